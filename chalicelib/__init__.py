@@ -1,0 +1,1 @@
+"""Agora: the administration API of a community platform (everything Lambda runs)."""

@@ -1,0 +1,35 @@
+"""Every blueprint of the API, in the order of the spec's sections."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def all_blueprints() -> list[Any]:
+    from chalicelib.api.comments import comments_api
+    from chalicelib.api.connectors import connectors_api
+    from chalicelib.api.events import events_api
+    from chalicelib.api.feed import feed_api
+    from chalicelib.api.group_email import group_email_api
+    from chalicelib.api.newsletter import newsletter_api
+    from chalicelib.api.notifications import notifications_api
+    from chalicelib.api.player import player_api
+    from chalicelib.api.posts import posts_api
+    from chalicelib.api.profile import profile_api
+    from chalicelib.api.security import security_api
+    from chalicelib.api.system_pages import system_pages_api
+
+    return [
+        security_api,
+        connectors_api,
+        system_pages_api,
+        notifications_api,
+        player_api,
+        feed_api,
+        group_email_api,
+        newsletter_api,
+        events_api,
+        profile_api,
+        comments_api,
+        posts_api,
+    ]

@@ -1,0 +1,7 @@
+"""Routes of this spec section are added by their issue; the blueprint is registered already."""
+
+from __future__ import annotations
+
+from chalice import Blueprint
+
+newsletter_api = Blueprint(__name__)

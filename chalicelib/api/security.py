@@ -1,0 +1,19 @@
+"""Sign-in (CONTRACT §5): the one route that needs no token."""
+
+from __future__ import annotations
+
+from chalice import Blueprint
+
+from chalicelib.api.routing import Call, route
+from chalicelib.schemas.security import LoginRequest
+from chalicelib.services.security import SecurityService
+
+security_api = Blueprint(__name__)
+
+
+@route(
+    security_api, "POST", "/api/v1/en_US/security/login", need=None, body=LoginRequest, response=str
+)
+def login(call: Call) -> str:
+    """Exchange an email address and password for a token valid 8 hours."""
+    return SecurityService.default().login(call.body.email, call.body.password)

@@ -1,0 +1,173 @@
+"""Passwords, tokens and privileges (CONTRACT §5). The one place that decides who may do what."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from enum import Enum, IntEnum
+from typing import Any, Protocol
+
+from chalicelib.errors import Forbidden, Unauthorized
+from chalicelib.settings import get_settings
+
+TOKEN_LIFETIME = timedelta(hours=8)
+TOKEN_ALGORITHM = "HS256"
+
+
+class Role(IntEnum):
+    """Roles, low to high, with the ids the spec's notification `userRoleId` uses."""
+
+    REGULAR = 2
+    MEMBER = 3
+    MODERATOR = 4
+    ADMINISTRATOR = 5
+
+    @classmethod
+    def named(cls, name: str) -> Role:
+        return cls[name.upper()]
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+class Need(Enum):
+    """What a route or an operation requires of its caller."""
+
+    SIGNED_IN = "signed in"
+    ENTER = "may enter the group"
+    MODERATOR = "moderator of the group"
+    GROUP_ADMIN = "group administrator"
+    ROOT_ADMIN = "root group administrator"
+
+
+class GroupLike(Protocol):
+    id: str
+    access: str
+
+
+@dataclass(frozen=True)
+class Caller:
+    user_id: str
+    roles: Mapping[str, Role] = field(default_factory=dict)
+    root_group_id: str | None = None
+
+    def role_in(self, group_id: str) -> Role:
+        return self.roles.get(group_id, Role.REGULAR)
+
+    @property
+    def is_root_admin(self) -> bool:
+        return self.root_group_id is not None and (
+            self.role_in(self.root_group_id) is Role.ADMINISTRATOR
+        )
+
+    def has(self, need: Need, group: GroupLike | None = None) -> bool:
+        if need is Need.SIGNED_IN:
+            return True
+        if self.is_root_admin:
+            return True
+        if need is Need.ROOT_ADMIN:
+            return False
+        if group is None:
+            raise ValueError(f"{need.value} needs a group")
+        role = self.role_in(group.id)
+        if need is Need.GROUP_ADMIN:
+            return role is Role.ADMINISTRATOR
+        if need is Need.MODERATOR:
+            return role >= Role.MODERATOR
+        # ENTER: anyone signed in enters a public group; private and premium need membership.
+        return group.access == "public" or role >= Role.MEMBER
+
+    def require(self, need: Need, group: GroupLike | None = None) -> None:
+        if not self.has(need, group):
+            where = f" of group {group.id}" if group is not None else ""
+            raise Forbidden(f"This needs the privilege of a {need.value}{where}.")
+
+
+def roles_of(memberships: Mapping[str, str]) -> dict[str, Role]:
+    return {group_id: Role.named(role) for group_id, role in memberships.items()}
+
+
+# --- passwords ---------------------------------------------------------------------------------
+
+
+@functools.cache
+def _hasher() -> Any:
+    from argon2 import PasswordHasher
+
+    return PasswordHasher()
+
+
+def hash_password(password: str) -> str:
+    return _hasher().hash(password)
+
+
+def verify_password(password_hash: str | None, password: str) -> bool:
+    from argon2.exceptions import InvalidHashError, VerificationError
+
+    # An account without a password still costs one verification, so timing tells nothing.
+    candidate = password_hash or _dummy_hash()
+    try:
+        return _hasher().verify(candidate, password) and password_hash is not None
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    return hash_password("no account has this password")
+
+
+# --- tokens --------------------------------------------------------------------------------------
+
+
+def _secret() -> str:
+    secret = get_settings().token_secret
+    if secret is None or not secret.get_secret_value():
+        raise RuntimeError(
+            "AGORA_TOKEN_SECRET is not set: tokens can be neither issued nor checked"
+        )
+    return secret.get_secret_value()
+
+
+def issue_token(user_id: str, now: datetime | None = None) -> str:
+    import jwt
+
+    issued = now or datetime.now(UTC)
+    claims = {"sub": user_id, "iat": issued, "exp": issued + TOKEN_LIFETIME}
+    return jwt.encode(claims, _secret(), algorithm=TOKEN_ALGORITHM)
+
+
+def user_id_from_token(token: str) -> str:
+    import jwt
+
+    try:
+        claims = jwt.decode(
+            token, _secret(), algorithms=[TOKEN_ALGORITHM], options={"require": ["exp", "sub"]}
+        )
+    except jwt.ExpiredSignatureError:
+        raise Unauthorized("The token has expired; sign in again.") from None
+    except jwt.PyJWTError:
+        raise Unauthorized("The token is not valid; sign in again.") from None
+    return str(claims["sub"])
+
+
+REST_PREFIX = "/rest/v1/en_US/"
+
+
+def token_from_headers(headers: Mapping[str, str], path: str) -> str | None:
+    """`X-Auth`, `Authorization: Bearer …`, and on /rest/v1/en_US/ also `x-api-auth-key`."""
+    token = headers.get("x-auth")
+    if token:
+        return token.strip()
+    authorization = headers.get("authorization", "")
+    scheme, _, value = authorization.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    if path.startswith(REST_PREFIX):
+        key = headers.get("x-api-auth-key")
+        if key:
+            return key.strip()
+    return None

@@ -1,0 +1,207 @@
+"""`make run`: the whole of Agora on one machine.
+
+An embedded AWS (moto's server on loopback: DynamoDB, KMS, SQS, …), the tables, the demo community,
+the API served by Chalice's local server, and a thread that runs the scheduled jobs on their
+schedules. Ctrl-C stops all of it. Run it as `python -m chalicelib.local`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+DEMO_FIXTURE = PROJECT_DIR / "demo" / "community.json"
+
+
+def _prepare_environment() -> None:
+    """AWS's standard variables, set only when the user has not set them."""
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "agora-local")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "agora-local")
+    os.environ.setdefault("AGORA_TOKEN_SECRET", secrets.token_urlsafe(32))
+
+
+def start_embedded_aws(port: int) -> Any:
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    return server
+
+
+def ensure_kms_key(alias: str) -> str:
+    """The key that encrypts stored secrets, created under its alias when missing."""
+    from chalicelib.aws import client
+
+    kms = client("kms")
+    if not alias.startswith("alias/"):
+        return alias
+    for page in kms.get_paginator("list_aliases").paginate():
+        for entry in page["Aliases"]:
+            if entry["AliasName"] == alias and entry.get("TargetKeyId"):
+                return entry["TargetKeyId"]
+    key_id = kms.create_key(Description="Agora stored secrets")["KeyMetadata"]["KeyId"]
+    kms.create_alias(AliasName=alias, TargetKeyId=key_id)
+    return key_id
+
+
+def ensure_queue(name: str) -> str:
+    from chalicelib.aws import client
+
+    return client("sqs").create_queue(QueueName=name)["QueueUrl"]
+
+
+def demo_root_administrator(fixture: dict[str, Any]) -> tuple[str, str] | None:
+    """Email and password of a root group administrator of the demo fixture."""
+    root = next((g["id"] for g in fixture.get("groups", []) if g.get("parentId") is None), None)
+    for user in fixture.get("users", []):
+        roles = {m["groupId"]: m["role"] for m in user.get("memberships", [])}
+        if roles.get(root) == "administrator" and user.get("password"):
+            return user["email"], user["password"]
+    return None
+
+
+class Scheduler(threading.Thread):
+    """Runs each job at its schedule's next time, one at a time, until stopped."""
+
+    def __init__(self, jobs: list[tuple[str, Any, Callable[[], Any]]]) -> None:
+        super().__init__(name="agora-scheduler", daemon=True)
+        self.jobs = jobs
+        self.stopping = threading.Event()
+        now = datetime.now(UTC)
+        self.next_runs = {name: schedule.next_after(now) for name, schedule, _ in jobs}
+
+    def run(self) -> None:
+        from chalicelib.logs import get_logger
+
+        log = get_logger("scheduler")
+        while not self.stopping.is_set():
+            name = min(self.next_runs, key=self.next_runs.__getitem__)
+            wait = (self.next_runs[name] - datetime.now(UTC)).total_seconds()
+            if wait > 0 and self.stopping.wait(min(wait, 60)):
+                return
+            if datetime.now(UTC) < self.next_runs[name]:
+                continue
+            schedule, job = next((s, j) for n, s, j in self.jobs if n == name)
+            try:
+                result = job()
+                log.info("scheduled job ran", extra={"job": name, "result": str(result)})
+            except Exception:
+                log.exception("scheduled job failed", extra={"job": name})
+            self.next_runs[name] = schedule.next_after(datetime.now(UTC))
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+
+def scheduled_jobs() -> list[tuple[str, Any, Callable[[], Any]]]:
+    from chalicelib.jobs import comment_purge, mail_poll, schedules
+    from chalicelib.jobs.base import Deadline
+
+    return [
+        (
+            "poll-mail",
+            schedules.MAIL_POLL,
+            lambda: mail_poll.poll_all_in_process(Deadline.unbounded()),
+        ),
+        (
+            "purge-comments",
+            schedules.COMMENT_PURGE,
+            lambda: comment_purge.purge_old_deleted_comments(Deadline.unbounded()),
+        ),
+    ]
+
+
+def local_server(host: str, port: int) -> Any:
+    """Chalice's local server, answering unknown paths with the envelope as API Gateway does."""
+    from chalice.cli.factory import CLIFactory
+    from chalice.local import (
+        ChaliceRequestHandler,
+        CustomLocalChalice,
+        LocalChalice,
+        LocalDevServer,
+        LocalGatewayException,
+    )
+
+    from chalicelib.api.routing import not_found_payload
+
+    class EnvelopeRequestHandler(ChaliceRequestHandler):
+        def _send_error_response(self, error: LocalGatewayException) -> None:
+            # Chalice's gateway says 403 "Missing Authentication Token" for a path it does not
+            # know, as API Gateway does; Agora answers 404 in the envelope (CONTRACT §6).
+            body = json.dumps(not_found_payload()).encode()
+            self._send_http_response(404, {"Content-Type": "application/json"}, body)
+
+    import app as app_module
+
+    config = CLIFactory(str(PROJECT_DIR)).create_config_obj(chalice_stage_name="dev")
+    app_object = app_module.app
+    CustomLocalChalice.__bases__ = (LocalChalice, app_object.__class__)
+    app_object.__class__ = CustomLocalChalice
+    return LocalDevServer(app_object, config, host, port, handler_cls=EnvelopeRequestHandler)
+
+
+def main() -> int:
+    _prepare_environment()
+    from chalicelib.settings import reload_settings
+
+    settings = reload_settings()
+    aws_server = start_embedded_aws(settings.aws_port)
+    endpoint = f"http://127.0.0.1:{settings.aws_port}"
+    os.environ["AWS_ENDPOINT_URL"] = endpoint
+
+    from chalicelib import aws
+    from chalicelib.store.tables import create_tables
+
+    aws.reset()
+    ensure_kms_key(settings.kms_key_id)
+    ensure_queue(settings.mailbox_queue)
+    create_tables()
+    credentials = None
+    if settings.demo:
+        from chalicelib.services.fixture import FixtureService
+
+        fixture = json.loads(DEMO_FIXTURE.read_text(encoding="utf-8"))
+        report = FixtureService.default().load(fixture)
+        credentials = demo_root_administrator(fixture)
+        print("demo data: " + ", ".join(f"{n} {k}" for k, n in report.counts.items()))
+
+    server = local_server("127.0.0.1", settings.port)
+    scheduler = Scheduler(scheduled_jobs())
+    scheduler.start()
+
+    print(f"Agora API:          http://127.0.0.1:{settings.port}/api/v1/en_US/")
+    print(f"AWS_ENDPOINT_URL={endpoint}")
+    print(f"AWS_DEFAULT_REGION={os.environ['AWS_DEFAULT_REGION']}")
+    print(f"AWS_ACCESS_KEY_ID={os.environ['AWS_ACCESS_KEY_ID']}")
+    print(f"AWS_SECRET_ACCESS_KEY={os.environ['AWS_SECRET_ACCESS_KEY']}")
+    if credentials:
+        print(f"root administrator: {credentials[0]} / {credentials[1]}")
+    print("Ctrl-C stops everything.", flush=True)
+
+    def stop(*_: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        server.server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        scheduler.stop()
+        server.server.server_close()
+        aws_server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

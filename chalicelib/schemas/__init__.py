@@ -1,0 +1,1 @@
+"""Pydantic models of the API: request bodies and the records it answers, per resource."""

@@ -1,0 +1,38 @@
+"""Post comments (spec "Post comment"), as listed and moderated."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from chalicelib.schemas.common import ApiModel, PostRef, Record, UserRef, UtcDateTime
+
+
+class SpamReportOut(ApiModel):
+    created_on: UtcDateTime
+    author: UserRef
+
+
+class CommentOut(Record):
+    id: int
+    type: Literal["comment", "commentSpamReport"] = "comment"
+    created_on: UtcDateTime
+    author: UserRef
+    deleted_on: UtcDateTime | None = None
+    deleted_by: UserRef | None = None
+    approved_on: UtcDateTime | None = None
+    is_approved: bool
+    post: PostRef
+    content: str
+    url: str
+    rating: int = 0
+    votes: int = 0
+    is_anonymous: bool = False
+    parent_comment_id: int = 0
+    spam_reports: int = 0
+    # Only in `commentSpamReport` records.
+    reports: list[SpamReportOut] | None = None
+
+
+class CommentPage(Record):
+    offset: int | None
+    comments: list[CommentOut]

@@ -1,0 +1,138 @@
+"""Pieces every resource's schemas share: the base models, reference objects, dates, ids, paging."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
+from pydantic.alias_generators import to_camel
+
+# DynamoDB items hold at most 400 KB; a text field is capped well below it (CONTRACT §6).
+MAX_TEXT_BYTES = 300_000
+
+
+def _to_utc(moment: datetime) -> datetime:
+    # A date without an offset is taken as UTC (the spec's dates are UTC); others are converted.
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def _utc_text(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+UtcDateTime = Annotated[
+    datetime, AfterValidator(_to_utc), PlainSerializer(_utc_text, return_type=str, when_used="json")
+]
+
+
+def _guid(value: Any) -> Any:
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, str):
+        try:
+            return str(uuid.UUID(value.strip()))
+        except ValueError:
+            raise ValueError(
+                "must be a GUID such as 3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+            ) from None
+    raise ValueError("must be a GUID string")
+
+
+# Lowercase canonical GUID text, as ids are stored.
+Guid = Annotated[str, BeforeValidator(_guid)]
+
+
+def _fits_item(text: str) -> str:
+    if len(text.encode("utf-8")) > MAX_TEXT_BYTES:
+        raise ValueError(f"is too long: at most {MAX_TEXT_BYTES} bytes")
+    return text
+
+
+LongText = Annotated[str, AfterValidator(_fits_item)]
+
+
+class ApiModel(BaseModel):
+    """Base of every request and response model: camelCase JSON, trimmed strings."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        str_strip_whitespace=True,
+        extra="ignore",
+    )
+
+
+class AccessWarning(ApiModel):
+    key: str
+    code: str
+    message: str
+
+
+class Record(ApiModel):
+    """A record returned in `object`: every one carries `accessWarnings` (spec rule 3)."""
+
+    access_warnings: list[AccessWarning] = Field(default_factory=list)
+
+
+class GroupRef(ApiModel):
+    id: str
+    name: str
+    slug: str
+    thumb_url: str
+    url: str
+
+
+class UserRef(ApiModel):
+    id: str
+    alias: str
+    extended_alias: str
+    slug: str
+    avatar_url: str
+    url: str
+
+
+class PostRef(ApiModel):
+    id: str
+    title: str
+    slug: str
+    url: str
+
+
+class EmailAlert(ApiModel):
+    id: int
+    name: str
+    description: str
+
+
+class Result(Record):
+    """Result of a bulk operation (purge all, delete unapproved)."""
+
+    type: str = "result"
+    count: int
+
+
+class PageQuery(ApiModel):
+    """`offset`, `pageSize`, `filter` (CONTRACT §7). `offset` is interpreted by each list."""
+
+    offset: str | None = None
+    page_size: int = Field(default=15, ge=1, le=100)
+    filter: str | None = None
+
+    @property
+    def search(self) -> str | None:
+        text = (self.filter or "").strip().lower()
+        return text or None
+
+
+class IntPageQuery(PageQuery):
+    offset: Annotated[int | None, BeforeValidator(lambda v: None if v in ("", None) else v)] = None
+
+
+class GuidPageQuery(PageQuery):
+    offset: Annotated[
+        Guid | None, BeforeValidator(lambda v: None if v in ("", "0", None) else v)
+    ] = None

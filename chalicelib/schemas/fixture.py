@@ -1,0 +1,124 @@
+"""The fixture file of `python -m chalicelib.cli load` and demo/community.json (CONTRACT §4)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, model_validator
+
+from chalicelib.schemas.common import ApiModel, Guid, LongText, UtcDateTime
+
+RoleName = Literal["regular", "member", "moderator", "administrator"]
+
+DEFAULT_PERMISSIONS: dict[str, list[str]] = {
+    "post": ["member", "moderator", "administrator"],
+    "comment": ["regular", "member", "moderator", "administrator"],
+    "commentWithoutApproval": ["member", "moderator", "administrator"],
+}
+
+
+class FixtureModel(ApiModel):
+    # A misspelt key in a fixture is an error, not silently ignored data.
+    model_config = ConfigDict(**{**ApiModel.model_config, "extra": "forbid"})
+
+
+class Permissions(FixtureModel):
+    post: list[RoleName] = Field(default_factory=lambda: list(DEFAULT_PERMISSIONS["post"]))
+    comment: list[RoleName] = Field(default_factory=lambda: list(DEFAULT_PERMISSIONS["comment"]))
+    comment_without_approval: list[RoleName] = Field(
+        default_factory=lambda: list(DEFAULT_PERMISSIONS["commentWithoutApproval"])
+    )
+
+
+class FixtureGroup(FixtureModel):
+    id: Guid
+    name: str = Field(min_length=1)
+    slug: str = Field(min_length=1, pattern=r"^[a-z0-9][a-z0-9-]*$")
+    parent_id: Guid | None = None
+    access: Literal["public", "private", "premium"] = "public"
+    thumb_url: str | None = None
+    permissions: Permissions = Field(default_factory=Permissions)
+
+
+class FixtureMembership(FixtureModel):
+    group_id: Guid
+    role: Literal["member", "moderator", "administrator"]
+
+
+class FixtureUser(FixtureModel):
+    id: Guid
+    alias: str = Field(min_length=1)
+    email: str = Field(min_length=3, pattern=r"^[^@\s]+@[^@\s]+$")
+    password: str | None = Field(default=None, min_length=1)
+    slug: str = Field(min_length=1, pattern=r"^[a-z0-9][a-z0-9-]*$")
+    avatar_url: str | None = None
+    memberships: list[FixtureMembership] = Field(default_factory=list)
+
+
+class FixturePost(FixtureModel):
+    id: Guid
+    group_id: Guid
+    author_id: Guid
+    title: str = Field(min_length=1)
+    slug: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9-]*$")
+    content: LongText = ""
+    created_on: UtcDateTime
+
+
+class FixtureSpamReport(FixtureModel):
+    author_id: Guid
+    created_on: UtcDateTime
+
+
+class FixtureComment(FixtureModel):
+    id: int = Field(ge=1)
+    post_id: Guid
+    author_id: Guid
+    content: LongText = ""
+    created_on: UtcDateTime
+    parent_comment_id: int = Field(default=0, ge=0)
+    is_approved: bool = True
+    approved_on: UtcDateTime | None = None
+    rating: int = 0
+    votes: int = 0
+    is_anonymous: bool = False
+    deleted_on: UtcDateTime | None = None
+    deleted_by_id: Guid | None = None
+    spam_reports: list[FixtureSpamReport] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _deleted_needs_both(self) -> FixtureComment:
+        from pydantic_core import PydanticCustomError
+
+        if (self.deleted_on is None) != (self.deleted_by_id is None):
+            raise PydanticCustomError(
+                "agora_field", "deletedOn and deletedById go together", {"field": "deletedById"}
+            )
+        return self
+
+
+class FixtureConnector(FixtureModel):
+    id: Guid
+    kind: Literal["chat", "crm"]
+    name: str = Field(min_length=1)
+    description: str = ""
+    is_enabled: bool = True
+
+
+class FixturePlayer(FixtureModel):
+    id: Guid
+    name: str = Field(min_length=1)
+    experience: int = Field(default=0, ge=0)
+    is_public_profile: bool = False
+    quests: list[dict[str, Any]] = Field(default_factory=list)
+    cards: list[dict[str, Any]] = Field(default_factory=list)
+    log: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class Fixture(FixtureModel):
+    groups: list[FixtureGroup] = Field(default_factory=list)
+    users: list[FixtureUser] = Field(default_factory=list)
+    posts: list[FixturePost] = Field(default_factory=list)
+    comments: list[FixtureComment] = Field(default_factory=list)
+    connectors: list[FixtureConnector] = Field(default_factory=list)
+    players: list[FixturePlayer] = Field(default_factory=list)

@@ -1,0 +1,273 @@
+"""Loading a fixture (CONTRACT §4): validate the whole file, then upsert everything.
+
+Nothing is written unless the whole file is valid. Loading the same file twice changes nothing:
+records are upserted by id, and a password whose stored hash already verifies keeps its hash.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from chalicelib.auth import hash_password, verify_password
+from chalicelib.sanitize import clean_html, html_to_text
+from chalicelib.schemas.fixture import Fixture
+from chalicelib.services.links import slugify
+
+
+@dataclass(frozen=True)
+class FixtureError:
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+@dataclass
+class FixtureReport:
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+class FixtureInvalid(Exception):
+    def __init__(self, errors: list[FixtureError]) -> None:
+        super().__init__(f"{len(errors)} error(s) in the fixture")
+        self.errors = errors
+
+
+def json_path(loc: tuple[Any, ...]) -> str:
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path or "$"
+
+
+def validate_fixture(data: Any) -> Fixture:
+    """The fixture, or FixtureInvalid listing every error with its JSON path."""
+    try:
+        fixture = Fixture.model_validate(data)
+    except ValidationError as error:
+        errors = []
+        for item in error.errors(include_url=False):
+            loc = tuple(item["loc"])
+            ctx = item.get("ctx") or {}
+            if "field" in ctx:
+                loc = (*loc, ctx["field"])
+            message = str(item["msg"]).removeprefix("Value error, ")
+            errors.append(FixtureError(json_path(loc), message))
+        raise FixtureInvalid(errors) from None
+    errors = _reference_errors(fixture)
+    if errors:
+        raise FixtureInvalid(errors)
+    return fixture
+
+
+def _duplicates(values: list[Any]) -> set[Any]:
+    return {value for value, n in Counter(values).items() if n > 1}
+
+
+def _reference_errors(f: Fixture) -> list[FixtureError]:
+    errors: list[FixtureError] = []
+
+    def err(path: str, message: str) -> None:
+        errors.append(FixtureError(path, message))
+
+    group_ids = {g.id for g in f.groups}
+    user_ids = {u.id for u in f.users}
+    post_ids = {p.id: p for p in f.posts}
+    comments = {c.id: c for c in f.comments}
+
+    roots = [i for i, g in enumerate(f.groups) if g.parent_id is None]
+    if len(roots) != 1:
+        err("groups", f"exactly one group must have parentId null (found {len(roots)})")
+    for name, items, key in (
+        ("groups", f.groups, "id"),
+        ("groups", f.groups, "slug"),
+        ("users", f.users, "id"),
+        ("users", f.users, "slug"),
+        ("posts", f.posts, "id"),
+        ("comments", f.comments, "id"),
+        ("connectors", f.connectors, "id"),
+        ("players", f.players, "id"),
+    ):
+        seen = _duplicates([getattr(item, key) for item in items])
+        for i, item in enumerate(items):
+            if getattr(item, key) in seen:
+                err(f"{name}[{i}].{key}", f"{key} {getattr(item, key)!r} appears more than once")
+    emails = _duplicates([u.email.lower() for u in f.users])
+    for i, user in enumerate(f.users):
+        if user.email.lower() in emails:
+            err(f"users[{i}].email", f"email {user.email!r} appears more than once")
+    names = _duplicates([p.name.lower() for p in f.players])
+    for i, player in enumerate(f.players):
+        if player.name.lower() in names:
+            err(f"players[{i}].name", f"name {player.name!r} appears more than once")
+
+    parents = {g.id: g.parent_id for g in f.groups}
+    for i, group in enumerate(f.groups):
+        if group.parent_id is not None and group.parent_id not in group_ids:
+            err(f"groups[{i}].parentId", f"no group has id {group.parent_id}")
+            continue
+        seen, current = {group.id}, group.parent_id
+        while current is not None:
+            if current in seen:
+                err(f"groups[{i}].parentId", "the parents of this group form a cycle")
+                break
+            seen.add(current)
+            current = parents.get(current)
+    for i, user in enumerate(f.users):
+        for j, membership in enumerate(user.memberships):
+            if membership.group_id not in group_ids:
+                err(
+                    f"users[{i}].memberships[{j}].groupId", f"no group has id {membership.group_id}"
+                )
+        member_of = _duplicates([m.group_id for m in user.memberships])
+        if member_of:
+            err(f"users[{i}].memberships", "a user has one role per group")
+    for i, post in enumerate(f.posts):
+        if post.group_id not in group_ids:
+            err(f"posts[{i}].groupId", f"no group has id {post.group_id}")
+        if post.author_id not in user_ids:
+            err(f"posts[{i}].authorId", f"no user has id {post.author_id}")
+    for i, comment in enumerate(f.comments):
+        if comment.post_id not in post_ids:
+            err(f"comments[{i}].postId", f"no post has id {comment.post_id}")
+        if comment.author_id not in user_ids:
+            err(f"comments[{i}].authorId", f"no user has id {comment.author_id}")
+        if comment.deleted_by_id is not None and comment.deleted_by_id not in user_ids:
+            err(f"comments[{i}].deletedById", f"no user has id {comment.deleted_by_id}")
+        if comment.parent_comment_id:
+            parent = comments.get(comment.parent_comment_id)
+            if parent is None or parent.post_id != comment.post_id:
+                err(f"comments[{i}].parentCommentId", "no comment of the same post has this id")
+        for j, report in enumerate(comment.spam_reports):
+            if report.author_id not in user_ids:
+                err(
+                    f"comments[{i}].spamReports[{j}].authorId", f"no user has id {report.author_id}"
+                )
+    return errors
+
+
+class FixtureService:
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    @classmethod
+    def default(cls) -> FixtureService:
+        from chalicelib.store.fixture import FixtureStore
+
+        return cls(FixtureStore())
+
+    def load(self, data: Any) -> FixtureReport:
+        fixture = validate_fixture(data)
+        report = FixtureReport()
+        self.store.write_groups([self._group(g) for g in fixture.groups])
+        report.counts["groups"] = len(fixture.groups)
+
+        stored_hashes = self.store.password_hashes({u.id for u in fixture.users})
+        self.store.write_users([self._user(u, stored_hashes.get(u.id)) for u in fixture.users])
+        report.counts["users"] = len(fixture.users)
+
+        posts = self._posts(fixture)
+        self.store.write_posts(posts)
+        report.counts["posts"] = len(posts)
+
+        groups_of_posts = {p["id"]: p["group_id"] for p in posts}
+        aliases = {u.id: u.alias for u in fixture.users}
+        comments = [self._comment(c, groups_of_posts, aliases) for c in fixture.comments]
+        self.store.write_comments(comments)
+        if comments:
+            self.store.raise_counter("comments", max(c["id"] for c in comments))
+        report.counts["comments"] = len(comments)
+
+        self.store.write_connectors(fixture.connectors)
+        report.counts["connectors"] = len(fixture.connectors)
+        self.store.write_players(fixture.players)
+        report.counts["players"] = len(fixture.players)
+        return report
+
+    @staticmethod
+    def _group(g: Any) -> dict[str, Any]:
+        return {
+            "id": g.id,
+            "name": g.name,
+            "slug": g.slug,
+            "parent_id": g.parent_id,
+            "access": g.access,
+            "thumb_url": g.thumb_url,
+            "permissions": g.permissions.model_dump(by_alias=True),
+        }
+
+    @staticmethod
+    def _user(u: Any, stored_hash: str | None) -> dict[str, Any]:
+        password_hash = None
+        if u.password is not None:
+            keep = stored_hash is not None and verify_password(stored_hash, u.password)
+            password_hash = stored_hash if keep else hash_password(u.password)
+        return {
+            "id": u.id,
+            "alias": u.alias,
+            "email": u.email,
+            "email_lower": u.email.lower(),
+            "slug": u.slug,
+            "avatar_url": u.avatar_url,
+            "password_hash": password_hash,
+            "memberships": {m.group_id: m.role for m in u.memberships},
+        }
+
+    @staticmethod
+    def _posts(f: Fixture) -> list[dict[str, Any]]:
+        taken: set[tuple[str, str]] = {(p.group_id, p.slug) for p in f.posts if p.slug}
+        out = []
+        for p in f.posts:
+            slug = p.slug
+            if slug is None:
+                # A derived slug is made unique in its group, deterministically (same file, same slugs).
+                base = slugify(p.title, "post")
+                slug, n = base, 2
+                while (p.group_id, slug) in taken:
+                    slug, n = f"{base}-{n}", n + 1
+                taken.add((p.group_id, slug))
+            content = clean_html(p.content)
+            out.append(
+                {
+                    "id": p.id,
+                    "group_id": p.group_id,
+                    "author_id": p.author_id,
+                    "title": p.title,
+                    "slug": slug,
+                    "content": content,
+                    "created_on": p.created_on,
+                    "source": "fixture",
+                    "search_text": f"{p.title}\n{html_to_text(content)}".lower(),
+                }
+            )
+        return out
+
+    @staticmethod
+    def _comment(c: Any, groups: dict[str, str], aliases: dict[str, str]) -> dict[str, Any]:
+        content = clean_html(c.content)
+        return {
+            "id": c.id,
+            "post_id": c.post_id,
+            "group_id": groups[c.post_id],
+            "author_id": c.author_id,
+            "content": content,
+            "created_on": c.created_on,
+            "parent_comment_id": c.parent_comment_id,
+            "is_approved": c.is_approved,
+            "approved_on": c.approved_on,
+            "rating": c.rating,
+            "votes": c.votes,
+            "is_anonymous": c.is_anonymous,
+            "deleted_on": c.deleted_on,
+            "deleted_by_id": c.deleted_by_id,
+            "spam_reports": [
+                {"author_id": r.author_id, "created_on": r.created_on} for r in c.spam_reports
+            ],
+            "source": "fixture",
+            "search_text": f"{html_to_text(content)}\n{aliases.get(c.author_id, '')}".lower(),
+        }

@@ -1,0 +1,72 @@
+"""Permalinks and reference objects (GroupRef, UserRef, PostRef), built from AGORA_BASE_URL.
+
+Post url = `{base}/{group slug}/{post slug}`; comment url = post url + `#` + id (CONTRACT §9).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.schemas.common import GroupRef, PostRef, UserRef
+from chalicelib.settings import get_settings
+
+
+def base_url() -> str:
+    return get_settings().public_base_url
+
+
+def group_url(group: Any) -> str:
+    return f"{base_url()}/{group.slug}"
+
+
+def post_url(group: Any, post: Any) -> str:
+    return f"{group_url(group)}/{post.slug}"
+
+
+def comment_url(group: Any, post: Any, comment_id: int) -> str:
+    return f"{post_url(group, post)}#{comment_id}"
+
+
+def group_ref(group: Any) -> GroupRef:
+    return GroupRef(
+        id=group.id,
+        name=group.name,
+        slug=group.slug,
+        thumb_url=group.thumb_url or f"{base_url()}/images/group-default.png",
+        url=group_url(group),
+    )
+
+
+def user_ref(user: Any) -> UserRef:
+    if user is None:
+        # The account is gone (or never loaded); the record still names a user.
+        return UserRef(
+            id="",
+            alias="",
+            extended_alias="",
+            slug="",
+            avatar_url=f"{base_url()}/images/avatar-default.png",
+            url="",
+        )
+    return UserRef(
+        id=user.id,
+        alias=user.alias,
+        extended_alias=user.alias,
+        slug=user.slug,
+        avatar_url=user.avatar_url or f"{base_url()}/images/avatar-default.png",
+        url=f"{base_url()}/people/{user.slug}",
+    )
+
+
+def post_ref(post: Any, group: Any) -> PostRef:
+    return PostRef(id=post.id, title=post.title, slug=post.slug, url=post_url(group, post))
+
+
+def slugify(text: str, fallback: str = "item") -> str:
+    """URL slug: lowercase ASCII words joined by `-`."""
+    import re
+    import unicodedata
+
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    return slug[:80].strip("-") or fallback

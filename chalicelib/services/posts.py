@@ -1,0 +1,84 @@
+"""Posts: reads (CONTRACT §10); creation by mail goes through `create_post` in the mail service."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.schemas.comments import CommentPage
+from chalicelib.schemas.common import GuidPageQuery, IntPageQuery
+from chalicelib.schemas.posts import PostOut, PostPage
+from chalicelib.services.comments import CommentPresenter
+from chalicelib.services.links import group_ref, post_url, user_ref
+
+
+def unknown_offset(offset: Any) -> ValidationFailed:
+    return ValidationFailed.one("offset", offset, "no item has this id")
+
+
+class PostService:
+    def __init__(self, posts: Any, comments: Any, users: Any, presenter: CommentPresenter) -> None:
+        self.posts = posts
+        self.comments = comments
+        self.users = users
+        self.presenter = presenter
+
+    @classmethod
+    def default(cls) -> PostService:
+        from chalicelib.store.comments import CommentRepository
+        from chalicelib.store.posts import PostRepository
+        from chalicelib.store.users import UserRepository
+
+        return cls(
+            PostRepository(), CommentRepository(), UserRepository(), CommentPresenter.default()
+        )
+
+    def find(self, post_id: str) -> Any:
+        post = self.posts.get(post_id)
+        if post is None:
+            raise NotFound("postId", post_id, "post")
+        return post
+
+    def get(self, post: Any, group: Any) -> PostOut:
+        author = self.users.get(post.author_id)
+        return self._out(post, group, {post.author_id: author} if author else {}, with_count=True)
+
+    def page(self, group: Any, query: GuidPageQuery) -> PostPage:
+        after = None
+        if query.offset:
+            after = self.posts.get(query.offset)
+            if after is None or after.group_id != group.id:
+                raise unknown_offset(query.offset)
+        records = self.posts.page_newest_first(
+            group.id, limit=query.page_size, after=after, text=query.search
+        )
+        authors = self.users.get_many({p.author_id for p in records})
+        posts = [self._out(p, group, authors, with_count=False) for p in records]
+        return PostPage(offset=records[-1].id if records else query.offset, posts=posts)
+
+    def comments_page(self, post: Any, query: IntPageQuery) -> CommentPage:
+        after = None
+        if query.offset:
+            after = self.comments.get(query.offset)
+            if after is None or after.post_id != post.id:
+                raise unknown_offset(query.offset)
+        records = self.comments.visible_page(post.id, limit=query.page_size, after=after)
+        return CommentPage(
+            offset=int(records[-1].id) if records else query.offset,
+            comments=self.presenter.present(records),
+        )
+
+    def _out(self, post: Any, group: Any, authors: dict[str, Any], *, with_count: bool) -> PostOut:
+        return PostOut(
+            id=post.id,
+            title=post.title,
+            slug=post.slug,
+            content=post.content,
+            url=post_url(group, post),
+            group=group_ref(group),
+            author=user_ref(authors.get(post.author_id)),
+            created_on=post.created_on,
+            source=post.source,
+            # Counting is a Query of its own: done for a single post, not for every post of a page.
+            comments_count=self.comments.count_visible(post.id) if with_count else 0,
+        )

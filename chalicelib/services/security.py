@@ -1,0 +1,59 @@
+"""Sign-in: password check with throttling, tokens, and who a token belongs to."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from chalicelib.auth import Caller, issue_token, roles_of, user_id_from_token, verify_password
+from chalicelib.envelope import utc_now
+from chalicelib.errors import TooManyRequests, Unauthorized
+
+# One message for a wrong password and an unknown address: no account enumeration.
+WRONG_CREDENTIALS = "The email address or the password is wrong."
+MAX_FAILURES = 5
+FAILURE_WINDOW = timedelta(minutes=15)
+
+
+class SecurityService:
+    def __init__(
+        self, users: Any, attempts: Any, groups: Any, clock: Callable[[], datetime] = utc_now
+    ) -> None:
+        self.users = users
+        self.attempts = attempts
+        self.groups = groups
+        self.clock = clock
+
+    @classmethod
+    def default(cls) -> SecurityService:
+        from chalicelib.store.groups import GroupRepository
+        from chalicelib.store.login_attempts import LoginAttemptRepository
+        from chalicelib.store.users import UserRepository
+
+        return cls(UserRepository(), LoginAttemptRepository(), GroupRepository())
+
+    def login(self, email: str, password: str) -> str:
+        address = email.strip().lower()
+        now = self.clock()
+        if self.attempts.failures_since(address, now - FAILURE_WINDOW) >= MAX_FAILURES:
+            raise TooManyRequests(
+                "Too many failed sign-ins for this address; try again in 15 minutes."
+            )
+        user = self.users.by_email(address) if address else None
+        if not verify_password(user.password_hash if user else None, password):
+            self.attempts.record_failure(address, now, FAILURE_WINDOW)
+            raise Unauthorized(WRONG_CREDENTIALS)
+        return issue_token(user.id, now)
+
+    def caller_for_token(self, token: str | None) -> Caller:
+        if not token:
+            raise Unauthorized()
+        user = self.users.get(user_id_from_token(token))
+        if user is None:
+            raise Unauthorized("The account of this token no longer exists.")
+        return Caller(
+            user_id=user.id,
+            roles=roles_of(user.memberships or {}),
+            root_group_id=self.groups.root_id(),
+        )

@@ -1,0 +1,64 @@
+"""System pages: stored as documents, content sanitised before it is stored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.sanitize import clean_html
+from chalicelib.schemas.system_pages import (
+    HomePageOut,
+    PageUpdate,
+    PremiumLandingPageOut,
+    PremiumPageUpdate,
+    PrivateLandingPageOut,
+)
+
+SYSTEM_SCOPE = "system"
+HOME = "homePage"
+PRIVATE = "privateLandingPage"
+PREMIUM = "premiumLandingPage"
+
+
+class SystemPageService:
+    def __init__(self, documents: Any) -> None:
+        self.documents = documents
+
+    @classmethod
+    def default(cls) -> SystemPageService:
+        from chalicelib.store.documents import DocumentRepository
+
+        return cls(DocumentRepository())
+
+    def home_page(self) -> HomePageOut:
+        return HomePageOut(**(self.documents.get(SYSTEM_SCOPE, HOME) or {}))
+
+    def update_home_page(self, update: PageUpdate, editor_id: str) -> HomePageOut:
+        doc = {"content": clean_html(update.content)}
+        return HomePageOut(**self._put(SYSTEM_SCOPE, HOME, doc, editor_id))
+
+    def private_landing_page(self, group_id: str) -> PrivateLandingPageOut:
+        return PrivateLandingPageOut(**(self.documents.get(group_id, PRIVATE) or {}))
+
+    def update_private_landing_page(
+        self, group_id: str, update: PageUpdate, editor_id: str
+    ) -> PrivateLandingPageOut:
+        doc = {"content": clean_html(update.content)}
+        return PrivateLandingPageOut(**self._put(group_id, PRIVATE, doc, editor_id))
+
+    def premium_landing_page(self, group_id: str) -> PremiumLandingPageOut:
+        doc = self.documents.get(group_id, PREMIUM) or {}
+        return PremiumLandingPageOut(
+            is_enabled=doc.get("isEnabled", False), content=doc.get("content", "")
+        )
+
+    def update_premium_landing_page(
+        self, group_id: str, update: PremiumPageUpdate, editor_id: str
+    ) -> PremiumLandingPageOut:
+        doc = {"isEnabled": update.is_enabled, "content": clean_html(update.content)}
+        self._put(group_id, PREMIUM, doc, editor_id)
+        return PremiumLandingPageOut(is_enabled=doc["isEnabled"], content=doc["content"])
+
+    def _put(self, scope: str, kind: str, doc: dict[str, Any], editor_id: str) -> dict[str, Any]:
+        from chalicelib.envelope import utc_now
+
+        return self.documents.put(scope, kind, doc, modified_on=utc_now(), editor_id=editor_id)

@@ -1,0 +1,106 @@
+"""What every table shares: names and timeouts from settings, the model registry, paging."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+from pynamodb.attributes import UTCDateTimeAttribute
+from pynamodb.indexes import Index
+from pynamodb.models import Model
+
+from chalicelib.settings import get_settings
+
+MODELS: list[type[Model]] = []
+
+M = TypeVar("M", bound=type[Model])
+
+
+def table_meta(stem: str, **extra: Any) -> type:
+    """A PynamoDB `Meta` for table `{AGORA_TABLE_PREFIX}{stem}`.
+
+    No region or host: botocore takes them from AWS_DEFAULT_REGION and AWS_ENDPOINT_URL. Timeouts
+    are short, since PynamoDB's defaults wait longer than API Gateway's 29 s.
+    """
+    attrs = {
+        "table_name": f"{get_settings().table_prefix}{stem}",
+        "billing_mode": "PAY_PER_REQUEST",
+        "connect_timeout_seconds": 2,
+        "read_timeout_seconds": 5,
+        "max_retry_attempts": 3,
+        **extra,
+    }
+    return type("Meta", (), attrs)
+
+
+def index_meta(name: str, projection: Any) -> type:
+    return type("Meta", (), {"index_name": name, "projection": projection})
+
+
+def register(model: M) -> M:
+    MODELS.append(model)
+    return model
+
+
+def reset_connections() -> None:
+    for model in MODELS:
+        model._connection = None
+
+
+class UtcAttribute(UTCDateTimeAttribute):
+    """UTC datetimes stored as sortable strings (`2026-01-02T10:00:00.000000+0000`)."""
+
+
+def serialized_key(record: Model, names: Iterable[str], overrides: dict[str, Any] | None = None):
+    """The DynamoDB key `{name: {type: value}}` of a record for an ExclusiveStartKey.
+
+    `overrides` supplies attribute values the record no longer has (an item that left a sparse
+    index keeps its place in a list: CONTRACT §7).
+    """
+    attributes = record.get_attributes()
+    key: dict[str, dict[str, Any]] = {}
+    for python_name, attribute in attributes.items():
+        if attribute.attr_name not in names and python_name not in names:
+            continue
+        value = (overrides or {}).get(python_name, getattr(record, python_name))
+        if value is None:
+            continue
+        key[attribute.attr_name] = {attribute.attr_type: attribute.serialize(value)}
+    return key
+
+
+def index_start_key(
+    record: Model, index: Index, overrides: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """ExclusiveStartKey that continues an index Query right after `record`'s position."""
+    attributes = record.get_attributes().values()
+    table_keys = [a.attr_name for a in attributes if a.is_hash_key or a.is_range_key]
+    index_keys = [a.attr_name for a in index.Meta.attributes.values()]  # type: ignore[attr-defined]
+    return serialized_key(record, [*table_keys, *index_keys], overrides)
+
+
+def query_page(
+    index: Index | type[Model],
+    hash_key: Any,
+    *,
+    limit: int,
+    forward: bool,
+    start_key: dict[str, Any] | None = None,
+    range_key_condition: Any = None,
+    filter_condition: Any = None,
+) -> list[Any]:
+    """One page of a Query, in index order: `limit` items read per request.
+
+    Without a filter a page is one request of `limit` items; with one, DynamoDB filters after
+    reading, so the Query goes on (in pages of `limit`) until the page is full or the key ends.
+    """
+    results = index.query(
+        hash_key,
+        range_key_condition=range_key_condition,
+        filter_condition=filter_condition,
+        scan_index_forward=forward,
+        limit=limit,
+        page_size=limit,
+        last_evaluated_key=start_key,
+    )
+    return list(results)

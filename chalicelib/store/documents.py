@@ -1,0 +1,39 @@
+"""Settings documents: one item per (scope, kind), scope a group id or `system`.
+
+System pages, feed, group email, newsletter and connector settings are small documents read and
+written whole; one table keeps them without a table per form.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pynamodb.attributes import JSONAttribute, UnicodeAttribute, UTCDateTimeAttribute
+from pynamodb.models import Model
+
+from chalicelib.store.base import register, table_meta
+
+SYSTEM_SCOPE = "system"
+
+
+@register
+class DocumentRecord(Model):
+    Meta = table_meta("documents")
+
+    scope = UnicodeAttribute(hash_key=True)
+    kind = UnicodeAttribute(range_key=True)
+    doc = JSONAttribute(default=dict)
+    modified_on = UTCDateTimeAttribute(null=True)
+    editor_id = UnicodeAttribute(null=True)
+
+
+class DocumentRepository:
+    def get(self, scope: str, kind: str) -> dict[str, Any] | None:
+        try:
+            return DocumentRecord.get(scope, kind).doc
+        except DocumentRecord.DoesNotExist:
+            return None
+
+    def put(self, scope: str, kind: str, doc: dict[str, Any], **meta: Any) -> dict[str, Any]:
+        DocumentRecord(scope, kind, doc=doc, **meta).save()
+        return doc

@@ -1,0 +1,91 @@
+"""Posts: by id, by group newest first, and by (group, slug) for permalinks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pynamodb.attributes import UnicodeAttribute
+from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
+from pynamodb.models import Model
+
+from chalicelib.store.base import (
+    UtcAttribute,
+    index_meta,
+    index_start_key,
+    query_page,
+    register,
+    table_meta,
+)
+
+
+class GroupCreatedIndex(GlobalSecondaryIndex):
+    Meta = index_meta("group-created", AllProjection())
+    group_id = UnicodeAttribute(hash_key=True)
+    created_on = UtcAttribute(range_key=True)
+
+
+class GroupSlugIndex(GlobalSecondaryIndex):
+    Meta = index_meta("group-slug", KeysOnlyProjection())
+    group_id = UnicodeAttribute(hash_key=True)
+    slug = UnicodeAttribute(range_key=True)
+
+
+@register
+class PostRecord(Model):
+    Meta = table_meta("posts")
+
+    id = UnicodeAttribute(hash_key=True)
+    group_id = UnicodeAttribute()
+    author_id = UnicodeAttribute()
+    title = UnicodeAttribute()
+    slug = UnicodeAttribute()
+    content = UnicodeAttribute(default="")
+    created_on = UtcAttribute()
+    source = UnicodeAttribute(default="fixture")  # fixture | email
+    # Lower-cased title and text, for the case-insensitive `filter` (DynamoDB `contains` is not).
+    search_text = UnicodeAttribute(default="")
+
+    by_group = GroupCreatedIndex()
+    by_group_slug = GroupSlugIndex()
+
+
+class PostRepository:
+    def get(self, post_id: str) -> PostRecord | None:
+        try:
+            return PostRecord.get(post_id)
+        except PostRecord.DoesNotExist:
+            return None
+
+    def get_many(self, post_ids: set[str]) -> dict[str, PostRecord]:
+        if not post_ids:
+            return {}
+        return {p.id: p for p in PostRecord.batch_get(list(post_ids))}
+
+    def by_slug(self, group_id: str, slug: str) -> PostRecord | None:
+        for key in PostRecord.by_group_slug.query(group_id, PostRecord.slug == slug, limit=1):
+            return self.get(key.id)
+        return None
+
+    def slug_taken(self, group_id: str, slug: str) -> bool:
+        return any(PostRecord.by_group_slug.query(group_id, PostRecord.slug == slug, limit=1))
+
+    def page_newest_first(
+        self, group_id: str, *, limit: int, after: PostRecord | None, text: str | None
+    ) -> list[PostRecord]:
+        return query_page(
+            PostRecord.by_group,
+            group_id,
+            limit=limit,
+            forward=False,
+            start_key=index_start_key(after, PostRecord.by_group) if after else None,
+            filter_condition=PostRecord.search_text.contains(text) if text else None,
+        )
+
+    def save(self, record: PostRecord, *, only_if_new: bool = False) -> PostRecord:
+        record.save(condition=PostRecord.id.does_not_exist() if only_if_new else None)
+        return record
+
+    def put(self, **values: Any) -> PostRecord:
+        record = PostRecord(**values)
+        record.save()
+        return record

@@ -1,0 +1,125 @@
+"""Every status row of CONTRACT §6, each answered with the envelope."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+HOME = "/api/v1/en_US/system-page/home-page"
+ISO_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
+
+
+@pytest.fixture
+def root_admin(community):
+    community.load()
+    return community.users[0]["id"]
+
+
+def assert_envelope(body: dict, success: bool) -> None:
+    assert set(body) == {"success", "message", "timestamp", "errors", "object"}
+    assert body["success"] is success
+    assert isinstance(body["errors"], list)
+    assert ISO_Z.match(body["timestamp"])
+    assert isinstance(body["message"], str) and body["message"]
+
+
+def test_success_is_200_envelope(api, root_admin):
+    status, body = api.get(HOME, root_admin)
+    assert status == 200
+    assert_envelope(body, True)
+
+
+def test_validation_failure_is_400_with_key_value_message_and_object(api, root_admin):
+    status, body = api.put(HOME, root_admin, {"content": 42})
+    assert status == 400
+    assert_envelope(body, False)
+    assert body["errors"] == [
+        {"key": "content", "value": "42", "message": "Input should be a valid string"}
+    ]
+    assert body["object"] == {"content": 42}
+
+
+def test_body_that_is_not_json_is_400(api, root_admin):
+    status, body = api.put(HOME, root_admin, raw="{content: nope")
+    assert status == 400
+    assert_envelope(body, False)
+
+
+def test_body_that_is_not_an_object_is_400(api, root_admin):
+    status, body = api.put(HOME, root_admin, raw="[1, 2]")
+    assert status == 400
+    assert_envelope(body, False)
+
+
+def test_body_over_one_mebibyte_is_413(api, root_admin):
+    status, body = api.put(HOME, root_admin, {"content": "x" * (1024 * 1024)})
+    assert status == 413
+    assert_envelope(body, False)
+
+
+def test_text_too_long_for_an_item_is_400_with_its_key(api, root_admin):
+    status, body = api.put(HOME, root_admin, {"content": "x" * 400_000})
+    assert status == 400
+    assert body["errors"][0]["key"] == "content"
+
+
+def test_no_token_is_401(api, root_admin):
+    status, body = api.get(HOME)
+    assert status == 401
+    assert_envelope(body, False)
+
+
+def test_not_allowed_is_403(api, community):
+    member = community.user("someone")
+    community.load()
+    status, body = api.get(HOME, member)
+    assert status == 403
+    assert_envelope(body, False)
+
+
+def test_unknown_id_is_404_naming_the_parameter(api, root_admin):
+    status, body = api.get("/api/v1/en_US/post/2b1e6a4e-2f0b-4c55-9d5e-7f6f5a1d0c11", root_admin)
+    assert status == 404
+    assert_envelope(body, False)
+    assert [e["key"] for e in body["errors"]] == ["postId"]
+
+
+def test_method_not_allowed_is_405_envelope(api, root_admin):
+    status, body = api.call("PATCH", HOME, root_admin)
+    assert status == 405
+    assert_envelope(body, False)
+
+
+def test_unexpected_failure_is_500_without_internals(api, root_admin, capfd):
+    from chalicelib.store.documents import DocumentRecord
+
+    DocumentRecord.delete_table()  # the store fails underneath the route
+    status, body = api.get(HOME, root_admin)
+    assert status == 500
+    assert_envelope(body, False)
+    assert "Traceback" not in body["message"] and "DocumentRecord" not in str(body)
+    logged = capfd.readouterr().err
+    assert "Traceback" in logged and '"status": 500' in logged
+
+
+def test_request_log_is_one_json_line_without_secrets(api, community, capfd):
+    import json
+
+    community.user(
+        "logger", {community.root: "administrator"}, password="s3cret-pass", email="l@example.org"
+    )
+    community.load()
+    capfd.readouterr()
+    api.post(
+        "/api/v1/en_US/security/login", body={"email": "l@example.org", "password": "s3cret-pass"}
+    )
+    lines = [
+        json.loads(line) for line in capfd.readouterr().err.splitlines() if line.startswith("{")
+    ]
+    request = [entry for entry in lines if entry.get("message") == "request"]
+    assert request and request[-1]["route"] == "/api/v1/en_US/security/login"
+    assert (
+        request[-1]["status"] == 200 and "durationMs" in request[-1] and "requestId" in request[-1]
+    )
+    assert all("s3cret-pass" not in json.dumps(entry) for entry in lines)

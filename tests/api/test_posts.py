@@ -1,0 +1,124 @@
+"""Post reads (CONTRACT §10) with paging (§7)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def garden(community):
+    c = community
+    c.garden = c.group("garden", access="private")
+    c.member = c.user("gardener", {c.garden: "member"})
+    c.outsider = c.user("outsider")
+    c.post_ids = [c.post(c.garden, c.member, title=f"Post {i:02d}") for i in range(50)]
+    return c
+
+
+def page(api, group_id, user, offset=None, size=7, text=None):
+    query = [f"pageSize={size}"]
+    if offset:
+        query.append(f"offset={offset}")
+    if text:
+        query.append(f"filter={text}")
+    return api.get(f"/api/v1/en_US/post/list/{group_id}?" + "&".join(query), user)
+
+
+def test_paging_fifty_posts_in_pages_of_seven_has_no_gap_and_no_repeat(api, garden):
+    garden.load()
+    seen, offset, pages = [], None, 0
+    while True:
+        status, body = page(api, garden.garden, garden.member, offset)
+        assert status == 200
+        posts = body["object"]["posts"]
+        if not posts:
+            assert body["object"]["offset"] == offset
+            break
+        pages += 1
+        assert len(posts) <= 7
+        seen += [p["id"] for p in posts]
+        offset = body["object"]["offset"]
+        assert offset == posts[-1]["id"]
+    assert pages == 8
+    assert seen == list(reversed(garden.post_ids))  # newest first, each exactly once
+
+
+def test_post_page_reads_only_its_size(api, garden, dynamo_counter):
+    garden.load()
+    _, first = page(api, garden.garden, garden.member, size=7)
+    dynamo_counter.reset()
+    status, body = page(api, garden.garden, garden.member, offset=first["object"]["offset"], size=7)
+    assert status == 200 and len(body["object"]["posts"]) == 7
+    assert "Scan" not in dynamo_counter.requests
+    assert dynamo_counter.requests["Query"] == 1
+    # user, offset item, page, authors: a handful of requests, O(pageSize) items.
+    assert dynamo_counter.items_read <= 7 + 5
+
+
+def test_filter_is_case_insensitive_on_title_and_content(api, garden):
+    garden.post(garden.garden, garden.member, title="Tomato BLIGHT alert")
+    garden.post(garden.garden, garden.member, title="Other", content="<p>blight on potatoes</p>")
+    garden.load()
+    status, body = page(api, garden.garden, garden.member, text="Blight", size=15)
+    assert status == 200
+    assert [p["title"] for p in body["object"]["posts"]] == ["Other", "Tomato BLIGHT alert"]
+
+
+def test_post_has_the_contract_fields(api, garden):
+    post_id = garden.post(garden.garden, garden.member, title="Hello", slug="hello")
+    garden.comment(post_id, garden.member)
+    garden.comment(post_id, garden.member, isApproved=False)
+    garden.load()
+    status, body = api.get(f"/api/v1/en_US/post/{post_id}", garden.member)
+    assert status == 200
+    post = body["object"]
+    assert post["type"] == "post" and post["id"] == post_id and post["slug"] == "hello"
+    assert post["url"] == "https://community.example/garden/hello"
+    assert (
+        post["group"]["id"] == garden.garden
+        and post["group"]["url"] == "https://community.example/garden"
+    )
+    assert post["author"]["id"] == garden.member and post["author"]["alias"] == "Gardener"
+    assert post["source"] == "fixture" and post["commentsCount"] == 1
+    assert post["createdOn"].endswith("Z") and post["accessWarnings"] == []
+
+
+def test_private_group_posts_need_membership(api, garden):
+    garden.load()
+    status, _ = api.get(f"/api/v1/en_US/post/{garden.post_ids[0]}", garden.outsider)
+    assert status == 403
+    status, _ = page(api, garden.garden, garden.outsider)
+    assert status == 403
+
+
+def test_unknown_offset_is_400_and_bad_page_size_too(api, garden):
+    garden.load()
+    status, body = page(
+        api, garden.garden, garden.member, offset="6a0c1d7e-3b1f-4d8a-9e2c-5f4b3a2d1c0b"
+    )
+    assert status == 400 and body["errors"][0]["key"] == "offset"
+    for size in (0, 101, "x"):
+        status, body = page(api, garden.garden, garden.member, size=size)
+        assert status == 400 and body["errors"][0]["key"] == "pageSize"
+
+
+def test_post_comments_are_approved_live_and_oldest_first(api, garden):
+    post_id = garden.post_ids[0]
+    first = garden.comment(post_id, garden.member, content="<p>one</p>")
+    garden.comment(post_id, garden.member, isApproved=False)
+    garden.comment(
+        post_id, garden.member, deletedOn="2026-02-01T00:00:00Z", deletedById=garden.member
+    )
+    third = garden.comment(post_id, garden.member, content="<p>three</p>")
+    garden.load()
+    status, body = api.get(f"/api/v1/en_US/post/{post_id}/comments?pageSize=1", garden.member)
+    assert status == 200
+    assert [c["id"] for c in body["object"]["comments"]] == [first]
+    comment = body["object"]["comments"][0]
+    assert comment["url"] == f"https://community.example/garden/post-00#{first}"
+    assert comment["post"]["id"] == post_id and comment["type"] == "comment"
+    status, body = api.get(
+        f"/api/v1/en_US/post/{post_id}/comments?pageSize=5&offset={first}", garden.member
+    )
+    assert [c["id"] for c in body["object"]["comments"]] == [third]
+    assert body["object"]["offset"] == third

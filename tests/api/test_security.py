@@ -1,0 +1,102 @@
+"""Sign-in and tokens (CONTRACT §5)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+LOGIN = "/api/v1/en_US/security/login"
+HOME = "/api/v1/en_US/system-page/home-page"
+
+
+@pytest.fixture
+def admin(community):
+    community.user(
+        "pw-admin",
+        {community.root: "administrator"},
+        password="correct horse",
+        email="Ann@Example.org",
+    )
+    community.load()
+    return community.users[-1]["id"]
+
+
+def test_login_returns_a_token_that_opens_the_home_page(api, admin):
+    status, body = api.post(LOGIN, body={"email": "ann@example.org", "password": "correct horse"})
+    assert status == 200 and body["success"] is True
+    token = body["object"]
+    assert isinstance(token, str) and token.count(".") == 2
+    status, page = api.get(HOME, headers={"X-Auth": token})
+    assert status == 200 and page["object"]["type"] == "HomePage"
+
+
+def test_wrong_password_and_unknown_email_answer_the_same(api, admin):
+    wrong = api.post(LOGIN, body={"email": "ann@example.org", "password": "nope"})
+    unknown = api.post(LOGIN, body={"email": "nobody@example.org", "password": "nope"})
+    for status, body in (wrong, unknown):
+        assert status == 401 and body["success"] is False
+        assert len(body["errors"]) == 0 or len(body["errors"]) == 1
+    assert wrong[1]["message"] == unknown[1]["message"]
+    assert wrong[1]["object"] is None
+
+
+def test_repeated_failures_are_throttled(api, admin):
+    for _ in range(5):
+        status, _ = api.post(LOGIN, body={"email": "ann@example.org", "password": "nope"})
+        assert status == 401
+    status, body = api.post(LOGIN, body={"email": "ANN@example.org", "password": "correct horse"})
+    assert status == 429 and body["success"] is False
+    # Another address is not affected.
+    status, _ = api.post(LOGIN, body={"email": "other@example.org", "password": "nope"})
+    assert status == 401
+
+
+def test_login_body_is_validated(api, admin):
+    status, body = api.post(LOGIN, body={"email": ""})
+    assert status == 400
+    assert {e["key"] for e in body["errors"]} == {"email", "password"}
+
+
+@pytest.mark.parametrize("header", ["X-Auth", "Authorization"])
+def test_each_token_header_is_accepted(api, admin, header):
+    from tests.fixtures import token
+
+    value = token(admin) if header == "X-Auth" else f"Bearer {token(admin)}"
+    status, _ = api.get(HOME, headers={header: value})
+    assert status == 200
+
+
+def test_api_auth_key_header_only_on_rest_paths(api, admin):
+    from tests.fixtures import token
+
+    status, body = api.get(HOME, headers={"x-api-auth-key": token(admin)})
+    assert status == 401 and body["success"] is False
+
+
+def test_expired_token_is_401(api, admin):
+    from chalicelib.auth import issue_token
+
+    stale = issue_token(admin, datetime.now(UTC) - timedelta(hours=8, minutes=1))
+    status, body = api.get(HOME, headers={"X-Auth": stale})
+    assert status == 401 and "expired" in body["message"]
+
+
+def test_tampered_token_is_401(api, admin):
+    from tests.fixtures import token
+
+    forged = token(admin)[:-2] + ("AA" if not token(admin).endswith("AA") else "BB")
+    status, _ = api.get(HOME, headers={"X-Auth": forged})
+    assert status == 401
+
+
+def test_no_token_is_401(api, admin):
+    status, body = api.get(HOME)
+    assert status == 401 and body["success"] is False and body["errors"] == []
+
+
+def test_password_is_stored_only_as_a_slow_hash(aws, admin):
+    from chalicelib.store.users import UserRecord
+
+    stored = UserRecord.get(admin).password_hash
+    assert stored.startswith("$argon2") and "correct horse" not in stored

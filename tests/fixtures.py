@@ -1,0 +1,284 @@
+"""Shared pytest fixtures: moto in-process AWS, the Chalice test client, a community builder, and a
+DynamoDB request counter (botocore event hooks) for the O(pageSize) tests."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from moto import mock_aws
+
+from tests.conftest import REPO_ROOT
+
+
+@pytest.fixture
+def aws() -> Iterator[None]:
+    """A fresh in-process AWS with every table and the mailbox queue.
+
+    Clients are kept across tests (moto intercepts every client made after it was imported, and
+    making botocore sessions anew costs seconds); only the backends are new for each test.
+    """
+    from chalicelib.settings import get_settings, reload_settings
+
+    with mock_aws():
+        reload_settings()
+        from chalicelib.local import ensure_queue
+        from chalicelib.store.groups import GroupRepository
+        from chalicelib.store.tables import create_tables
+
+        GroupRepository.forget_cache()
+        create_tables(wait=False)
+        ensure_queue(get_settings().mailbox_queue)
+        yield
+        GroupRepository.forget_cache()
+
+
+@pytest.fixture
+def kms_key(aws: None) -> str:
+    """The KMS key that encrypts stored secrets (moto makes key material: opt in where needed)."""
+    from chalicelib.local import ensure_kms_key
+    from chalicelib.settings import get_settings
+
+    return ensure_kms_key(get_settings().kms_key_id)
+
+
+@pytest.fixture
+def client(aws: None) -> Iterator[Any]:
+    from chalice.test import Client
+
+    from app import app
+
+    with Client(app, stage_name="dev", project_dir=str(REPO_ROOT)) as test_client:
+        yield test_client
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+@dataclass
+class Community:
+    """Builds a fixture in memory, then loads it through the real loader."""
+
+    groups: list[dict[str, Any]] = field(default_factory=list)
+    users: list[dict[str, Any]] = field(default_factory=list)
+    posts: list[dict[str, Any]] = field(default_factory=list)
+    comments: list[dict[str, Any]] = field(default_factory=list)
+    connectors: list[dict[str, Any]] = field(default_factory=list)
+    players: list[dict[str, Any]] = field(default_factory=list)
+    next_comment_id: int = 1
+    clock: datetime = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def group(
+        self, slug: str, parent: str | None = None, access: str = "public", **extra: Any
+    ) -> str:
+        group_id = new_id()
+        parent_id = parent if parent is not None else (self.root if self.groups else None)
+        self.groups.append(
+            {
+                "id": group_id,
+                "name": slug.title(),
+                "slug": slug,
+                "parentId": parent_id,
+                "access": access,
+                **extra,
+            }
+        )
+        return group_id
+
+    @property
+    def root(self) -> str:
+        return next(g["id"] for g in self.groups if g["parentId"] is None)
+
+    def user(
+        self,
+        slug: str,
+        roles: dict[str, str] | None = None,
+        password: str | None = None,
+        email: str | None = None,
+    ) -> str:
+        user_id = new_id()
+        entry: dict[str, Any] = {
+            "id": user_id,
+            "alias": slug.replace("-", " ").title(),
+            "email": email or f"{slug}@example.org",
+            "slug": slug,
+            "memberships": [{"groupId": g, "role": r} for g, r in (roles or {}).items()],
+        }
+        if password is not None:
+            entry["password"] = password
+        self.users.append(entry)
+        return user_id
+
+    def tick(self) -> str:
+        self.clock += timedelta(minutes=1)
+        return self.clock.isoformat().replace("+00:00", "Z")
+
+    def post(self, group_id: str, author_id: str, title: str = "A post", **extra: Any) -> str:
+        post_id = new_id()
+        self.posts.append(
+            {
+                "id": post_id,
+                "groupId": group_id,
+                "authorId": author_id,
+                "title": title,
+                "content": "<p>text</p>",
+                "createdOn": self.tick(),
+                **extra,
+            }
+        )
+        return post_id
+
+    def comment(
+        self, post_id: str, author_id: str, content: str = "<p>nice</p>", **extra: Any
+    ) -> int:
+        comment_id = self.next_comment_id
+        self.next_comment_id += 1
+        self.comments.append(
+            {
+                "id": comment_id,
+                "postId": post_id,
+                "authorId": author_id,
+                "content": content,
+                "createdOn": self.tick(),
+                **extra,
+            }
+        )
+        return comment_id
+
+    def as_fixture(self) -> dict[str, Any]:
+        return {
+            "groups": self.groups,
+            "users": self.users,
+            "posts": self.posts,
+            "comments": self.comments,
+            "connectors": self.connectors,
+            "players": self.players,
+        }
+
+    def load(self) -> Community:
+        from chalicelib.services.fixture import FixtureService
+
+        FixtureService.default().load(self.as_fixture())
+        return self
+
+
+@pytest.fixture
+def community(aws: None) -> Community:
+    """A root group with its administrator: `community.root`, `community.users[0]`."""
+    c = Community()
+    c.group("home")
+    c.user("root-admin", {c.root: "administrator"})
+    return c
+
+
+def token(user_id: str) -> str:
+    from chalicelib.auth import issue_token
+
+    return issue_token(user_id)
+
+
+def auth(user_id: str) -> dict[str, str]:
+    return {"X-Auth": token(user_id)}
+
+
+class Api:
+    """The Chalice test client with JSON in and out."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        user: str | None = None,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+        raw: bytes | str | None = None,
+    ) -> tuple[int, dict]:
+        all_headers = {
+            "Content-Type": "application/json",
+            **(auth(user) if user else {}),
+            **(headers or {}),
+        }
+        payload = raw if raw is not None else (json.dumps(body) if body is not None else None)
+        response = getattr(self.client.http, method.lower())(
+            path, headers=all_headers, body=payload
+        )
+        return response.status_code, json.loads(response.body)
+
+    def get(self, path: str, user: str | None = None, **kw: Any) -> tuple[int, dict]:
+        return self.call("GET", path, user, **kw)
+
+    def put(
+        self, path: str, user: str | None = None, body: Any = None, **kw: Any
+    ) -> tuple[int, dict]:
+        return self.call("PUT", path, user, body, **kw)
+
+    def post(
+        self, path: str, user: str | None = None, body: Any = None, **kw: Any
+    ) -> tuple[int, dict]:
+        return self.call("POST", path, user, body, **kw)
+
+    def patch(
+        self, path: str, user: str | None = None, body: Any = None, **kw: Any
+    ) -> tuple[int, dict]:
+        return self.call("PATCH", path, user, body, **kw)
+
+    def delete(self, path: str, user: str | None = None, **kw: Any) -> tuple[int, dict]:
+        return self.call("DELETE", path, user, **kw)
+
+
+@pytest.fixture
+def api(client: Any) -> Api:
+    return Api(client)
+
+
+@dataclass
+class DynamoCounter:
+    """Counts DynamoDB requests and the items they read, by operation."""
+
+    requests: dict[str, int] = field(default_factory=dict)
+    items_read: int = 0
+
+    def on_response(self, http_response: Any, parsed: dict[str, Any], model: Any, **_: Any) -> None:
+        operation = model.name
+        self.requests[operation] = self.requests.get(operation, 0) + 1
+        if operation in ("Query", "Scan"):
+            self.items_read += int(parsed.get("ScannedCount", parsed.get("Count", 0)))
+        elif operation == "GetItem":
+            self.items_read += 1 if parsed.get("Item") else 0
+        elif operation == "BatchGetItem":
+            self.items_read += sum(len(v) for v in parsed.get("Responses", {}).values())
+
+    @property
+    def total(self) -> int:
+        return sum(self.requests.values())
+
+    def reset(self) -> None:
+        self.requests.clear()
+        self.items_read = 0
+
+
+@pytest.fixture
+def dynamo_counter(aws: None) -> Iterator[DynamoCounter]:
+    """Hooks every PynamoDB connection's botocore client (and ours) for the test's duration."""
+    from chalicelib.aws import client as aws_client
+    from chalicelib.store.tables import all_models
+
+    counter = DynamoCounter()
+    clients = {id(c): c for c in [aws_client("dynamodb")]}
+    for model in all_models():
+        connection_client = model._get_connection().connection.client
+        clients[id(connection_client)] = connection_client
+    for botocore_client in clients.values():
+        botocore_client.meta.events.register("after-call.dynamodb", counter.on_response)
+    yield counter
+    for botocore_client in clients.values():
+        botocore_client.meta.events.unregister("after-call.dynamodb", counter.on_response)

@@ -1,0 +1,109 @@
+"""`make run` in a child process on free ports, for tests and benchmarks that speak real HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class RunningAgora:
+    process: subprocess.Popen
+    base: str
+    output: list[str] = field(default_factory=list)
+    admin_email: str = ""
+    admin_password: str = ""
+    aws_endpoint: str = ""
+
+    def request(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, dict[str, Any]]:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            self.base + path,
+            data=data,
+            method=method,
+            headers={"Content-Type": "application/json", **(headers or {})},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
+    def login(self) -> str:
+        status, body = self.request(
+            "POST",
+            "/api/v1/en_US/security/login",
+            {"email": self.admin_email, "password": self.admin_password},
+        )
+        assert status == 200, body
+        return body["object"]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start_agora(extra_env: dict[str, str] | None = None, timeout: float = 90) -> RunningAgora:
+    """Start `python -m chalicelib.local` and wait until it says it serves."""
+    port, aws_port = free_port(), free_port()
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("AWS_ENDPOINT_URL", "AGORA_TOKEN_SECRET")
+    }
+    env.update(
+        {
+            "AGORA_PORT": str(port),
+            "AGORA_AWS_PORT": str(aws_port),
+            "PYTHONPATH": str(REPO_ROOT),
+            "PYTHONUNBUFFERED": "1",
+            **(extra_env or {}),
+        }
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "chalicelib.local"],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    running = RunningAgora(process=process, base=f"http://127.0.0.1:{port}")
+    deadline = time.monotonic() + timeout
+    assert process.stdout is not None
+    for line in process.stdout:
+        running.output.append(line)
+        if match := re.match(r"root administrator: (\S+) / (\S+)", line):
+            running.admin_email, running.admin_password = match.groups()
+        if line.startswith("AWS_ENDPOINT_URL="):
+            running.aws_endpoint = line.strip().split("=", 1)[1]
+        if line.startswith("Ctrl-C stops everything."):
+            return running
+        if time.monotonic() > deadline:
+            break
+    running.stop()
+    raise RuntimeError("make run did not start:\n" + "".join(running.output))

@@ -1,0 +1,105 @@
+"""`python -m chalicelib.cli` (CONTRACT §3): create-tables and load (validated whole, idempotent)."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from moto import mock_aws
+
+from chalicelib.cli import main
+from tests.conftest import REPO_ROOT
+
+DEMO = REPO_ROOT / "demo" / "community.json"
+
+
+def table_contents() -> dict[str, list[dict]]:
+    from chalicelib.aws import client
+
+    dynamodb = client("dynamodb")
+    contents = {}
+    for name in dynamodb.list_tables()["TableNames"]:
+        items = dynamodb.scan(TableName=name)["Items"]
+        contents[name] = sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
+    return contents
+
+
+@pytest.fixture
+def empty_aws():
+    from chalicelib.settings import reload_settings
+
+    with mock_aws():
+        reload_settings()
+        yield
+
+
+def test_create_tables_creates_each_once(empty_aws, capsys):
+    assert main(["create-tables"]) == 0
+    first = capsys.readouterr().out
+    assert "agora-test-posts" in first and "agora-test-comments" in first
+    assert main(["create-tables"]) == 0
+    assert capsys.readouterr().out.startswith("created 0 table(s)")
+
+
+def test_demo_loads_and_loading_twice_changes_nothing(empty_aws, capsys, tmp_path):
+    main(["create-tables"])
+    capsys.readouterr()
+    assert main(["load", str(DEMO)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("loaded ") and "8 groups" in out
+    before = table_contents()
+    assert main(["load", str(DEMO)]) == 0
+    assert table_contents() == before
+
+
+def test_bad_fixture_writes_nothing_and_names_json_paths(empty_aws, capsys, tmp_path):
+    main(["create-tables"])
+    fixture = json.loads(DEMO.read_text())
+    broken = copy.deepcopy(fixture)
+    broken["groups"][2]["access"] = "secret"
+    broken["posts"][1]["authorId"] = "0b6c1c4e-0000-4000-8000-000000000000"
+    broken["comments"][0]["postId"] = "not-a-guid"
+    broken["users"][3]["memberships"][0]["role"] = "king"
+    broken["groups"][0]["colour"] = "red"
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(broken))
+    before = table_contents()
+    assert main(["load", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "groups[2].access" in err
+    assert "comments[0].postId" in err
+    assert "users[3].memberships[0].role" in err
+    assert "groups[0].colour" in err
+    assert "nothing was written" in err
+    assert table_contents() == before
+
+
+def test_dangling_references_are_reported_before_writing(empty_aws, capsys, tmp_path):
+    main(["create-tables"])
+    fixture = json.loads(DEMO.read_text())
+    fixture["posts"][1]["authorId"] = "0b6c1c4e-0000-4000-8000-000000000000"
+    fixture["groups"][1]["parentId"] = None
+    path = tmp_path / "dangling.json"
+    path.write_text(json.dumps(fixture))
+    assert main(["load", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "posts[1].authorId: no user has id" in err
+    assert "exactly one group must have parentId null" in err
+    assert all(items == [] for items in table_contents().values())
+
+
+def test_file_that_is_not_json_exits_2(empty_aws, capsys, tmp_path):
+    path = tmp_path / "x.json"
+    path.write_text("{")
+    assert main(["load", str(path)]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+
+
+def test_ids_assigned_later_start_above_loaded_comment_ids(empty_aws):
+    from chalicelib.store.counters import CounterRepository
+
+    main(["create-tables"])
+    main(["load", str(DEMO)])
+    highest = max(c["id"] for c in json.loads(DEMO.read_text())["comments"])
+    assert CounterRepository().next_value("comments") == highest + 1
