@@ -1,0 +1,562 @@
+"""Turning one raw mail into the facts mail-in needs (CONTRACT §9), without ever crashing on it.
+
+Mail in the wild lies: charsets are mislabelled, headers are malformed, multiparts lose their
+boundaries. Every field here is read on its own with a fallback, so one broken header costs that
+field, not the mail. Only input that holds no mail at all raises `MailParseError`.
+
+Classification rules (decided here, used by ingestion to ignore mail):
+
+* Auto-reply (`is_auto_reply`, `auto_reason`):
+  - `Auto-Submitted` present with any value but `no` (RFC 3834);
+  - `X-Autoreply`, `X-Autorespond` or `X-Autoresponse` present (vacation scripts, cPanel, Zimbra);
+  - `Precedence: bulk`, `junk`, `auto_reply`, and also `list`. RFC 3834 does not call list mail
+    an auto-reply, but a community's mailbox receiving mailing-list traffic is not a member
+    writing to the community: importing every list post as a post (or looping our own
+    notifications back through a list) is not what an admin expects. The corpus file
+    `auto_generated_precedence.eml` (from Discourse, which decided the same) carries only that
+    header, so we treat it as automatic and say "mailing-list" in the reason.
+  - a Subject marker `[AUTO GENERATED]` / `[AUTO-GENERATED]` anywhere, or a subject that starts
+    with a well-known out-of-office prefix followed by a colon ("Automatic reply:", "Auto:",
+    "Out of Office:", "Abwesenheitsnotiz:", ...). The colon keeps "Out of office party" posts in.
+* Bounce (`is_bounce`, `bounce_reason`): `multipart/report; report-type=delivery-status`, a
+  sender `MAILER-DAEMON@…` or `postmaster@…`, an empty return path (`Return-Path: <>`, which
+  RFC 5321 reserves for notifications), or an `X-Failed-Recipients` header.
+* Spam (`is_spam`): SpamAssassin's `X-Spam-Flag: YES` (or `X-Spam-Status: Yes, …`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html as html_lib
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email import policy
+from email.header import decode_header, make_header
+from email.message import EmailMessage, Message
+from email.parser import BytesParser
+from email.utils import parsedate_to_datetime
+
+# ---------------------------------------------------------------------------------------------
+# Result
+
+
+class MailParseError(ValueError):
+    """The input holds no mail at all (no header could be read)."""
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A part that is not imported (files, inline images, attached mails, delivery reports)."""
+
+    filename: str | None
+    content_type: str
+    size: int
+
+
+@dataclass(frozen=True)
+class AuthenticationResult:
+    """One `Authentication-Results` header: who wrote it and what it said about DMARC."""
+
+    authserv_id: str
+    dmarc: str | None
+
+
+@dataclass(frozen=True)
+class ParsedMail:
+    message_id: str | None
+    content_hash: str
+    size: int
+    headers_size: int
+    from_address: str | None
+    from_name: str | None
+    to_addresses: tuple[str, ...]
+    subject: str
+    date: datetime | None
+    in_reply_to: str | None
+    references: tuple[str, ...]
+    text: str
+    html: str
+    attachments: tuple[Attachment, ...]
+    is_auto_reply: bool
+    auto_reason: str | None
+    is_bounce: bool
+    bounce_reason: str | None
+    is_spam: bool
+    authentication_results: tuple[AuthenticationResult, ...]
+
+    @property
+    def dedup_key(self) -> str:
+        """What makes a mail the same mail (CONTRACT §9): its Message-ID, else its content."""
+        if self.message_id:
+            return f"message-id:{self.message_id}"
+        return f"sha256:{self.content_hash}"
+
+
+def dmarc_failed(parsed: ParsedMail, authserv_id: str) -> bool:
+    """Whether OUR receiving server said DMARC failed.
+
+    Only the topmost `Authentication-Results` header carrying our authserv-id counts: our MTA
+    prepends its header above everything the mail arrived with, so any header lower down,
+    whatever id it names, may have been written by the sender (RFC 8601 §5).
+    """
+    wanted = authserv_id.strip().lower()
+    for result in parsed.authentication_results:
+        if result.authserv_id == wanted:
+            return result.dmarc == "fail"
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry point
+
+
+def parse_mail(raw: bytes) -> ParsedMail:
+    """Parse one raw RFC 5322 mail (as fetched over POP3 or read from a file)."""
+    if not isinstance(raw, bytes | bytearray):
+        raise MailParseError(f"a mail is bytes, not {type(raw).__name__}")
+    raw = bytes(raw)
+    message = _read_message(raw)
+    if not message.keys():
+        raise MailParseError("no mail headers found")
+    try:
+        return _parsed(raw, message)
+    except Exception as error:  # a parser bug must reject this one mail, not the mailbox run
+        raise MailParseError(f"cannot parse mail: {type(error).__name__}: {error}") from error
+
+
+def _read_message(raw: bytes) -> EmailMessage:
+    # Some exports start with blank lines, which a strict parser reads as "no headers at all".
+    # An mbox "From " line is read by the parser as the unix-from and needs nothing here.
+    content = raw.lstrip(b"\r\n\t ")
+    message = BytesParser(policy=policy.default).parsebytes(content)
+    assert isinstance(message, EmailMessage)
+    return message
+
+
+def _parsed(raw: bytes, message: EmailMessage) -> ParsedMail:
+    from_address, from_name = _sender(message)
+    subject = _subject(message)
+    text_parts, html_parts, attachments = _body_parts(message)
+    text, html = _chosen_body(text_parts, html_parts)
+    auto_reason = _auto_reason(message, subject)
+    bounce_reason = _bounce_reason(message, from_address)
+    return ParsedMail(
+        message_id=_message_id(_header(message, "Message-ID")),
+        content_hash=content_hash(raw),
+        size=len(raw),
+        headers_size=_headers_size(raw),
+        from_address=from_address,
+        from_name=from_name,
+        to_addresses=_recipients(message),
+        subject=subject,
+        date=_date(_header(message, "Date")),
+        in_reply_to=_message_id(_header(message, "In-Reply-To")),
+        references=tuple(_ANGLE_ID.findall(_header(message, "References") or "")),
+        text=text,
+        html=html,
+        attachments=tuple(attachments),
+        is_auto_reply=auto_reason is not None,
+        auto_reason=auto_reason,
+        is_bounce=bounce_reason is not None,
+        bounce_reason=bounce_reason,
+        is_spam=_is_spam(message),
+        authentication_results=tuple(_authentication_results(message)),
+    )
+
+
+def content_hash(raw: bytes) -> str:
+    """sha256 of the mail with LF line ends and one final LF, so the same mail hashes the same
+    whether it was stored with LF, sent over POP3 with CRLF, or lost its last line end."""
+    normalised = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n").strip(b"\n") + b"\n"
+    return hashlib.sha256(normalised).hexdigest()
+
+
+def _headers_size(raw: bytes) -> int:
+    content = raw.lstrip(b"\r\n\t ")
+    match = re.search(rb"\r?\n\r?\n", content)
+    return match.end() if match else len(content)
+
+
+# ---------------------------------------------------------------------------------------------
+# Headers
+
+
+def _header(message: Message, name: str) -> str | None:
+    """A header as text (encoded-words decoded), or None; never raises on a malformed one."""
+    values = _headers(message, name)
+    return values[0] if values else None
+
+
+def _headers(message: Message, name: str) -> list[str]:
+    wanted = name.lower()
+    values: list[str] = []
+    for key, value in message.raw_items():  # raw: policy.default can raise on malformed values
+        if key.lower() == wanted:
+            values.append(_unfold(_decode_words(value)))
+    return values
+
+
+def _decode_words(value: str) -> str:
+    """RFC 2047 encoded-words to text; raw 8-bit header bytes were read as UTF-8 if they can be."""
+    value = _undo_surrogates(value)
+    if "=?" not in value:
+        return value
+    try:
+        return str(make_header(decode_header(value)))
+    except (LookupError, UnicodeError, ValueError, AssertionError):
+        return value
+
+
+def _undo_surrogates(value: str) -> str:
+    # The bytes parser keeps undecodable header bytes as surrogate escapes; read them as UTF-8,
+    # or as windows-1252 when they are not (old clients sent raw Latin-1 headers).
+    if not any("\udc80" <= character <= "\udcff" for character in value):
+        return value
+    data = value.encode("utf-8", "surrogateescape")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("windows-1252", "replace")
+
+
+def _unfold(value: str) -> str:
+    return re.sub(r"\s*\r?\n\s*", " ", value).strip()
+
+
+_ANGLE_ID = re.compile(r"<\s*([^<>\s]+?)\s*>")
+
+
+def _message_id(value: str | None) -> str | None:
+    if not value:
+        return None
+    match = _ANGLE_ID.search(value)
+    if match:
+        return match.group(1)
+    bare = value.strip().strip("<>").strip()
+    return bare if bare and " " not in bare else None
+
+
+def _subject(message: Message) -> str:
+    return _header(message, "Subject") or ""
+
+
+def _date(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        parsed = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if parsed.tzinfo is None:  # "-0000" or no zone: RFC 5322 says UTC-ish, take it as UTC
+        parsed = parsed.replace(tzinfo=UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except (OverflowError, ValueError):
+        return None
+
+
+_ADDR_SPEC = re.compile(r"^[^\s@<>()\[\]\"',;:]+@[^\s@<>()\[\]\"',;:]+\.?[^\s@<>()\[\]\"',;:]*$")
+_ANGLE_ADDR = re.compile(r"<\s*([^<>\s]+@[^<>\s]+?)\s*>")
+_BARE_ADDR = re.compile(r"[^\s<>()\[\]\"',;:]+@[^\s<>()\[\]\"',;:]+")
+
+
+def _addresses(message: EmailMessage, name: str) -> list[tuple[str, str | None]]:
+    """(lowercased addr-spec, display name or None) for an address header, malformed or not."""
+    raw_value = _header(message, name)
+    if not raw_value:
+        return []
+    try:
+        header = message[name]
+        parsed = [
+            (address.addr_spec, address.display_name or None)
+            for address in getattr(header, "addresses", ())
+        ]
+        if parsed and all(_ADDR_SPEC.match(spec) for spec, _ in parsed):
+            return [(spec.lower(), display) for spec, display in parsed]
+    except Exception:  # the standard parser has raised on real-world headers
+        pass
+    # Fallback for headers the standard parser misreads (e.g. an unquoted "[...]" in the name).
+    match = _ANGLE_ADDR.search(raw_value)
+    if match:
+        display = raw_value[: match.start()].strip().strip('"').strip() or None
+        return [(match.group(1).lower(), display)]
+    return [(found.lower(), None) for found in _BARE_ADDR.findall(raw_value)]
+
+
+def _sender(message: EmailMessage) -> tuple[str | None, str | None]:
+    addresses = _addresses(message, "From")
+    if not addresses:
+        return None, None
+    return addresses[0]
+
+
+def _recipients(message: EmailMessage) -> tuple[str, ...]:
+    found: list[str] = []
+    for name in ("To", "Cc"):
+        for address, _ in _addresses(message, name):
+            if address not in found:
+                found.append(address)
+    return tuple(found)
+
+
+def _authentication_results(message: Message) -> list[AuthenticationResult]:
+    """Every `Authentication-Results` header, top first (RFC 8601 syntax, leniently)."""
+    results: list[AuthenticationResult] = []
+    for value in _headers(message, "Authentication-Results"):
+        value = _without_comments(value)
+        first, _, rest = value.partition(";")
+        tokens = first.split()
+        if not tokens:
+            continue
+        dmarc = re.search(r"(?:^|;)\s*dmarc\s*=\s*([A-Za-z]+)", ";" + rest)
+        results.append(
+            AuthenticationResult(
+                authserv_id=tokens[0].lower(), dmarc=dmarc.group(1).lower() if dmarc else None
+            )
+        )
+    return results
+
+
+def _without_comments(value: str) -> str:
+    previous = None
+    while previous != value:  # innermost first, so nested comments go too
+        previous, value = value, re.sub(r"\([^()]*\)", " ", value)
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Classification (rules in the module docstring)
+
+_PRECEDENCE_REASONS = {
+    "bulk": "Precedence: bulk",
+    "junk": "Precedence: junk",
+    "auto_reply": "Precedence: auto_reply",
+    "list": "Precedence: list (mailing-list mail, not written to the community)",
+}
+_AUTO_SUBJECT_MARKER = re.compile(r"\[\s*auto[\s_-]*generated\s*\]", re.IGNORECASE)
+_AUTO_SUBJECT_PREFIX = re.compile(
+    r"^\s*(?:auto|auto[ -]?reply|automatic reply|auto[ -]?response|out of (?:the )?office"
+    r"|out of office reply|abwesenheitsnotiz|automatische antwort|automatisch antwoord"
+    r"|r[ée]ponse automatique|respuesta autom[áa]tica|risposta automatica|autosvar"
+    r"|automatisk svar)\s*:",
+    re.IGNORECASE,
+)
+
+
+def _auto_reason(message: Message, subject: str) -> str | None:
+    auto_submitted = _header(message, "Auto-Submitted")
+    if auto_submitted is not None:
+        keyword = auto_submitted.split(";")[0].strip().lower()
+        if keyword != "no":
+            return f"Auto-Submitted: {keyword or '(empty)'}"
+    for name in ("X-Autoreply", "X-Autorespond", "X-Autoresponse"):
+        if _header(message, name) is not None:
+            return f"{name} header"
+    precedence = (_header(message, "Precedence") or "").strip().lower()
+    if precedence in _PRECEDENCE_REASONS:
+        return _PRECEDENCE_REASONS[precedence]
+    if _AUTO_SUBJECT_MARKER.search(subject) or _AUTO_SUBJECT_PREFIX.match(subject):
+        return f"auto-reply subject: {subject[:80]}"
+    return None
+
+
+_DAEMON_SENDER = re.compile(r"^(?:mailer[-_]?daemon|postmaster)@", re.IGNORECASE)
+
+
+def _bounce_reason(message: Message, from_address: str | None) -> str | None:
+    if message.get_content_type() == "multipart/report":
+        report_type = str(message.get_param("report-type", "", header="content-type") or "")
+        if report_type.lower() == "delivery-status":
+            return "delivery status report (multipart/report)"
+    if from_address and _DAEMON_SENDER.match(from_address):
+        return f"sent by {from_address.split('@')[0]}"
+    return_path = _header(message, "Return-Path")
+    if return_path is not None and return_path.strip() in ("<>", ""):
+        return "empty return path"
+    if _header(message, "X-Failed-Recipients") is not None:
+        return "X-Failed-Recipients header"
+    return None
+
+
+def _is_spam(message: Message) -> bool:
+    flag = (_header(message, "X-Spam-Flag") or "").strip().lower()
+    status = (_header(message, "X-Spam-Status") or "").strip().lower()
+    return flag == "yes" or status.startswith("yes")
+
+
+# ---------------------------------------------------------------------------------------------
+# Body
+
+
+def _body_parts(message: Message) -> tuple[list[str], list[str], list[Attachment]]:
+    """Inline text/plain parts, inline text/html parts and everything else, in mail order.
+
+    Attached mails (message/*) are not opened: their text is not the sender's text.
+    """
+    text_parts: list[str] = []
+    html_parts: list[str] = []
+    attachments: list[Attachment] = []
+
+    def visit(part: Message) -> None:
+        content_type = part.get_content_type()
+        if part.is_multipart() and not content_type.startswith("message/"):
+            for child in part.get_payload():
+                if isinstance(child, Message):
+                    visit(child)
+            return
+        filename = _filename(part)
+        is_attachment = part.get_content_disposition() == "attachment" or filename is not None
+        # A multipart that lost its boundaries reaches us as one text blob: read it as text.
+        if part.get_content_maintype() == "multipart":
+            content_type = "text/plain"
+        if content_type in ("text/plain", "text/html") and not is_attachment:
+            decoded = _decoded_text(part)
+            (text_parts if content_type == "text/plain" else html_parts).append(decoded)
+            return
+        attachments.append(
+            Attachment(filename=filename, content_type=content_type, size=_payload_size(part))
+        )
+
+    visit(message)
+    return text_parts, html_parts, attachments
+
+
+def _filename(part: Message) -> str | None:
+    try:
+        filename = part.get_filename()
+    except Exception:  # malformed parameters
+        filename = None
+    if not filename:
+        # Non-standard but common: an encoded-word as the whole (unquoted) parameter value,
+        # which the standard parser gives up on.
+        for name, parameter in (("Content-Disposition", "filename"), ("Content-Type", "name")):
+            raw_value = next(
+                (value for key, value in part.raw_items() if key.lower() == name.lower()), ""
+            )
+            match = re.search(rf'\b{parameter}\*?\s*=\s*"?([^";\r\n]+)"?', str(raw_value))
+            if match:
+                filename = match.group(1)
+                break
+    if not filename:
+        return None
+    return _decode_words(str(filename)).strip() or None
+
+
+def _payload_size(part: Message) -> int:
+    try:
+        payload = part.get_payload(decode=True)
+        if not isinstance(payload, bytes):  # message/* parts hold messages, not bytes
+            payload = part.as_bytes()
+    except Exception:  # a size is not worth rejecting a mail for
+        return 0
+    return len(payload)
+
+
+# Labels whose bytes are in practice windows-1252 (the WHATWG Encoding Standard maps them so):
+# "iso-8859-1" mail from Windows carries curly quotes and euro signs in 0x80-0x9F.
+_WINDOWS_1252_LABELS = {"iso-8859-1", "latin-1", "latin1", "us-ascii", "ascii", "iso8859-1"}
+
+
+def _decoded_text(part: Message) -> str:
+    try:
+        payload = part.get_payload(decode=True)
+    except Exception:
+        payload = None
+    if not isinstance(payload, bytes):
+        fallback = part.get_payload()
+        payload = fallback.encode("utf-8", "surrogateescape") if isinstance(fallback, str) else b""
+    try:
+        declared = part.get_content_charset()
+    except Exception:
+        declared = None
+    return decode_bytes(payload, declared).replace("\r\n", "\n").replace("\r", "\n")
+
+
+def decode_bytes(payload: bytes, declared_charset: str | None) -> str:
+    """Text from bytes whose declared charset may be wrong or unknown; never raises.
+
+    Valid UTF-8 with non-ASCII bytes wins over the label: mislabelled UTF-8 (a Big5 label over
+    UTF-8 bytes) is the common lie, and legacy-charset text is almost never valid UTF-8 by chance.
+    """
+    if payload.isascii():
+        return payload.decode("ascii")
+    try:
+        return payload.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    label = (declared_charset or "").strip().lower()
+    candidates: list[str] = []
+    if label in _WINDOWS_1252_LABELS:
+        candidates += ["windows-1252", "latin-1"]
+    elif label:
+        candidates.append(label)
+    candidates.append("windows-1252")
+    for candidate in candidates:
+        try:
+            return payload.decode(candidate)
+        except (LookupError, UnicodeDecodeError):
+            continue
+    # Unknown label and bytes that are not windows-1252 either: keep what can be read.
+    try:
+        return payload.decode(label or "utf-8", "replace")
+    except LookupError:
+        return payload.decode("utf-8", "replace")
+
+
+def _chosen_body(text_parts: list[str], html_parts: list[str]) -> tuple[str, str]:
+    """(plain text, sanitised HTML): the text/plain parts when there are any, else the HTML."""
+    text = "\n\n".join(part.strip("\n") for part in text_parts if part.strip())
+    if text:
+        return text, text_to_html(text)
+    markup = "\n".join(html_parts)
+    if not markup.strip():
+        return "", ""
+    return html_to_text(markup), sanitise_html(markup)
+
+
+def text_to_html(text: str) -> str:
+    """Plain text as escaped HTML paragraphs: blank lines split paragraphs, lines get <br>."""
+    paragraphs = re.split(r"\n\s*\n", text.replace("\r\n", "\n").strip())
+    return "".join(
+        "<p>" + html_lib.escape(paragraph.strip("\n")).replace("\n", "<br>") + "</p>"
+        for paragraph in paragraphs
+        if paragraph.strip()
+    )
+
+
+def sanitise_html(markup: str) -> str:
+    """Mail HTML made safe to show: no scripts, styles, event handlers or javascript: links.
+
+    Only http(s) and mailto links survive: cid: and data: images point nowhere once imported.
+    """
+    import nh3  # import here: only HTML-only mails need it
+
+    return nh3.clean(
+        markup,
+        clean_content_tags={"script", "style", "head", "title"},
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer nofollow",
+    ).strip()
+
+
+_BLOCK_END = re.compile(
+    r"<\s*(?:br\s*/?|hr\s*/?|/\s*(?:p|div|li|tr|h[1-6]|blockquote|pre|table|ul|ol))\s*>",
+    re.IGNORECASE,
+)
+
+
+def html_to_text(markup: str) -> str:
+    """Readable text of mail HTML (line breaks kept at block ends), for search and trimming."""
+    import nh3
+
+    # Newlines go next to the tags, not instead of them: removing closing tags would change how
+    # the HTML parser nests (and reorders) table content.
+    with_breaks = _BLOCK_END.sub(lambda tag: tag.group(0) + "\n", markup)
+    without_tags = nh3.clean(
+        with_breaks, tags=set(), clean_content_tags={"script", "style", "head", "title"}
+    )
+    text = html_lib.unescape(without_tags).replace("\xa0", " ")
+    # Source indentation and runs of spaces mean nothing in HTML (outside <pre>, a rare case).
+    lines = [" ".join(line.split()) for line in text.replace("\r\n", "\n").split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()

@@ -1,0 +1,154 @@
+"""A small POP3 client on the standard library's `poplib`, for reading a group's mailbox.
+
+Certificates are always verified (`ssl.create_default_context()`, which honours `SSL_CERT_FILE`):
+a mailbox password must never go to a server we have not authenticated, so there is no
+"insecure" switch. Tests trust their throwaway server by pointing `SSL_CERT_FILE` at its cert.
+"""
+
+from __future__ import annotations
+
+import poplib
+import ssl
+from collections.abc import Callable
+from types import TracebackType
+from typing import Self, TypeVar
+
+ResultT = TypeVar("ResultT")
+
+DEFAULT_CONNECT_TIMEOUT_SECONDS = 10.0
+DEFAULT_READ_TIMEOUT_SECONDS = 30.0
+
+
+class MailboxError(Exception):
+    """The mailbox could not be reached or answered with an error; the message never holds the
+    password, so it can go into the mail-in log as it is."""
+
+
+class Pop3Mailbox:
+    """One POP3 session: connect and log in on construction, `quit()` to commit deletions.
+
+    Use as a context manager; leaving the block by an exception closes the connection WITHOUT
+    sending QUIT, so deletions marked in that session are rolled back by the server (RFC 1939 §6):
+    a mail is only really deleted once everything before the QUIT succeeded.
+    """
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        username: str,
+        password: str,
+        *,
+        is_ssl: bool,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_SECONDS,
+        read_timeout: float = DEFAULT_READ_TIMEOUT_SECONDS,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.username = username
+        self.is_ssl = is_ssl
+        self._where = f"{'pop3s' if is_ssl else 'pop3'}://{username}@{host}:{port}"
+        self._is_open = False
+        self._connection = self._connect(connect_timeout)
+        self._is_open = True
+        try:
+            # poplib applies one timeout to connect and reads; widen it once connected.
+            self._connection.sock.settimeout(read_timeout)
+            self._call("log in (USER)", self._connection.user, username)
+            self._call("log in (PASS)", self._connection.pass_, password)
+        except BaseException:
+            self.close()
+            raise
+
+    def _connect(self, connect_timeout: float) -> poplib.POP3:
+        try:
+            if self.is_ssl:
+                return poplib.POP3_SSL(
+                    self.host,
+                    self.port,
+                    timeout=connect_timeout,
+                    context=ssl.create_default_context(),
+                )
+            return poplib.POP3(self.host, self.port, timeout=connect_timeout)
+        except ssl.SSLError as error:
+            raise MailboxError(f"{self._where}: TLS failed: {error}") from error
+        except (OSError, poplib.error_proto) as error:
+            raise MailboxError(f"{self._where}: cannot connect: {error}") from error
+
+    def _call(self, action: str, method: Callable[..., ResultT], *args: object) -> ResultT:
+        """Run one poplib command, turning its errors into `MailboxError`."""
+        try:
+            return method(*args)
+        except poplib.error_proto as error:
+            raise MailboxError(f"{self._where}: {action} failed: {_server_text(error)}") from error
+        except TimeoutError as error:
+            raise MailboxError(f"{self._where}: {action} timed out") from error
+        except (OSError, EOFError) as error:
+            raise MailboxError(f"{self._where}: {action} failed: {error}") from error
+
+    def listing(self) -> dict[int, int]:
+        """Message number -> size in octets (POP3 LIST)."""
+        _, lines, _ = self._call("LIST", self._connection.list)
+        return dict(_number_and_int(line) for line in lines)
+
+    def uidls(self) -> dict[int, str]:
+        """Message number -> unique id (POP3 UIDL), stable across sessions on the same server."""
+        _, lines, _ = self._call("UIDL", self._connection.uidl)
+        return dict(_number_and_text(line) for line in lines)
+
+    def retrieve(self, number: int) -> bytes:
+        """The raw message, lines joined with CRLF as on the wire (dot-stuffing undone)."""
+        _, lines, _ = self._call(f"RETR {number}", self._connection.retr, number)
+        return b"\r\n".join(lines) + b"\r\n"
+
+    def delete(self, number: int) -> None:
+        """Mark a message for deletion; the server removes it only at `quit()`."""
+        self._call(f"DELE {number}", self._connection.dele, number)
+
+    def quit(self) -> None:
+        """End the session and commit the deletions."""
+        if not self._is_open:
+            return
+        try:
+            self._call("QUIT", self._connection.quit)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Drop the connection without QUIT (deletions of this session are not committed)."""
+        self._is_open = False
+        try:
+            self._connection.close()
+        except OSError:
+            pass
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.quit()
+        else:
+            self.close()
+
+
+def _server_text(error: poplib.error_proto) -> str:
+    reply = error.args[0] if error.args else b""
+    if isinstance(reply, bytes):
+        return reply.decode("utf-8", "replace")
+    return str(reply)
+
+
+def _number_and_int(line: bytes) -> tuple[int, int]:
+    number, value = line.split()[:2]
+    return int(number), int(value)
+
+
+def _number_and_text(line: bytes) -> tuple[int, str]:
+    number, value = line.split()[:2]
+    return int(number), value.decode("ascii", "replace")

@@ -1,0 +1,71 @@
+"""Fixtures for mail-in tests: a real Dovecot (session-wide), fresh mailboxes, the corpus."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support import mail_corpus_dir
+from tests.support.dovecot import Dovecot, DovecotUnavailable
+
+MESSAGES_DIR = Path(__file__).parent / "messages"
+
+
+@pytest.fixture(scope="session")
+def dovecot() -> Iterator[Dovecot]:
+    try:
+        server = Dovecot()
+    except DovecotUnavailable as reason:
+        # In CI the Makefile installs Dovecot, so its absence is a broken setup, not a skip.
+        if os.environ.get("CI"):
+            pytest.fail(f"Dovecot is required in CI: {reason}")
+        pytest.skip(f"needs a local Dovecot: {reason}")
+    with server:
+        yield server
+
+
+@dataclass(frozen=True)
+class Mailbox:
+    server: Dovecot
+    user: str
+    password: str
+
+    def deliver(self, raw: bytes) -> bytes:
+        return self.server.deliver(self.user, raw)
+
+    def count(self) -> int:
+        return self.server.count(self.user)
+
+
+@pytest.fixture
+def mailbox(dovecot: Dovecot) -> Mailbox:
+    """A new, empty mailbox user per test, so tests never see each other's mail."""
+    user = f"box{secrets.token_hex(4)}"
+    password = secrets.token_urlsafe(12)
+    dovecot.add_user(user, password)
+    return Mailbox(server=dovecot, user=user, password=password)
+
+
+@pytest.fixture
+def trust_dovecot_cert(dovecot: Dovecot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make `ssl.create_default_context()` trust the test server's self-signed certificate."""
+    monkeypatch.setenv("SSL_CERT_FILE", str(dovecot.cert_path))
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+
+
+@pytest.fixture
+def corpus_dir() -> Path:
+    folder = mail_corpus_dir()
+    if not folder.is_dir():
+        pytest.skip(f"mail corpus not found at {folder} (shared/ is not next to the repository)")
+    return folder
+
+
+def message_bytes(name: str) -> bytes:
+    """One of our own test mails in tests/mail/messages/."""
+    return (MESSAGES_DIR / name).read_bytes()

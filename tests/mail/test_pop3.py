@@ -1,0 +1,124 @@
+"""The POP3 client against a real Dovecot, over plain POP3 and POP3S."""
+
+from __future__ import annotations
+
+import pytest
+
+from chalicelib.mail.pop3 import MailboxError, Pop3Mailbox
+from tests.mail.conftest import Mailbox
+
+# Starts a real Dovecot (see tests/support/dovecot.py).
+pytestmark = pytest.mark.slow
+
+FIRST = b"From: a@example.com\r\nSubject: one\r\n\r\nfirst body\r\n"
+SECOND = b"From: b@example.com\nSubject: two\n\n.leading dot survives\nsecond body\n"
+
+
+def open_mailbox(mailbox: Mailbox, *, is_ssl: bool, password: str | None = None) -> Pop3Mailbox:
+    server = mailbox.server
+    return Pop3Mailbox(
+        server.host,
+        server.pop3s_port if is_ssl else server.pop3_port,
+        mailbox.user,
+        mailbox.password if password is None else password,
+        is_ssl=is_ssl,
+        connect_timeout=5,
+        read_timeout=10,
+    )
+
+
+@pytest.fixture(params=[False, True], ids=["pop3", "pop3s"])
+def is_ssl(request: pytest.FixtureRequest, trust_dovecot_cert: None) -> bool:
+    return bool(request.param)
+
+
+def test_listing_gives_sizes_of_delivered_mails(mailbox: Mailbox, is_ssl: bool) -> None:
+    stored = [mailbox.deliver(FIRST), mailbox.deliver(SECOND)]
+
+    with open_mailbox(mailbox, is_ssl=is_ssl) as pop3:
+        listing = pop3.listing()
+
+    assert sorted(listing.values()) == sorted(len(raw) for raw in stored)
+    assert sorted(listing) == [1, 2]
+
+
+def test_retrieve_returns_the_delivered_bytes(mailbox: Mailbox, is_ssl: bool) -> None:
+    stored = {mailbox.deliver(FIRST), mailbox.deliver(SECOND)}
+
+    with open_mailbox(mailbox, is_ssl=is_ssl) as pop3:
+        retrieved = {pop3.retrieve(number) for number in pop3.listing()}
+
+    assert retrieved == stored
+
+
+def test_uidls_are_stable_across_sessions(mailbox: Mailbox, is_ssl: bool) -> None:
+    mailbox.deliver(FIRST)
+    mailbox.deliver(SECOND)
+
+    with open_mailbox(mailbox, is_ssl=is_ssl) as pop3:
+        first_session = pop3.uidls()
+    with open_mailbox(mailbox, is_ssl=is_ssl) as pop3:
+        second_session = pop3.uidls()
+
+    assert first_session == second_session
+    assert len(set(first_session.values())) == 2
+
+
+def test_delete_then_quit_removes_the_mail(mailbox: Mailbox, is_ssl: bool) -> None:
+    mailbox.deliver(FIRST)
+    kept = mailbox.deliver(SECOND)
+
+    pop3 = open_mailbox(mailbox, is_ssl=is_ssl)
+    first_number = next(n for n in pop3.listing() if pop3.retrieve(n) != kept)
+    pop3.delete(first_number)
+    pop3.quit()
+
+    assert mailbox.count() == 1
+    with open_mailbox(mailbox, is_ssl=is_ssl) as pop3:
+        assert [pop3.retrieve(n) for n in pop3.listing()] == [kept]
+
+
+def test_delete_without_quit_keeps_the_mail(mailbox: Mailbox) -> None:
+    mailbox.deliver(FIRST)
+
+    with pytest.raises(RuntimeError), open_mailbox(mailbox, is_ssl=False) as pop3:
+        pop3.delete(1)
+        raise RuntimeError("processing failed before the result was stored")
+
+    assert mailbox.count() == 1
+
+
+def test_wrong_password_raises_mailbox_error_without_the_password(
+    mailbox: Mailbox, is_ssl: bool
+) -> None:
+    wrong_password = "Wr0ng-Secret-Value"
+
+    with pytest.raises(MailboxError) as raised:
+        open_mailbox(mailbox, is_ssl=is_ssl, password=wrong_password)
+
+    message = str(raised.value)
+    assert "log in" in message
+    assert mailbox.user in message
+    assert wrong_password not in message
+    assert mailbox.password not in message
+
+
+def test_tls_fails_when_the_certificate_is_not_trusted(
+    mailbox: Mailbox, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # An empty trust store: the server's self-signed certificate is not in it.
+    empty_store = tmp_path_factory.mktemp("ca") / "empty.pem"
+    empty_store.write_text("")
+    monkeypatch.setenv("SSL_CERT_FILE", str(empty_store))
+    monkeypatch.setenv("SSL_CERT_DIR", str(empty_store.parent))
+
+    with pytest.raises(MailboxError) as raised:
+        open_mailbox(mailbox, is_ssl=True)
+
+    assert "TLS failed" in str(raised.value)
+    assert mailbox.password not in str(raised.value)
+
+
+def test_unreachable_server_raises_mailbox_error(mailbox: Mailbox) -> None:
+    with pytest.raises(MailboxError, match="cannot connect"):
+        Pop3Mailbox("127.0.0.1", 1, mailbox.user, mailbox.password, is_ssl=False)
