@@ -13,6 +13,7 @@ def all_blueprints() -> list[Any]:
     from chalicelib.api.group_email import group_email_api
     from chalicelib.api.newsletter import newsletter_api
     from chalicelib.api.notifications import notifications_api
+    from chalicelib.api.openapi import openapi_api
     from chalicelib.api.player import player_api
     from chalicelib.api.posts import posts_api
     from chalicelib.api.profile import profile_api
@@ -32,4 +33,5 @@ def all_blueprints() -> list[Any]:
         profile_api,
         comments_api,
         posts_api,
+        openapi_api,
     ]

@@ -1,0 +1,188 @@
+"""The OpenAPI 3.1 document, generated from the route registry and the Pydantic models.
+
+Nothing here is written by hand per route: every `@route` declares its path, parameters, body and
+response model, and this module turns those into paths and component schemas. A route missing from
+the document is therefore a route missing from the registry (a test checks both ways).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
+from pydantic.json_schema import models_json_schema
+
+from chalicelib.api.routing import ROUTES, RouteSpec
+from chalicelib.auth import Need
+
+REF = "#/components/schemas/{model}"
+
+ERROR_STATUSES = {
+    "400": "Validation failure, or a body that is not JSON",
+    "401": "No token, or a bad or expired one",
+    "403": "The caller lacks the privilege",
+    "404": "Unknown id (the error names the parameter)",
+    "409": "State conflict",
+    "413": "Body larger than 1 MiB",
+    "429": "Too many failed sign-ins",
+}
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _envelope(object_schema: dict[str, Any], success: bool) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["success", "message", "timestamp", "errors", "object"],
+        "properties": {
+            "success": {"type": "boolean", "const": success},
+            "message": {"type": "string"},
+            "timestamp": {"type": "string", "format": "date-time"},
+            "errors": {"type": "array", "items": {"$ref": REF.format(model="FieldError")}},
+            "object": object_schema,
+        },
+    }
+
+
+FIELD_ERROR_SCHEMA = {
+    "type": "object",
+    "required": ["key", "value", "message"],
+    "properties": {
+        "key": {"type": "string"},
+        "value": {"type": "string"},
+        "message": {"type": "string"},
+    },
+}
+
+
+def _schema_of(annotation: Any, mode: str, defs: dict[str, Any]) -> dict[str, Any]:
+    if annotation is None:
+        return {"type": "null"}
+    if _is_model(annotation) and (annotation, mode) in _model_refs():
+        return _model_refs()[(annotation, mode)]
+    schema = TypeAdapter(annotation).json_schema(mode=mode, ref_template=REF, by_alias=True)  # type: ignore[arg-type]
+    defs.update(schema.pop("$defs", {}))
+    return schema
+
+
+def _parameters(spec: RouteSpec, defs: dict[str, Any]) -> list[dict[str, Any]]:
+    parameters = []
+    for location, model in (("path", spec.path_model), ("query", spec.query_model)):
+        if model is None:
+            continue
+        schema = model.model_json_schema(by_alias=True, ref_template=REF)
+        defs.update(schema.pop("$defs", {}))
+        required = set(schema.get("required", []))
+        for name, prop in schema.get("properties", {}).items():
+            prop = {k: v for k, v in prop.items() if k != "title"}
+            parameters.append(
+                {
+                    "name": name,
+                    "in": location,
+                    "required": location == "path" or name in required,
+                    "schema": prop,
+                }
+            )
+    return parameters
+
+
+def _operation(spec: RouteSpec, defs: dict[str, Any]) -> dict[str, Any]:
+    object_schema = _schema_of(spec.response_model, "serialization", defs)
+    responses: dict[str, Any] = {}
+    if spec.content_type == "application/json":
+        responses["200"] = {
+            "description": "Success",
+            "content": {"application/json": {"schema": _envelope(object_schema, True)}},
+        }
+    else:
+        responses["200"] = {
+            "description": "Success",
+            "content": {spec.content_type: {"schema": {"type": "string"}}},
+        }
+    for status in ERROR_STATUSES:
+        if status == "401" and spec.need is None and spec.path != "/api/v1/en_US/security/login":
+            continue
+        responses[status] = {"$ref": f"#/components/responses/Error{status}"}
+    operation: dict[str, Any] = {
+        "operationId": spec.handler.__name__,
+        "summary": spec.summary,
+        "tags": [spec.tag],
+        "parameters": _parameters(spec, defs),
+        "responses": responses,
+    }
+    if spec.need is not None:
+        operation["security"] = [{"xAuth": []}, {"bearer": []}]
+        if spec.path.startswith("/rest/"):
+            operation["security"].append({"apiAuthKey": []})
+        operation["description"] = (
+            f"Needs: {spec.need.value}." if spec.need != Need.SIGNED_IN else ""
+        )
+    else:
+        operation["security"] = []
+    if spec.body_model is not None:
+        operation["requestBody"] = {
+            "required": True,
+            "content": {
+                "application/json": {"schema": _schema_of(spec.body_model, "validation", defs)}
+            },
+        }
+    return operation
+
+
+@functools.cache
+def _model_refs() -> dict[tuple[type[BaseModel], str], dict[str, Any]]:
+    """Every body and response model in one schema run, so that names are unique across modes."""
+    pairs: set[tuple[type[BaseModel], str]] = set()
+    for spec in ROUTES:
+        if _is_model(spec.body_model):
+            pairs.add((spec.body_model, "validation"))
+        if _is_model(spec.response_model):
+            pairs.add((spec.response_model, "serialization"))
+    ordered = sorted(pairs, key=lambda pair: (pair[0].__module__, pair[0].__qualname__, pair[1]))
+    refs, schema = models_json_schema(ordered, ref_template=REF, by_alias=True)  # type: ignore[arg-type]
+    _model_defs.update(schema.get("$defs", {}))
+    return dict(refs)  # type: ignore[arg-type]
+
+
+_model_defs: dict[str, Any] = {}
+
+
+@functools.cache
+def openapi_document() -> dict[str, Any]:
+    _model_refs()
+    defs: dict[str, Any] = {"FieldError": FIELD_ERROR_SCHEMA, **_model_defs}
+    paths: dict[str, dict[str, Any]] = {}
+    for spec in ROUTES:
+        paths.setdefault(spec.path, {})[spec.method.lower()] = _operation(spec, defs)
+    error_responses = {
+        f"Error{status}": {
+            "description": description,
+            "content": {"application/json": {"schema": _envelope({}, False)}},
+        }
+        for status, description in ERROR_STATUSES.items()
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Agora community platform administration API",
+            "version": "v1",
+            "description": "Every answer is the envelope {success, message, timestamp, errors, object}.",
+        },
+        "servers": [{"url": "/"}],
+        "paths": dict(sorted(paths.items())),
+        "components": {
+            "schemas": dict(sorted(defs.items())),
+            "responses": error_responses,
+            "securitySchemes": {
+                "xAuth": {"type": "apiKey", "in": "header", "name": "X-Auth"},
+                "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
+                "apiAuthKey": {"type": "apiKey", "in": "header", "name": "x-api-auth-key"},
+            },
+        },
+    }
+
+
+__all__ = ["openapi_document"]
