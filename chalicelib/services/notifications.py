@@ -1,0 +1,288 @@
+"""User notification subscriptions: the list of one group's view, the four upserts, the digest.
+
+Notification ids are interpreted per kind (spec table); the list shows the five group notifications
+of the group asked for whether subscribed or not, the user's subscriptions to posts of that group,
+all author subscriptions and the personal notification (CONTRACT §8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from chalicelib.auth import Caller, Need, roles_of
+from chalicelib.errors import Forbidden, NotFound, ValidationFailed
+from chalicelib.schemas.common import EmailAlert
+from chalicelib.schemas.notifications import (
+    AuthorNotificationOut,
+    DigestOut,
+    GroupNotifications,
+    NotificationOut,
+    NotificationSettings,
+    PostNotificationOut,
+    UserNotificationsOut,
+)
+from chalicelib.services.links import group_ref, post_ref, user_ref
+
+NOTIFICATION_NAMES: dict[str, dict[int, str]] = {
+    "group": {
+        1: "All new group posts",
+        2: "All new group comments",
+        3: "All new/updated wiki documents",
+        4: "All new file documents",
+        5: "New comments to group's wiki document",
+    },
+    "post": {3: "New comments on post"},
+    "author": {8: "New posts by author"},
+    "personal": {4: "New private messages"},
+}
+
+EMAIL_ALERTS: dict[int, EmailAlert] = {
+    0: EmailAlert(id=0, name="None", description="Does not send email notifications"),
+    1: EmailAlert(id=1, name="Instant", description="Sends notifications instantly"),
+    2: EmailAlert(
+        id=2,
+        name="Daily digest",
+        description="Imports into the daily digest: sends notifications once a day",
+    ),
+}
+
+DIGEST_NAMES = {1: "Summary Daily digest", 2: "Full Daily digest"}
+# A user who never chose gets the summary.
+DEFAULT_DIGEST = 1
+
+PERSONAL_NOTIFICATION = 4
+
+
+def digest_out(type_id: int) -> DigestOut:
+    return DigestOut(type_id=type_id, type_name=DIGEST_NAMES[type_id])
+
+
+class NotificationService:
+    def __init__(
+        self,
+        notifications: Any,
+        users: Any,
+        groups: Any,
+        posts: Any,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.notifications = notifications
+        self.users = users
+        self.groups = groups
+        self.posts = posts
+        self.clock = clock
+
+    @classmethod
+    def default(cls) -> NotificationService:
+        from chalicelib.envelope import utc_now
+        from chalicelib.store.groups import GroupRepository
+        from chalicelib.store.notifications import NotificationRepository
+        from chalicelib.store.posts import PostRepository
+        from chalicelib.store.users import UserRepository
+
+        return cls(
+            NotificationRepository(), UserRepository(), GroupRepository(), PostRepository(), utc_now
+        )
+
+    # --- lookups and privileges ------------------------------------------------------------------
+
+    def user(self, user_id: str) -> Any:
+        user = self.users.get(user_id)
+        if user is None:
+            raise NotFound("userId", user_id, "user")
+        return user
+
+    def group(self, group_id: str, key: str = "groupId") -> Any:
+        group = self.groups.get(group_id)
+        if group is None:
+            raise NotFound(key, group_id, "group")
+        return group
+
+    def require_list_privilege(self, caller: Caller, user: Any, group: Any) -> None:
+        """Root, or an administrator of `groupId` that the user is a member of (CONTRACT §8)."""
+        if caller.is_root_admin or (
+            group.id in user.memberships and caller.has(Need.GROUP_ADMIN, group)
+        ):
+            return
+        raise Forbidden(
+            "This needs a root group administrator, or an administrator of this group"
+            " that the user is a member of."
+        )
+
+    def require_digest_privilege(self, caller: Caller, user: Any) -> None:
+        """Root, or an administrator of some group the user is a member of (CONTRACT §8)."""
+        if caller.is_root_admin:
+            return
+        groups = self.groups.get_many(set(user.memberships))
+        if not any(caller.has(Need.GROUP_ADMIN, group) for group in groups.values()):
+            raise Forbidden(
+                "This needs a root group administrator, or an administrator of a group"
+                " the user is a member of."
+            )
+
+    # --- the list --------------------------------------------------------------------------------
+
+    def list(self, user: Any, group: Any) -> UserNotificationsOut:
+        stored_groups = {
+            int(r.notification_id): r
+            for r in self.notifications.of_user(user.id, f"group#{group.id}#")
+        }
+        group_notifications = [
+            self._out(NotificationOut, "group", n, stored_groups.get(n))
+            for n in NOTIFICATION_NAMES["group"]
+        ]
+        post_records = self.notifications.of_user(user.id, f"post#{group.id}#")
+        posts = self.posts.get_many({r.target_id for r in post_records})
+        type_posts = [
+            self._out(
+                PostNotificationOut,
+                "post",
+                int(r.notification_id),
+                r,
+                post=post_ref(posts[r.target_id], group),
+                group=group_ref(group),
+            )
+            for r in post_records
+            # A post removed since keeps its subscription item, but there is nothing to show.
+            if r.target_id in posts
+        ]
+        author_records = self.notifications.of_user(user.id, "author#")
+        authors = self.users.get_many({r.target_id for r in author_records})
+        type_authors = [
+            self._out(
+                AuthorNotificationOut,
+                "author",
+                int(r.notification_id),
+                r,
+                author=user_ref(authors[r.target_id]),
+            )
+            for r in author_records
+            if r.target_id in authors
+        ]
+        personal = self.notifications.get(user.id, f"personal#{PERSONAL_NOTIFICATION}")
+        return UserNotificationsOut(
+            user_id=user.id,
+            user_email=user.email,
+            type_groups=[
+                GroupNotifications(group=group_ref(group), notifications=group_notifications)
+            ],
+            type_posts=type_posts,
+            type_authors=type_authors,
+            type_personal=[self._out(NotificationOut, "personal", PERSONAL_NOTIFICATION, personal)],
+            digest=digest_out(self.notifications.digest_type(user.id) or DEFAULT_DIGEST),
+        )
+
+    # --- the upserts -----------------------------------------------------------------------------
+
+    def upsert_group(
+        self, user: Any, notification_id: int, body: NotificationSettings, group_id: str
+    ) -> NotificationOut:
+        self._check_id("group", notification_id, body)
+        group = self.group(group_id)
+        self._check_may_enter(user, group, body)
+        record = self._save(user, "group", group.id, notification_id, body)
+        return self._out(NotificationOut, "group", notification_id, record)
+
+    def upsert_post(
+        self, user: Any, notification_id: int, body: NotificationSettings, post_id: str
+    ) -> PostNotificationOut:
+        self._check_id("post", notification_id, body)
+        post = self.posts.get(post_id)
+        if post is None:
+            raise NotFound("postId", post_id, "post")
+        group = self.group(post.group_id, key="postId")
+        self._check_may_enter(user, group, body)
+        record = self._save(user, "post", post.id, notification_id, body, group_id=group.id)
+        return self._out(
+            PostNotificationOut,
+            "post",
+            notification_id,
+            record,
+            post=post_ref(post, group),
+            group=group_ref(group),
+        )
+
+    def upsert_author(
+        self, user: Any, notification_id: int, body: NotificationSettings, author_id: str
+    ) -> AuthorNotificationOut:
+        self._check_id("author", notification_id, body)
+        author = self.users.get(author_id)
+        if author is None:
+            raise NotFound("authorId", author_id, "author")
+        record = self._save(user, "author", author.id, notification_id, body)
+        return self._out(
+            AuthorNotificationOut, "author", notification_id, record, author=user_ref(author)
+        )
+
+    def upsert_personal(
+        self, user: Any, notification_id: int, body: NotificationSettings
+    ) -> NotificationOut:
+        self._check_id("personal", notification_id, body)
+        # The personal notification is about the user's own messages: its target is the user.
+        record = self._save(user, "personal", user.id, notification_id, body)
+        return self._out(NotificationOut, "personal", notification_id, record)
+
+    def update_digest(self, user: Any, type_id: int) -> DigestOut:
+        self.notifications.set_digest_type(user.id, type_id, self.clock())
+        return digest_out(type_id)
+
+    # --- helpers ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _check_id(kind: str, notification_id: int, body: NotificationSettings) -> None:
+        valid = NOTIFICATION_NAMES[kind]
+        if notification_id not in valid:
+            ids = ", ".join(str(n) for n in valid)
+            raise ValidationFailed.one(
+                "notificationId",
+                notification_id,
+                f"is not a {kind} notification id (valid: {ids})",
+                body.model_dump(mode="json", by_alias=True),
+            )
+
+    def _check_may_enter(self, user: Any, group: Any, body: NotificationSettings) -> None:
+        """Only a user who may enter a private or premium group can follow what happens in it."""
+        subscriber = Caller(user.id, roles_of(user.memberships), self.groups.root_id())
+        if not subscriber.has(Need.ENTER, group):
+            raise ValidationFailed.one(
+                "userRoleId",
+                int(subscriber.role_in(group.id)),
+                f"the user is not a member of the {group.access} group {group.name!r}",
+                body.model_dump(mode="json", by_alias=True),
+            )
+
+    def _save(
+        self,
+        user: Any,
+        kind: str,
+        target_id: str,
+        notification_id: int,
+        body: NotificationSettings,
+        group_id: str | None = None,
+    ) -> Any:
+        return self.notifications.upsert(
+            user.id,
+            kind=kind,
+            target_id=target_id,
+            notification_id=notification_id,
+            group_id=group_id,
+            settings={
+                "email_alert_id": body.email_alert_id,
+                "show_screen_alert": body.show_screen_alert,
+                "show_red_label": body.show_red_label,
+            },
+            modified_on=self.clock(),
+        )
+
+    @staticmethod
+    def _out(model: type, kind: str, notification_id: int, record: Any, **extra: Any) -> Any:
+        return model(
+            id=notification_id,
+            name=NOTIFICATION_NAMES[kind][notification_id],
+            email_alert=EMAIL_ALERTS[int(record.email_alert_id) if record else 0],
+            show_screen_alert=bool(record.show_screen_alert) if record else False,
+            show_red_label=bool(record.show_red_label) if record else False,
+            **extra,
+        )

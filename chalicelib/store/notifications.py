@@ -1,0 +1,130 @@
+"""Notification subscriptions: one item per (user, subscription), and the digest choice per user.
+
+The table is keyed by user, so a user's list is a few Queries on key prefixes:
+
+    sort_key   group#<groupId>#<n>   post#<groupId>#<postId>#<n>   author#<authorId>#<n>   personal#<n>
+
+The group of a post is part of its sort key because the list shows the post subscriptions of one
+group. The `subscribers` index answers the other direction (who is subscribed to this?), which
+sending notification emails needs without a Scan:
+
+    target_key group#<groupId>#<n>   post#<postId>#<n>   author#<authorId>#<n>   personal#<userId>#<n>
+
+The digest item (`sort_key` "digest") has no `target_key`, so it stays out of that index.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pynamodb.attributes import BooleanAttribute, NumberAttribute, UnicodeAttribute
+from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
+from pynamodb.models import Model
+
+from chalicelib.store.base import UtcAttribute, index_meta, register, table_meta
+
+DIGEST_KEY = "digest"
+
+
+def sort_key(kind: str, target_id: str, notification_id: int, group_id: str | None = None) -> str:
+    if kind == "post":
+        return f"post#{group_id}#{target_id}#{notification_id}"
+    if kind == "personal":
+        return f"personal#{notification_id}"
+    return f"{kind}#{target_id}#{notification_id}"
+
+
+def target_key(kind: str, target_id: str, notification_id: int) -> str:
+    return f"{kind}#{target_id}#{notification_id}"
+
+
+class SubscribersIndex(GlobalSecondaryIndex):
+    Meta = index_meta("subscribers", AllProjection())
+    target_key = UnicodeAttribute(hash_key=True)
+    user_id = UnicodeAttribute(range_key=True)
+
+
+@register
+class NotificationRecord(Model):
+    Meta = table_meta("notifications")
+
+    user_id = UnicodeAttribute(hash_key=True)
+    sort_key = UnicodeAttribute(range_key=True)
+    target_key = UnicodeAttribute(null=True)
+    kind = UnicodeAttribute(null=True)  # group | post | author | personal
+    target_id = UnicodeAttribute(null=True)  # group, post, author or (personal) the user itself
+    group_id = UnicodeAttribute(null=True)  # the post's group, for post subscriptions
+    notification_id = NumberAttribute(null=True)
+    email_alert_id = NumberAttribute(null=True)
+    show_screen_alert = BooleanAttribute(null=True)
+    show_red_label = BooleanAttribute(null=True)
+    # Only on the digest item.
+    digest_type_id = NumberAttribute(null=True)
+    modified_on = UtcAttribute(null=True)
+
+    subscribers = SubscribersIndex()
+
+
+class NotificationRepository:
+    def of_user(self, user_id: str, prefix: str) -> list[NotificationRecord]:
+        """The user's subscriptions whose sort key starts with `prefix` (one Query)."""
+        return list(
+            NotificationRecord.query(user_id, NotificationRecord.sort_key.startswith(prefix))
+        )
+
+    def get(self, user_id: str, key: str) -> NotificationRecord | None:
+        try:
+            return NotificationRecord.get(user_id, key)
+        except NotificationRecord.DoesNotExist:
+            return None
+
+    def upsert(
+        self,
+        user_id: str,
+        *,
+        kind: str,
+        target_id: str,
+        notification_id: int,
+        group_id: str | None,
+        settings: dict[str, Any],
+        modified_on: Any,
+    ) -> NotificationRecord:
+        """Add the subscription or update it, in one UpdateItem.
+
+        A setting that is None keeps its stored value, or takes its default on a new subscription
+        (no email, no screen alert, no red label); two concurrent upserts cannot lose the item.
+        """
+        record = NotificationRecord(user_id, sort_key(kind, target_id, notification_id, group_id))
+        defaults = {"email_alert_id": 0, "show_screen_alert": False, "show_red_label": False}
+        actions = [
+            NotificationRecord.target_key.set(target_key(kind, target_id, notification_id)),
+            NotificationRecord.kind.set(kind),
+            NotificationRecord.target_id.set(target_id),
+            NotificationRecord.notification_id.set(notification_id),
+            NotificationRecord.modified_on.set(modified_on),
+        ]
+        if group_id is not None:
+            actions.append(NotificationRecord.group_id.set(group_id))
+        for name, default in defaults.items():
+            attribute = getattr(NotificationRecord, name)
+            value = settings.get(name)
+            actions.append(attribute.set(value if value is not None else attribute | default))
+        record.update(actions=actions)
+        return record
+
+    def digest_type(self, user_id: str) -> int | None:
+        record = self.get(user_id, DIGEST_KEY)
+        return int(record.digest_type_id) if record and record.digest_type_id else None
+
+    def set_digest_type(self, user_id: str, type_id: int, modified_on: Any) -> None:
+        NotificationRecord(
+            user_id, DIGEST_KEY, digest_type_id=type_id, modified_on=modified_on
+        ).save()
+
+    def subscribers(
+        self, kind: str, target_id: str, notification_id: int
+    ) -> list[NotificationRecord]:
+        """Every subscription to notification `notification_id` of this group, post or author."""
+        return list(
+            NotificationRecord.subscribers.query(target_key(kind, target_id, notification_id))
+        )
