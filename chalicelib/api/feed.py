@@ -1,7 +1,33 @@
-"""Routes of this spec section are added by their issue; the blueprint is registered already."""
+"""Group feed settings (spec "Feed settings"): group administrator of the group (CONTRACT §5)."""
 
 from __future__ import annotations
 
 from chalice import Blueprint
 
+from chalicelib.api.routing import Call, route
+from chalicelib.auth import Need
+from chalicelib.schemas.feed import FeedSettingsOut, FeedSettingsUpdate
+from chalicelib.services.feed import FeedService
+
 feed_api = Blueprint(__name__)
+PATH = "/api/v1/en_US/feed/settings/{groupId}"
+
+
+@route(feed_api, "GET", PATH, need=Need.GROUP_ADMIN, group="groupId", response=FeedSettingsOut)
+def get_feed_settings(call: Call) -> FeedSettingsOut:
+    """A group's feed settings, with every day and hour and whether it is skipped."""
+    return FeedService.default().get(call.group)
+
+
+@route(
+    feed_api,
+    "PUT",
+    PATH,
+    need=Need.GROUP_ADMIN,
+    group="groupId",
+    body=FeedSettingsUpdate,
+    response=FeedSettingsOut,
+)
+def update_feed_settings(call: Call) -> FeedSettingsOut:
+    """Replace a group's feed settings."""
+    return FeedService.default().update(call.group, call.body, call.signed_in.user_id)

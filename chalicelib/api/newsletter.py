@@ -1,7 +1,40 @@
-"""Routes of this spec section are added by their issue; the blueprint is registered already."""
+"""Group newsletter settings (spec "Newsletter settings"): group administrator (CONTRACT §5)."""
 
 from __future__ import annotations
 
 from chalice import Blueprint
 
+from chalicelib.api.routing import Call, route
+from chalicelib.auth import Need
+from chalicelib.schemas.newsletter import NewsletterSettingsOut, NewsletterSettingsUpdate
+from chalicelib.services.newsletter import NewsletterService
+
 newsletter_api = Blueprint(__name__)
+PATH = "/api/v1/en_US/newsletter/settings/{groupId}"
+
+
+@route(
+    newsletter_api,
+    "GET",
+    PATH,
+    need=Need.GROUP_ADMIN,
+    group="groupId",
+    response=NewsletterSettingsOut,
+)
+def get_newsletter_settings(call: Call) -> NewsletterSettingsOut:
+    """A group's newsletter disclaimer."""
+    return NewsletterService.default().get(call.group)
+
+
+@route(
+    newsletter_api,
+    "PUT",
+    PATH,
+    need=Need.GROUP_ADMIN,
+    group="groupId",
+    body=NewsletterSettingsUpdate,
+    response=NewsletterSettingsOut,
+)
+def update_newsletter_settings(call: Call) -> NewsletterSettingsOut:
+    """Replace a group's newsletter disclaimer (sanitised HTML)."""
+    return NewsletterService.default().update(call.group, call.body, call.signed_in.user_id)

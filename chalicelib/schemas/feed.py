@@ -1,0 +1,104 @@
+"""Group feed settings (spec "Group feed settings", CONTRACT §8)."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field, StrictInt, field_validator
+from pydantic_core import PydanticCustomError
+
+from chalicelib.schemas.common import ApiModel, GroupRef, Record
+from chalicelib.schemas.group_email import OptionalEmailText
+
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+HOURS = tuple(f"{hour}:00" for hour in range(1, 25))
+URL_MAX = 2048
+DEFAULT_TTL_MINUTES = 60
+
+
+def _web_url(text: str) -> str:
+    from urllib.parse import urlsplit
+
+    if not text:
+        return text
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname or re.search(r"\s", text):
+        raise ValueError("must be an absolute http or https URL")
+    return text
+
+
+OptionalWebUrl = Annotated[str, Field(max_length=URL_MAX), AfterValidator(_web_url)]
+
+
+class NamedFlag(ApiModel):
+    name: str
+    selected: bool = False
+
+
+def _canonical_day(name: str) -> str | None:
+    return next((day for day in WEEKDAYS if day.lower() == name.strip().lower()), None)
+
+
+def _canonical_hour(name: str) -> str | None:
+    # `H:00` as the spec writes it; `01:00` is taken to mean the same hour.
+    match = re.fullmatch(r"\s*(\d{1,2}):00\s*", name)
+    if match and 1 <= int(match.group(1)) <= 24:
+        return f"{int(match.group(1))}:00"
+    return None
+
+
+def _selected_names(flags: list[NamedFlag], canonical, field: str, known: str) -> list[NamedFlag]:
+    seen: set[str] = set()
+    out = []
+    for flag in flags:
+        name = canonical(flag.name)
+        if name is None:
+            raise PydanticCustomError(
+                "agora_field",
+                "{name!r} is not one of {known}",
+                {"field": field, "name": flag.name, "known": known},
+            )
+        if name in seen:
+            raise PydanticCustomError(
+                "agora_field", "{name!r} appears more than once", {"field": field, "name": name}
+            )
+        seen.add(name)
+        out.append(NamedFlag(name=name, selected=flag.selected))
+    return out
+
+
+class FeedSettingsUpdate(ApiModel):
+    image_url: OptionalWebUrl = ""
+    image_link_url: OptionalWebUrl = ""
+    image_alt: str = Field(default="", max_length=500)
+    # Minutes (CONTRACT §8).
+    ttl: StrictInt = Field(default=DEFAULT_TTL_MINUTES, ge=0)
+    editor_email: OptionalEmailText = ""
+    webmaster_email: OptionalEmailText = ""
+    # Names left out are not selected.
+    skip_days: list[NamedFlag] = Field(default_factory=list)
+    skip_hours: list[NamedFlag] = Field(default_factory=list)
+
+    @field_validator("skip_days")
+    @classmethod
+    def _known_days(cls, flags: list[NamedFlag]) -> list[NamedFlag]:
+        return _selected_names(flags, _canonical_day, "skipDays", "Monday to Sunday")
+
+    @field_validator("skip_hours")
+    @classmethod
+    def _known_hours(cls, flags: list[NamedFlag]) -> list[NamedFlag]:
+        return _selected_names(flags, _canonical_hour, "skipHours", "1:00 to 24:00")
+
+
+class FeedSettingsOut(Record):
+    type: Literal["groupFeedSettings"] = "groupFeedSettings"
+    group: GroupRef
+    image_url: str
+    image_link_url: str
+    image_alt: str
+    ttl: int
+    editor_email: str
+    webmaster_email: str
+    skip_days: list[NamedFlag]
+    skip_hours: list[NamedFlag]

@@ -1,0 +1,56 @@
+"""Group email (spec "Group email"): the group's webmaster identity on generated emails.
+
+The email address types live here and serve the feed settings too.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field
+
+from chalicelib.schemas.common import ApiModel, GroupRef, Record
+
+NAME_MAX = 200
+EMAIL_MAX = 254
+
+
+def _email(text: str) -> str:
+    from email_validator import EmailNotValidError, validate_email
+
+    try:
+        # No DNS lookup: the address is checked for shape, as a form would.
+        return validate_email(text, check_deliverability=False).normalized
+    except EmailNotValidError as error:
+        raise ValueError(f"must be an email address ({error})") from None
+
+
+def _optional_email(text: str) -> str:
+    return _email(text) if text else ""
+
+
+def _not_blank(text: str) -> str:
+    if not text:
+        raise ValueError("must not be blank")
+    return text
+
+
+# Strings are trimmed by ApiModel before these run.
+EmailText = Annotated[str, Field(max_length=EMAIL_MAX), AfterValidator(_email)]
+OptionalEmailText = Annotated[str, Field(max_length=EMAIL_MAX), AfterValidator(_optional_email)]
+NonBlankName = Annotated[str, Field(max_length=NAME_MAX), AfterValidator(_not_blank)]
+
+
+class GroupEmailUpdate(ApiModel):
+    email: EmailText
+    name: NonBlankName
+    # Blank means "the same as name".
+    newsletter_name: str = Field(default="", max_length=NAME_MAX)
+
+
+class GroupEmailOut(Record):
+    type: Literal["groupEmail"] = "groupEmail"
+    group: GroupRef
+    email: str
+    name: str
+    newsletter_name: str

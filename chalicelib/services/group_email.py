@@ -1,0 +1,48 @@
+"""Group email identity: one document per group; the group's name until it is saved."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from chalicelib.schemas.group_email import GroupEmailOut, GroupEmailUpdate
+from chalicelib.services.links import group_ref
+
+KIND = "groupEmail"
+
+
+class GroupEmailService:
+    def __init__(self, documents: Any, clock: Callable[[], datetime]) -> None:
+        self.documents = documents
+        self.clock = clock
+
+    @classmethod
+    def default(cls) -> GroupEmailService:
+        from chalicelib.envelope import utc_now
+        from chalicelib.store.documents import DocumentRepository
+
+        return cls(DocumentRepository(), utc_now)
+
+    def get(self, group: Any) -> GroupEmailOut:
+        return self._out(group, self.documents.get(group.id, KIND) or {})
+
+    def update(self, group: Any, update: GroupEmailUpdate, editor_id: str) -> GroupEmailOut:
+        doc = {
+            "email": update.email,
+            "name": update.name,
+            "newsletterName": update.newsletter_name or update.name,
+        }
+        self.documents.put(group.id, KIND, doc, modified_on=self.clock(), editor_id=editor_id)
+        return self._out(group, doc)
+
+    @staticmethod
+    def _out(group: Any, doc: dict[str, Any]) -> GroupEmailOut:
+        # Unsaved: no address yet, and generated emails are signed with the group's name.
+        name = doc.get("name") or group.name
+        return GroupEmailOut(
+            group=group_ref(group),
+            email=doc.get("email", ""),
+            name=name,
+            newsletter_name=doc.get("newsletterName") or name,
+        )

@@ -1,0 +1,37 @@
+"""Group newsletter settings: the disclaimer, sanitised HTML, one document per group."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from chalicelib.sanitize import clean_html
+from chalicelib.schemas.newsletter import NewsletterSettingsOut, NewsletterSettingsUpdate
+from chalicelib.services.links import group_ref
+
+KIND = "newsletterSettings"
+
+
+class NewsletterService:
+    def __init__(self, documents: Any, clock: Callable[[], datetime]) -> None:
+        self.documents = documents
+        self.clock = clock
+
+    @classmethod
+    def default(cls) -> NewsletterService:
+        from chalicelib.envelope import utc_now
+        from chalicelib.store.documents import DocumentRepository
+
+        return cls(DocumentRepository(), utc_now)
+
+    def get(self, group: Any) -> NewsletterSettingsOut:
+        doc = self.documents.get(group.id, KIND) or {}
+        return NewsletterSettingsOut(group=group_ref(group), disclaimer=doc.get("disclaimer", ""))
+
+    def update(
+        self, group: Any, update: NewsletterSettingsUpdate, editor_id: str
+    ) -> NewsletterSettingsOut:
+        doc = {"disclaimer": clean_html(update.disclaimer)}
+        self.documents.put(group.id, KIND, doc, modified_on=self.clock(), editor_id=editor_id)
+        return NewsletterSettingsOut(group=group_ref(group), disclaimer=doc["disclaimer"])

@@ -1,0 +1,111 @@
+"""Group email: both read paths, defaults, validation keys, privileges."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fixtures import new_id
+
+
+def theme_path(group_id: str) -> str:
+    return f"/api/v1/en_US/group-theme/list/{group_id}"
+
+
+def email_path(group_id: str) -> str:
+    return f"/api/v1/en_US/group-email/{group_id}"
+
+
+@pytest.fixture
+def people(community):
+    c = community
+    c.garden = c.group("garden")
+    c.other = c.group("other")
+    c.root_admin = c.users[0]["id"]
+    c.garden_admin = c.user("garden-admin", {c.garden: "administrator"})
+    c.other_admin = c.user("other-admin", {c.other: "administrator"})
+    c.member = c.user("garden-member", {c.garden: "member"})
+    return c.load()
+
+
+def test_unsaved_group_answers_its_name_and_no_address(api, people):
+    status, body = api.get(theme_path(people.garden), people.garden_admin)
+    assert status == 200 and body["success"] is True
+    assert body["object"] == {
+        "type": "groupEmail",
+        "group": {
+            "id": people.garden,
+            "name": "Garden",
+            "slug": "garden",
+            "thumbUrl": "https://community.example/images/group-default.png",
+            "url": "https://community.example/garden",
+        },
+        "email": "",
+        "name": "Garden",
+        "newsletterName": "Garden",
+        "accessWarnings": [],
+    }
+
+
+def test_put_then_both_get_paths_answer_the_stored_identity(api, people):
+    status, body = api.put(
+        email_path(people.garden),
+        people.garden_admin,
+        {"email": " garden@example.org ", "name": " Garden team ", "newsletterName": "Garden news"},
+    )
+    assert status == 200 and body["success"] is True
+    saved = body["object"]
+    assert saved["email"] == "garden@example.org"
+    assert saved["name"] == "Garden team" and saved["newsletterName"] == "Garden news"
+    for path in (theme_path(people.garden), email_path(people.garden)):
+        status, again = api.get(path, people.garden_admin)
+        assert status == 200 and again["object"] == saved, path
+
+
+def test_blank_newsletter_name_takes_the_name(api, people):
+    _, body = api.put(
+        email_path(people.garden), people.garden_admin, {"email": "g@example.org", "name": "G"}
+    )
+    assert body["object"]["newsletterName"] == "G"
+
+
+@pytest.mark.parametrize(
+    ("body_in", "key"),
+    [
+        ({"email": "g@example.org", "name": "   "}, "name"),
+        ({"email": "g@example.org"}, "name"),
+        ({"email": "not an email", "name": "G"}, "email"),
+        ({"email": "", "name": "G"}, "email"),
+        ({"email": "g@example.org", "name": "G", "newsletterName": "n" * 201}, "newsletterName"),
+    ],
+)
+def test_invalid_field_is_400_with_its_key(api, people, body_in, key):
+    status, body = api.put(email_path(people.garden), people.garden_admin, body_in)
+    assert status == 400 and body["success"] is False
+    assert [e["key"] for e in body["errors"]] == [key]
+    assert body["object"] == body_in
+
+
+@pytest.mark.parametrize(
+    ("who", "expected"),
+    [
+        ("root_admin", 200),
+        ("garden_admin", 200),
+        ("other_admin", 403),
+        ("member", 403),
+        (None, 401),
+    ],
+)
+def test_group_email_needs_group_administrator(api, people, who, expected):
+    user = getattr(people, who) if who else None
+    for path in (theme_path(people.garden), email_path(people.garden)):
+        status, _ = api.get(path, user)
+        assert status == expected, path
+    status, _ = api.put(email_path(people.garden), user, {"email": "g@example.org", "name": "G"})
+    assert status == expected
+
+
+def test_unknown_group_is_404(api, people):
+    missing = new_id()
+    for path in (theme_path(missing), email_path(missing)):
+        status, body = api.get(path, people.root_admin)
+        assert status == 404 and body["errors"][0]["key"] == "groupId"
