@@ -1,7 +1,107 @@
-"""Routes of this spec section are added by their issue; the blueprint is registered already."""
+"""Profile structure (spec "Profile structure", CONTRACT §8): sections and fields.
+
+Every method needs the root group administrator (spec Authentication; CONTRACT §8 adds field update
+and delete, with the same privilege).
+"""
 
 from __future__ import annotations
 
 from chalice import Blueprint
 
+from chalicelib.api.routing import Call, route
+from chalicelib.auth import Need
+from chalicelib.schemas.profile import (
+    FieldBody,
+    FieldOut,
+    FieldUpdate,
+    ProfileOut,
+    SectionCreate,
+    SectionOut,
+    SectionUpdate,
+)
+from chalicelib.services.profile import ProfileService
+
 profile_api = Blueprint(__name__)
+PREFIX = "/api/v1/en_US/profile"
+
+
+@route(profile_api, "GET", PREFIX, need=Need.ROOT_ADMIN, response=ProfileOut)
+def get_profile_structure(call: Call) -> ProfileOut:
+    """Mandatory fields, the alias suffix field, and the sections with their fields."""
+    return ProfileService.default().structure()
+
+
+@route(
+    profile_api,
+    "POST",
+    f"{PREFIX}/section",
+    need=Need.ROOT_ADMIN,
+    body=SectionCreate,
+    response=SectionOut,
+)
+def create_section(call: Call) -> SectionOut:
+    """Add a section at `position` (last when omitted); the sections after it move down."""
+    return ProfileService.default().create_section(call.body, call.raw_body)
+
+
+@route(
+    profile_api,
+    "PUT",
+    f"{PREFIX}/section/{{sectionId}}",
+    need=Need.ROOT_ADMIN,
+    body=SectionUpdate,
+    response=SectionOut,
+)
+def update_section(call: Call) -> SectionOut:
+    """Rename, move or change the default visibility of a section (omitted keys are kept)."""
+    return ProfileService.default().update_section(call.path.sectionId, call.body, call.raw_body)
+
+
+@route(
+    profile_api,
+    "DELETE",
+    f"{PREFIX}/section/{{sectionId}}",
+    need=Need.ROOT_ADMIN,
+    response=SectionOut,
+)
+def delete_section(call: Call) -> SectionOut:
+    """Delete a section that has no fields (409 with key `fields` otherwise)."""
+    return ProfileService.default().delete_section(call.path.sectionId)
+
+
+@route(
+    profile_api,
+    "POST",
+    f"{PREFIX}/field",
+    need=Need.ROOT_ADMIN,
+    body=FieldBody,
+    response=FieldOut,
+)
+def create_field(call: Call) -> FieldOut:
+    """Add a field to a section; `data` must match `typeId`."""
+    return ProfileService.default().create_field(call.raw_body)
+
+
+@route(
+    profile_api,
+    "PUT",
+    f"{PREFIX}/field/{{fieldId}}",
+    need=Need.ROOT_ADMIN,
+    body=FieldUpdate,
+    response=FieldOut,
+)
+def update_field(call: Call) -> FieldOut:
+    """Change a field (omitted keys are kept; `data` keys are laid over the stored ones)."""
+    return ProfileService.default().update_field(call.path.fieldId, call.raw_body, call.body)
+
+
+@route(
+    profile_api,
+    "DELETE",
+    f"{PREFIX}/field/{{fieldId}}",
+    need=Need.ROOT_ADMIN,
+    response=FieldOut,
+)
+def delete_field(call: Call) -> FieldOut:
+    """Delete a field that no other field has as parent (409 otherwise)."""
+    return ProfileService.default().delete_field(call.path.fieldId)

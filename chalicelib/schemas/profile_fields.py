@@ -1,0 +1,279 @@
+"""`data` of a profile field, one model per field type (spec "Profile structure", the `data` table).
+
+Each model takes exactly the keys the spec's table lists for its type: any other key is a 400 that
+names it (`data.<key>`). The same models read requests and the stored `data`, so an update can be
+validated as the stored data with the sent keys laid over it. What depends on the stored structure
+(option keys and positions, the list default, the country list) is settled by the profile service.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
+from pydantic_core import PydanticCustomError
+
+from chalicelib.schemas.common import ApiModel
+
+DESCRIPTION_MAX = 255  # spec Limits: profile field `data.description`
+TEXT_MAX = 255  # labels, messages, option values
+LENGTH_MAX = 100_000  # the largest `maxLength` an administrator may set
+HTML_MAX = 20_000  # an HTMLBox default value
+OPTIONS_MAX = 500  # keeps a field's item far below DynamoDB's 400 KB (the country list has 249)
+
+Description = Annotated[str, StringConstraints(max_length=DESCRIPTION_MAX)]
+ShortText = Annotated[str, StringConstraints(max_length=TEXT_MAX)]
+
+
+class FieldType(IntEnum):
+    """`typeId` and, by member name, `typeName` (spec "Field types")."""
+
+    TextBox = 1
+    Checkbox = 2
+    DropDownList = 3
+    CheckBoxList = 4
+    URLBox = 5
+    DescriptionBox = 6
+    RadioButtonList = 7
+    CountryDropDownList = 8
+    HTMLBox = 9
+    WorkHistory = 10
+    Education = 11
+    AutoCompleteTextBox = 12
+    URLList = 13
+
+
+# Only enumerable lists can be parents (spec Field.parentId, CONTRACT §8).
+PARENT_TYPES = frozenset(
+    {FieldType.DropDownList, FieldType.CheckBoxList, FieldType.RadioButtonList}
+)
+# Types whose `defaultValue` is one of their options (an option object in responses).
+OPTION_DEFAULT_TYPES = frozenset(
+    {
+        FieldType.DropDownList,
+        FieldType.RadioButtonList,
+        FieldType.CountryDropDownList,
+        FieldType.Education,
+    }
+)
+
+
+def _one_of(allowed: tuple[str, ...]) -> BeforeValidator:
+    """Case-insensitive choice, answered in its canonical spelling (samples show both cases)."""
+    canonical = {name.lower(): name for name in allowed}
+
+    def pick(value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() in canonical:
+            return canonical[value.strip().lower()]
+        raise ValueError(f"must be one of {', '.join(allowed)}")
+
+    return BeforeValidator(pick)
+
+
+# `SingleLine`/`MultiLine` as in the samples, and the HTML 5 input types a text box can render as.
+TEXTBOX_KINDS = (
+    "SingleLine",
+    "MultiLine",
+    "text",
+    "email",
+    "number",
+    "tel",
+    "url",
+    "password",
+    "search",
+    "date",
+    "datetime-local",
+    "month",
+    "week",
+    "time",
+    "color",
+)
+TextBoxKind = Annotated[str, _one_of(TEXTBOX_KINDS)]
+UrlBoxKind = Annotated[str, _one_of(("url",))]
+Direction = Annotated[str, _one_of(("Horizontal", "Vertical"))]
+
+
+def field_error(key: str, message: str) -> PydanticCustomError:
+    """A rule across keys of `data`, reported on the key it concerns (`data.lines`)."""
+    return PydanticCustomError("agora_field", message, {"field": f"data.{key}"})
+
+
+class OptionIn(ApiModel):
+    """An option as sent: a new one has no key; `position` orders the list (list order otherwise)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str | None = None
+    value: Annotated[str, StringConstraints(min_length=1, max_length=TEXT_MAX)]
+    position: int | None = Field(default=None, ge=0)
+
+
+class Option(ApiModel):
+    key: str
+    value: str
+    position: int
+
+
+class FieldData(ApiModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TextBoxData(FieldData):
+    taggable: bool = False
+    description: Description = ""
+    type: TextBoxKind = "SingleLine"
+    lines: int = Field(default=0, ge=0, le=1000)
+    max_length: int = Field(default=TEXT_MAX, ge=1, le=LENGTH_MAX)
+    required: bool = False
+    required_message: ShortText = ""
+    default_value: Annotated[str, StringConstraints(max_length=LENGTH_MAX)] = ""
+    # A browser-side pattern (JavaScript syntax): stored as given, never run here.
+    validate_reg_ex: Annotated[str, StringConstraints(max_length=1000)] = ""
+    validate_message: ShortText = ""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TextBoxData:
+        if self.type == "MultiLine" and self.lines < 1:
+            raise field_error("lines", "a MultiLine text box needs lines (1 or more)")
+        if len(self.default_value) > self.max_length:
+            raise field_error("defaultValue", f"is longer than maxLength ({self.max_length})")
+        return self
+
+
+class CheckboxData(FieldData):
+    taggable: bool = False
+    description: Description = ""
+    default_value: bool = False
+    required: bool = False
+    required_message: ShortText = ""
+
+
+class DropDownListData(FieldData):
+    taggable: bool = False
+    description: Description = ""
+    # An option: its key, its value, or an option object; none: null, "" or false.
+    default_value: Any = None
+    required: bool = False
+    required_message: ShortText = ""
+    options: list[OptionIn] = Field(default_factory=list, max_length=OPTIONS_MAX)
+
+
+class CheckBoxListData(FieldData):
+    taggable: bool = False
+    direction: Direction = "Horizontal"
+    columns: int = Field(default=1, ge=1, le=12)
+    required: bool = False
+    required_message: ShortText = ""
+    options: list[OptionIn] = Field(default_factory=list, max_length=OPTIONS_MAX)
+
+
+class URLBoxData(FieldData):
+    taggable: bool = False
+    description: Description = ""
+    type: UrlBoxKind = "url"
+    max_length: int = Field(default=2048, ge=1, le=LENGTH_MAX)
+    required: bool = False
+    required_message: ShortText = ""
+    default_value: Annotated[str, StringConstraints(max_length=LENGTH_MAX)] = ""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> URLBoxData:
+        if self.default_value and not self.default_value.lower().startswith(
+            ("http://", "https://")
+        ):
+            raise field_error("defaultValue", "must be empty or an http:// or https:// address")
+        if len(self.default_value) > self.max_length:
+            raise field_error("defaultValue", f"is longer than maxLength ({self.max_length})")
+        return self
+
+
+class DescriptionBoxData(FieldData):
+    description: Description = ""
+
+
+class RadioButtonListData(FieldData):
+    taggable: bool = False
+    default_value: Any = None
+    direction: Direction = "Vertical"
+    columns: int = Field(default=1, ge=1, le=12)
+    required: bool = False
+    required_message: ShortText = ""
+    options: list[OptionIn] = Field(default_factory=list, max_length=OPTIONS_MAX)
+
+
+class CountryDropDownListData(DropDownListData):
+    """As DropDownList; created without options, it is prefilled with the ISO 3166 countries."""
+
+
+class HTMLBoxData(FieldData):
+    description: Description = ""
+    # Sanitised by the service before it is stored.
+    default_value: Annotated[str, StringConstraints(max_length=HTML_MAX)] = ""
+    required: bool = False
+    required_message: ShortText = ""
+
+
+class WorkHistoryData(FieldData):
+    taggable: bool = False
+
+
+class EducationData(FieldData):
+    taggable: bool = False
+    default_value: Any = None
+    description: Description = ""
+    options: list[OptionIn] = Field(default_factory=list, max_length=OPTIONS_MAX)
+
+
+class AutoCompleteTextBoxData(FieldData):
+    taggable: bool = False
+    # Free text: with allowFreeInput the value need not be one of the options.
+    default_value: ShortText = ""
+    description: Description = ""
+    max_length: int = Field(default=TEXT_MAX, ge=1, le=LENGTH_MAX)
+    required: bool = False
+    required_message: ShortText = ""
+    validate_reg_ex: Annotated[str, StringConstraints(max_length=1000)] = ""
+    validate_message: ShortText = ""
+    allow_free_input: bool = False
+    display_as_drop_down: bool = False
+    enable_remote_data_source: bool = False
+    remote_data_source_url: Annotated[str, StringConstraints(max_length=2048)] = ""
+    options: list[OptionIn] = Field(default_factory=list, max_length=OPTIONS_MAX)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AutoCompleteTextBoxData:
+        url = self.remote_data_source_url
+        if url and not url.lower().startswith(("http://", "https://")):
+            raise field_error("remoteDataSourceUrl", "must be an http:// or https:// address")
+        if self.enable_remote_data_source and not url:
+            raise field_error(
+                "remoteDataSourceUrl", "is needed when enableRemoteDataSource is true"
+            )
+        if len(self.default_value) > self.max_length:
+            raise field_error("defaultValue", f"is longer than maxLength ({self.max_length})")
+        return self
+
+
+class URLListData(FieldData):
+    description: Description = ""
+    max_length: int = Field(default=2048, ge=1, le=LENGTH_MAX)
+    required: bool = False
+    required_message: ShortText = ""
+
+
+DATA_MODELS: dict[FieldType, type[FieldData]] = {
+    FieldType.TextBox: TextBoxData,
+    FieldType.Checkbox: CheckboxData,
+    FieldType.DropDownList: DropDownListData,
+    FieldType.CheckBoxList: CheckBoxListData,
+    FieldType.URLBox: URLBoxData,
+    FieldType.DescriptionBox: DescriptionBoxData,
+    FieldType.RadioButtonList: RadioButtonListData,
+    FieldType.CountryDropDownList: CountryDropDownListData,
+    FieldType.HTMLBox: HTMLBoxData,
+    FieldType.WorkHistory: WorkHistoryData,
+    FieldType.Education: EducationData,
+    FieldType.AutoCompleteTextBox: AutoCompleteTextBoxData,
+    FieldType.URLList: URLListData,
+}

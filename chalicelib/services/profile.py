@@ -1,0 +1,561 @@
+"""Profile structure: sections, fields and their rules (spec "Profile structure", CONTRACT §8).
+
+The whole structure is read once per request (one Query: it is small administration data), the
+rules are checked against it in memory, and the changed records are written in one transaction.
+Names shown beside ids (sectionName, parentName, parentSelectedValueName) are resolved when the
+structure is answered, so renaming a section or an option needs no rewrite of other records.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from typing import Any
+
+from pydantic import ValidationError
+
+from chalicelib.errors import Conflict, NotFound, ValidationFailed
+from chalicelib.schemas.profile import (
+    VISIBILITY_NAMES,
+    AliasAux,
+    FieldBody,
+    FieldOut,
+    FieldUpdate,
+    ProfileOut,
+    SectionCreate,
+    SectionOut,
+    SectionUpdate,
+    SectionWithFields,
+    field_body_model,
+)
+from chalicelib.schemas.profile_fields import (
+    DATA_MODELS,
+    OPTION_DEFAULT_TYPES,
+    PARENT_TYPES,
+    FieldData,
+    FieldType,
+    Option,
+    OptionIn,
+)
+
+# Stable GUIDs for what Agora defines itself (mandatory fields, country option keys): the same
+# country has the same key in every country list, on every installation.
+AGORA_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "agora:profile")
+
+# Present in every user profile: what every account holds (CONTRACT §4 users: alias, email).
+MANDATORY_FIELDS = (("alias", "Alias"), ("email", "Email"))
+
+
+def _guid_for(name: str) -> str:
+    return str(uuid.uuid5(AGORA_NAMESPACE, name))
+
+
+@functools.cache
+def country_options() -> tuple[tuple[str, str], ...]:
+    """(key, name) of the ISO 3166 countries, by name; pycountry is imported only when needed."""
+    import pycountry
+
+    countries = [
+        (_guid_for(f"iso3166:{c.alpha_2}"), getattr(c, "common_name", None) or c.name)
+        for c in pycountry.countries
+    ]
+    return tuple(sorted(countries, key=lambda item: item[1].casefold()))
+
+
+def _order(record: Any) -> tuple[int, str]:
+    return int(record.position), record.item_key
+
+
+def _renumber(ordered: list[Any], skip: Any = None) -> list[Any]:
+    """Positions 1..n in list order; answers the records (other than `skip`) that moved."""
+    moved = []
+    for number, record in enumerate(ordered, start=1):
+        if record.position is None or int(record.position) != number:
+            record.position = number
+            if record is not skip:
+                moved.append(record)
+    return moved
+
+
+def _place(siblings: list[Any], record: Any, wanted: int | None) -> list[Any]:
+    """Put `record` at position `wanted` (last when None or past the end) among `siblings`."""
+    at = len(siblings) if wanted is None else min(wanted - 1, len(siblings))
+    return _renumber([*siblings[:at], record, *siblings[at:]], skip=record)
+
+
+class Structure:
+    """The stored structure, indexed for the rules."""
+
+    def __init__(self, records: list[Any]) -> None:
+        self.sections = {int(r.section_id): r for r in records if r.kind == "section"}
+        self.fields = {r.field_id: r for r in records if r.kind == "field"}
+
+    def ordered_sections(self, without: Any = None) -> list[Any]:
+        return sorted((s for s in self.sections.values() if s is not without), key=_order)
+
+    def fields_in(self, section_id: int, without: Any = None) -> list[Any]:
+        return sorted(
+            (
+                f
+                for f in self.fields.values()
+                if int(f.section_id) == section_id and f is not without
+            ),
+            key=_order,
+        )
+
+    def children_of(self, field_id: str) -> list[Any]:
+        return sorted((f for f in self.fields.values() if f.parent_id == field_id), key=_order)
+
+
+def _option_keys(record: Any) -> dict[str, str]:
+    return {o["key"]: o["value"] for o in (record.data or {}).get("options", [])}
+
+
+class ProfileService:
+    def __init__(self, repository: Any) -> None:
+        self.repository = repository
+
+    @classmethod
+    def default(cls) -> ProfileService:
+        from chalicelib.store.profile import ProfileRepository
+
+        return cls(ProfileRepository())
+
+    # --- reads ------------------------------------------------------------------------------
+
+    def structure(self) -> ProfileOut:
+        structure = self._load()
+        return ProfileOut(
+            mandatory_fields=[self._mandatory(key, name) for key, name in MANDATORY_FIELDS],
+            # No field is configured as the alias suffix: answered as "none".
+            alias_aux=AliasAux(),
+            sections=[
+                SectionWithFields(
+                    **self._section_out(section).model_dump(),
+                    fields=[
+                        self._field_out(structure, f)
+                        for f in structure.fields_in(int(section.section_id))
+                    ],
+                )
+                for section in structure.ordered_sections()
+            ],
+        )
+
+    # --- sections ---------------------------------------------------------------------------
+
+    def create_section(self, body: SectionCreate, submitted: Any) -> SectionOut:
+        structure = self._load()
+        self._check_section_name(structure, body.name, None, submitted)
+        section = self.repository.new_section(
+            self.repository.next_section_id(),
+            name=body.name,
+            default_visibility_id=body.default_visibility_id,
+            position=0,
+        )
+        moves = _place(structure.ordered_sections(), section, body.position)
+        self._commit(saves=[section], moves=moves)
+        return self._section_out(section)
+
+    def update_section(self, section_id: int, body: SectionUpdate, submitted: Any) -> SectionOut:
+        structure = self._load()
+        section = self._section(structure, section_id)
+        if body.name is not None:
+            self._check_section_name(structure, body.name, section, submitted)
+            section.name = body.name
+        if body.default_visibility_id is not None:
+            section.default_visibility_id = body.default_visibility_id
+        moves: list[Any] = []
+        if body.position is not None:
+            moves = _place(structure.ordered_sections(without=section), section, body.position)
+        self._commit(saves=[section], moves=moves)
+        return self._section_out(section)
+
+    def delete_section(self, section_id: int) -> SectionOut:
+        structure = self._load()
+        section = self._section(structure, section_id)
+        fields = structure.fields_in(section_id)
+        if fields:
+            names = ", ".join(f.name for f in fields)
+            raise Conflict(
+                "fields",
+                len(fields),
+                f"The section still has fields ({names}): delete or move them first.",
+            )
+        answer = self._section_out(section)
+        moves = _renumber(structure.ordered_sections(without=section))
+        self._commit(moves=moves, deletes=[section])
+        return answer
+
+    # --- fields -----------------------------------------------------------------------------
+
+    def create_field(self, raw: dict[str, Any]) -> FieldOut:
+        body = parse_field(raw, raw)
+        structure = self._load()
+        section = self._body_section(structure, body.section_id, raw)
+        self._check_field_name(structure, body, None, raw)
+        field_id = str(uuid.uuid4())
+        data = settle_data(body.type_id, body.data, sent_keys=set(raw.get("data") or {}), raw=raw)
+        self._check_parent(structure, field_id, body, raw)
+        field = self.repository.new_field(
+            field_id,
+            name=body.name,
+            type_id=int(body.type_id),
+            section_id=int(section.section_id),
+            parent_id=body.parent_id,
+            parent_selected_value_id=body.parent_selected_value_id,
+            data=data,
+            position=0,
+        )
+        moves = _place(structure.fields_in(body.section_id), field, body.position)
+        self._commit(saves=[field], moves=moves)
+        structure.fields[field_id] = field
+        return self._field_out(structure, field)
+
+    def update_field(self, field_id: str, raw: dict[str, Any], update: FieldUpdate) -> FieldOut:
+        structure = self._load()
+        field = self._field(structure, field_id)
+        merged, sent_data_keys = _merge(field, raw, update)
+        body = parse_field(merged, raw)
+        self._body_section(structure, body.section_id, raw)
+        self._check_field_name(structure, body, field, raw)
+        data = settle_data(body.type_id, body.data, sent_keys=sent_data_keys, raw=raw)
+        self._check_parent(structure, field_id, body, raw)
+        self._check_children(structure, field, body.type_id, data, raw)
+
+        old_section = int(field.section_id)
+        moves: list[Any] = []
+        if body.section_id != old_section:
+            moves += _renumber(structure.fields_in(old_section, without=field))
+            moves += _place(structure.fields_in(body.section_id), field, body.position)
+        else:
+            siblings = structure.fields_in(old_section)
+            wanted = body.position or siblings.index(field) + 1
+            moves += _place(structure.fields_in(old_section, without=field), field, wanted)
+        field.name = body.name
+        field.type_id = int(body.type_id)
+        field.section_id = body.section_id
+        field.parent_id = body.parent_id
+        field.parent_selected_value_id = body.parent_selected_value_id
+        field.data = data
+        self._commit(saves=[field], moves=moves)
+        return self._field_out(structure, field)
+
+    def delete_field(self, field_id: str) -> FieldOut:
+        structure = self._load()
+        field = self._field(structure, field_id)
+        children = structure.children_of(field_id)
+        if children:
+            names = ", ".join(c.name for c in children)
+            raise Conflict(
+                "fieldId",
+                field_id,
+                f"The field is the parent of {names}: delete them or give them another parent first.",
+            )
+        answer = self._field_out(structure, field)
+        moves = _renumber(structure.fields_in(int(field.section_id), without=field))
+        self._commit(moves=moves, deletes=[field])
+        return answer
+
+    # --- rules ------------------------------------------------------------------------------
+
+    def _check_section_name(
+        self, structure: Structure, name: str, section: Any, submitted: Any
+    ) -> None:
+        for other in structure.sections.values():
+            if other is not section and other.name.casefold() == name.casefold():
+                raise ValidationFailed.one(
+                    "name", name, "another section already has this name", submitted
+                )
+
+    def _check_field_name(
+        self, structure: Structure, body: FieldBody, field: Any, submitted: Any
+    ) -> None:
+        for other in structure.fields_in(body.section_id, without=field):
+            if other.name.casefold() == body.name.casefold():
+                raise ValidationFailed.one(
+                    "name", body.name, "another field of this section has this name", submitted
+                )
+
+    def _body_section(self, structure: Structure, section_id: int, submitted: Any) -> Any:
+        section = structure.sections.get(section_id)
+        if section is None:
+            raise ValidationFailed.one(
+                "sectionId", section_id, "no profile section has this id", submitted
+            )
+        return section
+
+    def _check_parent(
+        self, structure: Structure, field_id: str, body: FieldBody, submitted: Any
+    ) -> None:
+        parent_id, selected = body.parent_id, body.parent_selected_value_id
+        if parent_id is None:
+            if selected is not None:
+                raise ValidationFailed.one(
+                    "parentSelectedValueId", selected, "needs a parentId", submitted
+                )
+            return
+        parent = structure.fields.get(parent_id)
+        if parent is None:
+            raise ValidationFailed.one("parentId", parent_id, "no field has this id", submitted)
+        if FieldType(int(parent.type_id)) not in PARENT_TYPES:
+            raise ValidationFailed.one(
+                "parentId",
+                parent_id,
+                "only a DropDownList, CheckBoxList or RadioButtonList field can be a parent",
+                submitted,
+            )
+        ancestor = parent
+        while ancestor is not None:
+            if ancestor.field_id == field_id:
+                raise ValidationFailed.one(
+                    "parentId", parent_id, "a field cannot be its own ancestor", submitted
+                )
+            ancestor = structure.fields.get(ancestor.parent_id) if ancestor.parent_id else None
+        if selected is None:
+            raise ValidationFailed.one(
+                "parentSelectedValueId", "", "is needed with a parentId", submitted
+            )
+        if selected not in _option_keys(parent):
+            raise ValidationFailed.one(
+                "parentSelectedValueId",
+                selected,
+                "is not the key of one of the parent's options",
+                submitted,
+            )
+
+    def _check_children(
+        self,
+        structure: Structure,
+        field: Any,
+        field_type: FieldType,
+        data: dict[str, Any],
+        submitted: Any,
+    ) -> None:
+        children = structure.children_of(field.field_id)
+        if not children:
+            return
+        if field_type not in PARENT_TYPES:
+            raise Conflict(
+                "typeId",
+                int(field_type),
+                "The field is a parent: it must stay a DropDownList, CheckBoxList or "
+                "RadioButtonList while other fields depend on it.",
+            )
+        keys = {o["key"] for o in data.get("options", [])}
+        missing = [c.name for c in children if c.parent_selected_value_id not in keys]
+        if missing:
+            raise Conflict(
+                "data.options",
+                "",
+                f"An option that {', '.join(missing)} depend on would be removed.",
+            )
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def _load(self) -> Structure:
+        return Structure(self.repository.load())
+
+    def _commit(self, **changes: Any) -> None:
+        from chalicelib.store.profile import StaleStructure
+
+        try:
+            self.repository.commit(**changes)
+        except StaleStructure:
+            raise Conflict(
+                "profile",
+                "",
+                "The profile structure changed while this request ran: reload it and try again.",
+            ) from None
+
+    def _section(self, structure: Structure, section_id: int) -> Any:
+        section = structure.sections.get(section_id)
+        if section is None:
+            raise NotFound("sectionId", section_id, "profile section")
+        return section
+
+    def _field(self, structure: Structure, field_id: str) -> Any:
+        field = structure.fields.get(field_id)
+        if field is None:
+            raise NotFound("fieldId", field_id, "profile field")
+        return field
+
+    def _section_out(self, section: Any) -> SectionOut:
+        visibility = int(section.default_visibility_id)
+        return SectionOut(
+            id=int(section.section_id),
+            name=section.name,
+            position=int(section.position),
+            default_visibility_id=visibility,
+            default_visibility_name=VISIBILITY_NAMES.get(visibility, ""),
+        )
+
+    def _field_out(self, structure: Structure, field: Any) -> FieldOut:
+        section = structure.sections.get(int(field.section_id))
+        parent = structure.fields.get(field.parent_id) if field.parent_id else None
+        selected = field.parent_selected_value_id or ""
+        return FieldOut(
+            id=field.field_id,
+            name=field.name,
+            type_id=int(field.type_id),
+            type_name=FieldType(int(field.type_id)).name,
+            position=int(field.position),
+            section_id=int(field.section_id),
+            section_name=section.name if section else "",
+            parent_id=field.parent_id or "",
+            parent_name=parent.name if parent else "",
+            parent_selected_value_id=selected,
+            parent_selected_value_name=_option_keys(parent).get(selected, "") if parent else "",
+            data=field.data or {},
+        )
+
+    def _mandatory(self, key: str, name: str) -> FieldOut:
+        return FieldOut(
+            id=_guid_for(f"mandatory:{key}"),
+            name=name,
+            type_id=int(FieldType.TextBox),
+            type_name=FieldType.TextBox.name,
+            position=0,
+            section_id=0,
+            section_name="",
+            data={},
+        )
+
+
+# --- request parsing and `data` ------------------------------------------------------------------
+
+
+def parse_field(body: dict[str, Any], submitted: Any) -> FieldBody:
+    """The body checked field by field, then `data` against the model of its `typeId`."""
+    from chalicelib.envelope import validation_failed
+
+    try:
+        head = FieldBody.model_validate(body)
+        return field_body_model(head.type_id).model_validate(body)
+    except ValidationError as error:
+        failed = validation_failed(error, body)
+        failed.submitted = submitted
+        raise failed from None
+
+
+def _merge(field: Any, raw: dict[str, Any], update: FieldUpdate) -> tuple[dict[str, Any], set[str]]:
+    """The stored field as a request, with what the update sent laid over it."""
+    stored: dict[str, Any] = {
+        "sectionId": int(field.section_id),
+        "name": field.name,
+        "typeId": int(field.type_id),
+        "parentId": field.parent_id,
+        "parentSelectedValueId": field.parent_selected_value_id,
+        "data": field.data or {},
+    }
+    sent: dict[str, Any] = {}
+    for name in update.model_fields_set:
+        alias = FieldUpdate.model_fields[name].alias or name
+        sent[alias] = raw[alias] if alias in raw else raw.get(name)
+    merged = {**stored, **{k: v for k, v in sent.items() if k != "data"}}
+    if "parentId" in sent and update.parent_id is None and "parentSelectedValueId" not in sent:
+        # Removing the parent removes the value it was waiting for.
+        merged["parentSelectedValueId"] = None
+    same_type = update.type_id is None or int(update.type_id) == int(field.type_id)
+    sent_data = _camel_keys(update.type_id or FieldType(int(field.type_id)), sent.get("data"))
+    if same_type:
+        merged["data"] = {**stored["data"], **sent_data}
+    else:
+        # Another type's settings do not carry over: the new type starts from what was sent.
+        merged["data"] = sent_data
+    return merged, set(sent_data)
+
+
+def _camel_keys(field_type: FieldType, data: Any) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        return {}
+    names = DATA_MODELS[field_type].model_fields
+    return {(names[k].alias or k) if k in names else k: v for k, v in data.items()}
+
+
+def settle_data(
+    field_type: FieldType, data: FieldData, *, sent_keys: set[str], raw: Any
+) -> dict[str, Any]:
+    """`data` as stored and answered: option keys and positions, the list default as an option,
+    the country list, sanitised HTML."""
+    settled = data.model_dump(mode="json", by_alias=True)
+    if "options" in type(data).model_fields:
+        options = _settle_options(field_type, data.options, raw)
+        if field_type is FieldType.CountryDropDownList and not options:
+            options = [
+                Option(key=key, value=name, position=number)
+                for number, (key, name) in enumerate(country_options(), start=1)
+            ]
+        settled["options"] = [o.model_dump(by_alias=True) for o in options]
+        if field_type in OPTION_DEFAULT_TYPES:
+            default = _settle_default(data.default_value, options, "defaultValue" in sent_keys, raw)
+            settled["defaultValue"] = default.model_dump(by_alias=True) if default else None
+    if field_type is FieldType.HTMLBox:
+        from chalicelib.sanitize import clean_html
+
+        settled["defaultValue"] = clean_html(settled["defaultValue"])
+    return settled
+
+
+def _settle_options(field_type: FieldType, sent: list[OptionIn], raw: Any) -> list[Option]:
+    # Autocomplete keys are free strings (the spec's sample); the other lists key by GUID.
+    free_keys = field_type is FieldType.AutoCompleteTextBox
+    keys: set[str] = set()
+    values: set[str] = set()
+    keyed: list[tuple[int, int, str, str]] = []
+    for index, option in enumerate(sent):
+        key = (option.key or "").strip()
+        if not key:
+            key = str(uuid.uuid4())
+        elif not free_keys:
+            try:
+                key = str(uuid.UUID(key))
+            except ValueError:
+                raise ValidationFailed.one(
+                    f"data.options.{index}.key", option.key, "must be a GUID", raw
+                ) from None
+        if key in keys:
+            raise ValidationFailed.one(
+                f"data.options.{index}.key", key, "is the key of another option too", raw
+            )
+        if option.value.casefold() in values:
+            raise ValidationFailed.one(
+                f"data.options.{index}.value",
+                option.value,
+                "is the value of another option too",
+                raw,
+            )
+        keys.add(key)
+        values.add(option.value.casefold())
+        order = option.position if option.position is not None else index + 1
+        keyed.append((order, index, key, option.value))
+    keyed.sort()
+    return [
+        Option(key=key, value=value, position=number)
+        for number, (_order, _index, key, value) in enumerate(keyed, start=1)
+    ]
+
+
+def _settle_default(value: Any, options: list[Option], was_sent: bool, raw: Any) -> Option | None:
+    """A list's default names one of its options: by key, by value, or as an option object."""
+    if value is None or value is False or value == "" or value == {}:
+        return None
+    if value is True:
+        raise ValidationFailed.one(
+            "data.defaultValue", value, "name the default option by its key or value", raw
+        )
+    wanted: list[str] = []
+    if isinstance(value, str):
+        wanted = [value.strip()]
+    elif isinstance(value, dict):
+        wanted = [str(value[k]).strip() for k in ("key", "value") if value.get(k) is not None]
+    for text in wanted:
+        for option in options:
+            if option.key == text.lower() or option.key == text:
+                return option
+        for option in options:
+            if option.value.casefold() == text.casefold():
+                return option
+    if not was_sent:
+        # The stored default's option was removed by this update: the list has no default now.
+        return None
+    raise ValidationFailed.one("data.defaultValue", value, "is not one of the options", raw)

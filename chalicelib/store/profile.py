@@ -1,0 +1,110 @@
+"""The profile structure: its sections and fields, as items of one partition.
+
+The structure is small administration data read whole (GET /profile is one Query of one key) and
+changed a few records at a time: a write moves its neighbours' positions in the same transaction,
+and every item carries a version, so two administrators editing at once cannot interleave (the
+later transaction fails and is answered 409).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pynamodb.attributes import (
+    JSONAttribute,
+    NumberAttribute,
+    UnicodeAttribute,
+    VersionAttribute,
+)
+from pynamodb.exceptions import TransactWriteError
+from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
+
+from chalicelib.store.base import register, table_meta
+
+STRUCTURE = "profile"
+SECTION_COUNTER = "profileSections"
+# DynamoDB's limit of items in one transaction.
+TRANSACTION_ITEMS = 100
+
+
+@register
+class ProfileItemRecord(Model):
+    """A section (`kind` "section", `section_id` its id) or a field (`kind` "field")."""
+
+    Meta = table_meta("profile")
+
+    structure = UnicodeAttribute(hash_key=True)
+    # "section#<id, zero-padded>" or "field#<guid>".
+    item_key = UnicodeAttribute(range_key=True)
+    kind = UnicodeAttribute()
+    name = UnicodeAttribute()
+    position = NumberAttribute()
+    section_id = NumberAttribute()
+    default_visibility_id = NumberAttribute(null=True)
+    field_id = UnicodeAttribute(null=True)
+    type_id = NumberAttribute(null=True)
+    parent_id = UnicodeAttribute(null=True)
+    parent_selected_value_id = UnicodeAttribute(null=True)
+    data = JSONAttribute(null=True)
+    version = VersionAttribute()
+
+
+class StaleStructure(Exception):
+    """The structure changed between our read and our write."""
+
+
+class ProfileRepository:
+    def load(self) -> list[ProfileItemRecord]:
+        """Every section and field: one Query (DynamoDB pages it past 1 MB)."""
+        return list(ProfileItemRecord.query(STRUCTURE))
+
+    def next_section_id(self) -> int:
+        from chalicelib.store.counters import CounterRepository
+
+        return CounterRepository().next_value(SECTION_COUNTER)
+
+    def new_section(self, section_id: int, **values: Any) -> ProfileItemRecord:
+        return ProfileItemRecord(
+            STRUCTURE, f"section#{section_id:010d}", kind="section", section_id=section_id, **values
+        )
+
+    def new_field(self, field_id: str, **values: Any) -> ProfileItemRecord:
+        return ProfileItemRecord(
+            STRUCTURE, f"field#{field_id}", kind="field", field_id=field_id, **values
+        )
+
+    def commit(
+        self,
+        saves: Iterable[ProfileItemRecord] = (),
+        moves: Iterable[ProfileItemRecord] = (),
+        deletes: Iterable[ProfileItemRecord] = (),
+    ) -> None:
+        """Write records whole (`saves`), their new `position` only (`moves`), and deletions.
+
+        One transaction, each item conditioned on the version read; past DynamoDB's 100 items
+        (a section with more than 99 fields to shift) it goes on in further transactions.
+        """
+        operations: list[tuple[str, ProfileItemRecord]] = [
+            *(("save", r) for r in saves),
+            *(("move", r) for r in moves),
+            *(("delete", r) for r in deletes),
+        ]
+        connection = ProfileItemRecord._get_connection().connection
+        for start in range(0, len(operations), TRANSACTION_ITEMS):
+            try:
+                with TransactWrite(connection=connection) as transaction:
+                    for operation, record in operations[start : start + TRANSACTION_ITEMS]:
+                        if operation == "save":
+                            transaction.save(record)
+                        elif operation == "move":
+                            transaction.update(
+                                record, actions=[ProfileItemRecord.position.set(record.position)]
+                            )
+                        else:
+                            transaction.delete(record)
+            except TransactWriteError as error:
+                if error.cause_response_code == "TransactionCanceledException":
+                    raise StaleStructure() from error
+                raise
