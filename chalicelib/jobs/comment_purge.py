@@ -1,10 +1,30 @@
-"""The monthly purge of comments deleted more than a calendar month ago (issue 5)."""
+"""The monthly purge of comments deleted more than a calendar month ago (CONTRACT §8).
+
+`app.py`'s schedule, `python -m chalicelib.cli purge-comments` and the tests call this function.
+"""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from chalicelib.jobs.base import Deadline
+from chalicelib.logs import get_logger
+
+log = get_logger("jobs.comment_purge")
 
 
-def purge_old_deleted_comments(deadline: Deadline) -> int:
-    """Purge across every group; answers the number purged. Filled in by the moderation issue."""
-    return 0
+def purge_old_deleted_comments(
+    deadline: Deadline, *, now: datetime | None = None, batch_size: int | None = None
+) -> int:
+    """Purge across every group; answers the number purged.
+
+    Stops once `deadline` expires (after at least one batch) and leaves the rest, oldest first, for
+    the next run. `now` fixes the clock (tests); `batch_size` the comments handled per Query.
+    """
+    from chalicelib.envelope import utc_now
+    from chalicelib.services.comments import BATCH_SIZE, CommentService
+
+    service = CommentService.default(clock=(lambda: now) if now is not None else utc_now)
+    count = service.purge_old_deleted(deadline, batch_size=batch_size or BATCH_SIZE)
+    log.info("purged deleted comments", extra={"count": count})
+    return count

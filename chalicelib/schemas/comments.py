@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
+
+from pydantic import model_serializer
 
 from chalicelib.schemas.common import ApiModel, PostRef, Record, UserRef, UtcDateTime
 
@@ -31,6 +33,14 @@ class CommentOut(Record):
     spam_reports: int = 0
     # Only in `commentSpamReport` records.
     reports: list[SpamReportOut] | None = None
+
+    # Unannotated return: the OpenAPI schema stays the model's own rather than a bare object.
+    @model_serializer(mode="wrap")
+    def _reports_only_in_spam_records(self, serialize: Any):
+        data = serialize(self)
+        if self.type != "commentSpamReport":
+            data.pop("reports", None)
+        return data
 
 
 class CommentPage(Record):

@@ -1,11 +1,40 @@
-"""Comments: how a page of comment records becomes the spec's records."""
+"""Comments: how comment records become the spec's records, and their moderation (spec "Post
+comment moderation"; CONTRACT §7 for the lists, §8 for the rules).
+
+Every change is a conditional write on the version that was read: when two moderators act at once,
+the later write fails, the comment is read again and the rule is decided anew on what is stored
+(an undelete racing a purge answers 404 or 409, never a half-restored comment).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import calendar
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Protocol
 
-from chalicelib.schemas.comments import CommentOut, SpamReportOut
+from chalicelib.envelope import utc_now
+from chalicelib.errors import Conflict, NotFound, ValidationFailed
+from chalicelib.schemas.comments import CommentOut, CommentPage, SpamReportOut
+from chalicelib.schemas.common import IntPageQuery, Result
+from chalicelib.services.groups import GroupService
 from chalicelib.services.links import comment_url, post_ref, user_ref
+
+# How many comments a bulk operation reads (and then writes) at a time.
+BATCH_SIZE = 100
+# A comment that keeps changing under us is given up after this many attempts.
+MAX_ATTEMPTS = 5
+
+
+class Deadline(Protocol):
+    def expired(self) -> bool: ...
+
+
+def one_month_before(moment: datetime) -> datetime:
+    """The same time one calendar month earlier; the day is clamped (Mar 31 → Feb 28 or 29)."""
+    year, month = (moment.year - 1, 12) if moment.month == 1 else (moment.year, moment.month - 1)
+    day = min(moment.day, calendar.monthrange(year, month)[1])
+    return moment.replace(year=year, month=month, day=day)
 
 
 class CommentPresenter:
@@ -72,4 +101,258 @@ class CommentPresenter:
             ]
             if spam
             else None,
+        )
+
+
+def _state(record: Any) -> str:
+    if record.is_deleted:
+        return "deleted"
+    return "approved" if record.is_approved else "unapproved"
+
+
+def _unknown_offset(
+    offset: Any, why: str = "no comment of this group has this id"
+) -> ValidationFailed:
+    return ValidationFailed.one("offset", offset, why)
+
+
+class CommentService:
+    """Moderation of a group's comments. `clock` answers "now" (injected by tests and the job)."""
+
+    def __init__(
+        self,
+        comments: Any,
+        groups: Any,
+        presenter: CommentPresenter,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.comments = comments
+        self.groups = GroupService(groups)
+        self.presenter = presenter
+        self.clock = clock
+
+    @classmethod
+    def default(cls, clock: Callable[[], datetime] = utc_now) -> CommentService:
+        from chalicelib.store.comments import CommentRepository
+        from chalicelib.store.groups import GroupRepository
+
+        return cls(CommentRepository(), GroupRepository(), CommentPresenter.default(), clock)
+
+    # --- finding -------------------------------------------------------------------------------
+
+    def find(self, comment_id: int) -> Any:
+        record = self.comments.get(comment_id)
+        if record is None:
+            raise NotFound("commentId", comment_id, "comment")
+        return record
+
+    def group_of(self, record: Any) -> Any:
+        """The group whose moderators may act on the comment."""
+        return self.groups.get(record.group_id, key="commentId")
+
+    # --- lists ---------------------------------------------------------------------------------
+
+    def deleted_page(self, group: Any, query: IntPageQuery) -> CommentPage:
+        after = self._offset_item(group, query)
+        if after is not None and after.deleted_list_position is None:
+            raise _unknown_offset(query.offset, "this comment has never been in the deleted list")
+        records = self.comments.deleted_page(
+            group.id, limit=query.page_size, after=after, text=query.search
+        )
+        return self._page(records, query)
+
+    def unapproved_page(self, group: Any, query: IntPageQuery) -> CommentPage:
+        # Every comment of the group has a place in this order (its creation time).
+        after = self._offset_item(group, query)
+        records = self.comments.unapproved_page(
+            group.id, limit=query.page_size, after=after, text=query.search
+        )
+        return self._page(records, query)
+
+    def spam_report_page(self, group: Any, query: IntPageQuery) -> CommentPage:
+        after = self._offset_item(group, query)
+        if after is not None and after.last_reported_on is None:
+            raise _unknown_offset(query.offset, "this comment has never been reported")
+        records = self.comments.reported_page(
+            group.id, limit=query.page_size, after=after, text=query.search
+        )
+        return self._page(records, query, as_spam_report=True)
+
+    def _offset_item(self, group: Any, query: IntPageQuery) -> Any:
+        if not query.offset:
+            return None
+        after = self.comments.get(query.offset)
+        if after is None or after.group_id != group.id:
+            raise _unknown_offset(query.offset)
+        return after
+
+    def _page(
+        self, records: list[Any], query: IntPageQuery, *, as_spam_report: bool = False
+    ) -> CommentPage:
+        return CommentPage(
+            offset=int(records[-1].id) if records else query.offset,
+            comments=self.presenter.present(records, as_spam_report=as_spam_report),
+        )
+
+    # --- one comment ---------------------------------------------------------------------------
+
+    def delete(self, record: Any, by_user_id: str) -> CommentOut:
+        """Any comment → deleted; a comment already deleted is answered as it is."""
+        now = self.clock()
+
+        def mark_deleted(comment: Any) -> bool:
+            if comment.is_deleted:
+                return False
+            comment.deleted_on = now
+            comment.deleted_by_id = by_user_id
+            return True
+
+        record, _ = self._change(record, mark_deleted)
+        return self.presenter.present_one(record)
+
+    def undelete(self, record: Any) -> CommentOut:
+        """Deleted → restored, approved or not as it was before; anything else is a 409."""
+
+        def restore(comment: Any) -> bool:
+            self._require_deleted(comment, "undeleted")
+            comment.deleted_on = None
+            comment.deleted_by_id = None
+            return True
+
+        record, _ = self._change(record, restore)
+        return self.presenter.present_one(record)
+
+    def approve(self, record: Any) -> CommentOut:
+        """Unapproved → approved (deleted or not); an approved comment is answered as it is."""
+        now = self.clock()
+
+        def approve(comment: Any) -> bool:
+            if comment.is_approved:
+                return False
+            comment.is_approved = True
+            comment.approved_on = now
+            return True
+
+        record, _ = self._change(record, approve)
+        return self.presenter.present_one(record)
+
+    def delete_spam_reports(self, record: Any) -> CommentOut:
+        def clear(comment: Any) -> bool:
+            if not comment.spam_reports:
+                return False
+            comment.spam_reports = []
+            return True
+
+        record, _ = self._change(record, clear)
+        return self.presenter.present_one(record, as_spam_report=True)
+
+    def purge(self, record: Any) -> CommentOut:
+        """Deleted → gone for good, however recently deleted (the month rule is for bulk purges)."""
+        for _ in range(MAX_ATTEMPTS):
+            self._require_deleted(record, "purged")
+            # Presented first: afterwards there is nothing left to read.
+            purged = self.presenter.present_one(record)
+            if self.comments.purge_if_unchanged(record):
+                return purged
+            record = self.find(int(record.id))
+        raise self._still_changing(record)
+
+    # --- bulk ----------------------------------------------------------------------------------
+
+    def purge_deleted_in_group(self, group: Any, deadline: Deadline) -> Result:
+        """Purge the group's comments deleted at least one calendar month ago."""
+        cutoff = one_month_before(self.clock())
+        count = self._purge_batches(
+            lambda after, limit: self.comments.deleted_before_in_group(
+                group.id, cutoff, limit=limit, after=after
+            ),
+            cutoff,
+            deadline,
+            BATCH_SIZE,
+        )
+        return Result(count=count)
+
+    def purge_old_deleted(self, deadline: Deadline, batch_size: int = BATCH_SIZE) -> int:
+        """The monthly purge: the same rule over every group, oldest deletions first."""
+        cutoff = one_month_before(self.clock())
+        return self._purge_batches(
+            lambda after, limit: self.comments.deleted_before(cutoff, limit=limit, after=after),
+            cutoff,
+            deadline,
+            batch_size,
+        )
+
+    def delete_unapproved_in_group(
+        self, group: Any, by_user_id: str, deadline: Deadline, batch_size: int = BATCH_SIZE
+    ) -> Result:
+        """Move every live unapproved comment of the group to deleted (undeletable, purgeable)."""
+        now = self.clock()
+
+        def mark_deleted(comment: Any) -> bool:
+            # Approved or deleted by someone else in the meantime: no longer ours to delete.
+            if comment.is_deleted or comment.is_approved:
+                return False
+            comment.deleted_on = now
+            comment.deleted_by_id = by_user_id
+            return True
+
+        count, after = 0, None
+        while True:
+            batch = self.comments.unapproved_page(
+                group.id, limit=batch_size, after=after, newest_first=False
+            )
+            for record in batch:
+                _, changed = self._change(record, mark_deleted)
+                count += changed
+            # At least one batch per call, so every call makes progress; then stop in time.
+            if len(batch) < batch_size or deadline.expired():
+                return Result(count=count)
+            after = batch[-1]
+
+    def _purge_batches(
+        self,
+        candidates: Callable[[Any, int], list[Any]],
+        cutoff: datetime,
+        deadline: Deadline,
+        batch_size: int,
+    ) -> int:
+        count, after = 0, None
+        while True:
+            batch = candidates(after, batch_size)
+            for candidate in batch:
+                # Conditional on the stored state: a comment undeleted (or deleted again) since
+                # the Query read it is left alone.
+                count += self.comments.purge_if_deleted_before(int(candidate.id), cutoff)
+            # At least one batch per run, so every run makes progress; the next run goes on from
+            # the oldest comment left.
+            if len(batch) < batch_size or deadline.expired():
+                return count
+            after = batch[-1]
+
+    # --- the write loop ------------------------------------------------------------------------
+
+    def _change(self, record: Any, apply: Callable[[Any], bool]) -> tuple[Any, bool]:
+        """Apply a rule to the comment and write it if nobody changed it since it was read;
+        otherwise read it again and decide again. `apply` answers False when there is nothing
+        to change, and raises when the rule forbids the change."""
+        for _ in range(MAX_ATTEMPTS):
+            was_deleted = record.is_deleted
+            if not apply(record):
+                return record, False
+            if self.comments.replace_if_unchanged(record, was_deleted=was_deleted):
+                return record, True
+            record = self.find(int(record.id))
+        raise self._still_changing(record)
+
+    @staticmethod
+    def _require_deleted(record: Any, action: str) -> None:
+        if not record.is_deleted:
+            raise Conflict(
+                "state", _state(record), f"Only a deleted comment can be {action}; this one is not."
+            )
+
+    @staticmethod
+    def _still_changing(record: Any) -> Conflict:
+        return Conflict(
+            "state", _state(record), "The comment kept changing while this ran; try again."
         )

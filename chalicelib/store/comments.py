@@ -8,6 +8,9 @@ Writes are guarded by `version` (optimistic locking), so two moderators cannot o
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from pynamodb.attributes import (
     BooleanAttribute,
     ListAttribute,
@@ -16,6 +19,7 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     VersionAttribute,
 )
+from pynamodb.exceptions import DeleteError, PutError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 
@@ -86,6 +90,9 @@ class CommentRecord(Model):
     is_anonymous = BooleanAttribute(default=False)
     deleted_on = UtcAttribute(null=True)
     deleted_by_id = UnicodeAttribute(null=True)
+    # When it was last deleted, kept after an undelete: an `offset` naming a comment that has left
+    # the deleted list since still continues from its place there (CONTRACT §7).
+    last_deleted_on = UtcAttribute(null=True)
     spam_reports = ListAttribute(of=SpamReport, default=list)
     # Where the mail that created it came from, when it did (mail-in idempotency).
     source = UnicodeAttribute(default="fixture")
@@ -112,15 +119,26 @@ class CommentRecord(Model):
     def is_deleted(self) -> bool:
         return self.deleted_on is not None
 
+    @property
+    def deleted_list_position(self) -> datetime | None:
+        """Its place in the deleted list, now or when it was last there."""
+        return self.deleted_on or self.last_deleted_on
+
     def refresh_index_keys(self) -> None:
         live = self.deleted_on is None
         self.visible_post_id = self.post_id if live and self.is_approved else None
         self.unapproved_group_id = self.group_id if live and not self.is_approved else None
         self.deleted_group_id = None if live else self.group_id
         self.purge_bucket = None if live else PURGE_BUCKET
+        if self.deleted_on is not None:
+            self.last_deleted_on = self.deleted_on
         reports = list(self.spam_reports or [])
-        self.reported_group_id = self.group_id if reports else None
-        self.last_reported_on = max((r.created_on for r in reports), default=None)
+        # A deleted comment needs no more moderation: it leaves the spam-report list (and comes
+        # back, reports and all, when undeleted).
+        self.reported_group_id = self.group_id if live and reports else None
+        # Without reports the last position is kept, for `offset` continuation (CONTRACT §7).
+        if reports:
+            self.last_reported_on = max(r.created_on for r in reports)
 
 
 class CommentRepository:
@@ -134,6 +152,17 @@ class CommentRepository:
         record.refresh_index_keys()
         record.save(condition=CommentRecord.id.does_not_exist() if only_if_new else None)
         return record
+
+    def insert(self, **values: Any) -> bool:
+        """Store a new comment; False when one with this id exists already (conditional put)."""
+        record = CommentRecord(**values)
+        try:
+            self.save(record, only_if_new=True)
+        except PutError as error:
+            if error.cause_response_code == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
 
     def visible_page(
         self, post_id: str, *, limit: int, after: CommentRecord | None
@@ -150,3 +179,144 @@ class CommentRepository:
 
     def count_visible(self, post_id: str) -> int:
         return CommentRecord.visible_by_post.count(post_id)
+
+    # --- moderation lists: one Query each, continuing after `after`'s place in the list ---------
+
+    def deleted_page(
+        self, group_id: str, *, limit: int, after: CommentRecord | None, text: str | None
+    ) -> list[CommentRecord]:
+        """Deleted comments of a group, newest deletion first."""
+        start = None
+        if after is not None:
+            start = index_start_key(
+                after,
+                CommentRecord.deleted_by_group,
+                {"deleted_group_id": group_id, "deleted_on": after.deleted_list_position},
+            )
+        return query_page(
+            CommentRecord.deleted_by_group,
+            group_id,
+            limit=limit,
+            forward=False,
+            start_key=start,
+            filter_condition=_matching(text),
+        )
+
+    def unapproved_page(
+        self,
+        group_id: str,
+        *,
+        limit: int,
+        after: CommentRecord | None,
+        text: str | None = None,
+        newest_first: bool = True,
+    ) -> list[CommentRecord]:
+        """Live comments of a group awaiting approval, by creation time."""
+        start = None
+        if after is not None:
+            start = index_start_key(
+                after, CommentRecord.unapproved_by_group, {"unapproved_group_id": group_id}
+            )
+        return query_page(
+            CommentRecord.unapproved_by_group,
+            group_id,
+            limit=limit,
+            forward=not newest_first,
+            start_key=start,
+            filter_condition=_matching(text),
+        )
+
+    def reported_page(
+        self, group_id: str, *, limit: int, after: CommentRecord | None, text: str | None
+    ) -> list[CommentRecord]:
+        """Live comments of a group with spam reports, newest report first."""
+        start = None
+        if after is not None:
+            start = index_start_key(
+                after, CommentRecord.reported_by_group, {"reported_group_id": group_id}
+            )
+        return query_page(
+            CommentRecord.reported_by_group,
+            group_id,
+            limit=limit,
+            forward=False,
+            start_key=start,
+            filter_condition=_matching(text),
+        )
+
+    # --- purge candidates: only comments deleted at or before the cutoff are read ---------------
+
+    def deleted_before_in_group(
+        self, group_id: str, cutoff: datetime, *, limit: int, after: CommentRecord | None
+    ) -> list[CommentRecord]:
+        return query_page(
+            CommentRecord.deleted_by_group,
+            group_id,
+            limit=limit,
+            forward=True,
+            start_key=index_start_key(after, CommentRecord.deleted_by_group) if after else None,
+            range_key_condition=CommentRecord.deleted_on <= cutoff,
+        )
+
+    def deleted_before(
+        self, cutoff: datetime, *, limit: int, after: CommentRecord | None
+    ) -> list[CommentRecord]:
+        """Keys of comments of every group deleted at or before `cutoff`, oldest first."""
+        return query_page(
+            CommentRecord.purge_index,
+            PURGE_BUCKET,
+            limit=limit,
+            forward=True,
+            start_key=index_start_key(after, CommentRecord.purge_index) if after else None,
+            range_key_condition=CommentRecord.deleted_on <= cutoff,
+        )
+
+    # --- conditional writes: False when the stored comment is no longer the one that was read ---
+
+    def replace_if_unchanged(self, record: CommentRecord, *, was_deleted: bool) -> bool:
+        """Write `record` if the stored item is still the version read (and as deleted as it was)."""
+        record.refresh_index_keys()
+        state = (
+            CommentRecord.deleted_on.exists()
+            if was_deleted
+            else CommentRecord.deleted_on.does_not_exist()
+        )
+        try:
+            record.save(condition=state)  # PynamoDB adds `version = <version read>`
+        except PutError as error:
+            if _condition_failed(error):
+                return False
+            raise
+        return True
+
+    def purge_if_unchanged(self, record: CommentRecord) -> bool:
+        """Remove a deleted comment (and its embedded reports) if nobody changed it since read."""
+        try:
+            record.delete(condition=CommentRecord.deleted_on.exists())
+        except DeleteError as error:
+            if _condition_failed(error):
+                return False
+            raise
+        return True
+
+    def purge_if_deleted_before(self, comment_id: int, cutoff: datetime) -> bool:
+        """Remove a comment that is (still) deleted at or before `cutoff`: one that was undeleted,
+        or deleted again since, in the meantime is left alone."""
+        try:
+            CommentRecord(id=comment_id).delete(
+                condition=CommentRecord.deleted_on <= cutoff, add_version_condition=False
+            )
+        except DeleteError as error:
+            if _condition_failed(error):
+                return False
+            raise
+        return True
+
+
+def _matching(text: str | None):
+    # `search_text` is stored lower-cased: DynamoDB's `contains` is case-sensitive.
+    return CommentRecord.search_text.contains(text) if text else None
+
+
+def _condition_failed(error: PutError | DeleteError) -> bool:
+    return error.cause_response_code == "ConditionalCheckFailedException"

@@ -1,0 +1,146 @@
+"""The purge of comments deleted more than a calendar month ago: per group and the monthly job
+(CONTRACT §8), with an injected clock."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from chalicelib.jobs.base import Deadline
+from chalicelib.jobs.comment_purge import purge_old_deleted_comments
+from chalicelib.services.comments import one_month_before
+
+NOW = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
+
+
+def at(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+@pytest.fixture
+def garden(community):
+    c = community
+    c.garden = c.group("garden")
+    c.other = c.group("other")
+    c.moderator = c.user("garden-moderator", {c.garden: "moderator", c.other: "moderator"})
+    c.post_id = c.post(c.garden, c.moderator)
+    c.other_post = c.post(c.other, c.moderator)
+    return c
+
+
+def deleted_comment(c, deleted_on: datetime, post_id: str | None = None) -> int:
+    return c.comment(
+        post_id or c.post_id, c.moderator, deletedOn=at(deleted_on), deletedById=c.moderator
+    )
+
+
+def remaining(comment_ids) -> list[int]:
+    from chalicelib.store.comments import CommentRepository
+
+    repository = CommentRepository()
+    return [i for i in comment_ids if repository.get(i) is not None]
+
+
+def expired_deadline() -> Deadline:
+    return Deadline(lambda: 0)
+
+
+@pytest.mark.parametrize(
+    ("now", "expected"),
+    [
+        (datetime(2026, 11, 21, 10, 0, tzinfo=UTC), datetime(2026, 10, 21, 10, 0, tzinfo=UTC)),
+        (datetime(2026, 3, 31, 8, 30, tzinfo=UTC), datetime(2026, 2, 28, 8, 30, tzinfo=UTC)),
+        (datetime(2028, 3, 31, 8, 30, tzinfo=UTC), datetime(2028, 2, 29, 8, 30, tzinfo=UTC)),
+        (datetime(2027, 1, 15, 0, 0, tzinfo=UTC), datetime(2026, 12, 15, 0, 0, tzinfo=UTC)),
+    ],
+)
+def test_one_calendar_month_before_clamps_the_day(now, expected):
+    assert one_month_before(now) == expected
+
+
+def test_monthly_purge_takes_comments_deleted_a_month_ago_or_more_in_every_group(garden):
+    month_ago = one_month_before(NOW)
+    stays = deleted_comment(garden, month_ago + timedelta(minutes=1))
+    boundary = deleted_comment(garden, month_ago)
+    goes = deleted_comment(garden, month_ago - timedelta(minutes=1))
+    other_group = deleted_comment(garden, month_ago - timedelta(days=40), garden.other_post)
+    live = garden.comment(garden.post_id, garden.moderator)
+    garden.load()
+    assert purge_old_deleted_comments(Deadline.unbounded(), now=NOW) == 3
+    assert remaining([stays, boundary, goes, other_group, live]) == [stays, live]
+
+
+def test_group_purge_keeps_a_comment_deleted_a_month_minus_a_minute_ago(garden):
+    from chalicelib.services.comments import CommentService
+    from chalicelib.services.groups import GroupService
+
+    month_ago = one_month_before(NOW)
+    stays = deleted_comment(garden, month_ago + timedelta(minutes=1))
+    goes = deleted_comment(garden, month_ago - timedelta(minutes=1))
+    other_group = deleted_comment(garden, month_ago - timedelta(days=40), garden.other_post)
+    garden.load()
+    group = GroupService.default().get(garden.garden)
+    result = CommentService.default(clock=lambda: NOW).purge_deleted_in_group(
+        group, Deadline.unbounded()
+    )
+    assert result.count == 1
+    assert remaining([stays, goes, other_group]) == [stays, other_group]
+
+
+def test_an_expired_deadline_stops_after_one_batch_and_the_next_run_continues(garden):
+    old = [deleted_comment(garden, NOW - timedelta(days=60 + i)) for i in range(5)]
+    garden.load()
+    runs = [purge_old_deleted_comments(expired_deadline(), now=NOW, batch_size=2) for _ in range(4)]
+    assert runs == [2, 2, 1, 0]
+    assert remaining(old) == []
+
+
+def test_a_run_with_time_left_goes_through_every_batch(garden):
+    old = [deleted_comment(garden, NOW - timedelta(days=60 + i)) for i in range(5)]
+    garden.load()
+    assert purge_old_deleted_comments(Deadline.unbounded(), now=NOW, batch_size=2) == 5
+    assert remaining(old) == []
+
+
+def test_purge_reads_only_the_candidate_comments(garden, dynamo_counter):
+    for i in range(1000):
+        if i % 3 == 0:
+            garden.comment(garden.post_id, garden.moderator)
+        else:
+            deleted_comment(garden, NOW - timedelta(days=1, minutes=i))
+    old = [deleted_comment(garden, NOW - timedelta(days=45, minutes=i)) for i in range(7)]
+    garden.load()
+    dynamo_counter.reset()
+    assert purge_old_deleted_comments(Deadline.unbounded(), now=NOW) == 7
+    assert "Scan" not in dynamo_counter.requests
+    assert dynamo_counter.requests["Query"] == 1
+    assert dynamo_counter.items_read == 7
+    assert dynamo_counter.requests["DeleteItem"] == 7
+    assert remaining(old) == []
+
+
+def test_scheduled_function_in_app_py_purges(garden, client):
+    now = datetime.now(UTC)
+    old = deleted_comment(garden, now - timedelta(days=70))
+    recent = deleted_comment(garden, now - timedelta(days=3))
+    garden.load()
+    event = client.events.generate_cw_event(
+        source="aws.events",
+        detail_type="Scheduled Event",
+        detail={},
+        resources=["arn:aws:events:us-east-1:123456789012:rule/purge-comments"],
+    )
+    response = client.lambda_.invoke("purge-comments", event)
+    assert response.payload == 1
+    assert remaining([old, recent]) == [recent]
+
+
+def test_cli_purge_comments_runs_it_once(garden, capsys):
+    from chalicelib.cli import main
+
+    old = deleted_comment(garden, datetime.now(UTC) - timedelta(days=70))
+    garden.load()
+    assert main(["purge-comments"]) == 0
+    assert capsys.readouterr().out.strip() == "purged 1 comment(s)"
+    assert remaining([old]) == []
