@@ -6,6 +6,7 @@ from chalicelib.api.blueprints import all_blueprints
 from chalicelib.api.routing import envelope_middleware
 from chalicelib.jobs import comment_purge, mail_poll
 from chalicelib.jobs.base import Deadline
+from chalicelib.settings import get_settings
 
 app = Chalice(app_name="agora")
 app.register_middleware(envelope_middleware, "http")
@@ -13,9 +14,16 @@ for blueprint in all_blueprints():
     app.register_blueprint(blueprint)
 
 
-@app.schedule(Rate(5, unit=Rate.MINUTES), name="poll-mail")
-def poll_mail(event):
-    return mail_poll.poll_all_in_process(Deadline.from_lambda(event.context)).lines
+@app.schedule(Rate(5, unit=Rate.MINUTES), name="dispatch-mail-polls")
+def dispatch_mail_polls(event):
+    return mail_poll.dispatch()
+
+
+@app.on_sqs_message(queue=get_settings().mailbox_queue, batch_size=1, name="poll-mailbox")
+def poll_mailbox(event):
+    return mail_poll.poll_from_queue(
+        [record.body for record in event], Deadline.from_lambda(event.context)
+    )
 
 
 @app.schedule(Cron(0, 3, 1, "*", "?", "*"), name="purge-comments")

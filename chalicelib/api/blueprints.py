@@ -11,6 +11,7 @@ def all_blueprints() -> list[Any]:
     from chalicelib.api.events import events_api
     from chalicelib.api.feed import feed_api
     from chalicelib.api.group_email import group_email_api
+    from chalicelib.api.mail_log import mail_log_api
     from chalicelib.api.newsletter import newsletter_api
     from chalicelib.api.notifications import notifications_api
     from chalicelib.api.openapi import openapi_api
@@ -23,6 +24,7 @@ def all_blueprints() -> list[Any]:
     return [
         security_api,
         connectors_api,
+        mail_log_api,
         system_pages_api,
         notifications_api,
         player_api,

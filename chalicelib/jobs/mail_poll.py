@@ -1,13 +1,29 @@
-"""Mail-in (issue 4): the schedule dispatches one poll per enabled mailbox; each poll imports mail.
+"""Mail-in at scale (ARCHITECTURE "Scheduled work at scale").
 
-Until the mail-in issue lands there are no mailboxes to poll: the wiring is real, the work empty.
+- `dispatch`: the 5-minute schedule finds the enabled mailboxes through an index (no Scan) and
+  sends one SQS message per mailbox.
+- `poll_from_queue`: the SQS-triggered function polls the mailbox of each message.
+- `poll_mailbox`: one poll under a lease (a conditional write with an expiry), so overlapping
+  schedules or redelivered messages never poll one mailbox twice at once.
+- `poll_all_in_process`: the CLI and `make run` poll every enabled mailbox here, same code.
 """
 
 from __future__ import annotations
 
+import json
+import uuid
 from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
 
 from chalicelib.jobs.base import Deadline
+from chalicelib.logs import get_logger
+
+log = get_logger("mail_poll")
+
+# A poll stops starting new mail after this long, leaving the rest for the next one.
+POLL_SECONDS = 240
+LEASE_MARGIN = timedelta(seconds=60)
 
 
 @dataclass
@@ -15,6 +31,93 @@ class PollReport:
     lines: list[str] = field(default_factory=list)
 
 
-def poll_all_in_process(deadline: Deadline) -> PollReport:
+def default_source() -> Any:
+    from chalicelib.services.mail_in import MailboxDirectory
+
+    return MailboxDirectory.default()
+
+
+def poll_mailbox(
+    key: str,
+    deadline: Deadline,
+    *,
+    source: Any = None,
+    ingestor: Any = None,
+    owner: str | None = None,
+) -> str:
+    """Poll one mailbox if its lease can be taken; answers one line for the CLI and the log."""
+    from chalicelib.envelope import utc_now
+    from chalicelib.services.mail_in import MailIngestor
+    from chalicelib.store.mail import MailRepository
+
+    source = source or default_source()
+    mailbox = source.mailbox(key)
+    if mailbox is None:
+        return f"{key}: not enabled"
+    leases = MailRepository()
+    owner = owner or str(uuid.uuid4())
+    now = utc_now()
+    poll_deadline = Deadline.after_seconds(POLL_SECONDS)
+    if not leases.acquire_lease(
+        key, owner, now, now + timedelta(seconds=POLL_SECONDS) + LEASE_MARGIN
+    ):
+        return f"{key}: another worker is polling it"
+    try:
+        ingestor = ingestor or MailIngestor.default()
+        result = ingestor.poll(mailbox, lambda: deadline.expired() or poll_deadline.expired())
+        source.record_last_processed(key, utc_now())
+        line = result.line()
+    except Exception as error:
+        # A mailbox that cannot be reached (DNS, login, TLS) is logged and tried next time.
+        log.exception("mailbox poll failed", extra={"mailbox": key})
+        line = f"{key}: error: {error}"
+    finally:
+        leases.release_lease(key, owner)
+    log.info("mailbox polled", extra={"mailbox": key, "summary": line})
+    return line
+
+
+def poll_all_in_process(
+    deadline: Deadline, *, source: Any = None, ingestor: Any = None
+) -> PollReport:
     """Poll every enabled mailbox in this process (CLI, `make run`)."""
-    return PollReport()
+    source = source or default_source()
+    report = PollReport()
+    for key in source.enabled_mailbox_keys():
+        if deadline.expired():
+            report.lines.append(f"{key}: left for the next run (time is up)")
+            continue
+        report.lines.append(poll_mailbox(key, deadline, source=source, ingestor=ingestor))
+    return report
+
+
+def dispatch(*, source: Any = None) -> int:
+    """Send one SQS message per enabled mailbox; answers how many were sent."""
+    from chalicelib.aws import client
+    from chalicelib.settings import get_settings
+
+    source = source or default_source()
+    sqs = client("sqs")
+    queue_url = sqs.get_queue_url(QueueName=get_settings().mailbox_queue)["QueueUrl"]
+    keys = list(source.enabled_mailbox_keys())
+    for start in range(0, len(keys), 10):
+        batch = keys[start : start + 10]
+        response = sqs.send_message_batch(
+            QueueUrl=queue_url,
+            Entries=[
+                {"Id": str(i), "MessageBody": json.dumps({"mailbox": key})}
+                for i, key in enumerate(batch)
+            ],
+        )
+        if response.get("Failed"):
+            raise RuntimeError(f"SQS refused {len(response['Failed'])} mailbox message(s)")
+    return len(keys)
+
+
+def poll_from_queue(bodies: list[str], deadline: Deadline) -> list[str]:
+    """The SQS-triggered function: one poll per message body `{"mailbox": key}`."""
+    lines = []
+    for body in bodies:
+        key = json.loads(body)["mailbox"]
+        lines.append(poll_mailbox(key, deadline))
+    return lines

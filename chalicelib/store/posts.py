@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pynamodb.attributes import UnicodeAttribute
+from pynamodb.exceptions import PutError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 
@@ -84,6 +85,16 @@ class PostRepository:
     def save(self, record: PostRecord, *, only_if_new: bool = False) -> PostRecord:
         record.save(condition=PostRecord.id.does_not_exist() if only_if_new else None)
         return record
+
+    def insert(self, **values: Any) -> bool:
+        """Store a new post; False when one with this id exists already (conditional put)."""
+        try:
+            PostRecord(**values).save(condition=PostRecord.id.does_not_exist())
+        except PutError as error:
+            if error.cause_response_code == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
 
     def put(self, **values: Any) -> PostRecord:
         record = PostRecord(**values)

@@ -1,0 +1,40 @@
+"""The mail logs of the two connectors (CONTRACT §10)."""
+
+from __future__ import annotations
+
+from chalice import Blueprint
+
+from chalicelib.api.routing import Call, route
+from chalicelib.auth import Need
+from chalicelib.schemas.common import GuidPageQuery
+from chalicelib.schemas.mail_log import MailLogPage
+from chalicelib.services.mail_log import COMMENT_MAILBOX_KEY, MailLogService, post_mailbox_key
+
+mail_log_api = Blueprint(__name__)
+
+
+@route(
+    mail_log_api,
+    "GET",
+    "/api/v1/en_US/connector/email-to-post/{groupId}/log",
+    need=Need.GROUP_ADMIN,
+    group="groupId",
+    query=GuidPageQuery,
+    response=MailLogPage,
+)
+def email_to_post_log(call: Call) -> MailLogPage:
+    """The group's email-to-post mail log, newest first."""
+    return MailLogService.default().page(post_mailbox_key(call.group.id), call.query)
+
+
+@route(
+    mail_log_api,
+    "GET",
+    "/api/v1/en_US/connector/email-to-comment/log",
+    need=Need.ROOT_ADMIN,
+    query=GuidPageQuery,
+    response=MailLogPage,
+)
+def email_to_comment_log(call: Call) -> MailLogPage:
+    """The system-wide email-to-comment mail log, newest first."""
+    return MailLogService.default().page(COMMENT_MAILBOX_KEY, call.query)

@@ -1,0 +1,67 @@
+"""Reading the mail log of a mailbox, newest first, paged by entry id (CONTRACT §7, §10)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.schemas.common import GuidPageQuery
+from chalicelib.schemas.mail_log import MailLogEntryOut, MailLogPage
+from chalicelib.services.links import post_ref
+from chalicelib.services.posts import unknown_offset
+
+# Internal states as the API names them: an import interrupted mid-way is retried, i.e. failed
+# for now; a quarantined mail failed for good (its reason says so).
+API_STATUS = {"processing": "failed", "quarantined": "failed"}
+
+
+def post_mailbox_key(group_id: str) -> str:
+    return f"post#{group_id}"
+
+
+COMMENT_MAILBOX_KEY = "comment#system"
+
+
+class MailLogService:
+    def __init__(self, mail: Any, posts: Any, groups: Any) -> None:
+        self.mail = mail
+        self.posts = posts
+        self.groups = groups
+
+    @classmethod
+    def default(cls) -> MailLogService:
+        from chalicelib.store.groups import GroupRepository
+        from chalicelib.store.mail import MailRepository
+        from chalicelib.store.posts import PostRepository
+
+        return cls(MailRepository(), PostRepository(), GroupRepository())
+
+    def page(self, mailbox_key: str, query: GuidPageQuery) -> MailLogPage:
+        after = None
+        if query.offset:
+            after = self.mail.entry(mailbox_key, query.offset)
+            if after is None:
+                raise unknown_offset(query.offset)
+        records = self.mail.page_newest_first(mailbox_key, limit=query.page_size, after=after)
+        posts = self.posts.get_many({r.post_id for r in records if r.post_id})
+        groups = self.groups.get_many({p.group_id for p in posts.values()})
+        entries = []
+        for record in records:
+            post = posts.get(record.post_id) if record.post_id else None
+            group = groups.get(post.group_id) if post else None
+            entries.append(
+                MailLogEntryOut(
+                    id=record.entry_id,
+                    received_on=record.received_on,
+                    message_id=record.message_id,
+                    **{"from": record.sender},
+                    subject=record.subject,
+                    status=API_STATUS.get(record.status, record.status),
+                    reason=record.reason
+                    or ("interrupted; will be retried" if record.status == "processing" else ""),
+                    post=post_ref(post, group) if post and group else None,
+                    comment_id=int(record.comment_id) if record.comment_id else None,
+                )
+            )
+        return MailLogPage(
+            offset=records[-1].entry_id if records else query.offset, entries=entries
+        )

@@ -1,0 +1,373 @@
+"""Mail in end to end: a real Dovecot, moto for AWS, the real ingestion rules (CONTRACT §9)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.message import EmailMessage
+from email.utils import format_datetime, make_msgid
+
+import pytest
+
+from chalicelib.jobs.base import Deadline
+from chalicelib.jobs.mail_poll import poll_mailbox
+from chalicelib.services.mail_in import Checkpoints, MailboxConfig, MailIngestor
+
+BASE = "https://community.example"
+
+
+def mail(
+    sender: str,
+    subject: str,
+    body: str,
+    *,
+    message_id: str | None = "auto",
+    html: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> bytes:
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = "inbox@community.example"
+    message["Subject"] = subject
+    message["Date"] = format_datetime(datetime(2026, 11, 1, 12, 0, tzinfo=UTC))
+    if message_id == "auto":
+        message["Message-ID"] = make_msgid(domain="mail.example")
+    elif message_id:
+        message["Message-ID"] = message_id
+    for name, value in (headers or {}).items():
+        message[name] = value
+    message.set_content(body)
+    if html is not None:
+        message.add_alternative(html, subtype="html")
+    return message.as_bytes()
+
+
+@dataclass
+class FakeDirectory:
+    """The mailbox settings the poll reads (the settings service, passed in as a fake)."""
+
+    boxes: dict[str, MailboxConfig] = field(default_factory=dict)
+    last_processed: dict[str, datetime] = field(default_factory=dict)
+
+    def mailbox(self, key: str) -> MailboxConfig | None:
+        return self.boxes.get(key)
+
+    def enabled_mailbox_keys(self) -> list[str]:
+        return list(self.boxes)
+
+    def record_last_processed(self, key: str, when: datetime) -> None:
+        self.last_processed[key] = when
+
+
+class CrashAt(Checkpoints):
+    """Simulates the process dying at one step (BaseException: nothing may catch it)."""
+
+    class Crash(BaseException):
+        pass
+
+    def __init__(self, step: str) -> None:
+        self.step = step
+        self.armed = True
+
+    def reached(self, step: str) -> None:
+        if self.armed and step == self.step:
+            self.armed = False
+            raise self.Crash(step)
+
+
+@pytest.fixture
+def world(community, mailbox, dovecot):
+    c = community
+    c.garden = c.group("garden")
+    c.photos = c.group(
+        "photos",
+        access="private",
+        permissions={
+            "post": ["member", "moderator", "administrator"],
+            "comment": ["member", "moderator", "administrator"],
+            "commentWithoutApproval": ["moderator", "administrator"],
+        },
+    )
+    c.ann = c.user("ann", {c.garden: "member", c.photos: "member"}, email="Ann@Example.org")
+    c.mod = c.user("mod", {c.photos: "moderator"}, email="mod@example.org")
+    c.rita = c.user("rita", email="rita@example.org")
+    c.hello = c.post(c.garden, c.ann, title="Hello", slug="hello")
+    c.photo_post = c.post(c.photos, c.ann, title="Pier", slug="pier")
+    c.first_comment = c.comment(c.hello, c.ann)
+    c.load()
+    c.mailbox = mailbox
+
+    def config(
+        kind: str = "post", group: str | None = None, delete: bool = True, ssl: bool = False
+    ):
+        key = f"post#{group or c.garden}" if kind == "post" else "comment#system"
+        return MailboxConfig(
+            key=key,
+            kind=kind,
+            group_id=(group or c.garden) if kind == "post" else None,
+            host="127.0.0.1",
+            port=dovecot.pop3s_port if ssl else dovecot.pop3_port,
+            username=mailbox.user,
+            password=mailbox.password,
+            is_ssl=ssl,
+            delete_processed=delete,
+        )
+
+    c.config = config
+    return c
+
+
+def ingestor(**overrides) -> MailIngestor:
+    return MailIngestor.default(**overrides)
+
+
+def poll(config: MailboxConfig, **overrides):
+    return ingestor(**overrides).poll(config, lambda: False)
+
+
+def posts_of(group_id: str):
+    from chalicelib.store.posts import PostRecord
+
+    return list(PostRecord.by_group.query(group_id))
+
+
+def comments_of(post_id: str):
+    from chalicelib.store.comments import CommentRecord
+
+    return [c for c in CommentRecord.scan() if c.post_id == post_id]
+
+
+def log_entries(key: str):
+    from chalicelib.store.mail import MailRecord
+
+    return list(MailRecord.received.query(key, scan_index_forward=False))
+
+
+def test_mail_becomes_a_post_and_the_mailbox_is_emptied(world):
+    world.mailbox.deliver(
+        mail("Ann <ann@EXAMPLE.org>", "Seed swap", "Bring seeds.\n\n<b>Saturday</b>")
+    )
+    result = poll(world.config())
+    assert (result.posted, result.deleted) == (1, 1)
+    [post] = [p for p in posts_of(world.garden) if p.source == "email"]
+    assert post.title == "Seed swap" and post.author_id == world.ann and post.source == "email"
+    assert post.content == "<p>Bring seeds.</p><p>&lt;b&gt;Saturday&lt;/b&gt;</p>"
+    assert world.mailbox.count() == 0
+    [entry] = log_entries(world.config().key)
+    assert entry.status == "posted" and entry.post_id == post.id
+
+
+def test_pop3s_with_a_verified_certificate(world, trust_dovecot_cert):
+    world.mailbox.deliver(mail("ann@example.org", "Over TLS", "secure"))
+    result = poll(world.config(ssl=True))
+    assert result.posted == 1
+    assert sorted(p.title for p in posts_of(world.garden)) == ["Hello", "Over TLS"]
+
+
+def test_kept_mail_is_not_imported_again(world):
+    for i in range(3):
+        world.mailbox.deliver(mail("ann@example.org", f"Kept {i}", "text"))
+    first = poll(world.config(delete=False))
+    second = poll(world.config(delete=False))
+    assert first.posted == 3 and second.posted == 0 and second.skipped == 3
+    assert world.mailbox.count() == 3
+    assert len(posts_of(world.garden)) == 4
+
+
+def test_same_message_id_twice_makes_one_post(world):
+    raw = mail("ann@example.org", "Twice", "same mail", message_id="<same@mail.example>")
+    world.mailbox.deliver(raw)
+    world.mailbox.deliver(raw)
+    result = poll(world.config())
+    assert result.posted == 1 and result.skipped == 1 and result.deleted == 2
+    assert [p.title for p in posts_of(world.garden)].count("Twice") == 1
+
+
+@pytest.mark.parametrize(
+    "step", ["downloaded", "entry_reserved", "record_stored", "outcome_stored", "deleted"]
+)
+def test_a_crash_at_any_step_loses_nothing_and_duplicates_nothing(world, step):
+    world.mailbox.deliver(mail("ann@example.org", "Crash test", "body"))
+    world.mailbox.deliver(mail("ann@example.org", "Second", "body"))
+    with pytest.raises(CrashAt.Crash):
+        poll(world.config(), checkpoints=CrashAt(step))
+    # The crash came before QUIT: the server rolled back every deletion.
+    assert world.mailbox.count() == 2
+    result = poll(world.config())
+    titles = [p.title for p in posts_of(world.garden)]
+    assert titles.count("Crash test") == 1 and titles.count("Second") == 1
+    assert world.mailbox.count() == 0
+    assert result.failed == 0
+
+
+def test_one_poisoned_mail_among_ten_does_not_block_the_rest(world):
+    class PoisonedUsers:
+        """Users repository that fails for one sender, as a broken record would."""
+
+        def __init__(self, real):
+            self.real = real
+
+        def by_email(self, address):
+            if address == "rita@example.org":
+                raise RuntimeError("poisoned record")
+            return self.real.by_email(address)
+
+    from chalicelib.store.users import UserRepository
+
+    world.mailbox.deliver(mail("rita@example.org", "Poison", "x"))
+    for i in range(10):
+        world.mailbox.deliver(mail("ann@example.org", f"Good {i}", "fine"))
+    users = PoisonedUsers(UserRepository())
+    first = poll(world.config(), users=users)
+    assert first.posted == 10 and first.failed == 1
+    assert world.mailbox.count() == 1  # the failed mail stays for a retry
+    [failed] = [e for e in log_entries(world.config().key) if e.status == "failed"]
+    assert "attempt 1 of 3" in failed.reason
+    poll(world.config(), users=users)
+    third = poll(world.config(), users=users)
+    assert third.failed == 1
+    [quarantined] = [e for e in log_entries(world.config().key) if e.subject == "Poison"]
+    assert quarantined.status == "quarantined" and "no more retries" in quarantined.reason
+    fourth = poll(world.config(), users=users)
+    assert fourth.skipped == 1 and fourth.failed == 0
+    assert world.mailbox.count() == 1  # quarantined mail is kept for a person to look at
+
+
+def test_senders_are_checked(world):
+    world.mailbox.deliver(mail("stranger@example.org", "Who?", "x"))
+    world.mailbox.deliver(mail("rita@example.org", "Not a member", "x"))
+    world.mailbox.deliver(
+        mail("ann@example.org", "Vacation", "x", headers={"Auto-Submitted": "auto-replied"})
+    )
+    result = poll(world.config())
+    assert (result.rejected, result.ignored, result.posted) == (2, 1, 0)
+    reasons = {e.subject: (e.status, e.reason) for e in log_entries(world.config().key)}
+    assert reasons["Who?"] == ("rejected", "unknown sender stranger@example.org")
+    assert reasons["Not a member"][0] == "rejected" and "may not post" in reasons["Not a member"][1]
+    assert reasons["Vacation"][0] == "ignored"
+
+
+def test_spoofed_mail_is_rejected_only_on_our_servers_word(world):
+    forged = (
+        b"Authentication-Results: mx.community.example; dmarc=fail header.from=example.org\r\n"
+    ) + mail("ann@example.org", "Spoofed", "x")
+    world.mailbox.deliver(forged)
+    result = poll(world.config(), authserv_id="mx.community.example")
+    assert result.rejected == 1
+    assert log_entries(world.config().key)[0].reason.startswith("spoofed")
+
+
+def test_oversized_mail_is_skipped_before_download(world):
+    world.mailbox.deliver(mail("ann@example.org", "Huge", "x" * 5000))
+    result = poll(world.config(), max_bytes=1000)
+    assert result.rejected == 1 and posts_of(world.garden)[0].title == "Hello"
+    [entry] = log_entries(world.config().key)
+    assert "not downloaded" in entry.reason
+
+
+def test_html_mail_is_sanitised(world):
+    world.mailbox.deliver(
+        mail(
+            "ann@example.org",
+            "Html",
+            "",
+            html='<p onclick="x()">Hi<script>bad()</script>'
+            '<a href="javascript:alert(1)">l</a><img src=x onerror=alert(1)></p>',
+        )
+    )
+    world.mailbox.deliver(
+        EmailMessageBytes.html_only(
+            "ann@example.org", "Only html", '<p onmouseover="x">Hey</p><script>1</script>'
+        )
+    )
+    poll(world.config())
+    for post in posts_of(world.garden):
+        assert "<script" not in post.content and "onclick" not in post.content
+        assert "javascript:" not in post.content and "onerror" not in post.content
+        assert "onmouseover" not in post.content
+
+
+class EmailMessageBytes:
+    @staticmethod
+    def html_only(sender: str, subject: str, html: str) -> bytes:
+        message = EmailMessage()
+        message["From"], message["Subject"] = sender, subject
+        message["Message-ID"] = make_msgid()
+        message.set_content(html, subtype="html")
+        return message.as_bytes()
+
+
+def test_comment_by_permalink_with_reply_chain_and_quote(world):
+    subject = f"Re: RE: Fwd: about {BASE}/garden/hello#{world.first_comment} (see)"
+    body = "Great idea!\n\nOn Mon, 1 Nov 2026 at 10:00, Ann <ann@example.org> wrote:\n> old text\n"
+    world.mailbox.deliver(mail("ann@example.org", subject, body))
+    world.mailbox.deliver(
+        mail("ann@example.org", f"Re: {BASE}/garden/hello", "Top level\n-- \nAnn")
+    )
+    result = poll(world.config("comment"))
+    assert result.commented == 2
+    comments = {c.content: c for c in comments_of(world.hello)}
+    reply = comments["<p>Great idea!</p>"]
+    assert reply.parent_comment_id == world.first_comment and reply.is_approved is True
+    assert comments["<p>Top level</p>"].parent_comment_id == 0
+    assert reply.source == "email" and reply.author_id == world.ann
+
+
+def test_comment_approval_follows_the_group_permissions(world):
+    world.mailbox.deliver(mail("ann@example.org", f"{BASE}/photos/pier", "member comment"))
+    world.mailbox.deliver(mail("mod@example.org", f"{BASE}/photos/pier", "moderator comment"))
+    world.mailbox.deliver(mail("rita@example.org", f"{BASE}/photos/pier", "outsider comment"))
+    result = poll(world.config("comment"))
+    assert result.commented == 2 and result.rejected == 1
+    approval = {c.content: c.is_approved for c in comments_of(world.photo_post)}
+    assert approval == {"<p>member comment</p>": False, "<p>moderator comment</p>": True}
+
+
+def test_comment_on_unknown_permalink_is_rejected(world):
+    world.mailbox.deliver(mail("ann@example.org", f"Re: {BASE}/garden/nope", "x"))
+    world.mailbox.deliver(mail("ann@example.org", "no link at all", "x"))
+    result = poll(world.config("comment"))
+    assert result.rejected == 2
+    assert all("names no existing post" in e.reason for e in log_entries("comment#system"))
+
+
+def test_poll_under_lease_and_last_processed(world):
+    from chalicelib.envelope import utc_now
+    from chalicelib.store.mail import MailRepository
+
+    directory = FakeDirectory({world.config().key: world.config()})
+    world.mailbox.deliver(mail("ann@example.org", "Leased", "x"))
+    now = utc_now()
+    assert MailRepository().acquire_lease(
+        world.config().key, "other-worker", now, now.replace(year=now.year + 1)
+    )
+    line = poll_mailbox(world.config().key, Deadline.unbounded(), source=directory)
+    assert "another worker" in line and world.mailbox.count() == 1
+    MailRepository().release_lease(world.config().key, "other-worker")
+    line = poll_mailbox(world.config().key, Deadline.unbounded(), source=directory)
+    assert "posted 1" in line and world.config().key in directory.last_processed
+
+
+def test_poll_is_bounded_and_leaves_the_rest(world):
+    for i in range(5):
+        world.mailbox.deliver(mail("ann@example.org", f"Bounded {i}", "x"))
+    result = poll(world.config(), max_messages=2)
+    assert result.posted == 2 and result.left == 3
+    result = poll(world.config(), max_messages=10)
+    assert result.posted == 3
+    assert sorted(p.title for p in posts_of(world.garden) if p.title.startswith("Bounded")) == [
+        f"Bounded {i}" for i in range(5)
+    ]
+
+
+def test_ids_are_stable_for_the_same_mail():
+    from chalicelib.services.mail_in import MailIngestor
+
+    assert MailIngestor._entry_id("post#x", "message-id:a@b") == MailIngestor._entry_id(
+        "post#x", "message-id:a@b"
+    )
+    assert MailIngestor._entry_id("post#x", "message-id:a@b") != MailIngestor._entry_id(
+        "post#y", "message-id:a@b"
+    )
+    uuid.UUID(MailIngestor._entry_id("post#x", "sha256:00"))

@@ -1,0 +1,132 @@
+"""The mail job as deployed: settings saved through the API, the schedule's dispatch to SQS, the
+SQS-triggered function through app.py's wiring, the CLI, and the mail log endpoints."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chalicelib.cli import main
+from tests.mail.test_ingest import BASE, mail
+
+
+@pytest.fixture
+def configured(community, mailbox, dovecot, kms_key, api):
+    c = community
+    c.garden = c.group("garden")
+    c.admin = c.user("garden-admin", {c.garden: "administrator"})
+    c.ann = c.user("ann", {c.garden: "member"}, email="ann@example.org")
+    c.hello = c.post(c.garden, c.ann, title="Hello", slug="hello")
+    c.load()
+    settings = {
+        "serverName": "127.0.0.1",
+        "serverPort": dovecot.pop3_port,
+        "serverUsername": mailbox.user,
+        "serverPassword": mailbox.password,
+        "isEnabled": True,
+        "isSSL": False,
+        "deleteProcessed": True,
+    }
+    status, body = api.put(f"/api/v1/en_US/connector/email-to-post/{c.garden}", c.admin, settings)
+    assert status == 200, body
+    c.mailbox = mailbox
+    return c
+
+
+def test_cli_poll_mail_imports_and_the_log_endpoint_shows_it(configured, api, capsys):
+    configured.mailbox.deliver(mail("ann@example.org", "From the CLI", "hello"))
+    configured.mailbox.deliver(mail("nobody@example.org", "Stranger", "hello"))
+    assert main(["poll-mail"]) == 0
+    out = capsys.readouterr().out
+    assert f"post#{configured.garden}: seen 2, posted 1" in out
+    status, body = api.get(
+        f"/api/v1/en_US/connector/email-to-post/{configured.garden}/log?pageSize=1",
+        configured.admin,
+    )
+    assert status == 200
+    [newest] = body["object"]["entries"]
+    status, body2 = api.get(
+        f"/api/v1/en_US/connector/email-to-post/{configured.garden}/log?pageSize=5&offset={newest['id']}",
+        configured.admin,
+    )
+    entries = [newest, *body2["object"]["entries"]]
+    assert {e["status"] for e in entries} == {"posted", "rejected"}
+    posted = next(e for e in entries if e["status"] == "posted")
+    assert posted["type"] == "mailLogEntry" and posted["from"] == "ann@example.org"
+    assert posted["post"]["title"] == "From the CLI" and posted["commentId"] is None
+    assert posted["receivedOn"].endswith("Z")
+    status, settings = api.get(
+        f"/api/v1/en_US/connector/email-to-post/{configured.garden}", configured.admin
+    )
+    assert settings["object"]["lastProcessed"] is not None
+
+
+def test_log_endpoints_need_their_privileges(configured, api):
+    member = configured.ann
+    status, _ = api.get(f"/api/v1/en_US/connector/email-to-post/{configured.garden}/log", member)
+    assert status == 403
+    status, _ = api.get("/api/v1/en_US/connector/email-to-comment/log", configured.admin)
+    assert status == 403
+    status, body = api.get(
+        "/api/v1/en_US/connector/email-to-comment/log", configured.users[0]["id"]
+    )
+    assert status == 200 and body["object"]["entries"] == []
+
+
+def test_schedule_dispatches_one_message_per_mailbox_and_sqs_function_polls(configured, client):
+    from chalicelib.aws import client as aws_client
+    from chalicelib.jobs.mail_poll import dispatch
+    from chalicelib.settings import get_settings
+
+    configured.mailbox.deliver(mail("ann@example.org", "Via SQS", "queued"))
+    assert dispatch() == 1
+    sqs = aws_client("sqs")
+    url = sqs.get_queue_url(QueueName=get_settings().mailbox_queue)["QueueUrl"]
+    [message] = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    assert json.loads(message["Body"]) == {"mailbox": f"post#{configured.garden}"}
+    event = client.events.generate_sqs_event(
+        message_bodies=[message["Body"]], queue_name=get_settings().mailbox_queue
+    )
+    response = client.lambda_.invoke("poll-mailbox", event)
+    assert "posted 1" in response.payload[0]
+    assert configured.mailbox.count() == 0
+
+
+def test_scheduled_dispatch_through_app_wiring(configured, client):
+    response = client.lambda_.invoke(
+        "dispatch-mail-polls",
+        client.events.generate_cw_event(
+            source="aws.events", detail_type="Scheduled Event", detail={}, resources=[]
+        ),
+    )
+    assert response.payload == 1
+
+
+def test_email_to_comment_mailbox_through_settings(configured, api, mailbox, capsys):
+    root = configured.users[0]["id"]
+    settings = {
+        "serverName": "127.0.0.1",
+        "serverPort": mailbox.server.pop3_port,
+        "serverUsername": mailbox.user,
+        "serverPassword": mailbox.password,
+        "isEnabled": True,
+        "isSSL": False,
+        "deleteProcessed": True,
+    }
+    # Both connectors read the same test mailbox; the post one is switched off first.
+    api.put(
+        f"/api/v1/en_US/connector/email-to-post/{configured.garden}",
+        configured.admin,
+        {**settings, "isEnabled": False},
+    )
+    status, body = api.put("/api/v1/en_US/connector/email-to-comment", root, settings)
+    assert status == 200, body
+    mailbox.deliver(mail("ann@example.org", f"Re: {BASE}/garden/hello", "Nice one"))
+    main(["poll-mail"])
+    assert "comment#system: seen 1, posted 0, commented 1" in capsys.readouterr().out
+    status, body = api.get("/api/v1/en_US/connector/email-to-comment/log", root)
+    [entry] = body["object"]["entries"]
+    assert entry["status"] == "commented" and entry["post"]["id"] == configured.hello
+    status, comments = api.get(f"/api/v1/en_US/post/{configured.hello}/comments", root)
+    assert [c["id"] for c in comments["object"]["comments"]] == [entry["commentId"]]
