@@ -7,12 +7,13 @@ end, places it last. Mandatory fields alone answer position 0, as the spec shows
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, StringConstraints
 
 from chalicelib.schemas.common import ApiModel, Guid, Record
-from chalicelib.schemas.profile_fields import DATA_MODELS, FieldData, FieldType
+from chalicelib.schemas.profile_fields import DATA_MODELS, FieldType
 
 EMPTY_GUID = "00000000-0000-0000-0000-000000000000"
 
@@ -75,23 +76,21 @@ class FieldUpdate(ApiModel):
     data: DataObject | None = None
 
 
-def _typed_body(field_type: FieldType, data_model: type[FieldData]) -> type[FieldBody]:
+@functools.cache
+def field_body_model(field_type: FieldType) -> type[FieldBody]:
+    """The body model whose `data` is the model of `field_type` (unknown keys rejected).
+
+    Made on first use: building thirteen models at import would slow every cold start.
+    """
     from pydantic import create_model
 
+    data_model = DATA_MODELS[field_type]
     model: type[FieldBody] = create_model(
         f"{field_type.name}FieldBody",
         __base__=FieldBody,
         data=(data_model, Field(default_factory=data_model)),
     )
     return model
-
-
-_TYPED_BODIES = {t: _typed_body(t, model) for t, model in DATA_MODELS.items()}
-
-
-def field_body_model(field_type: FieldType) -> type[FieldBody]:
-    """The body model whose `data` is the model of `field_type` (unknown keys rejected)."""
-    return _TYPED_BODIES[field_type]
 
 
 class FieldOut(Record):
