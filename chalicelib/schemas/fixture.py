@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, model_validator
 
+from chalicelib.sanitize import clean_html
 from chalicelib.schemas.common import ApiModel, Guid, LongText, UtcDateTime
+from chalicelib.schemas.player import CardFields, LogCardFields, LogFields, QuestFields
 
 RoleName = Literal["regular", "member", "moderator", "administrator"]
 
@@ -105,14 +107,42 @@ class FixtureConnector(FixtureModel):
     is_enabled: bool = True
 
 
+# Quest, card and log entries use the spec's field names (schemas/player.py); texts that may be
+# HTML are sanitised as they are loaded.
+SafeHtml = Annotated[str, AfterValidator(clean_html)]
+
+
+class FixtureCard(CardFields):
+    model_config = FixtureModel.model_config
+
+
+class FixtureQuest(QuestFields):
+    model_config = FixtureModel.model_config
+    description: SafeHtml = ""
+    state_message: SafeHtml | None = None
+
+
+class FixtureLogCard(LogCardFields):
+    model_config = FixtureModel.model_config
+
+
+class FixtureLog(LogFields):
+    model_config = FixtureModel.model_config
+    notification: SafeHtml | None = None
+    cards: list[FixtureLogCard] = Field(default_factory=list)
+
+
 class FixturePlayer(FixtureModel):
     id: Guid
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=100)
     experience: int = Field(default=0, ge=0)
     is_public_profile: bool = False
-    quests: list[dict[str, Any]] = Field(default_factory=list)
-    cards: list[dict[str, Any]] = Field(default_factory=list)
-    log: list[dict[str, Any]] = Field(default_factory=list)
+    # The spec spells this field so.
+    last_log_notifation: UtcDateTime | None = None
+    last_log_read: UtcDateTime | None = None
+    quests: list[FixtureQuest] = Field(default_factory=list)
+    cards: list[FixtureCard] = Field(default_factory=list)
+    log: list[FixtureLog] = Field(default_factory=list)
 
 
 class Fixture(FixtureModel):

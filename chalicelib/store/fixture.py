@@ -53,5 +53,27 @@ class FixtureStore:
         return None
 
     def write_players(self, players: list[Any]) -> None:
-        # Players are stored by the player issue; until then the section is validated only.
-        return None
+        from chalicelib.envelope import utc_now
+        from chalicelib.store.player import PlayerRepository
+
+        def entries(items: list[Any]) -> list[dict[str, Any]]:
+            # Stored as the spec names the fields, so a read validates them straight back.
+            return [item.model_dump(mode="json", by_alias=True) for item in items]
+
+        PlayerRepository().put_loaded(
+            [
+                {
+                    "id": p.id,
+                    "name": p.name,
+                    "experience": p.experience,
+                    "is_public_profile": p.is_public_profile,
+                    "last_log_notifation": p.last_log_notifation,
+                    "last_log_read": p.last_log_read,
+                    "quests": entries(p.quests),
+                    "cards": entries(p.cards),
+                    "log": entries(p.log),
+                }
+                for p in players
+            ],
+            utc_now(),
+        )

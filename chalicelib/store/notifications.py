@@ -2,13 +2,13 @@
 
 The table is keyed by user, so a user's list is a few Queries on key prefixes:
 
-    sort_key   group#<groupId>#<n>   post#<groupId>#<postId>#<n>   author#<authorId>#<n>   personal#<n>
+    sort_key   group#<groupId>#<n>  post#<groupId>#<postId>#<n>  author#<authorId>#<n>  personal#<n>
 
 The group of a post is part of its sort key because the list shows the post subscriptions of one
 group. The `subscribers` index answers the other direction (who is subscribed to this?), which
 sending notification emails needs without a Scan:
 
-    target_key group#<groupId>#<n>   post#<postId>#<n>   author#<authorId>#<n>   personal#<userId>#<n>
+    target_key group#<groupId>#<n>  post#<postId>#<n>  author#<authorId>#<n>  personal#<userId>#<n>
 
 The digest item (`sort_key` "digest") has no `target_key`, so it stays out of that index.
 """

@@ -1,4 +1,4 @@
-"""User notification subscriptions: the list, the upserts, validation keys, privileges (CONTRACT §8)."""
+"""User notifications: the list, the upserts, validation keys and privileges (CONTRACT §8)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,113 @@
+"""Players, and the name items that keep player names unique.
+
+A player's name is unique case-insensitively. A create writes the player and a `player-names` item
+keyed by the lower-cased name in one transaction, each conditioned on not existing yet: two creates
+of one name cannot both succeed, whatever their timing (no read-then-write race).
+Quests, cards and log entries are kept on the player item as JSON, as the spec names their fields.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pynamodb.attributes import BooleanAttribute, JSONAttribute, NumberAttribute, UnicodeAttribute
+from pynamodb.models import Model
+
+from chalicelib.store.base import UtcAttribute, register, table_meta
+
+
+@register
+class PlayerRecord(Model):
+    Meta = table_meta("players")
+
+    id = UnicodeAttribute(hash_key=True)
+    name = UnicodeAttribute()
+    experience = NumberAttribute(default=0)
+    is_public_profile = BooleanAttribute(default=False)
+    # The spec spells this field so.
+    last_log_notifation = UtcAttribute(null=True)
+    last_log_read = UtcAttribute(null=True)
+    last_modified = UtcAttribute()
+    quests = JSONAttribute(default=list)
+    cards = JSONAttribute(default=list)
+    log = JSONAttribute(default=list)
+
+
+@register
+class PlayerNameRecord(Model):
+    Meta = table_meta("player-names")
+
+    name_lower = UnicodeAttribute(hash_key=True)
+    player_id = UnicodeAttribute()
+
+
+def name_key(name: str) -> str:
+    return name.strip().lower()
+
+
+class CreateRefused(Exception):
+    """The create was cancelled: which of its conditions failed."""
+
+    def __init__(self, *, id_taken: bool, name_taken: bool) -> None:
+        super().__init__("player id or name taken")
+        self.id_taken = id_taken
+        self.name_taken = name_taken
+
+
+class PlayerRepository:
+    def get(self, player_id: str) -> PlayerRecord | None:
+        try:
+            return PlayerRecord.get(player_id)
+        except PlayerRecord.DoesNotExist:
+            return None
+
+    def get_many(self, player_ids: set[str]) -> dict[str, PlayerRecord]:
+        if not player_ids:
+            return {}
+        return {p.id: p for p in PlayerRecord.batch_get(list(player_ids))}
+
+    def create(self, **values: Any) -> PlayerRecord:
+        """Store a new player; raise CreateRefused when its id or its name is taken."""
+        from pynamodb.exceptions import TransactWriteError
+        from pynamodb.transactions import TransactWrite
+
+        player = PlayerRecord(**values)
+        name = PlayerNameRecord(name_key(player.name), player_id=player.id)
+        connection = PlayerRecord._get_connection().connection
+        try:
+            with TransactWrite(connection=connection) as transaction:
+                transaction.save(player, condition=PlayerRecord.id.does_not_exist())
+                transaction.save(name, condition=PlayerNameRecord.name_lower.does_not_exist())
+        except TransactWriteError as error:
+            reasons = error.cancellation_reasons if error.cause_response_code else []
+            failed = [bool(r and r.code == "ConditionalCheckFailed") for r in reasons]
+            if len(failed) == 2 and any(failed):
+                raise CreateRefused(id_taken=failed[0], name_taken=failed[1]) from None
+            raise
+        return player
+
+    def put_loaded(self, players: list[dict[str, Any]], now: datetime) -> None:
+        """Upsert fixture players with their name items (the fixture is authoritative).
+
+        An unchanged player keeps its `last_modified` (loading twice changes nothing); a renamed
+        player's old name item is removed, so the old name is free again.
+        """
+        existing = self.get_many({p["id"] for p in players})
+        names = {name_key(p["name"]): p["id"] for p in players}
+        stale: set[str] = set()
+        with PlayerRecord.batch_write() as batch:
+            for values in players:
+                old = existing.get(values["id"])
+                unchanged = old is not None and all(
+                    getattr(old, key) == value for key, value in values.items()
+                )
+                modified = old.last_modified if old is not None and unchanged else now
+                batch.save(PlayerRecord(**values, last_modified=modified))
+                if old is not None and name_key(old.name) not in names:
+                    stale.add(name_key(old.name))
+        with PlayerNameRecord.batch_write() as batch:
+            for name in stale:
+                batch.delete(PlayerNameRecord(name))
+            for name, player_id in names.items():
+                batch.save(PlayerNameRecord(name, player_id=player_id))
