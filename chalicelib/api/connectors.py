@@ -1,7 +1,163 @@
-"""Routes of this spec section are added by their issue; the blueprint is registered already."""
+"""Connectors (spec "Email-to-post connector", "Email-to-comment connector", "Local connectors").
+
+Privileges (CONTRACT §5): email-to-post and local connectors need a group administrator of the
+group; email-to-comment GET too (the password only for a root group administrator); the
+email-to-comment PUT needs a root group administrator.
+"""
 
 from __future__ import annotations
 
 from chalice import Blueprint
+from pydantic import ValidationError
+
+from chalicelib.api.routing import Call, route
+from chalicelib.auth import Need
+from chalicelib.envelope import validation_failed
+from chalicelib.schemas.connectors import (
+    UPDATE_MODELS,
+    EmailToCommentOut,
+    EmailToPostOut,
+    LocalConnectorList,
+    LocalConnectorOut,
+    LocalConnectorStatusUpdate,
+    LocalConnectorUpdate,
+    MailboxSettingsUpdate,
+)
+from chalicelib.services.connectors import LocalConnectorService
+from chalicelib.services.groups import GroupService
+from chalicelib.services.mailboxes import MailboxSettingsService
 
 connectors_api = Blueprint(__name__)
+PREFIX = "/api/v1/en_US/connector"
+
+
+# --- email-to-post -------------------------------------------------------------------------------
+
+
+@route(
+    connectors_api,
+    "GET",
+    f"{PREFIX}/email-to-post/{{groupId}}",
+    need=Need.GROUP_ADMIN,
+    group="groupId",
+    response=EmailToPostOut,
+)
+def get_email_to_post(call: Call) -> EmailToPostOut:
+    """A group's email-to-post mailbox settings, password included (the spec returns it)."""
+    return MailboxSettingsService.default().email_to_post(call.group)
+
+
+@route(
+    connectors_api,
+    "PUT",
+    f"{PREFIX}/email-to-post/{{groupId}}",
+    need=Need.GROUP_ADMIN,
+    group="groupId",
+    body=MailboxSettingsUpdate,
+    response=EmailToPostOut,
+)
+def update_email_to_post(call: Call) -> EmailToPostOut:
+    """Replace a group's email-to-post settings; an omitted password keeps the stored one."""
+    return MailboxSettingsService.default().update_email_to_post(
+        call.group, call.body, call.signed_in.user_id, call.raw_body
+    )
+
+
+# --- email-to-comment ----------------------------------------------------------------------------
+
+
+@route(
+    connectors_api,
+    "GET",
+    f"{PREFIX}/email-to-comment/{{groupId}}",
+    need=Need.GROUP_ADMIN,
+    group="groupId",
+    response=EmailToCommentOut,
+)
+def get_email_to_comment(call: Call) -> EmailToCommentOut:
+    """The system-wide email-to-comment settings (password only for a root administrator)."""
+    return MailboxSettingsService.default().email_to_comment(call.signed_in)
+
+
+@route(
+    connectors_api,
+    "PUT",
+    f"{PREFIX}/email-to-comment",
+    need=Need.ROOT_ADMIN,
+    body=MailboxSettingsUpdate,
+    response=EmailToCommentOut,
+)
+def update_email_to_comment(call: Call) -> EmailToCommentOut:
+    """Replace the system-wide email-to-comment settings."""
+    return MailboxSettingsService.default().update_email_to_comment(
+        call.body, call.signed_in.user_id, call.raw_body
+    )
+
+
+# --- local connectors ----------------------------------------------------------------------------
+
+
+@route(
+    connectors_api,
+    "GET",
+    f"{PREFIX}/local/list/group/{{groupId}}",
+    need=Need.GROUP_ADMIN,
+    group="groupId",
+    response=LocalConnectorList,
+)
+def list_local_connectors(call: Call) -> LocalConnectorList:
+    """Every local connector with its configuration in the group."""
+    return LocalConnectorService.default().list(call.group, call.signed_in)
+
+
+@route(
+    connectors_api,
+    "GET",
+    f"{PREFIX}/local/{{connectorId}}/group/{{groupId}}",
+    need=Need.GROUP_ADMIN,
+    group="groupId",
+    response=LocalConnectorOut,
+)
+def get_local_connector(call: Call) -> LocalConnectorOut:
+    """One local connector with its configuration in the group."""
+    service = LocalConnectorService.default()
+    connector = service.find(call.path.connectorId)
+    return service.get(connector, call.group, call.signed_in)
+
+
+@route(
+    connectors_api,
+    "PUT",
+    f"{PREFIX}/local/{{connectorId}}/group/{{groupId}}",
+    need=Need.GROUP_ADMIN,
+    group="groupId",
+    body=LocalConnectorUpdate,
+    response=LocalConnectorOut,
+)
+def update_local_connector(call: Call) -> LocalConnectorOut:
+    """Configure a local connector for the group: enabled, inheritance, settings of its kind."""
+    service = LocalConnectorService.default()
+    connector = service.find(call.path.connectorId)
+    # `settings` take the shape of the connector's kind, known only once the connector is found.
+    try:
+        update = UPDATE_MODELS[connector.kind].model_validate(call.raw_body)
+    except ValidationError as error:
+        raise validation_failed(error, call.raw_body) from None
+    return service.update(connector, call.group, update, call.signed_in, call.raw_body)
+
+
+@route(
+    connectors_api,
+    "PATCH",
+    f"{PREFIX}/local/{{connectorId}}/status",
+    need=Need.SIGNED_IN,
+    body=LocalConnectorStatusUpdate,
+    response=LocalConnectorOut,
+)
+def update_local_connector_status(call: Call) -> LocalConnectorOut:
+    """Enable or disable a local connector in the group named by the body."""
+    service = LocalConnectorService.default()
+    group = GroupService.default().get(call.body.group, key="group")
+    call.signed_in.require(Need.GROUP_ADMIN, group)
+    connector = service.find(call.path.connectorId)
+    return service.set_status(connector, group, call.body.is_enabled, call.signed_in)

@@ -104,7 +104,11 @@ class FixtureConnector(FixtureModel):
     kind: Literal["chat", "crm"]
     name: str = Field(min_length=1)
     description: str = ""
+    # The connector in the root group: it is enabled there when true.
     is_enabled: bool = True
+    # Omitted: the root group's first administrator in the file, and the time of the first load.
+    author_id: Guid | None = None
+    created_on: UtcDateTime | None = None
 
 
 # Quest, card and log entries use the spec's field names (schemas/player.py); texts that may be
@@ -152,3 +156,19 @@ class Fixture(FixtureModel):
     comments: list[FixtureComment] = Field(default_factory=list)
     connectors: list[FixtureConnector] = Field(default_factory=list)
     players: list[FixturePlayer] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _connector_authors(self) -> Fixture:
+        root = next((g.id for g in self.groups if g.parent_id is None), None)
+        first_admin = next(
+            (
+                u.id
+                for u in self.users
+                if any(m.group_id == root and m.role == "administrator" for m in u.memberships)
+            ),
+            None,
+        )
+        for connector in self.connectors:
+            if connector.author_id is None:
+                connector.author_id = first_admin
+        return self

@@ -49,8 +49,38 @@ class FixtureStore:
         CounterRepository().raise_to(name, at_least)
 
     def write_connectors(self, connectors: list[Any]) -> None:
-        # Local connectors are stored by the connectors issue; until then the section is validated only.
-        return None
+        """The catalogue, and each connector switched on or off in the root group.
+
+        A reload keeps the first load's `createdOn` (and author, when the file names none) and the
+        groups' own settings.
+        """
+        from datetime import UTC, datetime
+
+        from chalicelib.store.connectors import ConnectorRecord, ConnectorRepository
+
+        if not connectors:
+            return
+        repository = ConnectorRepository()
+        stored = repository.get_many(c.id for c in connectors)
+        now = datetime.now(UTC)
+        records = []
+        for c in connectors:
+            old = stored.get(c.id)
+            records.append(
+                ConnectorRecord(
+                    id=c.id,
+                    kind=c.kind,
+                    name=c.name,
+                    description=c.description,
+                    author_id=c.author_id or (old.author_id if old else None),
+                    created_on=c.created_on or (old.created_on if old else now),
+                )
+            )
+        repository.put_connectors(records)
+        root_id = GroupRepository().root_id()
+        if root_id is not None:
+            for c in connectors:
+                repository.set_enabled(root_id, c.id, c.is_enabled)
 
     def write_players(self, players: list[Any]) -> None:
         from chalicelib.envelope import utc_now

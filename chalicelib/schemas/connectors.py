@@ -1,0 +1,203 @@
+"""Connectors (spec "Email-to-post settings", "Email-to-comment settings", "Local connector")."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    Field,
+    PlainValidator,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from chalicelib.schemas.common import ApiModel, GroupRef, Guid, Record, UserRef, UtcDateTime
+
+# KMS encrypts at most 4 KB of plaintext; a password or secret is far shorter.
+SECRET_MAX = 1024
+POP3_PORT, POP3S_PORT = 110, 995
+
+_HOST_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
+
+
+def _host_name(text: str) -> str:
+    if not text:
+        return text
+    try:
+        ipaddress.ip_address(text.strip("[]"))
+        return text
+    except ValueError:
+        pass
+    labels = text.rstrip(".").split(".")
+    if len(text) > 253 or not all(_HOST_LABEL.match(label) for label in labels):
+        raise ValueError("must be the host name or IP address of the POP3 server")
+    return text.lower()
+
+
+def _secret_text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("must be a string")
+    if len(value) > SECRET_MAX:
+        raise ValueError(f"must be at most {SECRET_MAX} characters")
+    return value
+
+
+# Secrets are taken as sent (a plain validator: ApiModel's trimming does not reach it), since
+# spaces at either end belong to the password.
+SecretText = Annotated[str, PlainValidator(_secret_text)]
+HostName = Annotated[str, Field(max_length=253), AfterValidator(_host_name)]
+
+
+# --- email-to-post and email-to-comment --------------------------------------------------------
+
+
+class MailboxSettingsUpdate(ApiModel):
+    server_name: HostName = ""
+    # Omitted: the usual POP3 port for isSSL.
+    server_port: StrictInt | None = Field(default=None, ge=1, le=65535)
+    server_username: str = Field(default="", max_length=256)
+    # Omitted, null or "" keeps the stored password (CONTRACT §8; the masked GET answers "").
+    server_password: SecretText | None = None
+    is_enabled: bool = False
+    is_ssl: bool = Field(default=True, alias="isSSL")
+    delete_processed: bool = False
+
+    @model_validator(mode="after")
+    def _needs_a_server(self) -> MailboxSettingsUpdate:
+        # Checked here rather than on the field so that an omitted name is reported too.
+        if not self.server_name:
+            raise PydanticCustomError(
+                "agora_field",
+                "must not be blank: the POP3 server's host name",
+                {"field": "serverName"},
+            )
+        if self.is_enabled and not self.server_username:
+            raise PydanticCustomError(
+                "agora_field",
+                "an enabled connector needs the POP3 account's username",
+                {"field": "serverUsername"},
+            )
+        return self
+
+    @property
+    def port(self) -> int:
+        if self.server_port is not None:
+            return self.server_port
+        return POP3S_PORT if self.is_ssl else POP3_PORT
+
+    @property
+    def new_password(self) -> str | None:
+        return self.server_password or None
+
+
+class MailboxSettingsFields(Record):
+    server_name: str
+    server_port: int
+    server_username: str
+    server_password: SecretText
+    is_enabled: bool
+    # The spec spells it so, not `isSsl`.
+    is_ssl: bool = Field(alias="isSSL")
+    delete_processed: bool
+    last_processed: UtcDateTime | None = None
+
+
+class EmailToPostOut(MailboxSettingsFields):
+    type: Literal["connectorEmailToPost"] = "connectorEmailToPost"
+    group: GroupRef
+
+
+class EmailToCommentOut(MailboxSettingsFields):
+    type: Literal["connectorEmailToComment"] = "connectorEmailToComment"
+
+
+# --- local connectors --------------------------------------------------------------------------
+
+
+class ConnectorType(ApiModel):
+    id: int
+    name: str
+    thumb_url: str
+
+
+class ChatSettingsOut(ApiModel):
+    inherit_settings: bool
+    application_id: str
+    application_secret: SecretText
+    allow_guest: bool
+    # The group whose settings apply when they are inherited (null: the group's own settings).
+    inherited_from: GroupRef | None = None
+
+
+class LocalConnectorOut(Record):
+    id: str
+    type: ConnectorType
+    name: str
+    description: str
+    is_enabled: bool
+    created_on: UtcDateTime
+    author: UserRef
+    modified_on: UtcDateTime
+    editor: UserRef
+    groups: list[GroupRef]
+    settings: dict[str, Any]
+
+
+class LocalConnectorList(ApiModel):
+    connectors: list[LocalConnectorOut]
+
+
+class LocalConnectorUpdate(ApiModel):
+    """The PUT body as routed; its `settings` are checked by the connector's kind (below)."""
+
+    inherit_settings: bool | None = None
+    is_enabled: bool | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+
+class ChatSettingsUpdate(ApiModel):
+    # The spec's answers carry inheritSettings inside settings; the PUT body has it at the top.
+    inherit_settings: bool | None = None
+    application_id: str = Field(default="", max_length=256)
+    # Omitted, null or "" keeps the stored secret (the masked answer shows "").
+    application_secret: SecretText | None = None
+    allow_guest: bool = False
+
+
+class ChatConnectorUpdate(LocalConnectorUpdate):
+    settings: ChatSettingsUpdate = Field(default_factory=ChatSettingsUpdate)  # type: ignore[assignment]
+
+    @property
+    def inherit(self) -> bool | None:
+        if self.inherit_settings is not None:
+            return self.inherit_settings
+        return self.settings.inherit_settings
+
+
+class CrmConnectorUpdate(LocalConnectorUpdate):
+    @field_validator("settings")
+    @classmethod
+    def _no_settings(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        if settings:
+            raise PydanticCustomError(
+                "agora_field",
+                "the CRM connector has no settings: send an empty object",
+                {"field": "settings"},
+            )
+        return settings
+
+
+UPDATE_MODELS: dict[str, type[LocalConnectorUpdate]] = {
+    "chat": ChatConnectorUpdate,
+    "crm": CrmConnectorUpdate,
+}
+
+
+class LocalConnectorStatusUpdate(ApiModel):
+    group: Guid
+    is_enabled: bool

@@ -1,0 +1,307 @@
+"""Local connectors (chat, CRM): the catalogue from the fixture, configured group by group.
+
+A group's chat configuration may inherit its parent's settings; the inheritance walks up to the
+nearest group with settings of its own (the root cannot inherit). The answer shows the effective
+settings and, in `inheritedFrom`, the group they come from. The chat `applicationSecret` is stored
+as a KMS ciphertext; an inherited secret is shown only to an administrator of the group it comes
+from. A group that never configured a connector has it disabled, and a subgroup inherits.
+
+Mailbox settings (email-to-post, email-to-comment) are in `services/mailboxes.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from chalicelib.auth import Caller, Need
+from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.schemas.common import AccessWarning
+from chalicelib.schemas.connectors import (
+    ChatConnectorUpdate,
+    ChatSettingsOut,
+    ConnectorType,
+    LocalConnectorList,
+    LocalConnectorOut,
+    LocalConnectorUpdate,
+)
+from chalicelib.services.links import base_url, group_ref, user_ref
+
+# The ids of the connector kinds in `type` (the spec gives none).
+KIND_TYPES = {"chat": (1, "Chat"), "crm": (2, "CRM")}
+
+
+def connector_type(kind: str) -> ConnectorType:
+    type_id, name = KIND_TYPES[kind]
+    return ConnectorType(
+        id=type_id, name=name, thumb_url=f"{base_url()}/images/connectors/{kind}.png"
+    )
+
+
+def _secret_context(group_id: str, connector_id: str) -> dict[str, str]:
+    # Binds the ciphertext to its configuration: copied to another group it does not decrypt.
+    return {
+        "agora:table": "connector-groups",
+        "agora:group": group_id,
+        "agora:connector": connector_id,
+    }
+
+
+@dataclass
+class _View:
+    """What presenting one connector in one group needs, gathered with a few batched reads."""
+
+    group: Any
+    caller: Caller
+    configs: dict[str, Any]  # connector id → the group's configuration
+    ancestors: list[Any]  # the group's parents, nearest first
+    ancestor_configs: dict[tuple[str, str], Any]  # (group id, connector id) → configuration
+    enabled_groups: dict[str, list[str]]  # connector id → ids of groups where it is enabled
+    groups: dict[str, Any]  # group id → group (for `groups` and `inheritedFrom`)
+    users: dict[str, Any]  # user id → user (author, editor)
+
+
+class LocalConnectorService:
+    def __init__(
+        self,
+        connectors: Any,
+        group_service: Any,
+        groups: Any,
+        users: Any,
+        cipher: Any,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.connectors = connectors
+        self.group_service = group_service
+        self.groups = groups
+        self.users = users
+        self.cipher = cipher
+        self.clock = clock
+
+    @classmethod
+    def default(cls) -> LocalConnectorService:
+        from chalicelib import secrets
+        from chalicelib.envelope import utc_now
+        from chalicelib.services.groups import GroupService
+        from chalicelib.store.connectors import ConnectorRepository
+        from chalicelib.store.groups import GroupRepository
+        from chalicelib.store.users import UserRepository
+
+        groups = GroupRepository()
+        return cls(
+            ConnectorRepository(),
+            GroupService(groups),
+            groups,
+            UserRepository(),
+            secrets,
+            utc_now,
+        )
+
+    def find(self, connector_id: str) -> Any:
+        connector = self.connectors.get(connector_id)
+        if connector is None:
+            raise NotFound("connectorId", connector_id, "connector")
+        return connector
+
+    # --- reads -----------------------------------------------------------------------------------
+
+    def get(self, connector: Any, group: Any, caller: Caller) -> LocalConnectorOut:
+        config = self.connectors.configuration(group.id, connector.id)
+        configs = {connector.id: config} if config is not None else {}
+        view = self._gather(
+            group, caller, [connector], configs, self.connectors.enabled_groups(connector.id)
+        )
+        return self._present(connector, view)
+
+    def list(self, group: Any, caller: Caller) -> LocalConnectorList:
+        catalogue = sorted(self.connectors.catalogue(), key=lambda c: (c.name.lower(), c.id))
+        configs = self.connectors.configurations_of_group(group.id)
+        # One Query answers the enabled groups of every connector (the list shows them all).
+        view = self._gather(group, caller, catalogue, configs, self.connectors.enabled_groups())
+        return LocalConnectorList(connectors=[self._present(c, view) for c in catalogue])
+
+    # --- writes ----------------------------------------------------------------------------------
+
+    def update(
+        self,
+        connector: Any,
+        group: Any,
+        update: LocalConnectorUpdate,
+        caller: Caller,
+        submitted: Any,
+    ) -> LocalConnectorOut:
+        from chalicelib.store.connectors import ConnectorGroupRecord
+
+        stored = self.connectors.configuration(group.id, connector.id)
+        record = ConnectorGroupRecord(group.id, connector.id)
+        if stored is not None:
+            record.inherit_settings = stored.inherit_settings
+            record.settings = dict(stored.settings or {})
+            record.secret = stored.secret
+        record.is_enabled = (
+            update.is_enabled
+            if update.is_enabled is not None
+            else bool(stored is not None and stored.is_enabled)
+        )
+        if isinstance(update, ChatConnectorUpdate):
+            self._apply_chat(record, group, update, submitted)
+        else:
+            record.inherit_settings, record.settings, record.secret = False, {}, None
+        record.editor_id = caller.user_id
+        record.modified_on = self.clock()
+        self.connectors.save_configuration(record)
+        return self.get(connector, group, caller)
+
+    def set_status(
+        self, connector: Any, group: Any, enabled: bool, caller: Caller
+    ) -> LocalConnectorOut:
+        self.connectors.set_enabled(group.id, connector.id, enabled, caller.user_id, self.clock())
+        return self.get(connector, group, caller)
+
+    def _apply_chat(
+        self, record: Any, group: Any, update: ChatConnectorUpdate, submitted: Any
+    ) -> None:
+        inherit = update.inherit
+        if inherit is not None:
+            if inherit and not group.parent_id:
+                raise ValidationFailed.one(
+                    "inheritSettings",
+                    True,
+                    "the root group has no parent group to inherit settings from",
+                    submitted,
+                )
+            record.inherit_settings = inherit
+        # Without `settings` in the body the group's own settings are kept (for when it stops
+        # inheriting); with them they are replaced, the secret only when a new one is sent.
+        if "settings" in update.model_fields_set:
+            settings = update.settings
+            record.settings = {
+                "applicationId": settings.application_id,
+                "allowGuest": settings.allow_guest,
+            }
+            if settings.application_secret:
+                record.secret = self.cipher.encrypt(
+                    settings.application_secret, _secret_context(group.id, record.connector_id)
+                )
+
+    # --- presenting ------------------------------------------------------------------------------
+
+    def _gather(
+        self,
+        group: Any,
+        caller: Caller,
+        connectors: list[Any],
+        configs: dict[str, Any],
+        enabled_groups: dict[str, list[str]],
+    ) -> _View:
+        ancestors: list[Any] = []
+        ancestor_configs: dict[tuple[str, str], Any] = {}
+        inheriting = [
+            c.id
+            for c in connectors
+            if c.kind == "chat" and self._inherits(configs.get(c.id), group)
+        ]
+        if inheriting:
+            ancestors = self.group_service.ancestors(group)
+            ancestor_configs = self.connectors.configurations(
+                (a.id, connector_id) for a in ancestors for connector_id in inheriting
+            )
+        shown_group_ids = {
+            group_id for c in connectors for group_id in enabled_groups.get(c.id, [])
+        }
+        known = {group.id: group, **{a.id: a for a in ancestors}}
+        groups = {**self.groups.get_many(shown_group_ids - set(known)), **known}
+        user_ids = {c.author_id for c in connectors if c.author_id}
+        user_ids |= {c.editor_id for c in configs.values() if c.editor_id}
+        return _View(
+            group=group,
+            caller=caller,
+            configs=configs,
+            ancestors=ancestors,
+            ancestor_configs=ancestor_configs,
+            enabled_groups=enabled_groups,
+            groups=groups,
+            users=self.users.get_many(user_ids),
+        )
+
+    @staticmethod
+    def _inherits(config: Any, group: Any) -> bool:
+        if not group.parent_id:
+            return False
+        if config is None or config.inherit_settings is None:
+            return True
+        return bool(config.inherit_settings)
+
+    def _present(self, connector: Any, view: _View) -> LocalConnectorOut:
+        config = view.configs.get(connector.id)
+        warnings: list[AccessWarning] = []
+        settings: dict[str, Any] = {}
+        if connector.kind == "chat":
+            chat = self._chat_settings(connector, config, view, warnings)
+            settings = chat.model_dump(mode="json", by_alias=True)
+        shown = [
+            view.groups[g] for g in view.enabled_groups.get(connector.id, []) if g in view.groups
+        ]
+        edited = config is not None and config.modified_on is not None
+        return LocalConnectorOut(
+            id=connector.id,
+            type=connector_type(connector.kind),
+            name=connector.name,
+            description=connector.description or "",
+            is_enabled=bool(config is not None and config.is_enabled),
+            created_on=connector.created_on,
+            author=user_ref(view.users.get(connector.author_id or "")),
+            # Never edited for this group: the connector as created.
+            modified_on=config.modified_on if edited else connector.created_on,
+            editor=user_ref(
+                view.users.get((config.editor_id if edited else connector.author_id) or "")
+            ),
+            groups=[group_ref(g) for g in sorted(shown, key=lambda g: (g.name.lower(), g.id))],
+            settings=settings,
+            access_warnings=warnings,
+        )
+
+    def _chat_settings(
+        self, connector: Any, config: Any, view: _View, warnings: list[AccessWarning]
+    ) -> ChatSettingsOut:
+        inherits = self._inherits(config, view.group)
+        source_group, source = view.group, config
+        if inherits:
+            source_group, source = self._inherited_source(connector.id, view)
+        own = dict(source.settings or {}) if source is not None else {}
+        secret = ""
+        if source is not None and source.secret:
+            if source_group.id == view.group.id or view.caller.has(Need.GROUP_ADMIN, source_group):
+                secret = self.cipher.decrypt(
+                    bytes(source.secret), _secret_context(source_group.id, connector.id)
+                )
+            else:
+                warnings.append(
+                    AccessWarning(
+                        key="settings.applicationSecret",
+                        code="ACCESS_DENIED",
+                        message=(
+                            "The secret is inherited from a group you do not administer: "
+                            f"{source_group.name}."
+                        ),
+                    )
+                )
+        return ChatSettingsOut(
+            inherit_settings=inherits,
+            application_id=own.get("applicationId", ""),
+            application_secret=secret,
+            allow_guest=bool(own.get("allowGuest", False)),
+            inherited_from=group_ref(source_group) if inherits else None,
+        )
+
+    def _inherited_source(self, connector_id: str, view: _View) -> tuple[Any, Any]:
+        """The nearest parent with settings of its own (the root always has its own)."""
+        for ancestor in view.ancestors:
+            config = view.ancestor_configs.get((ancestor.id, connector_id))
+            if not self._inherits(config, ancestor):
+                return ancestor, config
+        # A broken chain (a parent that no longer exists): the last group reached.
+        last = view.ancestors[-1] if view.ancestors else view.group
+        return last, view.ancestor_configs.get((last.id, connector_id))

@@ -1,0 +1,261 @@
+"""Email-to-post (per group) and email-to-comment (system-wide) mailbox settings.
+
+The API edits them; the mail-in job reads them through `enabled_mailboxes`, `decrypted_password`
+and `record_last_processed`. Passwords are stored only as KMS ciphertexts bound to their mailbox.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from chalicelib.auth import Caller
+from chalicelib.errors import ValidationFailed
+from chalicelib.schemas.common import AccessWarning
+from chalicelib.schemas.connectors import (
+    POP3S_PORT,
+    EmailToCommentOut,
+    EmailToPostOut,
+    MailboxSettingsUpdate,
+)
+from chalicelib.services.links import group_ref
+
+SYSTEM_SCOPE = "system"
+EMAIL_TO_POST = "emailToPost"
+EMAIL_TO_COMMENT = "emailToComment"
+
+
+@dataclass(frozen=True)
+class Mailbox:
+    """A mailbox to poll, without its password (ask `decrypted_password` when connecting)."""
+
+    scope: str  # the group id (email-to-post), or `system` (email-to-comment)
+    kind: str  # emailToPost | emailToComment
+    server_name: str
+    server_port: int
+    server_username: str
+    is_enabled: bool
+    is_ssl: bool
+    delete_processed: bool
+    last_processed: datetime | None
+    has_password: bool
+
+    @property
+    def group_id(self) -> str | None:
+        return None if self.scope == SYSTEM_SCOPE else self.scope
+
+
+def _context(scope: str) -> dict[str, str]:
+    # Binds each ciphertext to its mailbox: copied to another item it does not decrypt.
+    return {"agora:table": "mailboxes", "agora:scope": scope}
+
+
+class MailboxSettingsService:
+    def __init__(self, mailboxes: Any, cipher: Any, clock: Callable[[], datetime]) -> None:
+        self.mailboxes = mailboxes
+        self.cipher = cipher
+        self.clock = clock
+
+    @classmethod
+    def default(cls) -> MailboxSettingsService:
+        from chalicelib import secrets
+        from chalicelib.envelope import utc_now
+        from chalicelib.store.connectors import MailboxRepository
+
+        return cls(MailboxRepository(), secrets, utc_now)
+
+    # --- the API ---------------------------------------------------------------------------------
+
+    def email_to_post(self, group: Any) -> EmailToPostOut:
+        record = self.mailboxes.get(group.id)
+        fields = self._fields(record, self._password(record))
+        return EmailToPostOut(group=group_ref(group), **fields)
+
+    def update_email_to_post(
+        self, group: Any, update: MailboxSettingsUpdate, editor_id: str, submitted: Any
+    ) -> EmailToPostOut:
+        record, password = self._save(group.id, EMAIL_TO_POST, update, editor_id, submitted)
+        return EmailToPostOut(group=group_ref(group), **self._fields(record, password))
+
+    def email_to_comment(self, caller: Caller) -> EmailToCommentOut:
+        record = self.mailboxes.get(SYSTEM_SCOPE)
+        if caller.is_root_admin:
+            return EmailToCommentOut(**self._fields(record, self._password(record)))
+        # Group administrators may see how the system mailbox is set up, not its password (§5).
+        warning = AccessWarning(
+            key="serverPassword",
+            code="ACCESS_DENIED",
+            message="Only a root group administrator may read the email-to-comment password.",
+        )
+        return EmailToCommentOut(**self._fields(record, ""), access_warnings=[warning])
+
+    def update_email_to_comment(
+        self, update: MailboxSettingsUpdate, editor_id: str, submitted: Any
+    ) -> EmailToCommentOut:
+        record, password = self._save(SYSTEM_SCOPE, EMAIL_TO_COMMENT, update, editor_id, submitted)
+        return EmailToCommentOut(**self._fields(record, password))
+
+    # --- mail-in ---------------------------------------------------------------------------------
+
+    def enabled_mailboxes(self) -> Iterator[Mailbox]:
+        """Every enabled mailbox: each group's email-to-post, then the system's email-to-comment.
+
+        Read from a sparse index holding only enabled mailboxes (paged by DynamoDB; no Scan).
+        """
+        for kind in (EMAIL_TO_POST, EMAIL_TO_COMMENT):
+            for record in self.mailboxes.enabled(kind):
+                yield self._mailbox(record)
+
+    def mailbox(self, scope: str) -> Mailbox | None:
+        record = self.mailboxes.get(scope)
+        return self._mailbox(record) if record is not None else None
+
+    def decrypted_password(self, scope: str) -> str:
+        """The POP3 password of a mailbox in plain text ("" when none is stored)."""
+        return self._password(self.mailboxes.get(scope))
+
+    def record_last_processed(self, scope: str, when: datetime) -> bool:
+        """Note that the mailbox was polled at `when`; False when the mailbox has no settings."""
+        return self.mailboxes.record_last_processed(scope, when)
+
+    # --- helpers ---------------------------------------------------------------------------------
+
+    def _save(
+        self, scope: str, kind: str, update: MailboxSettingsUpdate, editor_id: str, submitted: Any
+    ) -> tuple[Any, str]:
+        stored = self.mailboxes.get(scope)
+        new_password = update.new_password
+        has_password = new_password is not None or (stored is not None and stored.password)
+        if update.is_enabled and not has_password:
+            raise ValidationFailed.one(
+                "serverPassword",
+                "",
+                "an enabled connector needs the POP3 account's password",
+                submitted,
+            )
+        ciphertext = None
+        if new_password is not None:
+            ciphertext = self.cipher.encrypt(new_password, _context(scope))
+        record = self.mailboxes.save_settings(
+            scope,
+            kind,
+            {
+                "server_name": update.server_name,
+                "server_port": update.port,
+                "server_username": update.server_username,
+                "password": ciphertext,
+                "is_enabled": update.is_enabled,
+                "is_ssl": update.is_ssl,
+                "delete_processed": update.delete_processed,
+                "editor_id": editor_id,
+                "modified_on": self.clock(),
+            },
+        )
+        password = new_password if new_password is not None else self._password(record)
+        return record, password
+
+    def _password(self, record: Any) -> str:
+        if record is None or not record.password:
+            return ""
+        return self.cipher.decrypt(bytes(record.password), _context(record.scope))
+
+    @staticmethod
+    def _fields(record: Any, password: str) -> dict[str, Any]:
+        if record is None:
+            # Never saved: a disabled connector with POP3-over-SSL defaults.
+            return {
+                "server_name": "",
+                "server_port": POP3S_PORT,
+                "server_username": "",
+                "server_password": "",
+                "is_enabled": False,
+                "is_ssl": True,
+                "delete_processed": False,
+                "last_processed": None,
+            }
+        return {
+            "server_name": record.server_name,
+            "server_port": int(record.server_port),
+            "server_username": record.server_username,
+            "server_password": password,
+            "is_enabled": bool(record.is_enabled),
+            "is_ssl": bool(record.is_ssl),
+            "delete_processed": bool(record.delete_processed),
+            "last_processed": record.last_processed,
+        }
+
+    @staticmethod
+    def _mailbox(record: Any) -> Mailbox:
+        return Mailbox(
+            scope=record.scope,
+            kind=record.kind,
+            server_name=record.server_name,
+            server_port=int(record.server_port),
+            server_username=record.server_username,
+            is_enabled=bool(record.is_enabled),
+            is_ssl=bool(record.is_ssl),
+            delete_processed=bool(record.delete_processed),
+            last_processed=record.last_processed,
+            has_password=bool(record.password),
+        )
+
+
+# --- the mail-in job's view ----------------------------------------------------------------------
+
+POST_KEY_PREFIX = "post#"
+COMMENT_KEY = "comment#system"
+
+
+def mailbox_key(scope: str) -> str:
+    """The mail-in key of a mailbox: `post#<groupId>`, or `comment#system`."""
+    return COMMENT_KEY if scope == SYSTEM_SCOPE else f"{POST_KEY_PREFIX}{scope}"
+
+
+def scope_of_key(key: str) -> str | None:
+    if key == COMMENT_KEY:
+        return SYSTEM_SCOPE
+    if key.startswith(POST_KEY_PREFIX) and len(key) > len(POST_KEY_PREFIX):
+        return key[len(POST_KEY_PREFIX) :]
+    return None
+
+
+class MailboxDirectory:
+    """Mailboxes by mail-in key, as `chalicelib.jobs.mail_poll` polls them."""
+
+    def __init__(self, settings: MailboxSettingsService) -> None:
+        self.settings = settings
+
+    @classmethod
+    def default(cls) -> MailboxDirectory:
+        return cls(MailboxSettingsService.default())
+
+    def enabled_mailbox_keys(self) -> Iterator[str]:
+        for mailbox in self.settings.enabled_mailboxes():
+            yield mailbox_key(mailbox.scope)
+
+    def mailbox(self, key: str) -> Any:
+        """The connection settings with the decrypted password; None unless enabled."""
+        from chalicelib.services.mail_in import MailboxConfig
+
+        scope = scope_of_key(key)
+        found = self.settings.mailbox(scope) if scope is not None else None
+        if found is None or not found.is_enabled or not found.has_password:
+            return None
+        return MailboxConfig(
+            key=key,
+            kind="comment" if found.kind == EMAIL_TO_COMMENT else "post",
+            group_id=found.group_id,
+            host=found.server_name,
+            port=found.server_port,
+            username=found.server_username,
+            password=self.settings.decrypted_password(scope),
+            is_ssl=found.is_ssl,
+            delete_processed=found.delete_processed,
+        )
+
+    def record_last_processed(self, key: str, when: datetime) -> None:
+        scope = scope_of_key(key)
+        if scope is not None:
+            self.settings.record_last_processed(scope, when)

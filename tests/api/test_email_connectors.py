@@ -1,0 +1,322 @@
+"""Email-to-post and email-to-comment settings: shapes, validation, privileges, KMS at rest."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from tests.fixtures import new_id
+
+POST_SETTINGS = "/api/v1/en_US/connector/email-to-post/{}"
+COMMENT_SETTINGS = "/api/v1/en_US/connector/email-to-comment"
+
+GOOD = {
+    "serverName": "pop.example.org",
+    "serverPort": 995,
+    "serverUsername": "garden-inbox",
+    "serverPassword": "s3cret pass",
+    "isEnabled": True,
+    "isSSL": True,
+    "deleteProcessed": True,
+}
+
+
+def to_post(group_id: str) -> str:
+    return POST_SETTINGS.format(group_id)
+
+
+def to_comment(group_id: str) -> str:
+    return f"{COMMENT_SETTINGS}/{group_id}"
+
+
+@pytest.fixture
+def people(community, kms_key):
+    c = community
+    c.garden = c.group("garden")
+    c.other = c.group("other")
+    c.root_admin = c.users[0]["id"]
+    c.garden_admin = c.user("garden-admin", {c.garden: "administrator"})
+    c.other_admin = c.user("other-admin", {c.other: "administrator"})
+    c.member = c.user("garden-member", {c.garden: "member"})
+    return c.load()
+
+
+def stored_mailbox(scope: str) -> dict:
+    """The raw DynamoDB item, as anyone with table access would see it."""
+    from chalicelib.aws import client
+    from chalicelib.store.connectors import MailboxRecord
+
+    item = client("dynamodb").get_item(
+        TableName=MailboxRecord.Meta.table_name, Key={"scope": {"S": scope}}
+    )
+    return item["Item"]
+
+
+# --- email-to-post -------------------------------------------------------------------------------
+
+
+def test_unsaved_email_to_post_answers_disabled_defaults(api, people):
+    status, body = api.get(to_post(people.garden), people.garden_admin)
+    assert status == 200 and body["success"] is True
+    assert body["object"] == {
+        "type": "connectorEmailToPost",
+        "group": {
+            "id": people.garden,
+            "name": "Garden",
+            "slug": "garden",
+            "thumbUrl": "https://community.example/images/group-default.png",
+            "url": "https://community.example/garden",
+        },
+        "serverName": "",
+        "serverPort": 995,
+        "serverUsername": "",
+        "serverPassword": "",
+        "isEnabled": False,
+        "isSSL": True,
+        "deleteProcessed": False,
+        "lastProcessed": None,
+        "accessWarnings": [],
+    }
+
+
+def test_email_to_post_round_trip_stores_the_password_encrypted(api, people):
+    status, body = api.put(to_post(people.garden), people.garden_admin, GOOD)
+    assert status == 200 and body["success"] is True
+    saved = body["object"]
+    for field, value in GOOD.items():
+        assert saved[field] == value, field
+    assert saved["type"] == "connectorEmailToPost" and saved["group"]["id"] == people.garden
+    assert saved["lastProcessed"] is None
+
+    item = stored_mailbox(people.garden)
+    assert "serverPassword" not in item
+    assert b"s3cret pass" not in item["password"]["B"]
+    assert all("s3cret" not in str(value) for value in item.values())
+
+    status, again = api.get(to_post(people.garden), people.garden_admin)
+    assert status == 200 and again["object"] == saved
+
+
+def test_omitted_password_keeps_the_stored_one(api, people):
+    api.put(to_post(people.garden), people.garden_admin, GOOD)
+    without = {k: v for k, v in GOOD.items() if k != "serverPassword"}
+    status, body = api.put(
+        to_post(people.garden), people.garden_admin, {**without, "serverPort": 1995}
+    )
+    assert status == 200
+    assert body["object"]["serverPassword"] == "s3cret pass"
+    assert body["object"]["serverPort"] == 1995
+    _, again = api.get(to_post(people.garden), people.garden_admin)
+    assert again["object"]["serverPassword"] == "s3cret pass"
+
+
+def test_new_password_replaces_the_stored_one(api, people):
+    api.put(to_post(people.garden), people.garden_admin, GOOD)
+    api.put(to_post(people.garden), people.garden_admin, {**GOOD, "serverPassword": "  other "})
+    _, body = api.get(to_post(people.garden), people.garden_admin)
+    # Passwords are taken as sent, spaces included.
+    assert body["object"]["serverPassword"] == "  other "
+
+
+def test_port_defaults_to_the_usual_pop3_port(api, people):
+    base = {k: v for k, v in GOOD.items() if k != "serverPort"}
+    _, ssl = api.put(to_post(people.garden), people.garden_admin, base)
+    _, plain = api.put(to_post(people.garden), people.garden_admin, {**base, "isSSL": False})
+    assert ssl["object"]["serverPort"] == 995 and plain["object"]["serverPort"] == 110
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        ({"serverName": "   "}, "serverName"),
+        ({"serverName": None}, "serverName"),
+        ({"serverName": "pop example org"}, "serverName"),
+        ({"serverPort": 0}, "serverPort"),
+        ({"serverPort": 65536}, "serverPort"),
+        ({"serverPort": "abc"}, "serverPort"),
+        ({"serverUsername": ""}, "serverUsername"),
+        ({"serverPassword": ""}, "serverPassword"),
+        ({"isEnabled": "perhaps"}, "isEnabled"),
+    ],
+)
+def test_invalid_settings_are_400_with_the_key(api, people, change, key):
+    sent = {**GOOD, **change}
+    status, body = api.put(to_post(people.garden), people.garden_admin, sent)
+    assert status == 400 and body["success"] is False
+    assert [e["key"] for e in body["errors"]] == [key]
+    assert body["object"] == sent
+    _, stored = api.get(to_post(people.garden), people.garden_admin)
+    assert stored["object"]["isEnabled"] is False
+
+
+def test_missing_server_name_is_400(api, people):
+    sent = {k: v for k, v in GOOD.items() if k != "serverName"}
+    status, body = api.put(to_post(people.garden), people.garden_admin, sent)
+    assert status == 400 and body["errors"][0]["key"] == "serverName"
+
+
+def test_disabled_connector_needs_no_account(api, people):
+    status, body = api.put(
+        to_post(people.garden),
+        people.garden_admin,
+        {"serverName": "pop.example.org", "isEnabled": False},
+    )
+    assert status == 200 and body["object"]["isEnabled"] is False
+
+
+@pytest.mark.parametrize(
+    ("who", "expected"),
+    [
+        ("root_admin", 200),
+        ("garden_admin", 200),
+        ("other_admin", 403),
+        ("member", 403),
+        (None, 401),
+    ],
+)
+def test_email_to_post_needs_group_administrator(api, people, who, expected):
+    user = getattr(people, who) if who else None
+    status, body = api.put(to_post(people.garden), user, GOOD)
+    assert status == expected and body["success"] is (expected == 200)
+    status, _ = api.get(to_post(people.garden), user)
+    assert status == expected
+
+
+def test_email_to_post_of_unknown_group_is_404(api, people):
+    status, body = api.get(to_post(new_id()), people.root_admin)
+    assert status == 404 and body["errors"][0]["key"] == "groupId"
+
+
+def test_last_processed_is_answered_once_recorded(api, people):
+    from chalicelib.services.mailboxes import MailboxSettingsService
+
+    api.put(to_post(people.garden), people.garden_admin, GOOD)
+    when = datetime(2026, 11, 2, 8, 30, tzinfo=UTC)
+    assert MailboxSettingsService.default().record_last_processed(people.garden, when)
+    _, body = api.get(to_post(people.garden), people.garden_admin)
+    assert body["object"]["lastProcessed"] == "2026-11-02T08:30:00Z"
+    # Saving the settings again keeps it: it is the poller's, not the administrator's.
+    _, body = api.put(to_post(people.garden), people.garden_admin, GOOD)
+    assert body["object"]["lastProcessed"] == "2026-11-02T08:30:00Z"
+
+
+# --- email-to-comment ----------------------------------------------------------------------------
+
+
+def test_email_to_comment_round_trip_for_root_administrator(api, people):
+    status, body = api.put(COMMENT_SETTINGS, people.root_admin, GOOD)
+    assert status == 200 and body["success"] is True
+    saved = body["object"]
+    assert saved["type"] == "connectorEmailToComment" and "group" not in saved
+    for field, value in GOOD.items():
+        assert saved[field] == value, field
+    assert saved["accessWarnings"] == []
+    assert b"s3cret pass" not in stored_mailbox("system")["password"]["B"]
+    status, again = api.get(to_comment(people.garden), people.root_admin)
+    assert status == 200 and again["object"] == saved
+
+
+def test_email_to_comment_hides_the_password_from_group_administrators(api, people):
+    api.put(COMMENT_SETTINGS, people.root_admin, GOOD)
+    status, body = api.get(to_comment(people.garden), people.garden_admin)
+    assert status == 200 and body["success"] is True
+    assert body["object"]["serverPassword"] == ""
+    assert body["object"]["serverName"] == "pop.example.org"
+    assert len(body["object"]["accessWarnings"]) == 1
+    warning = body["object"]["accessWarnings"][0]
+    assert warning["key"] == "serverPassword" and warning["code"] == "ACCESS_DENIED"
+    assert warning["message"]
+
+
+def test_email_to_comment_is_one_system_wide_setting(api, people):
+    api.put(COMMENT_SETTINGS, people.root_admin, GOOD)
+    _, garden = api.get(to_comment(people.garden), people.root_admin)
+    _, other = api.get(to_comment(people.other), people.root_admin)
+    assert garden["object"] == other["object"]
+    # and it is not any group's email-to-post mailbox
+    _, post = api.get(to_post(people.garden), people.root_admin)
+    assert post["object"]["serverName"] == ""
+
+
+@pytest.mark.parametrize(
+    ("who", "expected"),
+    [
+        ("root_admin", 200),
+        ("garden_admin", 403),
+        ("member", 403),
+        (None, 401),
+    ],
+)
+def test_email_to_comment_update_needs_root_administrator(api, people, who, expected):
+    user = getattr(people, who) if who else None
+    status, _ = api.put(COMMENT_SETTINGS, user, GOOD)
+    assert status == expected
+
+
+@pytest.mark.parametrize(
+    ("who", "expected"),
+    [("root_admin", 200), ("garden_admin", 200), ("other_admin", 403), (None, 401)],
+)
+def test_email_to_comment_read_needs_group_administrator(api, people, who, expected):
+    user = getattr(people, who) if who else None
+    status, _ = api.get(to_comment(people.garden), user)
+    assert status == expected
+
+
+def test_email_to_comment_validation_names_the_key(api, people):
+    status, body = api.put(COMMENT_SETTINGS, people.root_admin, {**GOOD, "serverName": ""})
+    assert status == 400 and [e["key"] for e in body["errors"]] == ["serverName"]
+
+
+# --- what mail-in reads --------------------------------------------------------------------------
+
+
+def test_enabled_mailboxes_lists_only_enabled_ones_without_a_scan(api, people, dynamo_counter):
+    from chalicelib.services.mailboxes import MailboxDirectory, MailboxSettingsService
+
+    api.put(to_post(people.garden), people.garden_admin, GOOD)
+    api.put(to_post(people.other), people.other_admin, {**GOOD, "isEnabled": False})
+    api.put(COMMENT_SETTINGS, people.root_admin, {**GOOD, "serverUsername": "comments"})
+    dynamo_counter.reset()
+
+    service = MailboxSettingsService.default()
+    found = {m.scope: m for m in service.enabled_mailboxes()}
+    assert set(found) == {people.garden, "system"}
+    assert found[people.garden].group_id == people.garden and found["system"].group_id is None
+    assert found["system"].server_username == "comments"
+    assert "Scan" not in dynamo_counter.requests
+    assert service.decrypted_password(people.garden) == "s3cret pass"
+
+    directory = MailboxDirectory.default()
+    assert set(directory.enabled_mailbox_keys()) == {f"post#{people.garden}", "comment#system"}
+
+
+def test_disabling_removes_the_mailbox_from_the_enabled_ones(api, people):
+    from chalicelib.services.mailboxes import MailboxSettingsService
+
+    api.put(to_post(people.garden), people.garden_admin, GOOD)
+    api.put(to_post(people.garden), people.garden_admin, {**GOOD, "isEnabled": False})
+    assert list(MailboxSettingsService.default().enabled_mailboxes()) == []
+
+
+def test_record_last_processed_of_unknown_mailbox_is_false(people):
+    from chalicelib.services.mailboxes import MailboxSettingsService
+
+    when = datetime(2026, 11, 2, tzinfo=UTC)
+    assert MailboxSettingsService.default().record_last_processed(new_id(), when) is False
+
+
+def test_routes_cost_a_few_requests_and_no_scan(api, people, dynamo_counter):
+    api.put(to_post(people.garden), people.garden_admin, GOOD)
+    for call in (
+        lambda: api.get(to_post(people.garden), people.garden_admin),
+        lambda: api.put(to_post(people.garden), people.garden_admin, GOOD),
+        lambda: api.get(to_comment(people.garden), people.garden_admin),
+        lambda: api.put(COMMENT_SETTINGS, people.root_admin, GOOD),
+    ):
+        dynamo_counter.reset()
+        status, _ = call()
+        assert status == 200
+        assert "Scan" not in dynamo_counter.requests
+        assert dynamo_counter.total <= 6, dynamo_counter.requests
