@@ -1,7 +1,117 @@
-"""Routes of this spec section are added by their issue; the blueprint is registered already."""
+"""Events (spec "Events"): CRUD, upcoming and expired lists, calendar list and calendar update.
+
+Reads need the privilege to enter the event's group; writes need a moderator of it (CONTRACT §5).
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from chalice import Blueprint
+from pydantic import ValidationError
+
+from chalicelib.api.routing import Call, route
+from chalicelib.auth import Need
+from chalicelib.envelope import validation_failed
+from chalicelib.schemas.events import (
+    CalendarMove,
+    CalendarMoveFields,
+    CalendarQuery,
+    EventCreate,
+    EventListQuery,
+    EventOut,
+    EventPage,
+    EventUpdate,
+)
+from chalicelib.services.events import EventService
 
 events_api = Blueprint(__name__)
+PREFIX = "/api/v1/en_US/event"
+
+
+@route(events_api, "GET", f"{PREFIX}/{{eventId}}", response=EventOut)
+def get_event(call: Call) -> EventOut:
+    """An event."""
+    return EventService.default().get(call.path.eventId, call.signed_in)
+
+
+@route(events_api, "POST", PREFIX, body=EventCreate, response=EventOut)
+def create_event(call: Call) -> EventOut:
+    """Create an event in the group named by `groupId`."""
+    return EventService.default().create(call.body, call.signed_in)
+
+
+@route(events_api, "PUT", f"{PREFIX}/{{eventId}}", body=EventUpdate, response=EventOut)
+def update_event(call: Call) -> EventOut:
+    """Replace an event's fields."""
+    return EventService.default().update(call.path.eventId, call.body, call.signed_in)
+
+
+@route(events_api, "DELETE", f"{PREFIX}/{{eventId}}", response=EventOut)
+def delete_event(call: Call) -> EventOut:
+    """Delete an event; the answer is the event as it was."""
+    return EventService.default().delete(call.path.eventId, call.signed_in)
+
+
+@route(
+    events_api,
+    "GET",
+    f"{PREFIX}/list/upcoming/{{groupId}}",
+    need=Need.ENTER,
+    group="groupId",
+    query=EventListQuery,
+    response=EventPage,
+)
+def list_upcoming_events(call: Call) -> EventPage:
+    """Events starting after `timeStamp` (default now), soonest first."""
+    return EventService.default().upcoming(call.group, call.query)
+
+
+@route(
+    events_api,
+    "GET",
+    f"{PREFIX}/list/expired/{{groupId}}",
+    need=Need.ENTER,
+    group="groupId",
+    query=EventListQuery,
+    response=EventPage,
+)
+def list_expired_events(call: Call) -> EventPage:
+    """Events starting before `timeStamp` (default now), latest first."""
+    return EventService.default().expired(call.group, call.query)
+
+
+@route(
+    events_api,
+    "GET",
+    f"{PREFIX}/list/calendar/{{groupId}}",
+    need=Need.ENTER,
+    group="groupId",
+    query=CalendarQuery,
+    response=EventPage,
+)
+def list_calendar_events(call: Call) -> EventPage:
+    """Every event overlapping the period, start date ascending."""
+    return EventService.default().calendar(call.group, call.query)
+
+
+@route(
+    events_api,
+    "PUT",
+    f"{PREFIX}/{{eventId}}/calendar",
+    query=CalendarMoveFields,
+    body=CalendarMoveFields,
+    response=EventPage,
+)
+def move_event(call: Call) -> EventPage:
+    """Move an event (new dates) and answer the calendar of the period.
+
+    The spec lists the fields as parameters without saying where they travel: calendar plugins send
+    them in the query string, API clients in a JSON body. Both are read; the body wins.
+    """
+    sent: dict[str, Any] = {**dict(call.request.query_params or {}), **(call.raw_body or {})}
+    try:
+        move = CalendarMove.model_validate(sent)
+    except ValidationError as error:
+        raise validation_failed(error, sent) from None
+    return EventService.default().move(call.path.eventId, move, call.signed_in, sent)

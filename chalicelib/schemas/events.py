@@ -1,0 +1,160 @@
+"""Events and the calendar (spec "Event", "Events"; CONTRACT §7, §8)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
+
+from chalicelib.schemas.common import (
+    ApiModel,
+    GroupRef,
+    Guid,
+    IntPageQuery,
+    LongText,
+    Record,
+    UserRef,
+    UtcDateTime,
+)
+
+# An event touches one calendar item per month it spans (store/events.py); all of them are
+# rewritten in one transaction (at most 100 actions), so an event may not last for ever.
+MAX_EVENT_DURATION = timedelta(days=731)
+MAX_SHORT_TEXT = 500
+
+
+def _none_if_blank(value: Any) -> Any:
+    # A query string cannot send null: `endDate=` means "no date".
+    if isinstance(value, str) and not value.strip():
+        return None
+    return value
+
+
+def _empty_if_none(value: Any) -> Any:
+    return "" if value is None else value
+
+
+OptionalDate = Annotated[UtcDateTime | None, BeforeValidator(_none_if_blank)]
+OptionalBool = Annotated[bool | None, BeforeValidator(_none_if_blank)]
+OptionalText = Annotated[str, BeforeValidator(_empty_if_none), Field(max_length=MAX_SHORT_TEXT)]
+
+
+def end_date_problem(start: datetime, end: datetime | None, all_day: bool) -> str | None:
+    """Why an event's endDate is not acceptable (CONTRACT §8), or None."""
+    if end is None:
+        return None if all_day else "is required unless the event lasts all day (allDay true)"
+    if end < start:
+        return "must not be before startDate"
+    if end - start > MAX_EVENT_DURATION:
+        return f"must be at most {MAX_EVENT_DURATION.days} days after startDate"
+    return None
+
+
+def _check_end_date(end: datetime | None, info: ValidationInfo) -> datetime | None:
+    start = info.data.get("start_date")
+    if start is None:  # startDate is missing or wrong: that error is the one to report
+        return end
+    problem = end_date_problem(start, end, bool(info.data.get("all_day", False)))
+    if problem:
+        raise PydanticCustomError("agora_field", problem, {"field": "endDate"})
+    return end
+
+
+class EventWrite(ApiModel):
+    """Body of create and update. Field order matters: endDate is checked against those before."""
+
+    group_id: Guid
+    title: str = Field(min_length=1, max_length=MAX_SHORT_TEXT)
+    all_day: bool = False
+    start_date: UtcDateTime
+    end_date: OptionalDate = Field(default=None, validate_default=True)
+    content: Annotated[LongText, BeforeValidator(_empty_if_none)] = ""
+    organizer: OptionalText = ""
+    location: OptionalText = ""
+
+    _end_date = field_validator("end_date")(_check_end_date)
+
+
+class EventCreate(EventWrite):
+    pass
+
+
+class EventUpdate(EventWrite):
+    # A replacement of the event; without groupId it stays in its group.
+    group_id: Guid | None = None
+
+
+class EventOut(Record):
+    id: int
+    type: Literal["event"] = "event"
+    group: GroupRef
+    created_on: UtcDateTime
+    author: UserRef
+    editor: UserRef
+    all_day: bool
+    start_date: UtcDateTime
+    end_date: UtcDateTime | None
+    organizer: str
+    location: str
+    title: str
+    content: str
+    url: str
+
+
+class EventPage(Record):
+    offset: int | None
+    events: list[EventOut]
+
+
+class EventListQuery(IntPageQuery):
+    """Upcoming and expired lists: events after (before) `timeStamp`, which defaults to now."""
+
+    time_stamp: OptionalDate = None
+
+
+def _check_period_end(end: datetime, info: ValidationInfo) -> datetime:
+    start = info.data.get("calendar_start_date")
+    if start is not None and end <= start:
+        raise PydanticCustomError(
+            "agora_field", "must be after calendarStartDate", {"field": "calendarEndDate"}
+        )
+    return end
+
+
+class CalendarQuery(ApiModel):
+    """The period of a calendar view: events overlapping [start, end) are listed."""
+
+    calendar_start_date: UtcDateTime
+    calendar_end_date: UtcDateTime
+
+    _period_end = field_validator("calendar_end_date")(_check_period_end)
+
+
+class CalendarMoveFields(ApiModel):
+    """What a calendar plugin sends when an event is dragged: in the query string or the body.
+
+    Every field is optional here; the fields of both places are merged and then validated as a
+    `CalendarMove`.
+    """
+
+    start_date: OptionalDate = None
+    end_date: OptionalDate = None
+    all_day: OptionalBool = None
+    calendar_start_date: OptionalDate = None
+    calendar_end_date: OptionalDate = None
+
+
+class CalendarMove(ApiModel):
+    """The merged fields of a calendar update (the body wins over the query string)."""
+
+    start_date: UtcDateTime
+    # Omitted: the event keeps its duration. Sent empty or null: no end (all-day events only).
+    end_date: OptionalDate = None
+    # Omitted: the event keeps its kind.
+    all_day: OptionalBool = None
+    calendar_start_date: UtcDateTime
+    calendar_end_date: UtcDateTime
+
+    _period_end = field_validator("calendar_end_date")(_check_period_end)

@@ -1,0 +1,220 @@
+"""Events: create, read, replace, move on the calendar, delete; upcoming, expired, calendar lists."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from chalicelib.auth import Caller, Need
+from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.sanitize import clean_html, html_to_text
+from chalicelib.schemas.events import (
+    CalendarMove,
+    CalendarQuery,
+    EventCreate,
+    EventListQuery,
+    EventOut,
+    EventPage,
+    EventUpdate,
+    EventWrite,
+    end_date_problem,
+)
+from chalicelib.services.links import group_ref, group_url, user_ref
+
+# The calendar is not paged (CONTRACT §7): a period answers at most this many events.
+CALENDAR_CAP = 1000
+
+
+def event_url(group: Any, event_id: int) -> str:
+    """Permalink: `{AGORA_BASE_URL}/{group slug}/events/{id}`."""
+    return f"{group_url(group)}/events/{event_id}"
+
+
+def search_text(title: str, content: str, location: str, organizer: str) -> str:
+    # One line per field: a filter never matches across two fields.
+    return "\n".join([title, html_to_text(content), location, organizer]).lower()
+
+
+class EventService:
+    def __init__(
+        self, events: Any, users: Any, groups: Any, clock: Callable[[], datetime] | None = None
+    ) -> None:
+        from chalicelib.envelope import utc_now
+
+        self.events = events
+        self.users = users
+        self.groups = groups
+        self.clock = clock or utc_now
+
+    @classmethod
+    def default(cls) -> EventService:
+        from chalicelib.services.groups import GroupService
+        from chalicelib.store.events import EventRepository
+        from chalicelib.store.users import UserRepository
+
+        return cls(EventRepository(), UserRepository(), GroupService.default())
+
+    # --- single events ---------------------------------------------------------------------------
+
+    def find(self, event_id: int, caller: Caller, need: Need) -> tuple[Any, Any]:
+        """The event and its group, once the caller's privilege there is checked."""
+        record = self.events.get(event_id)
+        if record is None:
+            raise NotFound("eventId", event_id, "event")
+        group = self.groups.get(record.group_id, key="eventId")
+        caller.require(need, group)
+        return record, group
+
+    def get(self, event_id: int, caller: Caller) -> EventOut:
+        record, group = self.find(event_id, caller, Need.ENTER)
+        return self._out_one(record, group)
+
+    def create(self, body: EventCreate, caller: Caller) -> EventOut:
+        group = self._target_group(body, body.group_id, caller)
+        now = self.clock()
+        record = self.events.create(
+            id=self.events.next_id(),
+            group_id=group.id,
+            author_id=caller.user_id,
+            editor_id=caller.user_id,
+            created_on=now,
+            modified_on=now,
+            **self._fields(body),
+        )
+        return self._out_one(record, group)
+
+    def update(self, event_id: int, body: EventUpdate, caller: Caller) -> EventOut:
+        record, group = self.find(event_id, caller, Need.MODERATOR)
+        if body.group_id is not None and body.group_id != record.group_id:
+            group = self._target_group(body, body.group_id, caller)
+        record = self.events.update(
+            record,
+            group_id=group.id,
+            editor_id=caller.user_id,
+            modified_on=self.clock(),
+            **self._fields(body),
+        )
+        return self._out_one(record, group)
+
+    def delete(self, event_id: int, caller: Caller) -> EventOut:
+        record, group = self.find(event_id, caller, Need.MODERATOR)
+        answer = self._out_one(record, group)
+        self.events.delete(record)
+        return answer
+
+    def move(self, event_id: int, move: CalendarMove, caller: Caller, sent: dict) -> EventPage:
+        """Calendar update: new dates for the event, answered with the calendar of the period."""
+        record, group = self.find(event_id, caller, Need.MODERATOR)
+        all_day = record.all_day if move.all_day is None else move.all_day
+        if "end_date" in move.model_fields_set:
+            end = move.end_date
+        elif record.end_date is not None:
+            # A dragged event keeps its duration.
+            end = move.start_date + (record.end_date - record.start_date)
+        else:
+            end = None
+        problem = end_date_problem(move.start_date, end, all_day)
+        if problem:
+            raise ValidationFailed.one("endDate", sent.get("endDate"), problem, sent)
+        self.events.update(
+            record,
+            start_date=move.start_date,
+            end_date=end,
+            all_day=all_day,
+            editor_id=caller.user_id,
+            modified_on=self.clock(),
+        )
+        period = CalendarQuery(
+            calendar_start_date=move.calendar_start_date, calendar_end_date=move.calendar_end_date
+        )
+        return self.calendar(group, period)
+
+    # --- lists -----------------------------------------------------------------------------------
+
+    def upcoming(self, group: Any, query: EventListQuery) -> EventPage:
+        return self._page(group, query, upcoming=True)
+
+    def expired(self, group: Any, query: EventListQuery) -> EventPage:
+        return self._page(group, query, upcoming=False)
+
+    def calendar(self, group: Any, query: CalendarQuery) -> EventPage:
+        records = self.events.overlapping(
+            group.id, query.calendar_start_date, query.calendar_end_date, cap=CALENDAR_CAP
+        )
+        return EventPage(
+            offset=int(records[-1].id) if records else None, events=self._out(records, group)
+        )
+
+    def _page(self, group: Any, query: EventListQuery, *, upcoming: bool) -> EventPage:
+        after = None
+        if query.offset:
+            after = self.events.get(query.offset)
+            if after is None or after.group_id != group.id:
+                raise ValidationFailed.one("offset", query.offset, "no event has this id")
+        records = self.events.page(
+            group.id,
+            moment=query.time_stamp or self.clock(),
+            upcoming=upcoming,
+            limit=query.page_size,
+            after=after,
+            text=query.search,
+        )
+        return EventPage(
+            offset=int(records[-1].id) if records else query.offset,
+            events=self._out(records, group),
+        )
+
+    # --- helpers ---------------------------------------------------------------------------------
+
+    def _target_group(self, body: EventWrite, group_id: str, caller: Caller) -> Any:
+        try:
+            group = self.groups.get(group_id, key="groupId")
+        except NotFound:
+            # A body field naming nothing is a validation error of that field, not a 404 of the path.
+            submitted = body.model_dump(mode="json", by_alias=True)
+            raise ValidationFailed.one(
+                "groupId", group_id, "no group has this id", submitted
+            ) from None
+        caller.require(Need.MODERATOR, group)
+        return group
+
+    @staticmethod
+    def _fields(body: EventWrite) -> dict[str, Any]:
+        content = clean_html(body.content)
+        return {
+            "title": body.title,
+            "all_day": body.all_day,
+            "start_date": body.start_date,
+            "end_date": body.end_date,
+            "content": content,
+            "organizer": body.organizer,
+            "location": body.location,
+            "search_text": search_text(body.title, content, body.location, body.organizer),
+        }
+
+    def _out_one(self, record: Any, group: Any) -> EventOut:
+        return self._out([record], group)[0]
+
+    def _out(self, records: list[Any], group: Any) -> list[EventOut]:
+        people = self.users.get_many(
+            {r.author_id for r in records} | {r.editor_id for r in records}
+        )
+        return [
+            EventOut(
+                id=int(r.id),
+                group=group_ref(group),
+                created_on=r.created_on,
+                author=user_ref(people.get(r.author_id)),
+                editor=user_ref(people.get(r.editor_id)),
+                all_day=r.all_day,
+                start_date=r.start_date,
+                end_date=r.end_date,
+                organizer=r.organizer,
+                location=r.location,
+                title=r.title,
+                content=r.content,
+                url=event_url(group, int(r.id)),
+            )
+            for r in records
+        ]

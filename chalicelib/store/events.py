@@ -1,0 +1,310 @@
+"""Events, listed by group and start date, and a calendar table for period views.
+
+Upcoming and expired lists are one Query each on the `group-start` index, whose range key
+`start_key` is the start date followed by the zero-padded id: ordering is total (two events may start
+at the same moment), and `offset` turns into an ExclusiveStartKey with one GetItem.
+
+The calendar cannot use that index alone: an event that started long before the period but still
+runs in it would be found only by reading every earlier event. So each event also has one small item
+per calendar month it touches in the `event-calendar` table (hash: group, range: `YYYY-MM#start_key`).
+A period is then one Query between its first and last month, which reads only events touching those
+months; a multi-day event shows in every month it spans. The month items and the event are written
+in one transaction, which is why an event's duration is capped (schemas/events.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pynamodb.attributes import (
+    BooleanAttribute,
+    NumberAttribute,
+    UnicodeAttribute,
+    VersionAttribute,
+)
+from pynamodb.exceptions import TransactWriteError
+from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
+from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
+
+from chalicelib.errors import Conflict
+from chalicelib.store.base import (
+    UtcAttribute,
+    index_meta,
+    index_start_key,
+    query_page,
+    register,
+    table_meta,
+)
+
+EVENT_COUNTER = "events"
+ID_DIGITS = 12
+# Above any "<moment>#<digits>" key of the same moment (ASCII "~" sorts after digits).
+AFTER_ALL_IDS = "~"
+
+
+def sort_moment(moment: datetime) -> str:
+    """Fixed-width UTC text, so that string order is time order."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def start_key_of(start: datetime, event_id: int) -> str:
+    return f"{sort_moment(start)}#{event_id:0{ID_DIGITS}d}"
+
+
+def month_of(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m")
+
+
+def occupied_until(start: datetime, end: datetime | None, all_day: bool) -> datetime:
+    """Exclusive end of the time an event takes: an all-day event without endDate takes its day."""
+    if end is not None:
+        return end
+    return start + timedelta(days=1) if all_day else start
+
+
+def months_between(first: datetime, last: datetime) -> list[str]:
+    """Every `YYYY-MM` from the month of `first` to the month of `last`, inclusive."""
+    year, month = first.astimezone(UTC).year, first.astimezone(UTC).month
+    end = (last.astimezone(UTC).year, last.astimezone(UTC).month)
+    months = []
+    while (year, month) <= end:
+        months.append(f"{year:04d}-{month:02d}")
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return months
+
+
+class GroupStartIndex(GlobalSecondaryIndex):
+    Meta = index_meta("group-start", AllProjection())
+    group_id = UnicodeAttribute(hash_key=True)
+    start_key = UnicodeAttribute(range_key=True)
+
+
+@register
+class EventRecord(Model):
+    Meta = table_meta("events")
+
+    id = NumberAttribute(hash_key=True)
+    group_id = UnicodeAttribute()
+    author_id = UnicodeAttribute()
+    editor_id = UnicodeAttribute()
+    created_on = UtcAttribute()
+    modified_on = UtcAttribute()
+    all_day = BooleanAttribute(default=False)
+    start_date = UtcAttribute()
+    end_date = UtcAttribute(null=True)
+    title = UnicodeAttribute()
+    content = UnicodeAttribute(default="")
+    organizer = UnicodeAttribute(default="")
+    location = UnicodeAttribute(default="")
+    # Lower-cased title, text, location and organizer, for the case-insensitive `filter`.
+    search_text = UnicodeAttribute(default="")
+    # Derived by refresh_keys(): see the module docstring.
+    start_key = UnicodeAttribute()
+
+    version = VersionAttribute()
+
+    by_group_start = GroupStartIndex()
+
+    def refresh_keys(self) -> None:
+        self.start_key = start_key_of(self.start_date, int(self.id))
+
+    def calendar_entries(self) -> list[CalendarEntryRecord]:
+        until = occupied_until(self.start_date, self.end_date, self.all_day)
+        # The end is exclusive: an event ending at midnight on the 1st does not touch that month.
+        last = max(self.start_date, until - timedelta(microseconds=1))
+        return [
+            CalendarEntryRecord(
+                group_id=self.group_id,
+                month_key=f"{month}#{self.start_key}",
+                event_id=int(self.id),
+                start_date=self.start_date,
+                occupied_until=until,
+            )
+            for month in months_between(self.start_date, last)
+        ]
+
+
+@register
+class CalendarEntryRecord(Model):
+    """One per (event, month it touches): what the calendar Query reads and filters on."""
+
+    Meta = table_meta("event-calendar")
+
+    group_id = UnicodeAttribute(hash_key=True)
+    month_key = UnicodeAttribute(range_key=True)
+    event_id = NumberAttribute()
+    start_date = UtcAttribute()
+    occupied_until = UtcAttribute()
+
+
+class EventRepository:
+    def next_id(self) -> int:
+        from chalicelib.store.counters import CounterRepository
+
+        return CounterRepository().next_value(EVENT_COUNTER)
+
+    def reserve_ids(self, count: int) -> range:
+        """`count` consecutive new ids in one atomic request (bulk loads)."""
+        from chalicelib.store.counters import CounterRecord
+
+        counter = CounterRecord(EVENT_COUNTER)
+        counter.update(actions=[CounterRecord.value.add(count)])
+        last = int(counter.value)
+        return range(last - count + 1, last + 1)
+
+    def get(self, event_id: int) -> EventRecord | None:
+        try:
+            return EventRecord.get(event_id)
+        except EventRecord.DoesNotExist:
+            return None
+
+    def get_many(self, event_ids: Iterable[int]) -> dict[int, EventRecord]:
+        ids = list(dict.fromkeys(event_ids))
+        if not ids:
+            return {}
+        return {int(e.id): e for e in EventRecord.batch_get(ids)}
+
+    # --- writes: the event and its calendar items change together ---------------------------
+
+    def create(self, **values: Any) -> EventRecord:
+        record = EventRecord(**values)
+        record.refresh_keys()
+        with self._transaction(record.id) as write:
+            write.save(record, condition=EventRecord.id.does_not_exist())
+            for entry in record.calendar_entries():
+                write.save(entry)
+        return record
+
+    def update(self, record: EventRecord, **changes: Any) -> EventRecord:
+        before = {entry.month_key: entry for entry in record.calendar_entries()}
+        old_group = record.group_id
+        for name, value in changes.items():
+            setattr(record, name, value)
+        record.refresh_keys()
+        after = record.calendar_entries()
+        kept = {entry.month_key for entry in after} if record.group_id == old_group else set()
+        # The version condition (added by PynamoDB) makes a concurrent edit fail as a whole,
+        # so the calendar items always describe the stored event.
+        with self._transaction(record.id) as write:
+            write.save(record)
+            for key, entry in before.items():
+                if key not in kept:
+                    write.delete(entry)
+            for entry in after:
+                write.save(entry)
+        return record
+
+    def delete(self, record: EventRecord) -> None:
+        with self._transaction(record.id) as write:
+            write.delete(record)
+            for entry in record.calendar_entries():
+                write.delete(entry)
+
+    def put_many(self, records: Iterable[EventRecord]) -> None:
+        """Bulk load (fixtures, tests): batch writes, not transactions."""
+        with EventRecord.batch_write() as events, CalendarEntryRecord.batch_write() as entries:
+            for record in records:
+                record.refresh_keys()
+                if record.version is None:
+                    record.version = 1
+                events.save(record)
+                for entry in record.calendar_entries():
+                    entries.save(entry)
+
+    def _transaction(self, event_id: Any) -> _EventTransaction:
+        return _EventTransaction(int(event_id))
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    def page(
+        self,
+        group_id: str,
+        *,
+        moment: datetime,
+        upcoming: bool,
+        limit: int,
+        after: EventRecord | None,
+        text: str | None,
+    ) -> list[EventRecord]:
+        """Events starting after `moment` ascending (upcoming) or before it descending (expired)."""
+        if upcoming:
+            condition = EventRecord.start_key > f"{sort_moment(moment)}#{AFTER_ALL_IDS}"
+        else:
+            condition = EventRecord.start_key < f"{sort_moment(moment)}#"
+        start = None
+        # An offset event now on the other side of `moment` sits before the whole list (DynamoDB
+        # refuses a start key outside the key condition): the page starts at the beginning.
+        if after is not None and _inside(after.start_key, moment, upcoming):
+            start = index_start_key(after, EventRecord.by_group_start)
+        return query_page(
+            EventRecord.by_group_start,
+            group_id,
+            limit=limit,
+            forward=upcoming,
+            start_key=start,
+            range_key_condition=condition,
+            filter_condition=EventRecord.search_text.contains(text) if text else None,
+        )
+
+    def overlapping(
+        self, group_id: str, start: datetime, end: datetime, *, cap: int
+    ) -> list[EventRecord]:
+        """Events overlapping [start, end), start date ascending, at most `cap` of them.
+
+        Items come month by month, each month by start date; an event already seen in an earlier
+        month of the period is skipped. The new events of a month all start in that month, so the
+        first `cap` distinct events are the `cap` earliest-starting ones.
+        """
+        last = max(start, end - timedelta(microseconds=1))
+        low = f"{month_of(start)}#"
+        high = f"{month_of(last)}#{AFTER_ALL_IDS}"
+        overlaps = (CalendarEntryRecord.start_date < end) & (
+            (CalendarEntryRecord.occupied_until > start) | (CalendarEntryRecord.start_date >= start)
+        )
+        entries = CalendarEntryRecord.query(
+            group_id,
+            CalendarEntryRecord.month_key.between(low, high),
+            filter_condition=overlaps,
+            page_size=200,
+        )
+        ids: dict[int, None] = {}
+        for entry in entries:
+            ids.setdefault(int(entry.event_id), None)
+            if len(ids) >= cap:
+                break
+        found = self.get_many(ids)
+        events = [found[event_id] for event_id in ids if event_id in found]
+        return sorted(events, key=lambda e: e.start_key)
+
+
+def _inside(start_key: str, moment: datetime, upcoming: bool) -> bool:
+    if upcoming:
+        return start_key > f"{sort_moment(moment)}#{AFTER_ALL_IDS}"
+    return start_key < f"{sort_moment(moment)}#"
+
+
+class _EventTransaction:
+    """A TransactWrite whose failure on a changed event is a 409 (CONTRACT §6, key `state`)."""
+
+    def __init__(self, event_id: int) -> None:
+        self.event_id = event_id
+        self.write = TransactWrite(connection=EventRecord._get_connection().connection)
+
+    def __enter__(self) -> TransactWrite:
+        return self.write.__enter__()
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        try:
+            self.write.__exit__(exc_type, exc, tb)
+        except TransactWriteError as error:
+            if error.cause_response_code == "TransactionCanceledException":
+                raise Conflict(
+                    "state",
+                    self.event_id,
+                    "The event was changed or deleted at the same time; read it again and retry.",
+                ) from error
+            raise
+        return False
