@@ -4,7 +4,7 @@ from chalice import Chalice, Cron, Rate
 
 from chalicelib.api.blueprints import all_blueprints
 from chalicelib.api.routing import envelope_middleware
-from chalicelib.jobs import comment_purge, mail_poll
+from chalicelib.jobs import comment_purge, digests, mail_poll, notify
 from chalicelib.jobs.base import Deadline
 from chalicelib.settings import get_settings
 
@@ -29,3 +29,13 @@ def poll_mailbox(event):
 @app.schedule(Cron(0, 3, 1, "*", "?", "*"), name="purge-comments")
 def purge_comments(event):
     return comment_purge.purge_old_deleted_comments(Deadline.from_lambda(event.context))
+
+
+@app.schedule(Cron(0, 6, "*", "*", "?", "*"), name="send-digests")
+def send_digests(event):
+    return digests.send_daily_digests(Deadline.from_lambda(event.context))
+
+
+@app.on_sqs_message(queue=notify.NOTIFY_QUEUE, batch_size=1, name="deliver-notifications")
+def deliver_notifications(event):
+    return notify.deliver_from_queue([record.body for record in event])

@@ -66,11 +66,20 @@ def purge_comments(_args: argparse.Namespace) -> int:
     return 0
 
 
+def send_digests(_args: argparse.Namespace) -> int:
+    from chalicelib.jobs.base import Deadline
+    from chalicelib.jobs.digests import send_daily_digests
+
+    print(f"sent {send_daily_digests(Deadline.unbounded())} digest(s)")
+    return 0
+
+
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "create-tables": (create_tables, "create the tables (and indexes) that do not exist yet"),
     "load": (load, "validate a fixture file, then upsert everything in it"),
     "poll-mail": (poll_mail, "run the mail job once"),
     "purge-comments": (purge_comments, "run the monthly comment purge once"),
+    "send-digests": (send_digests, "run the daily digest job once"),
 }
 
 

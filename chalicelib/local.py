@@ -60,6 +60,16 @@ def ensure_queue(name: str) -> str:
     return client("sqs").create_queue(QueueName=name)["QueueUrl"]
 
 
+def ensure_mail_sender(base_url: str) -> str:
+    """The embedded SES may send from the fallback sender's domain (AGORA_BASE_URL's host)."""
+    from chalicelib.aws import client
+    from chalicelib.services.notify import fallback_address
+
+    domain = fallback_address(base_url).split("@", 1)[1]
+    client("ses").verify_domain_identity(Domain=domain)
+    return domain
+
+
 def demo_root_administrator(fixture: dict[str, Any]) -> tuple[str, str] | None:
     """Email and password of a root group administrator of the demo fixture."""
     root = next((g["id"] for g in fixture.get("groups", []) if g.get("parentId") is None), None)
@@ -104,7 +114,7 @@ class Scheduler(threading.Thread):
 
 
 def scheduled_jobs() -> list[tuple[str, Any, Callable[[], Any]]]:
-    from chalicelib.jobs import comment_purge, mail_poll, schedules
+    from chalicelib.jobs import comment_purge, digests, mail_poll, notify, schedules
     from chalicelib.jobs.base import Deadline
 
     return [
@@ -118,6 +128,13 @@ def scheduled_jobs() -> list[tuple[str, Any, Callable[[], Any]]]:
             schedules.COMMENT_PURGE,
             lambda: comment_purge.purge_old_deleted_comments(Deadline.unbounded()),
         ),
+        (
+            "send-digests",
+            schedules.DAILY_DIGEST,
+            lambda: digests.send_daily_digests(Deadline.unbounded()),
+        ),
+        # In AWS the queue triggers a function; here the scheduler takes the chunks off it.
+        ("deliver-notifications", schedules.Every(minutes=1), notify.drain_queue),
     ]
 
 
@@ -165,6 +182,10 @@ def main() -> int:
     aws.reset()
     ensure_kms_key(settings.kms_key_id)
     ensure_queue(settings.mailbox_queue)
+    from chalicelib.services.notify import NOTIFY_QUEUE
+
+    ensure_queue(NOTIFY_QUEUE)
+    ensure_mail_sender(settings.public_base_url)
     create_tables()
     credentials = None
     if settings.demo:

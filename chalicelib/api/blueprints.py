@@ -6,6 +6,7 @@ from typing import Any
 
 
 def all_blueprints() -> list[Any]:
+    from chalicelib.api.alerts import alerts_api
     from chalicelib.api.comments import comments_api
     from chalicelib.api.connectors import connectors_api
     from chalicelib.api.events import events_api
@@ -18,6 +19,7 @@ def all_blueprints() -> list[Any]:
     from chalicelib.api.player import player_api
     from chalicelib.api.posts import posts_api
     from chalicelib.api.profile import profile_api
+    from chalicelib.api.rss import rss_api
     from chalicelib.api.security import security_api
     from chalicelib.api.system_pages import system_pages_api
 
@@ -27,8 +29,10 @@ def all_blueprints() -> list[Any]:
         mail_log_api,
         system_pages_api,
         notifications_api,
+        alerts_api,
         player_api,
         feed_api,
+        rss_api,
         group_email_api,
         newsletter_api,
         events_api,

@@ -54,4 +54,6 @@ class DomainEvents:
 
 
 def default_handlers() -> list[Handler]:
-    return []
+    from chalicelib.services.notify import notify_subscribers
+
+    return [notify_subscribers]

@@ -1,0 +1,195 @@
+"""The daily digest: each user with queued items gets one email per day, and no item twice.
+
+For each user the index of pending items names: claim the user's day (conditional put: a second
+run the same day, or a concurrent one, skips the user), take each item (conditional update: an item
+already taken by another digest is left out), send, record. If SES fails, the items are put back
+and the day released, so the next run sends them; a crash between taking and sending loses that
+digest rather than ever sending an item twice.
+
+`Summary Daily digest` lists titles and links; `Full Daily digest` adds each post's or comment's
+content as it is when the digest is sent. The digest is sent from the root group's email identity,
+with its disclaimer.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from chalicelib.auth import Caller, Need, roles_of
+from chalicelib.logs import get_logger
+
+log = get_logger("digests")
+
+# Items beyond this wait for the next day's digest.
+MAX_ITEMS = 200
+SUMMARY, FULL = 1, 2
+
+
+@dataclass
+class DigestRun:
+    sent: int = 0
+    skipped: int = 0
+    failed: int = 0
+    stopped_early: bool = False
+
+
+@dataclass
+class DigestEntry:
+    item: dict[str, Any]
+    content_html: str = ""
+
+
+class DigestService:
+    def __init__(
+        self,
+        *,
+        digests: Any,
+        notifications: Any,
+        users: Any,
+        groups: Any,
+        posts: Any,
+        comments: Any,
+        mail: Any,
+        clock: Callable[[], datetime],
+        max_items: int = MAX_ITEMS,
+    ) -> None:
+        self.digests = digests
+        self.notifications = notifications
+        self.users = users
+        self.groups = groups
+        self.posts = posts
+        self.comments = comments
+        self.mail = mail
+        self.clock = clock
+        self.max_items = max_items
+
+    @classmethod
+    def default(cls, **overrides: Any) -> DigestService:
+        from chalicelib.envelope import utc_now
+        from chalicelib.services.notify import OutgoingMail
+        from chalicelib.store.comments import CommentRepository
+        from chalicelib.store.digests import DigestRepository
+        from chalicelib.store.groups import GroupRepository
+        from chalicelib.store.notifications import NotificationRepository
+        from chalicelib.store.posts import PostRepository
+        from chalicelib.store.users import UserRepository
+
+        values: dict[str, Any] = {
+            "digests": DigestRepository(),
+            "notifications": NotificationRepository(),
+            "users": UserRepository(),
+            "groups": GroupRepository(),
+            "posts": PostRepository(),
+            "comments": CommentRepository(),
+            "mail": None,
+            "clock": utc_now,
+        }
+        values.update(overrides)
+        values["mail"] = values["mail"] or OutgoingMail.default()
+        return cls(**values)
+
+    def send_all(self, expired: Callable[[], bool]) -> DigestRun:
+        run = DigestRun()
+        day = self.clock().date().isoformat()
+        for user_id in self.digests.users_with_pending_items():
+            if expired():
+                run.stopped_early = True  # the rest wait for the next run
+                break
+            try:
+                if self.send_one(user_id, day):
+                    run.sent += 1
+                else:
+                    run.skipped += 1
+            except Exception:
+                run.failed += 1
+                log.exception("digest failed", extra={"user": user_id, "day": day})
+        log.info("digests sent", extra={"day": day, **run.__dict__})
+        return run
+
+    def send_one(self, user_id: str, day: str) -> bool:
+        """Send the user's digest of `day`; False when there is nothing (more) to send today."""
+        pending = self.digests.pending_items(user_id, self.max_items)
+        if not pending:
+            return False
+        now = self.clock()
+        if not self.digests.claim_day(user_id, day, now):
+            return False  # today's digest went out already: these wait for tomorrow's
+        taken = [record for record in pending if self.digests.take(record, day, now)]
+        user = self.users.get(user_id)
+        entries = self._visible_entries(user, taken) if user is not None and user.email else []
+        if not entries:
+            # Nothing the user may still see: the taken items are dropped, the day stays free.
+            self.digests.release_day(user_id, day)
+            return False
+        type_id = self.notifications.digest_type(user_id) or SUMMARY
+        root_id = self.groups.root_id()
+        sender = (self.groups.get(root_id) if root_id else None) or self.groups.get(
+            entries[0].item["groupId"]
+        )
+        subject, text, body_html = digest_email(entries, type_id, day)
+        try:
+            message_id = self.mail.send(sender, (user.alias, user.email), subject, text, body_html)
+        except Exception:
+            for record in taken:
+                self.digests.put_back(record)
+            self.digests.release_day(user_id, day)
+            raise
+        self.digests.finish_day(user_id, day, len(entries), message_id)
+        return True
+
+    def _visible_entries(self, user: Any, taken: list[Any]) -> list[DigestEntry]:
+        """The items whose post or comment still exists in a group the user may enter."""
+        items = [record.item for record in taken]
+        groups = self.groups.get_many({item["groupId"] for item in items})
+        posts = self.posts.get_many({item["postId"] for item in items})
+        caller = Caller(user.id, roles_of(user.memberships or {}), self.groups.root_id())
+        entries = []
+        for item in items:
+            group, post = groups.get(item["groupId"]), posts.get(item["postId"])
+            if group is None or post is None or not caller.has(Need.ENTER, group):
+                continue
+            content = post.content
+            if item.get("commentId") is not None:
+                comment = self.comments.get(int(item["commentId"]))
+                if comment is None or comment.deleted_on is not None or not comment.is_approved:
+                    continue
+                content = comment.content
+            entries.append(DigestEntry(item=item, content_html=content or ""))
+        return entries
+
+
+def digest_email(entries: list[DigestEntry], type_id: int, day: str) -> tuple[str, str, str]:
+    """Subject, text and HTML: the items by group, oldest first; content in the full digest."""
+    from chalicelib.sanitize import html_to_text
+    from chalicelib.services.notifications import DIGEST_NAMES
+
+    name = DIGEST_NAMES.get(type_id, DIGEST_NAMES[SUMMARY])
+    count = len(entries)
+    subject = f"{name} for {day}: {count} new {'item' if count == 1 else 'items'}"
+    by_group: dict[str, list[DigestEntry]] = defaultdict(list)
+    for entry in sorted(entries, key=lambda e: e.item["occurredOn"]):
+        by_group[entry.item["groupName"]].append(entry)
+    e = html.escape
+    text_parts = [f"{name} for {day}"]
+    html_parts = [f"<h1>{e(name)} for {e(day)}</h1>"]
+    for group_name, group_entries in by_group.items():
+        text_parts.append(f"\n== {group_name} ==")
+        html_parts.append(f"<h2>{e(group_name)}</h2>")
+        for entry in group_entries:
+            item = entry.item
+            byline = f"{item['author']}, {item['occurredOn']}"
+            text_parts.append(f"\n* {item['title']} ({byline})\n  {item['url']}")
+            html_parts.append(
+                f'<h3><a href="{e(item["url"])}">{e(item["title"])}</a></h3>'
+                f"<p><small>{e(byline)}</small></p>"
+            )
+            if type_id == FULL:
+                text_parts.append("\n" + html_to_text(entry.content_html))
+                # Stored content is sanitised HTML already (CONTRACT §6).
+                html_parts.append(f'<div class="content">{entry.content_html}</div>')
+    return subject, "\n".join(text_parts), "".join(html_parts)

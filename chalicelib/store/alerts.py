@@ -1,0 +1,160 @@
+"""Screen alerts and the red label: one item per (user, occurrence), one state item per user.
+
+Table `alerts`, hash `user_id`, range `sk`:
+- `alert#<alert id>` (alert id `post-<postId>` or `comment-<commentId>`): the alert. Keyed by the
+  occurrence, so a domain event delivered twice finds its alert there (conditional put). The local
+  index `recent` orders alerts by `recent_key` (`<stored on>#<alert id>`), newest first.
+  What the alert shows (group, post, author refs) is kept on it: a page is one Query.
+- `state`: `red_total` counts the red-label alerts ever stored, `red_read` that total when the user
+  last marked the alerts read; the red label is the difference. Storing an alert adds to the total
+  in the same transaction, marking read copies the total in one UpdateItem (`SET red_read =
+  red_total`), so neither loses a count to the other.
+
+Alerts expire after `ALERT_LIFETIME` (DynamoDB TTL); the counts do not depend on them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from pynamodb.attributes import (
+    BooleanAttribute,
+    JSONAttribute,
+    NumberAttribute,
+    TTLAttribute,
+    UnicodeAttribute,
+)
+from pynamodb.exceptions import PutError, TransactWriteError
+from pynamodb.indexes import AllProjection, LocalSecondaryIndex
+from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
+
+from chalicelib.store.base import (
+    UtcAttribute,
+    index_meta,
+    index_start_key,
+    query_page,
+    register,
+    table_meta,
+)
+
+ALERT = "alert#"
+STATE = "state"
+ALERT_LIFETIME = timedelta(days=180)
+
+
+class RecentIndex(LocalSecondaryIndex):
+    Meta = index_meta("recent", AllProjection())
+    user_id = UnicodeAttribute(hash_key=True)
+    recent_key = UnicodeAttribute(range_key=True)
+
+
+@register
+class AlertRecord(Model):
+    Meta = table_meta("alerts")
+
+    user_id = UnicodeAttribute(hash_key=True)
+    sk = UnicodeAttribute(range_key=True)
+
+    # Alerts
+    alert_id = UnicodeAttribute(null=True)
+    recent_key = UnicodeAttribute(null=True)
+    kind = UnicodeAttribute(null=True)  # newPost | newComment
+    reason = UnicodeAttribute(null=True)  # the subscription that matched
+    refs = JSONAttribute(
+        null=True
+    )  # {"group", "post", "author", "commentId", "url"} as the API shows
+    occurred_on = UtcAttribute(null=True)
+    stored_on = UtcAttribute(null=True)
+    show_screen_alert = BooleanAttribute(null=True)
+    show_red_label = BooleanAttribute(null=True)
+    expires = TTLAttribute(null=True)
+
+    # The state item
+    red_total = NumberAttribute(null=True)
+    red_read = NumberAttribute(null=True)
+    read_on = UtcAttribute(null=True)
+
+    recent = RecentIndex()
+
+
+class AlertRepository:
+    def add(
+        self,
+        user_id: str,
+        alert_id: str,
+        *,
+        stored_on: datetime,
+        show_red_label: bool,
+        **values: Any,
+    ) -> bool:
+        """Store the alert unless it is there already; answers whether it was stored.
+
+        A red-label alert adds one to the user's total in the same transaction.
+        """
+        record = AlertRecord(
+            user_id,
+            ALERT + alert_id,
+            alert_id=alert_id,
+            recent_key=f"{stored_on.isoformat()}#{alert_id}",
+            stored_on=stored_on,
+            show_red_label=show_red_label,
+            expires=stored_on + ALERT_LIFETIME,
+            **values,
+        )
+        new_only = AlertRecord.sk.does_not_exist()
+        if not show_red_label:
+            try:
+                record.save(condition=new_only)
+            except PutError as error:
+                if error.cause_response_code == "ConditionalCheckFailedException":
+                    return False
+                raise
+            return True
+        connection = AlertRecord._get_connection().connection
+        try:
+            with TransactWrite(connection=connection) as transaction:
+                transaction.save(record, condition=new_only)
+                transaction.update(
+                    AlertRecord(user_id, STATE), actions=[AlertRecord.red_total.add(1)]
+                )
+        except TransactWriteError as error:
+            if error.cause_response_code == "TransactionCanceledException":
+                return False  # the alert exists: this occurrence was alerted already
+            raise
+        return True
+
+    def state(self, user_id: str) -> AlertRecord | None:
+        try:
+            return AlertRecord.get(user_id, STATE, consistent_read=True)
+        except AlertRecord.DoesNotExist:
+            return None
+
+    def get(self, user_id: str, alert_id: str) -> AlertRecord | None:
+        try:
+            return AlertRecord.get(user_id, ALERT + alert_id)
+        except AlertRecord.DoesNotExist:
+            return None
+
+    def page_newest_first(
+        self, user_id: str, *, limit: int, after: AlertRecord | None
+    ) -> list[AlertRecord]:
+        return query_page(
+            AlertRecord.recent,
+            user_id,
+            limit=limit,
+            forward=False,
+            start_key=index_start_key(after, AlertRecord.recent) if after else None,
+        )
+
+    def mark_read(self, user_id: str, now: datetime) -> AlertRecord:
+        """Everything stored so far is read: the red label drops to 0 (one UpdateItem)."""
+        state = AlertRecord(user_id, STATE)
+        state.update(
+            actions=[
+                AlertRecord.red_read.set(AlertRecord.red_total | 0),
+                AlertRecord.read_on.set(now),
+            ]
+        )
+        return state

@@ -1,0 +1,88 @@
+"""Helpers for notification tests: subscriptions, the sending identity, SES's sent mail in moto."""
+
+from __future__ import annotations
+
+import email
+from datetime import UTC, datetime
+from email.message import EmailMessage
+from email.policy import default as default_policy
+from typing import Any
+
+SENDER_DOMAIN = "community.example"  # AGORA_BASE_URL's host in tests: the fallback sender
+
+
+def verify_sender_domain(domain: str = SENDER_DOMAIN) -> None:
+    from chalicelib.aws import client
+
+    client("ses").verify_domain_identity(Domain=domain)
+
+
+def subscribe(
+    user_id: str,
+    kind: str,
+    target_id: str,
+    notification_id: int,
+    *,
+    email: int = 0,
+    screen: bool = False,
+    red: bool = False,
+    group_id: str | None = None,
+) -> None:
+    """Store a subscription as the notification upserts do (the repository, not the API)."""
+    from chalicelib.store.notifications import NotificationRepository
+
+    NotificationRepository().upsert(
+        user_id,
+        kind=kind,
+        target_id=target_id,
+        notification_id=notification_id,
+        group_id=group_id,
+        settings={"email_alert_id": email, "show_screen_alert": screen, "show_red_label": red},
+        modified_on=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+
+
+def sent_mail() -> list[EmailMessage]:
+    """Every message moto's SES accepted, parsed."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.ses.models import ses_backends
+
+    backend = ses_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    return [
+        email.message_from_string(message.raw_data, policy=default_policy)  # type: ignore[misc]
+        for message in backend.sent_messages
+    ]
+
+
+def recipients(messages: list[EmailMessage]) -> list[str]:
+    return sorted(str(m["To"].addresses[0].addr_spec) for m in messages)
+
+
+def text_of(message: EmailMessage) -> str:
+    return message.get_body(preferencelist=("plain",)).get_content()  # type: ignore[union-attr]
+
+
+def html_of(message: EmailMessage) -> str:
+    return message.get_body(preferencelist=("html",)).get_content()  # type: ignore[union-attr]
+
+
+def set_group_email(group: Any, address: str, name: str) -> None:
+    from chalicelib.schemas.group_email import GroupEmailUpdate
+    from chalicelib.services.group_email import GroupEmailService
+
+    GroupEmailService.default().update(group, GroupEmailUpdate(email=address, name=name), "test")
+
+
+def set_disclaimer(group: Any, disclaimer: str) -> None:
+    from chalicelib.schemas.newsletter import NewsletterSettingsUpdate
+    from chalicelib.services.newsletter import NewsletterService
+
+    NewsletterService.default().update(
+        group, NewsletterSettingsUpdate(disclaimer=disclaimer), "test"
+    )
+
+
+def group_record(group_id: str) -> Any:
+    from chalicelib.store.groups import GroupRepository
+
+    return GroupRepository().get(group_id)
