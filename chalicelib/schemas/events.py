@@ -36,7 +36,17 @@ def _empty_if_none(value: Any) -> Any:
     return "" if value is None else value
 
 
-OptionalDate = Annotated[UtcDateTime | None, BeforeValidator(_none_if_blank)]
+def _iso_text(value: Any) -> Any:
+    # Pydantic would also take a number as Unix time; the spec's dates are ISO 8601 strings.
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or value.strip().replace(".", "", 1).lstrip("-").isdigit():
+        raise ValueError("must be an ISO 8601 date such as 2026-04-01T09:00:00Z")
+    return value
+
+
+IsoDate = Annotated[UtcDateTime, BeforeValidator(_iso_text)]
+OptionalDate = Annotated[IsoDate | None, BeforeValidator(_none_if_blank)]
 OptionalBool = Annotated[bool | None, BeforeValidator(_none_if_blank)]
 OptionalText = Annotated[str, BeforeValidator(_empty_if_none), Field(max_length=MAX_SHORT_TEXT)]
 
@@ -68,7 +78,7 @@ class EventWrite(ApiModel):
     group_id: Guid
     title: str = Field(min_length=1, max_length=MAX_SHORT_TEXT)
     all_day: bool = False
-    start_date: UtcDateTime
+    start_date: IsoDate
     end_date: OptionalDate = Field(default=None, validate_default=True)
     content: Annotated[LongText, BeforeValidator(_empty_if_none)] = ""
     organizer: OptionalText = ""
@@ -126,8 +136,8 @@ def _check_period_end(end: datetime, info: ValidationInfo) -> datetime:
 class CalendarQuery(ApiModel):
     """The period of a calendar view: events overlapping [start, end) are listed."""
 
-    calendar_start_date: UtcDateTime
-    calendar_end_date: UtcDateTime
+    calendar_start_date: IsoDate
+    calendar_end_date: IsoDate
 
     _period_end = field_validator("calendar_end_date")(_check_period_end)
 
@@ -149,12 +159,12 @@ class CalendarMoveFields(ApiModel):
 class CalendarMove(ApiModel):
     """The merged fields of a calendar update (the body wins over the query string)."""
 
-    start_date: UtcDateTime
+    start_date: IsoDate
     # Omitted: the event keeps its duration. Sent empty or null: no end (all-day events only).
     end_date: OptionalDate = None
     # Omitted: the event keeps its kind.
     all_day: OptionalBool = None
-    calendar_start_date: UtcDateTime
-    calendar_end_date: UtcDateTime
+    calendar_start_date: IsoDate
+    calendar_end_date: IsoDate
 
     _period_end = field_validator("calendar_end_date")(_check_period_end)

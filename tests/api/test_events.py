@@ -419,6 +419,7 @@ def error_keys(body):
         ({"title": "   "}, "title", "   "),
         ({"startDate": None}, "startDate", ""),
         ({"startDate": "next tuesday"}, "startDate", "next tuesday"),
+        ({"startDate": 1775000000}, "startDate", "1775000000"),  # Unix time is not ISO 8601
         ({"endDate": "2026-03-31T09:00:00Z"}, "endDate", "2026-03-31T09:00:00Z"),
         ({"endDate": None, "allDay": False}, "endDate", ""),
         ({"endDate": "2029-04-01T09:00:00Z"}, "endDate", "2029-04-01T09:00:00Z"),
