@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format dovecot clean
+.PHONY: run test lint format dovecot clean package infra
 
 $(STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -16,13 +16,27 @@ $(STAMP): requirements.txt requirements-dev.txt
 run: $(STAMP)
 	PYTHONPATH=. $(BIN)/python -m chalicelib.local
 
-## test: lint, format check, then the whole pytest suite (Dovecot installed when missing)
-test: $(STAMP) dovecot lint
+## test: lint, format check, infra up to date, package + cfn-lint, then the whole pytest suite
+test: $(STAMP) dovecot lint package
 	PYTHONPATH=. $(BIN)/python -m pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	PYTHONPATH=. $(BIN)/python -m infra.build --check
+
+## infra: regenerate infra/<stage>.yaml and .chalice/policy-<stage>.json from the models
+infra: $(STAMP)
+	PYTHONPATH=. $(BIN)/python -m infra.build
+
+## package: one deployable template (build/package/sam.yaml) beside its zip, checked by cfn-lint
+STAGE ?= dev
+package: $(STAMP)
+	rm -rf build/package
+	AWS_DEFAULT_REGION=$${AWS_DEFAULT_REGION:-us-east-1} PYTHONPATH=. $(BIN)/chalice package \
+	  --stage $(STAGE) --merge-template infra/$(STAGE).yaml build/package
+	PYTHONPATH=. $(BIN)/python -m infra.slim_package build/package/deployment.zip
+	$(BIN)/cfn-lint build/package/sam.yaml
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix .

@@ -1,0 +1,300 @@
+"""Writes the deployment resources from the code, so that they cannot drift from it.
+
+    python -m infra.build          # rewrite infra/<stage>.yaml and .chalice/policy-<stage>.json
+    python -m infra.build --check  # exit 1 when a committed file differs (make test runs this)
+
+For each stage: every DynamoDB table and index the PynamoDB models define (on-demand billing,
+point-in-time recovery, TTL where items expire, deletion protection in prod), the KMS key that
+encrypts stored secrets, the mailbox queue with its dead-letter queue, the token secret in
+Secrets Manager, and API Gateway throttling and gateway responses in the envelope. The policy
+file grants exactly the calls the code makes, on exactly these resources (Chalice's policy
+analyser cannot see PynamoDB's calls, hence autogen_policy false).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+STAGES = ("dev", "prod")
+
+TABLE_ACTIONS = [
+    "dynamodb:BatchGetItem",
+    "dynamodb:BatchWriteItem",
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:DescribeTable",
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:Query",
+    "dynamodb:UpdateItem",
+]
+
+# Answers API Gateway gives itself (unknown path, throttling, its own failures) in the envelope.
+ENVELOPE = (
+    '{"success": false, "message": $context.error.messageString, '
+    '"timestamp": "$context.requestTimeEpoch", "errors": [], "object": null}'
+)
+GATEWAY_RESPONSES = {
+    "MISSING_AUTHENTICATION_TOKEN": 404,  # what API Gateway answers for a path it does not know
+    "RESOURCE_NOT_FOUND": 404,
+    "THROTTLED": 429,
+    "REQUEST_TOO_LARGE": 413,
+    "DEFAULT_4XX": None,
+    "DEFAULT_5XX": None,
+}
+
+
+def stage_names(stage: str) -> dict[str, str]:
+    return {
+        "table_prefix": f"agora-{stage}-",
+        "queue": f"agora-{stage}-mailbox-jobs",
+        "dead_letters": f"agora-{stage}-mailbox-jobs-dead",
+        "key_alias": f"alias/agora-{stage}",
+        "secret": f"agora-{stage}-token-secret",
+    }
+
+
+def _models(stage: str) -> list[Any]:
+    os.environ["AGORA_TABLE_PREFIX"] = stage_names(stage)["table_prefix"]
+    from chalicelib.settings import reload_settings
+
+    reload_settings()
+    # Table names are read when a model class is made: import the store afresh for each stage.
+    for name in [m for m in sys.modules if m.startswith("chalicelib.store")]:
+        del sys.modules[name]
+    from chalicelib.store.tables import all_models
+
+    return sorted(all_models(), key=lambda m: m.Meta.table_name)
+
+
+def _logical_id(table_name: str, prefix: str) -> str:
+    stem = table_name[len(prefix) :]
+    return "".join(part.title() for part in stem.split("-")) + "Table"
+
+
+def _keys(key_schema: list[dict[str, str]]) -> list[dict[str, str]]:
+    # CloudFormation wants the HASH key first; PynamoDB lists keys in attribute order.
+    ordered = sorted(key_schema, key=lambda key: key["KeyType"] != "HASH")
+    return [{"AttributeName": key["AttributeName"], "KeyType": key["KeyType"]} for key in ordered]
+
+
+def _index(index: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "IndexName": index["index_name"],
+        "KeySchema": _keys(index["key_schema"]),
+        "Projection": index["projection"],
+    }
+
+
+def table_resource(model: Any, stage: str) -> dict[str, Any]:
+    from pynamodb.attributes import TTLAttribute
+
+    schema = model._get_schema()
+    properties: dict[str, Any] = {
+        "TableName": model.Meta.table_name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": sorted(
+            schema["attribute_definitions"], key=lambda a: a["AttributeName"]
+        ),
+        "KeySchema": _keys(schema["key_schema"]),
+        "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+        "SSESpecification": {"SSEEnabled": True},
+        "DeletionProtectionEnabled": stage == "prod",
+    }
+    if schema["global_secondary_indexes"]:
+        properties["GlobalSecondaryIndexes"] = [
+            _index(i) for i in schema["global_secondary_indexes"]
+        ]
+    if schema["local_secondary_indexes"]:
+        properties["LocalSecondaryIndexes"] = [_index(i) for i in schema["local_secondary_indexes"]]
+    ttl = [a.attr_name for a in model.get_attributes().values() if isinstance(a, TTLAttribute)]
+    if ttl:
+        properties["TimeToLiveSpecification"] = {"AttributeName": ttl[0], "Enabled": True}
+    return {
+        "Type": "AWS::DynamoDB::Table",
+        "DeletionPolicy": "Retain" if stage == "prod" else "Delete",
+        "UpdateReplacePolicy": "Retain" if stage == "prod" else "Delete",
+        "Properties": properties,
+    }
+
+
+def template(stage: str) -> dict[str, Any]:
+    names = stage_names(stage)
+    resources: dict[str, Any] = {}
+    for model in _models(stage):
+        resources[_logical_id(model.Meta.table_name, names["table_prefix"])] = table_resource(
+            model, stage
+        )
+    resources["SecretsKey"] = {
+        "Type": "AWS::KMS::Key",
+        "DeletionPolicy": "Retain",
+        "UpdateReplacePolicy": "Retain",
+        "Properties": {
+            "Description": f"Agora {stage}: encrypts stored POP3 passwords and chat secrets",
+            "EnableKeyRotation": True,
+            "KeyPolicy": {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Sid": "AccountAdministers",
+                        "Effect": "Allow",
+                        "Principal": {
+                            "AWS": {"Fn::Sub": "arn:${AWS::Partition}:iam::${AWS::AccountId}:root"}
+                        },
+                        "Action": "kms:*",
+                        "Resource": "*",
+                    }
+                ],
+            },
+        },
+    }
+    resources["SecretsKeyAlias"] = {
+        "Type": "AWS::KMS::Alias",
+        "Properties": {"AliasName": names["key_alias"], "TargetKeyId": {"Ref": "SecretsKey"}},
+    }
+    resources["MailboxDeadLetterQueue"] = {
+        "Type": "AWS::SQS::Queue",
+        "Properties": {"QueueName": names["dead_letters"], "MessageRetentionPeriod": 1209600},
+    }
+    resources["MailboxQueue"] = {
+        "Type": "AWS::SQS::Queue",
+        "Properties": {
+            "QueueName": names["queue"],
+            # Six times the polling function's 300 s timeout, as AWS advises for SQS triggers.
+            "VisibilityTimeout": 1800,
+            "RedrivePolicy": {
+                "deadLetterTargetArn": {"Fn::GetAtt": ["MailboxDeadLetterQueue", "Arn"]},
+                "maxReceiveCount": 5,
+            },
+        },
+    }
+    resources["TokenSecret"] = {
+        "Type": "AWS::SecretsManager::Secret",
+        "Properties": {
+            "Name": names["secret"],
+            "Description": "Signing secret of Agora access tokens",
+            "GenerateSecretString": {"PasswordLength": 64, "ExcludePunctuation": True},
+        },
+    }
+    # The SQS trigger names the queue; the queue must exist before its event source mapping.
+    resources["PollMailbox"] = {"DependsOn": ["MailboxQueue"]}
+    resolve = "{{resolve:secretsmanager:" + names["secret"] + ":SecretString}}"
+    resources["APIHandler"] = {
+        "DependsOn": ["TokenSecret"],
+        "Properties": {"Environment": {"Variables": {"AGORA_TOKEN_SECRET": resolve}}},
+    }
+    gateway_responses = {}
+    for kind, status in GATEWAY_RESPONSES.items():
+        response: dict[str, Any] = {"ResponseTemplates": {"application/json": ENVELOPE}}
+        if status is not None:
+            response["StatusCode"] = str(status)
+        gateway_responses[kind] = response
+    resources["RestAPI"] = {
+        "Properties": {
+            "MethodSettings": [
+                {
+                    "ResourcePath": "/*",
+                    "HttpMethod": "*",
+                    "ThrottlingBurstLimit": 200,
+                    "ThrottlingRateLimit": 100,
+                }
+            ],
+            "GatewayResponses": gateway_responses,
+        }
+    }
+    return {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Description": f"Agora ({stage}): tables, secrets key, mailbox queue, token secret, API limits",
+        "Resources": resources,
+    }
+
+
+def policy(stage: str) -> dict[str, Any]:
+    names = stage_names(stage)
+    tables = [m.Meta.table_name for m in _models(stage)]
+    table_arns = []
+    for table in tables:
+        table_arns += [
+            f"arn:aws:dynamodb:*:*:table/{table}",
+            f"arn:aws:dynamodb:*:*:table/{table}/index/*",
+        ]
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "Logs",
+                "Effect": "Allow",
+                "Action": ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
+                "Resource": f"arn:aws:logs:*:*:log-group:/aws/lambda/agora-{stage}-*",
+            },
+            {"Sid": "Tables", "Effect": "Allow", "Action": TABLE_ACTIONS, "Resource": table_arns},
+            {
+                "Sid": "SecretsKey",
+                "Effect": "Allow",
+                "Action": ["kms:Decrypt", "kms:Encrypt"],
+                "Resource": "arn:aws:kms:*:*:key/*",
+                # Only the key behind this stage's alias, whichever id it was given.
+                "Condition": {
+                    "ForAnyValue:StringEquals": {"kms:ResourceAliases": names["key_alias"]}
+                },
+            },
+            {
+                "Sid": "MailboxQueue",
+                "Effect": "Allow",
+                "Action": [
+                    "sqs:ChangeMessageVisibility",
+                    "sqs:DeleteMessage",
+                    "sqs:GetQueueAttributes",
+                    "sqs:GetQueueUrl",
+                    "sqs:ReceiveMessage",
+                    "sqs:SendMessage",
+                ],
+                "Resource": f"arn:aws:sqs:*:*:{names['queue']}",
+            },
+        ],
+    }
+
+
+def rendered(stage: str) -> dict[Path, str]:
+    import yaml
+
+    header = (
+        "# Generated by `python -m infra.build` from chalicelib/store: edit the models, not this.\n"
+    )
+    return {
+        ROOT / "infra" / f"{stage}.yaml": header
+        + yaml.safe_dump(template(stage), sort_keys=False, width=100),
+        ROOT / ".chalice" / f"policy-{stage}.json": json.dumps(policy(stage), indent=2) + "\n",
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m infra.build", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="fail when a committed file is out of date"
+    )
+    args = parser.parse_args(argv)
+    stale = []
+    for stage in STAGES:
+        for path, text in rendered(stage).items():
+            if args.check:
+                if not path.exists() or path.read_text() != text:
+                    stale.append(str(path.relative_to(ROOT)))
+            else:
+                path.write_text(text)
+    if stale:
+        print("out of date (run `python -m infra.build`): " + ", ".join(stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
