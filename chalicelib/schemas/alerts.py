@@ -3,16 +3,16 @@ the red label count")."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from chalicelib.schemas.common import ApiModel, GroupRef, PostRef, Record, UserRef, UtcDateTime
 
 
 class AlertsQuery(ApiModel):
-    # The id of the last alert already shown (CONTRACT §7).
-    offset: str | None = None
+    # The id of the last alert already shown; absent, 0 or empty: from the start (CONTRACT §7).
+    offset: Annotated[str | None, BeforeValidator(lambda v: None if v in ("", "0") else v)] = None
     page_size: int = Field(default=15, ge=1, le=100)
 
 

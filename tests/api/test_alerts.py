@@ -109,9 +109,11 @@ def test_paging_by_offset(api, world):
 
 
 def test_a_user_without_alerts_has_an_empty_label(api, world):
-    status, body = api.get(alerts(world.ann), world.ann)
+    status, body = api.get(f"{alerts(world.ann)}?offset=0", world.ann)
     assert status == 200
     assert body["object"]["unreadCount"] == 0 and body["object"]["alerts"] == []
+    status, body = api.post(f"{alerts(world.ann)}/read", world.ann)
+    assert status == 200 and body["object"]["unreadCount"] == 0
 
 
 @pytest.mark.parametrize(
