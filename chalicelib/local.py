@@ -152,6 +152,10 @@ def local_server(host: str, port: int) -> Any:
     from chalicelib.api.routing import not_found_payload
 
     class EnvelopeRequestHandler(ChaliceRequestHandler):
+        # Methods Chalice's handler does not list would get http.server's bare 501; route them
+        # through the app, which answers 405 in the envelope as for any method a path lacks.
+        do_TRACE = do_CONNECT = ChaliceRequestHandler._generic_handle
+
         def _send_error_response(self, error: LocalGatewayException) -> None:
             # Chalice's gateway says 403 "Missing Authentication Token" for a path it does not
             # know, as API Gateway does; Agora answers 404 in the envelope (CONTRACT §6).

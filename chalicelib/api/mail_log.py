@@ -8,7 +8,8 @@ from chalicelib.api.routing import Call, route
 from chalicelib.auth import Need
 from chalicelib.schemas.common import GuidPageQuery
 from chalicelib.schemas.mail_log import MailLogPage
-from chalicelib.services.mail_log import COMMENT_MAILBOX_KEY, MailLogService, post_mailbox_key
+from chalicelib.services.mail_log import MailLogService
+from chalicelib.services.mailboxes import COMMENT_KEY, mailbox_key
 
 mail_log_api = Blueprint(__name__)
 
@@ -24,7 +25,7 @@ mail_log_api = Blueprint(__name__)
 )
 def email_to_post_log(call: Call) -> MailLogPage:
     """The group's email-to-post mail log, newest first."""
-    return MailLogService.default().page(post_mailbox_key(call.group.id), call.query)
+    return MailLogService.default().page(mailbox_key(call.group.id), call.query)
 
 
 @route(
@@ -37,4 +38,4 @@ def email_to_post_log(call: Call) -> MailLogPage:
 )
 def email_to_comment_log(call: Call) -> MailLogPage:
     """The system-wide email-to-comment mail log, newest first."""
-    return MailLogService.default().page(COMMENT_MAILBOX_KEY, call.query)
+    return MailLogService.default().page(COMMENT_KEY, call.query)

@@ -32,7 +32,7 @@ class PollReport:
 
 
 def default_source() -> Any:
-    from chalicelib.services.mail_in import MailboxDirectory
+    from chalicelib.services.mailboxes import MailboxDirectory
 
     return MailboxDirectory.default()
 

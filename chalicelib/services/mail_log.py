@@ -14,13 +14,6 @@ from chalicelib.services.posts import unknown_offset
 API_STATUS = {"processing": "failed", "quarantined": "failed"}
 
 
-def post_mailbox_key(group_id: str) -> str:
-    return f"post#{group_id}"
-
-
-COMMENT_MAILBOX_KEY = "comment#system"
-
-
 class MailLogService:
     def __init__(self, mail: Any, posts: Any, groups: Any) -> None:
         self.mail = mail
