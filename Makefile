@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format dovecot clean package infra
+.PHONY: run test bench lint format dovecot clean package infra
 
 $(STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,13 @@ run: $(STAMP)
 ## test: lint, format check, infra up to date, package + cfn-lint, then the whole pytest suite
 test: $(STAMP) dovecot lint package
 	PYTHONPATH=. $(BIN)/python -m pytest
+
+## bench: bench/results.json and README's Benchmarks table, in under 10 minutes (wrk installed when missing)
+bench: $(STAMP) dovecot
+	@command -v wrk >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
+	PYTHONPATH=. $(BIN)/python -m bench.run
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

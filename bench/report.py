@@ -1,0 +1,142 @@
+"""Figures, the printed table, bench/results.json and the README's Benchmarks section."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+RESULTS_PATH = BENCH_DIR / "results.json"
+README_PATH = REPO_ROOT / "README.md"
+# `make bench` replaces only what sits between these two lines of the README.
+README_START = "<!-- bench:start -->"
+README_END = "<!-- bench:end -->"
+
+
+@dataclass
+class Figure:
+    """One measured figure. `value` is Agora's, `reference` the baseline's; None when skipped."""
+
+    name: str
+    value: float | None
+    reference: float | None
+    unit: str
+    note: str | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        if self.value is None or self.reference is None or self.reference == 0:
+            return None
+        return significant(self.value / self.reference)
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "value": significant(self.value),
+            "reference": significant(self.reference),
+            "ratio": self.ratio,
+            "unit": self.unit,
+        }
+        # Only a skipped or doubtful figure says why; the others keep the issue's five keys.
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+def skipped(names_and_units: list[tuple[str, str]], note: str) -> list[Figure]:
+    return [Figure(name, None, None, unit, note) for name, unit in names_and_units]
+
+
+def significant(number: float | None, digits: int = 4) -> float | None:
+    """Rounded to a few significant digits: more would only be noise."""
+    if number is None:
+        return None
+    if number == 0:
+        return 0.0
+    return float(f"{number:.{digits}g}")
+
+
+def shown(number: float | None) -> str:
+    if number is None:
+        return "n/a"
+    return f"{number:,.4g}" if abs(number) < 1e4 else f"{number:,.0f}"
+
+
+def machine_description() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = ""
+    try:
+        total_kb = int(Path("/proc/meminfo").read_text().split()[1])
+        memory = f", {total_kb / 1024 / 1024:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    return (
+        f"{cpu}, {os.cpu_count()} cores{memory}, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}"
+    )
+
+
+def text_table(figures: list[Figure]) -> str:
+    rows = [("figure", "value", "reference", "ratio", "unit", "note")]
+    rows += [
+        (f.name, shown(f.value), shown(f.reference), shown(f.ratio), f.unit, f.note or "")
+        for f in figures
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    lines = []
+    for index, row in enumerate(rows):
+        cells = [row[0].ljust(widths[0])] + [row[i].rjust(widths[i]) for i in range(1, 4)]
+        lines.append("  ".join([*cells, row[4].ljust(widths[4]), row[5]]).rstrip())
+        if index == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def markdown_table(figures: list[Figure]) -> str:
+    lines = ["| figure | Agora | reference | ratio | unit |", "|---|---:|---:|---:|---|"]
+    for f in figures:
+        value = shown(f.value) if f.value is not None else f"n/a ({f.note})"
+        lines.append(
+            f"| `{f.name}` | {value} | {shown(f.reference)} | {shown(f.ratio)} | {f.unit} |"
+        )
+    return "\n".join(lines)
+
+
+def results_document(figures: list[Figure], taken_on: date, machine: str) -> dict[str, Any]:
+    return {
+        "taken_on": taken_on.isoformat(),
+        "machine": machine,
+        "figures": [f.as_json() for f in figures],
+    }
+
+
+def write_results(document: dict[str, Any], path: Path = RESULTS_PATH) -> None:
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+
+
+def update_readme(figures: list[Figure], taken_on: date, machine: str) -> bool:
+    """Replace the table between the README's bench markers; False when the markers are missing."""
+    text = README_PATH.read_text(encoding="utf-8")
+    pattern = re.compile(re.escape(README_START) + r".*?" + re.escape(README_END), re.DOTALL)
+    if not pattern.search(text):
+        return False
+    body = (
+        f"{README_START}\nTaken on {taken_on.isoformat()} on {machine}.\n\n"
+        f"{markdown_table(figures)}\n{README_END}"
+    )
+    README_PATH.write_text(pattern.sub(lambda _: body, text, count=1), encoding="utf-8")
+    return True

@@ -1,0 +1,126 @@
+"""Per-request cost in-process, and DynamoDB work per request at 100 and 10,000 records.
+
+Both go through chalice's test client against moto, as the tests do. Request times are medians
+(after a warm-up: a warm Lambda container); DynamoDB work is counted on a warm request too, since
+the group cache makes the first request of a container differ from the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+from bench.report import BENCH_DIR, REPO_ROOT, Figure, skipped
+from bench.world import Club, build_club, counting_dynamodb, features, in_process_aws, median_ms
+
+REQUEST_SAMPLES = 100
+SMALL, LARGE = 100, 10_000
+
+# (figure, feature it needs, the club's path property, who asks)
+REQUESTS = [
+    ("request_home_page", "home_page", "home_page", "root_admin"),
+    ("request_event_get", "events", "event", "moderator"),
+    ("request_events_page", "events", "events_page", "moderator"),
+    ("request_comments_page", "comments", "comments_page", "moderator"),
+]
+
+
+@contextmanager
+def agora_client() -> Iterator[Any]:
+    from chalice.test import Client
+
+    from app import app
+
+    with Client(app, stage_name="dev", project_dir=str(REPO_ROOT)) as client:
+        yield client
+
+
+@contextmanager
+def bare_client() -> Iterator[Any]:
+    from chalice.test import Client
+
+    from bench.bare_app import app
+
+    with Client(app, project_dir=str(BENCH_DIR)) as client:
+        yield client
+
+
+def get(client: Any, club: Club, path_name: str, user_name: str) -> Any:
+    path = getattr(club, path_name)
+    return client.http.get(path, headers=club.headers(getattr(club, user_name)))
+
+
+def request_figures(samples: int = REQUEST_SAMPLES) -> list[Figure]:
+    available = features()
+    figures = []
+    with ExitStack() as stack:
+        stack.enter_context(in_process_aws())
+        club = build_club(SMALL, available)
+        client = stack.enter_context(agora_client())
+        bare = stack.enter_context(bare_client())
+        assert bare.http.get("/").status_code == 200
+        reference = median_ms(lambda: bare.http.get("/"), samples)
+        for name, feature, path_name, user_name in REQUESTS:
+            if feature not in available:
+                figures.append(Figure(name, None, None, "ms", f"no {feature} route in the tree"))
+                continue
+            response = get(client, club, path_name, user_name)
+            if response.status_code != 200:
+                note = f"answered {response.status_code}: {response.body[:200]!r}"
+                figures.append(Figure(name, None, reference, "ms", note))
+                continue
+            value = median_ms(lambda p=path_name, u=user_name: get(client, club, p, u), samples)
+            figures.append(Figure(name, value, reference, "ms"))
+    return figures
+
+
+# (figure stem, feature, path property): each list, and one single-item GET.
+COUNTED = [
+    ("events_page", "events", "events_page"),
+    ("comments_page", "comments", "comments_page"),
+    ("single_get", "events", "event"),
+]
+
+
+def count_work(size: int, available: set[str]) -> dict[str, tuple[int, int, list[str]]]:
+    """(requests, items read, operations) of one warm request of each counted kind."""
+    work = {}
+    with in_process_aws():
+        club = build_club(size, available)
+        with agora_client() as client, counting_dynamodb() as counter:
+            for stem, feature, path_name in COUNTED:
+                if feature not in available:
+                    continue
+                get(client, club, path_name, "moderator")
+                counter.reset()
+                response = get(client, club, path_name, "moderator")
+                if response.status_code != 200:
+                    raise RuntimeError(f"{stem} at {size} answered {response.status_code}")
+                work[stem] = (counter.total, counter.items_read, sorted(counter.requests))
+    return work
+
+
+def dynamo_figures() -> list[Figure]:
+    available = features()
+    small = count_work(SMALL, available)
+    large = count_work(LARGE, available)
+    figures = []
+    for stem, feature, _ in COUNTED:
+        names = (
+            [(f"ddb_requests_{stem}", "requests")]
+            if stem == "single_get"
+            else [
+                (f"ddb_items_{stem}_10k_over_100", "items read"),
+                (f"ddb_requests_{stem}_10k_over_100", "requests"),
+            ]
+        )
+        if stem not in small or stem not in large:
+            figures += skipped(names, f"no {feature} route in the tree")
+            continue
+        scans = "Scan" in small[stem][2] or "Scan" in large[stem][2]
+        note = "made a Scan" if scans else None
+        for name, unit in names:
+            position = 1 if unit == "items read" else 0
+            figures.append(Figure(name, large[stem][position], small[stem][position], unit, note))
+    return figures

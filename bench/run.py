@@ -1,0 +1,189 @@
+"""`make bench`: run every figure family, print one table, write bench/results.json and the README.
+
+`python -m bench.run --only mail purge` runs some families and only prints (nothing is written:
+results.json always holds one whole run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+
+# The tests' environment (moto credentials, table prefix, token secret) before anything imports
+# `app`: the in-process figures run exactly what the tests run.
+import tests.conftest  # noqa: F401
+from bench.report import (
+    BENCH_DIR,
+    RESULTS_PATH,
+    Figure,
+    machine_description,
+    results_document,
+    skipped,
+    text_table,
+    update_readme,
+    write_results,
+)
+
+
+def _cold_start() -> list[Figure]:
+    from bench.cold_start import cold_start_figures
+
+    return cold_start_figures()
+
+
+def _package() -> list[Figure]:
+    from bench.cold_start import package_figures
+
+    return package_figures()
+
+
+def _requests() -> list[Figure]:
+    from bench.requests_in_process import request_figures
+
+    return request_figures()
+
+
+def _dynamo() -> list[Figure]:
+    from bench.requests_in_process import dynamo_figures
+
+    return dynamo_figures()
+
+
+def _mail() -> list[Figure]:
+    from bench.mail import mail_figures
+
+    return mail_figures()
+
+
+def _purge() -> list[Figure]:
+    from bench.purge import purge_figures
+
+    return purge_figures()
+
+
+def _load() -> list[Figure]:
+    from bench.load import load_figures
+
+    return load_figures()
+
+
+# Family → (runner, the figures it gives, in the order they are shown).
+FAMILIES: dict[str, tuple[Callable[[], list[Figure]], list[tuple[str, str]]]] = {
+    "cold_start": (_cold_start, [("cold_start_import", "ms")]),
+    "package": (_package, [("package_zip_mb", "MB")]),
+    "requests": (
+        _requests,
+        [
+            ("request_home_page", "ms"),
+            ("request_event_get", "ms"),
+            ("request_events_page", "ms"),
+            ("request_comments_page", "ms"),
+        ],
+    ),
+    "dynamo": (
+        _dynamo,
+        [
+            ("ddb_items_events_page_10k_over_100", "items read"),
+            ("ddb_items_comments_page_10k_over_100", "items read"),
+            ("ddb_requests_events_page_10k_over_100", "requests"),
+            ("ddb_requests_comments_page_10k_over_100", "requests"),
+            ("ddb_requests_single_get", "requests"),
+        ],
+    ),
+    "mail": (_mail, [("mail_ingest_over_poplib", "mails/s")]),
+    "purge": (_purge, [("purge_items_read_per_purged", "items/comment")]),
+    "load": (
+        _load,
+        [("load_requests_per_second", "req/s"), ("load_p50_ms", "ms"), ("load_p99_ms", "ms")],
+    ),
+}
+
+
+def agora_logs_to_file() -> Path:
+    """Agora's JSON logs (one line a request, a mail) go to bench/work/agora.log, not the console:
+    they still cost what they cost in Lambda, and the table stays readable."""
+    from chalicelib.logs import JsonFormatter, get_logger
+
+    path = BENCH_DIR / "work" / "agora.log"
+    path.parent.mkdir(exist_ok=True)
+    get_logger("bench")  # configures the "chalicelib" logger and its stderr handler
+    root = logging.getLogger("chalicelib")
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    to_file = logging.FileHandler(path, mode="w", encoding="utf-8")
+    to_file.setFormatter(JsonFormatter())
+    root.addHandler(to_file)
+    return path
+
+
+# `chalice package` (minutes when the wheels must be fetched) runs beside the families that only
+# count DynamoDB work, never beside one that takes a time.
+BESIDE_PACKAGE = ("dynamo", "purge")
+
+
+def run_families(chosen: list[str]) -> list[Figure]:
+    results: dict[str, list[Figure]] = {}
+    with ThreadPoolExecutor(max_workers=1) as background:
+        for name in [n for n in FAMILIES if n in chosen and n not in BESIDE_PACKAGE]:
+            if name == "package":
+                packaging = background.submit(run_family, name)
+                for counting in [n for n in BESIDE_PACKAGE if n in chosen]:
+                    results[counting] = run_family(counting)
+                results[name] = packaging.result()
+            else:
+                results[name] = run_family(name)
+        for name in [n for n in BESIDE_PACKAGE if n in chosen and n not in results]:
+            results[name] = run_family(name)
+    return [figure for name in FAMILIES if name in results for figure in results[name]]
+
+
+def run_family(name: str) -> list[Figure]:
+    """A family's figures in their order; a family that fails gives nulls saying why."""
+    runner, names = FAMILIES[name]
+    started = time.monotonic()
+    print(f"bench: {name} …", file=sys.stderr, flush=True)
+    try:
+        figures = {f.name: f for f in runner()}
+    except Exception as error:
+        traceback.print_exc()
+        return skipped(names, f"failed: {type(error).__name__}: {str(error)[:200]}")
+    finally:
+        print(f"bench: {name} took {time.monotonic() - started:.0f}s", file=sys.stderr, flush=True)
+    return [figures.get(n) or Figure(n, None, None, unit, "not measured") for n, unit in names]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
+    parser.add_argument("--only", nargs="+", choices=sorted(FAMILIES), help="run only these")
+    arguments = parser.parse_args(argv)
+    chosen = arguments.only or list(FAMILIES)
+
+    agora_logs_to_file()
+    started = time.monotonic()
+    figures = run_families(chosen)
+    taken_on = datetime.now(UTC).date()
+    machine = machine_description()
+
+    print(f"\nTaken on {taken_on.isoformat()} on {machine}\n")
+    print(text_table(figures))
+    print(f"\n{time.monotonic() - started:.0f}s in all")
+    if arguments.only:
+        print("(--only: nothing written)")
+        return 0
+    write_results(results_document(figures, taken_on, machine))
+    print(f"wrote {RESULTS_PATH.relative_to(RESULTS_PATH.parents[1])}", end="")
+    print(
+        " and README.md's Benchmarks section" if update_readme(figures, taken_on, machine) else ""
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,209 @@
+"""In-process AWS (moto), the DynamoDB counter, and the communities the figures run against.
+
+The environment is the tests' own (tests/conftest.py, imported by bench.run before anything else),
+and the builders are the tests' `Community` and `DynamoCounter`: the bench measures what the tests
+exercise.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from statistics import median
+from typing import Any
+
+from tests.fixtures import Community, DynamoCounter, auth
+
+# Every dataset lives around this moment: events before it are expired, after it upcoming.
+T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+PAGE_SIZE = 15
+
+
+def z(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+@contextmanager
+def in_process_aws() -> Iterator[None]:
+    """A fresh moto AWS with every table and the mailbox queue (as the tests' `aws` fixture)."""
+    from moto import mock_aws
+
+    from chalicelib.settings import get_settings, reload_settings
+
+    with mock_aws():
+        reload_settings()
+        from chalicelib.local import ensure_queue
+        from chalicelib.store.groups import GroupRepository
+        from chalicelib.store.tables import create_tables
+
+        GroupRepository.forget_cache()
+        create_tables(wait=False)
+        ensure_queue(get_settings().mailbox_queue)
+        try:
+            yield
+        finally:
+            GroupRepository.forget_cache()
+
+
+@contextmanager
+def counting_dynamodb() -> Iterator[DynamoCounter]:
+    """Hooks `after-call.dynamodb` on every botocore client Agora's store uses."""
+    from chalicelib.aws import client as aws_client
+    from chalicelib.store.tables import all_models
+
+    counter = DynamoCounter()
+    clients = {id(c): c for c in [aws_client("dynamodb")]}
+    for model in all_models():
+        connection_client = model._get_connection().connection.client
+        clients[id(connection_client)] = connection_client
+    for botocore_client in clients.values():
+        botocore_client.meta.events.register("after-call.dynamodb", counter.on_response)
+    try:
+        yield counter
+    finally:
+        for botocore_client in clients.values():
+            botocore_client.meta.events.unregister("after-call.dynamodb", counter.on_response)
+
+
+def median_ms(
+    call: Callable[[], Any], samples: int, budget_seconds: float = 15, warm_up: int = 3
+) -> float:
+    """Median wall time of `call`: `samples` runs, or fewer (at least 5) once the budget is spent.
+
+    In-process DynamoDB is moto, whose (de)serialising dominates a request: the budget keeps the
+    whole bench inside its ten minutes on a busy machine.
+    """
+    for _ in range(warm_up):
+        call()
+    deadline = time.monotonic() + budget_seconds
+    times: list[int] = []
+    while len(times) < samples and (len(times) < 5 or time.monotonic() < deadline):
+        started = time.perf_counter_ns()
+        call()
+        times.append(time.perf_counter_ns() - started)
+    return median(times) / 1e6
+
+
+def features() -> set[str]:
+    """Which figure families the tree can serve now (issues land while the bench is written)."""
+    from app import app
+
+    routes = set(app.routes)
+    available = set()
+    if "/api/v1/en_US/system-page/home-page" in routes:
+        available.add("home_page")
+    if {"/api/v1/en_US/event/{eventId}", "/api/v1/en_US/event/list/upcoming/{groupId}"} <= routes:
+        available.add("events")
+    if "/api/v1/en_US/comment/post/list/{groupId}/deleted" in routes:
+        available.add("comments")
+    return available
+
+
+@dataclass
+class Club:
+    """A group with `size` events and `size` deleted comments, and the ids the figures ask for."""
+
+    size: int
+    root_admin: str
+    moderator: str
+    group_id: str
+    event_id: int | None = None
+    event_offset: int | None = None
+    comment_offset: int | None = None
+
+    def headers(self, user_id: str) -> dict[str, str]:
+        return {"Content-Type": "application/json", **auth(user_id)}
+
+    @property
+    def home_page(self) -> str:
+        return "/api/v1/en_US/system-page/home-page"
+
+    @property
+    def event(self) -> str:
+        return f"/api/v1/en_US/event/{self.event_id}"
+
+    @property
+    def events_page(self) -> str:
+        return (
+            f"/api/v1/en_US/event/list/upcoming/{self.group_id}"
+            f"?timeStamp={z(T0)}&offset={self.event_offset}&pageSize={PAGE_SIZE}"
+        )
+
+    @property
+    def comments_page(self) -> str:
+        return (
+            f"/api/v1/en_US/comment/post/list/{self.group_id}/deleted"
+            f"?offset={self.comment_offset}&pageSize={PAGE_SIZE}"
+        )
+
+
+def build_club(size: int, available: set[str]) -> Club:
+    """Load a club of `size` events and `size` deleted comments (inside `in_process_aws`).
+
+    The pages asked for start in the middle of their list (`offset`), so they are neither the
+    first page nor one whose cost could hide in the list's start.
+    """
+    community = Community()
+    community.group("home")
+    root_admin = community.user("root-admin", {community.root: "administrator"})
+    group_id = community.group("club")
+    moderator = community.user("moderator", {group_id: "moderator"})
+    club = Club(size=size, root_admin=root_admin, moderator=moderator, group_id=group_id)
+    if "comments" in available:
+        posts = [community.post(group_id, moderator, title=f"Post {i}") for i in range(10)]
+        comment_ids = []
+        for index in range(size):
+            deleted_on = T0 - timedelta(minutes=size - index)
+            comment_ids.append(
+                community.comment(
+                    posts[index % len(posts)],
+                    moderator,
+                    content=f"<p>comment {index}</p>",
+                    deletedOn=z(deleted_on),
+                    deletedById=moderator,
+                )
+            )
+        # Newest deletion first: the middle of the list.
+        club.comment_offset = comment_ids[size // 2]
+    community.load()
+    if "events" in available:
+        event_ids = seed_events(group_id, moderator, size)
+        # Half the events start before T0, half after; the upcoming list is the second half.
+        club.event_id = event_ids[size // 2]
+        club.event_offset = event_ids[size // 2 + size // 4]
+    return club
+
+
+def seed_events(group_id: str, author_id: str, count: int) -> list[int]:
+    """Events straight through the repository's bulk path, one per hour around T0."""
+    from chalicelib.store.counters import CounterRepository
+    from chalicelib.store.events import EVENT_COUNTER, EventRecord, EventRepository
+
+    first = CounterRepository().next_value(EVENT_COUNTER)
+    CounterRepository().raise_to(EVENT_COUNTER, first + count)
+    records = []
+    for index in range(count):
+        start = T0 + timedelta(hours=index - count // 2, minutes=30)
+        records.append(
+            EventRecord(
+                id=first + index,
+                group_id=group_id,
+                author_id=author_id,
+                editor_id=author_id,
+                created_on=T0,
+                modified_on=T0,
+                all_day=False,
+                start_date=start,
+                end_date=start + timedelta(hours=1),
+                title=f"Event {index:05d}",
+                content="<p>Stalls and music</p>",
+                organizer="Parish council",
+                location="Market square",
+                search_text=f"event {index:05d} stalls and music market square parish council",
+            )
+        )
+    EventRepository().put_many(records)
+    return [int(r.id) for r in records]
