@@ -128,9 +128,11 @@ def write_results(document: dict[str, Any], path: Path = RESULTS_PATH) -> None:
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
 
 
-def update_readme(figures: list[Figure], taken_on: date, machine: str) -> bool:
+def update_readme(
+    figures: list[Figure], taken_on: date, machine: str, path: Path = README_PATH
+) -> bool:
     """Replace the table between the README's bench markers; False when the markers are missing."""
-    text = README_PATH.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
     pattern = re.compile(re.escape(README_START) + r".*?" + re.escape(README_END), re.DOTALL)
     if not pattern.search(text):
         return False
@@ -138,5 +140,5 @@ def update_readme(figures: list[Figure], taken_on: date, machine: str) -> bool:
         f"{README_START}\nTaken on {taken_on.isoformat()} on {machine}.\n\n"
         f"{markdown_table(figures)}\n{README_END}"
     )
-    README_PATH.write_text(pattern.sub(lambda _: body, text, count=1), encoding="utf-8")
+    path.write_text(pattern.sub(lambda _: body, text, count=1), encoding="utf-8")
     return True

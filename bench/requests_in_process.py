@@ -119,8 +119,18 @@ def dynamo_figures() -> list[Figure]:
             figures += skipped(names, f"no {feature} route in the tree")
             continue
         scans = "Scan" in small[stem][2] or "Scan" in large[stem][2]
-        note = "made a Scan" if scans else None
         for name, unit in names:
             position = 1 if unit == "items read" else 0
-            figures.append(Figure(name, large[stem][position], small[stem][position], unit, note))
+            notes = ["made a Scan"] if scans else []
+            if large[stem][position] > small[stem][position]:
+                notes.append("grows with the record count")
+            figures.append(
+                Figure(
+                    name,
+                    large[stem][position],
+                    small[stem][position],
+                    unit,
+                    "; ".join(notes) or None,
+                )
+            )
     return figures

@@ -1,0 +1,125 @@
+"""`make bench`'s bookkeeping: the results file's shape, wrk's and importtime's output, the README.
+
+Benchmarks measure; these tests never time anything, they only check what the bench writes.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+from bench.cold_start import import_ms
+from bench.load import parse_wrk
+from bench.report import (
+    README_END,
+    README_START,
+    RESULTS_PATH,
+    Figure,
+    results_document,
+    update_readme,
+)
+
+ISSUE_NAMES = {
+    "cold_start_import",
+    "package_zip_mb",
+    "request_home_page",
+    "request_event_get",
+    "request_events_page",
+    "request_comments_page",
+    "ddb_items_events_page_10k_over_100",
+    "ddb_items_comments_page_10k_over_100",
+    "ddb_requests_single_get",
+    "mail_ingest_over_poplib",
+    "purge_items_read_per_purged",
+    "load_requests_per_second",
+    "load_p99_ms",
+}
+
+WRK_OUTPUT = """\
+Running 30s test @ http://127.0.0.1:8000/api/v1/en_US/system-page/home-page
+  1 threads and 4 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency   100.69ms   12.11ms 300.00ms   90.00%
+    Req/Sec    40.12      5.10    50.00     70.00%
+  Latency Distribution
+     50%  100.60ms
+     75%  105.00ms
+     90%  110.00ms
+     99%    1.44s
+  1196 requests in 30.00s, 1.00MB read
+Requests/sec:     39.88
+Transfer/sec:     34.13KB
+"""
+
+
+def test_committed_results_hold_every_figure_the_issue_names_in_its_shape():
+    document = json.loads(RESULTS_PATH.read_text())
+    assert set(document) == {"taken_on", "machine", "figures"}
+    date.fromisoformat(document["taken_on"])
+    assert document["machine"]
+    names = [figure["name"] for figure in document["figures"]]
+    assert ISSUE_NAMES <= set(names) and len(names) == len(set(names))
+    for figure in document["figures"]:
+        assert {"name", "value", "reference", "ratio", "unit"} <= set(figure)
+        assert set(figure) <= {"name", "value", "reference", "ratio", "unit", "note"}
+        if figure["value"] is None:
+            assert figure["note"] and figure["ratio"] is None
+
+
+def test_ratio_is_value_over_reference_and_null_when_either_is_missing():
+    assert Figure("x", 30, 30, "items read").as_json()["ratio"] == 1
+    assert Figure("x", 1, 100, "items/comment").as_json()["ratio"] == 0.01
+    skipped = Figure("x", None, 0.2, "ms", "no events route in the tree").as_json()
+    assert skipped["value"] is None and skipped["ratio"] is None
+    assert skipped["note"] == "no events route in the tree"
+    assert "note" not in Figure("x", 2, 1, "ms").as_json()
+
+
+def test_wrk_latencies_are_read_in_milliseconds_whatever_unit_wrk_prints():
+    result = parse_wrk(WRK_OUTPUT)
+    assert result.requests_per_second == 39.88
+    assert result.p50_ms == 100.6
+    assert result.p99_ms == 1440.0
+    assert result.errors is None
+
+
+def test_wrk_errors_are_reported():
+    output = WRK_OUTPUT + "  Non-2xx or 3xx responses: 12\n"
+    assert parse_wrk(output).errors == "Non-2xx or 3xx responses: 12"
+
+
+def test_import_time_is_the_app_module_s_own_line(tmp_path):
+    (tmp_path / "app.py").write_text("import json\n\napp = json.dumps({})\n")
+    assert import_ms(tmp_path) > 0
+
+
+def test_readme_table_is_replaced_between_the_markers_and_nothing_else(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# Title\n\nintro\n\n{README_START}\nold table\n{README_END}\n\n## After\n")
+    figures = [
+        Figure("cold_start_import", 700, 40, "ms"),
+        Figure("load_p99_ms", None, 50, "ms", "x"),
+    ]
+    assert update_readme(figures, date(2026, 11, 22), "2 cores", path=readme)
+    text = readme.read_text()
+    assert text.startswith("# Title\n\nintro\n\n") and text.endswith(f"{README_END}\n\n## After\n")
+    assert "old table" not in text
+    assert "Taken on 2026-11-22 on 2 cores." in text
+    assert "| `cold_start_import` | 700 | 40 | 17.5 | ms |" in text
+    assert "| `load_p99_ms` | n/a (x) | 50 | n/a | ms |" in text
+
+
+def test_readme_without_markers_is_left_alone(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("# Title\n")
+    assert not update_readme([], date(2026, 11, 22), "2 cores", path=readme)
+    assert readme.read_text() == "# Title\n"
+
+
+def test_results_document_has_the_issue_shape():
+    document = results_document([Figure("x", 2, 1, "ms")], date(2026, 11, 22), "2 cores")
+    assert document == {
+        "taken_on": "2026-11-22",
+        "machine": "2 cores",
+        "figures": [{"name": "x", "value": 2.0, "reference": 1.0, "ratio": 2.0, "unit": "ms"}],
+    }
