@@ -152,9 +152,12 @@ def local_server(host: str, port: int) -> Any:
     from chalicelib.api.routing import not_found_payload
 
     class EnvelopeRequestHandler(ChaliceRequestHandler):
-        # Methods Chalice's handler does not list would get http.server's bare 501; route them
-        # through the app, which answers 405 in the envelope as for any method a path lacks.
-        do_TRACE = do_CONNECT = ChaliceRequestHandler._generic_handle
+        def __getattr__(self, name: str) -> Any:
+            # Methods Chalice's handler does not list (TRACE, QUERY, …) would get http.server's
+            # bare 501; the app answers them 405 in the envelope, as for any method a path lacks.
+            if name.startswith("do_"):
+                return self._generic_handle
+            raise AttributeError(name)
 
         def _send_error_response(self, error: LocalGatewayException) -> None:
             # Chalice's gateway says 403 "Missing Authentication Token" for a path it does not

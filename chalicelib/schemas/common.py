@@ -6,7 +6,15 @@ import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    WithJsonSchema,
+)
 from pydantic.alias_generators import to_camel
 
 # DynamoDB items hold at most 400 KB; a text field is capped well below it (CONTRACT §6).
@@ -43,7 +51,7 @@ def _guid(value: Any) -> Any:
 
 
 # Lowercase canonical GUID text, as ids are stored.
-Guid = Annotated[str, BeforeValidator(_guid)]
+Guid = Annotated[str, BeforeValidator(_guid), WithJsonSchema({"type": "string", "format": "uuid"})]
 
 
 def _fits_item(text: str) -> str:
