@@ -300,7 +300,7 @@ class NotifyService:
     clock: Callable[[], datetime]
     inline_limit: int = INLINE_LIMIT
     chunk_size: int = CHUNK_SIZE
-    _root_id: Any = field(default=None, repr=False)
+    _root_id: Any = field(default=None, init=False, repr=False)
 
     @classmethod
     def default(cls, **overrides: Any) -> NotifyService:
