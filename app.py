@@ -36,6 +36,6 @@ def send_digests(event):
     return digests.send_daily_digests(Deadline.from_lambda(event.context))
 
 
-@app.on_sqs_message(queue=notify.NOTIFY_QUEUE, batch_size=1, name="deliver-notifications")
+@app.on_sqs_message(queue=get_settings().notify_queue, batch_size=1, name="deliver-notifications")
 def deliver_notifications(event):
     return notify.deliver_from_queue([record.body for record in event])

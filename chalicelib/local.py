@@ -189,9 +189,7 @@ def main() -> int:
     aws.reset()
     ensure_kms_key(settings.kms_key_id)
     ensure_queue(settings.mailbox_queue)
-    from chalicelib.services.notify import NOTIFY_QUEUE
-
-    ensure_queue(NOTIFY_QUEUE)
+    ensure_queue(settings.notify_queue)
     ensure_mail_sender(settings.public_base_url)
     create_tables()
     credentials = None

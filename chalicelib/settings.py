@@ -28,6 +28,8 @@ class Settings(BaseSettings):
     demo: bool = True
     # Name of the SQS queue that carries one message per mailbox to poll.
     mailbox_queue: str = "agora-mailbox-jobs"
+    # Name of the SQS queue that carries chunks of notification recipients (fan-out).
+    notify_queue: str = "agora-notification-jobs"
 
     @property
     def public_base_url(self) -> str:

@@ -55,6 +55,8 @@ def stage_names(stage: str) -> dict[str, str]:
         "table_prefix": f"agora-{stage}-",
         "queue": f"agora-{stage}-mailbox-jobs",
         "dead_letters": f"agora-{stage}-mailbox-jobs-dead",
+        "notify_queue": f"agora-{stage}-notification-jobs",
+        "notify_dead_letters": f"agora-{stage}-notification-jobs-dead",
         "key_alias": f"alias/agora-{stage}",
         "secret": f"agora-{stage}-token-secret",
     }
@@ -158,22 +160,27 @@ def template(stage: str) -> dict[str, Any]:
         "Type": "AWS::KMS::Alias",
         "Properties": {"AliasName": names["key_alias"], "TargetKeyId": {"Ref": "SecretsKey"}},
     }
-    resources["MailboxDeadLetterQueue"] = {
-        "Type": "AWS::SQS::Queue",
-        "Properties": {"QueueName": names["dead_letters"], "MessageRetentionPeriod": 1209600},
-    }
-    resources["MailboxQueue"] = {
-        "Type": "AWS::SQS::Queue",
-        "Properties": {
-            "QueueName": names["queue"],
-            # Six times the polling function's 300 s timeout, as AWS advises for SQS triggers.
-            "VisibilityTimeout": 1800,
-            "RedrivePolicy": {
-                "deadLetterTargetArn": {"Fn::GetAtt": ["MailboxDeadLetterQueue", "Arn"]},
-                "maxReceiveCount": 5,
+    # Each SQS trigger's queue: visibility six times its function's timeout, as AWS advises,
+    # and a dead-letter queue that keeps what failed five times for a person to look at.
+    for logical, queue, dead, function_timeout in (
+        ("Mailbox", names["queue"], names["dead_letters"], 300),
+        ("Notification", names["notify_queue"], names["notify_dead_letters"], 120),
+    ):
+        resources[f"{logical}DeadLetterQueue"] = {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {"QueueName": dead, "MessageRetentionPeriod": 1209600},
+        }
+        resources[f"{logical}Queue"] = {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {
+                "QueueName": queue,
+                "VisibilityTimeout": 6 * function_timeout,
+                "RedrivePolicy": {
+                    "deadLetterTargetArn": {"Fn::GetAtt": [f"{logical}DeadLetterQueue", "Arn"]},
+                    "maxReceiveCount": 5,
+                },
             },
-        },
-    }
+        }
     resources["TokenSecret"] = {
         "Type": "AWS::SecretsManager::Secret",
         "Properties": {
@@ -184,6 +191,7 @@ def template(stage: str) -> dict[str, Any]:
     }
     # The SQS trigger names the queue; the queue must exist before its event source mapping.
     resources["PollMailbox"] = {"DependsOn": ["MailboxQueue"]}
+    resources["DeliverNotifications"] = {"DependsOn": ["NotificationQueue"]}
     resolve = "{{resolve:secretsmanager:" + names["secret"] + ":SecretString}}"
     resources["APIHandler"] = {
         "DependsOn": ["TokenSecret"],
@@ -245,7 +253,7 @@ def policy(stage: str) -> dict[str, Any]:
                 },
             },
             {
-                "Sid": "MailboxQueue",
+                "Sid": "Queues",
                 "Effect": "Allow",
                 "Action": [
                     "sqs:ChangeMessageVisibility",
@@ -255,7 +263,17 @@ def policy(stage: str) -> dict[str, Any]:
                     "sqs:ReceiveMessage",
                     "sqs:SendMessage",
                 ],
-                "Resource": f"arn:aws:sqs:*:*:{names['queue']}",
+                "Resource": [
+                    f"arn:aws:sqs:*:*:{names['queue']}",
+                    f"arn:aws:sqs:*:*:{names['notify_queue']}",
+                ],
+            },
+            {
+                # Notification emails and digests, sent from verified identities only.
+                "Sid": "NotificationMail",
+                "Effect": "Allow",
+                "Action": ["ses:SendRawEmail"],
+                "Resource": "arn:aws:ses:*:*:identity/*",
             },
         ],
     }

@@ -34,6 +34,7 @@ def aws() -> Iterator[None]:
         GroupRepository.forget_cache()
         create_tables(wait=False)
         ensure_queue(get_settings().mailbox_queue)
+        ensure_queue(get_settings().notify_queue)
         yield
         GroupRepository.forget_cache()
 

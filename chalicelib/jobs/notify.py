@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.logs import get_logger
-from chalicelib.services.notify import NOTIFY_QUEUE
 
 log = get_logger("jobs.notify")
 
@@ -32,8 +31,11 @@ def deliver_from_queue(bodies: list[str], *, service: Any = None) -> list[dict[s
     return reports
 
 
-def drain_queue(*, max_messages: int = 1000, queue_name: str = NOTIFY_QUEUE) -> int:
+def drain_queue(*, max_messages: int = 1000, queue_name: str | None = None) -> int:
     """Receive and deliver queued chunks in this process; answers the number delivered."""
+    from chalicelib.settings import get_settings
+
+    queue_name = queue_name or get_settings().notify_queue
     from chalicelib.aws import client
 
     sqs = client("sqs")

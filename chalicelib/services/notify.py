@@ -29,8 +29,6 @@ from chalicelib.services.domain_events import CommentCreated, PostCreated
 
 log = get_logger("notify")
 
-# The SQS queue that carries chunks of recipients when an occurrence has many.
-NOTIFY_QUEUE = "agora-notification-jobs"
 INLINE_LIMIT = 25
 CHUNK_SIZE = 50
 EXCERPT_CHARS = 300
@@ -254,8 +252,12 @@ class OutgoingMail:
 
 
 class SqsFanout:
-    def __init__(self, queue_name: str = NOTIFY_QUEUE) -> None:
-        self.queue_name = queue_name
+    """Chunks of recipients, through the queue named by AGORA_NOTIFY_QUEUE (or `queue_name`)."""
+
+    def __init__(self, queue_name: str | None = None) -> None:
+        from chalicelib.settings import get_settings
+
+        self.queue_name = queue_name or get_settings().notify_queue
 
     def send(self, bodies: list[str]) -> None:
         from chalicelib.aws import client

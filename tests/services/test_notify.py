@@ -9,7 +9,8 @@ from email.utils import format_datetime, make_msgid
 import pytest
 
 from chalicelib.services.domain_events import CommentCreated, DomainEvents, PostCreated
-from chalicelib.services.notify import NOTIFY_QUEUE, NotifyService
+from chalicelib.services.notify import NotifyService
+from chalicelib.settings import get_settings
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures for the mailed post
 from tests.support.notify import (
     group_record,
@@ -220,7 +221,7 @@ def test_many_subscribers_fan_out_through_sqs(world):
     from chalicelib.local import ensure_queue
 
     c = world
-    ensure_queue(NOTIFY_QUEUE)
+    ensure_queue(get_settings().notify_queue)
     fans = [c.group_fan, c.author_fan, c.digest_fan, c.alert_fan, c.outsider]
     for fan in fans:
         subscribe(fan, "group", c.garden, 1, email=INSTANT)
@@ -231,7 +232,7 @@ def test_many_subscribers_fan_out_through_sqs(world):
     assert sent_mail() == []
     assert drain_queue() == 3
     assert recipients(sent_mail()) == sorted(email_of(c, fan) for fan in fans)
-    url = client("sqs").get_queue_url(QueueName=NOTIFY_QUEUE)["QueueUrl"]
+    url = client("sqs").get_queue_url(QueueName=get_settings().notify_queue)["QueueUrl"]
     assert client("sqs").receive_message(QueueUrl=url).get("Messages", []) == []
 
 
@@ -242,7 +243,9 @@ def test_sqs_function_delivers_a_chunk_through_app_wiring(world, client):
         PostCreated(world.hello, world.garden, world.ann),
         [Recipient(world.group_fan, email_alert_id=INSTANT, reason="All new group posts")],
     )
-    event = client.events.generate_sqs_event(message_bodies=[body], queue_name=NOTIFY_QUEUE)
+    event = client.events.generate_sqs_event(
+        message_bodies=[body], queue_name=get_settings().notify_queue
+    )
     response = client.lambda_.invoke("deliver-notifications", event)
     assert response.payload[0]["emailed"] == 1
     assert recipients(sent_mail()) == [email_of(world, world.group_fan)]
