@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The suite runs on two processes (CI has two cores); TEST_WORKERS=0 runs it in one.
+TEST_WORKERS ?= 2
 
 .PHONY: run test bench lint format dovecot clean package infra
 
@@ -18,7 +20,7 @@ run: $(STAMP)
 
 ## test: lint, format check, infra up to date, package + cfn-lint, then the whole pytest suite
 test: $(STAMP) dovecot lint package
-	PYTHONPATH=. $(BIN)/python -m pytest
+	PYTHONPATH=. $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 ## bench: bench/results.json and README's Benchmarks table, in under 10 minutes (wrk installed when missing)
 bench: $(STAMP) dovecot
