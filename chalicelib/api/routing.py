@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from chalicelib.auth import Caller, Need, token_from_headers
 from chalicelib.envelope import (
@@ -86,7 +86,8 @@ def _path_model(path: str, name: str) -> type[BaseModel] | None:
     for param in params:
         annotation = int if param in INTEGER_PARAMS else Guid
         fields[param] = (annotation, ...)
-    return create_model(f"{name}Path", __base__=BaseModel, **fields)
+    # Built on first use, like every API model (cold start).
+    return create_model(f"{name}Path", __config__=ConfigDict(defer_build=True), **fields)
 
 
 def route(

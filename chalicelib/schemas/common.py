@@ -71,6 +71,9 @@ class ApiModel(BaseModel):
         populate_by_name=True,
         str_strip_whitespace=True,
         extra="ignore",
+        # Build each model's validator when it is first used, not at import: a Lambda cold
+        # start pays only for the models of the route it serves.
+        defer_build=True,
     )
 
 
