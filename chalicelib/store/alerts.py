@@ -25,13 +25,14 @@ from pynamodb.attributes import (
     TTLAttribute,
     UnicodeAttribute,
 )
-from pynamodb.exceptions import PutError, TransactWriteError
+from pynamodb.exceptions import TransactWriteError
 from pynamodb.indexes import AllProjection, LocalSecondaryIndex
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.store.base import (
     UtcAttribute,
+    conditionally,
     index_meta,
     index_start_key,
     query_page,
@@ -105,13 +106,7 @@ class AlertRepository:
         )
         new_only = AlertRecord.sk.does_not_exist()
         if not show_red_label:
-            try:
-                record.save(condition=new_only)
-            except PutError as error:
-                if error.cause_response_code == "ConditionalCheckFailedException":
-                    return False
-                raise
-            return True
+            return conditionally(lambda: record.save(condition=new_only))
         connection = AlertRecord._get_connection().connection
         try:
             with TransactWrite(connection=connection) as transaction:

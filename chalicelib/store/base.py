@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from pynamodb.attributes import UTCDateTimeAttribute
+from pynamodb.exceptions import DeleteError, PutError, UpdateError
 from pynamodb.indexes import Index
 from pynamodb.models import Model
 
@@ -45,6 +46,21 @@ def register(model: M) -> M:
 def reset_connections() -> None:
     for model in MODELS:
         model._connection = None
+
+
+def conditionally(write: Callable[[], Any]) -> bool:
+    """Run a conditional write: True when it happened, False when its condition did not hold.
+
+    Any other failure raises. Every "only if new", "only if still in this state" write of the
+    store goes through here, so a lost race is an answer, never an exception to interpret.
+    """
+    try:
+        write()
+    except (PutError, UpdateError, DeleteError) as error:
+        if error.cause_response_code == "ConditionalCheckFailedException":
+            return False
+        raise
+    return True
 
 
 class UtcAttribute(UTCDateTimeAttribute):

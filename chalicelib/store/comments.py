@@ -25,6 +25,7 @@ from pynamodb.models import Model
 
 from chalicelib.store.base import (
     UtcAttribute,
+    conditionally,
     index_meta,
     index_start_key,
     query_page,
@@ -155,14 +156,7 @@ class CommentRepository:
 
     def insert(self, **values: Any) -> bool:
         """Store a new comment; False when one with this id exists already (conditional put)."""
-        record = CommentRecord(**values)
-        try:
-            self.save(record, only_if_new=True)
-        except PutError as error:
-            if error.cause_response_code == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        return conditionally(lambda: self.save(CommentRecord(**values), only_if_new=True))
 
     def visible_page(
         self, post_id: str, *, limit: int, after: CommentRecord | None

@@ -23,11 +23,10 @@ from pynamodb.attributes import (
     NumberAttribute,
     UnicodeAttribute,
 )
-from pynamodb.exceptions import UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 
-from chalicelib.store.base import UtcAttribute, index_meta, register, table_meta
+from chalicelib.store.base import UtcAttribute, conditionally, index_meta, register, table_meta
 
 CATALOGUE = "local"
 ENABLED = "enabled"
@@ -233,17 +232,12 @@ class MailboxRepository:
 
     def record_last_processed(self, scope: str, when: datetime) -> bool:
         """Set `last_processed` of an existing mailbox; False when it has no settings."""
-        record = MailboxRecord(scope)
-        try:
-            record.update(
+        return conditionally(
+            lambda: MailboxRecord(scope).update(
                 actions=[MailboxRecord.last_processed.set(when)],
                 condition=MailboxRecord.scope.exists(),
             )
-        except UpdateError as error:
-            if error.cause_response_code == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        )
 
     def enabled(self, kind: str) -> Iterator[MailboxRecord]:
         """Every enabled mailbox of a kind, paged through the sparse index."""

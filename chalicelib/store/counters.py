@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
-from pynamodb.exceptions import UpdateError
 from pynamodb.models import Model
 
-from chalicelib.store.base import register, table_meta
+from chalicelib.store.base import conditionally, register, table_meta
 
 
 @register
@@ -25,12 +24,9 @@ class CounterRepository:
 
     def raise_to(self, name: str, at_least: int) -> None:
         """Make sure ids handed out later start above `at_least` (loaded fixture ids)."""
-        counter = CounterRecord(name)
-        try:
-            counter.update(
+        conditionally(
+            lambda: CounterRecord(name).update(
                 actions=[CounterRecord.value.set(at_least)],
                 condition=CounterRecord.value.does_not_exist() | (CounterRecord.value < at_least),
             )
-        except UpdateError as error:
-            if error.cause_response_code != "ConditionalCheckFailedException":
-                raise
+        )

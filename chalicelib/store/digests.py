@@ -23,7 +23,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pynamodb.attributes import JSONAttribute, NumberAttribute, TTLAttribute, UnicodeAttribute
-from pynamodb.exceptions import PutError, UpdateError
 from pynamodb.indexes import (
     AllProjection,
     GlobalSecondaryIndex,
@@ -32,7 +31,7 @@ from pynamodb.indexes import (
 )
 from pynamodb.models import Model
 
-from chalicelib.store.base import UtcAttribute, index_meta, register, table_meta
+from chalicelib.store.base import UtcAttribute, conditionally, index_meta, register, table_meta
 
 ITEM = "item#"
 DAY = "day#"
@@ -84,17 +83,6 @@ class DigestRecord(Model):
     pending_by_user = PendingByUserIndex()
 
 
-def _conditional(action: Any) -> bool:
-    """Run a conditional write; False when its condition failed."""
-    try:
-        action()
-    except (PutError, UpdateError) as error:
-        if error.cause_response_code == "ConditionalCheckFailedException":
-            return False
-        raise
-    return True
-
-
 class DigestRepository:
     # --- digest items --------------------------------------------------------------------------
 
@@ -110,7 +98,7 @@ class DigestRepository:
             item=item,
             expires=now + KEEP_FOR,
         )
-        return _conditional(lambda: record.save(condition=DigestRecord.sk.does_not_exist()))
+        return conditionally(lambda: record.save(condition=DigestRecord.sk.does_not_exist()))
 
     def users_with_pending_items(self) -> Iterator[str]:
         """Each user with queued items once per shard, oldest items first (index Queries)."""
@@ -131,7 +119,7 @@ class DigestRepository:
 
     def take(self, record: DigestRecord, day: str, now: datetime) -> bool:
         """Mark the item sent in the digest of `day`, unless some digest took it already."""
-        return _conditional(
+        return conditionally(
             lambda: record.update(
                 actions=[
                     DigestRecord.sent_on.set(now),
@@ -160,7 +148,7 @@ class DigestRepository:
 
     def claim_day(self, user_id: str, day: str, now: datetime) -> bool:
         record = DigestRecord(user_id, DAY + day, claimed_on=now, expires=now + KEEP_FOR)
-        return _conditional(lambda: record.save(condition=DigestRecord.sk.does_not_exist()))
+        return conditionally(lambda: record.save(condition=DigestRecord.sk.does_not_exist()))
 
     def release_day(self, user_id: str, day: str) -> None:
         DigestRecord(user_id, DAY + day).delete()
@@ -185,7 +173,7 @@ class DigestRepository:
         record = DigestRecord(
             user_id, INSTANT + occurrence_id, claimed_on=now, expires=now + KEEP_FOR
         )
-        return _conditional(lambda: record.save(condition=DigestRecord.sk.does_not_exist()))
+        return conditionally(lambda: record.save(condition=DigestRecord.sk.does_not_exist()))
 
     def release_instant(self, user_id: str, occurrence_id: str) -> None:
         DigestRecord(user_id, INSTANT + occurrence_id).delete()

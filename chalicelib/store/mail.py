@@ -15,12 +15,12 @@ from datetime import datetime
 from typing import Any
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
-from pynamodb.exceptions import DeleteError, PutError
 from pynamodb.indexes import AllProjection, LocalSecondaryIndex
 from pynamodb.models import Model
 
 from chalicelib.store.base import (
     UtcAttribute,
+    conditionally,
     index_meta,
     index_start_key,
     query_page,
@@ -123,21 +123,16 @@ class MailRepository:
     def acquire_lease(self, mailbox: str, owner: str, now: datetime, until: datetime) -> bool:
         """Take the mailbox unless another owner holds an unexpired lease (conditional put)."""
         lease = MailboxLeaseRecord(mailbox, owner=owner, expires_on=until)
-        try:
-            lease.save(
+        return conditionally(
+            lambda: lease.save(
                 condition=MailboxLeaseRecord.mailbox.does_not_exist()
                 | (MailboxLeaseRecord.expires_on < now)
                 | (MailboxLeaseRecord.owner == owner)
             )
-        except PutError as error:
-            if error.cause_response_code == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        )
 
     def release_lease(self, mailbox: str, owner: str) -> None:
-        try:
-            MailboxLeaseRecord(mailbox).delete(condition=MailboxLeaseRecord.owner == owner)
-        except DeleteError as error:
-            if error.cause_response_code != "ConditionalCheckFailedException":
-                raise
+        # Not ours any more (expired and taken over): nothing to release.
+        conditionally(
+            lambda: MailboxLeaseRecord(mailbox).delete(condition=MailboxLeaseRecord.owner == owner)
+        )

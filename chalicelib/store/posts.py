@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from pynamodb.attributes import UnicodeAttribute
-from pynamodb.exceptions import PutError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 
 from chalicelib.store.base import (
     UtcAttribute,
+    conditionally,
     index_meta,
     index_start_key,
     query_page,
@@ -88,13 +88,9 @@ class PostRepository:
 
     def insert(self, **values: Any) -> bool:
         """Store a new post; False when one with this id exists already (conditional put)."""
-        try:
-            PostRecord(**values).save(condition=PostRecord.id.does_not_exist())
-        except PutError as error:
-            if error.cause_response_code == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        return conditionally(
+            lambda: PostRecord(**values).save(condition=PostRecord.id.does_not_exist())
+        )
 
     def put(self, **values: Any) -> PostRecord:
         record = PostRecord(**values)
