@@ -146,6 +146,9 @@ class MailIngestor:
         self.max_messages = max_messages
         self.max_bytes = max_bytes
         self.max_attempts = max_attempts
+        # Senders and groups repeat within a mailbox: each is read once per poll.
+        self._authors: dict[str, Any] = {}
+        self._groups: dict[str, Any] = {}
 
     @classmethod
     def default(cls, **overrides: Any) -> MailIngestor:
@@ -181,6 +184,8 @@ class MailIngestor:
         from chalicelib.mail.pop3 import Pop3Mailbox
 
         result = PollResult(mailbox=mailbox.key)
+        self._authors.clear()
+        self._groups.clear()
         with Pop3Mailbox(
             mailbox.host, mailbox.port, mailbox.username, mailbox.password, is_ssl=mailbox.is_ssl
         ) as server:
@@ -371,7 +376,7 @@ class MailIngestor:
             return Plan("rejected", "marked as spam by the receiving server")
         if not parsed.from_address:
             return Plan("rejected", "no valid sender address")
-        author = self.users.by_email(parsed.from_address)
+        author = self._author(parsed.from_address)
         if author is None:
             return Plan("rejected", f"unknown sender {parsed.from_address}")
         caller = Caller(author.id, roles_of(author.memberships or {}), self.groups.root_id())
@@ -383,6 +388,16 @@ class MailIngestor:
             return self._plan_post(mailbox, parsed, author, caller, notes)
         return self._plan_comment(parsed, author, caller, notes)
 
+    def _author(self, address: str) -> Any:
+        if address not in self._authors:
+            self._authors[address] = self.users.by_email(address)
+        return self._authors[address]
+
+    def _group(self, group_id: str) -> Any:
+        if group_id not in self._groups:
+            self._groups[group_id] = self.groups.get(group_id)
+        return self._groups[group_id]
+
     def _allowed(self, caller: Caller, group: Any, action: str) -> bool:
         if caller.is_root_admin:
             return True
@@ -392,7 +407,7 @@ class MailIngestor:
     def _plan_post(
         self, mailbox: MailboxConfig, parsed: Any, author: Any, caller: Caller, notes: list[str]
     ) -> Plan:
-        group = self.groups.get(mailbox.group_id) if mailbox.group_id else None
+        group = self._group(mailbox.group_id) if mailbox.group_id else None
         if group is None:
             return Plan("rejected", "the mailbox's group no longer exists")
         if not self._allowed(caller, group, "post"):
@@ -463,8 +478,8 @@ class MailIngestor:
     def _store_post(self, post_id: str, plan: Plan, parsed: Any) -> None:
         from chalicelib.sanitize import html_to_text
 
-        if self.posts.get(post_id) is not None:
-            return  # stored by an attempt that crashed before recording its outcome
+        # A post stored by an attempt that crashed before recording its outcome makes the
+        # conditional insert below a no-op: no need to read first.
         slug = slugify(plan.title, "post")
         if self.posts.slug_taken(plan.group.id, slug):
             slug = f"{slug}-{post_id[:8]}"
@@ -483,9 +498,7 @@ class MailIngestor:
     def _store_comment(self, comment_id: int, plan: Plan) -> None:
         from chalicelib.sanitize import html_to_text
 
-        if self.comments.get(comment_id) is not None:
-            return
-        now = self.clock()
+        now = self.clock()  # the insert is conditional: a retry finds the comment there
         self.comments.insert(
             id=comment_id,
             post_id=plan.post.id,
