@@ -111,6 +111,11 @@ def route(
     response: the model of `object`, for the OpenAPI document.
     """
 
+    if need in (Need.ENTER, Need.MODERATOR, Need.GROUP_ADMIN) and group is None:
+        # Checked here it could not be; a handler that loads the group checks it itself
+        # (`call.signed_in.require(...)`) and declares SIGNED_IN, so nothing passes unchecked.
+        raise ValueError(f"{path}: {need.value} needs the group's path parameter (group=...)")
+
     def decorate(handler: Callable[[Call], Any]) -> Callable[[Call], Any]:
         path_model = _path_model(path, _camel(handler.__name__))
         spec = RouteSpec(
@@ -222,9 +227,8 @@ def _serve(blueprint: Any, spec: RouteSpec, path_values: dict[str, str]) -> Any:
 
             group_id = getattr(call.path, spec.group_param)
             call.group = GroupService.default().get(group_id, key=spec.group_param)
-        if caller is not None and spec.need is not None and spec.need is not Need.SIGNED_IN:
-            if spec.need is Need.ROOT_ADMIN or call.group is not None:
-                caller.require(spec.need, call.group)
+        if caller is not None and spec.need not in (None, Need.SIGNED_IN):
+            caller.require(spec.need, call.group)
         result = spec.handler(call)
         if _is_response(result):
             status = result.status_code
