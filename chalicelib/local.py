@@ -31,7 +31,12 @@ def _prepare_environment() -> None:
 
 
 def start_embedded_aws(port: int) -> Any:
+    import logging
+
     from moto.server import ThreadedMotoServer
+
+    # One access-log line per AWS call would bury the API's own log.
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
