@@ -64,8 +64,12 @@ class BadRequest(AgoraError):
 
 
 class Unauthorized(AgoraError):
-    def __init__(self, message: str = "Sign in first: the request has no valid token.") -> None:
-        super().__init__(message, [], 401)
+    def __init__(
+        self,
+        message: str = "Sign in first: the request has no valid token.",
+        errors: list[FieldError] | None = None,
+    ) -> None:
+        super().__init__(message, errors or [], 401)
 
 
 class Forbidden(AgoraError):

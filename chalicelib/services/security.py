@@ -8,7 +8,7 @@ from typing import Any
 
 from chalicelib.auth import Caller, issue_token, roles_of, user_id_from_token, verify_password
 from chalicelib.envelope import utc_now
-from chalicelib.errors import TooManyRequests, Unauthorized
+from chalicelib.errors import FieldError, TooManyRequests, Unauthorized
 
 # One message for a wrong password and an unknown address: no account enumeration.
 WRONG_CREDENTIALS = "The email address or the password is wrong."
@@ -43,7 +43,9 @@ class SecurityService:
         user = self.users.by_email(address) if address else None
         if not verify_password(user.password_hash if user else None, password):
             self.attempts.record_failure(address, now, FAILURE_WINDOW)
-            raise Unauthorized(WRONG_CREDENTIALS)
+            # One error, the same for an unknown address and a wrong password (CONTRACT §5);
+            # its value is never the password sent.
+            raise Unauthorized(WRONG_CREDENTIALS, [FieldError("password", "", WRONG_CREDENTIALS)])
         return issue_token(user.id, now)
 
     def caller_for_token(self, token: str | None) -> Caller:

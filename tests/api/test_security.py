@@ -36,7 +36,13 @@ def test_wrong_password_and_unknown_email_answer_the_same(api, admin):
     unknown = api.post(LOGIN, body={"email": "nobody@example.org", "password": "nope"})
     for status, body in (wrong, unknown):
         assert status == 401 and body["success"] is False
-        assert len(body["errors"]) == 0 or len(body["errors"]) == 1
+        assert body["errors"] == [
+            {
+                "key": "password",
+                "value": "",
+                "message": "The email address or the password is wrong.",
+            }
+        ]
     assert wrong[1]["message"] == unknown[1]["message"]
     assert wrong[1]["object"] is None
 
