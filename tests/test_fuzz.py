@@ -42,6 +42,6 @@ def test_fuzzing_every_operation_finds_no_server_error_and_no_schema_mismatch(tm
         report.write_text(run.stdout + run.stderr)
         tail = (run.stdout + run.stderr)[-6000:]
         assert run.returncode == 0, tail
-        assert "server error" not in run.stdout.lower() or " 0 server" in run.stdout.lower(), tail
+        assert "ST101" not in run.stdout, tail  # Schemathesis's code for a server error
     finally:
         agora.stop()

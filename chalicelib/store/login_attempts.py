@@ -12,7 +12,7 @@ from pynamodb.attributes import (
 )
 from pynamodb.models import Model
 
-from chalicelib.store.base import register, table_meta
+from chalicelib.store.base import conditionally, register, table_meta
 
 
 @register
@@ -34,16 +34,31 @@ class LoginAttemptRepository:
         return int(record.failures) if record.window_start >= since else 0
 
     def record_failure(self, email_lower: str, now: datetime, window: timedelta) -> None:
-        try:
-            record = LoginAttemptRecord.get(email_lower, consistent_read=True)
-        except LoginAttemptRecord.DoesNotExist:
-            record = None
-        if record is None or record.window_start < now - window:
-            LoginAttemptRecord(
+        """Count one failure, atomically: parallel guesses cannot reset each other's count."""
+        record = LoginAttemptRecord(email_lower)
+
+        def count_in_open_window() -> bool:
+            return conditionally(
+                lambda: record.update(
+                    actions=[LoginAttemptRecord.failures.add(1)],
+                    condition=LoginAttemptRecord.window_start >= now - window,
+                )
+            )
+
+        def open_new_window() -> bool:
+            fresh = LoginAttemptRecord(
                 email_lower, failures=1, window_start=now, expires=now + window
-            ).save()
-            return
-        record.update(actions=[LoginAttemptRecord.failures.add(1)])
+            )
+            return conditionally(
+                lambda: fresh.save(
+                    condition=LoginAttemptRecord.email_lower.does_not_exist()
+                    | (LoginAttemptRecord.window_start < now - window)
+                )
+            )
+
+        # A parallel failure may open the window between our two tries: then count in it.
+        if not count_in_open_window() and not open_new_window():
+            count_in_open_window()
 
     def clear(self, email_lower: str) -> None:
         LoginAttemptRecord(email_lower).delete()

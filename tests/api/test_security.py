@@ -106,3 +106,22 @@ def test_password_is_stored_only_as_a_slow_hash(aws, admin):
 
     stored = UserRecord.get(admin).password_hash
     assert stored.startswith("$argon2") and "correct horse" not in stored
+
+
+def test_throttle_window_expires_and_a_new_one_counts_afresh(admin):
+    from chalicelib.errors import TooManyRequests, Unauthorized
+    from chalicelib.services.security import SecurityService
+
+    now = [datetime(2026, 11, 1, 12, 0, tzinfo=UTC)]
+    service = SecurityService.default()
+    service.clock = lambda: now[0]
+    for _ in range(5):
+        with pytest.raises(Unauthorized):
+            service.login("ann@example.org", "nope")
+    now[0] += timedelta(minutes=14)
+    with pytest.raises(TooManyRequests):
+        service.login("ann@example.org", "correct horse")
+    now[0] += timedelta(minutes=2)  # the window of the first failure has closed
+    with pytest.raises(Unauthorized):
+        service.login("ann@example.org", "nope")  # failure 1 of a new window
+    assert service.login("ann@example.org", "correct horse").count(".") == 2
