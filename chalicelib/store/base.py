@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from pynamodb.attributes import UTCDateTimeAttribute
@@ -61,6 +62,17 @@ def conditionally(write: Callable[[], Any]) -> bool:
             return False
         raise
     return True
+
+
+def sort_moment(moment: datetime) -> str:
+    """Fixed-width UTC text, so that string order is time order (isoformat drops zero
+    microseconds, so its strings are not all the same width)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def moment_key(moment: datetime, item_id: object) -> str:
+    """`<moment>#<id>`: a sort key in time order that stays unique when moments tie."""
+    return f"{sort_moment(moment)}#{item_id}"
 
 
 class UtcAttribute(UTCDateTimeAttribute):

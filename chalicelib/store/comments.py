@@ -162,13 +162,13 @@ class CommentRepository:
         self, post_id: str, *, limit: int, after: CommentRecord | None
     ) -> list[CommentRecord]:
         """Approved, not deleted comments of a post, oldest first."""
-        start = None
-        if after is not None:
-            start = index_start_key(
-                after, CommentRecord.visible_by_post, {"visible_post_id": post_id}
-            )
-        return query_page(
-            CommentRecord.visible_by_post, post_id, limit=limit, forward=True, start_key=start
+        return _list_page(
+            CommentRecord.visible_by_post,
+            "visible_post_id",
+            post_id,
+            limit=limit,
+            after=after,
+            forward=True,
         )
 
     def count_visible(self, post_id: str) -> int:
@@ -180,20 +180,16 @@ class CommentRepository:
         self, group_id: str, *, limit: int, after: CommentRecord | None, text: str | None
     ) -> list[CommentRecord]:
         """Deleted comments of a group, newest deletion first."""
-        start = None
-        if after is not None:
-            start = index_start_key(
-                after,
-                CommentRecord.deleted_by_group,
-                {"deleted_group_id": group_id, "deleted_on": after.deleted_list_position},
-            )
-        return query_page(
+        return _list_page(
             CommentRecord.deleted_by_group,
+            "deleted_group_id",
             group_id,
             limit=limit,
+            after=after,
             forward=False,
-            start_key=start,
-            filter_condition=_matching(text),
+            text=text,
+            # An undeleted comment keeps its place in the list it has left.
+            position={"deleted_on": after.deleted_list_position} if after is not None else None,
         )
 
     def unapproved_page(
@@ -206,36 +202,28 @@ class CommentRepository:
         newest_first: bool = True,
     ) -> list[CommentRecord]:
         """Live comments of a group awaiting approval, by creation time."""
-        start = None
-        if after is not None:
-            start = index_start_key(
-                after, CommentRecord.unapproved_by_group, {"unapproved_group_id": group_id}
-            )
-        return query_page(
+        return _list_page(
             CommentRecord.unapproved_by_group,
+            "unapproved_group_id",
             group_id,
             limit=limit,
+            after=after,
             forward=not newest_first,
-            start_key=start,
-            filter_condition=_matching(text),
+            text=text,
         )
 
     def reported_page(
         self, group_id: str, *, limit: int, after: CommentRecord | None, text: str | None
     ) -> list[CommentRecord]:
         """Live comments of a group with spam reports, newest report first."""
-        start = None
-        if after is not None:
-            start = index_start_key(
-                after, CommentRecord.reported_by_group, {"reported_group_id": group_id}
-            )
-        return query_page(
+        return _list_page(
             CommentRecord.reported_by_group,
+            "reported_group_id",
             group_id,
             limit=limit,
+            after=after,
             forward=False,
-            start_key=start,
-            filter_condition=_matching(text),
+            text=text,
         )
 
     # --- purge candidates: only comments deleted at or before the cutoff are read ---------------
@@ -305,6 +293,30 @@ class CommentRepository:
                 return False
             raise
         return True
+
+
+def _list_page(
+    index: Any,
+    key_name: str,
+    key: str,
+    *,
+    limit: int,
+    after: CommentRecord | None,
+    forward: bool,
+    text: str | None = None,
+    position: dict[str, Any] | None = None,
+) -> list[CommentRecord]:
+    """One page of a sparse comment index, right after `after`'s place in it.
+
+    `after` may have left the list since (approved, undeleted, reports cleared): its start key
+    is built from the values it had in the list, so the page still continues after it.
+    """
+    start = None
+    if after is not None:
+        start = index_start_key(after, index, {key_name: key, **(position or {})})
+    return query_page(
+        index, key, limit=limit, forward=forward, start_key=start, filter_condition=_matching(text)
+    )
 
 
 def _matching(text: str | None):

@@ -31,7 +31,14 @@ from pynamodb.indexes import (
 )
 from pynamodb.models import Model
 
-from chalicelib.store.base import UtcAttribute, conditionally, index_meta, register, table_meta
+from chalicelib.store.base import (
+    UtcAttribute,
+    conditionally,
+    index_meta,
+    moment_key,
+    register,
+    table_meta,
+)
 
 ITEM = "item#"
 DAY = "day#"
@@ -93,7 +100,7 @@ class DigestRepository:
             ITEM + occurrence_id,
             occurrence_id=occurrence_id,
             pending_shard=pending_shard(user_id),
-            pending_key=f"{now.isoformat()}#{occurrence_id}",
+            pending_key=moment_key(now, occurrence_id),
             queued_on=now,
             item=item,
             expires=now + KEEP_FOR,
@@ -138,9 +145,7 @@ class DigestRepository:
                 DigestRecord.sent_on.remove(),
                 DigestRecord.digest_day.remove(),
                 DigestRecord.pending_shard.set(pending_shard(record.user_id)),
-                DigestRecord.pending_key.set(
-                    f"{record.queued_on.isoformat()}#{record.occurrence_id}"
-                ),
+                DigestRecord.pending_key.set(moment_key(record.queued_on, record.occurrence_id)),
             ]
         )
 

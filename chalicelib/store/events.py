@@ -36,6 +36,7 @@ from chalicelib.store.base import (
     index_start_key,
     query_page,
     register,
+    sort_moment,
     table_meta,
 )
 
@@ -43,11 +44,6 @@ EVENT_COUNTER = "events"
 ID_DIGITS = 12
 # Above any "<moment>#<digits>" key of the same moment (ASCII "~" sorts after digits).
 AFTER_ALL_IDS = "~"
-
-
-def sort_moment(moment: datetime) -> str:
-    """Fixed-width UTC text, so that string order is time order."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def start_key_of(start: datetime, event_id: int) -> str:

@@ -23,6 +23,7 @@ from chalicelib.store.base import (
     conditionally,
     index_meta,
     index_start_key,
+    moment_key,
     query_page,
     register,
     table_meta,
@@ -90,7 +91,7 @@ class MailRepository:
             ENTRY + entry_id,
             entry_id=entry_id,
             received_on=received_on,
-            received_key=f"{received_on.strftime('%Y-%m-%dT%H:%M:%S.%fZ')}#{entry_id}",
+            received_key=moment_key(received_on, entry_id),
             **values,
         )
 
