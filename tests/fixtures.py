@@ -169,6 +169,19 @@ class Community:
         return self
 
 
+def with_two_groups(c: Community, garden_access: str = "public") -> Community:
+    """The cast of the privilege tests, loaded: groups `garden` and `other`, the root
+    administrator, an administrator of each group, and a moderator and a member of garden."""
+    c.garden = c.group("garden", access=garden_access)
+    c.other = c.group("other")
+    c.root_admin = c.users[0]["id"]
+    c.garden_admin = c.user("garden-admin", {c.garden: "administrator"})
+    c.other_admin = c.user("other-admin", {c.other: "administrator"})
+    c.moderator = c.user("garden-moderator", {c.garden: "moderator"})
+    c.member = c.user("garden-member", {c.garden: "member"})
+    return c.load()
+
+
 @pytest.fixture
 def community(aws: None) -> Community:
     """A root group with its administrator: `community.root`, `community.users[0]`."""

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tests.fixtures import new_id
+from tests.fixtures import new_id, with_two_groups
 
 POST_SETTINGS = "/api/v1/en_US/connector/email-to-post/{}"
 COMMENT_SETTINGS = "/api/v1/en_US/connector/email-to-comment"
@@ -32,14 +32,7 @@ def to_comment(group_id: str) -> str:
 
 @pytest.fixture
 def people(community, kms_key):
-    c = community
-    c.garden = c.group("garden")
-    c.other = c.group("other")
-    c.root_admin = c.users[0]["id"]
-    c.garden_admin = c.user("garden-admin", {c.garden: "administrator"})
-    c.other_admin = c.user("other-admin", {c.other: "administrator"})
-    c.member = c.user("garden-member", {c.garden: "member"})
-    return c.load()
+    return with_two_groups(community)
 
 
 def stored_mailbox(scope: str) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures import new_id
+from tests.fixtures import new_id, with_two_groups
 
 DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 HOURS = [f"{h}:00" for h in range(1, 25)]
@@ -16,14 +16,7 @@ def feed(group_id: str) -> str:
 
 @pytest.fixture
 def people(community):
-    c = community
-    c.garden = c.group("garden")
-    c.other = c.group("other")
-    c.root_admin = c.users[0]["id"]
-    c.garden_admin = c.user("garden-admin", {c.garden: "administrator"})
-    c.other_admin = c.user("other-admin", {c.other: "administrator"})
-    c.moderator = c.user("garden-moderator", {c.garden: "moderator"})
-    return c.load()
+    return with_two_groups(community)
 
 
 def test_unsaved_group_answers_defaults_with_every_day_and_hour(api, people):

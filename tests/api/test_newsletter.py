@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures import new_id
+from tests.fixtures import new_id, with_two_groups
 
 
 def path(group_id: str) -> str:
@@ -13,13 +13,7 @@ def path(group_id: str) -> str:
 
 @pytest.fixture
 def people(community):
-    c = community
-    c.garden = c.group("garden")
-    c.other = c.group("other")
-    c.root_admin = c.users[0]["id"]
-    c.garden_admin = c.user("garden-admin", {c.garden: "administrator"})
-    c.other_admin = c.user("other-admin", {c.other: "administrator"})
-    return c.load()
+    return with_two_groups(community)
 
 
 def test_unsaved_group_answers_an_empty_disclaimer(api, people):

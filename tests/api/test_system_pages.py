@@ -4,19 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from tests.fixtures import with_two_groups
+
 HOME = "/api/v1/en_US/system-page/home-page"
 
 
 @pytest.fixture
 def people(community):
-    c = community
-    c.garden = c.group("garden", access="private")
-    c.other = c.group("other")
-    c.root_admin = c.users[0]["id"]
-    c.garden_admin = c.user("garden-admin", {c.garden: "administrator"})
-    c.other_admin = c.user("other-admin", {c.other: "administrator"})
-    c.member = c.user("garden-member", {c.garden: "member"})
-    return c.load()
+    return with_two_groups(community, garden_access="private")
 
 
 def private_page(group_id: str) -> str:

@@ -281,8 +281,12 @@ def test_html_mail_is_sanitised(world):
             "ann@example.org", "Only html", '<p onmouseover="x">Hey</p><script>1</script>'
         )
     )
-    poll(world.config())
-    for post in posts_of(world.garden):
+    result = poll(world.config())
+    assert result.posted == 2  # both were imported, so their content is what is checked
+    mailed = [p for p in posts_of(world.garden) if p.source == "email"]
+    assert {p.title for p in mailed} == {"Html", "Only html"}
+    assert any("Hi" in p.content for p in mailed) and any("Hey" in p.content for p in mailed)
+    for post in mailed:
         assert "<script" not in post.content and "onclick" not in post.content
         assert "javascript:" not in post.content and "onerror" not in post.content
         assert "onmouseover" not in post.content
