@@ -6,25 +6,16 @@ Every answer, success or error, is built here: `{success, message, timestamp, er
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from chalicelib.clock import iso, utc_now
 from chalicelib.errors import AgoraError, FieldError, ValidationFailed, as_text
 
 JSON_HEADERS = {"Content-Type": "application/json"}
 GENERIC_ERROR = "Something went wrong on our side; it has been logged."
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def iso(moment: datetime) -> str:
-    """ISO 8601 UTC ending in `Z`, as every date in the API."""
-    text = moment.astimezone(UTC).isoformat()
-    return text.replace("+00:00", "Z")
 
 
 def jsonable(obj: Any) -> Any:

@@ -21,7 +21,7 @@ def purge_old_deleted_comments(
     Stops once `deadline` expires (after at least one batch) and leaves the rest, oldest first, for
     the next run. `now` fixes the clock (tests); `batch_size` the comments handled per Query.
     """
-    from chalicelib.envelope import utc_now
+    from chalicelib.clock import utc_now
     from chalicelib.services.comments import BATCH_SIZE, CommentService
 
     service = CommentService.default(clock=(lambda: now) if now is not None else utc_now)

@@ -20,7 +20,7 @@ def send_daily_digests(deadline: Deadline, *, now: datetime | None = None) -> in
     Stops once `deadline` expires and leaves the other users' items for the next run. `now` fixes
     the clock, and with it the day (tests).
     """
-    from chalicelib.envelope import utc_now
+    from chalicelib.clock import utc_now
     from chalicelib.services.digests import DigestService
 
     service = DigestService.default(clock=(lambda: now) if now is not None else utc_now)

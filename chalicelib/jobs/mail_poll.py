@@ -46,7 +46,7 @@ def poll_mailbox(
     owner: str | None = None,
 ) -> str:
     """Poll one mailbox if its lease can be taken; answers one line for the CLI and the log."""
-    from chalicelib.envelope import utc_now
+    from chalicelib.clock import utc_now
     from chalicelib.services.mail_in import MailIngestor
     from chalicelib.store.mail import MailRepository
 

@@ -25,7 +25,7 @@ class AlertService:
 
     @classmethod
     def default(cls) -> AlertService:
-        from chalicelib.envelope import utc_now
+        from chalicelib.clock import utc_now
         from chalicelib.store.alerts import AlertRepository
         from chalicelib.store.groups import GroupRepository
         from chalicelib.store.users import UserRepository

@@ -83,7 +83,7 @@ class LocalConnectorService:
     @classmethod
     def default(cls) -> LocalConnectorService:
         from chalicelib import secrets
-        from chalicelib.envelope import utc_now
+        from chalicelib.clock import utc_now
         from chalicelib.services.groups import GroupService
         from chalicelib.store.connectors import ConnectorRepository
         from chalicelib.store.groups import GroupRepository

@@ -70,7 +70,7 @@ class DigestService:
 
     @classmethod
     def default(cls, **overrides: Any) -> DigestService:
-        from chalicelib.envelope import utc_now
+        from chalicelib.clock import utc_now
         from chalicelib.services.notify import OutgoingMail
         from chalicelib.store.comments import CommentRepository
         from chalicelib.store.digests import DigestRepository

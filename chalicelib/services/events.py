@@ -40,7 +40,7 @@ class EventService:
     def __init__(
         self, events: Any, users: Any, groups: Any, clock: Callable[[], datetime] | None = None
     ) -> None:
-        from chalicelib.envelope import utc_now
+        from chalicelib.clock import utc_now
 
         self.events = events
         self.users = users

@@ -26,7 +26,7 @@ class FeedService:
 
     @classmethod
     def default(cls) -> FeedService:
-        from chalicelib.envelope import utc_now
+        from chalicelib.clock import utc_now
         from chalicelib.store.documents import DocumentRepository
 
         return cls(DocumentRepository(), utc_now)

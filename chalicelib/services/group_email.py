@@ -19,7 +19,7 @@ class GroupEmailService:
 
     @classmethod
     def default(cls) -> GroupEmailService:
-        from chalicelib.envelope import utc_now
+        from chalicelib.clock import utc_now
         from chalicelib.store.documents import DocumentRepository
 
         return cls(DocumentRepository(), utc_now)

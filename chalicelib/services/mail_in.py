@@ -152,7 +152,7 @@ class MailIngestor:
 
     @classmethod
     def default(cls, **overrides: Any) -> MailIngestor:
-        from chalicelib.envelope import utc_now
+        from chalicelib.clock import utc_now
         from chalicelib.services.domain_events import DomainEvents
         from chalicelib.settings import get_settings
         from chalicelib.store.comments import CommentRepository

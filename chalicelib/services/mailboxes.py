@@ -61,7 +61,7 @@ class MailboxSettingsService:
     @classmethod
     def default(cls) -> MailboxSettingsService:
         from chalicelib import secrets
-        from chalicelib.envelope import utc_now
+        from chalicelib.clock import utc_now
         from chalicelib.store.connectors import MailboxRepository
 
         return cls(MailboxRepository(), secrets, utc_now)

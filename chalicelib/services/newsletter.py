@@ -20,7 +20,7 @@ class NewsletterService:
 
     @classmethod
     def default(cls) -> NewsletterService:
-        from chalicelib.envelope import utc_now
+        from chalicelib.clock import utc_now
         from chalicelib.store.documents import DocumentRepository
 
         return cls(DocumentRepository(), utc_now)

@@ -76,7 +76,7 @@ class NotificationService:
 
     @classmethod
     def default(cls) -> NotificationService:
-        from chalicelib.envelope import utc_now
+        from chalicelib.clock import utc_now
         from chalicelib.store.groups import GroupRepository
         from chalicelib.store.notifications import NotificationRepository
         from chalicelib.store.posts import PostRepository

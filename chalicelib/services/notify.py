@@ -174,7 +174,7 @@ class OutgoingMail:
 
     @classmethod
     def default(cls) -> OutgoingMail:
-        from chalicelib.envelope import utc_now
+        from chalicelib.clock import utc_now
         from chalicelib.services.group_email import GroupEmailService
         from chalicelib.services.newsletter import NewsletterService
         from chalicelib.settings import get_settings
@@ -306,7 +306,7 @@ class NotifyService:
 
     @classmethod
     def default(cls, **overrides: Any) -> NotifyService:
-        from chalicelib.envelope import utc_now
+        from chalicelib.clock import utc_now
         from chalicelib.store.alerts import AlertRepository
         from chalicelib.store.comments import CommentRepository
         from chalicelib.store.digests import DigestRepository
@@ -510,7 +510,7 @@ class NotifyService:
 
     @staticmethod
     def digest_item(occurrence: Occurrence, recipient: Recipient) -> dict[str, Any]:
-        from chalicelib.envelope import iso
+        from chalicelib.clock import iso
 
         return {
             "kind": occurrence.kind,

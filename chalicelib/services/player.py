@@ -48,7 +48,7 @@ class PlayerService:
 
     @classmethod
     def default(cls) -> PlayerService:
-        from chalicelib.envelope import utc_now
+        from chalicelib.clock import utc_now
         from chalicelib.settings import get_settings
         from chalicelib.store.player import PlayerRepository
 

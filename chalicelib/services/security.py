@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from chalicelib.auth import Caller, issue_token, roles_of, user_id_from_token, verify_password
-from chalicelib.envelope import utc_now
+from chalicelib.clock import utc_now
 from chalicelib.errors import FieldError, TooManyRequests, Unauthorized
 
 # One message for a wrong password and an unknown address: no account enumeration.

@@ -59,6 +59,6 @@ class SystemPageService:
         return PremiumLandingPageOut(is_enabled=doc["isEnabled"], content=doc["content"])
 
     def _put(self, scope: str, kind: str, doc: dict[str, Any], editor_id: str) -> dict[str, Any]:
-        from chalicelib.envelope import utc_now
+        from chalicelib.clock import utc_now
 
         return self.documents.put(scope, kind, doc, modified_on=utc_now(), editor_id=editor_id)

@@ -83,7 +83,7 @@ class FixtureStore:
                 repository.set_enabled(root_id, c.id, c.is_enabled)
 
     def write_players(self, players: list[Any]) -> None:
-        from chalicelib.envelope import utc_now
+        from chalicelib.clock import utc_now
         from chalicelib.store.player import PlayerRepository
 
         def entries(items: list[Any]) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from chalicelib.envelope import utc_now
+from chalicelib.clock import utc_now
 from chalicelib.services.domain_events import CommentCreated, PostCreated
 from chalicelib.services.notify import NotifyService
 from tests.fixtures import new_id

@@ -337,7 +337,7 @@ def test_comment_on_unknown_permalink_is_rejected(world):
 
 
 def test_poll_under_lease_and_last_processed(world):
-    from chalicelib.envelope import utc_now
+    from chalicelib.clock import utc_now
     from chalicelib.store.mail import MailRepository
 
     directory = FakeDirectory({world.config().key: world.config()})
