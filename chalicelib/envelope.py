@@ -5,7 +5,6 @@ Every answer, success or error, is built here: `{success, message, timestamp, er
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
@@ -43,10 +42,6 @@ def envelope(
     }
 
 
-def body_of(status: int, payload: dict[str, Any]) -> tuple[int, str]:
-    return status, json.dumps(payload, ensure_ascii=False)
-
-
 def success_payload(obj: Any, message: str = "OK") -> dict[str, Any]:
     return envelope(success=True, message=message, obj=obj)
 
@@ -59,7 +54,7 @@ def internal_error_payload() -> dict[str, Any]:
     return envelope(success=False, message=GENERIC_ERROR)
 
 
-def status_payload(status: int, message: str) -> dict[str, Any]:
+def failure_payload(message: str) -> dict[str, Any]:
     """For errors raised outside our views (unknown route, method not allowed, gateway limits)."""
     return envelope(success=False, message=message)
 

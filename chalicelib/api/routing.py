@@ -23,8 +23,8 @@ from chalicelib.auth import Caller, Need, token_from_headers
 from chalicelib.envelope import (
     JSON_HEADERS,
     error_payload,
+    failure_payload,
     internal_error_payload,
-    status_payload,
     success_payload,
     validation_failed,
 )
@@ -290,12 +290,12 @@ def envelope_middleware(event: Any, get_response: Callable[[Any], Any]) -> Any:
         status = 400 if response.status_code == 415 else response.status_code
         message = _CHALICE_ERRORS.get(response.status_code, str(body.get("Message", "")))
         headers = {k: v for k, v in response.headers.items() if k.lower() == "allow"}
-        return _response(status, status_payload(status, message), headers)
+        return _response(status, failure_payload(message), headers)
     return response
 
 
 def not_found_payload() -> dict[str, Any]:
-    return status_payload(404, "There is no such path in this API.")
+    return failure_payload("There is no such path in this API.")
 
 
 __all__ = ["Call", "ROUTES", "RouteSpec", "route", "envelope_middleware", "ApiModel"]
