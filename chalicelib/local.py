@@ -33,14 +33,11 @@ def _prepare_environment() -> None:
 def start_embedded_aws(port: int) -> Any:
     import logging
 
-    from moto.server import ThreadedMotoServer
+    from chalicelib.embedded_aws import start_moto_server
 
     # One access-log line per AWS call would bury the API's own log.
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    return server
+    return start_moto_server(port)
 
 
 def ensure_kms_key(alias: str) -> str:

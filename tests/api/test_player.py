@@ -316,28 +316,16 @@ def test_loading_twice_changes_nothing_and_a_rename_frees_the_old_name(api, peop
 
 
 @pytest.fixture
-def moto_server(monkeypatch):
+def moto_server():
     """A moto server on loopback as AWS_ENDPOINT_URL, with every table (no in-process mock)."""
-    from moto.dynamodb.models import DynamoDBBackend
-    from moto.server import ThreadedMotoServer
-
     from chalicelib import aws
+    from chalicelib.embedded_aws import start_moto_server
     from chalicelib.store.tables import create_tables
 
-    # DynamoDB runs a transaction atomically; moto's server does not (it snapshots and restores
-    # whole tables while another request thread writes). The lock gives moto DynamoDB's guarantee
-    # and nothing more: a read-then-write create would still let both through when both read
-    # before either writes.
-    transact = DynamoDBBackend.transact_write_items
-    one_at_a_time = threading.Lock()
-
-    def atomic_transact(backend, items):
-        with one_at_a_time:
-            return transact(backend, items)
-
-    monkeypatch.setattr(DynamoDBBackend, "transact_write_items", atomic_transact)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
+    # The server serialises moto's DynamoDB calls (as make run's does): that gives moto
+    # DynamoDB's guarantee that each call is atomic, and nothing more: a read-then-write create
+    # would still let both through when both read before either writes.
+    server = start_moto_server()
     host, port = server.get_host_and_port()
     previous = os.environ.get("AWS_ENDPOINT_URL")
     os.environ["AWS_ENDPOINT_URL"] = f"http://{host}:{port}"

@@ -1,0 +1,121 @@
+"""moto's server as the embedded AWS of `make run` and of the tests that speak to a real endpoint.
+
+moto's DynamoDB is not thread-safe, and its threaded server answers each request on its own
+thread: a query iterating a table's dict while another thread inserts fails with "dictionary
+changed size during iteration", and `TransactWriteItems` deep-copies every table it touches to be
+able to roll back, so it races with every other write and costs time in proportion to the table.
+DynamoDB itself serialises nothing a client can see, so one lock around moto's DynamoDB handler
+gives the guarantees DynamoDB gives (each call atomic) at no cost that matters: moto is pure
+Python under the GIL either way. The rollback keeps moto's own logic and copies only the items the
+transaction names.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from typing import Any
+
+# Reentrant: the transaction wrapper below also runs inside the handler's lock.
+DYNAMODB_LOCK = threading.RLock()
+_patched = False
+
+
+def serialise_moto_dynamodb() -> None:
+    """Make moto's DynamoDB safe for concurrent requests (idempotent, process-wide)."""
+    global _patched
+    with DYNAMODB_LOCK:
+        if _patched:
+            return
+        import moto.dynamodb.models as backend_module
+        from moto.dynamodb.models import DynamoDBBackend
+        from moto.dynamodb.models.table import Table
+        from moto.dynamodb.responses import DynamoHandler
+
+        call_action = DynamoHandler.call_action
+
+        def one_call_at_a_time(handler: Any) -> Any:
+            with DYNAMODB_LOCK:
+                return call_action(handler)
+
+        DynamoHandler.call_action = one_call_at_a_time  # type: ignore[method-assign]
+
+        transact = DynamoDBBackend.transact_write_items
+
+        def transact_with_item_rollback(backend: Any, transact_items: list[dict[str, Any]]) -> None:
+            with DYNAMODB_LOCK:
+                saved = _touched_items(backend, transact_items)
+                try:
+                    transact(backend, transact_items)
+                except Exception:
+                    # moto "restored" each table to itself (see _NoTableCopy); put back the items
+                    # the transaction named, last saved first, as they were before it began.
+                    for table, hash_key, range_key, item in reversed(saved):
+                        _restore(table, hash_key, range_key, item)
+                    raise
+
+        DynamoDBBackend.transact_write_items = transact_with_item_rollback  # type: ignore[method-assign]
+        # moto's transaction takes `copy.deepcopy(table)` as its snapshot: that one copy (and only
+        # that: items are still deep-copied where moto copies them) becomes the table itself.
+        backend_module.copy = _NoTableCopy(Table)  # type: ignore[attr-defined]
+        _patched = True
+
+
+class _NoTableCopy:
+    """Stands in for the `copy` module inside moto's DynamoDB backend."""
+
+    def __init__(self, table_class: type) -> None:
+        self._table_class = table_class
+
+    def deepcopy(self, value: Any, memo: Any = None) -> Any:
+        if isinstance(value, self._table_class):
+            return value
+        return copy.deepcopy(value, memo)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(copy, name)
+
+
+def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[tuple]:
+    """(table, hash key, range key, deep copy of the item or None) for each item named."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    saved = []
+    for entry in transact_items:
+        for op_type, op in entry.items():
+            table = backend.tables.get(op.get("TableName")) if isinstance(op, dict) else None
+            if table is None:
+                continue
+            key = op.get("Item") if op_type == "Put" else op.get("Key")
+            try:
+                hash_key = DynamoType(key[table.hash_key_attr])
+                range_key = (
+                    DynamoType(key[table.range_key_attr]) if table.range_key_attr else None
+                )
+                current = table.get_item(hash_key, range_key)
+            except Exception:
+                continue  # moto rejects the malformed key itself, before writing anything of it
+            saved.append((table, hash_key, range_key, copy.deepcopy(current)))
+    return saved
+
+
+def _restore(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
+    if range_key is not None:
+        if item is None:
+            table.items.get(hash_key, {}).pop(range_key, None)
+        else:
+            table.items[hash_key][range_key] = item
+    elif item is None:
+        table.items.pop(hash_key, None)
+    else:
+        table.items[hash_key] = item
+
+
+def start_moto_server(port: int = 0) -> Any:
+    """A ThreadedMotoServer on loopback (port 0: a free one), safe for concurrent clients."""
+    from moto.server import ThreadedMotoServer
+
+    serialise_moto_dynamodb()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    return server
