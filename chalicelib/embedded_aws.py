@@ -89,9 +89,7 @@ def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[t
             key = op.get("Item") if op_type == "Put" else op.get("Key")
             try:
                 hash_key = DynamoType(key[table.hash_key_attr])
-                range_key = (
-                    DynamoType(key[table.range_key_attr]) if table.range_key_attr else None
-                )
+                range_key = DynamoType(key[table.range_key_attr]) if table.range_key_attr else None
                 current = table.get_item(hash_key, range_key)
             except Exception:
                 continue  # moto rejects the malformed key itself, before writing anything of it
