@@ -6,10 +6,13 @@ and delete, with the same privilege).
 
 from __future__ import annotations
 
+from typing import Any
+
 from chalice import Blueprint
 
-from chalicelib.api.routing import Call, route
+from chalicelib.api.routing import Call, route, validate
 from chalicelib.auth import Need
+from chalicelib.errors import ValidationFailed
 from chalicelib.schemas.profile import (
     FieldBody,
     FieldOut,
@@ -18,11 +21,26 @@ from chalicelib.schemas.profile import (
     SectionCreate,
     SectionOut,
     SectionUpdate,
+    field_body_model,
 )
 from chalicelib.services.profile import ProfileService
 
 profile_api = Blueprint(__name__)
 PREFIX = "/api/v1/en_US/profile"
+
+
+def parse_field(body: dict[str, Any]) -> FieldBody:
+    """The body checked field by field, then `data` against the model of its `typeId`.
+
+    An update checks the stored field with the sent keys laid over it: the failure's `object` is
+    still the body as sent (the route fills it in), not that merge.
+    """
+    try:
+        head = validate(FieldBody, body)
+        return validate(field_body_model(head.type_id), body)
+    except ValidationFailed as failed:
+        failed.submitted = None
+        raise
 
 
 @route(profile_api, "GET", PREFIX, need=Need.ROOT_ADMIN, response=ProfileOut)
@@ -41,7 +59,7 @@ def get_profile_structure(call: Call) -> ProfileOut:
 )
 def create_section(call: Call) -> SectionOut:
     """Add a section at `position` (last when omitted); the sections after it move down."""
-    return ProfileService.default().create_section(call.body, call.raw_body)
+    return ProfileService.default().create_section(call.body)
 
 
 @route(
@@ -54,7 +72,7 @@ def create_section(call: Call) -> SectionOut:
 )
 def update_section(call: Call) -> SectionOut:
     """Rename, move or change the default visibility of a section (omitted keys are kept)."""
-    return ProfileService.default().update_section(call.path.sectionId, call.body, call.raw_body)
+    return ProfileService.default().update_section(call.path.sectionId, call.body)
 
 
 @route(
@@ -79,7 +97,8 @@ def delete_section(call: Call) -> SectionOut:
 )
 def create_field(call: Call) -> FieldOut:
     """Add a field to a section; `data` must match `typeId`."""
-    return ProfileService.default().create_field(call.raw_body)
+    body = parse_field(call.raw_body)
+    return ProfileService.default().create_field(body, set(call.raw_body.get("data") or {}))
 
 
 @route(
@@ -92,7 +111,8 @@ def create_field(call: Call) -> FieldOut:
 )
 def update_field(call: Call) -> FieldOut:
     """Change a field (omitted keys are kept; `data` keys are laid over the stored ones)."""
-    return ProfileService.default().update_field(call.path.fieldId, call.raw_body, call.body)
+    service = ProfileService.default()
+    return service.update_field(call.path.fieldId, call.raw_body, call.body, parse_field)
 
 
 @route(

@@ -28,7 +28,7 @@ from chalicelib.envelope import (
     success_payload,
     validation_failed,
 )
-from chalicelib.errors import AgoraError, BadRequest, PayloadTooLarge
+from chalicelib.errors import AgoraError, BadRequest, PayloadTooLarge, ValidationFailed
 from chalicelib.logs import get_logger
 from chalicelib.schemas.common import ApiModel, Guid
 
@@ -51,6 +51,9 @@ class Call:
     # The group named by the route's `group` path parameter, already found and privilege-checked.
     group: Any = None
     raw_body: Any = None
+    # What a validation failure answers in `object`: the parsed body unless the view sets another
+    # (a view that merges query and body). Services raise without it; `_serve` fills it in.
+    submitted: Any = None
 
     @property
     def signed_in(self) -> Caller:
@@ -187,7 +190,8 @@ def _parse_body(request: Any, spec: RouteSpec) -> Any:
         raise BadRequest("The request body is not valid JSON.") from None
 
 
-def _validate(model: Any, data: Any, prefix: str) -> Any:
+def validate(model: Any, data: Any, prefix: str = "body") -> Any:
+    """`data` as `model`, or the validation failure of CONTRACT §6 with `data` as `object`."""
     from pydantic import TypeAdapter
 
     try:
@@ -211,17 +215,18 @@ def _serve(blueprint: Any, spec: RouteSpec, path_values: dict[str, str]) -> Any:
     request = blueprint.current_request
     status = 500
     caller: Caller | None = None
+    call: Call | None = None
     try:
         raw_body = _parse_body(request, spec)
         if spec.need is not None:
             caller = authenticate(request, spec.path)
-        call = Call(request=request, caller=caller, raw_body=raw_body)
+        call = Call(request=request, caller=caller, raw_body=raw_body, submitted=raw_body)
         if spec.path_model is not None:
-            call.path = _validate(spec.path_model, path_values, "path")
+            call.path = validate(spec.path_model, path_values, "path")
         if spec.query_model is not None:
-            call.query = _validate(spec.query_model, dict(request.query_params or {}), "query")
+            call.query = validate(spec.query_model, dict(request.query_params or {}), "query")
         if spec.body_model is not None:
-            call.body = _validate(spec.body_model, raw_body, "body")
+            call.body = validate(spec.body_model, raw_body, "body")
         if spec.group_param is not None:
             from chalicelib.services.groups import GroupService
 
@@ -236,6 +241,8 @@ def _serve(blueprint: Any, spec: RouteSpec, path_values: dict[str, str]) -> Any:
         status = 200
         return _response(200, success_payload(result))
     except AgoraError as error:
+        if isinstance(error, ValidationFailed) and error.submitted is None and call is not None:
+            error.submitted = call.submitted
         status = error.status
         return _response(status, error_payload(error))
     except Exception:
@@ -298,4 +305,4 @@ def not_found_payload() -> dict[str, Any]:
     return failure_payload("There is no such path in this API.")
 
 
-__all__ = ["Call", "ROUTES", "RouteSpec", "route", "envelope_middleware", "ApiModel"]
+__all__ = ["Call", "ROUTES", "RouteSpec", "route", "validate", "envelope_middleware", "ApiModel"]

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import functools
 import uuid
+from collections.abc import Callable
 from typing import Any
-
-from pydantic import ValidationError
 
 from chalicelib.errors import Conflict, NotFound, ValidationFailed
 from chalicelib.schemas.profile import (
@@ -26,7 +25,6 @@ from chalicelib.schemas.profile import (
     SectionOut,
     SectionUpdate,
     SectionWithFields,
-    field_body_model,
 )
 from chalicelib.schemas.profile_fields import (
     DATA_MODELS,
@@ -143,9 +141,9 @@ class ProfileService:
 
     # --- sections ---------------------------------------------------------------------------
 
-    def create_section(self, body: SectionCreate, submitted: Any) -> SectionOut:
+    def create_section(self, body: SectionCreate) -> SectionOut:
         structure = self._load()
-        self._check_section_name(structure, body.name, None, submitted)
+        self._check_section_name(structure, body.name, None)
         section = self.repository.new_section(
             self.repository.next_section_id(),
             name=body.name,
@@ -156,11 +154,11 @@ class ProfileService:
         self._commit(saves=[section], moves=moves)
         return self._section_out(section)
 
-    def update_section(self, section_id: int, body: SectionUpdate, submitted: Any) -> SectionOut:
+    def update_section(self, section_id: int, body: SectionUpdate) -> SectionOut:
         structure = self._load()
         section = self._section(structure, section_id)
         if body.name is not None:
-            self._check_section_name(structure, body.name, section, submitted)
+            self._check_section_name(structure, body.name, section)
             section.name = body.name
         if body.default_visibility_id is not None:
             section.default_visibility_id = body.default_visibility_id
@@ -188,14 +186,13 @@ class ProfileService:
 
     # --- fields -----------------------------------------------------------------------------
 
-    def create_field(self, raw: dict[str, Any]) -> FieldOut:
-        body = parse_field(raw, raw)
+    def create_field(self, body: FieldBody, sent_data_keys: set[str]) -> FieldOut:
         structure = self._load()
-        section = self._body_section(structure, body.section_id, raw)
-        self._check_field_name(structure, body, None, raw)
+        section = self._body_section(structure, body.section_id)
+        self._check_field_name(structure, body, None)
         field_id = str(uuid.uuid4())
-        data = settle_data(body.type_id, body.data, sent_keys=set(raw.get("data") or {}), raw=raw)
-        self._check_parent(structure, field_id, body, raw)
+        data = settle_data(body.type_id, body.data, sent_keys=sent_data_keys)
+        self._check_parent(structure, field_id, body)
         field = self.repository.new_field(
             field_id,
             name=body.name,
@@ -211,16 +208,24 @@ class ProfileService:
         structure.fields[field_id] = field
         return self._field_out(structure, field)
 
-    def update_field(self, field_id: str, raw: dict[str, Any], update: FieldUpdate) -> FieldOut:
+    def update_field(
+        self,
+        field_id: str,
+        sent: dict[str, Any],
+        update: FieldUpdate,
+        parse: Callable[[dict[str, Any]], FieldBody],
+    ) -> FieldOut:
+        """`sent` is the body as sent: laid over the stored field, the whole is checked again by
+        `parse` (the API layer's, as for a new field)."""
         structure = self._load()
         field = self._field(structure, field_id)
-        merged, sent_data_keys = _merge(field, raw, update)
-        body = parse_field(merged, raw)
-        self._body_section(structure, body.section_id, raw)
-        self._check_field_name(structure, body, field, raw)
-        data = settle_data(body.type_id, body.data, sent_keys=sent_data_keys, raw=raw)
-        self._check_parent(structure, field_id, body, raw)
-        self._check_children(structure, field, body.type_id, data, raw)
+        merged, sent_data_keys = _merge(field, sent, update)
+        body = parse(merged)
+        self._body_section(structure, body.section_id)
+        self._check_field_name(structure, body, field)
+        data = settle_data(body.type_id, body.data, sent_keys=sent_data_keys)
+        self._check_parent(structure, field_id, body)
+        self._check_children(structure, field, body.type_id, data)
 
         old_section = int(field.section_id)
         moves: list[Any] = []
@@ -258,69 +263,53 @@ class ProfileService:
 
     # --- rules ------------------------------------------------------------------------------
 
-    def _check_section_name(
-        self, structure: Structure, name: str, section: Any, submitted: Any
-    ) -> None:
+    def _check_section_name(self, structure: Structure, name: str, section: Any) -> None:
         for other in structure.sections.values():
             if other is not section and other.name.casefold() == name.casefold():
-                raise ValidationFailed.one(
-                    "name", name, "another section already has this name", submitted
-                )
+                raise ValidationFailed.one("name", name, "another section already has this name")
 
-    def _check_field_name(
-        self, structure: Structure, body: FieldBody, field: Any, submitted: Any
-    ) -> None:
+    def _check_field_name(self, structure: Structure, body: FieldBody, field: Any) -> None:
         for other in structure.fields_in(body.section_id, without=field):
             if other.name.casefold() == body.name.casefold():
                 raise ValidationFailed.one(
-                    "name", body.name, "another field of this section has this name", submitted
+                    "name", body.name, "another field of this section has this name"
                 )
 
-    def _body_section(self, structure: Structure, section_id: int, submitted: Any) -> Any:
+    def _body_section(self, structure: Structure, section_id: int) -> Any:
         section = structure.sections.get(section_id)
         if section is None:
-            raise ValidationFailed.one(
-                "sectionId", section_id, "no profile section has this id", submitted
-            )
+            raise ValidationFailed.one("sectionId", section_id, "no profile section has this id")
         return section
 
-    def _check_parent(
-        self, structure: Structure, field_id: str, body: FieldBody, submitted: Any
-    ) -> None:
+    def _check_parent(self, structure: Structure, field_id: str, body: FieldBody) -> None:
         parent_id, selected = body.parent_id, body.parent_selected_value_id
         if parent_id is None:
             if selected is not None:
-                raise ValidationFailed.one(
-                    "parentSelectedValueId", selected, "needs a parentId", submitted
-                )
+                raise ValidationFailed.one("parentSelectedValueId", selected, "needs a parentId")
             return
         parent = structure.fields.get(parent_id)
         if parent is None:
-            raise ValidationFailed.one("parentId", parent_id, "no field has this id", submitted)
+            raise ValidationFailed.one("parentId", parent_id, "no field has this id")
         if FieldType(int(parent.type_id)) not in PARENT_TYPES:
             raise ValidationFailed.one(
                 "parentId",
                 parent_id,
                 "only a DropDownList, CheckBoxList or RadioButtonList field can be a parent",
-                submitted,
             )
         ancestor = parent
         while ancestor is not None:
             if ancestor.field_id == field_id:
                 raise ValidationFailed.one(
-                    "parentId", parent_id, "a field cannot be its own ancestor", submitted
+                    "parentId", parent_id, "a field cannot be its own ancestor"
                 )
             ancestor = structure.fields.get(ancestor.parent_id) if ancestor.parent_id else None
         if selected is None:
-            raise ValidationFailed.one(
-                "parentSelectedValueId", "", "is needed with a parentId", submitted
-            )
+            raise ValidationFailed.one("parentSelectedValueId", "", "is needed with a parentId")
         if selected not in _option_keys(parent):
             raise ValidationFailed.one(
                 "parentSelectedValueId",
                 selected,
                 "is not the key of one of the parent's options",
-                submitted,
             )
 
     def _check_children(
@@ -329,7 +318,6 @@ class ProfileService:
         field: Any,
         field_type: FieldType,
         data: dict[str, Any],
-        submitted: Any,
     ) -> None:
         children = structure.children_of(field.field_id)
         if not children:
@@ -421,23 +409,12 @@ class ProfileService:
         )
 
 
-# --- request parsing and `data` ------------------------------------------------------------------
+# --- updates and `data` --------------------------------------------------------------------------
 
 
-def parse_field(body: dict[str, Any], submitted: Any) -> FieldBody:
-    """The body checked field by field, then `data` against the model of its `typeId`."""
-    from chalicelib.envelope import validation_failed
-
-    try:
-        head = FieldBody.model_validate(body)
-        return field_body_model(head.type_id).model_validate(body)
-    except ValidationError as error:
-        failed = validation_failed(error, body)
-        failed.submitted = submitted
-        raise failed from None
-
-
-def _merge(field: Any, raw: dict[str, Any], update: FieldUpdate) -> tuple[dict[str, Any], set[str]]:
+def _merge(
+    field: Any, sent_body: dict[str, Any], update: FieldUpdate
+) -> tuple[dict[str, Any], set[str]]:
     """The stored field as a request, with what the update sent laid over it."""
     stored: dict[str, Any] = {
         "sectionId": int(field.section_id),
@@ -450,7 +427,7 @@ def _merge(field: Any, raw: dict[str, Any], update: FieldUpdate) -> tuple[dict[s
     sent: dict[str, Any] = {}
     for name in update.model_fields_set:
         alias = FieldUpdate.model_fields[name].alias or name
-        sent[alias] = raw[alias] if alias in raw else raw.get(name)
+        sent[alias] = sent_body[alias] if alias in sent_body else sent_body.get(name)
     merged = {**stored, **{k: v for k, v in sent.items() if k != "data"}}
     if "parentId" in sent and update.parent_id is None and "parentSelectedValueId" not in sent:
         # Removing the parent removes the value it was waiting for.
@@ -472,14 +449,12 @@ def _camel_keys(field_type: FieldType, data: Any) -> dict[str, Any]:
     return {(names[k].alias or k) if k in names else k: v for k, v in data.items()}
 
 
-def settle_data(
-    field_type: FieldType, data: FieldData, *, sent_keys: set[str], raw: Any
-) -> dict[str, Any]:
+def settle_data(field_type: FieldType, data: FieldData, *, sent_keys: set[str]) -> dict[str, Any]:
     """`data` as stored and answered: option keys and positions, the list default as an option,
     the country list, sanitised HTML."""
     settled = data.model_dump(mode="json", by_alias=True)
     if "options" in type(data).model_fields:
-        options = _settle_options(field_type, data.options, raw)
+        options = _settle_options(field_type, data.options)
         if field_type is FieldType.CountryDropDownList and not options:
             options = [
                 Option(key=key, value=name, position=number)
@@ -487,7 +462,7 @@ def settle_data(
             ]
         settled["options"] = [o.model_dump(by_alias=True) for o in options]
         if field_type in OPTION_DEFAULT_TYPES:
-            default = _settle_default(data.default_value, options, "defaultValue" in sent_keys, raw)
+            default = _settle_default(data.default_value, options, "defaultValue" in sent_keys)
             settled["defaultValue"] = default.model_dump(by_alias=True) if default else None
     if field_type is FieldType.HTMLBox:
         from chalicelib.sanitize import clean_html
@@ -496,7 +471,7 @@ def settle_data(
     return settled
 
 
-def _settle_options(field_type: FieldType, sent: list[OptionIn], raw: Any) -> list[Option]:
+def _settle_options(field_type: FieldType, sent: list[OptionIn]) -> list[Option]:
     # Autocomplete keys are free strings (the spec's sample); the other lists key by GUID.
     free_keys = field_type is FieldType.AutoCompleteTextBox
     keys: set[str] = set()
@@ -511,18 +486,17 @@ def _settle_options(field_type: FieldType, sent: list[OptionIn], raw: Any) -> li
                 key = str(uuid.UUID(key))
             except ValueError:
                 raise ValidationFailed.one(
-                    f"data.options.{index}.key", option.key, "must be a GUID", raw
+                    f"data.options.{index}.key", option.key, "must be a GUID"
                 ) from None
         if key in keys:
             raise ValidationFailed.one(
-                f"data.options.{index}.key", key, "is the key of another option too", raw
+                f"data.options.{index}.key", key, "is the key of another option too"
             )
         if option.value.casefold() in values:
             raise ValidationFailed.one(
                 f"data.options.{index}.value",
                 option.value,
                 "is the value of another option too",
-                raw,
             )
         keys.add(key)
         values.add(option.value.casefold())
@@ -535,13 +509,13 @@ def _settle_options(field_type: FieldType, sent: list[OptionIn], raw: Any) -> li
     ]
 
 
-def _settle_default(value: Any, options: list[Option], was_sent: bool, raw: Any) -> Option | None:
+def _settle_default(value: Any, options: list[Option], was_sent: bool) -> Option | None:
     """A list's default names one of its options: by key, by value, or as an option object."""
     if value is None or value is False or value == "" or value == {}:
         return None
     if value is True:
         raise ValidationFailed.one(
-            "data.defaultValue", value, "name the default option by its key or value", raw
+            "data.defaultValue", value, "name the default option by its key or value"
         )
     wanted: list[str] = []
     if isinstance(value, str):
@@ -558,4 +532,4 @@ def _settle_default(value: Any, options: list[Option], was_sent: bool, raw: Any)
     if not was_sent:
         # The stored default's option was removed by this update: the list has no default now.
         return None
-    raise ValidationFailed.one("data.defaultValue", value, "is not one of the options", raw)
+    raise ValidationFailed.one("data.defaultValue", value, "is not one of the options")

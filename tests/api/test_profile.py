@@ -959,9 +959,7 @@ def test_concurrent_change_makes_the_later_write_a_409(api, admin):
             return records
 
     with pytest.raises(Conflict) as raised:
-        ProfileService(RacedRepository()).update_section(
-            a["id"], SectionUpdate(position=2), {"position": 2}
-        )
+        ProfileService(RacedRepository()).update_section(a["id"], SectionUpdate(position=2))
     assert raised.value.status == 409
     assert names(structure(api, admin)["sections"]) == [("Alpha", 1), ("B", 2)]
 
