@@ -11,6 +11,7 @@ import json
 import os
 import secrets
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Callable
@@ -28,6 +29,25 @@ def _prepare_environment() -> None:
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "agora-local")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "agora-local")
     os.environ.setdefault("AGORA_TOKEN_SECRET", secrets.token_urlsafe(32))
+
+
+class PortBusy(Exception):
+    """A port `make run` needs is taken; the message is the one line the user sees."""
+
+
+def check_port_free(port: int, variable: str) -> None:
+    """Fail before anything starts: moto's server would wait forever for a port it cannot bind,
+    and Chalice's would fail only after the demo data loaded."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # The servers bind with SO_REUSEADDR too: a port in TIME_WAIT is free for them.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as error:
+            raise PortBusy(
+                f"make run: port {port} ({variable}) is not free ({error.strerror}); "
+                f"stop what uses it or set {variable} to another port"
+            ) from None
 
 
 def start_embedded_aws(port: int) -> Any:
@@ -181,6 +201,17 @@ def main() -> int:
     from chalicelib.settings import reload_settings
 
     settings = reload_settings()
+    try:
+        if settings.port == settings.aws_port:
+            raise PortBusy(
+                f"make run: AGORA_PORT and AGORA_AWS_PORT are both {settings.port}; "
+                "give them different ports"
+            )
+        check_port_free(settings.aws_port, "AGORA_AWS_PORT")
+        check_port_free(settings.port, "AGORA_PORT")
+    except PortBusy as busy:
+        print(busy, file=sys.stderr)
+        return 1
     aws_server = start_embedded_aws(settings.aws_port)
     endpoint = f"http://127.0.0.1:{settings.aws_port}"
     os.environ["AWS_ENDPOINT_URL"] = endpoint
@@ -203,7 +234,17 @@ def main() -> int:
         credentials = demo_root_administrator(fixture)
         print("demo data: " + ", ".join(f"{n} {k}" for k, n in report.counts.items()))
 
-    server = local_server("127.0.0.1", settings.port)
+    try:
+        server = local_server("127.0.0.1", settings.port)
+    except OSError as error:
+        # Taken while the demo data loaded.
+        print(
+            f"make run: port {settings.port} (AGORA_PORT) is not free ({error.strerror}); "
+            "stop what uses it or set AGORA_PORT to another port",
+            file=sys.stderr,
+        )
+        aws_server.stop()
+        return 1
     scheduler = Scheduler(scheduled_jobs())
     scheduler.start()
 

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+
 import pytest
 
-from tests.support.running import start_agora
+from tests.support import REPO_ROOT
+from tests.support.running import free_port, start_agora
 
 
 @pytest.fixture(scope="module")
@@ -55,3 +61,41 @@ def test_demo_community_is_loaded(running):
         "house-rules",
         "welcome",
     ]
+
+
+def _run_with_busy(variable: str) -> subprocess.CompletedProcess:
+    """`make run` while something listens on the port named by `variable`."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
+        env.update(
+            {
+                "AGORA_PORT": str(free_port()),
+                "AGORA_AWS_PORT": str(free_port()),
+                variable: str(busy),
+                "PYTHONPATH": str(REPO_ROOT),
+            }
+        )
+        result = subprocess.run(
+            [sys.executable, "-m", "chalicelib.local"],
+            cwd=REPO_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    result.busy = busy  # type: ignore[attr-defined]
+    return result
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variable", ["AGORA_AWS_PORT", "AGORA_PORT"])
+def test_busy_port_is_refused_with_one_line_naming_it(variable):
+    result = _run_with_busy(variable)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert f"port {result.busy} ({variable})" in lines[0]  # type: ignore[attr-defined]
+    assert "Traceback" not in result.stderr and "demo data" not in result.stdout
