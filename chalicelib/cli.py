@@ -8,11 +8,99 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 EXIT_INVALID = 2
+EXIT_AWS = 1
+
+MAKE_RUN_HINT = "or point AWS_ENDPOINT_URL at `make run`'s embedded AWS (make run prints it)"
+
+
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    """The error and what caused it (PynamoDB keeps botocore's error in `cause`)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        cause = getattr(current, "cause", None)
+        current = (
+            cause if isinstance(cause, BaseException) else current.__cause__ or current.__context__
+        )
+
+
+def explain_aws_failure(error: BaseException) -> str | None:
+    """One line with the fix for the AWS failures an operator meets first, or None."""
+    endpoint = os.environ.get("AWS_ENDPOINT_URL")
+    for link in _chain(error):
+        kind = type(link).__name__
+        if kind in ("NoCredentialsError", "PartialCredentialsError"):
+            return (
+                "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
+                f"(or AWS_PROFILE), {MAKE_RUN_HINT}"
+            )
+        if kind == "NoRegionError":
+            return "no AWS region: set AWS_DEFAULT_REGION (make run uses us-east-1)"
+        if kind in ("EndpointConnectionError", "ConnectTimeoutError", "ConnectionClosedError"):
+            where = endpoint or getattr(link, "kwargs", {}).get("endpoint_url", "AWS")
+            return (
+                f"cannot reach {where}: start `make run` (it serves the embedded AWS) or "
+                "unset AWS_ENDPOINT_URL to use AWS itself"
+            )
+        if kind == "TableDoesNotExist" or (
+            kind in ("ClientError", "VerboseClientError")
+            and getattr(link, "response", {}).get("Error", {}).get("Code")
+            == "ResourceNotFoundException"
+            and "table" in str(link).lower()
+        ):
+            return (
+                f"a table is missing ({str(link).strip()}): run "
+                "`python -m chalicelib.cli create-tables`, and check AGORA_TABLE_PREFIX"
+            )
+        if kind in ("ClientError", "VerboseClientError"):
+            code = getattr(link, "response", {}).get("Error", {}).get("Code", "")
+            if code in (
+                "UnrecognizedClientException",
+                "InvalidClientTokenId",
+                "ExpiredToken",
+                "ExpiredTokenException",
+            ):
+                return (
+                    f"AWS refused the credentials ({code}): check AWS_ACCESS_KEY_ID, "
+                    f"AWS_SECRET_ACCESS_KEY and AWS_PROFILE, {MAKE_RUN_HINT}"
+                )
+            if code in ("AccessDeniedException", "AccessDenied"):
+                return (
+                    f"AWS denied a call ({str(link).strip()}): use credentials allowed to make it"
+                )
+            if code == "NotFoundException" and "kms" in str(link).lower():
+                return f"the KMS key is missing ({str(link).strip()}): check AGORA_KMS_KEY_ID"
+    return None
+
+
+class Progress:
+    """A self-overwriting status line on stderr when it is a terminal; silent otherwise (logs,
+    pipes and CI get only the final result on stdout)."""
+
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream or sys.stderr
+        self.shown = self.stream.isatty()
+        self.width = 0
+
+    def show(self, text: str) -> None:
+        if self.shown:
+            self.width = max(self.width, len(text))
+            self.stream.write("\r" + text.ljust(self.width))
+            self.stream.flush()
+
+    def done(self) -> None:
+        if self.shown and self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
 
 
 def create_tables(_args: argparse.Namespace) -> int:
@@ -35,13 +123,18 @@ def load(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"$: not valid JSON: {error}", file=sys.stderr)
         return EXIT_INVALID
+    progress = Progress()
     try:
-        report = FixtureService.default().load(data)
+        report = FixtureService.default().load(
+            data, progress=lambda section, n: progress.show(f"load: {n} {section} written")
+        )
     except FixtureInvalid as invalid:
         for error in invalid.errors:
             print(str(error), file=sys.stderr)
         print(f"{len(invalid.errors)} error(s); nothing was written", file=sys.stderr)
         return EXIT_INVALID
+    finally:
+        progress.done()
     print("loaded " + ", ".join(f"{n} {name}" for name, n in report.counts.items()))
     return 0
 
@@ -50,9 +143,8 @@ def poll_mail(_args: argparse.Namespace) -> int:
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.mail_poll import poll_all_in_process
 
-    report = poll_all_in_process(Deadline.unbounded())
-    for line in report.lines:
-        print(line)
+    # One line per mailbox as soon as it is done: a slow server shows which mailbox it is.
+    report = poll_all_in_process(Deadline.unbounded(), on_line=lambda line: print(line, flush=True))
     if not report.lines:
         print("no enabled mailbox")
     return 0
@@ -62,7 +154,15 @@ def purge_comments(_args: argparse.Namespace) -> int:
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.comment_purge import purge_old_deleted_comments
 
-    print(f"purged {purge_old_deleted_comments(Deadline.unbounded())} comment(s)")
+    progress = Progress()
+    try:
+        count = purge_old_deleted_comments(
+            Deadline.unbounded(),
+            progress=lambda n: progress.show(f"purge-comments: {n} purged so far"),
+        )
+    finally:
+        progress.done()
+    print(f"purged {count} comment(s)")
     return 0
 
 
@@ -97,7 +197,14 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    return COMMANDS[args.command][0](args)
+    try:
+        return COMMANDS[args.command][0](args)
+    except Exception as error:
+        line = explain_aws_failure(error)
+        if line is None:
+            raise
+        print(f"{args.command}: {line}", file=sys.stderr)
+        return EXIT_AWS
 
 
 if __name__ == "__main__":

@@ -46,8 +46,9 @@ def test_demo_loads_and_loading_twice_changes_nothing(empty_aws, capsys, tmp_pat
     main(["create-tables"])
     capsys.readouterr()
     assert main(["load", str(DEMO)]) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert out.startswith("loaded ") and "8 groups" in out
+    assert err == ""  # no progress line when stderr is not a terminal
     before = table_contents()
     assert main(["load", str(DEMO)]) == 0
     assert table_contents() == before
@@ -103,3 +104,99 @@ def test_ids_assigned_later_start_above_loaded_comment_ids(empty_aws):
     main(["load", str(DEMO)])
     highest = max(c["id"] for c in json.loads(DEMO.read_text())["comments"])
     assert CounterRepository().next_value("comments") == highest + 1
+
+
+# --- failures an operator meets first: one line with the fix, no traceback ---------------------
+
+
+@pytest.fixture
+def no_aws_setup(monkeypatch, tmp_path):
+    """An environment as on a fresh machine: no credentials, no config files, no metadata."""
+    from chalicelib import aws
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    aws.reset()
+    yield monkeypatch
+    aws.reset()
+
+
+def test_missing_credentials_is_one_line_naming_the_variables(no_aws_setup, capsys):
+    assert main(["create-tables"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "no AWS credentials" in err and "AWS_ACCESS_KEY_ID" in err
+    assert "AWS_ENDPOINT_URL" in err
+
+
+def test_missing_region_is_one_line_naming_the_variable(no_aws_setup, capsys):
+    no_aws_setup.setenv("AWS_ACCESS_KEY_ID", "x")
+    no_aws_setup.setenv("AWS_SECRET_ACCESS_KEY", "x")
+    no_aws_setup.delenv("AWS_DEFAULT_REGION")
+    no_aws_setup.delenv("AWS_REGION", raising=False)
+    assert main(["create-tables"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "AWS_DEFAULT_REGION" in err
+
+
+def test_unreachable_endpoint_is_one_line_naming_it(no_aws_setup, capsys):
+    from tests.support.running import free_port
+
+    endpoint = f"http://127.0.0.1:{free_port()}"
+    no_aws_setup.setenv("AWS_ACCESS_KEY_ID", "x")
+    no_aws_setup.setenv("AWS_SECRET_ACCESS_KEY", "x")
+    no_aws_setup.setenv("AWS_ENDPOINT_URL", endpoint)
+    assert main(["purge-comments"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert f"cannot reach {endpoint}" in err and "make run" in err
+
+
+def test_missing_tables_is_one_line_naming_create_tables(empty_aws, capsys):
+    assert main(["load", str(DEMO)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "create-tables" in err and "table is missing" in err
+
+
+# --- progress ----------------------------------------------------------------------------------
+
+
+class Terminal:
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        pass
+
+
+def test_load_shows_progress_on_a_terminal(empty_aws, capsys, monkeypatch):
+    main(["create-tables"])
+    capsys.readouterr()
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main(["load", str(DEMO)]) == 0
+    assert "load: 8 groups written" in terminal.text
+    assert "players written" in terminal.text
+    assert terminal.text.endswith("\r")  # the status line is wiped before the result prints
+
+
+def test_purge_shows_progress_on_a_terminal(empty_aws, monkeypatch, capsys):
+    main(["create-tables"])
+    main(["load", str(DEMO)])
+    capsys.readouterr()
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main(["purge-comments"]) == 0
+    assert "purge-comments: " in terminal.text and "purged so far" in terminal.text
+    assert capsys.readouterr().out.startswith("purged ")

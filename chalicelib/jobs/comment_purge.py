@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from chalicelib.jobs.base import Deadline
@@ -14,7 +15,11 @@ log = get_logger("jobs.comment_purge")
 
 
 def purge_old_deleted_comments(
-    deadline: Deadline, *, now: datetime | None = None, batch_size: int | None = None
+    deadline: Deadline,
+    *,
+    now: datetime | None = None,
+    batch_size: int | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> int:
     """Purge across every group; answers the number purged.
 
@@ -25,6 +30,8 @@ def purge_old_deleted_comments(
     from chalicelib.services.comments import BATCH_SIZE, CommentService
 
     service = CommentService.default(clock=(lambda: now) if now is not None else utc_now)
-    count = service.purge_old_deleted(deadline, batch_size=batch_size or BATCH_SIZE)
+    count = service.purge_old_deleted(
+        deadline, batch_size=batch_size or BATCH_SIZE, progress=progress
+    )
     log.info("purged deleted comments", extra={"count": count})
     return count

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -78,16 +79,24 @@ def poll_mailbox(
 
 
 def poll_all_in_process(
-    deadline: Deadline, *, source: Any = None, ingestor: Any = None
+    deadline: Deadline,
+    *,
+    source: Any = None,
+    ingestor: Any = None,
+    on_line: Callable[[str], None] | None = None,
 ) -> PollReport:
-    """Poll every enabled mailbox in this process (CLI, `make run`)."""
+    """Poll every enabled mailbox in this process (CLI, `make run`); `on_line` is told each
+    mailbox's line as soon as that mailbox is done."""
     source = source or default_source()
     report = PollReport()
     for key in source.enabled_mailbox_keys():
         if deadline.expired():
-            report.lines.append(f"{key}: left for the next run (time is up)")
-            continue
-        report.lines.append(poll_mailbox(key, deadline, source=source, ingestor=ingestor))
+            line = f"{key}: left for the next run (time is up)"
+        else:
+            line = poll_mailbox(key, deadline, source=source, ingestor=ingestor)
+        report.lines.append(line)
+        if on_line is not None:
+            on_line(line)
     return report
 
 

@@ -272,14 +272,21 @@ class CommentService:
         )
         return Result(count=count)
 
-    def purge_old_deleted(self, deadline: Deadline, batch_size: int = BATCH_SIZE) -> int:
-        """The monthly purge: the same rule over every group, oldest deletions first."""
+    def purge_old_deleted(
+        self,
+        deadline: Deadline,
+        batch_size: int = BATCH_SIZE,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """The monthly purge: the same rule over every group, oldest deletions first.
+        `progress(count so far)` is told after each batch."""
         cutoff = one_month_before(self.clock())
         return self._purge_batches(
             lambda after, limit: self.comments.deleted_before(cutoff, limit=limit, after=after),
             cutoff,
             deadline,
             batch_size,
+            progress,
         )
 
     def delete_unapproved_in_group(
@@ -315,6 +322,7 @@ class CommentService:
         cutoff: datetime,
         deadline: Deadline,
         batch_size: int,
+        progress: Callable[[int], None] | None = None,
     ) -> int:
         count, after = 0, None
         while True:
@@ -323,6 +331,8 @@ class CommentService:
                 # Conditional on the stored state: a comment undeleted (or deleted again) since
                 # the Query read it is left alone.
                 count += self.comments.purge_if_deleted_before(int(candidate.id), cutoff)
+            if progress is not None:
+                progress(count)
             # At least one batch per run, so every run makes progress; the next run goes on from
             # the oldest comment left.
             if len(batch) < batch_size or deadline.expired():

@@ -7,6 +7,7 @@ records are upserted by id, and a password whose stored hash already verifies ke
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,19 +162,27 @@ class FixtureService:
 
         return cls(FixtureStore())
 
-    def load(self, data: Any) -> FixtureReport:
+    def load(self, data: Any, progress: Callable[[str, int], None] | None = None) -> FixtureReport:
+        """Validate the whole fixture, then upsert it section by section; `progress(section,
+        count)` is told as each section is written (the CLI shows it on a terminal)."""
         fixture = validate_fixture(data)
         report = FixtureReport()
+
+        def written(section: str, count: int) -> None:
+            report.counts[section] = count
+            if progress is not None:
+                progress(section, count)
+
         self.store.write_groups([self._group(g) for g in fixture.groups])
-        report.counts["groups"] = len(fixture.groups)
+        written("groups", len(fixture.groups))
 
         stored_hashes = self.store.password_hashes({u.id for u in fixture.users})
         self.store.write_users([self._user(u, stored_hashes.get(u.id)) for u in fixture.users])
-        report.counts["users"] = len(fixture.users)
+        written("users", len(fixture.users))
 
         posts = self._posts(fixture)
         self.store.write_posts(posts)
-        report.counts["posts"] = len(posts)
+        written("posts", len(posts))
 
         groups_of_posts = {p["id"]: p["group_id"] for p in posts}
         aliases = {u.id: u.alias for u in fixture.users}
@@ -181,12 +190,12 @@ class FixtureService:
         self.store.write_comments(comments)
         if comments:
             self.store.raise_counter("comments", max(c["id"] for c in comments))
-        report.counts["comments"] = len(comments)
+        written("comments", len(comments))
 
         self.store.write_connectors(fixture.connectors)
-        report.counts["connectors"] = len(fixture.connectors)
+        written("connectors", len(fixture.connectors))
         self.store.write_players(fixture.players)
-        report.counts["players"] = len(fixture.players)
+        written("players", len(fixture.players))
         return report
 
     @staticmethod
