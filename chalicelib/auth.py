@@ -132,6 +132,15 @@ def _secret() -> str:
     return secret.get_secret_value()
 
 
+def derived_secret(purpose: str) -> bytes:
+    """A key of its own for each other use of the signing secret (feed keys, unsubscribe links),
+    so that nothing made for one purpose is ever valid for another."""
+    import hashlib
+    import hmac
+
+    return hmac.new(_secret().encode(), f"agora:{purpose}".encode(), hashlib.sha256).digest()
+
+
 def issue_token(user_id: str, now: datetime | None = None) -> str:
     import jwt
 

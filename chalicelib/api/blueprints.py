@@ -11,6 +11,7 @@ def all_blueprints() -> list[Any]:
     from chalicelib.api.connectors import connectors_api
     from chalicelib.api.events import events_api
     from chalicelib.api.feed import feed_api
+    from chalicelib.api.feed_keys import feed_keys_api
     from chalicelib.api.group_email import group_email_api
     from chalicelib.api.mail_log import mail_log_api
     from chalicelib.api.newsletter import newsletter_api
@@ -33,6 +34,7 @@ def all_blueprints() -> list[Any]:
         player_api,
         feed_api,
         rss_api,
+        feed_keys_api,
         group_email_api,
         newsletter_api,
         events_api,

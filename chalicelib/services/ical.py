@@ -1,0 +1,139 @@
+"""The group calendar feed: iCalendar (RFC 5545) of a group's events, made with `icalendar`.
+
+One VEVENT per event that starts `LOOK_BACK` ago or later (at most `MAX_EVENTS`, earliest first):
+
+- UID `event-<id>@<host of AGORA_BASE_URL>`: stable, so a calendar app updates an event in place.
+- DTSTAMP and LAST-MODIFIED are the event's `modifiedOn`: an unchanged calendar is byte-for-byte
+  the same, so its ETag holds and readers get a 304.
+- All-day events have DATE values; DTEND is exclusive (RFC 5545 §3.6.1): the day after the last
+  day the event occupies (an all-day event without `endDate` takes its one day). Timed events
+  have UTC DATE-TIME values.
+- ORGANIZER is free text in Agora. RFC 5545 wants a calendar address there, so the text goes in
+  `CN` and the address is `mailto:` the text when it is an email address, else the conventional
+  `invalid:nomail` (as Apple Calendar writes for people without one).
+- DESCRIPTION is the plain text of the sanitised HTML; URL the event's permalink.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+LOOK_BACK = timedelta(days=90)
+MAX_EVENTS = 1000
+CONTENT_TYPE = "text/calendar"
+NO_ADDRESS = "invalid:nomail"
+
+
+class IcalService:
+    def __init__(self, events: Any, clock: Callable[[], datetime]) -> None:
+        self.events = events
+        self.clock = clock
+
+    @classmethod
+    def default(cls) -> IcalService:
+        from chalicelib.envelope import utc_now
+        from chalicelib.store.events import EventRepository
+
+        return cls(EventRepository(), utc_now)
+
+    def calendar(self, group: Any) -> str:
+        records = self.events.page(
+            group.id,
+            moment=self.clock() - LOOK_BACK,
+            upcoming=True,
+            limit=MAX_EVENTS,
+            after=None,
+            text=None,
+        )
+        return render_calendar(group, records)
+
+
+def etag_of(body: str) -> str:
+    return '"' + hashlib.sha256(body.encode()).hexdigest()[:32] + '"'
+
+
+def matches(if_none_match: str | None, etag: str) -> bool:
+    """`If-None-Match` (a list, possibly weak validators, or `*`) names this representation."""
+    if not if_none_match:
+        return False
+    candidates = [c.strip() for c in if_none_match.split(",")]
+    return "*" in candidates or any(c.removeprefix("W/") == etag for c in candidates)
+
+
+def all_day_span(start: datetime, end: datetime | None) -> tuple[date, date]:
+    """First day and exclusive end day of an all-day event."""
+    first = start.astimezone(UTC).date()
+    if end is None:
+        return first, first + timedelta(days=1)
+    end = end.astimezone(UTC)
+    # An end at midnight is exclusive already; any later time still occupies that day.
+    last_exclusive = end.date() if end.time() == time(0) else end.date() + timedelta(days=1)
+    return first, max(last_exclusive, first + timedelta(days=1))
+
+
+def organizer_value(text: str) -> Any:
+    from email.utils import parseaddr
+
+    from icalendar import vCalAddress
+
+    name, address = parseaddr(text)
+    is_address = "@" in address and " " not in address and address == text.strip("<> ")
+    value = vCalAddress(f"mailto:{address}" if is_address else NO_ADDRESS)
+    value.params["CN"] = name or text
+    return value
+
+
+def plain_text(markup: str) -> str:
+    """Text of sanitised HTML with its paragraphs and line breaks kept as lines."""
+    import re
+
+    from chalicelib.sanitize import html_to_text
+
+    lines = re.sub(r"(?i)<br\s*/?>|</(p|div|li|h[1-6]|blockquote|pre|tr)>", "\n", markup)
+    return re.sub(r"\n{3,}", "\n\n", html_to_text(lines)).strip()
+
+
+def render_calendar(group: Any, records: list[Any]) -> str:
+    from urllib.parse import urlsplit
+
+    from icalendar import Calendar, Event
+
+    from chalicelib.services.events import event_url
+    from chalicelib.services.links import base_url
+
+    host = urlsplit(base_url()).hostname or "localhost"
+    calendar = Calendar()
+    calendar.add("prodid", "-//Agora//Group events//EN")
+    calendar.add("version", "2.0")
+    calendar.add("calscale", "GREGORIAN")
+    calendar.add("method", "PUBLISH")
+    # Names the calendar in Apple, Google and Outlook when subscribed.
+    calendar.add("x-wr-calname", group.name)
+    for record in records:
+        event = Event()
+        event.add("uid", f"event-{int(record.id)}@{host}")
+        modified = record.modified_on.astimezone(UTC)
+        event.add("dtstamp", modified)
+        event.add("last-modified", modified)
+        if record.all_day:
+            first, after_last = all_day_span(record.start_date, record.end_date)
+            event.add("dtstart", first)
+            event.add("dtend", after_last)
+        else:
+            start = record.start_date.astimezone(UTC)
+            event.add("dtstart", start)
+            event.add("dtend", (record.end_date or record.start_date).astimezone(UTC))
+        event.add("summary", record.title)
+        if record.location:
+            event.add("location", record.location)
+        if record.organizer:
+            event.add("organizer", organizer_value(record.organizer))
+        description = plain_text(record.content or "")
+        if description:
+            event.add("description", description)
+        event.add("url", event_url(group, int(record.id)))
+        calendar.add_component(event)
+    return calendar.to_ical().decode("utf-8")

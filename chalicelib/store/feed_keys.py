@@ -1,0 +1,71 @@
+"""Feed keys: a secret per user that stands for sign-in on the group feeds (`?key=`).
+
+Table `feed-keys`, hash `pk`, two items per key:
+
+    user#<userId>   the user's current key: `nonce` (what the key is derived from) and `key_hash`
+    key#<sha256>    the key's hash → `user_id`: how a feed request finds its user (one GetItem)
+
+The key itself is never stored: it is an HMAC of the nonce under the server's secret, so the table
+alone (a backup, a leaked export) gives nobody a key. Revoking deletes both items.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pynamodb.attributes import UnicodeAttribute
+from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
+
+from chalicelib.store.base import UtcAttribute, register, table_meta
+
+USER = "user#"
+KEY = "key#"
+
+
+@register
+class FeedKeyRecord(Model):
+    Meta = table_meta("feed-keys")
+
+    pk = UnicodeAttribute(hash_key=True)
+    user_id = UnicodeAttribute()
+    nonce = UnicodeAttribute(null=True)
+    key_hash = UnicodeAttribute(null=True)
+    created_on = UtcAttribute()
+
+
+class FeedKeyRepository:
+    def of_user(self, user_id: str) -> FeedKeyRecord | None:
+        try:
+            return FeedKeyRecord.get(USER + user_id, consistent_read=True)
+        except FeedKeyRecord.DoesNotExist:
+            return None
+
+    def user_of(self, key_hash: str) -> str | None:
+        try:
+            return str(FeedKeyRecord.get(KEY + key_hash).user_id)
+        except FeedKeyRecord.DoesNotExist:
+            return None
+
+    def create(self, user_id: str, nonce: str, key_hash: str, now: datetime) -> bool:
+        """Store a new key for the user; False when the user got one meanwhile (a race)."""
+        from pynamodb.exceptions import TransactWriteError
+
+        mine = FeedKeyRecord(
+            USER + user_id, user_id=user_id, nonce=nonce, key_hash=key_hash, created_on=now
+        )
+        lookup = FeedKeyRecord(KEY + key_hash, user_id=user_id, created_on=now)
+        try:
+            with TransactWrite(connection=FeedKeyRecord._get_connection().connection) as write:
+                write.save(mine, condition=FeedKeyRecord.pk.does_not_exist())
+                write.save(lookup, condition=FeedKeyRecord.pk.does_not_exist())
+        except TransactWriteError as error:
+            if error.cause_response_code == "TransactionCanceledException":
+                return False
+            raise
+        return True
+
+    def delete(self, record: FeedKeyRecord) -> None:
+        with TransactWrite(connection=FeedKeyRecord._get_connection().connection) as write:
+            write.delete(FeedKeyRecord(KEY + str(record.key_hash)))
+            write.delete(record)
