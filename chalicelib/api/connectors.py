@@ -8,11 +8,9 @@ email-to-comment PUT needs a root group administrator.
 from __future__ import annotations
 
 from chalice import Blueprint
-from pydantic import ValidationError
 
-from chalicelib.api.routing import Call, route
+from chalicelib.api.routing import Call, route, validate
 from chalicelib.auth import Need
-from chalicelib.envelope import validation_failed
 from chalicelib.schemas.connectors import (
     UPDATE_MODELS,
     EmailToCommentOut,
@@ -59,7 +57,7 @@ def get_email_to_post(call: Call) -> EmailToPostOut:
 def update_email_to_post(call: Call) -> EmailToPostOut:
     """Replace a group's email-to-post settings; an omitted password keeps the stored one."""
     return MailboxSettingsService.default().update_email_to_post(
-        call.group, call.body, call.signed_in.user_id, call.raw_body
+        call.group, call.body, call.signed_in.user_id
     )
 
 
@@ -90,7 +88,7 @@ def get_email_to_comment(call: Call) -> EmailToCommentOut:
 def update_email_to_comment(call: Call) -> EmailToCommentOut:
     """Replace the system-wide email-to-comment settings."""
     return MailboxSettingsService.default().update_email_to_comment(
-        call.body, call.signed_in.user_id, call.raw_body
+        call.body, call.signed_in.user_id
     )
 
 
@@ -139,11 +137,8 @@ def update_local_connector(call: Call) -> LocalConnectorOut:
     service = LocalConnectorService.default()
     connector = service.find(call.path.connectorId)
     # `settings` take the shape of the connector's kind, known only once the connector is found.
-    try:
-        update = UPDATE_MODELS[connector.kind].model_validate(call.raw_body)
-    except ValidationError as error:
-        raise validation_failed(error, call.raw_body) from None
-    return service.update(connector, call.group, update, call.signed_in, call.raw_body)
+    update = validate(UPDATE_MODELS[connector.kind], call.raw_body)
+    return service.update(connector, call.group, update, call.signed_in)
 
 
 @route(

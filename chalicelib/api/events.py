@@ -8,11 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from chalice import Blueprint
-from pydantic import ValidationError
 
-from chalicelib.api.routing import Call, route
+from chalicelib.api.routing import Call, route, validate
 from chalicelib.auth import Need
-from chalicelib.envelope import validation_failed
 from chalicelib.schemas.events import (
     CalendarMove,
     CalendarMoveFields,
@@ -110,8 +108,6 @@ def move_event(call: Call) -> EventPage:
     them in the query string, API clients in a JSON body. Both are read; the body wins.
     """
     sent: dict[str, Any] = {**dict(call.request.query_params or {}), **(call.raw_body or {})}
-    try:
-        move = CalendarMove.model_validate(sent)
-    except ValidationError as error:
-        raise validation_failed(error, sent) from None
+    call.submitted = sent
+    move = validate(CalendarMove, sent)
     return EventService.default().move(call.path.eventId, move, call.signed_in, sent)

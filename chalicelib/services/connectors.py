@@ -130,7 +130,6 @@ class LocalConnectorService:
         group: Any,
         update: LocalConnectorUpdate,
         caller: Caller,
-        submitted: Any,
     ) -> LocalConnectorOut:
         from chalicelib.store.connectors import ConnectorGroupRecord
 
@@ -146,7 +145,7 @@ class LocalConnectorService:
             else bool(stored is not None and stored.is_enabled)
         )
         if isinstance(update, ChatConnectorUpdate):
-            self._apply_chat(record, group, update, submitted)
+            self._apply_chat(record, group, update)
         else:
             record.inherit_settings, record.settings, record.secret = False, {}, None
         record.editor_id = caller.user_id
@@ -160,9 +159,7 @@ class LocalConnectorService:
         self.connectors.set_enabled(group.id, connector.id, enabled, caller.user_id, self.clock())
         return self.get(connector, group, caller)
 
-    def _apply_chat(
-        self, record: Any, group: Any, update: ChatConnectorUpdate, submitted: Any
-    ) -> None:
+    def _apply_chat(self, record: Any, group: Any, update: ChatConnectorUpdate) -> None:
         inherit = update.inherit
         if inherit is not None:
             if inherit and not group.parent_id:
@@ -170,7 +167,6 @@ class LocalConnectorService:
                     "inheritSettings",
                     True,
                     "the root group has no parent group to inherit settings from",
-                    submitted,
                 )
             record.inherit_settings = inherit
         # Without `settings` in the body the group's own settings are kept (for when it stops

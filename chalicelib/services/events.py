@@ -104,7 +104,9 @@ class EventService:
         return answer
 
     def move(self, event_id: int, move: CalendarMove, caller: Caller, sent: dict) -> EventPage:
-        """Calendar update: new dates for the event, answered with the calendar of the period."""
+        """Calendar update: new dates for the event, answered with the calendar of the period.
+
+        `sent` holds the fields as sent: a bad `endDate` is answered as it was written."""
         record, group = self.find(event_id, caller, Need.MODERATOR)
         all_day = record.all_day if move.all_day is None else move.all_day
         if "end_date" in move.model_fields_set:
@@ -116,7 +118,7 @@ class EventService:
             end = None
         problem = end_date_problem(move.start_date, end, all_day)
         if problem:
-            raise ValidationFailed.one("endDate", sent.get("endDate"), problem, sent)
+            raise ValidationFailed.one("endDate", sent.get("endDate"), problem)
         self.events.update(
             record,
             start_date=move.start_date,

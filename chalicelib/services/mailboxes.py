@@ -74,9 +74,9 @@ class MailboxSettingsService:
         return EmailToPostOut(group=group_ref(group), **fields)
 
     def update_email_to_post(
-        self, group: Any, update: MailboxSettingsUpdate, editor_id: str, submitted: Any
+        self, group: Any, update: MailboxSettingsUpdate, editor_id: str
     ) -> EmailToPostOut:
-        record, password = self._save(group.id, EMAIL_TO_POST, update, editor_id, submitted)
+        record, password = self._save(group.id, EMAIL_TO_POST, update, editor_id)
         return EmailToPostOut(group=group_ref(group), **self._fields(record, password))
 
     def email_to_comment(self, caller: Caller) -> EmailToCommentOut:
@@ -92,9 +92,9 @@ class MailboxSettingsService:
         return EmailToCommentOut(**self._fields(record, ""), access_warnings=[warning])
 
     def update_email_to_comment(
-        self, update: MailboxSettingsUpdate, editor_id: str, submitted: Any
+        self, update: MailboxSettingsUpdate, editor_id: str
     ) -> EmailToCommentOut:
-        record, password = self._save(SYSTEM_SCOPE, EMAIL_TO_COMMENT, update, editor_id, submitted)
+        record, password = self._save(SYSTEM_SCOPE, EMAIL_TO_COMMENT, update, editor_id)
         return EmailToCommentOut(**self._fields(record, password))
 
     # --- mail-in ---------------------------------------------------------------------------------
@@ -123,7 +123,7 @@ class MailboxSettingsService:
     # --- helpers ---------------------------------------------------------------------------------
 
     def _save(
-        self, scope: str, kind: str, update: MailboxSettingsUpdate, editor_id: str, submitted: Any
+        self, scope: str, kind: str, update: MailboxSettingsUpdate, editor_id: str
     ) -> tuple[Any, str]:
         stored = self.mailboxes.get(scope)
         new_password = update.new_password
@@ -133,7 +133,6 @@ class MailboxSettingsService:
                 "serverPassword",
                 "",
                 "an enabled connector needs the POP3 account's password",
-                submitted,
             )
         ciphertext = None
         if new_password is not None:
