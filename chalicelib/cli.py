@@ -174,12 +174,52 @@ def send_digests(_args: argparse.Namespace) -> int:
     return 0
 
 
+def read_password(prompt: str = "Password: ") -> str:
+    """Asked twice on a terminal (not echoed); otherwise the first line of stdin, so that
+    `printf '%s\n' "$PASSWORD" | python -m chalicelib.cli create-admin …` works in scripts."""
+    import getpass
+
+    if sys.stdin.isatty():
+        first = getpass.getpass(prompt)
+        if getpass.getpass("Again: ") != first:
+            raise ValueError("the two passwords differ")
+        return first
+    return sys.stdin.readline().rstrip("\r\n")
+
+
+def create_admin(args: argparse.Namespace) -> int:
+    from chalicelib.errors import AgoraError
+    from chalicelib.services.administrators import AdministratorService
+
+    try:
+        password = read_password()
+        result = AdministratorService.default().create_or_promote(
+            args.email, password, args.group_id
+        )
+    except ValueError as error:
+        print(f"create-admin: {error}", file=sys.stderr)
+        return EXIT_INVALID
+    except AgoraError as error:
+        for field_error in error.errors or []:
+            print(f"create-admin: {field_error.key}: {field_error.message}", file=sys.stderr)
+        if not error.errors:
+            print(f"create-admin: {error.message}", file=sys.stderr)
+        return EXIT_INVALID
+    print(result.line(args.email.strip()))
+    return 0
+
+
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "create-tables": (create_tables, "create the tables (and indexes) that do not exist yet"),
     "load": (load, "validate a fixture file, then upsert everything in it"),
     "poll-mail": (poll_mail, "run the mail job once"),
     "purge-comments": (purge_comments, "run the monthly comment purge once"),
     "send-digests": (send_digests, "run the daily digest job once"),
+    "create-admin": (
+        create_admin,
+        "create or promote a root group administrator (or of --group-id); password from a "
+        "prompt, or stdin when it is not a terminal",
+    ),
 }
 
 
@@ -192,6 +232,11 @@ def parser() -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help_text)
         if name == "load":
             command.add_argument("file", help="fixture JSON file (CONTRACT §4)")
+        if name == "create-admin":
+            command.add_argument("--email", required=True, help="the administrator's address")
+            command.add_argument(
+                "--group-id", help="administrator of this group (default: the root group)"
+            )
     return root
 
 

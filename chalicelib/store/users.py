@@ -48,3 +48,10 @@ class UserRepository:
         for user in UserRecord.by_email.query(email.strip().lower(), limit=1):
             return user
         return None
+
+    def save(self, user: UserRecord) -> UserRecord:
+        user.save()
+        return user
+
+    def new(self, **values: object) -> UserRecord:
+        return UserRecord(**values)

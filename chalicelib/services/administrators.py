@@ -1,0 +1,103 @@
+"""The first administrator of a deployed community (`python -m chalicelib.cli create-admin`).
+
+An address without an account gets one; an account gets the administrator role in the group (the
+root group unless another is named) and the given password. Whatever already holds is left as it
+is, so running the command twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from chalicelib.auth import hash_password, verify_password
+from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.services.links import slugify
+
+MIN_PASSWORD_LENGTH = 8
+
+
+@dataclass(frozen=True)
+class AdministratorResult:
+    user_id: str
+    group_id: str
+    created: bool
+    promoted: bool
+    password_changed: bool
+
+    def line(self, email: str) -> str:
+        if self.created:
+            return f"created {email} ({self.user_id}), administrator of group {self.group_id}"
+        changes = [
+            *(["now administrator"] if self.promoted else []),
+            *(["password changed"] if self.password_changed else []),
+        ]
+        what = ", ".join(changes) if changes else "already administrator, nothing changed"
+        return f"{email} ({self.user_id}) in group {self.group_id}: {what}"
+
+
+def _email(text: str) -> str:
+    from email_validator import EmailNotValidError, validate_email
+
+    try:
+        return validate_email(text.strip(), check_deliverability=False).normalized
+    except EmailNotValidError as error:
+        raise ValidationFailed.one("email", text, f"must be an email address ({error})") from None
+
+
+class AdministratorService:
+    def __init__(self, users: Any, groups: Any) -> None:
+        self.users = users
+        self.groups = groups
+
+    @classmethod
+    def default(cls) -> AdministratorService:
+        from chalicelib.store.groups import GroupRepository
+        from chalicelib.store.users import UserRepository
+
+        return cls(UserRepository(), GroupRepository())
+
+    def create_or_promote(
+        self, email: str, password: str, group_id: str | None = None
+    ) -> AdministratorResult:
+        address = _email(email)
+        if len(password) < MIN_PASSWORD_LENGTH:
+            raise ValidationFailed.one(
+                "password", "", f"must be at least {MIN_PASSWORD_LENGTH} characters"
+            )
+        if group_id is None:
+            group_id = self.groups.root_id()
+            if group_id is None:
+                raise ValidationFailed.one(
+                    "groupId",
+                    "",
+                    "there is no root group yet: load the community first "
+                    "(python -m chalicelib.cli load FILE)",
+                )
+        elif self.groups.get(group_id) is None:
+            raise NotFound("groupId", group_id, "group")
+
+        user = self.users.by_email(address)
+        created = user is None
+        if user is None:
+            local = address.split("@", 1)[0]
+            user = self.users.new(
+                id=str(uuid.uuid4()),
+                alias=local,
+                email=address,
+                email_lower=address.lower(),
+                slug=slugify(local, "administrator"),
+                memberships={},
+            )
+        memberships = dict(user.memberships or {})
+        promoted = not created and memberships.get(group_id) != "administrator"
+        # A password that already verifies keeps its hash: a second run writes nothing.
+        password_changed = not created and not verify_password(user.password_hash, password)
+        if created or promoted or password_changed:
+            memberships[group_id] = "administrator"
+            user.memberships = memberships
+            if created or password_changed:
+                user.password_hash = hash_password(password)
+            self.users.save(user)
+        return AdministratorResult(user.id, group_id, created, promoted, password_changed)
