@@ -188,6 +188,7 @@ class FixtureService:
         aliases = {u.id: u.alias for u in fixture.users}
         comments = [self._comment(c, groups_of_posts, aliases) for c in fixture.comments]
         self.store.write_comments(comments)
+        self.store.recount_comments([p["id"] for p in posts])
         if comments:
             self.store.raise_counter("comments", max(c["id"] for c in comments))
         written("comments", len(comments))

@@ -41,7 +41,7 @@ class PostService:
 
     def get(self, post: Any, group: Any) -> PostOut:
         author = self.users.get(post.author_id)
-        return self._out(post, group, {post.author_id: author} if author else {}, with_count=True)
+        return self._out(post, group, {post.author_id: author} if author else {})
 
     def page(self, group: Any, query: GuidPageQuery) -> PostPage:
         after = None
@@ -53,7 +53,7 @@ class PostService:
             group.id, limit=query.page_size, after=after, text=query.search
         )
         authors = self.users.get_many({p.author_id for p in records})
-        posts = [self._out(p, group, authors, with_count=False) for p in records]
+        posts = [self._out(p, group, authors) for p in records]
         return PostPage(offset=records[-1].id if records else query.offset, posts=posts)
 
     def comments_page(self, post: Any, query: IntPageQuery) -> CommentPage:
@@ -68,7 +68,7 @@ class PostService:
             comments=self.presenter.present(records),
         )
 
-    def _out(self, post: Any, group: Any, authors: dict[str, Any], *, with_count: bool) -> PostOut:
+    def _out(self, post: Any, group: Any, authors: dict[str, Any]) -> PostOut:
         return PostOut(
             id=post.id,
             title=post.title,
@@ -79,6 +79,6 @@ class PostService:
             author=user_ref(authors.get(post.author_id)),
             created_on=post.created_on,
             source=post.source,
-            # Counting is a Query of its own: done for a single post, not for every post of a page.
-            comments_count=self.comments.count_visible(post.id) if with_count else 0,
+            # Kept on the post by every comment write: no comment is read to answer it.
+            comments_count=int(post.comments_count or 0),
         )

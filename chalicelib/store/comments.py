@@ -4,6 +4,8 @@ An index only holds items that carry its key attributes, so each list (visible c
 deleted, unapproved and spam-reported comments of a group) is a Query over exactly its members.
 `refresh_index_keys()` derives those attributes from the comment's state; every write calls it.
 Writes are guarded by `version` (optimistic locking), so two moderators cannot overwrite each other.
+A write that makes a comment visible or invisible moves its post's `comments_count` in the same
+transaction: the count is always the number of members of the post's visible list.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     VersionAttribute,
 )
-from pynamodb.exceptions import DeleteError, PutError
+from pynamodb.exceptions import DeleteError, PutError, TransactWriteError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
 
 from chalicelib.store.base import (
     UtcAttribute,
@@ -32,6 +35,7 @@ from chalicelib.store.base import (
     register,
     table_meta,
 )
+from chalicelib.store.posts import PostRecord
 
 # Every deleted comment of every group sits under this one key of the purge index, ordered by
 # deletion time: the monthly purge reads only the comments old enough to go.
@@ -149,14 +153,9 @@ class CommentRepository:
         except CommentRecord.DoesNotExist:
             return None
 
-    def save(self, record: CommentRecord, *, only_if_new: bool = False) -> CommentRecord:
-        record.refresh_index_keys()
-        record.save(condition=CommentRecord.id.does_not_exist() if only_if_new else None)
-        return record
-
     def insert(self, **values: Any) -> bool:
         """Store a new comment; False when one with this id exists already (conditional put)."""
-        return conditionally(lambda: self.save(CommentRecord(**values), only_if_new=True))
+        return _write_counted(CommentRecord(**values), CommentRecord.id.does_not_exist())
 
     def visible_page(
         self, post_id: str, *, limit: int, after: CommentRecord | None
@@ -172,6 +171,7 @@ class CommentRepository:
         )
 
     def count_visible(self, post_id: str) -> int:
+        """Reads the whole visible list: for the fixture loader's recount, never a request path."""
         return CommentRecord.visible_by_post.count(post_id)
 
     # --- moderation lists: one Query each, continuing after `after`'s place in the list ---------
@@ -257,19 +257,12 @@ class CommentRepository:
 
     def replace_if_unchanged(self, record: CommentRecord, *, was_deleted: bool) -> bool:
         """Write `record` if the stored item is still the version read (and as deleted as it was)."""
-        record.refresh_index_keys()
         state = (
             CommentRecord.deleted_on.exists()
             if was_deleted
             else CommentRecord.deleted_on.does_not_exist()
         )
-        try:
-            record.save(condition=state)  # PynamoDB adds `version = <version read>`
-        except PutError as error:
-            if _condition_failed(error):
-                return False
-            raise
-        return True
+        return _write_counted(record, state)  # PynamoDB adds `version = <version read>`
 
     def purge_if_unchanged(self, record: CommentRecord) -> bool:
         """Remove a deleted comment (and its embedded reports) if nobody changed it since read."""
@@ -293,6 +286,38 @@ class CommentRepository:
                 return False
             raise
         return True
+
+
+def _write_counted(record: CommentRecord, condition: Any) -> bool:
+    """Save the comment under `condition`; False when the condition (or the version) failed.
+
+    Its index keys are derived anew; `visible_post_id` still holds the stored value until then,
+    so the change in visibility is known without a read. When it changes, the post's count moves
+    in the same transaction: a failed write changes neither. Purges take only deleted comments,
+    which are not counted, so they never touch the count.
+    """
+    was_visible = record.visible_post_id is not None
+    record.refresh_index_keys()
+    delta = int(record.visible_post_id is not None) - int(was_visible)
+    if delta == 0:
+        return conditionally(lambda: record.save(condition=condition))
+    connection = CommentRecord._get_connection().connection
+    try:
+        with TransactWrite(connection=connection) as write:
+            write.save(record, condition=condition)
+            write.update(
+                PostRecord(id=record.post_id),
+                actions=[PostRecord.comments_count.add(delta)],
+                add_version_condition=False,
+            )
+    except TransactWriteError as error:
+        # A failed condition, or another transaction on the same post at the same moment (real
+        # DynamoDB cancels one of two): either way nothing was written, and the caller reads the
+        # comment again and decides anew.
+        if error.cause_response_code == "TransactionCanceledException":
+            return False
+        raise
+    return True
 
 
 def _list_page(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.store.comments import CommentRecord, SpamReport
+from chalicelib.store.comments import CommentRecord, CommentRepository, SpamReport
 from chalicelib.store.counters import CounterRepository
 from chalicelib.store.groups import ROOT_PARENT_KEY, GroupRecord, GroupRepository
 from chalicelib.store.posts import PostRecord
@@ -44,6 +44,19 @@ class FixtureStore:
                 record = CommentRecord(**{**values, "spam_reports": reports})
                 record.refresh_index_keys()
                 batch.save(record)
+
+    def recount_comments(self, post_ids: list[str]) -> None:
+        """Set each post's `comments_count` from its visible list, as stored after the load.
+
+        Writing a post whole resets its count, and a reload may change which loaded comments are
+        visible while comments from mail stay: counting what is stored is right in every case.
+        A Query per post, in the loader only (request paths read the kept count).
+        """
+        repository = CommentRepository()
+        for post_id in post_ids:
+            PostRecord(id=post_id).update(
+                actions=[PostRecord.comments_count.set(repository.count_visible(post_id))]
+            )
 
     def raise_counter(self, name: str, at_least: int) -> None:
         CounterRepository().raise_to(name, at_least)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pynamodb.attributes import UnicodeAttribute
+from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 
@@ -45,6 +45,9 @@ class PostRecord(Model):
     source = UnicodeAttribute(default="fixture")  # fixture | email
     # Lower-cased title and text, for the case-insensitive `filter` (DynamoDB `contains` is not).
     search_text = UnicodeAttribute(default="")
+    # Approved, not deleted comments (the `commentsCount` of CONTRACT §10): moved by every comment
+    # write in the same transaction (store/comments.py), so reading a post reads no comment.
+    comments_count = NumberAttribute(default=0)
 
     by_group = GroupCreatedIndex()
     by_group_slug = GroupSlugIndex()

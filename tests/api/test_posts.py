@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 
@@ -122,3 +124,83 @@ def test_post_comments_are_approved_live_and_oldest_first(api, garden):
     )
     assert [c["id"] for c in body["object"]["comments"]] == [third]
     assert body["object"]["offset"] == third
+
+
+# --- commentsCount: kept on the post by the comment writes ---------------------------------------
+
+MODERATE = "/api/v1/en_US/comment/post"
+
+
+def count_and_listed(api, post_id, user) -> tuple[int, int]:
+    _, post = api.get(f"/api/v1/en_US/post/{post_id}", user)
+    _, listed = api.get(f"/api/v1/en_US/post/{post_id}/comments?pageSize=100", user)
+    return post["object"]["commentsCount"], len(listed["object"]["comments"])
+
+
+def test_comments_count_follows_every_moderation_write(api, garden):
+    c = garden
+    c.moderator = c.user("moderator", {c.garden: "moderator"})
+    post_id = c.post_ids[0]
+    gone = {"deletedOn": "2026-02-01T00:00:00Z", "deletedById": c.member}
+    visible = c.comment(post_id, c.member)
+    waiting = c.comment(post_id, c.member, isApproved=False)
+    deleted = c.comment(post_id, c.member, **gone)
+    deleted_unapproved = c.comment(post_id, c.member, isApproved=False, **gone)
+    c.load()
+    assert count_and_listed(api, post_id, c.member) == (1, 1)
+
+    steps = [
+        ("POST", f"{waiting}/approve", 2),
+        ("POST", f"{waiting}/approve", 2),  # idempotent: counted once
+        ("DELETE", f"{visible}", 1),
+        ("DELETE", f"{visible}", 1),
+        ("POST", f"{visible}/undelete", 2),
+        ("POST", f"{deleted_unapproved}/undelete", 2),  # back, but still unapproved
+        ("POST", f"{deleted_unapproved}/approve", 3),
+        ("POST", f"{deleted}/purge", 3),  # deleted comments were never counted
+        ("DELETE", f"{visible}", 2),
+        ("POST", f"{visible}/purge", 2),
+    ]
+    for method, action, expected in steps:
+        status, _ = api.call(method, f"{MODERATE}/{action}", c.moderator)
+        assert status == 200, action
+        assert count_and_listed(api, post_id, c.member) == (expected, expected), action
+
+
+def test_comments_count_survives_a_reload_and_counts_comments_added_since(api, garden):
+    from chalicelib.store.comments import CommentRepository
+
+    post_id = garden.post_ids[0]
+    garden.comment(post_id, garden.member)
+    garden.load()
+    extra = {
+        "post_id": post_id,
+        "group_id": garden.garden,
+        "author_id": garden.member,
+        "created_on": datetime(2026, 6, 1, tzinfo=UTC),
+    }
+    assert CommentRepository().insert(id=900, **extra) is True
+    assert CommentRepository().insert(id=900, **extra) is False  # a retried insert counts once
+    assert CommentRepository().insert(id=901, is_approved=False, **extra) is True
+    assert count_and_listed(api, post_id, garden.member) == (2, 2)
+    garden.load()  # writes the post whole again
+    assert count_and_listed(api, post_id, garden.member) == (2, 2)
+
+
+def test_get_post_reads_the_same_whatever_its_number_of_comments(api, garden, dynamo_counter):
+    few, many = garden.post_ids[0], garden.post_ids[1]
+    for _ in range(2):
+        garden.comment(few, garden.member)
+    for _ in range(300):
+        garden.comment(many, garden.member)
+    garden.load()
+    api.get(f"/api/v1/en_US/post/{few}", garden.member)  # caches (the root group) warmed up
+    work = {}
+    for post_id in (few, many):
+        dynamo_counter.reset()
+        status, body = api.get(f"/api/v1/en_US/post/{post_id}", garden.member)
+        assert status == 200
+        work[post_id] = (dict(dynamo_counter.requests), dynamo_counter.items_read)
+    assert body["object"]["commentsCount"] == 300
+    assert work[few] == work[many]
+    assert "Query" not in work[many][0] and "Scan" not in work[many][0]
