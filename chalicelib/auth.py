@@ -48,11 +48,21 @@ class GroupLike(Protocol):
     access: str
 
 
+class UserLike(Protocol):
+    id: str
+    memberships: Mapping[str, str] | None
+
+
 @dataclass(frozen=True)
 class Caller:
     user_id: str
     roles: Mapping[str, Role] = field(default_factory=dict)
     root_group_id: str | None = None
+
+    @classmethod
+    def of(cls, user: UserLike, root_group_id: str | None) -> Caller:
+        """The user as a caller: their role in each group they belong to."""
+        return cls(user.id, roles_of(user.memberships or {}), root_group_id)
 
     def role_in(self, group_id: str) -> Role:
         return self.roles.get(group_id, Role.REGULAR)
@@ -79,6 +89,14 @@ class Caller:
             return role >= Role.MODERATOR
         # ENTER: anyone signed in enters a public group; private and premium need membership.
         return group.access == "public" or role >= Role.MEMBER
+
+    def may(self, action: str, group: Any) -> bool:
+        """A group permission (`post`, `comment`, `commentWithoutApproval`): the roles the group
+        grants it to, among those who may enter it; a root administrator may do everything."""
+        if self.is_root_admin:
+            return True
+        granted = (group.permissions or {}).get(action, [])
+        return self.has(Need.ENTER, group) and self.role_in(group.id).label in granted
 
     def require(self, need: Need, group: GroupLike | None = None) -> None:
         if not self.has(need, group):

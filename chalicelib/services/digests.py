@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from chalicelib.auth import Caller, Need, roles_of
+from chalicelib.auth import Caller, Need
 from chalicelib.logs import get_logger
 
 log = get_logger("digests")
@@ -147,7 +147,7 @@ class DigestService:
         items = [record.item for record in taken]
         groups = self.groups.get_many({item["groupId"] for item in items})
         posts = self.posts.get_many({item["postId"] for item in items})
-        caller = Caller(user.id, roles_of(user.memberships or {}), self.groups.root_id())
+        caller = Caller.of(user, self.groups.root_id())
         entries = []
         for item in items:
             group, post = groups.get(item["groupId"]), posts.get(item["postId"])

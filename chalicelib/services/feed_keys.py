@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from chalicelib.auth import Caller, derived_secret, roles_of
+from chalicelib.auth import Caller, derived_secret
 from chalicelib.errors import Forbidden, Unauthorized
 from chalicelib.schemas.feed_keys import FeedKeyOut
 
@@ -83,7 +83,7 @@ class FeedKeyService:
         user = self.users.get(user_id) if user_id else None
         if user is None:
             raise Unauthorized("The feed key is not valid; it may have been revoked.")
-        return Caller(user.id, roles_of(user.memberships or {}), self.groups.root_id())
+        return Caller.of(user, self.groups.root_id())
 
     @staticmethod
     def _out(user_id: str, nonce: str, created_on: datetime) -> FeedKeyOut:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from chalicelib.auth import Caller, Need, roles_of
+from chalicelib.auth import Caller
 from chalicelib.logs import get_logger
 from chalicelib.services.domain_events import CommentCreated, PostCreated
 from chalicelib.services.links import slugify
@@ -379,7 +379,7 @@ class MailIngestor:
         author = self._author(parsed.from_address)
         if author is None:
             return Plan("rejected", f"unknown sender {parsed.from_address}")
-        caller = Caller(author.id, roles_of(author.memberships or {}), self.groups.root_id())
+        caller = Caller.of(author, self.groups.root_id())
         notes = []
         if parsed.attachments:
             names = ", ".join(a.filename or a.content_type for a in parsed.attachments)
@@ -398,19 +398,13 @@ class MailIngestor:
             self._groups[group_id] = self.groups.get(group_id)
         return self._groups[group_id]
 
-    def _allowed(self, caller: Caller, group: Any, action: str) -> bool:
-        if caller.is_root_admin:
-            return True
-        role = caller.role_in(group.id).label
-        return caller.has(Need.ENTER, group) and role in (group.permissions or {}).get(action, [])
-
     def _plan_post(
         self, mailbox: MailboxConfig, parsed: Any, author: Any, caller: Caller, notes: list[str]
     ) -> Plan:
         group = self._group(mailbox.group_id) if mailbox.group_id else None
         if group is None:
             return Plan("rejected", "the mailbox's group no longer exists")
-        if not self._allowed(caller, group, "post"):
+        if not caller.may("post", group):
             return Plan("rejected", f"{parsed.from_address} may not post in group {group.slug}")
         title = parsed.subject.strip() or "(no subject)"
         return Plan(
@@ -431,14 +425,13 @@ class MailIngestor:
         if target is None:
             return Plan("rejected", "the subject names no existing post or comment")
         group, post, parent_id = target
-        if not self._allowed(caller, group, "comment"):
+        if not caller.may("comment", group):
             return Plan("rejected", f"{parsed.from_address} may not comment in group {group.slug}")
         text = trim_reply(parsed.text)
         if not text.strip():
             return Plan("rejected", "the mail has no text to comment with")
-        approved = caller.is_root_admin or caller.role_in(group.id).label in (
-            group.permissions or {}
-        ).get("commentWithoutApproval", [])
+        # Checked after `comment`, so the caller may enter the group.
+        approved = caller.may("commentWithoutApproval", group)
         return Plan(
             "commented",
             "",

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from chalicelib.auth import Caller, Need, roles_of
+from chalicelib.auth import Caller, Need
 from chalicelib.errors import Forbidden, NotFound, ValidationFailed
 from chalicelib.schemas.common import EmailAlert
 from chalicelib.schemas.notifications import (
@@ -244,7 +244,7 @@ class NotificationService:
 
     def _check_may_enter(self, user: Any, group: Any, body: NotificationSettings) -> None:
         """Only a user who may enter a private or premium group can follow what happens in it."""
-        subscriber = Caller(user.id, roles_of(user.memberships), self.groups.root_id())
+        subscriber = Caller.of(user, self.groups.root_id())
         if not subscriber.has(Need.ENTER, group):
             raise ValidationFailed.one(
                 "userRoleId",

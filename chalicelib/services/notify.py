@@ -23,7 +23,7 @@ from email.message import EmailMessage
 from email.utils import formataddr
 from typing import Any
 
-from chalicelib.auth import Caller, Need, roles_of
+from chalicelib.auth import Caller, Need
 from chalicelib.logs import get_logger
 from chalicelib.services.domain_events import CommentCreated, PostCreated
 
@@ -451,7 +451,7 @@ class NotifyService:
         return self._root_id
 
     def may_enter(self, user: Any, group: Any) -> bool:
-        caller = Caller(user.id, roles_of(user.memberships or {}), self.root_id())
+        caller = Caller.of(user, self.root_id())
         return caller.has(Need.ENTER, group)
 
     def occurrence(self, event: Any) -> Occurrence | None:

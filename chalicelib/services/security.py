@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from chalicelib.auth import Caller, issue_token, roles_of, user_id_from_token, verify_password
+from chalicelib.auth import Caller, issue_token, user_id_from_token, verify_password
 from chalicelib.clock import utc_now
 from chalicelib.errors import FieldError, TooManyRequests, Unauthorized
 
@@ -54,8 +54,4 @@ class SecurityService:
         user = self.users.get(user_id_from_token(token))
         if user is None:
             raise Unauthorized("The account of this token no longer exists.")
-        return Caller(
-            user_id=user.id,
-            roles=roles_of(user.memberships or {}),
-            root_group_id=self.groups.root_id(),
-        )
+        return Caller.of(user, self.groups.root_id())
