@@ -9,6 +9,7 @@ def all_blueprints() -> list[Any]:
     from chalicelib.api.alerts import alerts_api
     from chalicelib.api.comments import comments_api
     from chalicelib.api.connectors import connectors_api
+    from chalicelib.api.console import console_api
     from chalicelib.api.events import events_api
     from chalicelib.api.feed import feed_api
     from chalicelib.api.feed_keys import feed_keys_api
@@ -42,4 +43,5 @@ def all_blueprints() -> list[Any]:
         comments_api,
         posts_api,
         openapi_api,
+        console_api,
     ]

@@ -1,0 +1,70 @@
+"""The console's files and its session route (CONTRACT §10 `/console/`), without a browser."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def cast(community):
+    from tests.fixtures import with_two_groups
+
+    c = community
+    c.child = c.group("seedlings", parent=None)
+    return with_two_groups(c)
+
+
+def test_console_page_and_its_files_have_their_content_types(client):
+    page = client.http.get("/console/")
+    assert page.status_code == 200
+    assert page.headers["Content-Type"] == "text/html; charset=utf-8"
+    assert b'<script type="module" src="app.js">' in page.body
+    assert "script-src 'self'" in page.headers["Content-Security-Policy"]
+    assert page.headers["X-Content-Type-Options"] == "nosniff"
+    for name, kind in [("app.js", "text/javascript"), ("style.css", "text/css")]:
+        answer = client.http.get(f"/console/{name}")
+        assert answer.status_code == 200 and answer.headers["Content-Type"].startswith(kind)
+
+
+def test_bare_console_path_redirects_to_the_slash_so_relative_links_work(client):
+    answer = client.http.get("/console")
+    assert answer.status_code == 301 and answer.headers["Location"] == "console/"
+
+
+@pytest.mark.parametrize("name", ["nope.js", ".hidden.js", "app.py", "..%2Fapp.py", "index.html~"])
+def test_only_the_console_own_files_are_served(client, name):
+    answer = client.http.get(f"/console/{name}")
+    assert answer.status_code == 404
+    assert answer.json_body["success"] is False
+
+
+def test_session_needs_a_token(api):
+    status, body = api.get("/console/api/session")
+    assert status == 401 and body["success"] is False
+
+
+def test_session_lists_only_groups_the_user_moderates_or_administers(api, cast):
+    status, body = api.get("/console/api/session", cast.moderator)
+    assert status == 200, body
+    session = body["object"]
+    assert session["isRootAdmin"] is False and session["userId"] == cast.moderator
+    assert [(g["id"], g["mayModerate"], g["mayAdminister"]) for g in session["groups"]] == [
+        (cast.garden, True, False)
+    ]
+
+    _, body = api.get("/console/api/session", cast.garden_admin)
+    assert [(g["id"], g["role"], g["mayAdminister"]) for g in body["object"]["groups"]] == [
+        (cast.garden, "administrator", True)
+    ]
+
+    _, body = api.get("/console/api/session", cast.member)
+    assert body["object"]["groups"] == []
+
+
+def test_root_administrator_session_holds_every_group_parents_first(api, cast):
+    status, body = api.get("/console/api/session", cast.root_admin)
+    assert status == 200 and body["object"]["isRootAdmin"] is True
+    ids = [g["id"] for g in body["object"]["groups"]]
+    assert ids[0] == cast.root
+    assert set(ids) == {cast.root, cast.garden, cast.other, cast.child}
+    assert all(g["mayAdminister"] for g in body["object"]["groups"])
