@@ -3,10 +3,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+NODE_STAMP := node_modules/.installed
 # The suite runs on two processes (CI has two cores); TEST_WORKERS=0 runs it in one.
 TEST_WORKERS ?= 2
 
-.PHONY: run test bench lint format dovecot clean package infra
+.PHONY: run test bench lint format dovecot chromium clean package infra
 
 $(STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +20,7 @@ run: $(STAMP)
 	PYTHONPATH=. $(BIN)/python -m chalicelib.local
 
 ## test: lint, format check, infra up to date, package + cfn-lint, then the whole pytest suite
-test: $(STAMP) dovecot lint package
+test: $(STAMP) dovecot chromium $(NODE_STAMP) lint package
 	PYTHONPATH=. $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 ## bench: bench/results.json and README's Benchmarks table, in under 10 minutes (wrk installed when missing)
@@ -57,5 +58,16 @@ dovecot:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq dovecot-pop3d >/dev/null; }
 
+# The console's browser tests drive Debian's Chromium (Playwright launches it by path: no download)
+# and inject axe-core from the locked npm package. Installing Chromium needs root (CI runs as root).
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --silent
+	touch $(NODE_STAMP)
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
 clean:
-	rm -rf $(VENV) build .pytest_cache .ruff_cache
+	rm -rf $(VENV) build .pytest_cache .ruff_cache node_modules

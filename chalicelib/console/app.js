@@ -1,0 +1,114 @@
+// The console's shell: sign-in, the navigation, and one page at a time (hash routes).
+import { hasLiveToken, loadSession, onSignOut, signIn, signOut, failure } from "./api.js";
+import { announce, h, nextId } from "./ui.js";
+
+// Each page: its link text, its module, and who may see it (the session says what the user may do).
+const PAGES = [
+  { path: "moderation", name: "Moderation", module: "./moderation.js", visible: (s) => s.groups.some((g) => g.mayModerate) },
+  { path: "events", name: "Events", module: "./events.js", visible: (s) => s.groups.some((g) => g.mayModerate) },
+  { path: "settings", name: "Settings", module: "./settings.js", visible: (s) => s.groups.some((g) => g.mayAdminister) },
+  { path: "mail-log", name: "Mail log", module: "./mail-log.js", visible: (s) => s.groups.some((g) => g.mayAdminister) },
+  { path: "profile-fields", name: "Profile fields", module: "./profile-fields.js", visible: (s) => s.isRootAdmin },
+  { path: "notifications", name: "Notifications", module: "./notifications.js", visible: (s) => s.groups.some((g) => g.mayAdminister) },
+];
+
+const main = document.getElementById("main");
+const nav = document.getElementById("nav");
+const who = document.getElementById("who");
+// Shared between pages: the session, and the group last chosen (so switching pages keeps it).
+const context = { session: null, groupId: null };
+
+onSignOut((reason) => {
+  context.session = null;
+  showSignIn(reason);
+});
+
+function showSignIn(reason = "") {
+  nav.hidden = true;
+  who.hidden = true;
+  document.title = "Sign in · Agora console";
+  const emailId = nextId("email");
+  const passwordId = nextId("password");
+  const error = h("p", { class: "form-error", role: "alert" }, reason);
+  const form = h(
+    "form",
+    { class: "sign-in card", "aria-labelledby": "sign-in-title" },
+    h("h1", { id: "sign-in-title" }, "Sign in"),
+    h("div", { class: "field" }, h("label", { for: emailId }, "Email"), h("input", { id: emailId, type: "email", name: "email", autocomplete: "username", required: true })),
+    h("div", { class: "field" }, h("label", { for: passwordId }, "Password"), h("input", { id: passwordId, type: "password", name: "password", autocomplete: "current-password", required: true })),
+    error,
+    h("div", { class: "actions" }, h("button", { type: "submit" }, "Sign in")),
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const button = form.querySelector("button");
+    button.disabled = true;
+    const answer = await signIn(form.email.value.trim(), form.password.value);
+    button.disabled = false;
+    if (!answer.ok) {
+      error.textContent = failure(answer);
+      form.password.focus();
+      return;
+    }
+    await start();
+  });
+  main.replaceChildren(form);
+  form.querySelector("input").focus();
+}
+
+async function start() {
+  const answer = await loadSession();
+  if (!answer.ok) {
+    if (answer.status !== 401) signOut(failure(answer));
+    return;
+  }
+  context.session = answer.object;
+  who.replaceChildren(
+    h("span", {}, `Signed in as ${context.session.alias || context.session.email}`),
+    h("button", { type: "button", class: "link", onclick: () => signOut("You have signed out.") }, "Sign out"),
+  );
+  who.hidden = false;
+  const visible = PAGES.filter((page) => page.visible(context.session));
+  nav.replaceChildren(h("ul", {}, visible.map((page) => h("li", {}, h("a", { href: `#/${page.path}`, dataset: { page: page.path } }, page.name)))));
+  nav.hidden = false;
+  if (!visible.length) {
+    main.replaceChildren(h("h1", {}, "Nothing to administer"), h("p", {}, "Your account moderates or administers no group."));
+    return;
+  }
+  await route();
+}
+
+async function route() {
+  if (!context.session) return;
+  const visible = PAGES.filter((page) => page.visible(context.session));
+  const wanted = location.hash.replace(/^#\/?/, "").split("?")[0];
+  const page = PAGES.find((p) => p.path === wanted);
+  if (!page) {
+    location.replace(`#/${visible[0]?.path || "moderation"}`);
+    return;
+  }
+  for (const link of nav.querySelectorAll("a")) {
+    if (link.dataset.page === page.path) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  document.title = `${page.name} · Agora console`;
+  if (!page.visible(context.session)) {
+    main.replaceChildren(h("h1", {}, page.name), h("p", {}, "Your account may not use this page."));
+    return;
+  }
+  main.replaceChildren(h("p", { class: "loading" }, "Loading…"));
+  try {
+    const module = await import(page.module);
+    await module.render(main, context);
+  } catch (error) {
+    console.error(error);
+    announce(`This page failed to load: ${error.message}`, "error");
+  }
+}
+
+window.addEventListener("hashchange", () => {
+  route().then(() => main.focus({ preventScroll: true }));
+});
+
+if (hasLiveToken()) start();
+else showSignIn();

@@ -1,0 +1,149 @@
+"""The administrators' console in real Chromium against `make run` (issue 20's Must show)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.console.conftest import axe_violations, screenshot
+
+pytestmark = pytest.mark.slow
+
+GARDENING = "076e75e0-7661-51c5-9ccc-8a2b790e771e"
+SEED_SWAP = "0ab40bcc-5f9b-565b-97d6-7707568dbdfb"
+ANN = ("ann@agora.example", "agora-demo-admin")
+MIA = ("mia@agora.example", "agora-demo-mia")
+NAV = ["Moderation", "Events", "Settings", "Mail log", "Profile fields", "Notifications"]
+
+
+def sign_in(page, agora, who=ANN) -> None:
+    page.goto(f"{agora.base}/console/")
+    page.get_by_label("Email").fill(who[0])
+    page.get_by_label("Password").fill(who[1])
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("navigation", name="Console")).to_be_visible()
+
+
+def token(agora, who=ANN) -> str:
+    status, body = agora.request(
+        "POST", "/api/v1/en_US/security/login", {"email": who[0], "password": who[1]}
+    )
+    assert status == 200, body
+    return body["object"]
+
+
+def api(agora, method, path, body=None, who=ANN):
+    return agora.request(method, f"/api/v1/en_US/{path}", body, {"X-Auth": token(agora, who)})
+
+
+def choose_group(page, name: str) -> None:
+    page.get_by_label("Group", exact=True).select_option(label=name)
+
+
+def test_root_administrator_signs_in_and_sees_every_page(agora, page):
+    page.goto(f"{agora.base}/console/")
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    page.get_by_label("Email").fill(ANN[0])
+    page.get_by_label("Password").fill("not the password")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).not_to_be_empty()
+    expect(page.get_by_role("navigation", name="Console")).to_be_hidden()
+
+    page.get_by_label("Password").fill(ANN[1])
+    page.get_by_role("button", name="Sign in").click()
+    nav = page.get_by_role("navigation", name="Console")
+    expect(nav.get_by_role("link")).to_have_text(NAV)
+    # The token lives in this tab's session storage only.
+    assert page.evaluate("() => localStorage.length") == 0
+    assert page.evaluate("() => Object.keys(sessionStorage)") == ["agora.console.token"]
+
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    assert page.evaluate("() => sessionStorage.length") == 0
+
+
+def test_an_expired_token_signs_the_console_out(agora, page):
+    sign_in(page, agora)
+    # A token whose `exp` has passed (the API would refuse it too): the console asks to sign in again.
+    page.evaluate(
+        """() => {
+        const claims = btoa(JSON.stringify({sub: "x", exp: 1})).replace(/=+$/, "");
+        sessionStorage.setItem("agora.console.token", "e30." + claims + ".sig");
+    }"""
+    )
+    page.reload()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+
+
+def test_approving_a_comment_moves_it_out_of_unapproved(agora, page):
+    sign_in(page, agora)
+    page.get_by_role("link", name="Moderation").click()
+    choose_group(page, "Gardening Club")
+    expect(page.get_by_role("tab", name="Unapproved")).to_have_attribute("aria-selected", "true")
+    comment = page.locator('li[data-comment-id="104"]')
+    expect(comment).to_contain_text("Author")
+    screenshot(page, "moderation")
+    assert axe_violations(page) == []
+
+    comment.get_by_role("button", name="Approve comment 104").click()
+    expect(page.get_by_role("status")).to_contain_text("Comment 104 approved.")
+    expect(comment).to_have_count(0)
+
+    status, body = api(agora, "GET", f"comment/post/list/{GARDENING}/unapproved")
+    assert status == 200 and 104 not in [c["id"] for c in body["object"]["comments"]]
+    status, body = api(agora, "GET", f"post/{SEED_SWAP}/comments?pageSize=100")
+    approved = {c["id"]: c for c in body["object"]["comments"]}
+    assert status == 200 and approved[104]["isApproved"] is True and approved[104]["approvedOn"]
+
+
+def test_purging_a_deleted_comment_removes_it_for_good(agora, page):
+    sign_in(page, agora)
+    page.get_by_role("link", name="Moderation").click()
+    choose_group(page, "Gardening Club")
+    page.get_by_role("tab", name="Deleted").click()
+    comment = page.locator('li[data-comment-id="108"]')
+    expect(comment.locator(".state")).to_have_text("Deleted")
+    screenshot(page, "moderation-deleted")
+
+    comment.get_by_role("button", name="Purge comment 108").click()
+    expect(page.get_by_role("status")).to_contain_text("Comment 108 purged for good.")
+    expect(comment).to_have_count(0)
+
+    status, body = api(agora, "GET", f"comment/post/list/{GARDENING}/deleted?pageSize=100")
+    assert status == 200 and 108 not in [c["id"] for c in body["object"]["comments"]]
+    status, body = api(agora, "POST", "comment/post/108/undelete")
+    assert status == 404, body
+
+
+def test_bulk_delete_asks_first_and_a_refusal_changes_nothing(agora, page):
+    sign_in(page, agora)
+    choose_group(page, "Gardening Club")
+    page.get_by_role("button", name="Delete all unapproved").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("Delete every unapproved comment")
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(page.get_by_role("status")).to_contain_text("Nothing was deleted.")
+    status, body = api(agora, "GET", f"comment/post/list/{GARDENING}/unapproved")
+    assert 105 in [c["id"] for c in body["object"]["comments"]]
+
+    # The tabs work from the keyboard: arrow keys move the selection.
+    page.get_by_role("tab", name="Unapproved").focus()
+    page.keyboard.press("ArrowRight")
+    expect(page.get_by_role("tab", name="Spam reports")).to_be_focused()
+    expect(page.get_by_role("tab", name="Spam reports")).to_have_attribute("aria-selected", "true")
+    expect(page.locator('li[data-comment-id="106"]')).to_be_visible()
+    screenshot(page, "moderation-spam")
+
+
+def test_a_moderator_sees_neither_settings_nor_other_groups(agora, page):
+    sign_in(page, agora, MIA)
+    nav = page.get_by_role("navigation", name="Console")
+    expect(nav.get_by_role("link")).to_have_text(["Moderation", "Events"])
+    options = page.get_by_label("Group", exact=True).locator("option")
+    expect(options).to_have_text(["Gardening Club", "Photography"])
+    # Typing the address of Settings does not show it either.
+    page.goto(f"{agora.base}/console/#/settings")
+    expect(page.get_by_role("main")).to_contain_text("Your account may not use this page.")
+    expect(page.get_by_role("button", name=re.compile("Save"))).to_have_count(0)
