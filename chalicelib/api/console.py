@@ -15,7 +15,7 @@ from pathlib import Path
 from chalice import Blueprint, Response
 
 from chalicelib.api.routing import Call, route
-from chalicelib.envelope import JSON_HEADERS, status_payload
+from chalicelib.envelope import JSON_HEADERS, failure_payload
 from chalicelib.schemas.console import ConsoleSession
 from chalicelib.services.console import ConsoleService
 
@@ -57,7 +57,7 @@ def _file(name: str) -> Response:
     text = _asset(name)
     if text is None:
         return Response(
-            body=_json(status_payload(404, "There is no such file in the console.")),
+            body=_json(failure_payload("There is no such file in the console.")),
             status_code=404,
             headers=JSON_HEADERS,
         )
