@@ -21,7 +21,7 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     VersionAttribute,
 )
-from pynamodb.exceptions import DeleteError, PutError, TransactWriteError
+from pynamodb.exceptions import TransactWriteError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
@@ -266,26 +266,16 @@ class CommentRepository:
 
     def purge_if_unchanged(self, record: CommentRecord) -> bool:
         """Remove a deleted comment (and its embedded reports) if nobody changed it since read."""
-        try:
-            record.delete(condition=CommentRecord.deleted_on.exists())
-        except DeleteError as error:
-            if _condition_failed(error):
-                return False
-            raise
-        return True
+        return conditionally(lambda: record.delete(condition=CommentRecord.deleted_on.exists()))
 
     def purge_if_deleted_before(self, comment_id: int, cutoff: datetime) -> bool:
         """Remove a comment that is (still) deleted at or before `cutoff`: one that was undeleted,
         or deleted again since, in the meantime is left alone."""
-        try:
-            CommentRecord(id=comment_id).delete(
+        return conditionally(
+            lambda: CommentRecord(id=comment_id).delete(
                 condition=CommentRecord.deleted_on <= cutoff, add_version_condition=False
             )
-        except DeleteError as error:
-            if _condition_failed(error):
-                return False
-            raise
-        return True
+        )
 
 
 def _write_counted(record: CommentRecord, condition: Any) -> bool:
@@ -347,7 +337,3 @@ def _list_page(
 def _matching(text: str | None):
     # `search_text` is stored lower-cased: DynamoDB's `contains` is case-sensitive.
     return CommentRecord.search_text.contains(text) if text else None
-
-
-def _condition_failed(error: PutError | DeleteError) -> bool:
-    return error.cause_response_code == "ConditionalCheckFailedException"
