@@ -24,6 +24,7 @@ def all_blueprints() -> list[Any]:
     from chalicelib.api.rss import rss_api
     from chalicelib.api.security import security_api
     from chalicelib.api.system_pages import system_pages_api
+    from chalicelib.api.unsubscribe import unsubscribe_api
 
     return [
         security_api,
@@ -36,6 +37,7 @@ def all_blueprints() -> list[Any]:
         feed_api,
         rss_api,
         feed_keys_api,
+        unsubscribe_api,
         group_email_api,
         newsletter_api,
         events_api,

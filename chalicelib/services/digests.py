@@ -131,9 +131,14 @@ class DigestService:
         sender = (self.groups.get(root_id) if root_id else None) or self.groups.get(
             entries[0].item["groupId"]
         )
+        from chalicelib.services.unsubscribe import DIGEST, unsubscribe_url
+
         subject, text, body_html = digest_email(entries, type_id, day)
+        link = unsubscribe_url(user.id, DIGEST, now)
         try:
-            message_id = self.mail.send(sender, (user.alias, user.email), subject, text, body_html)
+            message_id = self.mail.send(
+                sender, (user.alias, user.email), subject, text, body_html, unsubscribe_url=link
+            )
         except Exception:
             for record in taken:
                 self.digests.put_back(record)

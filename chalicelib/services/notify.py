@@ -26,6 +26,11 @@ from typing import Any
 from chalicelib.auth import Caller, Need
 from chalicelib.logs import get_logger
 from chalicelib.services.domain_events import CommentCreated, PostCreated
+from chalicelib.services.unsubscribe import (
+    add_unsubscribe_headers,
+    unsubscribe_url,
+    with_unsubscribe_link,
+)
 
 log = get_logger("notify")
 
@@ -48,6 +53,8 @@ class Recipient:
     show_red_label: bool = False
     # The subscription that matched (the first, in the order the event lists them).
     reason: str = ""
+    # Sort key of the subscription the email is sent for: what its one-click unsubscribe stops.
+    subscription: str = ""
 
     @property
     def wants_anything(self) -> bool:
@@ -63,9 +70,11 @@ class Recipient:
         email = max(
             self.email_alert_id, other.email_alert_id, key=lambda value: order.get(value, 0)
         )
+        mine = order.get(self.email_alert_id, 0) >= order.get(other.email_alert_id, 0)
         return replace(
             self,
             email_alert_id=email,
+            subscription=self.subscription if mine else other.subscription,
             show_screen_alert=self.show_screen_alert or other.show_screen_alert,
             show_red_label=self.show_red_label or other.show_red_label,
         )
@@ -195,8 +204,19 @@ class OutgoingMail:
             self._identities[group.id] = self.identity_of(group)
         return self._identities[group.id]
 
-    def send(self, group: Any, to: tuple[str, str], subject: str, text: str, body_html: str) -> str:
+    def send(
+        self,
+        group: Any,
+        to: tuple[str, str],
+        subject: str,
+        text: str,
+        body_html: str,
+        *,
+        unsubscribe_url: str | None = None,
+    ) -> str:
         """Send from the group's identity with its disclaimer appended; answers the message id.
+
+        `unsubscribe_url` adds RFC 8058 one-click unsubscribe headers and a visible link.
 
         An address SES will not send from (not verified) is replaced by the fallback sender, with
         the group's address as Reply-To, so the email still goes out under the group's name.
@@ -204,11 +224,14 @@ class OutgoingMail:
         from chalicelib.sanitize import html_to_text
 
         identity = self.identity(group)
+        if unsubscribe_url:
+            text, body_html = with_unsubscribe_link(text, body_html, unsubscribe_url)
         if identity.disclaimer:
             text = f"{text}\n\n-- \n{html_to_text(identity.disclaimer)}"
             body_html = f'{body_html}<hr><div class="disclaimer">{identity.disclaimer}</div>'
         sender = identity.address or self.fallback
         message = self._message(identity.name, sender, None, to, subject, text, body_html)
+        add_unsubscribe_headers(message, unsubscribe_url)
         try:
             return self.mailer.send(message)
         except MessageRejected:
@@ -218,6 +241,7 @@ class OutgoingMail:
                 "group address refused; sending from the fallback", extra={"group": group.id}
             )
         message = self._message(identity.name, self.fallback, sender, to, subject, text, body_html)
+        add_unsubscribe_headers(message, unsubscribe_url)
         return self.mailer.send(message)
 
     @staticmethod
@@ -370,6 +394,7 @@ class NotifyService:
                     show_screen_alert=bool(subscription.show_screen_alert),
                     show_red_label=bool(subscription.show_red_label),
                     reason=NOTIFICATION_NAMES[kind][notification_id],
+                    subscription=str(subscription.sort_key),
                 )
                 known = merged.get(recipient.user_id)
                 merged[recipient.user_id] = known.merged(recipient) if known else recipient
@@ -433,9 +458,17 @@ class NotifyService:
         if not self.digests.claim_instant(user.id, occurrence.id, self.clock()):
             return False
         subject, text, body_html = instant_email(occurrence, recipient)
+        link = recipient.subscription and unsubscribe_url(
+            user.id, recipient.subscription, self.clock()
+        )
         try:
             message_id = self.mail.send(
-                occurrence.group, (user.alias, user.email), subject, text, body_html
+                occurrence.group,
+                (user.alias, user.email),
+                subject,
+                text,
+                body_html,
+                unsubscribe_url=link or None,
             )
         except Exception:
             self.digests.release_instant(user.id, occurrence.id)

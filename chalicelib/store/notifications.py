@@ -24,6 +24,8 @@ from pynamodb.models import Model
 from chalicelib.store.base import UtcAttribute, index_meta, register, table_meta
 
 DIGEST_KEY = "digest"
+# email_alert_id of a subscription whose notifications go into the daily digest.
+DIGEST_EMAIL = 2
 
 
 def sort_key(kind: str, target_id: str, notification_id: int, group_id: str | None = None) -> str:
@@ -111,6 +113,32 @@ class NotificationRepository:
             actions.append(attribute.set(value if value is not None else attribute | default))
         record.update(actions=actions)
         return record
+
+    def stop_email(self, user_id: str, key: str, modified_on: Any) -> bool:
+        """Email alert of one subscription to none (one-click unsubscribe); False when it was
+        none already or the subscription is gone. Alerts and red labels stay as they are."""
+        from chalicelib.store.base import conditionally
+
+        record = NotificationRecord(user_id, key)
+        return conditionally(
+            lambda: record.update(
+                actions=[
+                    NotificationRecord.email_alert_id.set(0),
+                    NotificationRecord.modified_on.set(modified_on),
+                ],
+                condition=NotificationRecord.sort_key.exists()
+                & (NotificationRecord.email_alert_id != 0),
+            )
+        )
+
+    def stop_digest_emails(self, user_id: str, modified_on: Any) -> bool:
+        """Every subscription of the user that feeds the daily digest stops emailing."""
+        changed = False
+        for record in NotificationRecord.query(
+            user_id, filter_condition=NotificationRecord.email_alert_id == DIGEST_EMAIL
+        ):
+            changed = self.stop_email(user_id, record.sort_key, modified_on) or changed
+        return changed
 
     def digest_type(self, user_id: str) -> int | None:
         record = self.get(user_id, DIGEST_KEY)

@@ -1,0 +1,176 @@
+"""One-click unsubscribe (RFC 8058) for every notification and digest email.
+
+Each such email carries
+
+    List-Unsubscribe: <{AGORA_BASE_URL}/api/v1/en_US/unsubscribe?token=…>
+    List-Unsubscribe-Post: List-Unsubscribe=One-Click
+
+The token is a JWT signed with a key of its own (derived from AGORA_TOKEN_SECRET, audience
+`agora:unsubscribe`, so it is never a sign-in token and no sign-in token is one) naming the user and
+the subscription the email was sent for, valid `TOKEN_LIFETIME`. A POST to the URL, without
+sign-in, sets that subscription's email alert to none; for a digest email (subscription `digest`)
+it turns the daily digest off: every subscription that fed the digest stops emailing and what
+was queued for it is dropped. Unsubscribing again changes nothing (idempotent). A GET only shows a
+confirmation page whose button POSTs: mail scanners follow links, and must not unsubscribe anyone.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+from typing import Any
+from urllib.parse import quote
+
+from chalicelib.errors import ValidationFailed
+
+TOKEN_LIFETIME = timedelta(days=60)
+AUDIENCE = "agora:unsubscribe"
+DIGEST = "digest"
+PATH = "/api/v1/en_US/unsubscribe"
+
+
+def issue_token(user_id: str, subscription: str, now: datetime) -> str:
+    import jwt
+
+    from chalicelib.auth import derived_secret
+
+    claims = {
+        "sub": user_id,
+        "subscription": subscription,
+        "aud": AUDIENCE,
+        "iat": now,
+        "exp": now + TOKEN_LIFETIME,
+    }
+    return jwt.encode(claims, derived_secret("unsubscribe"), algorithm="HS256")
+
+
+def read_token(token: str) -> tuple[str, str]:
+    """(user id, subscription) of a valid token; a 400 with key `token` otherwise."""
+    import jwt
+
+    from chalicelib.auth import derived_secret
+
+    try:
+        claims = jwt.decode(
+            token,
+            derived_secret("unsubscribe"),
+            algorithms=["HS256"],
+            audience=AUDIENCE,
+            options={"require": ["exp", "sub", "aud"]},
+        )
+    except jwt.ExpiredSignatureError:
+        raise ValidationFailed.one("token", "", "the unsubscribe link has expired") from None
+    except jwt.PyJWTError:
+        raise ValidationFailed.one("token", "", "the unsubscribe link is not valid") from None
+    subscription = claims.get("subscription")
+    if not isinstance(subscription, str) or not subscription:
+        raise ValidationFailed.one("token", "", "the unsubscribe link is not valid")
+    return str(claims["sub"]), subscription
+
+
+def unsubscribe_url(user_id: str, subscription: str, now: datetime) -> str:
+    from chalicelib.services.links import base_url
+
+    return f"{base_url()}{PATH}?token={quote(issue_token(user_id, subscription, now))}"
+
+
+def with_unsubscribe_link(text: str, body_html: str, url: str) -> tuple[str, str]:
+    e = html.escape
+    return (
+        f"{text}\n\nUnsubscribe: {url}",
+        f'{body_html}<p><small><a href="{e(url)}">Unsubscribe</a></small></p>',
+    )
+
+
+def add_unsubscribe_headers(message: EmailMessage, url: str | None) -> None:
+    """RFC 8058 one-click unsubscribe (RFC 2369 header), as large mailbox providers require."""
+    if url:
+        message["List-Unsubscribe"] = f"<{url}>"
+        message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+
+
+@dataclass(frozen=True)
+class Unsubscription:
+    user_id: str
+    subscription: str
+    # What the person reads: "All new group posts in Garden", "the daily digest".
+    label: str
+    # True when this request changed something (False: already off, or gone).
+    changed: bool
+
+
+class UnsubscribeService:
+    def __init__(
+        self,
+        notifications: Any,
+        digests: Any,
+        groups: Any,
+        posts: Any,
+        users: Any,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.notifications = notifications
+        self.digests = digests
+        self.groups = groups
+        self.posts = posts
+        self.users = users
+        self.clock = clock
+
+    @classmethod
+    def default(cls) -> UnsubscribeService:
+        from chalicelib.envelope import utc_now
+        from chalicelib.store.digests import DigestRepository
+        from chalicelib.store.groups import GroupRepository
+        from chalicelib.store.notifications import NotificationRepository
+        from chalicelib.store.posts import PostRepository
+        from chalicelib.store.users import UserRepository
+
+        return cls(
+            NotificationRepository(),
+            DigestRepository(),
+            GroupRepository(),
+            PostRepository(),
+            UserRepository(),
+            utc_now,
+        )
+
+    def describe(self, token: str) -> Unsubscription:
+        """What the token would unsubscribe from (the confirmation page); changes nothing."""
+        user_id, subscription = read_token(token)
+        return Unsubscription(user_id, subscription, self.label(subscription), changed=False)
+
+    def unsubscribe(self, token: str) -> Unsubscription:
+        user_id, subscription = read_token(token)
+        now = self.clock()
+        if subscription == DIGEST:
+            changed = self.notifications.stop_digest_emails(user_id, now)
+            for record in self.digests.pending_items(user_id, 1000):
+                changed = self.digests.take(record, "unsubscribed", now) or changed
+        else:
+            changed = self.notifications.stop_email(user_id, subscription, now)
+        return Unsubscription(user_id, subscription, self.label(subscription), changed)
+
+    def label(self, subscription: str) -> str:
+        from chalicelib.services.notifications import NOTIFICATION_NAMES
+
+        if subscription == DIGEST:
+            return "the daily digest"
+        parts = subscription.split("#")
+        kind = parts[0]
+        try:
+            name = NOTIFICATION_NAMES[kind][int(parts[-1])]
+        except (KeyError, ValueError):
+            return "these notifications"
+        if kind == "group":
+            group = self.groups.get(parts[1])
+            return f"{name} in {group.name}" if group is not None else name
+        if kind == "post" and len(parts) == 4:
+            post = self.posts.get(parts[2])
+            return f"{name} “{post.title}”" if post is not None else name
+        if kind == "author":
+            author = self.users.get(parts[1])
+            return f"{name} {author.alias}" if author is not None else name
+        return name
