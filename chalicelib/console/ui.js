@@ -44,8 +44,11 @@ export function announce(message, kind = "ok") {
   announce.timer = setTimeout(() => status.replaceChildren(), 8000);
 }
 
+// Says how an action went; a read (no success message) speaks only when it fails.
 export function report(answer, success) {
-  if (answer.ok) announce(success, "ok");
+  if (answer.ok) {
+    if (success) announce(success, "ok");
+  }
   else announce(failure(answer), "error");
   return answer.ok;
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 import pytest
 from playwright.sync_api import expect
@@ -147,3 +148,69 @@ def test_a_moderator_sees_neither_settings_nor_other_groups(agora, page):
     page.goto(f"{agora.base}/console/#/settings")
     expect(page.get_by_role("main")).to_contain_text("Your account may not use this page.")
     expect(page.get_by_role("button", name=re.compile("Save"))).to_have_count(0)
+
+
+def test_dragging_an_event_to_another_day_moves_it(agora, page):
+    now = datetime.now(UTC)
+    day = lambda n, hour: f"{now:%Y-%m}-{n:02d}T{hour:02d}:00:00Z"  # noqa: E731
+    status, body = api(
+        agora,
+        "POST",
+        "event",
+        {
+            "groupId": GARDENING,
+            "title": "Seed swap",
+            "startDate": day(10, 10),
+            "endDate": day(10, 12),
+            "location": "Hall",
+        },
+    )
+    assert status == 200, body
+    event_id = body["object"]["id"]
+
+    sign_in(page, agora)
+    page.get_by_role("link", name="Events").click()
+    choose_group(page, "Gardening Club")
+    event = page.locator(f'button.event[data-event-id="{event_id}"]')
+    expect(event).to_have_count(1)
+    expect(page.locator(f'td[data-date="{now:%Y-%m}-10"]')).to_contain_text("Seed swap")
+    expect(page.get_by_role("region", name="Upcoming and expired")).to_be_visible()
+    screenshot(page, "events")
+    assert axe_violations(page) == []
+
+    event.drag_to(page.locator(f'td[data-date="{now:%Y-%m}-12"]'))
+    expect(page.get_by_role("status")).to_contain_text('"Seed swap" moved to')
+    expect(page.locator(f'td[data-date="{now:%Y-%m}-12"]')).to_contain_text("Seed swap")
+    expect(page.locator(f'td[data-date="{now:%Y-%m}-10"]')).not_to_contain_text("Seed swap")
+
+    status, body = api(agora, "GET", f"event/{event_id}")
+    assert status == 200
+    assert (body["object"]["startDate"], body["object"]["endDate"]) == (day(12, 10), day(12, 12))
+
+
+def test_the_event_form_creates_an_event_and_shows_the_api_errors(agora, page):
+    sign_in(page, agora)
+    page.get_by_role("link", name="Events").click()
+    choose_group(page, "Gardening Club")
+    page.get_by_label("Start", exact=True).fill("2030-05-04T18:00")
+    page.get_by_role("button", name="Save event").click()
+    title_error = page.locator('[data-key="title"] .field-error')
+    expect(title_error).to_be_visible()
+    expect(page.get_by_label("Title")).to_have_attribute("aria-invalid", "true")
+
+    page.get_by_label("Title").fill("Summer fair")
+    page.get_by_label("End", exact=True).fill("2030-05-04T20:00")
+    page.get_by_label("Location").fill("Meadow")
+    page.get_by_label("Organizer").fill("Gus")
+    page.get_by_label("Content").fill("Bring seeds")
+    page.get_by_role("button", name="Save event").click()
+    expect(page.get_by_role("status")).to_contain_text("Event saved.")
+    expect(title_error).to_be_hidden()
+
+    page.get_by_label("Filter").fill("summer")
+    expect(page.locator(".event-list").first).to_contain_text("Summer fair")
+    status, body = api(agora, "GET", f"event/list/upcoming/{GARDENING}?filter=summer%20fair")
+    saved = body["object"]["events"]
+    assert [(e["title"], e["startDate"], e["endDate"], e["location"]) for e in saved] == [
+        ("Summer fair", "2030-05-04T18:00:00Z", "2030-05-04T20:00:00Z", "Meadow")
+    ]
