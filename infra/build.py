@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from infra import operations
+
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = ("dev", "prod")
 
@@ -205,6 +207,9 @@ def template(stage: str) -> dict[str, Any]:
         gateway_responses[kind] = response
     resources["RestAPI"] = {
         "Properties": {
+            # A fixed name: the API 5XX alarm's ApiName dimension.
+            "Name": f"agora-{stage}",
+            "TracingEnabled": stage == "prod",
             "MethodSettings": [
                 {
                     "ResourcePath": "/*",
@@ -216,11 +221,26 @@ def template(stage: str) -> dict[str, Any]:
             "GatewayResponses": gateway_responses,
         }
     }
+    merge(resources, operations.operations_resources(stage, names))
     return {
         "AWSTemplateFormatVersion": "2010-09-09",
-        "Description": f"Agora ({stage}): tables, secrets key, mailbox queue, token secret, API limits",
+        "Description": f"Agora ({stage}): tables, secrets key, queues, token secret, API limits, "
+        "alarms",
+        "Parameters": operations.parameters(stage),
+        "Conditions": operations.conditions(),
         "Resources": resources,
+        "Outputs": operations.outputs(),
     }
+
+
+def merge(into: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """Deep merge of template fragments (as `chalice package --merge-template` does)."""
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            merge(into[key], value)
+        else:
+            into[key] = value
+    return into
 
 
 def policy(stage: str) -> dict[str, Any]:

@@ -1,0 +1,231 @@
+"""What an operator needs from the stack: parameters, alarms to a mailed SNS topic, log retention,
+concurrency caps and tracing. Merged into `chalice package`'s template by `infra.build`.
+
+Each alarm's description says what it means and what to do; the README's "Deploy to AWS" section
+lists the same. Function logical ids are the ones `chalice package` gives app.py's functions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# app.py's functions as `chalice package` names them: logical id -> Chalice name.
+FUNCTIONS = {
+    "APIHandler": "api",
+    "DispatchMailPolls": "dispatch-mail-polls",
+    "PollMailbox": "poll-mailbox",
+    "PurgeComments": "purge-comments",
+    "SendDigests": "send-digests",
+    "DeliverNotifications": "deliver-notifications",
+}
+# Chalice names the API handler's role and log group `ApiHandler…`, the function `APIHandler`.
+ROLES = {logical: ("ApiHandler" if logical == "APIHandler" else logical) for logical in FUNCTIONS}
+
+# The most concurrent executions an SQS trigger may start (a maximum on the event source, not a
+# reservation: reserved concurrency cannot be set on a new account, whose limit is 10). The API
+# keeps the rest of the account's concurrency however much mail or notification work queues up.
+MAX_CONCURRENCY = {
+    "dev": {"PollMailbox": 2, "DeliverNotifications": 2},
+    "prod": {"PollMailbox": 20, "DeliverNotifications": 10},
+}
+
+# Embedded-metric-format namespace of chalicelib/metrics.py; dimension Stage = table prefix stem.
+METRICS_NAMESPACE = "Agora"
+
+MANAGED_TRACING_POLICY = "arn:${AWS::Partition}:iam::aws:policy/AWSXRayDaemonWriteAccess"
+
+
+def parameters(stage: str) -> dict[str, Any]:
+    return {
+        "BaseUrl": {
+            "Type": "String",
+            "Description": "Public address of the community web site (AGORA_BASE_URL): "
+            "permalinks and the notification sender noreply@<its host>",
+            "AllowedPattern": r"^https?://[^/\s]+(/\S*)?$",
+            "ConstraintDescription": "an http(s) URL with a host, such as https://community.example.org",
+        },
+        "AlarmEmail": {
+            "Type": "String",
+            "Description": "Address that receives the alarms (confirm the subscription mail)",
+            "AllowedPattern": r"^[^@\s]+@[^@\s]+$",
+            "ConstraintDescription": "an email address",
+        },
+        "MailSenderDomain": {
+            "Type": "String",
+            "Default": "",
+            "Description": "Domain to verify in SES for outgoing notifications and digests "
+            "(usually the host of BaseUrl); empty: verify identities yourself",
+        },
+    }
+
+
+def conditions() -> dict[str, Any]:
+    return {"HasMailSenderDomain": {"Fn::Not": [{"Fn::Equals": [{"Ref": "MailSenderDomain"}, ""]}]}}
+
+
+def _alarm(description: str, metric: dict[str, Any], **overrides: Any) -> dict[str, Any]:
+    properties = {
+        "AlarmDescription": description,
+        "ActionsEnabled": True,
+        "AlarmActions": [{"Ref": "AlarmTopic"}],
+        "OKActions": [{"Ref": "AlarmTopic"}],
+        "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+        "EvaluationPeriods": 1,
+        "Period": 300,
+        "Statistic": "Sum",
+        "Threshold": 1,
+        # No data means nothing happened: no failures, no messages.
+        "TreatMissingData": "notBreaching",
+        **metric,
+        **overrides,
+    }
+    return {"Type": "AWS::CloudWatch::Alarm", "Properties": properties}
+
+
+def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
+    prefix = f"agora-{stage}"
+    resources: dict[str, Any] = {}
+    for logical, queue_key in (
+        ("Mailbox", "dead_letters"),
+        ("Notification", "notify_dead_letters"),
+    ):
+        resources[f"{logical}DeadLettersAlarm"] = _alarm(
+            f"{names[queue_key]} holds messages that failed 5 times "
+            f"({'a mailbox poll' if logical == 'Mailbox' else 'a notification chunk'}). "
+            "Read the function's log for the error, fix it, then move the messages back with "
+            "`aws sqs start-message-move-task`.",
+            {
+                "AlarmName": f"{prefix}-{logical.lower()}-dead-letters",
+                "Namespace": "AWS/SQS",
+                "MetricName": "ApproximateNumberOfMessagesVisible",
+                "Dimensions": [{"Name": "QueueName", "Value": names[queue_key]}],
+                "Statistic": "Maximum",
+            },
+        )
+    for logical, name in FUNCTIONS.items():
+        resources[f"{logical}ErrorsAlarm"] = _alarm(
+            f"The {name} function failed (an exception or a timeout). Its log group "
+            f"/aws/lambda/<function> has the stack trace.",
+            {
+                "AlarmName": f"{prefix}-{name}-errors",
+                "Namespace": "AWS/Lambda",
+                "MetricName": "Errors",
+                "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": logical}}],
+            },
+        )
+        resources[f"{logical}ThrottlesAlarm"] = _alarm(
+            f"The {name} function was throttled: the account's Lambda concurrency is used up. "
+            "Ask AWS for a higher concurrency quota, or lower the SQS triggers' maximum.",
+            {
+                "AlarmName": f"{prefix}-{name}-throttles",
+                "Namespace": "AWS/Lambda",
+                "MetricName": "Throttles",
+                "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": logical}}],
+            },
+        )
+    resources["Api5xxAlarm"] = _alarm(
+        "The API answered 5xx (500: an unexpected error, logged with its stack trace; 503: AWS "
+        "failures that outlasted the retries; 502/504: the function failed or timed out).",
+        {
+            "AlarmName": f"{prefix}-api-5xx",
+            "Namespace": "AWS/ApiGateway",
+            "MetricName": "5XXError",
+            "Dimensions": [
+                {"Name": "ApiName", "Value": prefix},
+                {"Name": "Stage", "Value": "api"},
+            ],
+        },
+        Threshold=5,
+    )
+    resources["MailFailedAlarm"] = _alarm(
+        "Mail could not be handled (status `failed` in the mail log): read the mailbox's log "
+        "at /connector/email-to-post/{groupId}/log or /connector/email-to-comment/log.",
+        {
+            "AlarmName": f"{prefix}-mail-failed",
+            "Namespace": METRICS_NAMESPACE,
+            "MetricName": "MailHandled",
+            "Dimensions": [
+                {"Name": "Stage", "Value": prefix},
+                {"Name": "Outcome", "Value": "failed"},
+            ],
+        },
+    )
+    return resources
+
+
+def operations_resources(stage: str, names: dict[str, str]) -> dict[str, Any]:
+    """Topic, alarms, SES identity, and the fragments merged into Chalice's functions and API."""
+    prefix = f"agora-{stage}"
+    resources: dict[str, Any] = {
+        "AlarmTopic": {
+            "Type": "AWS::SNS::Topic",
+            "Properties": {
+                "TopicName": f"{prefix}-alarms",
+                "DisplayName": f"Agora {stage} alarms",
+                "Subscription": [{"Protocol": "email", "Endpoint": {"Ref": "AlarmEmail"}}],
+            },
+        },
+        "MailSenderIdentity": {
+            "Type": "AWS::SES::EmailIdentity",
+            "Condition": "HasMailSenderDomain",
+            "Properties": {"EmailIdentity": {"Ref": "MailSenderDomain"}},
+        },
+        **alarms(stage, names),
+    }
+    for logical in FUNCTIONS:
+        function: dict[str, Any] = {
+            "Properties": {"Environment": {"Variables": {"AGORA_BASE_URL": {"Ref": "BaseUrl"}}}}
+        }
+        if logical in MAX_CONCURRENCY[stage]:
+            event = f"{logical}SqsEventSource"
+            function["Properties"]["Events"] = {
+                event: {
+                    "Properties": {
+                        "ScalingConfig": {"MaximumConcurrency": MAX_CONCURRENCY[stage][logical]}
+                    }
+                }
+            }
+        resources[logical] = function
+        if stage == "prod":
+            # X-Ray needs actions that take no resource; AWS's managed policy grants just those.
+            resources[f"{ROLES[logical]}Role"] = {
+                "Properties": {"ManagedPolicyArns": [{"Fn::Sub": MANAGED_TRACING_POLICY}]}
+            }
+    # Chalice names the API handler's log group after `ApiHandler`, a resource that does not
+    # exist (cfn-lint E3030): point it at the function.
+    resources["ApiHandlerLogGroup"] = {
+        "Properties": {"LogGroupName": {"Fn::Sub": "/aws/lambda/${APIHandler}"}}
+    }
+    return resources
+
+
+def outputs() -> dict[str, Any]:
+    return {
+        "AlarmTopicArn": {"Value": {"Ref": "AlarmTopic"}},
+        "MailSenderDkimRecords": {
+            "Condition": "HasMailSenderDomain",
+            "Description": "CNAME records that verify MailSenderDomain in SES (name=value)",
+            "Value": {
+                "Fn::Join": [
+                    " ",
+                    [
+                        {
+                            "Fn::Join": [
+                                "=",
+                                [
+                                    {"Fn::GetAtt": ["MailSenderIdentity", f"DkimDNSTokenName{n}"]},
+                                    {
+                                        "Fn::GetAtt": [
+                                            "MailSenderIdentity",
+                                            f"DkimDNSTokenValue{n}",
+                                        ]
+                                    },
+                                ],
+                            ]
+                        }
+                        for n in (1, 2, 3)
+                    ],
+                ]
+            },
+        },
+    }
