@@ -214,3 +214,42 @@ def test_the_event_form_creates_an_event_and_shows_the_api_errors(agora, page):
     assert [(e["title"], e["startDate"], e["endDate"], e["location"]) for e in saved] == [
         ("Summer fair", "2030-05-04T18:00:00Z", "2030-05-04T20:00:00Z", "Meadow")
     ]
+
+
+def test_feed_settings_show_the_api_error_beside_the_field_then_store_a_good_one(agora, page):
+    sign_in(page, agora)
+    page.get_by_role("link", name="Settings").click()
+    choose_group(page, "Gardening Club")
+    feed = page.get_by_role("form", name="Feed settings")
+    editor = feed.get_by_label("Editor email")
+    expect(editor).to_be_visible()
+    screenshot(page, "settings")
+    assert axe_violations(page) == []
+
+    editor.fill("not an email")
+    feed.get_by_role("checkbox", name="Sunday").check()
+    feed.get_by_role("button", name="Save feed settings").click()
+    error = feed.locator('[data-key="editorEmail"] .field-error')
+    expect(error).to_be_visible()
+    expect(editor).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_role("status")).not_to_contain_text("saved")
+    status, body = api(agora, "GET", f"feed/settings/{GARDENING}")
+    assert body["object"]["editorEmail"] != "not an email"
+
+    editor.fill("editor@agora.example")
+    feed.get_by_role("button", name="Save feed settings").click()
+    expect(page.get_by_role("status")).to_contain_text("Feed settings saved.")
+    expect(error).to_be_hidden()
+    status, body = api(agora, "GET", f"feed/settings/{GARDENING}")
+    assert status == 200 and body["object"]["editorEmail"] == "editor@agora.example"
+    assert {d["name"]: d["selected"] for d in body["object"]["skipDays"]}["Sunday"] is True
+
+
+def test_a_group_administrator_sees_only_their_groups_and_no_system_settings(agora, page):
+    sign_in(page, agora, ("gus@agora.example", "agora-demo-gus"))
+    page.get_by_role("link", name="Settings").click()
+    options = page.get_by_label("Group", exact=True).locator("option")
+    expect(options).to_have_text(["Gardening Club", "Tomato Growers"])
+    expect(page.get_by_role("form", name="Feed settings")).to_be_visible()
+    expect(page.get_by_role("heading", name="Home page")).to_have_count(0)
+    expect(page.get_by_role("link", name="Profile fields")).to_have_count(0)

@@ -1,0 +1,200 @@
+// Settings of a group the user administers; for the root administrator also the system-wide ones.
+import { api } from "./api.js";
+import { apiForm, fill, groupChooser, h, nextId, report, section } from "./ui.js";
+
+const MAILBOX_FIELDS = [
+  { key: "isEnabled", label: "Enabled", type: "checkbox" },
+  { key: "serverName", label: "POP3 server" },
+  { key: "serverPort", label: "Port", type: "number" },
+  { key: "isSSL", label: "Use SSL", type: "checkbox" },
+  { key: "serverUsername", label: "User name" },
+  { key: "serverPassword", label: "Password", type: "password", autocomplete: "new-password", hint: "Write-only: leave empty to keep the stored password." },
+  { key: "deleteProcessed", label: "Delete processed mail from the server", type: "checkbox" },
+];
+
+export async function render(main, context) {
+  const groups = context.session.groups.filter((g) => g.mayAdminister);
+  if (!groups.some((g) => g.id === context.groupId)) context.groupId = groups[0].id;
+  const body = h("div", { class: "grid-2" });
+  const chooser = groupChooser(groups, context.groupId, (id) => {
+    context.groupId = id;
+    show();
+  });
+  main.replaceChildren(h("h1", {}, "Settings"), chooser, body);
+
+  function show() {
+    const g = context.groupId;
+    const cards = [
+      settingsCard({
+        title: "Email-to-post connector",
+        get: `connector/email-to-post/${g}`,
+        put: `connector/email-to-post/${g}`,
+        fields: () => MAILBOX_FIELDS,
+        submitLabel: "Save email-to-post connector",
+      }),
+      settingsCard({
+        title: "Feed settings",
+        get: `feed/settings/${g}`,
+        put: `feed/settings/${g}`,
+        submitLabel: "Save feed settings",
+        fields: (object) => [
+          { key: "imageUrl", label: "Image URL", type: "url" },
+          { key: "imageLinkUrl", label: "Image link URL", type: "url" },
+          { key: "imageAlt", label: "Image description" },
+          { key: "ttl", label: "Time to live (minutes)", type: "number" },
+          { key: "editorEmail", label: "Editor email", type: "email" },
+          { key: "webmasterEmail", label: "Webmaster email", type: "email" },
+          { key: "skipDays", label: "Skip days", type: "flags", options: (object.skipDays || []).map((f) => f.name) },
+          { key: "skipHours", label: "Skip hours", type: "flags", options: (object.skipHours || []).map((f) => f.name) },
+        ],
+      }),
+      settingsCard({
+        title: "Group email",
+        get: `group-email/${g}`,
+        put: `group-email/${g}`,
+        submitLabel: "Save group email",
+        fields: () => [
+          { key: "email", label: "Sender email", type: "email" },
+          { key: "name", label: "Sender name" },
+          { key: "newsletterName", label: "Newsletter name", hint: "Empty: the sender name." },
+        ],
+      }),
+      settingsCard({
+        title: "Newsletter disclaimer",
+        get: `newsletter/settings/${g}`,
+        put: `newsletter/settings/${g}`,
+        submitLabel: "Save newsletter disclaimer",
+        fields: () => [{ key: "disclaimer", label: "Disclaimer", type: "textarea" }],
+      }),
+      settingsCard({
+        title: "Private landing page",
+        get: `system-page/private-landing-page/group/${g}`,
+        put: `system-page/private-landing-page/group/${g}`,
+        submitLabel: "Save private landing page",
+        preview: true,
+        fields: () => [{ key: "content", label: "Private landing page content (HTML)", type: "textarea", rows: 8 }],
+      }),
+      settingsCard({
+        title: "Premium landing page",
+        get: `system-page/premium-landing-page/group/${g}`,
+        put: `system-page/premium-landing-page/group/${g}`,
+        submitLabel: "Save premium landing page",
+        preview: true,
+        fields: () => [
+          { key: "isEnabled", label: "Premium landing page enabled", type: "checkbox" },
+          { key: "content", label: "Premium landing page content (HTML)", type: "textarea", rows: 8 },
+        ],
+      }),
+      localConnectors(g),
+    ];
+    if (context.session.isRootAdmin) {
+      cards.push(
+        h("h2", { class: "system" }, "System-wide (root administrator)"),
+        settingsCard({
+          title: "Home page",
+          get: "system-page/home-page",
+          put: "system-page/home-page",
+          submitLabel: "Save home page",
+          preview: true,
+          fields: () => [{ key: "content", label: "Home page content (HTML)", type: "textarea", rows: 8 }],
+        }),
+        settingsCard({
+          title: "Email-to-comment connector",
+          get: `connector/email-to-comment/${g}`,
+          put: "connector/email-to-comment",
+          submitLabel: "Save email-to-comment connector",
+          fields: () => MAILBOX_FIELDS,
+        }),
+      );
+    }
+    body.replaceChildren(...cards);
+  }
+  show();
+}
+
+// A card that reads its settings, then offers them as a form that saves with PUT.
+function settingsCard({ title, get, put, fields, submitLabel, preview }) {
+  const loading = h("p", { class: "loading" }, "Loading…");
+  const card = section(title, loading);
+  api("GET", get).then((answer) => {
+    if (!answer.ok) {
+      loading.replaceWith(h("p", { class: "form-error" }, `Cannot read the ${title.toLowerCase()}: ${answer.envelope.errors?.[0]?.message || answer.status}`));
+      return;
+    }
+    const frame = preview
+      ? h("iframe", { class: "preview", sandbox: "", title: `Preview of the ${title.toLowerCase()} as stored (sanitised)` })
+      : null;
+    const showPreview = (object) => {
+      if (frame) frame.srcdoc = object?.content || "<p><em>(empty)</em></p>";
+    };
+    const form = apiForm({
+      name: title,
+      fields: fields(answer.object),
+      submitLabel,
+      saved: `${title} saved.`,
+      save: async (body) => {
+        const result = await api("PUT", put, { body });
+        if (result.ok) showPreview(result.object);
+        return result;
+      },
+    });
+    fill(form, answer.object);
+    showPreview(answer.object);
+    loading.replaceWith(form, ...(frame ? [h("h3", {}, "Preview (as stored, sanitised)"), frame] : []));
+  });
+  return card;
+}
+
+function localConnectors(groupId) {
+  const loading = h("p", { class: "loading" }, "Loading…");
+  const card = section("Local connectors", loading);
+  api("GET", `connector/local/list/group/${groupId}`).then((answer) => {
+    if (!report(answer)) {
+      loading.replaceWith(h("p", { class: "form-error" }, "Cannot read the local connectors."));
+      return;
+    }
+    const connectors = answer.object.connectors || [];
+    if (!connectors.length) {
+      loading.replaceWith(h("p", { class: "empty" }, "No local connector."));
+      return;
+    }
+    loading.replaceWith(
+      ...connectors.map((connector) => {
+        const chat = "applicationId" in (connector.settings || {});
+        const fields = [
+          { key: "isEnabled", label: `${connector.name} enabled`, type: "checkbox" },
+          { key: "inheritSettings", label: `${connector.name}: inherit the parent group's settings`, type: "checkbox" },
+        ];
+        if (chat)
+          fields.push(
+            { key: "settings.applicationId", label: `${connector.name} application ID` },
+            { key: "settings.applicationSecret", label: `${connector.name} application secret`, type: "password", autocomplete: "new-password", hint: "Write-only: leave empty to keep the stored secret." },
+            { key: "settings.allowGuest", label: `${connector.name}: allow guests`, type: "checkbox" },
+          );
+        const inherited = connector.settings?.inheritedFrom;
+        const headingId = nextId("connector");
+        const form = apiForm({
+          name: connector.name,
+          fields,
+          submitLabel: `Save ${connector.name}`,
+          saved: `${connector.name} saved.`,
+          save: async (body) => {
+            const result = await api("PUT", `connector/local/${connector.id}/group/${groupId}`, { body: chat ? body : { ...body, settings: {} } });
+            // The answer carries inheritSettings inside settings (the spec's shape); the form has it on top.
+            if (result.ok) result.object = { ...result.object, inheritSettings: result.object.settings?.inheritSettings };
+            return result;
+          },
+        });
+        fill(form, { ...connector, inheritSettings: connector.settings?.inheritSettings });
+        return h(
+          "article",
+          { class: "connector", "aria-labelledby": headingId },
+          h("h3", { id: headingId }, connector.name),
+          h("p", { class: "hint" }, connector.description, inherited ? ` · Settings inherited from ${inherited.name}.` : ""),
+          form,
+        );
+      }),
+    );
+  });
+  return card;
+}
