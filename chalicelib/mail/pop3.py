@@ -19,9 +19,27 @@ DEFAULT_CONNECT_TIMEOUT_SECONDS = 10.0
 DEFAULT_READ_TIMEOUT_SECONDS = 30.0
 
 
+# Read RETR in pieces of this size: a line may be longer (minified HTML has megabyte lines), but
+# no single read holds more than this.
+READ_PIECE_BYTES = 64 * 1024
+
+
 class MailboxError(Exception):
     """The mailbox could not be reached or answered with an error; the message never holds the
-    password, so it can go into the mail-in log as it is."""
+    password, so it can go into the mail-in log as it is.
+
+    `broken` says the session is unusable (timeout, connection closed, garbled reply): whoever
+    goes on must reconnect. An `-ERR` answer leaves the session usable.
+    """
+
+    def __init__(self, message: str, *, broken: bool = False) -> None:
+        super().__init__(message)
+        self.broken = broken
+
+
+class MessageTooLarge(MailboxError):
+    """RETR sent more than the caller's limit (the server's LIST size was wrong); the rest of the
+    message was read and dropped, so the session is still usable."""
 
 
 class Pop3Mailbox:
@@ -49,6 +67,7 @@ class Pop3Mailbox:
         self.is_ssl = is_ssl
         self._where = f"{'pop3s' if is_ssl else 'pop3'}://{username}@{host}:{port}"
         self._is_open = False
+        self._broken = False
         self._connection = self._connect(connect_timeout)
         self._is_open = True
         try:
@@ -79,12 +98,21 @@ class Pop3Mailbox:
         """Run one poplib command, turning its errors into `MailboxError`."""
         try:
             return method(*args)
+        except MailboxError:
+            raise
         except poplib.error_proto as error:
-            raise MailboxError(f"{self._where}: {action} failed: {_server_text(error)}") from error
+            # An -ERR answer is a whole reply; anything else poplib calls error_proto ("line
+            # too long", a reply without +OK/-ERR) leaves the stream at an unknown place.
+            text = _server_text(error)
+            broken = not text.startswith("-ERR")
+            self._broken = self._broken or broken
+            raise MailboxError(f"{self._where}: {action} failed: {text}", broken=broken) from error
         except TimeoutError as error:
-            raise MailboxError(f"{self._where}: {action} timed out") from error
+            self._broken = True
+            raise MailboxError(f"{self._where}: {action} timed out", broken=True) from error
         except (OSError, EOFError) as error:
-            raise MailboxError(f"{self._where}: {action} failed: {error}") from error
+            self._broken = True
+            raise MailboxError(f"{self._where}: {action} failed: {error}", broken=True) from error
 
     def listing(self) -> dict[int, int]:
         """Message number -> size in octets (POP3 LIST)."""
@@ -96,10 +124,49 @@ class Pop3Mailbox:
         _, lines, _ = self._call("UIDL", self._connection.uidl)
         return dict(_number_and_text(line) for line in lines)
 
-    def retrieve(self, number: int) -> bytes:
-        """The raw message, lines joined with CRLF as on the wire (dot-stuffing undone)."""
-        _, lines, _ = self._call(f"RETR {number}", self._connection.retr, number)
-        return b"\r\n".join(lines) + b"\r\n"
+    @property
+    def is_usable(self) -> bool:
+        """False once the session broke (see `MailboxError.broken`): reconnect to go on."""
+        return self._is_open and not self._broken
+
+    def retrieve(self, number: int, max_bytes: int | None = None) -> bytes:
+        """The raw message as on the wire (CRLF line ends, dot-stuffing undone).
+
+        Read here rather than with `poplib.retr`, which refuses lines over 2,048 bytes and leaves
+        the session in the middle of the message: RFC 5322 says 998, real mail does not care.
+        More than `max_bytes` raises `MessageTooLarge` after reading the rest of the message.
+        """
+        return self._call(f"RETR {number}", self._read_message, number, max_bytes)
+
+    def _read_message(self, number: int, max_bytes: int | None) -> bytes:
+        connection = self._connection
+        # poplib's own command helpers: the status line is short, so its line limit is harmless.
+        connection._putcmd(f"RETR {number}")  # noqa: SLF001
+        connection._getresp()  # noqa: SLF001 (raises error_proto on -ERR)
+        stream = connection.file
+        pieces: list[bytes] = []
+        total = 0
+        at_line_start = True
+        while True:
+            piece = stream.readline(READ_PIECE_BYTES)
+            if not piece:
+                raise EOFError("the server closed the connection in the middle of a message")
+            if at_line_start:
+                if piece in (b".\r\n", b".\n"):
+                    break
+                if piece.startswith(b"."):  # dot-stuffing (RFC 1939 §3)
+                    piece = piece[1:]
+            at_line_start = piece.endswith(b"\n")
+            total += len(piece)
+            if max_bytes is None or total <= max_bytes:
+                pieces.append(piece)
+            elif pieces:
+                pieces.clear()  # keep reading to the end, so the session stays in step
+        if max_bytes is not None and total > max_bytes:
+            raise MessageTooLarge(
+                f"{self._where}: RETR {number} sent {total} bytes, more than {max_bytes}"
+            )
+        return b"".join(pieces)
 
     def delete(self, number: int) -> None:
         """Mark a message for deletion; the server removes it only at `quit()`."""
@@ -109,6 +176,9 @@ class Pop3Mailbox:
         """End the session and commit the deletions."""
         if not self._is_open:
             return
+        if self._broken:
+            self.close()
+            raise MailboxError(f"{self._where}: the session broke; deletions were not committed")
         try:
             self._call("QUIT", self._connection.quit)
         finally:
