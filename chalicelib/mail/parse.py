@@ -22,6 +22,23 @@ Classification rules (decided here, used by ingestion to ignore mail):
   sender `MAILER-DAEMON@…` or `postmaster@…`, an empty return path (`Return-Path: <>`, which
   RFC 5321 reserves for notifications), or an `X-Failed-Recipients` header.
 * Spam (`is_spam`): SpamAssassin's `X-Spam-Flag: YES` (or `X-Spam-Status: Yes, …`).
+
+What raises `MailParseError` (the mail is rejected "cannot be read: …", never posted):
+* no header block at all (binary junk, an empty file);
+* MIME nested deeper than `MAX_MIME_DEPTH` or with more than `MAX_MIME_PARTS` parts (a bomb:
+  the standard parser recurses per level, and every part costs time);
+* a multipart without a usable boundary whose body still holds MIME part headers (raw MIME
+  would be posted as text); a multipart whose boundary is merely missing from a plain body, as
+  Apple Mail sends, is read as that text;
+* text parts that all fail to decode (base64 with characters outside its alphabet).
+
+Sender (`from_address`): the standard parser's reading of `From`, exactly one mailbox with a
+plain `local@domain` addr-spec; anything else leaves it None and says why in `sender_problem`.
+The raw header text is never scanned for an address: a display name is text the sender chose
+(`"<admin@example.org>" <"x y"@evil.example>`), not an identity.
+
+Every text field is free of C0 control characters (tab and newline kept in body text), lone
+surrogates and U+FFFE/U+FFFF: what is stored from mail must be valid in XML (RSS) and UTF-8.
 """
 
 from __future__ import annotations
@@ -31,18 +48,24 @@ import html as html_lib
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from email import policy
+from email import errors, policy
 from email.header import decode_header, make_header
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from email.utils import parsedate_to_datetime
+from typing import Any
 
 # ---------------------------------------------------------------------------------------------
 # Result
 
 
+MAX_MIME_DEPTH = 20
+MAX_MIME_PARTS = 500
+
+
 class MailParseError(ValueError):
-    """The input holds no mail at all (no header could be read)."""
+    """The input cannot be read as a mail (rules in the module docstring); the message is plain
+    words, fit for the mail-in log."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +93,7 @@ class ParsedMail:
     headers_size: int
     from_address: str | None
     from_name: str | None
+    sender_problem: str | None
     to_addresses: tuple[str, ...]
     subject: str
     date: datetime | None
@@ -116,29 +140,76 @@ def parse_mail(raw: bytes) -> ParsedMail:
     if not isinstance(raw, bytes | bytearray):
         raise MailParseError(f"a mail is bytes, not {type(raw).__name__}")
     raw = bytes(raw)
-    message = _read_message(raw)
-    if not message.keys():
-        raise MailParseError("no mail headers found")
     try:
+        message = _read_message(raw)
+        if not message.keys():
+            raise MailParseError("no mail headers found")
+        _check_structure(message)
         return _parsed(raw, message)
+    except MailParseError:
+        raise
+    except RecursionError as error:
+        raise MailParseError("MIME parts nested too deeply") from error
     except Exception as error:  # a parser bug must reject this one mail, not the mailbox run
-        raise MailParseError(f"cannot parse mail: {type(error).__name__}: {error}") from error
+        raise MailParseError(f"the mail is malformed ({type(error).__name__})") from error
 
 
 def _read_message(raw: bytes) -> EmailMessage:
     # Some exports start with blank lines, which a strict parser reads as "no headers at all".
     # An mbox "From " line is read by the parser as the unix-from and needs nothing here.
     content = raw.lstrip(b"\r\n\t ")
+    if len(_MIME_NESTING_HINT.findall(content, 0, _HINT_WINDOW)) > MAX_MIME_DEPTH:
+        # Cheap early answer for MIME bombs: the standard parser would recurse per level.
+        _check_boundary_nesting(content)
     message = BytesParser(policy=policy.default).parsebytes(content)
     assert isinstance(message, EmailMessage)
     return message
 
 
+_MIME_NESTING_HINT = re.compile(rb"(?im)^[ \t]*content-type:[ \t]*multipart/")
+_HINT_WINDOW = 4 * 1024 * 1024
+
+
+def _check_boundary_nesting(content: bytes) -> None:
+    """Reject before parsing when multipart headers open more levels than allowed.
+
+    Counts multipart headers that come before the first closing boundary: in a MIME tree each
+    of those is one level deeper than the one before.
+    """
+    depth = 0
+    for line in content.split(b"\n"):
+        stripped = line.strip()
+        if _MIME_NESTING_HINT.match(stripped):
+            depth += 1
+            if depth > MAX_MIME_DEPTH:
+                raise MailParseError(f"MIME parts nested deeper than {MAX_MIME_DEPTH} levels")
+        elif stripped.startswith(b"--") and stripped.endswith(b"--") and len(stripped) > 4:
+            return
+
+
+def _check_structure(message: Message) -> None:
+    """MIME depth and part count within bounds (walked without recursion)."""
+    stack: list[tuple[Message, int]] = [(message, 1)]
+    parts = 0
+    while stack:
+        part, depth = stack.pop()
+        parts += 1
+        if depth > MAX_MIME_DEPTH:
+            raise MailParseError(f"MIME parts nested deeper than {MAX_MIME_DEPTH} levels")
+        if parts > MAX_MIME_PARTS:
+            raise MailParseError(f"more than {MAX_MIME_PARTS} MIME parts")
+        if part.is_multipart():
+            payload = part.get_payload()
+            if isinstance(payload, list):
+                stack.extend((child, depth + 1) for child in payload if isinstance(child, Message))
+
+
 def _parsed(raw: bytes, message: EmailMessage) -> ParsedMail:
-    from_address, from_name = _sender(message)
+    from_address, from_name, sender_problem = _sender(message)
     subject = _subject(message)
     text_parts, html_parts, attachments = _body_parts(message)
     text, html = _chosen_body(text_parts, html_parts)
+    text, html = clean_text(text), clean_text(html)
     auto_reason = _auto_reason(message, subject)
     bounce_reason = _bounce_reason(message, from_address)
     return ParsedMail(
@@ -147,7 +218,8 @@ def _parsed(raw: bytes, message: EmailMessage) -> ParsedMail:
         size=len(raw),
         headers_size=_headers_size(raw),
         from_address=from_address,
-        from_name=from_name,
+        from_name=clean_line(from_name) if from_name else None,
+        sender_problem=sender_problem,
         to_addresses=_recipients(message),
         subject=subject,
         date=_date(_header(message, "Date")),
@@ -238,7 +310,24 @@ def _message_id(value: str | None) -> str | None:
 
 
 def _subject(message: Message) -> str:
-    return _header(message, "Subject") or ""
+    return clean_line(_header(message, "Subject") or "")
+
+
+_CONTROL_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\ud800-\udfff\ufffe\uffff]")
+_CONTROL_IN_LINE = re.compile("[\x00-\x08\x0b-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def clean_text(value: str) -> str:
+    """Body text without C0 controls (tab and newline kept; CR becomes a line end), lone
+    surrogates or noncharacters: none of them is valid in XML, and surrogates not in UTF-8."""
+    value = value.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL_IN_TEXT.sub("", value)
+
+
+def clean_line(value: str) -> str:
+    """One line of text (a subject, a name): tabs and line ends become spaces, other controls go."""
+    value = re.sub("[\t\r\n]+", " ", value)
+    return _CONTROL_IN_LINE.sub("", value).strip()
 
 
 def _date(value: str | None) -> datetime | None:
@@ -256,45 +345,62 @@ def _date(value: str | None) -> datetime | None:
         return None
 
 
-_ADDR_SPEC = re.compile(r"^[^\s@<>()\[\]\"',;:]+@[^\s@<>()\[\]\"',;:]+\.?[^\s@<>()\[\]\"',;:]*$")
-_ANGLE_ADDR = re.compile(r"<\s*([^<>\s]+@[^<>\s]+?)\s*>")
-_BARE_ADDR = re.compile(r"[^\s<>()\[\]\"',;:]+@[^\s<>()\[\]\"',;:]+")
+# RFC 5322 dot-atom local part and a host name: no quoted local parts, no address literals, no
+# comments. Stricter than the RFC on purpose: a sender must be an address we can compare.
+_PLAIN_LOCAL_PART = re.compile(
+    r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
+)
+_PLAIN_DOMAIN = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}")
 
 
-def _addresses(message: EmailMessage, name: str) -> list[tuple[str, str | None]]:
-    """(lowercased addr-spec, display name or None) for an address header, malformed or not."""
-    raw_value = _header(message, name)
-    if not raw_value:
-        return []
+def _address_list(message: EmailMessage, name: str) -> list[Any]:
+    """The standard parser's addresses of a header ([] when it cannot read them)."""
     try:
         header = message[name]
-        parsed = [
-            (address.addr_spec, address.display_name or None)
-            for address in getattr(header, "addresses", ())
-        ]
-        if parsed and all(_ADDR_SPEC.match(spec) for spec, _ in parsed):
-            return [(spec.lower(), display) for spec, display in parsed]
+        return list(getattr(header, "addresses", ()) or ())
     except Exception:  # the standard parser has raised on real-world headers
-        pass
-    # Fallback for headers the standard parser misreads (e.g. an unquoted "[...]" in the name).
-    match = _ANGLE_ADDR.search(raw_value)
-    if match:
-        display = raw_value[: match.start()].strip().strip('"').strip() or None
-        return [(match.group(1).lower(), display)]
-    return [(found.lower(), None) for found in _BARE_ADDR.findall(raw_value)]
+        return []
 
 
-def _sender(message: EmailMessage) -> tuple[str | None, str | None]:
-    addresses = _addresses(message, "From")
-    if not addresses:
-        return None, None
-    return addresses[0]
+def _plain(address: Any) -> str | None:
+    username, domain = str(address.username or ""), str(address.domain or "")
+    if _PLAIN_LOCAL_PART.fullmatch(username) and _PLAIN_DOMAIN.fullmatch(domain):
+        return f"{username}@{domain}".lower()
+    return None
+
+
+def _sender(message: EmailMessage) -> tuple[str | None, str | None, str | None]:
+    """(address, display name, None), or (None, None, why not)."""
+    headers = _headers(message, "From")
+    if not headers:
+        return None, None, "the mail has no From header"
+    if len(headers) > 1:
+        return None, None, "the mail has more than one From header"
+    addresses = _address_list(message, "From")
+    if len(addresses) != 1:
+        if not addresses:
+            return None, None, "the From header holds no readable address"
+        return None, None, f"the From header names {len(addresses)} addresses, not one"
+    [address] = addresses
+    plain = _plain(address)
+    if plain is None:
+        return None, None, "the From address is not a plain name@domain address"
+    return plain, str(address.display_name or "") or None, None
+
+
+def _addresses(message: EmailMessage, name: str) -> list[str]:
+    found = []
+    for address in _address_list(message, name):
+        plain = _plain(address)
+        if plain:
+            found.append(plain)
+    return found
 
 
 def _recipients(message: EmailMessage) -> tuple[str, ...]:
     found: list[str] = []
     for name in ("To", "Cc"):
-        for address, _ in _addresses(message, name):
+        for address in _addresses(message, name):
             if address not in found:
                 found.append(address)
     return tuple(found)
@@ -397,6 +503,7 @@ def _body_parts(message: Message) -> tuple[list[str], list[str], list[Attachment
     text_parts: list[str] = []
     html_parts: list[str] = []
     attachments: list[Attachment] = []
+    undecodable: list[str] = []
 
     def visit(part: Message) -> None:
         content_type = part.get_content_type()
@@ -407,11 +514,16 @@ def _body_parts(message: Message) -> tuple[list[str], list[str], list[Attachment
             return
         filename = _filename(part)
         is_attachment = part.get_content_disposition() == "attachment" or filename is not None
-        # A multipart that lost its boundaries reaches us as one text blob: read it as text.
         if part.get_content_maintype() == "multipart":
+            # A multipart that lost its boundaries reaches us as one text blob: read it as
+            # text when it is text (Apple Mail), reject it when it is raw MIME.
+            _check_lost_boundary(part)
             content_type = "text/plain"
         if content_type in ("text/plain", "text/html") and not is_attachment:
             decoded = _decoded_text(part)
+            if decoded is None:
+                undecodable.append(content_type)
+                return
             (text_parts if content_type == "text/plain" else html_parts).append(decoded)
             return
         attachments.append(
@@ -419,7 +531,22 @@ def _body_parts(message: Message) -> tuple[list[str], list[str], list[Attachment
         )
 
     visit(message)
+    if undecodable and not text_parts and not html_parts:
+        raise MailParseError("its text cannot be decoded (broken base64)")
     return text_parts, html_parts, attachments
+
+
+_PART_HEADER = re.compile(r"(?im)^content-(?:type|transfer-encoding|disposition)[ \t]*:")
+
+
+def _check_lost_boundary(part: Message) -> None:
+    boundary = part.get_boundary()
+    payload = part.get_payload()
+    text = payload if isinstance(payload, str) else ""
+    if not boundary:
+        raise MailParseError(f"a {part.get_content_type()} part without a boundary")
+    if _PART_HEADER.search(text):
+        raise MailParseError(f"a {part.get_content_type()} part whose boundary never appears")
 
 
 def _filename(part: Message) -> str | None:
@@ -458,11 +585,14 @@ def _payload_size(part: Message) -> int:
 _WINDOWS_1252_LABELS = {"iso-8859-1", "latin-1", "latin1", "us-ascii", "ascii", "iso8859-1"}
 
 
-def _decoded_text(part: Message) -> str:
+def _decoded_text(part: Message) -> str | None:
+    """The part's text; None when its transfer encoding is broken beyond reading."""
     try:
         payload = part.get_payload(decode=True)
     except Exception:
         payload = None
+    if any(isinstance(defect, errors.InvalidBase64CharactersDefect) for defect in part.defects):
+        return None
     if not isinstance(payload, bytes):
         fallback = part.get_payload()
         payload = fallback.encode("utf-8", "surrogateescape") if isinstance(fallback, str) else b""

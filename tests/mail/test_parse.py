@@ -123,10 +123,13 @@ def test_encoded_display_name_is_decoded(corpus_dir: Path) -> None:
     assert parsed.text == "Будьте здоровы!"
 
 
-def test_invalid_from_still_yields_the_address(corpus_dir: Path) -> None:
+def test_a_from_the_standard_parser_cannot_read_has_no_sender(corpus_dir: Path) -> None:
+    # Issue 14: the address is never dug out of the raw header text (a display name could
+    # carry anyone's address), so an unreadable From means no sender.
     parsed = parse_corpus(corpus_dir, "invalid_from.eml")
 
-    assert parsed.from_address == "discourse@bar.com"
+    assert parsed.from_address is None
+    assert parsed.sender_problem == "the From address is not a plain name@domain address"
 
 
 def test_leading_blank_line_before_headers_is_tolerated(corpus_dir: Path) -> None:
@@ -256,16 +259,27 @@ def test_empty_return_path_is_a_bounce() -> None:
     assert parsed.is_bounce and parsed.bounce_reason == "empty return path"
 
 
-def test_unknown_charset_and_broken_base64_do_not_crash() -> None:
+def test_unknown_charset_does_not_crash() -> None:
     raw = (
         b"From: a@example.com\nContent-Type: text/plain; charset=x-no-such-charset\n"
-        b"Content-Transfer-Encoding: base64\n\n!!not base64 at all\xff\xfe\n"
+        b"Content-Transfer-Encoding: 8bit\n\nnot in any charset\xff\xfe\n"
     )
 
     parsed = parse_mail(raw)
 
     assert parsed.from_address == "a@example.com"
-    assert isinstance(parsed.text, str)
+    assert parsed.text.startswith("not in any charset")
+
+
+def test_text_in_broken_base64_is_a_parse_error() -> None:
+    # Issue 14: a body that cannot be decoded is rejected, never posted as raw text.
+    raw = (
+        b"From: a@example.com\nContent-Type: text/plain; charset=x-no-such-charset\n"
+        b"Content-Transfer-Encoding: base64\n\n!!not base64 at all\xff\xfe\n"
+    )
+
+    with pytest.raises(MailParseError, match="cannot be decoded"):
+        parse_mail(raw)
 
 
 @pytest.mark.parametrize("raw", [b"", b"\n\n\n", b"\x00\x01\x02 not a mail"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -11,7 +12,10 @@ def mail_corpus_dir() -> Path:
     """The Discourse mail corpus, read in place from shared/ next to the repository.
 
     It is GPL test data, so it is never copied into this repository; tests skip without it.
+    `AGORA_MAIL_CORPUS_DIR` points elsewhere (a worktree that is not next to shared/).
     """
+    if os.environ.get("AGORA_MAIL_CORPUS_DIR"):
+        return Path(os.environ["AGORA_MAIL_CORPUS_DIR"])
     return REPO_ROOT.parent / "shared" / "mail-corpus" / "discourse"
 
 
