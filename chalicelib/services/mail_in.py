@@ -2,31 +2,45 @@
 
 The order of steps is what makes a crash between any two of them harmless:
 
-1. download the mail (nothing stored yet: a crash means the next poll downloads it again);
-2. reserve its log entry, keyed by (mailbox, Message-ID or content hash), with the id of the post
-   (derived from the same key) or comment (taken from the counter once, kept in the entry);
-3. store the post or comment with a conditional put (a second attempt finds it there);
-4. store the outcome on the entry and mark the POP3 UIDL handled;
-5. only then DELE (committed by QUIT; a crash before QUIT keeps the mail on the server, where the
-   UIDL marker or the entry makes the next poll skip it).
+1. list the mailbox and drop the messages whose UIDL marker (scoped to server, port and account)
+   says they are handled; only the rest counts against the per-poll cap;
+2. download (sequentially: one POP3 session) and parse; nothing stored yet, so a crash means
+   the next poll downloads it again;
+3. count the attempt on the mail's log entry, keyed by (mailbox, Message-ID or content hash),
+   BEFORE planning or importing: a mail that kills the process (a Lambda timeout) is counted
+   like one that raises, and is quarantined after `max_attempts`;
+4. plan (pure rules, `chalicelib.services.mail_rules`) and write the outcome in one transaction:
+   the post or comment (conditional on its id being new), the final log entry, the UIDL marker;
+5. only then DELE (committed by QUIT; a crash before QUIT keeps the mail on the server, where
+   the marker or the entry makes the next poll skip it).
 
-A mail that raises is logged `failed` and retried on later polls up to `max_attempts`, then kept
-out of the way (quarantined: final, never deleted). It never stops the mails after it.
+One message never stops a mailbox: whatever goes wrong with it (a protocol error, a line of a
+megabyte, binary junk, MIME nested 2,000 deep, an item too large, a timeout) becomes its log
+entry, `rejected` with a plain reason when it will never work, `failed` and retried up to
+`max_attempts` when it might, and the poll goes on, reconnecting if the session broke.
+
+Speed: markers and entries are read in batches, fresh mails' attempts are written in one batch,
+and mails are planned and stored concurrently (they are independent; POP3 stays sequential).
+A mail whose attempt was counted by an earlier poll that never finished is a suspect: it is
+handled on its own, so a mail that kills the process never takes the others down with it twice.
 """
 
 from __future__ import annotations
 
-import re
+import threading
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
 from chalicelib.auth import Caller
 from chalicelib.logs import get_logger
+from chalicelib.services import mail_rules
 from chalicelib.services.domain_events import CommentCreated, PostCreated
 from chalicelib.services.links import slugify
+from chalicelib.services.mail_rules import Plan
 
 log = get_logger("mail")
 
@@ -35,6 +49,14 @@ MAIL_NAMESPACE = uuid.UUID("1b2f6c3e-58a4-4f0d-9c47-0a9e1f3b7d21")
 FINAL = {"posted", "commented", "ignored", "rejected", "quarantined"}
 MAX_MAIL_BYTES = 10 * 1024 * 1024
 COMMENT_COUNTER = "comments"
+# Mails downloaded before they are stored together (batch reads and writes per chunk).
+CHUNK = 25
+# A session that keeps breaking is given up after this many reconnections in one poll.
+MAX_RECONNECTS = 3
+MAX_SUBJECT_CHARS = 500
+MAX_REASON_CHARS = 1000
+
+__all__ = ["Checkpoints", "MailboxConfig", "MailIngestor", "Plan", "PollResult"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +70,12 @@ class MailboxConfig:
     password: str
     is_ssl: bool
     delete_processed: bool
+
+    @property
+    def account(self) -> str:
+        from chalicelib.store.mail import account_key
+
+        return account_key(self.host, self.port, self.username)
 
 
 @dataclass
@@ -81,36 +109,114 @@ class PollResult:
         )
         return f"{self.mailbox}: {counts}" + (f" (error: {self.error})" if self.error else "")
 
-
-@dataclass(frozen=True)
-class Outcome:
-    status: str  # posted | commented | ignored | rejected
-    reason: str
-    post_id: str | None = None
-    comment_id: int | None = None
-
-
-@dataclass
-class Plan:
-    """What a mail should become, decided before anything is written."""
-
-    status: Literal["posted", "commented", "ignored", "rejected"]
-    reason: str
-    author: Any = None
-    group: Any = None
-    post: Any = None  # the commented post
-    parent_comment_id: int = 0
-    title: str = ""
-    content: str = ""
-    is_approved: bool = True
-    notes: list[str] = field(default_factory=list)
+    def count(self, status: str) -> None:
+        name = {"quarantined": "failed"}.get(status, status)
+        if hasattr(self, name) and name not in ("seen", "deleted", "left", "mailbox", "error"):
+            setattr(self, name, getattr(self, name) + 1)
 
 
 class Checkpoints:
-    """Named points between the steps above. Tests pass one that fails at a chosen step."""
+    """Named points between the steps above. Tests pass one that fails at a chosen step
+    (`mail` is the ParsedMail being handled, where there is one)."""
 
-    def reached(self, step: str) -> None:
+    def reached(self, step: str, mail: Any = None) -> None:
         return None
+
+
+def open_pop3(mailbox: MailboxConfig) -> Any:
+    """The default `open_mailbox`: a POP3 session, logged in."""
+    from chalicelib.mail.pop3 import Pop3Mailbox
+
+    return Pop3Mailbox(
+        mailbox.host, mailbox.port, mailbox.username, mailbox.password, is_ssl=mailbox.is_ssl
+    )
+
+
+@dataclass
+class _Mail:
+    """One downloaded message on its way through a chunk."""
+
+    uidl: str
+    raw: bytes
+    parsed: Any = None
+    entry_id: str = ""
+    entry: Any = None
+    received_on: datetime | None = None
+    status: str = ""  # the outcome of this poll: posted, …, failed, quarantined, skipped
+    deletable: bool = False
+
+
+@dataclass
+class _Chunk:
+    mails: list[_Mail] = field(default_factory=list)
+
+
+class _Session:
+    """The POP3 session of one poll, addressed by UIDL, reconnecting when it breaks.
+
+    Message numbers change between sessions (RFC 1939 §7); UIDLs do not, so everything above
+    speaks UIDLs. Deletions marked before a reconnection are rolled back by the server; their
+    markers make the next poll delete them.
+    """
+
+    def __init__(self, opener: Callable[[MailboxConfig], Any], mailbox: MailboxConfig) -> None:
+        self.opener = opener
+        self.mailbox = mailbox
+        self.reconnects = 0
+        self.server: Any = None
+        self.numbers: dict[str, int] = {}
+        self.sizes: dict[str, int] = {}
+        self.order: list[str] = []
+        self._open()
+
+    def _open(self) -> None:
+        self.server = self.opener(self.mailbox)
+        sizes = self.server.listing()
+        uidls = self.server.uidls()
+        self.numbers, self.sizes, self.order = {}, {}, []
+        for number in sorted(sizes):
+            uidl = uidls.get(number, f"#{number}")
+            if uidl in self.numbers:  # a server repeating a UIDL: the later copy waits
+                continue
+            self.numbers[uidl] = number
+            self.sizes[uidl] = sizes[number]
+            self.order.append(uidl)
+
+    def ensure_usable(self) -> None:
+        if getattr(self.server, "is_usable", True):
+            return
+        from chalicelib.mail.pop3 import MailboxError
+
+        if self.reconnects >= MAX_RECONNECTS:
+            raise MailboxError(f"the connection broke {self.reconnects + 1} times; giving up")
+        self.reconnects += 1
+        self.close()
+        self._open()
+
+    def retrieve(self, uidl: str, max_bytes: int) -> bytes | None:
+        """The message, or None when it is gone from the server since the listing."""
+        self.ensure_usable()
+        number = self.numbers.get(uidl)
+        if number is None:
+            return None
+        return bytes(self.server.retrieve(number, max_bytes))
+
+    def delete(self, uidl: str) -> bool:
+        self.ensure_usable()
+        number = self.numbers.get(uidl)
+        if number is None:
+            return False
+        self.server.delete(number)
+        return True
+
+    def quit(self) -> None:
+        self.server.quit()
+
+    def close(self) -> None:
+        try:
+            self.server.close()
+        except Exception:  # closing a broken connection may fail again; it is gone either way
+            pass
 
 
 class MailIngestor:
@@ -128,9 +234,11 @@ class MailIngestor:
         base_url: str,
         authserv_id: str | None = None,
         checkpoints: Checkpoints | None = None,
+        open_mailbox: Callable[[MailboxConfig], Any] = open_pop3,
         max_messages: int = 200,
         max_bytes: int = MAX_MAIL_BYTES,
         max_attempts: int = 3,
+        workers: int = 4,
     ) -> None:
         self.users = users
         self.groups = groups
@@ -143,12 +251,16 @@ class MailIngestor:
         self.base_url = base_url.rstrip("/")
         self.authserv_id = authserv_id
         self.checkpoints = checkpoints or Checkpoints()
+        self.open_mailbox = open_mailbox
         self.max_messages = max_messages
         self.max_bytes = max_bytes
         self.max_attempts = max_attempts
-        # Senders and groups repeat within a mailbox: each is read once per poll.
+        self.workers = max(1, workers)
+        # Senders, groups and slugs repeat within a mailbox: each is read once per poll.
         self._authors: dict[str, Any] = {}
         self._groups: dict[str, Any] = {}
+        self._slugs: dict[str, set[str]] = {}
+        self._slug_lock = threading.Lock()
 
     @classmethod
     def default(cls, **overrides: Any) -> MailIngestor:
@@ -181,139 +293,297 @@ class MailIngestor:
     # --- one mailbox -------------------------------------------------------------------------
 
     def poll(self, mailbox: MailboxConfig, expired: Callable[[], bool]) -> PollResult:
-        from chalicelib.mail.pop3 import Pop3Mailbox
-
         result = PollResult(mailbox=mailbox.key)
         self._authors.clear()
         self._groups.clear()
-        with Pop3Mailbox(
-            mailbox.host, mailbox.port, mailbox.username, mailbox.password, is_ssl=mailbox.is_ssl
-        ) as server:
-            sizes = server.listing()
-            uidls = server.uidls()
-            handled = self.mail.handled_uidls(mailbox.key, sorted(set(uidls.values())))
-            for number in sorted(sizes):
-                if result.seen >= self.max_messages or expired():
-                    result.left = len([n for n in sizes if n >= number])
-                    break
-                result.seen += 1
-                uidl = uidls.get(number, f"#{number}")
-                if uidl in handled:
-                    result.skipped += 1
-                    if mailbox.delete_processed and self._deletable(mailbox.key, handled[uidl]):
-                        server.delete(number)
-                        result.deleted += 1
-                    continue
-                status, entry_id = self._handle(server, mailbox, number, sizes[number], uidl)
-                self._count(result, status)
-                done = status in FINAL and status != "quarantined"
-                duplicate = status == "skipped" and self._deletable(mailbox.key, entry_id)
-                if mailbox.delete_processed and (done or duplicate):
-                    server.delete(number)
-                    self.checkpoints.reached("deleted")
-                    result.deleted += 1
-            server.quit()
+        self._slugs.clear()
+        session = _Session(self.open_mailbox, mailbox)
+        try:
+            self._poll(session, mailbox, expired, result)
+            session.quit()
+        except BaseException:
+            session.close()  # no QUIT: the server rolls back this session's deletions
+            raise
         return result
 
-    def _deletable(self, mailbox_key: str, entry_id: str) -> bool:
-        entry = self.mail.entry(mailbox_key, entry_id)
+    def _poll(
+        self,
+        session: _Session,
+        mailbox: MailboxConfig,
+        expired: Callable[[], bool],
+        result: PollResult,
+    ) -> None:
+        handled = self.mail.handled_uidls(mailbox.key, mailbox.account, list(session.order))
+        pending = []
+        for uidl in list(session.order):
+            marker = handled.get(uidl)
+            if marker is None:
+                pending.append(uidl)
+                continue
+            result.seen += 1
+            result.skipped += 1
+            if mailbox.delete_processed and self._deletable(mailbox.key, marker):
+                if session.delete(uidl):
+                    result.deleted += 1
+        todo = pending[: self.max_messages]
+        result.left = len(pending) - len(todo)
+        self.mail.prepare()
+        position = 0
+        while position < len(todo):
+            chunk = _Chunk()
+            while position < len(todo) and len(chunk.mails) < CHUNK and not expired():
+                uidl = todo[position]
+                position += 1
+                result.seen += 1
+                downloaded = self._download(session, mailbox, uidl, result)
+                if downloaded is not None:
+                    chunk.mails.append(downloaded)
+            self._import_chunk(mailbox, chunk, result)
+            for mail in chunk.mails:
+                if mailbox.delete_processed and mail.deletable and session.delete(mail.uidl):
+                    self.checkpoints.reached("deleted", mail.parsed)
+                    result.deleted += 1
+            if expired():
+                result.left += len(todo) - position
+                break
+
+    def _deletable(self, mailbox_key: str, marker: Any) -> bool:
+        if marker.status is not None:
+            return bool(marker.status != "quarantined")
+        entry = self.mail.entry(mailbox_key, marker.entry_id)  # a marker from before statuses
         return entry is None or entry.status != "quarantined"
 
-    @staticmethod
-    def _count(result: PollResult, status: str) -> None:
-        name = {"quarantined": "failed"}.get(status, status)
-        if hasattr(result, name):
-            setattr(result, name, getattr(result, name) + 1)
+    # --- download ----------------------------------------------------------------------------
+
+    def _download(
+        self, session: _Session, mailbox: MailboxConfig, uidl: str, result: PollResult
+    ) -> _Mail | None:
+        from chalicelib.mail.pop3 import MailboxError, MessageTooLarge
+
+        size = session.sizes.get(uidl, 0)
+        by_uidl = self._entry_id(mailbox.key, f"uidl:{mailbox.account}:{uidl}")
+        if size > self.max_bytes:
+            reason = f"larger than {self.max_bytes} bytes ({size}); not downloaded"
+            status = self._finish_plain(mailbox, by_uidl, uidl, "rejected", reason)
+            result.count(status)
+            if mailbox.delete_processed and session.delete(uidl):
+                result.deleted += 1
+            return None
+        try:
+            raw = session.retrieve(uidl, self.max_bytes)
+        except MessageTooLarge:
+            reason = f"larger than {self.max_bytes} bytes; the rest was not read"
+            status = self._finish_plain(mailbox, by_uidl, uidl, "rejected", reason)
+            result.count(status)
+            if mailbox.delete_processed and session.delete(uidl):
+                result.deleted += 1
+            return None
+        except MailboxError as error:
+            # Maybe transient (a timeout, a dropped connection): counted, retried, quarantined
+            # after max_attempts. A broken session is reopened by the next session call.
+            log.warning("mail download failed", extra={"mailbox": mailbox.key, "error": str(error)})
+            status = self._count_failure(mailbox, by_uidl, uidl, f"download failed: {error}")
+            result.count(status)
+            return None
+        if raw is None:
+            return None
+        self.checkpoints.reached("downloaded")
+        return _Mail(uidl=uidl, raw=raw)
+
+    # --- a chunk of downloaded mail ----------------------------------------------------------
+
+    def _import_chunk(self, mailbox: MailboxConfig, chunk: _Chunk, result: PollResult) -> None:
+        from chalicelib.mail.parse import MailParseError, content_hash, parse_mail
+
+        readable: list[_Mail] = []
+        finished: list[Any] = []  # entries and markers written in one batch
+        for mail in chunk.mails:
+            mail.received_on = self.clock()
+            try:
+                mail.parsed = parse_mail(mail.raw)
+            except MailParseError as error:
+                mail.entry_id = self._entry_id(mailbox.key, f"sha256:{content_hash(mail.raw)}")
+                mail.status = "rejected"
+                mail.entry = self.mail.new_entry(
+                    mailbox.key,
+                    mail.entry_id,
+                    mail.received_on,
+                    status="rejected",
+                    reason=_plain(f"cannot be read: {error}"),
+                )
+                finished += [
+                    mail.entry,
+                    self.mail.marker(mailbox.key, mailbox.account, mail.uidl, mail.entry),
+                ]
+                mail.deletable = True
+                continue
+            mail.entry_id = self._entry_id(mailbox.key, mail.parsed.dedup_key)
+            readable.append(mail)
+
+        known = self.mail.entries(mailbox.key, [mail.entry_id for mail in readable])
+        fresh: list[_Mail] = []
+        suspects: list[_Mail] = []
+        duplicates: list[_Mail] = []
+        first_of: dict[str, _Mail] = {}
+        for mail in readable:
+            if mail.entry_id in first_of:
+                duplicates.append(mail)  # the same mail twice in one chunk: after the first
+                continue
+            first_of[mail.entry_id] = mail
+            entry = known.get(mail.entry_id)
+            mail.entry = entry
+            if entry is not None and entry.status in FINAL:
+                # The same mail again (same Message-ID, or same content): handled already.
+                mail.status = "skipped"
+                mail.deletable = entry.status != "quarantined"
+                finished.append(self.mail.marker(mailbox.key, mailbox.account, mail.uidl, entry))
+            elif entry is not None and int(entry.attempts or 0) >= self.max_attempts:
+                # Its attempts ran out without an outcome: the process died on it each time.
+                entry.status = "quarantined"
+                entry.reason = _plain(
+                    f"the import was interrupted {int(entry.attempts)} times (the process "
+                    "stopped while handling it); no more retries (kept on the server)"
+                )
+                mail.status = "quarantined"
+                finished += [
+                    entry,
+                    self.mail.marker(mailbox.key, mailbox.account, mail.uidl, entry),
+                ]
+            elif entry is not None:
+                suspects.append(mail)
+            else:
+                mail.entry = self.mail.new_entry(
+                    mailbox.key,
+                    mail.entry_id,
+                    mail.received_on,
+                    message_id=_clean(mail.parsed.message_id, 500),
+                    sender=_clean(mail.parsed.from_address, 500),
+                    subject=_clean(mail.parsed.subject, MAX_SUBJECT_CHARS),
+                    status="processing",
+                    attempts=1,
+                )
+                fresh.append(mail)
+        # Attempts of fresh mail are counted (with the finished entries) before any work.
+        self.mail.write_all([*(m.entry for m in fresh), *finished])
+        self.checkpoints.reached("entry_reserved")
+
+        for mail in suspects:  # one at a time, its attempt counted just before
+            mail.entry.attempts = int(mail.entry.attempts or 0) + 1
+            mail.entry.status = "processing"
+            self.mail.save_entry(mail.entry)
+            self.checkpoints.reached("entry_reserved", mail.parsed)
+            self._work(mailbox, mail)
+        if self.workers > 1 and len(fresh) > 1:
+            with ThreadPoolExecutor(max_workers=self.workers) as pool:
+                for future in [pool.submit(self._work, mailbox, mail) for mail in fresh]:
+                    future.result()  # re-raises what a worker raised, a simulated crash too
+        else:
+            for mail in fresh:
+                self._work(mailbox, mail)
+
+        for mail in duplicates:
+            first = first_of[mail.entry_id]
+            mail.status = "skipped"
+            if first.status in FINAL:
+                mail.deletable = first.status != "quarantined"
+                self.mail.write_all(
+                    [self.mail.marker(mailbox.key, mailbox.account, mail.uidl, first.entry)]
+                )
+        for mail in chunk.mails:
+            result.count(mail.status)
 
     # --- one mail ----------------------------------------------------------------------------
 
-    def _handle(
-        self, server: Any, mailbox: MailboxConfig, number: int, size: int, uidl: str
-    ) -> tuple[str, str]:
-        from chalicelib.mail.parse import MailParseError, content_hash, parse_mail
-
-        now = self.clock()
-        if size > self.max_bytes:
-            entry_id = self._entry_id(mailbox.key, f"uidl:{uidl}:{size}")
-            reason = f"larger than {self.max_bytes} bytes ({size}); not downloaded"
-            return self._finish_plain(mailbox, entry_id, uidl, now, "rejected", reason), entry_id
-
-        raw = server.retrieve(number)
-        self.checkpoints.reached("downloaded")
+    def _work(self, mailbox: MailboxConfig, mail: _Mail) -> None:
+        """Plan and store one mail whose attempt is counted; failures become its entry."""
+        entry = mail.entry
         try:
-            parsed = parse_mail(raw)
-        except MailParseError as error:
-            entry_id = self._entry_id(mailbox.key, f"sha256:{content_hash(raw)}")
-            return self._finish_plain(
-                mailbox, entry_id, uidl, now, "rejected", f"cannot be parsed: {error}"
-            ), entry_id
-
-        entry_id = self._entry_id(mailbox.key, parsed.dedup_key)
-        entry = self.mail.entry(mailbox.key, entry_id)
-        if entry is not None and entry.status in FINAL:
-            # The same mail again (same Message-ID, or same content): it was handled already.
-            self.mail.mark_uidl(mailbox.key, uidl, entry_id)
-            return "skipped", entry_id
-        if entry is None:
-            entry = self.mail.new_entry(
-                mailbox.key,
-                entry_id,
-                now,
-                message_id=parsed.message_id,
-                sender=parsed.from_address,
-                subject=parsed.subject[:500],
-                status="processing",
-                attempts=0,
-            )
-        try:
-            outcome = self._import(mailbox, parsed, entry)
+            self.checkpoints.reached("planning", mail.parsed)
+            plan = self.plan(mailbox, mail.parsed)
+            status = self._store(mailbox, mail, plan)
         except Exception as error:  # one bad mail must not stop the mailbox
-            return self._failed(mailbox, entry, uidl, error), entry_id
-        entry.status, entry.reason = outcome.status, outcome.reason
-        entry.post_id = outcome.post_id or entry.post_id
-        entry.comment_id = outcome.comment_id or entry.comment_id
-        self.mail.save_entry(entry)
-        self.mail.mark_uidl(mailbox.key, uidl, entry_id)
-        self.checkpoints.reached("outcome_stored")
+            log.exception("mail failed", extra={"mailbox": mailbox.key, "attempt": entry.attempts})
+            mail.status = self._failed(mailbox, entry, mail.uidl, error)
+            mail.deletable = False
+            return
+        mail.status = status
+        mail.deletable = True
         log.info(
             "mail handled",
-            extra={"mailbox": mailbox.key, "status": outcome.status, "reason": outcome.reason},
+            extra={"mailbox": mailbox.key, "status": status, "reason": entry.reason},
         )
-        return outcome.status, entry_id
+
+    def _store(self, mailbox: MailboxConfig, mail: _Mail, plan: Plan) -> str:
+        entry = mail.entry
+        notes = "; ".join(plan.notes)
+        entry.status = plan.status
+        post_record = comment_record = None
+        if plan.status == "posted":
+            entry.post_id = entry.post_id or self._entry_id(mailbox.key, f"post:{entry.entry_id}")
+            entry.reason = _plain(notes or "posted")
+            post_record = self._post_record(entry.post_id, plan, mail.received_on)
+        elif plan.status == "commented":
+            if not entry.comment_id:
+                entry.comment_id = self.counters.next_value(COMMENT_COUNTER)
+            entry.post_id = plan.post.id
+            state = "approved" if plan.is_approved else "awaiting approval"
+            entry.reason = _plain(state + (f"; {notes}" if notes else ""))
+            comment_record = self._comment_record(int(entry.comment_id), plan, mail.received_on)
+        else:
+            entry.reason = _plain(plan.reason)
+        marker = self.mail.marker(mailbox.key, mailbox.account, mail.uidl, entry)
+        self.mail.commit([entry, marker], post=post_record, comment=comment_record)
+        self.checkpoints.reached("record_stored", mail.parsed)
+        if plan.status == "posted":
+            self.events.publish(
+                PostCreated(post_id=entry.post_id, group_id=plan.group.id, author_id=plan.author.id)
+            )
+        elif plan.status == "commented":
+            self.events.publish(
+                CommentCreated(
+                    comment_id=int(entry.comment_id),
+                    post_id=plan.post.id,
+                    group_id=plan.group.id,
+                    author_id=plan.author.id,
+                    is_approved=plan.is_approved,
+                )
+            )
+        return plan.status
 
     def _finish_plain(
-        self,
-        mailbox: MailboxConfig,
-        entry_id: str,
-        uidl: str,
-        now: datetime,
-        status: str,
-        reason: str,
+        self, mailbox: MailboxConfig, entry_id: str, uidl: str, status: str, reason: str
     ) -> str:
         entry = self.mail.entry(mailbox.key, entry_id) or self.mail.new_entry(
-            mailbox.key, entry_id, now
+            mailbox.key, entry_id, self.clock()
         )
-        entry.status, entry.reason = status, reason
-        self.mail.save_entry(entry)
-        self.mail.mark_uidl(mailbox.key, uidl, entry_id)
+        entry.status, entry.reason = status, _plain(reason)
+        self.mail.commit([entry, self.mail.marker(mailbox.key, mailbox.account, uidl, entry)])
         log.info("mail handled", extra={"mailbox": mailbox.key, "status": status, "reason": reason})
         return status
 
-    def _failed(self, mailbox: MailboxConfig, entry: Any, uidl: str, error: Exception) -> str:
+    def _count_failure(self, mailbox: MailboxConfig, entry_id: str, uidl: str, detail: str) -> str:
+        entry = self.mail.entry(mailbox.key, entry_id) or self.mail.new_entry(
+            mailbox.key, entry_id, self.clock(), attempts=0
+        )
         entry.attempts = int(entry.attempts or 0) + 1
-        detail = f"{type(error).__name__}: {error}"[:300]
-        log.exception("mail failed", extra={"mailbox": mailbox.key, "attempt": entry.attempts})
-        if entry.attempts >= self.max_attempts:
+        return self._settle_failure(mailbox, entry, uidl, detail)
+
+    def _failed(self, mailbox: MailboxConfig, entry: Any, uidl: str, error: Exception) -> str:
+        # The attempt was counted before the work.
+        return self._settle_failure(mailbox, entry, uidl, _plain_error(error))
+
+    def _settle_failure(self, mailbox: MailboxConfig, entry: Any, uidl: str, detail: str) -> str:
+        attempts = int(entry.attempts or 0)
+        if attempts >= self.max_attempts:
             entry.status = "quarantined"
-            entry.reason = (
-                f"failed {entry.attempts} times, no more retries (kept on the server): {detail}"
+            entry.reason = _plain(
+                f"failed {attempts} times, no more retries (kept on the server): {detail}"
             )
-            self.mail.save_entry(entry)
-            self.mail.mark_uidl(mailbox.key, uidl, entry.entry_id)
+            self.mail.commit([entry, self.mail.marker(mailbox.key, mailbox.account, uidl, entry)])
             return "quarantined"
         entry.status = "failed"
-        entry.reason = (
-            f"attempt {entry.attempts} of {self.max_attempts} failed, will retry: {detail}"
+        entry.reason = _plain(
+            f"attempt {attempts} of {self.max_attempts} failed, will retry: {detail}"
         )
         self.mail.save_entry(entry)
         return "failed"
@@ -322,71 +592,20 @@ class MailIngestor:
     def _entry_id(mailbox_key: str, dedup_key: str) -> str:
         return str(uuid.uuid5(MAIL_NAMESPACE, f"{mailbox_key}\n{dedup_key}"))
 
-    # --- the rules ---------------------------------------------------------------------------
-
-    def _import(self, mailbox: MailboxConfig, parsed: Any, entry: Any) -> Outcome:
-        plan = self.plan(mailbox, parsed)
-        if plan.status in ("ignored", "rejected"):
-            return Outcome(plan.status, plan.reason)
-        notes = "; ".join(plan.notes)
-        if plan.status == "posted":
-            post_id = entry.post_id or self._entry_id(mailbox.key, f"post:{entry.entry_id}")
-            entry.post_id = post_id
-            self.mail.save_entry(entry)
-            self.checkpoints.reached("entry_reserved")
-            self._store_post(post_id, plan, parsed)
-            self.checkpoints.reached("record_stored")
-            self.events.publish(
-                PostCreated(post_id=post_id, group_id=plan.group.id, author_id=plan.author.id)
-            )
-            return Outcome("posted", notes or "posted", post_id=post_id)
-        comment_id = (
-            int(entry.comment_id) if entry.comment_id else self.counters.next_value(COMMENT_COUNTER)
-        )
-        entry.comment_id = comment_id
-        entry.post_id = plan.post.id
-        self.mail.save_entry(entry)
-        self.checkpoints.reached("entry_reserved")
-        self._store_comment(comment_id, plan)
-        self.checkpoints.reached("record_stored")
-        self.events.publish(
-            CommentCreated(
-                comment_id=comment_id,
-                post_id=plan.post.id,
-                group_id=plan.group.id,
-                author_id=plan.author.id,
-                is_approved=plan.is_approved,
-            )
-        )
-        state = "approved" if plan.is_approved else "awaiting approval"
-        return Outcome(
-            "commented", f"{state}" + (f"; {notes}" if notes else ""), plan.post.id, comment_id
-        )
+    # --- the rules (pure ones in mail_rules; here what needs looking up) --------------------
 
     def plan(self, mailbox: MailboxConfig, parsed: Any) -> Plan:
-        from chalicelib.mail.parse import dmarc_failed
-
-        if parsed.is_bounce:
-            return Plan("ignored", f"bounce: {parsed.bounce_reason}")
-        if parsed.is_auto_reply:
-            return Plan("ignored", f"auto-reply: {parsed.auto_reason}")
-        if self.authserv_id and dmarc_failed(parsed, self.authserv_id):
-            return Plan("rejected", f"spoofed: DMARC failed at {self.authserv_id}")
-        if parsed.is_spam:
-            return Plan("rejected", "marked as spam by the receiving server")
-        if not parsed.from_address:
-            return Plan("rejected", "no valid sender address")
+        verdict = mail_rules.screen(parsed, self.authserv_id)
+        if verdict is not None:
+            return verdict
         author = self._author(parsed.from_address)
         if author is None:
-            return Plan("rejected", f"unknown sender {parsed.from_address}")
+            return mail_rules.unknown_sender(parsed)
         caller = Caller.of(author, self.groups.root_id())
-        notes = []
-        if parsed.attachments:
-            names = ", ".join(a.filename or a.content_type for a in parsed.attachments)
-            notes.append(f"{len(parsed.attachments)} attachment(s) not imported: {names}"[:300])
         if mailbox.kind == "post":
-            return self._plan_post(mailbox, parsed, author, caller, notes)
-        return self._plan_comment(parsed, author, caller, notes)
+            group = self._group(mailbox.group_id) if mailbox.group_id else None
+            return mail_rules.plan_post(parsed, author, caller, group)
+        return mail_rules.plan_comment(parsed, author, caller, self.find_permalink(parsed.subject))
 
     def _author(self, address: str) -> Any:
         if address not in self._authors:
@@ -398,101 +617,58 @@ class MailIngestor:
             self._groups[group_id] = self.groups.get(group_id)
         return self._groups[group_id]
 
-    def _plan_post(
-        self, mailbox: MailboxConfig, parsed: Any, author: Any, caller: Caller, notes: list[str]
-    ) -> Plan:
-        group = self._group(mailbox.group_id) if mailbox.group_id else None
-        if group is None:
-            return Plan("rejected", "the mailbox's group no longer exists")
-        if not caller.may("post", group):
-            return Plan("rejected", f"{parsed.from_address} may not post in group {group.slug}")
-        title = parsed.subject.strip() or "(no subject)"
-        return Plan(
-            "posted",
-            "",
-            author=author,
-            group=group,
-            title=title[:300],
-            content=parsed.html,
-            notes=notes,
-        )
-
-    def _plan_comment(self, parsed: Any, author: Any, caller: Caller, notes: list[str]) -> Plan:
-        from chalicelib.mail.replies import trim_reply
-        from chalicelib.sanitize import text_to_html
-
-        target = self.find_permalink(parsed.subject)
-        if target is None:
-            return Plan("rejected", "the subject names no existing post or comment")
-        group, post, parent_id = target
-        if not caller.may("comment", group):
-            return Plan("rejected", f"{parsed.from_address} may not comment in group {group.slug}")
-        text = trim_reply(parsed.text)
-        if not text.strip():
-            return Plan("rejected", "the mail has no text to comment with")
-        # Checked after `comment`, so the caller may enter the group.
-        approved = caller.may("commentWithoutApproval", group)
-        return Plan(
-            "commented",
-            "",
-            author=author,
-            group=group,
-            post=post,
-            parent_comment_id=parent_id,
-            content=text_to_html(text),
-            is_approved=approved,
-            notes=notes,
-        )
-
     def find_permalink(self, subject: str) -> tuple[Any, Any, int] | None:
-        """The (group, post, parent comment id) whose permalink the subject carries.
-
-        `Re:`/`Fwd:` chains and any text around the link do not matter: the first link under
-        AGORA_BASE_URL that names an existing post (and comment) wins.
-        """
-        base = re.escape(re.sub(r"^https?://", "", self.base_url))
-        pattern = re.compile(
-            rf"https?://{base}/([a-z0-9-]+)/([a-z0-9-]+)/?(?:#(\d+))?", re.IGNORECASE
-        )
-        for group_slug, post_slug, comment_id in pattern.findall(subject):
-            group = self.groups.by_slug(group_slug.lower())
-            post = self.posts.by_slug(group.id, post_slug.lower()) if group else None
+        """The (group, post, parent comment id) of the first permalink in the subject that names
+        an existing post (and comment)."""
+        for link in mail_rules.permalink_candidates(subject, self.base_url):
+            group = self.groups.by_slug(link.group_slug)
+            post = self.posts.by_slug(group.id, link.post_slug) if group else None
             if post is None:
                 continue
-            if not comment_id:
+            if link.comment_id is None:
                 return group, post, 0
-            comment = self.comments.get(int(comment_id))
+            comment = self.comments.get(link.comment_id)
             if comment is not None and comment.post_id == post.id and not comment.is_deleted:
                 return group, post, int(comment.id)
         return None
 
-    # --- writes ------------------------------------------------------------------------------
+    # --- records -----------------------------------------------------------------------------
 
-    def _store_post(self, post_id: str, plan: Plan, parsed: Any) -> None:
+    def _post_record(self, post_id: str, plan: Plan, created_on: datetime | None) -> Any:
         from chalicelib.sanitize import html_to_text
+        from chalicelib.store.posts import PostRecord
 
-        # A post stored by an attempt that crashed before recording its outcome makes the
-        # conditional insert below a no-op: no need to read first.
-        slug = slugify(plan.title, "post")
-        if self.posts.slug_taken(plan.group.id, slug):
-            slug = f"{slug}-{post_id[:8]}"
-        self.posts.insert(
+        slug = self._free_slug(plan.group.id, slugify(plan.title, "post"), post_id)
+        search = f"{plan.title}\n{html_to_text(plan.content)}".lower()
+        return PostRecord(
             id=post_id,
             group_id=plan.group.id,
             author_id=plan.author.id,
             title=plan.title,
             slug=slug,
             content=plan.content,
-            created_on=self.clock(),
+            created_on=created_on or self.clock(),
             source="email",
-            search_text=f"{plan.title}\n{html_to_text(plan.content)}".lower(),
+            search_text=mail_rules.fit_text(search, mail_rules.MAX_SEARCH_TEXT_BYTES),
         )
 
-    def _store_comment(self, comment_id: int, plan: Plan) -> None:
-        from chalicelib.sanitize import html_to_text
+    def _free_slug(self, group_id: str, slug: str, post_id: str) -> str:
+        """`slug`, or `slug-<id prefix>` when the group has it: the group's slugs are read once
+        per poll (posts only come in through its own mailbox, polled under a lease)."""
+        with self._slug_lock:
+            if group_id not in self._slugs:
+                self._slugs[group_id] = set(self.posts.slugs(group_id))
+            taken = self._slugs[group_id]
+            chosen = slug if slug not in taken else f"{slug}-{post_id[:8]}"
+            taken.add(chosen)
+            return chosen
 
-        now = self.clock()  # the insert is conditional: a retry finds the comment there
-        self.comments.insert(
+    def _comment_record(self, comment_id: int, plan: Plan, created_on: datetime | None) -> Any:
+        from chalicelib.sanitize import html_to_text
+        from chalicelib.store.comments import CommentRecord
+
+        now = created_on or self.clock()
+        record = CommentRecord(
             id=comment_id,
             post_id=plan.post.id,
             group_id=plan.group.id,
@@ -503,5 +679,37 @@ class MailIngestor:
             is_approved=plan.is_approved,
             approved_on=now if plan.is_approved else None,
             source="email",
-            search_text=f"{html_to_text(plan.content)}\n{plan.author.alias}".lower(),
+            search_text=mail_rules.fit_text(
+                f"{html_to_text(plan.content)}\n{plan.author.alias}".lower(),
+                mail_rules.MAX_SEARCH_TEXT_BYTES,
+            ),
         )
+        record.refresh_index_keys()
+        return record
+
+
+def _clean(value: str | None, limit: int) -> str | None:
+    from chalicelib.mail.parse import clean_line
+
+    return clean_line(value)[:limit] if value else None
+
+
+def _plain(reason: str) -> str:
+    from chalicelib.mail.parse import clean_line
+
+    return clean_line(reason)[:MAX_REASON_CHARS]
+
+
+def _plain_error(error: BaseException) -> str:
+    """What the log may say about an exception: plain words, never a library's internals (the
+    details go to the function's own log for operators)."""
+    from chalicelib.mail.pop3 import MailboxError
+
+    if isinstance(error, MailboxError):
+        return str(error)
+    if isinstance(error, TimeoutError):
+        return "timed out"
+    module = type(error).__module__ or ""
+    if module.startswith(("pynamodb", "botocore")):
+        return "the database did not accept or answer the write (see the job's log)"
+    return "an internal error (see the job's log)"

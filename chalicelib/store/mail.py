@@ -5,18 +5,27 @@ Table `mail`, hash `mailbox` (e.g. `post#<groupId>`, `comment#system`), range `s
 - `entry#<entry id>`: the mail's log entry; the entry id derives from (mailbox, Message-ID or
   content hash), so a mail has one entry however often it is seen. The sparse local index
   `received` orders entries by `received_key` (newest first for the log endpoints).
-- `uidl#<uidl>`: this message on the server is handled (its entry id), so a kept mail is skipped
-  without downloading it again.
+- `uidl#<account>#<uidl>`: this message on the server is handled (its entry id and final status),
+  so a kept mail is skipped without downloading it again. `<account>` hashes server, port and
+  user name: RFC 1939 makes a UIDL unique only within one maildrop, so a connector pointed at
+  another account must not take that account's mail for handled.
+
+The outcome of a mail (post or comment, its log entry, its marker) is written in one transaction:
+there is no moment where one is stored without the others.
 """
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
+from pynamodb.connection import Connection
+from pynamodb.exceptions import TransactWriteError
 from pynamodb.indexes import AllProjection, LocalSecondaryIndex
 from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
 
 from chalicelib.store.base import (
     UtcAttribute,
@@ -31,6 +40,17 @@ from chalicelib.store.base import (
 
 ENTRY = "entry#"
 UIDL = "uidl#"
+
+
+def account_key(host: str, port: int, username: str) -> str:
+    """Which maildrop a UIDL belongs to (short hash: user names need not show in keys)."""
+    text = f"{host.strip().lower()}:{int(port)}:{username}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+class Marker(NamedTuple):
+    entry_id: str
+    status: str | None  # the entry's final status when marked (None: marked before statuses)
 
 
 class ReceivedIndex(LocalSecondaryIndex):
@@ -72,6 +92,20 @@ class MailboxLeaseRecord(Model):
 
 
 class MailRepository:
+    def __init__(self) -> None:
+        self._connection: Connection | None = None
+
+    def prepare(self) -> None:
+        """Create the transaction client now, in this thread (before worker threads use it)."""
+        _ = self._transaction_connection().client
+
+    def _transaction_connection(self) -> Connection:
+        if self._connection is None:
+            self._connection = Connection(
+                connect_timeout_seconds=2, read_timeout_seconds=5, max_retry_attempts=3
+            )
+        return self._connection
+
     def entry(self, mailbox: str, entry_id: str) -> MailRecord | None:
         try:
             return MailRecord.get(mailbox, ENTRY + entry_id, consistent_read=True)
@@ -95,18 +129,75 @@ class MailRepository:
             **values,
         )
 
-    def handled_uidls(self, mailbox: str, uidls: list[str]) -> dict[str, str]:
-        """Which of these UIDLs are handled: {uidl: entry id} (BatchGetItem, 100 keys a request)."""
-        if not uidls:
+    def entries(self, mailbox: str, entry_ids: list[str]) -> dict[str, MailRecord]:
+        """Log entries by id, read in batches (BatchGetItem, 100 keys a request)."""
+        if not entry_ids:
             return {}
-        keys = [(mailbox, UIDL + uidl) for uidl in uidls]
+        keys = [(mailbox, ENTRY + entry_id) for entry_id in dict.fromkeys(entry_ids)]
         return {
-            record.sk[len(UIDL) :]: str(record.entry_id)
+            str(record.entry_id): record
             for record in MailRecord.batch_get(keys, consistent_read=True)
         }
 
-    def mark_uidl(self, mailbox: str, uidl: str, entry_id: str) -> None:
-        MailRecord(mailbox, UIDL + uidl, entry_id=entry_id).save()
+    def handled_uidls(self, mailbox: str, account: str, uidls: list[str]) -> dict[str, Marker]:
+        """Which of these UIDLs of this account are handled (BatchGetItem, 100 keys a request)."""
+        if not uidls:
+            return {}
+        prefix = f"{UIDL}{account}#"
+        keys = [(mailbox, prefix + uidl) for uidl in dict.fromkeys(uidls)]
+        return {
+            record.sk[len(prefix) :]: Marker(str(record.entry_id), record.status)
+            for record in MailRecord.batch_get(keys, consistent_read=True)
+        }
+
+    def marker(self, mailbox: str, account: str, uidl: str, entry: MailRecord) -> MailRecord:
+        """The (unsaved) marker saying this message is handled by `entry`."""
+        return MailRecord(
+            mailbox, f"{UIDL}{account}#{uidl}", entry_id=entry.entry_id, status=entry.status
+        )
+
+    def write_all(self, records: list[MailRecord]) -> None:
+        """Unconditional puts in batches of 25 (BatchWriteItem), in the given order: put entries
+        before the markers that point at them."""
+        if not records:
+            return
+        for record in records:
+            if record.entry_id and record.sk.startswith(ENTRY):
+                record.sk = ENTRY + str(record.entry_id)
+        with MailRecord.batch_write() as batch:
+            for record in records:
+                batch.save(record)
+
+    def commit(
+        self,
+        records: list[MailRecord],
+        *,
+        post: Model | None = None,
+        comment: Model | None = None,
+    ) -> bool:
+        """Write the log entry and marker(s), with the new post or comment, in one transaction.
+
+        False when the post or comment existed already (an attempt from before transactions
+        stored it): then only `records` are written, still together.
+        """
+        created = post if post is not None else comment
+        try:
+            self._transact(records, created)
+        except TransactWriteError as error:
+            reasons = [getattr(r, "code", None) for r in (error.cancellation_reasons or [])]
+            if created is None or not reasons or reasons[0] != "ConditionalCheckFailed":
+                raise
+            self._transact(records, None)
+            return False
+        return True
+
+    def _transact(self, records: list[MailRecord], created: Model | None) -> None:
+        with TransactWrite(connection=self._transaction_connection()) as transaction:
+            if created is not None:
+                key = type(created)._hash_key_attribute()
+                transaction.save(created, condition=key.does_not_exist())
+            for record in records:
+                transaction.save(record)
 
     def page_newest_first(
         self, mailbox: str, *, limit: int, after: MailRecord | None

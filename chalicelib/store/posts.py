@@ -70,6 +70,10 @@ class PostRepository:
             return self.get(key.id)
         return None
 
+    def slugs(self, group_id: str) -> list[str]:
+        """Every post slug of a group (keys-only index: thousands a request)."""
+        return [key.slug for key in PostRecord.by_group_slug.query(group_id)]
+
     def slug_taken(self, group_id: str, slug: str) -> bool:
         return any(PostRecord.by_group_slug.query(group_id, PostRecord.slug == slug, limit=1))
 

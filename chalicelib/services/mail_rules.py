@@ -1,0 +1,174 @@
+"""What a mail becomes (CONTRACT §9), decided from plain values: no store, no clock, no POP3.
+
+`MailIngestor` looks things up (the sender's user record, the group, the post a permalink names)
+and hands them in; everything here is a pure function of a `ParsedMail` and those records, so
+the rules are tested with plain values, without a mail server or a database.
+
+Rejected, and why (the reason is what the mail log shows):
+- no usable sender: the standard parser's `From` must name exactly one plain `local@domain`
+  address (`ParsedMail.sender_problem` says what was wrong); the display name never counts;
+- spoofed: OUR receiving server (`AGORA_MAIL_AUTHSERV_ID`) wrote DMARC `fail`;
+- spam: the receiving server flagged it;
+- unknown sender, or a sender without the group's `post`/`comment` permission;
+- email-to-comment: a subject naming no existing post or comment, or no text left after
+  trimming the quoted mail.
+Ignored: bounces and auto-replies (rules in `chalicelib.mail.parse`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from chalicelib.auth import Caller
+
+# DynamoDB refuses items over 400 KB, and every index that projects all attributes stores a
+# copy of the same size: stored content stays well under it, with room for the search text.
+MAX_CONTENT_BYTES = 150_000
+MAX_SEARCH_TEXT_BYTES = 60_000
+MAX_TITLE_CHARS = 300
+TRUNCATED_NOTE = "[The mail was longer than this; the rest was not imported.]"
+
+
+@dataclass
+class Plan:
+    """What a mail should become, decided before anything is written."""
+
+    status: Literal["posted", "commented", "ignored", "rejected"]
+    reason: str
+    author: Any = None
+    group: Any = None
+    post: Any = None  # the commented post
+    parent_comment_id: int = 0
+    title: str = ""
+    content: str = ""
+    is_approved: bool = True
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Permalink:
+    group_slug: str
+    post_slug: str
+    comment_id: int | None
+
+
+def screen(parsed: Any, authserv_id: str | None) -> Plan | None:
+    """Ignore or reject a mail on what it says about itself; None when it may go on."""
+    from chalicelib.mail.parse import dmarc_failed
+
+    if parsed.is_bounce:
+        return Plan("ignored", f"bounce: {parsed.bounce_reason}")
+    if parsed.is_auto_reply:
+        return Plan("ignored", f"auto-reply: {parsed.auto_reason}")
+    if authserv_id and dmarc_failed(parsed, authserv_id):
+        return Plan("rejected", f"spoofed: DMARC failed at {authserv_id}")
+    if parsed.is_spam:
+        return Plan("rejected", "marked as spam by the receiving server")
+    if not parsed.from_address:
+        problem = parsed.sender_problem or "no address"
+        return Plan("rejected", f"no valid sender address: {problem}")
+    return None
+
+
+def unknown_sender(parsed: Any) -> Plan:
+    return Plan("rejected", f"unknown sender {parsed.from_address}")
+
+
+def attachment_notes(parsed: Any) -> list[str]:
+    if not parsed.attachments:
+        return []
+    names = ", ".join(a.filename or a.content_type for a in parsed.attachments)
+    return [f"{len(parsed.attachments)} attachment(s) not imported: {names}"[:300]]
+
+
+def plan_post(parsed: Any, author: Any, caller: Caller, group: Any | None) -> Plan:
+    notes = attachment_notes(parsed)
+    if group is None:
+        return Plan("rejected", "the mailbox's group no longer exists")
+    if not caller.may("post", group):
+        return Plan("rejected", f"{parsed.from_address} may not post in group {group.slug}")
+    title = parsed.subject.strip() or "(no subject)"
+    content, truncated = fit_html(parsed.html, MAX_CONTENT_BYTES)
+    if truncated:
+        notes.append(f"content truncated to {MAX_CONTENT_BYTES // 1000} KB")
+    return Plan(
+        "posted",
+        "",
+        author=author,
+        group=group,
+        title=title[:MAX_TITLE_CHARS],
+        content=content,
+        notes=notes,
+    )
+
+
+def plan_comment(
+    parsed: Any, author: Any, caller: Caller, target: tuple[Any, Any, int] | None
+) -> Plan:
+    """`target` is the (group, post, parent comment id) the subject's permalink names."""
+    from chalicelib.mail.replies import trim_reply
+    from chalicelib.sanitize import text_to_html
+
+    notes = attachment_notes(parsed)
+    if target is None:
+        return Plan("rejected", "the subject names no existing post or comment")
+    group, post, parent_id = target
+    if not caller.may("comment", group):
+        return Plan("rejected", f"{parsed.from_address} may not comment in group {group.slug}")
+    text = trim_reply(parsed.text)
+    if not text.strip():
+        return Plan("rejected", "the mail has no text to comment with")
+    content, truncated = fit_html(text_to_html(text), MAX_CONTENT_BYTES)
+    if truncated:
+        notes.append(f"content truncated to {MAX_CONTENT_BYTES // 1000} KB")
+    # Checked after `comment`, so the caller may enter the group.
+    approved = caller.may("commentWithoutApproval", group)
+    return Plan(
+        "commented",
+        "",
+        author=author,
+        group=group,
+        post=post,
+        parent_comment_id=parent_id,
+        content=content,
+        is_approved=approved,
+        notes=notes,
+    )
+
+
+def permalink_candidates(subject: str, base_url: str) -> list[Permalink]:
+    """Every permalink under `base_url` in a subject, in order (`Re:`/`Fwd:` and any text around
+    them do not matter); the caller takes the first that names an existing post (and comment)."""
+    base = re.escape(re.sub(r"^https?://", "", base_url.rstrip("/")))
+    pattern = re.compile(rf"https?://{base}/([a-z0-9-]+)/([a-z0-9-]+)/?(?:#(\d+))?", re.IGNORECASE)
+    return [
+        Permalink(group.lower(), post.lower(), int(comment) if comment else None)
+        for group, post, comment in pattern.findall(subject)
+    ]
+
+
+def fit_html(markup: str, max_bytes: int) -> tuple[str, bool]:
+    """HTML within `max_bytes` of UTF-8: cut, re-sanitised (which closes what the cut left open)
+    and followed by a visible note; (markup, False) when it fits already."""
+    if len(markup.encode("utf-8")) <= max_bytes:
+        return markup, False
+    from chalicelib.mail.parse import sanitise_html
+
+    budget = max_bytes - 200
+    cut = markup.encode("utf-8")[:budget].decode("utf-8", "ignore")
+    cut = cut[: cut.rfind("<")] if cut.rfind("<") > cut.rfind(">") else cut  # no half tag
+    fitted = sanitise_html(cut)
+    while len(fitted.encode("utf-8")) > budget:  # closing tags and escaping can add bytes
+        cut = cut[: int(len(cut) * 0.9)]
+        fitted = sanitise_html(cut)
+    return f"{fitted}<p>{TRUNCATED_NOTE}</p>", True
+
+
+def fit_text(text: str, max_bytes: int) -> str:
+    """Text within `max_bytes` of UTF-8 (search text: cut without a note)."""
+    data = text.encode("utf-8")
+    if len(data) <= max_bytes:
+        return text
+    return data[:max_bytes].decode("utf-8", "ignore")
