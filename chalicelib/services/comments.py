@@ -19,6 +19,7 @@ from chalicelib.schemas.comments import CommentOut, CommentPage, SpamReportOut
 from chalicelib.schemas.common import IntPageQuery, Result
 from chalicelib.services.groups import GroupService
 from chalicelib.services.links import comment_url, post_ref, user_ref
+from chalicelib.services.paging import next_offset
 
 # How many comments a bulk operation reads (and then writes) at a time.
 BATCH_SIZE = 100
@@ -190,7 +191,7 @@ class CommentService:
         self, records: list[Any], query: IntPageQuery, *, as_spam_report: bool = False
     ) -> CommentPage:
         return CommentPage(
-            offset=int(records[-1].id) if records else query.offset,
+            offset=next_offset(records, query.offset, lambda r: int(r.id)),
             comments=self.presenter.present(records, as_spam_report=as_spam_report),
         )
 

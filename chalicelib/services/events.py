@@ -21,6 +21,7 @@ from chalicelib.schemas.events import (
     end_date_problem,
 )
 from chalicelib.services.links import group_ref, group_url, user_ref
+from chalicelib.services.paging import next_offset
 
 # The calendar is not paged (CONTRACT §7): a period answers at most this many events.
 CALENDAR_CAP = 1000
@@ -163,7 +164,7 @@ class EventService:
             text=query.search,
         )
         return EventPage(
-            offset=int(records[-1].id) if records else query.offset,
+            offset=next_offset(records, query.offset, lambda r: int(r.id)),
             events=self._out(records, group),
         )
 

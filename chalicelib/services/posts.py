@@ -10,6 +10,7 @@ from chalicelib.schemas.common import GuidPageQuery, IntPageQuery
 from chalicelib.schemas.posts import PostOut, PostPage
 from chalicelib.services.comments import CommentPresenter
 from chalicelib.services.links import group_ref, post_url, user_ref
+from chalicelib.services.paging import next_offset
 
 
 def unknown_offset(offset: Any) -> ValidationFailed:
@@ -54,7 +55,7 @@ class PostService:
         )
         authors = self.users.get_many({p.author_id for p in records})
         posts = [self._out(p, group, authors) for p in records]
-        return PostPage(offset=records[-1].id if records else query.offset, posts=posts)
+        return PostPage(offset=next_offset(records, query.offset), posts=posts)
 
     def comments_page(self, post: Any, query: IntPageQuery) -> CommentPage:
         after = None

@@ -107,6 +107,19 @@ def index_start_key(
     return serialized_key(record, [*table_keys, *index_keys], overrides)
 
 
+# A filtered page reads at most this many items, in one Query: DynamoDB filters after reading, so a
+# filter that matches little would otherwise read the whole list (CONTRACT §7: page-sized work).
+FILTER_READ_LIMIT = 100
+
+
+class Page(list):
+    """The items of one page. `last_read_id` is the id of the last item a filtered read looked at
+    when it stopped before the list's end with room left on the page: the next page goes on from
+    there, even when this one matched nothing."""
+
+    last_read_id: Any = None
+
+
 def query_page(
     index: Index | type[Model],
     hash_key: Any,
@@ -116,19 +129,44 @@ def query_page(
     start_key: dict[str, Any] | None = None,
     range_key_condition: Any = None,
     filter_condition: Any = None,
-) -> list[Any]:
-    """One page of a Query, in index order: `limit` items read per request.
+) -> Page:
+    """One page of a Query, in index order.
 
-    Without a filter a page is one request of `limit` items; with one, DynamoDB filters after
-    reading, so the Query goes on (in pages of `limit`) until the page is full or the key ends.
+    Without a filter a page is one request of `limit` items. With one it is still one request,
+    of at most `FILTER_READ_LIMIT` items (never fewer than `limit`): the page holds the matches
+    among them, and may hold fewer than `limit` while the list goes on (see `Page.last_read_id`).
     """
+    if filter_condition is None:
+        return Page(
+            index.query(
+                hash_key,
+                range_key_condition=range_key_condition,
+                scan_index_forward=forward,
+                limit=limit,
+                page_size=limit,
+                last_evaluated_key=start_key,
+            )
+        )
     results = index.query(
         hash_key,
         range_key_condition=range_key_condition,
         filter_condition=filter_condition,
         scan_index_forward=forward,
-        limit=limit,
-        page_size=limit,
+        page_size=max(limit, FILTER_READ_LIMIT),
         last_evaluated_key=start_key,
     )
-    return list(results)
+    raw = next(results.page_iter)  # exactly one request
+    model: Any = index if isinstance(index, type) else index._model
+    matched = [model.from_raw_data(item) for item in raw.get("Items", [])]
+    page = Page(matched[:limit])
+    last_read = raw.get("LastEvaluatedKey")
+    if last_read and len(matched) <= limit:
+        page.last_read_id = _hash_key_value(model, last_read)
+    return page
+
+
+def _hash_key_value(model: Any, key: dict[str, Any]) -> Any:
+    for attribute in model.get_attributes().values():
+        if attribute.is_hash_key:
+            return attribute.deserialize(key[attribute.attr_name][attribute.attr_type])
+    raise ValueError(f"{model.__name__} has no hash key")

@@ -451,3 +451,40 @@ def test_moderation_needs_a_moderator_of_the_comments_group(api, garden, who, ex
         assert body["success"] is (expected == 200)
     if expected != 200:
         assert not stored(comment).is_deleted and not stored(comment).is_approved
+
+
+def test_filtered_moderation_list_reads_a_bounded_window(api, garden, dynamo_counter):
+    from chalicelib.store.base import FILTER_READ_LIMIT
+
+    for i in range(250):
+        garden.comment(
+            garden.post_id,
+            garden.member,
+            **deleted(garden, on=f"2026-01-01T{i // 60:02d}:{i % 60:02d}:00Z"),
+        )
+    garden.load()
+    api.get(list_path(garden.garden, "deleted", pageSize=1), garden.moderator)  # warm caches
+    dynamo_counter.reset()
+    status, body = api.get(
+        list_path(garden.garden, "deleted", pageSize=15, filter="nothing-like-this"),
+        garden.moderator,
+    )
+    assert status == 200 and ids(body) == []
+    assert dynamo_counter.requests.get("Query", 0) == 1
+    assert dynamo_counter.items_read <= FILTER_READ_LIMIT + 3
+    # Continuing from the offset answered reads the rest, and finds nothing either.
+    seen_offsets = {body["object"]["offset"]}
+    for _ in range(5):
+        offset = body["object"]["offset"]
+        _, body = api.get(
+            list_path(
+                garden.garden, "deleted", pageSize=15, filter="nothing-like-this", offset=offset
+            ),
+            garden.moderator,
+        )
+        assert ids(body) == []
+        if body["object"]["offset"] == offset:
+            break
+        seen_offsets.add(body["object"]["offset"])
+    # 250 deleted comments: windows of 100 and 100 move the offset, the last 50 end the list.
+    assert len(seen_offsets) == 2

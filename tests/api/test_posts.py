@@ -204,3 +204,52 @@ def test_get_post_reads_the_same_whatever_its_number_of_comments(api, garden, dy
     assert body["object"]["commentsCount"] == 300
     assert work[few] == work[many]
     assert "Query" not in work[many][0] and "Scan" not in work[many][0]
+
+
+# --- filter: a bounded read per page, with a continuation offset ---------------------------------
+
+
+def test_filter_matching_nothing_reads_a_bounded_window_and_moves_the_offset_on(
+    api, garden, dynamo_counter
+):
+    from chalicelib.store.base import FILTER_READ_LIMIT
+
+    for i in range(250):
+        garden.post(garden.garden, garden.member, title=f"Extra {i}")
+    garden.load()
+    api.get(f"/api/v1/en_US/post/list/{garden.garden}?pageSize=1", garden.member)  # warm caches
+    dynamo_counter.reset()
+    status, body = page(api, garden.garden, garden.member, size=1, text="no-such-words")
+    assert status == 200 and body["object"]["posts"] == []
+    assert dynamo_counter.requests.get("Query") == 1 and "Scan" not in dynamo_counter.requests
+    # The window, the caller and the group: never the 300 posts of the group.
+    assert dynamo_counter.items_read <= FILTER_READ_LIMIT + 3
+    # The answer says where the read stopped: the next page goes on from there.
+    assert body["object"]["offset"] not in (None, "", "0")
+
+
+def test_filter_pages_walk_the_whole_list_without_gap_or_repeat(api, garden):
+    from chalicelib.store.base import FILTER_READ_LIMIT
+
+    wanted = []
+    for i in range(FILTER_READ_LIMIT * 3):
+        title = f"Blight report {i}" if i % 37 == 0 else f"Other {i}"
+        post_id = garden.post(garden.garden, garden.member, title=title)
+        if i % 37 == 0:
+            wanted.append(post_id)
+    garden.load()
+    seen, offsets, offset = [], [], None
+    for _ in range(20):
+        status, body = page(api, garden.garden, garden.member, offset, size=2, text="BLIGHT")
+        assert status == 200
+        posts = body["object"]["posts"]
+        assert len(posts) <= 2
+        seen += [p["id"] for p in posts]
+        if not posts and body["object"]["offset"] == offset:
+            break  # the end: nothing found, and the offset did not move
+        offsets.append(offset)
+        offset = body["object"]["offset"]
+    else:
+        pytest.fail("the pages never ended")
+    assert seen == list(reversed(wanted))
+    assert len(offsets) == len(set(offsets))  # every request moved on
