@@ -5,14 +5,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from enum import Enum, IntEnum
 from typing import Any, Protocol
 
 from chalicelib.errors import Forbidden, Unauthorized
 from chalicelib.settings import get_settings
+from chalicelib.signing_keys import TOKEN_LIFETIME
 
-TOKEN_LIFETIME = timedelta(hours=8)
 TOKEN_ALGORITHM = "HS256"
 
 
@@ -141,13 +141,21 @@ def _dummy_hash() -> str:
 # --- tokens --------------------------------------------------------------------------------------
 
 
-def _secret() -> str:
+def signing_keys() -> Any:
+    """The provider of the signing secret named by AGORA_TOKEN_SECRET (itself, or a Secrets
+    Manager reference read at run time: chalicelib/signing_keys.py)."""
+    from chalicelib.signing_keys import provider_for
+
     secret = get_settings().token_secret
     if secret is None or not secret.get_secret_value():
         raise RuntimeError(
             "AGORA_TOKEN_SECRET is not set: tokens can be neither issued nor checked"
         )
-    return secret.get_secret_value()
+    return provider_for(secret.get_secret_value())
+
+
+def _secret() -> str:
+    return str(signing_keys().keys().current)
 
 
 def derived_secret(purpose: str) -> bytes:
@@ -167,18 +175,25 @@ def issue_token(user_id: str, now: datetime | None = None) -> str:
     return jwt.encode(claims, _secret(), algorithm=TOKEN_ALGORITHM)
 
 
-def user_id_from_token(token: str) -> str:
+def user_id_from_token(token: str, keys: Any = None) -> str:
+    """The user a token was issued to. Every accepted secret is tried (two during a rotation
+    window); `keys` is the provider to ask, AGORA_TOKEN_SECRET's by default."""
     import jwt
 
-    try:
-        claims = jwt.decode(
-            token, _secret(), algorithms=[TOKEN_ALGORITHM], options={"require": ["exp", "sub"]}
-        )
-    except jwt.ExpiredSignatureError:
-        raise Unauthorized("The token has expired; sign in again.") from None
-    except jwt.PyJWTError:
-        raise Unauthorized("The token is not valid; sign in again.") from None
-    return str(claims["sub"])
+    accepted = (keys or signing_keys()).accepted()
+    for secret in accepted:
+        try:
+            claims = jwt.decode(
+                token, secret, algorithms=[TOKEN_ALGORITHM], options={"require": ["exp", "sub"]}
+            )
+        except jwt.InvalidSignatureError:
+            continue  # perhaps signed with the other secret of a rotation
+        except jwt.ExpiredSignatureError:
+            raise Unauthorized("The token has expired; sign in again.") from None
+        except jwt.PyJWTError:
+            break
+        return str(claims["sub"])
+    raise Unauthorized("The token is not valid; sign in again.")
 
 
 REST_PREFIX = "/rest/v1/en_US/"

@@ -41,6 +41,8 @@ def reset() -> None:
     """Forget every client and PynamoDB connection (tests and `make run` move the endpoint)."""
     with _lock:
         _clients.clear()
+    from chalicelib.signing_keys import forget_all
     from chalicelib.store.base import reset_connections
 
     reset_connections()
+    forget_all()

@@ -194,10 +194,12 @@ def template(stage: str) -> dict[str, Any]:
     # The SQS trigger names the queue; the queue must exist before its event source mapping.
     resources["PollMailbox"] = {"DependsOn": ["MailboxQueue"]}
     resources["DeliverNotifications"] = {"DependsOn": ["NotificationQueue"]}
-    resolve = "{{resolve:secretsmanager:" + names["secret"] + ":SecretString}}"
+    # A reference, read at run time (chalicelib/signing_keys.py): the secret never sits in the
+    # environment, and a rotation needs no redeploy.
+    reference = "secretsmanager:" + names["secret"]
     resources["APIHandler"] = {
         "DependsOn": ["TokenSecret"],
-        "Properties": {"Environment": {"Variables": {"AGORA_TOKEN_SECRET": resolve}}},
+        "Properties": {"Environment": {"Variables": {"AGORA_TOKEN_SECRET": reference}}},
     }
     gateway_responses = {}
     for kind, status in GATEWAY_RESPONSES.items():
@@ -287,6 +289,13 @@ def policy(stage: str) -> dict[str, Any]:
                     f"arn:aws:sqs:*:*:{names['queue']}",
                     f"arn:aws:sqs:*:*:{names['notify_queue']}",
                 ],
+            },
+            {
+                # The token signing secret, read at run time (both labels during a rotation).
+                "Sid": "TokenSecret",
+                "Effect": "Allow",
+                "Action": ["secretsmanager:GetSecretValue"],
+                "Resource": f"arn:aws:secretsmanager:*:*:secret:{names['secret']}-??????",
             },
             {
                 # Notification emails and digests, sent from verified identities only.
