@@ -4,7 +4,7 @@ from chalice import Chalice, Cron, Rate
 
 from chalicelib.api.blueprints import all_blueprints
 from chalicelib.api.routing import envelope_middleware
-from chalicelib.jobs import comment_purge, digests, mail_poll, notify
+from chalicelib.jobs import comment_purge, digests, mail_poll, notify, ses_feedback
 from chalicelib.jobs.base import Deadline
 from chalicelib.settings import get_settings
 
@@ -39,3 +39,8 @@ def send_digests(event):
 @app.on_sqs_message(queue=get_settings().notify_queue, batch_size=1, name="deliver-notifications")
 def deliver_notifications(event):
     return notify.deliver_from_queue([record.body for record in event])
+
+
+@app.on_sqs_message(queue=get_settings().ses_feedback_queue, batch_size=10, name="ses-feedback")
+def handle_ses_feedback(event):
+    return ses_feedback.handle_from_queue([record.body for record in event])

@@ -38,6 +38,13 @@ class Settings(BaseModel):
     mailbox_queue: str = "agora-mailbox-jobs"
     # Name of the SQS queue that carries chunks of notification recipients (fan-out).
     notify_queue: str = "agora-notification-jobs"
+    # SQS queue that SES bounce and complaint notifications reach through SNS (infra).
+    ses_feedback_queue: str = "agora-ses-feedback"
+    # SES configuration set every notification email is sent with: its event destination
+    # publishes bounces and complaints to that SNS topic. Empty: none (make run, tests).
+    ses_configuration_set: str = ""
+    # EventBridge bus that receives the domain events (CONTRACT §2); empty: none are sent.
+    event_bus: str = ""
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:

@@ -59,6 +59,11 @@ def stage_names(stage: str) -> dict[str, str]:
         "dead_letters": f"agora-{stage}-mailbox-jobs-dead",
         "notify_queue": f"agora-{stage}-notification-jobs",
         "notify_dead_letters": f"agora-{stage}-notification-jobs-dead",
+        "feedback_queue": f"agora-{stage}-ses-feedback",
+        "feedback_dead_letters": f"agora-{stage}-ses-feedback-dead",
+        "feedback_topic": f"agora-{stage}-ses-feedback",
+        "configuration_set": f"agora-{stage}",
+        "event_bus": f"agora-{stage}-events",
         "key_alias": f"alias/agora-{stage}",
         "secret": f"agora-{stage}-token-secret",
     }
@@ -167,6 +172,7 @@ def template(stage: str) -> dict[str, Any]:
     for logical, queue, dead, function_timeout in (
         ("Mailbox", names["queue"], names["dead_letters"], 300),
         ("Notification", names["notify_queue"], names["notify_dead_letters"], 120),
+        ("SesFeedback", names["feedback_queue"], names["feedback_dead_letters"], 60),
     ):
         resources[f"{logical}DeadLetterQueue"] = {
             "Type": "AWS::SQS::Queue",
@@ -194,6 +200,13 @@ def template(stage: str) -> dict[str, Any]:
     # The SQS trigger names the queue; the queue must exist before its event source mapping.
     resources["PollMailbox"] = {"DependsOn": ["MailboxQueue"]}
     resources["DeliverNotifications"] = {"DependsOn": ["NotificationQueue"]}
+    resources.update(feedback_resources(names))
+    resources["SesFeedback"] = {"DependsOn": ["SesFeedbackQueue"]}
+    # Domain events for the organisation's own systems (services/event_bus.py, README).
+    resources["EventBus"] = {
+        "Type": "AWS::Events::EventBus",
+        "Properties": {"Name": names["event_bus"]},
+    }
     # A reference, read at run time (chalicelib/signing_keys.py): the secret never sits in the
     # environment, and a rotation needs no redeploy.
     reference = "secretsmanager:" + names["secret"]
@@ -245,6 +258,65 @@ def merge(into: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return into
 
 
+def feedback_resources(names: dict[str, str]) -> dict[str, Any]:
+    """SES bounces and complaints → SNS topic → SQS queue → the `ses-feedback` function.
+
+    Emails are sent with the configuration set (AGORA_SES_CONFIGURATION_SET), whose event
+    destination publishes bounce and complaint events to the topic.
+    """
+    return {
+        "SesFeedbackTopic": {
+            "Type": "AWS::SNS::Topic",
+            "Properties": {"TopicName": names["feedback_topic"]},
+        },
+        "SesFeedbackSubscription": {
+            "Type": "AWS::SNS::Subscription",
+            "Properties": {
+                "TopicArn": {"Ref": "SesFeedbackTopic"},
+                "Protocol": "sqs",
+                "Endpoint": {"Fn::GetAtt": ["SesFeedbackQueue", "Arn"]},
+                "RawMessageDelivery": True,
+            },
+        },
+        "SesFeedbackQueuePolicy": {
+            "Type": "AWS::SQS::QueuePolicy",
+            "Properties": {
+                "Queues": [{"Ref": "SesFeedbackQueue"}],
+                "PolicyDocument": {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "sns.amazonaws.com"},
+                            "Action": "sqs:SendMessage",
+                            "Resource": {"Fn::GetAtt": ["SesFeedbackQueue", "Arn"]},
+                            "Condition": {
+                                "ArnEquals": {"aws:SourceArn": {"Ref": "SesFeedbackTopic"}}
+                            },
+                        }
+                    ],
+                },
+            },
+        },
+        "SesConfigurationSet": {
+            "Type": "AWS::SES::ConfigurationSet",
+            "Properties": {"Name": names["configuration_set"]},
+        },
+        "SesFeedbackDestination": {
+            "Type": "AWS::SES::ConfigurationSetEventDestination",
+            "Properties": {
+                "ConfigurationSetName": {"Ref": "SesConfigurationSet"},
+                "EventDestination": {
+                    "Name": "bounces-and-complaints",
+                    "Enabled": True,
+                    "MatchingEventTypes": ["bounce", "complaint"],
+                    "SnsDestination": {"TopicARN": {"Ref": "SesFeedbackTopic"}},
+                },
+            },
+        },
+    }
+
+
 def policy(stage: str) -> dict[str, Any]:
     names = stage_names(stage)
     tables = [m.Meta.table_name for m in _models(stage)]
@@ -288,6 +360,7 @@ def policy(stage: str) -> dict[str, Any]:
                 "Resource": [
                     f"arn:aws:sqs:*:*:{names['queue']}",
                     f"arn:aws:sqs:*:*:{names['notify_queue']}",
+                    f"arn:aws:sqs:*:*:{names['feedback_queue']}",
                 ],
             },
             {
@@ -302,7 +375,16 @@ def policy(stage: str) -> dict[str, Any]:
                 "Sid": "NotificationMail",
                 "Effect": "Allow",
                 "Action": ["ses:SendRawEmail"],
-                "Resource": "arn:aws:ses:*:*:identity/*",
+                "Resource": [
+                    "arn:aws:ses:*:*:identity/*",
+                    f"arn:aws:ses:*:*:configuration-set/{names['configuration_set']}",
+                ],
+            },
+            {
+                "Sid": "DomainEvents",
+                "Effect": "Allow",
+                "Action": ["events:PutEvents"],
+                "Resource": f"arn:aws:events:*:*:event-bus/{names['event_bus']}",
             },
         ],
     }

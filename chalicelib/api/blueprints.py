@@ -23,6 +23,7 @@ def all_blueprints() -> list[Any]:
     from chalicelib.api.profile import profile_api
     from chalicelib.api.rss import rss_api
     from chalicelib.api.security import security_api
+    from chalicelib.api.suppressions import suppressions_api
     from chalicelib.api.system_pages import system_pages_api
     from chalicelib.api.unsubscribe import unsubscribe_api
 
@@ -32,6 +33,7 @@ def all_blueprints() -> list[Any]:
         mail_log_api,
         system_pages_api,
         notifications_api,
+        suppressions_api,
         alerts_api,
         player_api,
         feed_api,

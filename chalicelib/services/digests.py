@@ -116,11 +116,14 @@ class DigestService:
         pending = self.digests.pending_items(user_id, self.max_items)
         if not pending:
             return False
+        user = self.users.get(user_id)
+        if user is not None and user.email and self.mail.is_suppressed(user.email):
+            # A hard bounce or a complaint: the items wait (and expire) unless it is cleared.
+            return False
         now = self.clock()
         if not self.digests.claim_day(user_id, day, now):
             return False  # today's digest went out already: these wait for tomorrow's
         taken = [record for record in pending if self.digests.take(record, day, now)]
-        user = self.users.get(user_id)
         entries = self._visible_entries(user, taken) if user is not None and user.email else []
         if not entries:
             # Nothing the user may still see: the taken items are dropped, the day stays free.

@@ -45,7 +45,7 @@ class FeedKeyService:
 
     @classmethod
     def default(cls) -> FeedKeyService:
-        from chalicelib.envelope import utc_now
+        from chalicelib.clock import utc_now
         from chalicelib.store.feed_keys import FeedKeyRepository
         from chalicelib.store.groups import GroupRepository
         from chalicelib.store.users import UserRepository

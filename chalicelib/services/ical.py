@@ -34,7 +34,7 @@ class IcalService:
 
     @classmethod
     def default(cls) -> IcalService:
-        from chalicelib.envelope import utc_now
+        from chalicelib.clock import utc_now
         from chalicelib.store.events import EventRepository
 
         return cls(EventRepository(), utc_now)

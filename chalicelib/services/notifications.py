@@ -67,23 +67,32 @@ class NotificationService:
         groups: Any,
         posts: Any,
         clock: Callable[[], datetime],
+        suppressions: Any = None,
     ) -> None:
         self.notifications = notifications
         self.users = users
         self.groups = groups
         self.posts = posts
         self.clock = clock
+        # services/suppressions.py: a bounced address shows as an access warning on the list.
+        self.suppressions = suppressions
 
     @classmethod
     def default(cls) -> NotificationService:
         from chalicelib.clock import utc_now
+        from chalicelib.services.suppressions import SuppressionService
         from chalicelib.store.groups import GroupRepository
         from chalicelib.store.notifications import NotificationRepository
         from chalicelib.store.posts import PostRepository
         from chalicelib.store.users import UserRepository
 
         return cls(
-            NotificationRepository(), UserRepository(), GroupRepository(), PostRepository(), utc_now
+            NotificationRepository(),
+            UserRepository(),
+            GroupRepository(),
+            PostRepository(),
+            utc_now,
+            SuppressionService.default(),
         )
 
     # --- lookups and privileges ------------------------------------------------------------------
@@ -162,7 +171,9 @@ class NotificationService:
             if r.target_id in authors
         ]
         personal = self.notifications.get(user.id, f"personal#{PERSONAL_NOTIFICATION}")
+        suppressed = self.suppressions.warning_for(user.email) if self.suppressions else None
         return UserNotificationsOut(
+            access_warnings=[suppressed] if suppressed else [],
             user_id=user.id,
             user_email=user.email,
             type_groups=[

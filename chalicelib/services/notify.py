@@ -136,6 +136,10 @@ class MessageRejected(Exception):
     """SES refused the message (typically: the sender address is not a verified identity)."""
 
 
+class AddressSuppressed(Exception):
+    """The recipient's address bounced for good or complained: nothing is sent to it."""
+
+
 class SesMailer:
     """Sends a complete MIME message with SES (raw: our own headers go out as written)."""
 
@@ -143,9 +147,15 @@ class SesMailer:
         from botocore.exceptions import ClientError
 
         from chalicelib.aws import client
+        from chalicelib.settings import get_settings
 
+        # The configuration set publishes bounces and complaints to SNS (services/suppressions.py).
+        configuration_set = get_settings().ses_configuration_set
+        extra = {"ConfigurationSetName": configuration_set} if configuration_set else {}
         try:
-            response = client("ses").send_raw_email(RawMessage={"Data": message.as_bytes()})
+            response = client("ses").send_raw_email(
+                RawMessage={"Data": message.as_bytes()}, **extra
+            )
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") == "MessageRejected":
                 raise MessageRejected(str(error)) from error
@@ -175,10 +185,12 @@ class OutgoingMail:
         mailer: Any,
         identity_of: Callable[[Any], Identity],
         fallback: str,
+        is_suppressed: Callable[[str], bool] = lambda address: False,
     ) -> None:
         self.mailer = mailer
         self.identity_of = identity_of
         self.fallback = fallback
+        self.is_suppressed = is_suppressed
         self._identities: dict[str, Identity] = {}
 
     @classmethod
@@ -188,6 +200,7 @@ class OutgoingMail:
         from chalicelib.services.newsletter import NewsletterService
         from chalicelib.settings import get_settings
         from chalicelib.store.documents import DocumentRepository
+        from chalicelib.store.suppressions import SuppressionRepository
 
         documents = DocumentRepository()
         group_email = GroupEmailService(documents, utc_now)
@@ -197,7 +210,12 @@ class OutgoingMail:
             found = group_email.get(group)
             return Identity(found.name, found.email, newsletter.get(group).disclaimer)
 
-        return cls(SesMailer(), identity_of, fallback_address(get_settings().public_base_url))
+        return cls(
+            SesMailer(),
+            identity_of,
+            fallback_address(get_settings().public_base_url),
+            SuppressionRepository().is_suppressed,
+        )
 
     def identity(self, group: Any) -> Identity:
         if group.id not in self._identities:
@@ -223,6 +241,8 @@ class OutgoingMail:
         """
         from chalicelib.sanitize import html_to_text
 
+        if self.is_suppressed(to[1]):
+            raise AddressSuppressed(to[1])
         identity = self.identity(group)
         if unsubscribe_url:
             text, body_html = with_unsubscribe_link(text, body_html, unsubscribe_url)
@@ -455,6 +475,8 @@ class NotifyService:
 
     def send_instant(self, user: Any, recipient: Recipient, occurrence: Occurrence) -> bool:
         """One email per (user, occurrence): claimed first, released if SES fails."""
+        if self.mail.is_suppressed(user.email):
+            return False  # a hard bounce or a complaint: see services/suppressions.py
         if not self.digests.claim_instant(user.id, occurrence.id, self.clock()):
             return False
         subject, text, body_html = instant_email(occurrence, recipient)

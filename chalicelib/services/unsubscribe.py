@@ -121,7 +121,7 @@ class UnsubscribeService:
 
     @classmethod
     def default(cls) -> UnsubscribeService:
-        from chalicelib.envelope import utc_now
+        from chalicelib.clock import utc_now
         from chalicelib.store.digests import DigestRepository
         from chalicelib.store.groups import GroupRepository
         from chalicelib.store.notifications import NotificationRepository

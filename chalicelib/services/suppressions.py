@@ -1,0 +1,91 @@
+"""Bounces and complaints: SES tells, through SNS and SQS (infra), which addresses to stop mailing.
+
+A permanent (hard) bounce suppresses each recipient that failed; a complaint suppresses each
+recipient who complained; a transient bounce (mailbox full, greylisting) changes nothing, since SES
+retries those itself. Both SES formats are read: identity notifications (`notificationType`) and
+configuration-set events (`eventType`). A suppressed address gets no notification or digest email
+(services/notify.py, services/digests.py); the user's notification list shows an access warning
+`EMAIL_SUPPRESSED`; an administrator clears it (`DELETE /api/v1/en_US/user/{userId}/email-suppression`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from chalicelib.logs import get_logger
+from chalicelib.schemas.common import AccessWarning
+
+log = get_logger("suppressions")
+
+CODE = "EMAIL_SUPPRESSED"
+
+
+class SuppressionService:
+    def __init__(self, suppressions: Any, clock: Callable[[], datetime]) -> None:
+        self.suppressions = suppressions
+        self.clock = clock
+
+    @classmethod
+    def default(cls) -> SuppressionService:
+        from chalicelib.clock import utc_now
+        from chalicelib.store.suppressions import SuppressionRepository
+
+        return cls(SuppressionRepository(), utc_now)
+
+    def record(self, notification: dict[str, Any]) -> list[str]:
+        """Suppress what one SES notification reports; answers the addresses suppressed."""
+        kind = str(notification.get("notificationType") or notification.get("eventType") or "")
+        found: list[tuple[str, str, str, str]] = []
+        if kind == "Bounce":
+            bounce = notification.get("bounce") or {}
+            if bounce.get("bounceType") != "Permanent":
+                return []
+            for recipient in bounce.get("bouncedRecipients") or []:
+                # A recipient still being retried ("delayed") has not failed for good.
+                if recipient.get("action", "failed") != "failed":
+                    continue
+                detail = str(recipient.get("diagnosticCode") or recipient.get("status") or "")
+                found.append(
+                    (
+                        str(recipient.get("emailAddress", "")),
+                        "bounce",
+                        detail,
+                        str(bounce.get("feedbackId", "")),
+                    )
+                )
+        elif kind == "Complaint":
+            complaint = notification.get("complaint") or {}
+            for recipient in complaint.get("complainedRecipients") or []:
+                found.append(
+                    (
+                        str(recipient.get("emailAddress", "")),
+                        "complaint",
+                        str(complaint.get("complaintFeedbackType") or ""),
+                        str(complaint.get("feedbackId", "")),
+                    )
+                )
+        suppressed = []
+        for address, reason, detail, feedback_id in found:
+            if "@" not in address:
+                continue
+            self.suppressions.suppress(address, reason, detail, feedback_id, self.clock())
+            suppressed.append(address.strip().lower())
+        if suppressed:
+            log.warning("addresses suppressed", extra={"reason": kind, "count": len(suppressed)})
+        return suppressed
+
+    def warning_for(self, address: str) -> AccessWarning | None:
+        record = self.suppressions.get(address)
+        if record is None:
+            return None
+        why = "bounced for good" if record.reason == "bounce" else "was reported as spam"
+        return AccessWarning(
+            key="userEmail",
+            code=CODE,
+            message=(
+                f"Email to this address {why} on {record.suppressed_on:%Y-%m-%d}; no notification"
+                " or digest is sent to it until an administrator clears it."
+            ),
+        )

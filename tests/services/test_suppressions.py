@@ -1,0 +1,142 @@
+"""Bounces and complaints: SES → SNS → SQS → the `ses-feedback` function suppresses the address;
+nothing is sent to it until an administrator clears it (moto for SES, SNS and SQS)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chalicelib.jobs.base import Deadline
+from chalicelib.jobs.digests import send_daily_digests
+from chalicelib.jobs.ses_feedback import handle_from_queue
+from chalicelib.services.domain_events import PostCreated
+from chalicelib.services.notify import NotifyService
+from chalicelib.settings import get_settings
+from tests.support.notify import recipients, sent_mail, subscribe, verify_sender_domain
+
+INSTANT, DIGEST = 1, 2
+
+
+@pytest.fixture
+def world(community):
+    c = community
+    c.garden = c.group("garden")
+    c.ann = c.user("ann", {c.garden: "administrator"})
+    c.fan = c.user("fan", {c.garden: "member"}, email="Fan@Example.org")
+    c.other = c.user("other", {c.garden: "member"})
+    c.stranger = c.user("stranger")
+    c.hello = c.post(c.garden, c.ann, title="Hello", slug="hello")
+    c.load()
+    verify_sender_domain()
+    subscribe(c.fan, "group", c.garden, 1, email=INSTANT)
+    subscribe(c.other, "group", c.garden, 1, email=INSTANT)
+    return c
+
+
+def bounce(address: str, bounce_type: str = "Permanent", action: str = "failed") -> dict:
+    """An SES bounce notification as SES documents it (notification-contents)."""
+    return {
+        "notificationType": "Bounce",
+        "bounce": {
+            "bounceType": bounce_type,
+            "bounceSubType": "General",
+            "bouncedRecipients": [
+                {
+                    "emailAddress": address,
+                    "action": action,
+                    "status": "5.1.1",
+                    "diagnosticCode": "smtp; 550 5.1.1 user unknown",
+                }
+            ],
+            "timestamp": "2026-03-01T10:00:00.000Z",
+            "feedbackId": "0100018e-bounce",
+        },
+        "mail": {"messageId": "0100018e-sent", "destination": [address]},
+    }
+
+
+def through_the_queue(client, notification: dict) -> dict:
+    """Publish on an SNS topic subscribed by the feedback queue, then run the SQS function on
+    what the queue holds, through app.py's wiring."""
+    from chalicelib.aws import client as aws
+
+    sqs, sns = aws("sqs"), aws("sns")
+    queue_url = sqs.create_queue(QueueName=get_settings().ses_feedback_queue)["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
+        "Attributes"
+    ]["QueueArn"]
+    topic = sns.create_topic(Name="agora-test-ses-feedback")["TopicArn"]
+    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
+    sns.publish(TopicArn=topic, Message=json.dumps(notification))
+    messages = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10)["Messages"]
+    event = client.events.generate_sqs_event(
+        message_bodies=[m["Body"] for m in messages], queue_name=get_settings().ses_feedback_queue
+    )
+    return client.lambda_.invoke("ses-feedback", event).payload
+
+
+def notifications_of(api, c, user_id: str) -> dict:
+    status, body = api.get(
+        f"/api/v1/en_US/user/{user_id}/notifications?groupId={c.garden}", c.users[0]["id"]
+    )
+    assert status == 200, body
+    return body["object"]
+
+
+def test_hard_bounce_through_the_queue_suppresses_and_nothing_is_sent_to_it(api, client, world):
+    c = world
+    assert through_the_queue(client, bounce("fan@example.ORG")) == {"suppressed": 1, "ignored": 0}
+
+    NotifyService.default().handle(PostCreated(c.hello, c.garden, c.ann))
+    assert recipients(sent_mail()) == ["other@example.org"]
+
+    # Nor a digest.
+    subscribe(c.fan, "group", c.garden, 1, email=DIGEST)
+    NotifyService.default().handle(PostCreated(c.hello, c.garden, c.other))
+    assert send_daily_digests(Deadline.unbounded()) == 0
+    assert recipients(sent_mail()) == ["other@example.org"]
+
+    [warning] = notifications_of(api, c, c.fan)["accessWarnings"]
+    assert (warning["key"], warning["code"]) == ("userEmail", "EMAIL_SUPPRESSED")
+    assert notifications_of(api, c, c.other)["accessWarnings"] == []
+
+
+def test_an_administrator_clears_the_suppression_and_mail_flows_again(api, world):
+    c = world
+    handle_from_queue([json.dumps(bounce("fan@example.org"))])
+    path = f"/api/v1/en_US/user/{c.fan}/email-suppression"
+    assert api.delete(path, c.stranger)[0] == 403
+    assert api.delete(path)[0] == 401
+    status, body = api.delete(path, c.ann)  # administrator of a group the fan is a member of
+    assert status == 200 and body["object"]["cleared"] is True
+    assert api.delete(path, c.ann)[1]["object"]["cleared"] is False
+    assert notifications_of(api, c, c.fan)["accessWarnings"] == []
+    NotifyService.default().handle(PostCreated(c.hello, c.garden, c.ann))
+    assert recipients(sent_mail()) == ["Fan@Example.org", "other@example.org"]
+
+
+def test_complaint_suppresses_transient_and_delayed_bounces_do_not(world):
+    from chalicelib.store.suppressions import SuppressionRepository
+
+    complaint = {
+        "notificationType": "Complaint",
+        "complaint": {
+            "complainedRecipients": [{"emailAddress": "other@example.org"}],
+            "complaintFeedbackType": "abuse",
+            "feedbackId": "0100018e-complaint",
+        },
+    }
+    # Configuration-set events say `eventType`; SNS envelopes wrap the JSON in `Message`.
+    wrapped = json.dumps({"Type": "Notification", "Message": json.dumps(complaint)})
+    transient = json.dumps(bounce("fan@example.org", bounce_type="Transient"))
+    delayed = json.dumps(bounce("fan@example.org", action="delayed"))
+    event_form = json.dumps(
+        {**bounce("x@example.org"), "notificationType": None, "eventType": "Bounce"}
+    )
+    report = handle_from_queue([wrapped, transient, delayed, "not json", "[1]", event_form])
+    assert report == {"suppressed": 2, "ignored": 2}
+    repository = SuppressionRepository()
+    assert repository.get("OTHER@example.org").reason == "complaint"
+    assert repository.get("x@example.org").reason == "bounce"
+    assert repository.get("fan@example.org") is None
