@@ -241,9 +241,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from chalicelib.settings import SettingsError
+
     args = parser().parse_args(argv)
     try:
         return COMMANDS[args.command][0](args)
+    except SettingsError as error:
+        print(f"{args.command}: {error}", file=sys.stderr)
+        return EXIT_INVALID
     except Exception as error:
         line = explain_aws_failure(error)
         if line is None:

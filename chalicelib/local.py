@@ -198,9 +198,13 @@ def local_server(host: str, port: int) -> Any:
 
 def main() -> int:
     _prepare_environment()
-    from chalicelib.settings import reload_settings
+    from chalicelib.settings import SettingsError, reload_settings
 
-    settings = reload_settings()
+    try:
+        settings = reload_settings()
+    except SettingsError as error:
+        print(f"make run: {error}", file=sys.stderr)
+        return 2
     try:
         if settings.port == settings.aws_port:
             raise PortBusy(

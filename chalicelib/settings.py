@@ -11,13 +11,19 @@ botocore and OpenSSL themselves, as every AWS tool does; Agora adds no variable 
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
+import sys
 from collections.abc import Mapping
+from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, SecretStr
+from pydantic import BaseModel, ConfigDict, SecretStr, field_validator
 
 ENV_PREFIX = "AGORA_"
+# Read by the test suite and the benchmarks, not by Agora: never warned about.
+TOOL_VARIABLES = {"fuzz_examples", "mail_corpus_dir"}
 
 
 class Settings(BaseModel):
@@ -45,6 +51,34 @@ class Settings(BaseModel):
     ses_configuration_set: str = ""
     # EventBridge bus that receives the domain events (CONTRACT §2); empty: none are sent.
     event_bus: str = ""
+    # Origins allowed to call the API from a browser, comma-separated; empty: same origin only.
+    cors_origins: str = ""
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @field_validator("base_url")
+    @classmethod
+    def _absolute_http_url(cls, value: str) -> str:
+        # Every permalink and the mail sender's domain are built from it: a bare host name or a
+        # typo would break them all silently.
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(
+                "must be an absolute http(s) URL with a host, such as "
+                f"https://community.example.org (got {value!r})"
+            )
+        return value.strip()
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    @property
+    def allowed_origins(self) -> frozenset[str]:
+        """AGORA_CORS_ORIGINS as exact origins (`https://app.example.org`, no path)."""
+        return frozenset(
+            origin.strip().rstrip("/") for origin in self.cors_origins.split(",") if origin.strip()
+        )
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -66,9 +100,41 @@ def agora_variables(environ: Mapping[str, str]) -> dict[str, str]:
     return found
 
 
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """`AGORA_*` names that no setting reads, each with the closest known name when there is one
+    (a misspelt variable would otherwise be ignored without a word)."""
+    known = set(Settings.model_fields)
+    lines = []
+    for name in sorted(environ):
+        if not name.upper().startswith(ENV_PREFIX):
+            continue
+        field = name[len(ENV_PREFIX) :].lower()
+        if field in known or field in TOOL_VARIABLES:
+            continue
+        close = difflib.get_close_matches(field, known, n=1)
+        hint = f"; did you mean {ENV_PREFIX}{close[0].upper()}?" if close else ""
+        lines.append(f"{name} is not an Agora setting and is ignored{hint}")
+    return lines
+
+
+class SettingsError(ValueError):
+    """The environment does not make valid settings; the message names each variable."""
+
+
 @functools.cache
 def get_settings() -> Settings:
-    return Settings.from_environ()
+    from pydantic import ValidationError
+
+    for line in unknown_variables(os.environ):
+        print(f"warning: {line}", file=sys.stderr)
+    try:
+        return Settings.from_environ()
+    except ValidationError as error:
+        problems = [
+            f"{ENV_PREFIX}{str(e['loc'][0]).upper()}: {e['msg'].removeprefix('Value error, ')}"
+            for e in error.errors()
+        ]
+        raise SettingsError("; ".join(problems)) from None
 
 
 def reload_settings() -> Settings:

@@ -55,3 +55,67 @@ def test_importing_the_settings_does_not_import_asyncio():
     code = "import sys, chalicelib.settings; print('asyncio' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    "value", ["community.example.org", "ftp://example.org", "https://", "http:///path", "/x"]
+)
+def test_base_url_needs_an_http_scheme_and_a_host(value):
+    with pytest.raises(pydantic.ValidationError, match="absolute http"):
+        Settings.from_environ({"AGORA_BASE_URL": value})
+
+
+def test_new_variables_have_the_contract_defaults_and_are_validated():
+    settings = Settings.from_environ({})
+    assert settings.cors_origins == "" and settings.allowed_origins == frozenset()
+    assert settings.log_level == "INFO"
+    settings = Settings.from_environ(
+        {
+            "AGORA_CORS_ORIGINS": " https://a.example.org/, http://localhost:3000 ,,",
+            "AGORA_LOG_LEVEL": "debug",
+        }
+    )
+    assert settings.allowed_origins == {"https://a.example.org", "http://localhost:3000"}
+    assert settings.log_level == "DEBUG"
+    with pytest.raises(pydantic.ValidationError):
+        Settings.from_environ({"AGORA_LOG_LEVEL": "LOUD"})
+
+
+def test_unknown_agora_variables_are_named_with_the_closest_setting():
+    from chalicelib.settings import unknown_variables
+
+    lines = unknown_variables(
+        {"AGORA_BASE_ULR": "x", "AGORA_PORT": "1", "AGORA_ZZZ": "y", "PATH": "/bin"}
+    )
+    assert lines == [
+        "AGORA_BASE_ULR is not an Agora setting and is ignored; did you mean AGORA_BASE_URL?",
+        "AGORA_ZZZ is not an Agora setting and is ignored",
+    ]
+
+
+def test_the_cli_and_make_run_name_a_bad_variable_in_one_line(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from tests.support import REPO_ROOT
+
+    env = {**os.environ, "AGORA_BASE_URL": "community.example.org", "AGORA_PORTT": "1"}
+    env.pop("AWS_ENDPOINT_URL", None)
+    for command in (["chalicelib.cli", "create-tables"], ["chalicelib.local"]):
+        result = subprocess.run(
+            [sys.executable, "-m", *command],
+            cwd=REPO_ROOT,
+            env={**env, "PYTHONPATH": str(REPO_ROOT)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == 2, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert lines == [
+            "warning: AGORA_PORTT is not an Agora setting and is ignored; did you mean AGORA_PORT?",
+            lines[1],
+        ]
+        assert "AGORA_BASE_URL: must be an absolute http(s) URL" in lines[1]
+        assert "'community.example.org'" in lines[1]
