@@ -46,3 +46,70 @@ def reset() -> None:
 
     reset_connections()
     forget_all()
+
+
+# --- what an AWS failure means to a caller ---------------------------------------------------------
+
+# Error codes of a request AWS refused for load (botocore retries these before giving up).
+_THROTTLING_CODES = {
+    "Throttling",
+    "ThrottlingException",
+    "ThrottledException",
+    "RequestThrottledException",
+    "TooManyRequestsException",
+    "ProvisionedThroughputExceededException",
+    "RequestLimitExceeded",
+    "TransactionInProgressException",
+    "LimitExceededException",
+    "RequestTimeout",
+    "RequestTimeoutException",
+    "InternalServerError",
+    "InternalFailure",
+    "ServiceUnavailable",
+    "KMSInternalException",
+}
+# Why a transaction's item was cancelled when AWS refused it for load.
+_THROTTLED_CANCELLATIONS = {"ThrottlingError", "ProvisionedThroughputExceeded"}
+
+
+def cause_of(error: BaseException) -> BaseException:
+    """The botocore error under a PynamoDB one (PynamoDB wraps it as `cause`)."""
+    cause = getattr(error, "cause", None)
+    return cause if isinstance(cause, BaseException) else error
+
+
+def error_code(error: BaseException) -> str:
+    return (getattr(cause_of(error), "response", None) or {}).get("Error", {}).get("Code", "")
+
+
+def cancellation_codes(error: BaseException) -> list[str]:
+    """The per-item reasons of a cancelled transaction ("" for the items that were fine)."""
+    raw = (getattr(cause_of(error), "response", None) or {}).get("CancellationReasons", [])
+    return [r.get("Code", "") if r.get("Code") != "None" else "" for r in raw]
+
+
+def is_cancelled_by_race(error: BaseException) -> bool:
+    """A transaction cancelled because another one was writing the same items at the same time
+    (`TransactionConflict`), not because of its own conditions: worth running again as it was."""
+    if error_code(error) != "TransactionCanceledException":
+        return False
+    codes = [code for code in cancellation_codes(error) if code]
+    return bool(codes) and all(code == "TransactionConflict" for code in codes)
+
+
+def is_unavailable(error: BaseException) -> bool:
+    """True when AWS throttled, failed on its side (5xx) or did not answer in time, after
+    botocore's own retries: the request may succeed if sent again (CONTRACT §6: 503)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    cause = cause_of(error)
+    if isinstance(cause, ClientError):
+        response = cause.response or {}
+        code = response.get("Error", {}).get("Code", "")
+        status = response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+        if code == "TransactionCanceledException":
+            codes = [c for c in cancellation_codes(error) if c]
+            return bool(codes) and all(c in _THROTTLED_CANCELLATIONS for c in codes)
+        return code in _THROTTLING_CODES or status >= 500
+    # Connect and read timeouts, connection resets, an endpoint that does not answer.
+    return isinstance(cause, BotoCoreError)

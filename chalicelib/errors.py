@@ -6,6 +6,7 @@ error body.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,20 +18,38 @@ class FieldError:
     message: str
 
 
+def safe_text(text: str) -> str:
+    """`text` with every lone surrogate (U+D800–U+DFFF) replaced by U+FFFD.
+
+    JSON escapes can carry lone surrogates into a Python string; UTF-8 cannot encode them, so a
+    string echoed back unchanged would make the answer itself fail to encode.
+    """
+    if not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_surrogate(text: str) -> bool:
+    return _SURROGATE.search(text) is not None
+
+
 def as_text(value: Any) -> str:
-    """An error's `value` is what was sent, as a string (CONTRACT §6)."""
+    """An error's `value` is what was sent, as a string (CONTRACT §6), safe to encode."""
     if value is None:
         return ""
     if isinstance(value, str):
-        return value
+        return safe_text(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     import json
 
     try:
-        return json.dumps(value, default=str, ensure_ascii=False)
+        return safe_text(json.dumps(value, default=str, ensure_ascii=False))
     except (TypeError, ValueError):
-        return str(value)
+        return safe_text(str(value))
 
 
 @dataclass
@@ -43,6 +62,11 @@ class AgoraError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """HTTP headers the answer carries besides the envelope's own."""
+        return {}
 
 
 def _field_error(key: str, value: Any, message: str) -> list[FieldError]:
@@ -97,3 +121,16 @@ class PayloadTooLarge(AgoraError):
 class TooManyRequests(AgoraError):
     def __init__(self, message: str = "Too many attempts; try again later.") -> None:
         super().__init__(message, [], 429)
+
+
+class ServiceUnavailable(AgoraError):
+    """AWS throttled, failed or timed out beyond the SDK's retries (CONTRACT §6): worth a retry."""
+
+    def __init__(self, retry_after: int = 2) -> None:
+        message = "The service is busy or briefly unavailable; try again shortly."
+        super().__init__(message, [], 503)
+        self.retry_after = retry_after
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}

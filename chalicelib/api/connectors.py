@@ -145,14 +145,16 @@ def update_local_connector(call: Call) -> LocalConnectorOut:
     connectors_api,
     "PATCH",
     f"{PREFIX}/local/{{connectorId}}/status",
-    need=Need.SIGNED_IN,
+    need=Need.GROUP_ADMIN,
+    group="body.group",
     body=LocalConnectorStatusUpdate,
     response=LocalConnectorOut,
 )
 def update_local_connector_status(call: Call) -> LocalConnectorOut:
     """Enable or disable a local connector in the group named by the body."""
     service = LocalConnectorService.default()
-    group = GroupService.default().get(call.body.group, key="group")
+    # The router found and checked the group the body names, unless it did not exist.
+    group = call.group or GroupService.default().get(call.body.group, key="group")
     call.signed_in.require(Need.GROUP_ADMIN, group)
     connector = service.find(call.path.connectorId)
     return service.set_status(connector, group, call.body.is_enabled, call.signed_in)

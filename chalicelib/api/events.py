@@ -33,7 +33,15 @@ def get_event(call: Call) -> EventOut:
     return EventService.default().get(call.path.eventId, call.signed_in)
 
 
-@route(events_api, "POST", PREFIX, body=EventCreate, response=EventOut)
+@route(
+    events_api,
+    "POST",
+    PREFIX,
+    need=Need.MODERATOR,
+    group="body.groupId",
+    body=EventCreate,
+    response=EventOut,
+)
 def create_event(call: Call) -> EventOut:
     """Create an event in the group named by `groupId`."""
     return EventService.default().create(call.body, call.signed_in)
@@ -42,7 +50,9 @@ def create_event(call: Call) -> EventOut:
 @route(events_api, "PUT", f"{PREFIX}/{{eventId}}", body=EventUpdate, response=EventOut)
 def update_event(call: Call) -> EventOut:
     """Replace an event's fields."""
-    return EventService.default().update(call.path.eventId, call.body, call.signed_in)
+    service = EventService.default()
+    found = service.find(call.path.eventId, call.signed_in, Need.MODERATOR)
+    return service.update(found, call.body, call.signed_in)
 
 
 @route(events_api, "DELETE", f"{PREFIX}/{{eventId}}", response=EventOut)
@@ -99,6 +109,7 @@ def list_calendar_events(call: Call) -> EventPage:
     f"{PREFIX}/{{eventId}}/calendar",
     query=CalendarMoveFields,
     body=CalendarMoveFields,
+    body_required=False,
     response=EventPage,
 )
 def move_event(call: Call) -> EventPage:
@@ -107,7 +118,10 @@ def move_event(call: Call) -> EventPage:
     The spec lists the fields as parameters without saying where they travel: calendar plugins send
     them in the query string, API clients in a JSON body. Both are read; the body wins.
     """
+    service = EventService.default()
+    found = service.find(call.path.eventId, call.signed_in, Need.MODERATOR)
+    call.body  # noqa: B018 - the body's own shape (an object) is checked before merging
     sent: dict[str, Any] = {**dict(call.request.query_params or {}), **(call.raw_body or {})}
     call.submitted = sent
     move = validate(CalendarMove, sent)
-    return EventService.default().move(call.path.eventId, move, call.signed_in, sent)
+    return service.move(found, move, call.signed_in, sent)

@@ -1,10 +1,14 @@
 """The one mechanism every route goes through.
 
 `@route(...)` registers a view on a blueprint and wraps the handler so that, in this order:
-the body is size-checked and parsed, the caller is authenticated, path, query and body are validated
-with Pydantic, the group named by the path is found and the declared privilege is checked, the
-handler runs, and its result or error becomes the envelope (CONTRACT §6). Each call is logged as one
-JSON line. The registry `ROUTES` describes every route (the OpenAPI document is made from it).
+the caller is authenticated, the path is validated, the group the privilege applies to is found and
+the declared privilege is checked (a caller without it gets 403 whatever the body: CONTRACT §6),
+the query is validated, the body is size-checked, parsed strictly and validated, the handler runs,
+and its result or error becomes the envelope (CONTRACT §6). Each call is logged as one JSON line.
+The registry `ROUTES` describes every route (the OpenAPI document is made from it).
+
+On routes whose privilege depends on a stored record (an event, a comment), the handler checks it;
+the body is parsed and validated on its first use, so a handler that checks first answers 403 first.
 """
 
 from __future__ import annotations
@@ -28,37 +32,74 @@ from chalicelib.envelope import (
     success_payload,
     validation_failed,
 )
-from chalicelib.errors import AgoraError, BadRequest, PayloadTooLarge, ValidationFailed
+from chalicelib.errors import (
+    AgoraError,
+    BadRequest,
+    Conflict,
+    PayloadTooLarge,
+    ServiceUnavailable,
+    ValidationFailed,
+    has_surrogate,
+    safe_text,
+)
 from chalicelib.logs import get_logger
 from chalicelib.schemas.common import ApiModel, Guid
 
 MAX_BODY_BYTES = 1024 * 1024
+# Deepest nesting of arrays and objects a body may have (CONTRACT §6).
+MAX_BODY_DEPTH = 64
 log = get_logger("http")
 
 # Path parameters by their spec names: GUIDs, or positive integers.
 INTEGER_PARAMS = {"eventId", "commentId", "sectionId", "notificationId"}
 
 
+_UNREAD: Any = object()
+
+
 @dataclass
 class Call:
-    """What a handler gets: the validated inputs and who is calling."""
+    """What a handler gets: the validated inputs and who is calling.
+
+    `raw_body` (the strictly parsed JSON) and `body` (validated by the route's body model) are
+    made on first use, so nothing about the body is looked at before the privilege is checked.
+    """
 
     request: Any
     caller: Caller | None
     path: Any = None
     query: Any = None
-    body: Any = None
-    # The group named by the route's `group` path parameter, already found and privilege-checked.
+    # The group named by the route's `group` parameter, already found and privilege-checked.
     group: Any = None
-    raw_body: Any = None
     # What a validation failure answers in `object`: the parsed body unless the view sets another
     # (a view that merges query and body). Services raise without it; `_serve` fills it in.
     submitted: Any = None
+    spec: RouteSpec | None = None
+    _raw_body: Any = field(default=_UNREAD, repr=False)
+    _body: Any = field(default=_UNREAD, repr=False)
 
     @property
     def signed_in(self) -> Caller:
         assert self.caller is not None, "route declared public but handler needs a caller"
         return self.caller
+
+    @property
+    def parsed_body(self) -> Any:
+        """The body if it has been parsed (and was JSON), else None."""
+        return None if self._raw_body is _UNREAD else self._raw_body
+
+    @property
+    def raw_body(self) -> Any:
+        if self._raw_body is _UNREAD:
+            self._raw_body = _parse_body(self.request, self.spec)
+        return self._raw_body
+
+    @property
+    def body(self) -> Any:
+        if self._body is _UNREAD:
+            model = self.spec.body_model if self.spec is not None else None
+            self._body = None if model is None else validate(model, self.raw_body, "body")
+        return self._body
 
 
 @dataclass(frozen=True)
@@ -76,6 +117,7 @@ class RouteSpec:
     tag: str
     content_type: str = "application/json"
     path_params: tuple[str, ...] = field(default=())
+    body_required: bool = True
 
 
 ROUTES: list[RouteSpec] = []
@@ -105,12 +147,16 @@ def route(
     response: Any = None,
     summary: str = "",
     content_type: str = "application/json",
+    body_required: bool = True,
 ) -> Callable[[Callable[[Call], Any]], Callable[[Call], Any]]:
     """Declare a route.
 
     need:  privilege the caller needs; `None` means no token is required (public).
-    group: name of the path parameter holding the group the privilege applies to.
+    group: name of the path parameter holding the group the privilege applies to, or
+           `body.<field>` when the body names it (the field alone is read before the privilege
+           check; a body that names no existing group is left to the body's validation).
     query, body: Pydantic models (body may be a TypeAdapter-able annotation such as a union).
+    body_required: False where the body's fields may come from the query string instead.
     response: the model of `object`, for the OpenAPI document.
     """
 
@@ -135,6 +181,7 @@ def route(
             tag=blueprint._import_name.rsplit(".", 1)[-1],
             content_type=content_type,
             path_params=tuple(re.findall(r"{(\w+)}", path)),
+            body_required=body_required,
         )
         ROUTES.append(spec)
 
@@ -169,25 +216,81 @@ def _camel(name: str) -> str:
 def _response(status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
     from chalice import Response
 
-    return Response(
-        body=json.dumps(payload, ensure_ascii=False),
-        status_code=status,
-        headers={**JSON_HEADERS, **(headers or {})},
-    )
+    text = json.dumps(payload, ensure_ascii=False)
+    if has_surrogate(text):
+        # A lone surrogate that reached an answer cannot be UTF-8: escape it rather than
+        # fail to answer at all (values echoed in errors are already made safe).
+        text = json.dumps(payload, ensure_ascii=True)
+    return Response(body=text, status_code=status, headers={**JSON_HEADERS, **(headers or {})})
 
 
-def _parse_body(request: Any, spec: RouteSpec) -> Any:
+def _parse_body(request: Any, spec: RouteSpec | None) -> Any:
+    if spec is None or spec.body_model is None:
+        return None
     raw = request.raw_body or b""
     if len(raw) > MAX_BODY_BYTES:
         raise PayloadTooLarge(MAX_BODY_BYTES)
-    if spec.body_model is None:
-        return None
     if not raw.strip():
-        return {}
+        if not spec.body_required:
+            return {}
+        raise BadRequest("The request body is empty; this route takes a JSON object.")
+    return parse_json(raw)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if number in (float("inf"), float("-inf")):
+        # 1e999 parses as infinity, which JSON cannot carry back.
+        raise ValueError("number out of range")
+    return number
+
+
+def parse_json(raw: bytes | str) -> Any:
+    """Strict JSON (CONTRACT §6): no NaN or Infinity, at most 64 levels deep, no lone surrogate."""
     try:
-        return json.loads(raw)
+        data = json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite)
+    except RecursionError:
+        raise _too_deep() from None
     except (ValueError, UnicodeDecodeError):
         raise BadRequest("The request body is not valid JSON.") from None
+    _check_parsed(data)
+    return data
+
+
+def _too_deep() -> BadRequest:
+    return BadRequest(f"The request body nests arrays and objects deeper than {MAX_BODY_DEPTH}.")
+
+
+def _check_parsed(data: Any) -> None:
+    """Depth and text of a parsed body, without recursion (a body may be nested on purpose)."""
+    stack: list[tuple[Any, int, tuple[Any, ...]]] = [(data, 0, ())]
+    while stack:
+        value, depth, loc = stack.pop()
+        if isinstance(value, str):
+            if has_surrogate(value):
+                _refuse_surrogate(loc, value, data)
+        elif isinstance(value, dict | list):
+            if depth >= MAX_BODY_DEPTH:
+                raise _too_deep()
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                if isinstance(key, str) and has_surrogate(key):
+                    _refuse_surrogate((*loc, key), key, data)
+                stack.append((item, depth + 1, (*loc, key)))
+
+
+def _refuse_surrogate(loc: tuple[Any, ...], value: str, data: Any) -> None:
+    key = ".".join(safe_text(str(part)) for part in loc) or "body"
+    raise ValidationFailed.one(
+        key,
+        value,
+        "contains a lone surrogate (an escape in \\ud800-\\udfff without its pair), "
+        "which is not a character",
+    )
 
 
 def validate(model: Any, data: Any, prefix: str = "body") -> Any:
@@ -217,23 +320,24 @@ def _serve(blueprint: Any, spec: RouteSpec, path_values: dict[str, str]) -> Any:
     caller: Caller | None = None
     call: Call | None = None
     try:
-        raw_body = _parse_body(request, spec)
         if spec.need is not None:
             caller = authenticate(request, spec.path)
-        call = Call(request=request, caller=caller, raw_body=raw_body, submitted=raw_body)
+        call = Call(request=request, caller=caller, spec=spec)
         if spec.path_model is not None:
             call.path = validate(spec.path_model, path_values, "path")
+        if spec.group_param is not None:
+            call.group = _group_of(call, spec.group_param)
+        if caller is not None and spec.need not in (None, Need.SIGNED_IN):
+            # A body that names no existing group leaves the check to the service, after the
+            # body's validation has said what is wrong with it.
+            if call.group is not None or spec.need is Need.ROOT_ADMIN:
+                caller.require(spec.need, call.group)
         if spec.query_model is not None:
             call.query = validate(spec.query_model, dict(request.query_params or {}), "query")
-        if spec.body_model is not None:
-            call.body = validate(spec.body_model, raw_body, "body")
-        if spec.group_param is not None:
-            from chalicelib.services.groups import GroupService
-
-            group_id = getattr(call.path, spec.group_param)
-            call.group = GroupService.default().get(group_id, key=spec.group_param)
-        if caller is not None and spec.need not in (None, Need.SIGNED_IN):
-            caller.require(spec.need, call.group)
+        if spec.body_model is not None and spec.need is not Need.SIGNED_IN:
+            # The privilege is checked (or the route is public): the body is validated now.
+            # SIGNED_IN handlers check a privilege of their own first and read the body after.
+            call.body  # noqa: B018 - validates on first use
         result = spec.handler(call)
         if _is_response(result):
             status = result.status_code
@@ -242,10 +346,18 @@ def _serve(blueprint: Any, spec: RouteSpec, path_values: dict[str, str]) -> Any:
         return _response(200, success_payload(result))
     except AgoraError as error:
         if isinstance(error, ValidationFailed) and error.submitted is None and call is not None:
-            error.submitted = call.submitted
+            error.submitted = call.submitted if call.submitted is not None else call.parsed_body
         status = error.status
-        return _response(status, error_payload(error))
-    except Exception:
+        return _response(status, error_payload(error), error.headers)
+    except Exception as error:
+        mapped = _aws_failure(error)
+        if mapped is not None:
+            status = mapped.status
+            log.warning(
+                "AWS failure",
+                extra={"route": spec.path, "method": spec.method, "error": repr(error)},
+            )
+            return _response(status, error_payload(mapped), mapped.headers)
         status = 500
         log.exception("unexpected error", extra={"route": spec.path, "method": spec.method})
         return _response(500, internal_error_payload())
@@ -261,6 +373,41 @@ def _serve(blueprint: Any, spec: RouteSpec, path_values: dict[str, str]) -> Any:
                 "userId": caller.user_id if caller else None,
             },
         )
+
+
+def _group_of(call: Call, param: str) -> Any:
+    """The group a route's privilege applies to: from the path, or from a body field."""
+    from chalicelib.services.groups import GroupService
+
+    if not param.startswith("body."):
+        return GroupService.default().get(getattr(call.path, param), key=param)
+    name = param.removeprefix("body.")
+    raw = call.raw_body
+    value = raw.get(name) if isinstance(raw, dict) else None
+    if not isinstance(value, str):
+        return None
+    from chalicelib.errors import NotFound
+    from chalicelib.schemas.common import parse_guid
+
+    group_id = parse_guid(value)
+    if group_id is None:
+        return None
+    try:
+        return GroupService.default().get(group_id, key=name)
+    except NotFound:
+        return None
+
+
+def _aws_failure(error: Exception) -> AgoraError | None:
+    """AWS errors no store or service handled, as the caller should see them (CONTRACT §6)."""
+    from chalicelib.aws import error_code, is_unavailable
+
+    if is_unavailable(error):
+        return ServiceUnavailable()
+    if error_code(error) in ("TransactionCanceledException", "ConditionalCheckFailedException"):
+        # A write lost a race with another one (after the store's own bounded retries).
+        return Conflict("state", "", "The data changed at the same time; read it again and retry.")
+    return None
 
 
 def _is_response(result: Any) -> bool:

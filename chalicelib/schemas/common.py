@@ -50,6 +50,14 @@ def _guid(value: Any) -> Any:
     raise ValueError("must be a GUID string")
 
 
+def parse_guid(text: str) -> str | None:
+    """Canonical GUID text of `text`, or None when it is not a GUID."""
+    try:
+        return str(uuid.UUID(text.strip()))
+    except (ValueError, AttributeError):
+        return None
+
+
 # Lowercase canonical GUID text, as ids are stored.
 Guid = Annotated[str, BeforeValidator(_guid), WithJsonSchema({"type": "string", "format": "uuid"})]
 

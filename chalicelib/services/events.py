@@ -85,8 +85,10 @@ class EventService:
         )
         return self._out_one(record, group)
 
-    def update(self, event_id: int, body: EventUpdate, caller: Caller) -> EventOut:
-        record, group = self.find(event_id, caller, Need.MODERATOR)
+    def update(self, found: tuple[Any, Any], body: EventUpdate, caller: Caller) -> EventOut:
+        """Replace the fields of an event `find` returned (its privilege checked before the body
+        is read: CONTRACT §6)."""
+        record, group = found
         if body.group_id is not None and body.group_id != record.group_id:
             group = self._target_group(body, body.group_id, caller)
         record = self.events.update(
@@ -104,11 +106,14 @@ class EventService:
         self.events.delete(record)
         return answer
 
-    def move(self, event_id: int, move: CalendarMove, caller: Caller, sent: dict) -> EventPage:
-        """Calendar update: new dates for the event, answered with the calendar of the period.
+    def move(
+        self, found: tuple[Any, Any], move: CalendarMove, caller: Caller, sent: dict
+    ) -> EventPage:
+        """Calendar update: new dates for the event `find` returned (privilege checked before the
+        body is read), answered with the calendar of the period.
 
         `sent` holds the fields as sent: a bad `endDate` is answered as it was written."""
-        record, group = self.find(event_id, caller, Need.MODERATOR)
+        record, group = found
         all_day = record.all_day if move.all_day is None else move.all_day
         if "end_date" in move.model_fields_set:
             end = move.end_date

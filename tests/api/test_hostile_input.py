@@ -1,0 +1,200 @@
+"""Hostile bodies (CONTRACT §6): strict JSON, a depth limit, lone surrogates, empty bodies, and the
+privilege checked before the body. Each refusal is a 400 (or 403) envelope that changes nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.fixtures import with_two_groups
+
+HOME = "/api/v1/en_US/system-page/home-page"
+LOGIN = "/api/v1/en_US/security/login"
+EVENT = "/api/v1/en_US/event"
+
+
+@pytest.fixture
+def people(community):
+    return with_two_groups(community)
+
+
+def landing(group_id: str) -> str:
+    return f"/api/v1/en_US/system-page/private-landing-page/group/{group_id}"
+
+
+def raw_call(api, method: str, path: str, user: str | None, raw: bytes | str):
+    """The answer's status and bytes, for checks on the encoding itself."""
+    from tests.fixtures import auth
+
+    headers = {"Content-Type": "application/json", **(auth(user) if user else {})}
+    response = getattr(api.client.http, method.lower())(path, headers=headers, body=raw)
+    body = response.body if isinstance(response.body, bytes) else response.body.encode()
+    return response.status_code, body
+
+
+def decoded(body: bytes) -> dict:
+    """The answer must be valid UTF-8 JSON in the envelope."""
+    answer = json.loads(body.decode("utf-8"))
+    assert set(answer) == {"success", "message", "timestamp", "errors", "object"}
+    return answer
+
+
+@pytest.fixture
+def home_before(api, people):
+    status, _ = api.put(HOME, people.root_admin, {"content": "<p>Welcome</p>"})
+    assert status == 200
+    return "<p>Welcome</p>"
+
+
+def home_content(api, people) -> str:
+    status, body = api.get(HOME, people.root_admin)
+    assert status == 200
+    return body["object"]["content"]
+
+
+def nested(depth: int, leaf: str = "1") -> str:
+    return "[" * depth + leaf + "]" * depth
+
+
+# --- nesting ---------------------------------------------------------------------------------------
+
+
+def test_json_nested_fifty_thousand_deep_is_400_on_sign_in_without_token(api, people):
+    status, body = raw_call(api, "POST", LOGIN, None, '{"email": ' + nested(50_000) + "}")
+    assert status == 400
+    answer = decoded(body)
+    assert answer["success"] is False and "deeper than 64" in answer["message"]
+
+
+def test_depth_64_is_read_and_depth_65_is_refused(api, people, home_before):
+    # 64 levels: the object and 63 arrays. The body is read, then `content` is not a string.
+    status, body = raw_call(api, "PUT", HOME, people.root_admin, '{"content": ' + nested(63) + "}")
+    assert status == 400
+    assert decoded(body)["errors"][0]["key"] == "content"
+    status, body = raw_call(api, "PUT", HOME, people.root_admin, '{"content": ' + nested(64) + "}")
+    assert status == 400
+    answer = decoded(body)
+    assert "deeper than 64" in answer["message"] and answer["errors"][0]["key"] == "body"
+    assert home_content(api, people) == home_before
+
+
+# --- NaN, Infinity, numbers JSON cannot carry ------------------------------------------------------
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e999", "-1e999"])
+def test_non_finite_numbers_are_400_and_change_nothing(api, people, literal):
+    path = "/api/v1/en_US/feed/settings/" + people.garden
+    status, before = api.get(path, people.garden_admin)
+    assert status == 200
+    status, body = raw_call(api, "PUT", path, people.garden_admin, '{"ttl": ' + literal + "}")
+    assert status == 400
+    answer = decoded(body)
+    assert answer["success"] is False
+    assert "NaN" not in body.decode() and "Infinity" not in body.decode()
+    status, after = api.get(path, people.garden_admin)
+    assert after["object"] == before["object"]
+
+
+# --- lone surrogates -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["\\ud800", "abc\\udfff", "\\udc00\\ud800"])
+def test_lone_surrogate_is_400_naming_the_field_in_valid_utf8(api, people, home_before, text):
+    status, body = raw_call(api, "PUT", HOME, people.root_admin, '{"content": "' + text + '"}')
+    assert status == 400
+    answer = decoded(body)
+    assert answer["errors"][0]["key"] == "content"
+    assert "\ufffd" in answer["errors"][0]["value"]
+    assert home_content(api, people) == home_before
+
+
+def test_lone_surrogate_in_a_nested_key_is_400(api, people):
+    path = "/api/v1/en_US/feed/settings/" + people.garden
+    raw = '{"skipDays": [{"name": "Monday", "sel\\ud800": true}]}'
+    status, body = raw_call(api, "PUT", path, people.garden_admin, raw)
+    assert status == 400
+    assert decoded(body)["errors"][0]["key"] == "skipDays.0.sel\ufffd"
+
+
+def test_a_proper_surrogate_pair_is_a_character_and_is_stored(api, people):
+    status, body = raw_call(
+        api, "PUT", HOME, people.root_admin, '{"content": "<p>\\ud83d\\ude00</p>"}'
+    )
+    assert status == 200
+    assert decoded(body)["object"]["content"] == "<p>\U0001f600</p>"
+
+
+def test_lone_surrogate_on_sign_in_is_400_not_a_dropped_connection(api, people):
+    status, body = raw_call(api, "POST", LOGIN, None, '{"email": "\\ud800@x.org", "password": "p"}')
+    assert status == 400
+    assert decoded(body)["errors"][0]["key"] == "email"
+
+
+# --- empty bodies and missing required fields ------------------------------------------------------
+
+
+@pytest.mark.parametrize("raw", ["", "   ", "\n"])
+def test_empty_body_is_400_and_keeps_the_home_page(api, people, home_before, raw):
+    status, body = raw_call(api, "PUT", HOME, people.root_admin, raw)
+    assert status == 400
+    assert decoded(body)["success"] is False
+    assert home_content(api, people) == home_before
+
+
+def test_empty_body_on_sign_in_is_400(api, people):
+    status, body = raw_call(api, "POST", LOGIN, None, "")
+    assert status == 400
+
+
+# --- privilege before body -------------------------------------------------------------------------
+
+
+BAD_BODIES = ["", "{not json", '{"content": 42}', "[]", '{"content": ' + nested(200) + "}"]
+
+
+@pytest.mark.parametrize("raw", BAD_BODIES)
+def test_home_page_put_by_a_member_is_403_whatever_the_body(api, people, raw):
+    status, body = raw_call(api, "PUT", HOME, people.member, raw)
+    assert status == 403
+    assert decoded(body)["success"] is False
+
+
+@pytest.mark.parametrize("raw", BAD_BODIES)
+def test_landing_page_put_by_another_groups_admin_is_403_whatever_the_body(api, people, raw):
+    status, _ = raw_call(api, "PUT", landing(people.garden), people.other_admin, raw)
+    assert status == 403
+
+
+def test_event_create_by_a_member_is_403_whatever_else_the_body_holds(api, people):
+    body = {"groupId": people.garden, "title": 42, "startDate": "not a date", "allDay": "x"}
+    status, answer = api.post(EVENT, people.member, body)
+    assert status == 403, answer
+
+
+def test_event_update_by_a_member_is_403_whatever_the_body(api, people):
+    event = {
+        "groupId": people.garden,
+        "title": "Fair",
+        "startDate": "2026-04-01T09:00:00Z",
+        "endDate": "2026-04-01T10:00:00Z",
+        "allDay": False,
+        "content": "",
+        "organizer": "",
+        "location": "",
+    }
+    status, created = api.post(EVENT, people.moderator, event)
+    assert status == 200, created
+    event_id = created["object"]["id"]
+    for raw in BAD_BODIES:
+        status, _ = raw_call(api, "PUT", f"{EVENT}/{event_id}", people.member, raw)
+        assert status == 403, raw
+        status, _ = raw_call(api, "PUT", f"{EVENT}/{event_id}/calendar", people.member, raw)
+        assert status == 403, raw
+    status, after = api.get(f"{EVENT}/{event_id}", people.moderator)
+    assert after["object"]["title"] == "Fair"
+
+
+def test_without_a_token_it_is_401_whatever_the_body(api, people):
+    status, _ = raw_call(api, "PUT", HOME, None, "{not json")
+    assert status == 401
