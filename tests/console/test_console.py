@@ -253,3 +253,62 @@ def test_a_group_administrator_sees_only_their_groups_and_no_system_settings(ago
     expect(page.get_by_role("form", name="Feed settings")).to_be_visible()
     expect(page.get_by_role("heading", name="Home page")).to_have_count(0)
     expect(page.get_by_role("link", name="Profile fields")).to_have_count(0)
+
+
+def test_profile_fields_create_a_section_and_a_field_with_its_type_data(agora, page):
+    sign_in(page, agora)
+    page.get_by_role("link", name="Profile fields").click()
+    new_section = page.get_by_role("form", name="New section")
+    new_section.get_by_label("Section name").fill("Garden")
+    new_section.get_by_role("button", name="Create section").click()
+    expect(page.get_by_role("status")).to_contain_text("Section created.")
+    expect(page.get_by_role("heading", name="Section: Garden")).to_be_visible()
+
+    form = page.get_by_role("form", name="New field")
+    form.get_by_label("Section", exact=True).select_option(label="Garden")
+    form.get_by_label("Field name").fill("Favourite plant")
+    form.get_by_label("Field type").select_option(label="DropDownList")
+    form.get_by_label("Options").fill("Tomato\nBasil")
+    form.get_by_role("button", name="Create field").click()
+    expect(page.get_by_role("status")).to_contain_text("Field created.")
+    expect(page.locator(".profile-field")).to_contain_text(["Favourite plant (DropDownList)"])
+    screenshot(page, "profile-fields")
+    assert axe_violations(page) == []
+
+    status, body = api(agora, "GET", "profile")
+    garden = next(s for s in body["object"]["sections"] if s["name"] == "Garden")
+    (field,) = garden["fields"]
+    assert field["typeName"] == "DropDownList"
+    assert [o["value"] for o in field["data"]["options"]] == ["Tomato", "Basil"]
+
+    # A TextBox's maxLength out of range: the API's `data.maxLength` error sits beside that field.
+    form = page.get_by_role("form", name="Field Favourite plant")
+    form.get_by_label("Field type").select_option(label="TextBox")
+    form.get_by_label("Maximum length").fill("0")
+    form.get_by_role("button", name="Save field").click()
+    expect(form.locator('[data-key="data.maxLength"] .field-error')).to_be_visible()
+
+
+def test_mail_log_and_notifications_pages_read_the_api(agora, page):
+    sign_in(page, agora)
+    page.get_by_role("link", name="Mail log").click()
+    expect(page.get_by_label("Mailbox")).to_be_visible()
+    expect(page.get_by_label("Outcome")).to_be_visible()
+    expect(page.get_by_text("No mail matches.")).to_be_visible()
+    screenshot(page, "mail-log")
+    assert axe_violations(page) == []
+
+    page.get_by_role("link", name="Notifications").click()
+    choose_group(page, "Gardening Club")
+    expect(page.get_by_role("heading", name="Group: Gardening Club")).to_be_visible()
+    digest = page.get_by_role("form", name="Digest")
+    digest.get_by_label("Digest").select_option(label="Full Daily digest")
+    digest.get_by_role("button", name="Save digest").click()
+    expect(page.get_by_role("status")).to_contain_text("Digest type saved.")
+    screenshot(page, "notifications")
+    assert axe_violations(page) == []
+    ann = page.evaluate(
+        "() => JSON.parse(atob(sessionStorage.getItem('agora.console.token').split('.')[1])).sub"
+    )
+    status, body = api(agora, "GET", f"user/{ann}/notifications?groupId={GARDENING}")
+    assert status == 200 and body["object"]["digest"]["typeId"] == 2

@@ -1,0 +1,88 @@
+// Mail log: what became of each mail a mailbox received, newest first, filterable by outcome.
+import { api } from "./api.js";
+import { formatDate, h, nextId, report } from "./ui.js";
+
+const OUTCOMES = ["posted", "commented", "ignored", "rejected", "failed"];
+const PAGE_SIZE = 50;
+
+export async function render(main, context) {
+  const mailboxes = context.session.groups
+    .filter((g) => g.mayAdminister)
+    .map((g) => ({ id: `post:${g.id}`, name: `Email-to-post: ${g.name}`, path: `connector/email-to-post/${g.id}/log`, groupId: g.id }));
+  if (context.session.isRootAdmin)
+    mailboxes.push({ id: "comment", name: "Email-to-comment (system-wide)", path: "connector/email-to-comment/log" });
+  let mailbox = mailboxes.find((m) => m.groupId === context.groupId) || mailboxes[0];
+
+  const mailboxId = nextId("mailbox");
+  const outcomeId = nextId("outcome");
+  const mailboxSelect = h("select", { id: mailboxId }, mailboxes.map((m) => h("option", { value: m.id, selected: m === mailbox }, m.name)));
+  const outcome = h("select", { id: outcomeId }, h("option", { value: "" }, "All outcomes"), OUTCOMES.map((o) => h("option", { value: o }, o)));
+  const rows = h("tbody", {});
+  const table = h(
+    "table",
+    { class: "mail-log" },
+    h("caption", { class: "hint" }, "Newest first"),
+    h("thead", {}, h("tr", {}, ["Received", "From", "Subject", "Outcome", "Reason", "Result"].map((t) => h("th", { scope: "col" }, t)))),
+    rows,
+  );
+  const empty = h("p", { class: "empty", hidden: true }, "No mail matches.");
+  const more = h("button", { type: "button", class: "more", hidden: true, onclick: () => load(false) }, "Load more");
+  main.replaceChildren(
+    h("h1", {}, "Mail log"),
+    h(
+      "div",
+      { class: "toolbar" },
+      h("div", { class: "field" }, h("label", { for: mailboxId }, "Mailbox"), mailboxSelect),
+      h("div", { class: "field" }, h("label", { for: outcomeId }, "Outcome"), outcome),
+    ),
+    table,
+    empty,
+    more,
+  );
+
+  let entries = [];
+  let offset = null;
+  let generation = 0;
+  mailboxSelect.addEventListener("change", () => {
+    mailbox = mailboxes.find((m) => m.id === mailboxSelect.value);
+    if (mailbox.groupId) context.groupId = mailbox.groupId;
+    load(true);
+  });
+  outcome.addEventListener("change", draw);
+
+  async function load(restart) {
+    const mine = restart ? ++generation : generation;
+    if (restart) {
+      entries = [];
+      offset = null;
+    }
+    const answer = await api("GET", mailbox.path, { query: { offset, pageSize: PAGE_SIZE } });
+    if (mine !== generation) return;
+    if (!report(answer)) return;
+    entries = entries.concat(answer.object.entries || []);
+    offset = answer.object.offset;
+    more.hidden = (answer.object.entries || []).length < PAGE_SIZE;
+    draw();
+  }
+
+  function draw() {
+    const shown = entries.filter((e) => !outcome.value || e.status === outcome.value);
+    rows.replaceChildren(
+      ...shown.map((e) =>
+        h(
+          "tr",
+          { dataset: { status: e.status } },
+          h("td", {}, h("time", { datetime: e.receivedOn }, formatDate(e.receivedOn))),
+          h("td", {}, e.from),
+          h("td", {}, e.subject),
+          h("td", {}, h("span", { class: `outcome ${e.status}` }, e.status)),
+          h("td", {}, e.reason),
+          h("td", {}, e.post ? h("a", { href: e.post.url }, e.post.title || e.post.id) : "", e.commentId ? ` (comment ${e.commentId})` : ""),
+        ),
+      ),
+    );
+    empty.hidden = shown.length > 0;
+  }
+
+  load(true);
+}
