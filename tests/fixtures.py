@@ -4,6 +4,7 @@ DynamoDB request counter (botocore event hooks) for the O(pageSize) tests."""
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -37,6 +38,34 @@ def aws() -> Iterator[None]:
         ensure_queue(get_settings().notify_queue)
         yield
         GroupRepository.forget_cache()
+
+
+@pytest.fixture
+def moto_server():
+    """A moto server on loopback as AWS_ENDPOINT_URL, with every table: for tests whose threads
+    race each other through real HTTP (no in-process mock)."""
+    from chalicelib import aws
+    from chalicelib.embedded_aws import start_moto_server
+    from chalicelib.store.tables import create_tables
+
+    # The server serialises moto's DynamoDB calls (as make run's does): that gives moto
+    # DynamoDB's guarantee that each call is atomic, and nothing more, so races between calls
+    # (a read, then a conditional write) play out as they would against DynamoDB.
+    server = start_moto_server()
+    host, port = server.get_host_and_port()
+    previous = os.environ.get("AWS_ENDPOINT_URL")
+    os.environ["AWS_ENDPOINT_URL"] = f"http://{host}:{port}"
+    aws.reset()
+    try:
+        create_tables(wait=False)
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("AWS_ENDPOINT_URL", None)
+        else:
+            os.environ["AWS_ENDPOINT_URL"] = previous
+        aws.reset()
+        server.stop()
 
 
 @pytest.fixture

@@ -36,16 +36,19 @@ class SecurityService:
     def login(self, email: str, password: str) -> str:
         address = email.strip().lower()
         now = self.clock()
-        if self.attempts.failures_since(address, now - FAILURE_WINDOW) >= MAX_FAILURES:
+        # The attempt is taken before the password is looked at: parallel guesses cannot all
+        # pass a check made before any of them is counted.
+        if not self.attempts.reserve_attempt(address, now, FAILURE_WINDOW, MAX_FAILURES):
             raise TooManyRequests(
                 "Too many failed sign-ins for this address; try again in 15 minutes."
             )
         user = self.users.by_email(address) if address else None
         if not verify_password(user.password_hash if user else None, password):
-            self.attempts.record_failure(address, now, FAILURE_WINDOW)
             # One error, the same for an unknown address and a wrong password (CONTRACT §5);
-            # its value is never the password sent.
+            # its value is never the password sent. The attempt taken stays counted.
             raise Unauthorized(WRONG_CREDENTIALS, [FieldError("password", "", WRONG_CREDENTIALS)])
+        # The owner got in: earlier failures no longer count against the address.
+        self.attempts.clear(address)
         return issue_token(user.id, now)
 
     def caller_for_token(self, token: str | None) -> Caller:

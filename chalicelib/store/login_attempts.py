@@ -26,22 +26,21 @@ class LoginAttemptRecord(Model):
 
 
 class LoginAttemptRepository:
-    def failures_since(self, email_lower: str, since: datetime) -> int:
-        try:
-            record = LoginAttemptRecord.get(email_lower, consistent_read=True)
-        except LoginAttemptRecord.DoesNotExist:
-            return 0
-        return int(record.failures) if record.window_start >= since else 0
-
-    def record_failure(self, email_lower: str, now: datetime, window: timedelta) -> None:
-        """Count one failure, atomically: parallel guesses cannot reset each other's count."""
+    def reserve_attempt(
+        self, email_lower: str, now: datetime, window: timedelta, limit: int
+    ) -> bool:
+        """Take one of the `limit` attempts of the address's open window, opening a window when
+        none is open; False when all are taken. Each step is one conditional write, so parallel
+        guesses never take more than `limit` attempts: the password is checked only after one
+        was taken. `failures` counts the attempts taken; a good sign-in clears them."""
         record = LoginAttemptRecord(email_lower)
 
-        def count_in_open_window() -> bool:
+        def take_in_open_window() -> bool:
             return conditionally(
                 lambda: record.update(
                     actions=[LoginAttemptRecord.failures.add(1)],
-                    condition=LoginAttemptRecord.window_start >= now - window,
+                    condition=(LoginAttemptRecord.window_start >= now - window)
+                    & (LoginAttemptRecord.failures < limit),
                 )
             )
 
@@ -56,9 +55,9 @@ class LoginAttemptRepository:
                 )
             )
 
-        # A parallel failure may open the window between our two tries: then count in it.
-        if not count_in_open_window() and not open_new_window():
-            count_in_open_window()
+        # Neither step worked: the window is open and full, or a parallel attempt opened it
+        # between our two writes; one more try in it tells which.
+        return take_in_open_window() or open_new_window() or take_in_open_window()
 
     def clear(self, email_lower: str) -> None:
-        LoginAttemptRecord(email_lower).delete()
+        LoginAttemptRecord(email_lower).delete()  # deleting what is not there is no error

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 import uuid
 
@@ -313,33 +312,6 @@ def test_loading_twice_changes_nothing_and_a_rename_frees_the_old_name(api, peop
 
 
 # --- concurrency, against a real (threaded) DynamoDB endpoint ----------------------------------
-
-
-@pytest.fixture
-def moto_server():
-    """A moto server on loopback as AWS_ENDPOINT_URL, with every table (no in-process mock)."""
-    from chalicelib import aws
-    from chalicelib.embedded_aws import start_moto_server
-    from chalicelib.store.tables import create_tables
-
-    # The server serialises moto's DynamoDB calls (as make run's does): that gives moto
-    # DynamoDB's guarantee that each call is atomic, and nothing more: a read-then-write create
-    # would still let both through when both read before either writes.
-    server = start_moto_server()
-    host, port = server.get_host_and_port()
-    previous = os.environ.get("AWS_ENDPOINT_URL")
-    os.environ["AWS_ENDPOINT_URL"] = f"http://{host}:{port}"
-    aws.reset()
-    try:
-        create_tables(wait=False)
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop("AWS_ENDPOINT_URL", None)
-        else:
-            os.environ["AWS_ENDPOINT_URL"] = previous
-        aws.reset()
-        server.stop()
 
 
 def test_two_concurrent_creates_of_one_name_let_exactly_one_succeed(moto_server):

@@ -125,3 +125,71 @@ def test_throttle_window_expires_and_a_new_one_counts_afresh(admin):
     with pytest.raises(Unauthorized):
         service.login("ann@example.org", "nope")  # failure 1 of a new window
     assert service.login("ann@example.org", "correct horse").count(".") == 2
+
+
+def test_a_good_sign_in_clears_the_failures(api, admin):
+    for _ in range(4):
+        status, _ = api.post(LOGIN, body={"email": "ann@example.org", "password": "nope"})
+        assert status == 401
+    status, _ = api.post(LOGIN, body={"email": "ann@example.org", "password": "correct horse"})
+    assert status == 200
+    # The owner's sign-in wiped the slate: five fresh failures before the throttle answers.
+    for _ in range(5):
+        status, _ = api.post(LOGIN, body={"email": "ann@example.org", "password": "nope"})
+        assert status == 401
+    status, _ = api.post(LOGIN, body={"email": "ann@example.org", "password": "correct horse"})
+    assert status == 429
+
+
+@pytest.mark.slow
+def test_parallel_wrong_guesses_never_check_more_passwords_than_the_limit(moto_server):
+    """36 guesses at once, on threads, against a real (threaded) DynamoDB endpoint."""
+    import threading
+
+    from chalicelib.errors import TooManyRequests, Unauthorized
+    from chalicelib.services.security import MAX_FAILURES, SecurityService
+    from chalicelib.store.users import UserRepository
+    from tests.fixtures import Community
+
+    community = Community()
+    community.group("home")
+    community.user("target", {community.root: "administrator"}, password="correct horse")
+    community.load()
+
+    class CountingUsers(UserRepository):
+        """Each lookup by address is followed by exactly one password check."""
+
+        checked = 0
+        lock = threading.Lock()
+
+        def by_email(self, email_lower):
+            with CountingUsers.lock:
+                CountingUsers.checked += 1
+            return super().by_email(email_lower)
+
+    base = SecurityService.default()
+    service = SecurityService(CountingUsers(), base.attempts, base.groups)
+    guesses = 36
+    start = threading.Barrier(guesses)
+    outcomes: list[str] = []
+
+    def guess(n: int) -> None:
+        start.wait()
+        try:
+            service.login("target@example.org", f"guess {n}")
+            outcomes.append("signed in")
+        except Unauthorized:
+            outcomes.append("401")
+        except TooManyRequests:
+            outcomes.append("429")
+
+    threads = [threading.Thread(target=guess, args=(n,)) for n in range(guesses)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert CountingUsers.checked == MAX_FAILURES
+    assert sorted(outcomes) == ["401"] * MAX_FAILURES + ["429"] * (guesses - MAX_FAILURES)
+    with pytest.raises(TooManyRequests):
+        service.login("target@example.org", "correct horse")  # the owner waits too
