@@ -3,6 +3,7 @@
 from chalice import Chalice, Cron, Rate
 
 from chalicelib.api.blueprints import all_blueprints
+from chalicelib.api.cors import add_preflight_routes
 from chalicelib.api.routing import envelope_middleware
 from chalicelib.jobs import comment_purge, digests, mail_poll, notify, ses_feedback
 from chalicelib.jobs.base import Deadline
@@ -12,6 +13,7 @@ app = Chalice(app_name="agora")
 app.register_middleware(envelope_middleware, "http")
 for blueprint in all_blueprints():
     app.register_blueprint(blueprint)
+add_preflight_routes(app)
 
 
 @app.schedule(Rate(5, unit=Rate.MINUTES), name="dispatch-mail-polls")

@@ -437,14 +437,19 @@ _CHALICE_ERRORS = {
 
 
 def envelope_middleware(event: Any, get_response: Callable[[Any], Any]) -> Any:
-    """Chalice answers some requests before any view runs (405, 415, its own 500): envelope them."""
+    """Chalice answers some requests before any view runs (405, 415, its own 500): envelope them.
+    Every answer, these included, carries the CORS headers its origin is allowed (api/cors.py)."""
+    from chalicelib.api.cors import response_headers
+
     response = get_response(event)
     body = response.body
     if response.status_code >= 400 and isinstance(body, dict) and "Code" in body:
         status = 400 if response.status_code == 415 else response.status_code
         message = _CHALICE_ERRORS.get(response.status_code, str(body.get("Message", "")))
         headers = {k: v for k, v in response.headers.items() if k.lower() == "allow"}
-        return _response(status, failure_payload(message), headers)
+        response = _response(status, failure_payload(message), headers)
+    if event.method != "OPTIONS":  # a preflight answers its own CORS headers
+        response.headers.update(response_headers(event.headers))
     return response
 
 
