@@ -244,8 +244,10 @@ function eventLists(context) {
       const events = answer.object.events || [];
       for (const event of events)
         list.append(h("li", {}, h("strong", {}, event.title), " — ", h("time", { datetime: event.startDate }, formatDate(event.startDate)), event.location ? ` · ${event.location}` : "", textOf(event.content) ? h("p", { class: "hint" }, textOf(event.content)) : null));
+      // Ended: an empty page whose offset is the one sent (a filtered page may be short, or empty,
+      // while more follow).
+      more.hidden = events.length === 0 && (answer.object.offset ?? null) === offset;
       offset = answer.object.offset;
-      more.hidden = events.length < PAGE_SIZE;
       empty.hidden = list.children.length > 0;
     }
     return { element: h("div", {}, h("h3", { id: headingId }, title), list, empty, more), load };

@@ -59,9 +59,10 @@ export async function render(main, context) {
     const answer = await api("GET", mailbox.path, { query: { offset, pageSize: PAGE_SIZE } });
     if (mine !== generation) return;
     if (!report(answer)) return;
-    entries = entries.concat(answer.object.entries || []);
+    const page = answer.object.entries || [];
+    entries = entries.concat(page);
+    more.hidden = page.length === 0 && (answer.object.offset ?? null) === offset;
     offset = answer.object.offset;
-    more.hidden = (answer.object.entries || []).length < PAGE_SIZE;
     draw();
   }
 

@@ -7,7 +7,8 @@ const TABS = [
   { id: "spam", name: "Spam reports", list: "spam-reports", empty: "No comment is reported as spam." },
   { id: "deleted", name: "Deleted", list: "deleted", empty: "No deleted comment." },
 ];
-const PAGE_SIZE = 15;
+// `#/moderation?pageSize=N` asks for smaller pages (the API's `pageSize`, 1 to 100).
+const pageSize = () => Math.min(100, Math.max(1, Number(new URLSearchParams(location.hash.split("?")[1] || "").get("pageSize")) || 15));
 
 export async function render(main, context) {
   const groups = context.session.groups.filter((g) => g.mayModerate);
@@ -70,7 +71,7 @@ export async function render(main, context) {
     async function load() {
       if (loading || done || mine !== generation) return;
       loading = true;
-      const answer = await api("GET", `comment/post/list/${groupId}/${current.list}`, { query: { offset, pageSize: PAGE_SIZE } });
+      const answer = await api("GET", `comment/post/list/${groupId}/${current.list}`, { query: { offset, pageSize: pageSize() } });
       loading = false;
       if (mine !== generation) return;
       if (!answer.ok) {
@@ -79,8 +80,10 @@ export async function render(main, context) {
       }
       const comments = answer.object.comments || [];
       for (const comment of comments) list.append(item(comment));
+      // The list has ended when a page is empty and its offset is the one sent (README: a page may
+      // hold fewer items than asked while more follow).
+      done = comments.length === 0 && (answer.object.offset ?? null) === offset;
       offset = answer.object.offset;
-      done = comments.length < PAGE_SIZE;
       more.hidden = done;
       empty.hidden = list.children.length > 0;
       // Keep filling while the end of the list is on screen (a tall window shows more than a page).

@@ -312,3 +312,15 @@ def test_mail_log_and_notifications_pages_read_the_api(agora, page):
     )
     status, body = api(agora, "GET", f"user/{ann}/notifications?groupId={GARDENING}")
     assert status == 200 and body["object"]["digest"]["typeId"] == 2
+
+
+def test_more_comments_load_as_the_list_scrolls(agora, page):
+    for comment_id in (109, 110):
+        status, body = api(agora, "DELETE", f"comment/post/{comment_id}")
+        assert status == 200, body
+    sign_in(page, agora)
+    page.goto(f"{agora.base}/console/#/moderation?pageSize=1")
+    choose_group(page, "Photography")
+    page.get_by_role("tab", name="Deleted").click()
+    # One comment a page: the second arrives through `offset` when the end of the list is in view.
+    expect(page.locator("li.comment")).to_have_count(2)
