@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from chalicelib.auth import hash_password, verify_password
-from chalicelib.sanitize import clean_html, html_to_text
+from chalicelib.sanitize import clean_html
 from chalicelib.schemas.fixture import Fixture
 from chalicelib.services.links import slugify
 
@@ -252,7 +252,6 @@ class FixtureService:
                     "content": content,
                     "created_on": p.created_on,
                     "source": "fixture",
-                    "search_text": f"{p.title}\n{html_to_text(content)}".lower(),
                 }
             )
         return out
@@ -279,5 +278,5 @@ class FixtureService:
                 {"author_id": r.author_id, "created_on": r.created_on} for r in c.spam_reports
             ],
             "source": "fixture",
-            "search_text": f"{html_to_text(content)}\n{aliases.get(c.author_id, '')}".lower(),
+            "author_alias": aliases.get(c.author_id, ""),
         }

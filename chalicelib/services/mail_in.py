@@ -635,12 +635,10 @@ class MailIngestor:
     # --- records -----------------------------------------------------------------------------
 
     def _post_record(self, post_id: str, plan: Plan, created_on: datetime | None) -> Any:
-        from chalicelib.sanitize import html_to_text
         from chalicelib.store.posts import PostRecord
 
         slug = self._free_slug(plan.group.id, slugify(plan.title, "post"), post_id)
-        search = f"{plan.title}\n{html_to_text(plan.content)}".lower()
-        return PostRecord(
+        record = PostRecord(
             id=post_id,
             group_id=plan.group.id,
             author_id=plan.author.id,
@@ -649,8 +647,9 @@ class MailIngestor:
             content=plan.content,
             created_on=created_on or self.clock(),
             source="email",
-            search_text=mail_rules.fit_text(search, mail_rules.MAX_SEARCH_TEXT_BYTES),
         )
+        record.refresh_index_keys()
+        return record
 
     def _free_slug(self, group_id: str, slug: str, post_id: str) -> str:
         """`slug`, or `slug-<id prefix>` when the group has it: the group's slugs are read once
@@ -664,7 +663,6 @@ class MailIngestor:
             return chosen
 
     def _comment_record(self, comment_id: int, plan: Plan, created_on: datetime | None) -> Any:
-        from chalicelib.sanitize import html_to_text
         from chalicelib.store.comments import CommentRecord
 
         now = created_on or self.clock()
@@ -679,12 +677,8 @@ class MailIngestor:
             is_approved=plan.is_approved,
             approved_on=now if plan.is_approved else None,
             source="email",
-            search_text=mail_rules.fit_text(
-                f"{html_to_text(plan.content)}\n{plan.author.alias}".lower(),
-                mail_rules.MAX_SEARCH_TEXT_BYTES,
-            ),
         )
-        record.refresh_index_keys()
+        record.refresh_index_keys(plan.author.alias)
         return record
 
 

@@ -24,9 +24,9 @@ from typing import Any, Literal
 from chalicelib.auth import Caller
 
 # DynamoDB refuses items over 400 KB, and every index that projects all attributes stores a
-# copy of the same size: stored content stays well under it, with room for the search text.
+# copy of the same size: stored content stays well under it, with room for the search text
+# (store/search.py).
 MAX_CONTENT_BYTES = 150_000
-MAX_SEARCH_TEXT_BYTES = 60_000
 MAX_TITLE_CHARS = 300
 TRUNCATED_NOTE = "[The mail was longer than this; the rest was not imported.]"
 
@@ -164,11 +164,3 @@ def fit_html(markup: str, max_bytes: int) -> tuple[str, bool]:
         cut = cut[: int(len(cut) * 0.9)]
         fitted = sanitise_html(cut)
     return f"{fitted}<p>{TRUNCATED_NOTE}</p>", True
-
-
-def fit_text(text: str, max_bytes: int) -> str:
-    """Text within `max_bytes` of UTF-8 (search text: cut without a note)."""
-    data = text.encode("utf-8")
-    if len(data) <= max_bytes:
-        return text
-    return data[:max_bytes].decode("utf-8", "ignore")

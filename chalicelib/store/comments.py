@@ -129,7 +129,14 @@ class CommentRecord(Model):
         """Its place in the deleted list, now or when it was last there."""
         return self.deleted_on or self.last_deleted_on
 
-    def refresh_index_keys(self) -> None:
+    def refresh_index_keys(self, author_alias: str | None = None) -> None:
+        """Derive the index keys from the state; with the author's alias (a new comment: the alias
+        is not stored with it), also what the `filter` searches: the text and the alias."""
+        if author_alias is not None:
+            from chalicelib.sanitize import html_to_text
+            from chalicelib.store.search import search_text
+
+            self.search_text = search_text(html_to_text(self.content or ""), author_alias)
         live = self.deleted_on is None
         self.visible_post_id = self.post_id if live and self.is_approved else None
         self.unapproved_group_id = self.group_id if live and not self.is_approved else None
@@ -153,9 +160,10 @@ class CommentRepository:
         except CommentRecord.DoesNotExist:
             return None
 
-    def insert(self, **values: Any) -> bool:
+    def insert(self, *, author_alias: str | None = None, **values: Any) -> bool:
         """Store a new comment; False when one with this id exists already (conditional put)."""
-        return _write_counted(CommentRecord(**values), CommentRecord.id.does_not_exist())
+        condition = CommentRecord.id.does_not_exist()
+        return _write_counted(CommentRecord(**values), condition, author_alias)
 
     def visible_page(
         self, post_id: str, *, limit: int, after: CommentRecord | None
@@ -278,7 +286,7 @@ class CommentRepository:
         )
 
 
-def _write_counted(record: CommentRecord, condition: Any) -> bool:
+def _write_counted(record: CommentRecord, condition: Any, author_alias: str | None = None) -> bool:
     """Save the comment under `condition`; False when the condition (or the version) failed.
 
     Its index keys are derived anew; `visible_post_id` still holds the stored value until then,
@@ -287,7 +295,7 @@ def _write_counted(record: CommentRecord, condition: Any) -> bool:
     which are not counted, so they never touch the count.
     """
     was_visible = record.visible_post_id is not None
-    record.refresh_index_keys()
+    record.refresh_index_keys(author_alias)
     delta = int(record.visible_post_id is not None) - int(was_visible)
     if delta == 0:
         return conditionally(lambda: record.save(condition=condition))

@@ -35,14 +35,18 @@ class FixtureStore:
     def write_posts(self, posts: list[dict[str, Any]]) -> None:
         with PostRecord.batch_write() as batch:
             for values in posts:
-                batch.save(PostRecord(**values))
+                record = PostRecord(**values)
+                record.refresh_index_keys()
+                batch.save(record)
 
     def write_comments(self, comments: list[dict[str, Any]]) -> None:
         with CommentRecord.batch_write() as batch:
             for values in comments:
                 reports = [SpamReport(**r) for r in values["spam_reports"]]
-                record = CommentRecord(**{**values, "spam_reports": reports})
-                record.refresh_index_keys()
+                alias = values["author_alias"]
+                fields = {k: v for k, v in values.items() if k != "author_alias"}
+                record = CommentRecord(**{**fields, "spam_reports": reports})
+                record.refresh_index_keys(alias)
                 batch.save(record)
 
     def recount_comments(self, post_ids: list[str]) -> None:

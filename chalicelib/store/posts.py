@@ -52,6 +52,14 @@ class PostRecord(Model):
     by_group = GroupCreatedIndex()
     by_group_slug = GroupSlugIndex()
 
+    def refresh_index_keys(self) -> None:
+        """What the `filter` searches, derived from the title and content: every writer of a new
+        post calls this, so the rule lives here only."""
+        from chalicelib.sanitize import html_to_text
+        from chalicelib.store.search import search_text
+
+        self.search_text = search_text(self.title, html_to_text(self.content or ""))
+
 
 class PostRepository:
     def get(self, post_id: str) -> PostRecord | None:
@@ -95,11 +103,12 @@ class PostRepository:
 
     def insert(self, **values: Any) -> bool:
         """Store a new post; False when one with this id exists already (conditional put)."""
-        return conditionally(
-            lambda: PostRecord(**values).save(condition=PostRecord.id.does_not_exist())
-        )
+        record = PostRecord(**values)
+        record.refresh_index_keys()
+        return conditionally(lambda: record.save(condition=PostRecord.id.does_not_exist()))
 
     def put(self, **values: Any) -> PostRecord:
         record = PostRecord(**values)
+        record.refresh_index_keys()
         record.save()
         return record
