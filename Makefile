@@ -7,7 +7,7 @@ NODE_STAMP := node_modules/.installed
 # The suite runs on two processes (CI has two cores); TEST_WORKERS=0 runs it in one.
 TEST_WORKERS ?= 2
 
-.PHONY: run test bench lint format dovecot chromium clean package infra
+.PHONY: run test bench load lint format dovecot chromium clean package infra
 
 $(STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,13 @@ bench: $(STAMP) dovecot
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
 	PYTHONPATH=. $(BIN)/python -m bench.run
+
+## load: 8 administrators share 3,000 operations against make run, then every acknowledged write is checked
+## (WORKERS=… OPERATIONS=… to change them); the table goes to README's Load section
+WORKERS ?= 8
+OPERATIONS ?= 3000
+load: $(STAMP)
+	PYTHONPATH=. $(BIN)/python -m bench.admin_load --workers $(WORKERS) --operations $(OPERATIONS) --write-readme
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

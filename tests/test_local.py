@@ -99,3 +99,29 @@ def test_busy_port_is_refused_with_one_line_naming_it(variable):
     assert len(lines) == 1, result.stderr
     assert f"port {result.busy} ({variable})" in lines[0]  # type: ignore[attr-defined]
     assert "Traceback" not in result.stderr and "demo data" not in result.stdout
+
+
+@pytest.mark.slow
+def test_concurrent_administrators_lose_nothing_and_never_see_a_server_error(running):
+    """`make load` in small: 4 administrators share 200 operations, then every acknowledged write
+    is checked (counts only; `make load` reports the times)."""
+    from bench.admin_load import (
+        KINDS,
+        aws_environment,
+        create_administrators,
+        demo_group_id,
+        run_load,
+        sign_in,
+    )
+
+    group_id = demo_group_id()
+    emails = create_administrators(4, group_id, aws_environment(running.output))
+    tokens = [sign_in(running.base, email) for email in emails]
+    report = run_load(running.base, tokens, group_id, operations=200)
+
+    assert report.done == 200
+    assert {kind: set(report.statuses[kind]) for kind in KINDS} == {kind: {200} for kind in KINDS}
+    assert report.server_errors == 0 and report.lost == []
+    assert len(report.events) == report.statuses["create"][200] > 0
+    assert len(report.settings) == report.statuses["settings"][200] > 0
+    assert set(report.statuses["check"]) == {200}
