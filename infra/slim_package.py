@@ -2,7 +2,7 @@
 
 The runtime ships boto3 and botocore (with s3transfer, jmespath, dateutil, urllib3, six), so
 packaging them only makes cold starts slower; pycountry's translations are never read (Agora
-answers in en_US). Usage: python -m infra.slim_package build/package/deployment.zip
+answers in en_US), nor are Swagger UI's files other than the two the reference page serves. Usage: python -m infra.slim_package build/package/deployment.zip
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 
 PROVIDED_BY_RUNTIME = ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "urllib3", "six")
 NEVER_READ = ("pycountry/locales/",)
+SWAGGER_UI_SERVED = ("swagger-ui.css", "swagger-ui-bundle.js")
 
 
 def dropped(name: str) -> bool:
@@ -21,6 +22,9 @@ def dropped(name: str) -> bool:
     package = top.split("-", 1)[0].split(".", 1)[0] if top.endswith((".dist-info", ".py")) else top
     if package in PROVIDED_BY_RUNTIME or top in ("python_dateutil", "six.py"):
         return True
+    if name.startswith("swagger_ui_bundle/vendor/"):
+        # The reference page serves two of Swagger UI's files (chalicelib/api/openapi.py).
+        return name.rsplit("/", 1)[-1] not in SWAGGER_UI_SERVED
     return name.startswith(NEVER_READ)
 
 

@@ -125,3 +125,25 @@ def test_concurrent_administrators_lose_nothing_and_never_see_a_server_error(run
     assert len(report.events) == report.statuses["create"][200] > 0
     assert len(report.settings) == report.statuses["settings"][200] > 0
     assert set(report.statuses["check"]) == {200}
+
+
+@pytest.mark.slow
+def test_docs_page_and_its_files_are_served_by_make_run(running):
+    import re
+    import urllib.request
+
+    from swagger_ui_bundle import swagger_ui_path
+
+    with urllib.request.urlopen(running.base + "/api/v1/en_US/docs", timeout=30) as response:
+        assert response.status == 200
+        assert response.headers["Content-Type"].startswith("text/html")
+        page = response.read().decode()
+    sources = [s.split("?")[0] for s in re.findall(r'(?:src|href)="([^"]+)"', page)]
+    assert sorted(sources) == ["docs/swagger-ui-bundle.js", "docs/swagger-ui.css"]
+    for source in sources:
+        with urllib.request.urlopen(f"{running.base}/api/v1/en_US/{source}", timeout=30) as asset:
+            assert asset.status == 200
+            # The installed package's file, byte for byte: nothing comes from a CDN.
+            assert asset.read() == (swagger_ui_path / source.split("/")[-1]).read_bytes()
+    status, document = running.request("GET", "/api/v1/en_US/openapi.json")
+    assert status == 200 and document["servers"] == [{"url": "/"}]

@@ -1,25 +1,120 @@
-"""The API's own description: `GET /api/v1/en_US/openapi.json` (public, like any API reference)."""
+"""The API's own description: `GET /api/v1/en_US/openapi.json`, and an interactive reference page
+on it, `GET /api/v1/en_US/docs` (public, like any API reference; CONTRACT §10).
+
+The page is Swagger UI, whose files come from the `swagger-ui-bundle-v2` package and are served
+by the API itself under `/api/v1/en_US/docs/…`: no CDN, so `make run` works offline. Every URL in
+the page is relative, so it works under API Gateway's stage prefix and behind a custom domain.
+"""
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any
 
 from chalice import Blueprint, Response
 
 from chalicelib.api.routing import Call, route
+from chalicelib.envelope import JSON_HEADERS, failure_payload
 
 openapi_api = Blueprint(__name__)
+DOCS_PATH = "/api/v1/en_US/docs"
+# The files the page loads, with their content types (the package holds more: never served).
+DOCS_ASSETS = {
+    "swagger-ui.css": "text/css; charset=utf-8",
+    "swagger-ui-bundle.js": "application/javascript; charset=utf-8",
+}
 
 
 @route(openapi_api, "GET", "/api/v1/en_US/openapi.json", need=None, response=dict[str, Any])
 def get_openapi_document(call: Call) -> Any:
     """The OpenAPI 3.1 document of this API (the document itself, not an envelope)."""
-    import json
-
     from chalicelib.openapi import openapi_document
 
+    document = {**openapi_document(), "servers": [{"url": server_url(call.request)}]}
+    return Response(body=json.dumps(document), status_code=200, headers=JSON_HEADERS)
+
+
+def server_url(request: Any) -> str:
+    """Where the document's paths start, as the caller sees it: `/api` under API Gateway's stage
+    (or a custom domain's base path), `/` under `make run`."""
+    context = getattr(request, "context", None) or {}
+    seen = str(context.get("path") or "")
+    served = str(context.get("resourcePath") or request.path or "")
+    if served and seen.endswith(served) and len(seen) > len(served):
+        return seen[: -len(served)].rstrip("/") or "/"
+    return "/"
+
+
+@route(openapi_api, "GET", DOCS_PATH, need=None, response=str, content_type="text/html")
+def get_docs_page(call: Call) -> Any:
+    """An interactive reference page on the OpenAPI document (Swagger UI)."""
+    return Response(body=_page(), status_code=200, headers=_headers("text/html; charset=utf-8"))
+
+
+@openapi_api.route(DOCS_PATH + "/{asset}", methods=["GET"])
+def get_docs_asset(asset: str) -> Response:
+    content_type = DOCS_ASSETS.get(asset)
+    if content_type is None:
+        return Response(
+            body=json.dumps(failure_payload("There is no such file in the reference page.")),
+            status_code=404,
+            headers=JSON_HEADERS,
+        )
     return Response(
-        body=json.dumps(openapi_document()),
+        body=_asset(asset),
         status_code=200,
-        headers={"Content-Type": "application/json"},
+        # The file name carries the package version in the page's link: cached for a day.
+        headers={**_headers(content_type), "Cache-Control": "public, max-age=86400"},
     )
+
+
+def _headers(content_type: str) -> dict[str, str]:
+    return {
+        "Content-Type": content_type,
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+    }
+
+
+@functools.cache
+def _asset(name: str) -> str:
+    from swagger_ui_bundle import swagger_ui_path
+
+    return (swagger_ui_path / name).read_text(encoding="utf-8")
+
+
+def swagger_ui_version() -> str:
+    from swagger_ui_bundle import swagger_ui_path
+
+    return swagger_ui_path.name.rsplit("-", 1)[-1]
+
+
+@functools.cache
+def _page() -> str:
+    version = swagger_ui_version()
+    # Relative URLs: the page is at …/en_US/docs, its files at …/en_US/docs/<file>, the document
+    # at …/en_US/openapi.json, whatever prefix the stage or domain adds in front.
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>Agora API reference</title>
+  <link rel="stylesheet" href="docs/swagger-ui.css?v={version}">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="docs/swagger-ui-bundle.js?v={version}"></script>
+  <script>
+    window.ui = SwaggerUIBundle({{
+      url: "openapi.json",
+      dom_id: "#swagger-ui",
+      deepLinking: true,
+      tryItOutEnabled: false,
+      persistAuthorization: false
+    }});
+  </script>
+</body>
+</html>
+"""

@@ -7,15 +7,17 @@ import re
 # The console's page and files (CONTRACT §10 `/console/`) are web pages on the API's origin, not
 # API operations: the document leaves out exactly these two (its session route is in it).
 CONSOLE_FILES = {("/console", "GET"), ("/console/{asset}", "GET")}
+# Likewise the reference page's Swagger UI files (the page itself is in the document).
+DOCS_FILES = {("/api/v1/en_US/docs/{asset}", "GET")}
 
 
 def chalice_routes(app) -> set[tuple[str, str]]:
     routes = {(path, method) for path, methods in app.routes.items() for method in methods}
-    assert CONSOLE_FILES <= routes
+    assert CONSOLE_FILES <= routes and DOCS_FILES <= routes
     # Every path answers a CORS preflight (api/cors.py); preflights are not API operations.
     preflights = {(path, "OPTIONS") for path in app.routes}
     assert preflights <= routes
-    return routes - CONSOLE_FILES - preflights
+    return routes - CONSOLE_FILES - DOCS_FILES - preflights
 
 
 def test_every_route_is_in_the_document_and_nothing_else(api):
