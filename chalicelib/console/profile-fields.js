@@ -163,7 +163,7 @@ export async function render(main, context) {
         { key: "name", label: "Field name" },
         { key: "typeId", label: "Field type", type: "select", numeric: true, options: TYPES.map(([id, name]) => [String(id), name]) },
         { key: "parentId", label: "Shown only under", type: "select", options: [["", "(always shown)"], ...parents.map((p) => [p.id, p.name])] },
-        { key: "parentSelectedValueId", label: "when that field's option key is", hint: "An option key of the field above." },
+        { key: "parentSelectedValueId", label: "when that field's option is", type: "select", options: [["", "(choose the field first)"]] },
         dataBox,
       ],
       save: async (body) => {
@@ -185,6 +185,15 @@ export async function render(main, context) {
         return answer;
       },
     });
+    // The option chooser lists the options of the parent field chosen above it.
+    const parentSelect = form.querySelector('[data-key="parentId"] select');
+    const optionSelect = form.querySelector('[data-key="parentSelectedValueId"] select');
+    const drawOptions = (selected) => {
+      const parent = parents.find((p) => p.id === parentSelect.value);
+      const options = parent ? (parent.data?.options || []).map((o) => [o.key, o.value]) : [["", "(choose the field first)"]];
+      optionSelect.replaceChildren(...options.map(([key, value]) => h("option", { value: key, selected: key === selected }, value)));
+    };
+    parentSelect.addEventListener("change", () => drawOptions(""));
     const typeSelect = form.querySelector('[data-key="typeId"] select');
     const drawData = (data) => {
       const specs = DATA_FORMS[Number(typeSelect.value)] || [];
@@ -196,6 +205,7 @@ export async function render(main, context) {
     typeSelect.addEventListener("change", () => drawData({}));
     const heading = h("h2", { id: nextId("field-editor") }, f ? `Edit field ${f.name}` : "New field");
     fill(form, f ? { ...f } : { sectionId: sections[0]?.id, typeId: 1 });
+    drawOptions(f?.parentSelectedValueId || "");
     drawData(f?.data);
     if (!sections.length) return h("section", { class: "card" }, heading, h("p", { class: "empty" }, "Create a section first."));
     const extra = f ? h("button", { type: "button", class: "secondary", onclick: () => editorCard.replaceChildren(fieldEditor(null)) }, "New field") : null;

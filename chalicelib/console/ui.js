@@ -65,7 +65,8 @@ export function confirmDialog(question, confirmLabel) {
         "div",
         { class: "actions" },
         h("button", { type: "button", class: "danger", onclick: () => dialog.close("yes") }, confirmLabel),
-        h("button", { type: "button", onclick: () => dialog.close("no") }, "Cancel"),
+        // Cancel has the focus: Enter on an unread question must not destroy anything.
+        h("button", { type: "button", autofocus: true, onclick: () => dialog.close("no") }, "Cancel"),
       ),
     );
     dialog.addEventListener("close", () => {
@@ -138,6 +139,8 @@ export function fill(form, object) {
       continue;
     }
     const control = wrapper.querySelector("input, textarea, select");
+    // Nothing stored: a list keeps its first choice rather than a blank the API would refuse.
+    if (type === "select" && (value === undefined || value === null)) continue;
     if (type === "checkbox") control.checked = Boolean(value);
     else if (type === "password") control.value = "";
     else if (type === "datetime") control.value = isoToLocalInput(value);
@@ -155,7 +158,11 @@ export function values(form) {
     } else {
       const control = wrapper.querySelector("input, textarea, select");
       if (type === "checkbox") value = control.checked;
-      else if (type === "number") value = control.value.trim() === "" ? null : Number(control.value);
+      else if (type === "number") {
+        // Empty: omitted, so the API keeps or applies its default.
+        if (control.value.trim() === "") continue;
+        value = Number(control.value);
+      }
       else if (type === "datetime") value = localInputToIso(control.value);
       else if (type === "password") {
         // Write-only: an empty box keeps the stored password (the API keeps it when omitted).

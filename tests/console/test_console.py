@@ -324,3 +324,36 @@ def test_more_comments_load_as_the_list_scrolls(agora, page):
     page.get_by_role("tab", name="Deleted").click()
     # One comment a page: the second arrives through `offset` when the end of the list is in view.
     expect(page.locator("li.comment")).to_have_count(2)
+
+
+def test_a_profile_field_shown_under_an_option_of_its_parent(agora, page):
+    status, body = api(agora, "POST", "profile/section", {"name": "Kitchen"})
+    assert status == 200, body
+    section_id = body["object"]["id"]
+    status, body = api(
+        agora,
+        "POST",
+        "profile/field",
+        {
+            "sectionId": section_id,
+            "name": "Diet",
+            "typeId": 7,
+            "data": {"options": [{"value": "Vegan"}, {"value": "Omnivore"}]},
+        },
+    )
+    assert status == 200, body
+
+    sign_in(page, agora)
+    page.get_by_role("link", name="Profile fields").click()
+    form = page.get_by_role("form", name="New field")
+    form.get_by_label("Section", exact=True).select_option(label="Kitchen")
+    form.get_by_label("Field name").fill("Favourite legume")
+    form.get_by_label("Shown only under").select_option(label="Diet")
+    form.get_by_label("when that field's option is").select_option(label="Vegan")
+    form.get_by_role("button", name="Create field").click()
+    expect(page.get_by_role("status")).to_contain_text("Field created.")
+
+    status, body = api(agora, "GET", "profile")
+    kitchen = next(s for s in body["object"]["sections"] if s["id"] == section_id)
+    child = next(f for f in kitchen["fields"] if f["name"] == "Favourite legume")
+    assert (child["parentName"], child["parentSelectedValueName"]) == ("Diet", "Vegan")
