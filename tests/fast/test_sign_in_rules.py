@@ -1,0 +1,113 @@
+"""Sign-in rules (CONTRACT §5) on in-memory repositories: throttling, one error for every wrong
+pair, and who a token belongs to."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
+
+import pytest
+
+from chalicelib.auth import Role, hash_password, issue_token, user_id_from_token
+from chalicelib.errors import TooManyRequests, Unauthorized
+from chalicelib.services.security import (
+    FAILURE_WINDOW,
+    MAX_FAILURES,
+    WRONG_CREDENTIALS,
+    SecurityService,
+)
+from tests.support.fakes import FakeGroupRepository, FakeLoginAttemptRepository, FakeUserRepository
+
+pytestmark = pytest.mark.fast
+
+# Tokens are checked against the real time: the test clock runs an hour behind it.
+NOW = datetime.now(UTC) - timedelta(hours=1)
+PASSWORD = "correct horse battery staple"
+
+
+@pytest.fixture(scope="module")
+def password_hash() -> str:
+    return hash_password(PASSWORD)  # argon2 is slow on purpose: once for the module
+
+
+@pytest.fixture
+def clock():
+    return SimpleNamespace(now=NOW)
+
+
+@pytest.fixture
+def service(password_hash, clock) -> SecurityService:
+    users = FakeUserRepository()
+    for user_id, memberships in (("ann", {"root": "administrator"}), ("bob", {"g": "moderator"})):
+        users.save(
+            users.new(
+                id=user_id,
+                alias=user_id.title(),
+                email=f"{user_id.title()}@Example.org",
+                email_lower=f"{user_id}@example.org",
+                slug=user_id,
+                password_hash=password_hash,
+                memberships=memberships,
+            )
+        )
+    groups = FakeGroupRepository(
+        SimpleNamespace(id="root", parent_id=None), SimpleNamespace(id="g", parent_id="root")
+    )
+    return SecurityService(users, FakeLoginAttemptRepository(), groups, lambda: clock.now)
+
+
+def wrong(service: SecurityService, email: str, password: str) -> Unauthorized:
+    with pytest.raises(Unauthorized) as raised:
+        service.login(email, password)
+    return raised.value
+
+
+def test_the_right_pair_gets_a_token_of_that_user_whatever_the_address_case(service):
+    assert user_id_from_token(service.login("  BOB@example.ORG ", PASSWORD)) == "bob"
+
+
+def test_an_unknown_address_and_a_wrong_password_get_the_same_single_error(service):
+    unknown, mistyped = (
+        wrong(service, "eve@example.org", PASSWORD),
+        wrong(service, "bob@example.org", "x"),
+    )
+    for error in (unknown, mistyped):
+        assert error.message == WRONG_CREDENTIALS
+        assert [(e.key, e.value) for e in error.errors] == [("password", "")]
+
+
+def test_too_many_attempts_lock_the_address_even_for_the_right_password(service, clock):
+    # Attempts taken by earlier guesses (each guess takes one before its password is checked).
+    for _ in range(MAX_FAILURES):
+        assert service.attempts.reserve_attempt(
+            "bob@example.org", NOW, FAILURE_WINDOW, MAX_FAILURES
+        )
+    with pytest.raises(TooManyRequests):
+        service.login("bob@example.org", PASSWORD)
+    clock.now = NOW + FAILURE_WINDOW + timedelta(seconds=1)
+    assert user_id_from_token(service.login("bob@example.org", PASSWORD)) == "bob"
+
+
+def test_a_good_sign_in_gives_the_address_all_its_attempts_back(service):
+    for _ in range(MAX_FAILURES - 1):
+        service.attempts.reserve_attempt("bob@example.org", NOW, FAILURE_WINDOW, MAX_FAILURES)
+    service.login("bob@example.org", PASSWORD)
+    taken = [
+        service.attempts.reserve_attempt("bob@example.org", NOW, FAILURE_WINDOW, MAX_FAILURES)
+        for _ in range(MAX_FAILURES + 1)
+    ]
+    assert taken == [True] * MAX_FAILURES + [False]
+
+
+def test_a_token_answers_its_user_with_the_roles_of_their_memberships(service):
+    ann = service.caller_for_token(issue_token("ann", datetime.now(UTC)))
+    bob = service.caller_for_token(issue_token("bob", datetime.now(UTC)))
+    assert ann.is_root_admin and not bob.is_root_admin
+    assert bob.role_in("g") is Role.MODERATOR and bob.role_in("root") is Role.REGULAR
+
+
+def test_a_token_of_a_removed_account_or_none_at_all_is_refused(service):
+    with pytest.raises(Unauthorized):
+        service.caller_for_token(issue_token("gone", datetime.now(UTC)))
+    with pytest.raises(Unauthorized):
+        service.caller_for_token(None)

@@ -1,0 +1,165 @@
+"""One contract, two implementations: the in-memory fakes of the fast tier answer as the PynamoDB
+repositories do (against moto). A rule test that passes on a fake holds on the store."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from chalicelib.store.profile import StaleStructure
+from tests.support import fakes
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+WINDOW = timedelta(minutes=15)
+
+KINDS = [pytest.param("fake", marks=pytest.mark.fast), "dynamodb"]
+
+
+@pytest.fixture(params=KINDS)
+def kind(request) -> str:
+    if request.param == "dynamodb":
+        request.getfixturevalue("aws")
+    return request.param
+
+
+@pytest.fixture
+def profile(kind):
+    from chalicelib.store.profile import ProfileRepository
+
+    return fakes.FakeProfileRepository() if kind == "fake" else ProfileRepository()
+
+
+@pytest.fixture
+def users(kind):
+    from chalicelib.store.users import UserRepository
+
+    return fakes.FakeUserRepository() if kind == "fake" else UserRepository()
+
+
+@pytest.fixture
+def attempts(kind):
+    from chalicelib.store.login_attempts import LoginAttemptRepository
+
+    return fakes.FakeLoginAttemptRepository() if kind == "fake" else LoginAttemptRepository()
+
+
+def _section(profile, name: str, position: int):
+    return profile.new_section(
+        profile.next_section_id(), name=name, default_visibility_id=1, position=position
+    )
+
+
+def _by_key(records) -> dict[str, object]:
+    return {r.item_key: r for r in records}
+
+
+# --- profile structure ----------------------------------------------------------------------------
+
+
+def test_profile_is_empty_then_holds_what_a_commit_saved(profile):
+    assert profile.load() == []
+    first, second = _section(profile, "A", 1), _section(profile, "B", 2)
+    assert int(second.section_id) > int(first.section_id)
+    field = profile.new_field(
+        "f1", name="Colour", type_id=4, section_id=int(first.section_id), position=1, data={"x": 1}
+    )
+    profile.commit(saves=[first, second, field])
+    stored = _by_key(profile.load())
+    assert set(stored) == {first.item_key, second.item_key, field.item_key}
+    assert [r.kind for r in profile.load()].count("section") == 2
+    got = stored[field.item_key]
+    assert (got.name, int(got.type_id), got.data, got.field_id) == ("Colour", 4, {"x": 1}, "f1")
+    assert got.parent_id is None and got.parent_selected_value_id is None
+
+
+def test_a_move_writes_the_position_only(profile):
+    section = _section(profile, "A", 1)
+    profile.commit(saves=[section])
+    (loaded,) = profile.load()
+    loaded.position, loaded.name = 5, "renamed but only moved"
+    profile.commit(moves=[loaded])
+    (stored,) = profile.load()
+    assert (int(stored.position), stored.name) == (5, "A")
+
+
+def test_a_delete_removes_the_record(profile):
+    a, b = _section(profile, "A", 1), _section(profile, "B", 2)
+    profile.commit(saves=[a, b])
+    loaded = _by_key(profile.load())
+    profile.commit(deletes=[loaded[a.item_key]])
+    assert list(_by_key(profile.load())) == [b.item_key]
+
+
+def test_a_commit_of_a_record_changed_since_it_was_read_fails_whole(profile):
+    a, b = _section(profile, "A", 1), _section(profile, "B", 2)
+    profile.commit(saves=[a, b])
+    mine, theirs = _by_key(profile.load()), _by_key(profile.load())
+    theirs[a.item_key].name = "Theirs"
+    profile.commit(saves=[theirs[a.item_key]])
+    mine[a.item_key].name, mine[b.item_key].name = "Mine", "Mine too"
+    with pytest.raises(StaleStructure):
+        profile.commit(saves=[mine[b.item_key], mine[a.item_key]])
+    stored = _by_key(profile.load())
+    assert (stored[a.item_key].name, stored[b.item_key].name) == ("Theirs", "B")
+
+
+def test_a_new_record_whose_key_exists_fails(profile):
+    section = profile.new_section(7, name="A", default_visibility_id=1, position=1)
+    profile.commit(saves=[section])
+    again = profile.new_section(7, name="Again", default_visibility_id=1, position=1)
+    with pytest.raises(StaleStructure):
+        profile.commit(saves=[again])
+    assert [r.name for r in profile.load()] == ["A"]
+
+
+def test_a_record_written_once_can_be_written_again_by_its_writer(profile):
+    section = _section(profile, "A", 1)
+    profile.commit(saves=[section])
+    section.name = "B"
+    profile.commit(saves=[section])
+    assert [r.name for r in profile.load()] == ["B"]
+
+
+# --- users and sign-in attempts -------------------------------------------------------------------
+
+
+def test_users_are_found_by_id_and_by_address_whatever_its_case(users):
+    user = users.new(
+        id="u1",
+        alias="Ann",
+        email="Ann@Example.org",
+        email_lower="ann@example.org",
+        slug="ann",
+        memberships={"g": "member"},
+    )
+    users.save(user)
+    assert users.get("u1").alias == "Ann"
+    assert users.by_email("  ANN@example.ORG ").id == "u1"
+    assert users.by_email("bob@example.org") is None
+    assert users.get("nobody") is None
+    assert set(users.get_many({"u1", "nobody"})) == {"u1"}
+    assert users.get_many(set()) == {}
+    assert users.get("u1").memberships == {"g": "member"}
+    assert users.get("u1").password_hash is None
+
+
+def test_attempts_run_out_within_a_window_and_come_back_after_it(attempts):
+    taken = [attempts.reserve_attempt("a@x", NOW, WINDOW, 3) for _ in range(4)]
+    assert taken == [True, True, True, False]
+    assert attempts.reserve_attempt("b@x", NOW, WINDOW, 3) is True  # per address
+    later = NOW + WINDOW + timedelta(seconds=1)
+    assert attempts.reserve_attempt("a@x", later, WINDOW, 3) is True
+
+
+def test_clearing_gives_the_address_its_attempts_back(attempts):
+    for _ in range(3):
+        attempts.reserve_attempt("a@x", NOW, WINDOW, 3)
+    attempts.clear("a@x")
+    attempts.clear("never-seen@x")  # clearing what is not there is no error
+    assert [attempts.reserve_attempt("a@x", NOW, WINDOW, 3) for _ in range(4)] == [
+        True,
+        True,
+        True,
+        False,
+    ]
