@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Callable
 from typing import Any
 
 _lock = threading.Lock()
+# What other modules cached from AWS (secrets read with a client), forgotten with the clients.
+# They register themselves, so this module imports none of them (no import cycle).
+_forgetters: list[Callable[[], None]] = []
 
 
 @functools.cache
@@ -41,11 +45,17 @@ def reset() -> None:
     """Forget every client and PynamoDB connection (tests and `make run` move the endpoint)."""
     with _lock:
         _clients.clear()
-    from chalicelib.signing_keys import forget_all
     from chalicelib.store.base import reset_connections
 
     reset_connections()
-    forget_all()
+    for forget in list(_forgetters):
+        forget()
+
+
+def on_reset(forget: Callable[[], None]) -> Callable[[], None]:
+    """Have `reset()` call `forget` too (a cache of what was read through a client)."""
+    _forgetters.append(forget)
+    return forget
 
 
 # --- what an AWS failure means to a caller ---------------------------------------------------------

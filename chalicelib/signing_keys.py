@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from chalicelib import aws
+
 REFERENCE_PREFIX = "secretsmanager:"
 TOKEN_LIFETIME = timedelta(hours=8)
 CACHE_SECONDS = 300.0
@@ -75,9 +77,7 @@ class SecretsManagerKeys:
 
     def _secrets_manager(self) -> Any:
         if self._client is None:
-            from chalicelib.aws import client
-
-            self._client = client("secretsmanager")
+            self._client = aws.client("secretsmanager")
         return self._client
 
     def _version(self, stage: str) -> dict[str, Any] | None:
@@ -138,6 +138,7 @@ def provider_for(setting: str) -> StaticKeys | SecretsManagerKeys:
         return _providers[setting]
 
 
+@aws.on_reset
 def forget_all() -> None:
     """Read every secret afresh (tests, and `make run` after it moves the endpoint)."""
     with _providers_lock:
