@@ -1,5 +1,5 @@
 // The console's shell: sign-in, the navigation, and one page at a time (hash routes).
-import { hasLiveToken, loadSession, onSignOut, signIn, signOut, failure } from "./api.js";
+import { failure, hasLiveToken, loadSession, onSignOut, signIn, signOut, token } from "./api.js";
 import { announce, h, nextId } from "./ui.js";
 
 // Each page: its link text, its module, and who may see it (the session says what the user may do).
@@ -110,5 +110,6 @@ window.addEventListener("hashchange", () => {
   route().then(() => main.focus({ preventScroll: true }));
 });
 
+const hadToken = Boolean(token());
 if (hasLiveToken()) start();
-else showSignIn();
+else showSignIn(hadToken ? "Your session has expired. Sign in again." : "");

@@ -27,12 +27,18 @@ def sign_in(page, agora, who=ANN) -> None:
     expect(page.get_by_role("navigation", name="Console")).to_be_visible()
 
 
+_TOKENS: dict[tuple[str, str], str] = {}
+
+
 def token(agora, who=ANN) -> str:
-    status, body = agora.request(
-        "POST", "/api/v1/en_US/security/login", {"email": who[0], "password": who[1]}
-    )
-    assert status == 200, body
-    return body["object"]
+    # One sign-in per user for the module's API checks: each costs a slow password hash.
+    if (agora.base, who[0]) not in _TOKENS:
+        status, body = agora.request(
+            "POST", "/api/v1/en_US/security/login", {"email": who[0], "password": who[1]}
+        )
+        assert status == 200, body
+        _TOKENS[agora.base, who[0]] = body["object"]
+    return _TOKENS[agora.base, who[0]]
 
 
 def api(agora, method, path, body=None, who=ANN):
@@ -46,6 +52,8 @@ def choose_group(page, name: str) -> None:
 def test_root_administrator_signs_in_and_sees_every_page(agora, page):
     page.goto(f"{agora.base}/console/")
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    screenshot(page, "sign-in")
+    assert axe_violations(page) == []
     page.get_by_label("Email").fill(ANN[0])
     page.get_by_label("Password").fill("not the password")
     page.get_by_role("button", name="Sign in").click()
@@ -76,6 +84,8 @@ def test_an_expired_token_signs_the_console_out(agora, page):
     )
     page.reload()
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("alert")).to_have_text("Your session has expired. Sign in again.")
+    assert page.evaluate("() => sessionStorage.length") == 0
 
 
 def test_approving_a_comment_moves_it_out_of_unapproved(agora, page):
@@ -357,3 +367,29 @@ def test_a_profile_field_shown_under_an_option_of_its_parent(agora, page):
     kitchen = next(s for s in body["object"]["sections"] if s["id"] == section_id)
     child = next(f for f in kitchen["fields"] if f["name"] == "Favourite legume")
     assert (child["parentName"], child["parentSelectedValueName"]) == ("Diet", "Vegan")
+
+
+def test_hostile_text_from_the_api_is_shown_as_text_and_never_runs(agora, page):
+    now = datetime.now(UTC)
+    hostile = '<img src=x onerror="window.pwned=1">Picnic'
+    status, body = api(
+        agora,
+        "POST",
+        "event",
+        {
+            "groupId": GARDENING,
+            "title": hostile,
+            "startDate": f"{now:%Y-%m}-20T09:00:00Z",
+            "endDate": f"{now:%Y-%m}-20T10:00:00Z",
+            "location": hostile,
+        },
+    )
+    assert status == 200, body
+    event_id = body["object"]["id"]
+    sign_in(page, agora)
+    page.get_by_role("link", name="Events").click()
+    choose_group(page, "Gardening Club")
+    event = page.locator(f'button.event[data-event-id="{event_id}"]')
+    expect(event).to_have_text(body["object"]["title"])
+    assert page.locator("img").count() == 0
+    assert page.evaluate("() => window.pwned") is None
