@@ -158,9 +158,11 @@ def _read_message(raw: bytes) -> EmailMessage:
     # Some exports start with blank lines, which a strict parser reads as "no headers at all".
     # An mbox "From " line is read by the parser as the unix-from and needs nothing here.
     content = raw.lstrip(b"\r\n\t ")
+    # Cheap early answers for MIME bombs: the standard parser recurses per level, and its time
+    # grows faster than the number of parts.
     if len(_MIME_NESTING_HINT.findall(content, 0, _HINT_WINDOW)) > MAX_MIME_DEPTH:
-        # Cheap early answer for MIME bombs: the standard parser would recurse per level.
         _check_boundary_nesting(content)
+    _check_boundary_count(content)
     message = BytesParser(policy=policy.default).parsebytes(content)
     assert isinstance(message, EmailMessage)
     return message
@@ -185,6 +187,22 @@ def _check_boundary_nesting(content: bytes) -> None:
                 raise MailParseError(f"MIME parts nested deeper than {MAX_MIME_DEPTH} levels")
         elif stripped.startswith(b"--") and stripped.endswith(b"--") and len(stripped) > 4:
             return
+
+
+_BOUNDARY_PARAMETER = re.compile(rb'(?i)\bboundary\s*=\s*"?([^";\r\n]{1,200})')
+
+
+def _check_boundary_count(content: bytes) -> None:
+    """Reject before parsing when the declared boundaries open more parts than allowed."""
+    boundaries = set(_BOUNDARY_PARAMETER.findall(content))
+    if not boundaries:
+        return
+    if len(boundaries) > MAX_MIME_PARTS:
+        raise MailParseError(f"more than {MAX_MIME_PARTS} MIME parts")
+    delimiters = sum(content.count(b"\n--" + boundary.strip()) for boundary in boundaries)
+    # One opening line per part, one closing line per multipart.
+    if delimiters > MAX_MIME_PARTS + len(boundaries):
+        raise MailParseError(f"more than {MAX_MIME_PARTS} MIME parts")
 
 
 def _check_structure(message: Message) -> None:
@@ -235,6 +253,17 @@ def _parsed(raw: bytes, message: EmailMessage) -> ParsedMail:
         is_spam=_is_spam(message),
         authentication_results=tuple(_authentication_results(message)),
     )
+
+
+def subject_of(raw: bytes) -> str | None:
+    """The Subject of a mail `parse_mail` refused, for its log entry; None when unreadable."""
+    from email.parser import BytesHeaderParser
+
+    try:
+        headers = BytesHeaderParser(policy=policy.compat32).parsebytes(raw.lstrip()[:65536])
+        return clean_line(_header(headers, "Subject") or "") or None
+    except Exception:  # an unreadable subject is no reason to fail the log entry
+        return None
 
 
 def content_hash(raw: bytes) -> str:
@@ -362,6 +391,15 @@ def _address_list(message: EmailMessage, name: str) -> list[Any]:
         return []
 
 
+def _malformed(message: EmailMessage, name: str) -> bool:
+    """Whether the standard parser found the header invalid (obsolete syntax is allowed)."""
+    try:
+        defects = message[name].defects
+    except Exception:  # the standard parser has raised on real-world headers
+        return True
+    return any(not isinstance(defect, errors.ObsoleteHeaderDefect) for defect in defects)
+
+
 def _plain(address: Any) -> str | None:
     username, domain = str(address.username or ""), str(address.domain or "")
     if _PLAIN_LOCAL_PART.fullmatch(username) and _PLAIN_DOMAIN.fullmatch(domain):
@@ -376,6 +414,10 @@ def _sender(message: EmailMessage) -> tuple[str | None, str | None, str | None]:
         return None, None, "the mail has no From header"
     if len(headers) > 1:
         return None, None, "the mail has more than one From header"
+    if _malformed(message, "From"):
+        # The standard parser reads what it can and drops the rest, so a defective header may
+        # yield an address from a display name ("admin@example.org <x@evil.example>").
+        return None, None, "the From header is malformed"
     addresses = _address_list(message, "From")
     if len(addresses) != 1:
         if not addresses:

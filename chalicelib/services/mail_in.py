@@ -393,7 +393,7 @@ class MailIngestor:
     # --- a chunk of downloaded mail ----------------------------------------------------------
 
     def _import_chunk(self, mailbox: MailboxConfig, chunk: _Chunk, result: PollResult) -> None:
-        from chalicelib.mail.parse import MailParseError, content_hash, parse_mail
+        from chalicelib.mail.parse import MailParseError, content_hash, parse_mail, subject_of
 
         readable: list[_Mail] = []
         finished: list[Any] = []  # entries and markers written in one batch
@@ -410,6 +410,7 @@ class MailIngestor:
                     mail.received_on,
                     status="rejected",
                     reason=_plain(f"cannot be read: {error}"),
+                    subject=_clean(subject_of(mail.raw), MAX_SUBJECT_CHARS),
                 )
                 finished += [
                     mail.entry,
@@ -467,12 +468,8 @@ class MailIngestor:
         self.mail.write_all([*(m.entry for m in fresh), *finished])
         self.checkpoints.reached("entry_reserved")
 
-        for mail in suspects:  # one at a time, its attempt counted just before
-            mail.entry.attempts = int(mail.entry.attempts or 0) + 1
-            mail.entry.status = "processing"
-            self.mail.save_entry(mail.entry)
-            self.checkpoints.reached("entry_reserved", mail.parsed)
-            self._work(mailbox, mail)
+        # Fresh mail first (concurrently), then the suspects one at a time, fewest attempts
+        # first: a mail that kills the process runs last and alone, so the rest keeps flowing.
         if self.workers > 1 and len(fresh) > 1:
             with ThreadPoolExecutor(max_workers=self.workers) as pool:
                 for future in [pool.submit(self._work, mailbox, mail) for mail in fresh]:
@@ -480,6 +477,12 @@ class MailIngestor:
         else:
             for mail in fresh:
                 self._work(mailbox, mail)
+        for mail in sorted(suspects, key=lambda suspect: int(suspect.entry.attempts or 0)):
+            mail.entry.attempts = int(mail.entry.attempts or 0) + 1
+            mail.entry.status = "processing"
+            self.mail.save_entry(mail.entry)
+            self.checkpoints.reached("entry_reserved", mail.parsed)
+            self._work(mailbox, mail)
 
         for mail in duplicates:
             first = first_of[mail.entry_id]

@@ -55,7 +55,7 @@ expect("rejected", "spam", "spam_x_spam_flag.eml")
 expect("rejected", "unknown sender", "encoded_display_name.eml")
 expect("rejected", "no valid sender", "too_short.eml")
 # Issue 14: a From the standard parser cannot read is not guessed from the raw header text.
-expect("rejected", "not a plain name@domain address", "invalid_from.eml")
+expect("rejected", "the From header is malformed", "invalid_from.eml")
 expect(
     "posted",
     "attachment",

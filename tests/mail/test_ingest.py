@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -377,3 +378,88 @@ def test_ids_are_stable_for_the_same_mail():
         "post#y", "message-id:a@b"
     )
     uuid.UUID(MailIngestor._entry_id("post#x", "sha256:00"))
+
+
+class KillsOnPlanning(Checkpoints):
+    """The process dies (a Lambda timeout, not an exception) whenever it plans one mail."""
+
+    class Death(BaseException):
+        pass
+
+    def __init__(self, subject: str) -> None:
+        self.subject = subject
+
+    def reached(self, step: str, mail=None) -> None:
+        if step == "planning" and mail is not None and mail.subject == self.subject:
+            raise self.Death(self.subject)
+
+
+def test_a_mail_that_kills_the_process_is_quarantined_and_the_rest_flows(world):
+    killer = KillsOnPlanning("Killer")
+    world.mailbox.deliver(mail("ann@example.org", "Killer", "boom"))
+    world.mailbox.deliver(mail("ann@example.org", "Good 0", "fine"))
+    for poll_number in range(1, 4):  # max_attempts polls die on it...
+        with pytest.raises(KillsOnPlanning.Death):
+            poll(world.config(), checkpoints=killer)
+        # ...while the mail delivered meanwhile still gets imported
+        world.mailbox.deliver(mail("ann@example.org", f"Good {poll_number}", "fine"))
+    [entry] = [e for e in log_entries(world.config().key) if e.subject == "Killer"]
+    assert entry.status == "processing" and entry.attempts == 3
+    last = poll(world.config(), checkpoints=killer)  # the killer is not run again
+    [entry] = [e for e in log_entries(world.config().key) if e.subject == "Killer"]
+    assert entry.status == "quarantined" and "interrupted 3 times" in entry.reason
+    assert last.failed == 1
+    titles = sorted(p.title for p in posts_of(world.garden) if p.title.startswith("Good"))
+    assert titles == ["Good 0", "Good 1", "Good 2", "Good 3"]
+    assert world.mailbox.count() == 1  # only the quarantined mail is kept
+    assert poll(world.config(), checkpoints=killer).skipped == 1
+
+
+def test_switching_to_another_account_imports_its_mail_despite_colliding_uidls(world, dovecot):
+    from chalicelib.mail.pop3 import Pop3Mailbox
+
+    world.mailbox.deliver(mail("ann@example.org", "Old account", "x"))
+    assert poll(world.config(delete=False)).posted == 1
+    dovecot.add_user(f"{world.mailbox.user}new", "new-password")
+    dovecot.deliver(f"{world.mailbox.user}new", mail("ann@example.org", "New account", "y"))
+    switched = dataclasses.replace(
+        world.config(), username=f"{world.mailbox.user}new", password="new-password"
+    )
+    with (
+        Pop3Mailbox(
+            "127.0.0.1", switched.port, world.mailbox.user, world.mailbox.password, is_ssl=False
+        ) as old,
+        Pop3Mailbox(
+            "127.0.0.1", switched.port, switched.username, switched.password, is_ssl=False
+        ) as new,
+    ):
+        assert old.uidls() == new.uidls()  # the collision this test is about
+    result = poll(switched)
+    assert result.posted == 1 and result.skipped == 0 and result.deleted == 1
+    titles = [p.title for p in posts_of(world.garden)]
+    assert titles.count("New account") == 1 and titles.count("Old account") == 1
+
+
+def test_the_per_poll_cap_counts_only_mail_not_yet_handled(world):
+    for i in range(3):
+        world.mailbox.deliver(mail("ann@example.org", f"Kept {i}", "x"))
+    assert poll(world.config(delete=False), max_messages=3).posted == 3
+    for i in range(2):
+        world.mailbox.deliver(mail("ann@example.org", f"New {i}", "x"))
+    result = poll(world.config(delete=False), max_messages=2)
+    assert (result.posted, result.skipped, result.left) == (2, 3, 0)
+
+
+def test_a_database_failure_is_logged_in_plain_words(world):
+    class BrokenCounters:
+        def next_value(self, name):
+            from pynamodb.exceptions import UpdateError
+
+            raise UpdateError("Failed to update item: botocore internals here")
+
+    world.mailbox.deliver(mail("ann@example.org", f"Re: {BASE}/garden/hello", "a comment"))
+    result = poll(world.config("comment"), counters=BrokenCounters())
+    assert result.failed == 1
+    [entry] = log_entries("comment#system")
+    assert entry.status == "failed"
+    assert "database" in entry.reason and "botocore" not in entry.reason

@@ -129,7 +129,7 @@ def test_a_from_the_standard_parser_cannot_read_has_no_sender(corpus_dir: Path) 
     parsed = parse_corpus(corpus_dir, "invalid_from.eml")
 
     assert parsed.from_address is None
-    assert parsed.sender_problem == "the From address is not a plain name@domain address"
+    assert parsed.sender_problem == "the From header is malformed"
 
 
 def test_leading_blank_line_before_headers_is_tolerated(corpus_dir: Path) -> None:
@@ -291,3 +291,84 @@ def test_input_without_headers_is_a_parse_error(raw: bytes) -> None:
 def test_content_hash_ignores_line_ends_and_final_newline() -> None:
     assert content_hash(b"a\nb\n") == content_hash(b"a\r\nb") == content_hash(b"a\r\nb\r\n")
     assert content_hash(b"a\nb\n") != content_hash(b"a\nc\n")
+
+
+# --- hostile senders and structures (issue 14) ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("from_header", "problem"),
+    [
+        (b'"<root-admin@example.org>" <"a b"@evil.example>', "not a plain name@domain"),
+        (b'"<root-admin@example.org>" <attacker@[127.0.0.1]>', "not a plain name@domain"),
+        (b"root-admin@example.org <attacker@evil.example>", "malformed"),
+        (b"ann@example.org, root-admin@example.org", "names 2 addresses"),
+        (b"Root Admin", "malformed"),
+    ],
+)
+def test_a_display_name_never_decides_who_sent_a_mail(from_header, problem):
+    parsed = parse_mail(b"From: " + from_header + b"\r\nSubject: x\r\n\r\nbody\r\n")
+
+    assert parsed.from_address is None and problem in parsed.sender_problem
+
+
+def test_two_from_headers_are_no_sender():
+    parsed = parse_mail(b"From: ann@example.org\r\nFrom: root-admin@example.org\r\n\r\nx\r\n")
+
+    assert parsed.from_address is None and "more than one From" in parsed.sender_problem
+
+
+def test_deeply_nested_multiparts_are_a_parse_error_not_a_recursion_error():
+    levels = 2000
+    raw = (
+        b"From: ann@example.org\r\n"
+        + b"".join(
+            b'Content-Type: multipart/mixed; boundary="b%d"\r\n\r\n--b%d\r\n' % (i, i)
+            for i in range(levels)
+        )
+        + b"Content-Type: text/plain\r\n\r\nhi\r\n"
+    )
+
+    with pytest.raises(MailParseError, match="nested deeper than 20"):
+        parse_mail(raw)
+
+
+def test_too_many_parts_are_a_parse_error():
+    parts = b"".join(b"--b\r\nContent-Type: text/plain\r\n\r\npart\r\n" for _ in range(600))
+    raw = (
+        b'From: ann@example.org\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n'
+        + parts
+        + b"--b--\r\n"
+    )
+
+    with pytest.raises(MailParseError, match="more than 500 MIME parts"):
+        parse_mail(raw)
+
+
+def test_raw_mime_without_a_boundary_is_a_parse_error():
+    raw = (
+        b"From: ann@example.org\r\nContent-Type: multipart/mixed\r\n\r\n--x\r\n"
+        b"Content-Type: text/plain\r\nContent-Transfer-Encoding: base64\r\n\r\n!!!\r\n--x--\r\n"
+    )
+
+    with pytest.raises(MailParseError, match="without a boundary"):
+        parse_mail(raw)
+
+
+def test_control_characters_are_removed_from_every_text_field():
+    raw = (
+        b"From: Ann <ann@example.org>\r\nX-Junk: \x00\x01\r\nSubject: =?utf-8?q?Hello=01world?=\x00\x1b\r\n\r\n"
+        b"tab\there\r\nNUL\x00 BEL\x07 VT\x0b end\r\n"
+    )
+
+    parsed = parse_mail(raw)
+
+    assert parsed.subject == "Helloworld"
+    assert (parsed.from_address, parsed.from_name) == ("ann@example.org", "Ann")
+    assert parsed.text == "tab\there\nNUL BEL VT end"
+
+
+def test_control_characters_in_the_from_header_make_it_malformed():
+    parsed = parse_mail(b"From: Ann\x00 <ann@example.org>\r\n\r\nx\r\n")
+
+    assert parsed.from_address is None and parsed.sender_problem == "the From header is malformed"

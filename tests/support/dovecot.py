@@ -235,6 +235,9 @@ default_login_user = dovenull
 default_internal_user = dovecot
 first_valid_uid = 1
 mail_location = maildir:~/Maildir
+# UIDLs from the message's IMAP UID alone: every mailbox's first mail is 00000001, as two
+# accounts on different servers can collide in real life (RFC 1939: unique per maildrop only).
+pop3_uidl_format = %08Xu
 disable_plaintext_auth = no
 auth_mechanisms = plain
 auth_verbose = yes
