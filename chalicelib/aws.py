@@ -17,9 +17,13 @@ _forgetters: list[Callable[[], None]] = []
 
 
 @functools.cache
-def _config() -> Any:
+def _config(service: str = "") -> Any:
     from botocore.config import Config
 
+    if service == "events":
+        # Domain events go out after the API call's work is done and must not hold it up: one
+        # quick try each, services/event_bus.py retries a bounded number of times itself.
+        return Config(connect_timeout=1, read_timeout=2, retries={"total_max_attempts": 1})
     # API Gateway gives up after 29 s; botocore's defaults wait 60 s per try.
     return Config(
         connect_timeout=2, read_timeout=5, retries={"max_attempts": 3, "mode": "standard"}
@@ -37,7 +41,7 @@ def client(service: str) -> Any:
         if service not in _clients:
             import boto3
 
-            _clients[service] = boto3.session.Session().client(service, config=_config())
+            _clients[service] = boto3.session.Session().client(service, config=_config(service))
         return _clients[service]
 
 

@@ -66,7 +66,7 @@ def undelete_comment(call: Call) -> CommentOut:
 def purge_comment(call: Call) -> CommentOut:
     """Remove a deleted comment for good, however recently deleted (409 when it is not deleted)."""
     service, record = _moderated(call)
-    return service.purge(record)
+    return service.purge(record, call.signed_in.user_id)
 
 
 @route(
@@ -101,7 +101,7 @@ def list_unapproved_comments(call: Call) -> CommentPage:
 def approve_comment(call: Call) -> CommentOut:
     """Approve a comment (idempotent)."""
     service, record = _moderated(call)
-    return service.approve(record)
+    return service.approve(record, call.signed_in.user_id)
 
 
 @route(

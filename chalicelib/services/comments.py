@@ -17,6 +17,7 @@ from chalicelib.clock import utc_now
 from chalicelib.errors import Conflict, NotFound, ValidationFailed
 from chalicelib.schemas.comments import CommentOut, CommentPage, SpamReportOut
 from chalicelib.schemas.common import IntPageQuery, Result
+from chalicelib.services.domain_events import CommentApproved, CommentDeleted, CommentPurged
 from chalicelib.services.groups import GroupService
 from chalicelib.services.links import comment_url, post_ref, user_ref
 from chalicelib.services.paging import next_offset
@@ -117,6 +118,16 @@ def _unknown_offset(
     return ValidationFailed.one("offset", offset, why)
 
 
+def _about(kind: type, record: Any, actor_id: str | None) -> Any:
+    """A comment event; a purge candidate from the keys-only index has no post or group."""
+    return kind(
+        comment_id=int(record.id),
+        post_id=getattr(record, "post_id", None),
+        group_id=getattr(record, "group_id", None),
+        actor_id=actor_id,
+    )
+
+
 class CommentService:
     """Moderation of a group's comments. `clock` answers "now" (injected by tests and the job)."""
 
@@ -126,11 +137,23 @@ class CommentService:
         groups: Any,
         presenter: CommentPresenter,
         clock: Callable[[], datetime] = utc_now,
+        events: Any = None,
     ) -> None:
         self.comments = comments
         self.groups = GroupService(groups)
         self.presenter = presenter
         self.clock = clock
+        # Domain events (services/domain_events.py), published after each change is stored.
+        self._events = events
+
+    def _publish(self, events: list[Any]) -> None:
+        if not events:
+            return
+        if self._events is None:
+            from chalicelib.services.domain_events import DomainEvents
+
+            self._events = DomainEvents.default()
+        self._events.publish_all(events)
 
     @classmethod
     def default(cls, clock: Callable[[], datetime] = utc_now) -> CommentService:
@@ -208,7 +231,9 @@ class CommentService:
             comment.deleted_by_id = by_user_id
             return True
 
-        record, _ = self._change(record, mark_deleted)
+        record, changed = self._change(record, mark_deleted)
+        if changed:
+            self._publish([_about(CommentDeleted, record, by_user_id)])
         return self.presenter.present_one(record)
 
     def undelete(self, record: Any) -> CommentOut:
@@ -223,7 +248,7 @@ class CommentService:
         record, _ = self._change(record, restore)
         return self.presenter.present_one(record)
 
-    def approve(self, record: Any) -> CommentOut:
+    def approve(self, record: Any, by_user_id: str | None = None) -> CommentOut:
         """Unapproved → approved (deleted or not); an approved comment is answered as it is."""
         now = self.clock()
 
@@ -234,7 +259,9 @@ class CommentService:
             comment.approved_on = now
             return True
 
-        record, _ = self._change(record, approve)
+        record, changed = self._change(record, approve)
+        if changed:
+            self._publish([_about(CommentApproved, record, by_user_id)])
         return self.presenter.present_one(record)
 
     def delete_spam_reports(self, record: Any) -> CommentOut:
@@ -247,13 +274,14 @@ class CommentService:
         record, _ = self._change(record, clear)
         return self.presenter.present_one(record, as_spam_report=True)
 
-    def purge(self, record: Any) -> CommentOut:
+    def purge(self, record: Any, by_user_id: str | None = None) -> CommentOut:
         """Deleted → gone for good, however recently deleted (the month rule is for bulk purges)."""
         for _ in range(MAX_ATTEMPTS):
             self._require_deleted(record, "purged")
             # Presented first: afterwards there is nothing left to read.
             purged = self.presenter.present_one(record)
             if self.comments.purge_if_unchanged(record):
+                self._publish([_about(CommentPurged, record, by_user_id)])
                 return purged
             record = self.find(int(record.id))
         raise self._still_changing(record)
@@ -309,9 +337,13 @@ class CommentService:
             batch = self.comments.unapproved_page(
                 group.id, limit=batch_size, after=after, newest_first=False
             )
+            deleted = []
             for record in batch:
-                _, changed = self._change(record, mark_deleted)
+                record, changed = self._change(record, mark_deleted)
                 count += changed
+                if changed:
+                    deleted.append(_about(CommentDeleted, record, by_user_id))
+            self._publish(deleted)
             # At least one batch per call, so every call makes progress; then stop in time.
             if len(batch) < batch_size or deadline.expired():
                 return Result(count=count)
@@ -328,10 +360,14 @@ class CommentService:
         count, after = 0, None
         while True:
             batch = candidates(after, batch_size)
+            purged = []
             for candidate in batch:
                 # Conditional on the stored state: a comment undeleted (or deleted again) since
                 # the Query read it is left alone.
-                count += self.comments.purge_if_deleted_before(int(candidate.id), cutoff)
+                if self.comments.purge_if_deleted_before(int(candidate.id), cutoff):
+                    count += 1
+                    purged.append(_about(CommentPurged, candidate, None))
+            self._publish(purged)
             if progress is not None:
                 progress(count)
             # At least one batch per run, so every run makes progress; the next run goes on from

@@ -1,9 +1,14 @@
 """Domain events: what happened, told once to whoever cares (notifications, feeds, …).
 
 Creating a post or a comment publishes an event here, whatever created it (mail today, any other
-path tomorrow); subscribers register in `default_handlers()`, not in the code that creates.
-Delivery is at least once: a mail whose import is retried after a crash may publish again, so
-handlers are idempotent.
+path tomorrow); so do comment moderation, event writes and rejected mail. Subscribers register in
+`default_handlers()`, not in the code that creates: notifications (new posts and comments) and the
+EventBridge bus (every kind; services/event_bus.py). Events are published after the write they
+describe is stored. Delivery is at least once: a mail whose import is retried after a crash may
+publish again, so handlers are idempotent.
+
+Every field is JSON as it is (ids, ISO 8601 UTC dates as text): the bus's `detail` is these fields
+in camelCase (README, "Domain events").
 """
 
 from __future__ import annotations
@@ -33,6 +38,80 @@ class CommentCreated:
     is_approved: bool
 
 
+@dataclass(frozen=True)
+class CommentApproved:
+    comment_id: int
+    post_id: str
+    group_id: str
+    actor_id: str | None
+
+
+@dataclass(frozen=True)
+class CommentDeleted:
+    comment_id: int
+    post_id: str
+    group_id: str
+    actor_id: str | None
+
+
+@dataclass(frozen=True)
+class CommentPurged:
+    comment_id: int
+    # None when the monthly purge removed it (its index holds keys only).
+    post_id: str | None
+    group_id: str | None
+    actor_id: str | None  # None: the monthly purge
+
+
+@dataclass(frozen=True)
+class EventCreated:
+    event_id: int
+    group_id: str
+    actor_id: str
+    title: str
+    start_date: str
+    end_date: str | None
+    all_day: bool
+
+
+@dataclass(frozen=True)
+class EventUpdated:
+    event_id: int
+    group_id: str
+    actor_id: str
+    title: str
+    start_date: str
+    end_date: str | None
+    all_day: bool
+
+
+@dataclass(frozen=True)
+class EventMoved:
+    event_id: int
+    group_id: str
+    actor_id: str
+    title: str
+    start_date: str
+    end_date: str | None
+    all_day: bool
+
+
+@dataclass(frozen=True)
+class EventDeleted:
+    event_id: int
+    group_id: str
+    actor_id: str
+
+
+@dataclass(frozen=True)
+class MailRejected:
+    mailbox: str  # post#<groupId> | comment#system
+    group_id: str | None
+    log_entry_id: str
+    message_id: str | None
+    reason: str
+
+
 Handler = Callable[[Any], None]
 
 
@@ -45,15 +124,34 @@ class DomainEvents:
         return cls(default_handlers())
 
     def publish(self, event: Any) -> None:
+        self.publish_all([event])
+
+    def publish_all(self, events: Sequence[Any]) -> None:
+        """Several events at once (bulk moderation): a handler that can batches them."""
+        if not events:
+            return
         for handler in self.handlers:
             try:
-                handler(event)
+                batch = getattr(handler, "publish_all", None)
+                if batch is not None:
+                    batch(list(events))
+                else:
+                    for event in events:
+                        handler(event)
             except Exception:
                 # What was created stays created; a failing subscriber is logged, not fatal.
-                log.exception("event handler failed", extra={"event": type(event).__name__})
+                kinds = sorted({type(event).__name__ for event in events})
+                log.exception("event handler failed", extra={"events": kinds})
+
+
+def notify_of_new_content(event: Any) -> None:
+    if isinstance(event, PostCreated | CommentCreated):
+        from chalicelib.services.notify import notify_subscribers
+
+        notify_subscribers(event)
 
 
 def default_handlers() -> list[Handler]:
-    from chalicelib.services.notify import notify_subscribers
+    from chalicelib.services.event_bus import EventBusPublisher
 
-    return [notify_subscribers]
+    return [notify_of_new_content, EventBusPublisher.default()]

@@ -20,6 +20,7 @@ from chalicelib.schemas.events import (
     EventWrite,
     end_date_problem,
 )
+from chalicelib.services.domain_events import EventCreated, EventDeleted, EventMoved, EventUpdated
 from chalicelib.services.links import group_ref, group_url, user_ref
 from chalicelib.services.paging import next_offset
 
@@ -39,7 +40,12 @@ def search_text(title: str, content: str, location: str, organizer: str) -> str:
 
 class EventService:
     def __init__(
-        self, events: Any, users: Any, groups: Any, clock: Callable[[], datetime] | None = None
+        self,
+        events: Any,
+        users: Any,
+        groups: Any,
+        clock: Callable[[], datetime] | None = None,
+        domain_events: Any = None,
     ) -> None:
         from chalicelib.clock import utc_now
 
@@ -47,6 +53,29 @@ class EventService:
         self.users = users
         self.groups = groups
         self.clock = clock or utc_now
+        # services/domain_events.py: published after each write is stored.
+        self._domain_events = domain_events
+
+    def _publish(self, event: Any) -> None:
+        if self._domain_events is None:
+            from chalicelib.services.domain_events import DomainEvents
+
+            self._domain_events = DomainEvents.default()
+        self._domain_events.publish(event)
+
+    @staticmethod
+    def _happened(kind: type, record: Any, actor_id: str) -> Any:
+        from chalicelib.clock import iso
+
+        return kind(
+            event_id=int(record.id),
+            group_id=record.group_id,
+            actor_id=actor_id,
+            title=record.title,
+            start_date=iso(record.start_date),
+            end_date=iso(record.end_date) if record.end_date is not None else None,
+            all_day=bool(record.all_day),
+        )
 
     @classmethod
     def default(cls) -> EventService:
@@ -83,6 +112,7 @@ class EventService:
             modified_on=now,
             **self._fields(body),
         )
+        self._publish(self._happened(EventCreated, record, caller.user_id))
         return self._out_one(record, group)
 
     def update(self, found: tuple[Any, Any], body: EventUpdate, caller: Caller) -> EventOut:
@@ -98,12 +128,16 @@ class EventService:
             modified_on=self.clock(),
             **self._fields(body),
         )
+        self._publish(self._happened(EventUpdated, record, caller.user_id))
         return self._out_one(record, group)
 
     def delete(self, event_id: int, caller: Caller) -> EventOut:
         record, group = self.find(event_id, caller, Need.MODERATOR)
         answer = self._out_one(record, group)
         self.events.delete(record)
+        self._publish(
+            EventDeleted(event_id=int(record.id), group_id=record.group_id, actor_id=caller.user_id)
+        )
         return answer
 
     def move(
@@ -133,6 +167,7 @@ class EventService:
             editor_id=caller.user_id,
             modified_on=self.clock(),
         )
+        self._publish(self._happened(EventMoved, record, caller.user_id))
         period = CalendarQuery(
             calendar_start_date=move.calendar_start_date, calendar_end_date=move.calendar_end_date
         )

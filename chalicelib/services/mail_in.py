@@ -38,7 +38,7 @@ from typing import Any, Literal
 from chalicelib.auth import Caller
 from chalicelib.logs import get_logger
 from chalicelib.services import mail_rules
-from chalicelib.services.domain_events import CommentCreated, PostCreated
+from chalicelib.services.domain_events import CommentCreated, MailRejected, PostCreated
 from chalicelib.services.links import slugify
 from chalicelib.services.mail_rules import Plan
 
@@ -466,6 +466,9 @@ class MailIngestor:
                 fresh.append(mail)
         # Attempts of fresh mail are counted (with the finished entries) before any work.
         self.mail.write_all([*(m.entry for m in fresh), *finished])
+        for mail in chunk.mails:
+            if mail.status == "rejected":  # unreadable: stored just now, with the others
+                self._publish_rejected(mailbox, mail.entry)
         self.checkpoints.reached("entry_reserved")
 
         # Fresh mail first (concurrently), then the suspects one at a time, fewest attempts
@@ -541,6 +544,8 @@ class MailIngestor:
             self.events.publish(
                 PostCreated(post_id=entry.post_id, group_id=plan.group.id, author_id=plan.author.id)
             )
+        elif plan.status == "rejected":
+            self._publish_rejected(mailbox, entry)
         elif plan.status == "commented":
             self.events.publish(
                 CommentCreated(
@@ -553,6 +558,17 @@ class MailIngestor:
             )
         return plan.status
 
+    def _publish_rejected(self, mailbox: MailboxConfig, entry: Any) -> None:
+        self.events.publish(
+            MailRejected(
+                mailbox=mailbox.key,
+                group_id=mailbox.group_id,
+                log_entry_id=str(entry.entry_id),
+                message_id=entry.message_id or None,
+                reason=str(entry.reason or ""),
+            )
+        )
+
     def _finish_plain(
         self, mailbox: MailboxConfig, entry_id: str, uidl: str, status: str, reason: str
     ) -> str:
@@ -561,6 +577,8 @@ class MailIngestor:
         )
         entry.status, entry.reason = status, _plain(reason)
         self.mail.commit([entry, self.mail.marker(mailbox.key, mailbox.account, uidl, entry)])
+        if status == "rejected":
+            self._publish_rejected(mailbox, entry)
         log.info("mail handled", extra={"mailbox": mailbox.key, "status": status, "reason": reason})
         return status
 
