@@ -7,6 +7,7 @@ from chalicelib.api.cors import add_preflight_routes
 from chalicelib.api.routing import envelope_middleware
 from chalicelib.jobs import comment_purge, digests, mail_poll, notify, ses_feedback
 from chalicelib.jobs.base import Deadline
+from chalicelib.logs import lambda_handler
 from chalicelib.settings import get_settings
 
 app = Chalice(app_name="agora")
@@ -17,11 +18,13 @@ add_preflight_routes(app)
 
 
 @app.schedule(Rate(5, unit=Rate.MINUTES), name="dispatch-mail-polls")
+@lambda_handler
 def dispatch_mail_polls(event):
     return mail_poll.dispatch()
 
 
 @app.on_sqs_message(queue=get_settings().mailbox_queue, batch_size=1, name="poll-mailbox")
+@lambda_handler
 def poll_mailbox(event):
     return mail_poll.poll_from_queue(
         [record.body for record in event], Deadline.from_lambda(event.context)
@@ -29,20 +32,24 @@ def poll_mailbox(event):
 
 
 @app.schedule(Cron(0, 3, 1, "*", "?", "*"), name="purge-comments")
+@lambda_handler
 def purge_comments(event):
     return comment_purge.purge_old_deleted_comments(Deadline.from_lambda(event.context))
 
 
 @app.schedule(Cron(0, 6, "*", "*", "?", "*"), name="send-digests")
+@lambda_handler
 def send_digests(event):
     return digests.send_daily_digests(Deadline.from_lambda(event.context))
 
 
 @app.on_sqs_message(queue=get_settings().notify_queue, batch_size=1, name="deliver-notifications")
+@lambda_handler
 def deliver_notifications(event):
     return notify.deliver_from_queue([record.body for record in event])
 
 
 @app.on_sqs_message(queue=get_settings().ses_feedback_queue, batch_size=10, name="ses-feedback")
+@lambda_handler
 def handle_ses_feedback(event):
     return ses_feedback.handle_from_queue([record.body for record in event])

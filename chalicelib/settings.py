@@ -139,5 +139,8 @@ def get_settings() -> Settings:
 
 def reload_settings() -> Settings:
     """Forget the cached settings (tests and `make run` change the environment first)."""
+    from chalicelib.logs import reload_level
+
     get_settings.cache_clear()
+    reload_level()
     return get_settings()

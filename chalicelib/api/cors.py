@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-ALLOWED_HEADERS = ("Content-Type", "X-Auth", "Authorization", "x-api-auth-key")
-EXPOSED_HEADERS = ("Retry-After", "ETag", "Allow")
+ALLOWED_HEADERS = ("Content-Type", "X-Auth", "Authorization", "x-api-auth-key", "X-Correlation-Id")
+EXPOSED_HEADERS = ("Retry-After", "ETag", "Allow", "X-Correlation-Id")
 PREFLIGHT_MAX_AGE = "600"
 
 

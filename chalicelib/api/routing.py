@@ -314,6 +314,30 @@ def authenticate(request: Any, path: str) -> Caller:
 
 
 def _serve(blueprint: Any, spec: RouteSpec, path_values: dict[str, str]) -> Any:
+    """One request, its log lines tied by the Lambda request id and a correlation id (the
+    caller's `X-Correlation-Id`, or a new one), which the answer names and queued work inherits."""
+    from chalicelib import metrics
+    from chalicelib.logs import invocation
+
+    headers = blueprint.current_request.headers or {}
+    with invocation(
+        _lambda_context(blueprint), correlation=headers.get("x-correlation-id")
+    ) as bound:
+        response = _serve_request(blueprint, spec, path_values)
+        if response.status_code >= 500:
+            metrics.emit("ServerErrors", 1)
+    response.headers["X-Correlation-Id"] = bound["correlationId"]
+    return response
+
+
+def _lambda_context(blueprint: Any) -> Any:
+    try:
+        return blueprint.lambda_context
+    except Exception:  # noqa: BLE001 - no context outside Lambda (tests calling views directly)
+        return None
+
+
+def _serve_request(blueprint: Any, spec: RouteSpec, path_values: dict[str, str]) -> Any:
     started = time.perf_counter()
     request = blueprint.current_request
     status = 500

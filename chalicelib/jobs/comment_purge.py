@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from chalicelib import metrics
 from chalicelib.jobs.base import Deadline
 from chalicelib.logs import get_logger
 
@@ -34,4 +35,5 @@ def purge_old_deleted_comments(
         deadline, batch_size=batch_size or BATCH_SIZE, progress=progress
     )
     log.info("purged deleted comments", extra={"count": count})
+    metrics.emit("CommentsPurged", count)
     return count

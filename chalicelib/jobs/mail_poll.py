@@ -68,6 +68,7 @@ def poll_mailbox(
         result = ingestor.poll(mailbox, lambda: deadline.expired() or poll_deadline.expired())
         source.record_last_processed(key, utc_now())
         line = result.line()
+        emit_outcomes(result)
     except Exception as error:
         # A mailbox that cannot be reached (DNS, login, TLS) is logged and tried next time.
         log.exception("mailbox poll failed", extra={"mailbox": key})
@@ -76,6 +77,20 @@ def poll_mailbox(
         leases.release_lease(key, owner)
     log.info("mailbox polled", extra={"mailbox": key, "summary": line})
     return line
+
+
+MAIL_OUTCOMES = ("posted", "commented", "ignored", "rejected", "failed")
+
+
+def emit_outcomes(result: Any) -> None:
+    """Mails handled by outcome (CloudWatch metric MailHandled); `failed` always, so that its
+    alarm sees a zero rather than no data."""
+    from chalicelib import metrics
+
+    for outcome in MAIL_OUTCOMES:
+        count = getattr(result, outcome, 0)
+        if count or outcome == "failed":
+            metrics.emit("MailHandled", count, Outcome=outcome)
 
 
 def poll_all_in_process(
@@ -103,9 +118,12 @@ def poll_all_in_process(
 def dispatch(*, source: Any = None) -> int:
     """Send one SQS message per enabled mailbox; answers how many were sent."""
     from chalicelib.aws import client
+    from chalicelib.logs import correlation_id
     from chalicelib.settings import get_settings
 
     source = source or default_source()
+    # Each poll's log lines, and the notifications its mail causes, carry this run's id.
+    correlation = correlation_id()
     sqs = client("sqs")
     queue_url = sqs.get_queue_url(QueueName=get_settings().mailbox_queue)["QueueUrl"]
     keys = list(source.enabled_mailbox_keys())
@@ -114,7 +132,10 @@ def dispatch(*, source: Any = None) -> int:
         response = sqs.send_message_batch(
             QueueUrl=queue_url,
             Entries=[
-                {"Id": str(i), "MessageBody": json.dumps({"mailbox": key})}
+                {
+                    "Id": str(i),
+                    "MessageBody": json.dumps({"mailbox": key, "correlationId": correlation}),
+                }
                 for i, key in enumerate(batch)
             ],
         )
@@ -125,8 +146,11 @@ def dispatch(*, source: Any = None) -> int:
 
 def poll_from_queue(bodies: list[str], deadline: Deadline) -> list[str]:
     """The SQS-triggered function: one poll per message body `{"mailbox": key}`."""
+    from chalicelib.logs import invocation
+
     lines = []
     for body in bodies:
-        key = json.loads(body)["mailbox"]
-        lines.append(poll_mailbox(key, deadline))
+        message = json.loads(body)
+        with invocation(correlation=message.get("correlationId")):
+            lines.append(poll_mailbox(message["mailbox"], deadline))
     return lines

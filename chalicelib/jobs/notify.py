@@ -18,13 +18,15 @@ log = get_logger("jobs.notify")
 def deliver_from_queue(bodies: list[str], *, service: Any = None) -> list[dict[str, int]]:
     from dataclasses import asdict
 
-    from chalicelib.services.notify import NotifyService, parse_chunk
+    from chalicelib.logs import invocation
+    from chalicelib.services.notify import NotifyService, chunk_correlation, parse_chunk
 
     service = service or NotifyService.default()
     reports = []
     for body in bodies:
         event, recipients = parse_chunk(body)
-        report = service.deliver(event, recipients)
+        with invocation(correlation=chunk_correlation(body)):
+            report = service.deliver(event, recipients)
         if report.failed:
             raise RuntimeError(f"{report.failed} notification(s) failed; the chunk is retried")
         reports.append(asdict(report))

@@ -23,6 +23,7 @@ from email.message import EmailMessage
 from email.utils import formataddr
 from typing import Any
 
+from chalicelib import metrics
 from chalicelib.auth import Caller, Need
 from chalicelib.logs import get_logger
 from chalicelib.services.domain_events import CommentCreated, PostCreated
@@ -319,9 +320,22 @@ class SqsFanout:
 
 
 def chunk_body(event: Any, recipients: list[Recipient]) -> str:
+    from chalicelib.logs import correlation_id
+
+    # The correlation id of the request or mail poll that caused the event goes along, so the
+    # delivery's log lines can be found from it.
     return json.dumps(
-        {"event": event_to_json(event), "recipients": [asdict(r) for r in recipients]}
+        {
+            "event": event_to_json(event),
+            "recipients": [asdict(r) for r in recipients],
+            "correlationId": correlation_id(),
+        }
     )
+
+
+def chunk_correlation(body: str) -> str | None:
+    value = json.loads(body).get("correlationId")
+    return value if isinstance(value, str) else None
 
 
 def parse_chunk(body: str) -> tuple[Any, list[Recipient]]:
@@ -446,6 +460,7 @@ class NotifyService:
                     "notification failed", extra={"user": user.id, "occurrence": occurrence.id}
                 )
         log.info("notifications delivered", extra={"occurrence": occurrence.id, **asdict(report)})
+        metrics.emit("NotificationsSent", report.emailed)
         return report
 
     def _tell(

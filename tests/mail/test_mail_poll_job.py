@@ -84,7 +84,10 @@ def test_schedule_dispatches_one_message_per_mailbox_and_sqs_function_polls(conf
     sqs = aws_client("sqs")
     url = sqs.get_queue_url(QueueName=get_settings().mailbox_queue)["QueueUrl"]
     [message] = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
-    assert json.loads(message["Body"]) == {"mailbox": f"post#{configured.garden}"}
+    body = json.loads(message["Body"])
+    # The dispatch's correlation id rides along, so the poll's log lines can be found from it.
+    assert body == {"mailbox": f"post#{configured.garden}", "correlationId": body["correlationId"]}
+    assert isinstance(body["correlationId"], str) and body["correlationId"]
     event = client.events.generate_sqs_event(
         message_bodies=[message["Body"]], queue_name=get_settings().mailbox_queue
     )
