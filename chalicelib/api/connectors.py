@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from chalice import Blueprint
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, route, validate
 from chalicelib.auth import Need
 from chalicelib.schemas.connectors import (
@@ -22,7 +23,6 @@ from chalicelib.schemas.connectors import (
     MailboxSettingsUpdate,
 )
 from chalicelib.services.connectors import LocalConnectorService
-from chalicelib.services.groups import GroupService
 from chalicelib.services.mailboxes import MailboxSettingsService
 
 connectors_api = Blueprint(__name__)
@@ -154,7 +154,7 @@ def update_local_connector_status(call: Call) -> LocalConnectorOut:
     """Enable or disable a local connector in the group named by the body."""
     service = LocalConnectorService.default()
     # The router found and checked the group the body names, unless it did not exist.
-    group = call.group or GroupService.default().get(call.body.group, key="group")
+    group = call.group or deps.group_service().get(call.body.group, key="group")
     call.signed_in.require(Need.GROUP_ADMIN, group)
     connector = service.find(call.path.connectorId)
     return service.set_status(connector, group, call.body.is_enabled, call.signed_in)

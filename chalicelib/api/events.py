@@ -9,6 +9,7 @@ from typing import Any
 
 from chalice import Blueprint
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, route, validate
 from chalicelib.auth import Need
 from chalicelib.schemas.events import (
@@ -21,7 +22,6 @@ from chalicelib.schemas.events import (
     EventPage,
     EventUpdate,
 )
-from chalicelib.services.events import EventService
 
 events_api = Blueprint(__name__)
 PREFIX = "/api/v1/en_US/event"
@@ -30,7 +30,7 @@ PREFIX = "/api/v1/en_US/event"
 @route(events_api, "GET", f"{PREFIX}/{{eventId}}", response=EventOut)
 def get_event(call: Call) -> EventOut:
     """An event."""
-    return EventService.default().get(call.path.eventId, call.signed_in)
+    return deps.event_service().get(call.path.eventId, call.signed_in)
 
 
 @route(
@@ -44,13 +44,13 @@ def get_event(call: Call) -> EventOut:
 )
 def create_event(call: Call) -> EventOut:
     """Create an event in the group named by `groupId`."""
-    return EventService.default().create(call.body, call.signed_in)
+    return deps.event_service().create(call.body, call.signed_in)
 
 
 @route(events_api, "PUT", f"{PREFIX}/{{eventId}}", body=EventUpdate, response=EventOut)
 def update_event(call: Call) -> EventOut:
     """Replace an event's fields."""
-    service = EventService.default()
+    service = deps.event_service()
     found = service.find(call.path.eventId, call.signed_in, Need.MODERATOR)
     return service.update(found, call.body, call.signed_in)
 
@@ -58,7 +58,7 @@ def update_event(call: Call) -> EventOut:
 @route(events_api, "DELETE", f"{PREFIX}/{{eventId}}", response=EventOut)
 def delete_event(call: Call) -> EventOut:
     """Delete an event; the answer is the event as it was."""
-    return EventService.default().delete(call.path.eventId, call.signed_in)
+    return deps.event_service().delete(call.path.eventId, call.signed_in)
 
 
 @route(
@@ -72,7 +72,7 @@ def delete_event(call: Call) -> EventOut:
 )
 def list_upcoming_events(call: Call) -> EventPage:
     """Events starting after `timeStamp` (default now), soonest first."""
-    return EventService.default().upcoming(call.group, call.query)
+    return deps.event_service().upcoming(call.group, call.query)
 
 
 @route(
@@ -86,7 +86,7 @@ def list_upcoming_events(call: Call) -> EventPage:
 )
 def list_expired_events(call: Call) -> EventPage:
     """Events starting before `timeStamp` (default now), latest first."""
-    return EventService.default().expired(call.group, call.query)
+    return deps.event_service().expired(call.group, call.query)
 
 
 @route(
@@ -100,7 +100,7 @@ def list_expired_events(call: Call) -> EventPage:
 )
 def list_calendar_events(call: Call) -> EventPage:
     """Every event overlapping the period, start date ascending."""
-    return EventService.default().calendar(call.group, call.query)
+    return deps.event_service().calendar(call.group, call.query)
 
 
 @route(
@@ -118,7 +118,7 @@ def move_event(call: Call) -> EventPage:
     The spec lists the fields as parameters without saying where they travel: calendar plugins send
     them in the query string, API clients in a JSON body. Both are read; the body wins.
     """
-    service = EventService.default()
+    service = deps.event_service()
     found = service.find(call.path.eventId, call.signed_in, Need.MODERATOR)
     call.body  # noqa: B018 - the body's own shape (an object) is checked before merging
     sent: dict[str, Any] = {**dict(call.request.query_params or {}), **(call.raw_body or {})}

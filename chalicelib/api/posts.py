@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from chalice import Blueprint
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.auth import Need
 from chalicelib.schemas.comments import CommentPage
 from chalicelib.schemas.common import GuidPageQuery, IntPageQuery
 from chalicelib.schemas.posts import PostOut, PostPage
-from chalicelib.services.groups import GroupService
 from chalicelib.services.posts import PostService
 
 posts_api = Blueprint(__name__)
@@ -17,7 +17,7 @@ posts_api = Blueprint(__name__)
 
 def _post_and_group(call: Call, service: PostService):
     post = service.find(call.path.postId)
-    group = GroupService.default().get(post.group_id, key="postId")
+    group = deps.group_service().get(post.group_id, key="postId")
     call.signed_in.require(Need.ENTER, group)
     return post, group
 

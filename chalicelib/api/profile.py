@@ -10,6 +10,7 @@ from typing import Any
 
 from chalice import Blueprint
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, route, validate
 from chalicelib.auth import Need
 from chalicelib.errors import ValidationFailed
@@ -23,7 +24,6 @@ from chalicelib.schemas.profile import (
     SectionUpdate,
     field_body_model,
 )
-from chalicelib.services.profile import ProfileService
 
 profile_api = Blueprint(__name__)
 PREFIX = "/api/v1/en_US/profile"
@@ -46,7 +46,7 @@ def parse_field(body: dict[str, Any]) -> FieldBody:
 @route(profile_api, "GET", PREFIX, need=Need.ROOT_ADMIN, response=ProfileOut)
 def get_profile_structure(call: Call) -> ProfileOut:
     """Mandatory fields, the alias suffix field, and the sections with their fields."""
-    return ProfileService.default().structure()
+    return deps.profile_service().structure()
 
 
 @route(
@@ -59,7 +59,7 @@ def get_profile_structure(call: Call) -> ProfileOut:
 )
 def create_section(call: Call) -> SectionOut:
     """Add a section at `position` (last when omitted); the sections after it move down."""
-    return ProfileService.default().create_section(call.body)
+    return deps.profile_service().create_section(call.body)
 
 
 @route(
@@ -72,7 +72,7 @@ def create_section(call: Call) -> SectionOut:
 )
 def update_section(call: Call) -> SectionOut:
     """Rename, move or change the default visibility of a section (omitted keys are kept)."""
-    return ProfileService.default().update_section(call.path.sectionId, call.body)
+    return deps.profile_service().update_section(call.path.sectionId, call.body)
 
 
 @route(
@@ -84,7 +84,7 @@ def update_section(call: Call) -> SectionOut:
 )
 def delete_section(call: Call) -> SectionOut:
     """Delete a section that has no fields (409 with key `fields` otherwise)."""
-    return ProfileService.default().delete_section(call.path.sectionId)
+    return deps.profile_service().delete_section(call.path.sectionId)
 
 
 @route(
@@ -98,7 +98,7 @@ def delete_section(call: Call) -> SectionOut:
 def create_field(call: Call) -> FieldOut:
     """Add a field to a section; `data` must match `typeId`."""
     body = parse_field(call.raw_body)
-    return ProfileService.default().create_field(body, set(call.raw_body.get("data") or {}))
+    return deps.profile_service().create_field(body, set(call.raw_body.get("data") or {}))
 
 
 @route(
@@ -111,7 +111,7 @@ def create_field(call: Call) -> FieldOut:
 )
 def update_field(call: Call) -> FieldOut:
     """Change a field (omitted keys are kept; `data` keys are laid over the stored ones)."""
-    service = ProfileService.default()
+    service = deps.profile_service()
     return service.update_field(call.path.fieldId, call.raw_body, call.body, parse_field)
 
 
@@ -124,4 +124,4 @@ def update_field(call: Call) -> FieldOut:
 )
 def delete_field(call: Call) -> FieldOut:
     """Delete a field that no other field has as parent (409 otherwise)."""
-    return ProfileService.default().delete_field(call.path.fieldId)
+    return deps.profile_service().delete_field(call.path.fieldId)

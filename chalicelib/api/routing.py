@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from chalicelib import deps
 from chalicelib.auth import Caller, Need, token_from_headers
 from chalicelib.envelope import (
     JSON_HEADERS,
@@ -308,9 +309,7 @@ def validate(model: Any, data: Any, prefix: str = "body") -> Any:
 
 
 def authenticate(request: Any, path: str) -> Caller:
-    from chalicelib.services.security import SecurityService
-
-    return SecurityService.default().caller_for_token(token_from_headers(request.headers, path))
+    return deps.security_service().caller_for_token(token_from_headers(request.headers, path))
 
 
 def _serve(blueprint: Any, spec: RouteSpec, path_values: dict[str, str]) -> Any:
@@ -401,10 +400,9 @@ def _serve_request(blueprint: Any, spec: RouteSpec, path_values: dict[str, str])
 
 def _group_of(call: Call, param: str) -> Any:
     """The group a route's privilege applies to: from the path, or from a body field."""
-    from chalicelib.services.groups import GroupService
 
     if not param.startswith("body."):
-        return GroupService.default().get(getattr(call.path, param), key=param)
+        return deps.group_service().get(getattr(call.path, param), key=param)
     name = param.removeprefix("body.")
     raw = call.raw_body
     value = raw.get(name) if isinstance(raw, dict) else None
@@ -417,7 +415,7 @@ def _group_of(call: Call, param: str) -> Any:
     if group_id is None:
         return None
     try:
-        return GroupService.default().get(group_id, key=name)
+        return deps.group_service().get(group_id, key=name)
     except NotFound:
         return None
 

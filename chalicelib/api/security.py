@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from chalice import Blueprint
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.schemas.security import LoginRequest
-from chalicelib.services.security import SecurityService
 
 security_api = Blueprint(__name__)
 
@@ -16,4 +16,4 @@ security_api = Blueprint(__name__)
 )
 def login(call: Call) -> str:
     """Exchange an email address and password for a token valid 8 hours."""
-    return SecurityService.default().login(call.body.email, call.body.password)
+    return deps.security_service().login(call.body.email, call.body.password)

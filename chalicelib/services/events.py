@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller, Need
 from chalicelib.errors import NotFound, ValidationFailed
@@ -24,6 +24,11 @@ from chalicelib.services.domain_events import EventCreated, EventDeleted, EventM
 from chalicelib.services.links import group_ref, group_url, user_ref
 from chalicelib.services.paging import next_offset
 
+if TYPE_CHECKING:
+    from chalicelib.services.groups import GroupService
+    from chalicelib.store.events import EventRepository
+    from chalicelib.store.users import UserRepository
+
 # The calendar is not paged (CONTRACT §7): a period answers at most this many events.
 CALENDAR_CAP = 1000
 
@@ -41,9 +46,9 @@ def search_text(title: str, content: str, location: str, organizer: str) -> str:
 class EventService:
     def __init__(
         self,
-        events: Any,
-        users: Any,
-        groups: Any,
+        events: EventRepository,
+        users: UserRepository,
+        groups: GroupService,
         clock: Callable[[], datetime] | None = None,
         domain_events: Any = None,
     ) -> None:
@@ -76,14 +81,6 @@ class EventService:
             end_date=iso(record.end_date) if record.end_date is not None else None,
             all_day=bool(record.all_day),
         )
-
-    @classmethod
-    def default(cls) -> EventService:
-        from chalicelib.services.groups import GroupService
-        from chalicelib.store.events import EventRepository
-        from chalicelib.store.users import UserRepository
-
-        return cls(EventRepository(), UserRepository(), GroupService.default())
 
     # --- single events ---------------------------------------------------------------------------
 

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.errors import NotFound
 
+if TYPE_CHECKING:
+    from chalicelib.store.groups import GroupRepository
+
 
 class GroupService:
-    def __init__(self, groups: Any) -> None:
+    def __init__(self, groups: GroupRepository) -> None:
         self.groups = groups
-
-    @classmethod
-    def default(cls) -> GroupService:
-        from chalicelib.store.groups import GroupRepository
-
-        return cls(GroupRepository())
 
     def get(self, group_id: str, key: str = "groupId") -> Any:
         group = self.groups.get(group_id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.errors import Conflict, NotFound, ValidationFailed
 from chalicelib.schemas.profile import (
@@ -35,6 +35,9 @@ from chalicelib.schemas.profile_fields import (
     Option,
     OptionIn,
 )
+
+if TYPE_CHECKING:
+    from chalicelib.store.profile import ProfileRepository
 
 # Stable GUIDs for what Agora defines itself (mandatory fields, country option keys): the same
 # country has the same key in every country list, on every installation.
@@ -110,14 +113,8 @@ def _option_keys(record: Any) -> dict[str, str]:
 
 
 class ProfileService:
-    def __init__(self, repository: Any) -> None:
+    def __init__(self, repository: ProfileRepository) -> None:
         self.repository = repository
-
-    @classmethod
-    def default(cls) -> ProfileService:
-        from chalicelib.store.profile import ProfileRepository
-
-        return cls(ProfileRepository())
 
     # --- reads ------------------------------------------------------------------------------
 

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chalicelib.auth import Caller, issue_token, user_id_from_token, verify_password
 from chalicelib.clock import utc_now
 from chalicelib.errors import FieldError, TooManyRequests, Unauthorized
+
+if TYPE_CHECKING:
+    from chalicelib.store.groups import GroupRepository
+    from chalicelib.store.login_attempts import LoginAttemptRepository
+    from chalicelib.store.users import UserRepository
 
 # One message for a wrong password and an unknown address: no account enumeration.
 WRONG_CREDENTIALS = "The email address or the password is wrong."
@@ -18,20 +23,16 @@ FAILURE_WINDOW = timedelta(minutes=15)
 
 class SecurityService:
     def __init__(
-        self, users: Any, attempts: Any, groups: Any, clock: Callable[[], datetime] = utc_now
+        self,
+        users: UserRepository,
+        attempts: LoginAttemptRepository,
+        groups: GroupRepository,
+        clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.users = users
         self.attempts = attempts
         self.groups = groups
         self.clock = clock
-
-    @classmethod
-    def default(cls) -> SecurityService:
-        from chalicelib.store.groups import GroupRepository
-        from chalicelib.store.login_attempts import LoginAttemptRepository
-        from chalicelib.store.users import UserRepository
-
-        return cls(UserRepository(), LoginAttemptRepository(), GroupRepository())
 
     def login(self, email: str, password: str) -> str:
         address = email.strip().lower()

@@ -7,6 +7,8 @@ from urllib.parse import urlencode
 
 import pytest
 
+from chalicelib import deps
+
 EVENT = "/api/v1/en_US/event"
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 
@@ -192,14 +194,13 @@ def test_upcoming_ascending_and_expired_descending_around_one_timestamp(api, clu
 def test_timestamp_defaults_to_the_service_clock(club):
     from chalicelib.schemas.events import EventListQuery
     from chalicelib.services.events import EventService
-    from chalicelib.services.groups import GroupService
     from chalicelib.store.events import EventRepository
     from chalicelib.store.users import UserRepository
 
     before, after = seed(
         club.club, club.moderator, [T0 - timedelta(hours=1), T0 + timedelta(hours=1)]
     )
-    groups = GroupService.default()
+    groups = deps.group_service()
     service = EventService(EventRepository(), UserRepository(), groups, clock=lambda: T0)
     group = groups.get(club.club)
     assert [e.id for e in service.upcoming(group, EventListQuery()).events] == [after]

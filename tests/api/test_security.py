@@ -6,6 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from chalicelib import deps
+
 LOGIN = "/api/v1/en_US/security/login"
 HOME = "/api/v1/en_US/system-page/home-page"
 
@@ -110,10 +112,9 @@ def test_password_is_stored_only_as_a_slow_hash(aws, admin):
 
 def test_throttle_window_expires_and_a_new_one_counts_afresh(admin):
     from chalicelib.errors import TooManyRequests, Unauthorized
-    from chalicelib.services.security import SecurityService
 
     now = [datetime(2026, 11, 1, 12, 0, tzinfo=UTC)]
-    service = SecurityService.default()
+    service = deps.security_service()
     service.clock = lambda: now[0]
     for _ in range(5):
         with pytest.raises(Unauthorized):
@@ -167,7 +168,7 @@ def test_parallel_wrong_guesses_never_check_more_passwords_than_the_limit(moto_s
                 CountingUsers.checked += 1
             return super().by_email(email_lower)
 
-    base = SecurityService.default()
+    base = deps.security_service()
     service = SecurityService(CountingUsers(), base.attempts, base.groups)
     guesses = 36
     start = threading.Barrier(guesses)

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from chalicelib import deps
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.comment_purge import purge_old_deleted_comments
 from chalicelib.services.comments import one_month_before
@@ -73,14 +74,13 @@ def test_monthly_purge_takes_comments_deleted_a_month_ago_or_more_in_every_group
 
 def test_group_purge_keeps_a_comment_deleted_a_month_minus_a_minute_ago(garden):
     from chalicelib.services.comments import CommentService
-    from chalicelib.services.groups import GroupService
 
     month_ago = one_month_before(NOW)
     stays = deleted_comment(garden, month_ago + timedelta(minutes=1))
     goes = deleted_comment(garden, month_ago - timedelta(minutes=1))
     other_group = deleted_comment(garden, month_ago - timedelta(days=40), garden.other_post)
     garden.load()
-    group = GroupService.default().get(garden.garden)
+    group = deps.group_service().get(garden.garden)
     result = CommentService.default(clock=lambda: NOW).purge_deleted_in_group(
         group, Deadline.unbounded()
     )
