@@ -23,6 +23,8 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
 
+from chalicelib import settings
+
 _RESERVED = set(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
 _context: ContextVar[dict[str, Any] | None] = ContextVar("agora_log_context", default=None)
 _cold_start = True
@@ -140,9 +142,7 @@ class _SettingsLevel(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if self.level is None:
             try:
-                from chalicelib.settings import get_settings
-
-                self.level = logging.getLevelName(get_settings().log_level)
+                self.level = logging.getLevelName(settings.get_settings().log_level)
             except Exception:  # noqa: BLE001 - bad settings are reported where they are used
                 self.level = logging.INFO
         return record.levelno >= (self.level or logging.INFO)
@@ -151,6 +151,7 @@ class _SettingsLevel(logging.Filter):
 _level = _SettingsLevel()
 
 
+@settings.on_reload
 def reload_level() -> None:
     _level.level = None
 
