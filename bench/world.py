@@ -36,16 +36,19 @@ def in_process_aws() -> Iterator[None]:
     with mock_aws():
         reload_settings()
         from chalicelib.local import ensure_queue
+        from chalicelib.store import cache
         from chalicelib.store.groups import GroupRepository
         from chalicelib.store.tables import create_tables
 
         GroupRepository.forget_cache()
+        cache.forget()
         create_tables(wait=False)
         ensure_queue(get_settings().mailbox_queue)
         try:
             yield
         finally:
             GroupRepository.forget_cache()
+            cache.forget()
 
 
 @contextmanager

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 ENV_PREFIX = "AGORA_"
 # Read by the test suite and the benchmarks, not by Agora: never warned about.
@@ -54,6 +54,9 @@ class Settings(BaseModel):
     # Origins allowed to call the API from a browser, comma-separated; empty: same origin only.
     cors_origins: str = ""
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # How long a warm container keeps users (with their memberships) and groups; 0: not at all.
+    # A privilege change made elsewhere takes effect within this time (chalicelib.store.cache).
+    cache_seconds: float = Field(default=30.0, ge=0)
 
     @field_validator("base_url")
     @classmethod

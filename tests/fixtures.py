@@ -29,15 +29,18 @@ def aws() -> Iterator[None]:
     with mock_aws():
         reload_settings()
         from chalicelib.local import ensure_queue
+        from chalicelib.store import cache
         from chalicelib.store.groups import GroupRepository
         from chalicelib.store.tables import create_tables
 
         GroupRepository.forget_cache()
+        cache.forget()
         create_tables(wait=False)
         ensure_queue(get_settings().mailbox_queue)
         ensure_queue(get_settings().notify_queue)
         yield
         GroupRepository.forget_cache()
+        cache.forget()
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from chalicelib.store.comments import CommentRecord, CommentRepository, SpamRepo
 from chalicelib.store.counters import CounterRepository
 from chalicelib.store.groups import ROOT_PARENT_KEY, GroupRecord, GroupRepository
 from chalicelib.store.posts import PostRecord
-from chalicelib.store.users import UserRecord
+from chalicelib.store.users import UserRecord, UserRepository
 
 
 class FixtureStore:
@@ -31,6 +31,7 @@ class FixtureStore:
         with UserRecord.batch_write() as batch:
             for values in users:
                 batch.save(UserRecord(**values))
+        UserRepository.forget({values["id"] for values in users})
 
     def write_posts(self, posts: list[dict[str, Any]]) -> None:
         with PostRecord.batch_write() as batch:

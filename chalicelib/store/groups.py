@@ -9,6 +9,7 @@ from pynamodb.attributes import JSONAttribute, UnicodeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 
+from chalicelib.store import cache
 from chalicelib.store.base import index_meta, register, table_meta
 
 ROOT_PARENT_KEY = "-"
@@ -27,6 +28,8 @@ class SlugIndex(GlobalSecondaryIndex):
 @register
 class GroupRecord(Model):
     Meta = table_meta("groups")
+    # Kept by a warm container for AGORA_CACHE_SECONDS (chalicelib.store.cache).
+    CACHE_KIND = "group"
 
     id = UnicodeAttribute(hash_key=True)
     name = UnicodeAttribute()
@@ -50,15 +53,19 @@ class GroupRepository:
     ROOT_CACHE_SECONDS = 60.0
 
     def get(self, group_id: str) -> GroupRecord | None:
+        return cache.read_through(GroupRecord.CACHE_KIND, group_id, lambda: self._read(group_id))
+
+    @staticmethod
+    def _read(group_id: str) -> GroupRecord | None:
         try:
             return GroupRecord.get(group_id)
         except GroupRecord.DoesNotExist:
             return None
 
     def get_many(self, group_ids: set[str]) -> dict[str, GroupRecord]:
-        if not group_ids:
-            return {}
-        return {g.id: g for g in GroupRecord.batch_get(list(group_ids))}
+        from chalicelib.store.refs import ReferenceReader
+
+        return ReferenceReader().read(groups=group_ids).groups
 
     def by_slug(self, slug: str) -> GroupRecord | None:
         for group in GroupRecord.by_slug.query(slug, limit=1):
@@ -82,8 +89,11 @@ class GroupRepository:
         record.parent_key = values.get("parent_id") or ROOT_PARENT_KEY
         record.save()
         GroupRepository._root_cache = None
+        cache.forget(GroupRecord.CACHE_KIND, [record.id])
         return record
 
     @staticmethod
     def forget_cache() -> None:
+        """Forget the root and every remembered group (a reload, a fresh test world)."""
         GroupRepository._root_cache = None
+        cache.forget(GroupRecord.CACHE_KIND)

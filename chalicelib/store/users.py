@@ -6,6 +6,7 @@ from pynamodb.attributes import JSONAttribute, UnicodeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
+from chalicelib.store import cache
 from chalicelib.store.base import index_meta, register, table_meta
 
 
@@ -17,6 +18,8 @@ class EmailIndex(GlobalSecondaryIndex):
 @register
 class UserRecord(Model):
     Meta = table_meta("users")
+    # Kept by a warm container for AGORA_CACHE_SECONDS (chalicelib.store.cache).
+    CACHE_KIND = "user"
 
     id = UnicodeAttribute(hash_key=True)
     alias = UnicodeAttribute()
@@ -33,16 +36,28 @@ class UserRecord(Model):
 
 
 class UserRepository:
+    """Users by id come from the warm container's memory when it has them (sign-in never does:
+    it reads the password hash afresh)."""
+
     def get(self, user_id: str) -> UserRecord | None:
+        return cache.read_through(UserRecord.CACHE_KIND, user_id, lambda: self._read(user_id))
+
+    @staticmethod
+    def _read(user_id: str) -> UserRecord | None:
         try:
             return UserRecord.get(user_id)
         except UserRecord.DoesNotExist:
             return None
 
     def get_many(self, user_ids: set[str]) -> dict[str, UserRecord]:
-        if not user_ids:
-            return {}
-        return {u.id: u for u in UserRecord.batch_get(list(user_ids))}
+        from chalicelib.store.refs import ReferenceReader
+
+        return ReferenceReader().read(users=user_ids).users
+
+    @staticmethod
+    def forget(user_ids: set[str] | None = None) -> None:
+        """This container changed these users: the next read is fresh."""
+        cache.forget(UserRecord.CACHE_KIND, user_ids)
 
     def by_email(self, email: str) -> UserRecord | None:
         for user in UserRecord.by_email.query(email.strip().lower(), limit=1):
