@@ -189,7 +189,7 @@ class EventService:
     def _page(self, group: Any, query: EventListQuery, *, upcoming: bool) -> EventPage:
         after = None
         if query.offset:
-            after = self.events.get(query.offset)
+            after = self.events.position(query.offset)
             if after is None or after.group_id != group.id:
                 raise ValidationFailed.one("offset", query.offset, "no event has this id")
         records = self.events.page(

@@ -15,28 +15,27 @@ API_STATUS = {"processing": "failed", "quarantined": "failed"}
 
 
 class MailLogService:
-    def __init__(self, mail: Any, posts: Any, groups: Any) -> None:
+    def __init__(self, mail: Any, refs: Any) -> None:
         self.mail = mail
-        self.posts = posts
-        self.groups = groups
+        self.refs = refs
 
     @classmethod
     def default(cls) -> MailLogService:
-        from chalicelib.store.groups import GroupRepository
         from chalicelib.store.mail import MailRepository
-        from chalicelib.store.posts import PostRepository
+        from chalicelib.store.refs import ReferenceReader
 
-        return cls(MailRepository(), PostRepository(), GroupRepository())
+        return cls(MailRepository(), ReferenceReader())
 
     def page(self, mailbox_key: str, query: GuidPageQuery) -> MailLogPage:
         after = None
         if query.offset:
-            after = self.mail.entry(mailbox_key, query.offset)
+            after = self.mail.position(mailbox_key, query.offset)
             if after is None:
                 raise unknown_offset(query.offset)
         records = self.mail.page_newest_first(mailbox_key, limit=query.page_size, after=after)
-        posts = self.posts.get_many({r.post_id for r in records if r.post_id})
-        groups = self.groups.get_many({p.group_id for p in posts.values()})
+        # The posts first (an entry names no group); their groups are remembered once warm.
+        posts = self.refs.read(posts={r.post_id for r in records if r.post_id}).posts
+        groups = self.refs.read(groups={p.group_id for p in posts.values()}).groups
         entries = []
         for record in records:
             post = posts.get(record.post_id) if record.post_id else None

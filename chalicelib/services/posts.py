@@ -47,7 +47,7 @@ class PostService:
     def page(self, group: Any, query: GuidPageQuery) -> PostPage:
         after = None
         if query.offset:
-            after = self.posts.get(query.offset)
+            after = self.posts.position(query.offset)
             if after is None or after.group_id != group.id:
                 raise unknown_offset(query.offset)
         records = self.posts.page_newest_first(
@@ -60,7 +60,7 @@ class PostService:
     def comments_page(self, post: Any, query: IntPageQuery) -> CommentPage:
         after = None
         if query.offset:
-            after = self.comments.get(query.offset)
+            after = self.comments.position(query.offset)
             if after is None or after.post_id != post.id:
                 raise unknown_offset(query.offset)
         records = self.comments.visible_page(post.id, limit=query.page_size, after=after)

@@ -26,6 +26,7 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjec
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
+from chalicelib.store import cache
 from chalicelib.store.base import (
     UtcAttribute,
     conditionally,
@@ -153,7 +154,16 @@ class CommentRecord(Model):
             self.last_reported_on = max(r.created_on for r in reports)
 
 
+# Where a page ended: the `offset` of the next page names it (chalicelib.store.cache).
+POSITION = "comment-position"
+
+
 class CommentRepository:
+    def position(self, comment_id: int) -> CommentRecord | None:
+        """The comment an `offset` names, for its place in a list: from the warm container's
+        memory when a page ended there lately (this container's own writes forget it)."""
+        return cache.read_through(POSITION, int(comment_id), lambda: self.get(comment_id))
+
     def get(self, comment_id: int) -> CommentRecord | None:
         try:
             return CommentRecord.get(comment_id)
@@ -274,11 +284,13 @@ class CommentRepository:
 
     def purge_if_unchanged(self, record: CommentRecord) -> bool:
         """Remove a deleted comment (and its embedded reports) if nobody changed it since read."""
+        cache.forget(POSITION, [int(record.id)])
         return conditionally(lambda: record.delete(condition=CommentRecord.deleted_on.exists()))
 
     def purge_if_deleted_before(self, comment_id: int, cutoff: datetime) -> bool:
         """Remove a comment that is (still) deleted at or before `cutoff`: one that was undeleted,
         or deleted again since, in the meantime is left alone."""
+        cache.forget(POSITION, [int(comment_id)])
         return conditionally(
             lambda: CommentRecord(id=comment_id).delete(
                 condition=CommentRecord.deleted_on <= cutoff, add_version_condition=False
@@ -296,6 +308,7 @@ def _write_counted(record: CommentRecord, condition: Any, author_alias: str | No
     """
     was_visible = record.visible_post_id is not None
     record.refresh_index_keys(author_alias)
+    cache.forget(POSITION, [int(record.id)])
     delta = int(record.visible_post_id is not None) - int(was_visible)
     if delta == 0:
         return conditionally(lambda: record.save(condition=condition))
@@ -337,9 +350,11 @@ def _list_page(
     start = None
     if after is not None:
         start = index_start_key(after, index, {key_name: key, **(position or {})})
-    return query_page(
+    records = query_page(
         index, key, limit=limit, forward=forward, start_key=start, filter_condition=_matching(text)
     )
+    cache.remember(POSITION, {int(r.id): r for r in records[-1:]})
+    return records
 
 
 def _matching(text: str | None):

@@ -30,6 +30,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.errors import Conflict
+from chalicelib.store import cache
 from chalicelib.store.base import (
     UtcAttribute,
     index_meta,
@@ -136,7 +137,16 @@ class CalendarEntryRecord(Model):
     occupied_until = UtcAttribute()
 
 
+# Where a page ended: the `offset` of the next page names it (chalicelib.store.cache).
+POSITION = "event-position"
+
+
 class EventRepository:
+    def position(self, event_id: int) -> EventRecord | None:
+        """The event an `offset` names, for its place in the list: from the warm container's
+        memory when a page ended there lately (this container's own edits forget it)."""
+        return cache.read_through(POSITION, int(event_id), lambda: self.get(event_id))
+
     def next_id(self) -> int:
         from chalicelib.store.counters import CounterRepository
 
@@ -180,6 +190,7 @@ class EventRepository:
         for name, value in changes.items():
             setattr(record, name, value)
         record.refresh_keys()
+        cache.forget(POSITION, [int(record.id)])
         after = record.calendar_entries()
         kept = {entry.month_key for entry in after} if record.group_id == old_group else set()
         # The version condition (added by PynamoDB) makes a concurrent edit fail as a whole,
@@ -194,6 +205,7 @@ class EventRepository:
         return record
 
     def delete(self, record: EventRecord) -> None:
+        cache.forget(POSITION, [int(record.id)])
         with self._transaction(record.id) as write:
             write.delete(record)
             for entry in record.calendar_entries():
@@ -235,7 +247,7 @@ class EventRepository:
         # refuses a start key outside the key condition): the page starts at the beginning.
         if after is not None and _inside(after.start_key, moment, upcoming):
             start = index_start_key(after, EventRecord.by_group_start)
-        return query_page(
+        records = query_page(
             EventRecord.by_group_start,
             group_id,
             limit=limit,
@@ -244,6 +256,8 @@ class EventRepository:
             range_key_condition=condition,
             filter_condition=EventRecord.search_text.contains(text) if text else None,
         )
+        cache.remember(POSITION, {int(r.id): r for r in records[-1:]})
+        return records
 
     def overlapping(
         self, group_id: str, start: datetime, end: datetime, *, cap: int

@@ -27,6 +27,7 @@ from pynamodb.indexes import AllProjection, LocalSecondaryIndex
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
+from chalicelib.store import cache
 from chalicelib.store.base import (
     UtcAttribute,
     conditionally,
@@ -91,6 +92,10 @@ class MailboxLeaseRecord(Model):
     expires_on = UtcAttribute()
 
 
+# Where a page ended: the `offset` of the next page names it (chalicelib.store.cache).
+POSITION = "mail-position"
+
+
 class MailRepository:
     def __init__(self) -> None:
         self._connection: Connection | None = None
@@ -105,6 +110,13 @@ class MailRepository:
                 connect_timeout_seconds=2, read_timeout_seconds=5, max_retry_attempts=3
             )
         return self._connection
+
+    def position(self, mailbox: str, entry_id: str) -> MailRecord | None:
+        """The log entry an `offset` names, for its place in the log (its receipt time, which
+        never changes): from the warm container's memory when a page ended there lately."""
+        return cache.read_through(
+            POSITION, (mailbox, entry_id), lambda: self.entry(mailbox, entry_id)
+        )
 
     def entry(self, mailbox: str, entry_id: str) -> MailRecord | None:
         try:
@@ -202,13 +214,15 @@ class MailRepository:
     def page_newest_first(
         self, mailbox: str, *, limit: int, after: MailRecord | None
     ) -> list[MailRecord]:
-        return query_page(
+        records = query_page(
             MailRecord.received,
             mailbox,
             limit=limit,
             forward=False,
             start_key=index_start_key(after, MailRecord.received) if after else None,
         )
+        cache.remember(POSITION, {(mailbox, str(r.entry_id)): r for r in records[-1:]})
+        return records
 
     # --- leases -------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 
+from chalicelib.store import cache
 from chalicelib.store.base import (
     UtcAttribute,
     conditionally,
@@ -61,7 +62,16 @@ class PostRecord(Model):
         self.search_text = search_text(self.title, html_to_text(self.content or ""))
 
 
+# Where a page ended: the `offset` of the next page names it (chalicelib.store.cache).
+POSITION = "post-position"
+
+
 class PostRepository:
+    def position(self, post_id: str) -> PostRecord | None:
+        """The post an `offset` names, for its place in the group's list: from the warm
+        container's memory when a page ended there lately (its place never changes)."""
+        return cache.read_through(POSITION, post_id, lambda: self.get(post_id))
+
     def get(self, post_id: str) -> PostRecord | None:
         try:
             return PostRecord.get(post_id)
@@ -88,7 +98,7 @@ class PostRepository:
     def page_newest_first(
         self, group_id: str, *, limit: int, after: PostRecord | None, text: str | None
     ) -> list[PostRecord]:
-        return query_page(
+        records = query_page(
             PostRecord.by_group,
             group_id,
             limit=limit,
@@ -96,6 +106,8 @@ class PostRepository:
             start_key=index_start_key(after, PostRecord.by_group) if after else None,
             filter_condition=PostRecord.search_text.contains(text) if text else None,
         )
+        cache.remember(POSITION, {r.id: r for r in records[-1:]})
+        return records
 
     def save(self, record: PostRecord, *, only_if_new: bool = False) -> PostRecord:
         record.save(condition=PostRecord.id.does_not_exist() if only_if_new else None)
