@@ -1,0 +1,223 @@
+"""DynamoDB requests per call (issue 17): a single record costs 1 request once the container is
+warm (caller, group and people come from its memory), a list page 1 Query + 1 BatchGetItem.
+
+Each call is made twice; the second one (a warm container) is counted. Several authors, editors
+and reporters make sure that a page names more than the caller.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from tests.fixtures import new_id
+
+T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+PAGE = "pageSize=5"
+
+
+def z(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+@pytest.fixture
+def world(community, kms_key, api):
+    c = community
+    c.garden = c.group("garden", access="private")
+    c.admin = c.user("garden-admin", {c.garden: "administrator"})
+    c.moderator = c.user("garden-moderator", {c.garden: "moderator"})
+    c.writers = [c.user(f"writer-{i}", {c.garden: "member"}) for i in range(4)]
+    c.post_ids = [
+        c.post(c.garden, c.writers[i % 4], title=f"Post {i}", createdOn=z(T0 - timedelta(days=i)))
+        for i in range(12)
+    ]
+    c.deleted = [
+        c.comment(
+            c.post_ids[i % 12],
+            c.writers[i % 4],
+            deletedOn=z(T0 - timedelta(minutes=i)),
+            deletedById=c.moderator,
+        )
+        for i in range(12)
+    ]
+    c.unapproved = [
+        c.comment(c.post_ids[i % 12], c.writers[i % 4], isApproved=False) for i in range(12)
+    ]
+    c.reported = [
+        c.comment(
+            c.post_ids[i % 12],
+            c.writers[i % 4],
+            spamReports=[{"authorId": c.writers[(i + 1) % 4], "createdOn": z(T0)}],
+        )
+        for i in range(12)
+    ]
+    c.visible = [c.comment(c.post_ids[0], c.writers[i % 4]) for i in range(3)]
+    c.load()
+    c.events = seed_events(c.garden, c.writers, 12)
+    c.log = seed_mail_log(c.garden, c.post_ids, 12)
+    status, _ = api.put(
+        f"/api/v1/en_US/connector/email-to-post/{c.garden}",
+        c.admin,
+        {
+            "serverName": "pop.example.org",
+            "serverPort": 995,
+            "serverUsername": "garden",
+            "serverPassword": "s3cret",
+            "isEnabled": True,
+            "isSSL": True,
+            "deleteProcessed": False,
+        },
+    )
+    assert status == 200
+    return c
+
+
+def seed_events(group_id: str, authors: list[str], count: int) -> list[int]:
+    from chalicelib.store.events import EventRecord, EventRepository
+
+    repository = EventRepository()
+    ids = repository.reserve_ids(count)
+    records = []
+    for index in range(count):
+        start = T0 + timedelta(days=index - count // 2)
+        records.append(
+            EventRecord(
+                id=ids[index],
+                group_id=group_id,
+                author_id=authors[index % len(authors)],
+                editor_id=authors[(index + 1) % len(authors)],
+                created_on=T0,
+                modified_on=T0,
+                all_day=False,
+                start_date=start,
+                end_date=start + timedelta(hours=1),
+                title=f"Event {index}",
+                search_text=f"event {index}",
+            )
+        )
+    repository.put_many(records)
+    return [int(r.id) for r in records]
+
+
+def seed_mail_log(group_id: str, post_ids: list[str], count: int) -> list[str]:
+    from chalicelib.services.mailboxes import mailbox_key
+    from chalicelib.store.mail import MailRepository
+
+    mail = MailRepository()
+    entries = []
+    for index in range(count):
+        entry_id = new_id()
+        record = mail.new_entry(
+            mailbox_key(group_id),
+            entry_id,
+            T0 - timedelta(minutes=index),
+            message_id=f"<{index}@example.org>",
+            sender="someone@example.org",
+            subject=f"Mail {index}",
+            status="posted",
+            post_id=post_ids[index % len(post_ids)],
+        )
+        mail.save_entry(record)
+        entries.append(entry_id)
+    return entries
+
+
+def warm_count(api, counter, path: str, user: str) -> tuple[dict, dict]:
+    """The body and the DynamoDB requests of the second of two identical calls."""
+    status, first = api.get(path, user)
+    assert status == 200, first
+    counter.reset()
+    status, body = api.get(path, user)
+    assert status == 200, body
+    assert body["object"] == first["object"]
+    return body["object"], dict(counter.requests)
+
+
+def test_get_event_is_one_request_when_warm(api, world, dynamo_counter):
+    event, requests = warm_count(
+        api, dynamo_counter, f"/api/v1/en_US/event/{world.events[3]}", world.writers[0]
+    )
+    assert event["id"] == world.events[3]
+    assert event["author"]["id"] == world.writers[3] and event["editor"]["id"] == world.writers[0]
+    assert requests == {"GetItem": 1}
+
+
+@pytest.mark.xfail(reason="needs commentsCount stored on the post (issue 15b)", strict=False)
+def test_get_post_is_one_request_when_warm(api, world, dynamo_counter):
+    post, requests = warm_count(
+        api, dynamo_counter, f"/api/v1/en_US/post/{world.post_ids[0]}", world.writers[1]
+    )
+    assert post["author"]["id"] == world.writers[0] and post["commentsCount"] == 4
+    assert requests == {"GetItem": 1}
+
+
+def test_get_email_to_post_settings_is_one_request_and_one_decrypt_when_warm(
+    api, world, dynamo_counter
+):
+    settings, requests = warm_count(
+        api, dynamo_counter, f"/api/v1/en_US/connector/email-to-post/{world.garden}", world.admin
+    )
+    assert settings["serverPassword"] == "s3cret"
+    assert requests == {"GetItem": 1}
+
+
+@pytest.mark.parametrize(
+    "path, key, offset_of",
+    [
+        ("post/list/{g}", "posts", lambda w: w.post_ids[3]),
+        ("event/list/upcoming/{g}?timeStamp=2026-03-01T00:00:00Z", "events", lambda w: w.events[2]),
+        ("event/list/expired/{g}?timeStamp=2026-03-30T00:00:00Z", "events", lambda w: w.events[9]),
+        ("connector/email-to-post/{g}/log", "entries", lambda w: w.log[3]),
+        ("comment/post/list/{g}/deleted", "comments", lambda w: w.deleted[3]),
+        ("comment/post/list/{g}/unapproved", "comments", lambda w: w.unapproved[8]),
+        ("comment/post/list/{g}/spam-reports", "comments", lambda w: w.reported[8]),
+    ],
+)
+def test_a_list_page_is_one_query_and_at_most_one_batch_get_when_warm(
+    api, world, dynamo_counter, path, key, offset_of
+):
+    separator = "&" if "?" in path else "?"
+    base = "/api/v1/en_US/" + path.format(g=world.garden) + separator + PAGE
+    user = world.admin
+    _, first = api.get(base, user)
+    # The next page names the last item of the first: the usual way through a list.
+    offset = first["object"]["offset"]
+    page, requests = warm_count(api, dynamo_counter, f"{base}&offset={offset}", user)
+    assert len(page[key]) == 5
+    assert requests.pop("Query") == 1
+    assert requests in ({}, {"BatchGetItem": 1})
+    # An offset never seen by this container costs one read more, and stays correct.
+    chosen = offset_of(world)
+    page, requests = warm_count(api, dynamo_counter, f"{base}&offset={chosen}", user)
+    assert page[key] and str(chosen) not in [str(item["id"]) for item in page[key]]
+    assert requests.pop("Query") == 1
+    assert requests in ({}, {"BatchGetItem": 1})
+
+
+def test_a_cold_comment_page_reads_posts_groups_and_people_in_one_batch_get(
+    api, world, dynamo_counter
+):
+    from chalicelib.store import cache
+
+    path = f"/api/v1/en_US/comment/post/list/{world.garden}/spam-reports?{PAGE}"
+    api.get(path, world.admin)
+    cache.forget()
+    dynamo_counter.reset()
+    status, body = api.get(path, world.admin)
+    assert status == 200 and len(body["object"]["comments"]) == 5
+    reporters = {r["author"]["id"] for c in body["object"]["comments"] for r in c["reports"]}
+    assert reporters and reporters <= set(world.writers)
+    # The caller, the group of the path (both GetItem), the page, and one BatchGetItem.
+    assert dynamo_counter.requests["BatchGetItem"] == 1
+    assert dynamo_counter.requests["Query"] <= 2  # the page, and the root group when cold
+
+
+def test_a_calendar_month_is_one_query_and_one_batch_get_when_warm(api, world, dynamo_counter):
+    path = (
+        f"/api/v1/en_US/event/list/calendar/{world.garden}"
+        "?calendarStartDate=2026-03-01T00:00:00Z&calendarEndDate=2026-04-01T00:00:00Z"
+    )
+    page, requests = warm_count(api, dynamo_counter, path, world.writers[2])
+    assert [e["id"] for e in page["events"]] == world.events
+    assert requests == {"Query": 1, "BatchGetItem": 1}
