@@ -66,6 +66,7 @@ class UserRepository:
 
     def save(self, user: UserRecord) -> UserRecord:
         user.save()
+        self.forget({user.id})
         return user
 
     def new(self, **values: object) -> UserRecord:

@@ -143,7 +143,6 @@ def test_get_event_is_one_request_when_warm(api, world, dynamo_counter):
     assert requests == {"GetItem": 1}
 
 
-@pytest.mark.xfail(reason="needs commentsCount stored on the post (issue 15b)", strict=False)
 def test_get_post_is_one_request_when_warm(api, world, dynamo_counter):
     post, requests = warm_count(
         api, dynamo_counter, f"/api/v1/en_US/post/{world.post_ids[0]}", world.writers[1]
