@@ -33,10 +33,14 @@ export async function render(main, context) {
   });
   main.replaceChildren(h("h1", {}, "Notifications"), chooser, lookup, results);
 
+  // Only the latest request draws: an answer for a group chosen before must not replace it.
+  let generation = 0;
   async function load() {
+    const mine = ++generation;
     const who = context.notificationsUser;
     results.replaceChildren(h("p", { class: "loading" }, "Loading…"));
     const answer = await api("GET", `user/${encodeURIComponent(who)}/notifications`, { query: { groupId: context.groupId } });
+    if (mine !== generation) return;
     if (!report(answer)) {
       results.replaceChildren(h("p", { class: "form-error" }, answer.envelope.errors?.[0]?.message || "Cannot read these notifications."));
       return;

@@ -317,11 +317,18 @@ def test_mail_log_and_notifications_pages_read_the_api(agora, page):
     expect(page.get_by_role("status")).to_contain_text("Digest type saved.")
     screenshot(page, "notifications")
     assert axe_violations(page) == []
+    posts = page.get_by_role("form", name="All new group posts")
+    posts.get_by_label("All new group posts: email alert").select_option(label="Instant")
+    posts.get_by_role("button", name="Save All new group posts").click()
+    expect(page.get_by_role("status")).to_contain_text("All new group posts saved.")
     ann = page.evaluate(
         "() => JSON.parse(atob(sessionStorage.getItem('agora.console.token').split('.')[1])).sub"
     )
     status, body = api(agora, "GET", f"user/{ann}/notifications?groupId={GARDENING}")
     assert status == 200 and body["object"]["digest"]["typeId"] == 2
+    (gardening,) = body["object"]["typeGroups"]
+    first = next(n for n in gardening["notifications"] if n["name"] == "All new group posts")
+    assert first["emailAlert"]["id"] == 1
 
 
 def test_more_comments_load_as_the_list_scrolls(agora, page):
