@@ -74,11 +74,54 @@ def package_mb(project_dir: Path, out_dir: Path) -> float:
     return (out_dir / "deployment.zip").stat().st_size / 1e6
 
 
+# What any Chalice + Pydantic + PynamoDB handler must import before doing anything: the floor
+# of `import app` (issue 17). "boto3 with the DynamoDB model": a DynamoDB client is made, which
+# loads botocore's service model, as PynamoDB's first request does.
+STACK_IMPORT = (
+    "import chalice.app, pydantic, pynamodb.models, boto3\n"
+    "boto3.session.Session().client('dynamodb', region_name='us-east-1')\n"
+)
+APP_IMPORT = "import app\n"
+WALL_RUNS = 7
+
+
+def wall_import_ms(code: str, cwd: Path = REPO_ROOT) -> float:
+    """Wall time of `code` in a new interpreter, measured inside it (interpreter start excluded)."""
+    timed = (
+        "import time\n_started = time.perf_counter()\n"
+        + code
+        + "print((time.perf_counter() - _started) * 1000)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", timed],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(cwd)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def over_stack_ms(runs: int = WALL_RUNS) -> tuple[float, float]:
+    """Medians of `import app` and of the bare stack, taken alternately in the same run (a busy
+    machine slows both alike)."""
+    wall_import_ms(APP_IMPORT)  # .pyc files, as a deployed package ships them
+    wall_import_ms(STACK_IMPORT)
+    app_times, stack_times = [], []
+    for _ in range(runs):
+        app_times.append(wall_import_ms(APP_IMPORT))
+        stack_times.append(wall_import_ms(STACK_IMPORT))
+    return median(app_times), median(stack_times)
+
+
 def cold_start_figures() -> list[Figure]:
     import_figure = Figure(
         "cold_start_import", median_import_ms(REPO_ROOT), median_import_ms(bare_project()), "ms"
     )
-    return [import_figure]
+    app_ms, stack_ms = over_stack_ms()
+    return [import_figure, Figure("cold_start_over_stack", app_ms, stack_ms, "ms")]
 
 
 def make_package_mb() -> float:

@@ -74,9 +74,24 @@ def _load() -> list[Figure]:
     return load_figures()
 
 
+# Issue 17's table of calls, in its order (bench.requests_in_process.CALLS).
+CALL_NAMES = [
+    "event_get",
+    "post_get",
+    "email_to_post_settings",
+    "posts_page",
+    "events_page",
+    "mail_log_page",
+    "unapproved_page",
+    "deleted_page",
+    "spam_reports_page",
+    "calendar_month",
+]
+
+
 # Family → (runner, the figures it gives, in the order they are shown).
 FAMILIES: dict[str, tuple[Callable[[], list[Figure]], list[tuple[str, str]]]] = {
-    "cold_start": (_cold_start, [("cold_start_import", "ms")]),
+    "cold_start": (_cold_start, [("cold_start_import", "ms"), ("cold_start_over_stack", "ms")]),
     "package": (_package, [("package_zip_mb", "MB")]),
     "requests": (
         _requests,
@@ -95,6 +110,7 @@ FAMILIES: dict[str, tuple[Callable[[], list[Figure]], list[tuple[str, str]]]] = 
             ("ddb_requests_events_page_10k_over_100", "requests"),
             ("ddb_requests_comments_page_10k_over_100", "requests"),
             ("ddb_requests_single_get", "requests"),
+            *[(f"ddb_requests_per_call_{name}", "requests") for name in CALL_NAMES],
         ],
     ),
     "mail": (_mail, [("mail_ingest_over_poplib", "mails/s")]),

@@ -35,7 +35,7 @@ def in_process_aws() -> Iterator[None]:
 
     with mock_aws():
         reload_settings()
-        from chalicelib.local import ensure_queue
+        from chalicelib.local import ensure_kms_key, ensure_queue
         from chalicelib.store import cache
         from chalicelib.store.groups import GroupRepository
         from chalicelib.store.tables import create_tables
@@ -44,6 +44,7 @@ def in_process_aws() -> Iterator[None]:
         cache.forget()
         create_tables(wait=False)
         ensure_queue(get_settings().mailbox_queue)
+        ensure_kms_key(get_settings().kms_key_id)
         try:
             yield
         finally:
@@ -102,6 +103,10 @@ def features() -> set[str]:
         available.add("events")
     if "/api/v1/en_US/comment/post/list/{groupId}/deleted" in routes:
         available.add("comments")
+    if {"events", "comments"} <= available and (
+        "/api/v1/en_US/connector/email-to-post/{groupId}/log" in routes
+    ):
+        available.add("calls")
     return available
 
 
@@ -116,6 +121,12 @@ class Club:
     event_id: int | None = None
     event_offset: int | None = None
     comment_offset: int | None = None
+    # The other reads of issue 17's table (feature "calls").
+    post_id: str | None = None
+    post_offset: str | None = None
+    unapproved_offset: int | None = None
+    reported_offset: int | None = None
+    mail_offset: str | None = None
 
     def headers(self, user_id: str) -> dict[str, str]:
         return {"Content-Type": "application/json", **auth(user_id)}
@@ -142,6 +153,47 @@ class Club:
             f"?offset={self.comment_offset}&pageSize={PAGE_SIZE}"
         )
 
+    @property
+    def post(self) -> str:
+        return f"/api/v1/en_US/post/{self.post_id}"
+
+    @property
+    def email_to_post(self) -> str:
+        return f"/api/v1/en_US/connector/email-to-post/{self.group_id}"
+
+    @property
+    def posts_page(self) -> str:
+        return (
+            f"/api/v1/en_US/post/list/{self.group_id}?offset={self.post_offset}"
+            f"&pageSize={PAGE_SIZE}"
+        )
+
+    @property
+    def mail_log_page(self) -> str:
+        return f"{self.email_to_post}/log?offset={self.mail_offset}&pageSize={PAGE_SIZE}"
+
+    @property
+    def unapproved_page(self) -> str:
+        return (
+            f"/api/v1/en_US/comment/post/list/{self.group_id}/unapproved"
+            f"?offset={self.unapproved_offset}&pageSize={PAGE_SIZE}"
+        )
+
+    @property
+    def spam_reports_page(self) -> str:
+        return (
+            f"/api/v1/en_US/comment/post/list/{self.group_id}/spam-reports"
+            f"?offset={self.reported_offset}&pageSize={PAGE_SIZE}"
+        )
+
+    @property
+    def calendar_month(self) -> str:
+        return (
+            f"/api/v1/en_US/event/list/calendar/{self.group_id}"
+            f"?calendarStartDate={z(T0.replace(day=1, hour=0, minute=0))}"
+            f"&calendarEndDate={z(T0.replace(month=T0.month + 1, day=1, hour=0, minute=0))}"
+        )
+
 
 def build_club(size: int, available: set[str]) -> Club:
     """Load a club of `size` events and `size` deleted comments (inside `in_process_aws`).
@@ -155,6 +207,7 @@ def build_club(size: int, available: set[str]) -> Club:
     group_id = community.group("club")
     moderator = community.user("moderator", {group_id: "moderator"})
     club = Club(size=size, root_admin=root_admin, moderator=moderator, group_id=group_id)
+    writers = [community.user(f"writer-{i}", {group_id: "member"}) for i in range(5)]
     if "comments" in available:
         posts = [community.post(group_id, moderator, title=f"Post {i}") for i in range(10)]
         comment_ids = []
@@ -171,13 +224,74 @@ def build_club(size: int, available: set[str]) -> Club:
             )
         # Newest deletion first: the middle of the list.
         club.comment_offset = comment_ids[size // 2]
+    if "calls" in available:
+        add_moderation_lists(community, club, group_id, writers)
     community.load()
+    if "calls" in available:
+        club.mail_offset = seed_mail_log(group_id, club, 4 * PAGE_SIZE)
     if "events" in available:
         event_ids = seed_events(group_id, moderator, size)
         # Half the events start before T0, half after; the upcoming list is the second half.
         club.event_id = event_ids[size // 2]
         club.event_offset = event_ids[size // 2 + size // 4]
     return club
+
+
+def add_moderation_lists(community: Any, club: Club, group_id: str, writers: list[str]) -> None:
+    """Posts by several writers, comments awaiting approval and reported ones (4 pages each)."""
+    count = 4 * PAGE_SIZE
+    posts = [
+        community.post(group_id, writers[i % len(writers)], title=f"Written {i}")
+        for i in range(count)
+    ]
+    club.post_id = posts[-1]
+    # Newest first: the page after the first one.
+    club.post_offset = posts[count - PAGE_SIZE]
+    for i in range(3):
+        community.comment(club.post_id, writers[i % len(writers)])
+    unapproved = [
+        community.comment(posts[i], writers[(i + 1) % len(writers)], isApproved=False)
+        for i in range(count)
+    ]
+    club.unapproved_offset = unapproved[count - PAGE_SIZE]
+    reported = [
+        community.comment(
+            posts[i],
+            writers[i % len(writers)],
+            spamReports=[{"authorId": writers[(i + 2) % len(writers)], "createdOn": z(T0)}],
+        )
+        for i in range(count)
+    ]
+    club.reported_offset = reported[count - PAGE_SIZE]
+    club.mail_posts = posts  # type: ignore[attr-defined]
+
+
+def seed_mail_log(group_id: str, club: Club, count: int) -> str:
+    """Mail log entries of the group's mailbox, each naming one of its posts; the offset mid-log."""
+    import uuid
+
+    from chalicelib.services.mailboxes import mailbox_key
+    from chalicelib.store.mail import MailRepository
+
+    mail = MailRepository()
+    posts = club.mail_posts  # type: ignore[attr-defined]
+    entries = []
+    for index in range(count):
+        entry_id = str(uuid.uuid4())
+        mail.save_entry(
+            mail.new_entry(
+                mailbox_key(group_id),
+                entry_id,
+                T0 - timedelta(minutes=index),
+                message_id=f"<{index}@bench.example>",
+                sender="someone@example.org",
+                subject=f"Mail {index}",
+                status="posted",
+                post_id=posts[index % len(posts)],
+            )
+        )
+        entries.append(entry_id)
+    return entries[PAGE_SIZE - 1]
 
 
 def seed_events(group_id: str, author_id: str, count: int) -> list[int]:
@@ -189,7 +303,8 @@ def seed_events(group_id: str, author_id: str, count: int) -> list[int]:
     CounterRepository().raise_to(EVENT_COUNTER, first + count)
     records = []
     for index in range(count):
-        start = T0 + timedelta(hours=index - count // 2, minutes=30)
+        # One a day: a calendar month holds about 30 of them, whatever the count.
+        start = T0 + timedelta(days=index - count // 2, minutes=30)
         records.append(
             EventRecord(
                 id=first + index,

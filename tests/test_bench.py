@@ -123,3 +123,10 @@ def test_results_document_has_the_issue_shape():
         "machine": "2 cores",
         "figures": [{"name": "x", "value": 2.0, "reference": 1.0, "ratio": 2.0, "unit": "ms"}],
     }
+
+
+def test_the_per_call_rows_are_the_calls_the_bench_counts():
+    from bench.requests_in_process import CALLS
+    from bench.run import CALL_NAMES
+
+    assert [name for name, _, _ in CALLS] == CALL_NAMES
