@@ -98,6 +98,11 @@ def error_code(error: BaseException) -> str:
 
 def cancellation_codes(error: BaseException) -> list[str]:
     """The per-item reasons of a cancelled transaction ("" for the items that were fine)."""
+    # PynamoDB keeps them parsed on its own error: the `response` of the ClientError it raises
+    # holds only `Error`, not `CancellationReasons`.
+    parsed = getattr(cause_of(error), "cancellation_reasons", None)
+    if parsed:
+        return [reason.code if reason is not None else "" for reason in parsed]
     raw = (getattr(cause_of(error), "response", None) or {}).get("CancellationReasons", [])
     return [r.get("Code", "") if r.get("Code") != "None" else "" for r in raw]
 
