@@ -26,6 +26,7 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjec
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
+from chalicelib.aws import cancellation_codes, is_cancelled_by_race
 from chalicelib.store import cache
 from chalicelib.store.base import (
     UtcAttribute,
@@ -37,6 +38,10 @@ from chalicelib.store.base import (
     table_meta,
 )
 from chalicelib.store.posts import PostRecord
+
+# A transaction cancelled only because another one wrote the same post at the same moment is run
+# again this many times in all; then the caller answers 409.
+RACE_ATTEMPTS = 3
 
 # Every deleted comment of every group sits under this one key of the purge index, ordered by
 # deletion time: the monthly purge reads only the comments old enough to go.
@@ -313,22 +318,25 @@ def _write_counted(record: CommentRecord, condition: Any, author_alias: str | No
     if delta == 0:
         return conditionally(lambda: record.save(condition=condition))
     connection = CommentRecord._get_connection().connection
-    try:
-        with TransactWrite(connection=connection) as write:
-            write.save(record, condition=condition)
-            write.update(
-                PostRecord(id=record.post_id),
-                actions=[PostRecord.comments_count.add(delta)],
-                add_version_condition=False,
-            )
-    except TransactWriteError as error:
-        # A failed condition, or another transaction on the same post at the same moment (real
-        # DynamoDB cancels one of two): either way nothing was written, and the caller reads the
-        # comment again and decides anew.
-        if error.cause_response_code == "TransactionCanceledException":
-            return False
-        raise
-    return True
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            with TransactWrite(connection=connection) as write:
+                write.save(record, condition=condition)
+                write.update(
+                    PostRecord(id=record.post_id),
+                    actions=[PostRecord.comments_count.add(delta)],
+                    add_version_condition=False,
+                )
+            return True
+        except TransactWriteError as error:
+            if (cancellation_codes(error) or [""])[0] == "ConditionalCheckFailed":
+                return False  # the comment is not as read (or exists already): nothing written
+            # Another transaction wrote the same post at the same moment (DynamoDB cancels one
+            # of two): nothing was written, and the same transaction may simply run again.
+            if not is_cancelled_by_race(error) or attempt >= RACE_ATTEMPTS:
+                raise
 
 
 def _list_page(

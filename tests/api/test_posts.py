@@ -253,3 +253,70 @@ def test_filter_pages_walk_the_whole_list_without_gap_or_repeat(api, garden):
         pytest.fail("the pages never ended")
     assert seen == list(reversed(wanted))
     assert len(offsets) == len(set(offsets))  # every request moved on
+
+
+class TransactionConflicts:
+    """A botocore hook: the next `times` TransactWriteItems are cancelled as DynamoDB cancels one
+    of two transactions writing the same item at once (nothing written)."""
+
+    def __init__(self, times: int) -> None:
+        self.times = times
+        self.cancelled = 0
+
+    def __call__(self, **_):
+        if self.cancelled >= self.times:
+            return None
+        self.cancelled += 1
+
+        class Http:
+            status_code = 400
+
+        return Http(), {
+            "Error": {"Code": "TransactionCanceledException", "Message": "conflict"},
+            # The comment was fine; its post was being written by another transaction.
+            "CancellationReasons": [{"Code": "None"}, {"Code": "TransactionConflict"}],
+            "ResponseMetadata": {"HTTPStatusCode": 400},
+        }
+
+    def installed(self):
+        from contextlib import contextmanager
+
+        from chalicelib.store.comments import CommentRecord
+
+        @contextmanager
+        def hooked():
+            events = CommentRecord._get_connection().connection.client.meta.events
+            events.register_first("before-call.dynamodb.TransactWriteItems", self)
+            try:
+                yield self
+            finally:
+                events.unregister("before-call.dynamodb.TransactWriteItems", self)
+
+        return hooked()
+
+
+def test_a_comment_write_racing_on_its_post_runs_again_and_counts_once(api, garden):
+    c = garden
+    c.moderator = c.user("moderator", {c.garden: "moderator"})
+    post_id = c.post_ids[0]
+    waiting = c.comment(post_id, c.member, isApproved=False)
+    c.load()
+    with TransactionConflicts(times=2).installed() as conflicts:
+        status, _ = api.post(f"{MODERATE}/{waiting}/approve", c.moderator)
+    assert status == 200 and conflicts.cancelled == 2
+    assert count_and_listed(api, post_id, c.member) == (1, 1)
+
+
+def test_a_comment_write_that_keeps_losing_races_is_409_and_changes_nothing(api, garden):
+    from tests.api.test_comments import stored
+
+    c = garden
+    c.moderator = c.user("moderator", {c.garden: "moderator"})
+    post_id = c.post_ids[0]
+    waiting = c.comment(post_id, c.member, isApproved=False)
+    c.load()
+    with TransactionConflicts(times=1000).installed():
+        status, body = api.post(f"{MODERATE}/{waiting}/approve", c.moderator)
+    assert status == 409 and body["errors"][0]["key"] == "state"
+    assert stored(waiting).is_approved is False
+    assert count_and_listed(api, post_id, c.member) == (0, 0)
