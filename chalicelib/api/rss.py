@@ -13,6 +13,7 @@ from chalice import Blueprint, Response
 
 from chalicelib.api.routing import Call, authenticate, route
 from chalicelib.auth import Need
+from chalicelib.schemas.feed_keys import FeedQuery
 from chalicelib.services.ical import CONTENT_TYPE as ICAL_CONTENT_TYPE
 from chalicelib.services.rss import CONTENT_TYPE, RssService
 
@@ -23,7 +24,7 @@ ICAL_PATH = f"{PATH}/events.ics"
 
 def require_feed_reader(call: Call, path: str) -> None:
     """Check the caller of a feed: `?key=` or a token, when there is a key or the group is closed."""
-    key = (call.request.query_params or {}).get("key")
+    key = call.query.key
     if key is not None:
         from chalicelib.services.feed_keys import FeedKeyService
 
@@ -40,7 +41,15 @@ def cache_control(group: Any) -> str:
     return "public, max-age=300" if group.access == "public" else "private, no-cache"
 
 
-@route(rss_api, "GET", PATH, need=None, group="groupId", content_type=CONTENT_TYPE)
+@route(
+    rss_api,
+    "GET",
+    PATH,
+    need=None,
+    group="groupId",
+    query=FeedQuery,
+    content_type=CONTENT_TYPE,
+)
 def group_feed(call: Call) -> Response:
     """RSS 2.0 of the group's latest posts; closed groups need a member's token or feed key."""
     require_feed_reader(call, PATH)
@@ -58,7 +67,15 @@ def group_feed(call: Call) -> Response:
     )
 
 
-@route(rss_api, "GET", ICAL_PATH, need=None, group="groupId", content_type=ICAL_CONTENT_TYPE)
+@route(
+    rss_api,
+    "GET",
+    ICAL_PATH,
+    need=None,
+    group="groupId",
+    query=FeedQuery,
+    content_type=ICAL_CONTENT_TYPE,
+)
 def group_calendar(call: Call) -> Response:
     """iCalendar (RFC 5545) of the group's events from 90 days back on; 304 on a matching ETag."""
     from chalicelib.services.ical import IcalService, etag_of, matches

@@ -17,7 +17,7 @@ from chalice import Blueprint, Response
 
 from chalicelib.api.routing import Call, route
 from chalicelib.errors import ValidationFailed
-from chalicelib.schemas.unsubscribe import UnsubscribeOut
+from chalicelib.schemas.unsubscribe import UnsubscribeOut, UnsubscribeQuery
 
 unsubscribe_api = Blueprint(__name__)
 PATH = "/api/v1/en_US/unsubscribe"
@@ -32,7 +32,7 @@ HTML_HEADERS = {
 
 
 def token_of(call: Call) -> str:
-    return (call.request.query_params or {}).get("token", "")
+    return str(call.query.token)
 
 
 def page(title: str, body: str, status: int = 200) -> Response:
@@ -57,7 +57,7 @@ def invalid_page(error: ValidationFailed) -> Response:
     )
 
 
-@route(unsubscribe_api, "GET", PATH, need=None, content_type="text/html")
+@route(unsubscribe_api, "GET", PATH, need=None, query=UnsubscribeQuery, content_type="text/html")
 def unsubscribe_page(call: Call) -> Response:
     """HTML confirmation page of a one-click unsubscribe link; its button POSTs (no sign-in)."""
     from chalicelib.services.unsubscribe import UnsubscribeService
@@ -77,7 +77,7 @@ def unsubscribe_page(call: Call) -> Response:
     )
 
 
-@route(unsubscribe_api, "POST", PATH, need=None, response=UnsubscribeOut)
+@route(unsubscribe_api, "POST", PATH, need=None, query=UnsubscribeQuery, response=UnsubscribeOut)
 def unsubscribe(call: Call) -> Any:
     """One-click unsubscribe (RFC 8058): that subscription's email alert to none (no sign-in)."""
     from chalicelib.services.unsubscribe import UnsubscribeService

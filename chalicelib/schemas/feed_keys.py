@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from chalicelib.schemas.common import Record, UtcDateTime
+from chalicelib.schemas.common import ApiModel, Record, UtcDateTime
 
 
 class FeedKeyOut(Record):
@@ -20,3 +20,8 @@ class FeedKeyRevoked(Record):
     user_id: str
     # False when the user had no key (DELETE is idempotent).
     revoked: bool
+
+
+class FeedQuery(ApiModel):
+    # The user's feed key (GET /user/{userId}/feed-key): stands for sign-in on closed groups.
+    key: str | None = None

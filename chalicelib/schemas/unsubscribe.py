@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from chalicelib.schemas.common import Record
+from chalicelib.schemas.common import ApiModel, Record
 
 
 class UnsubscribeOut(Record):
@@ -13,3 +13,8 @@ class UnsubscribeOut(Record):
     subscription: str
     # False when it was off already: the POST is idempotent.
     changed: bool
+
+
+class UnsubscribeQuery(ApiModel):
+    # The signed token of the email's List-Unsubscribe URL.
+    token: str = ""
