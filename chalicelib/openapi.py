@@ -18,6 +18,13 @@ from chalicelib.auth import Need
 
 REF = "#/components/schemas/{model}"
 
+# Routes without a required token that still check one when it is sent: sign-in, and the group
+# feeds (a token or `?key=` for closed groups; a wrong key is a 401).
+MAY_ANSWER_401 = {
+    "/api/v1/en_US/security/login",
+    "/api/v1/en_US/feed/{groupId}",
+    "/api/v1/en_US/feed/{groupId}/events.ics",
+}
 ERROR_STATUSES = {
     "400": "Validation failure, or a body that is not JSON",
     "401": "No token, or a bad or expired one",
@@ -102,8 +109,17 @@ def _operation(spec: RouteSpec, defs: dict[str, Any]) -> dict[str, Any]:
             "description": "Success",
             "content": {spec.content_type: {"schema": {"type": "string"}}},
         }
+    if spec.path.endswith(".ics"):
+        responses["304"] = {"description": "Not modified: `If-None-Match` names the current ETag"}
     for status in ERROR_STATUSES:
-        if status == "401" and spec.need is None and spec.path != "/api/v1/en_US/security/login":
+        if status == "401" and spec.need is None and spec.path not in MAY_ANSWER_401:
+            continue
+        if status == "400" and spec.content_type == "text/html":
+            # A page for people (the unsubscribe confirmation) says what is wrong as a page.
+            responses[status] = {
+                "description": ERROR_STATUSES[status],
+                "content": {"text/html": {"schema": {"type": "string"}}},
+            }
             continue
         responses[status] = {"$ref": f"#/components/responses/Error{status}"}
     operation: dict[str, Any] = {
