@@ -96,3 +96,16 @@ def test_the_cache_time_is_a_non_negative_number_of_seconds():
     for bad in ("-1", "soon"):
         with pytest.raises(pydantic.ValidationError):
             Settings.from_environ({"AGORA_CACHE_SECONDS": bad})
+
+
+def test_with_cache_time_0_a_call_still_reads_each_record_once(
+    api, garden, cache_seconds, dynamo_counter
+):
+    cache_seconds(0)
+    assert posts_of(api, garden) == 200
+    dynamo_counter.reset()
+    status, body = api.get(f"/api/v1/en_US/post/list/{garden.garden}", garden.member)
+    assert status == 200 and body["object"]["posts"][0]["author"]["id"] == garden.member
+    # The caller's user (for the privilege) and the group of the path, then the page: the
+    # author, who is the caller, is not read a second time for the page.
+    assert dynamo_counter.requests == {"GetItem": 2, "Query": 1}
