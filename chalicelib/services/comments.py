@@ -52,22 +52,51 @@ class CommentPresenter:
 
         return cls(ReferenceReader())
 
-    def present(self, records: list[Any], *, as_spam_report: bool = False) -> list[CommentOut]:
-        user_ids = {r.author_id for r in records} | {
-            r.deleted_by_id for r in records if r.deleted_by_id
-        }
-        if as_spam_report:
-            user_ids |= {report.author_id for r in records for report in r.spam_reports or []}
+    def load(
+        self,
+        records: list[Any],
+        *,
+        as_spam_report: bool = False,
+        also_users: set[str] = frozenset(),
+    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """The posts, groups and users presenting `records` needs (and users `also_users`)."""
         # A comment carries its post's group: posts, groups and people are asked for at once.
         refs = self.refs.read(
             posts={r.post_id for r in records},
             groups={r.group_id for r in records},
-            users=user_ids,
+            users=self._user_ids(records, as_spam_report) | set(also_users),
         )
         posts, groups, users = refs.posts, refs.groups, refs.users
         missing_groups = {p.group_id for p in posts.values()} - set(groups)
         if missing_groups:  # a post outside its comments' group: not expected, still answered
             groups = {**groups, **self.refs.read(groups=missing_groups).groups}
+        return posts, groups, users
+
+    @staticmethod
+    def _user_ids(records: list[Any], as_spam_report: bool) -> set[str]:
+        user_ids = {r.author_id for r in records} | {
+            r.deleted_by_id for r in records if r.deleted_by_id
+        }
+        if as_spam_report:
+            user_ids |= {report.author_id for r in records for report in r.spam_reports or []}
+        return user_ids
+
+    def present(
+        self,
+        records: list[Any],
+        *,
+        as_spam_report: bool = False,
+        loaded: tuple[dict[str, Any], dict[str, Any], dict[str, Any]] | None = None,
+    ) -> list[CommentOut]:
+        """`records` as the API shows them; `loaded` is what `load` read earlier (before a write,
+        so that nothing is read after it), topped up only if the records changed meanwhile."""
+        if loaded is None:
+            posts, groups, users = self.load(records, as_spam_report=as_spam_report)
+        else:
+            posts, groups, users = loaded
+            missing = self._user_ids(records, as_spam_report) - set(users)
+            if missing:
+                users = {**users, **self.refs.read(users=missing).users}
         out = []
         for record in records:
             post = posts.get(record.post_id)
@@ -234,10 +263,10 @@ class CommentService:
             comment.deleted_by_id = by_user_id
             return True
 
-        record, changed = self._change(record, mark_deleted)
+        record, changed, loaded = self._change_loaded(record, mark_deleted, also_users={by_user_id})
         if changed:
             self._publish([_about(CommentDeleted, record, by_user_id)])
-        return self.presenter.present_one(record)
+        return self._present_loaded(record, loaded)
 
     def undelete(self, record: Any) -> CommentOut:
         """Deleted → restored, approved or not as it was before; anything else is a 409."""
@@ -248,8 +277,8 @@ class CommentService:
             comment.deleted_by_id = None
             return True
 
-        record, _ = self._change(record, restore)
-        return self.presenter.present_one(record)
+        record, _, loaded = self._change_loaded(record, restore)
+        return self._present_loaded(record, loaded)
 
     def approve(self, record: Any, by_user_id: str | None = None) -> CommentOut:
         """Unapproved → approved (deleted or not); an approved comment is answered as it is."""
@@ -262,10 +291,10 @@ class CommentService:
             comment.approved_on = now
             return True
 
-        record, changed = self._change(record, approve)
+        record, changed, loaded = self._change_loaded(record, approve)
         if changed:
             self._publish([_about(CommentApproved, record, by_user_id)])
-        return self.presenter.present_one(record)
+        return self._present_loaded(record, loaded)
 
     def delete_spam_reports(self, record: Any) -> CommentOut:
         def clear(comment: Any) -> bool:
@@ -274,8 +303,25 @@ class CommentService:
             comment.spam_reports = []
             return True
 
-        record, _ = self._change(record, clear)
-        return self.presenter.present_one(record, as_spam_report=True)
+        record, _, loaded = self._change_loaded(record, clear, as_spam_report=True)
+        return self._present_loaded(record, loaded, as_spam_report=True)
+
+    def _change_loaded(
+        self,
+        record: Any,
+        apply: Callable[[Any], bool],
+        *,
+        as_spam_report: bool = False,
+        also_users: set[str] = frozenset(),
+    ) -> tuple[Any, bool, Any]:
+        """`_change`, with what the answer needs read before the write: once the change is made,
+        no failing read can answer an error for it."""
+        loaded = self.presenter.load([record], as_spam_report=as_spam_report, also_users=also_users)
+        record, changed = self._change(record, apply)
+        return record, changed, loaded
+
+    def _present_loaded(self, record: Any, loaded: Any, *, as_spam_report: bool = False) -> Any:
+        return self.presenter.present([record], as_spam_report=as_spam_report, loaded=loaded)[0]
 
     def purge(self, record: Any, by_user_id: str | None = None) -> CommentOut:
         """Deleted → gone for good, however recently deleted (the month rule is for bulk purges)."""

@@ -100,6 +100,9 @@ class EventService:
     def create(self, body: EventCreate, caller: Caller) -> EventOut:
         group = self._target_group(body, body.group_id, caller)
         now = self.clock()
+        # Everything the answer needs is read before the write: once the write is done, no
+        # failing read can answer 503 for an event that was stored after all.
+        people = self.users.get_many({caller.user_id})
         record = self.events.create(
             id=self.events.next_id(),
             group_id=group.id,
@@ -110,7 +113,7 @@ class EventService:
             **self._fields(body),
         )
         self._publish(self._happened(EventCreated, record, caller.user_id))
-        return self._out_one(record, group)
+        return self._out([record], group, people)[0]
 
     def update(self, found: tuple[Any, Any], body: EventUpdate, caller: Caller) -> EventOut:
         """Replace the fields of an event `find` returned (its privilege checked before the body
@@ -118,6 +121,7 @@ class EventService:
         record, group = found
         if body.group_id is not None and body.group_id != record.group_id:
             group = self._target_group(body, body.group_id, caller)
+        people = self.users.get_many({record.author_id, caller.user_id})  # before the write
         record = self.events.update(
             record,
             group_id=group.id,
@@ -126,7 +130,7 @@ class EventService:
             **self._fields(body),
         )
         self._publish(self._happened(EventUpdated, record, caller.user_id))
-        return self._out_one(record, group)
+        return self._out([record], group, people)[0]
 
     def delete(self, event_id: int, caller: Caller) -> EventOut:
         record, group = self.find(event_id, caller, Need.MODERATOR)
@@ -236,10 +240,13 @@ class EventService:
     def _out_one(self, record: Any, group: Any) -> EventOut:
         return self._out([record], group)[0]
 
-    def _out(self, records: list[Any], group: Any) -> list[EventOut]:
-        people = self.users.get_many(
-            {r.author_id for r in records} | {r.editor_id for r in records}
-        )
+    def _out(
+        self, records: list[Any], group: Any, people: dict[str, Any] | None = None
+    ) -> list[EventOut]:
+        if people is None:
+            people = self.users.get_many(
+                {r.author_id for r in records} | {r.editor_id for r in records}
+            )
         return [
             EventOut(
                 id=int(r.id),

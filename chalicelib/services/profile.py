@@ -346,8 +346,9 @@ class ProfileService:
         try:
             self.repository.commit(**changes)
         except StaleStructure:
+            # A lost race is a state conflict like any other (key `state`, CONTRACT §6).
             raise Conflict(
-                "profile",
+                "state",
                 "",
                 "The profile structure changed while this request ran: reload it and try again.",
             ) from None

@@ -30,6 +30,7 @@ from pynamodb.indexes import AllProjection, LocalSecondaryIndex
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
+from chalicelib.aws import error_code
 from chalicelib.store.base import (
     UtcAttribute,
     conditionally,
@@ -116,7 +117,7 @@ class AlertRepository:
                     AlertRecord(user_id, STATE), actions=[AlertRecord.red_total.add(1)]
                 )
         except TransactWriteError as error:
-            if error.cause_response_code == "TransactionCanceledException":
+            if error_code(error) == "TransactionCanceledException":
                 return False  # the alert exists: this occurrence was alerted already
             raise
         return True

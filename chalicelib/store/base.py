@@ -7,10 +7,12 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from pynamodb.attributes import UTCDateTimeAttribute
-from pynamodb.exceptions import DeleteError, PutError, UpdateError
+from pynamodb.exceptions import DeleteError, PutError, TransactWriteError, UpdateError
 from pynamodb.indexes import Index
 from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
 
+from chalicelib.aws import error_code, is_cancelled_by_race
 from chalicelib.settings import get_settings
 
 MODELS: list[type[Model]] = []
@@ -58,10 +60,37 @@ def conditionally(write: Callable[[], Any]) -> bool:
     try:
         write()
     except (PutError, UpdateError, DeleteError) as error:
-        if error.cause_response_code == "ConditionalCheckFailedException":
+        if error_code(error) == "ConditionalCheckFailedException":
             return False
         raise
     return True
+
+
+# A transaction cancelled by another one on the same items runs again this many times in all.
+TRANSACTION_ATTEMPTS = 3
+
+
+def transact(connection: Any, fill: Callable[[TransactWrite], None]) -> None:
+    """Run one TransactWriteItems built by `fill`, all or nothing.
+
+    DynamoDB cancels a transaction that meets another one in progress on the same item
+    (`TransactionConflict`) although its own conditions held, and botocore does not retry that:
+    it runs again here, a bounded number of times after a short random pause, and then the
+    cancellation is raised like any other (the API answers 409 with key `state`).
+    """
+    import random
+    import time
+
+    for attempt in range(TRANSACTION_ATTEMPTS):
+        try:
+            with TransactWrite(connection=connection) as write:
+                fill(write)
+            return
+        except TransactWriteError as error:
+            if attempt + 1 < TRANSACTION_ATTEMPTS and is_cancelled_by_race(error):
+                time.sleep(random.uniform(0, 0.01 * 2**attempt))
+                continue
+            raise
 
 
 def sort_moment(moment: datetime) -> str:

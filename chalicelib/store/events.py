@@ -39,6 +39,7 @@ from chalicelib.store.base import (
     register,
     sort_moment,
     table_meta,
+    transact,
 )
 
 EVENT_COUNTER = "events"
@@ -178,10 +179,14 @@ class EventRepository:
     def create(self, **values: Any) -> EventRecord:
         record = EventRecord(**values)
         record.refresh_keys()
-        with self._transaction(record.id) as write:
+        entries = record.calendar_entries()
+
+        def fill(write: TransactWrite) -> None:
             write.save(record, condition=EventRecord.id.does_not_exist())
-            for entry in record.calendar_entries():
+            for entry in entries:
                 write.save(entry)
+
+        _commit(record.id, fill)
         return record
 
     def update(self, record: EventRecord, **changes: Any) -> EventRecord:
@@ -195,21 +200,28 @@ class EventRepository:
         kept = {entry.month_key for entry in after} if record.group_id == old_group else set()
         # The version condition (added by PynamoDB) makes a concurrent edit fail as a whole,
         # so the calendar items always describe the stored event.
-        with self._transaction(record.id) as write:
+
+        def fill(write: TransactWrite) -> None:
             write.save(record)
             for key, entry in before.items():
                 if key not in kept:
                     write.delete(entry)
             for entry in after:
                 write.save(entry)
+
+        _commit(record.id, fill)
         return record
 
     def delete(self, record: EventRecord) -> None:
         cache.forget(POSITION, [int(record.id)])
-        with self._transaction(record.id) as write:
+        entries = record.calendar_entries()
+
+        def fill(write: TransactWrite) -> None:
             write.delete(record)
-            for entry in record.calendar_entries():
+            for entry in entries:
                 write.delete(entry)
+
+        _commit(record.id, fill)
 
     def put_many(self, records: Iterable[EventRecord]) -> None:
         """Bulk load (fixtures, tests): batch writes, not transactions."""
@@ -221,9 +233,6 @@ class EventRepository:
                 events.save(record)
                 for entry in record.calendar_entries():
                     entries.save(entry)
-
-    def _transaction(self, event_id: Any) -> _EventTransaction:
-        return _EventTransaction(int(event_id))
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -296,25 +305,19 @@ def _inside(start_key: str, moment: datetime, upcoming: bool) -> bool:
     return start_key < f"{sort_moment(moment)}#"
 
 
-class _EventTransaction:
-    """A TransactWrite whose failure on a changed event is a 409 (CONTRACT §6, key `state`)."""
+def _commit(event_id: Any, fill: Any) -> None:
+    """One transaction for the event and its calendar items; its cancellation on a changed or
+    deleted event (after the store's retries of a mere race) is a 409 (CONTRACT §6, key `state`).
+    A cancellation for throttling is left to the router (503)."""
+    from chalicelib.aws import error_code, is_unavailable
 
-    def __init__(self, event_id: int) -> None:
-        self.event_id = event_id
-        self.write = TransactWrite(connection=EventRecord._get_connection().connection)
-
-    def __enter__(self) -> TransactWrite:
-        return self.write.__enter__()
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
-        try:
-            self.write.__exit__(exc_type, exc, tb)
-        except TransactWriteError as error:
-            if error.cause_response_code == "TransactionCanceledException":
-                raise Conflict(
-                    "state",
-                    self.event_id,
-                    "The event was changed or deleted at the same time; read it again and retry.",
-                ) from error
-            raise
-        return False
+    try:
+        transact(EventRecord._get_connection().connection, fill)
+    except TransactWriteError as error:
+        if error_code(error) == "TransactionCanceledException" and not is_unavailable(error):
+            raise Conflict(
+                "state",
+                int(event_id),
+                "The event was changed or deleted at the same time; read it again and retry.",
+            ) from error
+        raise

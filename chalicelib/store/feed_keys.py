@@ -17,6 +17,7 @@ from pynamodb.attributes import UnicodeAttribute
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
+from chalicelib.aws import error_code
 from chalicelib.store.base import UtcAttribute, register, table_meta
 
 USER = "user#"
@@ -60,7 +61,7 @@ class FeedKeyRepository:
                 write.save(mine, condition=FeedKeyRecord.pk.does_not_exist())
                 write.save(lookup, condition=FeedKeyRecord.pk.does_not_exist())
         except TransactWriteError as error:
-            if error.cause_response_code == "TransactionCanceledException":
+            if error_code(error) == "TransactionCanceledException":
                 return False
             raise
         return True

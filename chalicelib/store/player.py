@@ -14,7 +14,8 @@ from typing import Any
 from pynamodb.attributes import BooleanAttribute, JSONAttribute, NumberAttribute, UnicodeAttribute
 from pynamodb.models import Model
 
-from chalicelib.store.base import UtcAttribute, register, table_meta
+from chalicelib.aws import error_code
+from chalicelib.store.base import UtcAttribute, register, table_meta, transact
 
 
 @register
@@ -75,12 +76,15 @@ class PlayerRepository:
         player = PlayerRecord(**values)
         name = PlayerNameRecord(name_key(player.name), player_id=player.id)
         connection = PlayerRecord._get_connection().connection
+
+        def fill(transaction: TransactWrite) -> None:
+            transaction.save(player, condition=PlayerRecord.id.does_not_exist())
+            transaction.save(name, condition=PlayerNameRecord.name_lower.does_not_exist())
+
         try:
-            with TransactWrite(connection=connection) as transaction:
-                transaction.save(player, condition=PlayerRecord.id.does_not_exist())
-                transaction.save(name, condition=PlayerNameRecord.name_lower.does_not_exist())
+            transact(connection, fill)
         except TransactWriteError as error:
-            reasons = error.cancellation_reasons if error.cause_response_code else []
+            reasons = error.cancellation_reasons if error_code(error) else []
             failed = [bool(r and r.code == "ConditionalCheckFailed") for r in reasons]
             if len(failed) == 2 and any(failed):
                 raise CreateRefused(id_taken=failed[0], name_taken=failed[1]) from None

@@ -21,7 +21,8 @@ from pynamodb.exceptions import TransactWriteError
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
-from chalicelib.store.base import register, table_meta
+from chalicelib.aws import error_code, is_unavailable
+from chalicelib.store.base import register, table_meta, transact
 
 STRUCTURE = "profile"
 SECTION_COUNTER = "profileSections"
@@ -93,18 +94,24 @@ class ProfileRepository:
         ]
         connection = ProfileItemRecord._get_connection().connection
         for start in range(0, len(operations), TRANSACTION_ITEMS):
+            chunk = operations[start : start + TRANSACTION_ITEMS]
+
+            def fill(transaction: TransactWrite, chunk: list = chunk) -> None:
+                for operation, record in chunk:
+                    if operation == "save":
+                        transaction.save(record)
+                    elif operation == "move":
+                        transaction.update(
+                            record, actions=[ProfileItemRecord.position.set(record.position)]
+                        )
+                    else:
+                        transaction.delete(record)
+
             try:
-                with TransactWrite(connection=connection) as transaction:
-                    for operation, record in operations[start : start + TRANSACTION_ITEMS]:
-                        if operation == "save":
-                            transaction.save(record)
-                        elif operation == "move":
-                            transaction.update(
-                                record, actions=[ProfileItemRecord.position.set(record.position)]
-                            )
-                        else:
-                            transaction.delete(record)
+                transact(connection, fill)
             except TransactWriteError as error:
-                if error.cause_response_code == "TransactionCanceledException":
+                if error_code(error) == "TransactionCanceledException" and not (
+                    is_unavailable(error)
+                ):
                     raise StaleStructure() from error
                 raise
