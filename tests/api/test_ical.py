@@ -221,3 +221,12 @@ def test_keys_are_stored_only_hashed(api, world):
     stored = [record.attribute_values for record in FeedKeyRecord.scan()]
     assert len(stored) == 2
     assert all(key not in str(values) for values in stored)
+
+
+@pytest.mark.parametrize("key", ["", "%00%01", "x" * 5000, "%F0%9F%94%91", "' OR 1=1 --", "key#1"])
+def test_hostile_keys_are_401_on_both_feeds_of_a_public_group_too(client, world, key):
+    for group_id in (world.photos, world.garden):
+        for path in (ics_path(group_id), f"/api/v1/en_US/feed/{group_id}"):
+            answer = client.http.get(f"{path}?key={key}")
+            assert answer.status_code == 401, (path, key)
+            assert answer.headers["Content-Type"] == "application/json"

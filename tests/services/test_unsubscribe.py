@@ -191,3 +191,11 @@ def new_post(c) -> str:
     post_id = c.post(c.garden, c.ann, title=f"Post {len(c.posts)}")
     FixtureService.default().load(c.as_fixture())
     return post_id
+
+
+def test_an_unsubscribe_token_is_no_sign_in_token(world, client):
+    from chalicelib.services.unsubscribe import issue_token
+
+    token = issue_token(world.fan, f"group#{world.garden}#1", datetime.now(UTC))
+    answer = client.http.get(f"/api/v1/en_US/user/{world.fan}/feed-key", headers={"X-Auth": token})
+    assert answer.status_code == 401
