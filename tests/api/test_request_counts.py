@@ -220,3 +220,48 @@ def test_a_calendar_month_is_one_query_and_one_batch_get_when_warm(api, world, d
     page, requests = warm_count(api, dynamo_counter, path, world.writers[2])
     assert [e["id"] for e in page["events"]] == world.events
     assert requests == {"Query": 1, "BatchGetItem": 1}
+
+
+@pytest.fixture
+def kms_calls(world):
+    """KMS operations made while the test runs (botocore's `after-call.kms`)."""
+    from chalicelib.aws import client
+
+    calls: list[str] = []
+
+    def record(model, **_):
+        calls.append(model.name)
+
+    kms = client("kms")
+    kms.meta.events.register("after-call.kms", record)
+    yield calls
+    kms.meta.events.unregister("after-call.kms", record)
+
+
+def test_the_password_is_decrypted_only_for_a_caller_who_may_see_it(api, world, kms_calls):
+    status, _ = api.put(
+        "/api/v1/en_US/connector/email-to-comment",
+        world.users[0]["id"],
+        {
+            "serverName": "pop.example.org",
+            "serverPort": 995,
+            "serverUsername": "comments",
+            "serverPassword": "system secret",
+            "isEnabled": True,
+            "isSSL": True,
+            "deleteProcessed": False,
+        },
+    )
+    assert status == 200
+    path = f"/api/v1/en_US/connector/email-to-comment/{world.garden}"
+    kms_calls.clear()
+    status, body = api.get(path, world.admin)  # a group administrator: no password for them
+    assert status == 200 and body["object"]["serverPassword"] == ""
+    assert kms_calls == []
+    status, body = api.get(path, world.users[0]["id"])  # the root administrator sees it
+    assert status == 200 and body["object"]["serverPassword"] == "system secret"
+    assert kms_calls == ["Decrypt"]
+    kms_calls.clear()
+    status, body = api.get(f"/api/v1/en_US/connector/email-to-post/{world.garden}", world.admin)
+    assert status == 200 and body["object"]["serverPassword"] == "s3cret"
+    assert kms_calls == ["Decrypt"]
