@@ -62,6 +62,31 @@ def parse_guid(text: str) -> str | None:
 Guid = Annotated[str, BeforeValidator(_guid), WithJsonSchema({"type": "string", "format": "uuid"})]
 
 
+def email_address(text: str) -> str:
+    """`text` as a normalised email address, checked for syntax only (CONTRACT §6).
+
+    No DNS lookup, and special-use and internal domains (`.test`, `.local`, `.internal`,
+    `.example`, a single-label intranet host) are valid: intranet communities use them, and
+    whether mail reaches an address is not the API's business. email-validator refuses the
+    special-use names outright, so their last label is checked as an ordinary one.
+    """
+    from email_validator import SPECIAL_USE_DOMAIN_NAMES, EmailNotValidError, validate_email
+
+    local, at, domain = text.rpartition("@")
+    head, dot, last = domain.rpartition(".")
+    special = bool(at) and last.lower() in SPECIAL_USE_DOMAIN_NAMES
+    probe = f"{local}@{head}{dot}example" if special else text
+    try:
+        checked = validate_email(
+            probe, check_deliverability=False, globally_deliverable=False, test_environment=True
+        )
+    except EmailNotValidError as error:
+        raise ValueError(f"must be an email address ({error})") from None
+    if special:
+        return f"{checked.local_part}@{domain.lower()}"
+    return checked.normalized
+
+
 def _fits_item(text: str) -> str:
     if len(text.encode("utf-8")) > MAX_TEXT_BYTES:
         raise ValueError(f"is too long: at most {MAX_TEXT_BYTES} bytes")

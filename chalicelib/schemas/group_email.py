@@ -9,20 +9,14 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
 
-from chalicelib.schemas.common import ApiModel, GroupRef, Record
+from chalicelib.schemas.common import ApiModel, GroupRef, Record, email_address
 
 NAME_MAX = 200
 EMAIL_MAX = 254
 
 
 def _email(text: str) -> str:
-    from email_validator import EmailNotValidError, validate_email
-
-    try:
-        # No DNS lookup: the address is checked for shape, as a form would.
-        return validate_email(text, check_deliverability=False).normalized
-    except EmailNotValidError as error:
-        raise ValueError(f"must be an email address ({error})") from None
+    return email_address(text)
 
 
 def _optional_email(text: str) -> str:

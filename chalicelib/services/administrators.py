@@ -38,12 +38,12 @@ class AdministratorResult:
 
 
 def _email(text: str) -> str:
-    from email_validator import EmailNotValidError, validate_email
+    from chalicelib.schemas.common import email_address
 
     try:
-        return validate_email(text.strip(), check_deliverability=False).normalized
-    except EmailNotValidError as error:
-        raise ValidationFailed.one("email", text, f"must be an email address ({error})") from None
+        return email_address(text.strip())
+    except ValueError as error:
+        raise ValidationFailed.one("email", text, str(error)) from None
 
 
 class AdministratorService:

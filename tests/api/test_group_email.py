@@ -102,3 +102,28 @@ def test_unknown_group_is_404(api, people):
     for path in (theme_path(missing), email_path(missing)):
         status, body = api.get(path, people.root_admin)
         assert status == 404 and body["errors"][0]["key"] == "groupId"
+
+
+SPECIAL_USE = ["news@garden.test", "news@intranet.local", "news@corp.internal", "news@mail.example"]
+
+
+@pytest.mark.parametrize("address", SPECIAL_USE)
+def test_special_use_and_internal_domains_are_valid_addresses(api, people, address):
+    body = {"email": address, "name": "Garden", "newsletterName": "Garden news"}
+    status, answer = api.put(email_path(people.garden), people.garden_admin, body)
+    assert status == 200, answer
+    assert answer["object"]["email"] == address
+    feed = f"/api/v1/en_US/feed/settings/{people.garden}"
+    status, answer = api.put(
+        feed, people.garden_admin, {"editorEmail": address, "webmasterEmail": address}
+    )
+    assert status == 200, answer
+    assert answer["object"]["editorEmail"] == address == answer["object"]["webmasterEmail"]
+
+
+@pytest.mark.parametrize("address", ["news", "news@", "@garden.test", "a b@garden.test"])
+def test_an_address_without_email_syntax_is_400_with_its_key(api, people, address):
+    body = {"email": address, "name": "Garden", "newsletterName": "Garden news"}
+    status, answer = api.put(email_path(people.garden), people.garden_admin, body)
+    assert status == 400
+    assert [e["key"] for e in answer["errors"]] == ["email"]
