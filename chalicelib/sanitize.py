@@ -3,6 +3,28 @@
 from __future__ import annotations
 
 import html
+import re
+
+# C0 control characters other than tab and newline (CONTRACT §6: removed from stored strings).
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f]")
+# What XML 1.0 cannot carry at all, escaped or not (its Char production).
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def without_controls(text: str) -> str:
+    """`text` without C0 control characters other than tab and newline (the same object when it
+    has none, so callers can tell cheaply)."""
+    if _CONTROLS.search(text) is None:
+        return text
+    return _CONTROLS.sub("", text)
+
+
+def xml_text(text: str) -> str:
+    """`text` without the characters XML cannot carry (control characters, lone surrogates),
+    for text that was stored before it was cleaned or came in by mail."""
+    if _NOT_XML.search(text) is None:
+        return text
+    return _NOT_XML.sub("", text)
 
 
 def clean_html(text: str) -> str:

@@ -44,6 +44,7 @@ from chalicelib.errors import (
     safe_text,
 )
 from chalicelib.logs import get_logger
+from chalicelib.sanitize import without_controls
 from chalicelib.schemas.common import ApiModel, Guid
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -267,20 +268,30 @@ def _too_deep() -> BadRequest:
 
 
 def _check_parsed(data: Any) -> None:
-    """Depth and text of a parsed body, without recursion (a body may be nested on purpose)."""
+    """Depth and text of a parsed body, without recursion (a body may be nested on purpose).
+
+    Lone surrogates are refused; C0 control characters other than tab and newline are removed
+    from every string, here, once for every route (CONTRACT §6: they are never stored)."""
+    if isinstance(data, str) and has_surrogate(data):
+        _refuse_surrogate((), data, data)
     stack: list[tuple[Any, int, tuple[Any, ...]]] = [(data, 0, ())]
     while stack:
         value, depth, loc = stack.pop()
-        if isinstance(value, str):
-            if has_surrogate(value):
-                _refuse_surrogate(loc, value, data)
-        elif isinstance(value, dict | list):
-            if depth >= MAX_BODY_DEPTH:
-                raise _too_deep()
-            items = value.items() if isinstance(value, dict) else enumerate(value)
-            for key, item in items:
-                if isinstance(key, str) and has_surrogate(key):
-                    _refuse_surrogate((*loc, key), key, data)
+        if not isinstance(value, dict | list):
+            continue
+        if depth >= MAX_BODY_DEPTH:
+            raise _too_deep()
+        items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+        for key, item in items:
+            if isinstance(key, str) and has_surrogate(key):
+                _refuse_surrogate((*loc, key), key, data)
+            if isinstance(item, str):
+                if has_surrogate(item):
+                    _refuse_surrogate((*loc, key), item, data)
+                cleaned = without_controls(item)
+                if cleaned is not item:
+                    value[key] = cleaned
+            else:
                 stack.append((item, depth + 1, (*loc, key)))
 
 

@@ -46,26 +46,30 @@ def render_feed(
 ) -> str:
     from feedgen.feed import FeedGenerator
 
+    from chalicelib.sanitize import xml_text as x
     from chalicelib.services.links import group_url, post_url
+
+    # Every text passes through `x`: XML cannot carry control characters at all (lxml refuses
+    # them), and stored text may hold some (written before they were removed, or mailed in).
 
     feed = FeedGenerator()
     feed.load_extension("dc")
-    feed.title(group.name)
-    feed.link(href=group_url(group), rel="alternate")
-    feed.description(f"The latest posts of {group.name}")
+    feed.title(x(group.name))
+    feed.link(href=x(group_url(group)), rel="alternate")
+    feed.description(x(f"The latest posts of {group.name}"))
     feed.language("en-US")
     feed.generator("Agora")
     feed.ttl(settings.ttl)
     if settings.image_url:
         feed.image(
-            url=settings.image_url,
-            title=settings.image_alt or group.name,
-            link=settings.image_link_url or group_url(group),
+            url=x(settings.image_url),
+            title=x(settings.image_alt or group.name),
+            link=x(settings.image_link_url or group_url(group)),
         )
     if settings.editor_email:
-        feed.managingEditor(settings.editor_email)
+        feed.managingEditor(x(settings.editor_email))
     if settings.webmaster_email:
-        feed.webMaster(settings.webmaster_email)
+        feed.webMaster(x(settings.webmaster_email))
     days = [flag.name for flag in settings.skip_days if flag.selected]
     if days:
         feed.skipDays(days)
@@ -77,14 +81,14 @@ def render_feed(
         feed.lastBuildDate(posts[0].created_on)
     for post in posts:
         entry = feed.add_entry(order="append")
-        url = post_url(group, post)
-        entry.title(post.title)
+        url = x(post_url(group, post))
+        entry.title(x(post.title))
         entry.link(href=url)
         entry.guid(url, permalink=True)
         entry.pubDate(post.created_on)
-        entry.description(post.content or "")
+        entry.description(x(post.content or ""))
         author = authors.get(post.author_id)
         if author is not None:
             # An alias, never the address: RSS's own <author> wants an email.
-            entry.dc.dc_creator(author.alias)
+            entry.dc.dc_creator(x(author.alias))
     return feed.rss_str(pretty=True).decode("utf-8")

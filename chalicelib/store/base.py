@@ -66,6 +66,50 @@ def conditionally(write: Callable[[], Any]) -> bool:
     return True
 
 
+# DynamoDB's limit on one item: attribute names and values together (an index copy of the item
+# is the same size, so it fits when the item does).
+ITEM_LIMIT_BYTES = 400 * 1024
+
+
+def item_size(record: Model) -> int:
+    """The size DynamoDB counts for `record` as it would be written (a close upper estimate)."""
+    return sum(len(name.encode("utf-8")) + _value_size(v) for name, v in record.serialize().items())
+
+
+def _value_size(value: dict[str, Any]) -> int:
+    (kind, data), *_ = value.items()
+    if kind in ("S", "N"):
+        return len(str(data).encode("utf-8"))
+    if kind == "B":
+        return len(data)
+    if kind in ("SS", "NS"):
+        return sum(len(str(v).encode("utf-8")) for v in data)
+    if kind == "M":
+        return 3 + sum(len(k.encode("utf-8")) + 1 + _value_size(v) for k, v in data.items())
+    if kind == "L":
+        return 3 + sum(1 + _value_size(v) for v in data)
+    return 1  # BOOL, NULL
+
+
+def ensure_fits(record: Model, texts: dict[str, str]) -> None:
+    """Refuse a record too large for one item (CONTRACT §6: 400 with the key of the text).
+
+    `texts` maps the record's long text attributes to their keys in the API; the largest one is
+    named. A text under the advertised limit can still overflow the item with its copies (an
+    event's search text repeats its content)."""
+    if item_size(record) <= ITEM_LIMIT_BYTES:
+        return
+    from chalicelib.errors import ValidationFailed
+
+    name = max(texts, key=lambda attr: len((getattr(record, attr) or "").encode("utf-8")))
+    raise ValidationFailed.one(
+        texts[name],
+        getattr(record, name),
+        f"is too long to store with the rest of the record: at most {ITEM_LIMIT_BYTES} bytes "
+        "in all",
+    )
+
+
 # A transaction cancelled by another one on the same items runs again this many times in all.
 TRANSACTION_ATTEMPTS = 3
 

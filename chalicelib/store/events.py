@@ -33,6 +33,7 @@ from chalicelib.errors import Conflict
 from chalicelib.store import cache
 from chalicelib.store.base import (
     UtcAttribute,
+    ensure_fits,
     index_meta,
     index_start_key,
     query_page,
@@ -43,6 +44,13 @@ from chalicelib.store.base import (
 )
 
 EVENT_COUNTER = "events"
+# The event's texts by their keys in the API, for a record too large to store.
+EVENT_TEXTS = {
+    "content": "content",
+    "title": "title",
+    "location": "location",
+    "organizer": "organizer",
+}
 ID_DIGITS = 12
 # Above any "<moment>#<digits>" key of the same moment (ASCII "~" sorts after digits).
 AFTER_ALL_IDS = "~"
@@ -179,6 +187,7 @@ class EventRepository:
     def create(self, **values: Any) -> EventRecord:
         record = EventRecord(**values)
         record.refresh_keys()
+        ensure_fits(record, EVENT_TEXTS)
         entries = record.calendar_entries()
 
         def fill(write: TransactWrite) -> None:
@@ -195,6 +204,7 @@ class EventRepository:
         for name, value in changes.items():
             setattr(record, name, value)
         record.refresh_keys()
+        ensure_fits(record, EVENT_TEXTS)
         cache.forget(POSITION, [int(record.id)])
         after = record.calendar_entries()
         kept = {entry.month_key for entry in after} if record.group_id == old_group else set()

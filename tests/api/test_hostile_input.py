@@ -198,3 +198,57 @@ def test_event_update_by_a_member_is_403_whatever_the_body(api, people):
 def test_without_a_token_it_is_401_whatever_the_body(api, people):
     status, _ = raw_call(api, "PUT", HOME, None, "{not json")
     assert status == 401
+
+
+# --- item size, control characters, XML ------------------------------------------------------------
+
+
+def test_event_content_under_the_text_limit_but_over_the_item_is_400_and_stores_nothing(
+    api, people
+):
+    # 290,000 bytes of text pass the per-field limit; with its search copy it cannot be one item.
+    body = {
+        "groupId": people.garden,
+        "title": "Big",
+        "startDate": "2026-04-01T09:00:00Z",
+        "endDate": "2026-04-01T10:00:00Z",
+        "allDay": False,
+        "content": "<p>" + "word " * 58_000 + "</p>",
+    }
+    status, answer = api.post(EVENT, people.moderator, body)
+    assert status == 400, answer["message"]
+    assert [e["key"] for e in answer["errors"]] == ["content"]
+    path = f"{EVENT}/list/upcoming/{people.garden}?timeStamp=2026-01-01T00:00:00Z"
+    status, listed = api.get(path, people.moderator)
+    assert status == 200 and listed["object"]["events"] == []
+
+
+def test_control_characters_are_removed_from_stored_strings_and_the_feed_still_answers(api, people):
+    settings = f"/api/v1/en_US/feed/settings/{people.garden}"
+    sent = {"imageUrl": "https://cdn.example/logo.png", "imageAlt": "Logo\x00\x01\x1b[31m\tred\nok"}
+    status, answer = api.put(settings, people.garden_admin, sent)
+    assert status == 200, answer
+    assert answer["object"]["imageAlt"] == "Logo[31m\tred\nok"
+    status, stored = api.get(settings, people.garden_admin)
+    assert stored["object"]["imageAlt"] == "Logo[31m\tred\nok"
+    response = api.client.http.get(f"/api/v1/en_US/feed/{people.garden}")
+    assert response.status_code == 200
+    import feedparser
+
+    parsed = feedparser.parse(response.body)
+    assert parsed.bozo == 0 and parsed.feed.image.title.startswith("Logo[31m")
+
+
+def test_feed_drops_what_xml_cannot_carry_from_text_stored_earlier(client, community):
+    import feedparser
+
+    c = community
+    garden = c.group("garden")
+    author = c.user("ann", {garden: "administrator"})
+    c.post(garden, author, title="Bell\x07 and \x0bvertical tab", content="<p>nul\x00l</p>")
+    c.load()
+    response = client.http.get(f"/api/v1/en_US/feed/{garden}")
+    assert response.status_code == 200
+    parsed = feedparser.parse(response.body)
+    assert parsed.bozo == 0
+    assert parsed.entries[0].title == "Bell and vertical tab"
