@@ -4,25 +4,37 @@ The same 1,000 mails, the same real Dovecot (tests/support/dovecot.py), plain PO
 The download goes first, since it leaves the mailbox as it was; the ingest then turns mails into
 posts (and deletes them from the server, as a poll does) with DynamoDB in moto, in-process, for at
 most INGEST_SECONDS: the rate is the mails posted over the time taken.
+
+`ddb_requests_per_mail` counts every DynamoDB request of that ingest (mail-in's own, and the
+notification handler's subscriber lookups for each new post) per mail posted, against issue 14's
+budget of 3. `mail_parse_hostile` is the slowest `parse_mail` of hostile inputs in ms per MB,
+against an ordinary mail of the same size.
 """
 
 from __future__ import annotations
 
 import poplib
+import random
 import time
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 
 from bench.report import Figure, skipped
-from bench.world import in_process_aws
+from bench.world import counting_dynamodb, in_process_aws
 from tests.fixtures import Community
 
 MAIL_COUNT = 1000
 # Ingest stops taking new mails after this long (the poll's own deadline hook): in-process moto
 # makes each mail's dozen DynamoDB calls slow, and the whole bench has ten minutes.
 INGEST_SECONDS = 60.0
-NAMES = [("mail_ingest_over_poplib", "mails/s")]
+NAMES = [
+    ("mail_ingest_over_poplib", "mails/s"),
+    ("ddb_requests_per_mail", "requests"),
+    ("mail_parse_hostile", "ms/MB"),
+]
+# Issue 14's budget of DynamoDB requests per imported mail.
+DDB_REQUESTS_BUDGET = 3.0
 
 
 def a_mail(number: int, sender: str) -> bytes:
@@ -58,7 +70,7 @@ def mail_figures(count: int = MAIL_COUNT, budget_seconds: float = INGEST_SECONDS
     try:
         dovecot = Dovecot()
     except DovecotUnavailable as reason:
-        return skipped(NAMES, str(reason))
+        return [*skipped(NAMES[:2], str(reason)), parse_figure()]
     with dovecot, in_process_aws():
         from chalicelib.services.mail_in import MailboxConfig, MailIngestor
 
@@ -89,9 +101,15 @@ def mail_figures(count: int = MAIL_COUNT, budget_seconds: float = INGEST_SECONDS
             delete_processed=True,
         )
         ingestor = MailIngestor.default(max_messages=count)
-        started = time.perf_counter()
-        result = ingestor.poll(mailbox, lambda: time.perf_counter() - started > budget_seconds)
-        ingest_seconds = time.perf_counter() - started
+        ingestor.mail.prepare()
+        with counting_dynamodb() as counter:
+            transaction_client = ingestor.mail.transaction_client()
+            transaction_client.meta.events.register("after-call.dynamodb", counter.on_response)
+            started = time.perf_counter()
+            result = ingestor.poll(mailbox, lambda: time.perf_counter() - started > budget_seconds)
+            ingest_seconds = time.perf_counter() - started
+            transaction_client.meta.events.unregister("after-call.dynamodb", counter.on_response)
+        requests = counter.total
 
     note = None
     if downloaded != count or result.posted != result.seen:
@@ -103,5 +121,61 @@ def mail_figures(count: int = MAIL_COUNT, budget_seconds: float = INGEST_SECONDS
             downloaded / download_seconds,
             "mails/s",
             note,
-        )
+        ),
+        Figure(
+            "ddb_requests_per_mail",
+            requests / max(result.posted, 1),
+            DDB_REQUESTS_BUDGET,
+            "requests",
+            f"by operation: {dict(sorted(counter.requests.items()))}",
+        ),
+        parse_figure(),
     ]
+
+
+def hostile_inputs() -> dict[str, bytes]:
+    nested = b"".join(
+        b'Content-Type: multipart/mixed; boundary="b%d"\r\n\r\n--b%d\r\n' % (i, i)
+        for i in range(2000)
+    )
+    parts = b"".join(b"--p\r\nContent-Type: text/plain\r\n\r\npart\r\n" for _ in range(190))
+    head = b"From: ann@example.org\r\nSubject: hostile\r\n"
+    return {
+        "nested 2,000": head + nested + b"Content-Type: text/plain\r\n\r\nx\r\n",
+        "190 parts": head + b'Content-Type: multipart/mixed; boundary="p"\r\n\r\n' + parts,
+        "1 MB line": head + b"\r\n" + b"y" * 1_000_000 + b"\r\n",
+        "600 KB text": head + b"\r\n" + b"word word word word\r\n" * 30_000,
+        "random 20 KB": random.Random(14).randbytes(20_000),
+        "1 MB of headers": head + b"X-Junk: " + b"z" * 1_000_000 + b"\r\n\r\nbody\r\n",
+        "20,000 recipients": head + b"To: " + b"x@y.example, " * 20_000 + b"\r\n\r\nx\r\n",
+        "50,000 encoded words": b"From: ann@example.org\r\nSubject: "
+        + b"=?utf-8?q?abc?= " * 50_000
+        + b"\r\n\r\nx\r\n",
+        "20,000 parameters": head
+        + b"Content-Type: text/plain; "
+        + b"a=b; " * 20_000
+        + b"\r\n\r\nx",
+    }
+
+
+def parse_figure() -> Figure:
+    """The slowest hostile input's parse time per MB, against an ordinary mail's."""
+    from chalicelib.mail.parse import MailParseError, parse_mail
+
+    def ms_per_mb(raw: bytes) -> float:
+        started = time.perf_counter()
+        try:
+            parse_mail(raw)
+        except MailParseError:
+            pass
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        return elapsed_ms / max(len(raw) / 1_000_000, 0.001)
+
+    ordinary = a_mail(0, "Ann <ann@example.org>")
+    ordinary = ordinary.replace(b"Bring a basket on Saturday.", b"Bring a basket. " * 60_000)
+    worst_name, worst = max(
+        ((name, ms_per_mb(raw)) for name, raw in hostile_inputs().items()), key=lambda x: x[1]
+    )
+    return Figure(
+        "mail_parse_hostile", worst, ms_per_mb(ordinary), "ms/MB", f"slowest: {worst_name}"
+    )

@@ -113,7 +113,14 @@ FAMILIES: dict[str, tuple[Callable[[], list[Figure]], list[tuple[str, str]]]] = 
             *[(f"ddb_requests_per_call_{name}", "requests") for name in CALL_NAMES],
         ],
     ),
-    "mail": (_mail, [("mail_ingest_over_poplib", "mails/s")]),
+    "mail": (
+        _mail,
+        [
+            ("mail_ingest_over_poplib", "mails/s"),
+            ("ddb_requests_per_mail", "requests"),
+            ("mail_parse_hostile", "ms/MB"),
+        ],
+    ),
     "purge": (_purge, [("purge_items_read_per_purged", "items/comment")]),
     "load": (
         _load,

@@ -104,6 +104,10 @@ class MailRepository:
         """Create the transaction client now, in this thread (before worker threads use it)."""
         _ = self._transaction_connection().client
 
+    def transaction_client(self) -> Any:
+        """The botocore client of the transactions (the bench counts its requests)."""
+        return self._transaction_connection().client
+
     def _transaction_connection(self) -> Connection:
         if self._connection is None:
             self._connection = Connection(
