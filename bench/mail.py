@@ -103,12 +103,9 @@ def mail_figures(count: int = MAIL_COUNT, budget_seconds: float = INGEST_SECONDS
         ingestor = MailIngestor.default(max_messages=count)
         ingestor.mail.prepare()
         with counting_dynamodb() as counter:
-            transaction_client = ingestor.mail.transaction_client()
-            transaction_client.meta.events.register("after-call.dynamodb", counter.on_response)
             started = time.perf_counter()
             result = ingestor.poll(mailbox, lambda: time.perf_counter() - started > budget_seconds)
             ingest_seconds = time.perf_counter() - started
-            transaction_client.meta.events.unregister("after-call.dynamodb", counter.on_response)
         requests = counter.total
 
     note = None

@@ -9,9 +9,11 @@ The order of steps is what makes a crash between any two of them harmless:
 3. count the attempt on the mail's log entry, keyed by (mailbox, Message-ID or content hash),
    BEFORE planning or importing: a mail that kills the process (a Lambda timeout) is counted
    like one that raises, and is quarantined after `max_attempts`;
-4. plan (pure rules, `chalicelib.services.mail_rules`) and write the outcome in one transaction:
-   the post or comment (conditional on its id being new), the final log entry, the UIDL marker;
-5. only then DELE (committed by QUIT; a crash before QUIT keeps the mail on the server, where
+4. plan (pure rules, `chalicelib.services.mail_rules`) and store the post or comment with a
+   conditional put (its id derives from the entry, so a retry finds it there);
+5. write the final log entry and the UIDL marker (in batches: one BatchWriteItem for many mails);
+   a crash before that leaves the entry `processing`, and the retry finds the post stored;
+6. only then DELE (committed by QUIT; a crash before QUIT keeps the mail on the server, where
    the marker or the entry makes the next poll skip it).
 
 One message never stops a mailbox: whatever goes wrong with it (a protocol error, a line of a
@@ -19,8 +21,8 @@ megabyte, binary junk, MIME nested 2,000 deep, an item too large, a timeout) bec
 entry, `rejected` with a plain reason when it will never work, `failed` and retried up to
 `max_attempts` when it might, and the poll goes on, reconnecting if the session broke.
 
-Speed: markers and entries are read in batches, fresh mails' attempts are written in one batch,
-and mails are planned and stored concurrently (they are independent; POP3 stays sequential).
+Speed: markers and entries are read in batches, fresh mails' attempts and outcomes are written
+in batches, and mails are planned and stored concurrently (they are independent; POP3 stays sequential).
 A mail whose attempt was counted by an earlier poll that never finished is a suspect: it is
 handled on its own, so a mail that kills the process never takes the others down with it twice.
 """
@@ -144,6 +146,7 @@ class _Mail:
     received_on: datetime | None = None
     status: str = ""  # the outcome of this poll: posted, …, failed, quarantined, skipped
     deletable: bool = False
+    outcome: list[Any] = field(default_factory=list)  # final entry and marker, to be written
 
 
 @dataclass
@@ -471,8 +474,9 @@ class MailIngestor:
                 self._publish_rejected(mailbox, mail.entry)
         self.checkpoints.reached("entry_reserved")
 
-        # Fresh mail first (concurrently), then the suspects one at a time, fewest attempts
-        # first: a mail that kills the process runs last and alone, so the rest keeps flowing.
+        # Fresh mail first (concurrently), its outcomes written in one batch; then the suspects
+        # one at a time, fewest attempts first, each outcome written at once: a mail that kills
+        # the process runs last and alone, so the rest keeps flowing.
         if self.workers > 1 and len(fresh) > 1:
             with ThreadPoolExecutor(max_workers=self.workers) as pool:
                 for future in [pool.submit(self._work, mailbox, mail) for mail in fresh]:
@@ -480,12 +484,14 @@ class MailIngestor:
         else:
             for mail in fresh:
                 self._work(mailbox, mail)
+        self._write_outcomes(mailbox, fresh)
         for mail in sorted(suspects, key=lambda suspect: int(suspect.entry.attempts or 0)):
             mail.entry.attempts = int(mail.entry.attempts or 0) + 1
             mail.entry.status = "processing"
             self.mail.save_entry(mail.entry)
             self.checkpoints.reached("entry_reserved", mail.parsed)
             self._work(mailbox, mail)
+            self._write_outcomes(mailbox, [mail])
 
         for mail in duplicates:
             first = first_of[mail.entry_id]
@@ -497,6 +503,17 @@ class MailIngestor:
                 )
         for mail in chunk.mails:
             result.count(mail.status)
+
+    def _write_outcomes(self, mailbox: MailboxConfig, mails: list[_Mail]) -> None:
+        written = [mail for mail in mails if mail.outcome]
+        if not written:
+            return
+        self.mail.write_all([record for mail in written for record in mail.outcome])
+        for mail in written:
+            mail.outcome = []
+            if mail.entry.status == "rejected":  # published once the entry is stored
+                self._publish_rejected(mailbox, mail.entry)
+        self.checkpoints.reached("outcome_stored")
 
     # --- one mail ----------------------------------------------------------------------------
 
@@ -520,33 +537,29 @@ class MailIngestor:
         )
 
     def _store(self, mailbox: MailboxConfig, mail: _Mail, plan: Plan) -> str:
+        """Store the post or comment (a conditional put: a retry finds it there), publish its
+        event, and leave the final entry and marker in `mail.outcome` for a batch write."""
         entry = mail.entry
         notes = "; ".join(plan.notes)
-        entry.status = plan.status
-        post_record = comment_record = None
         if plan.status == "posted":
             entry.post_id = entry.post_id or self._entry_id(mailbox.key, f"post:{entry.entry_id}")
-            entry.reason = _plain(notes or "posted")
-            post_record = self._post_record(entry.post_id, plan, mail.received_on)
-        elif plan.status == "commented":
-            if not entry.comment_id:
-                entry.comment_id = self.counters.next_value(COMMENT_COUNTER)
-            entry.post_id = plan.post.id
-            state = "approved" if plan.is_approved else "awaiting approval"
-            entry.reason = _plain(state + (f"; {notes}" if notes else ""))
-            comment_record = self._comment_record(int(entry.comment_id), plan, mail.received_on)
-        else:
-            entry.reason = _plain(plan.reason)
-        marker = self.mail.marker(mailbox.key, mailbox.account, mail.uidl, entry)
-        self.mail.commit([entry, marker], post=post_record, comment=comment_record)
-        self.checkpoints.reached("record_stored", mail.parsed)
-        if plan.status == "posted":
+            self.posts.insert(**self._post_values(entry.post_id, plan, mail.received_on))
+            self.checkpoints.reached("record_stored", mail.parsed)
             self.events.publish(
                 PostCreated(post_id=entry.post_id, group_id=plan.group.id, author_id=plan.author.id)
             )
-        elif plan.status == "rejected":
-            self._publish_rejected(mailbox, entry)
+            entry.reason = _plain(notes or "posted")
         elif plan.status == "commented":
+            if not entry.comment_id:
+                # The id is kept on the entry before the comment is stored: a retry after a
+                # crash reuses it, so the conditional put finds the comment already there.
+                entry.comment_id = self.counters.next_value(COMMENT_COUNTER)
+                entry.post_id = plan.post.id
+                self.mail.save_entry(entry)
+            self.comments.insert(
+                **self._comment_values(int(entry.comment_id), plan, mail.received_on)
+            )
+            self.checkpoints.reached("record_stored", mail.parsed)
             self.events.publish(
                 CommentCreated(
                     comment_id=int(entry.comment_id),
@@ -556,6 +569,12 @@ class MailIngestor:
                     is_approved=plan.is_approved,
                 )
             )
+            state = "approved" if plan.is_approved else "awaiting approval"
+            entry.reason = _plain(state + (f"; {notes}" if notes else ""))
+        else:
+            entry.reason = _plain(plan.reason)
+        entry.status = plan.status
+        mail.outcome = [entry, self.mail.marker(mailbox.key, mailbox.account, mail.uidl, entry)]
         return plan.status
 
     def _publish_rejected(self, mailbox: MailboxConfig, entry: Any) -> None:
@@ -576,7 +595,7 @@ class MailIngestor:
             mailbox.key, entry_id, self.clock()
         )
         entry.status, entry.reason = status, _plain(reason)
-        self.mail.commit([entry, self.mail.marker(mailbox.key, mailbox.account, uidl, entry)])
+        self.mail.write_all([entry, self.mail.marker(mailbox.key, mailbox.account, uidl, entry)])
         if status == "rejected":
             self._publish_rejected(mailbox, entry)
         log.info("mail handled", extra={"mailbox": mailbox.key, "status": status, "reason": reason})
@@ -600,7 +619,9 @@ class MailIngestor:
             entry.reason = _plain(
                 f"failed {attempts} times, no more retries (kept on the server): {detail}"
             )
-            self.mail.commit([entry, self.mail.marker(mailbox.key, mailbox.account, uidl, entry)])
+            self.mail.write_all(
+                [entry, self.mail.marker(mailbox.key, mailbox.account, uidl, entry)]
+            )
             return "quarantined"
         entry.status = "failed"
         entry.reason = _plain(
@@ -655,22 +676,18 @@ class MailIngestor:
 
     # --- records -----------------------------------------------------------------------------
 
-    def _post_record(self, post_id: str, plan: Plan, created_on: datetime | None) -> Any:
-        from chalicelib.store.posts import PostRecord
-
+    def _post_values(self, post_id: str, plan: Plan, created_on: datetime | None) -> dict:
         slug = self._free_slug(plan.group.id, slugify(plan.title, "post"), post_id)
-        record = PostRecord(
-            id=post_id,
-            group_id=plan.group.id,
-            author_id=plan.author.id,
-            title=plan.title,
-            slug=slug,
-            content=plan.content,
-            created_on=created_on or self.clock(),
-            source="email",
-        )
-        record.refresh_index_keys()
-        return record
+        return {
+            "id": post_id,
+            "group_id": plan.group.id,
+            "author_id": plan.author.id,
+            "title": plan.title,
+            "slug": slug,
+            "content": plan.content,
+            "created_on": created_on or self.clock(),
+            "source": "email",
+        }
 
     def _free_slug(self, group_id: str, slug: str, post_id: str) -> str:
         """`slug`, or `slug-<id prefix>` when the group has it: the group's slugs are read once
@@ -683,24 +700,21 @@ class MailIngestor:
             taken.add(chosen)
             return chosen
 
-    def _comment_record(self, comment_id: int, plan: Plan, created_on: datetime | None) -> Any:
-        from chalicelib.store.comments import CommentRecord
-
+    def _comment_values(self, comment_id: int, plan: Plan, created_on: datetime | None) -> dict:
         now = created_on or self.clock()
-        record = CommentRecord(
-            id=comment_id,
-            post_id=plan.post.id,
-            group_id=plan.group.id,
-            author_id=plan.author.id,
-            content=plan.content,
-            created_on=now,
-            parent_comment_id=plan.parent_comment_id,
-            is_approved=plan.is_approved,
-            approved_on=now if plan.is_approved else None,
-            source="email",
-        )
-        record.refresh_index_keys(plan.author.alias)
-        return record
+        return {
+            "id": comment_id,
+            "post_id": plan.post.id,
+            "group_id": plan.group.id,
+            "author_id": plan.author.id,
+            "author_alias": plan.author.alias,
+            "content": plan.content,
+            "created_on": now,
+            "parent_comment_id": plan.parent_comment_id,
+            "is_approved": plan.is_approved,
+            "approved_on": now if plan.is_approved else None,
+            "source": "email",
+        }
 
 
 def _clean(value: str | None, limit: int) -> str | None:

@@ -112,6 +112,13 @@ class MailboxSettingsService:
         record = self.mailboxes.get(scope)
         return self._mailbox(record) if record is not None else None
 
+    def mailbox_and_password(self, scope: str) -> tuple[Mailbox, str] | None:
+        """The mailbox and its decrypted password, from one read of its record (a poll's)."""
+        record = self.mailboxes.get(scope)
+        if record is None:
+            return None
+        return self._mailbox(record), self._password(record)
+
     def decrypted_password(self, scope: str) -> str:
         """The POP3 password of a mailbox in plain text ("" when none is stored)."""
         return self._password(self.mailboxes.get(scope))
@@ -239,8 +246,11 @@ class MailboxDirectory:
         from chalicelib.services.mail_in import MailboxConfig
 
         scope = scope_of_key(key)
-        found = self.settings.mailbox(scope) if scope is not None else None
-        if found is None or not found.is_enabled or not found.has_password:
+        read = self.settings.mailbox_and_password(scope) if scope is not None else None
+        if read is None:
+            return None
+        found, password = read
+        if not found.is_enabled or not password:
             return None
         return MailboxConfig(
             key=key,
@@ -249,7 +259,7 @@ class MailboxDirectory:
             host=found.server_name,
             port=found.server_port,
             username=found.server_username,
-            password=self.settings.decrypted_password(scope),
+            password=password,
             is_ssl=found.is_ssl,
             delete_processed=found.delete_processed,
         )

@@ -10,8 +10,8 @@ Table `mail`, hash `mailbox` (e.g. `post#<groupId>`, `comment#system`), range `s
   user name: RFC 1939 makes a UIDL unique only within one maildrop, so a connector pointed at
   another account must not take that account's mail for handled.
 
-The outcome of a mail (post or comment, its log entry, its marker) is written in one transaction:
-there is no moment where one is stored without the others.
+Markers and entries are read and written in batches (BatchGetItem, BatchWriteItem): a poll costs a
+few requests per chunk of mails, not per mail.
 """
 
 from __future__ import annotations
@@ -21,11 +21,8 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
-from pynamodb.connection import Connection
-from pynamodb.exceptions import TransactWriteError
 from pynamodb.indexes import AllProjection, LocalSecondaryIndex
 from pynamodb.models import Model
-from pynamodb.transactions import TransactWrite
 
 from chalicelib.store import cache
 from chalicelib.store.base import (
@@ -97,23 +94,9 @@ POSITION = "mail-position"
 
 
 class MailRepository:
-    def __init__(self) -> None:
-        self._connection: Connection | None = None
-
     def prepare(self) -> None:
-        """Create the transaction client now, in this thread (before worker threads use it)."""
-        _ = self._transaction_connection().client
-
-    def transaction_client(self) -> Any:
-        """The botocore client of the transactions (the bench counts its requests)."""
-        return self._transaction_connection().client
-
-    def _transaction_connection(self) -> Connection:
-        if self._connection is None:
-            self._connection = Connection(
-                connect_timeout_seconds=2, read_timeout_seconds=5, max_retry_attempts=3
-            )
-        return self._connection
+        """Create the table's client now, in this thread, before worker threads use it."""
+        _ = MailRecord._get_connection().connection.client
 
     def position(self, mailbox: str, entry_id: str) -> MailRecord | None:
         """The log entry an `offset` names, for its place in the log (its receipt time, which
@@ -183,37 +166,6 @@ class MailRepository:
         with MailRecord.batch_write() as batch:
             for record in records:
                 batch.save(record)
-
-    def commit(
-        self,
-        records: list[MailRecord],
-        *,
-        post: Model | None = None,
-        comment: Model | None = None,
-    ) -> bool:
-        """Write the log entry and marker(s), with the new post or comment, in one transaction.
-
-        False when the post or comment existed already (an attempt from before transactions
-        stored it): then only `records` are written, still together.
-        """
-        created = post if post is not None else comment
-        try:
-            self._transact(records, created)
-        except TransactWriteError as error:
-            reasons = [getattr(r, "code", None) for r in (error.cancellation_reasons or [])]
-            if created is None or not reasons or reasons[0] != "ConditionalCheckFailed":
-                raise
-            self._transact(records, None)
-            return False
-        return True
-
-    def _transact(self, records: list[MailRecord], created: Model | None) -> None:
-        with TransactWrite(connection=self._transaction_connection()) as transaction:
-            if created is not None:
-                key = type(created)._hash_key_attribute()
-                transaction.save(created, condition=key.does_not_exist())
-            for record in records:
-                transaction.save(record)
 
     def page_newest_first(
         self, mailbox: str, *, limit: int, after: MailRecord | None

@@ -185,10 +185,9 @@ def test_same_message_id_twice_makes_one_post(world):
     assert [p.title for p in posts_of(world.garden)].count("Twice") == 1
 
 
-# The post, its log entry and its marker are written in one transaction (issue 14), so
-# "record stored" and "outcome stored" are one step now.
 @pytest.mark.parametrize(
-    "step", ["downloaded", "entry_reserved", "planning", "record_stored", "deleted"]
+    "step",
+    ["downloaded", "entry_reserved", "planning", "record_stored", "outcome_stored", "deleted"],
 )
 def test_a_crash_at_any_step_loses_nothing_and_duplicates_nothing(world, step):
     world.mailbox.deliver(mail("ann@example.org", "Crash test", "body"))
