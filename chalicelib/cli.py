@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from chalicelib import deps
+
 EXIT_INVALID = 2
 EXIT_AWS = 1
 
@@ -189,13 +191,10 @@ def read_password(prompt: str = "Password: ") -> str:
 
 def create_admin(args: argparse.Namespace) -> int:
     from chalicelib.errors import AgoraError
-    from chalicelib.services.administrators import AdministratorService
 
     try:
         password = read_password()
-        result = AdministratorService.default().create_or_promote(
-            args.email, password, args.group_id
-        )
+        result = deps.administrator_service().create_or_promote(args.email, password, args.group_id)
     except ValueError as error:
         print(f"create-admin: {error}", file=sys.stderr)
         return EXIT_INVALID

@@ -13,16 +13,35 @@ import functools
 from typing import TYPE_CHECKING
 
 from chalicelib.clock import utc_now
+from chalicelib.services.administrators import AdministratorService
+from chalicelib.services.alerts import AlertService
 from chalicelib.services.events import EventService
+from chalicelib.services.feed import FeedService
+from chalicelib.services.feed_keys import FeedKeyService
+from chalicelib.services.group_email import GroupEmailService
 from chalicelib.services.groups import GroupService
+from chalicelib.services.ical import IcalService
+from chalicelib.services.mail_log import MailLogService
+from chalicelib.services.newsletter import NewsletterService
+from chalicelib.services.player import PlayerService
 from chalicelib.services.profile import ProfileService
+from chalicelib.services.rss import RssService
 from chalicelib.services.security import SecurityService
+from chalicelib.services.system_pages import SystemPageService
+from chalicelib.settings import get_settings
 
 if TYPE_CHECKING:
+    from chalicelib.store.alerts import AlertRepository
+    from chalicelib.store.documents import DocumentRepository
     from chalicelib.store.events import EventRepository
+    from chalicelib.store.feed_keys import FeedKeyRepository
     from chalicelib.store.groups import GroupRepository
     from chalicelib.store.login_attempts import LoginAttemptRepository
+    from chalicelib.store.mail import MailRepository
+    from chalicelib.store.player import PlayerRepository
+    from chalicelib.store.posts import PostRepository
     from chalicelib.store.profile import ProfileRepository
+    from chalicelib.store.refs import ReferenceReader
     from chalicelib.store.users import UserRepository
 
 
@@ -64,6 +83,55 @@ def profile_items() -> ProfileRepository:
     return ProfileRepository()
 
 
+@functools.cache
+def alerts() -> AlertRepository:
+    from chalicelib.store.alerts import AlertRepository
+
+    return AlertRepository()
+
+
+@functools.cache
+def documents() -> DocumentRepository:
+    from chalicelib.store.documents import DocumentRepository
+
+    return DocumentRepository()
+
+
+@functools.cache
+def feed_keys() -> FeedKeyRepository:
+    from chalicelib.store.feed_keys import FeedKeyRepository
+
+    return FeedKeyRepository()
+
+
+def mail() -> MailRepository:
+    """Not kept: it holds its own transaction connection, which `aws.reset()` must not outlive."""
+    from chalicelib.store.mail import MailRepository
+
+    return MailRepository()
+
+
+@functools.cache
+def players() -> PlayerRepository:
+    from chalicelib.store.player import PlayerRepository
+
+    return PlayerRepository()
+
+
+@functools.cache
+def posts() -> PostRepository:
+    from chalicelib.store.posts import PostRepository
+
+    return PostRepository()
+
+
+@functools.cache
+def refs() -> ReferenceReader:
+    from chalicelib.store.refs import ReferenceReader
+
+    return ReferenceReader()
+
+
 # --- services -------------------------------------------------------------------------------------
 
 
@@ -81,3 +149,48 @@ def profile_service() -> ProfileService:
 
 def event_service() -> EventService:
     return EventService(events(), users(), group_service())
+
+
+def alert_service() -> AlertService:
+    return AlertService(alerts(), users(), groups(), utc_now)
+
+
+def mail_log_service() -> MailLogService:
+    return MailLogService(mail(), refs())
+
+
+def system_page_service() -> SystemPageService:
+    return SystemPageService(documents())
+
+
+def feed_service() -> FeedService:
+    return FeedService(documents(), utc_now)
+
+
+def newsletter_service() -> NewsletterService:
+    return NewsletterService(documents(), utc_now)
+
+
+def group_email_service() -> GroupEmailService:
+    return GroupEmailService(documents(), utc_now)
+
+
+def administrator_service() -> AdministratorService:
+    return AdministratorService(users(), groups())
+
+
+def feed_key_service() -> FeedKeyService:
+    return FeedKeyService(feed_keys(), users(), groups(), utc_now)
+
+
+def ical_service() -> IcalService:
+    return IcalService(events(), utc_now)
+
+
+def rss_service() -> RssService:
+    return RssService(posts(), users(), feed_service())
+
+
+def player_service() -> PlayerService:
+    settings = get_settings()
+    return PlayerService(players(), utc_now, settings.game_level_base, settings.game_level_exponent)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from chalice import Blueprint
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.schemas.alerts import AlertsQuery, UserAlertsOut
-from chalicelib.services.alerts import AlertService
 
 alerts_api = Blueprint(__name__)
 PREFIX = "/api/v1/en_US/user/{userId}/alerts"
@@ -15,7 +15,7 @@ PREFIX = "/api/v1/en_US/user/{userId}/alerts"
 @route(alerts_api, "GET", PREFIX, query=AlertsQuery, response=UserAlertsOut)
 def list_alerts(call: Call) -> UserAlertsOut:
     """The red label count (`unreadCount`) and the latest alerts, newest first."""
-    service = AlertService.default()
+    service = deps.alert_service()
     user = service.user(call.path.userId)
     service.require_reader(call.signed_in, user)
     return service.page(user, call.query)
@@ -24,7 +24,7 @@ def list_alerts(call: Call) -> UserAlertsOut:
 @route(alerts_api, "POST", f"{PREFIX}/read", query=AlertsQuery, response=UserAlertsOut)
 def mark_alerts_read(call: Call) -> UserAlertsOut:
     """Mark every alert read (the red label drops to 0); answers the first page."""
-    service = AlertService.default()
+    service = deps.alert_service()
     user = service.user(call.path.userId)
     service.require_self(call.signed_in, user)
     return service.mark_read(user, call.query)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from chalice import Blueprint
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.auth import Need
 from chalicelib.schemas.feed import FeedSettingsOut, FeedSettingsUpdate
-from chalicelib.services.feed import FeedService
 
 feed_api = Blueprint(__name__)
 PATH = "/api/v1/en_US/feed/settings/{groupId}"
@@ -16,7 +16,7 @@ PATH = "/api/v1/en_US/feed/settings/{groupId}"
 @route(feed_api, "GET", PATH, need=Need.GROUP_ADMIN, group="groupId", response=FeedSettingsOut)
 def get_feed_settings(call: Call) -> FeedSettingsOut:
     """A group's feed settings, with every day and hour and whether it is skipped."""
-    return FeedService.default().get(call.group)
+    return deps.feed_service().get(call.group)
 
 
 @route(
@@ -30,4 +30,4 @@ def get_feed_settings(call: Call) -> FeedSettingsOut:
 )
 def update_feed_settings(call: Call) -> FeedSettingsOut:
     """Replace a group's feed settings."""
-    return FeedService.default().update(call.group, call.body, call.signed_in.user_id)
+    return deps.feed_service().update(call.group, call.body, call.signed_in.user_id)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from chalice import Blueprint
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.schemas.feed_keys import FeedKeyOut, FeedKeyRevoked
-from chalicelib.services.feed_keys import FeedKeyService
 
 feed_keys_api = Blueprint(__name__)
 PATH = "/api/v1/en_US/user/{userId}/feed-key"
@@ -15,7 +15,7 @@ PATH = "/api/v1/en_US/user/{userId}/feed-key"
 @route(feed_keys_api, "GET", PATH, response=FeedKeyOut)
 def get_feed_key(call: Call) -> FeedKeyOut:
     """The caller's feed key for `?key=` on the group feeds, made on first use."""
-    service = FeedKeyService.default()
+    service = deps.feed_key_service()
     service.require_self(call.signed_in, call.path.userId)
     return service.get(call.path.userId)
 
@@ -23,6 +23,6 @@ def get_feed_key(call: Call) -> FeedKeyOut:
 @route(feed_keys_api, "DELETE", PATH, response=FeedKeyRevoked)
 def revoke_feed_key(call: Call) -> FeedKeyRevoked:
     """Revoke the caller's feed key: feeds with it answer 401; the next GET makes a new one."""
-    service = FeedKeyService.default()
+    service = deps.feed_key_service()
     service.require_self(call.signed_in, call.path.userId)
     return FeedKeyRevoked(user_id=call.path.userId, revoked=service.revoke(call.path.userId))

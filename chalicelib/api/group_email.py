@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from chalice import Blueprint
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.auth import Need
 from chalicelib.schemas.group_email import GroupEmailOut, GroupEmailUpdate
-from chalicelib.services.group_email import GroupEmailService
 
 group_email_api = Blueprint(__name__)
 PATH = "/api/v1/en_US/group-email/{groupId}"
@@ -24,14 +24,14 @@ PATH = "/api/v1/en_US/group-email/{groupId}"
 )
 def get_group_email_by_theme_path(call: Call) -> GroupEmailOut:
     """A group's email identity (the spec's path)."""
-    return GroupEmailService.default().get(call.group)
+    return deps.group_email_service().get(call.group)
 
 
 # The path users will expect next to the PUT (CONTRACT §8).
 @route(group_email_api, "GET", PATH, need=Need.GROUP_ADMIN, group="groupId", response=GroupEmailOut)
 def get_group_email(call: Call) -> GroupEmailOut:
     """A group's email identity."""
-    return GroupEmailService.default().get(call.group)
+    return deps.group_email_service().get(call.group)
 
 
 @route(
@@ -45,4 +45,4 @@ def get_group_email(call: Call) -> GroupEmailOut:
 )
 def update_group_email(call: Call) -> GroupEmailOut:
     """Replace a group's email identity."""
-    return GroupEmailService.default().update(call.group, call.body, call.signed_in.user_id)
+    return deps.group_email_service().update(call.group, call.body, call.signed_in.user_id)

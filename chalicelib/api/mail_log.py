@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from chalice import Blueprint
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.auth import Need
 from chalicelib.schemas.common import GuidPageQuery
 from chalicelib.schemas.mail_log import MailLogPage
-from chalicelib.services.mail_log import MailLogService
 from chalicelib.services.mailboxes import COMMENT_KEY, mailbox_key
 
 mail_log_api = Blueprint(__name__)
@@ -25,7 +25,7 @@ mail_log_api = Blueprint(__name__)
 )
 def email_to_post_log(call: Call) -> MailLogPage:
     """The group's email-to-post mail log, newest first."""
-    return MailLogService.default().page(mailbox_key(call.group.id), call.query)
+    return deps.mail_log_service().page(mailbox_key(call.group.id), call.query)
 
 
 @route(
@@ -38,4 +38,4 @@ def email_to_post_log(call: Call) -> MailLogPage:
 )
 def email_to_comment_log(call: Call) -> MailLogPage:
     """The system-wide email-to-comment mail log, newest first."""
-    return MailLogService.default().page(COMMENT_KEY, call.query)
+    return deps.mail_log_service().page(COMMENT_KEY, call.query)

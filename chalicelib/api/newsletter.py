@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from chalice import Blueprint
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.auth import Need
 from chalicelib.schemas.newsletter import NewsletterSettingsOut, NewsletterSettingsUpdate
-from chalicelib.services.newsletter import NewsletterService
 
 newsletter_api = Blueprint(__name__)
 PATH = "/api/v1/en_US/newsletter/settings/{groupId}"
@@ -23,7 +23,7 @@ PATH = "/api/v1/en_US/newsletter/settings/{groupId}"
 )
 def get_newsletter_settings(call: Call) -> NewsletterSettingsOut:
     """A group's newsletter disclaimer."""
-    return NewsletterService.default().get(call.group)
+    return deps.newsletter_service().get(call.group)
 
 
 @route(
@@ -37,4 +37,4 @@ def get_newsletter_settings(call: Call) -> NewsletterSettingsOut:
 )
 def update_newsletter_settings(call: Call) -> NewsletterSettingsOut:
     """Replace a group's newsletter disclaimer (sanitised HTML)."""
-    return NewsletterService.default().update(call.group, call.body, call.signed_in.user_id)
+    return deps.newsletter_service().update(call.group, call.body, call.signed_in.user_id)

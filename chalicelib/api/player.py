@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from chalice import Blueprint
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.auth import Need
 from chalicelib.schemas.player import PlayerCreate, PlayerOut
-from chalicelib.services.player import PlayerService
 
 player_api = Blueprint(__name__)
 PREFIX = "/rest/v1/en_US/player"
@@ -16,10 +16,10 @@ PREFIX = "/rest/v1/en_US/player"
 @route(player_api, "POST", PREFIX, need=Need.ROOT_ADMIN, body=PlayerCreate, response=PlayerOut)
 def create_player(call: Call) -> PlayerOut:
     """Create the player of a user: experience 0, level 1, no quests, cards or log."""
-    return PlayerService.default().create(call.body)
+    return deps.player_service().create(call.body)
 
 
 @route(player_api, "GET", f"{PREFIX}/{{playerId}}", need=Need.ROOT_ADMIN, response=PlayerOut)
 def get_player(call: Call) -> PlayerOut:
     """A player with quests, cards and log."""
-    return PlayerService.default().get(call.path.playerId)
+    return deps.player_service().get(call.path.playerId)

@@ -11,11 +11,12 @@ from typing import Any
 
 from chalice import Blueprint, Response
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, authenticate, route
 from chalicelib.auth import Need
 from chalicelib.schemas.feed_keys import FeedQuery
 from chalicelib.services.ical import CONTENT_TYPE as ICAL_CONTENT_TYPE
-from chalicelib.services.rss import CONTENT_TYPE, RssService
+from chalicelib.services.rss import CONTENT_TYPE
 
 rss_api = Blueprint(__name__)
 PATH = "/api/v1/en_US/feed/{groupId}"
@@ -26,9 +27,7 @@ def require_feed_reader(call: Call, path: str) -> None:
     """Check the caller of a feed: `?key=` or a token, when there is a key or the group is closed."""
     key = call.query.key
     if key is not None:
-        from chalicelib.services.feed_keys import FeedKeyService
-
-        caller = FeedKeyService.default().caller_for(key)
+        caller = deps.feed_key_service().caller_for(key)
     elif call.group.access == "public":
         return
     else:
@@ -55,7 +54,7 @@ def group_feed(call: Call) -> Response:
     require_feed_reader(call, PATH)
     group = call.group
     return Response(
-        body=RssService.default().feed(group),
+        body=deps.rss_service().feed(group),
         status_code=200,
         headers={
             "Content-Type": f"{CONTENT_TYPE}; charset=utf-8",
@@ -78,10 +77,10 @@ def group_feed(call: Call) -> Response:
 )
 def group_calendar(call: Call) -> Response:
     """iCalendar (RFC 5545) of the group's events from 90 days back on; 304 on a matching ETag."""
-    from chalicelib.services.ical import IcalService, etag_of, matches
+    from chalicelib.services.ical import etag_of, matches
 
     require_feed_reader(call, ICAL_PATH)
-    body = IcalService.default().calendar(call.group)
+    body = deps.ical_service().calendar(call.group)
     etag = etag_of(body)
     headers = {"ETag": etag, "Cache-Control": cache_control(call.group)}
     if matches(call.request.headers.get("if-none-match"), etag):

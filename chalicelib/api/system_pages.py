@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from chalice import Blueprint
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.auth import Need
 from chalicelib.schemas.system_pages import (
@@ -13,7 +14,6 @@ from chalicelib.schemas.system_pages import (
     PremiumPageUpdate,
     PrivateLandingPageOut,
 )
-from chalicelib.services.system_pages import SystemPageService
 
 system_pages_api = Blueprint(__name__)
 PREFIX = "/api/v1/en_US/system-page"
@@ -22,7 +22,7 @@ PREFIX = "/api/v1/en_US/system-page"
 @route(system_pages_api, "GET", f"{PREFIX}/home-page", need=Need.ROOT_ADMIN, response=HomePageOut)
 def get_home_page(call: Call) -> HomePageOut:
     """The home page."""
-    return SystemPageService.default().home_page()
+    return deps.system_page_service().home_page()
 
 
 @route(
@@ -35,7 +35,7 @@ def get_home_page(call: Call) -> HomePageOut:
 )
 def update_home_page(call: Call) -> HomePageOut:
     """Replace the home page's content (sanitised)."""
-    return SystemPageService.default().update_home_page(call.body, call.signed_in.user_id)
+    return deps.system_page_service().update_home_page(call.body, call.signed_in.user_id)
 
 
 @route(
@@ -48,7 +48,7 @@ def update_home_page(call: Call) -> HomePageOut:
 )
 def get_private_landing_page(call: Call) -> PrivateLandingPageOut:
     """The page shown to visitors of a private group who may not enter."""
-    return SystemPageService.default().private_landing_page(call.group.id)
+    return deps.system_page_service().private_landing_page(call.group.id)
 
 
 @route(
@@ -62,7 +62,7 @@ def get_private_landing_page(call: Call) -> PrivateLandingPageOut:
 )
 def update_private_landing_page(call: Call) -> PrivateLandingPageOut:
     """Replace a group's private landing page."""
-    return SystemPageService.default().update_private_landing_page(
+    return deps.system_page_service().update_private_landing_page(
         call.group.id, call.body, call.signed_in.user_id
     )
 
@@ -77,7 +77,7 @@ def update_private_landing_page(call: Call) -> PrivateLandingPageOut:
 )
 def get_premium_landing_page(call: Call) -> PremiumLandingPageOut:
     """The page shown to visitors of a premium group who may not enter."""
-    return SystemPageService.default().premium_landing_page(call.group.id)
+    return deps.system_page_service().premium_landing_page(call.group.id)
 
 
 @route(
@@ -91,6 +91,6 @@ def get_premium_landing_page(call: Call) -> PremiumLandingPageOut:
 )
 def update_premium_landing_page(call: Call) -> PremiumLandingPageOut:
     """Enable or disable a group's premium landing page and replace its content."""
-    return SystemPageService.default().update_premium_landing_page(
+    return deps.system_page_service().update_premium_landing_page(
         call.group.id, call.body, call.signed_in.user_id
     )

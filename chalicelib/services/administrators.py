@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chalicelib.auth import hash_password, verify_password
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.services.links import slugify
+
+if TYPE_CHECKING:
+    from chalicelib.store.groups import GroupRepository
+    from chalicelib.store.users import UserRepository
 
 MIN_PASSWORD_LENGTH = 8
 
@@ -47,16 +51,9 @@ def _email(text: str) -> str:
 
 
 class AdministratorService:
-    def __init__(self, users: Any, groups: Any) -> None:
+    def __init__(self, users: UserRepository, groups: GroupRepository) -> None:
         self.users = users
         self.groups = groups
-
-    @classmethod
-    def default(cls) -> AdministratorService:
-        from chalicelib.store.groups import GroupRepository
-        from chalicelib.store.users import UserRepository
-
-        return cls(UserRepository(), GroupRepository())
 
     def create_or_promote(
         self, email: str, password: str, group_id: str | None = None

@@ -10,28 +10,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller
 from chalicelib.errors import Forbidden, NotFound, ValidationFailed
 from chalicelib.schemas.alerts import AlertOut, AlertsQuery, UserAlertsOut
 
+if TYPE_CHECKING:
+    from chalicelib.store.alerts import AlertRepository
+    from chalicelib.store.groups import GroupRepository
+    from chalicelib.store.users import UserRepository
+
 
 class AlertService:
-    def __init__(self, alerts: Any, users: Any, groups: Any, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        alerts: AlertRepository,
+        users: UserRepository,
+        groups: GroupRepository,
+        clock: Callable[[], datetime],
+    ) -> None:
         self.alerts = alerts
         self.users = users
         self.groups = groups
         self.clock = clock
-
-    @classmethod
-    def default(cls) -> AlertService:
-        from chalicelib.clock import utc_now
-        from chalicelib.store.alerts import AlertRepository
-        from chalicelib.store.groups import GroupRepository
-        from chalicelib.store.users import UserRepository
-
-        return cls(AlertRepository(), UserRepository(), GroupRepository(), utc_now)
 
     def user(self, user_id: str) -> Any:
         user = self.users.get(user_id)

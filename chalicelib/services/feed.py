@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.schemas.feed import (
     DEFAULT_TTL_MINUTES,
@@ -16,20 +16,16 @@ from chalicelib.schemas.feed import (
 )
 from chalicelib.services.links import group_ref
 
+if TYPE_CHECKING:
+    from chalicelib.store.documents import DocumentRepository
+
 KIND = "feedSettings"
 
 
 class FeedService:
-    def __init__(self, documents: Any, clock: Callable[[], datetime]) -> None:
+    def __init__(self, documents: DocumentRepository, clock: Callable[[], datetime]) -> None:
         self.documents = documents
         self.clock = clock
-
-    @classmethod
-    def default(cls) -> FeedService:
-        from chalicelib.clock import utc_now
-        from chalicelib.store.documents import DocumentRepository
-
-        return cls(DocumentRepository(), utc_now)
 
     def get(self, group: Any) -> FeedSettingsOut:
         # A group that never saved its settings answers the defaults.

@@ -14,11 +14,16 @@ import hmac
 import secrets
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chalicelib.auth import Caller, derived_secret
 from chalicelib.errors import Forbidden, Unauthorized
 from chalicelib.schemas.feed_keys import FeedKeyOut
+
+if TYPE_CHECKING:
+    from chalicelib.store.feed_keys import FeedKeyRepository
+    from chalicelib.store.groups import GroupRepository
+    from chalicelib.store.users import UserRepository
 
 # Long enough that guessing is hopeless, short enough for a URL.
 NONCE_BYTES = 24
@@ -37,20 +42,17 @@ def hash_of(key: str) -> str:
 
 
 class FeedKeyService:
-    def __init__(self, keys: Any, users: Any, groups: Any, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        keys: FeedKeyRepository,
+        users: UserRepository,
+        groups: GroupRepository,
+        clock: Callable[[], datetime],
+    ) -> None:
         self.keys = keys
         self.users = users
         self.groups = groups
         self.clock = clock
-
-    @classmethod
-    def default(cls) -> FeedKeyService:
-        from chalicelib.clock import utc_now
-        from chalicelib.store.feed_keys import FeedKeyRepository
-        from chalicelib.store.groups import GroupRepository
-        from chalicelib.store.users import UserRepository
-
-        return cls(FeedKeyRepository(), UserRepository(), GroupRepository(), utc_now)
 
     @staticmethod
     def require_self(caller: Caller, user_id: str) -> None:

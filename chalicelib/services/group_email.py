@@ -4,25 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.schemas.group_email import GroupEmailOut, GroupEmailUpdate
 from chalicelib.services.links import group_ref
+
+if TYPE_CHECKING:
+    from chalicelib.store.documents import DocumentRepository
 
 KIND = "groupEmail"
 
 
 class GroupEmailService:
-    def __init__(self, documents: Any, clock: Callable[[], datetime]) -> None:
+    def __init__(self, documents: DocumentRepository, clock: Callable[[], datetime]) -> None:
         self.documents = documents
         self.clock = clock
-
-    @classmethod
-    def default(cls) -> GroupEmailService:
-        from chalicelib.clock import utc_now
-        from chalicelib.store.documents import DocumentRepository
-
-        return cls(DocumentRepository(), utc_now)
 
     def get(self, group: Any) -> GroupEmailOut:
         return self._out(group, self.documents.get(group.id, KIND) or {})

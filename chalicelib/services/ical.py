@@ -19,7 +19,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chalicelib.store.events import EventRepository
 
 LOOK_BACK = timedelta(days=90)
 MAX_EVENTS = 1000
@@ -28,16 +31,9 @@ NO_ADDRESS = "invalid:nomail"
 
 
 class IcalService:
-    def __init__(self, events: Any, clock: Callable[[], datetime]) -> None:
+    def __init__(self, events: EventRepository, clock: Callable[[], datetime]) -> None:
         self.events = events
         self.clock = clock
-
-    @classmethod
-    def default(cls) -> IcalService:
-        from chalicelib.clock import utc_now
-        from chalicelib.store.events import EventRepository
-
-        return cls(EventRepository(), utc_now)
 
     def calendar(self, group: Any) -> str:
         records = self.events.page(

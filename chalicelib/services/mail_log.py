@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chalicelib.schemas.common import GuidPageQuery
 from chalicelib.schemas.mail_log import MailLogEntryOut, MailLogPage
 from chalicelib.services.links import post_ref
 from chalicelib.services.posts import unknown_offset
+
+if TYPE_CHECKING:
+    from chalicelib.store.mail import MailRepository
+    from chalicelib.store.refs import ReferenceReader
 
 # Internal states as the API names them: an import interrupted mid-way is retried, i.e. failed
 # for now; a quarantined mail failed for good (its reason says so).
@@ -15,16 +19,9 @@ API_STATUS = {"processing": "failed", "quarantined": "failed"}
 
 
 class MailLogService:
-    def __init__(self, mail: Any, refs: Any) -> None:
+    def __init__(self, mail: MailRepository, refs: ReferenceReader) -> None:
         self.mail = mail
         self.refs = refs
-
-    @classmethod
-    def default(cls) -> MailLogService:
-        from chalicelib.store.mail import MailRepository
-        from chalicelib.store.refs import ReferenceReader
-
-        return cls(MailRepository(), ReferenceReader())
 
     def page(self, mailbox_key: str, query: GuidPageQuery) -> MailLogPage:
         after = None

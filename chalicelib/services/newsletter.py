@@ -4,26 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.newsletter import NewsletterSettingsOut, NewsletterSettingsUpdate
 from chalicelib.services.links import group_ref
 
+if TYPE_CHECKING:
+    from chalicelib.store.documents import DocumentRepository
+
 KIND = "newsletterSettings"
 
 
 class NewsletterService:
-    def __init__(self, documents: Any, clock: Callable[[], datetime]) -> None:
+    def __init__(self, documents: DocumentRepository, clock: Callable[[], datetime]) -> None:
         self.documents = documents
         self.clock = clock
-
-    @classmethod
-    def default(cls) -> NewsletterService:
-        from chalicelib.clock import utc_now
-        from chalicelib.store.documents import DocumentRepository
-
-        return cls(DocumentRepository(), utc_now)
 
     def get(self, group: Any) -> NewsletterSettingsOut:
         doc = self.documents.get(group.id, KIND) or {}

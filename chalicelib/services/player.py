@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.errors import FieldError, NotFound, ValidationFailed, as_text
 from chalicelib.schemas.player import CardOut, LogOut, PlayerCreate, PlayerOut, QuestOut
+
+if TYPE_CHECKING:
+    from chalicelib.store.player import PlayerRepository
 
 
 @dataclass(frozen=True)
@@ -39,23 +42,16 @@ def level_for(experience: int, base: float, exponent: float) -> Level:
 
 class PlayerService:
     def __init__(
-        self, players: Any, clock: Callable[[], datetime], level_base: float, level_exponent: float
+        self,
+        players: PlayerRepository,
+        clock: Callable[[], datetime],
+        level_base: float,
+        level_exponent: float,
     ) -> None:
         self.players = players
         self.clock = clock
         self.level_base = level_base
         self.level_exponent = level_exponent
-
-    @classmethod
-    def default(cls) -> PlayerService:
-        from chalicelib.clock import utc_now
-        from chalicelib.settings import get_settings
-        from chalicelib.store.player import PlayerRepository
-
-        settings = get_settings()
-        return cls(
-            PlayerRepository(), utc_now, settings.game_level_base, settings.game_level_exponent
-        )
 
     def create(self, body: PlayerCreate) -> PlayerOut:
         from chalicelib.store.player import CreateRefused

@@ -8,9 +8,14 @@ when blank); `editorEmail` → `<managingEditor>`; `webmasterEmail` → `<webMas
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.schemas.feed import FeedSettingsOut
+
+if TYPE_CHECKING:
+    from chalicelib.services.feed import FeedService
+    from chalicelib.store.posts import PostRepository
+    from chalicelib.store.users import UserRepository
 
 FEED_ITEMS = 20
 CONTENT_TYPE = "application/rss+xml"
@@ -22,18 +27,12 @@ def rss_hour(name: str) -> int:
 
 
 class RssService:
-    def __init__(self, posts: Any, users: Any, feed_settings: Any) -> None:
+    def __init__(
+        self, posts: PostRepository, users: UserRepository, feed_settings: FeedService
+    ) -> None:
         self.posts = posts
         self.users = users
         self.feed_settings = feed_settings
-
-    @classmethod
-    def default(cls) -> RssService:
-        from chalicelib.services.feed import FeedService
-        from chalicelib.store.posts import PostRepository
-        from chalicelib.store.users import UserRepository
-
-        return cls(PostRepository(), UserRepository(), FeedService.default())
 
     def feed(self, group: Any) -> str:
         posts = self.posts.page_newest_first(group.id, limit=FEED_ITEMS, after=None, text=None)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.system_pages import (
@@ -13,6 +13,9 @@ from chalicelib.schemas.system_pages import (
     PrivateLandingPageOut,
 )
 
+if TYPE_CHECKING:
+    from chalicelib.store.documents import DocumentRepository
+
 SYSTEM_SCOPE = "system"
 HOME = "homePage"
 PRIVATE = "privateLandingPage"
@@ -20,14 +23,8 @@ PREMIUM = "premiumLandingPage"
 
 
 class SystemPageService:
-    def __init__(self, documents: Any) -> None:
+    def __init__(self, documents: DocumentRepository) -> None:
         self.documents = documents
-
-    @classmethod
-    def default(cls) -> SystemPageService:
-        from chalicelib.store.documents import DocumentRepository
-
-        return cls(DocumentRepository())
 
     def home_page(self) -> HomePageOut:
         return HomePageOut(**(self.documents.get(SYSTEM_SCOPE, HOME) or {}))

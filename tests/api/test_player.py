@@ -7,6 +7,8 @@ import uuid
 
 import pytest
 
+from chalicelib import deps
+
 PLAYERS = "/rest/v1/en_US/player"
 MISSING = "00000000-0000-4000-8000-000000000000"
 
@@ -317,10 +319,9 @@ def test_loading_twice_changes_nothing_and_a_rename_frees_the_old_name(api, peop
 def test_two_concurrent_creates_of_one_name_let_exactly_one_succeed(moto_server):
     from chalicelib.errors import ValidationFailed
     from chalicelib.schemas.player import PlayerCreate
-    from chalicelib.services.player import PlayerService
     from chalicelib.store.player import PlayerNameRecord, PlayerRecord
 
-    service = PlayerService.default()
+    service = deps.player_service()
     start = threading.Barrier(2)
     outcomes: dict[str, str] = {}
     ids = [new_id(), new_id()]

@@ -8,6 +8,8 @@ from email.message import EmailMessage
 from email.policy import default as default_policy
 from typing import Any
 
+from chalicelib import deps
+
 SENDER_DOMAIN = "community.example"  # AGORA_BASE_URL's host in tests: the fallback sender
 
 
@@ -68,18 +70,14 @@ def html_of(message: EmailMessage) -> str:
 
 def set_group_email(group: Any, address: str, name: str) -> None:
     from chalicelib.schemas.group_email import GroupEmailUpdate
-    from chalicelib.services.group_email import GroupEmailService
 
-    GroupEmailService.default().update(group, GroupEmailUpdate(email=address, name=name), "test")
+    deps.group_email_service().update(group, GroupEmailUpdate(email=address, name=name), "test")
 
 
 def set_disclaimer(group: Any, disclaimer: str) -> None:
     from chalicelib.schemas.newsletter import NewsletterSettingsUpdate
-    from chalicelib.services.newsletter import NewsletterService
 
-    NewsletterService.default().update(
-        group, NewsletterSettingsUpdate(disclaimer=disclaimer), "test"
-    )
+    deps.newsletter_service().update(group, NewsletterSettingsUpdate(disclaimer=disclaimer), "test")
 
 
 def group_record(group_id: str) -> Any:
