@@ -63,9 +63,9 @@ class GroupRepository:
             return None
 
     def get_many(self, group_ids: set[str]) -> dict[str, GroupRecord]:
-        from chalicelib.store.refs import ReferenceReader
+        from chalicelib.store.batch import read_many
 
-        return ReferenceReader().read(groups=group_ids).groups
+        return read_many({GroupRecord: {i for i in group_ids if i}})[GroupRecord]
 
     def by_slug(self, slug: str) -> GroupRecord | None:
         for group in GroupRecord.by_slug.query(slug, limit=1):

@@ -50,9 +50,9 @@ class UserRepository:
             return None
 
     def get_many(self, user_ids: set[str]) -> dict[str, UserRecord]:
-        from chalicelib.store.refs import ReferenceReader
+        from chalicelib.store.batch import read_many
 
-        return ReferenceReader().read(users=user_ids).users
+        return read_many({UserRecord: {i for i in user_ids if i}})[UserRecord]
 
     @staticmethod
     def forget(user_ids: set[str] | None = None) -> None:
