@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from chalicelib.auth import (
     Caller,
-    Role,
     issue_token,
-    roles_of,
     user_id_from_token,
     verify_password,
 )
@@ -66,36 +64,12 @@ class SecurityService:
         if not token:
             raise Unauthorized()
         user_id = user_id_from_token(token)
-        return Caller(
-            user_id=user_id,
-            roles=_Memberships(lambda: self._roles_of(user_id)),
-            root_group_id=self.groups.root_id(),
+        return Caller.deferred(
+            user_id, lambda: self._memberships_of(user_id), self.groups.root_id()
         )
 
-    def _roles_of(self, user_id: str) -> dict[str, Role]:
+    def _memberships_of(self, user_id: str) -> Mapping[str, str]:
         user = self.users.get(user_id)
         if user is None:
             raise Unauthorized("The account of this token no longer exists.")
-        return roles_of(user.memberships or {})
-
-
-class _Memberships(Mapping[str, Role]):
-    """A caller's roles by group, read on first use and kept for the rest of the call."""
-
-    def __init__(self, load: Callable[[], dict[str, Role]]) -> None:
-        self._load = load
-        self._roles: dict[str, Role] | None = None
-
-    def _read(self) -> dict[str, Role]:
-        if self._roles is None:
-            self._roles = self._load()
-        return self._roles
-
-    def __getitem__(self, group_id: str) -> Role:
-        return self._read()[group_id]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._read())
-
-    def __len__(self) -> int:
-        return len(self._read())
+        return user.memberships or {}

@@ -107,7 +107,10 @@ def test_a_token_answers_its_user_with_the_roles_of_their_memberships(service):
 
 
 def test_a_token_of_a_removed_account_or_none_at_all_is_refused(service):
+    # The memberships are read when a privilege is first asked about: that is when it is refused.
+    gone = service.caller_for_token(issue_token("gone", datetime.now(UTC)))
+    assert gone.user_id == "gone"
     with pytest.raises(Unauthorized):
-        service.caller_for_token(issue_token("gone", datetime.now(UTC)))
+        _ = gone.is_root_admin
     with pytest.raises(Unauthorized):
         service.caller_for_token(None)
