@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 _lock = threading.Lock()
-# What other modules cached from AWS (secrets read with a client), forgotten with the clients.
+# What other modules keep from AWS (PynamoDB connections, secrets), forgotten with the clients.
 # They register themselves, so this module imports none of them (no import cycle).
 _forgetters: list[Callable[[], None]] = []
 
@@ -49,9 +49,7 @@ def reset() -> None:
     """Forget every client and PynamoDB connection (tests and `make run` move the endpoint)."""
     with _lock:
         _clients.clear()
-    from chalicelib.store.base import reset_connections
-
-    reset_connections()
+    # PynamoDB's connections (store/base.py) and cached secrets register with `on_reset`.
     for forget in list(_forgetters):
         forget()
 

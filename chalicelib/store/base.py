@@ -12,6 +12,7 @@ from pynamodb.indexes import Index
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
+from chalicelib import aws
 from chalicelib.aws import error_code, is_cancelled_by_race
 from chalicelib.settings import get_settings
 
@@ -46,6 +47,7 @@ def register(model: M) -> M:
     return model
 
 
+@aws.on_reset
 def reset_connections() -> None:
     for model in MODELS:
         model._connection = None
