@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import socket
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -462,3 +463,38 @@ def test_a_database_failure_is_logged_in_plain_words(world):
     [entry] = log_entries("comment#system")
     assert entry.status == "failed"
     assert "database" in entry.reason and "botocore" not in entry.reason
+
+
+def test_a_connection_that_breaks_mid_message_is_reopened_and_the_poll_goes_on(world):
+    from chalicelib.mail.pop3 import Pop3Mailbox
+
+    class DropsOnce(Pop3Mailbox):
+        """A real session whose connection drops the first time message 2 is retrieved."""
+
+        dropped = False
+
+        def retrieve(self, number, max_bytes=None):
+            if number == 2 and not DropsOnce.dropped:
+                DropsOnce.dropped = True
+                self._connection.sock.shutdown(socket.SHUT_RDWR)
+            return super().retrieve(number, max_bytes)
+
+    def open_mailbox(config):
+        return DropsOnce(
+            config.host, config.port, config.username, config.password, is_ssl=config.is_ssl
+        )
+
+    for i in range(3):
+        world.mailbox.deliver(mail("ann@example.org", f"Mail {i}", "x"))
+    first = poll(world.config(), open_mailbox=open_mailbox)
+    assert (first.posted, first.failed) == (2, 1)
+    [entry] = [e for e in log_entries(world.config().key) if e.status == "failed"]
+    assert entry.reason.startswith("attempt 1 of 3 failed, will retry: download failed")
+    second = poll(world.config())
+    assert second.posted == 1
+    assert sorted(p.title for p in posts_of(world.garden) if p.title.startswith("Mail")) == [
+        "Mail 0",
+        "Mail 1",
+        "Mail 2",
+    ]
+    assert world.mailbox.count() == 0

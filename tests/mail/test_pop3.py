@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.mail.pop3 import MailboxError, Pop3Mailbox
+from chalicelib.mail.pop3 import MailboxError, MessageTooLarge, Pop3Mailbox
 from tests.mail.conftest import Mailbox
 
 # Starts a real Dovecot (see tests/support/dovecot.py).
@@ -122,3 +122,32 @@ def test_tls_fails_when_the_certificate_is_not_trusted(
 def test_unreachable_server_raises_mailbox_error(mailbox: Mailbox) -> None:
     with pytest.raises(MailboxError, match="cannot connect"):
         Pop3Mailbox("127.0.0.1", 1, mailbox.user, mailbox.password, is_ssl=False)
+
+
+LONG = (
+    b"From: a@example.com\r\nSubject: long\r\n\r\n"
+    + b"x" * 3000
+    + b"\r\n."
+    + b"y" * 2_000_000
+    + b"\r\n"
+)
+
+
+def test_retrieve_reads_lines_longer_than_poplib_allows(mailbox: Mailbox) -> None:
+    # poplib's own RETR refuses lines over 2,048 bytes and leaves the session mid-message.
+    stored = mailbox.deliver(LONG)
+    mailbox.deliver(FIRST)
+
+    with open_mailbox(mailbox, is_ssl=False) as pop3:
+        assert pop3.retrieve(1) == stored
+        assert pop3.is_usable and pop3.retrieve(2).endswith(b"first body\r\n")
+
+
+def test_a_message_over_the_limit_is_refused_and_the_session_goes_on(mailbox: Mailbox) -> None:
+    mailbox.deliver(LONG)
+    second = mailbox.deliver(FIRST)
+
+    with open_mailbox(mailbox, is_ssl=False) as pop3:
+        with pytest.raises(MessageTooLarge):
+            pop3.retrieve(1, max_bytes=10_000)
+        assert pop3.is_usable and pop3.retrieve(2) == second
