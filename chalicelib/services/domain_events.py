@@ -14,7 +14,7 @@ in camelCase (README, "Domain events").
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from chalicelib.logs import get_logger
@@ -110,6 +110,19 @@ class MailRejected:
     log_entry_id: str
     message_id: str | None
     reason: str
+
+
+# The events a notification chunk carries through SQS (services/notify.py), by their JSON `type`.
+_BY_TYPE = {kind.__name__: kind for kind in (PostCreated, CommentCreated)}
+
+
+def event_to_json(event: Any) -> dict[str, Any]:
+    return {"type": type(event).__name__, **asdict(event)}
+
+
+def event_from_json(data: dict[str, Any]) -> Any:
+    values = {k: v for k, v in data.items() if k != "type"}
+    return _BY_TYPE[data["type"]](**values)
 
 
 Handler = Callable[[Any], None]

@@ -26,7 +26,12 @@ from typing import Any
 from chalicelib import metrics
 from chalicelib.auth import Caller, Need
 from chalicelib.logs import get_logger
-from chalicelib.services.domain_events import CommentCreated, PostCreated
+from chalicelib.services.domain_events import (
+    CommentCreated,
+    PostCreated,
+    event_from_json,
+    event_to_json,
+)
 from chalicelib.services.unsubscribe import (
     add_unsubscribe_headers,
     unsubscribe_url,
@@ -118,16 +123,6 @@ class DeliveryReport:
     skipped: int = 0
     failed: int = 0
     fanned_out: int = 0
-
-
-def event_to_json(event: Any) -> dict[str, Any]:
-    return {"type": type(event).__name__, **asdict(event)}
-
-
-def event_from_json(data: dict[str, Any]) -> Any:
-    values = {k: v for k, v in data.items() if k != "type"}
-    kinds = {"PostCreated": PostCreated, "CommentCreated": CommentCreated}
-    return kinds[data["type"]](**values)
 
 
 # --- outgoing mail -----------------------------------------------------------------------------
