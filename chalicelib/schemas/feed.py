@@ -69,16 +69,18 @@ def _selected_names(flags: list[NamedFlag], canonical, field: str, known: str) -
 
 
 class FeedSettingsUpdate(ApiModel):
-    image_url: OptionalWebUrl = ""
-    image_link_url: OptionalWebUrl = ""
-    image_alt: str = Field(default="", max_length=500)
+    """A PUT replaces the settings: every field the spec lists is required (blank is a value)."""
+
+    image_url: OptionalWebUrl
+    image_link_url: OptionalWebUrl
+    image_alt: str = Field(max_length=500)
     # Minutes (CONTRACT §8).
-    ttl: StrictInt = Field(default=DEFAULT_TTL_MINUTES, ge=0)
-    editor_email: OptionalEmailText = ""
-    webmaster_email: OptionalEmailText = ""
+    ttl: StrictInt = Field(ge=0)
+    editor_email: OptionalEmailText
+    webmaster_email: OptionalEmailText
     # Names left out are not selected.
-    skip_days: list[NamedFlag] = Field(default_factory=list)
-    skip_hours: list[NamedFlag] = Field(default_factory=list)
+    skip_days: list[NamedFlag]
+    skip_hours: list[NamedFlag]
 
     @field_validator("skip_days")
     @classmethod

@@ -38,8 +38,8 @@ NonBlankName = Annotated[str, Field(max_length=NAME_MAX), AfterValidator(_not_bl
 class GroupEmailUpdate(ApiModel):
     email: EmailText
     name: NonBlankName
-    # Blank means "the same as name".
-    newsletter_name: str = Field(default="", max_length=NAME_MAX)
+    # Required like every field of a replacing PUT; blank means "the same as name".
+    newsletter_name: str = Field(max_length=NAME_MAX)
 
 
 class GroupEmailOut(Record):

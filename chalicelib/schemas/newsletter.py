@@ -13,7 +13,8 @@ DISCLAIMER_MAX_CHARS = 10_000
 
 
 class NewsletterSettingsUpdate(ApiModel):
-    disclaimer: str = Field(default="", max_length=DISCLAIMER_MAX_CHARS)
+    # Required (a PUT replaces the settings); blank is a value.
+    disclaimer: str = Field(max_length=DISCLAIMER_MAX_CHARS)
 
 
 class NewsletterSettingsOut(Record):

@@ -10,11 +10,12 @@ from chalicelib.schemas.common import ApiModel, LongText, Record
 
 
 class PageUpdate(ApiModel):
-    content: LongText = ""
+    # A PUT replaces the page: every field the spec lists is required (blank is a value).
+    content: LongText
 
 
 class PremiumPageUpdate(PageUpdate):
-    is_enabled: bool = False
+    is_enabled: bool
 
 
 class HomePageOut(Record):

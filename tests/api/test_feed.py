@@ -10,6 +10,21 @@ DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sun
 HOURS = [f"{h}:00" for h in range(1, 25)]
 
 
+def full(changes: dict) -> dict:
+    """A whole settings body (a PUT replaces the settings: every field is required)."""
+    return {
+        "imageUrl": "",
+        "imageLinkUrl": "",
+        "imageAlt": "",
+        "ttl": 60,
+        "editorEmail": "",
+        "webmasterEmail": "",
+        "skipDays": [],
+        "skipHours": [],
+        **changes,
+    }
+
+
 def feed(group_id: str) -> str:
     return f"/api/v1/en_US/feed/settings/{group_id}"
 
@@ -78,17 +93,18 @@ def test_put_round_trip_lists_all_days_and_hours_with_selection(api, people):
     ],
 )
 def test_invalid_field_is_400_with_its_key(api, people, field, value, key):
-    status, body = api.put(feed(people.garden), people.garden_admin, {field: value})
+    sent = full({field: value})
+    status, body = api.put(feed(people.garden), people.garden_admin, sent)
     assert status == 400 and body["success"] is False
     assert [e["key"] for e in body["errors"]] == [key]
-    assert body["object"] == {field: value}
+    assert body["object"] == sent
     # Nothing was stored.
     _, stored = api.get(feed(people.garden), people.garden_admin)
     assert stored["object"]["ttl"] == 60
 
 
 def test_invalid_editor_email_reports_the_value_sent(api, people):
-    _, body = api.put(feed(people.garden), people.garden_admin, {"editorEmail": "nobody"})
+    _, body = api.put(feed(people.garden), people.garden_admin, full({"editorEmail": "nobody"}))
     assert body["errors"][0]["value"] == "nobody"
 
 
@@ -106,7 +122,7 @@ def test_feed_settings_need_group_administrator(api, people, who, expected):
     user = getattr(people, who) if who else None
     status, body = api.get(feed(people.garden), user)
     assert status == expected and body["success"] is (expected == 200)
-    status, _ = api.put(feed(people.garden), user, {"ttl": 5})
+    status, _ = api.put(feed(people.garden), user, full({"ttl": 5}))
     assert status == expected
 
 
@@ -114,11 +130,25 @@ def test_unknown_group_is_404(api, people):
     missing = new_id()
     status, body = api.get(feed(missing), people.root_admin)
     assert status == 404 and body["errors"][0]["key"] == "groupId"
-    status, _ = api.put(feed(missing), people.root_admin, {"ttl": 5})
+    status, _ = api.put(feed(missing), people.root_admin, full({"ttl": 5}))
     assert status == 404
 
 
 def test_settings_are_per_group(api, people):
-    api.put(feed(people.garden), people.root_admin, {"ttl": 5})
+    api.put(feed(people.garden), people.root_admin, full({"ttl": 5}))
     _, other = api.get(feed(people.other), people.root_admin)
     assert other["object"]["ttl"] == 60
+
+
+@pytest.mark.parametrize(
+    "missing",
+    ["imageUrl", "imageLinkUrl", "imageAlt", "ttl", "editorEmail", "webmasterEmail", "skipDays"],
+)
+def test_a_field_left_out_of_the_put_is_400_naming_it_and_changes_nothing(api, people, missing):
+    assert api.put(feed(people.garden), people.garden_admin, full({"ttl": 7}))[0] == 200
+    body = full({"ttl": 99})
+    del body[missing]
+    status, answer = api.put(feed(people.garden), people.garden_admin, body)
+    assert status == 400
+    assert [e["key"] for e in answer["errors"]] == [missing]
+    assert api.get(feed(people.garden), people.garden_admin)[1]["object"]["ttl"] == 7

@@ -56,7 +56,9 @@ def test_put_then_both_get_paths_answer_the_stored_identity(api, people):
 
 def test_blank_newsletter_name_takes_the_name(api, people):
     _, body = api.put(
-        email_path(people.garden), people.garden_admin, {"email": "g@example.org", "name": "G"}
+        email_path(people.garden),
+        people.garden_admin,
+        {"email": "g@example.org", "name": "G", "newsletterName": ""},
     )
     assert body["object"]["newsletterName"] == "G"
 
@@ -64,10 +66,11 @@ def test_blank_newsletter_name_takes_the_name(api, people):
 @pytest.mark.parametrize(
     ("body_in", "key"),
     [
-        ({"email": "g@example.org", "name": "   "}, "name"),
-        ({"email": "g@example.org"}, "name"),
-        ({"email": "not an email", "name": "G"}, "email"),
-        ({"email": "", "name": "G"}, "email"),
+        ({"email": "g@example.org", "name": "   ", "newsletterName": ""}, "name"),
+        ({"email": "g@example.org", "newsletterName": ""}, "name"),
+        ({"email": "g@example.org", "name": "G"}, "newsletterName"),
+        ({"email": "not an email", "name": "G", "newsletterName": ""}, "email"),
+        ({"email": "", "name": "G", "newsletterName": ""}, "email"),
         ({"email": "g@example.org", "name": "G", "newsletterName": "n" * 201}, "newsletterName"),
     ],
 )
@@ -93,7 +96,8 @@ def test_group_email_needs_group_administrator(api, people, who, expected):
     for path in (theme_path(people.garden), email_path(people.garden)):
         status, _ = api.get(path, user)
         assert status == expected, path
-    status, _ = api.put(email_path(people.garden), user, {"email": "g@example.org", "name": "G"})
+    body = {"email": "g@example.org", "name": "G", "newsletterName": ""}
+    status, _ = api.put(email_path(people.garden), user, body)
     assert status == expected
 
 
@@ -115,7 +119,18 @@ def test_special_use_and_internal_domains_are_valid_addresses(api, people, addre
     assert answer["object"]["email"] == address
     feed = f"/api/v1/en_US/feed/settings/{people.garden}"
     status, answer = api.put(
-        feed, people.garden_admin, {"editorEmail": address, "webmasterEmail": address}
+        feed,
+        people.garden_admin,
+        {
+            "imageUrl": "",
+            "imageLinkUrl": "",
+            "imageAlt": "",
+            "ttl": 60,
+            "editorEmail": address,
+            "webmasterEmail": address,
+            "skipDays": [],
+            "skipHours": [],
+        },
     )
     assert status == 200, answer
     assert answer["object"]["editorEmail"] == address == answer["object"]["webmasterEmail"]

@@ -225,7 +225,16 @@ def test_event_content_under_the_text_limit_but_over_the_item_is_400_and_stores_
 
 def test_control_characters_are_removed_from_stored_strings_and_the_feed_still_answers(api, people):
     settings = f"/api/v1/en_US/feed/settings/{people.garden}"
-    sent = {"imageUrl": "https://cdn.example/logo.png", "imageAlt": "Logo\x00\x01\x1b[31m\tred\nok"}
+    sent = {
+        "imageUrl": "https://cdn.example/logo.png",
+        "imageLinkUrl": "",
+        "imageAlt": "Logo\x00\x01\x1b[31m\tred\nok",
+        "ttl": 60,
+        "editorEmail": "",
+        "webmasterEmail": "",
+        "skipDays": [],
+        "skipHours": [],
+    }
     status, answer = api.put(settings, people.garden_admin, sent)
     assert status == 200, answer
     assert answer["object"]["imageAlt"] == "Logo[31m\tred\nok"
@@ -252,3 +261,34 @@ def test_feed_drops_what_xml_cannot_carry_from_text_stored_earlier(client, commu
     parsed = feedparser.parse(response.body)
     assert parsed.bozo == 0
     assert parsed.entries[0].title == "Bell and vertical tab"
+
+
+@pytest.mark.parametrize(
+    ("path", "who", "body", "missing"),
+    [
+        ("home", "root_admin", {}, "content"),
+        ("home", "root_admin", {"contents": "<p>typo</p>"}, "content"),
+        ("private", "garden_admin", {}, "content"),
+        ("premium", "garden_admin", {"content": "<p>x</p>"}, "isEnabled"),
+        ("premium", "garden_admin", {"isEnabled": True}, "content"),
+        ("newsletter", "garden_admin", {}, "disclaimer"),
+        ("email", "garden_admin", {"email": "g@example.org", "newsletterName": "G"}, "name"),
+    ],
+)
+def test_a_replacing_put_without_a_listed_field_is_400_naming_it_and_changes_nothing(
+    api, people, path, who, body, missing
+):
+    paths = {
+        "home": HOME,
+        "private": landing(people.garden),
+        "premium": f"/api/v1/en_US/system-page/premium-landing-page/group/{people.garden}",
+        "newsletter": f"/api/v1/en_US/newsletter/settings/{people.garden}",
+        "email": f"/api/v1/en_US/group-email/{people.garden}",
+    }
+    user = getattr(people, who)
+    status, before = api.get(paths[path], user)
+    assert status == 200
+    status, answer = api.put(paths[path], user, body)
+    assert status == 400
+    assert missing in [e["key"] for e in answer["errors"]]
+    assert api.get(paths[path], user)[1]["object"] == before["object"]
