@@ -72,7 +72,7 @@ def mail_figures(count: int = MAIL_COUNT, budget_seconds: float = INGEST_SECONDS
     except DovecotUnavailable as reason:
         return [*skipped(NAMES[:2], str(reason)), parse_figure()]
     with dovecot, in_process_aws():
-        from chalicelib.services.mail_in import MailboxConfig, MailIngestor
+        from chalicelib.services.mail_in import Mailbox, MailIngestor
 
         community = Community()
         community.group("home")
@@ -89,13 +89,12 @@ def mail_figures(count: int = MAIL_COUNT, budget_seconds: float = INGEST_SECONDS
         downloaded = download_all(dovecot.host, dovecot.pop3_port, "garden", "garden-password")
         download_seconds = time.perf_counter() - started
 
-        mailbox = MailboxConfig(
-            key=f"post#{garden}",
-            kind="post",
-            group_id=garden,
-            host=dovecot.host,
-            port=dovecot.pop3_port,
-            username="garden",
+        mailbox = Mailbox(
+            scope=garden,
+            kind="emailToPost",
+            server_name=dovecot.host,
+            server_port=dovecot.pop3_port,
+            server_username="garden",
             password="garden-password",
             is_ssl=False,
             delete_processed=True,

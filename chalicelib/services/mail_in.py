@@ -35,7 +35,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from chalicelib.auth import Caller
 from chalicelib.logs import get_logger
@@ -43,6 +43,7 @@ from chalicelib.services import mail_rules
 from chalicelib.services.domain_events import CommentCreated, MailRejected, PostCreated
 from chalicelib.services.links import slugify
 from chalicelib.services.mail_rules import Plan
+from chalicelib.services.mailboxes import Mailbox
 
 log = get_logger("mail")
 
@@ -58,26 +59,7 @@ MAX_RECONNECTS = 3
 MAX_SUBJECT_CHARS = 500
 MAX_REASON_CHARS = 1000
 
-__all__ = ["Checkpoints", "MailboxConfig", "MailIngestor", "Plan", "PollResult"]
-
-
-@dataclass(frozen=True)
-class MailboxConfig:
-    key: str  # post#<groupId> | comment#system
-    kind: Literal["post", "comment"]
-    group_id: str | None
-    host: str
-    port: int
-    username: str
-    password: str
-    is_ssl: bool
-    delete_processed: bool
-
-    @property
-    def account(self) -> str:
-        from chalicelib.store.mail import account_key
-
-        return account_key(self.host, self.port, self.username)
+__all__ = ["Checkpoints", "Mailbox", "MailIngestor", "Plan", "PollResult"]
 
 
 @dataclass
@@ -125,12 +107,16 @@ class Checkpoints:
         return None
 
 
-def open_pop3(mailbox: MailboxConfig) -> Any:
+def open_pop3(mailbox: Mailbox) -> Any:
     """The default `open_mailbox`: a POP3 session, logged in."""
     from chalicelib.mail.pop3 import Pop3Mailbox
 
     return Pop3Mailbox(
-        mailbox.host, mailbox.port, mailbox.username, mailbox.password, is_ssl=mailbox.is_ssl
+        mailbox.server_name,
+        mailbox.server_port,
+        mailbox.server_username,
+        mailbox.password,
+        is_ssl=mailbox.is_ssl,
     )
 
 
@@ -162,7 +148,7 @@ class _Session:
     markers make the next poll delete them.
     """
 
-    def __init__(self, opener: Callable[[MailboxConfig], Any], mailbox: MailboxConfig) -> None:
+    def __init__(self, opener: Callable[[Mailbox], Any], mailbox: Mailbox) -> None:
         self.opener = opener
         self.mailbox = mailbox
         self.reconnects = 0
@@ -237,7 +223,7 @@ class MailIngestor:
         base_url: str,
         authserv_id: str | None = None,
         checkpoints: Checkpoints | None = None,
-        open_mailbox: Callable[[MailboxConfig], Any] = open_pop3,
+        open_mailbox: Callable[[Mailbox], Any] = open_pop3,
         max_messages: int = 200,
         max_bytes: int = MAX_MAIL_BYTES,
         max_attempts: int = 3,
@@ -295,7 +281,7 @@ class MailIngestor:
 
     # --- one mailbox -------------------------------------------------------------------------
 
-    def poll(self, mailbox: MailboxConfig, expired: Callable[[], bool]) -> PollResult:
+    def poll(self, mailbox: Mailbox, expired: Callable[[], bool]) -> PollResult:
         result = PollResult(mailbox=mailbox.key)
         self._authors.clear()
         self._groups.clear()
@@ -312,7 +298,7 @@ class MailIngestor:
     def _poll(
         self,
         session: _Session,
-        mailbox: MailboxConfig,
+        mailbox: Mailbox,
         expired: Callable[[], bool],
         result: PollResult,
     ) -> None:
@@ -359,7 +345,7 @@ class MailIngestor:
     # --- download ----------------------------------------------------------------------------
 
     def _download(
-        self, session: _Session, mailbox: MailboxConfig, uidl: str, result: PollResult
+        self, session: _Session, mailbox: Mailbox, uidl: str, result: PollResult
     ) -> _Mail | None:
         from chalicelib.mail.pop3 import MailboxError, MessageTooLarge
 
@@ -395,7 +381,7 @@ class MailIngestor:
 
     # --- a chunk of downloaded mail ----------------------------------------------------------
 
-    def _import_chunk(self, mailbox: MailboxConfig, chunk: _Chunk, result: PollResult) -> None:
+    def _import_chunk(self, mailbox: Mailbox, chunk: _Chunk, result: PollResult) -> None:
         from chalicelib.mail.parse import MailParseError, content_hash, parse_mail, subject_of
 
         readable: list[_Mail] = []
@@ -504,7 +490,7 @@ class MailIngestor:
         for mail in chunk.mails:
             result.count(mail.status)
 
-    def _write_outcomes(self, mailbox: MailboxConfig, mails: list[_Mail]) -> None:
+    def _write_outcomes(self, mailbox: Mailbox, mails: list[_Mail]) -> None:
         written = [mail for mail in mails if mail.outcome]
         if not written:
             return
@@ -517,7 +503,7 @@ class MailIngestor:
 
     # --- one mail ----------------------------------------------------------------------------
 
-    def _work(self, mailbox: MailboxConfig, mail: _Mail) -> None:
+    def _work(self, mailbox: Mailbox, mail: _Mail) -> None:
         """Plan and store one mail whose attempt is counted; failures become its entry."""
         entry = mail.entry
         try:
@@ -536,7 +522,7 @@ class MailIngestor:
             extra={"mailbox": mailbox.key, "status": status, "reason": entry.reason},
         )
 
-    def _store(self, mailbox: MailboxConfig, mail: _Mail, plan: Plan) -> str:
+    def _store(self, mailbox: Mailbox, mail: _Mail, plan: Plan) -> str:
         """Store the post or comment (a conditional put: a retry finds it there), publish its
         event, and leave the final entry and marker in `mail.outcome` for a batch write."""
         entry = mail.entry
@@ -577,7 +563,7 @@ class MailIngestor:
         mail.outcome = [entry, self.mail.marker(mailbox.key, mailbox.account, mail.uidl, entry)]
         return plan.status
 
-    def _publish_rejected(self, mailbox: MailboxConfig, entry: Any) -> None:
+    def _publish_rejected(self, mailbox: Mailbox, entry: Any) -> None:
         self.events.publish(
             MailRejected(
                 mailbox=mailbox.key,
@@ -589,7 +575,7 @@ class MailIngestor:
         )
 
     def _finish_plain(
-        self, mailbox: MailboxConfig, entry_id: str, uidl: str, status: str, reason: str
+        self, mailbox: Mailbox, entry_id: str, uidl: str, status: str, reason: str
     ) -> str:
         entry = self.mail.entry(mailbox.key, entry_id) or self.mail.new_entry(
             mailbox.key, entry_id, self.clock()
@@ -601,18 +587,18 @@ class MailIngestor:
         log.info("mail handled", extra={"mailbox": mailbox.key, "status": status, "reason": reason})
         return status
 
-    def _count_failure(self, mailbox: MailboxConfig, entry_id: str, uidl: str, detail: str) -> str:
+    def _count_failure(self, mailbox: Mailbox, entry_id: str, uidl: str, detail: str) -> str:
         entry = self.mail.entry(mailbox.key, entry_id) or self.mail.new_entry(
             mailbox.key, entry_id, self.clock(), attempts=0
         )
         entry.attempts = int(entry.attempts or 0) + 1
         return self._settle_failure(mailbox, entry, uidl, detail)
 
-    def _failed(self, mailbox: MailboxConfig, entry: Any, uidl: str, error: Exception) -> str:
+    def _failed(self, mailbox: Mailbox, entry: Any, uidl: str, error: Exception) -> str:
         # The attempt was counted before the work.
         return self._settle_failure(mailbox, entry, uidl, _plain_error(error))
 
-    def _settle_failure(self, mailbox: MailboxConfig, entry: Any, uidl: str, detail: str) -> str:
+    def _settle_failure(self, mailbox: Mailbox, entry: Any, uidl: str, detail: str) -> str:
         attempts = int(entry.attempts or 0)
         if attempts >= self.max_attempts:
             entry.status = "quarantined"
@@ -636,7 +622,7 @@ class MailIngestor:
 
     # --- the rules (pure ones in mail_rules; here what needs looking up) --------------------
 
-    def plan(self, mailbox: MailboxConfig, parsed: Any) -> Plan:
+    def plan(self, mailbox: Mailbox, parsed: Any) -> Plan:
         verdict = mail_rules.screen(parsed, self.authserv_id)
         if verdict is not None:
             return verdict
@@ -644,7 +630,7 @@ class MailIngestor:
         if author is None:
             return mail_rules.unknown_sender(parsed)
         caller = Caller.of(author, self.groups.root_id())
-        if mailbox.kind == "post":
+        if mailbox.is_post:
             group = self._group(mailbox.group_id) if mailbox.group_id else None
             return mail_rules.plan_post(parsed, author, caller, group)
         return mail_rules.plan_comment(parsed, author, caller, self.find_permalink(parsed.subject))

@@ -7,7 +7,7 @@ and `record_last_processed`. Passwords are stored only as KMS ciphertexts bound 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -29,22 +29,43 @@ EMAIL_TO_COMMENT = "emailToComment"
 
 @dataclass(frozen=True)
 class Mailbox:
-    """A mailbox to poll, without its password (ask `decrypted_password` when connecting)."""
+    """A mailbox: its settings as the API edits them and, for a poll, its password.
+
+    The one mailbox type: the settings service lists them (password left empty), the mail-in
+    job polls them (`MailboxDirectory.mailbox` fills the password in from the same read).
+    """
 
     scope: str  # the group id (email-to-post), or `system` (email-to-comment)
     kind: str  # emailToPost | emailToComment
     server_name: str
     server_port: int
     server_username: str
-    is_enabled: bool
-    is_ssl: bool
-    delete_processed: bool
-    last_processed: datetime | None
-    has_password: bool
+    is_enabled: bool = True
+    is_ssl: bool = True
+    delete_processed: bool = False
+    last_processed: datetime | None = None
+    has_password: bool = False
+    password: str = field(default="", repr=False)
 
     @property
     def group_id(self) -> str | None:
         return None if self.scope == SYSTEM_SCOPE else self.scope
+
+    @property
+    def key(self) -> str:
+        """The mail-in key: `post#<groupId>`, or `comment#system`."""
+        return mailbox_key(self.scope)
+
+    @property
+    def is_post(self) -> bool:
+        return self.kind == EMAIL_TO_POST
+
+    @property
+    def account(self) -> str:
+        """Which maildrop its UIDLs belong to (server, port and user name)."""
+        from chalicelib.store.mail import account_key
+
+        return account_key(self.server_name, self.server_port, self.server_username)
 
 
 def _context(scope: str) -> dict[str, str]:
@@ -241,10 +262,8 @@ class MailboxDirectory:
         for mailbox in self.settings.enabled_mailboxes():
             yield mailbox_key(mailbox.scope)
 
-    def mailbox(self, key: str) -> Any:
-        """The connection settings with the decrypted password; None unless enabled."""
-        from chalicelib.services.mail_in import MailboxConfig
-
+    def mailbox(self, key: str) -> Mailbox | None:
+        """The mailbox with its decrypted password (one read); None unless enabled."""
         scope = scope_of_key(key)
         read = self.settings.mailbox_and_password(scope) if scope is not None else None
         if read is None:
@@ -252,17 +271,7 @@ class MailboxDirectory:
         found, password = read
         if not found.is_enabled or not password:
             return None
-        return MailboxConfig(
-            key=key,
-            kind="comment" if found.kind == EMAIL_TO_COMMENT else "post",
-            group_id=found.group_id,
-            host=found.server_name,
-            port=found.server_port,
-            username=found.server_username,
-            password=password,
-            is_ssl=found.is_ssl,
-            delete_processed=found.delete_processed,
-        )
+        return replace(found, password=password)
 
     def record_last_processed(self, key: str, when: datetime) -> None:
         scope = scope_of_key(key)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.services.mail_in import MailboxConfig, MailIngestor
+from chalicelib.services.mail_in import Mailbox, MailIngestor
 from tests.support import mail_corpus_files
 
 # Senders the community knows (members of the group the mailbox posts to). The others are
@@ -101,13 +101,12 @@ def group_mailbox(community, mailbox, dovecot):
     for address in MEMBERS:
         community.user(address.split("@")[0].replace(".", "-"), {garden: "member"}, email=address)
     community.load()
-    return MailboxConfig(
-        key=f"post#{garden}",
-        kind="post",
-        group_id=garden,
-        host="127.0.0.1",
-        port=dovecot.pop3_port,
-        username=mailbox.user,
+    return Mailbox(
+        scope=garden,
+        kind="emailToPost",
+        server_name="127.0.0.1",
+        server_port=dovecot.pop3_port,
+        server_username=mailbox.user,
         password=mailbox.password,
         is_ssl=False,
         delete_processed=True,

@@ -14,7 +14,7 @@ from email.utils import format_datetime, make_msgid
 import feedparser
 import pytest
 
-from chalicelib.services.mail_in import MailboxConfig, MailIngestor
+from chalicelib.services.mail_in import Mailbox, MailIngestor
 from tests.fixtures import auth
 
 pytestmark = pytest.mark.slow
@@ -101,13 +101,12 @@ def garden(community, mailbox, dovecot):
     c.ann = c.user("ann", {c.garden: "member"}, email="ann@example.org")
     c.load()
     c.mailbox = mailbox
-    c.config = MailboxConfig(
-        key=f"post#{c.garden}",
-        kind="post",
-        group_id=c.garden,
-        host="127.0.0.1",
-        port=dovecot.pop3_port,
-        username=mailbox.user,
+    c.config = Mailbox(
+        scope=c.garden,
+        kind="emailToPost",
+        server_name="127.0.0.1",
+        server_port=dovecot.pop3_port,
+        server_username=mailbox.user,
         password=mailbox.password,
         is_ssl=False,
         delete_processed=True,

@@ -14,7 +14,7 @@ import pytest
 
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.mail_poll import poll_mailbox
-from chalicelib.services.mail_in import Checkpoints, MailboxConfig, MailIngestor
+from chalicelib.services.mail_in import Checkpoints, Mailbox, MailIngestor
 
 BASE = "https://community.example"
 
@@ -49,10 +49,10 @@ def mail(
 class FakeDirectory:
     """The mailbox settings the poll reads (the settings service, passed in as a fake)."""
 
-    boxes: dict[str, MailboxConfig] = field(default_factory=dict)
+    boxes: dict[str, Mailbox] = field(default_factory=dict)
     last_processed: dict[str, datetime] = field(default_factory=dict)
 
-    def mailbox(self, key: str) -> MailboxConfig | None:
+    def mailbox(self, key: str) -> Mailbox | None:
         return self.boxes.get(key)
 
     def enabled_mailbox_keys(self) -> list[str]:
@@ -103,14 +103,12 @@ def world(community, mailbox, dovecot):
     def config(
         kind: str = "post", group: str | None = None, delete: bool = True, ssl: bool = False
     ):
-        key = f"post#{group or c.garden}" if kind == "post" else "comment#system"
-        return MailboxConfig(
-            key=key,
-            kind=kind,
-            group_id=(group or c.garden) if kind == "post" else None,
-            host="127.0.0.1",
-            port=dovecot.pop3s_port if ssl else dovecot.pop3_port,
-            username=mailbox.user,
+        return Mailbox(
+            scope=(group or c.garden) if kind == "post" else "system",
+            kind="emailToPost" if kind == "post" else "emailToComment",
+            server_name="127.0.0.1",
+            server_port=dovecot.pop3s_port if ssl else dovecot.pop3_port,
+            server_username=mailbox.user,
             password=mailbox.password,
             is_ssl=ssl,
             delete_processed=delete,
@@ -124,7 +122,7 @@ def ingestor(**overrides) -> MailIngestor:
     return MailIngestor.default(**overrides)
 
 
-def poll(config: MailboxConfig, **overrides):
+def poll(config: Mailbox, **overrides):
     return ingestor(**overrides).poll(config, lambda: False)
 
 
@@ -423,14 +421,22 @@ def test_switching_to_another_account_imports_its_mail_despite_colliding_uidls(w
     dovecot.add_user(f"{world.mailbox.user}new", "new-password")
     dovecot.deliver(f"{world.mailbox.user}new", mail("ann@example.org", "New account", "y"))
     switched = dataclasses.replace(
-        world.config(), username=f"{world.mailbox.user}new", password="new-password"
+        world.config(), server_username=f"{world.mailbox.user}new", password="new-password"
     )
     with (
         Pop3Mailbox(
-            "127.0.0.1", switched.port, world.mailbox.user, world.mailbox.password, is_ssl=False
+            "127.0.0.1",
+            switched.server_port,
+            world.mailbox.user,
+            world.mailbox.password,
+            is_ssl=False,
         ) as old,
         Pop3Mailbox(
-            "127.0.0.1", switched.port, switched.username, switched.password, is_ssl=False
+            "127.0.0.1",
+            switched.server_port,
+            switched.server_username,
+            switched.password,
+            is_ssl=False,
         ) as new,
     ):
         assert old.uidls() == new.uidls()  # the collision this test is about
@@ -481,7 +487,11 @@ def test_a_connection_that_breaks_mid_message_is_reopened_and_the_poll_goes_on(w
 
     def open_mailbox(config):
         return DropsOnce(
-            config.host, config.port, config.username, config.password, is_ssl=config.is_ssl
+            config.server_name,
+            config.server_port,
+            config.server_username,
+            config.password,
+            is_ssl=config.is_ssl,
         )
 
     for i in range(3):

@@ -11,7 +11,7 @@ from email.utils import format_datetime, make_msgid
 
 import pytest
 
-from chalicelib.services.mail_in import MailboxConfig, MailIngestor
+from chalicelib.services.mail_in import Mailbox, MailIngestor
 from tests.mail.conftest import dovecot  # noqa: F401 - the mail-in half of the kinds
 from tests.support.notify import verify_sender_domain
 
@@ -94,13 +94,12 @@ def poll(server, kind: str, group_id: str | None, *mails: bytes) -> None:
     server.add_user(user, password)
     for raw in mails:
         server.deliver(user, raw)
-    config = MailboxConfig(
-        key=f"post#{group_id}" if kind == "post" else "comment#system",
-        kind=kind,
-        group_id=group_id,
-        host="127.0.0.1",
-        port=server.pop3_port,
-        username=user,
+    config = Mailbox(
+        scope=group_id if kind == "post" else "system",
+        kind="emailToPost" if kind == "post" else "emailToComment",
+        server_name="127.0.0.1",
+        server_port=server.pop3_port,
+        server_username=user,
         password=password,
         is_ssl=False,
         delete_processed=True,

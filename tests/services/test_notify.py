@@ -76,7 +76,7 @@ def email_of(c, user_id: str) -> str:
 
 def mail_post(c, box, subject: str) -> str:
     """Mail a post from Ann into the garden's email-to-post mailbox; answers the new post id."""
-    from chalicelib.services.mail_in import MailboxConfig, MailIngestor
+    from chalicelib.services.mail_in import Mailbox, MailIngestor
     from chalicelib.store.posts import PostRecord
 
     message = EmailMessage()
@@ -87,13 +87,12 @@ def mail_post(c, box, subject: str) -> str:
     message["Message-ID"] = make_msgid(domain="mail.example")
     message.set_content("The roses are out.\n\nCome and see them.")
     box.deliver(message.as_bytes())
-    config = MailboxConfig(
-        key=f"post#{c.garden}",
-        kind="post",
-        group_id=c.garden,
-        host="127.0.0.1",
-        port=box.server.pop3_port,
-        username=box.user,
+    config = Mailbox(
+        scope=c.garden,
+        kind="emailToPost",
+        server_name="127.0.0.1",
+        server_port=box.server.pop3_port,
+        server_username=box.user,
         password=box.password,
         is_ssl=False,
         delete_processed=True,
