@@ -7,13 +7,25 @@ NODE_STAMP := node_modules/.installed
 # The suite runs on two processes (CI has two cores); TEST_WORKERS=0 runs it in one.
 TEST_WORKERS ?= 2
 
-.PHONY: run test bench load lint format dovecot chromium clean package infra
+.PHONY: run test bench load lint format dovecot chromium clean package infra lock deploy
 
-$(STAMP): requirements.txt requirements-dev.txt
+# requirements*.txt name what we depend on; requirements*.lock (make lock) pin every package,
+# indirect ones included, to a version and its files' hashes: two installs are the same install.
+$(STAMP): requirements.txt requirements-dev.txt requirements.lock requirements-dev.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet --require-hashes -r requirements-dev.lock
+	@# A pin added since the last `make lock` still installs (tests/test_package.py asks to re-lock).
 	$(BIN)/pip install --quiet -r requirements-dev.txt
 	touch $(STAMP)
+
+## lock: re-resolve requirements*.txt into requirements.lock (Lambda's Python) and requirements-dev.lock
+LAMBDA_PYTHON := $(shell sed -n 's/.*"lambda_runtime": "python\([0-9.]*\)".*/\1/p' .chalice/config.json)
+lock: $(STAMP)
+	$(BIN)/uv pip compile --quiet requirements.txt --generate-hashes --no-header \
+	  --python-version $(LAMBDA_PYTHON) --python-platform x86_64-manylinux_2_28 -o requirements.lock
+	$(BIN)/uv pip compile --quiet requirements-dev.txt -c requirements.lock --generate-hashes \
+	  --no-header --universal --python-version 3.11 -o requirements-dev.lock
 
 ## run: embedded AWS, tables, demo data, the API on http://127.0.0.1:$${AGORA_PORT:-8000}, schedules
 run: $(STAMP)
@@ -50,10 +62,18 @@ infra: $(STAMP)
 STAGE ?= dev
 package: $(STAMP)
 	rm -rf build/package
-	AWS_DEFAULT_REGION=$${AWS_DEFAULT_REGION:-us-east-1} PYTHONPATH=. $(BIN)/chalice package \
+	AWS_DEFAULT_REGION=$${AWS_DEFAULT_REGION:-us-east-1} PYTHONPATH=. $(BIN)/python -m infra.package \
 	  --stage $(STAGE) --merge-template infra/$(STAGE).yaml build/package
 	PYTHONPATH=. $(BIN)/python -m infra.slim_package build/package/deployment.zip
 	$(BIN)/cfn-lint build/package/sam.yaml
+
+## deploy: make deploy STAGE=prod BASE_URL=https://… ALARM_EMAIL=ops@… [MAIL_SENDER_DOMAIN=…]
+deploy: $(STAMP)
+	PYTHONPATH=. $(BIN)/python -m infra.deploy --check --stage "$(STAGE)" --base-url "$(BASE_URL)" \
+	  --alarm-email "$(ALARM_EMAIL)" --mail-sender-domain "$(MAIL_SENDER_DOMAIN)"
+	$(MAKE) package STAGE=$(STAGE)
+	PYTHONPATH=. $(BIN)/python -m infra.deploy --stage "$(STAGE)" --base-url "$(BASE_URL)" \
+	  --alarm-email "$(ALARM_EMAIL)" --mail-sender-domain "$(MAIL_SENDER_DOMAIN)"
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix .

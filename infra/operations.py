@@ -17,6 +17,7 @@ FUNCTIONS = {
     "PurgeComments": "purge-comments",
     "SendDigests": "send-digests",
     "DeliverNotifications": "deliver-notifications",
+    "SesFeedback": "ses-feedback",
 }
 # Chalice names the API handler's role and log group `ApiHandler…`, the function `APIHandler`.
 ROLES = {logical: ("ApiHandler" if logical == "APIHandler" else logical) for logical in FUNCTIONS}

@@ -1,8 +1,12 @@
-"""Drops from the Lambda zip what the Lambda Python runtime already provides.
+"""Drops from the Lambda zip what Agora never reads.
 
-The runtime ships boto3 and botocore (with s3transfer, jmespath, dateutil, urllib3, six), so
-packaging them only makes cold starts slower; pycountry's translations are never read (Agora
-answers in en_US), nor are Swagger UI's files other than the two the reference page serves. Usage: python -m infra.slim_package build/package/deployment.zip
+boto3 and botocore ship in the zip, at the versions in requirements.lock: the code runs with the
+SDK it was tested with, not whichever older one the Lambda runtime bundles (whose DynamoDB, SES
+or Secrets Manager behaviour the tests never saw). What makes that SDK large is botocore's
+description of every AWS service (28 MB); only the services Agora calls are kept
+(`SERVICES_CALLED`; tests/test_package.py checks it against the code). Also dropped:
+pycountry's translations (Agora answers in en_US) and Swagger UI's files other than the two
+the reference page serves. Usage: python -m infra.slim_package build/package/deployment.zip
 """
 
 from __future__ import annotations
@@ -12,16 +16,17 @@ import sys
 import zipfile
 from pathlib import Path
 
-PROVIDED_BY_RUNTIME = ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "urllib3", "six")
+# botocore service models kept: PynamoDB's DynamoDB, and every `client("…")` in chalicelib.
+SERVICES_CALLED = ("dynamodb", "events", "kms", "secretsmanager", "ses", "sqs", "sts")
 NEVER_READ = ("pycountry/locales/",)
 SWAGGER_UI_SERVED = ("swagger-ui.css", "swagger-ui-bundle.js")
 
 
 def dropped(name: str) -> bool:
-    top = name.split("/", 1)[0]
-    package = top.split("-", 1)[0].split(".", 1)[0] if top.endswith((".dist-info", ".py")) else top
-    if package in PROVIDED_BY_RUNTIME or top in ("python_dateutil", "six.py"):
-        return True
+    if name.startswith("botocore/data/"):
+        # Top-level files (endpoints, partitions, retry rules) stay; service folders only if used.
+        rest = name.removeprefix("botocore/data/")
+        return "/" in rest and rest.split("/", 1)[0] not in SERVICES_CALLED
     if name.startswith("swagger_ui_bundle/vendor/"):
         # The reference page serves two of Swagger UI's files (chalicelib/api/openapi.py).
         return name.rsplit("/", 1)[-1] not in SWAGGER_UI_SERVED

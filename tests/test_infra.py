@@ -136,7 +136,7 @@ def test_packaged_stack_creates_in_moto_and_the_api_works_on_its_tables():
             for r in cloudformation.describe_stack_resources(StackName="agora-dev")[
                 "StackResources"
             ]
-            if "LogicalResourceId" in r  # moto lists the resources it skipped without one
+            if "PhysicalResourceId" in r  # moto lists the resources it skipped without one
         }
         check_operations(endpoint, packaged, alarms, physical)
         tables = boto3.client(
@@ -171,8 +171,9 @@ def check_operations(endpoint: str, packaged: dict, alarms: dict, physical: dict
     def aws(service: str):
         return boto3.client(service, endpoint_url=endpoint, region_name="us-east-1")
 
-    [topic] = [t["TopicArn"] for t in aws("sns").list_topics()["Topics"]]
-    assert topic.endswith(":agora-dev-alarms") and physical["AlarmTopic"] == topic
+    topics = [t["TopicArn"] for t in aws("sns").list_topics()["Topics"]]
+    [topic] = [t for t in topics if t.endswith(":agora-dev-alarms")]
+    assert physical["AlarmTopic"] == topic
     [subscription] = aws("sns").list_subscriptions_by_topic(TopicArn=topic)["Subscriptions"]
     assert (subscription["Protocol"], subscription["Endpoint"]) == ("email", "ops@example.org")
 
@@ -198,7 +199,15 @@ def check_operations(endpoint: str, packaged: dict, alarms: dict, physical: dict
     }
     assert groups["/aws/lambda/agora-dev-APIHandler"] == 14
     assert groups["/aws/lambda/agora-dev-PollMailbox"] == 14
-    assert len(groups) == 6
+    functions = [
+        name
+        for name, r in packaged["Resources"].items()
+        if r.get("Type") == "AWS::Serverless::Function"
+    ]
+    # Every function: its log group with a retention, an errors and a throttles alarm.
+    assert len(groups) == len(functions) and set(groups.values()) == {14}
+    alarmed = {a["Dimensions"][0]["Value"] for a in made.values() if a["Namespace"] == "AWS/Lambda"}
+    assert alarmed == {f"agora-dev-{name}" for name in functions}
 
     # Moto has no Lambda event sources in CloudFormation: the caps are read from the template.
     functions = packaged["Resources"]
