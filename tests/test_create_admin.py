@@ -110,3 +110,16 @@ def test_bad_input_exits_2_and_writes_nothing(
 def test_without_a_root_group_it_says_to_load_the_community(aws, monkeypatch, capsys):
     assert create_admin(monkeypatch, "--email", "a@example.org") == 2
     assert "load the community first" in capsys.readouterr().err
+
+
+def test_first_deploy_checklist_loads_the_bare_root_group_then_creates_the_admin(
+    aws, api, monkeypatch, capsys
+):
+    # README "First deploy": load infra/first-community.json, then create-admin.
+    from tests.conftest import REPO_ROOT
+
+    assert main(["load", str(REPO_ROOT / "infra" / "first-community.json")]) == 0
+    assert create_admin(monkeypatch, "--email", "owner@example.org") == 0
+    status, body = sign_in(api, "owner@example.org", PASSWORD)
+    assert status == 200
+    assert api.get(ROOT_ONLY, headers={"X-Auth": body["object"]})[0] == 200
