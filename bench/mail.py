@@ -22,6 +22,7 @@ from email.utils import format_datetime, make_msgid
 
 from bench.report import Figure, skipped
 from bench.world import counting_dynamodb, in_process_aws
+from chalicelib import deps
 from tests.fixtures import Community
 
 MAIL_COUNT = 1000
@@ -72,7 +73,7 @@ def mail_figures(count: int = MAIL_COUNT, budget_seconds: float = INGEST_SECONDS
     except DovecotUnavailable as reason:
         return [*skipped(NAMES[:2], str(reason)), parse_figure()]
     with dovecot, in_process_aws():
-        from chalicelib.services.mail_in import Mailbox, MailIngestor
+        from chalicelib.services.mail_in import Mailbox
 
         community = Community()
         community.group("home")
@@ -99,7 +100,7 @@ def mail_figures(count: int = MAIL_COUNT, budget_seconds: float = INGEST_SECONDS
             is_ssl=False,
             delete_processed=True,
         )
-        ingestor = MailIngestor.default(max_messages=count)
+        ingestor = deps.mail_ingestor(max_messages=count)
         ingestor.mail.prepare()
         with counting_dynamodb() as counter:
             started = time.perf_counter()

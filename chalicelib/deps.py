@@ -10,11 +10,15 @@ when built, and tests change settings between calls.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.clock import utc_now
 from chalicelib.services.administrators import AdministratorService
 from chalicelib.services.alerts import AlertService
+from chalicelib.services.comments import CommentPresenter, CommentService
+from chalicelib.services.domain_events import DomainEvents
 from chalicelib.services.events import EventService
 from chalicelib.services.feed import FeedService
 from chalicelib.services.feed_keys import FeedKeyService
@@ -24,6 +28,7 @@ from chalicelib.services.ical import IcalService
 from chalicelib.services.mail_log import MailLogService
 from chalicelib.services.newsletter import NewsletterService
 from chalicelib.services.player import PlayerService
+from chalicelib.services.posts import PostService
 from chalicelib.services.profile import ProfileService
 from chalicelib.services.rss import RssService
 from chalicelib.services.security import SecurityService
@@ -31,7 +36,10 @@ from chalicelib.services.system_pages import SystemPageService
 from chalicelib.settings import get_settings
 
 if TYPE_CHECKING:
+    from chalicelib.services.mail_in import MailIngestor
     from chalicelib.store.alerts import AlertRepository
+    from chalicelib.store.comments import CommentRepository
+    from chalicelib.store.counters import CounterRepository
     from chalicelib.store.documents import DocumentRepository
     from chalicelib.store.events import EventRepository
     from chalicelib.store.feed_keys import FeedKeyRepository
@@ -132,6 +140,38 @@ def refs() -> ReferenceReader:
     return ReferenceReader()
 
 
+@functools.cache
+def comments() -> CommentRepository:
+    from chalicelib.store.comments import CommentRepository
+
+    return CommentRepository()
+
+
+@functools.cache
+def counters() -> CounterRepository:
+    from chalicelib.store.counters import CounterRepository
+
+    return CounterRepository()
+
+
+# --- who is told what happened --------------------------------------------------------------------
+
+
+def domain_events() -> DomainEvents:
+    """The subscribers of every domain event: notifications of new posts and comments, and the
+    EventBridge bus (every kind)."""
+    from chalicelib.services.event_bus import EventBusPublisher
+
+    return DomainEvents([_notify_of_new_content, EventBusPublisher.default()])
+
+
+def _notify_of_new_content(event: Any) -> None:
+    # Imported when an event is told, not at cold start: most requests publish none.
+    from chalicelib.services.notify import notify_of_new_content
+
+    notify_of_new_content(event)
+
+
 # --- services -------------------------------------------------------------------------------------
 
 
@@ -148,7 +188,7 @@ def profile_service() -> ProfileService:
 
 
 def event_service() -> EventService:
-    return EventService(events(), users(), group_service())
+    return EventService(events(), users(), group_service(), domain_events=domain_events())
 
 
 def alert_service() -> AlertService:
@@ -194,3 +234,36 @@ def rss_service() -> RssService:
 def player_service() -> PlayerService:
     settings = get_settings()
     return PlayerService(players(), utc_now, settings.game_level_base, settings.game_level_exponent)
+
+
+def comment_presenter() -> CommentPresenter:
+    return CommentPresenter(refs())
+
+
+def comment_service(clock: Callable[[], datetime] = utc_now) -> CommentService:
+    return CommentService(comments(), groups(), comment_presenter(), clock, domain_events())
+
+
+def post_service() -> PostService:
+    return PostService(posts(), comments(), users(), comment_presenter())
+
+
+def mail_ingestor(**overrides: Any) -> MailIngestor:
+    """`overrides` replace any constructor argument (tests, the benchmark)."""
+    from chalicelib.services.mail_in import MailIngestor  # the mail jobs only
+
+    settings = get_settings()
+    values: dict[str, Any] = {
+        "users": users(),
+        "groups": groups(),
+        "posts": posts(),
+        "comments": comments(),
+        "counters": counters(),
+        "mail": mail(),
+        "events": domain_events(),
+        "clock": utc_now,
+        "base_url": settings.public_base_url,
+        "authserv_id": settings.mail_authserv_id,
+    }
+    values.update(overrides)
+    return MailIngestor(**values)

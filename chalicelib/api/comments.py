@@ -11,6 +11,7 @@ from typing import Any
 
 from chalice import Blueprint
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.auth import Need
 from chalicelib.jobs.base import Deadline
@@ -28,7 +29,7 @@ REQUEST_BUDGET_SECONDS = 20
 
 def _moderated(call: Call) -> tuple[CommentService, Any]:
     """The comment named by the path, once the caller is known to moderate its group."""
-    service = CommentService.default()
+    service = deps.comment_service()
     record = service.find(call.path.commentId)
     call.signed_in.require(Need.MODERATOR, service.group_of(record))
     return service, record
@@ -45,7 +46,7 @@ def _moderated(call: Call) -> tuple[CommentService, Any]:
 )
 def list_deleted_comments(call: Call) -> CommentPage:
     """Deleted comments of a group, newest deletion first."""
-    return CommentService.default().deleted_page(call.group, call.query)
+    return deps.comment_service().deleted_page(call.group, call.query)
 
 
 @route(comments_api, "DELETE", f"{PREFIX}/{{commentId}}", response=CommentOut)
@@ -80,7 +81,7 @@ def purge_comment(call: Call) -> CommentOut:
 def purge_deleted_comments(call: Call) -> Result:
     """Purge a group's comments deleted more than a calendar month ago; answers the count."""
     deadline = Deadline.after_seconds(REQUEST_BUDGET_SECONDS)
-    return CommentService.default().purge_deleted_in_group(call.group, deadline)
+    return deps.comment_service().purge_deleted_in_group(call.group, deadline)
 
 
 @route(
@@ -94,7 +95,7 @@ def purge_deleted_comments(call: Call) -> Result:
 )
 def list_unapproved_comments(call: Call) -> CommentPage:
     """Comments of a group awaiting approval, newest first."""
-    return CommentService.default().unapproved_page(call.group, call.query)
+    return deps.comment_service().unapproved_page(call.group, call.query)
 
 
 @route(comments_api, "POST", f"{PREFIX}/{{commentId}}/approve", response=CommentOut)
@@ -115,7 +116,7 @@ def approve_comment(call: Call) -> CommentOut:
 def delete_unapproved_comments(call: Call) -> Result:
     """Delete every unapproved comment of a group; answers the count."""
     deadline = Deadline.after_seconds(REQUEST_BUDGET_SECONDS)
-    return CommentService.default().delete_unapproved_in_group(
+    return deps.comment_service().delete_unapproved_in_group(
         call.group, call.signed_in.user_id, deadline
     )
 
@@ -131,7 +132,7 @@ def delete_unapproved_comments(call: Call) -> Result:
 )
 def list_spam_reported_comments(call: Call) -> CommentPage:
     """Comments of a group with spam reports (type `commentSpamReport`), newest report first."""
-    return CommentService.default().spam_report_page(call.group, call.query)
+    return deps.comment_service().spam_report_page(call.group, call.query)
 
 
 @route(comments_api, "DELETE", f"{PREFIX}/{{commentId}}/spam-reports", response=CommentOut)

@@ -25,7 +25,7 @@ def _post_and_group(call: Call, service: PostService):
 @route(posts_api, "GET", "/api/v1/en_US/post/{postId}", response=PostOut)
 def get_post(call: Call) -> PostOut:
     """A post with its comment count."""
-    service = PostService.default()
+    service = deps.post_service()
     post, group = _post_and_group(call, service)
     return service.get(post, group)
 
@@ -41,7 +41,7 @@ def get_post(call: Call) -> PostOut:
 )
 def list_posts(call: Call) -> PostPage:
     """A group's posts, newest first."""
-    return PostService.default().page(call.group, call.query)
+    return deps.post_service().page(call.group, call.query)
 
 
 @route(
@@ -53,6 +53,6 @@ def list_posts(call: Call) -> PostPage:
 )
 def list_post_comments(call: Call) -> CommentPage:
     """A post's approved, not deleted comments, oldest first."""
-    service = PostService.default()
+    service = deps.post_service()
     post, _group = _post_and_group(call, service)
     return service.comments_page(post, call.query)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from chalicelib import metrics
+from chalicelib import deps, metrics
 from chalicelib.jobs.base import Deadline
 from chalicelib.logs import get_logger
 
@@ -28,9 +28,9 @@ def purge_old_deleted_comments(
     the next run. `now` fixes the clock (tests); `batch_size` the comments handled per Query.
     """
     from chalicelib.clock import utc_now
-    from chalicelib.services.comments import BATCH_SIZE, CommentService
+    from chalicelib.services.comments import BATCH_SIZE
 
-    service = CommentService.default(clock=(lambda: now) if now is not None else utc_now)
+    service = deps.comment_service(clock=(lambda: now) if now is not None else utc_now)
     count = service.purge_old_deleted(
         deadline, batch_size=batch_size or BATCH_SIZE, progress=progress
     )

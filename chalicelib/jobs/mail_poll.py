@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from chalicelib import deps
 from chalicelib.jobs.base import Deadline
 from chalicelib.logs import get_logger
 
@@ -48,7 +49,6 @@ def poll_mailbox(
 ) -> str:
     """Poll one mailbox if its lease can be taken; answers one line for the CLI and the log."""
     from chalicelib.clock import utc_now
-    from chalicelib.services.mail_in import MailIngestor
     from chalicelib.store.mail import MailRepository
 
     source = source or default_source()
@@ -64,7 +64,7 @@ def poll_mailbox(
     ):
         return f"{key}: another worker is polling it"
     try:
-        ingestor = ingestor or MailIngestor.default()
+        ingestor = ingestor or deps.mail_ingestor()
         result = ingestor.poll(mailbox, lambda: deadline.expired() or poll_deadline.expired())
         source.record_last_processed(key, utc_now())
         line = result.line()

@@ -1,9 +1,9 @@
 """Domain events: what happened, told once to whoever cares (notifications, feeds, …).
 
 Creating a post or a comment publishes an event here, whatever created it (mail today, any other
-path tomorrow); so do comment moderation, event writes and rejected mail. Subscribers register in
-`default_handlers()`, not in the code that creates: notifications (new posts and comments) and the
-EventBridge bus (every kind; services/event_bus.py). Events are published after the write they
+path tomorrow); so do comment moderation, event writes and rejected mail. Subscribers are chosen
+where the app is composed (`chalicelib.deps.domain_events`), not in the code that creates:
+notifications (new posts and comments) and the EventBridge bus (every kind; services/event_bus.py). Events are published after the write they
 describe is stored. Delivery is at least once: a mail whose import is retried after a crash may
 publish again, so handlers are idempotent.
 
@@ -132,10 +132,6 @@ class DomainEvents:
     def __init__(self, handlers: Sequence[Handler] = ()) -> None:
         self.handlers = list(handlers)
 
-    @classmethod
-    def default(cls) -> DomainEvents:
-        return cls(default_handlers())
-
     def publish(self, event: Any) -> None:
         self.publish_all([event])
 
@@ -155,16 +151,3 @@ class DomainEvents:
                 # What was created stays created; a failing subscriber is logged, not fatal.
                 kinds = sorted({type(event).__name__ for event in events})
                 log.exception("event handler failed", extra={"events": kinds})
-
-
-def notify_of_new_content(event: Any) -> None:
-    if isinstance(event, PostCreated | CommentCreated):
-        from chalicelib.services.notify import notify_subscribers
-
-        notify_subscribers(event)
-
-
-def default_handlers() -> list[Handler]:
-    from chalicelib.services.event_bus import EventBusPublisher
-
-    return [notify_of_new_content, EventBusPublisher.default()]

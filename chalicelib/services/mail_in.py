@@ -251,34 +251,6 @@ class MailIngestor:
         self._slugs: dict[str, set[str]] = {}
         self._slug_lock = threading.Lock()
 
-    @classmethod
-    def default(cls, **overrides: Any) -> MailIngestor:
-        from chalicelib.clock import utc_now
-        from chalicelib.services.domain_events import DomainEvents
-        from chalicelib.settings import get_settings
-        from chalicelib.store.comments import CommentRepository
-        from chalicelib.store.counters import CounterRepository
-        from chalicelib.store.groups import GroupRepository
-        from chalicelib.store.mail import MailRepository
-        from chalicelib.store.posts import PostRepository
-        from chalicelib.store.users import UserRepository
-
-        settings = get_settings()
-        values: dict[str, Any] = {
-            "users": UserRepository(),
-            "groups": GroupRepository(),
-            "posts": PostRepository(),
-            "comments": CommentRepository(),
-            "counters": CounterRepository(),
-            "mail": MailRepository(),
-            "events": DomainEvents.default(),
-            "clock": utc_now,
-            "base_url": settings.public_base_url,
-            "authserv_id": settings.mail_authserv_id,
-        }
-        values.update(overrides)
-        return cls(**values)
-
     # --- one mailbox -------------------------------------------------------------------------
 
     def poll(self, mailbox: Mailbox, expired: Callable[[], bool]) -> PollResult:

@@ -633,6 +633,8 @@ def instant_email(occurrence: Occurrence, recipient: Recipient) -> tuple[str, st
     return subject, text, body_html
 
 
-def notify_subscribers(event: Any) -> None:
-    """The domain event handler (registered in `domain_events.default_handlers`)."""
-    NotifyService.default().handle(event)
+def notify_of_new_content(event: Any) -> None:
+    """The domain event handler (registered in `chalicelib.deps.domain_events`): new posts and
+    comments tell their subscribers."""
+    if isinstance(event, PostCreated | CommentCreated):
+        NotifyService.default().handle(event)

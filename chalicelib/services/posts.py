@@ -24,16 +24,6 @@ class PostService:
         self.users = users
         self.presenter = presenter
 
-    @classmethod
-    def default(cls) -> PostService:
-        from chalicelib.store.comments import CommentRepository
-        from chalicelib.store.posts import PostRepository
-        from chalicelib.store.users import UserRepository
-
-        return cls(
-            PostRepository(), CommentRepository(), UserRepository(), CommentPresenter.default()
-        )
-
     def find(self, post_id: str) -> Any:
         post = self.posts.get(post_id)
         if post is None:

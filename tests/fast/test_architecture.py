@@ -14,12 +14,6 @@ pytestmark = pytest.mark.fast
 
 PACKAGE = REPO_ROOT / "chalicelib"
 
-# Cycles known to be there, each to be removed by the change that ends it (issue 16, item 1);
-# a cycle not listed, or a listed one that has gone, fails the test.
-KNOWN_CYCLES: set[frozenset[str]] = {
-    frozenset({"chalicelib.services.domain_events", "chalicelib.services.notify"}),
-}
-
 
 def _module_name(path: Path) -> str:
     parts = path.relative_to(REPO_ROOT).with_suffix("").parts
@@ -108,7 +102,7 @@ def test_the_cycle_finder_finds_a_cycle_through_a_function_level_import():
 def test_no_import_cycle_in_chalicelib():
     graph = _graph()
     assert len(graph) > 50 and "chalicelib.services.notify" in graph  # the walk saw the tree
-    assert _cycles(graph) == KNOWN_CYCLES
+    assert _cycles(graph) == set()
 
 
 FORBIDDEN_IN_SERVICES = ("chalice", "botocore", "chalicelib.envelope")

@@ -73,7 +73,6 @@ def test_monthly_purge_takes_comments_deleted_a_month_ago_or_more_in_every_group
 
 
 def test_group_purge_keeps_a_comment_deleted_a_month_minus_a_minute_ago(garden):
-    from chalicelib.services.comments import CommentService
 
     month_ago = one_month_before(NOW)
     stays = deleted_comment(garden, month_ago + timedelta(minutes=1))
@@ -81,7 +80,7 @@ def test_group_purge_keeps_a_comment_deleted_a_month_minus_a_minute_ago(garden):
     other_group = deleted_comment(garden, month_ago - timedelta(days=40), garden.other_post)
     garden.load()
     group = deps.group_service().get(garden.garden)
-    result = CommentService.default(clock=lambda: NOW).purge_deleted_in_group(
+    result = deps.comment_service(clock=lambda: NOW).purge_deleted_in_group(
         group, Deadline.unbounded()
     )
     assert result.count == 1

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.services.mail_in import Mailbox, MailIngestor
+from chalicelib import deps
+from chalicelib.services.mail_in import Mailbox
 from tests.support import mail_corpus_files
 
 # Senders the community knows (members of the group the mailbox posts to). The others are
@@ -119,7 +120,7 @@ def test_corpus_mail_lands_in_its_expected_outcome(path, corpus_dir, mailbox, gr
     from chalicelib.store.posts import PostRecord
 
     mailbox.deliver(path.read_bytes())
-    result = MailIngestor.default(authserv_id="example.com").poll(group_mailbox, lambda: False)
+    result = deps.mail_ingestor(authserv_id="example.com").poll(group_mailbox, lambda: False)
     assert result.seen == 1 and result.failed == 0
     [entry] = list(MailRecord.received.query(group_mailbox.key))
     status, fragment = EXPECTED[path.name]

@@ -14,7 +14,8 @@ from email.utils import format_datetime, make_msgid
 import feedparser
 import pytest
 
-from chalicelib.services.mail_in import Mailbox, MailIngestor
+from chalicelib import deps
+from chalicelib.services.mail_in import Mailbox
 from tests.fixtures import auth
 
 pytestmark = pytest.mark.slow
@@ -123,8 +124,8 @@ def test_a_hostile_mailbox_is_emptied_and_only_true_senders_post(garden, client)
         garden.mailbox.deliver(raw)
     garden.mailbox.deliver(GOOD)
 
-    first = MailIngestor.default().poll(garden.config, lambda: False)
-    second = MailIngestor.default().poll(garden.config, lambda: False)
+    first = deps.mail_ingestor().poll(garden.config, lambda: False)
+    second = deps.mail_ingestor().poll(garden.config, lambda: False)
 
     entries = [e for e in MailRecord.received.query(garden.config.key)]
     assert len(entries) == len(HOSTILE) + 1, [(e.subject, e.status, e.reason) for e in entries]

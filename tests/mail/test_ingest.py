@@ -12,6 +12,7 @@ from email.utils import format_datetime, make_msgid
 
 import pytest
 
+from chalicelib import deps
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.mail_poll import poll_mailbox
 from chalicelib.services.mail_in import Checkpoints, Mailbox, MailIngestor
@@ -119,7 +120,7 @@ def world(community, mailbox, dovecot):
 
 
 def ingestor(**overrides) -> MailIngestor:
-    return MailIngestor.default(**overrides)
+    return deps.mail_ingestor(**overrides)
 
 
 def poll(config: Mailbox, **overrides):

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from chalicelib import deps
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.jobs.base import Deadline
 
@@ -26,7 +27,7 @@ def garden(community):
 
 def racing_service(rival_acts: Callable[[], None]):
     """A service whose repository lets `rival_acts` run just before our first write."""
-    from chalicelib.services.comments import CommentPresenter, CommentService
+    from chalicelib.services.comments import CommentService
     from chalicelib.store.comments import CommentRepository
     from chalicelib.store.groups import GroupRepository
 
@@ -51,14 +52,13 @@ def racing_service(rival_acts: Callable[[], None]):
             return super().purge_if_deleted_before(comment_id, cutoff)
 
     return CommentService(
-        RivalFirst(), GroupRepository(), CommentPresenter.default(), clock=lambda: NOW
+        RivalFirst(), GroupRepository(), deps.comment_presenter(), clock=lambda: NOW
     )
 
 
 def plain_service():
-    from chalicelib.services.comments import CommentService
 
-    return CommentService.default(clock=lambda: NOW)
+    return deps.comment_service(clock=lambda: NOW)
 
 
 def stored(comment_id: int):

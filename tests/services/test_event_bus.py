@@ -11,7 +11,8 @@ from email.utils import format_datetime, make_msgid
 
 import pytest
 
-from chalicelib.services.mail_in import Mailbox, MailIngestor
+from chalicelib import deps
+from chalicelib.services.mail_in import Mailbox
 from tests.mail.conftest import dovecot  # noqa: F401 - the mail-in half of the kinds
 from tests.support.notify import verify_sender_domain
 
@@ -104,7 +105,7 @@ def poll(server, kind: str, group_id: str | None, *mails: bytes) -> None:
         is_ssl=False,
         delete_processed=True,
     )
-    MailIngestor.default().poll(config, lambda: False)
+    deps.mail_ingestor().poll(config, lambda: False)
 
 
 @pytest.mark.slow

@@ -8,7 +8,8 @@ from email.utils import format_datetime, make_msgid
 
 import pytest
 
-from chalicelib.services.domain_events import CommentCreated, DomainEvents, PostCreated
+from chalicelib import deps
+from chalicelib.services.domain_events import CommentCreated, PostCreated
 from chalicelib.services.notify import NotifyService
 from chalicelib.settings import get_settings
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures for the mailed post
@@ -76,7 +77,7 @@ def email_of(c, user_id: str) -> str:
 
 def mail_post(c, box, subject: str) -> str:
     """Mail a post from Ann into the garden's email-to-post mailbox; answers the new post id."""
-    from chalicelib.services.mail_in import Mailbox, MailIngestor
+    from chalicelib.services.mail_in import Mailbox
     from chalicelib.store.posts import PostRecord
 
     message = EmailMessage()
@@ -97,7 +98,7 @@ def mail_post(c, box, subject: str) -> str:
         is_ssl=False,
         delete_processed=True,
     )
-    result = MailIngestor.default().poll(config, lambda: False)
+    result = deps.mail_ingestor().poll(config, lambda: False)
     assert result.posted == 1, result.line()
     [post] = [p for p in PostRecord.by_group.query(c.garden) if p.title == subject]
     return post.id
@@ -135,7 +136,7 @@ def test_our_notification_mailed_back_into_a_connector_is_ignored(world):
     from chalicelib.mail.parse import parse_mail
 
     subscribe(world.group_fan, "group", world.garden, 1, email=INSTANT)
-    DomainEvents.default().publish(PostCreated(world.hello, world.garden, world.ann))
+    deps.domain_events().publish(PostCreated(world.hello, world.garden, world.ann))
     [message] = sent_mail()
     parsed = parse_mail(message.as_bytes())
     assert parsed.is_auto_reply is True
@@ -185,7 +186,7 @@ def test_comment_notifies_post_and_group_subscribers_once(world):
     subscribe(c.double_fan, "group", c.garden, 2, email=INSTANT)
     subscribe(c.group_fan, "group", c.garden, 2, email=INSTANT)  # the comment's author
     subscribe(c.alert_fan, "group", c.garden, 1, email=INSTANT)  # posts only, not comments
-    DomainEvents.default().publish(
+    deps.domain_events().publish(
         CommentCreated(comment_id, c.hello, c.garden, c.group_fan, is_approved=True)
     )
     messages = sent_mail()
