@@ -71,7 +71,9 @@ def html_of(message: EmailMessage) -> str:
 def set_group_email(group: Any, address: str, name: str) -> None:
     from chalicelib.schemas.group_email import GroupEmailUpdate
 
-    deps.group_email_service().update(group, GroupEmailUpdate(email=address, name=name), "test")
+    deps.group_email_service().update(
+        group, GroupEmailUpdate(email=address, name=name, newsletter_name=""), "test"
+    )
 
 
 def set_disclaimer(group: Any, disclaimer: str) -> None:
