@@ -57,15 +57,18 @@ HostName = Annotated[str, Field(max_length=253), AfterValidator(_host_name)]
 
 
 class MailboxSettingsUpdate(ApiModel):
-    server_name: HostName = ""
-    # Omitted: the usual POP3 port for isSSL.
-    server_port: StrictInt | None = Field(default=None, ge=1, le=65535)
-    server_username: str = Field(default="", max_length=256)
+    """A PUT replaces the settings: every field the spec lists is required, except the password
+    (CONTRACT §8: an omitted one keeps the stored one)."""
+
+    server_name: HostName
+    # null: the usual POP3 port for isSSL.
+    server_port: StrictInt | None = Field(ge=1, le=65535)
+    server_username: str = Field(max_length=256)
     # Omitted, null or "" keeps the stored password (CONTRACT §8; the masked GET answers "").
     server_password: SecretText | None = None
-    is_enabled: bool = False
-    is_ssl: bool = Field(default=True, alias="isSSL")
-    delete_processed: bool = False
+    is_enabled: bool
+    is_ssl: bool = Field(alias="isSSL")
+    delete_processed: bool
 
     @model_validator(mode="after")
     def _needs_a_server(self) -> MailboxSettingsUpdate:

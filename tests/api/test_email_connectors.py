@@ -113,7 +113,8 @@ def test_new_password_replaces_the_stored_one(api, people):
 
 
 def test_port_defaults_to_the_usual_pop3_port(api, people):
-    base = {k: v for k, v in GOOD.items() if k != "serverPort"}
+    # A PUT lists every field; a null port means the usual one.
+    base = {**GOOD, "serverPort": None}
     _, ssl = api.put(to_post(people.garden), people.garden_admin, base)
     _, plain = api.put(to_post(people.garden), people.garden_admin, {**base, "isSSL": False})
     assert ssl["object"]["serverPort"] == 995 and plain["object"]["serverPort"] == 110
@@ -153,9 +154,31 @@ def test_disabled_connector_needs_no_account(api, people):
     status, body = api.put(
         to_post(people.garden),
         people.garden_admin,
-        {"serverName": "pop.example.org", "isEnabled": False},
+        {
+            "serverName": "pop.example.org",
+            "serverPort": None,
+            "serverUsername": "",
+            "isEnabled": False,
+            "isSSL": True,
+            "deleteProcessed": False,
+        },
     )
     assert status == 200 and body["object"]["isEnabled"] is False
+
+
+@pytest.mark.parametrize(
+    "missing",
+    ["serverName", "serverPort", "serverUsername", "isEnabled", "isSSL", "deleteProcessed"],
+)
+def test_a_listed_field_left_out_is_400_naming_it_and_changes_nothing(api, people, missing):
+    assert api.put(to_post(people.garden), people.garden_admin, GOOD)[0] == 200
+    _, before = api.get(to_post(people.garden), people.garden_admin)
+    body = {k: v for k, v in GOOD.items() if k != missing}
+    status, answer = api.put(to_post(people.garden), people.garden_admin, body)
+    assert status == 400
+    assert missing in [e["key"] for e in answer["errors"]]
+    _, after = api.get(to_post(people.garden), people.garden_admin)
+    assert after["object"] == before["object"]
 
 
 @pytest.mark.parametrize(

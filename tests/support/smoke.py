@@ -55,6 +55,7 @@ def main() -> int:
                 f"/api/v1/en_US/connector/email-to-post/{garden['id']}",
                 {
                     "serverName": "pop.example.org",
+                    "serverPort": None,
                     "serverUsername": "box",
                     "serverPassword": "s3cret",
                     "isEnabled": True,
