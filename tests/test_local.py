@@ -12,10 +12,12 @@ import pytest
 from tests.support import REPO_ROOT
 from tests.support.running import free_port, start_agora
 
+CORS_ORIGIN = "https://app.example.org"
+
 
 @pytest.fixture(scope="module")
 def running():
-    agora = start_agora()
+    agora = start_agora({"AGORA_CORS_ORIGINS": CORS_ORIGIN})
     yield agora
     agora.stop()
 
@@ -147,3 +149,23 @@ def test_docs_page_and_its_files_are_served_by_make_run(running):
             assert asset.read() == (swagger_ui_path / source.split("/")[-1]).read_bytes()
     status, document = running.request("GET", "/api/v1/en_US/openapi.json")
     assert status == 200 and document["servers"] == [{"url": "/"}]
+
+
+@pytest.mark.slow
+def test_make_run_answers_cors_preflight_for_an_allowed_origin_only(running):
+    import urllib.request
+
+    def preflight(origin: str) -> dict[str, str]:
+        request = urllib.request.Request(
+            running.base + "/api/v1/en_US/system-page/home-page",
+            method="OPTIONS",
+            headers={"Origin": origin, "Access-Control-Request-Method": "PUT"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert response.status == 204
+            return {k.lower(): v for k, v in response.headers.items()}
+
+    allowed = preflight(CORS_ORIGIN)
+    assert allowed["access-control-allow-origin"] == CORS_ORIGIN
+    assert "PUT" in allowed["access-control-allow-methods"]
+    assert not any(k.startswith("access-control-") for k in preflight("https://other.example"))
