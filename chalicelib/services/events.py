@@ -158,6 +158,15 @@ class EventService:
         problem = end_date_problem(move.start_date, end, all_day)
         if problem:
             raise ValidationFailed.one("endDate", sent.get("endDate"), problem)
+        start, stop = move.calendar_start_date, move.calendar_end_date
+        # The calendar is read before the write and the moved event put in its new place after
+        # it: once the event has moved, no failing read can answer an error for a done move.
+        shown = self.events.overlapping(group.id, start, stop, cap=CALENDAR_CAP)
+        people = self.users.get_many(
+            {r.author_id for r in shown}
+            | {r.editor_id for r in shown}
+            | {record.author_id, caller.user_id}
+        )
         self.events.update(
             record,
             start_date=move.start_date,
@@ -167,10 +176,12 @@ class EventService:
             modified_on=self.clock(),
         )
         self._publish(self._happened(EventMoved, record, caller.user_id))
-        period = CalendarQuery(
-            calendar_start_date=move.calendar_start_date, calendar_end_date=move.calendar_end_date
+        shown = [r for r in shown if int(r.id) != int(record.id)]
+        if self.events.overlaps(record, start, stop):
+            shown = sorted([*shown, record], key=lambda r: r.start_key)[:CALENDAR_CAP]
+        return EventPage(
+            offset=int(shown[-1].id) if shown else None, events=self._out(shown, group, people)
         )
-        return self.calendar(group, period)
 
     # --- lists -----------------------------------------------------------------------------------
 

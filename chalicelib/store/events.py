@@ -278,6 +278,12 @@ class EventRepository:
         cache.remember(POSITION, {int(r.id): r for r in records[-1:]})
         return records
 
+    @staticmethod
+    def overlaps(record: EventRecord, start: datetime, end: datetime) -> bool:
+        """Whether the event overlaps [start, end), as `overlapping` decides it."""
+        until = occupied_until(record.start_date, record.end_date, record.all_day)
+        return record.start_date < end and (until > start or record.start_date >= start)
+
     def overlapping(
         self, group_id: str, start: datetime, end: datetime, *, cap: int
     ) -> list[EventRecord]:

@@ -287,6 +287,13 @@ def test_event_writes_answer_503_or_409_and_change_nothing(api, world, faults, k
     assert (
         survive_faults(api, faults, kind, "PUT", path, c.moderator, moved)["title"] == "Moved fair"
     )
+    drag = {
+        "startDate": "2026-05-03T09:00:00Z",
+        "calendarStartDate": "2026-05-01T00:00:00Z",
+        "calendarEndDate": "2026-06-01T00:00:00Z",
+    }
+    calendar = survive_faults(api, faults, kind, "PUT", f"{path}/calendar", c.moderator, drag)
+    assert [e["startDate"] for e in calendar["events"]] == ["2026-05-03T09:00:00Z"]
     survive_faults(api, faults, kind, "DELETE", path, c.moderator)
     status, _ = api.get(path, c.moderator)
     assert status == 404
