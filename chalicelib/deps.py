@@ -18,7 +18,8 @@ from chalicelib.clock import utc_now
 from chalicelib.services.administrators import AdministratorService
 from chalicelib.services.alerts import AlertService
 from chalicelib.services.comments import CommentPresenter, CommentService
-from chalicelib.services.domain_events import DomainEvents
+from chalicelib.services.digests import DigestService
+from chalicelib.services.domain_events import CommentCreated, DomainEvents, PostCreated
 from chalicelib.services.events import EventService
 from chalicelib.services.feed import FeedService
 from chalicelib.services.feed_keys import FeedKeyService
@@ -36,7 +37,9 @@ from chalicelib.services.system_pages import SystemPageService
 from chalicelib.settings import get_settings
 
 if TYPE_CHECKING:
+    from chalicelib.mail.outgoing import OutgoingMail
     from chalicelib.services.mail_in import MailIngestor
+    from chalicelib.services.notify import NotifyService
     from chalicelib.store.alerts import AlertRepository
     from chalicelib.store.comments import CommentRepository
     from chalicelib.store.counters import CounterRepository
@@ -166,10 +169,8 @@ def domain_events() -> DomainEvents:
 
 
 def _notify_of_new_content(event: Any) -> None:
-    # Imported when an event is told, not at cold start: most requests publish none.
-    from chalicelib.services.notify import notify_of_new_content
-
-    notify_of_new_content(event)
+    if isinstance(event, PostCreated | CommentCreated):
+        notify_service().handle(event)
 
 
 # --- services -------------------------------------------------------------------------------------
@@ -267,3 +268,86 @@ def mail_ingestor(**overrides: Any) -> MailIngestor:
     }
     values.update(overrides)
     return MailIngestor(**values)
+
+
+# --- notifications and outgoing mail --------------------------------------------------------------
+
+
+def outgoing_mail() -> OutgoingMail:
+    """SES, from each group's email identity with its newsletter disclaimer; suppressed addresses
+    (bounces, complaints) are never written to."""
+    from chalicelib.mail.outgoing import Identity, OutgoingMail, SesMailer, fallback_address
+    from chalicelib.store.suppressions import SuppressionRepository
+
+    group_email, newsletter = group_email_service(), newsletter_service()
+
+    def identity_of(group: Any) -> Identity:
+        found = group_email.get(group)
+        return Identity(found.name, found.email, newsletter.get(group).disclaimer)
+
+    return OutgoingMail(
+        SesMailer(),
+        identity_of,
+        fallback_address(get_settings().public_base_url),
+        SuppressionRepository().is_suppressed,
+    )
+
+
+def notify_service(**overrides: Any) -> NotifyService:
+    """`overrides` replace any constructor argument (tests). Imported when an event is told, not
+    at cold start: most requests publish none."""
+    from chalicelib.services.notify import NotifyService, SqsFanout
+    from chalicelib.store.alerts import AlertRepository
+    from chalicelib.store.digests import DigestRepository
+    from chalicelib.store.notifications import NotificationRepository
+
+    values: dict[str, Any] = {
+        "notifications": NotificationRepository(),
+        "users": users(),
+        "groups": groups(),
+        "posts": posts(),
+        "comments": comments(),
+        "alerts": AlertRepository(),
+        "digests": DigestRepository(),
+        "mail": None,
+        "fanout": None,
+        "clock": utc_now,
+    }
+    values.update(overrides)
+    # Made only when used: most events have no recipient at all.
+    values["mail"] = values["mail"] or _Lazy(outgoing_mail)
+    values["fanout"] = values["fanout"] or SqsFanout()
+    return NotifyService(**values)
+
+
+def digest_service(**overrides: Any) -> DigestService:
+    """`overrides` replace any constructor argument (tests, the job's clock)."""
+    from chalicelib.store.digests import DigestRepository
+    from chalicelib.store.notifications import NotificationRepository
+
+    values: dict[str, Any] = {
+        "digests": DigestRepository(),
+        "notifications": NotificationRepository(),
+        "users": users(),
+        "groups": groups(),
+        "posts": posts(),
+        "comments": comments(),
+        "mail": None,
+        "clock": utc_now,
+    }
+    values.update(overrides)
+    values["mail"] = values["mail"] or outgoing_mail()
+    return DigestService(**values)
+
+
+class _Lazy:
+    """Builds the wrapped object on first use."""
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self._factory = factory
+        self._made: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._made is None:
+            self._made = self._factory()
+        return getattr(self._made, name)

@@ -85,7 +85,7 @@ def ensure_queue(name: str) -> str:
 def ensure_mail_sender(base_url: str) -> str:
     """The embedded SES may send from the fallback sender's domain (AGORA_BASE_URL's host)."""
     from chalicelib.aws import client
-    from chalicelib.services.notify import fallback_address
+    from chalicelib.mail.outgoing import fallback_address
 
     domain = fallback_address(base_url).split("@", 1)[1]
     client("ses").verify_domain_identity(Domain=domain)

@@ -9,9 +9,10 @@ import json
 
 import pytest
 
+from chalicelib import deps
 from chalicelib.logs import invocation
 from chalicelib.services.domain_events import PostCreated
-from chalicelib.services.notify import NotifyService, Recipient, chunk_body
+from chalicelib.services.notify import Recipient, chunk_body
 from chalicelib.settings import get_settings
 from tests.services.test_notify import INSTANT, email_of, world  # noqa: F401 - fixture
 from tests.support.notify import recipients, sent_mail, subscribe
@@ -40,7 +41,7 @@ def test_correlation_id_goes_from_the_event_through_sqs_to_the_delivery(world, c
     for fan in (c.group_fan, c.author_fan, c.outsider):
         subscribe(fan, "group", c.garden, 1, email=INSTANT)
     with invocation(correlation="mail-poll-42"):
-        report = NotifyService.default(inline_limit=1, chunk_size=1).handle(
+        report = deps.notify_service(inline_limit=1, chunk_size=1).handle(
             PostCreated(c.hello, c.garden, c.ann)
         )
     assert report.fanned_out == 3

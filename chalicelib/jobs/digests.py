@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from chalicelib import deps
 from chalicelib.jobs.base import Deadline
 from chalicelib.logs import get_logger
 
@@ -21,9 +22,8 @@ def send_daily_digests(deadline: Deadline, *, now: datetime | None = None) -> in
     the clock, and with it the day (tests).
     """
     from chalicelib.clock import utc_now
-    from chalicelib.services.digests import DigestService
 
-    service = DigestService.default(clock=(lambda: now) if now is not None else utc_now)
+    service = deps.digest_service(clock=(lambda: now) if now is not None else utc_now)
     run = service.send_all(deadline.expired)
     log.info("daily digests", extra={"sent": run.sent, "failed": run.failed})
     return run.sent

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib import deps
 from chalicelib.logs import get_logger
 
 log = get_logger("jobs.notify")
@@ -19,9 +20,9 @@ def deliver_from_queue(bodies: list[str], *, service: Any = None) -> list[dict[s
     from dataclasses import asdict
 
     from chalicelib.logs import invocation
-    from chalicelib.services.notify import NotifyService, chunk_correlation, parse_chunk
+    from chalicelib.services.notify import chunk_correlation, parse_chunk
 
-    service = service or NotifyService.default()
+    service = service or deps.notify_service()
     reports = []
     for body in bodies:
         event, recipients = parse_chunk(body)

@@ -68,31 +68,6 @@ class DigestService:
         self.clock = clock
         self.max_items = max_items
 
-    @classmethod
-    def default(cls, **overrides: Any) -> DigestService:
-        from chalicelib.clock import utc_now
-        from chalicelib.services.notify import OutgoingMail
-        from chalicelib.store.comments import CommentRepository
-        from chalicelib.store.digests import DigestRepository
-        from chalicelib.store.groups import GroupRepository
-        from chalicelib.store.notifications import NotificationRepository
-        from chalicelib.store.posts import PostRepository
-        from chalicelib.store.users import UserRepository
-
-        values: dict[str, Any] = {
-            "digests": DigestRepository(),
-            "notifications": NotificationRepository(),
-            "users": UserRepository(),
-            "groups": GroupRepository(),
-            "posts": PostRepository(),
-            "comments": CommentRepository(),
-            "mail": None,
-            "clock": utc_now,
-        }
-        values.update(overrides)
-        values["mail"] = values["mail"] or OutgoingMail.default()
-        return cls(**values)
-
     def send_all(self, expired: Callable[[], bool]) -> DigestRun:
         run = DigestRun()
         day = self.clock().date().isoformat()

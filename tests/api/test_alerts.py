@@ -7,9 +7,9 @@ from datetime import timedelta
 
 import pytest
 
+from chalicelib import deps
 from chalicelib.clock import utc_now
 from chalicelib.services.domain_events import CommentCreated, PostCreated
-from chalicelib.services.notify import NotifyService
 from tests.fixtures import new_id
 from tests.support.notify import subscribe
 
@@ -42,7 +42,7 @@ def world(community):
 def told(events, start):
     """Deliver the events with a clock that ticks a second per call from `start`."""
     ticks = (start + timedelta(seconds=n) for n in itertools.count())
-    service = NotifyService.default(clock=lambda: next(ticks))
+    service = deps.notify_service(clock=lambda: next(ticks))
     for event in events:
         service.handle(event)
 

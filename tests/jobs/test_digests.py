@@ -6,10 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from chalicelib import deps
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.digests import send_daily_digests
 from chalicelib.services.domain_events import CommentCreated, PostCreated
-from chalicelib.services.notify import NotifyService
 from tests.support.notify import (
     group_record,
     html_of,
@@ -53,7 +53,7 @@ def world(community):
 
 
 def publish(event, when: datetime) -> None:
-    NotifyService.default(clock=lambda: when).handle(event)
+    deps.notify_service(clock=lambda: when).handle(event)
 
 
 def email_of(c, user_id: str) -> str:

@@ -10,7 +10,6 @@ import pytest
 
 from chalicelib import deps
 from chalicelib.services.domain_events import CommentCreated, PostCreated
-from chalicelib.services.notify import NotifyService
 from chalicelib.settings import get_settings
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures for the mailed post
 from tests.support.notify import (
@@ -146,7 +145,7 @@ def test_the_same_event_twice_tells_each_user_once(world):
     c = world
     subscribe_everyone(c)
     event = PostCreated(post_id=c.hello, group_id=c.garden, author_id=c.ann)
-    service = NotifyService.default()
+    service = deps.notify_service()
     first = service.handle(event)
     second = service.handle(event)
     assert (first.emailed, first.queued, first.alerts) == (3, 1, 2)
@@ -161,7 +160,7 @@ def test_users_who_may_not_enter_a_private_group_are_not_told(world):
     subscribe(c.double_fan, "author", c.ann, 8, email=INSTANT)
     # Subscribed while a member, no longer one: the stored subscription is not enough.
     subscribe(c.group_fan, "group", c.photos, 1, email=INSTANT)
-    report = NotifyService.default().handle(PostCreated(c.pier, c.photos, c.ann))
+    report = deps.notify_service().handle(PostCreated(c.pier, c.photos, c.ann))
     assert recipients(sent_mail()) == [email_of(c, c.double_fan)]
     assert report.skipped == 2
     assert alerts_of(c.outsider) == []
@@ -198,7 +197,7 @@ def test_comment_notifies_post_and_group_subscribers_once(world):
 
 def test_comment_awaiting_approval_tells_nobody(world):
     subscribe(world.double_fan, "group", world.garden, 2, email=INSTANT, red=True)
-    report = NotifyService.default().handle(
+    report = deps.notify_service().handle(
         CommentCreated(901, world.hello, world.garden, world.ann, is_approved=False)
     )
     assert report.recipients == 0 and sent_mail() == []
@@ -208,7 +207,7 @@ def test_unverified_group_address_falls_back_with_reply_to(world):
     c = world
     set_group_email(group_record(c.garden), "club@elsewhere.example", "Garden Club")
     subscribe(c.group_fan, "group", c.garden, 1, email=INSTANT)
-    NotifyService.default().handle(PostCreated(c.hello, c.garden, c.ann))
+    deps.notify_service().handle(PostCreated(c.hello, c.garden, c.ann))
     [message] = sent_mail()
     assert message["From"].addresses[0].addr_spec == "noreply@community.example"
     assert message["From"].addresses[0].display_name == "Garden Club"
@@ -225,7 +224,7 @@ def test_many_subscribers_fan_out_through_sqs(world):
     fans = [c.group_fan, c.author_fan, c.digest_fan, c.alert_fan, c.outsider]
     for fan in fans:
         subscribe(fan, "group", c.garden, 1, email=INSTANT)
-    report = NotifyService.default(inline_limit=2, chunk_size=2).handle(
+    report = deps.notify_service(inline_limit=2, chunk_size=2).handle(
         PostCreated(c.hello, c.garden, c.ann)
     )
     assert (report.recipients, report.fanned_out, report.emailed) == (5, 3, 0)

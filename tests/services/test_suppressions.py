@@ -7,11 +7,11 @@ import json
 
 import pytest
 
+from chalicelib import deps
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.digests import send_daily_digests
 from chalicelib.jobs.ses_feedback import handle_from_queue
 from chalicelib.services.domain_events import PostCreated
-from chalicelib.services.notify import NotifyService
 from chalicelib.settings import get_settings
 from tests.support.notify import recipients, sent_mail, subscribe, verify_sender_domain
 
@@ -88,12 +88,12 @@ def test_hard_bounce_through_the_queue_suppresses_and_nothing_is_sent_to_it(api,
     c = world
     assert through_the_queue(client, bounce("fan@example.ORG")) == {"suppressed": 1, "ignored": 0}
 
-    NotifyService.default().handle(PostCreated(c.hello, c.garden, c.ann))
+    deps.notify_service().handle(PostCreated(c.hello, c.garden, c.ann))
     assert recipients(sent_mail()) == ["other@example.org"]
 
     # Nor a digest.
     subscribe(c.fan, "group", c.garden, 1, email=DIGEST)
-    NotifyService.default().handle(PostCreated(c.hello, c.garden, c.other))
+    deps.notify_service().handle(PostCreated(c.hello, c.garden, c.other))
     assert send_daily_digests(Deadline.unbounded()) == 0
     assert recipients(sent_mail()) == ["other@example.org"]
 
@@ -112,7 +112,7 @@ def test_an_administrator_clears_the_suppression_and_mail_flows_again(api, world
     assert status == 200 and body["object"]["cleared"] is True
     assert api.delete(path, c.ann)[1]["object"]["cleared"] is False
     assert notifications_of(api, c, c.fan)["accessWarnings"] == []
-    NotifyService.default().handle(PostCreated(c.hello, c.garden, c.ann))
+    deps.notify_service().handle(PostCreated(c.hello, c.garden, c.ann))
     assert recipients(sent_mail()) == ["Fan@Example.org", "other@example.org"]
 
 

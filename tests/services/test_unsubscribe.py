@@ -7,10 +7,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from chalicelib import deps
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.digests import send_daily_digests
 from chalicelib.services.domain_events import PostCreated
-from chalicelib.services.notify import NotifyService
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures for the mailed post
 from tests.services.test_notify import mail_post
 from tests.support.notify import (
@@ -109,7 +109,7 @@ def test_unsubscribe_stops_only_the_subscription_the_mail_was_sent_for(world, cl
     c = world
     subscribe(c.fan, "author", c.ann, 8, email=INSTANT, red=True)
     subscribe(c.fan, "group", c.garden, 2, email=INSTANT)
-    NotifyService.default().handle(PostCreated(c.hello, c.garden, c.ann))
+    deps.notify_service().handle(PostCreated(c.hello, c.garden, c.ann))
     [message] = mail_to(c, c.fan)
     answer = client.http.post(unsubscribe_target(message), headers=FORM, body=ONE_CLICK)
     assert answer.status_code == 200
@@ -122,7 +122,7 @@ def test_unsubscribe_stops_only_the_subscription_the_mail_was_sent_for(world, cl
 
 def test_browser_confirmation_answers_a_page(world, client):
     subscribe(world.fan, "group", world.garden, 1, email=INSTANT)
-    NotifyService.default().handle(PostCreated(world.hello, world.garden, world.ann))
+    deps.notify_service().handle(PostCreated(world.hello, world.garden, world.ann))
     [message] = mail_to(world, world.fan)
     answer = client.http.post(
         unsubscribe_target(message), headers={**FORM, "Accept": "text/html"}, body=ONE_CLICK
@@ -163,7 +163,7 @@ def test_digest_mail_unsubscribes_from_the_whole_digest(world, client):
     subscribe(c.reader, "group", c.garden, 1, email=DIGEST)
     subscribe(c.reader, "author", c.ann, 8, email=DIGEST, screen=True)
     subscribe(c.reader, "group", c.garden, 2, email=INSTANT)
-    NotifyService.default().handle(PostCreated(c.hello, c.garden, c.ann))
+    deps.notify_service().handle(PostCreated(c.hello, c.garden, c.ann))
     assert send_daily_digests(Deadline.unbounded()) == 1
     [digest] = mail_to(c, c.reader)
     assert digest["List-Unsubscribe-Post"] == ONE_CLICK
@@ -172,7 +172,7 @@ def test_digest_mail_unsubscribes_from_the_whole_digest(world, client):
     assert b"the daily digest" in client.http.get(target).body
 
     post2 = new_post(c)
-    NotifyService.default().handle(PostCreated(post2, c.garden, c.ann))  # queued for tomorrow
+    deps.notify_service().handle(PostCreated(post2, c.garden, c.ann))  # queued for tomorrow
     assert client.http.post(target, headers=FORM, body=ONE_CLICK).status_code == 200
     assert stored_email_alert(c.reader, f"group#{c.garden}#1") == 0
     assert stored_email_alert(c.reader, f"author#{c.ann}#8") == 0
@@ -180,7 +180,7 @@ def test_digest_mail_unsubscribes_from_the_whole_digest(world, client):
     from chalicelib.store.digests import DigestRepository
 
     assert DigestRepository().pending_items(c.reader, 10) == []
-    NotifyService.default().handle(PostCreated(new_post(c), c.garden, c.ann))
+    deps.notify_service().handle(PostCreated(new_post(c), c.garden, c.ann))
     assert DigestRepository().pending_items(c.reader, 10) == []
 
 
