@@ -33,6 +33,7 @@ ERROR_STATUSES = {
     "409": "State conflict",
     "413": "Body larger than 1 MiB",
     "429": "Too many failed sign-ins",
+    "503": "AWS throttled, failed or timed out beyond the retries: send again after Retry-After",
 }
 
 
@@ -179,6 +180,9 @@ def openapi_document() -> dict[str, Any]:
             "content": {"application/json": {"schema": _envelope({}, False)}},
         }
         for status, description in ERROR_STATUSES.items()
+    }
+    error_responses["Error503"]["headers"] = {
+        "Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}
     }
     return {
         "openapi": "3.1.0",
