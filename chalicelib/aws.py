@@ -54,6 +54,21 @@ def reset() -> None:
         forget()
 
 
+def send_batches(queue_name: str, bodies: list[str], what: str) -> None:
+    """Send `bodies` to the queue, ten a request (SQS's SendMessageBatch limit); raises when SQS
+    refuses any, naming them as `what` ("notification chunk(s)")."""
+    sqs = client("sqs")
+    queue_url = sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
+    for start in range(0, len(bodies), 10):
+        batch = bodies[start : start + 10]
+        response = sqs.send_message_batch(
+            QueueUrl=queue_url,
+            Entries=[{"Id": str(i), "MessageBody": body} for i, body in enumerate(batch)],
+        )
+        if response.get("Failed"):
+            raise RuntimeError(f"SQS refused {len(response['Failed'])} {what}")
+
+
 def on_reset(forget: Callable[[], None]) -> Callable[[], None]:
     """Have `reset()` call `forget` too (a cache of what was read through a client)."""
     _forgetters.append(forget)

@@ -117,30 +117,16 @@ def poll_all_in_process(
 
 def dispatch(*, source: Any = None) -> int:
     """Send one SQS message per enabled mailbox; answers how many were sent."""
-    from chalicelib.aws import client
+    from chalicelib.aws import send_batches
     from chalicelib.logs import correlation_id
     from chalicelib.settings import get_settings
 
     source = source or default_source()
     # Each poll's log lines, and the notifications its mail causes, carry this run's id.
     correlation = correlation_id()
-    sqs = client("sqs")
-    queue_url = sqs.get_queue_url(QueueName=get_settings().mailbox_queue)["QueueUrl"]
     keys = list(source.enabled_mailbox_keys())
-    for start in range(0, len(keys), 10):
-        batch = keys[start : start + 10]
-        response = sqs.send_message_batch(
-            QueueUrl=queue_url,
-            Entries=[
-                {
-                    "Id": str(i),
-                    "MessageBody": json.dumps({"mailbox": key, "correlationId": correlation}),
-                }
-                for i, key in enumerate(batch)
-            ],
-        )
-        if response.get("Failed"):
-            raise RuntimeError(f"SQS refused {len(response['Failed'])} mailbox message(s)")
+    bodies = [json.dumps({"mailbox": key, "correlationId": correlation}) for key in keys]
+    send_batches(get_settings().mailbox_queue, bodies, "mailbox message(s)")
     return len(keys)
 
 

@@ -132,18 +132,9 @@ class SqsFanout:
         self.queue_name = queue_name or get_settings().notify_queue
 
     def send(self, bodies: list[str]) -> None:
-        from chalicelib.aws import client
+        from chalicelib.aws import send_batches
 
-        sqs = client("sqs")
-        queue_url = sqs.get_queue_url(QueueName=self.queue_name)["QueueUrl"]
-        for start in range(0, len(bodies), 10):
-            batch = bodies[start : start + 10]
-            response = sqs.send_message_batch(
-                QueueUrl=queue_url,
-                Entries=[{"Id": str(i), "MessageBody": body} for i, body in enumerate(batch)],
-            )
-            if response.get("Failed"):
-                raise RuntimeError(f"SQS refused {len(response['Failed'])} notification chunk(s)")
+        send_batches(self.queue_name, bodies, "notification chunk(s)")
 
 
 def chunk_body(event: Any, recipients: list[Recipient]) -> str:
