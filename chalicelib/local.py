@@ -253,6 +253,7 @@ def main() -> int:
     scheduler.start()
 
     print(f"Agora API:          http://127.0.0.1:{settings.port}/api/v1/en_US/")
+    print(f"Console:            http://127.0.0.1:{settings.port}/console/")
     print(f"AWS_ENDPOINT_URL={endpoint}")
     print(f"AWS_DEFAULT_REGION={os.environ['AWS_DEFAULT_REGION']}")
     print(f"AWS_ACCESS_KEY_ID={os.environ['AWS_ACCESS_KEY_ID']}")

@@ -50,6 +50,7 @@ def choose_group(page, name: str) -> None:
 
 
 def test_root_administrator_signs_in_and_sees_every_page(agora, page):
+    assert f"Console:            {agora.base}/console/\n" in agora.output
     page.goto(f"{agora.base}/console/")
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     screenshot(page, "sign-in")
