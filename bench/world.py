@@ -31,8 +31,12 @@ def in_process_aws() -> Iterator[None]:
     """A fresh moto AWS with every table and the mailbox queue (as the tests' `aws` fixture)."""
     from moto import mock_aws
 
+    from chalicelib.embedded_aws import serialise_moto_dynamodb
     from chalicelib.settings import get_settings, reload_settings
 
+    # Code under test runs threads too (mail polls mailboxes in parallel): moto's DynamoDB gets
+    # the same lock as make run's, so the threads race as they would on DynamoDB, not in moto.
+    serialise_moto_dynamodb()
     with mock_aws():
         reload_settings()
         from chalicelib.local import ensure_kms_key, ensure_queue

@@ -24,8 +24,12 @@ def aws() -> Iterator[None]:
     Clients are kept across tests (moto intercepts every client made after it was imported, and
     making botocore sessions anew costs seconds); only the backends are new for each test.
     """
+    from chalicelib.embedded_aws import serialise_moto_dynamodb
     from chalicelib.settings import get_settings, reload_settings
 
+    # Code under test runs threads too (mail polls mailboxes in parallel): moto's DynamoDB gets
+    # the same lock as make run's, so the threads race as they would on DynamoDB, not in moto.
+    serialise_moto_dynamodb()
     with mock_aws():
         reload_settings()
         from chalicelib.local import ensure_queue
