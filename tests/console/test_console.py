@@ -128,6 +128,12 @@ def test_purging_a_deleted_comment_removes_it_for_good(agora, page):
     status, body = api(agora, "POST", "comment/post/108/undelete")
     assert status == 404, body
 
+    page.locator('li[data-comment-id="107"]').get_by_role("button", name="Undelete").click()
+    expect(page.get_by_role("status")).to_contain_text("Comment 107 undeleted.")
+    expect(page.locator('li[data-comment-id="107"]')).to_have_count(0)
+    status, body = api(agora, "GET", f"post/{SEED_SWAP}/comments?pageSize=100")
+    assert 107 in [c["id"] for c in body["object"]["comments"]]
+
 
 def test_bulk_delete_asks_first_and_a_refusal_changes_nothing(agora, page):
     sign_in(page, agora)
@@ -145,8 +151,14 @@ def test_bulk_delete_asks_first_and_a_refusal_changes_nothing(agora, page):
     page.keyboard.press("ArrowRight")
     expect(page.get_by_role("tab", name="Spam reports")).to_be_focused()
     expect(page.get_by_role("tab", name="Spam reports")).to_have_attribute("aria-selected", "true")
-    expect(page.locator('li[data-comment-id="106"]')).to_be_visible()
+    reported = page.locator('li[data-comment-id="106"]')
+    expect(reported).to_be_visible()
     screenshot(page, "moderation-spam")
+    reported.get_by_role("button", name="Clear reports comment 106").click()
+    expect(page.get_by_role("status")).to_contain_text("Spam reports of comment 106 cleared.")
+    expect(reported).to_have_count(0)
+    status, body = api(agora, "GET", f"comment/post/list/{GARDENING}/spam-reports")
+    assert status == 200 and 106 not in [c["id"] for c in body["object"]["comments"]]
 
 
 def test_a_moderator_sees_neither_settings_nor_other_groups(agora, page):
