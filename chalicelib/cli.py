@@ -114,7 +114,7 @@ def create_tables(_args: argparse.Namespace) -> int:
 
 
 def load(args: argparse.Namespace) -> int:
-    from chalicelib.services.fixture import FixtureInvalid, FixtureService
+    from chalicelib.services.fixture import FixtureInvalid
 
     path = Path(args.file)
     try:
@@ -127,7 +127,7 @@ def load(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     progress = Progress()
     try:
-        report = FixtureService.default().load(
+        report = deps.fixture_service().load(
             data, progress=lambda section, n: progress.show(f"load: {n} {section} written")
         )
     except FixtureInvalid as invalid:

@@ -14,30 +14,39 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from chalicelib import secrets
 from chalicelib.clock import utc_now
 from chalicelib.services.administrators import AdministratorService
 from chalicelib.services.alerts import AlertService
 from chalicelib.services.comments import CommentPresenter, CommentService
+from chalicelib.services.connectors import LocalConnectorService
+from chalicelib.services.console import ConsoleService
 from chalicelib.services.digests import DigestService
 from chalicelib.services.domain_events import CommentCreated, DomainEvents, PostCreated
 from chalicelib.services.events import EventService
 from chalicelib.services.feed import FeedService
 from chalicelib.services.feed_keys import FeedKeyService
+from chalicelib.services.fixture import FixtureService
 from chalicelib.services.group_email import GroupEmailService
 from chalicelib.services.groups import GroupService
 from chalicelib.services.ical import IcalService
 from chalicelib.services.mail_log import MailLogService
+from chalicelib.services.mailboxes import MailboxDirectory, MailboxSettingsService
 from chalicelib.services.newsletter import NewsletterService
+from chalicelib.services.notifications import NotificationService
 from chalicelib.services.player import PlayerService
 from chalicelib.services.posts import PostService
 from chalicelib.services.profile import ProfileService
 from chalicelib.services.rss import RssService
 from chalicelib.services.security import SecurityService
+from chalicelib.services.suppressions import SuppressionService
 from chalicelib.services.system_pages import SystemPageService
+from chalicelib.services.unsubscribe import UnsubscribeService
 from chalicelib.settings import get_settings
 
 if TYPE_CHECKING:
     from chalicelib.mail.outgoing import OutgoingMail
+    from chalicelib.services.event_bus import EventBusPublisher
     from chalicelib.services.mail_in import MailIngestor
     from chalicelib.services.notify import NotifyService
     from chalicelib.store.alerts import AlertRepository
@@ -163,9 +172,13 @@ def counters() -> CounterRepository:
 def domain_events() -> DomainEvents:
     """The subscribers of every domain event: notifications of new posts and comments, and the
     EventBridge bus (every kind)."""
+    return DomainEvents([_notify_of_new_content, event_bus_publisher()])
+
+
+def event_bus_publisher() -> EventBusPublisher:
     from chalicelib.services.event_bus import EventBusPublisher
 
-    return DomainEvents([_notify_of_new_content, EventBusPublisher.default()])
+    return EventBusPublisher(get_settings().event_bus)
 
 
 def _notify_of_new_content(event: Any) -> None:
@@ -351,3 +364,57 @@ class _Lazy:
         if self._made is None:
             self._made = self._factory()
         return getattr(self._made, name)
+
+
+# --- settings, subscriptions, connectors, the loader ----------------------------------------------
+
+
+def suppression_service() -> SuppressionService:
+    from chalicelib.store.suppressions import SuppressionRepository
+
+    return SuppressionService(SuppressionRepository(), utc_now)
+
+
+def notification_service() -> NotificationService:
+    from chalicelib.store.notifications import NotificationRepository
+
+    return NotificationService(
+        NotificationRepository(), users(), groups(), posts(), utc_now, suppression_service()
+    )
+
+
+def unsubscribe_service() -> UnsubscribeService:
+    from chalicelib.store.digests import DigestRepository
+    from chalicelib.store.notifications import NotificationRepository
+
+    return UnsubscribeService(
+        NotificationRepository(), DigestRepository(), groups(), posts(), users(), utc_now
+    )
+
+
+def local_connector_service() -> LocalConnectorService:
+    from chalicelib.store.connectors import ConnectorRepository
+
+    return LocalConnectorService(
+        ConnectorRepository(), group_service(), groups(), users(), secrets, utc_now
+    )
+
+
+def mailbox_settings_service() -> MailboxSettingsService:
+    from chalicelib.store.connectors import MailboxRepository
+
+    return MailboxSettingsService(MailboxRepository(), secrets, utc_now)
+
+
+def mailbox_directory() -> MailboxDirectory:
+    return MailboxDirectory(mailbox_settings_service())
+
+
+def console_service() -> ConsoleService:
+    return ConsoleService(groups(), users())
+
+
+def fixture_service() -> FixtureService:
+    from chalicelib.store.fixture import FixtureStore
+
+    return FixtureService(FixtureStore())

@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from chalicelib import deps
+
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 DEMO_FIXTURE = PROJECT_DIR / "demo" / "community.json"
 
@@ -231,10 +233,8 @@ def main() -> int:
     create_tables()
     credentials = None
     if settings.demo:
-        from chalicelib.services.fixture import FixtureService
-
         fixture = json.loads(DEMO_FIXTURE.read_text(encoding="utf-8"))
-        report = FixtureService.default().load(fixture)
+        report = deps.fixture_service().load(fixture)
         credentials = demo_root_administrator(fixture)
         print("demo data: " + ", ".join(f"{n} {k}" for k, n in report.counts.items()))
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
+from chalicelib import deps
 from tests.conftest import REPO_ROOT
 
 
@@ -199,9 +200,8 @@ class Community:
         }
 
     def load(self) -> Community:
-        from chalicelib.services.fixture import FixtureService
 
-        FixtureService.default().load(self.as_fixture())
+        deps.fixture_service().load(self.as_fixture())
         return self
 
 

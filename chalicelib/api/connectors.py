@@ -22,8 +22,6 @@ from chalicelib.schemas.connectors import (
     LocalConnectorUpdate,
     MailboxSettingsUpdate,
 )
-from chalicelib.services.connectors import LocalConnectorService
-from chalicelib.services.mailboxes import MailboxSettingsService
 
 connectors_api = Blueprint(__name__)
 PREFIX = "/api/v1/en_US/connector"
@@ -42,7 +40,7 @@ PREFIX = "/api/v1/en_US/connector"
 )
 def get_email_to_post(call: Call) -> EmailToPostOut:
     """A group's email-to-post mailbox settings, password included (the spec returns it)."""
-    return MailboxSettingsService.default().email_to_post(call.group)
+    return deps.mailbox_settings_service().email_to_post(call.group)
 
 
 @route(
@@ -56,7 +54,7 @@ def get_email_to_post(call: Call) -> EmailToPostOut:
 )
 def update_email_to_post(call: Call) -> EmailToPostOut:
     """Replace a group's email-to-post settings; an omitted password keeps the stored one."""
-    return MailboxSettingsService.default().update_email_to_post(
+    return deps.mailbox_settings_service().update_email_to_post(
         call.group, call.body, call.signed_in.user_id
     )
 
@@ -74,7 +72,7 @@ def update_email_to_post(call: Call) -> EmailToPostOut:
 )
 def get_email_to_comment(call: Call) -> EmailToCommentOut:
     """The system-wide email-to-comment settings (password only for a root administrator)."""
-    return MailboxSettingsService.default().email_to_comment(call.signed_in)
+    return deps.mailbox_settings_service().email_to_comment(call.signed_in)
 
 
 @route(
@@ -87,7 +85,7 @@ def get_email_to_comment(call: Call) -> EmailToCommentOut:
 )
 def update_email_to_comment(call: Call) -> EmailToCommentOut:
     """Replace the system-wide email-to-comment settings."""
-    return MailboxSettingsService.default().update_email_to_comment(
+    return deps.mailbox_settings_service().update_email_to_comment(
         call.body, call.signed_in.user_id
     )
 
@@ -105,7 +103,7 @@ def update_email_to_comment(call: Call) -> EmailToCommentOut:
 )
 def list_local_connectors(call: Call) -> LocalConnectorList:
     """Every local connector with its configuration in the group."""
-    return LocalConnectorService.default().list(call.group, call.signed_in)
+    return deps.local_connector_service().list(call.group, call.signed_in)
 
 
 @route(
@@ -118,7 +116,7 @@ def list_local_connectors(call: Call) -> LocalConnectorList:
 )
 def get_local_connector(call: Call) -> LocalConnectorOut:
     """One local connector with its configuration in the group."""
-    service = LocalConnectorService.default()
+    service = deps.local_connector_service()
     connector = service.find(call.path.connectorId)
     return service.get(connector, call.group, call.signed_in)
 
@@ -134,7 +132,7 @@ def get_local_connector(call: Call) -> LocalConnectorOut:
 )
 def update_local_connector(call: Call) -> LocalConnectorOut:
     """Configure a local connector for the group: enabled, inheritance, settings of its kind."""
-    service = LocalConnectorService.default()
+    service = deps.local_connector_service()
     connector = service.find(call.path.connectorId)
     # `settings` take the shape of the connector's kind, known only once the connector is found.
     update = validate(UPDATE_MODELS[connector.kind], call.raw_body)
@@ -152,7 +150,7 @@ def update_local_connector(call: Call) -> LocalConnectorOut:
 )
 def update_local_connector_status(call: Call) -> LocalConnectorOut:
     """Enable or disable a local connector in the group named by the body."""
-    service = LocalConnectorService.default()
+    service = deps.local_connector_service()
     # The router found and checked the group the body names, unless it did not exist.
     group = call.group or deps.group_service().get(call.body.group, key="group")
     call.signed_in.require(Need.GROUP_ADMIN, group)

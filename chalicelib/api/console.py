@@ -14,10 +14,10 @@ from pathlib import Path
 
 from chalice import Blueprint, Response
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.envelope import JSON_HEADERS, failure_payload
 from chalicelib.schemas.console import ConsoleSession
-from chalicelib.services.console import ConsoleService
 
 console_api = Blueprint(__name__)
 
@@ -91,4 +91,4 @@ def console_asset(asset: str) -> Response:
 @route(console_api, "GET", "/console/api/session", response=ConsoleSession)
 def console_session(call: Call) -> ConsoleSession:
     """The signed-in user and the groups the console may show them, with what they may do there."""
-    return ConsoleService.default().session(call.signed_in)
+    return deps.console_service().session(call.signed_in)

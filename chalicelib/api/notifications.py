@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from chalice import Blueprint
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.auth import Need
 from chalicelib.schemas.notifications import (
@@ -19,7 +20,6 @@ from chalicelib.schemas.notifications import (
     PostNotificationUpsert,
     UserNotificationsOut,
 )
-from chalicelib.services.notifications import NotificationService
 
 notifications_api = Blueprint(__name__)
 PREFIX = "/api/v1/en_US/user/{userId}/notifications"
@@ -34,7 +34,7 @@ PREFIX = "/api/v1/en_US/user/{userId}/notifications"
 )
 def list_notifications(call: Call) -> UserNotificationsOut:
     """A user's notifications as seen from one group (`groupId`)."""
-    service = NotificationService.default()
+    service = deps.notification_service()
     user = service.user(call.path.userId)
     group = service.group(call.query.group_id)
     service.require_list_privilege(call.signed_in, user, group)
@@ -51,7 +51,7 @@ def list_notifications(call: Call) -> UserNotificationsOut:
 )
 def upsert_group_notification(call: Call) -> NotificationOut:
     """Subscribe the user to a group notification (1 to 5), or update that subscription."""
-    service = NotificationService.default()
+    service = deps.notification_service()
     user = service.user(call.path.userId)
     return service.upsert_group(user, call.path.notificationId, call.body, call.body.group_id)
 
@@ -66,7 +66,7 @@ def upsert_group_notification(call: Call) -> NotificationOut:
 )
 def upsert_post_notification(call: Call) -> PostNotificationOut:
     """Subscribe the user to new comments on a post (3), or update that subscription."""
-    service = NotificationService.default()
+    service = deps.notification_service()
     user = service.user(call.path.userId)
     return service.upsert_post(user, call.path.notificationId, call.body, call.body.post_id)
 
@@ -81,7 +81,7 @@ def upsert_post_notification(call: Call) -> PostNotificationOut:
 )
 def upsert_author_notification(call: Call) -> AuthorNotificationOut:
     """Subscribe the user to new posts by an author (8), or update that subscription."""
-    service = NotificationService.default()
+    service = deps.notification_service()
     user = service.user(call.path.userId)
     return service.upsert_author(user, call.path.notificationId, call.body, call.body.author_id)
 
@@ -96,7 +96,7 @@ def upsert_author_notification(call: Call) -> AuthorNotificationOut:
 )
 def upsert_personal_notification(call: Call) -> NotificationOut:
     """Subscribe the user to new private messages (4), or update that subscription."""
-    service = NotificationService.default()
+    service = deps.notification_service()
     user = service.user(call.path.userId)
     return service.upsert_personal(user, call.path.notificationId, call.body)
 
@@ -110,7 +110,7 @@ def upsert_personal_notification(call: Call) -> NotificationOut:
 )
 def update_digest_type(call: Call) -> DigestOut:
     """Choose how the user's daily digest is sent: 1 summary, 2 full."""
-    service = NotificationService.default()
+    service = deps.notification_service()
     user = service.user(call.path.userId)
     service.require_digest_privilege(call.signed_in, user)
     return service.update_digest(user, call.body.type_id)

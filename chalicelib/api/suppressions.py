@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from chalice import Blueprint
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.schemas.suppressions import SuppressionCleared
-from chalicelib.services.notifications import NotificationService
 
 suppressions_api = Blueprint(__name__)
 PATH = "/api/v1/en_US/user/{userId}/email-suppression"
@@ -22,7 +22,7 @@ def clear_email_suppression(call: Call) -> SuppressionCleared:
     """Send notification and digest email to the user's address again (after a bounce)."""
     from chalicelib.store.suppressions import SuppressionRepository
 
-    service = NotificationService.default()
+    service = deps.notification_service()
     user = service.user(call.path.userId)
     service.require_digest_privilege(call.signed_in, user)
     cleared = SuppressionRepository().clear(user.email)

@@ -15,6 +15,7 @@ from typing import Any
 
 from chalice import Blueprint, Response
 
+from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.errors import ValidationFailed
 from chalicelib.schemas.unsubscribe import UnsubscribeOut, UnsubscribeQuery
@@ -60,11 +61,10 @@ def invalid_page(error: ValidationFailed) -> Response:
 @route(unsubscribe_api, "GET", PATH, need=None, query=UnsubscribeQuery, content_type="text/html")
 def unsubscribe_page(call: Call) -> Response:
     """HTML confirmation page of a one-click unsubscribe link; its button POSTs (no sign-in)."""
-    from chalicelib.services.unsubscribe import UnsubscribeService
 
     token = token_of(call)
     try:
-        found = UnsubscribeService.default().describe(token)
+        found = deps.unsubscribe_service().describe(token)
     except ValidationFailed as error:
         return invalid_page(error)
     action = f"{PATH}?token={html.escape(token)}"
@@ -80,11 +80,10 @@ def unsubscribe_page(call: Call) -> Response:
 @route(unsubscribe_api, "POST", PATH, need=None, query=UnsubscribeQuery, response=UnsubscribeOut)
 def unsubscribe(call: Call) -> Any:
     """One-click unsubscribe (RFC 8058): that subscription's email alert to none (no sign-in)."""
-    from chalicelib.services.unsubscribe import UnsubscribeService
 
     wants_page = "text/html" in call.request.headers.get("accept", "")
     try:
-        done = UnsubscribeService.default().unsubscribe(token_of(call))
+        done = deps.unsubscribe_service().unsubscribe(token_of(call))
     except ValidationFailed as error:
         if wants_page:
             return invalid_page(error)

@@ -34,9 +34,7 @@ class PollReport:
 
 
 def default_source() -> Any:
-    from chalicelib.services.mailboxes import MailboxDirectory
-
-    return MailboxDirectory.default()
+    return deps.mailbox_directory()
 
 
 def poll_mailbox(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from chalicelib import deps
 from chalicelib.logs import get_logger
 
 log = get_logger("jobs.ses_feedback")
@@ -26,9 +27,8 @@ def unwrap(body: str) -> dict[str, Any] | None:
 
 
 def handle_from_queue(bodies: list[str], *, service: Any = None) -> dict[str, int]:
-    from chalicelib.services.suppressions import SuppressionService
 
-    service = service or SuppressionService.default()
+    service = service or deps.suppression_service()
     suppressed = ignored = 0
     for body in bodies:
         notification = unwrap(body)

@@ -80,25 +80,6 @@ class LocalConnectorService:
         self.cipher = cipher
         self.clock = clock
 
-    @classmethod
-    def default(cls) -> LocalConnectorService:
-        from chalicelib import secrets
-        from chalicelib.clock import utc_now
-        from chalicelib.services.groups import GroupService
-        from chalicelib.store.connectors import ConnectorRepository
-        from chalicelib.store.groups import GroupRepository
-        from chalicelib.store.users import UserRepository
-
-        groups = GroupRepository()
-        return cls(
-            ConnectorRepository(),
-            GroupService(groups),
-            groups,
-            UserRepository(),
-            secrets,
-            utc_now,
-        )
-
     def find(self, connector_id: str) -> Any:
         connector = self.connectors.get(connector_id)
         if connector is None:

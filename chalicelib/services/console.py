@@ -22,13 +22,6 @@ class ConsoleService:
         self.groups = groups
         self.users = users
 
-    @classmethod
-    def default(cls) -> ConsoleService:
-        from chalicelib.store.groups import GroupRepository
-        from chalicelib.store.users import UserRepository
-
-        return cls(GroupRepository(), UserRepository())
-
     def session(self, caller: Caller) -> ConsoleSession:
         user = self.users.get(caller.user_id)
         return ConsoleSession(

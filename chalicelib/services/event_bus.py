@@ -74,12 +74,6 @@ class EventBusPublisher:
         self.sleep = sleep
         self.attempts = attempts
 
-    @classmethod
-    def default(cls) -> EventBusPublisher:
-        from chalicelib.settings import get_settings
-
-        return cls(get_settings().event_bus)
-
     def __call__(self, event: Any) -> None:
         self.publish_all([event])
 

@@ -156,12 +156,6 @@ class FixtureService:
     def __init__(self, store: Any) -> None:
         self.store = store
 
-    @classmethod
-    def default(cls) -> FixtureService:
-        from chalicelib.store.fixture import FixtureStore
-
-        return cls(FixtureStore())
-
     def load(self, data: Any, progress: Callable[[str, int], None] | None = None) -> FixtureReport:
         """Validate the whole fixture, then upsert it section by section; `progress(section,
         count)` is told as each section is written (the CLI shows it on a terminal)."""

@@ -79,14 +79,6 @@ class MailboxSettingsService:
         self.cipher = cipher
         self.clock = clock
 
-    @classmethod
-    def default(cls) -> MailboxSettingsService:
-        from chalicelib import secrets
-        from chalicelib.clock import utc_now
-        from chalicelib.store.connectors import MailboxRepository
-
-        return cls(MailboxRepository(), secrets, utc_now)
-
     # --- the API ---------------------------------------------------------------------------------
 
     def email_to_post(self, group: Any) -> EmailToPostOut:
@@ -253,10 +245,6 @@ class MailboxDirectory:
 
     def __init__(self, settings: MailboxSettingsService) -> None:
         self.settings = settings
-
-    @classmethod
-    def default(cls) -> MailboxDirectory:
-        return cls(MailboxSettingsService.default())
 
     def enabled_mailbox_keys(self) -> Iterator[str]:
         for mailbox in self.settings.enabled_mailboxes():

@@ -77,24 +77,6 @@ class NotificationService:
         # services/suppressions.py: a bounced address shows as an access warning on the list.
         self.suppressions = suppressions
 
-    @classmethod
-    def default(cls) -> NotificationService:
-        from chalicelib.clock import utc_now
-        from chalicelib.services.suppressions import SuppressionService
-        from chalicelib.store.groups import GroupRepository
-        from chalicelib.store.notifications import NotificationRepository
-        from chalicelib.store.posts import PostRepository
-        from chalicelib.store.users import UserRepository
-
-        return cls(
-            NotificationRepository(),
-            UserRepository(),
-            GroupRepository(),
-            PostRepository(),
-            utc_now,
-            SuppressionService.default(),
-        )
-
     # --- lookups and privileges ------------------------------------------------------------------
 
     def user(self, user_id: str) -> Any:

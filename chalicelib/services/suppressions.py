@@ -27,13 +27,6 @@ class SuppressionService:
         self.suppressions = suppressions
         self.clock = clock
 
-    @classmethod
-    def default(cls) -> SuppressionService:
-        from chalicelib.clock import utc_now
-        from chalicelib.store.suppressions import SuppressionRepository
-
-        return cls(SuppressionRepository(), utc_now)
-
     def record(self, notification: dict[str, Any]) -> list[str]:
         """Suppress what one SES notification reports; answers the addresses suppressed."""
         kind = str(notification.get("notificationType") or notification.get("eventType") or "")

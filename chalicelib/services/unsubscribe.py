@@ -119,24 +119,6 @@ class UnsubscribeService:
         self.users = users
         self.clock = clock
 
-    @classmethod
-    def default(cls) -> UnsubscribeService:
-        from chalicelib.clock import utc_now
-        from chalicelib.store.digests import DigestRepository
-        from chalicelib.store.groups import GroupRepository
-        from chalicelib.store.notifications import NotificationRepository
-        from chalicelib.store.posts import PostRepository
-        from chalicelib.store.users import UserRepository
-
-        return cls(
-            NotificationRepository(),
-            DigestRepository(),
-            GroupRepository(),
-            PostRepository(),
-            UserRepository(),
-            utc_now,
-        )
-
     def describe(self, token: str) -> Unsubscription:
         """What the token would unsubscribe from (the confirmation page); changes nothing."""
         user_id, subscription = read_token(token)

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from chalicelib import deps
 from tests.fixtures import with_two_groups
 
 P = "/api/v1/en_US"
@@ -302,13 +303,12 @@ def test_event_writes_answer_503_or_409_and_change_nothing(api, world, faults, k
 @pytest.fixture
 def thread(world):
     """A post with a live comment and a deleted one, loaded through the fixture loader."""
-    from chalicelib.services.fixture import FixtureService
 
     c = world
     post = c.post(c.garden, c.member)
     c.live = c.comment(post, c.member)
     c.gone = c.comment(post, c.member, deletedOn="2026-01-01T12:00:00Z", deletedById=c.moderator)
-    FixtureService.default().load(c.as_fixture())
+    deps.fixture_service().load(c.as_fixture())
     return c
 
 

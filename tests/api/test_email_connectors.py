@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from chalicelib import deps
 from tests.fixtures import new_id, with_two_groups
 
 POST_SETTINGS = "/api/v1/en_US/connector/email-to-post/{}"
@@ -205,11 +206,10 @@ def test_email_to_post_of_unknown_group_is_404(api, people):
 
 
 def test_last_processed_is_answered_once_recorded(api, people):
-    from chalicelib.services.mailboxes import MailboxSettingsService
 
     api.put(to_post(people.garden), people.garden_admin, GOOD)
     when = datetime(2026, 11, 2, 8, 30, tzinfo=UTC)
-    assert MailboxSettingsService.default().record_last_processed(people.garden, when)
+    assert deps.mailbox_settings_service().record_last_processed(people.garden, when)
     _, body = api.get(to_post(people.garden), people.garden_admin)
     assert body["object"]["lastProcessed"] == "2026-11-02T08:30:00Z"
     # Saving the settings again keeps it: it is the poller's, not the administrator's.
@@ -289,14 +289,13 @@ def test_email_to_comment_validation_names_the_key(api, people):
 
 
 def test_enabled_mailboxes_lists_only_enabled_ones_without_a_scan(api, people, dynamo_counter):
-    from chalicelib.services.mailboxes import MailboxDirectory, MailboxSettingsService
 
     api.put(to_post(people.garden), people.garden_admin, GOOD)
     api.put(to_post(people.other), people.other_admin, {**GOOD, "isEnabled": False})
     api.put(COMMENT_SETTINGS, people.root_admin, {**GOOD, "serverUsername": "comments"})
     dynamo_counter.reset()
 
-    service = MailboxSettingsService.default()
+    service = deps.mailbox_settings_service()
     found = {m.scope: m for m in service.enabled_mailboxes()}
     assert set(found) == {people.garden, "system"}
     assert found[people.garden].group_id == people.garden and found["system"].group_id is None
@@ -304,23 +303,21 @@ def test_enabled_mailboxes_lists_only_enabled_ones_without_a_scan(api, people, d
     assert "Scan" not in dynamo_counter.requests
     assert service.decrypted_password(people.garden) == "s3cret pass"
 
-    directory = MailboxDirectory.default()
+    directory = deps.mailbox_directory()
     assert set(directory.enabled_mailbox_keys()) == {f"post#{people.garden}", "comment#system"}
 
 
 def test_disabling_removes_the_mailbox_from_the_enabled_ones(api, people):
-    from chalicelib.services.mailboxes import MailboxSettingsService
 
     api.put(to_post(people.garden), people.garden_admin, GOOD)
     api.put(to_post(people.garden), people.garden_admin, {**GOOD, "isEnabled": False})
-    assert list(MailboxSettingsService.default().enabled_mailboxes()) == []
+    assert list(deps.mailbox_settings_service().enabled_mailboxes()) == []
 
 
 def test_record_last_processed_of_unknown_mailbox_is_false(people):
-    from chalicelib.services.mailboxes import MailboxSettingsService
 
     when = datetime(2026, 11, 2, tzinfo=UTC)
-    assert MailboxSettingsService.default().record_last_processed(new_id(), when) is False
+    assert deps.mailbox_settings_service().record_last_processed(new_id(), when) is False
 
 
 def test_routes_cost_a_few_requests_and_no_scan(api, people, dynamo_counter):

@@ -280,7 +280,7 @@ def test_loaded_player_shows_quests_cards_and_log_with_every_field(api, people):
 
 
 def test_fixture_with_unknown_quest_field_or_log_type_is_refused(people):
-    from chalicelib.services.fixture import FixtureInvalid, FixtureService
+    from chalicelib.services.fixture import FixtureInvalid
 
     people.players.append(
         {
@@ -291,7 +291,7 @@ def test_fixture_with_unknown_quest_field_or_log_type_is_refused(people):
         }
     )
     with pytest.raises(FixtureInvalid) as raised:
-        FixtureService.default().load(people.as_fixture())
+        deps.fixture_service().load(people.as_fixture())
     paths = {error.path for error in raised.value.errors}
     assert paths == {"players[0].quests[0].colour", "players[0].log[0].logType"}
 

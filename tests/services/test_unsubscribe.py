@@ -186,10 +186,9 @@ def test_digest_mail_unsubscribes_from_the_whole_digest(world, client):
 
 def new_post(c) -> str:
     """Another post of Ann's in the garden, stored through the fixture loader."""
-    from chalicelib.services.fixture import FixtureService
 
     post_id = c.post(c.garden, c.ann, title=f"Post {len(c.posts)}")
-    FixtureService.default().load(c.as_fixture())
+    deps.fixture_service().load(c.as_fixture())
     return post_id
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 
+from chalicelib import deps
 from tests.support import REPO_ROOT
 
 
@@ -16,10 +17,9 @@ def main() -> int:
     from chalice.test import Client
 
     from app import app
-    from chalicelib.services.fixture import FixtureService
 
     demo = json.loads((REPO_ROOT / "demo" / "community.json").read_text())
-    FixtureService.default().load(demo)
+    deps.fixture_service().load(demo)
     root = next(g for g in demo["groups"] if g["parentId"] is None)
     garden = next(g for g in demo["groups"] if g["slug"] == "gardening")
     admin = demo["users"][0]
