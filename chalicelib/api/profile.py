@@ -57,7 +57,7 @@ def get_profile_structure(call: Call) -> ProfileOut:
     body=SectionCreate,
     response=SectionOut,
 )
-def create_section(call: Call) -> SectionOut:
+def create_section(call: Call[None, None, SectionCreate]) -> SectionOut:
     """Add a section at `position` (last when omitted); the sections after it move down."""
     return deps.profile_service().create_section(call.body)
 
@@ -70,7 +70,7 @@ def create_section(call: Call) -> SectionOut:
     body=SectionUpdate,
     response=SectionOut,
 )
-def update_section(call: Call) -> SectionOut:
+def update_section(call: Call[Any, None, SectionUpdate]) -> SectionOut:
     """Rename, move or change the default visibility of a section (omitted keys are kept)."""
     return deps.profile_service().update_section(call.path.sectionId, call.body)
 
@@ -109,7 +109,7 @@ def create_field(call: Call) -> FieldOut:
     body=FieldUpdate,
     response=FieldOut,
 )
-def update_field(call: Call) -> FieldOut:
+def update_field(call: Call[Any, None, FieldUpdate]) -> FieldOut:
     """Change a field (omitted keys are kept; `data` keys are laid over the stored ones)."""
     service = deps.profile_service()
     return service.update_field(call.path.fieldId, call.raw_body, call.body, parse_field)
