@@ -75,10 +75,12 @@ def package_mb(project_dir: Path, out_dir: Path) -> float:
 
 
 # What any Chalice + Pydantic + PynamoDB handler must import before doing anything: the floor
-# of `import app` (issue 17). "boto3 with the DynamoDB model": a DynamoDB client is made, which
-# loads botocore's service model, as PynamoDB's first request does.
+# of `import app` (issue 17). Pydantic's BaseModel, since `import pydantic` alone is a lazy stub
+# that loads nothing; "boto3 with the DynamoDB model": a DynamoDB client is made, which loads
+# botocore's service model, as PynamoDB's first request does.
 STACK_IMPORT = (
-    "import chalice.app, pydantic, pynamodb.models, boto3\n"
+    "import chalice.app, pynamodb.models, boto3\n"
+    "from pydantic import BaseModel, TypeAdapter\n"
     "boto3.session.Session().client('dynamodb', region_name='us-east-1')\n"
 )
 APP_IMPORT = "import app\n"
