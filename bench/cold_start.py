@@ -127,7 +127,7 @@ def cold_start_figures() -> list[Figure]:
 
 
 def make_package_mb() -> float:
-    """`make package` itself (chalice package, the runtime's own libraries dropped, cfn-lint)."""
+    """`make package` itself (the locked dependencies for the pinned runtime, trimmed; cfn-lint)."""
     subprocess.run(
         ["make", "--no-print-directory", "package"],
         cwd=REPO_ROOT,
