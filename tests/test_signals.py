@@ -158,3 +158,17 @@ def _token(user_id: str) -> str:
     from chalicelib.auth import issue_token
 
     return issue_token(user_id)
+
+
+def test_a_5xx_answer_emits_server_errors(api, community, capsys, in_lambda):
+    from chalicelib.aws import client
+
+    community.load()
+    client("dynamodb").delete_table(TableName="agora-test-login-attempts")
+    capsys.readouterr()
+    status, body = api.post(
+        "/api/v1/en_US/security/login", body={"email": "a@example.org", "password": "x"}
+    )
+    assert status >= 500 and body["success"] is False
+    [metric] = emf(json_lines(capsys.readouterr().out), "ServerErrors")
+    assert metric["ServerErrors"] == 1 and metric["correlationId"]
