@@ -14,9 +14,11 @@ analyser cannot see PynamoDB's calls, hence autogen_policy false).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -403,6 +405,29 @@ def rendered(stage: str) -> dict[Path, str]:
     }
 
 
+@contextlib.contextmanager
+def _store_restored() -> Iterator[None]:
+    """Put back the store modules, the table prefix and the settings `_models` replaced: a test
+    (or `make run`) that calls `main` in its own process keeps the model classes it was using."""
+    from chalicelib.settings import reload_settings
+
+    modules = {name: m for name, m in sys.modules.items() if name.startswith("chalicelib.store")}
+    prefix = os.environ.get("AGORA_TABLE_PREFIX")
+    try:
+        yield
+    finally:
+        for name in [m for m in sys.modules if m.startswith("chalicelib.store")]:
+            del sys.modules[name]
+        sys.modules.update(modules)
+        if "chalicelib.store" in modules:
+            sys.modules["chalicelib"].store = modules["chalicelib.store"]  # type: ignore[attr-defined]
+        if prefix is None:
+            os.environ.pop("AGORA_TABLE_PREFIX", None)
+        else:
+            os.environ["AGORA_TABLE_PREFIX"] = prefix
+        reload_settings()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m infra.build", description=__doc__.split("\n")[0]
@@ -412,13 +437,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     stale = []
-    for stage in STAGES:
-        for path, text in rendered(stage).items():
-            if args.check:
-                if not path.exists() or path.read_text() != text:
-                    stale.append(str(path.relative_to(ROOT)))
-            else:
-                path.write_text(text)
+    with _store_restored():
+        for stage in STAGES:
+            for path, text in rendered(stage).items():
+                if args.check:
+                    if not path.exists() or path.read_text() != text:
+                        stale.append(str(path.relative_to(ROOT)))
+                else:
+                    path.write_text(text)
     if stale:
         print("out of date (run `python -m infra.build`): " + ", ".join(stale), file=sys.stderr)
         return 1
