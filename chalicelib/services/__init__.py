@@ -1,6 +1,6 @@
 """Domain rules per resource: no HTTP, no Chalice, no PynamoDB.
 
-Each service takes its repositories in its constructor (tests pass fakes, tests/support/fakes.py);
-`chalicelib/deps.py` builds it with the DynamoDB repositories of `chalicelib.store` (services whose
-`default()` is still to move there build themselves the same way).
+Each service takes its repositories and collaborators in its constructor (tests pass fakes,
+tests/support/fakes.py); `chalicelib/deps.py` builds it with the DynamoDB repositories of
+`chalicelib.store`.
 """
