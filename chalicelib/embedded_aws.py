@@ -117,3 +117,16 @@ def start_moto_server(port: int = 0) -> Any:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     return server
+
+
+def stop_moto_server(server: Any) -> None:
+    """Stop a server of start_moto_server and forget what it held.
+
+    moto's backends are process-wide, so every ThreadedMotoServer of a process serves the same
+    state: a stack, bucket or table left by one server would greet the next one (a test of
+    `make deploy` left stack agora-dev for the stack test in the same worker).
+    """
+    from moto.moto_api._internal.models import moto_api_backend
+
+    server.stop()
+    moto_api_backend.reset()

@@ -53,7 +53,7 @@ def moto_server():
     """A moto server on loopback as AWS_ENDPOINT_URL, with every table: for tests whose threads
     race each other through real HTTP (no in-process mock)."""
     from chalicelib import aws
-    from chalicelib.embedded_aws import start_moto_server
+    from chalicelib.embedded_aws import start_moto_server, stop_moto_server
     from chalicelib.store.tables import create_tables
 
     # The server serialises moto's DynamoDB calls (as make run's does): that gives moto
@@ -73,7 +73,7 @@ def moto_server():
         else:
             os.environ["AWS_ENDPOINT_URL"] = previous
         aws.reset()
-        server.stop()
+        stop_moto_server(server)
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import os
 
 import pytest
 
+from chalicelib.embedded_aws import start_moto_server, stop_moto_server
 from infra.deploy import PACKAGE, main
-from tests.support.running import free_port
 
 GOOD = {"--stage": "prod", "--base-url": "https://c.example.org", "--alarm-email": "ops@c.org"}
 
@@ -41,7 +41,6 @@ def test_good_arguments_pass_the_check(capsys):
 def test_deploy_uploads_the_package_and_makes_a_change_set_with_the_parameters(monkeypatch):
     import boto3
     import yaml
-    from moto.server import ThreadedMotoServer
 
     from infra.deploy import deploy
 
@@ -49,9 +48,8 @@ def test_deploy_uploads_the_package_and_makes_a_change_set_with_the_parameters(m
         if os.environ.get("CI"):
             pytest.fail("build/package/sam.yaml is missing: make test runs make package first")
         pytest.skip("run `make package` first (make test does)")
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
+    server = start_moto_server()
+    port = server.get_host_and_port()[1]
     try:
         monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{port}")
         session = boto3.session.Session(region_name="us-east-1")
@@ -87,4 +85,4 @@ def test_deploy_uploads_the_package_and_makes_a_change_set_with_the_parameters(m
             "MailSenderDomain": "example.org",
         }
     finally:
-        server.stop()
+        stop_moto_server(server)

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
+from chalicelib.embedded_aws import start_moto_server, stop_moto_server
 from tests.support import REPO_ROOT
-from tests.support.running import free_port
 
 PACKAGED = REPO_ROOT / "build" / "package" / "sam.yaml"
 
@@ -105,7 +105,6 @@ def put_alarms(cloudwatch, alarms: dict, physical: dict[str, str]) -> None:
 def test_packaged_stack_creates_in_moto_and_the_api_works_on_its_tables():
     import boto3
     import yaml
-    from moto.server import ThreadedMotoServer
 
     if not PACKAGED.exists():
         if os.environ.get("CI"):
@@ -114,9 +113,8 @@ def test_packaged_stack_creates_in_moto_and_the_api_works_on_its_tables():
     packaged = yaml.safe_load(PACKAGED.read_text())
     template, alarms = moto_supported(packaged)
     assert sum(r["Type"] == "AWS::DynamoDB::Table" for r in template["Resources"].values()) >= 10
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
+    server = start_moto_server()
+    port = server.get_host_and_port()[1]
     try:
         endpoint = f"http://127.0.0.1:{port}"
         cloudformation = boto3.client(
@@ -161,7 +159,7 @@ def test_packaged_stack_creates_in_moto_and_the_api_works_on_its_tables():
         )
         assert smoke.returncode == 0, smoke.stdout + smoke.stderr[-3000:]
     finally:
-        server.stop()
+        stop_moto_server(server)
 
 
 def check_operations(endpoint: str, packaged: dict, alarms: dict, physical: dict) -> None:
