@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -17,6 +17,9 @@ from chalicelib.auth import hash_password, verify_password
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.fixture import Fixture
 from chalicelib.services.links import slugify
+
+if TYPE_CHECKING:
+    from chalicelib.store.fixture import FixtureStore
 
 
 @dataclass(frozen=True)
@@ -153,7 +156,7 @@ def _reference_errors(f: Fixture) -> list[FixtureError]:
 
 
 class FixtureService:
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: FixtureStore) -> None:
         self.store = store
 
     def load(self, data: Any, progress: Callable[[str, int], None] | None = None) -> FixtureReport:
