@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.schemas.comments import CommentPage
@@ -12,13 +12,24 @@ from chalicelib.services.comments import CommentPresenter
 from chalicelib.services.links import group_ref, post_url, user_ref
 from chalicelib.services.paging import next_offset
 
+if TYPE_CHECKING:
+    from chalicelib.store.comments import CommentRepository
+    from chalicelib.store.posts import PostRepository
+    from chalicelib.store.users import UserRepository
+
 
 def unknown_offset(offset: Any) -> ValidationFailed:
     return ValidationFailed.one("offset", offset, "no item has this id")
 
 
 class PostService:
-    def __init__(self, posts: Any, comments: Any, users: Any, presenter: CommentPresenter) -> None:
+    def __init__(
+        self,
+        posts: PostRepository,
+        comments: CommentRepository,
+        users: UserRepository,
+        presenter: CommentPresenter,
+    ) -> None:
         self.posts = posts
         self.comments = comments
         self.users = users
