@@ -255,7 +255,7 @@ def comment_presenter() -> CommentPresenter:
 
 
 def comment_service(clock: Callable[[], datetime] = utc_now) -> CommentService:
-    return CommentService(comments(), groups(), comment_presenter(), clock, domain_events())
+    return CommentService(comments(), group_service(), comment_presenter(), clock, domain_events())
 
 
 def post_service() -> PostService:

@@ -11,16 +11,25 @@ from __future__ import annotations
 import calendar
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from chalicelib.clock import utc_now
 from chalicelib.errors import Conflict, NotFound, ValidationFailed
 from chalicelib.schemas.comments import CommentOut, CommentPage, SpamReportOut
 from chalicelib.schemas.common import IntPageQuery, Result
-from chalicelib.services.domain_events import CommentApproved, CommentDeleted, CommentPurged
-from chalicelib.services.groups import GroupService
+from chalicelib.services.domain_events import (
+    CommentApproved,
+    CommentDeleted,
+    CommentPurged,
+    DomainEvents,
+)
 from chalicelib.services.links import comment_url, post_ref, user_ref
 from chalicelib.services.paging import next_offset
+
+if TYPE_CHECKING:
+    from chalicelib.services.groups import GroupService
+    from chalicelib.store.comments import CommentRepository
+    from chalicelib.store.refs import ReferenceReader
 
 # How many comments a bulk operation reads (and then writes) at a time.
 BATCH_SIZE = 100
@@ -43,7 +52,7 @@ class CommentPresenter:
     """Turns comment records into `CommentOut`, fetching their posts, groups and users in one
     BatchGetItem across tables (or none, when the warm container remembers them all)."""
 
-    def __init__(self, refs: Any) -> None:
+    def __init__(self, refs: ReferenceReader) -> None:
         self.refs = refs
 
     def load(
@@ -159,14 +168,14 @@ class CommentService:
 
     def __init__(
         self,
-        comments: Any,
-        groups: Any,
+        comments: CommentRepository,
+        groups: GroupService,
         presenter: CommentPresenter,
         clock: Callable[[], datetime] = utc_now,
-        events: Any = None,
+        events: DomainEvents | None = None,
     ) -> None:
         self.comments = comments
-        self.groups = GroupService(groups)
+        self.groups = groups
         self.presenter = presenter
         self.clock = clock
         # Domain events (services/domain_events.py), published after each change is stored.

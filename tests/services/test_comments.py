@@ -29,7 +29,6 @@ def racing_service(rival_acts: Callable[[], None]):
     """A service whose repository lets `rival_acts` run just before our first write."""
     from chalicelib.services.comments import CommentService
     from chalicelib.store.comments import CommentRepository
-    from chalicelib.store.groups import GroupRepository
 
     class RivalFirst(CommentRepository):
         pending: Callable[[], None] | None = rival_acts
@@ -52,7 +51,7 @@ def racing_service(rival_acts: Callable[[], None]):
             return super().purge_if_deleted_before(comment_id, cutoff)
 
     return CommentService(
-        RivalFirst(), GroupRepository(), deps.comment_presenter(), clock=lambda: NOW
+        RivalFirst(), deps.group_service(), deps.comment_presenter(), clock=lambda: NOW
     )
 
 
