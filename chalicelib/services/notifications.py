@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller, Need
 from chalicelib.errors import Forbidden, NotFound, ValidationFailed
@@ -24,6 +24,13 @@ from chalicelib.schemas.notifications import (
     UserNotificationsOut,
 )
 from chalicelib.services.links import group_ref, post_ref, user_ref
+
+if TYPE_CHECKING:
+    from chalicelib.services.suppressions import SuppressionService
+    from chalicelib.store.groups import GroupRepository
+    from chalicelib.store.notifications import NotificationRepository
+    from chalicelib.store.posts import PostRepository
+    from chalicelib.store.users import UserRepository
 
 NOTIFICATION_NAMES: dict[str, dict[int, str]] = {
     "group": {
@@ -62,12 +69,12 @@ def digest_out(type_id: int) -> DigestOut:
 class NotificationService:
     def __init__(
         self,
-        notifications: Any,
-        users: Any,
-        groups: Any,
-        posts: Any,
+        notifications: NotificationRepository,
+        users: UserRepository,
+        groups: GroupRepository,
+        posts: PostRepository,
         clock: Callable[[], datetime],
-        suppressions: Any = None,
+        suppressions: SuppressionService | None = None,
     ) -> None:
         self.notifications = notifications
         self.users = users
