@@ -21,10 +21,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import EmailMessage
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from chalicelib.errors import ValidationFailed
+
+if TYPE_CHECKING:
+    from chalicelib.store.digests import DigestRepository
+    from chalicelib.store.groups import GroupRepository
+    from chalicelib.store.notifications import NotificationRepository
+    from chalicelib.store.posts import PostRepository
+    from chalicelib.store.users import UserRepository
 
 TOKEN_LIFETIME = timedelta(days=60)
 AUDIENCE = "agora:unsubscribe"
@@ -105,11 +112,11 @@ class Unsubscription:
 class UnsubscribeService:
     def __init__(
         self,
-        notifications: Any,
-        digests: Any,
-        groups: Any,
-        posts: Any,
-        users: Any,
+        notifications: NotificationRepository,
+        digests: DigestRepository,
+        groups: GroupRepository,
+        posts: PostRepository,
+        users: UserRepository,
         clock: Callable[[], datetime],
     ) -> None:
         self.notifications = notifications
