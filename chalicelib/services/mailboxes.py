@@ -6,10 +6,10 @@ and `record_last_processed`. Passwords are stored only as KMS ciphertexts bound 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from chalicelib.auth import Caller
 from chalicelib.errors import ValidationFailed
@@ -22,9 +22,20 @@ from chalicelib.schemas.connectors import (
 )
 from chalicelib.services.links import group_ref
 
+if TYPE_CHECKING:
+    from chalicelib.store.connectors import MailboxRepository
+
 SYSTEM_SCOPE = "system"
 EMAIL_TO_POST = "emailToPost"
 EMAIL_TO_COMMENT = "emailToComment"
+
+
+class Cipher(Protocol):
+    """Secrets at rest, bound to where they are stored: chalicelib/secrets.py (KMS) in deps.py."""
+
+    def encrypt(self, plaintext: str, context: Mapping[str, str]) -> bytes: ...
+
+    def decrypt(self, ciphertext: bytes, context: Mapping[str, str]) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -74,7 +85,9 @@ def _context(scope: str) -> dict[str, str]:
 
 
 class MailboxSettingsService:
-    def __init__(self, mailboxes: Any, cipher: Any, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self, mailboxes: MailboxRepository, cipher: Cipher, clock: Callable[[], datetime]
+    ) -> None:
         self.mailboxes = mailboxes
         self.cipher = cipher
         self.clock = clock
