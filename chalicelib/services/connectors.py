@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller, Need
 from chalicelib.errors import NotFound, ValidationFailed
@@ -28,6 +28,13 @@ from chalicelib.schemas.connectors import (
     LocalConnectorUpdate,
 )
 from chalicelib.services.links import base_url, group_ref, user_ref
+
+if TYPE_CHECKING:
+    from chalicelib.services.groups import GroupService
+    from chalicelib.services.mailboxes import Cipher
+    from chalicelib.store.connectors import ConnectorRepository
+    from chalicelib.store.groups import GroupRepository
+    from chalicelib.store.users import UserRepository
 
 # The ids of the connector kinds in `type` (the spec gives none).
 KIND_TYPES = {"chat": (1, "Chat"), "crm": (2, "CRM")}
@@ -66,11 +73,11 @@ class _View:
 class LocalConnectorService:
     def __init__(
         self,
-        connectors: Any,
-        group_service: Any,
-        groups: Any,
-        users: Any,
-        cipher: Any,
+        connectors: ConnectorRepository,
+        group_service: GroupService,
+        groups: GroupRepository,
+        users: UserRepository,
+        cipher: Cipher,
         clock: Callable[[], datetime],
     ) -> None:
         self.connectors = connectors
