@@ -18,10 +18,19 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller, Need
 from chalicelib.logs import get_logger
+
+if TYPE_CHECKING:
+    from chalicelib.mail.outgoing import OutgoingMail
+    from chalicelib.store.comments import CommentRepository
+    from chalicelib.store.digests import DigestRepository
+    from chalicelib.store.groups import GroupRepository
+    from chalicelib.store.notifications import NotificationRepository
+    from chalicelib.store.posts import PostRepository
+    from chalicelib.store.users import UserRepository
 
 log = get_logger("digests")
 
@@ -48,13 +57,13 @@ class DigestService:
     def __init__(
         self,
         *,
-        digests: Any,
-        notifications: Any,
-        users: Any,
-        groups: Any,
-        posts: Any,
-        comments: Any,
-        mail: Any,
+        digests: DigestRepository,
+        notifications: NotificationRepository,
+        users: UserRepository,
+        groups: GroupRepository,
+        posts: PostRepository,
+        comments: CommentRepository,
+        mail: OutgoingMail,
         clock: Callable[[], datetime],
         max_items: int = MAX_ITEMS,
     ) -> None:
