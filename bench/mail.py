@@ -6,7 +6,8 @@ posts (and deletes them from the server, as a poll does) with DynamoDB in moto, 
 most INGEST_SECONDS: the rate is the mails posted over the time taken.
 
 `ddb_requests_per_mail` counts every DynamoDB request of that ingest (mail-in's own, and the
-notification handler's subscriber lookups for each new post) per mail posted, against issue 14's
+notification handler's, which reads a group's and an author's subscribers once per poll) per mail
+posted, against issue 14's
 budget of 3. `mail_parse_hostile` is the slowest `parse_mail` of hostile inputs in ms per MB,
 against an ordinary mail of the same size.
 """

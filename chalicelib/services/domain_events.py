@@ -13,7 +13,10 @@ in camelCase (README, "Domain events").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -126,6 +129,63 @@ def event_from_json(data: dict[str, Any]) -> Any:
 
 
 Handler = Callable[[Any], None]
+
+
+class BatchMemo:
+    """What handlers read for one batch of events (one mail poll), each value read once.
+
+    A poll that posts a hundred mails into one group publishes a hundred events about the same
+    group and author: their subscribers are read for the first and reused for the rest (issue 14's
+    budget of DynamoDB requests per mail). It lives only as long as the batch, so a subscription
+    changed during a poll counts from the next poll on. Thread-safe: a poll imports concurrently.
+    """
+
+    def __init__(self) -> None:
+        self._values: dict[Any, Any] = {}
+        self._stored: dict[Any, Any] = {}
+        self._lock = threading.Lock()
+
+    def remember(self, key: Any, value: Any) -> None:
+        """What the publisher stored just now (a new post), so handlers need not read it back."""
+        with self._lock:
+            self._stored[key] = value
+
+    def stored(self, key: Any) -> Any:
+        """What `remember` kept under `key`, else None (read it from the table)."""
+        with self._lock:
+            return self._stored.get(key)
+
+    def get(self, key: Any, read: Callable[[], Any]) -> Any:
+        # Reading under the lock: two workers asking for the same key read it once, not twice.
+        with self._lock:
+            if key not in self._values:
+                self._values[key] = read()
+            return self._values[key]
+
+
+_batch: ContextVar[BatchMemo | None] = ContextVar("domain_events_batch", default=None)
+
+
+def batch_memo() -> BatchMemo | None:
+    """The memo of the batch being published, None outside one (every read is fresh)."""
+    return _batch.get()
+
+
+@contextmanager
+def batch() -> Iterator[BatchMemo]:
+    """Events published within it belong to one batch (a mail poll): handlers may reuse what they
+    read for earlier events of it. Worker threads see it when run in a copy of this context
+    (`contextvars.copy_context().run`). Nested batches share the outer memo."""
+    outer = _batch.get()
+    if outer is not None:
+        yield outer
+        return
+    memo = BatchMemo()
+    token = _batch.set(memo)
+    try:
+        yield memo
+    finally:
+        _batch.reset(token)
 
 
 class DomainEvents:

@@ -29,6 +29,7 @@ handled on its own, so a mail that kills the process never takes the others down
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import uuid
 from collections.abc import Callable
@@ -39,7 +40,7 @@ from typing import Any
 
 from chalicelib.auth import Caller
 from chalicelib.logs import get_logger
-from chalicelib.services import mail_rules
+from chalicelib.services import domain_events, mail_rules
 from chalicelib.services.domain_events import CommentCreated, MailRejected, PostCreated
 from chalicelib.services.links import slugify
 from chalicelib.services.mail_rules import Plan
@@ -260,7 +261,9 @@ class MailIngestor:
         self._slugs.clear()
         session = _Session(self.open_mailbox, mailbox)
         try:
-            self._poll(session, mailbox, expired, result)
+            # One batch of events: their handlers read what repeats (subscribers) once per poll.
+            with domain_events.batch():
+                self._poll(session, mailbox, expired, result)
             session.quit()
         except BaseException:
             session.close()  # no QUIT: the server rolls back this session's deletions
@@ -437,7 +440,13 @@ class MailIngestor:
         # the process runs last and alone, so the rest keeps flowing.
         if self.workers > 1 and len(fresh) > 1:
             with ThreadPoolExecutor(max_workers=self.workers) as pool:
-                for future in [pool.submit(self._work, mailbox, mail) for mail in fresh]:
+                # Each worker runs in a copy of this context, so it publishes into the poll's
+                # batch (domain_events.batch) like the sequential path does.
+                futures = [
+                    pool.submit(contextvars.copy_context().run, self._work, mailbox, mail)
+                    for mail in fresh
+                ]
+                for future in futures:
                     future.result()  # re-raises what a worker raised, a simulated crash too
         else:
             for mail in fresh:
@@ -501,7 +510,12 @@ class MailIngestor:
         notes = "; ".join(plan.notes)
         if plan.status == "posted":
             entry.post_id = entry.post_id or self._entry_id(mailbox.key, f"post:{entry.entry_id}")
-            self.posts.insert(**self._post_values(entry.post_id, plan, mail.received_on))
+            stored = self.posts.insert(**self._post_values(entry.post_id, plan, mail.received_on))
+            memo = domain_events.batch_memo()
+            if stored is not None and memo is not None:
+                # The notification handler is told of the post it was just stored: no read back.
+                # (A retry that found the post there already leaves it to be read as stored.)
+                memo.remember(("post", entry.post_id), stored)
             self.checkpoints.reached("record_stored", mail.parsed)
             self.events.publish(
                 PostCreated(post_id=entry.post_id, group_id=plan.group.id, author_id=plan.author.id)

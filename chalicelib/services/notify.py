@@ -27,6 +27,7 @@ from chalicelib.mail.outgoing import instant_email
 from chalicelib.services.domain_events import (
     CommentCreated,
     PostCreated,
+    batch_memo,
     event_from_json,
     event_to_json,
 )
@@ -208,7 +209,7 @@ class NotifyService:
             return []
         merged: dict[str, Recipient] = {}
         for kind, target_id, notification_id in wanted:
-            for subscription in self.notifications.subscribers(kind, target_id, notification_id):
+            for subscription in self.subscribers(kind, target_id, notification_id):
                 if subscription.user_id == event.author_id:
                     continue
                 recipient = Recipient(
@@ -222,6 +223,16 @@ class NotifyService:
                 known = merged.get(recipient.user_id)
                 merged[recipient.user_id] = known.merged(recipient) if known else recipient
         return [r for r in merged.values() if r.wants_anything]
+
+    def subscribers(self, kind: str, target_id: str, notification_id: int) -> list[Any]:
+        """One index Query, or none when this batch of events (a mail poll) read it already."""
+        memo = batch_memo()
+        if memo is None:
+            return self.notifications.subscribers(kind, target_id, notification_id)
+        return memo.get(
+            ("subscribers", kind, target_id, notification_id),
+            lambda: self.notifications.subscribers(kind, target_id, notification_id),
+        )
 
     # --- delivery (inline, or one SQS chunk) -----------------------------------------------------
 
@@ -317,7 +328,9 @@ class NotifyService:
         """The post or comment as stored now; None when it is gone or hidden since."""
         from chalicelib.services.links import comment_url, post_url
 
-        post = self.posts.get(event.post_id)
+        memo = batch_memo()
+        # A post created in this batch (mail poll) comes as it was stored, not read back.
+        post = (memo and memo.stored(("post", event.post_id))) or self.posts.get(event.post_id)
         group = self.groups.get(event.group_id)
         if post is None or group is None:
             return None

@@ -113,11 +113,13 @@ class PostRepository:
         record.save(condition=PostRecord.id.does_not_exist() if only_if_new else None)
         return record
 
-    def insert(self, **values: Any) -> bool:
-        """Store a new post; False when one with this id exists already (conditional put)."""
+    def insert(self, **values: Any) -> PostRecord | None:
+        """Store a new post and answer it; None when one with this id exists already
+        (conditional put)."""
         record = PostRecord(**values)
         record.refresh_index_keys()
-        return conditionally(lambda: record.save(condition=PostRecord.id.does_not_exist()))
+        stored = conditionally(lambda: record.save(condition=PostRecord.id.does_not_exist()))
+        return record if stored else None
 
     def put(self, **values: Any) -> PostRecord:
         record = PostRecord(**values)

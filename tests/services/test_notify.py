@@ -248,3 +248,30 @@ def test_sqs_function_delivers_a_chunk_through_app_wiring(world, client):
     response = client.lambda_.invoke("deliver-notifications", event)
     assert response.payload[0]["emailed"] == 1
     assert recipients(sent_mail()) == [email_of(world, world.group_fan)]
+
+
+def test_a_batch_reads_subscribers_once_and_outside_one_every_event_reads_them(
+    world, dynamo_counter
+):
+    from chalicelib.services import domain_events
+
+    c = world
+    subscribe(c.group_fan, "group", c.garden, 1, email=INSTANT)
+    event = PostCreated(post_id=c.hello, group_id=c.garden, author_id=c.ann)
+    service = deps.notify_service()
+
+    with domain_events.batch():
+        first = service.recipients(event)
+        dynamo_counter.reset()
+        # A subscription stored during the batch (a mail poll) counts from the next one on.
+        subscribe(c.alert_fan, "group", c.garden, 1, screen=True)
+        with domain_events.batch():  # nested: the same batch
+            again = service.recipients(event)
+        assert dynamo_counter.requests == {"UpdateItem": 1}  # the subscription only, no Query
+    assert [r.user_id for r in first] == [r.user_id for r in again] == [c.group_fan]
+
+    # Outside a batch (a request), each event reads the subscribers as they are now.
+    dynamo_counter.reset()
+    fresh = service.recipients(event)
+    assert dynamo_counter.requests == {"Query": 2}  # the author's and the group's subscribers
+    assert sorted(r.user_id for r in fresh) == sorted([c.group_fan, c.alert_fan])

@@ -1,0 +1,70 @@
+"""Mail in costs at most 3 DynamoDB requests per imported mail over a mailbox (issue 14, Build 8).
+
+Every post a poll creates is told to the notification handler. The subscribers of the group and
+of the author are read once per poll (services/domain_events.batch), not once per post, and the
+post just stored is handed over rather than read back; who is told stays the same.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from chalicelib import deps
+from chalicelib.services.mail_in import Mailbox
+from tests.mail.test_ingest import mail
+from tests.support.notify import subscribe
+
+MAILS = 20
+BUDGET = 3.0  # DynamoDB requests per imported mail, on average over the mailbox
+INSTANT, DIGEST = 1, 2
+
+
+def alerts_of(user_id: str):
+    from chalicelib.store.alerts import AlertRecord
+
+    return list(AlertRecord.query(user_id))
+
+
+@pytest.mark.slow
+def test_a_mailbox_of_posts_to_a_group_with_subscribers_stays_within_budget(
+    community, mailbox, dovecot, dynamo_counter
+):
+    c = community
+    garden = c.group("garden")
+    ann = c.user("ann", {garden: "member"}, email="ann@example.org")
+    bob = c.user("bob", {garden: "member"}, email="bob@example.org")
+    dan = c.user("dan", {garden: "member"}, email="dan@example.org")
+    c.load()
+    # The author herself (never told of her own posts), a group fan told on screen, and an author
+    # fan who asked for nothing: the group and the author each have subscribers to look up.
+    subscribe(ann, "group", garden, 1, email=INSTANT, red=True)
+    subscribe(ann, "author", ann, 8, email=DIGEST)
+    subscribe(bob, "group", garden, 1, screen=True)
+    subscribe(dan, "author", ann, 8)
+    for number in range(MAILS):
+        mailbox.deliver(mail("Ann <ann@example.org>", f"News {number}", f"Plot {number}.\n"))
+    config = Mailbox(
+        scope=garden,
+        kind="emailToPost",
+        server_name="127.0.0.1",
+        server_port=dovecot.pop3_port,
+        server_username=mailbox.user,
+        password=mailbox.password,
+        is_ssl=False,
+        delete_processed=True,
+    )
+    ingestor = deps.mail_ingestor()
+    ingestor.mail.prepare()  # the log table exists already in a deployed stack
+    dynamo_counter.reset()
+
+    result = ingestor.poll(config, lambda: False)
+
+    requests = dynamo_counter.total
+    assert result.posted == MAILS, result.line()
+    assert requests / MAILS <= BUDGET, dict(dynamo_counter.requests)
+    # Who is told did not change: the fan once per post, the author and dan never.
+    told = alerts_of(bob)
+    assert len(told) == MAILS
+    assert len({alert.alert_id for alert in told}) == MAILS
+    assert alerts_of(ann) == [] and alerts_of(dan) == []
+    assert mailbox.count() == 0
