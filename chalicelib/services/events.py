@@ -20,7 +20,13 @@ from chalicelib.schemas.events import (
     EventWrite,
     end_date_problem,
 )
-from chalicelib.services.domain_events import EventCreated, EventDeleted, EventMoved, EventUpdated
+from chalicelib.services.domain_events import (
+    DomainEvents,
+    EventCreated,
+    EventDeleted,
+    EventMoved,
+    EventUpdated,
+)
 from chalicelib.services.links import group_ref, group_url, user_ref
 from chalicelib.services.paging import next_offset
 
@@ -50,7 +56,7 @@ class EventService:
         users: UserRepository,
         groups: GroupService,
         clock: Callable[[], datetime] | None = None,
-        domain_events: Any = None,
+        domain_events: DomainEvents | None = None,
     ) -> None:
         from chalicelib.clock import utc_now
 
