@@ -67,7 +67,9 @@ class CommentPurged:
 
 
 @dataclass(frozen=True)
-class EventCreated:
+class _EventFacts:
+    """What created, updated and moved events carry: the event as it now stands."""
+
     event_id: int
     group_id: str
     actor_id: str
@@ -78,25 +80,18 @@ class EventCreated:
 
 
 @dataclass(frozen=True)
-class EventUpdated:
-    event_id: int
-    group_id: str
-    actor_id: str
-    title: str
-    start_date: str
-    end_date: str | None
-    all_day: bool
+class EventCreated(_EventFacts):
+    pass
 
 
 @dataclass(frozen=True)
-class EventMoved:
-    event_id: int
-    group_id: str
-    actor_id: str
-    title: str
-    start_date: str
-    end_date: str | None
-    all_day: bool
+class EventUpdated(_EventFacts):
+    pass
+
+
+@dataclass(frozen=True)
+class EventMoved(_EventFacts):
+    pass
 
 
 @dataclass(frozen=True)
