@@ -119,10 +119,8 @@ class LocalConnectorService:
         update: LocalConnectorUpdate,
         caller: Caller,
     ) -> LocalConnectorOut:
-        from chalicelib.store.connectors import ConnectorGroupRecord
-
         stored = self.connectors.configuration(group.id, connector.id)
-        record = ConnectorGroupRecord(group.id, connector.id)
+        record = self.connectors.new_configuration(group.id, connector.id)
         if stored is not None:
             record.inherit_settings = stored.inherit_settings
             record.settings = dict(stored.settings or {})

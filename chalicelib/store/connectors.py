@@ -105,6 +105,10 @@ class ConnectorRepository:
 
     # --- per-group configurations ----------------------------------------------------------------
 
+    def new_configuration(self, group_id: str, connector_id: str) -> ConnectorGroupRecord:
+        """An unsaved configuration of a connector in a group, for save_configuration."""
+        return ConnectorGroupRecord(group_id, connector_id)
+
     def configuration(self, group_id: str, connector_id: str) -> ConnectorGroupRecord | None:
         try:
             return ConnectorGroupRecord.get(group_id, connector_id)
