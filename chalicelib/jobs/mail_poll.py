@@ -47,13 +47,12 @@ def poll_mailbox(
 ) -> str:
     """Poll one mailbox if its lease can be taken; answers one line for the CLI and the log."""
     from chalicelib.clock import utc_now
-    from chalicelib.store.mail import MailRepository
 
     source = source or default_source()
     mailbox = source.mailbox(key)
     if mailbox is None:
         return f"{key}: not enabled"
-    leases = MailRepository()
+    leases = deps.mail()
     owner = owner or str(uuid.uuid4())
     now = utc_now()
     poll_deadline = Deadline.after_seconds(POLL_SECONDS)
