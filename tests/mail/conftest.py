@@ -7,11 +7,15 @@ import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support import mail_corpus_dir
 from tests.support.dovecot import Dovecot, DovecotUnavailable
+
+if TYPE_CHECKING:
+    from chalicelib.services.mailboxes import Mailbox as ServiceMailbox
 
 MESSAGES_DIR = Path(__file__).parent / "messages"
 
@@ -40,6 +44,22 @@ class Mailbox:
 
     def count(self) -> int:
         return self.server.count(self.user)
+
+    def connector(self, scope: str, *, delete: bool = True, ssl: bool = False) -> ServiceMailbox:
+        """The mailbox settings that point mail in at this mailbox: email-to-post of the group
+        `scope`, or email-to-comment when `scope` is "system"."""
+        from chalicelib.services.mailboxes import Mailbox as Settings
+
+        return Settings(
+            scope=scope,
+            kind="emailToComment" if scope == "system" else "emailToPost",
+            server_name="127.0.0.1",
+            server_port=self.server.pop3s_port if ssl else self.server.pop3_port,
+            server_username=self.user,
+            password=self.password,
+            is_ssl=ssl,
+            delete_processed=delete,
+        )
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from chalicelib import deps
-from chalicelib.services.mail_in import Mailbox
 from tests.support import mail_corpus_files
 
 # Senders the community knows (members of the group the mailbox posts to). The others are
@@ -102,16 +101,7 @@ def group_mailbox(community, mailbox, dovecot):
     for address in MEMBERS:
         community.user(address.split("@")[0].replace(".", "-"), {garden: "member"}, email=address)
     community.load()
-    return Mailbox(
-        scope=garden,
-        kind="emailToPost",
-        server_name="127.0.0.1",
-        server_port=dovecot.pop3_port,
-        server_username=mailbox.user,
-        password=mailbox.password,
-        is_ssl=False,
-        delete_processed=True,
-    )
+    return mailbox.connector(garden)
 
 
 @pytest.mark.parametrize("path", mail_corpus_files(), ids=lambda path: path.name)

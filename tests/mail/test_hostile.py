@@ -15,7 +15,6 @@ import feedparser
 import pytest
 
 from chalicelib import deps
-from chalicelib.services.mail_in import Mailbox
 from tests.fixtures import auth
 
 pytestmark = pytest.mark.slow
@@ -102,16 +101,7 @@ def garden(community, mailbox, dovecot):
     c.ann = c.user("ann", {c.garden: "member"}, email="ann@example.org")
     c.load()
     c.mailbox = mailbox
-    c.config = Mailbox(
-        scope=c.garden,
-        kind="emailToPost",
-        server_name="127.0.0.1",
-        server_port=dovecot.pop3_port,
-        server_username=mailbox.user,
-        password=mailbox.password,
-        is_ssl=False,
-        delete_processed=True,
-    )
+    c.config = mailbox.connector(c.garden)
     return c
 
 

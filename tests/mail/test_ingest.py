@@ -104,16 +104,8 @@ def world(community, mailbox, dovecot):
     def config(
         kind: str = "post", group: str | None = None, delete: bool = True, ssl: bool = False
     ):
-        return Mailbox(
-            scope=(group or c.garden) if kind == "post" else "system",
-            kind="emailToPost" if kind == "post" else "emailToComment",
-            server_name="127.0.0.1",
-            server_port=dovecot.pop3s_port if ssl else dovecot.pop3_port,
-            server_username=mailbox.user,
-            password=mailbox.password,
-            is_ssl=ssl,
-            delete_processed=delete,
-        )
+        scope = (group or c.garden) if kind == "post" else "system"
+        return mailbox.connector(scope, delete=delete, ssl=ssl)
 
     c.config = config
     return c

@@ -10,7 +10,6 @@ from __future__ import annotations
 import pytest
 
 from chalicelib import deps
-from chalicelib.services.mail_in import Mailbox
 from tests.mail.test_ingest import mail
 from tests.support.notify import subscribe
 
@@ -43,16 +42,7 @@ def test_a_mailbox_of_posts_to_a_group_with_subscribers_stays_within_budget(
     subscribe(dan, "author", ann, 8)
     for number in range(MAILS):
         mailbox.deliver(mail("Ann <ann@example.org>", f"News {number}", f"Plot {number}.\n"))
-    config = Mailbox(
-        scope=garden,
-        kind="emailToPost",
-        server_name="127.0.0.1",
-        server_port=dovecot.pop3_port,
-        server_username=mailbox.user,
-        password=mailbox.password,
-        is_ssl=False,
-        delete_processed=True,
-    )
+    config = mailbox.connector(garden)
     ingestor = deps.mail_ingestor()
     ingestor.mail.prepare()  # the log table exists already in a deployed stack
     dynamo_counter.reset()

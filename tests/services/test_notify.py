@@ -76,7 +76,6 @@ def email_of(c, user_id: str) -> str:
 
 def mail_post(c, box, subject: str) -> str:
     """Mail a post from Ann into the garden's email-to-post mailbox; answers the new post id."""
-    from chalicelib.services.mail_in import Mailbox
     from chalicelib.store.posts import PostRecord
 
     message = EmailMessage()
@@ -87,16 +86,7 @@ def mail_post(c, box, subject: str) -> str:
     message["Message-ID"] = make_msgid(domain="mail.example")
     message.set_content("The roses are out.\n\nCome and see them.")
     box.deliver(message.as_bytes())
-    config = Mailbox(
-        scope=c.garden,
-        kind="emailToPost",
-        server_name="127.0.0.1",
-        server_port=box.server.pop3_port,
-        server_username=box.user,
-        password=box.password,
-        is_ssl=False,
-        delete_processed=True,
-    )
+    config = box.connector(c.garden)
     result = deps.mail_ingestor().poll(config, lambda: False)
     assert result.posted == 1, result.line()
     [post] = [p for p in PostRecord.by_group.query(c.garden) if p.title == subject]
