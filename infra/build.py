@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from infra import operations
+from infra import monitoring, operations, rollout
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = ("dev", "prod")
@@ -138,10 +138,11 @@ def table_resource(model: Any, stage: str) -> dict[str, Any]:
 def template(stage: str) -> dict[str, Any]:
     names = stage_names(stage)
     resources: dict[str, Any] = {}
+    tables: dict[str, str] = {}
     for model in _models(stage):
-        resources[_logical_id(model.Meta.table_name, names["table_prefix"])] = table_resource(
-            model, stage
-        )
+        logical = _logical_id(model.Meta.table_name, names["table_prefix"])
+        resources[logical] = table_resource(model, stage)
+        tables[logical] = model.Meta.table_name
     resources["SecretsKey"] = {
         "Type": "AWS::KMS::Key",
         "DeletionPolicy": "Retain",
@@ -239,6 +240,8 @@ def template(stage: str) -> dict[str, Any]:
         }
     }
     merge(resources, operations.operations_resources(stage, names))
+    merge(resources, monitoring.monitoring_resources(stage, names, tables))
+    merge(resources, rollout.rollout_resources(stage))
     return {
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": f"Agora ({stage}): tables, secrets key, queues, token secret, API limits, "

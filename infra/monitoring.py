@@ -1,0 +1,467 @@
+"""Day-two watching: the alarms `infra.operations` does not make, and one dashboard per stage.
+
+Failure classes watched here (issue 26): the ses-feedback dead letters, the age of the oldest
+message on every queue, latency (Lambda Duration p99 per function, API Gateway Latency p99),
+DynamoDB throttles per table, SES reputation (bounce and complaint rates, which make SES review
+and then pause the account) and EventBridge (schedule rules whose target failed, PutEvents that
+EventBridge refused). Each description says what the alarm means and what to do; the README's
+"Alarms" table lists the same. Merged into the template by `infra.build`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from infra.operations import FUNCTIONS, METRICS_NAMESPACE
+from infra.operations import _alarm as _base_alarm
+
+# The three queues with their dead-letter queues: logical stem -> (queue key, dead-letter key,
+# how old the oldest message may grow before somebody should look, in seconds).
+QUEUES = {
+    "Mailbox": ("queue", "dead_letters", 900),  # a dispatch every 5 minutes: 3 missed rounds
+    "Notification": ("notify_queue", "notify_dead_letters", 900),
+    "SesFeedback": ("feedback_queue", "feedback_dead_letters", 1800),
+}
+# A dead letter expires after 14 days (MessageRetentionPeriod): say so a week before.
+DEAD_LETTER_AGE_SECONDS = 7 * 24 * 3600
+
+# The schedules' EventBridge rules, named so their FailedInvocations can be alarmed on.
+SCHEDULES = {"DispatchMailPolls": "dispatch-mail-polls", "PurgeComments": "purge-comments",
+             "SendDigests": "send-digests"}  # fmt: skip
+
+# API latency the members would notice (p99 over 5 minutes, ms), and the API function's own.
+API_LATENCY_P99_MS = 3000
+API_DURATION_P99_MS = 5000
+# A job whose p99 comes this close to its timeout is about to be killed mid-run.
+JOB_DURATION_SHARE = 0.8
+
+# SES reviews an account at a 5% bounce rate and a 0.1% complaint rate, and pauses it later.
+SES_BOUNCE_WARNING = 0.04
+SES_COMPLAINT_WARNING = 0.001
+
+
+def _alarm(description: str, metric: dict[str, Any], **overrides: Any) -> dict[str, Any]:
+    """infra.operations' alarm, where an override of None drops a default (a percentile
+    replaces `Statistic`; metric math has no `Statistic` nor `Period` of its own)."""
+    alarm = _base_alarm(description, metric, **overrides)
+    alarm["Properties"] = {k: v for k, v in alarm["Properties"].items() if v is not None}
+    return alarm
+
+
+def function_timeouts() -> dict[str, int]:
+    """Each function's timeout in seconds, from .chalice/config.json (what Lambda enforces)."""
+    from infra.build import ROOT
+
+    config = json.loads((ROOT / ".chalice" / "config.json").read_text())
+    default = int(config.get("lambda_timeout", 60))
+    per_function = config.get("lambda_functions", {})
+    return {
+        logical: int(per_function.get(name, {}).get("lambda_timeout", default))
+        for logical, name in FUNCTIONS.items()
+    }
+
+
+def queue_alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
+    prefix = f"agora-{stage}"
+    resources: dict[str, Any] = {
+        # The other two dead-letter queues are watched by infra.operations.
+        "SesFeedbackDeadLettersAlarm": _alarm(
+            f"{names['feedback_dead_letters']} holds SES bounce or complaint notifications that "
+            "failed 5 times, so those addresses are not suppressed yet. Read the ses-feedback "
+            "function's log for the error, fix it, then move the messages back with "
+            "`aws sqs start-message-move-task`.",
+            {
+                "AlarmName": f"{prefix}-ses-feedback-dead-letters",
+                "Namespace": "AWS/SQS",
+                "MetricName": "ApproximateNumberOfMessagesVisible",
+                "Dimensions": [{"Name": "QueueName", "Value": names["feedback_dead_letters"]}],
+                "Statistic": "Maximum",
+            },
+        )
+    }
+    for logical, (queue_key, dead_key, max_age) in QUEUES.items():
+        queue, dead = names[queue_key], names[dead_key]
+        resources[f"{logical}QueueAgeAlarm"] = _alarm(
+            f"The oldest message on {queue} waited more than {max_age // 60} minutes: its "
+            "function is failing (see its errors alarm), throttled, or capped too low for the "
+            "work. Read the function's log; raise the trigger's MaximumConcurrency if it only "
+            "keeps up too slowly.",
+            {
+                "AlarmName": f"{queue}-age",
+                "Namespace": "AWS/SQS",
+                "MetricName": "ApproximateAgeOfOldestMessage",
+                "Dimensions": [{"Name": "QueueName", "Value": queue}],
+                "Statistic": "Maximum",
+            },
+            Threshold=max_age,
+            EvaluationPeriods=2,
+        )
+        resources[f"{logical}DeadLetterAgeAlarm"] = _alarm(
+            f"A message has sat in {dead} for a week; dead letters are deleted after 14 days. "
+            "Fix the cause and move them back (`aws sqs start-message-move-task`), or purge "
+            "them on purpose.",
+            {
+                "AlarmName": f"{dead}-age",
+                "Namespace": "AWS/SQS",
+                "MetricName": "ApproximateAgeOfOldestMessage",
+                "Dimensions": [{"Name": "QueueName", "Value": dead}],
+                "Statistic": "Maximum",
+            },
+            Threshold=DEAD_LETTER_AGE_SECONDS,
+            Period=3600,
+        )
+    return resources
+
+
+def latency_alarms(stage: str) -> dict[str, Any]:
+    prefix = f"agora-{stage}"
+    resources: dict[str, Any] = {}
+    timeouts = function_timeouts()
+    for logical, name in FUNCTIONS.items():
+        if logical == "APIHandler":
+            threshold = API_DURATION_P99_MS
+            advice = (
+                "API calls are slow: look for a slow AWS dependency in the X-Ray traces (prod) "
+                "or the log's request durations; a list that reads more than one page is a bug."
+            )
+        else:
+            threshold = int(timeouts[logical] * 1000 * JOB_DURATION_SHARE)
+            advice = (
+                f"{name} runs close to its {timeouts[logical]} s timeout and will be killed "
+                "mid-run: read its log for what grew (mailbox size, batch size), and raise the "
+                "timeout in .chalice/config.json or make the job stop earlier."
+            )
+        resources[f"{logical}DurationAlarm"] = _alarm(
+            f"p99 duration of {name} is over {threshold} ms. " + advice,
+            {
+                "AlarmName": f"{prefix}-{name}-duration-p99",
+                "Namespace": "AWS/Lambda",
+                "MetricName": "Duration",
+                "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": logical}}],
+                "ExtendedStatistic": "p99",
+                "Unit": "Milliseconds",
+            },
+            Statistic=None,
+            Threshold=threshold,
+            EvaluationPeriods=3 if logical == "APIHandler" else 1,
+        )
+    # Minute periods: a rollout's canary (infra.rollout) must see it within its ten minutes.
+    resources["ApiLatencyAlarm"] = _alarm(
+        f"p99 latency of the API, as API Gateway measures it, is over {API_LATENCY_P99_MS} ms "
+        "in 3 of 5 minutes. Right after a deploy, CodeDeploy rolls back by itself; otherwise "
+        "compare with the api function's duration alarm (the function is slow) and look for a "
+        "throttled table or a slow AWS call in the X-Ray traces.",
+        {
+            "AlarmName": f"{prefix}-api-latency-p99",
+            "Namespace": "AWS/ApiGateway",
+            "MetricName": "Latency",
+            "Dimensions": [
+                {"Name": "ApiName", "Value": prefix},
+                {"Name": "Stage", "Value": "api"},
+            ],
+            "ExtendedStatistic": "p99",
+            "Unit": "Milliseconds",
+        },
+        Statistic=None,
+        Threshold=API_LATENCY_P99_MS,
+        Period=60,
+        EvaluationPeriods=5,
+        DatapointsToAlarm=3,
+    )
+    return resources
+
+
+def throttle_alarms(stage: str, tables: dict[str, str]) -> dict[str, Any]:
+    """One alarm per table on its read and write throttle events (indexes included)."""
+    resources: dict[str, Any] = {}
+    for logical, table in tables.items():
+        metrics = [
+            {
+                "Id": kind.lower(),
+                "ReturnData": False,
+                "MetricStat": {
+                    "Metric": {
+                        "Namespace": "AWS/DynamoDB",
+                        "MetricName": f"{kind}ThrottleEvents",
+                        "Dimensions": [{"Name": "TableName", "Value": table}],
+                    },
+                    "Period": 300,
+                    "Stat": "Sum",
+                },
+            }
+            for kind in ("Read", "Write")
+        ]
+        metrics.append(
+            {"Id": "throttled", "Expression": "read + write", "Label": "throttle events",
+             "ReturnData": True}
+        )  # fmt: skip
+        alarm = _alarm(
+            f"DynamoDB throttled requests to {table}. On-demand tables throttle when traffic "
+            "more than doubles its previous peak within 30 minutes, or a single key is hot: "
+            "read the throttling functions' logs for the key; pre-warm the table (switch to "
+            "provisioned for a day) before a known surge.",
+            {"AlarmName": f"{table}-throttles", "Metrics": metrics},
+            Statistic=None,
+            Period=None,
+        )
+        resources[f"{logical}ThrottlesAlarm"] = alarm
+    return resources
+
+
+def reputation_alarms(stage: str) -> dict[str, Any]:
+    prefix = f"agora-{stage}"
+    # SES publishes these for the whole account and region, not per configuration set.
+    return {
+        "SesBounceRateAlarm": _alarm(
+            f"The account's SES bounce rate is {SES_BOUNCE_WARNING:.0%} or more; at 5% SES puts "
+            "the account under review and may pause sending. Check that ses-feedback works (its "
+            "dead letters, its errors): it suppresses bounced addresses. Look for a list of "
+            "stale addresses that was imported.",
+            {
+                "AlarmName": f"{prefix}-ses-bounce-rate",
+                "Namespace": "AWS/SES",
+                "MetricName": "Reputation.BounceRate",
+                "Statistic": "Maximum",
+            },
+            Threshold=SES_BOUNCE_WARNING,
+            Period=3600,
+        ),
+        "SesComplaintRateAlarm": _alarm(
+            f"The account's SES complaint rate reached {SES_COMPLAINT_WARNING:.1%}, where SES "
+            "reviews the account (it pauses sending above 0.5%). Members mark our mail as spam: "
+            "check that ses-feedback suppresses complainers and that notification volume and "
+            "the unsubscribe link are as intended.",
+            {
+                "AlarmName": f"{prefix}-ses-complaint-rate",
+                "Namespace": "AWS/SES",
+                "MetricName": "Reputation.ComplaintRate",
+                "Statistic": "Maximum",
+            },
+            Threshold=SES_COMPLAINT_WARNING,
+            Period=3600,
+        ),
+    }
+
+
+def event_alarms(stage: str) -> dict[str, Any]:
+    prefix = f"agora-{stage}"
+    resources: dict[str, Any] = {}
+    for logical, name in SCHEDULES.items():
+        resources[f"{logical}ScheduleFailedAlarm"] = _alarm(
+            f"EventBridge could not invoke {name} on its schedule (after its own retries): the "
+            "run did not happen. Read the function's errors and throttles alarms and its log; "
+            "run it once by hand (`python -m chalicelib.cli …`) if the missed run matters.",
+            {
+                "AlarmName": f"{prefix}-{name}-schedule-failed",
+                "Namespace": "AWS/Events",
+                "MetricName": "FailedInvocations",
+                "Dimensions": [{"Name": "RuleName", "Value": schedule_rule_name(stage, name)}],
+            },
+        )
+    resources["PutEventsFailedAlarm"] = _alarm(
+        "EventBridge refused PutEvents calls in this account and region (throttling or an "
+        "error): domain events did not reach the organisation's systems. Read the API's log "
+        "(`filter message like /event/`) and the account's PutEvents quota.",
+        {
+            "AlarmName": f"{prefix}-put-events-failed",
+            "Namespace": "AWS/Events",
+            "MetricName": "PutEventsApproximateFailedCount",
+        },
+    )
+    return resources
+
+
+def schedule_rule_name(stage: str, function: str) -> str:
+    return f"agora-{stage}-{function}"
+
+
+def schedule_names(stage: str) -> dict[str, Any]:
+    """Fragments that give each schedule's EventBridge rule a fixed name (the alarm's dimension)."""
+    return {
+        logical: {
+            "Properties": {
+                "Events": {
+                    f"{logical}Event": {"Properties": {"Name": schedule_rule_name(stage, name)}}
+                }
+            }
+        }
+        for logical, name in SCHEDULES.items()
+    }
+
+
+def dashboard(stage: str, names: dict[str, str], tables: dict[str, str]) -> dict[str, Any]:
+    """One CloudWatch dashboard: API latency and errors, mail outcomes, queues, notifications,
+    DynamoDB throttles, SES reputation. Function names are the stack's (`${Logical}`)."""
+    prefix = f"agora-{stage}"
+    region = "${AWS::Region}"
+    api = ["AWS/ApiGateway", "{metric}", "ApiName", prefix, "Stage", "api"]
+
+    def widget(title: str, metrics: list[list[Any]], x: int, y: int, **extra: Any) -> dict:
+        return {
+            "type": "metric",
+            "x": x,
+            "y": y,
+            "width": 12,
+            "height": 6,
+            "properties": {"title": title, "region": region, "metrics": metrics, **extra},
+        }
+
+    def api_metric(metric: str, stat: str) -> list[Any]:
+        return [*(m.replace("{metric}", metric) for m in api), {"stat": stat}]
+
+    queues = [names[q] for q, _, _ in QUEUES.values()]
+    dead = [names[d] for _, d, _ in QUEUES.values()]
+    widgets = [
+        widget(
+            "API latency (ms)",
+            [api_metric("Latency", "p50"), api_metric("Latency", "p99")],
+            0,
+            0,
+        ),
+        widget(
+            "API errors",
+            [
+                api_metric("5XXError", "Sum"),
+                api_metric("4XXError", "Sum"),
+                api_metric("Count", "Sum"),
+            ],
+            12,
+            0,
+        ),
+        widget(
+            "Mail handled, by outcome",
+            [
+                [
+                    METRICS_NAMESPACE,
+                    "MailHandled",
+                    "Stage",
+                    prefix,
+                    "Outcome",
+                    outcome,
+                    {"stat": "Sum"},
+                ]
+                for outcome in ("posted", "commented", "ignored", "rejected", "failed")
+            ],
+            0,
+            6,
+        ),  # fmt: skip
+        widget(
+            "Notifications",
+            [
+                [METRICS_NAMESPACE, "NotificationsSent", "Stage", prefix, {"stat": "Sum"}],
+                [
+                    "AWS/Lambda",
+                    "Errors",
+                    "FunctionName",
+                    "${DeliverNotifications}",
+                    {"stat": "Sum"},
+                ],
+                ["AWS/SES", "Send", {"stat": "Sum"}],
+                ["AWS/SES", "Bounce", {"stat": "Sum"}],
+                ["AWS/SES", "Complaint", {"stat": "Sum"}],
+            ],
+            12,
+            6,
+        ),  # fmt: skip
+        widget(
+            "Queue depth (visible messages)",
+            [
+                [
+                    "AWS/SQS",
+                    "ApproximateNumberOfMessagesVisible",
+                    "QueueName",
+                    q,
+                    {"stat": "Maximum"},
+                ]
+                for q in queues + dead
+            ],
+            0,
+            12,
+        ),  # fmt: skip
+        widget(
+            "Age of the oldest message (s)",
+            [
+                ["AWS/SQS", "ApproximateAgeOfOldestMessage", "QueueName", q, {"stat": "Maximum"}]
+                for q in queues
+            ],
+            12,
+            12,
+        ),
+        widget(
+            "DynamoDB throttle events",
+            [
+                ["AWS/DynamoDB", f"{kind}ThrottleEvents", "TableName", table, {"stat": "Sum"}]
+                for table in tables.values()
+                for kind in ("Read", "Write")
+            ],
+            0,
+            18,
+        ),
+        widget(
+            "SES reputation",
+            [
+                ["AWS/SES", "Reputation.BounceRate", {"stat": "Maximum"}],
+                ["AWS/SES", "Reputation.ComplaintRate", {"stat": "Maximum"}],
+            ],
+            12,
+            18,
+            annotations={
+                "horizontal": [
+                    {"label": "bounce review", "value": 0.05},
+                    {"label": "complaint review", "value": 0.001},
+                ]
+            },
+        ),
+        widget(
+            "Function duration p99 (ms)",
+            [
+                [
+                    "AWS/Lambda",
+                    "Duration",
+                    "FunctionName",
+                    "${" + logical + "}",
+                    {"stat": "p99", "label": name},
+                ]
+                for logical, name in FUNCTIONS.items()
+            ],
+            0,
+            24,
+        ),  # fmt: skip
+        widget(
+            "Function errors and throttles",
+            [
+                [
+                    "AWS/Lambda",
+                    metric,
+                    "FunctionName",
+                    "${" + logical + "}",
+                    {"stat": "Sum", "label": f"{name} {metric.lower()}"},
+                ]
+                for logical, name in FUNCTIONS.items()
+                for metric in ("Errors", "Throttles")
+            ],
+            12,
+            24,
+        ),  # fmt: skip
+    ]
+    body = json.dumps({"widgets": widgets}, separators=(",", ":"))
+    return {
+        "Type": "AWS::CloudWatch::Dashboard",
+        "Properties": {"DashboardName": prefix, "DashboardBody": {"Fn::Sub": body}},
+    }
+
+
+def monitoring_resources(
+    stage: str, names: dict[str, str], tables: dict[str, str]
+) -> dict[str, Any]:
+    """Everything above; `tables` maps each table's logical id to its name."""
+    return {
+        **queue_alarms(stage, names),
+        **latency_alarms(stage),
+        **throttle_alarms(stage, tables),
+        **reputation_alarms(stage),
+        **event_alarms(stage),
+        **schedule_names(stage),
+        "Dashboard": dashboard(stage, names, tables),
+    }
