@@ -19,11 +19,14 @@ $(STAMP): requirements.txt requirements-dev.txt requirements.lock requirements-d
 	$(BIN)/pip install --quiet -r requirements-dev.txt
 	touch $(STAMP)
 
-## lock: re-resolve requirements*.txt into requirements.lock (Lambda's Python) and requirements-dev.lock
+## lock: re-resolve requirements*.txt into requirements.lock (Lambda's Python on x86_64),
+## requirements-arm64.lock (the same versions for arm64 Lambda) and requirements-dev.lock
 LAMBDA_PYTHON := $(shell sed -n 's/.*"lambda_runtime": "python\([0-9.]*\)".*/\1/p' .chalice/config.json)
 lock: $(STAMP)
 	$(BIN)/uv pip compile --quiet requirements.txt --generate-hashes --no-header \
 	  --python-version $(LAMBDA_PYTHON) --python-platform x86_64-manylinux_2_28 -o requirements.lock
+	$(BIN)/uv pip compile --quiet requirements.txt -c requirements.lock --generate-hashes --no-header \
+	  --python-version $(LAMBDA_PYTHON) --python-platform aarch64-manylinux_2_28 -o requirements-arm64.lock
 	$(BIN)/uv pip compile --quiet requirements-dev.txt -c requirements.lock --generate-hashes \
 	  --no-header --universal --python-version 3.11 -o requirements-dev.lock
 
@@ -59,19 +62,21 @@ infra: $(STAMP)
 	PYTHONPATH=. $(BIN)/python -m infra.build
 
 ## package: one deployable template (build/package/sam.yaml) beside its zip, checked by cfn-lint
+## (ARCH=arm64 for Graviton functions, built from requirements-arm64.lock; x86_64 by default)
 STAGE ?= dev
+ARCH ?= x86_64
 package: $(STAMP)
 	rm -rf build/package
 	AWS_DEFAULT_REGION=$${AWS_DEFAULT_REGION:-us-east-1} PYTHONPATH=. $(BIN)/python -m infra.package \
-	  --stage $(STAGE) --merge-template infra/$(STAGE).yaml build/package
+	  --arch $(ARCH) --stage $(STAGE) --merge-template infra/$(STAGE).yaml build/package
 	PYTHONPATH=. $(BIN)/python -m infra.slim_package build/package/deployment.zip
 	$(BIN)/cfn-lint build/package/sam.yaml
 
-## deploy: make deploy STAGE=prod BASE_URL=https://… ALARM_EMAIL=ops@… [MAIL_SENDER_DOMAIN=…]
+## deploy: make deploy STAGE=prod BASE_URL=https://… ALARM_EMAIL=ops@… [MAIL_SENDER_DOMAIN=…] [ARCH=arm64]
 deploy: $(STAMP)
 	PYTHONPATH=. $(BIN)/python -m infra.deploy --check --stage "$(STAGE)" --base-url "$(BASE_URL)" \
 	  --alarm-email "$(ALARM_EMAIL)" --mail-sender-domain "$(MAIL_SENDER_DOMAIN)"
-	$(MAKE) package STAGE=$(STAGE)
+	$(MAKE) package STAGE=$(STAGE) ARCH=$(ARCH)
 	PYTHONPATH=. $(BIN)/python -m infra.deploy --stage "$(STAGE)" --base-url "$(BASE_URL)" \
 	  --alarm-email "$(ALARM_EMAIL)" --mail-sender-domain "$(MAIL_SENDER_DOMAIN)"
 

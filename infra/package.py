@@ -8,7 +8,15 @@ every hash) for the pinned runtime's interpreter and Linux platform with pip, ch
 compiled module is built for that Python, runs Chalice with that runtime and no requirements of
 its own, and adds the installed packages to the zip.
 
-    python -m infra.package --stage dev --merge-template infra/dev.yaml build/package
+    python -m infra.package [--arch arm64] --stage dev --merge-template infra/dev.yaml build/package
+
+`--arch` (x86_64 or arm64, `make package ARCH=…`) picks the functions' architecture and the lock
+built for it: requirements.lock for x86_64, requirements-arm64.lock for arm64 (Graviton, about
+20% cheaper per GB-second), each installed from its platform's wheels only. The default stays
+x86_64 until an arm64 deploy has run in a real account: the tests, moto and every machine here
+are x86_64, so the arm64 zip is checked for its wheels' platform but never executed here.
+
+The packaged template then calls the API's alias, not the function (infra.rollout).
 """
 
 from __future__ import annotations
@@ -21,10 +29,19 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LOCK = ROOT / "requirements.lock"
+ARCHITECTURES = ("x86_64", "arm64")
+LOCKS = {"x86_64": ROOT / "requirements.lock", "arm64": ROOT / "requirements-arm64.lock"}
+# The machine name in wheel tags and in compiled modules' file names.
+MACHINES = {"x86_64": "x86_64", "arm64": "aarch64"}
 DEPENDENCIES = ROOT / "build" / "lambda-dependencies"
 # Lambda's Amazon Linux 2023 has glibc 2.34: every manylinux wheel up to that runs there.
-PLATFORMS = ("manylinux_2_34_x86_64", "manylinux_2_28_x86_64", "manylinux2014_x86_64")
+GLIBC_TAGS = ("manylinux_2_34", "manylinux_2_28", "manylinux2014")
+
+
+def platforms(arch: str) -> list[str]:
+    return [f"{tag}_{MACHINES[arch]}" for tag in GLIBC_TAGS]
+
+
 NOT_SHIPPED = ("bin/", "__pycache__/")
 
 
@@ -36,31 +53,37 @@ def pinned_runtime() -> str:
     return str(runtime)
 
 
-def install_dependencies(runtime: str) -> Path:
+def install_dependencies(runtime: str, arch: str = "x86_64") -> Path:
     import hashlib
 
+    lock = LOCKS[arch]
+    if not lock.exists():
+        raise SystemExit(f"{lock.name} is missing: run `make lock`")
     version = runtime.removeprefix("python")
     # Installed already for this lock and runtime: the same bytes, by the lock's hashes.
     stamp = DEPENDENCIES / ".installed-from"
-    wanted = runtime + " " + hashlib.sha256(LOCK.read_bytes()).hexdigest()
+    wanted = f"{runtime} {arch} " + hashlib.sha256(lock.read_bytes()).hexdigest()
     if stamp.exists() and stamp.read_text() == wanted:
         return DEPENDENCIES
     shutil.rmtree(DEPENDENCIES, ignore_errors=True)
     command = [sys.executable, "-m", "pip", "install", "--quiet", "--target", str(DEPENDENCIES)]
-    command += ["--no-deps", "--require-hashes", "-r", str(LOCK), "--prefer-binary"]
+    # Binary wheels for the platform; a pure-Python sdist (feedgen publishes no wheel) is built
+    # here, and anything compiled is checked below.
+    command += ["--no-deps", "--require-hashes", "-r", str(lock), "--prefer-binary"]
     command += ["--python-version", version, "--implementation", "cp"]
     command += ["--abi", "cp" + version.replace(".", "")]
-    for platform in PLATFORMS:
+    for platform in platforms(arch):
         command += ["--platform", platform]
     subprocess.run(command, check=True)
-    tag = "cpython-" + version.replace(".", "") + "-x86_64-linux-gnu.so"
+    tag = "cpython-" + version.replace(".", "") + f"-{MACHINES[arch]}-linux-gnu.so"
     wrong = [
         str(path.relative_to(DEPENDENCIES))
         for path in DEPENDENCIES.rglob("*.so")
         if not path.name.endswith((tag, ".abi3.so"))
     ]
     if wrong:
-        raise SystemExit(f"built for another Python than {runtime}: {', '.join(wrong)}")
+        raise SystemExit(f"built for another Python or machine than {runtime} on {arch}: "
+                         + ", ".join(wrong))  # fmt: skip
     stamp.write_text(wanted)
     return DEPENDENCIES
 
@@ -77,15 +100,50 @@ def add_to_zip(zip_path: Path, directory: Path) -> None:
             archive.write(path, name)
 
 
+def packaged_template(out_dir: Path) -> Path:
+    for name in ("sam.yaml", "sam.json"):
+        if (out_dir / name).exists():
+            return out_dir / name
+    raise SystemExit(f"chalice package wrote no template in {out_dir}")
+
+
+def call_the_alias(out_dir: Path) -> None:
+    """The API's integrations and permission name the function's alias (infra.rollout)."""
+    import yaml
+
+    from infra.rollout import point_api_at_alias
+
+    path = packaged_template(out_dir)
+    template = yaml.safe_load(path.read_text())
+    point_api_at_alias(template)
+    if path.suffix == ".json":
+        path.write_text(json.dumps(template, indent=2) + "\n")
+    else:
+        path.write_text(yaml.safe_dump(template, sort_keys=False, width=100))
+
+
+def split_arch(argv: list[str]) -> tuple[str, list[str]]:
+    """`--arch X` (ours) out of the arguments handed to `chalice package`."""
+    if "--arch" not in argv:
+        return "x86_64", argv
+    at = argv.index("--arch")
+    arch = argv[at + 1] if at + 1 < len(argv) else ""
+    if arch not in ARCHITECTURES:
+        raise SystemExit(f"--arch must be one of {', '.join(ARCHITECTURES)} (got {arch!r})")
+    return arch, argv[:at] + argv[at + 2 :]
+
+
 def main(argv: list[str]) -> int:
     from chalice.cli import main as chalice_main
     from chalice.config import Config
     from chalice.deploy.packager import BaseLambdaDeploymentPackager
 
+    arch, argv = split_arch(argv)
     runtime = pinned_runtime()
-    dependencies = install_dependencies(runtime)
-    # Chalice has no setting for either; both are read through these two methods only.
+    dependencies = install_dependencies(runtime, arch)
+    # Chalice has no option for these; each is read through these methods only.
     Config.lambda_python_version = property(lambda _self: runtime)  # type: ignore[assignment,method-assign]
+    Config.lambda_architecture = property(lambda _self: arch)  # type: ignore[assignment,method-assign]
     BaseLambdaDeploymentPackager._get_requirements_filename = (  # type: ignore[method-assign]
         lambda self, project_dir: self._osutils.joinpath(project_dir, "no-such-requirements.txt")
     )
@@ -96,6 +154,7 @@ def main(argv: list[str]) -> int:
         if done.code not in (0, None):
             raise
     add_to_zip(Path(argv[-1]) / "deployment.zip", dependencies)
+    call_the_alias(Path(argv[-1]))
     return 0
 
 
