@@ -8,6 +8,13 @@ made on first use), then creates or updates the stack `agora-<stage>` through a 
 prints its outputs (the API's address, the alarm topic, the DNS records SES wants). Only boto3,
 with the standard AWS variables (AWS_PROFILE or keys, AWS_DEFAULT_REGION): no AWS CLI needed.
 `--check` validates the arguments only (make deploy runs it before the slow packaging).
+
+Safety: a prod stack gets termination protection once it exists (`aws cloudformation
+update-termination-protection --no-enable-termination-protection` before deleting it on purpose).
+A first create that failed leaves the stack in ROLLBACK_COMPLETE and, in prod, the tables it
+made (fixed names, Retain): the next `make deploy` deletes that empty stack and the tables it
+left, if every one of them is still empty, then creates the stack again. A table holding data
+is never deleted: make deploy stops and names it.
 """
 
 from __future__ import annotations
@@ -130,6 +137,8 @@ def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
 
     stack = f"agora-{args.stage}"
     cloudformation = session.client("cloudformation")
+    if _stack_status(cloudformation, stack) == "ROLLBACK_COMPLETE":
+        clear_failed_first_create(session, stack, template)
     exists = _stack_exists(cloudformation, stack)
     parameters = {
         "BaseUrl": args.base_url,
@@ -161,6 +170,8 @@ def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
             )
         except Exception:
             raise DeployError(f"{stack} failed: {_first_failure(cloudformation, stack)}") from None
+    if args.stage == "prod":
+        protect(cloudformation, stack)
     outputs = {
         o["OutputKey"]: o["OutputValue"]
         for o in cloudformation.describe_stacks(StackName=stack)["Stacks"][0].get("Outputs", [])
@@ -168,6 +179,66 @@ def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
     for key, value in outputs.items():
         print(f"{key}: {value}")
     return outputs
+
+
+def protect(cloudformation: Any, stack: str) -> None:
+    """Termination protection: deleting the prod stack takes a deliberate step first."""
+    cloudformation.update_termination_protection(StackName=stack, EnableTerminationProtection=True)
+
+
+def _stack_status(cloudformation: Any, stack: str) -> str | None:
+    try:
+        [found] = cloudformation.describe_stacks(StackName=stack)["Stacks"]
+    except Exception as error:
+        if "does not exist" in str(error):
+            return None
+        raise
+    return str(found["StackStatus"])
+
+
+def left_tables(session: Any, template: dict[str, Any]) -> dict[str, bool]:
+    """The template's named tables that exist already: name -> whether it holds any item."""
+    dynamodb = session.client("dynamodb")
+    found: dict[str, bool] = {}
+    for resource in template["Resources"].values():
+        name = resource.get("Properties", {}).get("TableName")
+        if resource.get("Type") != "AWS::DynamoDB::Table" or not isinstance(name, str):
+            continue
+        try:
+            dynamodb.describe_table(TableName=name)
+        except dynamodb.exceptions.ResourceNotFoundException:
+            continue
+        # One item is enough to know; DescribeTable's ItemCount lags by hours.
+        found[name] = bool(dynamodb.scan(TableName=name, Limit=1, Select="COUNT")["Count"])
+    return found
+
+
+def clear_failed_first_create(session: Any, stack: str, template: dict[str, Any]) -> list[str]:
+    """Delete the stack a failed first create left (ROLLBACK_COMPLETE) and the empty tables it
+    retained, so that the create can run again; answers the tables deleted."""
+    tables = left_tables(session, template)
+    holding = sorted(name for name, has_items in tables.items() if has_items)
+    if holding:
+        raise DeployError(
+            f"{stack} failed to create earlier and left tables that hold data "
+            f"({', '.join(holding)}): they are not deleted for you. Back them up or delete "
+            "them, or import them into the stack (CloudFormation resource import), then run "
+            "make deploy again"
+        )
+    cloudformation = session.client("cloudformation")
+    print(f"{stack}: deleting the failed first create (ROLLBACK_COMPLETE)", flush=True)
+    cloudformation.delete_stack(StackName=stack)
+    cloudformation.get_waiter("stack_delete_complete").wait(
+        StackName=stack, WaiterConfig={"Delay": 5, "MaxAttempts": 120}
+    )
+    dynamodb = session.client("dynamodb")
+    for name in sorted(tables):
+        print(f"{stack}: deleting the empty table {name} it left behind", flush=True)
+        dynamodb.update_table(TableName=name, DeletionProtectionEnabled=False)
+        dynamodb.delete_table(TableName=name)
+    for name in sorted(tables):
+        dynamodb.get_waiter("table_not_exists").wait(TableName=name)
+    return sorted(tables)
 
 
 def _stack_exists(cloudformation: Any, stack: str) -> bool:

@@ -5,6 +5,7 @@ CloudFormation cannot run the SAM transform, so the change set is made, not exec
 from __future__ import annotations
 
 import argparse
+import json
 import os
 
 import pytest
@@ -86,3 +87,92 @@ def test_deploy_uploads_the_package_and_makes_a_change_set_with_the_parameters(m
         }
     finally:
         stop_moto_server(server)
+
+
+# A failed first create (ROLLBACK_COMPLETE) and what make deploy does about it, and termination
+# protection (moto's CloudFormation has no UpdateTerminationProtection: a botocore hook answers
+# that one call the way CloudFormation does, and records it).
+
+TABLES = ("agora-prod-users", "agora-prod-posts")
+LEFT_BY_FAILED_CREATE = {
+    "Resources": {
+        f"Table{n}": {"Type": "AWS::DynamoDB::Table", "Properties": {"TableName": name}}
+        for n, name in enumerate(TABLES)
+    }
+}
+
+
+@pytest.fixture
+def aws(monkeypatch):
+    import boto3
+    from moto import mock_aws
+
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    with mock_aws():
+        session = boto3.session.Session(region_name="us-east-1")
+        dynamodb = session.client("dynamodb")
+        for name in TABLES:
+            dynamodb.create_table(
+                TableName=name,
+                KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+                BillingMode="PAY_PER_REQUEST",
+                DeletionProtectionEnabled=True,
+            )
+        cloudformation = session.client("cloudformation")
+        queue = {"Resources": {"Q": {"Type": "AWS::SQS::Queue"}}}
+        cloudformation.create_stack(StackName="agora-prod", TemplateBody=json.dumps(queue))
+        yield session
+
+
+def test_a_failed_first_create_with_empty_tables_is_cleared_for_the_next_create(aws):
+    from infra.deploy import _stack_status, clear_failed_first_create
+
+    deleted = clear_failed_first_create(aws, "agora-prod", LEFT_BY_FAILED_CREATE)
+    assert deleted == sorted(TABLES)
+    assert aws.client("dynamodb").list_tables()["TableNames"] == []
+    assert _stack_status(aws.client("cloudformation"), "agora-prod") is None
+
+
+def test_tables_holding_data_are_never_deleted_and_deploy_says_which(aws):
+    from infra.deploy import DeployError, _stack_status, clear_failed_first_create
+
+    aws.client("dynamodb").put_item(TableName="agora-prod-posts", Item={"id": {"S": "1"}})
+    with pytest.raises(DeployError, match="agora-prod-posts") as refused:
+        clear_failed_first_create(aws, "agora-prod", LEFT_BY_FAILED_CREATE)
+    assert "agora-prod-users" not in str(refused.value)
+    assert sorted(aws.client("dynamodb").list_tables()["TableNames"]) == sorted(TABLES)
+    assert _stack_status(aws.client("cloudformation"), "agora-prod") == "CREATE_COMPLETE"
+
+
+def test_prod_stack_gets_termination_protection():
+    import boto3
+    from botocore.awsrequest import AWSResponse
+    from botocore.compat import HTTPHeaders
+
+    from infra.deploy import protect
+
+    sent: list[bytes] = []
+
+    class Raw:
+        def stream(self, **_):
+            yield (
+                b"<UpdateTerminationProtectionResponse><UpdateTerminationProtectionResult>"
+                b"<StackId>agora-prod</StackId></UpdateTerminationProtectionResult>"
+                b"</UpdateTerminationProtectionResponse>"
+            )
+
+    def answer(request, **_):
+        sent.append(request.body if isinstance(request.body, bytes) else request.body.encode())
+        return AWSResponse("http://cloudformation.invalid/", 200, HTTPHeaders(), Raw())
+
+    # Not under moto, whose stubber answers before any hook: this one call never leaves.
+    cloudformation = boto3.session.Session(
+        region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test"
+    ).client("cloudformation", endpoint_url="http://cloudformation.invalid")
+    cloudformation.meta.events.register_first(
+        "before-send.cloudformation.UpdateTerminationProtection", answer
+    )
+    protect(cloudformation, "agora-prod")
+    [body] = sent
+    assert b"EnableTerminationProtection=true" in body and b"StackName=agora-prod" in body
