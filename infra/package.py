@@ -33,7 +33,7 @@ ARCHITECTURES = ("x86_64", "arm64")
 LOCKS = {"x86_64": ROOT / "requirements.lock", "arm64": ROOT / "requirements-arm64.lock"}
 # The machine name in wheel tags and in compiled modules' file names.
 MACHINES = {"x86_64": "x86_64", "arm64": "aarch64"}
-DEPENDENCIES = ROOT / "build" / "lambda-dependencies"
+BUILD = ROOT / "build"
 # Lambda's Amazon Linux 2023 has glibc 2.34: every manylinux wheel up to that runs there.
 GLIBC_TAGS = ("manylinux_2_34", "manylinux_2_28", "manylinux2014")
 
@@ -60,13 +60,15 @@ def install_dependencies(runtime: str, arch: str = "x86_64") -> Path:
     if not lock.exists():
         raise SystemExit(f"{lock.name} is missing: run `make lock`")
     version = runtime.removeprefix("python")
+    # One folder per architecture, so that switching does not reinstall the other.
+    dependencies = BUILD / ("lambda-dependencies" + ("" if arch == "x86_64" else f"-{arch}"))
     # Installed already for this lock and runtime: the same bytes, by the lock's hashes.
-    stamp = DEPENDENCIES / ".installed-from"
+    stamp = dependencies / ".installed-from"
     wanted = f"{runtime} {arch} " + hashlib.sha256(lock.read_bytes()).hexdigest()
     if stamp.exists() and stamp.read_text() == wanted:
-        return DEPENDENCIES
-    shutil.rmtree(DEPENDENCIES, ignore_errors=True)
-    command = [sys.executable, "-m", "pip", "install", "--quiet", "--target", str(DEPENDENCIES)]
+        return dependencies
+    shutil.rmtree(dependencies, ignore_errors=True)
+    command = [sys.executable, "-m", "pip", "install", "--quiet", "--target", str(dependencies)]
     # Binary wheels for the platform; a pure-Python sdist (feedgen publishes no wheel) is built
     # here, and anything compiled is checked below.
     command += ["--no-deps", "--require-hashes", "-r", str(lock), "--prefer-binary"]
@@ -77,15 +79,15 @@ def install_dependencies(runtime: str, arch: str = "x86_64") -> Path:
     subprocess.run(command, check=True)
     tag = "cpython-" + version.replace(".", "") + f"-{MACHINES[arch]}-linux-gnu.so"
     wrong = [
-        str(path.relative_to(DEPENDENCIES))
-        for path in DEPENDENCIES.rglob("*.so")
+        str(path.relative_to(dependencies))
+        for path in dependencies.rglob("*.so")
         if not path.name.endswith((tag, ".abi3.so"))
     ]
     if wrong:
         raise SystemExit(f"built for another Python or machine than {runtime} on {arch}: "
                          + ", ".join(wrong))  # fmt: skip
     stamp.write_text(wanted)
-    return DEPENDENCIES
+    return dependencies
 
 
 def add_to_zip(zip_path: Path, directory: Path) -> None:

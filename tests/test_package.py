@@ -4,8 +4,11 @@ runtime is pinned; the zip keeps the AWS SDK's description of every service the 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
+
+import pytest
 
 from tests.support import REPO_ROOT
 
@@ -80,3 +83,72 @@ def test_the_zip_keeps_the_model_of_every_service_the_code_calls():
         assert not dropped(f"botocore/data/{service}/2012-08-10/service-2.json.gz")
     assert dropped("botocore/data/ec2/2016-11-15/service-2.json.gz")
     assert not dropped("botocore/data/endpoints.json") and not dropped("boto3/__init__.py")
+
+
+# ELF e_machine (bytes 18-19, little-endian): what a compiled module runs on.
+ELF_MACHINES = {62: "x86_64", 183: "aarch64"}
+
+
+def elf_machine(header: bytes) -> str | None:
+    if header[:4] != b"\x7fELF":
+        return None
+    return ELF_MACHINES.get(int.from_bytes(header[18:20], "little"), "other")
+
+
+@pytest.mark.fast
+def test_elf_machine_reads_the_header():
+    header = b"\x7fELF" + bytes(14)
+    assert elf_machine(header + (183).to_bytes(2, "little")) == "aarch64"
+    assert elf_machine(header + (62).to_bytes(2, "little")) == "x86_64"
+    assert elf_machine(b"#!/bin/sh\n" + bytes(10)) is None
+
+
+@pytest.mark.slow
+def test_arm64_package_ships_aarch64_wheels_and_arm64_functions(tmp_path):
+    """`make package ARCH=arm64`'s step: the zip from requirements-arm64.lock, every compiled
+    module built for aarch64 (read from its ELF header), every function on arm64."""
+    import subprocess
+    import sys
+    import zipfile
+
+    import yaml
+
+    out = tmp_path / "package"
+    done = subprocess.run(
+        [sys.executable, "-m", "infra.package", "--arch", "arm64", "--stage", "dev"]
+        + ["--merge-template", "infra/dev.yaml", str(out)],
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "AWS_DEFAULT_REGION": "us-east-1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    machines: dict[str, list[str]] = {}
+    with zipfile.ZipFile(out / "deployment.zip") as archive:
+        for name in archive.namelist():
+            if name.endswith(".so") or ".so." in name.rsplit("/", 1)[-1]:
+                with archive.open(name) as module:
+                    machine = elf_machine(module.read(20))
+                if machine:
+                    machines.setdefault(machine, []).append(name)
+    assert set(machines) == {"aarch64"}, {k: v[:3] for k, v in machines.items()}
+    assert any("pydantic_core" in name for name in machines["aarch64"])
+    template = yaml.safe_load((out / "sam.yaml").read_text())
+    architectures = {
+        tuple(r["Properties"]["Architectures"])
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::Serverless::Function"
+    }
+    assert architectures == {("arm64",)}
+
+
+def test_arm64_lock_pins_the_same_versions_as_the_x86_64_lock():
+    x86, arm = (
+        locked(REPO_ROOT / "requirements.lock"),
+        locked(REPO_ROOT / "requirements-arm64.lock"),
+    )
+    for package, (version, _) in x86.items():
+        assert arm.get(package, (None,))[0] == version, f"{package}: run `make lock`"
+    for package, version in pins(REPO_ROOT / "requirements.txt").items():
+        assert arm.get(package, (None,))[0] == version, f"{package}: run `make lock`"
