@@ -8,24 +8,34 @@ made us send. The level is AGORA_LOG_LEVEL (default INFO).
 
 Never pass a secret, a password or a request body to a log call; the request log carries the
 request id, route, method, status and duration only.
+
+The JSON itself is Powertools' (`LambdaPowertoolsFormatter`: timestamp, level, location, the
+`extra` fields, the exception with its parsed stack trace, the X-Ray trace id), made at the first
+line logged so that `import app` does not pay for importing it. What stays ours, and why:
+
+- `invocation` binds the fields in a ContextVar that nests: a poll's correlation id inside the
+  function's request id, restored when the inner work ends. Powertools' `set_correlation_id` and
+  `append_keys` are global to a Logger (the API under `make run` serves threads), and its
+  `append_context_keys` drops a key on exit even when an outer block had set it.
+- `coldStart`, `requestId` and `function` under the names the README's queries use; Powertools'
+  `inject_lambda_context` decorates a handler taking `(event, context)`, not Chalice's event.
+- The level is AGORA_LOG_LEVEL, read through settings (the only module that reads the
+  environment), not POWERTOOLS_LOG_LEVEL.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import sys
 import uuid
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from datetime import UTC, datetime
 from typing import Any
 
 from chalicelib import settings
 
-_RESERVED = set(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
 _context: ContextVar[dict[str, Any] | None] = ContextVar("agora_log_context", default=None)
 _cold_start = True
 
@@ -35,15 +45,11 @@ def _lambda_fields() -> dict[str, Any]:
     name = os.environ.get("AWS_LAMBDA_FUNCTION_NAME")
     if not name:
         return {}
-    fields: dict[str, Any] = {
+    return {
         "function": name,
         "functionVersion": os.environ.get("AWS_LAMBDA_FUNCTION_VERSION"),
         "memoryMB": os.environ.get("AWS_LAMBDA_FUNCTION_MEMORY_SIZE"),
     }
-    trace = os.environ.get("_X_AMZN_TRACE_ID")
-    if trace:
-        fields["xrayTraceId"] = trace.split(";", 1)[0].removeprefix("Root=")
-    return fields
 
 
 def current_correlation_id() -> str | None:
@@ -103,22 +109,36 @@ def lambda_handler(function: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return handler
 
 
+def _powertools_formatter() -> logging.Formatter:
+    from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
+
+    class BoundFieldsFormatter(LambdaPowertoolsFormatter):
+        """Powertools' JSON line, with the Lambda fields and what `invocation` bound."""
+
+        def serialize(self, log: dict[str, Any]) -> str:
+            bound = {**_lambda_fields(), **(_context.get() or {})}
+            # A field the call site passed in `extra` wins over a bound one of the same name.
+            return super().serialize({**log, **{k: v for k, v in bound.items() if k not in log}})
+
+    return BoundFieldsFormatter(
+        json_default=str,
+        utc=True,
+        use_rfc3339=True,
+        log_record_order=["timestamp", "level", "name", "message"],
+        name="%(name)s",
+        service="agora",
+    )
+
+
 class JsonFormatter(logging.Formatter):
+    """One JSON object per line (Powertools' formatter, made when the first line is written)."""
+
+    _formatter: logging.Formatter | None = None
+
     def format(self, record: logging.LogRecord) -> str:
-        entry: dict[str, Any] = {
-            "time": datetime.fromtimestamp(record.created, UTC).isoformat().replace("+00:00", "Z"),
-            "level": record.levelname,
-            "logger": record.name,
-            "message": record.getMessage(),
-            **_lambda_fields(),
-            **(_context.get() or {}),
-        }
-        for key, value in vars(record).items():
-            if key not in _RESERVED and not key.startswith("_"):
-                entry[key] = value
-        if record.exc_info:
-            entry["exception"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str, ensure_ascii=False)
+        if self._formatter is None:
+            self._formatter = _powertools_formatter()
+        return self._formatter.format(record)
 
 
 class _StderrHandler(logging.StreamHandler):

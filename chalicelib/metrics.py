@@ -4,14 +4,16 @@ CloudWatch turns into a metric with no API call and no extra latency.
 Namespace `Agora`, dimension `Stage` (the table prefix without its dash, `agora-prod`), plus the
 metric's own dimensions (`Outcome` of a handled mail). infra/operations.py alarms on them.
 Outside Lambda nothing is written: there is no CloudWatch to read it (`make run`, the CLI, tests).
+
+The EMF document is Powertools' (`single_metric`, which validates the unit and the dimensions and
+prints the line), imported at the first metric so that `import app` stays as light as the bare
+stack. Each metric value goes out as it happens rather than in one flush per invocation
+(Powertools' `Metrics` + `log_metrics`): a job that a timeout kills still leaves what it counted.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import sys
-import time
 from typing import Any
 
 NAMESPACE = "Agora"
@@ -32,27 +34,30 @@ def _stage() -> str:
 
 
 def document(name: str, value: float, **dimensions: str) -> dict[str, Any]:
-    """The EMF document of one metric value."""
+    """The EMF document of one metric value, as `emit` writes it."""
+    import io
+    import json
+    from contextlib import redirect_stdout
+
+    written = io.StringIO()
+    with redirect_stdout(written):
+        _write(name, value, dimensions)
+    return dict(json.loads(written.getvalue()))
+
+
+def _write(name: str, value: float, dimensions: dict[str, str]) -> None:
+    from aws_lambda_powertools.metrics import single_metric
+
     if name not in METRICS:
         raise ValueError(f"unknown metric {name}")
-    keys = ["Stage", *sorted(dimensions)]
-    return {
-        "_aws": {
-            "Timestamp": int(time.time() * 1000),
-            "CloudWatchMetrics": [
-                {
-                    "Namespace": NAMESPACE,
-                    "Dimensions": [keys],
-                    "Metrics": [{"Name": name, "Unit": METRICS[name]}],
-                }
-            ],
-        },
-        "Stage": _stage(),
-        **dimensions,
-        name: value,
-        # Ties the metric to the log lines of the same work.
-        "correlationId": _correlation(),
-    }
+    with single_metric(name=name, unit=METRICS[name], value=value, namespace=NAMESPACE) as metric:
+        metric.add_dimension(name="Stage", value=_stage())
+        for key in sorted(dimensions):
+            metric.add_dimension(name=key, value=dimensions[key])
+        # Ties the metric to the log lines of the same work (not a dimension: no metric of its own).
+        correlation = _correlation()
+        if correlation:
+            metric.add_metadata(key="correlationId", value=correlation)
 
 
 def _correlation() -> str | None:
@@ -66,7 +71,5 @@ def emit(name: str, value: float, **dimensions: str) -> None:
     sees a value rather than missing data)."""
     if not os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
         return
-    line = json.dumps(document(name, value, **dimensions), separators=(",", ":"))
-    # Straight to the log, not through the logger: AGORA_LOG_LEVEL must not silence an alarm.
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+    # Straight to stdout, not through the logger: AGORA_LOG_LEVEL must not silence an alarm.
+    _write(name, value, dimensions)
