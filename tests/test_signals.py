@@ -145,6 +145,45 @@ def test_api_answers_and_logs_the_callers_correlation_id(api, community, capsys)
     assert response.headers["X-Correlation-Id"] != 'x" OR 1=1 ' * 20
 
 
+def test_without_a_callers_id_the_api_gateway_request_id_is_the_correlation_id(
+    api, community, capsys
+):
+    """So the access log's `correlationId` ($context.requestId) finds the function's lines."""
+    import app as agora
+
+    community.load()
+    path = "/api/v1/en_US/system-page/home-page"
+    event = {
+        "resource": path,
+        "path": path,
+        "httpMethod": "GET",
+        "headers": {"X-Auth": _token(community.users[0]["id"])},
+        "multiValueHeaders": {},
+        "queryStringParameters": None,
+        "multiValueQueryStringParameters": None,
+        "pathParameters": None,
+        "stageVariables": None,
+        "requestContext": {"requestId": "gw-7c1f", "resourcePath": path, "httpMethod": "GET"},
+        "body": None,
+        "isBase64Encoded": False,
+    }
+
+    class Context:
+        aws_request_id = "lambda-1"
+        function_name = "agora-test-APIHandler"
+
+        def get_remaining_time_in_millis(self) -> int:
+            return 20_000
+
+    capsys.readouterr()
+    answer = agora.app(event, Context())
+    assert answer["statusCode"] == 200
+    headers = {**answer.get("headers", {}), **answer.get("multiValueHeaders", {})}
+    assert headers["X-Correlation-Id"] in ("gw-7c1f", ["gw-7c1f"]), answer.keys()
+    [line] = [line for line in json_lines(capsys.readouterr().err) if line["message"] == "request"]
+    assert (line["correlationId"], line["apiRequestId"]) == ("gw-7c1f", "gw-7c1f")
+
+
 @pytest.mark.parametrize(("level", "logged"), [("WARNING", False), ("DEBUG", True)])
 def test_log_level_comes_from_agora_log_level(api, community, capsys, monkeypatch, level, logged):
     from chalicelib.settings import reload_settings

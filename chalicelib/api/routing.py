@@ -331,15 +331,21 @@ def authenticate(request: Any, path: str) -> Caller:
 
 def _serve(blueprint: Any, spec: RouteSpec, path_values: dict[str, str]) -> Any:
     """One request, its log lines tied by the Lambda request id and a correlation id (the
-    caller's `X-Correlation-Id`, or a new one), which the answer names and queued work inherits."""
+    caller's `X-Correlation-Id`, else API Gateway's request id, which its access log carries as
+    `correlationId`, else a new one), which the answer names and queued work inherits."""
     from chalicelib import metrics
     from chalicelib.logs import invocation
     from chalicelib.store import cache
 
-    headers = blueprint.current_request.headers or {}
+    request = blueprint.current_request
+    headers = request.headers or {}
+    gateway_request_id = (getattr(request, "context", None) or {}).get("requestId")
+    fields = {"apiRequestId": gateway_request_id} if gateway_request_id else {}
     with (
         invocation(
-            _lambda_context(blueprint), correlation=headers.get("x-correlation-id")
+            _lambda_context(blueprint),
+            correlation=headers.get("x-correlation-id") or gateway_request_id,
+            **fields,
         ) as bound,
         # The request context: the caller, the group of the path and the people it names are
         # read at most once in the call (and not at all while the warm container remembers them).
