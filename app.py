@@ -52,4 +52,4 @@ def deliver_notifications(event):
 @app.on_sqs_message(queue=get_settings().ses_feedback_queue, batch_size=10, name="ses-feedback")
 @lambda_handler
 def handle_ses_feedback(event):
-    return ses_feedback.handle_from_queue([record.body for record in event])
+    return ses_feedback.handle_sqs_event(event.to_dict(), event.context)

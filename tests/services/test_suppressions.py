@@ -76,6 +76,21 @@ def through_the_queue(client, notification: dict) -> dict:
     return client.lambda_.invoke("ses-feedback", event).payload
 
 
+def sns_envelope(notification: dict) -> dict:
+    """SNS's envelope around a message, as an SQS subscription without raw delivery gets it."""
+    return {
+        "Type": "Notification",
+        "MessageId": "95df01b4-ee98-5cb9-9903-4c221d41eb5e",
+        "TopicArn": "arn:aws:sns:us-east-1:123456789012:agora-test-ses-feedback",
+        "Message": json.dumps(notification),
+        "Timestamp": "2026-03-01T10:00:01.000Z",
+        "SignatureVersion": "1",
+        "Signature": "EXAMPLE",
+        "SigningCertURL": "https://sns.us-east-1.amazonaws.com/SimpleNotificationService.pem",
+        "UnsubscribeURL": "https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe",
+    }
+
+
 def notifications_of(api, c, user_id: str) -> dict:
     status, body = api.get(
         f"/api/v1/en_US/user/{user_id}/notifications?groupId={c.garden}", c.users[0]["id"]
@@ -86,7 +101,8 @@ def notifications_of(api, c, user_id: str) -> dict:
 
 def test_hard_bounce_through_the_queue_suppresses_and_nothing_is_sent_to_it(api, client, world):
     c = world
-    assert through_the_queue(client, bounce("fan@example.ORG")) == {"suppressed": 1, "ignored": 0}
+    # The partial batch response: nothing to give back to the queue.
+    assert through_the_queue(client, bounce("fan@example.ORG")) == {"batchItemFailures": []}
 
     deps.notify_service().handle(PostCreated(c.hello, c.garden, c.ann))
     assert recipients(sent_mail()) == ["other@example.org"]
@@ -128,7 +144,7 @@ def test_complaint_suppresses_transient_and_delayed_bounces_do_not(world):
         },
     }
     # Configuration-set events say `eventType`; SNS envelopes wrap the JSON in `Message`.
-    wrapped = json.dumps({"Type": "Notification", "Message": json.dumps(complaint)})
+    wrapped = json.dumps(sns_envelope(complaint))
     transient = json.dumps(bounce("fan@example.org", bounce_type="Transient"))
     delayed = json.dumps(bounce("fan@example.org", action="delayed"))
     event_form = json.dumps(
@@ -140,3 +156,39 @@ def test_complaint_suppresses_transient_and_delayed_bounces_do_not(world):
     assert repository.get("OTHER@example.org").reason == "complaint"
     assert repository.get("x@example.org").reason == "bounce"
     assert repository.get("fan@example.org") is None
+
+
+def test_a_forged_sns_envelope_is_dropped_not_trusted(world):
+    """`Type: Notification` without what SNS always sends (topic, id, signature) is no envelope."""
+    from chalicelib.store.suppressions import SuppressionRepository
+
+    forged = json.dumps({"Type": "Notification", "Message": json.dumps(bounce("x@example.org"))})
+    assert handle_from_queue([forged]) == {"suppressed": 0, "ignored": 1}
+    assert SuppressionRepository().get("x@example.org") is None
+
+
+def test_only_the_record_that_failed_goes_back_to_the_queue(client, world):
+    """Partial batch response: a suppression that cannot be stored fails its record alone."""
+    from chalicelib.jobs.ses_feedback import handle_sqs_event
+
+    class FlakyStore:
+        def __init__(self) -> None:
+            self.recorded: list[str] = []
+
+        def record(self, notification: dict) -> list[str]:
+            [recipient] = notification["bounce"]["bouncedRecipients"]
+            if recipient["emailAddress"] == "b@example.org":
+                raise RuntimeError("DynamoDB refused the write")
+            self.recorded.append(recipient["emailAddress"])
+            return [recipient["emailAddress"]]
+
+    bodies = [json.dumps(bounce(a)) for a in ("a@example.org", "b@example.org", "c@example.org")]
+    event = client.events.generate_sqs_event(
+        message_bodies=bodies + ["not json"], queue_name=get_settings().ses_feedback_queue
+    )
+    event = event if isinstance(event, dict) else event.to_dict()
+    store = FlakyStore()
+    answer = handle_sqs_event(event, service=store)
+    failed_id = event["Records"][1]["messageId"]
+    assert answer == {"batchItemFailures": [{"itemIdentifier": failed_id}]}
+    assert store.recorded == ["a@example.org", "c@example.org"]
