@@ -9,6 +9,11 @@ for a few minutes, never placed in the function's environment. Rotating it needs
   ROTATION_WINDOW (a token's lifetime plus the cache time), so nobody is signed out by a rotation;
 - after the window only the current version is accepted. (To cut off a leaked secret at once,
   rotate twice: the leaked version then has no label.)
+
+Why not Powertools Parameters (`SecretsProvider`): its cache is keyed by the secret's name, not
+by the version stage, so AWSCURRENT and AWSPREVIOUS would overwrite each other; and it answers
+the secret string only, while the rotation window needs the current version's CreatedDate. The
+cache here is the few lines of `SecretsManagerKeys.keys`.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@
 - `poll_mailbox`: one poll under a lease (a conditional write with an expiry), so overlapping
   schedules or redelivered messages never poll one mailbox twice at once.
 - `poll_all_in_process`: the CLI and `make run` poll every enabled mailbox here, same code.
+
+`poll_from_queue` is not Powertools' BatchProcessor: the trigger's batch size is 1 (one mailbox,
+up to five minutes), so there is no batch to report on in part.
 """
 
 from __future__ import annotations

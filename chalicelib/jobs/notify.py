@@ -4,6 +4,10 @@
   failed recipient raises, so SQS delivers the message again (what was told is not told twice).
 - `drain_queue`: `make run` has no SQS trigger; its scheduler receives and delivers the messages,
   same code.
+
+Not Powertools' BatchProcessor (ses-feedback uses it): the trigger's batch size is 1, so a raise
+already is the partial batch response, and this function's cold start does not pay for importing
+it. A larger batch would take it up as jobs/ses_feedback.py does.
 """
 
 from __future__ import annotations
