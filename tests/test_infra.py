@@ -347,3 +347,69 @@ def test_prod_traces_with_x_ray_and_keeps_logs_longer():
     prod = yaml.safe_load((REPO_ROOT / "infra" / "prod.yaml").read_text().split("\n", 1)[1])
     assert prod["Resources"]["RestAPI"]["Properties"]["TracingEnabled"] is True
     assert prod["Resources"]["PollMailboxRole"]["Properties"]["ManagedPolicyArns"]
+
+
+@pytest.mark.fast
+def test_prod_template_watches_every_failure_class_and_deploys_by_canary():
+    """Issue 26: the alarms and dashboard, aliases with a canary and its rollback alarms, access
+    logs with the correlation id, and stage throttling, in the generated prod template."""
+    import yaml
+
+    prod = yaml.safe_load((REPO_ROOT / "infra" / "prod.yaml").read_text().split("\n", 1)[1])
+    resources = prod["Resources"]
+    alarms = {
+        r["Properties"]["AlarmName"]: r["Properties"]
+        for r in resources.values()
+        if r.get("Type") == "AWS::CloudWatch::Alarm"
+    }
+    for name in (
+        "agora-prod-ses-feedback-dead-letters",
+        "agora-prod-mailbox-jobs-age",
+        "agora-prod-notification-jobs-age",
+        "agora-prod-ses-feedback-age",
+        "agora-prod-ses-feedback-dead-age",
+        "agora-prod-api-duration-p99",
+        "agora-prod-poll-mailbox-duration-p99",
+        "agora-prod-api-latency-p99",
+        "agora-prod-users-throttles",
+        "agora-prod-ses-bounce-rate",
+        "agora-prod-ses-complaint-rate",
+        "agora-prod-send-digests-schedule-failed",
+        "agora-prod-put-events-failed",
+    ):
+        assert name in alarms, name
+    assert all(a["AlarmDescription"] and a["AlarmActions"] for a in alarms.values())
+    assert alarms["agora-prod-ses-bounce-rate"]["Threshold"] < 0.05
+    assert alarms["agora-prod-ses-complaint-rate"]["Threshold"] <= 0.001
+    tables = [r for r in resources.values() if r.get("Type") == "AWS::DynamoDB::Table"]
+    assert len([n for n in alarms if n.endswith("-throttles") and "-prod-" in n]) >= len(tables)
+    dashboard = resources["Dashboard"]["Properties"]
+    assert dashboard["DashboardName"] == "agora-prod"
+    body = json.loads(dashboard["DashboardBody"]["Fn::Sub"])
+    assert len(body["widgets"]) >= 6
+
+    functions = [n for n, r in resources.items() if n in alarm_function_ids(resources)]
+    assert all(resources[f]["Properties"]["AutoPublishAlias"] == "live" for f in functions)
+    preference = resources["APIHandler"]["Properties"]["DeploymentPreference"]
+    assert preference["Type"].startswith(("Canary", "Linear"))
+    rollback = [ref["Ref"] for ref in preference["Alarms"]]
+    assert {"Api5xxAlarm", "ApiLatencyAlarm"} <= set(rollback)
+    assert all(resources[r]["Type"] == "AWS::CloudWatch::Alarm" for r in rollback)
+
+    api = resources["RestAPI"]["Properties"]
+    access = api["AccessLogSetting"]
+    log_format = json.loads(access["Format"])
+    assert log_format["correlationId"] == "$context.requestId" and "status" in log_format
+    assert access["DestinationArn"] == {"Fn::GetAtt": ["ApiAccessLogGroup", "Arn"]}
+    [limits] = api["MethodSettings"]
+    assert limits["ThrottlingRateLimit"] > 0 and limits["ThrottlingBurstLimit"] > 0
+
+
+def alarm_function_ids(resources: dict) -> set[str]:
+    """The functions' logical ids, as their errors alarms name them."""
+    return {
+        r["Properties"]["Dimensions"][0]["Value"]["Ref"]
+        for r in resources.values()
+        if r.get("Type") == "AWS::CloudWatch::Alarm"
+        and r["Properties"].get("MetricName") == "Errors"
+    }
