@@ -357,7 +357,7 @@ class MailIngestor:
     # --- a chunk of downloaded mail ----------------------------------------------------------
 
     def _import_chunk(self, mailbox: Mailbox, chunk: _Chunk, result: PollResult) -> None:
-        from chalicelib.mail.parse import MailParseError, content_hash, parse_mail, subject_of
+        from chalicelib.mail.parse import MailParseError, content_hash, headers_of, parse_mail
 
         readable: list[_Mail] = []
         finished: list[Any] = []  # entries and markers written in one batch
@@ -368,13 +368,17 @@ class MailIngestor:
             except MailParseError as error:
                 mail.entry_id = self._entry_id(mailbox.key, f"sha256:{content_hash(mail.raw)}")
                 mail.status = "rejected"
+                # Its headers were often fine: the entry keeps them, so it can be found.
+                headers = headers_of(mail.raw)
                 mail.entry = self.mail.new_entry(
                     mailbox.key,
                     mail.entry_id,
                     mail.received_on,
                     status="rejected",
                     reason=_plain(f"cannot be read: {error}"),
-                    subject=_clean(subject_of(mail.raw), MAX_SUBJECT_CHARS),
+                    message_id=_clean(headers.message_id, 500),
+                    sender=_clean(headers.from_address, 500),
+                    subject=_clean(headers.subject, MAX_SUBJECT_CHARS),
                 )
                 finished += [
                     mail.entry,
