@@ -7,13 +7,10 @@ real Dovecot. The rules alone are tested with a dict standing in for DNS.
 
 from __future__ import annotations
 
-import base64
-import functools
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 
-import dkim
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,31 +25,8 @@ from chalicelib.mail.authentication import (
     parse_dmarc_record,
     policy_names,
 )
+from tests.support.dkim_signing import SELECTOR, dkim_record, signed
 from tests.support.dns_server import DnsServer
-
-SELECTOR = "s2026"
-
-
-@functools.cache
-def key_pair() -> tuple[bytes, str]:
-    """(private key PEM, the public key as a DKIM record's p= value)."""
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    private = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.TraditionalOpenSSL,
-        serialization.NoEncryption(),
-    )
-    public = key.public_key().public_bytes(
-        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
-    return private, base64.b64encode(public).decode()
-
-
-def dkim_record() -> str:
-    return f"v=DKIM1; k=rsa; p={key_pair()[1]}"
 
 
 def mail(sender: str, body: str = "The roses are out.", subject: str = "Roses") -> bytes:
@@ -64,17 +38,6 @@ def mail(sender: str, body: str = "The roses are out.", subject: str = "Roses") 
     message["Message-ID"] = make_msgid(domain="mail.example")
     message.set_content(body)
     return message.as_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
-
-
-def signed(raw: bytes, domain: str) -> bytes:
-    signature = dkim.sign(
-        raw,
-        SELECTOR.encode(),
-        domain.encode(),
-        key_pair()[0],
-        include_headers=[b"from", b"to", b"subject", b"date", b"message-id"],
-    )
-    return signature + raw
 
 
 def altered(raw: bytes) -> bytes:
