@@ -10,6 +10,11 @@ notification handler's, which reads a group's and an author's subscribers once p
 posted, against issue 14's
 budget of 3. `mail_parse_hostile` is the slowest `parse_mail` of hostile inputs in ms per MB,
 against an ordinary mail of the same size.
+
+`mail_ingest_verify` (its own family, `--only mail_verify`): mails/s of an ingest with
+`AGORA_MAIL_AUTH=verify` (each mail DKIM-signed, keys and DMARC policy from a DNS server on
+loopback: tests/support/dns_server.py), against the same mails ingested with verification off
+in the same run. The `mail` family's figures are taken with verification off, as before.
 """
 
 from __future__ import annotations
@@ -105,7 +110,8 @@ def mail_figures(count: int = MAIL_COUNT, budget_seconds: float = INGEST_SECONDS
         ingestor.mail.prepare()
         with counting_dynamodb() as counter:
             started = time.perf_counter()
-            result = ingestor.poll(mailbox, lambda: time.perf_counter() - started > budget_seconds)
+            deadline = started + budget_seconds
+            result = ingestor.poll(mailbox, lambda end=deadline: time.perf_counter() > end)
             ingest_seconds = time.perf_counter() - started
         requests = counter.total
 
@@ -177,3 +183,70 @@ def parse_figure() -> Figure:
     return Figure(
         "mail_parse_hostile", worst, ms_per_mb(ordinary), "ms/MB", f"slowest: {worst_name}"
     )
+
+
+VERIFY_COUNT = 200
+VERIFY_NAMES = [("mail_ingest_verify", "mails/s")]
+
+
+def verify_figures(count: int = VERIFY_COUNT, budget_seconds: float = 30.0) -> list[Figure]:
+    """Ingest rate with DKIM and DMARC verified by Agora, against verification off."""
+    from chalicelib.mail.authentication import DnsTxt, SenderVerifier
+    from chalicelib.services.mail_in import Mailbox
+    from tests.support.dkim_signing import SELECTOR, dkim_record, signed
+    from tests.support.dns_server import DnsServer
+    from tests.support.dovecot import Dovecot, DovecotUnavailable
+
+    try:
+        dovecot = Dovecot()
+    except DovecotUnavailable as reason:
+        return skipped(VERIFY_NAMES, str(reason))
+    records = {
+        f"{SELECTOR}._domainkey.signed.example": [dkim_record()],
+        "_dmarc.signed.example": ["v=DMARC1; p=reject"],
+    }
+    rates: dict[str, float] = {}
+    notes: list[str] = []
+    with dovecot, in_process_aws(), DnsServer(records) as resolver:
+        community = Community()
+        community.group("home")
+        community.user("root-admin", {community.root: "administrator"})
+        garden = community.group("garden")
+        community.user("ann", {garden: "member"}, email="ann@signed.example")
+        community.load()
+        for mode in ("off", "verify"):
+            user = f"garden-{mode}"
+            dovecot.add_user(user, "garden-password")
+            for number in range(count):
+                raw = a_mail(number, "Ann <ann@signed.example>").replace(b"\n", b"\r\n")
+                dovecot.deliver(user, signed(raw, "signed.example"))
+            mailbox = Mailbox(
+                scope=garden,
+                kind="emailToPost",
+                server_name=dovecot.host,
+                server_port=dovecot.pop3_port,
+                server_username=user,
+                password="garden-password",
+                is_ssl=False,
+                delete_processed=True,
+            )
+            verifier = None
+            if mode == "verify":
+                verifier = SenderVerifier(DnsTxt([("127.0.0.1", resolver.port)]))
+            ingestor = deps.mail_ingestor(max_messages=count, verifier=verifier)
+            ingestor.mail.prepare()
+            started = time.perf_counter()
+            deadline = started + budget_seconds
+            result = ingestor.poll(mailbox, lambda end=deadline: time.perf_counter() > end)
+            rates[mode] = result.posted / (time.perf_counter() - started)
+            if result.posted != result.seen:
+                notes.append(f"{mode}: {result.line()}")
+    return [
+        Figure(
+            "mail_ingest_verify",
+            rates["verify"],
+            rates["off"],
+            "mails/s",
+            "; ".join(notes) or f"{count} signed mails; reference: the same with verification off",
+        )
+    ]

@@ -62,6 +62,12 @@ def _mail() -> list[Figure]:
     return mail_figures()
 
 
+def _mail_verify() -> list[Figure]:
+    from bench.mail import verify_figures
+
+    return verify_figures()
+
+
 def _purge() -> list[Figure]:
     from bench.purge import purge_figures
 
@@ -121,6 +127,7 @@ FAMILIES: dict[str, tuple[Callable[[], list[Figure]], list[tuple[str, str]]]] = 
             ("mail_parse_hostile", "ms/MB"),
         ],
     ),
+    "mail_verify": (_mail_verify, [("mail_ingest_verify", "mails/s")]),
     "purge": (_purge, [("purge_items_read_per_purged", "items/comment")]),
     "load": (
         _load,

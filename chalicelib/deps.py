@@ -45,6 +45,7 @@ from chalicelib.services.unsubscribe import UnsubscribeService
 from chalicelib.settings import get_settings
 
 if TYPE_CHECKING:
+    from chalicelib.mail.authentication import SenderVerifier
     from chalicelib.mail.outgoing import OutgoingMail
     from chalicelib.services.event_bus import EventBusPublisher
     from chalicelib.services.mail_in import MailIngestor
@@ -267,6 +268,7 @@ def mail_ingestor(**overrides: Any) -> MailIngestor:
     from chalicelib.services.mail_in import MailIngestor  # the mail jobs only
 
     settings = get_settings()
+    mode = settings.mail_auth_mode
     values: dict[str, Any] = {
         "users": users(),
         "groups": groups(),
@@ -277,10 +279,21 @@ def mail_ingestor(**overrides: Any) -> MailIngestor:
         "events": domain_events(),
         "clock": utc_now,
         "base_url": settings.public_base_url,
-        "authserv_id": settings.mail_authserv_id,
+        "authserv_id": settings.mail_authserv_id if mode == "header" else None,
+        "verifier": sender_verifier() if mode == "verify" else None,
     }
     values.update(overrides)
     return MailIngestor(**values)
+
+
+def sender_verifier(**overrides: Any) -> SenderVerifier:
+    """DKIM and DMARC checks for one poll through AGORA_DNS_SERVERS (or the system resolver);
+    `overrides` go to the DNS look-up (tests: a short `lifetime`)."""
+    from chalicelib.mail.authentication import DnsTxt, SenderVerifier
+
+    values: dict[str, Any] = {"servers": get_settings().dns_server_addresses}
+    values.update(overrides)
+    return SenderVerifier(DnsTxt(**values))
 
 
 # --- notifications and outgoing mail --------------------------------------------------------------

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator
 
 ENV_PREFIX = "AGORA_"
 # Read by the test suite and the benchmarks, not by Agora: never warned about.
@@ -36,6 +36,10 @@ class Settings(BaseModel):
     aws_port: int = 8001
     kms_key_id: str = "alias/agora"
     mail_authserv_id: str | None = None
+    # How mail in decides a sender is genuine (CONTRACT §2); None: `mail_auth_mode` decides.
+    mail_auth: Literal["off", "header", "verify"] | None = None
+    # Resolvers for mail authentication look-ups, `host:port,...`; empty: the system's.
+    dns_servers: str = ""
     game_level_base: int = 100
     game_level_exponent: float = 2.0
     # make run: load demo/community.json unless AGORA_DEMO=0.
@@ -71,6 +75,41 @@ class Settings(BaseModel):
             )
         return value.strip()
 
+    @field_validator("mail_auth", mode="before")
+    @classmethod
+    def _mail_auth_word(cls, value: object) -> object:
+        if isinstance(value, str):
+            return value.strip().lower() or None
+        return value
+
+    @field_validator("mail_auth")
+    @classmethod
+    def _header_needs_an_authserv_id(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value == "header" and not info.data.get("mail_authserv_id"):
+            raise ValueError(
+                "header needs AGORA_MAIL_AUTHSERV_ID (the server whose Authentication-Results "
+                "header to trust); or use verify"
+            )
+        return value
+
+    @field_validator("dns_servers")
+    @classmethod
+    def _resolver_addresses(cls, value: str) -> str:
+        parse_dns_servers(value)  # raises ValueError naming the bad entry
+        return value.strip()
+
+    @property
+    def mail_auth_mode(self) -> Literal["off", "header", "verify"]:
+        """AGORA_MAIL_AUTH, or its default: `header` when AGORA_MAIL_AUTHSERV_ID is set, else
+        `off` (the packaged stack sets `verify` in its functions' environment)."""
+        if self.mail_auth is not None:
+            return self.mail_auth
+        return "header" if self.mail_authserv_id else "off"
+
+    @property
+    def dns_server_addresses(self) -> list[tuple[str, int]]:
+        return parse_dns_servers(self.dns_servers)
+
     @field_validator("log_level", mode="before")
     @classmethod
     def _upper(cls, value: object) -> object:
@@ -92,6 +131,31 @@ class Settings(BaseModel):
     @property
     def public_base_url(self) -> str:
         return self.base_url.rstrip("/")
+
+
+def parse_dns_servers(value: str) -> list[tuple[str, int]]:
+    """`host:port,...` (an IP address, `[v6]:port`, port 53 when left out) as (address, port)."""
+    import ipaddress
+
+    servers = []
+    for item in (part.strip() for part in value.split(",")):
+        if not item:
+            continue
+        host, port = item, "53"
+        if item.startswith("["):
+            host, _, rest = item[1:].partition("]")
+            port = rest.removeprefix(":") or "53"
+        elif item.count(":") == 1:
+            host, port = item.split(":")
+        try:
+            address = str(ipaddress.ip_address(host))
+            number = int(port)
+        except ValueError:
+            raise ValueError(f"{item!r} is not an IP address with an optional :port") from None
+        if not 0 < number < 65536:
+            raise ValueError(f"{item!r}: the port must be 1 to 65535")
+        servers.append((address, number))
+    return servers
 
 
 def agora_variables(environ: Mapping[str, str]) -> dict[str, str]:

@@ -7,8 +7,7 @@ from chalice import Blueprint
 from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.auth import Need
-from chalicelib.schemas.common import GuidPageQuery
-from chalicelib.schemas.mail_log import MailLogPage
+from chalicelib.schemas.mail_log import MailLogPage, MailLogQuery
 from chalicelib.services.mailboxes import COMMENT_KEY, mailbox_key
 
 mail_log_api = Blueprint(__name__)
@@ -20,11 +19,11 @@ mail_log_api = Blueprint(__name__)
     "/api/v1/en_US/connector/email-to-post/{groupId}/log",
     need=Need.GROUP_ADMIN,
     group="groupId",
-    query=GuidPageQuery,
+    query=MailLogQuery,
     response=MailLogPage,
 )
 def email_to_post_log(call: Call) -> MailLogPage:
-    """The group's email-to-post mail log, newest first."""
+    """The group's email-to-post mail log, newest first; `status` lists one outcome only."""
     return deps.mail_log_service().page(mailbox_key(call.group.id), call.query)
 
 
@@ -33,9 +32,9 @@ def email_to_post_log(call: Call) -> MailLogPage:
     "GET",
     "/api/v1/en_US/connector/email-to-comment/log",
     need=Need.ROOT_ADMIN,
-    query=GuidPageQuery,
+    query=MailLogQuery,
     response=MailLogPage,
 )
 def email_to_comment_log(call: Call) -> MailLogPage:
-    """The system-wide email-to-comment mail log, newest first."""
+    """The system-wide email-to-comment mail log, newest first; `status` lists one outcome only."""
     return deps.mail_log_service().page(COMMENT_KEY, call.query)

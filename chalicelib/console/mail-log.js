@@ -1,4 +1,6 @@
 // Mail log: what became of each mail a mailbox received, newest first, filterable by outcome.
+// The outcome filter is the API's `?status=`: it lists every entry of that outcome, not only
+// those among the pages already loaded.
 import { api } from "./api.js";
 import { formatDate, h, nextId, report } from "./ui.js";
 
@@ -48,7 +50,7 @@ export async function render(main, context) {
     if (mailbox.groupId) context.groupId = mailbox.groupId;
     load(true);
   });
-  outcome.addEventListener("change", draw);
+  outcome.addEventListener("change", () => load(true));
 
   async function load(restart) {
     const mine = restart ? ++generation : generation;
@@ -56,7 +58,9 @@ export async function render(main, context) {
       entries = [];
       offset = null;
     }
-    const answer = await api("GET", mailbox.path, { query: { offset, pageSize: PAGE_SIZE } });
+    const query = { offset, pageSize: PAGE_SIZE };
+    if (outcome.value) query.status = outcome.value;
+    const answer = await api("GET", mailbox.path, { query });
     if (mine !== generation) return;
     if (!report(answer)) return;
     const page = answer.object.entries || [];
@@ -67,9 +71,8 @@ export async function render(main, context) {
   }
 
   function draw() {
-    const shown = entries.filter((e) => !outcome.value || e.status === outcome.value);
     rows.replaceChildren(
-      ...shown.map((e) =>
+      ...entries.map((e) =>
         h(
           "tr",
           { dataset: { status: e.status } },
@@ -82,7 +85,7 @@ export async function render(main, context) {
         ),
       ),
     );
-    empty.hidden = shown.length > 0;
+    empty.hidden = entries.length > 0;
   }
 
   load(true);

@@ -31,6 +31,16 @@ What raises `MailParseError` (the mail is rejected "cannot be read: …", never 
   would be posted as text); a multipart whose boundary is merely missing from a plain body, as
   Apple Mail sends, is read as that text;
 * text parts that all fail to decode (base64 with characters outside its alphabet).
+A mail refused so still has headers worth logging: `headers_of` reads the Message-ID, the sender
+and the Subject from the top header block alone, so the log entry can be found by them.
+
+Body (`text`, `html`, `body_problem`): the sender's inline text/plain parts, else their HTML.
+When the sender wrote nothing themselves and forwarded a mail (`message/rfc822`), the forwarded
+mail's text is the text (behind a "Forwarded message" line with its From and Subject): that is
+what they meant to share. A forwarded mail beside text of their own stays an attachment.
+`body_problem` says why there is nothing to import: no text at all (only attachments, or an
+empty body), or a "text" part whose bytes are binary (an image sent as the whole mail, bytes
+that are neither UTF-8 nor free of control bytes); mail-in rejects such a mail with that reason.
 
 Sender (`from_address`): the standard parser's reading of `From`, exactly one mailbox with a
 plain `local@domain` addr-spec; anything else leaves it None and says why in `sender_problem`.
@@ -111,6 +121,8 @@ class ParsedMail:
     bounce_reason: str | None
     is_spam: bool
     authentication_results: tuple[AuthenticationResult, ...]
+    # Why the mail has nothing to post (rules in the module docstring); None when it has text.
+    body_problem: str | None = None
 
     @property
     def dedup_key(self) -> str:
@@ -236,8 +248,13 @@ def _check_structure(message: Message) -> None:
 def _parsed(raw: bytes, message: EmailMessage) -> ParsedMail:
     from_address, from_name, sender_problem = _sender(message)
     subject = _subject(message)
-    text_parts, html_parts, attachments = _body_parts(message)
-    text, html = _chosen_body(text_parts, html_parts)
+    body = _body_parts(message)
+    text, html = _chosen_body(body.text_parts, body.html_parts)
+    attachments = body.attachments
+    if not text.strip() and body.forwarded:
+        forwarded, text, html = _forwarded_body(body.forwarded[0])
+        if text.strip():
+            attachments = [a for a in attachments if a is not forwarded]
     text, html = clean_text(text), clean_text(html)
     auto_reason = _auto_reason(message, subject)
     bounce_reason = _bounce_reason(message, from_address)
@@ -263,18 +280,45 @@ def _parsed(raw: bytes, message: EmailMessage) -> ParsedMail:
         bounce_reason=bounce_reason,
         is_spam=_is_spam(message),
         authentication_results=tuple(_authentication_results(message)),
+        body_problem=_body_problem(text, body, attachments),
     )
 
 
-def subject_of(raw: bytes) -> str | None:
-    """The Subject of a mail `parse_mail` refused, for its log entry; None when unreadable."""
+@dataclass(frozen=True)
+class ReadableHeaders:
+    """What the top header block of a mail `parse_mail` refused still tells its log entry."""
+
+    message_id: str | None
+    from_address: str | None
+    subject: str | None
+
+
+# The header block of a mail is small; a refused mail's body is never read for these.
+_HEADER_WINDOW = 65536
+
+
+def headers_of(raw: bytes) -> ReadableHeaders:
+    """The Message-ID, sender (a plain address, by the same rule as `parse_mail`) and Subject
+    of a mail whose body could not be read; each None when that header cannot be read."""
     from email.parser import BytesHeaderParser
 
+    content = bytes(raw).lstrip(b"\r\n\t ")[:_HEADER_WINDOW]
     try:
-        headers = BytesHeaderParser(policy=policy.compat32).parsebytes(raw.lstrip()[:65536])
-        return clean_line(_header(headers, "Subject") or "") or None
-    except Exception:  # an unreadable subject is no reason to fail the log entry
-        return None
+        headers = BytesHeaderParser(policy=policy.default).parsebytes(content)
+    except Exception:  # no header block worth reading
+        return ReadableHeaders(None, None, None)
+    assert isinstance(headers, EmailMessage)
+    values: list[str | None] = []
+    for read in (
+        lambda: _message_id(_header(headers, "Message-ID")),
+        lambda: _sender(headers)[0],
+        lambda: clean_line(_header(headers, "Subject") or "") or None,
+    ):
+        try:
+            values.append(read())
+        except Exception:  # one unreadable header costs that field only
+            values.append(None)
+    return ReadableHeaders(*values)
 
 
 def content_hash(raw: bytes) -> str:
@@ -555,15 +599,28 @@ def _is_spam(message: Message) -> bool:
 # Body
 
 
-def _body_parts(message: Message) -> tuple[list[str], list[str], list[Attachment]]:
+@dataclass
+class _Body:
+    text_parts: list[str]
+    html_parts: list[str]
+    attachments: list[Attachment]
+    # Forwarded mails (message/rfc822), with their attachment entries, in mail order.
+    forwarded: list[tuple[Attachment, Message]]
+    binary: list[str]  # content types of "text" parts whose bytes are binary
+
+
+def _body_parts(message: Message) -> _Body:
     """Inline text/plain parts, inline text/html parts and everything else, in mail order.
 
-    Attached mails (message/*) are not opened: their text is not the sender's text.
+    Attached mails (message/*) are not opened here: their text is not the sender's text
+    (`_forwarded_body` reads a forwarded one when the sender wrote nothing else).
     """
     text_parts: list[str] = []
     html_parts: list[str] = []
     attachments: list[Attachment] = []
+    forwarded: list[tuple[Attachment, Message]] = []
     undecodable: list[str] = []
+    binary: list[str] = []
 
     def visit(part: Message) -> None:
         content_type = part.get_content_type()
@@ -584,16 +641,53 @@ def _body_parts(message: Message) -> tuple[list[str], list[str], list[Attachment
             if decoded is None:
                 undecodable.append(content_type)
                 return
+            if decoded is BINARY:
+                binary.append(content_type)
+                return
             (text_parts if content_type == "text/plain" else html_parts).append(decoded)
             return
-        attachments.append(
-            Attachment(filename=filename, content_type=content_type, size=_payload_size(part))
+        attachment = Attachment(
+            filename=filename, content_type=content_type, size=_payload_size(part)
         )
+        attachments.append(attachment)
+        if content_type == "message/rfc822":
+            inner = part.get_payload()
+            if isinstance(inner, list) and inner and isinstance(inner[0], Message):
+                forwarded.append((attachment, inner[0]))
 
     visit(message)
     if undecodable and not text_parts and not html_parts:
         raise MailParseError("its text cannot be decoded (broken base64)")
-    return text_parts, html_parts, attachments
+    return _Body(text_parts, html_parts, attachments, forwarded, binary)
+
+
+def _forwarded_body(forwarded: tuple[Attachment, Message]) -> tuple[Attachment, str, str]:
+    """(its attachment entry, text, HTML) of a forwarded mail, behind a line saying so."""
+    attachment, inner = forwarded
+    body = _body_parts(inner)
+    text, html = _chosen_body(body.text_parts, body.html_parts)
+    if not text.strip() and body.forwarded:  # a forward of a forward (depth is bounded)
+        _, text, html = _forwarded_body(body.forwarded[0])
+    if not text.strip():
+        return attachment, "", ""
+    lines = ["---------- Forwarded message ----------"]
+    for name in ("From", "Date", "Subject"):
+        value = clean_line(_header(inner, name) or "")
+        if value:
+            lines.append(f"{name}: {value}")
+    heading = "\n".join(lines)
+    return attachment, f"{heading}\n\n{text}", text_to_html(heading) + html
+
+
+def _body_problem(text: str, body: _Body, attachments: list[Attachment]) -> str | None:
+    if text.strip():
+        return None
+    if body.binary:
+        return f"its {body.binary[0]} part is binary data, not text"
+    if attachments:
+        names = ", ".join(a.filename or a.content_type for a in attachments)
+        return f"the mail has no text, only attachments: {names}"[:300]
+    return "the mail has no text"
 
 
 _PART_HEADER = re.compile(r"(?im)^content-(?:type|transfer-encoding|disposition)[ \t]*:")
@@ -645,8 +739,39 @@ def _payload_size(part: Message) -> int:
 _WINDOWS_1252_LABELS = {"iso-8859-1", "latin-1", "latin1", "us-ascii", "ascii", "iso8859-1"}
 
 
+class _Binary(str):
+    """The marker `_decoded_text` answers for a part whose bytes are not text."""
+
+
+BINARY = _Binary()
+# How much of a part is looked at to tell text from binary data.
+_BINARY_SAMPLE = 65536
+_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
+
+
+def looks_binary(payload: bytes) -> bool:
+    """Whether a part's bytes are binary data rather than text in some charset.
+
+    Text in any charset a mail declares is valid UTF-8 or nearly free of C0 control bytes
+    (tab, line ends, form feed and escape, which ISO-2022 uses, are text); images, archives and
+    executables are neither: their bytes are not UTF-8 and hold NULs or many control bytes.
+    """
+    sample = payload[:_BINARY_SAMPLE]
+    if not sample:
+        return False
+    try:
+        sample.decode("utf-8")
+        return False
+    except UnicodeDecodeError as error:
+        if error.start >= len(sample) - 3:  # cut inside a character by the sample window
+            return False
+    controls = len(_CONTROL_BYTES.findall(sample))
+    return b"\x00" in sample or controls > len(sample) // 20
+
+
 def _decoded_text(part: Message) -> str | None:
-    """The part's text; None when its transfer encoding is broken beyond reading."""
+    """The part's text; None when its transfer encoding is broken beyond reading, `BINARY`
+    when its bytes are binary data (`looks_binary`)."""
     try:
         payload = part.get_payload(decode=True)
     except Exception:
@@ -656,6 +781,8 @@ def _decoded_text(part: Message) -> str | None:
     if not isinstance(payload, bytes):
         fallback = part.get_payload()
         payload = fallback.encode("utf-8", "surrogateescape") if isinstance(fallback, str) else b""
+    if looks_binary(payload):
+        return BINARY
     try:
         declared = part.get_content_charset()
     except Exception:

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
-from chalicelib.schemas.common import PostRef, Record, UtcDateTime
+from chalicelib.schemas.common import GuidPageQuery, PostRef, Record, UtcDateTime
+
+MailStatus = Literal["posted", "commented", "ignored", "rejected", "failed"]
+
+
+class MailLogQuery(GuidPageQuery):
+    """`?status=` lists only the entries of that outcome (CONTRACT §9); empty or absent: all."""
+
+    status: Annotated[MailStatus | None, BeforeValidator(lambda v: v or None)] = Field(
+        default=None,
+        description="only the entries of this outcome: posted, commented, ignored, rejected, "
+        "failed (an import to be retried, or given up)",
+    )
 
 
 class MailLogEntryOut(Record):
@@ -16,7 +28,7 @@ class MailLogEntryOut(Record):
     message_id: str | None
     from_: str | None = Field(alias="from")
     subject: str | None
-    status: Literal["posted", "commented", "ignored", "rejected", "failed"]
+    status: MailStatus
     reason: str
     post: PostRef | None
     comment_id: int | None

@@ -223,6 +223,7 @@ class MailIngestor:
         clock: Callable[[], datetime],
         base_url: str,
         authserv_id: str | None = None,
+        verifier: Any = None,
         checkpoints: Checkpoints | None = None,
         open_mailbox: Callable[[Mailbox], Any] = open_pop3,
         max_messages: int = 200,
@@ -240,6 +241,8 @@ class MailIngestor:
         self.clock = clock
         self.base_url = base_url.rstrip("/")
         self.authserv_id = authserv_id
+        # AGORA_MAIL_AUTH=verify: a chalicelib.mail.authentication.SenderVerifier (one per poll).
+        self.verifier = verifier
         self.checkpoints = checkpoints or Checkpoints()
         self.open_mailbox = open_mailbox
         self.max_messages = max_messages
@@ -357,7 +360,7 @@ class MailIngestor:
     # --- a chunk of downloaded mail ----------------------------------------------------------
 
     def _import_chunk(self, mailbox: Mailbox, chunk: _Chunk, result: PollResult) -> None:
-        from chalicelib.mail.parse import MailParseError, content_hash, parse_mail, subject_of
+        from chalicelib.mail.parse import MailParseError, content_hash, headers_of, parse_mail
 
         readable: list[_Mail] = []
         finished: list[Any] = []  # entries and markers written in one batch
@@ -368,13 +371,17 @@ class MailIngestor:
             except MailParseError as error:
                 mail.entry_id = self._entry_id(mailbox.key, f"sha256:{content_hash(mail.raw)}")
                 mail.status = "rejected"
+                # Its headers were often fine: the entry keeps them, so it can be found.
+                headers = headers_of(mail.raw)
                 mail.entry = self.mail.new_entry(
                     mailbox.key,
                     mail.entry_id,
                     mail.received_on,
                     status="rejected",
                     reason=_plain(f"cannot be read: {error}"),
-                    subject=_clean(subject_of(mail.raw), MAX_SUBJECT_CHARS),
+                    message_id=_clean(headers.message_id, 500),
+                    sender=_clean(headers.from_address, 500),
+                    subject=_clean(headers.subject, MAX_SUBJECT_CHARS),
                 )
                 finished += [
                     mail.entry,
@@ -489,7 +496,8 @@ class MailIngestor:
         entry = mail.entry
         try:
             self.checkpoints.reached("planning", mail.parsed)
-            plan = self.plan(mailbox, mail.parsed)
+            last_attempt = int(entry.attempts or 0) >= self.max_attempts
+            plan = self.plan(mailbox, mail.parsed, raw=mail.raw, last_attempt=last_attempt)
             status = self._store(mailbox, mail, plan)
         except Exception as error:  # one bad mail must not stop the mailbox
             log.exception("mail failed", extra={"mailbox": mailbox.key, "attempt": entry.attempts})
@@ -608,18 +616,33 @@ class MailIngestor:
 
     # --- the rules (pure ones in mail_rules; here what needs looking up) --------------------
 
-    def plan(self, mailbox: Mailbox, parsed: Any) -> Plan:
+    def plan(
+        self, mailbox: Mailbox, parsed: Any, *, raw: bytes = b"", last_attempt: bool = False
+    ) -> Plan:
         verdict = mail_rules.screen(parsed, self.authserv_id)
         if verdict is not None:
             return verdict
         author = self._author(parsed.from_address)
         if author is None:
             return mail_rules.unknown_sender(parsed)
+        # Only a member's mail is worth DNS look-ups; a temporary DNS failure raises, so the
+        # mail is `failed` and retried by the next poll (chalicelib.mail.authentication).
+        sender = None
+        if self.verifier is not None:
+            domain = parsed.from_address.rpartition("@")[2]
+            sender = self.verifier.verify(raw, domain, last_attempt=last_attempt)
+            if sender.spoofed:
+                return Plan("rejected", sender.reason)
         caller = Caller.of(author, self.groups.root_id())
         if mailbox.is_post:
             group = self._group(mailbox.group_id) if mailbox.group_id else None
-            return mail_rules.plan_post(parsed, author, caller, group)
-        return mail_rules.plan_comment(parsed, author, caller, self.find_permalink(parsed.subject))
+            plan = mail_rules.plan_post(parsed, author, caller, group)
+        else:
+            target = self.find_permalink(parsed.subject)
+            plan = mail_rules.plan_comment(parsed, author, caller, target)
+        if sender is not None and plan.status in ("posted", "commented"):
+            plan.notes.insert(0, sender.reason)
+        return plan
 
     def _author(self, address: str) -> Any:
         if address not in self._authors:
@@ -704,9 +727,10 @@ def _plain(reason: str) -> str:
 def _plain_error(error: BaseException) -> str:
     """What the log may say about an exception: plain words, never a library's internals (the
     details go to the function's own log for operators)."""
+    from chalicelib.mail.authentication import DnsUnavailable
     from chalicelib.mail.pop3 import MailboxError
 
-    if isinstance(error, MailboxError):
+    if isinstance(error, MailboxError | DnsUnavailable):
         return str(error)
     if isinstance(error, TimeoutError):
         return "timed out"

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from chalicelib.schemas.common import GuidPageQuery
-from chalicelib.schemas.mail_log import MailLogEntryOut, MailLogPage
+from chalicelib.schemas.mail_log import MailLogEntryOut, MailLogPage, MailLogQuery
 from chalicelib.services.links import post_ref
 from chalicelib.services.posts import unknown_offset
 
@@ -14,7 +13,8 @@ if TYPE_CHECKING:
     from chalicelib.store.refs import ReferenceReader
 
 # Internal states as the API names them: an import interrupted mid-way is retried, i.e. failed
-# for now; a quarantined mail failed for good (its reason says so).
+# for now; a quarantined mail failed for good (its reason says so). The store lists entries by
+# status under the same names (store/mail.py LISTED_STATUS).
 API_STATUS = {"processing": "failed", "quarantined": "failed"}
 
 
@@ -23,13 +23,15 @@ class MailLogService:
         self.mail = mail
         self.refs = refs
 
-    def page(self, mailbox_key: str, query: GuidPageQuery) -> MailLogPage:
+    def page(self, mailbox_key: str, query: MailLogQuery) -> MailLogPage:
         after = None
         if query.offset:
             after = self.mail.position(mailbox_key, query.offset)
             if after is None:
                 raise unknown_offset(query.offset)
-        records = self.mail.page_newest_first(mailbox_key, limit=query.page_size, after=after)
+        records = self.mail.page_newest_first(
+            mailbox_key, limit=query.page_size, after=after, status=query.status
+        )
         # The posts first (an entry names no group); their groups are remembered once warm.
         posts = self.refs.read(posts={r.post_id for r in records if r.post_id}).posts
         groups = self.refs.read(groups={p.group_id for p in posts.values()}).groups

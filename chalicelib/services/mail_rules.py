@@ -10,6 +10,8 @@ Rejected, and why (the reason is what the mail log shows):
 - spoofed: OUR receiving server (`AGORA_MAIL_AUTHSERV_ID`) wrote DMARC `fail`;
 - spam: the receiving server flagged it;
 - unknown sender, or a sender without the group's `post`/`comment` permission;
+- nothing to import: no text at all, or a text part that is binary data
+  (`ParsedMail.body_problem`); never an empty post or comment (CONTRACT §9);
 - email-to-comment: a subject naming no existing post or comment, or no text left after
   trimming the quoted mail.
 Ignored: bounces and auto-replies (rules in `chalicelib.mail.parse`).
@@ -89,6 +91,8 @@ def plan_post(parsed: Any, author: Any, caller: Caller, group: Any | None) -> Pl
         return Plan("rejected", "the mailbox's group no longer exists")
     if not caller.may("post", group):
         return Plan("rejected", f"{parsed.from_address} may not post in group {group.slug}")
+    if parsed.body_problem:
+        return Plan("rejected", f"nothing to post: {parsed.body_problem}")
     title = parsed.subject.strip() or "(no subject)"
     content, truncated = fit_html(parsed.html, MAX_CONTENT_BYTES)
     if truncated:
@@ -117,6 +121,8 @@ def plan_comment(
     group, post, parent_id = target
     if not caller.may("comment", group):
         return Plan("rejected", f"{parsed.from_address} may not comment in group {group.slug}")
+    if parsed.body_problem:
+        return Plan("rejected", f"nothing to comment with: {parsed.body_problem}")
     text = trim_reply(parsed.text)
     if not text.strip():
         return Plan("rejected", "the mail has no text to comment with")

@@ -5,6 +5,9 @@ Table `mail`, hash `mailbox` (e.g. `post#<groupId>`, `comment#system`), range `s
 - `entry#<entry id>`: the mail's log entry; the entry id derives from (mailbox, Message-ID or
   content hash), so a mail has one entry however often it is seen. The sparse local index
   `received` orders entries by `received_key` (newest first for the log endpoints).
+  The sparse global index `by-status` lists a mailbox's entries of one status, newest first:
+  its hash `status_mailbox` is `<mailbox>#<listed status>` (the status the mail log shows:
+  `LISTED_STATUS`), its range the same `received_key`; set on every write of an entry.
 - `uidl#<account>#<uidl>`: this message on the server is handled (its entry id and final status),
   so a kept mail is skipped without downloading it again. `<account>` hashes server, port and
   user name: RFC 1939 makes a UIDL unique only within one maildrop, so a connector pointed at
@@ -21,7 +24,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
-from pynamodb.indexes import AllProjection, LocalSecondaryIndex
+from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, LocalSecondaryIndex
 from pynamodb.models import Model
 
 from chalicelib.store import cache
@@ -46,6 +49,16 @@ def account_key(host: str, port: int, username: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+# The status each stored one is listed under (the mail log shows an interrupted import as failed,
+# to be retried, and a quarantined one as failed for good): services/mail_log.py shows the same.
+LISTED_STATUS = {"processing": "failed", "quarantined": "failed"}
+
+
+def status_partition(mailbox: str, status: str) -> str:
+    """The `by-status` hash of a mailbox's entries listed as `status`."""
+    return f"{mailbox}#{LISTED_STATUS.get(status, status)}"
+
+
 class Marker(NamedTuple):
     entry_id: str
     status: str | None  # the entry's final status when marked (None: marked before statuses)
@@ -54,6 +67,12 @@ class Marker(NamedTuple):
 class ReceivedIndex(LocalSecondaryIndex):
     Meta = index_meta("received", AllProjection())
     mailbox = UnicodeAttribute(hash_key=True)
+    received_key = UnicodeAttribute(range_key=True)
+
+
+class StatusIndex(GlobalSecondaryIndex):
+    Meta = index_meta("by-status", AllProjection())
+    status_mailbox = UnicodeAttribute(hash_key=True)
     received_key = UnicodeAttribute(range_key=True)
 
 
@@ -76,8 +95,10 @@ class MailRecord(Model):
     attempts = NumberAttribute(default=0)
     post_id = UnicodeAttribute(null=True)
     comment_id = NumberAttribute(null=True)
+    status_mailbox = UnicodeAttribute(null=True)  # entries only: `status_partition`
 
     received = ReceivedIndex()
+    by_status = StatusIndex()
 
 
 @register
@@ -87,6 +108,11 @@ class MailboxLeaseRecord(Model):
     mailbox = UnicodeAttribute(hash_key=True)
     owner = UnicodeAttribute()
     expires_on = UtcAttribute()
+
+
+def _list_by_status(record: MailRecord) -> None:
+    if record.status:
+        record.status_mailbox = status_partition(record.mailbox, record.status)
 
 
 # Where a page ended: the `offset` of the next page names it (chalicelib.store.cache).
@@ -113,6 +139,7 @@ class MailRepository:
 
     def save_entry(self, record: MailRecord) -> MailRecord:
         record.sk = ENTRY + str(record.entry_id)
+        _list_by_status(record)
         record.save()
         return record
 
@@ -163,20 +190,35 @@ class MailRepository:
         for record in records:
             if record.entry_id and record.sk.startswith(ENTRY):
                 record.sk = ENTRY + str(record.entry_id)
+                _list_by_status(record)
         with MailRecord.batch_write() as batch:
             for record in records:
                 batch.save(record)
 
     def page_newest_first(
-        self, mailbox: str, *, limit: int, after: MailRecord | None
+        self, mailbox: str, *, limit: int, after: MailRecord | None, status: str | None = None
     ) -> list[MailRecord]:
-        records = query_page(
-            MailRecord.received,
-            mailbox,
-            limit=limit,
-            forward=False,
-            start_key=index_start_key(after, MailRecord.received) if after else None,
-        )
+        """A page of the log, or of its entries listed as `status`: one Query either way."""
+        if status is None:
+            records = query_page(
+                MailRecord.received,
+                mailbox,
+                limit=limit,
+                forward=False,
+                start_key=index_start_key(after, MailRecord.received) if after else None,
+            )
+        else:
+            partition = status_partition(mailbox, status)
+            # The offset's entry may be listed under another status by now: the page still
+            # starts right after its place (its receipt time) in this list (CONTRACT §7).
+            start = (
+                index_start_key(after, MailRecord.by_status, {"status_mailbox": partition})
+                if after
+                else None
+            )
+            records = query_page(
+                MailRecord.by_status, partition, limit=limit, forward=False, start_key=start
+            )
         cache.remember(POSITION, {(mailbox, str(r.entry_id)): r for r in records[-1:]})
         return records
 

@@ -413,3 +413,48 @@ def test_hostile_text_from_the_api_is_shown_as_text_and_never_runs(agora, page):
     expect(event).to_have_text(body["object"]["title"])
     assert page.locator("img").count() == 0
     assert page.evaluate("() => window.pwned") is None
+
+
+SEED_MAIL_LOG = """
+import sys
+from datetime import UTC, datetime, timedelta
+from chalicelib.services.mailboxes import mailbox_key
+from chalicelib.store.mail import MailRepository
+
+mail, now = MailRepository(), datetime.now(UTC)
+records = [
+    mail.new_entry(mailbox_key(sys.argv[1]), f"00000000-0000-4000-8000-{index:012d}",
+                   now - timedelta(minutes=index), sender="someone@example.org",
+                   subject=f"{status} mail {index}", status=status, reason=f"test {status}")
+    for index, status in enumerate(["posted"] * 60 + ["rejected"] * 3)
+]
+mail.write_all(records)
+"""
+
+
+def test_mail_log_outcome_filter_asks_the_api(agora, page):
+    """The `rejected` filter lists the rejected entries from the API, also those beyond the
+    first page the console loaded (60 posted mails are newer than the 3 rejected ones)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.running import REPO_ROOT
+
+    env = {**os.environ, "AWS_ENDPOINT_URL": agora.aws_endpoint, "PYTHONPATH": str(REPO_ROOT)}
+    subprocess.run(
+        [sys.executable, "-c", SEED_MAIL_LOG, GARDENING], env=env, check=True, cwd=REPO_ROOT
+    )
+    sign_in(page, agora)
+    page.get_by_role("link", name="Mail log").click()
+    page.get_by_label("Mailbox").select_option(label="Email-to-post: Gardening Club")
+    expect(page.locator("tr[data-status]")).to_have_count(50)  # the first page: all posted
+
+    with page.expect_request(lambda request: "status=rejected" in request.url):
+        page.get_by_label("Outcome").select_option("rejected")
+
+    rows = page.locator("tr[data-status]")
+    expect(rows).to_have_count(3)
+    assert {rows.nth(i).get_attribute("data-status") for i in range(3)} == {"rejected"}
+    expect(rows.first).to_contain_text("test rejected")
+    screenshot(page, "mail-log-rejected")

@@ -54,6 +54,8 @@ expect("rejected", "spoofed", "dmarc_fail.eml")
 expect("rejected", "spam", "spam_x_spam_flag.eml")
 expect("rejected", "unknown sender", "encoded_display_name.eml")
 expect("rejected", "no valid sender", "too_short.eml")
+# CONTRACT §9: never an empty post.
+expect("rejected", "nothing to post: the mail has no text", "empty.eml")
 # Issue 14: a From the standard parser cannot read is not guessed from the raw header text.
 expect("rejected", "the From header is malformed", "invalid_from.eml")
 expect(
@@ -74,7 +76,6 @@ expect(
     "chinese_reply.eml",
     "dutch.eml",
     "email_reply_1.eml",
-    "empty.eml",
     "encoding_undefined_conversion.eml",
     "exchange_html_reply.eml",
     "forwarded_email_1.eml",

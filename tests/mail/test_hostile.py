@@ -6,6 +6,7 @@ empty, nothing is posted as anyone but its true sender, and the group's RSS feed
 
 from __future__ import annotations
 
+import base64
 import random
 from datetime import UTC, datetime
 from email.message import EmailMessage
@@ -57,11 +58,29 @@ def nested_multiparts(levels: int) -> bytes:
     )
     closing = b"".join(b"--b%d--\r\n" % i for i in reversed(range(levels)))
     return (
-        b"From: ann@example.org\r\nSubject: Nested\r\nMIME-Version: 1.0\r\n"
+        b"From: ann@example.org\r\nSubject: Nested\r\nMessage-ID: <nested@mail.example>\r\n"
+        b"MIME-Version: 1.0\r\n"
         + opening
         + b"Content-Type: text/plain\r\n\r\ndeep down\r\n"
         + closing
     )
+
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + random.Random(25).randbytes(5000)
+
+
+def forwarded_only(sender: str, subject: str, forwarded_text: str) -> bytes:
+    inner = EmailMessage()
+    inner["From"] = "secretary@club.example"
+    inner["Subject"] = "Minutes"
+    inner.set_content(forwarded_text)
+    message = EmailMessage()
+    message["From"] = sender
+    message["Subject"] = subject
+    message["Message-ID"] = make_msgid(domain="mail.example")
+    message.make_mixed()
+    message.add_attachment(inner)
+    return message.as_bytes()
 
 
 HOSTILE: dict[str, bytes] = {
@@ -90,6 +109,21 @@ HOSTILE: dict[str, bytes] = {
         b"!!!not base64!!!\r\n--x--\r\n",
         b"MIME-Version: 1.0\r\nContent-Type: multipart/mixed\r\n",
     ),
+    # Never an empty post, never a binary one (CONTRACT §9).
+    "empty": raw_mail(b"ann@example.org", b"Empty", b"\r\n  \r\n"),
+    "image as the mail": raw_mail(
+        b"ann@example.org",
+        b"Photo",
+        base64.encodebytes(PNG),
+        b"MIME-Version: 1.0\r\nContent-Type: image/png\r\nContent-Transfer-Encoding: base64\r\n",
+    ),
+    "binary as text": raw_mail(
+        b"ann@example.org",
+        b"Binary text",
+        PNG,
+        b"MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n",
+    ),
+    "forwarded only": forwarded_only("ann@example.org", "Fwd: Minutes", "Minutes of the meeting."),
 }
 GOOD = plain("ann@example.org", "Good news", "The roses are out.")
 
@@ -130,6 +164,18 @@ def test_a_hostile_mailbox_is_emptied_and_only_true_senders_post(garden, client)
     assert by_subject["Good news"].status == "posted"
     nested = [e for e in entries if e.status == "rejected" and "nested deeper" in e.reason]
     assert len(nested) == 1
+    # An unreadable mail's entry keeps the headers that could be read.
+    assert (nested[0].message_id, nested[0].sender, nested[0].subject) == (
+        "nested@mail.example",
+        "ann@example.org",
+        "Nested",
+    )
+    assert by_subject["No boundary"].message_id and by_subject["No boundary"].sender == (
+        "ann@example.org"
+    )
+    assert "nothing to post: the mail has no text" in by_subject["Empty"].reason
+    assert "image/png" in by_subject["Photo"].reason
+    assert "binary data, not text" in by_subject["Binary text"].reason
 
     posts = [p for p in PostRecord.by_group.query(garden.garden)]
     assert {p.author_id for p in posts} == {garden.ann}  # nobody posted as anyone else
@@ -140,12 +186,16 @@ def test_a_hostile_mailbox_is_emptied_and_only_true_senders_post(garden, client)
         "Megabyte line",
         "Helloworld bell",
         "Long text",
+        "Fwd: Minutes",
     }
     for post in posts:
         assert not any(character in post.content + post.title for character in CONTROL)
         assert len(post.content.encode()) < 200_000
     assert "longer than this" in titles["Long text"].content
     assert "NUL BEL ESC text" in titles["Helloworld bell"].content
+    assert "Minutes of the meeting." in titles["Fwd: Minutes"].content
+    for post in posts:  # nothing empty, nothing binary
+        assert post.content.strip() and "PNG" not in post.content and "\ufffd" not in post.content
 
     assert first.failed == 0 and second.seen == 0
     assert garden.mailbox.count() == 0

@@ -106,6 +106,8 @@ def check(raw: bytes) -> None:
     except MailParseError:
         return
     assert isinstance(result, ParsedMail)
+    # Never an empty post: a mail has text, or says why it has none.
+    assert (result.body_problem is None) == bool(result.text.strip())
     for text in (result.subject, result.text, result.html, result.from_name or ""):
         assert not any(ord(c) < 32 and c not in "\t\n" for c in text)
 

@@ -1,0 +1,332 @@
+"""Is a mail's sender genuine? DKIM (RFC 6376) and DMARC (RFC 7489) checked by Agora itself
+(`AGORA_MAIL_AUTH=verify`), as a receiving mail server does, for mailboxes on plain POP3 hosts
+whose server writes no trustworthy `Authentication-Results`.
+
+The rules:
+
+* The DMARC policy of the `From` domain: the TXT record at `_dmarc.<domain>`, else at each parent
+  domain up to (not including) the top-level domain, the first found (DMARCbis's tree walk:
+  no public-suffix list to ship). A record at a parent applies its `sp=` (else `p=`). Several
+  DMARC records at one name, or none starting with `v=DMARC1`, mean no policy (RFC 7489 §6.6.3).
+  `pct=` is not applied: a policy is applied to every mail.
+* DKIM: each `DKIM-Signature` whose `d=` is aligned with the `From` domain is verified with
+  dkimpy (at most `MAX_SIGNATURES`). Aligned: strict (`adkim=s`) the same domain; relaxed (the
+  default) the same domain, one a subdomain of the other, or both under the domain whose record
+  gave the policy (that domain stands in for the organisational domain).
+* SPF is not checked: over POP3 Agora does not know the connecting address. A domain whose mail
+  passes DMARC only through SPF (no DKIM signature) is rejected under its `reject`/`quarantine`.
+* Verdict: an aligned signature that verifies: genuine. Otherwise, `p=reject` or `quarantine`:
+  spoofed (rejected); `p=none` or no record: accepted, and the reason says which.
+* DNS failures (a timeout, SERVFAIL) are temporary: `DnsUnavailable` is raised and the mail is
+  retried by the next poll, unless they cannot change the verdict (an unreachable key of a domain
+  publishing no policy). On the mail's last attempt (`last_attempt`), what is still unknown is
+  decided closed: a mail whose domain's policy could not be read, or whose domain publishes
+  `reject`/`quarantine` and whose signature key could not be read, is rejected as unverifiable.
+  A spoofer cannot cause this (they do not run the victim's DNS); an outage of our resolver can,
+  and its reason says so, so an operator can ask the member to send again.
+
+Look-ups go to `AGORA_DNS_SERVERS` when set, else to the system resolver; every answer, failures
+included, is remembered for the verifier's life (one poll), so a domain costs one look-up per poll.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from chalicelib.logs import get_logger
+
+log = get_logger("mail")
+
+MAX_SIGNATURES = 3
+# A From domain has at most this many names looked up for its DMARC record.
+MAX_POLICY_LOOKUPS = 5
+# Seconds for one name's look-up, all resolvers and retries included.
+DNS_LIFETIME = 3.0
+
+Policy = Literal["none", "quarantine", "reject"]
+
+
+class DnsUnavailable(Exception):
+    """A look-up failed for now (timeout, SERVFAIL): the answer may come later."""
+
+
+@dataclass(frozen=True)
+class DmarcRecord:
+    policy: Policy
+    subdomain_policy: Policy | None = None
+    strict_dkim: bool = False
+
+
+@dataclass(frozen=True)
+class DmarcPolicy:
+    """The policy that applies to a From domain, and where it was published."""
+
+    domain: str
+    policy: Policy
+    strict_dkim: bool
+
+
+@dataclass(frozen=True)
+class SenderVerdict:
+    spoofed: bool
+    reason: str  # plain words for the mail log
+
+
+_POLICIES: tuple[Policy, ...] = ("none", "quarantine", "reject")
+
+
+def parse_dmarc_record(text: str) -> DmarcRecord | None:
+    """A DMARC TXT record (RFC 7489 §6.3), or None when it is not one.
+
+    Lenient where receivers are: tag names and values are case-insensitive, spaces around tags
+    and a final `;` are allowed. A record whose `p=` is missing or unknown is treated as
+    `p=none` when it names a report address (`rua=`), as RFC 7489 §6.6.3 asks, else as no
+    record; an unknown `sp=` or `adkim=` is ignored.
+    """
+    tags: dict[str, str] = {}
+    for index, part in enumerate(text.split(";")):
+        name, equals, value = part.partition("=")
+        name, value = name.strip().lower(), value.strip()
+        if index == 0:
+            if name != "v" or not equals or value.upper() != "DMARC1":
+                return None
+            continue
+        if equals and name and name not in tags:
+            tags[name] = value
+    policy = tags.get("p", "").lower()
+    if policy not in _POLICIES:
+        if "rua" not in tags:
+            return None
+        policy = "none"
+    subdomain = tags.get("sp", "").lower()
+    return DmarcRecord(
+        policy=policy,  # type: ignore[arg-type]  # checked against _POLICIES above
+        subdomain_policy=subdomain if subdomain in _POLICIES else None,  # type: ignore[arg-type]
+        strict_dkim=tags.get("adkim", "r").lower() == "s",
+    )
+
+
+def policy_names(domain: str) -> list[str]:
+    """The domains whose `_dmarc` record may hold `domain`'s policy, nearest first."""
+    labels = domain.lower().rstrip(".").split(".")
+    return [".".join(labels[i:]) for i in range(max(len(labels) - 1, 1))][:MAX_POLICY_LOOKUPS]
+
+
+def _within(domain: str, parent: str) -> bool:
+    return domain == parent or domain.endswith("." + parent)
+
+
+def aligned(signing_domain: str, from_domain: str, policy: DmarcPolicy | None) -> bool:
+    """Whether a DKIM `d=` domain is aligned with the From domain (rules in the docstring)."""
+    signing, sender = signing_domain.lower().rstrip("."), from_domain.lower().rstrip(".")
+    if signing == sender:
+        return True
+    if policy is not None and policy.strict_dkim:
+        return False
+    if _within(signing, sender) or _within(sender, signing):
+        return "." in signing and "." in sender  # never a bare top-level domain
+    return policy is not None and _within(signing, policy.domain) and _within(sender, policy.domain)
+
+
+TxtLookup = Callable[[str], list[bytes] | None]
+
+
+class DnsTxt:
+    """TXT look-ups through the configured resolvers, remembered (failures too) for its life.
+
+    Answers the record strings of each TXT record (a record's strings joined), or None when the
+    name or the record does not exist; raises `DnsUnavailable` when no answer came.
+    """
+
+    def __init__(
+        self, servers: list[tuple[str, int]] | None = None, lifetime: float = DNS_LIFETIME
+    ) -> None:
+        self.servers = list(servers or [])
+        self.lifetime = lifetime
+        self._answers: dict[str, list[bytes] | None | DnsUnavailable] = {}
+        self._lock = threading.Lock()
+        self._resolver: object | None = None
+
+    def _resolver_now(self) -> object:
+        with self._lock:
+            if self._resolver is None:
+                import dns.nameserver
+                import dns.resolver
+
+                resolver = dns.resolver.Resolver(configure=not self.servers)
+                if self.servers:
+                    resolver.nameservers = [
+                        dns.nameserver.Do53Nameserver(address, port)
+                        for address, port in self.servers
+                    ]
+                resolver.lifetime = self.lifetime
+                resolver.timeout = min(self.lifetime, 2.0)
+                self._resolver = resolver
+            return self._resolver
+
+    def __call__(self, name: str) -> list[bytes] | None:
+        key = name.lower().rstrip(".")
+        with self._lock:
+            known = self._answers.get(key, ...)
+        if known is ...:
+            try:
+                known = self._look_up(key)
+            except DnsUnavailable as error:
+                known = error
+            with self._lock:
+                self._answers[key] = known
+        if isinstance(known, DnsUnavailable):
+            raise known
+        return known
+
+    def _look_up(self, name: str) -> list[bytes] | None:
+        import dns.exception
+        import dns.resolver
+
+        resolver = self._resolver_now()
+        try:
+            answer = resolver.resolve(name + ".", "TXT", search=False)  # type: ignore[attr-defined]
+        except (dns.resolver.NXDOMAIN, dns.resolver.NoAnswer):
+            return None
+        except dns.exception.Timeout:
+            raise DnsUnavailable(f"the DNS look-up of {name} timed out") from None
+        except dns.resolver.NoNameservers:
+            raise DnsUnavailable(f"no DNS server answered the look-up of {name}") from None
+        except dns.exception.DNSException as error:
+            raise DnsUnavailable(
+                f"the DNS look-up of {name} failed ({type(error).__name__})"
+            ) from None
+        return [b"".join(record.strings) for record in answer]
+
+
+class SenderVerifier:
+    """DKIM and DMARC for one poll (rules in the module docstring)."""
+
+    def __init__(self, lookup: TxtLookup, *, max_signatures: int = MAX_SIGNATURES) -> None:
+        self.lookup = lookup
+        self.max_signatures = max_signatures
+
+    def verify(self, raw: bytes, from_domain: str, *, last_attempt: bool) -> SenderVerdict:
+        """The verdict on a mail whose `From` is at `from_domain`; raises `DnsUnavailable` when
+        a look-up that decides it failed and this is not the mail's last attempt."""
+        domain = from_domain.lower().rstrip(".")
+        try:
+            policy = self.policy(domain)
+        except DnsUnavailable as error:
+            if not last_attempt:
+                raise
+            return SenderVerdict(
+                True, f"sender could not be verified: {error}, on every attempt (DMARC policy)"
+            )
+        passed, problems, unavailable = self._dkim(raw, domain, policy)
+        if passed:
+            published = f"DMARC p={policy.policy}" if policy else "no DMARC policy"
+            return SenderVerdict(
+                False, f"sender verified: DKIM signature of {passed} ({published})"
+            )
+        what = "; ".join(problems) or f"the mail has no DKIM signature of {domain}"
+        if policy is None:
+            return SenderVerdict(
+                False, f"sender not verified: {domain} publishes no DMARC policy ({what})"
+            )
+        if policy.policy == "none":
+            return SenderVerdict(
+                False, f"sender not verified: {policy.domain} publishes DMARC p=none ({what})"
+            )
+        if unavailable is not None:
+            if not last_attempt:
+                raise unavailable
+            return SenderVerdict(
+                True, f"sender could not be verified: {unavailable}, on every attempt (DKIM key)"
+            )
+        return SenderVerdict(
+            True, f"spoofed: {policy.domain} publishes DMARC p={policy.policy} and {what}"
+        )
+
+    def policy(self, domain: str) -> DmarcPolicy | None:
+        """The DMARC policy that applies to `domain`, or None when none is published."""
+        for name in policy_names(domain):
+            answers = self.lookup(f"_dmarc.{name}") or []
+            records = [
+                text
+                for text in (answer.decode("utf-8", "replace").strip() for answer in answers)
+                if text[:8].replace(" ", "").upper().startswith("V=DMARC1")
+            ]
+            if not records:
+                continue
+            if len(records) > 1:
+                return None  # RFC 7489 §6.6.3: several records mean no policy
+            record = parse_dmarc_record(records[0])
+            if record is None:
+                return None
+            applied = record.policy
+            if name != domain and record.subdomain_policy is not None:
+                applied = record.subdomain_policy
+            return DmarcPolicy(domain=name, policy=applied, strict_dkim=record.strict_dkim)
+        return None
+
+    def _dkim(
+        self, raw: bytes, domain: str, policy: DmarcPolicy | None
+    ) -> tuple[str | None, list[str], DnsUnavailable | None]:
+        """(the aligned domain whose signature verified, or None; why the others did not; a
+        look-up failure that kept one from being checked)."""
+        import dkim
+
+        try:
+            signed = dkim.DKIM(raw, logger=_QUIET, minkey=1024)
+            count = sum(1 for name, _ in signed.headers if name.lower() == b"dkim-signature")
+        except Exception:  # dkimpy cannot read the mail: no signature of it can verify
+            return None, ["its DKIM signatures cannot be read"], None
+        problems: list[str] = []
+        unavailable: DnsUnavailable | None = None
+        checked = 0
+        for index in range(count):
+            signing_domain = ""
+            try:
+                prepared = signed.verify_headerprep(index)
+                if not prepared:
+                    continue
+                signature, include_headers, headers = prepared
+                signing_domain = signature[b"d"].decode("ascii", "replace").lower()
+                if not aligned(signing_domain, domain, policy):
+                    problems.append(f"its DKIM signature of {signing_domain} is not aligned")
+                    continue
+                if checked >= self.max_signatures:
+                    break
+                checked += 1
+                if signed.verify_sig(signature, include_headers, headers[index], self._dkim_key):
+                    return signing_domain, [], None
+                problems.append(f"its DKIM signature of {signing_domain} does not verify")
+            except DnsUnavailable as error:
+                unavailable = error
+            except Exception as error:  # a malformed signature or key fails; it never crashes
+                of = f" of {signing_domain}" if signing_domain else ""
+                problems.append(f"its DKIM signature{of} does not verify ({_plain(error)})")
+        return None, problems, unavailable
+
+    def _dkim_key(self, name: bytes, timeout: float = DNS_LIFETIME) -> bytes | None:
+        """dkimpy's `dnsfunc`: the key record's text, None when there is none."""
+        answers = self.lookup(name.decode("ascii", "replace"))
+        return answers[0] if answers else None
+
+
+def _plain(error: Exception) -> str:
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    if "body hash mismatch" in text:
+        return "the body was changed after signing"
+    return text[:120]
+
+
+class _Quiet:
+    """dkimpy logs every failed signature at ERROR: a forged mail is not an error of ours."""
+
+    def debug(self, *args: object, **kwargs: object) -> None:
+        return None
+
+    info = warning = error = exception = debug
+
+
+_QUIET = _Quiet()
