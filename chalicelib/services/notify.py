@@ -184,6 +184,7 @@ class NotifyService:
     # --- the domain event handler ----------------------------------------------------------------
 
     def handle(self, event: Any) -> DeliveryReport:
+        event = getattr(event, "event", event)  # a `Recorded` from the outbox drain
         recipients = self.recipients(event)
         if len(recipients) <= self.inline_limit:
             return self.deliver(event, recipients)
@@ -261,6 +262,8 @@ class NotifyService:
                 )
         log.info("notifications delivered", extra={"occurrence": occurrence.id, **asdict(report)})
         metrics.emit("NotificationsSent", report.emailed)
+        if report.failed:
+            metrics.emit("NotificationFailed", report.failed)
         return report
 
     def _tell(
