@@ -253,6 +253,7 @@ class MailIngestor:
         self._groups: dict[str, Any] = {}
         self._slugs: dict[str, set[str]] = {}
         self._slug_lock = threading.Lock()
+        self._lookup_lock = threading.Lock()
 
     # --- one mailbox -------------------------------------------------------------------------
 
@@ -629,14 +630,18 @@ class MailIngestor:
         return mail_rules.plan_comment(parsed, author, caller, self.find_permalink(parsed.subject))
 
     def _author(self, address: str) -> Any:
-        if address not in self._authors:
-            self._authors[address] = self.users.by_email(address)
-        return self._authors[address]
+        # Under the lock: the poll's workers asking for the same sender read it once, not once
+        # each (issue 14's request budget, which the outbox drain shares).
+        with self._lookup_lock:
+            if address not in self._authors:
+                self._authors[address] = self.users.by_email(address)
+            return self._authors[address]
 
     def _group(self, group_id: str) -> Any:
-        if group_id not in self._groups:
-            self._groups[group_id] = self.groups.get(group_id)
-        return self._groups[group_id]
+        with self._lookup_lock:
+            if group_id not in self._groups:
+                self._groups[group_id] = self.groups.get(group_id)
+            return self._groups[group_id]
 
     def find_permalink(self, subject: str) -> tuple[Any, Any, int] | None:
         """The (group, post, parent comment id) of the first permalink in the subject that names
