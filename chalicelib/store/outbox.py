@@ -95,10 +95,12 @@ def from_image(image: dict[str, Any]) -> tuple[str, Any]:
 
 
 def stream_arn() -> str:
-    from chalicelib.aws import client
-
-    table = client("dynamodb").describe_table(TableName=OutboxRecord.Meta.table_name)["Table"]
-    return str(table["LatestStreamArn"])
+    """The outbox table's latest stream (asked of DynamoDB Streams, whose ListStreams also
+    answers under moto's in-process mock)."""
+    streams = streams_client().list_streams(TableName=OutboxRecord.Meta.table_name)["Streams"]
+    if not streams:
+        raise RuntimeError(f"{OutboxRecord.Meta.table_name} has no stream: run create-tables")
+    return str(streams[-1]["StreamArn"])
 
 
 class StreamReader:
