@@ -162,12 +162,13 @@ Handler = Callable[[Recorded], None]
 
 
 class BatchMemo:
-    """What handlers read for one batch of events (one mail poll), each value read once.
+    """What handlers read for one batch of events (one drain of outbox records), each value read
+    once.
 
-    A poll that posts a hundred mails into one group publishes a hundred events about the same
+    A poll that posts a hundred mails into one group records a hundred events about the same
     group and author: their subscribers are read for the first and reused for the rest (issue 14's
     budget of DynamoDB requests per mail). It lives only as long as the batch, so a subscription
-    changed during a poll counts from the next poll on. Thread-safe: a poll imports concurrently.
+    changed during a batch counts from the next batch on. Thread-safe.
     """
 
     def __init__(self) -> None:
@@ -203,7 +204,7 @@ def batch_memo() -> BatchMemo | None:
 
 @contextmanager
 def batch() -> Iterator[BatchMemo]:
-    """Events published within it belong to one batch (a mail poll): handlers may reuse what they
+    """Events published within it belong to one batch (a drain): handlers may reuse what they
     read for earlier events of it. Worker threads see it when run in a copy of this context
     (`contextvars.copy_context().run`). Nested batches share the outer memo."""
     outer = _batch.get()
