@@ -5,9 +5,9 @@ from chalice import Chalice, Cron, Rate
 from chalicelib.api.blueprints import all_blueprints
 from chalicelib.api.cors import add_preflight_routes
 from chalicelib.api.routing import envelope_middleware
-from chalicelib.jobs import comment_purge, digests, mail_poll, notify, ses_feedback
+from chalicelib.jobs import comment_purge, digests, mail_poll, notify, outbox, ses_feedback
 from chalicelib.jobs.base import Deadline
-from chalicelib.logs import lambda_handler
+from chalicelib.logs import invocation, lambda_handler
 from chalicelib.settings import get_settings
 
 app = Chalice(app_name="agora")
@@ -53,3 +53,11 @@ def deliver_notifications(event):
 @lambda_handler
 def handle_ses_feedback(event):
     return ses_feedback.handle_sqs_event(event.to_dict(), event.context)
+
+
+# Triggered by the outbox table's stream (infra/build.py: the event source mapping, its retries,
+# dead-letter queue and partial batch responses); answers the batch's first failed record.
+@app.lambda_function(name="drain-outbox")
+def drain_outbox(event, context):
+    with invocation(context):
+        return outbox.handle_stream_batch(event)

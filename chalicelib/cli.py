@@ -141,14 +141,27 @@ def load(args: argparse.Namespace) -> int:
     return 0
 
 
+def _then_drain_outbox() -> Callable[[], int]:
+    """Mark the outbox stream's end now; the function answered tells what was recorded since
+    (this command's posts, comments, rejections), as drain-outbox would in AWS and `make run`'s
+    scheduler does: the command's notifications and domain events go out before it exits."""
+    from chalicelib.jobs.outbox import drain_in_process
+    from chalicelib.store.outbox import StreamReader
+
+    reader = StreamReader(latest=True)
+    return lambda: drain_in_process(reader)
+
+
 def poll_mail(_args: argparse.Namespace) -> int:
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.mail_poll import poll_all_in_process
 
+    drain = _then_drain_outbox()
     # One line per mailbox as soon as it is done: a slow server shows which mailbox it is.
     report = poll_all_in_process(Deadline.unbounded(), on_line=lambda line: print(line, flush=True))
     if not report.lines:
         print("no enabled mailbox")
+    drain()
     return 0
 
 

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from chalicelib.store.groups import GroupRepository
     from chalicelib.store.login_attempts import LoginAttemptRepository
     from chalicelib.store.mail import MailRepository
+    from chalicelib.store.outbox import Outbox
     from chalicelib.store.player import PlayerRepository
     from chalicelib.store.posts import PostRepository
     from chalicelib.store.profile import ProfileRepository
@@ -170,6 +171,12 @@ def counters() -> CounterRepository:
 # --- who is told what happened --------------------------------------------------------------------
 
 
+def outbox() -> Outbox:
+    from chalicelib.store.outbox import Outbox
+
+    return Outbox()
+
+
 def domain_events() -> DomainEvents:
     """The subscribers of every domain event: notifications of new posts and comments, and the
     EventBridge bus (every kind)."""
@@ -182,9 +189,17 @@ def event_bus_publisher() -> EventBusPublisher:
     return EventBusPublisher(get_settings().event_bus)
 
 
-def _notify_of_new_content(event: Any) -> None:
+class NotificationsFailed(RuntimeError):
+    """Some recipients of an event were not told: the drain delivers the event again (those
+    already told are not told twice)."""
+
+
+def _notify_of_new_content(item: Any) -> None:
+    event = getattr(item, "event", item)
     if isinstance(event, PostCreated | CommentCreated):
-        notify_service().handle(event)
+        report = notify_service().handle(event)
+        if report.failed:
+            raise NotificationsFailed(f"{report.failed} notification(s) failed")
 
 
 # --- services -------------------------------------------------------------------------------------
@@ -203,7 +218,7 @@ def profile_service() -> ProfileService:
 
 
 def event_service() -> EventService:
-    return EventService(events(), users(), group_service(), domain_events=domain_events())
+    return EventService(events(), users(), group_service())
 
 
 def alert_service() -> AlertService:
@@ -256,7 +271,7 @@ def comment_presenter() -> CommentPresenter:
 
 
 def comment_service(clock: Callable[[], datetime] = utc_now) -> CommentService:
-    return CommentService(comments(), group_service(), comment_presenter(), clock, domain_events())
+    return CommentService(comments(), group_service(), comment_presenter(), clock)
 
 
 def post_service() -> PostService:
@@ -276,7 +291,7 @@ def mail_ingestor(**overrides: Any) -> MailIngestor:
         "comments": comments(),
         "counters": counters(),
         "mail": mail(),
-        "events": domain_events(),
+        "outbox": outbox(),
         "clock": utc_now,
         "base_url": settings.public_base_url,
         "authserv_id": settings.mail_authserv_id if mode == "header" else None,

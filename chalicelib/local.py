@@ -115,6 +115,8 @@ class Scheduler(threading.Thread):
         self.next_runs = {name: schedule.next_after(now) for name, schedule, _ in jobs}
 
     def run(self) -> None:
+        import logging
+
         from chalicelib.logs import get_logger
 
         log = get_logger("scheduler")
@@ -128,7 +130,9 @@ class Scheduler(threading.Thread):
             schedule, job = next((s, j) for n, s, j in self.jobs if n == name)
             try:
                 result = job()
-                log.info("scheduled job ran", extra={"job": name, "result": str(result)})
+                # The outbox drain runs every second: only a run that did something is news.
+                level = logging.INFO if result else logging.DEBUG
+                log.log(level, "scheduled job ran", extra={"job": name, "result": str(result)})
             except Exception:
                 log.exception("scheduled job failed", extra={"job": name})
             self.next_runs[name] = schedule.next_after(datetime.now(UTC))
@@ -138,7 +142,7 @@ class Scheduler(threading.Thread):
 
 
 def scheduled_jobs() -> list[tuple[str, Any, Callable[[], Any]]]:
-    from chalicelib.jobs import comment_purge, digests, mail_poll, notify, schedules
+    from chalicelib.jobs import comment_purge, digests, mail_poll, notify, outbox, schedules
     from chalicelib.jobs.base import Deadline
 
     return [
@@ -159,6 +163,9 @@ def scheduled_jobs() -> list[tuple[str, Any, Callable[[], Any]]]:
         ),
         # In AWS the queue triggers a function; here the scheduler takes the chunks off it.
         ("deliver-notifications", schedules.Every(minutes=1), notify.drain_queue),
+        # In AWS the outbox table's stream triggers drain-outbox; here the scheduler reads the
+        # stream every second (jobs/outbox.py), so a write's consequences follow it at once.
+        ("drain-outbox", schedules.Every(seconds=1), outbox.drain_in_process),
     ]
 
 

@@ -22,6 +22,8 @@ NAMESPACE = "Agora"
 METRICS = {
     "MailHandled": "Count",  # dimension Outcome: posted, commented, ignored, rejected, failed
     "NotificationsSent": "Count",  # emails sent to members (alerts are stored, not sent)
+    "NotificationFailed": "Count",  # recipients not told (SES or DynamoDB failed): retried
+    "EventPublishFailed": "Count",  # domain events EventBridge refused after the tries: retried
     "CommentsPurged": "Count",
     "ServerErrors": "Count",  # API answers with a 5xx status
 }

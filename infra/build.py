@@ -61,6 +61,7 @@ def stage_names(stage: str) -> dict[str, str]:
         "dead_letters": f"agora-{stage}-mailbox-jobs-dead",
         "notify_queue": f"agora-{stage}-notification-jobs",
         "notify_dead_letters": f"agora-{stage}-notification-jobs-dead",
+        "outbox_dead_letters": f"agora-{stage}-outbox-dead",
         "feedback_queue": f"agora-{stage}-ses-feedback",
         "feedback_dead_letters": f"agora-{stage}-ses-feedback-dead",
         "feedback_topic": f"agora-{stage}-ses-feedback",
@@ -127,6 +128,9 @@ def table_resource(model: Any, stage: str) -> dict[str, Any]:
     ttl = [a.attr_name for a in model.get_attributes().values() if isinstance(a, TTLAttribute)]
     if ttl:
         properties["TimeToLiveSpecification"] = {"AttributeName": ttl[0], "Enabled": True}
+    stream = getattr(model.Meta, "stream_view_type", None)
+    if stream:
+        properties["StreamSpecification"] = {"StreamViewType": stream}
     return {
         "Type": "AWS::DynamoDB::Table",
         "DeletionPolicy": "Retain" if stage == "prod" else "Delete",
@@ -204,6 +208,7 @@ def template(stage: str) -> dict[str, Any]:
     resources["PollMailbox"] = {"DependsOn": ["MailboxQueue"]}
     resources["DeliverNotifications"] = {"DependsOn": ["NotificationQueue"]}
     resources.update(feedback_resources(names))
+    resources.update(outbox_resources(names))
     resources["SesFeedback"] = {"DependsOn": ["SesFeedbackQueue"]}
     # Domain events for the organisation's own systems (services/event_bus.py, README).
     resources["EventBus"] = {
@@ -250,6 +255,54 @@ def template(stage: str) -> dict[str, Any]:
         "Conditions": operations.conditions(),
         "Resources": resources,
         "Outputs": operations.outputs(),
+    }
+
+
+# The outbox drain's event source (jobs/outbox.py): retried this many times, halving the batch on
+# a crash, before the batch's place goes to the dead-letter queue.
+OUTBOX_RETRIES = 10
+OUTBOX_BATCH = 20  # records per invocation: each may send up to 25 emails inline
+
+
+def outbox_resources(names: dict[str, str]) -> dict[str, Any]:
+    """The outbox table's stream drives `drain-outbox`: in order per shard, new items only, a
+    failed record answered as the batch's failure (ReportBatchItemFailures) so what came before
+    it is not delivered again; after the retries, the batch's stream position (not its records:
+    they stay in the stream for 24 hours) goes to the dead-letter queue."""
+    return {
+        "OutboxDeadLetterQueue": {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {
+                "QueueName": names["outbox_dead_letters"],
+                "MessageRetentionPeriod": 1209600,
+            },
+        },
+        "DrainOutbox": {
+            "Properties": {
+                "Events": {
+                    "OutboxStream": {
+                        "Type": "DynamoDB",
+                        "Properties": {
+                            "Stream": {"Fn::GetAtt": ["OutboxTable", "StreamArn"]},
+                            "StartingPosition": "TRIM_HORIZON",
+                            "BatchSize": OUTBOX_BATCH,
+                            "MaximumRetryAttempts": OUTBOX_RETRIES,
+                            "BisectBatchOnFunctionError": True,
+                            "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                            "FilterCriteria": {
+                                "Filters": [{"Pattern": json.dumps({"eventName": ["INSERT"]})}]
+                            },
+                            "DestinationConfig": {
+                                "OnFailure": {
+                                    "Type": "SQS",
+                                    "Destination": {"Fn::GetAtt": ["OutboxDeadLetterQueue", "Arn"]},
+                                }
+                            },
+                        },
+                    }
+                }
+            },
+        },
     }
 
 
@@ -384,6 +437,25 @@ def policy(stage: str) -> dict[str, Any]:
                     "arn:aws:ses:*:*:identity/*",
                     f"arn:aws:ses:*:*:configuration-set/{names['configuration_set']}",
                 ],
+            },
+            {
+                # The outbox drain reads the outbox table's stream (its event source mapping
+                # runs with the function's role) and hands a batch it gave up on to its DLQ.
+                "Sid": "OutboxStream",
+                "Effect": "Allow",
+                "Action": [
+                    "dynamodb:DescribeStream",
+                    "dynamodb:GetRecords",
+                    "dynamodb:GetShardIterator",
+                    "dynamodb:ListStreams",
+                ],
+                "Resource": f"arn:aws:dynamodb:*:*:table/{names['table_prefix']}outbox/stream/*",
+            },
+            {
+                "Sid": "OutboxDeadLetters",
+                "Effect": "Allow",
+                "Action": ["sqs:SendMessage"],
+                "Resource": f"arn:aws:sqs:*:*:{names['outbox_dead_letters']}",
             },
             {
                 "Sid": "DomainEvents",

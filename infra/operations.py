@@ -18,6 +18,7 @@ FUNCTIONS = {
     "SendDigests": "send-digests",
     "DeliverNotifications": "deliver-notifications",
     "SesFeedback": "ses-feedback",
+    "DrainOutbox": "drain-outbox",
 }
 # Chalice names the API handler's role and log group `ApiHandler…`, the function `APIHandler`.
 ROLES = {logical: ("ApiHandler" if logical == "APIHandler" else logical) for logical in FUNCTIONS}
@@ -137,6 +138,41 @@ def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
             ],
         },
         Threshold=5,
+    )
+    resources["OutboxDeadLettersAlarm"] = _alarm(
+        f"{names['outbox_dead_letters']} holds the stream position of outbox records that "
+        "drain-outbox failed to deliver after all retries: their notifications or domain events "
+        "were not sent. Read drain-outbox's log for the error and fix it; then run the message's "
+        "records again from the stream (they stay 24 hours) or from the outbox table.",
+        {
+            "AlarmName": f"{prefix}-outbox-dead-letters",
+            "Namespace": "AWS/SQS",
+            "MetricName": "ApproximateNumberOfMessagesVisible",
+            "Dimensions": [{"Name": "QueueName", "Value": names["outbox_dead_letters"]}],
+            "Statistic": "Maximum",
+        },
+    )
+    resources["NotificationFailedAlarm"] = _alarm(
+        "Notifications could not be sent or stored (SES or DynamoDB refused): they are retried "
+        "by the outbox drain, and none is sent twice. If it lasts, read drain-outbox's and "
+        "deliver-notifications' logs (`notification failed`) and check SES's sending status.",
+        {
+            "AlarmName": f"{prefix}-notification-failed",
+            "Namespace": METRICS_NAMESPACE,
+            "MetricName": "NotificationFailed",
+            "Dimensions": [{"Name": "Stage", "Value": prefix}],
+        },
+    )
+    resources["EventPublishFailedAlarm"] = _alarm(
+        "Domain events were refused by EventBridge after three tries: the outbox drain delivers "
+        "them again. If it lasts, check the event bus and drain-outbox's log (`domain events not "
+        "delivered`); consumers drop repeats by detail.domainEventId.",
+        {
+            "AlarmName": f"{prefix}-event-publish-failed",
+            "Namespace": METRICS_NAMESPACE,
+            "MetricName": "EventPublishFailed",
+            "Dimensions": [{"Name": "Stage", "Value": prefix}],
+        },
     )
     resources["MailFailedAlarm"] = _alarm(
         "Mail could not be handled (status `failed` in the mail log): read the mailbox's log "

@@ -12,10 +12,11 @@ from datetime import datetime, timedelta
 
 @dataclass(frozen=True)
 class Every:
-    minutes: int
+    minutes: int = 0
+    seconds: int = 0
 
     def next_after(self, moment: datetime) -> datetime:
-        return moment + timedelta(minutes=self.minutes)
+        return moment + timedelta(minutes=self.minutes, seconds=self.seconds)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ from chalicelib.services.domain_events import (
     CommentApproved,
     CommentDeleted,
     CommentPurged,
-    DomainEvents,
 )
 from chalicelib.services.links import comment_url, post_ref, user_ref
 from chalicelib.services.paging import next_offset
@@ -153,6 +152,10 @@ def _unknown_offset(
     return ValidationFailed.one("offset", offset, why)
 
 
+# The domain events a change of this comment announces (services/domain_events.py).
+Announce = Callable[[Any], list[Any]]
+
+
 def _about(kind: type, record: Any, actor_id: str | None) -> Any:
     """A comment event; a purge candidate from the keys-only index has no post or group."""
     return kind(
@@ -172,21 +175,11 @@ class CommentService:
         groups: GroupService,
         presenter: CommentPresenter,
         clock: Callable[[], datetime] = utc_now,
-        events: DomainEvents | None = None,
     ) -> None:
         self.comments = comments
         self.groups = groups
         self.presenter = presenter
         self.clock = clock
-        # Domain events (services/domain_events.py), published after each change is stored.
-        self._events = events
-
-    def _publish(self, events: list[Any]) -> None:
-        if not events:
-            return
-        # Built without subscribers (a rule test), it tells nobody.
-        if self._events is not None:
-            self._events.publish_all(events)
 
     # --- finding -------------------------------------------------------------------------------
 
@@ -257,9 +250,12 @@ class CommentService:
             comment.deleted_by_id = by_user_id
             return True
 
-        record, changed, loaded = self._change_loaded(record, mark_deleted, also_users={by_user_id})
-        if changed:
-            self._publish([_about(CommentDeleted, record, by_user_id)])
+        record, _, loaded = self._change_loaded(
+            record,
+            mark_deleted,
+            also_users={by_user_id},
+            announce=lambda r: [_about(CommentDeleted, r, by_user_id)],
+        )
         return self._present_loaded(record, loaded)
 
     def undelete(self, record: Any) -> CommentOut:
@@ -285,9 +281,9 @@ class CommentService:
             comment.approved_on = now
             return True
 
-        record, changed, loaded = self._change_loaded(record, approve)
-        if changed:
-            self._publish([_about(CommentApproved, record, by_user_id)])
+        record, _, loaded = self._change_loaded(
+            record, approve, announce=lambda r: [_about(CommentApproved, r, by_user_id)]
+        )
         return self._present_loaded(record, loaded)
 
     def delete_spam_reports(self, record: Any) -> CommentOut:
@@ -307,11 +303,12 @@ class CommentService:
         *,
         as_spam_report: bool = False,
         also_users: set[str] = frozenset(),
+        announce: Announce | None = None,
     ) -> tuple[Any, bool, Any]:
         """`_change`, with what the answer needs read before the write: once the change is made,
         no failing read can answer an error for it."""
         loaded = self.presenter.load([record], as_spam_report=as_spam_report, also_users=also_users)
-        record, changed = self._change(record, apply)
+        record, changed = self._change(record, apply, announce)
         return record, changed, loaded
 
     def _present_loaded(self, record: Any, loaded: Any, *, as_spam_report: bool = False) -> Any:
@@ -323,8 +320,9 @@ class CommentService:
             self._require_deleted(record, "purged")
             # Presented first: afterwards there is nothing left to read.
             purged = self.presenter.present_one(record)
-            if self.comments.purge_if_unchanged(record):
-                self._publish([_about(CommentPurged, record, by_user_id)])
+            if self.comments.purge_if_unchanged(
+                record, events=[_about(CommentPurged, record, by_user_id)]
+            ):
                 return purged
             record = self.find(int(record.id))
         raise self._still_changing(record)
@@ -380,13 +378,11 @@ class CommentService:
             batch = self.comments.unapproved_page(
                 group.id, limit=batch_size, after=after, newest_first=False
             )
-            deleted = []
             for record in batch:
-                record, changed = self._change(record, mark_deleted)
+                _, changed = self._change(
+                    record, mark_deleted, lambda r: [_about(CommentDeleted, r, by_user_id)]
+                )
                 count += changed
-                if changed:
-                    deleted.append(_about(CommentDeleted, record, by_user_id))
-            self._publish(deleted)
             # At least one batch per call, so every call makes progress; then stop in time.
             if len(batch) < batch_size or deadline.expired():
                 return Result(count=count)
@@ -403,14 +399,13 @@ class CommentService:
         count, after = 0, None
         while True:
             batch = candidates(after, batch_size)
-            purged = []
             for candidate in batch:
                 # Conditional on the stored state: a comment undeleted (or deleted again) since
                 # the Query read it is left alone.
-                if self.comments.purge_if_deleted_before(int(candidate.id), cutoff):
+                if self.comments.purge_if_deleted_before(
+                    int(candidate.id), cutoff, events=[_about(CommentPurged, candidate, None)]
+                ):
                     count += 1
-                    purged.append(_about(CommentPurged, candidate, None))
-            self._publish(purged)
             if progress is not None:
                 progress(count)
             # At least one batch per run, so every run makes progress; the next run goes on from
@@ -421,15 +416,19 @@ class CommentService:
 
     # --- the write loop ------------------------------------------------------------------------
 
-    def _change(self, record: Any, apply: Callable[[Any], bool]) -> tuple[Any, bool]:
+    def _change(
+        self, record: Any, apply: Callable[[Any], bool], announce: Announce | None = None
+    ) -> tuple[Any, bool]:
         """Apply a rule to the comment and write it if nobody changed it since it was read;
         otherwise read it again and decide again. `apply` answers False when there is nothing
-        to change, and raises when the rule forbids the change."""
+        to change, and raises when the rule forbids the change. `announce(record)` names the
+        domain events of the change: the store writes them to the outbox in the same request."""
         for _ in range(MAX_ATTEMPTS):
             was_deleted = record.is_deleted
             if not apply(record):
                 return record, False
-            if self.comments.replace_if_unchanged(record, was_deleted=was_deleted):
+            events = announce(record) if announce is not None else []
+            if self.comments.replace_if_unchanged(record, was_deleted=was_deleted, events=events):
                 return record, True
             record = self.find(int(record.id))
         raise self._still_changing(record)

@@ -1,11 +1,12 @@
 """Domain events: what happened, told once to whoever cares (notifications, feeds, …).
 
-Creating a post or a comment publishes an event here, whatever created it (mail today, any other
-path tomorrow); so do comment moderation, event writes and rejected mail. Subscribers are chosen
-where the app is composed (`chalicelib.deps.domain_events`), not in the code that creates:
-notifications (new posts and comments) and the EventBridge bus (every kind; services/event_bus.py). Events are published after the write they
-describe is stored. Delivery is at least once: a mail whose import is retried after a crash may
-publish again, so handlers are idempotent.
+Creating a post or a comment records an event, whatever created it (mail today, any other path
+tomorrow); so do comment moderation, event writes and rejected mail. An event is not told where
+it happens: the store writes it to the outbox in the same DynamoDB request as the change it
+describes (store/outbox.py), and the `drain-outbox` function (jobs/outbox.py) tells the
+subscribers, chosen where the app is composed (`chalicelib.deps.domain_events`): notifications
+(new posts and comments) and the EventBridge bus (every kind; services/event_bus.py). A drain
+that fails is run again, so delivery is at least once and handlers are idempotent.
 
 Every field is JSON as it is (ids, ISO 8601 UTC dates as text): the bus's `detail` is these fields
 in camelCase (README, "Domain events").
@@ -110,8 +111,23 @@ class MailRejected:
     reason: str
 
 
-# The events a notification chunk carries through SQS (services/notify.py), by their JSON `type`.
-_BY_TYPE = {kind.__name__: kind for kind in (PostCreated, CommentCreated)}
+# Every event by its JSON `type`: outbox items (store/outbox.py) and notification chunks
+# (services/notify.py) carry them so.
+_BY_TYPE = {
+    kind.__name__: kind
+    for kind in (
+        PostCreated,
+        CommentCreated,
+        CommentApproved,
+        CommentDeleted,
+        CommentPurged,
+        EventCreated,
+        EventUpdated,
+        EventMoved,
+        EventDeleted,
+        MailRejected,
+    )
+}
 
 
 def event_to_json(event: Any) -> dict[str, Any]:
@@ -123,16 +139,36 @@ def event_from_json(data: dict[str, Any]) -> Any:
     return _BY_TYPE[data["type"]](**values)
 
 
-Handler = Callable[[Any], None]
+@dataclass(frozen=True)
+class Recorded:
+    """An event as the outbox recorded it: `id` is its stable id (the outbox item's), the same
+    on every delivery, so a consumer of the bus can drop repeats."""
+
+    id: str
+    event: Any
+
+
+def recorded(event: Any) -> Recorded:
+    """`event` as handlers take it; an event told directly (a test) gets a new id."""
+    if isinstance(event, Recorded):
+        return event
+    import uuid
+
+    return Recorded(str(uuid.uuid4()), event)
+
+
+# A handler takes a `Recorded` (or a batch of them through `publish_all`).
+Handler = Callable[[Recorded], None]
 
 
 class BatchMemo:
-    """What handlers read for one batch of events (one mail poll), each value read once.
+    """What handlers read for one batch of events (one drain of outbox records), each value read
+    once.
 
-    A poll that posts a hundred mails into one group publishes a hundred events about the same
+    A poll that posts a hundred mails into one group records a hundred events about the same
     group and author: their subscribers are read for the first and reused for the rest (issue 14's
     budget of DynamoDB requests per mail). It lives only as long as the batch, so a subscription
-    changed during a poll counts from the next poll on. Thread-safe: a poll imports concurrently.
+    changed during a batch counts from the next batch on. Thread-safe.
     """
 
     def __init__(self) -> None:
@@ -168,7 +204,7 @@ def batch_memo() -> BatchMemo | None:
 
 @contextmanager
 def batch() -> Iterator[BatchMemo]:
-    """Events published within it belong to one batch (a mail poll): handlers may reuse what they
+    """Events published within it belong to one batch (a drain): handlers may reuse what they
     read for earlier events of it. Worker threads see it when run in a copy of this context
     (`contextvars.copy_context().run`). Nested batches share the outer memo."""
     outer = _batch.get()
@@ -184,6 +220,8 @@ def batch() -> Iterator[BatchMemo]:
 
 
 class DomainEvents:
+    """The subscribers of every event, told in order; the drain runs it (jobs/outbox.py)."""
+
     def __init__(self, handlers: Sequence[Handler] = ()) -> None:
         self.handlers = list(handlers)
 
@@ -191,9 +229,13 @@ class DomainEvents:
         self.publish_all([event])
 
     def publish_all(self, events: Sequence[Any]) -> None:
-        """Several events at once (bulk moderation): a handler that can batches them."""
+        """Tell every handler (a handler that can takes them as one batch). Every handler is
+        told even when one fails; then the first failure is raised, so the drain runs the events
+        again (each handler is idempotent: what was told is not told twice)."""
         if not events:
             return
+        events = [recorded(event) for event in events]
+        failure: Exception | None = None
         for handler in self.handlers:
             try:
                 batch = getattr(handler, "publish_all", None)
@@ -202,7 +244,9 @@ class DomainEvents:
                 else:
                     for event in events:
                         handler(event)
-            except Exception:
-                # What was created stays created; a failing subscriber is logged, not fatal.
-                kinds = sorted({type(event).__name__ for event in events})
+            except Exception as error:
+                kinds = sorted({type(item.event).__name__ for item in events})
                 log.exception("event handler failed", extra={"events": kinds})
+                failure = failure or error
+        if failure is not None:
+            raise failure

@@ -3,12 +3,13 @@ AGORA_EVENT_BUS (empty: none are sent), so an organisation routes them to its ow
 rules (API destinations, queues, functions) and no code in Agora.
 
 Each entry: `Source` "agora", `DetailType` the event's name in words ("Post Created"), `Detail`
-the event's fields in camelCase plus `schemaVersion` (README, "Domain events").
+the event's fields in camelCase plus `schemaVersion` and `domainEventId` (the outbox item's id:
+the same on every delivery of the event) (README, "Domain events").
 
-Delivery runs after the write that caused the event and never fails or holds up that call: each
-PutEvents gets one quick try (chalicelib/aws.py), entries that fail are retried up to `ATTEMPTS`
-times in all, with a short pause, and what still fails is logged (level ERROR, with the events'
-names and ids) rather than raised.
+It runs in the outbox drain (jobs/outbox.py), never in an API call: each PutEvents gets one quick
+try (chalicelib/aws.py), entries that fail are retried up to `ATTEMPTS` times in all, with a
+short pause, and what still fails is counted (metric EventPublishFailed), logged and raised, so
+the drain delivers the event again.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
+from chalicelib import metrics
 from chalicelib.logs import get_logger
+from chalicelib.services.domain_events import Recorded, recorded
 
 log = get_logger("event_bus")
 
@@ -40,15 +43,20 @@ def _camel(name: str) -> str:
     return first + "".join(part.title() for part in rest)
 
 
-def detail(event: Any) -> dict[str, Any]:
-    return {"schemaVersion": SCHEMA_VERSION, **{_camel(k): v for k, v in asdict(event).items()}}
+class EventsNotPublished(RuntimeError):
+    """PutEvents kept refusing some entries: the drain delivers them again."""
 
 
-def entry(event: Any, bus_name: str) -> dict[str, str]:
+def detail(event: Any, event_id: str) -> dict[str, Any]:
+    fields = {_camel(k): v for k, v in asdict(event).items()}
+    return {"schemaVersion": SCHEMA_VERSION, "domainEventId": event_id, **fields}
+
+
+def entry(item: Recorded, bus_name: str) -> dict[str, str]:
     return {
         "Source": SOURCE,
-        "DetailType": detail_type(event),
-        "Detail": json.dumps(detail(event), ensure_ascii=False),
+        "DetailType": detail_type(item.event),
+        "Detail": json.dumps(detail(item.event, item.id), ensure_ascii=False),
         "EventBusName": bus_name,
     }
 
@@ -80,7 +88,7 @@ class EventBusPublisher:
     def publish_all(self, events: list[Any]) -> None:
         if not self.bus_name or not events:
             return
-        entries = [entry(event, self.bus_name) for event in events]
+        entries = [entry(recorded(event), self.bus_name) for event in events]
         for start in range(0, len(entries), BATCH):
             self._deliver(entries[start : start + BATCH])
 
@@ -105,6 +113,7 @@ class EventBusPublisher:
             pending = failed
             if attempt < self.attempts:
                 self.sleep(0.05 * attempt)
+        metrics.emit("EventPublishFailed", len(pending))
         log.error(
             "domain events not delivered",
             extra={
@@ -112,3 +121,4 @@ class EventBusPublisher:
                 "events": [{"type": e["DetailType"], "detail": e["Detail"]} for e in pending],
             },
         )
+        raise EventsNotPublished(f"{len(pending)} domain event(s) refused by the event bus")

@@ -21,7 +21,6 @@ from chalicelib.schemas.events import (
     end_date_problem,
 )
 from chalicelib.services.domain_events import (
-    DomainEvents,
     EventCreated,
     EventDeleted,
     EventMoved,
@@ -56,7 +55,6 @@ class EventService:
         users: UserRepository,
         groups: GroupService,
         clock: Callable[[], datetime] | None = None,
-        domain_events: DomainEvents | None = None,
     ) -> None:
         from chalicelib.clock import utc_now
 
@@ -64,16 +62,15 @@ class EventService:
         self.users = users
         self.groups = groups
         self.clock = clock or utc_now
-        # services/domain_events.py: published after each write is stored.
-        self._domain_events = domain_events
-
-    def _publish(self, event: Any) -> None:
-        # Built without subscribers (a rule test), it tells nobody.
-        if self._domain_events is not None:
-            self._domain_events.publish(event)
 
     @staticmethod
-    def _happened(kind: type, record: Any, actor_id: str) -> Any:
+    def _happened(kind: type, actor_id: str) -> Callable[[Any], list[Any]]:
+        """The domain event of a write, made from the record as it is stored: the store puts it
+        in the outbox in the same transaction (services/domain_events.py)."""
+        return lambda record: [EventService._facts(kind, record, actor_id)]
+
+    @staticmethod
+    def _facts(kind: type, record: Any, actor_id: str) -> Any:
         from chalicelib.clock import iso
 
         return kind(
@@ -114,9 +111,9 @@ class EventService:
             editor_id=caller.user_id,
             created_on=now,
             modified_on=now,
+            happened=self._happened(EventCreated, caller.user_id),
             **self._fields(body),
         )
-        self._publish(self._happened(EventCreated, record, caller.user_id))
         return self._out([record], group, people)[0]
 
     def update(self, found: tuple[Any, Any], body: EventUpdate, caller: Caller) -> EventOut:
@@ -131,17 +128,19 @@ class EventService:
             group_id=group.id,
             editor_id=caller.user_id,
             modified_on=self.clock(),
+            happened=self._happened(EventUpdated, caller.user_id),
             **self._fields(body),
         )
-        self._publish(self._happened(EventUpdated, record, caller.user_id))
         return self._out([record], group, people)[0]
 
     def delete(self, event_id: int, caller: Caller) -> EventOut:
         record, group = self.find(event_id, caller, Need.MODERATOR)
         answer = self._out_one(record, group)
-        self.events.delete(record)
-        self._publish(
-            EventDeleted(event_id=int(record.id), group_id=record.group_id, actor_id=caller.user_id)
+        self.events.delete(
+            record,
+            happened=lambda r: [
+                EventDeleted(event_id=int(r.id), group_id=r.group_id, actor_id=caller.user_id)
+            ],
         )
         return answer
 
@@ -180,8 +179,8 @@ class EventService:
             all_day=all_day,
             editor_id=caller.user_id,
             modified_on=self.clock(),
+            happened=self._happened(EventMoved, caller.user_id),
         )
-        self._publish(self._happened(EventMoved, record, caller.user_id))
         shown = [r for r in shown if int(r.id) != int(record.id)]
         if self.events.overlaps(record, start, stop):
             shown = sorted([*shown, record], key=lambda r: r.start_key)[:CALENDAR_CAP]

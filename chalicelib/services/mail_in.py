@@ -40,7 +40,7 @@ from typing import Any
 
 from chalicelib.auth import Caller
 from chalicelib.logs import get_logger
-from chalicelib.services import domain_events, mail_rules
+from chalicelib.services import mail_rules
 from chalicelib.services.domain_events import CommentCreated, MailRejected, PostCreated
 from chalicelib.services.links import slugify
 from chalicelib.services.mail_rules import Plan
@@ -219,7 +219,7 @@ class MailIngestor:
         comments: Any,
         counters: Any,
         mail: Any,
-        events: Any,
+        outbox: Any,
         clock: Callable[[], datetime],
         base_url: str,
         authserv_id: str | None = None,
@@ -237,7 +237,9 @@ class MailIngestor:
         self.comments = comments
         self.counters = counters
         self.mail = mail
-        self.events = events
+        # Rejections go to the outbox before their entry (a post or comment goes with its write,
+        # in the store's transaction): services/domain_events.py.
+        self.outbox = outbox
         self.clock = clock
         self.base_url = base_url.rstrip("/")
         self.authserv_id = authserv_id
@@ -254,6 +256,7 @@ class MailIngestor:
         self._groups: dict[str, Any] = {}
         self._slugs: dict[str, set[str]] = {}
         self._slug_lock = threading.Lock()
+        self._lookup_lock = threading.Lock()
 
     # --- one mailbox -------------------------------------------------------------------------
 
@@ -264,9 +267,7 @@ class MailIngestor:
         self._slugs.clear()
         session = _Session(self.open_mailbox, mailbox)
         try:
-            # One batch of events: their handlers read what repeats (subscribers) once per poll.
-            with domain_events.batch():
-                self._poll(session, mailbox, expired, result)
+            self._poll(session, mailbox, expired, result)
             session.quit()
         except BaseException:
             session.close()  # no QUIT: the server rolls back this session's deletions
@@ -435,11 +436,10 @@ class MailIngestor:
                     attempts=1,
                 )
                 fresh.append(mail)
-        # Attempts of fresh mail are counted (with the finished entries) before any work.
+        # Attempts of fresh mail are counted (with the finished entries) before any work; the
+        # unreadable mails among them are announced first.
+        self._announce_rejected(mailbox, [m.entry for m in chunk.mails if m.status == "rejected"])
         self.mail.write_all([*(m.entry for m in fresh), *finished])
-        for mail in chunk.mails:
-            if mail.status == "rejected":  # unreadable: stored just now, with the others
-                self._publish_rejected(mailbox, mail.entry)
         self.checkpoints.reached("entry_reserved")
 
         # Fresh mail first (concurrently), its outcomes written in one batch; then the suspects
@@ -447,8 +447,7 @@ class MailIngestor:
         # the process runs last and alone, so the rest keeps flowing.
         if self.workers > 1 and len(fresh) > 1:
             with ThreadPoolExecutor(max_workers=self.workers) as pool:
-                # Each worker runs in a copy of this context, so it publishes into the poll's
-                # batch (domain_events.batch) like the sequential path does.
+                # Each worker runs in a copy of this context (the poll's correlation id).
                 futures = [
                     pool.submit(contextvars.copy_context().run, self._work, mailbox, mail)
                     for mail in fresh
@@ -482,11 +481,12 @@ class MailIngestor:
         written = [mail for mail in mails if mail.outcome]
         if not written:
             return
+        self._announce_rejected(
+            mailbox, [mail.entry for mail in written if mail.entry.status == "rejected"]
+        )
         self.mail.write_all([record for mail in written for record in mail.outcome])
         for mail in written:
             mail.outcome = []
-            if mail.entry.status == "rejected":  # published once the entry is stored
-                self._publish_rejected(mailbox, mail.entry)
         self.checkpoints.reached("outcome_stored")
 
     # --- one mail ----------------------------------------------------------------------------
@@ -512,22 +512,23 @@ class MailIngestor:
         )
 
     def _store(self, mailbox: Mailbox, mail: _Mail, plan: Plan) -> str:
-        """Store the post or comment (a conditional put: a retry finds it there), publish its
-        event, and leave the final entry and marker in `mail.outcome` for a batch write."""
+        """Store the post or comment with its event (a conditional put: a retry finds it there),
+        and leave the final entry and marker in `mail.outcome` for a batch write."""
         entry = mail.entry
         notes = "; ".join(plan.notes)
         if plan.status == "posted":
             entry.post_id = entry.post_id or self._entry_id(mailbox.key, f"post:{entry.entry_id}")
-            stored = self.posts.insert(**self._post_values(entry.post_id, plan, mail.received_on))
-            memo = domain_events.batch_memo()
-            if stored is not None and memo is not None:
-                # The notification handler is told of the post it was just stored: no read back.
-                # (A retry that found the post there already leaves it to be read as stored.)
-                memo.remember(("post", entry.post_id), stored)
-            self.checkpoints.reached("record_stored", mail.parsed)
-            self.events.publish(
-                PostCreated(post_id=entry.post_id, group_id=plan.group.id, author_id=plan.author.id)
+            # Its event goes in the same transaction (a retry that finds the post there finds
+            # the event recorded with it).
+            self.posts.insert(
+                events=[
+                    PostCreated(
+                        post_id=entry.post_id, group_id=plan.group.id, author_id=plan.author.id
+                    )
+                ],
+                **self._post_values(entry.post_id, plan, mail.received_on),
             )
+            self.checkpoints.reached("record_stored", mail.parsed)
             entry.reason = _plain(notes or "posted")
         elif plan.status == "commented":
             if not entry.comment_id:
@@ -537,18 +538,18 @@ class MailIngestor:
                 entry.post_id = plan.post.id
                 self.mail.save_entry(entry)
             self.comments.insert(
-                **self._comment_values(int(entry.comment_id), plan, mail.received_on)
+                events=[
+                    CommentCreated(
+                        comment_id=int(entry.comment_id),
+                        post_id=plan.post.id,
+                        group_id=plan.group.id,
+                        author_id=plan.author.id,
+                        is_approved=plan.is_approved,
+                    )
+                ],
+                **self._comment_values(int(entry.comment_id), plan, mail.received_on),
             )
             self.checkpoints.reached("record_stored", mail.parsed)
-            self.events.publish(
-                CommentCreated(
-                    comment_id=int(entry.comment_id),
-                    post_id=plan.post.id,
-                    group_id=plan.group.id,
-                    author_id=plan.author.id,
-                    is_approved=plan.is_approved,
-                )
-            )
             state = "approved" if plan.is_approved else "awaiting approval"
             entry.reason = _plain(state + (f"; {notes}" if notes else ""))
         else:
@@ -557,15 +558,22 @@ class MailIngestor:
         mail.outcome = [entry, self.mail.marker(mailbox.key, mailbox.account, mail.uidl, entry)]
         return plan.status
 
-    def _publish_rejected(self, mailbox: Mailbox, entry: Any) -> None:
-        self.events.publish(
-            MailRejected(
-                mailbox=mailbox.key,
-                group_id=mailbox.group_id,
-                log_entry_id=str(entry.entry_id),
-                message_id=entry.message_id or None,
-                reason=str(entry.reason or ""),
-            )
+    def _announce_rejected(self, mailbox: Mailbox, entries: list[Any]) -> None:
+        """Record the rejections in the outbox before their entries are stored: a crash between
+        the two retries the mail, which announces it again (at least once, never lost)."""
+        if not entries:
+            return
+        self.outbox.save(
+            [
+                MailRejected(
+                    mailbox=mailbox.key,
+                    group_id=mailbox.group_id,
+                    log_entry_id=str(entry.entry_id),
+                    message_id=entry.message_id or None,
+                    reason=str(entry.reason or ""),
+                )
+                for entry in entries
+            ]
         )
 
     def _finish_plain(
@@ -575,9 +583,9 @@ class MailIngestor:
             mailbox.key, entry_id, self.clock()
         )
         entry.status, entry.reason = status, _plain(reason)
-        self.mail.write_all([entry, self.mail.marker(mailbox.key, mailbox.account, uidl, entry)])
         if status == "rejected":
-            self._publish_rejected(mailbox, entry)
+            self._announce_rejected(mailbox, [entry])
+        self.mail.write_all([entry, self.mail.marker(mailbox.key, mailbox.account, uidl, entry)])
         log.info("mail handled", extra={"mailbox": mailbox.key, "status": status, "reason": reason})
         return status
 
@@ -645,14 +653,18 @@ class MailIngestor:
         return plan
 
     def _author(self, address: str) -> Any:
-        if address not in self._authors:
-            self._authors[address] = self.users.by_email(address)
-        return self._authors[address]
+        # Under the lock: the poll's workers asking for the same sender read it once, not once
+        # each (issue 14's request budget, which the outbox drain shares).
+        with self._lookup_lock:
+            if address not in self._authors:
+                self._authors[address] = self.users.by_email(address)
+            return self._authors[address]
 
     def _group(self, group_id: str) -> Any:
-        if group_id not in self._groups:
-            self._groups[group_id] = self.groups.get(group_id)
-        return self._groups[group_id]
+        with self._lookup_lock:
+            if group_id not in self._groups:
+                self._groups[group_id] = self.groups.get(group_id)
+            return self._groups[group_id]
 
     def find_permalink(self, subject: str) -> tuple[Any, Any, int] | None:
         """The (group, post, parent comment id) of the first permalink in the subject that names

@@ -184,6 +184,7 @@ class NotifyService:
     # --- the domain event handler ----------------------------------------------------------------
 
     def handle(self, event: Any) -> DeliveryReport:
+        event = getattr(event, "event", event)  # a `Recorded` from the outbox drain
         recipients = self.recipients(event)
         if len(recipients) <= self.inline_limit:
             return self.deliver(event, recipients)
@@ -225,7 +226,7 @@ class NotifyService:
         return [r for r in merged.values() if r.wants_anything]
 
     def subscribers(self, kind: str, target_id: str, notification_id: int) -> list[Any]:
-        """One index Query, or none when this batch of events (a mail poll) read it already."""
+        """One index Query, or none when this batch of events (a drain) read it already."""
         memo = batch_memo()
         if memo is None:
             return self.notifications.subscribers(kind, target_id, notification_id)
@@ -261,6 +262,8 @@ class NotifyService:
                 )
         log.info("notifications delivered", extra={"occurrence": occurrence.id, **asdict(report)})
         metrics.emit("NotificationsSent", report.emailed)
+        if report.failed:
+            metrics.emit("NotificationFailed", report.failed)
         return report
 
     def _tell(
@@ -329,7 +332,7 @@ class NotifyService:
         from chalicelib.services.links import comment_url, post_url
 
         memo = batch_memo()
-        # A post created in this batch (mail poll) comes as it was stored, not read back.
+        # The drain reads the posts of its batch at once (jobs/outbox.py): not one by one.
         post = (memo and memo.stored(("post", event.post_id))) or self.posts.get(event.post_id)
         group = self.groups.get(event.group_id)
         if post is None or group is None:

@@ -5,11 +5,13 @@ deleted, unapproved and spam-reported comments of a group) is a Query over exact
 `refresh_index_keys()` derives those attributes from the comment's state; every write calls it.
 Writes are guarded by `version` (optimistic locking), so two moderators cannot overwrite each other.
 A write that makes a comment visible or invisible moves its post's `comments_count` in the same
-transaction: the count is always the number of members of the post's visible list.
+transaction: the count is always the number of members of the post's visible list. A write that
+announces domain events puts their outbox items (store/outbox.py) in the same transaction too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -27,7 +29,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import cancellation_codes, is_cancelled_by_race
-from chalicelib.store import cache
+from chalicelib.store import cache, outbox
 from chalicelib.store.base import (
     UtcAttribute,
     conditionally,
@@ -175,10 +177,13 @@ class CommentRepository:
         except CommentRecord.DoesNotExist:
             return None
 
-    def insert(self, *, author_alias: str | None = None, **values: Any) -> bool:
-        """Store a new comment; False when one with this id exists already (conditional put)."""
+    def insert(
+        self, *, author_alias: str | None = None, events: Sequence[Any] = (), **values: Any
+    ) -> bool:
+        """Store a new comment and the outbox items of `events`; False when one with this id
+        exists already (conditional put: then neither is written)."""
         condition = CommentRecord.id.does_not_exist()
-        return _write_counted(CommentRecord(**values), condition, author_alias)
+        return _write_counted(CommentRecord(**values), condition, author_alias, events)
 
     def visible_page(
         self, post_id: str, *, limit: int, after: CommentRecord | None
@@ -278,32 +283,77 @@ class CommentRepository:
 
     # --- conditional writes: False when the stored comment is no longer the one that was read ---
 
-    def replace_if_unchanged(self, record: CommentRecord, *, was_deleted: bool) -> bool:
-        """Write `record` if the stored item is still the version read (and as deleted as it was)."""
+    def replace_if_unchanged(
+        self, record: CommentRecord, *, was_deleted: bool, events: Sequence[Any] = ()
+    ) -> bool:
+        """Write `record` (and the outbox items of `events`) if the stored item is still the
+        version read (and as deleted as it was)."""
         state = (
             CommentRecord.deleted_on.exists()
             if was_deleted
             else CommentRecord.deleted_on.does_not_exist()
         )
-        return _write_counted(record, state)  # PynamoDB adds `version = <version read>`
+        # PynamoDB adds `version = <version read>`
+        return _write_counted(record, state, events=events)
 
-    def purge_if_unchanged(self, record: CommentRecord) -> bool:
+    def purge_if_unchanged(self, record: CommentRecord, events: Sequence[Any] = ()) -> bool:
         """Remove a deleted comment (and its embedded reports) if nobody changed it since read."""
         cache.forget(POSITION, [int(record.id)])
-        return conditionally(lambda: record.delete(condition=CommentRecord.deleted_on.exists()))
+        if not events:
+            return conditionally(lambda: record.delete(condition=CommentRecord.deleted_on.exists()))
+        return _transact_first_conditional(
+            lambda write: write.delete(record, condition=CommentRecord.deleted_on.exists()),
+            events,
+        )
 
-    def purge_if_deleted_before(self, comment_id: int, cutoff: datetime) -> bool:
+    def purge_if_deleted_before(
+        self, comment_id: int, cutoff: datetime, events: Sequence[Any] = ()
+    ) -> bool:
         """Remove a comment that is (still) deleted at or before `cutoff`: one that was undeleted,
         or deleted again since, in the meantime is left alone."""
         cache.forget(POSITION, [int(comment_id)])
-        return conditionally(
-            lambda: CommentRecord(id=comment_id).delete(
-                condition=CommentRecord.deleted_on <= cutoff, add_version_condition=False
+        condition = CommentRecord.deleted_on <= cutoff
+        if not events:
+            return conditionally(
+                lambda: CommentRecord(id=comment_id).delete(
+                    condition=condition, add_version_condition=False
+                )
             )
+        return _transact_first_conditional(
+            lambda write: write.delete(
+                CommentRecord(id=comment_id), condition=condition, add_version_condition=False
+            ),
+            events,
         )
 
 
-def _write_counted(record: CommentRecord, condition: Any, author_alias: str | None = None) -> bool:
+def _transact_first_conditional(change: Any, events: Sequence[Any]) -> bool:
+    """`change` (one conditional write) and the outbox items of `events` in one transaction;
+    False when the change's condition did not hold (then nothing is written)."""
+    from chalicelib.clock import utc_now
+
+    items = outbox.records(events, utc_now())
+    connection = CommentRecord._get_connection().connection
+    for attempt in range(1, RACE_ATTEMPTS + 1):
+        try:
+            with TransactWrite(connection=connection) as write:
+                change(write)
+                outbox.add_to(write, items)
+            return True
+        except TransactWriteError as error:
+            if (cancellation_codes(error) or [""])[0] == "ConditionalCheckFailed":
+                return False
+            if not is_cancelled_by_race(error) or attempt >= RACE_ATTEMPTS:
+                raise
+    return False  # not reached: the last attempt returns or raises
+
+
+def _write_counted(
+    record: CommentRecord,
+    condition: Any,
+    author_alias: str | None = None,
+    events: Sequence[Any] = (),
+) -> bool:
     """Save the comment under `condition`; False when the condition (or the version) failed.
 
     Its index keys are derived anew; `visible_post_id` still holds the stored value until then,
@@ -315,28 +365,22 @@ def _write_counted(record: CommentRecord, condition: Any, author_alias: str | No
     record.refresh_index_keys(author_alias)
     cache.forget(POSITION, [int(record.id)])
     delta = int(record.visible_post_id is not None) - int(was_visible)
-    if delta == 0:
+    if delta == 0 and not events:
         return conditionally(lambda: record.save(condition=condition))
-    connection = CommentRecord._get_connection().connection
-    attempt = 0
-    while True:
-        attempt += 1
-        try:
-            with TransactWrite(connection=connection) as write:
-                write.save(record, condition=condition)
-                write.update(
-                    PostRecord(id=record.post_id),
-                    actions=[PostRecord.comments_count.add(delta)],
-                    add_version_condition=False,
-                )
-            return True
-        except TransactWriteError as error:
-            if (cancellation_codes(error) or [""])[0] == "ConditionalCheckFailed":
-                return False  # the comment is not as read (or exists already): nothing written
-            # Another transaction wrote the same post at the same moment (DynamoDB cancels one
-            # of two): nothing was written, and the same transaction may simply run again.
-            if not is_cancelled_by_race(error) or attempt >= RACE_ATTEMPTS:
-                raise
+
+    def change(write: TransactWrite) -> None:
+        write.save(record, condition=condition)
+        if delta:
+            write.update(
+                PostRecord(id=record.post_id),
+                actions=[PostRecord.comments_count.add(delta)],
+                add_version_condition=False,
+            )
+
+    # The comment first: a failed condition on it (not as read, or exists already) is False.
+    # Another transaction that wrote the same post at the same moment (DynamoDB cancels one of
+    # two) wrote nothing, and the same transaction may simply run again.
+    return _transact_first_conditional(change, events)
 
 
 def _list_page(

@@ -14,7 +14,7 @@ in one transaction, which is why an event's duration is capped (schemas/events.p
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -30,7 +30,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.errors import Conflict
-from chalicelib.store import cache
+from chalicelib.store import cache, outbox
 from chalicelib.store.base import (
     UtcAttribute,
     ensure_fits,
@@ -42,6 +42,9 @@ from chalicelib.store.base import (
     table_meta,
     transact,
 )
+
+# What a write announces: the domain events of the record as it will be stored.
+Happened = Callable[["EventRecord"], Sequence[Any]]
 
 EVENT_COUNTER = "events"
 # The event's texts by their keys in the API, for a record too large to store.
@@ -184,21 +187,27 @@ class EventRepository:
 
     # --- writes: the event and its calendar items change together ---------------------------
 
-    def create(self, **values: Any) -> EventRecord:
+    def create(self, *, happened: Happened | None = None, **values: Any) -> EventRecord:
+        """`happened(record)` names the domain events the write announces: their outbox items
+        go in the same transaction (so for `update` and `delete`)."""
         record = EventRecord(**values)
         record.refresh_keys()
         ensure_fits(record, EVENT_TEXTS)
         entries = record.calendar_entries()
+        items = _outbox_items(happened, record)
 
         def fill(write: TransactWrite) -> None:
             write.save(record, condition=EventRecord.id.does_not_exist())
             for entry in entries:
                 write.save(entry)
+            outbox.add_to(write, items)
 
         _commit(record.id, fill)
         return record
 
-    def update(self, record: EventRecord, **changes: Any) -> EventRecord:
+    def update(
+        self, record: EventRecord, *, happened: Happened | None = None, **changes: Any
+    ) -> EventRecord:
         before = {entry.month_key: entry for entry in record.calendar_entries()}
         old_group = record.group_id
         for name, value in changes.items():
@@ -208,6 +217,7 @@ class EventRepository:
         cache.forget(POSITION, [int(record.id)])
         after = record.calendar_entries()
         kept = {entry.month_key for entry in after} if record.group_id == old_group else set()
+        items = _outbox_items(happened, record)
         # The version condition (added by PynamoDB) makes a concurrent edit fail as a whole,
         # so the calendar items always describe the stored event.
 
@@ -218,18 +228,21 @@ class EventRepository:
                     write.delete(entry)
             for entry in after:
                 write.save(entry)
+            outbox.add_to(write, items)
 
         _commit(record.id, fill)
         return record
 
-    def delete(self, record: EventRecord) -> None:
+    def delete(self, record: EventRecord, *, happened: Happened | None = None) -> None:
         cache.forget(POSITION, [int(record.id)])
         entries = record.calendar_entries()
+        items = _outbox_items(happened, record)
 
         def fill(write: TransactWrite) -> None:
             write.delete(record)
             for entry in entries:
                 write.delete(entry)
+            outbox.add_to(write, items)
 
         _commit(record.id, fill)
 
@@ -319,6 +332,14 @@ def _inside(start_key: str, moment: datetime, upcoming: bool) -> bool:
     if upcoming:
         return start_key > f"{sort_moment(moment)}#{AFTER_ALL_IDS}"
     return start_key < f"{sort_moment(moment)}#"
+
+
+def _outbox_items(happened: Happened | None, record: EventRecord) -> list[Any]:
+    if happened is None:
+        return []
+    from chalicelib.clock import utc_now
+
+    return outbox.records(happened(record), utc_now())
 
 
 def _commit(event_id: Any, fill: Any) -> None:

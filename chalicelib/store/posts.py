@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
+from pynamodb.exceptions import TransactWriteError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
 
-from chalicelib.store import cache
+from chalicelib.aws import cancellation_codes
+from chalicelib.clock import utc_now
+from chalicelib.store import cache, outbox
 from chalicelib.store.base import (
     UtcAttribute,
     conditionally,
@@ -17,6 +22,7 @@ from chalicelib.store.base import (
     query_page,
     register,
     table_meta,
+    transact,
 )
 
 
@@ -113,13 +119,28 @@ class PostRepository:
         record.save(condition=PostRecord.id.does_not_exist() if only_if_new else None)
         return record
 
-    def insert(self, **values: Any) -> PostRecord | None:
-        """Store a new post and answer it; None when one with this id exists already
-        (conditional put)."""
+    def insert(self, *, events: Sequence[Any] = (), **values: Any) -> PostRecord | None:
+        """Store a new post, with the outbox items of `events` in the same transaction, and
+        answer it; None when one with this id exists already (then nothing is written)."""
         record = PostRecord(**values)
         record.refresh_index_keys()
-        stored = conditionally(lambda: record.save(condition=PostRecord.id.does_not_exist()))
-        return record if stored else None
+        condition = PostRecord.id.does_not_exist()
+        if not events:
+            stored = conditionally(lambda: record.save(condition=condition))
+            return record if stored else None
+        items = outbox.records(events, utc_now())
+
+        def fill(write: TransactWrite) -> None:
+            write.save(record, condition=condition)
+            outbox.add_to(write, items)
+
+        try:
+            transact(PostRecord._get_connection().connection, fill)
+        except TransactWriteError as error:
+            if (cancellation_codes(error) or [""])[0] == "ConditionalCheckFailed":
+                return None
+            raise
+        return record
 
     def put(self, **values: Any) -> PostRecord:
         record = PostRecord(**values)

@@ -115,7 +115,9 @@ def test_purge_reads_only_the_candidate_comments(garden, dynamo_counter):
     assert "Scan" not in dynamo_counter.requests
     assert dynamo_counter.requests["Query"] == 1
     assert dynamo_counter.items_read == 7
-    assert dynamo_counter.requests["DeleteItem"] == 7
+    # Each purge is one transaction: the delete and its Comment Purged outbox item.
+    assert dynamo_counter.requests["TransactWriteItems"] == 7
+    assert "DeleteItem" not in dynamo_counter.requests
     assert remaining(old) == []
 
 

@@ -38,17 +38,17 @@ def racing_service(rival_acts: Callable[[], None]):
             if rival is not None:
                 rival()
 
-        def replace_if_unchanged(self, record, *, was_deleted):
+        def replace_if_unchanged(self, record, *, was_deleted, events=()):
             self._rival()
-            return super().replace_if_unchanged(record, was_deleted=was_deleted)
+            return super().replace_if_unchanged(record, was_deleted=was_deleted, events=events)
 
-        def purge_if_unchanged(self, record):
+        def purge_if_unchanged(self, record, events=()):
             self._rival()
-            return super().purge_if_unchanged(record)
+            return super().purge_if_unchanged(record, events)
 
-        def purge_if_deleted_before(self, comment_id, cutoff):
+        def purge_if_deleted_before(self, comment_id, cutoff, events=()):
             self._rival()
-            return super().purge_if_deleted_before(comment_id, cutoff)
+            return super().purge_if_deleted_before(comment_id, cutoff, events)
 
     return CommentService(
         RivalFirst(), deps.group_service(), deps.comment_presenter(), clock=lambda: NOW

@@ -15,6 +15,7 @@ from chalicelib import deps
 from chalicelib.services.mail_in import Mailbox
 from tests.mail.conftest import dovecot  # noqa: F401 - the mail-in half of the kinds
 from tests.support.notify import verify_sender_domain
+from tests.support.outbox import drain
 
 BUS = "agora-test-events"
 EVENT = "/api/v1/en_US/event"
@@ -143,12 +144,17 @@ def test_every_kind_of_domain_event_reaches_the_bus(api, world, bus, dovecot):  
     }
     assert api.put(f"{EVENT}/{event_id}/calendar", c.ann, move)[0] == 200
     assert api.delete(f"{EVENT}/{event_id}", c.ann)[0] == 200
+    assert bus() == []  # nothing leaves before the outbox is drained
+    drain()
 
     events = bus()
     by_kind: dict[str, list[dict]] = {}
+    ids = set()
     for event in events:
         assert event["source"] == "agora"
+        ids.add(event["detail"].pop("domainEventId"))
         by_kind.setdefault(event["detail-type"], []).append(event["detail"])
+    assert len(ids) == len(events)  # one id per event, each its outbox item's
     assert set(by_kind) == KINDS
     [post] = by_kind["Post Created"]
     assert post["schemaVersion"] == 1 and post["groupId"] == c.garden and post["authorId"] == c.ann
@@ -174,7 +180,9 @@ def test_every_kind_of_domain_event_reaches_the_bus(api, world, bus, dovecot):  
     ]
 
 
-def test_api_call_succeeds_when_the_bus_refuses(api, world, bus, caplog):
+def test_api_call_never_calls_the_bus_and_a_refused_event_waits_for_the_next_drain(
+    api, world, bus, caplog
+):
     from botocore.awsrequest import AWSResponse
 
     from chalicelib.aws import client
@@ -202,13 +210,21 @@ def test_api_call_succeeds_when_the_bus_refuses(api, world, bus, caplog):
                 "endDate": "2026-12-01T12:00:00Z",
             },
         )
+        assert calls == []  # the call only wrote the event and its outbox item
+        assert drain() == 0  # refused: the record stays for the next drain
     finally:
         events_client.meta.events.unregister("before-call.events.PutEvents", refuse)
     assert status == 200 and body["success"] is True
     assert api.get(f"{EVENT}/{body['object']['id']}", world.ann)[0] == 200
-    assert calls == ["PutEvents"] * 3  # retried a bounded number of times
+    assert calls == ["PutEvents"] * 3  # retried a bounded number of times per drain
     assert bus() == []
     assert any(r.getMessage() == "domain events not delivered" for r in caplog.records)
+
+    assert drain() == 1  # the bus is back
+    [event] = bus()
+    assert event["detail-type"] == "Event Created"
+    assert event["detail"]["eventId"] == body["object"]["id"]
+    assert drain() == 0 and bus() == []  # told once it is delivered
 
 
 def test_partially_failed_entries_are_retried_and_nothing_is_sent_without_a_bus():

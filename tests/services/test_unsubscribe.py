@@ -23,6 +23,7 @@ from tests.support.notify import (
     text_of,
     verify_sender_domain,
 )
+from tests.support.outbox import drain
 
 INSTANT, DIGEST = 1, 2
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
@@ -78,6 +79,7 @@ def test_mailed_post_has_one_click_headers_and_the_post_stops_the_next_mail(
     subscribe(c.fan, "group", c.garden, 1, email=INSTANT)
     subscribe(c.other_fan, "group", c.garden, 1, email=INSTANT)
     mail_post(c, mailbox, "Roses in bloom")
+    drain()
 
     [message] = mail_to(c, c.fan)
     assert message["List-Unsubscribe-Post"] == ONE_CLICK
@@ -101,6 +103,7 @@ def test_mailed_post_has_one_click_headers_and_the_post_stops_the_next_mail(
     assert again.status_code == 200 and b'"changed": false' in again.body
 
     mail_post(c, mailbox, "Tulips too")
+    drain()
     assert len(mail_to(c, c.fan)) == 1  # nothing new for the unsubscribed fan
     assert len(mail_to(c, c.other_fan)) == 2
 

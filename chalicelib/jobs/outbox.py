@@ -1,0 +1,123 @@
+"""The outbox drain: tells the subscribers (notifications, the event bus) what the outbox recorded.
+
+- `handle_stream_batch`: the `drain-outbox` function, triggered by the outbox table's DynamoDB
+  stream. It tells the records in order and stops at the first that fails, answering it as the
+  batch's only failure (ReportBatchItemFailures): Lambda checkpoints everything before it and
+  delivers it, and what follows it, again; after the event source's retries the batch's place
+  goes to the drain's dead-letter queue.
+- `drain_in_process`: `make run`, the CLI and the tests have no event source mapping; they read
+  the same stream (store/outbox.StreamReader) and run the same `drain_records`.
+
+Delivery is at least once. Each notification is claimed per (occurrence, user) before it is
+sent (services/notify.py), so a record delivered twice sends no mail twice; the bus's consumers
+drop repeats by `domainEventId`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from chalicelib import aws, deps
+from chalicelib.logs import get_logger
+
+log = get_logger("jobs.outbox")
+
+# Records told per `drain_records` call in process (Lambda's batch size is the event source's).
+BATCH = 100
+
+
+def handle_stream_batch(event: dict[str, Any]) -> dict[str, Any]:
+    """The Lambda handler's work: the partial batch response of one stream batch."""
+    failed = drain_records(event.get("Records") or [])
+    return {"batchItemFailures": [] if failed is None else [{"itemIdentifier": failed}]}
+
+
+def drain_records(records: Sequence[dict[str, Any]], *, subscribers: Any = None) -> str | None:
+    """Tell the subscribers each new outbox item of these stream records, in order. Answers
+    None when all were told, else the sequence number of the first that failed (nothing after it
+    was told)."""
+    from chalicelib.services import domain_events
+    from chalicelib.services.domain_events import Recorded
+    from chalicelib.store.outbox import from_image
+
+    subscribers = subscribers or deps.domain_events()
+    with domain_events.batch() as memo:
+        told: list[tuple[str, Recorded | None]] = []
+        for record in records:
+            sequence = str(record["dynamodb"]["SequenceNumber"])
+            # Expiry (REMOVE) and rewrites announce nothing new.
+            if record.get("eventName") != "INSERT":
+                told.append((sequence, None))
+                continue
+            try:
+                item_id, event = from_image(record["dynamodb"]["NewImage"])
+            except Exception:
+                log.exception("outbox record unreadable", extra={"sequence": sequence})
+                return sequence
+            told.append((sequence, Recorded(item_id, event)))
+        _prefetch_posts(memo, [item.event for _, item in told if item is not None])
+        for sequence, item in told:
+            if item is None:
+                continue
+            try:
+                subscribers.publish(item)
+            except Exception:
+                log.exception(
+                    "domain event not delivered; it is delivered again",
+                    extra={"domainEventId": item.id, "event": type(item.event).__name__},
+                )
+                return sequence
+    return None
+
+
+def _prefetch_posts(memo: Any, events: list[Any]) -> None:
+    """The posts the batch's notifications are about, in one BatchGetItem (not one GetItem each):
+    a mail poll of a hundred posts is drained in batches of a hundred."""
+    from chalicelib.services.domain_events import CommentCreated, PostCreated
+
+    wanted = {e.post_id for e in events if isinstance(e, PostCreated | CommentCreated)}
+    if not wanted:
+        return
+    for post_id, post in deps.posts().get_many(wanted).items():
+        memo.remember(("post", post_id), post)
+
+
+# One reader per stream (a test's fresh embedded AWS, or a table made again, has a new one).
+_readers: dict[str, Any] = {}
+
+
+@aws.on_reset
+def _forget_readers() -> None:
+    _readers.clear()
+
+
+def drain_in_process(reader: Any = None) -> int:
+    """Read the outbox stream here and tell what is new; answers how many records were told.
+    A record that fails stays where it is: the next drain tells it (and what follows) again."""
+    from chalicelib.store.outbox import StreamReader, stream_arn
+
+    if reader is None:
+        arn = stream_arn()
+        reader = _readers.get(arn)
+        if reader is None:
+            reader = _readers[arn] = StreamReader(arn)
+    told = 0
+    for shard, records in reader.read():
+        for start in range(0, len(records), BATCH):
+            chunk = records[start : start + BATCH]
+            failed = drain_records(chunk)
+            done = chunk if failed is None else _before(chunk, failed)
+            if done:
+                reader.commit(shard, done[-1]["dynamodb"]["SequenceNumber"])
+                told += len(done)
+            if failed is not None:
+                break  # this shard waits for the next drain, in order
+    return told
+
+
+def _before(records: list[dict[str, Any]], sequence: str) -> list[dict[str, Any]]:
+    for index, record in enumerate(records):
+        if record["dynamodb"]["SequenceNumber"] == sequence:
+            return records[:index]
+    return records

@@ -1,0 +1,208 @@
+"""The transactional outbox: what must follow from a change, written in the same request as it.
+
+Table `outbox`, hash `id` (a random GUID: the domain event's stable id, in its EventBridge detail).
+An item holds one domain event (services/domain_events.py): `kind` its class name, `fields` its
+fields as JSON. The write of a post, a comment, an event or a moderation and its outbox item are
+one TransactWriteItems (`add_to`), so a crash or an AWS failure can never keep one without the
+other; a rejected mail's item is put before its log entry (`save_all`), so a retry after a crash
+writes it again rather than never.
+
+The table's DynamoDB stream (new images) triggers the `drain-outbox` function (jobs/outbox.py),
+which tells the subscribers. Items are never read back by the API and expire after `KEEP_FOR`
+(TTL; the stream's REMOVE records of expiry are ignored). `make run`, the CLI and the tests read
+the same stream with `StreamReader`, since moto runs no event source mapping.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from pynamodb.attributes import TTLAttribute, UnicodeAttribute
+from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
+
+from chalicelib import aws
+from chalicelib.store.base import UtcAttribute, register, table_meta
+
+KEEP_FOR = timedelta(days=7)  # past the stream's 24 h and the drain's retries
+
+
+@register
+class OutboxRecord(Model):
+    Meta = table_meta("outbox", stream_view_type="NEW_IMAGE")
+
+    id = UnicodeAttribute(hash_key=True)
+    kind = UnicodeAttribute()
+    fields = UnicodeAttribute()  # JSON text: numbers stay ints, never Decimals
+    recorded_on = UtcAttribute()
+    expires = TTLAttribute()
+
+
+def records(events: Iterable[Any], now: datetime) -> list[OutboxRecord]:
+    """One unsaved outbox item per event, each with a new id."""
+    from chalicelib.services.domain_events import event_to_json
+
+    made = []
+    for event in events:
+        data = event_to_json(event)
+        kind = data.pop("type")
+        made.append(
+            OutboxRecord(
+                str(uuid.uuid4()),
+                kind=kind,
+                fields=json.dumps(data, ensure_ascii=False, separators=(",", ":")),
+                recorded_on=now,
+                expires=now + KEEP_FOR,
+            )
+        )
+    return made
+
+
+def add_to(write: TransactWrite, items: Sequence[OutboxRecord]) -> None:
+    """Put the items in the transaction being built (new ids: no condition needed)."""
+    for item in items:
+        write.save(item)
+
+
+def save_all(items: Sequence[OutboxRecord]) -> None:
+    """Put items outside a transaction (BatchWriteItem): before the change they announce."""
+    if not items:
+        return
+    with OutboxRecord.batch_write() as batch:
+        for item in items:
+            batch.save(item)
+
+
+class Outbox:
+    """Records events outside a store transaction (a rejected mail: before its log entry)."""
+
+    def save(self, events: Sequence[Any]) -> None:
+        from chalicelib.clock import utc_now
+
+        save_all(records(events, utc_now()))
+
+
+def from_image(image: dict[str, Any]) -> tuple[str, Any]:
+    """(outbox id, domain event) of a stream record's NewImage (DynamoDB JSON)."""
+    from chalicelib.services.domain_events import event_from_json
+
+    record = OutboxRecord.from_raw_data(image)
+    return str(record.id), event_from_json({"type": record.kind, **json.loads(record.fields)})
+
+
+def stream_arn() -> str:
+    """The outbox table's latest stream (asked of DynamoDB Streams, whose ListStreams also
+    answers under moto's in-process mock)."""
+    streams = streams_client().list_streams(TableName=OutboxRecord.Meta.table_name)["Streams"]
+    if not streams:
+        raise RuntimeError(f"{OutboxRecord.Meta.table_name} has no stream: run create-tables")
+    return str(streams[-1]["StreamArn"])
+
+
+class StreamReader:
+    """Reads the outbox stream where no event source mapping runs (`make run`, the CLI, tests).
+
+    It keeps, per shard, where the next read starts; `commit` moves that past what was handled,
+    so a failed record is read again by the next `read`, as Lambda's checkpoint does. `latest`
+    starts at the stream's end (a CLI command drains what it itself wrote); otherwise at its
+    beginning. One reader per process and stream: positions live in memory only.
+    """
+
+    def __init__(self, arn: str | None = None, *, latest: bool = False) -> None:
+        self.arn = arn or stream_arn()
+        self.latest = latest
+        self._after: dict[str, str | None] = {}  # shard -> sequence number handled last
+        if latest:
+            for shard in self._shards():
+                self._after[shard] = self._last_sequence(shard)
+
+    def _client(self) -> Any:
+        return streams_client()
+
+    def _shards(self) -> list[str]:
+        shards, start = [], None
+        while True:
+            kwargs: dict[str, Any] = {"StreamArn": self.arn}
+            if start:
+                kwargs["ExclusiveStartShardId"] = start
+            description = self._client().describe_stream(**kwargs)["StreamDescription"]
+            shards += [shard["ShardId"] for shard in description.get("Shards", [])]
+            start = description.get("LastEvaluatedShardId")
+            if not start:
+                return shards
+
+    def _last_sequence(self, shard: str) -> str | None:
+        last = None
+        for record in self._records(shard, None):
+            last = record["dynamodb"]["SequenceNumber"]
+        return last
+
+    def _records(self, shard: str, after: str | None) -> list[dict[str, Any]]:
+        streams = self._client()
+        kwargs: dict[str, Any] = {"StreamArn": self.arn, "ShardId": shard}
+        if after is None:
+            kwargs["ShardIteratorType"] = "TRIM_HORIZON"
+        else:
+            kwargs["ShardIteratorType"] = "AFTER_SEQUENCE_NUMBER"
+            kwargs["SequenceNumber"] = after
+        iterator = streams.get_shard_iterator(**kwargs)["ShardIterator"]
+        found: list[dict[str, Any]] = []
+        while iterator:
+            answer = streams.get_records(ShardIterator=iterator, Limit=1000)
+            found += answer.get("Records", [])
+            if not answer.get("Records"):
+                break
+            iterator = answer.get("NextShardIterator")
+        return found
+
+    def read(self) -> list[tuple[str, list[dict[str, Any]]]]:
+        """(shard, its records not yet committed, in order) for every shard with some."""
+        batches = []
+        for shard in self._shards():
+            if shard not in self._after:
+                self._after[shard] = None  # a shard made since: all of it is new
+            found = self._records(shard, self._after[shard])
+            if found:
+                batches.append((shard, found))
+        return batches
+
+    def commit(self, shard: str, sequence_number: str) -> None:
+        self._after[shard] = sequence_number
+
+
+def streams_client() -> Any:
+    """DynamoDB Streams at the endpoint DynamoDB itself uses.
+
+    With a custom endpoint (`make run`'s moto server) botocore sends both services there. Without
+    one, the streams endpoint is named outright: moto's in-process mock only answers it under
+    that host (notes/moto-dynamodb-streams.md), and it is the real one in AWS too."""
+    from chalicelib.aws import client
+
+    dynamodb = client("dynamodb")
+    endpoint = dynamodb.meta.endpoint_url
+    region = dynamodb.meta.region_name
+    if endpoint == f"https://dynamodb.{region}.amazonaws.com":
+        return _streams_at(f"https://streams.dynamodb.{region}.amazonaws.com")
+    return client("dynamodbstreams")
+
+
+_streams: dict[str, Any] = {}
+
+
+def _streams_at(endpoint: str) -> Any:
+    found = _streams.get(endpoint)
+    if found is None:
+        import boto3
+
+        found = boto3.session.Session().client("dynamodbstreams", endpoint_url=endpoint)
+        _streams[endpoint] = found
+    return found
+
+
+@aws.on_reset
+def _forget_streams() -> None:
+    _streams.clear()
