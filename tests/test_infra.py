@@ -238,9 +238,13 @@ def check_created(aws, expanded: dict, skipped: dict[str, str]) -> None:
     resources = expanded["Resources"]
     functions = [n for n, r in resources.items() if r["Type"] == "AWS::Lambda::Function"]
     made = {f["FunctionName"] for f in aws("lambda").list_functions()["Functions"]}
-    assert len(made) == len(functions) == 7
+    assert len(made) == len(functions) == 8
     mappings = aws("lambda").list_event_source_mappings()["EventSourceMappings"]
-    queues = {m["EventSourceArn"].rsplit(":", 1)[1]: m for m in mappings}
+    queues = {
+        m["EventSourceArn"].rsplit(":", 1)[1]: m for m in mappings if ":sqs:" in m["EventSourceArn"]
+    }
+    streams = [m["EventSourceArn"] for m in mappings if ":dynamodb:" in m["EventSourceArn"]]
+    assert [arn.split("/")[1] for arn in streams] == ["agora-dev-outbox"]
     assert set(queues) == {
         "agora-dev-mailbox-jobs",
         "agora-dev-notification-jobs",
