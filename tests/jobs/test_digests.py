@@ -155,6 +155,6 @@ def test_schedule_through_app_wiring_and_cli(world, client, capsys):
         detail={},
         resources=["arn:aws:events:us-east-1:123456789012:rule/send-digests"],
     )
-    assert client.lambda_.invoke("send-digests", event).payload == 2
+    assert client.lambda_.invoke("send-digests", event).payload == {"sent": 2, "skipped": 0}
     assert main(["send-digests"]) == 0
     assert capsys.readouterr().out.strip() == "sent 0 digest(s)"
