@@ -6,7 +6,7 @@ from chalicelib.api.blueprints import all_blueprints
 from chalicelib.api.cors import add_preflight_routes
 from chalicelib.api.routing import envelope_middleware
 from chalicelib.jobs import comment_purge, digests, mail_poll, notify, outbox, ses_feedback
-from chalicelib.jobs.base import Deadline
+from chalicelib.jobs.base import Deadline, each_message, require_token_secret
 from chalicelib.logs import invocation, lambda_handler
 from chalicelib.settings import get_settings
 
@@ -26,9 +26,8 @@ def dispatch_mail_polls(event):
 @app.on_sqs_message(queue=get_settings().mailbox_queue, batch_size=1, name="poll-mailbox")
 @lambda_handler
 def poll_mailbox(event):
-    return mail_poll.poll_from_queue(
-        [record.body for record in event], Deadline.from_lambda(event.context)
-    )
+    deadline = Deadline.from_lambda(event.context)
+    return each_message(event, lambda body: mail_poll.poll_from_queue(body, deadline))
 
 
 @app.schedule(Cron(0, 3, 1, "*", "?", "*"), name="purge-comments")
@@ -40,13 +39,14 @@ def purge_comments(event):
 @app.schedule(Cron(0, 6, "*", "*", "?", "*"), name="send-digests")
 @lambda_handler
 def send_digests(event):
-    return digests.send_daily_digests(Deadline.from_lambda(event.context))
+    return digests.scheduled_daily_digests(Deadline.from_lambda(event.context))
 
 
 @app.on_sqs_message(queue=get_settings().notify_queue, batch_size=1, name="deliver-notifications")
 @lambda_handler
 def deliver_notifications(event):
-    return notify.deliver_from_queue([record.body for record in event])
+    require_token_secret()
+    return each_message(event, lambda body: notify.deliver_from_queue([body]))
 
 
 @app.on_sqs_message(queue=get_settings().ses_feedback_queue, batch_size=10, name="ses-feedback")
@@ -60,4 +60,5 @@ def handle_ses_feedback(event):
 @app.lambda_function(name="drain-outbox")
 def drain_outbox(event, context):
     with invocation(context):
+        require_token_secret()  # its notifications carry unsubscribe links
         return outbox.handle_stream_batch(event)

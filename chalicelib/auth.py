@@ -176,15 +176,10 @@ def _dummy_hash() -> str:
 
 def signing_keys() -> Any:
     """The provider of the signing secret named by AGORA_TOKEN_SECRET (itself, or a Secrets
-    Manager reference read at run time: chalicelib/signing_keys.py)."""
+    Manager reference read at run time: chalicelib/signing_keys.py; unset, the stage's secret)."""
     from chalicelib.signing_keys import provider_for
 
-    secret = get_settings().token_secret
-    if secret is None or not secret.get_secret_value():
-        raise RuntimeError(
-            "AGORA_TOKEN_SECRET is not set: tokens can be neither issued nor checked"
-        )
-    return provider_for(secret.get_secret_value())
+    return provider_for(get_settings().token_secret_setting)
 
 
 def _secret() -> str:

@@ -162,7 +162,14 @@ def poll_mail(_args: argparse.Namespace) -> int:
     if not report.lines:
         print("no enabled mailbox")
     drain()
-    return 0
+    return _failed(report.failures)
+
+
+def _failed(failures: list[str]) -> int:
+    """CONTRACT §3: after doing the rest, one line per failed part on stderr and exit 1."""
+    for line in failures:
+        print(line, file=sys.stderr)
+    return EXIT_AWS if failures else 0
 
 
 def purge_comments(_args: argparse.Namespace) -> int:
@@ -170,11 +177,22 @@ def purge_comments(_args: argparse.Namespace) -> int:
     from chalicelib.jobs.comment_purge import purge_old_deleted_comments
 
     progress = Progress()
+    count = 0
+
+    def told(n: int) -> None:
+        nonlocal count
+        count = n
+        progress.show(f"purge-comments: {n} purged so far")
+
     try:
-        count = purge_old_deleted_comments(
-            Deadline.unbounded(),
-            progress=lambda n: progress.show(f"purge-comments: {n} purged so far"),
-        )
+        count = purge_old_deleted_comments(Deadline.unbounded(), progress=told)
+    except Exception as error:
+        if explain_aws_failure(error) is not None:
+            raise  # the operator's setup (credentials, endpoint, tables): main says how to fix it
+        # What was purged stays purged; the rest is purged by the next run.
+        progress.done()
+        print(f"purged {count} comment(s) before failing")
+        return _failed([f"purge-comments: stopped: {type(error).__name__}: {error}"[:500]])
     finally:
         progress.done()
     print(f"purged {count} comment(s)")
@@ -183,10 +201,11 @@ def purge_comments(_args: argparse.Namespace) -> int:
 
 def send_digests(_args: argparse.Namespace) -> int:
     from chalicelib.jobs.base import Deadline
-    from chalicelib.jobs.digests import send_daily_digests
+    from chalicelib.jobs.digests import run_daily_digests
 
-    print(f"sent {send_daily_digests(Deadline.unbounded())} digest(s)")
-    return 0
+    run = run_daily_digests(Deadline.unbounded())
+    print(f"sent {run.sent} digest(s)" + (f", {run.failed} failed" if run.failed else ""))
+    return _failed(run.failures)
 
 
 def read_password(prompt: str = "Password: ") -> str:
@@ -253,11 +272,15 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from chalicelib.settings import SettingsError
+    from chalicelib.settings import MissingSetting, SettingsError
 
     args = parser().parse_args(argv)
     try:
         return COMMANDS[args.command][0](args)
+    except MissingSetting as error:
+        # CONTRACT §2: a command that lacks a setting refuses to start, one line naming it.
+        print(f"{args.command}: {error}", file=sys.stderr)
+        return EXIT_AWS
     except SettingsError as error:
         print(f"{args.command}: {error}", file=sys.stderr)
         return EXIT_INVALID

@@ -30,7 +30,6 @@ def _prepare_environment() -> None:
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "agora-local")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "agora-local")
-    os.environ.setdefault("AGORA_TOKEN_SECRET", secrets.token_urlsafe(32))
 
 
 class PortBusy(Exception):
@@ -82,6 +81,31 @@ def ensure_queue(name: str) -> str:
     from chalicelib.aws import client
 
     return client("sqs").create_queue(QueueName=name)["QueueUrl"]
+
+
+def share_token_secret(settings: Any) -> str:
+    """Put the token secret in the embedded Secrets Manager under the stage's id.
+
+    Unset, AGORA_TOKEN_SECRET resolves there (settings.token_secret_setting), so the API, the
+    scheduled jobs and a CLI given only the variables `make run` prints all sign with the same
+    secret. A secret the user set is stored too; a `secretsmanager:` reference is left alone.
+    Answers the secret's id.
+    """
+    from chalicelib.aws import client
+    from chalicelib.signing_keys import REFERENCE_PREFIX
+
+    value = settings.token_secret.get_secret_value() if settings.token_secret else ""
+    if value.startswith(REFERENCE_PREFIX):
+        return value.removeprefix(REFERENCE_PREFIX)
+    manager = client("secretsmanager")
+    try:
+        manager.create_secret(
+            Name=settings.token_secret_id, SecretString=value or secrets.token_urlsafe(32)
+        )
+    except manager.exceptions.ResourceExistsException:
+        if value:
+            manager.put_secret_value(SecretId=settings.token_secret_id, SecretString=value)
+    return str(settings.token_secret_id)
 
 
 def ensure_mail_sender(base_url: str) -> str:
@@ -237,6 +261,7 @@ def main() -> int:
     ensure_queue(settings.mailbox_queue)
     ensure_queue(settings.notify_queue)
     ensure_mail_sender(settings.public_base_url)
+    share_token_secret(settings)
     create_tables()
     credentials = None
     if settings.demo:

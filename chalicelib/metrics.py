@@ -2,7 +2,7 @@
 CloudWatch turns into a metric with no API call and no extra latency.
 
 Namespace `Agora`, dimension `Stage` (the table prefix without its dash, `agora-prod`), plus the
-metric's own dimensions (`Outcome` of a handled mail). infra/operations.py alarms on them.
+metric's own dimensions (`Outcome` of a handled mail, `Reason` of a failed mailbox poll). infra/operations.py alarms on them.
 Outside Lambda nothing is written: there is no CloudWatch to read it (`make run`, the CLI, tests).
 
 The EMF document is Powertools' (`single_metric`, which validates the unit and the dimensions and
@@ -26,6 +26,11 @@ METRICS = {
     "EventPublishFailed": "Count",  # domain events EventBridge refused after the tries: retried
     "CommentsPurged": "Count",
     "ServerErrors": "Count",  # API answers with a 5xx status
+    # A mailbox that could not be polled; dimension Reason: connection, tls, login, timeout,
+    # dns, other (chalicelib.mail.pop3.FAILURE_REASONS).
+    "MailboxPollFailed": "Count",
+    "DigestsFailed": "Count",  # users whose daily digest could not be sent in a run
+    "DigestRunsStoppedEarly": "Count",  # 1 when a run stopped at its deadline, leaving users
 }
 
 

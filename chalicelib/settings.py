@@ -132,6 +132,20 @@ class Settings(BaseModel):
     def public_base_url(self) -> str:
         return self.base_url.rstrip("/")
 
+    @property
+    def token_secret_id(self) -> str:
+        """This stage's token secret in Secrets Manager (`agora-dev-token-secret`): the stack
+        makes it in AWS, `make run` in its embedded AWS."""
+        return f"{self.table_prefix}token-secret"
+
+    @property
+    def token_secret_setting(self) -> str:
+        """AGORA_TOKEN_SECRET, or unset a reference to the stage's secret, so that a CLI pointed at
+        `make run`'s embedded AWS finds the secret `make run` generated with no variable to copy."""
+        if self.token_secret is not None and self.token_secret.get_secret_value():
+            return self.token_secret.get_secret_value()
+        return f"secretsmanager:{self.token_secret_id}"
+
 
 def parse_dns_servers(value: str) -> list[tuple[str, int]]:
     """`host:port,...` (an IP address, `[v6]:port`, port 53 when left out) as (address, port)."""
@@ -186,6 +200,11 @@ def unknown_variables(environ: Mapping[str, str]) -> list[str]:
 
 class SettingsError(ValueError):
     """The environment does not make valid settings; the message names each variable."""
+
+
+class MissingSetting(RuntimeError):
+    """A job or command lacks a setting it needs (a secret that cannot be read): it refuses to
+    start rather than fail on every mail. The message is the one line the operator sees."""
 
 
 @functools.cache

@@ -54,6 +54,11 @@ GATEWAY_RESPONSES = {
 }
 
 
+# Functions whose code reads AGORA_TOKEN_SECRET (chalicelib.auth.signing_keys).
+# The mail poll records notifications in the outbox; drain-outbox and deliver-notifications send them.
+TOKEN_SECRET_READERS = ("APIHandler", "DrainOutbox", "DeliverNotifications", "SendDigests")
+
+
 def stage_names(stage: str) -> dict[str, str]:
     return {
         "table_prefix": f"agora-{stage}-",
@@ -69,6 +74,7 @@ def stage_names(stage: str) -> dict[str, str]:
         "event_bus": f"agora-{stage}-events",
         "key_alias": f"alias/agora-{stage}",
         "secret": f"agora-{stage}-token-secret",
+        "scheduled_failures": f"agora-{stage}-scheduled-failures",
     }
 
 
@@ -205,8 +211,9 @@ def template(stage: str) -> dict[str, Any]:
         },
     }
     # The SQS trigger names the queue; the queue must exist before its event source mapping.
+    # A function reading the token secret is made after it.
     resources["PollMailbox"] = {"DependsOn": ["MailboxQueue"]}
-    resources["DeliverNotifications"] = {"DependsOn": ["NotificationQueue"]}
+    resources["DeliverNotifications"] = {"DependsOn": ["NotificationQueue", "TokenSecret"]}
     resources.update(feedback_resources(names))
     resources.update(outbox_resources(names))
     resources["SesFeedback"] = {"DependsOn": ["SesFeedbackQueue"]}
@@ -217,11 +224,16 @@ def template(stage: str) -> dict[str, Any]:
     }
     # A reference, read at run time (chalicelib/signing_keys.py): the secret never sits in the
     # environment, and a rotation needs no redeploy.
+    # Every function that signs or checks with it: the API (tokens, feed keys, unsubscribe
+    # links) and the jobs that send mail (each notification and digest carries an unsubscribe
+    # link). The others never read it, so they are not given it.
     reference = "secretsmanager:" + names["secret"]
-    resources["APIHandler"] = {
-        "DependsOn": ["TokenSecret"],
-        "Properties": {"Environment": {"Variables": {"AGORA_TOKEN_SECRET": reference}}},
-    }
+    for logical in TOKEN_SECRET_READERS:
+        resources.setdefault(logical, {}).setdefault("DependsOn", ["TokenSecret"])
+        merge(
+            resources[logical],
+            {"Properties": {"Environment": {"Variables": {"AGORA_TOKEN_SECRET": reference}}}},
+        )
     gateway_responses = {}
     for kind, status in GATEWAY_RESPONSES.items():
         response: dict[str, Any] = {"ResponseTemplates": {"application/json": ENVELOPE}}
@@ -420,6 +432,13 @@ def policy(stage: str) -> dict[str, Any]:
                     f"arn:aws:sqs:*:*:{names['notify_queue']}",
                     f"arn:aws:sqs:*:*:{names['feedback_queue']}",
                 ],
+            },
+            {
+                # The scheduled functions' on-failure destination (Lambda sends with their role).
+                "Sid": "ScheduledFailures",
+                "Effect": "Allow",
+                "Action": ["sqs:SendMessage"],
+                "Resource": f"arn:aws:sqs:*:*:{names['scheduled_failures']}",
             },
             {
                 # The token signing secret, read at run time (both labels during a rotation).

@@ -31,6 +31,35 @@ MAX_CONCURRENCY = {
     "prod": {"PollMailbox": 20, "DeliverNotifications": 10},
 }
 
+# The SQS-triggered functions answer which messages failed (chalicelib.jobs.base.each_message),
+# so that one bad message is delivered again alone rather than with its whole batch.
+SQS_FUNCTIONS = ("PollMailbox", "DeliverNotifications", "SesFeedback")
+
+# The scheduled functions are invoked asynchronously by EventBridge: after its retries, a failed
+# invocation goes to the on-failure queue (alarmed). Retries per schedule, and why:
+SCHEDULED_RETRIES = {
+    # Every 5 minutes: the next run does the same work; a retry would only overlap it.
+    "DispatchMailPolls": 0,
+    # Monthly: a retry is the only chance this month, and the purge is idempotent.
+    "PurgeComments": 2,
+    # Daily: what was sent is not sent again (one claim per user and day), so a retry sends
+    # only the digests that failed.
+    "SendDigests": 2,
+}
+
+# What to do about a mailbox that cannot be polled, by the Reason of MailboxPollFailed.
+POLL_FAILURE_ADVICE = {
+    "connection": "the server refused or dropped the connection: check the mailbox's server "
+    "name and port in its settings, and that the server is up",
+    "tls": "the TLS handshake failed: check isSSL and the port (995 for POP3S), and that the "
+    "server's certificate is valid for its name",
+    "login": "the server refused the user name or password: ask the group's administrator to "
+    "enter the mailbox's password again",
+    "timeout": "the server did not answer in time: check that it is up and reachable from AWS",
+    "dns": "the server's name does not resolve: check the server name in the settings",
+    "other": "read poll-mailbox's log (filter message = 'mailbox poll failed')",
+}
+
 # Embedded-metric-format namespace of chalicelib/metrics.py; dimension Stage = table prefix stem.
 METRICS_NAMESPACE = "Agora"
 
@@ -174,6 +203,58 @@ def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
             "Dimensions": [{"Name": "Stage", "Value": prefix}],
         },
     )
+    for reason, advice in POLL_FAILURE_ADVICE.items():
+        resources[f"MailboxPoll{reason.title()}FailedAlarm"] = _alarm(
+            f"A mailbox could not be polled ({reason}): {advice}. The mailbox's settings "
+            "(GET /connector/email-to-post/{groupId}, /connector/email-to-comment) show its "
+            "lastError; the next good poll clears it.",
+            {
+                "AlarmName": f"{prefix}-mailbox-poll-failed-{reason}",
+                "Namespace": METRICS_NAMESPACE,
+                "MetricName": "MailboxPollFailed",
+                "Dimensions": [
+                    {"Name": "Reason", "Value": reason},
+                    {"Name": "Stage", "Value": prefix},
+                ],
+            },
+        )
+    resources["DigestsFailedAlarm"] = _alarm(
+        "A daily digest could not be sent to a user (the others were). send-digests' log has "
+        "one 'digest failed' line per user with the error (often SES: a sandbox account, an "
+        "unverified sender, the sending quota). The user's items wait for the next run.",
+        {
+            "AlarmName": f"{prefix}-digests-failed",
+            "Namespace": METRICS_NAMESPACE,
+            "MetricName": "DigestsFailed",
+            "Dimensions": [{"Name": "Stage", "Value": prefix}],
+        },
+        Period=3600,
+    )
+    resources["DigestRunStoppedEarlyAlarm"] = _alarm(
+        "The daily digest run reached its time limit before every user was done; the rest are "
+        "sent by the next run, a day late. If it repeats, raise send-digests' timeout or "
+        "memory in .chalice/config.json, or run `python -m chalicelib.cli send-digests`.",
+        {
+            "AlarmName": f"{prefix}-digest-run-stopped-early",
+            "Namespace": METRICS_NAMESPACE,
+            "MetricName": "DigestRunsStoppedEarly",
+            "Dimensions": [{"Name": "Stage", "Value": prefix}],
+        },
+        Period=3600,
+    )
+    resources["ScheduledFailuresAlarm"] = _alarm(
+        f"{names['scheduled_failures']} holds scheduled invocations (dispatch-mail-polls, "
+        "purge-comments, send-digests) that failed after their retries. Each message names the "
+        "function and the error; read that function's log, fix the cause, then run the job "
+        "again from the CLI (poll-mail, purge-comments, send-digests) and purge the queue.",
+        {
+            "AlarmName": f"{prefix}-scheduled-failures",
+            "Namespace": "AWS/SQS",
+            "MetricName": "ApproximateNumberOfMessagesVisible",
+            "Dimensions": [{"Name": "QueueName", "Value": names["scheduled_failures"]}],
+            "Statistic": "Maximum",
+        },
+    )
     resources["MailFailedAlarm"] = _alarm(
         "Mail could not be handled (status `failed` in the mail log): read the mailbox's log "
         "at /connector/email-to-post/{groupId}/log or /connector/email-to-comment/log.",
@@ -207,22 +288,39 @@ def operations_resources(stage: str, names: dict[str, str]) -> dict[str, Any]:
             "Condition": "HasMailSenderDomain",
             "Properties": {"EmailIdentity": {"Ref": "MailSenderDomain"}},
         },
+        "ScheduledFailuresQueue": {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {
+                "QueueName": names["scheduled_failures"],
+                "MessageRetentionPeriod": 1209600,
+            },
+        },
         **alarms(stage, names),
     }
     for logical in FUNCTIONS:
         function: dict[str, Any] = {
             "Properties": {"Environment": {"Variables": {"AGORA_BASE_URL": {"Ref": "BaseUrl"}}}}
         }
-        if logical in MAX_CONCURRENCY[stage]:
-            event = f"{logical}SqsEventSource"
-            function["Properties"]["Events"] = {
-                event: {
-                    "Properties": {
-                        "ScalingConfig": {"MaximumConcurrency": MAX_CONCURRENCY[stage][logical]}
-                    }
-                }
-            }
+        if logical in SQS_FUNCTIONS:
+            source: dict[str, Any] = {"FunctionResponseTypes": ["ReportBatchItemFailures"]}
+            if logical in MAX_CONCURRENCY[stage]:
+                source["ScalingConfig"] = {"MaximumConcurrency": MAX_CONCURRENCY[stage][logical]}
+            function["Properties"]["Events"] = {f"{logical}SqsEventSource": {"Properties": source}}
         resources[logical] = function
+        if logical in SCHEDULED_RETRIES:
+            resources[f"{logical}InvokeConfig"] = {
+                "Type": "AWS::Lambda::EventInvokeConfig",
+                "Properties": {
+                    "FunctionName": {"Ref": logical},
+                    "Qualifier": "$LATEST",
+                    "MaximumRetryAttempts": SCHEDULED_RETRIES[logical],
+                    "DestinationConfig": {
+                        "OnFailure": {
+                            "Destination": {"Fn::GetAtt": ["ScheduledFailuresQueue", "Arn"]}
+                        }
+                    },
+                },
+            }
         if stage == "prod":
             # X-Ray needs actions that take no resource; AWS's managed policy grants just those.
             resources[f"{ROLES[logical]}Role"] = {

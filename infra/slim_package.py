@@ -17,7 +17,16 @@ import zipfile
 from pathlib import Path
 
 # botocore service models kept: PynamoDB's DynamoDB, and every `client("…")` in chalicelib.
-SERVICES_CALLED = ("dynamodb", "dynamodbstreams", "events", "kms", "secretsmanager", "ses", "sqs", "sts")
+SERVICES_CALLED = (
+    "dynamodb",
+    "dynamodbstreams",
+    "events",
+    "kms",
+    "secretsmanager",
+    "ses",
+    "sqs",
+    "sts",
+)
 NEVER_READ = ("pycountry/locales/",)
 SWAGGER_UI_SERVED = ("swagger-ui.css", "swagger-ui-bundle.js")
 

@@ -200,3 +200,45 @@ def test_purge_shows_progress_on_a_terminal(empty_aws, monkeypatch, capsys):
     assert main(["purge-comments"]) == 0
     assert "purge-comments: " in terminal.text and "purged so far" in terminal.text
     assert capsys.readouterr().out.startswith("purged ")
+
+
+# --- a command that lacks a setting refuses to start (CONTRACT §2) -----------------------------
+
+
+@pytest.fixture
+def no_token_secret(empty_aws, monkeypatch):
+    from chalicelib.settings import reload_settings
+
+    monkeypatch.delenv("AGORA_TOKEN_SECRET")
+    reload_settings()
+    yield
+    monkeypatch.undo()
+    reload_settings()
+
+
+@pytest.mark.parametrize("command", ["poll-mail", "send-digests"])
+def test_mail_job_without_the_token_secret_refuses_with_one_line_naming_it(
+    no_token_secret, capsys, command
+):
+    main(["create-tables"])
+    capsys.readouterr()
+    assert main([command]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""  # not one mailbox or digest was looked at
+    [line] = err.strip().splitlines()
+    assert line.startswith(f"{command}: AGORA_TOKEN_SECRET: ")
+    assert "agora-test-token-secret" in line
+
+
+def test_unset_token_secret_is_read_from_the_stages_secret(no_token_secret, capsys):
+    from chalicelib.auth import issue_token, user_id_from_token
+    from chalicelib.aws import client
+
+    client("secretsmanager").create_secret(
+        Name="agora-test-token-secret", SecretString="stored-by-make-run-" + "s" * 32
+    )
+    main(["create-tables"])
+    capsys.readouterr()
+    assert main(["poll-mail"]) == 0
+    assert capsys.readouterr().out.strip() == "no enabled mailbox"
+    assert user_id_from_token(issue_token("ann")) == "ann"

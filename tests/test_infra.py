@@ -1,4 +1,6 @@
-"""Deployment: the generated infra is current, and the packaged stack matches the code's tables."""
+# ruff: noqa: F811 - `dovecot` and `mailbox`, the mail tests' fixtures, are parameters by design
+"""Deployment: the generated infra is current, and the packaged stack matches the code's tables;
+each job function, run with exactly the environment the template gives it, does its job."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import sys
 import pytest
 
 from chalicelib.embedded_aws import start_moto_server, stop_moto_server
+from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures
 from tests.support import REPO_ROOT
 
 PACKAGED = REPO_ROOT / "build" / "package" / "sam.yaml"
@@ -165,7 +168,9 @@ def put_alarms(cloudwatch, alarms: dict, physical: dict[str, str]) -> None:
 
 
 @pytest.mark.slow
-def test_translated_stack_creates_in_moto_and_the_api_works_on_its_tables(monkeypatch):
+def test_translated_stack_creates_in_moto_and_the_api_and_every_job_work_on_it(
+    monkeypatch, mailbox
+):
     import boto3
     import yaml
 
@@ -228,6 +233,7 @@ def test_translated_stack_creates_in_moto_and_the_api_works_on_its_tables(monkey
             timeout=300,
         )
         assert smoke.returncode == 0, smoke.stdout + smoke.stderr[-3000:]
+        check_job_functions(endpoint, packaged, mailbox)
     finally:
         stop_moto_server(server)
 
@@ -275,6 +281,198 @@ def check_created(aws, expanded: dict, skipped: dict[str, str]) -> None:
     assert permission["Properties"]["FunctionName"] == {"Ref": "APIHandlerAliaslive"}
 
 
+def function_environment(packaged: dict, logical: str, endpoint: str) -> dict[str, str]:
+    """Exactly what the template gives the function (its references resolved as the stack
+    resolves them), plus what Lambda itself sets, plus moto's endpoint."""
+    import os
+
+    def resolved(value):
+        if isinstance(value, dict) and set(value) == {"Ref"}:
+            return STACK_PARAMETERS[value["Ref"]]
+        assert isinstance(value, str), value
+        return value
+
+    variables = packaged["Resources"][logical]["Properties"]["Environment"]["Variables"]
+    env = {name: resolved(value) for name, value in variables.items()}
+    env.update(
+        {
+            "AWS_LAMBDA_FUNCTION_NAME": f"agora-dev-{logical}",
+            "AWS_REGION": "us-east-1",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_ENDPOINT_URL": endpoint,
+            "PATH": os.environ["PATH"],
+            "PYTHONPATH": str(REPO_ROOT),
+        }
+    )
+    return env
+
+
+def run_function(packaged: dict, logical: str, endpoint: str, *args: str) -> str:
+    import json
+
+    properties = packaged["Resources"][logical]["Properties"]
+    if args and args[0] == "invoke":
+        args = ("invoke", properties["Handler"], json.dumps(args[1]), str(properties["Timeout"]))
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.support.packaged_function", *args],
+        cwd=REPO_ROOT,
+        env=function_environment(packaged, logical, endpoint),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, f"{logical}: {done.stdout}{done.stderr[-3000:]}"
+    return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+
+
+def scheduled_event(rule: str) -> dict:
+    return {
+        "version": "0",
+        "id": "5f6f9e5e-0000-4000-8000-000000000000",
+        "detail-type": "Scheduled Event",
+        "source": "aws.events",
+        "account": "123456789012",
+        "time": "2026-03-02T06:00:00Z",
+        "region": "us-east-1",
+        "resources": [f"arn:aws:events:us-east-1:123456789012:rule/{rule}"],
+        "detail": {},
+    }
+
+
+def sqs_event(queue: str, bodies: list[str]) -> dict:
+    import uuid
+
+    return {
+        "Records": [
+            {
+                "messageId": str(uuid.uuid4()),
+                "receiptHandle": "handle",
+                "body": body,
+                "attributes": {"ApproximateReceiveCount": "1"},
+                "messageAttributes": {},
+                "md5OfBody": "",
+                "eventSource": "aws:sqs",
+                "eventSourceARN": f"arn:aws:sqs:us-east-1:123456789012:{queue}",
+                "awsRegion": "us-east-1",
+            }
+            for body in bodies
+        ]
+    }
+
+
+def outbox_event(endpoint: str) -> dict:
+    """The outbox stream's records as Lambda's event source mapping hands them to drain-outbox."""
+    import boto3
+
+    dynamodb = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
+    streams = boto3.client("dynamodbstreams", endpoint_url=endpoint, region_name="us-east-1")
+    arn = dynamodb.describe_table(TableName="agora-dev-outbox")["Table"]["LatestStreamArn"]
+    records = []
+    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+        iterator = streams.get_shard_iterator(
+            StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+        )["ShardIterator"]
+        for record in streams.get_records(ShardIterator=iterator)["Records"]:
+            record["dynamodb"].pop("ApproximateCreationDateTime", None)
+            records.append({**record, "eventSourceARN": arn})
+    assert records, "the poll recorded nothing in the outbox"
+    return {"Records": records}
+
+
+def check_job_functions(endpoint: str, packaged: dict, mailbox) -> None:
+    """Mail in with its notifications, notification delivery, digests, SES feedback and the purge,
+    each function run with its template's environment only (issue 23: the token secret reached
+    only the API, so no job could ever send a notification or digest)."""
+    import json
+
+    import boto3
+
+    from tests.mail.test_ingest import mail
+    from tests.support.notify import recipients, sent_mail
+    from tests.support.packaged_function import USERS
+
+    def email(name: str) -> str:
+        return f"{name}@agora.example"
+
+    for logical in ("APIHandler", "DrainOutbox", "DeliverNotifications", "SendDigests"):
+        variables = packaged["Resources"][logical]["Properties"]["Environment"]["Variables"]
+        assert variables["AGORA_TOKEN_SECRET"] == "secretsmanager:agora-dev-token-secret"
+    # moto's CloudFormation cannot make a Secrets Manager secret: made here as the stack makes it.
+    import secrets
+
+    secret = packaged["Resources"]["TokenSecret"]["Properties"]
+    boto3.client("secretsmanager", endpoint_url=endpoint, region_name="us-east-1").create_secret(
+        Name=secret["Name"], SecretString=secrets.token_urlsafe(48)
+    )
+
+    run_function(
+        packaged, "APIHandler", endpoint, "setup", str(mailbox.server.pop3_port), mailbox.user,
+        mailbox.password,
+    )  # fmt: skip
+    mailbox.deliver(mail("gus@agora.example", "Seedlings", "Tomato seedlings to give away."))
+    before = len(sent_mail())
+
+    # Mail in: the schedule queues the mailbox, the SQS function polls it and tells Sam at once.
+    assert (
+        json.loads(
+            run_function(packaged, "DispatchMailPolls", endpoint, "invoke", scheduled_event("poll"))
+        )
+        == 1
+    )
+    sqs = boto3.client("sqs", endpoint_url=endpoint, region_name="us-east-1")
+    url = sqs.get_queue_url(QueueName="agora-dev-mailbox-jobs")["QueueUrl"]
+    [message] = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    polled = run_function(
+        packaged, "PollMailbox", endpoint, "invoke",
+        sqs_event("agora-dev-mailbox-jobs", [message["Body"]]),
+    )  # fmt: skip
+    assert json.loads(polled) == {"batchItemFailures": []}
+    assert mailbox.count() == 0
+    assert recipients(sent_mail()[before:]) == []  # the poll records; the outbox drain tells
+    drained = run_function(packaged, "DrainOutbox", endpoint, "invoke", outbox_event(endpoint))
+    assert json.loads(drained) == {"batchItemFailures": []}
+    assert recipients(sent_mail()[before:]) == [email("sam")]
+
+    # Notification delivery: a fanned-out chunk for Mia.
+    chunk = run_function(packaged, "APIHandler", endpoint, "chunk")
+    delivered = run_function(
+        packaged, "DeliverNotifications", endpoint, "invoke",
+        sqs_event("agora-dev-notification-jobs", [chunk]),
+    )  # fmt: skip
+    assert json.loads(delivered) == {"batchItemFailures": []}
+    assert recipients(sent_mail()[before:]) == [email("mia"), email("sam")]
+
+    # The daily digest: Pat's queued item.
+    digests = run_function(packaged, "SendDigests", endpoint, "invoke", scheduled_event("digest"))
+    assert json.loads(digests)["sent"] == 1
+    assert recipients(sent_mail()[before:]) == [email("mia"), email("pat"), email("sam")]
+
+    # SES feedback: a permanent bounce of Rita's address, and one body that is not SES's.
+    bounce = {
+        "notificationType": "Bounce",
+        "bounce": {
+            "bounceType": "Permanent",
+            "bouncedRecipients": [{"emailAddress": email("rita"), "action": "failed"}],
+            "timestamp": "2026-03-01T10:00:00.000Z",
+            "feedbackId": "feedback",
+        },
+        "mail": {"messageId": "sent", "destination": [email("rita")]},
+    }
+    feedback = run_function(
+        packaged, "SesFeedback", endpoint, "invoke",
+        sqs_event("agora-dev-ses-feedback", [json.dumps(bounce), "not json"]),
+    )  # fmt: skip
+    assert json.loads(feedback) == {"batchItemFailures": []}
+    dynamodb = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
+    suppressed = json.dumps(dynamodb.scan(TableName="agora-dev-email-suppressions")["Items"])
+    assert email("rita") in suppressed and USERS["rita"]
+
+    purged = run_function(packaged, "PurgeComments", endpoint, "invoke", scheduled_event("purge"))
+    assert isinstance(json.loads(purged), int)
+
+
 def check_operations(endpoint: str, packaged: dict, alarms: dict, physical: dict) -> None:
     """Alarms to a topic that mails ALARM_EMAIL, log retention, concurrency caps, parameters."""
     import boto3
@@ -291,8 +489,25 @@ def check_operations(endpoint: str, packaged: dict, alarms: dict, physical: dict
     cloudwatch = aws("cloudwatch")
     put_alarms(cloudwatch, alarms, physical)
     made = {a["AlarmName"]: a for a in cloudwatch.describe_alarms()["MetricAlarms"]}
-    for name in ("mailbox-dead-letters", "notification-dead-letters", "api-5xx", "mail-failed"):
+    for name in (
+        "mailbox-dead-letters",
+        "notification-dead-letters",
+        "api-5xx",
+        "mail-failed",
+        "digests-failed",
+        "digest-run-stopped-early",
+        "scheduled-failures",
+        *(f"mailbox-poll-failed-{r}" for r in ("connection", "tls", "login", "timeout", "dns")),
+    ):
         assert f"agora-dev-{name}" in made
+    login = made["agora-dev-mailbox-poll-failed-login"]
+    assert (login["Namespace"], login["MetricName"]) == ("Agora", "MailboxPollFailed")
+    assert {"Name": "Reason", "Value": "login"} in login["Dimensions"]
+    assert "password" in login["AlarmDescription"]
+    scheduled = made["agora-dev-scheduled-failures"]
+    assert scheduled["Dimensions"] == [
+        {"Name": "QueueName", "Value": "agora-dev-scheduled-failures"}
+    ]
     for function in ("api", "poll-mailbox", "deliver-notifications", "send-digests"):
         assert f"agora-dev-{function}-errors" in made and f"agora-dev-{function}-throttles" in made
     assert all(a["AlarmActions"] == [topic] and a["AlarmDescription"] for a in made.values())
@@ -335,6 +550,22 @@ def check_operations(endpoint: str, packaged: dict, alarms: dict, physical: dict
     for logical in ("APIHandler", "PollMailbox"):
         variables = functions[logical]["Properties"]["Environment"]["Variables"]
         assert variables["AGORA_BASE_URL"] == {"Ref": "BaseUrl"}
+    # One bad message is delivered again alone, not with its batch.
+    for logical in ("PollMailbox", "DeliverNotifications", "SesFeedback"):
+        [event] = functions[logical]["Properties"]["Events"].values()
+        assert event["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    # The scheduled functions hand a failed invocation, after their retries, to a queue.
+    configs = {
+        r["Properties"]["FunctionName"]["Ref"]: r["Properties"]
+        for r in functions.values()
+        if r.get("Type") == "AWS::Lambda::EventInvokeConfig"
+    }
+    assert set(configs) == {"DispatchMailPolls", "PurgeComments", "SendDigests"}
+    for config in configs.values():
+        assert config["DestinationConfig"]["OnFailure"]["Destination"] == {
+            "Fn::GetAtt": ["ScheduledFailuresQueue", "Arn"]
+        }
+    assert physical["ScheduledFailuresQueue"].endswith("agora-dev-scheduled-failures")
     assert set(packaged["Parameters"]) >= {"BaseUrl", "AlarmEmail", "MailSenderDomain"}
 
 

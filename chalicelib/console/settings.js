@@ -1,6 +1,6 @@
 // Settings of a group the user administers; for the root administrator also the system-wide ones.
 import { api } from "./api.js";
-import { apiForm, fill, groupChooser, h, nextId, report, section } from "./ui.js";
+import { apiForm, fill, formatDate, groupChooser, h, nextId, report, section } from "./ui.js";
 
 const MAILBOX_FIELDS = [
   { key: "isEnabled", label: "Enabled", type: "checkbox" },
@@ -31,6 +31,7 @@ export async function render(main, context) {
         put: `connector/email-to-post/${g}`,
         fields: () => MAILBOX_FIELDS,
         submitLabel: "Save email-to-post connector",
+        status: mailboxStatus,
       }),
       settingsCard({
         title: "Feed settings",
@@ -104,6 +105,7 @@ export async function render(main, context) {
           put: "connector/email-to-comment",
           submitLabel: "Save email-to-comment connector",
           fields: () => MAILBOX_FIELDS,
+          status: mailboxStatus,
         }),
       );
     }
@@ -112,8 +114,24 @@ export async function render(main, context) {
   show();
 }
 
+// When the mailbox was last read, and why the last poll failed if it did (lastError; the next
+// good poll clears it).
+function mailboxStatus(object) {
+  const when = (iso) => h("time", { datetime: iso }, formatDate(iso));
+  const polled = object.lastProcessed
+    ? h("p", { class: "mailbox-polled" }, "Last read: ", when(object.lastProcessed))
+    : h("p", { class: "mailbox-polled" }, "Not read yet.");
+  if (!object.lastError) return [polled];
+  const failed = h(
+    "p",
+    { class: "form-error mailbox-last-error" },
+    "Last poll failed (", when(object.lastError.on), "): ", object.lastError.message,
+  );
+  return [failed, polled];
+}
+
 // A card that reads its settings, then offers them as a form that saves with PUT.
-function settingsCard({ title, get, put, fields, submitLabel, preview }) {
+function settingsCard({ title, get, put, fields, submitLabel, preview, status }) {
   const loading = h("p", { class: "loading" }, "Loading…");
   const card = section(title, loading);
   api("GET", get).then((answer) => {
@@ -140,7 +158,11 @@ function settingsCard({ title, get, put, fields, submitLabel, preview }) {
     });
     fill(form, answer.object);
     showPreview(answer.object);
-    loading.replaceWith(form, ...(frame ? [h("h3", {}, "Preview (as stored, sanitised)"), frame] : []));
+    loading.replaceWith(
+      ...(status ? status(answer.object) : []),
+      form,
+      ...(frame ? [h("h3", {}, "Preview (as stored, sanitised)"), frame] : []),
+    );
   });
   return card;
 }

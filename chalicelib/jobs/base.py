@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,3 +40,59 @@ class Deadline:
     @classmethod
     def unbounded(cls) -> Deadline:
         return cls(lambda: 10**12, margin_ms=0)
+
+
+def require_token_secret() -> None:
+    """Refuse to start, with one line naming the setting, when the token secret cannot be read.
+
+    Every notification and digest carries an unsubscribe link signed with it: without it a mail
+    job would fail once per mail (CONTRACT §2). Called before any mail is touched.
+    """
+    from chalicelib.auth import signing_keys
+    from chalicelib.settings import MissingSetting, get_settings
+    from chalicelib.signing_keys import REFERENCE_PREFIX
+
+    setting = get_settings().token_secret_setting
+    try:
+        signing_keys().keys()
+    except Exception as error:
+        code = getattr(error, "response", {}).get("Error", {}).get("Code", "")
+        secret_id = setting.removeprefix(REFERENCE_PREFIX)
+        if code == "ResourceNotFoundException":
+            raise MissingSetting(
+                f"AGORA_TOKEN_SECRET: Secrets Manager has no secret {secret_id} (set "
+                "AGORA_TOKEN_SECRET, or point AWS_ENDPOINT_URL at `make run`, which makes it)"
+            ) from None
+        if code in ("AccessDeniedException", "DecryptionFailure", "InvalidRequestException"):
+            raise MissingSetting(
+                f"AGORA_TOKEN_SECRET: Secrets Manager would not give {secret_id} ({code})"
+            ) from None
+        raise
+
+
+def each_message(records: Iterable[Any], handle: Callable[[str], Any]) -> dict[str, Any]:
+    """Handle each SQS record's body on its own and answer Lambda's partial batch response
+    (FunctionResponseTypes ReportBatchItemFailures, infra/operations.py): only the messages that
+    failed are delivered again, never the whole batch."""
+    from chalicelib.logs import get_logger
+
+    failures = []
+    for record in records:
+        message_id = record.to_dict().get("messageId", "")
+        try:
+            handle(record.body)
+        except Exception:
+            get_logger("jobs").exception(
+                "message failed; SQS delivers it again", extra={"messageId": message_id}
+            )
+            failures.append({"itemIdentifier": message_id})
+    return {"batchItemFailures": failures}
+
+
+class PartsFailed(Exception):
+    """Some parts of a scheduled run failed after the rest was done; one line each. Raised so
+    that the invocation fails: Lambda retries it and then sends it to its on-failure queue."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__(f"{len(lines)} part(s) failed: " + "; ".join(lines)[:2000])
+        self.lines = lines

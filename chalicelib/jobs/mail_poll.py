@@ -34,6 +34,17 @@ LEASE_MARGIN = timedelta(seconds=60)
 @dataclass
 class PollReport:
     lines: list[str] = field(default_factory=list)
+    # One line per mailbox that could not be polled (the CLI exits 1 when there is any).
+    failures: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class MailboxPolled:
+    """One mailbox's poll: its line for the CLI and the log, and the failure reason (one of
+    chalicelib.mail.pop3.FAILURE_REASONS) when it could not be polled."""
+
+    line: str
+    failure: str | None = None
 
 
 def default_source() -> Any:
@@ -47,14 +58,21 @@ def poll_mailbox(
     source: Any = None,
     ingestor: Any = None,
     owner: str | None = None,
-) -> str:
-    """Poll one mailbox if its lease can be taken; answers one line for the CLI and the log."""
+) -> MailboxPolled:
+    """Poll one mailbox if its lease can be taken.
+
+    A poll that fails is recorded where each person looks: the mailbox's lastError (API,
+    console), the metric MailboxPollFailed by reason (alarm), an ERROR log line, and the failure
+    in the answer (the CLI's exit status, the SQS function's batch item failure).
+    """
+    from chalicelib import metrics
     from chalicelib.clock import utc_now
+    from chalicelib.services.mailboxes import poll_failure
 
     source = source or default_source()
     mailbox = source.mailbox(key)
     if mailbox is None:
-        return f"{key}: not enabled"
+        return MailboxPolled(f"{key}: not enabled")
     leases = deps.mail()
     owner = owner or str(uuid.uuid4())
     now = utc_now()
@@ -62,7 +80,8 @@ def poll_mailbox(
     if not leases.acquire_lease(
         key, owner, now, now + timedelta(seconds=POLL_SECONDS) + LEASE_MARGIN
     ):
-        return f"{key}: another worker is polling it"
+        return MailboxPolled(f"{key}: another worker is polling it")
+    failure = None
     try:
         ingestor = ingestor or deps.mail_ingestor()
         result = ingestor.poll(mailbox, lambda: deadline.expired() or poll_deadline.expired())
@@ -70,13 +89,20 @@ def poll_mailbox(
         line = result.line()
         emit_outcomes(result)
     except Exception as error:
-        # A mailbox that cannot be reached (DNS, login, TLS) is logged and tried next time.
-        log.exception("mailbox poll failed", extra={"mailbox": key})
-        line = f"{key}: error: {error}"
+        failure, message = poll_failure(error, mailbox)
+        log.exception(
+            "mailbox poll failed", extra={"mailbox": key, "reason": failure, "why": message}
+        )
+        line = f"{key}: error: {message}"
+        metrics.emit("MailboxPollFailed", 1, Reason=failure)
+        try:
+            source.record_poll_failed(key, utc_now(), message)
+        except Exception:
+            log.exception("could not record the mailbox's last error", extra={"mailbox": key})
     finally:
         leases.release_lease(key, owner)
     log.info("mailbox polled", extra={"mailbox": key, "summary": line})
-    return line
+    return MailboxPolled(line, failure)
 
 
 MAIL_OUTCOMES = ("posted", "commented", "ignored", "rejected", "failed")
@@ -102,13 +128,19 @@ def poll_all_in_process(
 ) -> PollReport:
     """Poll every enabled mailbox in this process (CLI, `make run`); `on_line` is told each
     mailbox's line as soon as that mailbox is done."""
+    from chalicelib.jobs.base import require_token_secret
+
+    require_token_secret()  # notifications of the mail need it: refuse before touching any
     source = source or default_source()
     report = PollReport()
     for key in source.enabled_mailbox_keys():
         if deadline.expired():
             line = f"{key}: left for the next run (time is up)"
         else:
-            line = poll_mailbox(key, deadline, source=source, ingestor=ingestor)
+            polled = poll_mailbox(key, deadline, source=source, ingestor=ingestor)
+            line = polled.line
+            if polled.failure is not None:
+                report.failures.append(line)
         report.lines.append(line)
         if on_line is not None:
             on_line(line)
@@ -130,13 +162,18 @@ def dispatch(*, source: Any = None) -> int:
     return len(keys)
 
 
-def poll_from_queue(bodies: list[str], deadline: Deadline) -> list[str]:
-    """The SQS-triggered function: one poll per message body `{"mailbox": key}`."""
+def poll_from_queue(body: str, deadline: Deadline) -> str:
+    """The SQS-triggered function, one message `{"mailbox": key}`: raises when the mailbox could
+    not be polled, so that this message (only) is reported as a batch item failure and retried."""
     from chalicelib.logs import invocation
 
-    lines = []
-    for body in bodies:
-        message = json.loads(body)
-        with invocation(correlation=message.get("correlationId")):
-            lines.append(poll_mailbox(message["mailbox"], deadline))
-    return lines
+    message = json.loads(body)
+    with invocation(correlation=message.get("correlationId")):
+        polled = poll_mailbox(message["mailbox"], deadline)
+    if polled.failure is not None:
+        raise MailboxPollFailed(polled.line)
+    return polled.line
+
+
+class MailboxPollFailed(Exception):
+    """A mailbox could not be polled (already logged, counted and shown as its lastError)."""

@@ -8,6 +8,7 @@ a mailbox password must never go to a server we have not authenticated, so there
 from __future__ import annotations
 
 import poplib
+import socket
 import ssl
 from collections.abc import Callable
 from types import TracebackType
@@ -32,9 +33,16 @@ class MailboxError(Exception):
     goes on must reconnect. An `-ERR` answer leaves the session usable.
     """
 
-    def __init__(self, message: str, *, broken: bool = False) -> None:
+    def __init__(self, message: str, *, broken: bool = False, reason: str = "other") -> None:
         super().__init__(message)
         self.broken = broken
+        # What kind of failure, for the mailbox's lastError and the MailboxPollFailed metric:
+        # one of FAILURE_REASONS.
+        self.reason = reason
+
+
+# Why a mailbox could not be polled (the Reason dimension of MailboxPollFailed).
+FAILURE_REASONS = ("connection", "tls", "login", "timeout", "dns", "other")
 
 
 class MessageTooLarge(MailboxError):
@@ -75,6 +83,11 @@ class Pop3Mailbox:
             self._connection.sock.settimeout(read_timeout)
             self._call("log in (USER)", self._connection.user, username)
             self._call("log in (PASS)", self._connection.pass_, password)
+        except MailboxError as error:
+            self.close()
+            if not error.broken:
+                error.reason = "login"  # the server answered -ERR: it refused the account
+            raise
         except BaseException:
             self.close()
             raise
@@ -90,8 +103,18 @@ class Pop3Mailbox:
                 )
             return poplib.POP3(self.host, self.port, timeout=connect_timeout)
         except ssl.SSLError as error:
-            raise MailboxError(f"{self._where}: TLS failed: {error}") from error
-        except (OSError, poplib.error_proto) as error:
+            raise MailboxError(f"{self._where}: TLS failed: {error}", reason="tls") from error
+        except socket.gaierror as error:
+            raise MailboxError(
+                f"{self._where}: cannot find the server: {error}", reason="dns"
+            ) from error
+        except TimeoutError as error:
+            raise MailboxError(f"{self._where}: connecting timed out", reason="timeout") from error
+        except OSError as error:
+            raise MailboxError(
+                f"{self._where}: cannot connect: {error}", reason="connection"
+            ) from error
+        except poplib.error_proto as error:
             raise MailboxError(f"{self._where}: cannot connect: {error}") from error
 
     def _call(self, action: str, method: Callable[..., ResultT], *args: object) -> ResultT:
@@ -109,10 +132,19 @@ class Pop3Mailbox:
             raise MailboxError(f"{self._where}: {action} failed: {text}", broken=broken) from error
         except TimeoutError as error:
             self._broken = True
-            raise MailboxError(f"{self._where}: {action} timed out", broken=True) from error
+            raise MailboxError(
+                f"{self._where}: {action} timed out", broken=True, reason="timeout"
+            ) from error
+        except ssl.SSLError as error:
+            self._broken = True
+            raise MailboxError(
+                f"{self._where}: {action} failed: {error}", broken=True, reason="tls"
+            ) from error
         except (OSError, EOFError) as error:
             self._broken = True
-            raise MailboxError(f"{self._where}: {action} failed: {error}", broken=True) from error
+            raise MailboxError(
+                f"{self._where}: {action} failed: {error}", broken=True, reason="connection"
+            ) from error
 
     def listing(self) -> dict[int, int]:
         """Message number -> size in octets (POP3 LIST)."""

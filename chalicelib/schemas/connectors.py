@@ -98,6 +98,13 @@ class MailboxSettingsUpdate(ApiModel):
         return self.server_password or None
 
 
+class MailboxPollError(ApiModel):
+    """Why the last poll could not reach the mailbox, in plain words (never the password)."""
+
+    on: UtcDateTime
+    message: str
+
+
 class MailboxSettingsFields(Record):
     server_name: str
     server_port: int
@@ -108,6 +115,8 @@ class MailboxSettingsFields(Record):
     is_ssl: bool = Field(alias="isSSL")
     delete_processed: bool
     last_processed: UtcDateTime | None = None
+    # Response only (CONTRACT §8): the last poll that could not reach the mailbox, or null.
+    last_error: MailboxPollError | None = None
 
 
 class EmailToPostOut(MailboxSettingsFields):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,8 @@ class DigestRun:
     skipped: int = 0
     failed: int = 0
     stopped_early: bool = False
+    # One line per user whose digest could not be sent (the CLI prints them, exit 1).
+    failures: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -89,10 +91,17 @@ class DigestService:
                     run.sent += 1
                 else:
                     run.skipped += 1
-            except Exception:
+            except Exception as error:
+                # The others are still sent; this user's items wait for the next run.
                 run.failed += 1
+                run.failures.append(
+                    f"digest of user {user_id} failed: {type(error).__name__}: {error}"[:500]
+                )
                 log.exception("digest failed", extra={"user": user_id, "day": day})
-        log.info("digests sent", extra={"day": day, **run.__dict__})
+        log.info(
+            "digests sent",
+            extra={"day": day, **{k: v for k, v in run.__dict__.items() if k != "failures"}},
+        )
         return run
 
     def send_one(self, user_id: str, day: str) -> bool:

@@ -150,8 +150,13 @@ class MailboxSettingsService:
         return self._password(self.mailboxes.get(scope))
 
     def record_last_processed(self, scope: str, when: datetime) -> bool:
-        """Note that the mailbox was polled at `when`; False when the mailbox has no settings."""
+        """Note that the mailbox was polled at `when` (and clear its last error); False when the
+        mailbox has no settings."""
         return self.mailboxes.record_last_processed(scope, when)
+
+    def record_poll_failed(self, scope: str, when: datetime, message: str) -> bool:
+        """Note that the poll at `when` could not reach the mailbox, and why (plain words)."""
+        return self.mailboxes.record_poll_failed(scope, when, message)
 
     # --- helpers ---------------------------------------------------------------------------------
 
@@ -206,6 +211,7 @@ class MailboxSettingsService:
                 "is_ssl": True,
                 "delete_processed": False,
                 "last_processed": None,
+                "last_error": None,
             }
         return {
             "server_name": record.server_name,
@@ -216,6 +222,11 @@ class MailboxSettingsService:
             "is_ssl": bool(record.is_ssl),
             "delete_processed": bool(record.delete_processed),
             "last_processed": record.last_processed,
+            "last_error": (
+                {"on": record.last_error_on, "message": record.last_error}
+                if record.last_error and record.last_error_on
+                else None
+            ),
         }
 
     @staticmethod
@@ -278,3 +289,36 @@ class MailboxDirectory:
         scope = scope_of_key(key)
         if scope is not None:
             self.settings.record_last_processed(scope, when)
+
+    def record_poll_failed(self, key: str, when: datetime, message: str) -> None:
+        scope = scope_of_key(key)
+        if scope is not None:
+            self.settings.record_poll_failed(scope, when, message)
+
+
+# What an administrator reads in lastError, by MailboxError.reason: what happened and what to check.
+POLL_FAILURES = {
+    "connection": "Could not connect to the mail server: check the server name and port.",
+    "tls": "The secure (SSL/TLS) connection to the mail server failed: check isSSL, the port, "
+    "and that the server's certificate is valid for its name.",
+    "login": "The mail server refused the user name or password.",
+    "timeout": "The mail server did not answer in time.",
+    "dns": "The mail server's name could not be found: check the server name.",
+    "other": "The mailbox could not be read.",
+}
+
+
+def poll_failure(error: BaseException, mailbox: Mailbox | None) -> tuple[str, str]:
+    """(reason, message) of a failed poll: the reason one of FAILURE_REASONS, the message plain
+    words for lastError with the server's own words after them, never the password."""
+    from chalicelib.mail.pop3 import MailboxError
+
+    if not isinstance(error, MailboxError):
+        # Not the mailbox's fault (a database or AWS failure): the operator's log has it.
+        return "other", "The poll failed inside Agora, not at the mail server; it is retried."
+    reason = error.reason if error.reason in POLL_FAILURES else "other"
+    detail = str(error)
+    # A password of a few characters would blank out ordinary words, and says nothing alone.
+    if mailbox is not None and len(mailbox.password) >= 4:
+        detail = detail.replace(mailbox.password, "********")
+    return reason, f"{POLL_FAILURES[reason]} ({detail[:500]})"

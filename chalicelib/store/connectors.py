@@ -200,6 +200,9 @@ class MailboxRecord(Model):
     is_ssl = BooleanAttribute(default=True)
     delete_processed = BooleanAttribute(default=False)
     last_processed = UtcAttribute(null=True)
+    # The last poll that could not reach the mailbox, in plain words; a good poll removes both.
+    last_error = UnicodeAttribute(null=True)
+    last_error_on = UtcAttribute(null=True)
     editor_id = UnicodeAttribute(null=True)
     modified_on = UtcAttribute(null=True)
     # The kind while enabled, absent otherwise: the `enabled-mailboxes` index is sparse.
@@ -235,10 +238,27 @@ class MailboxRepository:
         return record
 
     def record_last_processed(self, scope: str, when: datetime) -> bool:
-        """Set `last_processed` of an existing mailbox; False when it has no settings."""
+        """Set `last_processed` of an existing mailbox and clear its last error (the same
+        UpdateItem); False when it has no settings."""
         return conditionally(
             lambda: MailboxRecord(scope).update(
-                actions=[MailboxRecord.last_processed.set(when)],
+                actions=[
+                    MailboxRecord.last_processed.set(when),
+                    MailboxRecord.last_error.remove(),
+                    MailboxRecord.last_error_on.remove(),
+                ],
+                condition=MailboxRecord.scope.exists(),
+            )
+        )
+
+    def record_poll_failed(self, scope: str, when: datetime, message: str) -> bool:
+        """Note the poll at `when` that could not reach the mailbox; False without settings."""
+        return conditionally(
+            lambda: MailboxRecord(scope).update(
+                actions=[
+                    MailboxRecord.last_error.set(message),
+                    MailboxRecord.last_error_on.set(when),
+                ],
                 condition=MailboxRecord.scope.exists(),
             )
         )

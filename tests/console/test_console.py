@@ -458,3 +458,55 @@ def test_mail_log_outcome_filter_asks_the_api(agora, page):
     assert {rows.nth(i).get_attribute("data-status") for i in range(3)} == {"rejected"}
     expect(rows.first).to_contain_text("test rejected")
     screenshot(page, "mail-log-rejected")
+
+
+def test_settings_show_why_a_mailbox_could_not_be_read(agora, page):
+    """A mailbox whose server refuses connections: after a poll, Settings shows its lastError
+    with the time, beside the form (issue 23)."""
+    import os
+    import subprocess
+    import sys
+
+    from bench.admin_load import aws_environment
+    from tests.support import REPO_ROOT
+    from tests.support.running import free_port
+
+    photography = "44dd1629-602f-5579-88ae-f6a12ed221b1"
+    closed = {
+        "serverName": "127.0.0.1",
+        "serverPort": free_port(),
+        "serverUsername": "photos",
+        "serverPassword": "photos-password",
+        "isEnabled": True,
+        "isSSL": False,
+        "deleteProcessed": False,
+    }
+    assert api(agora, "PUT", f"connector/email-to-post/{photography}", closed)[0] == 200
+    try:
+        env = {**os.environ, **aws_environment(agora.output), "PYTHONPATH": str(REPO_ROOT)}
+        polled = subprocess.run(
+            [sys.executable, "-m", "chalicelib.cli", "poll-mail"],
+            cwd=REPO_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert polled.returncode == 1, polled.stdout + polled.stderr
+    finally:
+        # Switched off again, so the other tests' polls leave it alone.
+        api(agora, "PUT", f"connector/email-to-post/{photography}", {**closed, "isEnabled": False})
+    status, body = api(agora, "GET", f"connector/email-to-post/{photography}")
+    last_error = body["object"]["lastError"]
+    assert last_error["message"].startswith("Could not connect to the mail server")
+
+    sign_in(page, agora)
+    page.get_by_role("link", name="Settings").click()
+    choose_group(page, "Photography")
+    shown = page.locator(".mailbox-last-error")
+    expect(shown).to_contain_text("Last poll failed")
+    expect(shown).to_contain_text("Could not connect to the mail server")
+    expect(shown.locator("time")).to_have_attribute("datetime", last_error["on"])
+    expect(page.get_by_role("form", name="Email-to-post connector")).to_be_visible()
+    screenshot(page, "settings-mailbox-error")
+    assert axe_violations(page) == []

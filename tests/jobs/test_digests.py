@@ -155,6 +155,65 @@ def test_schedule_through_app_wiring_and_cli(world, client, capsys):
         detail={},
         resources=["arn:aws:events:us-east-1:123456789012:rule/send-digests"],
     )
-    assert client.lambda_.invoke("send-digests", event).payload == 2
+    assert client.lambda_.invoke("send-digests", event).payload == {"sent": 2, "skipped": 0}
     assert main(["send-digests"]) == 0
     assert capsys.readouterr().out.strip() == "sent 0 digest(s)"
+
+
+def test_a_digest_that_fails_for_one_user_is_counted_the_others_sent_and_the_cli_exits_1(
+    world, capsys, monkeypatch
+):
+    """SES refuses one address (a botocore hook): that user's digest fails and waits, the other
+    is sent, the failure is one line and a DigestsFailed metric, and the CLI exits 1; once SES
+    takes it again the next run sends it and exits 0."""
+    import json
+
+    from botocore.exceptions import ClientError
+
+    from chalicelib.aws import client
+    from chalicelib.cli import main
+
+    publish(PostCreated(world.hello, world.garden, world.ann), datetime.now(UTC))
+    refused = email_of(world, world.sam).encode()
+
+    def refuse(params, **_):
+        if refused in params["RawMessage"]["Data"]:
+            raise ClientError(
+                {"Error": {"Code": "Throttling", "Message": "Maximum sending rate exceeded."}},
+                "SendRawEmail",
+            )
+
+    ses = client("ses")
+    ses.meta.events.register("provide-client-params.ses.SendRawEmail", refuse)
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "agora-test-SendDigests")  # EMF lines
+    capsys.readouterr()
+    try:
+        assert main(["send-digests"]) == 1
+    finally:
+        ses.meta.events.unregister("provide-client-params.ses.SendRawEmail", refuse)
+    out, err = capsys.readouterr()
+    assert "sent 1 digest(s), 1 failed" in out
+    [failure] = [line for line in err.splitlines() if not line.startswith("{")]
+    assert failure.startswith(f"digest of user {world.sam} failed: ") and "Throttling" in failure
+    metrics = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert [m["DigestsFailed"] for m in metrics if "DigestsFailed" in m] == [1]
+    assert [m["DigestRunsStoppedEarly"] for m in metrics if "DigestRunsStoppedEarly" in m] == [0]
+    assert recipients(sent_mail()) == [email_of(world, world.fay)]
+
+    assert main(["send-digests"]) == 0
+    assert recipients(sent_mail()) == sorted([email_of(world, world.fay), refused.decode()])
+
+
+def test_a_run_that_reaches_its_deadline_is_counted_as_stopped_early(world, capsys, monkeypatch):
+    import json
+
+    from chalicelib.jobs.digests import run_daily_digests
+
+    publish(PostCreated(world.hello, world.garden, world.ann), DAY_ONE)
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "agora-test-SendDigests")
+    capsys.readouterr()
+    run = run_daily_digests(Deadline(lambda: 0, margin_ms=0), now=DAY_ONE)
+    assert run.stopped_early and run.sent == 0
+    metrics = [json.loads(line) for line in capsys.readouterr().out.splitlines() if "_aws" in line]
+    assert [m["DigestRunsStoppedEarly"] for m in metrics if "DigestRunsStoppedEarly" in m] == [1]
+    assert run_daily_digests(Deadline.unbounded(), now=DAY_ONE).sent == 2  # the next run

@@ -52,6 +52,7 @@ class FakeDirectory:
 
     boxes: dict[str, Mailbox] = field(default_factory=dict)
     last_processed: dict[str, datetime] = field(default_factory=dict)
+    last_errors: dict[str, tuple[datetime, str]] = field(default_factory=dict)
 
     def mailbox(self, key: str) -> Mailbox | None:
         return self.boxes.get(key)
@@ -61,6 +62,9 @@ class FakeDirectory:
 
     def record_last_processed(self, key: str, when: datetime) -> None:
         self.last_processed[key] = when
+
+    def record_poll_failed(self, key: str, when: datetime, message: str) -> None:
+        self.last_errors[key] = (when, message)
 
 
 class CrashAt(Checkpoints):
@@ -340,10 +344,10 @@ def test_poll_under_lease_and_last_processed(world):
     assert MailRepository().acquire_lease(
         world.config().key, "other-worker", now, now.replace(year=now.year + 1)
     )
-    line = poll_mailbox(world.config().key, Deadline.unbounded(), source=directory)
+    line = poll_mailbox(world.config().key, Deadline.unbounded(), source=directory).line
     assert "another worker" in line and world.mailbox.count() == 1
     MailRepository().release_lease(world.config().key, "other-worker")
-    line = poll_mailbox(world.config().key, Deadline.unbounded(), source=directory)
+    line = poll_mailbox(world.config().key, Deadline.unbounded(), source=directory).line
     assert "posted 1" in line and world.config().key in directory.last_processed
 
 

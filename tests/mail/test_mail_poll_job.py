@@ -92,7 +92,7 @@ def test_schedule_dispatches_one_message_per_mailbox_and_sqs_function_polls(conf
         message_bodies=[message["Body"]], queue_name=get_settings().mailbox_queue
     )
     response = client.lambda_.invoke("poll-mailbox", event)
-    assert "posted 1" in response.payload[0]
+    assert response.payload == {"batchItemFailures": []}
     assert configured.mailbox.count() == 0
 
 
@@ -133,3 +133,94 @@ def test_email_to_comment_mailbox_through_settings(configured, api, mailbox, cap
     assert entry["status"] == "commented" and entry["post"]["id"] == configured.hello
     status, comments = api.get(f"/api/v1/en_US/post/{configured.hello}/comments", root)
     assert [c["id"] for c in comments["object"]["comments"]] == [entry["commentId"]]
+
+
+# --- a mailbox that cannot be polled is visible: lastError, the exit status, a metric ---------
+
+
+def _emf_lines(text: str, metric: str) -> list[dict]:
+    lines = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    return [line for line in lines if "_aws" in line and metric in line]
+
+
+def test_closed_port_and_wrong_password_show_last_error_until_a_good_poll(
+    configured, api, mailbox, capsys, monkeypatch
+):
+    from tests.support.running import free_port
+
+    c = configured
+    root = c.users[0]["id"]
+    post_path = f"/api/v1/en_US/connector/email-to-post/{c.garden}"
+    comment_path = "/api/v1/en_US/connector/email-to-comment"
+    good = {
+        "serverName": "127.0.0.1",
+        "serverPort": mailbox.server.pop3_port,
+        "serverUsername": mailbox.user,
+        "serverPassword": mailbox.password,
+        "isEnabled": True,
+        "isSSL": False,
+        "deleteProcessed": True,
+    }
+    wrong_password = "wrong-" + mailbox.password
+    assert api.put(post_path, c.admin, {**good, "serverPort": free_port()})[0] == 200
+    assert api.put(comment_path, root, {**good, "serverPassword": wrong_password})[0] == 200
+    # EMF lines are written only in Lambda.
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "agora-test-PollMailbox")
+    capsys.readouterr()
+
+    assert main(["poll-mail"]) == 1
+    out, err = capsys.readouterr()
+    failures = [line for line in err.splitlines() if not line.startswith("{")]
+    assert len(failures) == 2, err
+    assert any(line.startswith(f"post#{c.garden}: error: Could not connect") for line in failures)
+    assert any(line.startswith("comment#system: error: ") for line in failures)
+    reasons = {m["Reason"]: m["MailboxPollFailed"] for m in _emf_lines(out, "MailboxPollFailed")}
+    assert reasons == {"connection": 1, "login": 1}
+
+    post = api.get(post_path, c.admin)[1]["object"]
+    comment = api.get(f"{comment_path}/{c.garden}", root)[1]["object"]
+    assert post["lastProcessed"] is None and comment["lastProcessed"] is None
+    assert post["lastError"]["on"].endswith("Z")
+    assert post["lastError"]["message"].startswith("Could not connect to the mail server")
+    assert comment["lastError"]["message"].startswith(
+        "The mail server refused the user name or password"
+    )
+    assert wrong_password not in json.dumps(comment["lastError"])
+    assert wrong_password not in err and wrong_password not in out
+
+    assert api.put(post_path, c.admin, good)[0] == 200
+    assert api.put(comment_path, root, good)[0] == 200
+    assert main(["poll-mail"]) == 0
+    for path, user in ((post_path, c.admin), (f"{comment_path}/{c.garden}", root)):
+        settings = api.get(path, user)[1]["object"]
+        assert settings["lastError"] is None and settings["lastProcessed"] is not None
+
+
+def test_sqs_function_reports_only_the_failed_mailbox_message(configured, api, client):
+    from chalicelib.settings import get_settings
+    from tests.support.running import free_port
+
+    c = configured
+    configured.mailbox.deliver(mail("ann@example.org", "Still imported", "x"))
+    root = c.users[0]["id"]
+    closed = {
+        "serverName": "127.0.0.1",
+        "serverPort": free_port(),
+        "serverUsername": "nobody",
+        "serverPassword": "irrelevant",
+        "isEnabled": True,
+        "isSSL": False,
+        "deleteProcessed": False,
+    }
+    assert api.put("/api/v1/en_US/connector/email-to-comment", root, closed)[0] == 200
+    event = client.events.generate_sqs_event(
+        message_bodies=[
+            json.dumps({"mailbox": "comment#system"}),
+            json.dumps({"mailbox": f"post#{c.garden}"}),
+        ],
+        queue_name=get_settings().mailbox_queue,
+    )
+    [bad, _good] = [record["messageId"] for record in event["Records"]]
+    response = client.lambda_.invoke("poll-mailbox", event)
+    assert response.payload == {"batchItemFailures": [{"itemIdentifier": bad}]}
+    assert configured.mailbox.count() == 0  # the good mailbox's mail was imported and deleted

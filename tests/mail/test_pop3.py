@@ -151,3 +151,49 @@ def test_a_message_over_the_limit_is_refused_and_the_session_goes_on(mailbox: Ma
         with pytest.raises(MessageTooLarge):
             pop3.retrieve(1, max_bytes=10_000)
         assert pop3.is_usable and pop3.retrieve(2) == second
+
+
+# --- why a mailbox could not be reached (lastError, the MailboxPollFailed metric's Reason) ------
+
+
+def _failure(host: str, port: int, user: str, password: str, *, is_ssl: bool) -> MailboxError:
+    with pytest.raises(MailboxError) as raised:
+        Pop3Mailbox(host, port, user, password, is_ssl=is_ssl, connect_timeout=5, read_timeout=5)
+    return raised.value
+
+
+def test_each_way_of_not_reaching_a_mailbox_has_its_reason(
+    mailbox: Mailbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.support.running import free_port
+
+    server = mailbox.server
+    wrong = "wrong-" + mailbox.password
+    login = _failure(server.host, server.pop3_port, mailbox.user, wrong, is_ssl=False)
+    assert login.reason == "login" and wrong not in str(login)
+    refused = _failure(server.host, free_port(), mailbox.user, mailbox.password, is_ssl=False)
+    assert refused.reason == "connection"
+    # The test server's self-signed certificate, not trusted here.
+    monkeypatch.setenv("SSL_CERT_FILE", "/nonexistent")
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    tls = _failure(server.host, server.pop3s_port, mailbox.user, mailbox.password, is_ssl=True)
+    assert tls.reason == "tls"
+    unknown = _failure("no-such-host.invalid", 110, mailbox.user, mailbox.password, is_ssl=False)
+    assert unknown.reason == "dns"
+
+
+@pytest.mark.fast
+def test_last_error_is_plain_words_and_never_the_password() -> None:
+    from chalicelib.services.mailboxes import Mailbox as Settings
+    from chalicelib.services.mailboxes import poll_failure
+
+    box = Settings("g", "emailToPost", "pop.example.org", 110, "ann", password="s3cret-Pass")
+    # A server that echoes what it was sent in its refusal.
+    echoed = MailboxError(
+        "pop3://ann@pop.example.org:110: -ERR bad PASS s3cret-Pass", reason="login"
+    )
+    reason, message = poll_failure(echoed, box)
+    assert reason == "login" and "s3cret-Pass" not in message
+    assert message.startswith("The mail server refused the user name or password.")
+    reason, message = poll_failure(RuntimeError("DynamoDB said no"), box)
+    assert reason == "other" and "DynamoDB" not in message

@@ -33,6 +33,8 @@ class RunningAgora:
     admin_email: str = ""
     admin_password: str = ""
     aws_endpoint: str = ""
+    # The variables it printed for the CLI (AWS_ENDPOINT_URL, region, credentials).
+    printed: dict[str, str] = field(default_factory=dict)
 
     def request(
         self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
@@ -69,11 +71,19 @@ class RunningAgora:
                 self.process.wait()
 
 
-def start_agora(extra_env: dict[str, str] | None = None, timeout: float = 90) -> RunningAgora:
-    """Start `python -m chalicelib.local` and wait until it says it serves."""
+def start_agora(
+    extra_env: dict[str, str] | None = None, timeout: float = 90, *, as_a_user: bool = False
+) -> RunningAgora:
+    """Start `python -m chalicelib.local` and wait until it says it serves.
+
+    `as_a_user`: with none of the test suite's AGORA_* variables (its table prefix, base URL,
+    token secret), as a user runs `make run` on a fresh machine."""
     port, aws_port = free_port(), free_port()
     env = {
-        k: v for k, v in os.environ.items() if k not in ("AWS_ENDPOINT_URL", "AGORA_TOKEN_SECRET")
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("AWS_ENDPOINT_URL", "AGORA_TOKEN_SECRET")
+        and not (as_a_user and k.upper().startswith("AGORA_"))
     }
     env.update(
         {
@@ -101,6 +111,8 @@ def start_agora(extra_env: dict[str, str] | None = None, timeout: float = 90) ->
             running.admin_email, running.admin_password = match.groups()
         if line.startswith("AWS_ENDPOINT_URL="):
             running.aws_endpoint = line.strip().split("=", 1)[1]
+        if match := re.match(r"(AWS_[A-Z_]+)=(\S+)$", line.strip()):
+            running.printed[match.group(1)] = match.group(2)
         if line.startswith("Ctrl-C stops everything."):
             return running
         if time.monotonic() > deadline:
