@@ -234,6 +234,13 @@ def template(stage: str) -> dict[str, Any]:
             resources[logical],
             {"Properties": {"Environment": {"Variables": {"AGORA_TOKEN_SECRET": reference}}}},
         )
+    # Only the poll reads mail: in AWS it checks DKIM and DMARC itself (CONTRACT §2), whatever the
+    # mail server in front of it did. (Not a stage variable: chalice's test client would apply it
+    # to every test.)
+    merge(
+        resources.setdefault("PollMailbox", {}),
+        {"Properties": {"Environment": {"Variables": {"AGORA_MAIL_AUTH": "verify"}}}},
+    )
     gateway_responses = {}
     for kind, status in GATEWAY_RESPONSES.items():
         response: dict[str, Any] = {"ResponseTemplates": {"application/json": ENVELOPE}}

@@ -15,23 +15,8 @@ from chalicelib.services.domain_events import PostCreated
 from chalicelib.services.notify import Recipient, chunk_body
 from chalicelib.settings import get_settings
 from tests.services.test_notify import INSTANT, email_of, world  # noqa: F401 - fixture
+from tests.support.emf import emf, json_lines, value
 from tests.support.notify import recipients, sent_mail, subscribe
-
-
-def json_lines(text: str) -> list[dict]:
-    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
-
-
-def emf(lines: list[dict], metric: str) -> list[dict]:
-    return [line for line in lines if "_aws" in line and metric in line]
-
-
-def value(line: dict, metric: str) -> float:
-    """An EMF metric's value: Powertools writes the list of values of the flush, here one."""
-    found = line[metric]
-    if isinstance(found, list):
-        [found] = found
-    return float(found)
 
 
 @pytest.fixture

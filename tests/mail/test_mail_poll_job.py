@@ -9,6 +9,7 @@ import pytest
 
 from chalicelib.cli import main
 from tests.mail.test_ingest import BASE, mail
+from tests.support.emf import value
 
 
 @pytest.fixture
@@ -139,8 +140,9 @@ def test_email_to_comment_mailbox_through_settings(configured, api, mailbox, cap
 
 
 def _emf_lines(text: str, metric: str) -> list[dict]:
-    lines = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
-    return [line for line in lines if "_aws" in line and metric in line]
+    from tests.support.emf import emf, json_lines
+
+    return emf(json_lines(text), metric)
 
 
 def test_closed_port_and_wrong_password_show_last_error_until_a_good_poll(
@@ -174,7 +176,9 @@ def test_closed_port_and_wrong_password_show_last_error_until_a_good_poll(
     assert len(failures) == 2, err
     assert any(line.startswith(f"post#{c.garden}: error: Could not connect") for line in failures)
     assert any(line.startswith("comment#system: error: ") for line in failures)
-    reasons = {m["Reason"]: m["MailboxPollFailed"] for m in _emf_lines(out, "MailboxPollFailed")}
+    reasons = {
+        m["Reason"]: value(m, "MailboxPollFailed") for m in _emf_lines(out, "MailboxPollFailed")
+    }
     assert reasons == {"connection": 1, "login": 1}
 
     post = api.get(post_path, c.admin)[1]["object"]
