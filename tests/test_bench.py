@@ -130,3 +130,10 @@ def test_the_per_call_rows_are_the_calls_the_bench_counts():
     from bench.run import CALL_NAMES
 
     assert [name for name, _, _ in CALLS] == CALL_NAMES
+
+
+def test_the_mailbox_rows_are_the_figures_the_mailbox_bench_gives():
+    from bench.mailboxes import DISPATCH_NAMES, RACE_NAMES
+    from bench.run import MAILBOX_FIGURES
+
+    assert MAILBOX_FIGURES == DISPATCH_NAMES + RACE_NAMES
