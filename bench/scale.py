@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import resource
 import sys
 import time
 from datetime import UTC, datetime
@@ -97,9 +98,12 @@ def main(argv: list[str] | None = None) -> int:
     twin, large, written, seconds = measure(size)
     rows, within = table(twin, large)
     counts = ", ".join(f"{count:,} {kind}" for kind, count in written.items())
+    # moto keeps every item in this process: the peak says what a bigger size would need.
+    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 / 1024
     body = (
         f"Taken on {datetime.now(UTC).date().isoformat()} on {machine_description()}: "
-        f"size `{size.name}` ({counts}, built and measured in {seconds / 60:.0f} min); "
+        f"size `{size.name}` ({counts}, built and measured in {seconds / 60:.0f} min, "
+        f"peak memory {peak_gb:.1f} GB); "
         f"every read within {TOLERANCE} of its twin: {'yes' if within else 'NO'}.\n\n{rows}"
     )
     print(body)
