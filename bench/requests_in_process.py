@@ -149,7 +149,9 @@ def warm_work(
     response = get(client, club, path_name, user_name)
     if response.status_code != 200:
         raise RuntimeError(f"{stem} at {size} answered {response.status_code}")
-    return counter.total, counter.items_read, sorted(counter.requests)
+    # Each request's operation, repeated as often as it was made.
+    operations = sorted(op for op, times in counter.requests.items() for _ in range(times))
+    return counter.total, counter.items_read, operations
 
 
 def dynamo_figures() -> list[Figure]:

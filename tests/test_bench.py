@@ -153,6 +153,9 @@ def test_scale_table_holds_a_read_to_its_twin_and_flags_growth_scans_and_missing
     # 16 items where the twin read 15 is within 1.1; 17 is not.
     assert table(twin, {**twin, "events_page": (1, 16, ["Query"])})[1]
     assert not table(twin, {**twin, "events_page": (1, 17, ["Query"])})[1]
+    grown, within = table(twin, {**twin, "call:post_get": (2, 2, ["GetItem", "GetItem"])})
+    assert not within
+    assert "| `post_get` (root administrator) (also GetItem) | 2 | 1 | 2 | 1 | 2.00 |" in grown
     scanned, within = table(twin, {**twin, "events_page": (1, 15, ["Scan"])})
     assert not within and "(Scan)" in scanned
     missing, within = table(twin, {"events_page": (1, 15, ["Query"])})
