@@ -7,7 +7,7 @@ NODE_STAMP := node_modules/.installed
 # The suite runs on two processes (CI has two cores); TEST_WORKERS=0 runs it in one.
 TEST_WORKERS ?= 2
 
-.PHONY: run test bench load lint format dovecot chromium clean package infra lock deploy
+.PHONY: run test bench cost scale load lint format dovecot chromium clean package infra lock deploy
 
 # requirements*.txt name what we depend on; requirements*.lock (make lock) pin every package,
 # indirect ones included, to a version and its files' hashes: two installs are the same install.
@@ -44,6 +44,17 @@ bench: $(STAMP) dovecot
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
 	PYTHONPATH=. $(BIN)/python -m bench.run
+
+## cost: README's monthly AWS cost table for three community sizes, from bench/prices.json and the
+## measured figures of bench/results.json (no network; `make bench` refreshes it too)
+cost: $(STAMP)
+	PYTHONPATH=. $(BIN)/python -m bench.cost
+
+## scale: every counted read in a large community (SCALE=large: 100,000 members, 1,000,000 posts;
+## medium, small: a tenth, a hundredth) against the same club alone; the table goes to README
+SCALE ?= large
+scale: $(STAMP)
+	PYTHONPATH=. nice -n 19 $(BIN)/python -m bench.scale --size $(SCALE)
 
 ## load: 8 administrators share 3,000 operations against make run, then every acknowledged write is checked
 ## (WORKERS=… OPERATIONS=… to change them); the table goes to README's Load section

@@ -8,7 +8,7 @@ the group cache makes the first request of a container differ from the rest.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
@@ -109,12 +109,17 @@ MAILBOX = {
 }
 
 
-def count_work(size: int, available: set[str]) -> dict[str, tuple[int, int, list[str]]]:
+def count_work(
+    size: int, available: set[str], surroundings: Callable[[Club], object] | None = None
+) -> dict[str, tuple[int, int, list[str]]]:
     """(requests, items read, operations) of one warm request of each counted kind; issue 17's
-    calls under `call:<name>`."""
+    calls under `call:<name>`. `surroundings` adds records around the club before the counting
+    (bench/scale.py: a large community)."""
     work = {}
     with in_process_aws():
         club = build_club(size, available)
+        if surroundings is not None:
+            surroundings(club)
         with agora_client() as client, counting_dynamodb() as counter:
             for stem, feature, path_name in COUNTED:
                 if feature not in available:
@@ -144,7 +149,9 @@ def warm_work(
     response = get(client, club, path_name, user_name)
     if response.status_code != 200:
         raise RuntimeError(f"{stem} at {size} answered {response.status_code}")
-    return counter.total, counter.items_read, sorted(counter.requests)
+    # Each request's operation, repeated as often as it was made.
+    operations = sorted(op for op, times in counter.requests.items() for _ in range(times))
+    return counter.total, counter.items_read, operations
 
 
 def dynamo_figures() -> list[Figure]:

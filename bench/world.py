@@ -329,3 +329,175 @@ def seed_events(group_id: str, author_id: str, count: int) -> list[int]:
         )
     EventRepository().put_many(records)
     return [int(r.id) for r in records]
+
+
+# --- a large community ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorldSize:
+    """A community's volume. Comments are one per post and events ten per group: the proportions
+    of the bench's club, spread over many groups."""
+
+    name: str
+    members: int
+    groups: int
+    posts: int
+
+    @property
+    def comments(self) -> int:
+        return self.posts
+
+    @property
+    def events(self) -> int:
+        return 10 * self.groups
+
+
+WORLD_SIZES = {
+    "large": WorldSize("large", 100_000, 10_000, 1_000_000),
+    "medium": WorldSize("medium", 10_000, 1_000, 100_000),
+    "small": WorldSize("small", 1_000, 100, 10_000),
+}
+WRITE_THREADS = 4
+CHUNK = 2_500  # records a thread writes per task, 25 to a BatchWriteItem
+# Ids of the generated comments and events start far above the club's (no counter is raised).
+FIRST_COMMENT_ID, FIRST_EVENT_ID = 10_000_000, 50_000_000
+# Generated posts, comments and events are dated long before the club's: the club's pages (and
+# its calendar month) hold what they hold in the small twin, at another place in bigger lists.
+WORLD_EPOCH = T0 - timedelta(days=3 * 365)
+
+
+def grow_world(club: Club, size: WorldSize, *, threads: int = WRITE_THREADS) -> dict[str, int]:
+    """Members, groups, posts, comments and events around `club` (inside `in_process_aws`),
+    written through the store's bulk paths (BatchWriteItem, 25 items a request) on `threads`
+    threads. The club's own group takes its share of the generated posts, comments and events.
+    Answers how many records of each kind were written."""
+    import random
+    import uuid
+    from concurrent.futures import ThreadPoolExecutor
+
+    from chalicelib.store.groups import GroupRepository
+    from chalicelib.store.posts import PostRecord
+
+    store = _fixture_store()
+    PostRecord._get_connection().connection.client  # noqa: B018  clients before the threads
+    root_id = GroupRepository().root_id()
+    group_ids = [str(uuid.uuid4()) for _ in range(size.groups - 1)] + [club.group_id]
+    member_ids = [str(uuid.uuid4()) for _ in range(size.members)]
+    post_ids = [str(uuid.uuid4()) for _ in range(size.posts)]
+
+    def groups(start: int, stop: int) -> None:
+        store.write_groups(
+            [
+                {
+                    "id": group_ids[i],
+                    "name": f"Group {i}",
+                    "slug": f"world-group-{i}",
+                    "parent_id": root_id,
+                    "access": "public",
+                    "permissions": {},
+                }
+                for i in range(start, stop)
+            ]
+        )
+
+    def members(start: int, stop: int) -> None:
+        local = random.Random(start)
+        store.write_users(
+            [
+                {
+                    "id": member_ids[i],
+                    "alias": f"Member {i}",
+                    "email": f"member-{i}@world.example",
+                    "email_lower": f"member-{i}@world.example",
+                    "slug": f"member-{i}",
+                    "memberships": {local.choice(group_ids): "member" for _ in range(3)},
+                }
+                for i in range(start, stop)
+            ]
+        )
+
+    def posts(start: int, stop: int) -> None:
+        local = random.Random(start)
+        store.write_posts(
+            [
+                {
+                    "id": post_ids[i],
+                    "group_id": local.choice(group_ids),
+                    "author_id": local.choice(member_ids),
+                    "title": f"World post {i}",
+                    "slug": f"world-post-{i}",
+                    "content": "<p>Allotment news from the world.</p>",
+                    "created_on": WORLD_EPOCH + timedelta(minutes=i),
+                }
+                for i in range(start, stop)
+            ]
+        )
+
+    def comments(start: int, stop: int) -> None:
+        local = random.Random(start)
+        rows = []
+        for i in range(start, stop):
+            post_index = local.randrange(len(post_ids))
+            rows.append(
+                {
+                    "id": FIRST_COMMENT_ID + i,
+                    "post_id": post_ids[post_index],
+                    # Any group: the comment lists are keyed by post and group, never read whole.
+                    "group_id": group_ids[post_index % len(group_ids)],
+                    "author_id": local.choice(member_ids),
+                    "author_alias": "Member",
+                    "content": f"<p>comment {i}</p>",
+                    "created_on": WORLD_EPOCH + timedelta(minutes=i),
+                    "spam_reports": [],
+                }
+            )
+        store.write_comments(rows)
+
+    def events(start: int, stop: int) -> None:
+        from chalicelib.store.events import EventRecord, EventRepository
+
+        records = []
+        for i in range(start, stop):
+            moment = WORLD_EPOCH + timedelta(hours=i)
+            records.append(
+                EventRecord(
+                    id=FIRST_EVENT_ID + i,
+                    group_id=group_ids[i % len(group_ids)],
+                    author_id=member_ids[i % len(member_ids)],
+                    editor_id=member_ids[i % len(member_ids)],
+                    created_on=moment,
+                    modified_on=moment,
+                    start_date=moment,
+                    end_date=moment + timedelta(hours=1),
+                    title=f"World event {i}",
+                    search_text=f"world event {i}",
+                )
+            )
+        EventRepository().put_many(records)
+
+    written = {}
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        for kind, write, total in [
+            ("groups", groups, len(group_ids) - 1),
+            ("members", members, size.members),
+            ("posts", posts, size.posts),
+            ("comments", comments, size.comments),
+            ("events", events, size.events),
+        ]:
+            started = time.monotonic()
+            tasks = [pool.submit(write, s, min(s + CHUNK, total)) for s in range(0, total, CHUNK)]
+            for task in tasks:
+                task.result()
+            written[kind] = total
+            print(
+                f"world {size.name}: {total:,} {kind} in {time.monotonic() - started:.0f}s",
+                flush=True,
+            )
+    return written
+
+
+def _fixture_store() -> Any:
+    from chalicelib.store.fixture import FixtureStore
+
+    return FixtureStore()

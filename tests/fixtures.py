@@ -7,6 +7,7 @@ import json
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -52,6 +53,13 @@ def aws() -> Iterator[None]:
 def moto_server():
     """A moto server on loopback as AWS_ENDPOINT_URL, with every table: for tests whose threads
     race each other through real HTTP (no in-process mock)."""
+    with embedded_moto_server():
+        yield
+
+
+@contextmanager
+def embedded_moto_server() -> Iterator[None]:
+    """The `moto_server` fixture's server, for code outside a test (the bench's lease race)."""
     from chalicelib import aws
     from chalicelib.embedded_aws import start_moto_server, stop_moto_server
     from chalicelib.store.tables import create_tables

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from datetime import date
 
+import pytest
+
 from bench.cold_start import import_ms
 from bench.load import parse_wrk
 from bench.report import (
@@ -130,3 +132,32 @@ def test_the_per_call_rows_are_the_calls_the_bench_counts():
     from bench.run import CALL_NAMES
 
     assert [name for name, _, _ in CALLS] == CALL_NAMES
+
+
+def test_the_mailbox_rows_are_the_figures_the_mailbox_bench_gives():
+    from bench.mailboxes import DISPATCH_NAMES, RACE_NAMES
+    from bench.run import MAILBOX_FIGURES
+
+    assert MAILBOX_FIGURES == DISPATCH_NAMES + RACE_NAMES
+
+
+@pytest.mark.fast
+def test_scale_table_holds_a_read_to_its_twin_and_flags_growth_scans_and_missing_reads():
+    from bench.scale import table
+
+    twin = {"events_page": (1, 15, ["Query"]), "call:post_get": (1, 1, ["GetItem"])}
+    rows, within = table(twin, {"events_page": (1, 15, ["Query"]), "call:post_get": (1, 1, [])})
+    assert within
+    assert "| `events_page` (moderator) | 1 | 1 | 15 | 15 | 1.00 |" in rows
+    assert "| `post_get` (root administrator) | 1 | 1 | 1 | 1 | 1.00 |" in rows
+    # 16 items where the twin read 15 is within 1.1; 17 is not.
+    assert table(twin, {**twin, "events_page": (1, 16, ["Query"])})[1]
+    assert not table(twin, {**twin, "events_page": (1, 17, ["Query"])})[1]
+    grown, within = table(twin, {**twin, "call:post_get": (2, 2, ["GetItem", "GetItem"])})
+    assert not within
+    assert "| `post_get` (root administrator) (also GetItem) | 2 | 1 | 2 | 1 | 2.00 |" in grown
+    scanned, within = table(twin, {**twin, "events_page": (1, 15, ["Scan"])})
+    assert not within and "(Scan)" in scanned
+    missing, within = table(twin, {"events_page": (1, 15, ["Query"])})
+    assert not within
+    assert "| `post_get` (root administrator) | n/a | 1 | n/a | 1 | n/a |" in missing

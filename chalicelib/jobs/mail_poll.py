@@ -29,6 +29,8 @@ log = get_logger("mail_poll")
 # A poll stops starting new mail after this long, leaving the rest for the next one.
 POLL_SECONDS = 240
 LEASE_MARGIN = timedelta(seconds=60)
+# A poll's lease outlives its longest poll: a crashed poller's mailbox is taken over after this.
+LEASE = timedelta(seconds=POLL_SECONDS) + LEASE_MARGIN
 
 
 @dataclass
@@ -58,12 +60,16 @@ def poll_mailbox(
     source: Any = None,
     ingestor: Any = None,
     owner: str | None = None,
+    lease_for: timedelta = LEASE,
 ) -> MailboxPolled:
     """Poll one mailbox if its lease can be taken.
 
     A poll that fails is recorded where each person looks: the mailbox's lastError (API,
     console), the metric MailboxPollFailed by reason (alarm), an ERROR log line, and the failure
     in the answer (the CLI's exit status, the SQS function's batch item failure).
+
+    `lease_for` is how long a poller that dies mid-poll keeps others off the mailbox; production
+    keeps LEASE (the bench's lease race shortens it to measure a takeover in seconds).
     """
     from chalicelib import metrics
     from chalicelib.clock import utc_now
@@ -77,9 +83,7 @@ def poll_mailbox(
     owner = owner or str(uuid.uuid4())
     now = utc_now()
     poll_deadline = Deadline.after_seconds(POLL_SECONDS)
-    if not leases.acquire_lease(
-        key, owner, now, now + timedelta(seconds=POLL_SECONDS) + LEASE_MARGIN
-    ):
+    if not leases.acquire_lease(key, owner, now, now + lease_for):
         return MailboxPolled(f"{key}: another worker is polling it")
     failure = None
     try:

@@ -1,0 +1,354 @@
+"""`make cost`: what a month of Agora costs on AWS for three community sizes, into README.
+
+Prices come from bench/prices.json (published on-demand list prices with their date and source).
+DynamoDB work per call comes from bench/results.json (`make bench`'s measured figures) where a
+figure exists; every other quantity is an assumption written in TRAFFIC or SIZES below, and the
+README shows them beside the table. Nothing here reaches the network: the suite runs it
+(tests/fast/test_cost.py) and checks that README holds what it writes.
+
+`python -m bench.cost` rewrites README's cost block; `--check` only says whether it is current.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+PRICES_PATH = BENCH_DIR / "prices.json"
+RESULTS_PATH = BENCH_DIR / "results.json"
+README_PATH = BENCH_DIR.parent / "README.md"
+INFRA_PATH = BENCH_DIR.parent / "infra" / "prod.yaml"
+README_START = "<!-- cost:start -->"
+README_END = "<!-- cost:end -->"
+MINUTES_PER_MONTH = 30 * 24 * 60
+LAMBDA_GB = 0.5  # .chalice/config.json: lambda_memory_size 512
+
+
+@dataclass(frozen=True)
+class Size:
+    name: str
+    members: int
+    groups: int
+    mailboxes: int
+    posts: int
+    comments: int
+    events: int
+
+
+SIZES = [
+    Size("small club", 60, 3, 1, 2_000, 6_000, 300),
+    Size("10,000 members", 10_000, 1_000, 100, 100_000, 300_000, 10_000),
+    Size("100,000 members", 100_000, 10_000, 10_000, 1_000_000, 3_000_000, 100_000),
+]
+
+# Assumed traffic (not measured): (key, value, what it says).
+TRAFFIC: list[tuple[str, float, str]] = [
+    ("active_share", 0.3, "share of members who use the site in a month"),
+    ("sign_ins", 4, "sign-ins per active member a month"),
+    ("single_reads", 40, "single-record reads (a post, an event) per active member a month"),
+    ("page_reads", 40, "list pages (posts, events, comments, calendar) per active member a month"),
+    ("writes", 3, "writes (post, comment, event, settings) per active member a month"),
+    ("mails_out", 8, "mails sent per member a month (digests and notifications)"),
+    ("mails_in", 20, "mails posted through each mailbox a month"),
+    ("write_rru", 2, "read units of one write (its group and its author)"),
+    ("write_wru", 3, "write units of one write (the record, an index entry, a counter)"),
+    ("api_ms", 40, "Lambda milliseconds of one API call, before its DynamoDB requests"),
+    ("ddb_ms", 8, "Lambda milliseconds per DynamoDB request"),
+    ("cold_share", 0.02, "share of API calls that start a container (billed init)"),
+    ("poll_ms", 600, "Lambda milliseconds of a POP3 poll that finds no new mail (TLS, login)"),
+    ("mail_ms", 150, "Lambda milliseconds per mail posted"),
+    ("sqs_ms", 20, "Lambda milliseconds per SQS SendMessageBatch of the dispatch"),
+    ("mails_per_job", 10, "mails sent by one notification job (one SQS message, one invocation)"),
+    ("mail_out_ms", 60, "Lambda milliseconds per mail sent"),
+    ("log_bytes", 900, "CloudWatch log bytes per invocation (our JSON line, Lambda's 3 lines)"),
+    ("item_kb", 1.0, "mean stored item size in KB, indexes included"),
+    ("sqs_idle_receives", 650_000, "empty SQS long polls a month per queue Lambda reads (3)"),
+    ("metrics", 8, "custom metrics (MailHandled by 5 outcomes, 3 others)"),
+]
+
+# Figures of bench/results.json the model reads, and what stands in when one is missing.
+MEASURED_DEFAULTS = {
+    "ddb_requests_per_call_event_get": 1.0,
+    "ddb_requests_per_call_posts_page": 2.0,
+    "ddb_requests_per_call_events_page": 2.0,
+    "ddb_requests_per_call_deleted_page": 2.0,
+    "ddb_requests_per_call_calendar_month": 2.0,
+    "ddb_items_events_page_10k_over_100": 15.0,
+    "ddb_items_comments_page_10k_over_100": 25.0,
+    "ddb_requests_per_mail": 3.0,
+    "ddb_requests_sign_in": 4.0,
+    "mail_dispatch_10k_ddb_requests": 4.0,
+    "cold_start_over_stack": 250.0,
+}
+PAGE_CALLS = [
+    "ddb_requests_per_call_posts_page",
+    "ddb_requests_per_call_events_page",
+    "ddb_requests_per_call_deleted_page",
+    "ddb_requests_per_call_calendar_month",
+]
+
+
+def load_prices(path: Path = PRICES_PATH) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def load_measured(path: Path = RESULTS_PATH) -> tuple[dict[str, float], list[str]]:
+    """The figures the model reads, and the names of those that were not measured."""
+    found: dict[str, float] = {}
+    if path.exists():
+        for figure in json.loads(path.read_text(encoding="utf-8"))["figures"]:
+            if figure["name"] in MEASURED_DEFAULTS and figure["value"] is not None:
+                found[figure["name"]] = float(figure["value"])
+    missing = [name for name in MEASURED_DEFAULTS if name not in found]
+    return {**MEASURED_DEFAULTS, **found}, missing
+
+
+def infra_counts(path: Path = INFRA_PATH) -> dict[str, int]:
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    return {
+        "alarms": text.count("Type: AWS::CloudWatch::Alarm"),
+        "secrets": text.count("Type: AWS::SecretsManager::Secret"),
+        "keys": text.count("Type: AWS::KMS::Key"),
+    }
+
+
+def monthly_cost(
+    size: Size, prices: dict[str, Any], measured: dict[str, float], infra: dict[str, int]
+) -> dict[str, float]:
+    """Dollars a month by line; `lambda_compute` at x86 prices, `lambda_compute_arm` beside it."""
+    p = {name: price["usd"] for name, price in prices["prices"].items()}
+    t = {key: value for key, value, _ in TRAFFIC}
+    m = measured
+    active = size.members * t["active_share"]
+
+    # API calls and their DynamoDB work.
+    sign_ins = active * t["sign_ins"]
+    singles = active * t["single_reads"]
+    pages = active * t["page_reads"]
+    writes = active * t["writes"]
+    api_calls = sign_ins + singles + pages + writes
+    page_requests = sum(m[name] for name in PAGE_CALLS) / len(PAGE_CALLS)
+    page_items = (
+        m["ddb_items_events_page_10k_over_100"] + m["ddb_items_comments_page_10k_over_100"]
+    ) / 2
+    # Strongly consistent reads of items under 4 KB: one read unit per item read (a bound).
+    rru = singles * m["ddb_requests_per_call_event_get"] + pages * page_items
+    rru += sign_ins * 1 + writes * t["write_rru"]
+    wru = writes * t["write_wru"] + sign_ins * max(m["ddb_requests_sign_in"] - 1, 0)
+    api_requests = (
+        sign_ins * m["ddb_requests_sign_in"]
+        + singles * m["ddb_requests_per_call_event_get"]
+        + pages * page_requests
+        + writes * (t["write_rru"] + 1)
+    )
+    api_ms = api_calls * t["api_ms"] + api_requests * t["ddb_ms"]
+    api_ms += api_calls * t["cold_share"] * m["cold_start_over_stack"]
+
+    # Mail in: the 5-minute dispatch, one poll per mailbox per dispatch, the mails posted.
+    dispatches = MINUTES_PER_MONTH / 5
+    polls = dispatches * size.mailboxes
+    mails_in = size.mailboxes * t["mails_in"]
+    dispatch_requests = max(1.0, m["mail_dispatch_10k_ddb_requests"] * size.mailboxes / 10_000)
+    # The index query reads each mailbox's item (eventually consistent: half a unit per 4 KB).
+    rru += dispatches * max(1.0, size.mailboxes * t["item_kb"] / 8)
+    # A poll: GetItem (its settings), lease PutItem + DeleteItem, UpdateItem (last polled).
+    rru += polls
+    wru += polls * 3
+    mail_requests = mails_in * m["ddb_requests_per_mail"]
+    rru += mail_requests / 2
+    wru += mail_requests / 2
+    send_batches = math.ceil(size.mailboxes / 10)
+    dispatch_ms = dispatch_requests * t["ddb_ms"] + send_batches * t["sqs_ms"]
+    mail_ms = polls * t["poll_ms"] + mails_in * t["mail_ms"] + dispatches * dispatch_ms
+    # Each poll's message: received and deleted (the dispatch sent it in a batch of ten).
+    sqs_requests = dispatches * send_batches + polls * 2
+    kms_requests = polls  # each poll decrypts its mailbox's POP3 password
+
+    # Mail out: notification jobs of a few mails each, a daily digest run.
+    mails_out = size.members * t["mails_out"]
+    jobs = mails_out / t["mails_per_job"]
+    digest_runs = 30
+    sqs_requests += jobs * 3 + 3 * t["sqs_idle_receives"]  # send, receive, delete; idle polls
+    out_ms = mails_out * t["mail_out_ms"] + digest_runs * 1000
+    rru += mails_out * 2  # the member and their subscription
+    wru += mails_out  # the digest or notification state
+
+    invocations = api_calls + dispatches + polls + jobs + digest_runs + 1  # +1 purge
+    gb_seconds = (api_ms + mail_ms + out_ms) / 1000 * LAMBDA_GB
+    log_gb = invocations * t["log_bytes"] / 1e9
+
+    stored_items = size.members * 3 + size.groups * 4 + size.posts + size.comments + size.events
+    stored_items += size.mailboxes * (1 + 12 * t["mails_in"] * 2)  # a year of mail log + markers
+    storage_gb = stored_items * t["item_kb"] / 1e6
+
+    return {
+        "dynamodb_requests": rru / 1e6 * p["dynamodb_read_request_unit_million"]
+        + wru / 1e6 * p["dynamodb_write_request_unit_million"],
+        "dynamodb_storage": storage_gb * p["dynamodb_storage_gb_month"],
+        "api_gateway": api_calls / 1e6 * p["api_gateway_rest_request_million"],
+        "lambda_requests": invocations / 1e6 * p["lambda_request_million"],
+        "lambda_compute": gb_seconds * p["lambda_gb_second_x86"],
+        "lambda_compute_arm": gb_seconds * p["lambda_gb_second_arm"],
+        "sqs": sqs_requests / 1e6 * p["sqs_request_million"],
+        "ses": mails_out / 1000 * p["ses_thousand_mails"],
+        "cloudwatch_logs": log_gb
+        * (p["cloudwatch_logs_ingested_gb"] + p["cloudwatch_logs_stored_gb_month"]),
+        "cloudwatch_metrics_alarms": t["metrics"] * p["cloudwatch_metric_month"]
+        + infra["alarms"] * p["cloudwatch_alarm_month"],
+        "secrets_manager": infra["secrets"] * p["secrets_manager_secret_month"]
+        + api_calls * t["cold_share"] / 1e4 * p["secrets_manager_api_10k"],
+        "kms": infra["keys"] * p["kms_key_month"] + kms_requests / 1e4 * p["kms_request_10k"],
+        "eventbridge": writes / 1e6 * p["eventbridge_event_million"],
+        # Not dollars: what the table's notes show.
+        "_api_calls": api_calls,
+        "_invocations": invocations,
+        "_gb_seconds": gb_seconds,
+        "_polls": polls,
+    }
+
+
+LINES = [
+    ("dynamodb_requests", "DynamoDB on-demand requests"),
+    ("dynamodb_storage", "DynamoDB storage"),
+    ("api_gateway", "API Gateway (REST)"),
+    ("lambda_requests", "Lambda invocations"),
+    ("lambda_compute", "Lambda GB-seconds (x86)"),
+    ("sqs", "SQS"),
+    ("ses", "SES"),
+    ("cloudwatch_logs", "CloudWatch Logs"),
+    ("cloudwatch_metrics_alarms", "CloudWatch metrics and alarms"),
+    ("secrets_manager", "Secrets Manager"),
+    ("kms", "KMS"),
+    ("eventbridge", "EventBridge"),
+]
+
+
+def dollars(value: float) -> str:
+    if value < 0.1:
+        return f"${value:.4f}"
+    return f"${value:,.2f}" if value < 1000 else f"${value:,.0f}"
+
+
+def count(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def cost_block(
+    prices: dict[str, Any],
+    measured: dict[str, float],
+    missing: list[str],
+    infra: dict[str, int],
+) -> str:
+    costs = [monthly_cost(size, prices, measured, infra) for size in SIZES]
+    lines = [
+        f"Prices of {prices['taken_on']} ({prices['region']}, on-demand list prices, no free "
+        "tier: `bench/prices.json`); DynamoDB work per call from `bench/results.json`"
+        + (f" (not measured, assumed: {', '.join(f'`{n}`' for n in missing)})" if missing else "")
+        + ".",
+        "",
+        "| monthly cost | " + " | ".join(size.name for size in SIZES) + " |",
+        "|---|" + "---:|" * len(SIZES),
+    ]
+    for key, label in LINES:
+        lines.append(f"| {label} | " + " | ".join(dollars(c[key]) for c in costs) + " |")
+    x86 = [sum(c[key] for key, _ in LINES) for c in costs]
+    arm = [
+        total - c["lambda_compute"] + c["lambda_compute_arm"]
+        for total, c in zip(x86, costs, strict=True)
+    ]
+    lines.append("| **total (x86)** | " + " | ".join(f"**{dollars(v)}**" for v in x86) + " |")
+    lines.append("| total (arm64) | " + " | ".join(dollars(v) for v in arm) + " |")
+    lines.append(
+        "| per member | "
+        + " | ".join(dollars(v / size.members) for v, size in zip(x86, SIZES, strict=True))
+        + " |"
+    )
+    lines.append("| API calls | " + " | ".join(count(c["_api_calls"]) for c in costs) + " |")
+    lines.append("| mailbox polls | " + " | ".join(count(c["_polls"]) for c in costs) + " |")
+    lines.append(
+        "| Lambda invocations | " + " | ".join(count(c["_invocations"]) for c in costs) + " |"
+    )
+    lines.append(
+        "| Lambda GB-seconds | " + " | ".join(count(c["_gb_seconds"]) for c in costs) + " |"
+    )
+    lines += [
+        "",
+        "| size | members | groups | mailboxes | posts | comments | events |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for size in SIZES:
+        lines.append(
+            f"| {size.name} | {count(size.members)} | {count(size.groups)} | "
+            f"{count(size.mailboxes)} | {count(size.posts)} | {count(size.comments)} | "
+            f"{count(size.events)} |"
+        )
+    lines += ["", "| assumption | value |", "|---|---:|"]
+    lines += [f"| {what} | {value:,g} |" for _, value, what in TRAFFIC]
+    alternatives = prices["hosted_alternatives"]
+    lines.append("")
+    if alternatives["found"]:
+        lines += [
+            "| hosted alternative | plan | members | per month | source |",
+            "|---|---|---:|---:|---|",
+        ]
+        for found in alternatives["found"]:
+            lines.append(
+                f"| {found['name']} | {found['plan']} | {found['members']} | "
+                f"{dollars(found['usd_month'])} | {found['source']} ({found['taken_on']}) |"
+            )
+    else:
+        lines.append(
+            "Hosted alternatives (" + "; ".join(alternatives["searched"]) + "): no citable "
+            "list price was found, so none is compared here (see `bench/prices.json`)."
+        )
+    return "\n".join(lines)
+
+
+def current_block() -> str:
+    measured, missing = load_measured()
+    return cost_block(load_prices(), measured, missing, infra_counts())
+
+
+_BLOCK = re.compile(re.escape(README_START) + r"\n?(.*?)\n?" + re.escape(README_END), re.DOTALL)
+
+
+def readme_block(path: Path = README_PATH) -> str | None:
+    found = _BLOCK.search(path.read_text(encoding="utf-8"))
+    return found.group(1) if found else None
+
+
+def write_readme(block: str, path: Path = README_PATH) -> bool:
+    text = path.read_text(encoding="utf-8")
+    if not _BLOCK.search(text):
+        return False
+    replacement = f"{README_START}\n{block}\n{README_END}"
+    path.write_text(_BLOCK.sub(lambda _: replacement, text, count=1), encoding="utf-8")
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.cost", description=__doc__)
+    parser.add_argument("--check", action="store_true", help="exit 1 when README is not current")
+    arguments = parser.parse_args(argv)
+    block = current_block()
+    if arguments.check:
+        if readme_block() != block:
+            print("README.md's cost table is not current: run `make cost`", file=sys.stderr)
+            return 1
+        return 0
+    print(block)
+    if not write_readme(block):
+        print(f"README.md has no {README_START} … {README_END} block", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""A poll's lease: how long it keeps other pollers off a mailbox (`lease_for`, production's
+`mail_poll.LEASE` by default), and a dead poller's lease taken over once it has run out."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from chalicelib.jobs.base import Deadline
+from chalicelib.jobs.mail_poll import LEASE, poll_mailbox
+from chalicelib.services.mail_in import PollResult
+from chalicelib.services.mailboxes import EMAIL_TO_POST, Mailbox
+from chalicelib.store.mail import MailboxLeaseRecord, MailRepository
+from tests.mail.test_ingest import FakeDirectory
+
+KEY = "post#garden"
+
+
+def directory() -> FakeDirectory:
+    box = Mailbox(
+        scope="garden",
+        kind=EMAIL_TO_POST,
+        server_name="pop.example.org",
+        server_port=995,
+        server_username="garden",
+        has_password=True,
+        password="secret",
+    )
+    return FakeDirectory({KEY: box})
+
+
+class LeaseReadingIngestor:
+    """Stands in for POP3: notes how long the lease it polls under runs."""
+
+    def __init__(self) -> None:
+        self.leased_for: list[timedelta] = []
+
+    def poll(self, mailbox: Any, should_stop: Any) -> PollResult:
+        from chalicelib.clock import utc_now
+
+        lease = MailboxLeaseRecord.get(mailbox.key, consistent_read=True)
+        self.leased_for.append(lease.expires_on - utc_now())
+        return PollResult(mailbox=mailbox.key, seen=1)
+
+
+def test_a_poll_holds_the_production_lease_unless_told_otherwise(aws):
+    ingestor = LeaseReadingIngestor()
+    poll_mailbox(KEY, Deadline.unbounded(), source=directory(), ingestor=ingestor)
+    poll_mailbox(
+        KEY,
+        Deadline.unbounded(),
+        source=directory(),
+        ingestor=ingestor,
+        lease_for=timedelta(seconds=2),
+    )
+    production, short = ingestor.leased_for
+    assert LEASE - timedelta(seconds=30) < production <= LEASE
+    assert timedelta(0) < short <= timedelta(seconds=2)
+    assert LEASE == timedelta(minutes=5)
+    # Released after each poll: nothing is left holding the mailbox.
+    assert MailboxLeaseRecord.count(KEY) == 0
+
+
+def test_a_dead_pollers_lease_is_taken_over_only_once_it_has_run_out(aws):
+    from chalicelib.clock import utc_now
+
+    leases = MailRepository()
+    ingestor = LeaseReadingIngestor()
+    now = utc_now()
+    # A poller that died holding the mailbox until a minute from now.
+    assert leases.acquire_lease(KEY, "dead", now, now + timedelta(minutes=1))
+    line = poll_mailbox(KEY, Deadline.unbounded(), source=directory(), ingestor=ingestor).line
+    assert line.endswith("another worker is polling it") and not ingestor.leased_for
+    # The same lease, run out: the next poller takes the mailbox, and the dead one's late
+    # release does not free it from under the new owner.
+    MailboxLeaseRecord(KEY, owner="dead", expires_on=now - timedelta(seconds=1)).save()
+    poll_mailbox(KEY, Deadline.unbounded(), source=directory(), ingestor=ingestor, owner="new")
+    assert len(ingestor.leased_for) == 1
+    assert leases.acquire_lease(KEY, "new", now, now + timedelta(minutes=1))
+    leases.release_lease(KEY, "dead")
+    assert MailboxLeaseRecord.get(KEY, consistent_read=True).owner == "new"
