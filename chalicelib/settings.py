@@ -38,8 +38,10 @@ class Settings(BaseModel):
     mail_authserv_id: str | None = None
     game_level_base: int = 100
     game_level_exponent: float = 2.0
-    # make run: load demo/community.json unless AGORA_DEMO=0.
+    # make run: load demo/community.json unless AGORA_DEMO=0 (only into an empty store).
     demo: bool = True
+    # make run: the folder that keeps its data between runs; empty: `.agora-run` in the project.
+    data_dir: str = ""
     # Name of the SQS queue that carries one message per mailbox to poll.
     mailbox_queue: str = "agora-mailbox-jobs"
     # Name of the SQS queue that carries chunks of notification recipients (fan-out).

@@ -59,9 +59,9 @@ class RunningAgora:
         assert status == 200, body
         return body["object"]
 
-    def stop(self) -> None:
+    def stop(self, how: signal.Signals = signal.SIGINT) -> None:
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
+            self.process.send_signal(how)
             try:
                 self.process.wait(timeout=15)
             except subprocess.TimeoutExpired:
@@ -69,8 +69,16 @@ class RunningAgora:
                 self.process.wait()
 
 
-def start_agora(extra_env: dict[str, str] | None = None, timeout: float = 90) -> RunningAgora:
-    """Start `python -m chalicelib.local` and wait until it says it serves."""
+def start_agora(
+    extra_env: dict[str, str] | None = None,
+    timeout: float = 90,
+    command: list[str] | None = None,
+) -> RunningAgora:
+    """Start `python -m chalicelib.local` (or `command`, such as `make run`) and wait until it says
+    it serves. Its data goes to a new temporary folder unless AGORA_DATA_DIR is given, so that a
+    test never reads or overwrites the data of a developer's own `make run`."""
+    import tempfile
+
     port, aws_port = free_port(), free_port()
     env = {
         k: v for k, v in os.environ.items() if k not in ("AWS_ENDPOINT_URL", "AGORA_TOKEN_SECRET")
@@ -84,13 +92,16 @@ def start_agora(extra_env: dict[str, str] | None = None, timeout: float = 90) ->
             **(extra_env or {}),
         }
     )
+    env.setdefault("AGORA_DATA_DIR", tempfile.mkdtemp(prefix="agora-run-"))
     process = subprocess.Popen(
-        [sys.executable, "-m", "chalicelib.local"],
+        command or [sys.executable, "-m", "chalicelib.local"],
         cwd=REPO_ROOT,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
+        # Its own process group: a test's Ctrl-C (SIGINT to the group) reaches it, not pytest.
+        start_new_session=True,
     )
     running = RunningAgora(process=process, base=f"http://127.0.0.1:{port}")
     deadline = time.monotonic() + timeout
