@@ -141,6 +141,68 @@ def load(args: argparse.Namespace) -> int:
     return 0
 
 
+def export(args: argparse.Namespace) -> int:
+    """The whole community to FILE in the fixture format, written record by record as the pages
+    are read (memory does not grow with the community); `-` writes to stdout."""
+    path = Path(args.file)
+    progress = Progress()
+    counts: dict[str, int] = {}
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with sys.stdout if args.file == "-" else partial.open("w", encoding="utf-8") as out:
+            exporter = deps.fixture_exporter()
+            write_fixture(
+                out,
+                exporter.sections(),
+                exporter.home_page,
+                counts,
+                lambda section, n: progress.show(f"export: {n} {section} written"),
+            )
+    except OSError as error:
+        print(f"{path}: cannot write: {error.strerror}", file=sys.stderr)
+        partial.unlink(missing_ok=True)
+        return EXIT_INVALID
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    finally:
+        progress.done()
+    if args.file != "-":
+        # Only a whole export takes the file's name: a failure keeps what was there before.
+        partial.replace(path)
+    print(
+        "exported " + ", ".join(f"{n} {name}" for name, n in counts.items()),
+        file=sys.stderr if args.file == "-" else sys.stdout,
+    )
+    return 0
+
+
+def write_fixture(
+    out: Any,
+    sections: Iterator[tuple[str, Iterator[dict[str, Any]]]],
+    home_page: Callable[[], dict[str, Any] | None],
+    counts: dict[str, int],
+    progress: Callable[[str, int], None],
+) -> None:
+    """A fixture file as JSON, one record a line, written as the records come."""
+    out.write("{")
+    for number, (section, records) in enumerate(sections):
+        out.write(("," if number else "") + f"\n{json.dumps(section)}: [")
+        count = 0
+        for record in records:
+            out.write(("," if count else "") + "\n  " + json.dumps(record, ensure_ascii=False))
+            count += 1
+            if count % 100 == 0:
+                progress(section, count)
+        out.write("\n]" if count else "]")
+        counts[section] = count
+    page = home_page()
+    if page is not None:
+        out.write(f',\n"homePage": {json.dumps(page, ensure_ascii=False)}')
+        counts["home page"] = 1
+    out.write("\n}\n")
+
+
 def poll_mail(_args: argparse.Namespace) -> int:
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.mail_poll import poll_all_in_process
@@ -211,6 +273,11 @@ def create_admin(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "create-tables": (create_tables, "create the tables (and indexes) that do not exist yet"),
     "load": (load, "validate a fixture file, then upsert everything in it"),
+    "export": (
+        export,
+        "write the whole community to a fixture file that `load` reads back (passwords as "
+        "their hashes; stored secrets left out)",
+    ),
     "poll-mail": (poll_mail, "run the mail job once"),
     "purge-comments": (purge_comments, "run the monthly comment purge once"),
     "send-digests": (send_digests, "run the daily digest job once"),
@@ -231,6 +298,8 @@ def parser() -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help_text)
         if name == "load":
             command.add_argument("file", help="fixture JSON file (CONTRACT §4)")
+        if name == "export":
+            command.add_argument("file", help="fixture JSON file to write (- for stdout)")
         if name == "create-admin":
             command.add_argument("--email", required=True, help="the administrator's address")
             command.add_argument(
