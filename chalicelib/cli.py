@@ -22,6 +22,11 @@ EXIT_AWS = 1
 MAKE_RUN_HINT = "or point AWS_ENDPOINT_URL at `make run`'s embedded AWS (make run prints it)"
 
 
+def _make_run_hint(endpoint: str | None) -> str:
+    # Pointing AWS_ENDPOINT_URL somewhere is advice only for those who have not done it.
+    return "" if endpoint else f", {MAKE_RUN_HINT}"
+
+
 def _chain(error: BaseException) -> Iterator[BaseException]:
     """The error and what caused it (PynamoDB keeps botocore's error in `cause`)."""
     seen: set[int] = set()
@@ -43,7 +48,7 @@ def explain_aws_failure(error: BaseException) -> str | None:
         if kind in ("NoCredentialsError", "PartialCredentialsError"):
             return (
                 "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
-                f"(or AWS_PROFILE), {MAKE_RUN_HINT}"
+                f"(or AWS_PROFILE){_make_run_hint(endpoint)}"
             )
         if kind == "NoRegionError":
             return "no AWS region: set AWS_DEFAULT_REGION (make run uses us-east-1)"
@@ -73,7 +78,7 @@ def explain_aws_failure(error: BaseException) -> str | None:
             ):
                 return (
                     f"AWS refused the credentials ({code}): check AWS_ACCESS_KEY_ID, "
-                    f"AWS_SECRET_ACCESS_KEY and AWS_PROFILE, {MAKE_RUN_HINT}"
+                    f"AWS_SECRET_ACCESS_KEY and AWS_PROFILE{_make_run_hint(endpoint)}"
                 )
             if code in ("AccessDeniedException", "AccessDenied"):
                 return (
@@ -248,14 +253,25 @@ def read_password(prompt: str = "Password: ") -> str:
         if getpass.getpass("Again: ") != first:
             raise ValueError("the two passwords differ")
         return first
-    return sys.stdin.readline().rstrip("\r\n")
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\r\n")
 
 
 def create_admin(args: argparse.Namespace) -> int:
     from chalicelib.errors import AgoraError
 
     try:
-        password = read_password()
+        try:
+            password = read_password()
+        except EOFError:
+            # Ctrl-D at the prompt (or an empty stdin): nothing to set.
+            print("create-admin: no password given; nothing was changed", file=sys.stderr)
+            return EXIT_INVALID
+        except KeyboardInterrupt:
+            print("\ncreate-admin: interrupted; nothing was changed", file=sys.stderr)
+            return EXIT_INVALID
         result = deps.administrator_service().create_or_promote(args.email, password, args.group_id)
     except ValueError as error:
         print(f"create-admin: {error}", file=sys.stderr)
@@ -309,10 +325,16 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from chalicelib.settings import SettingsError
+    from chalicelib.settings import SettingsError, local_endpoint_defaults
 
     args = parser().parse_args(argv)
     try:
+        defaults = local_endpoint_defaults()
+        if defaults:
+            from chalicelib import aws
+
+            os.environ.update(defaults)
+            aws.reset()
         return COMMANDS[args.command][0](args)
     except SettingsError as error:
         print(f"{args.command}: {error}", file=sys.stderr)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 
 import pytest
 from moto import mock_aws
@@ -200,3 +201,111 @@ def test_purge_shows_progress_on_a_terminal(empty_aws, monkeypatch, capsys):
     assert main(["purge-comments"]) == 0
     assert "purge-comments: " in terminal.text and "purged so far" in terminal.text
     assert capsys.readouterr().out.startswith("purged ")
+
+
+# --- a newcomer's first hour (issue 29): one line each, never a traceback ----------------------
+
+
+def run_cli(env: dict[str, str], *arguments: str, stdin: str = "") -> subprocess.CompletedProcess:
+    """The CLI in a clean environment: only the variables given, as on a fresh machine."""
+    import os
+    import sys
+
+    clean = {
+        "PATH": os.environ["PATH"],
+        "HOME": env.pop("HOME", "/nonexistent"),
+        "PYTHONPATH": str(REPO_ROOT),
+        "AWS_CONFIG_FILE": "/nonexistent",
+        "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+        "AWS_EC2_METADATA_DISABLED": "true",
+        **env,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "chalicelib.cli", *arguments],
+        env=clean,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.slow
+def test_only_aws_endpoint_url_is_enough_for_make_runs_embedded_aws():
+    from chalicelib.embedded_aws import start_moto_server, stop_moto_server
+
+    server = start_moto_server()
+    try:
+        host, port = server.get_host_and_port()
+        env = {"AWS_ENDPOINT_URL": f"http://{host}:{port}", "AGORA_TABLE_PREFIX": "agora-first-"}
+        result = run_cli(env, "create-tables")
+        assert result.returncode == 0, result.stderr
+        assert "agora-first-posts" in result.stdout
+    finally:
+        stop_moto_server(server)
+
+
+def test_endpoint_elsewhere_without_credentials_does_not_advise_setting_the_endpoint():
+    result = run_cli(
+        {"AWS_ENDPOINT_URL": "http://dynamodb.example.org:8000", "AWS_DEFAULT_REGION": "eu-west-1"},
+        "create-tables",
+    )
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "no AWS credentials" in lines[0] and "AWS_ENDPOINT_URL" not in lines[0]
+
+
+def test_malformed_endpoint_is_one_line_showing_the_fix():
+    result = run_cli({"AWS_ENDPOINT_URL": "127.0.0.1:8141"}, "create-tables")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert lines == [
+        "create-tables: AWS_ENDPOINT_URL must be a URL with its scheme, such as "
+        "http://127.0.0.1:8141 (got '127.0.0.1:8141')"
+    ], result.stderr
+
+
+def test_ctrl_d_at_the_password_prompt_is_one_line():
+    """A real terminal (a pseudo-terminal): the prompt, then Ctrl-D."""
+    import os
+    import pty
+    import subprocess
+    import sys
+    import time
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "chalicelib.cli", "create-admin", "--email", "new@example.org"],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+        close_fds=True,
+    )
+    os.close(follower)
+    seen = b""
+    deadline = time.monotonic() + 60
+    while b"Password:" not in seen and time.monotonic() < deadline:
+        seen += os.read(leader, 1024)
+    os.write(leader, b"\x04")
+    assert process.wait(timeout=60) == 2
+    while True:
+        try:
+            chunk = os.read(leader, 1024)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    text = seen.decode(errors="replace")
+    assert "Traceback" not in text, text
+    assert "create-admin: no password given; nothing was changed" in text
+
+
+def test_empty_stdin_for_create_admin_is_one_line():
+    result = run_cli({}, "create-admin", "--email", "new@example.org", stdin="")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "create-admin: no password given; nothing was changed"
