@@ -91,6 +91,27 @@ def test_dangling_references_are_reported_before_writing(empty_aws, capsys, tmp_
     assert all(items == [] for items in table_contents().values())
 
 
+def test_schema_and_reference_errors_are_reported_in_one_round(empty_aws, capsys, tmp_path):
+    main(["create-tables"])
+    fixture = json.loads(DEMO.read_text())
+    fixture["groups"][2]["access"] = "secret"  # schema
+    fixture["posts"][1]["authorId"] = "0b6c1c4e-0000-4000-8000-000000000000"  # reference
+    fixture["events"][0]["groupId"] = "0b6c1c4e-0000-4000-8000-000000000001"  # reference
+    fixture["users"][0]["alias"] = ""  # schema: posts by this user are not reported dangling
+    path = tmp_path / "both.json"
+    path.write_text(json.dumps(fixture))
+    assert main(["load", str(path)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert "groups[2].access" in lines[0] or any(
+        line.startswith("groups[2].access") for line in lines
+    )
+    assert any(line.startswith("users[0].alias") for line in lines)
+    assert any(line.startswith("posts[1].authorId: no user has id") for line in lines)
+    assert any(line.startswith("events[0].groupId: no group has id") for line in lines)
+    assert lines[-1] == "4 error(s); nothing was written", lines
+    assert all(items == [] for items in table_contents().values())
+
+
 def test_file_that_is_not_json_exits_2(empty_aws, capsys, tmp_path):
     path = tmp_path / "x.json"
     path.write_text("{")
