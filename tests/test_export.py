@@ -115,9 +115,28 @@ def every_read(agora: RunningAgora, token: str) -> dict[str, tuple[int, object]]
             query = "?pageSize=100"
             if "/calendar/" in url:
                 query = "?startDate=2026-01-01T00:00:00Z&endDate=2028-01-01T00:00:00Z"
-            status, body = agora.request("GET", url + query, headers={"X-Auth": token})
-            answers[url] = (status, body.get("object") if isinstance(body, dict) else body)
+            answers[url] = read(agora, url + query, token)
     return answers
+
+
+# Lines of the feeds that say when they were made, not what they hold.
+MADE_AT = re.compile(r"^\s*(<lastBuildDate>|DTSTAMP:).*$", re.MULTILINE)
+
+
+def read(agora: RunningAgora, path: str, token: str) -> tuple[int, object]:
+    """Status and `object` of a JSON answer, or the text of a feed (RSS, iCalendar)."""
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(agora.base + path, headers={"X-Auth": token})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            status, kind, raw = response.status, response.headers["Content-Type"], response.read()
+    except urllib.error.HTTPError as error:
+        status, kind, raw = error.code, error.headers["Content-Type"], error.read()
+    if kind.startswith("application/json"):
+        return status, json.loads(raw).get("object")
+    return status, MADE_AT.sub("", raw.decode())
 
 
 def change_demo(agora: RunningAgora, token: str) -> None:
@@ -160,7 +179,6 @@ def test_export_then_load_into_a_fresh_make_run_gives_equal_answers(tmp_path: Pa
     finally:
         target.stop()
 
-    assert len(expected) > 60 and {s for s, _ in expected.values()} >= {200, 404}
-    assert sum(1 for s, _ in expected.values() if s == 200) > 50
+    assert len(expected) > 60 and sum(1 for s, _ in expected.values() if s == 200) > 50
     different = sorted(url for url in expected if expected[url] != answers.get(url))
     assert different == [], {url: (expected[url], answers.get(url)) for url in different[:3]}
