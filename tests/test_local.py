@@ -169,3 +169,43 @@ def test_make_run_answers_cors_preflight_for_an_allowed_origin_only(running):
     assert allowed["access-control-allow-origin"] == CORS_ORIGIN
     assert "PUT" in allowed["access-control-allow-methods"]
     assert not any(k.startswith("access-control-") for k in preflight("https://other.example"))
+
+
+@pytest.mark.slow
+def test_permalinks_name_the_port_make_run_listens_on(running):
+    """AGORA_BASE_URL unset: it follows AGORA_PORT, so a post's url opens on this server."""
+    import json
+
+    from tests.conftest import REPO_ROOT
+
+    demo = json.loads((REPO_ROOT / "demo" / "community.json").read_text())
+    post = demo["posts"][0]["id"]
+    status, body = running.request(
+        "GET", f"/api/v1/en_US/post/{post}", headers={"X-Auth": running.login()}
+    )
+    port = running.base.rsplit(":", 1)[1]
+    assert status == 200 and body["object"]["url"].startswith(f"http://localhost:{port}/"), body
+
+
+@pytest.mark.slow
+def test_the_demo_has_events_in_its_calendar_and_feed_and_a_home_page(running):
+    import urllib.request
+
+    token = running.login()
+    status, body = running.request(
+        "GET", "/api/v1/en_US/system-page/home-page", headers={"X-Auth": token}
+    )
+    assert status == 200 and "Welcome" in body["object"]["content"]
+    garden = "076e75e0-7661-51c5-9ccc-8a2b790e771e"
+    status, body = running.request(
+        "GET",
+        f"/api/v1/en_US/event/list/calendar/{garden}"
+        "?startDate=2026-01-01T00:00:00Z&endDate=2028-01-01T00:00:00Z",
+        headers={"X-Auth": token},
+    )
+    assert status == 200 and len(body["object"]["events"]) >= 3
+    request = urllib.request.Request(
+        f"{running.base}/api/v1/en_US/feed/{garden}/events.ics", headers={"X-Auth": token}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.read().decode().count("BEGIN:VEVENT") >= 1
