@@ -37,6 +37,19 @@ ERROR_STATUSES = {
 }
 
 
+OPENAPI_DOCUMENT_SCHEMA = {
+    "type": "object",
+    "required": ["openapi", "info", "paths"],
+    "properties": {
+        "openapi": {"type": "string"},
+        "info": {"type": "object"},
+        "servers": {"type": "array"},
+        "paths": {"type": "object"},
+        "components": {"type": "object"},
+    },
+}
+
+
 def _is_model(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
@@ -100,7 +113,13 @@ def _parameters(spec: RouteSpec, defs: dict[str, Any]) -> list[dict[str, Any]]:
 def _operation(spec: RouteSpec, defs: dict[str, Any]) -> dict[str, Any]:
     object_schema = _schema_of(spec.response_model, "serialization", defs)
     responses: dict[str, Any] = {}
-    if spec.content_type == "application/json":
+    if spec.path.endswith("/openapi.json"):
+        # The document itself, not an envelope around it.
+        responses["200"] = {
+            "description": "This OpenAPI document",
+            "content": {"application/json": {"schema": OPENAPI_DOCUMENT_SCHEMA}},
+        }
+    elif spec.content_type == "application/json":
         responses["200"] = {
             "description": "Success",
             "content": {"application/json": {"schema": _envelope(object_schema, True)}},

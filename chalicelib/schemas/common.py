@@ -16,6 +16,7 @@ from pydantic import (
     WithJsonSchema,
 )
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 # DynamoDB items hold at most 400 KB; a text field is capped well below it (CONTRACT §6).
 MAX_TEXT_BYTES = 300_000
@@ -157,6 +158,21 @@ class Result(Record):
 
     type: str = "result"
     count: int
+
+
+def _json_integer(value: Any) -> Any:
+    """A JSON integer as JSON Schema's `integer` reads it: `1` and `1.0`, never `false` or "1"."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise PydanticCustomError("int_type", "Input should be a valid integer")
+        return int(value)
+    return value
+
+
+# What the OpenAPI document calls `integer`, accepted exactly so (no booleans, no strings).
+JsonInt = Annotated[int, BeforeValidator(_json_integer)]
 
 
 class PageQuery(ApiModel):

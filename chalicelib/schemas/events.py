@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
+from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
 from chalicelib.schemas.common import (
@@ -72,8 +72,20 @@ def _check_end_date(end: datetime | None, info: ValidationInfo) -> datetime | No
     return end
 
 
+# endDate is required unless allDay is true (CONTRACT §8), said in the document as validation
+# checks it, so that a client generated from it builds only requests the API accepts.
+END_DATE_RULE = {
+    "anyOf": [
+        {"required": ["allDay"], "properties": {"allDay": {"const": True}}},
+        {"required": ["endDate"], "properties": {"endDate": {"type": "string"}}},
+    ]
+}
+
+
 class EventWrite(ApiModel):
     """Body of create and update. Field order matters: endDate is checked against those before."""
+
+    model_config = ConfigDict(**{**ApiModel.model_config, "json_schema_extra": END_DATE_RULE})
 
     group_id: Guid
     title: str = Field(min_length=1, max_length=MAX_SHORT_TEXT)
