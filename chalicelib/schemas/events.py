@@ -17,6 +17,7 @@ from chalicelib.schemas.common import (
     Record,
     UserRef,
     UtcDateTime,
+    document_trimming,
 )
 
 # An event touches one calendar item per month it spans (store/events.py); all of them are
@@ -82,10 +83,17 @@ END_DATE_RULE = {
 }
 
 
+def _document_end_date_rule(schema: dict[str, Any], model: Any = None) -> None:
+    document_trimming(schema)
+    schema.update(END_DATE_RULE)
+
+
 class EventWrite(ApiModel):
     """Body of create and update. Field order matters: endDate is checked against those before."""
 
-    model_config = ConfigDict(**{**ApiModel.model_config, "json_schema_extra": END_DATE_RULE})
+    model_config = ConfigDict(
+        **{**ApiModel.model_config, "json_schema_extra": _document_end_date_rule}
+    )
 
     group_id: Guid
     title: str = Field(min_length=1, max_length=MAX_SHORT_TEXT)

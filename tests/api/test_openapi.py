@@ -146,3 +146,36 @@ def test_the_openapi_document_is_documented_as_itself(api):
     answer = document["paths"]["/api/v1/en_US/openapi.json"]["get"]["responses"]["200"]
     schema = answer["content"]["application/json"]["schema"]
     assert Draft202012Validator(schema).is_valid(document)
+
+
+def test_texts_are_measured_as_sent_and_blank_ones_refused_in_the_document_as_in_the_api(
+    api, community
+):
+    community.load()
+    admin = community.users[0]["id"]
+    _, document = api.get("/api/v1/en_US/openapi.json")
+    login = "/api/v1/en_US/security/login"
+    body = {"email": community.users[0]["email"], "password": "\f"}
+    assert not accepted_by_document(document, login, "post", body)
+    assert api.post(login, None, body)[0] == 400
+
+    status, section = api.post("/api/v1/en_US/profile/section", admin, {"name": "Contact"})
+    assert status == 200, section
+    field = {
+        "sectionId": section["object"]["id"],
+        "name": "\u0005",
+        "typeId": 1,
+        "data": {},
+    }
+    assert not accepted_by_document(document, "/api/v1/en_US/profile/field", "post", field)
+    assert api.post("/api/v1/en_US/profile/field", admin, field)[0] == 400
+
+    player = "/rest/v1/en_US/player"
+    long_name = {"id": "2f6d3a4e-0000-4000-8000-000000000001", "name": " " + "n" * 100}
+    assert not accepted_by_document(document, player, "post", long_name)
+    status, body = api.post(player, admin, long_name)
+    assert status == 400 and body["errors"][0]["key"] == "name", body
+    fits = {"id": "2f6d3a4e-0000-4000-8000-000000000002", "name": " " + "n" * 98 + " "}
+    assert accepted_by_document(document, player, "post", fits)
+    status, body = api.post(player, admin, fits)
+    assert status == 200 and body["object"]["name"] == "n" * 98, body
