@@ -8,6 +8,7 @@ the document is therefore a route missing from the registry (a test checks both 
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -186,13 +187,36 @@ def _model_refs() -> dict[tuple[type[BaseModel], str], dict[str, Any]]:
 _model_defs: dict[str, Any] = {}
 
 
+def _links(spec: RouteSpec) -> dict[str, Any]:
+    """OpenAPI links from a create to the operations on what it created: `POST …/event` answers
+    the event whose `id` is the `{eventId}` of `GET`, `PUT`, `DELETE …/event/{eventId}` and the
+    rest under it. A client (and Schemathesis's stateful phase) follows them to a real record."""
+    if spec.method != "POST" or "{" in spec.path:
+        return {}
+    found: dict[str, Any] = {}
+    prefix = spec.path + "/{"
+    for target in ROUTES:
+        names = re.findall(r"{(\w+)}", target.path)
+        if not target.path.startswith(prefix) or len(names) != 1 or target is spec:
+            continue
+        found[f"{target.handler.__name__}"] = {
+            "operationId": target.handler.__name__,
+            "parameters": {names[0]: "$response.body#/object/id"},
+        }
+    return found
+
+
 @functools.cache
 def openapi_document() -> dict[str, Any]:
     _model_refs()
     defs: dict[str, Any] = {"FieldError": FIELD_ERROR_SCHEMA, **_model_defs}
     paths: dict[str, dict[str, Any]] = {}
     for spec in ROUTES:
-        paths.setdefault(spec.path, {})[spec.method.lower()] = _operation(spec, defs)
+        operation = _operation(spec, defs)
+        links = _links(spec)
+        if links:
+            operation["responses"]["200"]["links"] = links
+        paths.setdefault(spec.path, {})[spec.method.lower()] = operation
     error_responses = {
         f"Error{status}": {
             "description": description,
