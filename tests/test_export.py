@@ -114,7 +114,9 @@ def every_read(agora: RunningAgora, token: str) -> dict[str, tuple[int, object]]
         for url in filled:
             query = "?pageSize=100"
             if "/calendar/" in url:
-                query = "?startDate=2026-01-01T00:00:00Z&endDate=2028-01-01T00:00:00Z"
+                query = (
+                    "?calendarStartDate=2026-01-01T00:00:00Z&calendarEndDate=2028-01-01T00:00:00Z"
+                )
             answers[url] = read(agora, url + query, token)
     return answers
 

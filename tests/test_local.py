@@ -171,20 +171,25 @@ def test_make_run_answers_cors_preflight_for_an_allowed_origin_only(running):
     assert not any(k.startswith("access-control-") for k in preflight("https://other.example"))
 
 
-@pytest.mark.slow
-def test_permalinks_name_the_port_make_run_listens_on(running):
-    """AGORA_BASE_URL unset: it follows AGORA_PORT, so a post's url opens on this server."""
-    import json
+def test_permalinks_follow_agora_port_when_agora_base_url_is_unset(monkeypatch, tmp_path):
+    """make run's setup: AGORA_BASE_URL unset follows AGORA_PORT (a post's url opens on the
+    server); set, it is kept."""
+    from chalicelib.local import prepare_persistence
+    from chalicelib.settings import reload_settings
 
-    from tests.conftest import REPO_ROOT
-
-    demo = json.loads((REPO_ROOT / "demo" / "community.json").read_text())
-    post = demo["posts"][0]["id"]
-    status, body = running.request(
-        "GET", f"/api/v1/en_US/post/{post}", headers={"X-Auth": running.login()}
-    )
-    port = running.base.rsplit(":", 1)[1]
-    assert status == 200 and body["object"]["url"].startswith(f"http://localhost:{port}/"), body
+    monkeypatch.delenv("AGORA_BASE_URL", raising=False)
+    monkeypatch.delenv("AGORA_TOKEN_SECRET", raising=False)
+    monkeypatch.setenv("AGORA_PORT", "8765")
+    monkeypatch.setenv("AGORA_DATA_DIR", str(tmp_path))
+    try:
+        prepare_persistence(reset=False)
+        assert reload_settings().public_base_url == "http://localhost:8765"
+        monkeypatch.setenv("AGORA_BASE_URL", "https://community.example.org")
+        prepare_persistence(reset=False)
+        assert reload_settings().public_base_url == "https://community.example.org"
+    finally:
+        monkeypatch.undo()
+        reload_settings()
 
 
 @pytest.mark.slow
@@ -200,7 +205,7 @@ def test_the_demo_has_events_in_its_calendar_and_feed_and_a_home_page(running):
     status, body = running.request(
         "GET",
         f"/api/v1/en_US/event/list/calendar/{garden}"
-        "?startDate=2026-01-01T00:00:00Z&endDate=2028-01-01T00:00:00Z",
+        "?calendarStartDate=2026-01-01T00:00:00Z&calendarEndDate=2028-01-01T00:00:00Z",
         headers={"X-Auth": token},
     )
     assert status == 200 and len(body["object"]["events"]) >= 3

@@ -184,6 +184,8 @@ class FixturePlayer(FixtureModel):
     # The spec spells this field so.
     last_log_notifation: UtcDateTime | None = None
     last_log_read: UtcDateTime | None = None
+    # Omitted: the time of the load (an export gives the stored one).
+    last_modified: UtcDateTime | None = None
     quests: list[FixtureQuest] = Field(default_factory=list)
     cards: list[FixtureCard] = Field(default_factory=list)
     log: list[FixtureLog] = Field(default_factory=list)

@@ -496,6 +496,7 @@ class FixtureExporter:
             "isPublicProfile": bool(p.is_public_profile),
             "lastLogNotifation": _date(p.last_log_notifation),
             "lastLogRead": _date(p.last_log_read),
+            "lastModified": _date(p.last_modified),
             "quests": p.quests or [],
             "cards": p.cards or [],
             "log": p.log or [],

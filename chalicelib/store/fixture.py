@@ -145,6 +145,7 @@ class FixtureStore:
                     "quests": entries(p.quests),
                     "cards": entries(p.cards),
                     "log": entries(p.log),
+                    "last_modified": p.last_modified,
                 }
                 for p in players
             ],
