@@ -99,7 +99,10 @@ def _parameters(spec: RouteSpec, defs: dict[str, Any]) -> list[dict[str, Any]]:
         defs.update(schema.pop("$defs", {}))
         required = set(schema.get("required", []))
         for name, prop in schema.get("properties", {}).items():
-            prop = {k: v for k, v in prop.items() if k != "title"}
+            # A parameter left out is absent, not null: a null default says nothing a client can send.
+            prop = {
+                k: v for k, v in prop.items() if k != "title" and not (k == "default" and v is None)
+            }
             parameters.append(
                 {
                     "name": name,

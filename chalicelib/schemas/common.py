@@ -249,6 +249,11 @@ class IntPageQuery(PageQuery):
 
 
 class GuidPageQuery(PageQuery):
+    # Absent, `0` or empty: from the start (CONTRACT §7), and the document says so.
     offset: Annotated[
-        Guid | None, BeforeValidator(lambda v: None if v in ("", "0", None) else v)
+        Guid | None,
+        BeforeValidator(lambda v: None if v in ("", "0", None) else v),
+        WithJsonSchema(
+            {"anyOf": [{"type": "string", "format": "uuid"}, {"type": "string", "enum": ["0", ""]}]}
+        ),
     ] = None

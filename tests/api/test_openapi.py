@@ -179,3 +179,17 @@ def test_texts_are_measured_as_sent_and_blank_ones_refused_in_the_document_as_in
     assert accepted_by_document(document, player, "post", fits)
     status, body = api.post(player, admin, fits)
     assert status == 200 and body["object"]["name"] == "n" * 98, body
+
+
+def test_offset_zero_is_documented_where_the_offset_is_an_id(api, community):
+    from jsonschema import Draft202012Validator
+
+    garden = community.group("garden")
+    community.load()
+    admin = community.users[0]["id"]
+    _, document = api.get("/api/v1/en_US/openapi.json")
+    path = "/api/v1/en_US/post/list/{groupId}"
+    offset = next(p for p in document["paths"][path]["get"]["parameters"] if p["name"] == "offset")
+    for value in ("0", "", "2f6d3a4e-0000-4000-8000-000000000001"):
+        assert Draft202012Validator(offset["schema"]).is_valid(value), value
+    assert api.get(path.format(groupId=garden) + "?offset=0", admin)[0] == 200
