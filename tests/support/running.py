@@ -33,6 +33,8 @@ class RunningAgora:
     admin_email: str = ""
     admin_password: str = ""
     aws_endpoint: str = ""
+    # The data folder start_agora made for this run (removed on stop), or "" when given.
+    temporary_data_dir: str = ""
 
     def request(
         self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
@@ -67,6 +69,10 @@ class RunningAgora:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if self.temporary_data_dir:
+            import shutil
+
+            shutil.rmtree(self.temporary_data_dir, ignore_errors=True)
 
 
 def start_agora(
@@ -92,7 +98,9 @@ def start_agora(
             **(extra_env or {}),
         }
     )
-    env.setdefault("AGORA_DATA_DIR", tempfile.mkdtemp(prefix="agora-run-"))
+    temporary_data_dir = ""
+    if "AGORA_DATA_DIR" not in env:
+        temporary_data_dir = env["AGORA_DATA_DIR"] = tempfile.mkdtemp(prefix="agora-run-")
     process = subprocess.Popen(
         command or [sys.executable, "-m", "chalicelib.local"],
         cwd=REPO_ROOT,
@@ -103,7 +111,9 @@ def start_agora(
         # Its own process group: a test's Ctrl-C (SIGINT to the group) reaches it, not pytest.
         start_new_session=True,
     )
-    running = RunningAgora(process=process, base=f"http://127.0.0.1:{port}")
+    running = RunningAgora(
+        process=process, base=f"http://127.0.0.1:{port}", temporary_data_dir=temporary_data_dir
+    )
     deadline = time.monotonic() + timeout
     assert process.stdout is not None
     for line in process.stdout:
