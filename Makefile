@@ -30,9 +30,12 @@ lock: $(STAMP)
 	$(BIN)/uv pip compile --quiet requirements-dev.txt -c requirements.lock --generate-hashes \
 	  --no-header --universal --python-version 3.11 -o requirements-dev.lock
 
-## run: embedded AWS, tables, demo data, the API on http://127.0.0.1:$${AGORA_PORT:-8000}, schedules
+## run: embedded AWS, tables, demo data, the API on http://127.0.0.1:$${AGORA_PORT:-8000}, schedules;
+## its data stays in .agora-run/ (AGORA_DATA_DIR) between runs; RESET=1 starts again from the demo
+RESET ?=
 run: $(STAMP)
-	PYTHONPATH=. $(BIN)/python -m chalicelib.local
+	@# exec: the signal that stops make (kill, Ctrl-C) reaches Agora itself, which saves its data.
+	PYTHONPATH=. exec $(BIN)/python -m chalicelib.local $(if $(filter 1 yes true,$(RESET)),--reset)
 
 ## test: lint, format check, infra up to date, package + cfn-lint, then the whole pytest suite
 test: $(STAMP) dovecot chromium $(NODE_STAMP) lint package

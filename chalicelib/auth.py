@@ -111,8 +111,23 @@ class Caller:
 
     def require(self, need: Need, group: GroupLike | None = None) -> None:
         if not self.has(need, group):
-            where = f" of group {group.id}" if group is not None else ""
-            raise Forbidden(f"This needs the privilege of a {need.value}{where}.")
+            raise Forbidden(refusal(need, group))
+
+
+def refusal(need: Need, group: GroupLike | None) -> str:
+    """The 403 message in plain words: who may, and which group (by name, with its id)."""
+    if need is Need.ROOT_ADMIN or group is None:
+        return "Only a root group administrator may do this."
+    name = getattr(group, "name", None)
+    which = f'group "{name}" ({group.id})' if name else f"group {group.id}"
+    if need is Need.GROUP_ADMIN:
+        return f"Only an administrator of {which}, or a root group administrator, may do this."
+    if need is Need.MODERATOR:
+        return (
+            f"Only a moderator or administrator of {which}, or a root group administrator, "
+            "may do this."
+        )
+    return f"Only members of {which} may see it: the group is {group.access}."
 
 
 def roles_of(memberships: Mapping[str, str]) -> dict[str, Role]:

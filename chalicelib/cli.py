@@ -22,6 +22,11 @@ EXIT_AWS = 1
 MAKE_RUN_HINT = "or point AWS_ENDPOINT_URL at `make run`'s embedded AWS (make run prints it)"
 
 
+def _make_run_hint(endpoint: str | None) -> str:
+    # Pointing AWS_ENDPOINT_URL somewhere is advice only for those who have not done it.
+    return "" if endpoint else f", {MAKE_RUN_HINT}"
+
+
 def _chain(error: BaseException) -> Iterator[BaseException]:
     """The error and what caused it (PynamoDB keeps botocore's error in `cause`)."""
     seen: set[int] = set()
@@ -43,7 +48,7 @@ def explain_aws_failure(error: BaseException) -> str | None:
         if kind in ("NoCredentialsError", "PartialCredentialsError"):
             return (
                 "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
-                f"(or AWS_PROFILE), {MAKE_RUN_HINT}"
+                f"(or AWS_PROFILE){_make_run_hint(endpoint)}"
             )
         if kind == "NoRegionError":
             return "no AWS region: set AWS_DEFAULT_REGION (make run uses us-east-1)"
@@ -73,7 +78,7 @@ def explain_aws_failure(error: BaseException) -> str | None:
             ):
                 return (
                     f"AWS refused the credentials ({code}): check AWS_ACCESS_KEY_ID, "
-                    f"AWS_SECRET_ACCESS_KEY and AWS_PROFILE, {MAKE_RUN_HINT}"
+                    f"AWS_SECRET_ACCESS_KEY and AWS_PROFILE{_make_run_hint(endpoint)}"
                 )
             if code in ("AccessDeniedException", "AccessDenied"):
                 return (
@@ -152,6 +157,68 @@ def _then_drain_outbox() -> Callable[[], int]:
     return lambda: drain_in_process(reader)
 
 
+def export(args: argparse.Namespace) -> int:
+    """The whole community to FILE in the fixture format, written record by record as the pages
+    are read (memory does not grow with the community); `-` writes to stdout."""
+    path = Path(args.file)
+    progress = Progress()
+    counts: dict[str, int] = {}
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with sys.stdout if args.file == "-" else partial.open("w", encoding="utf-8") as out:
+            exporter = deps.fixture_exporter()
+            write_fixture(
+                out,
+                exporter.sections(),
+                exporter.home_page,
+                counts,
+                lambda section, n: progress.show(f"export: {n} {section} written"),
+            )
+    except OSError as error:
+        print(f"{path}: cannot write: {error.strerror}", file=sys.stderr)
+        partial.unlink(missing_ok=True)
+        return EXIT_INVALID
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    finally:
+        progress.done()
+    if args.file != "-":
+        # Only a whole export takes the file's name: a failure keeps what was there before.
+        partial.replace(path)
+    print(
+        "exported " + ", ".join(f"{n} {name}" for name, n in counts.items()),
+        file=sys.stderr if args.file == "-" else sys.stdout,
+    )
+    return 0
+
+
+def write_fixture(
+    out: Any,
+    sections: Iterator[tuple[str, Iterator[dict[str, Any]]]],
+    home_page: Callable[[], dict[str, Any] | None],
+    counts: dict[str, int],
+    progress: Callable[[str, int], None],
+) -> None:
+    """A fixture file as JSON, one record a line, written as the records come."""
+    out.write("{")
+    for number, (section, records) in enumerate(sections):
+        out.write(("," if number else "") + f"\n{json.dumps(section)}: [")
+        count = 0
+        for record in records:
+            out.write(("," if count else "") + "\n  " + json.dumps(record, ensure_ascii=False))
+            count += 1
+            if count % 100 == 0:
+                progress(section, count)
+        out.write("\n]" if count else "]")
+        counts[section] = count
+    page = home_page()
+    if page is not None:
+        out.write(f',\n"homePage": {json.dumps(page, ensure_ascii=False)}')
+        counts["home page"] = 1
+    out.write("\n}\n")
+
+
 def poll_mail(_args: argparse.Namespace) -> int:
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.mail_poll import poll_all_in_process
@@ -218,14 +285,25 @@ def read_password(prompt: str = "Password: ") -> str:
         if getpass.getpass("Again: ") != first:
             raise ValueError("the two passwords differ")
         return first
-    return sys.stdin.readline().rstrip("\r\n")
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\r\n")
 
 
 def create_admin(args: argparse.Namespace) -> int:
     from chalicelib.errors import AgoraError
 
     try:
-        password = read_password()
+        try:
+            password = read_password()
+        except EOFError:
+            # Ctrl-D at the prompt (or an empty stdin): nothing to set.
+            print("create-admin: no password given; nothing was changed", file=sys.stderr)
+            return EXIT_INVALID
+        except KeyboardInterrupt:
+            print("\ncreate-admin: interrupted; nothing was changed", file=sys.stderr)
+            return EXIT_INVALID
         result = deps.administrator_service().create_or_promote(args.email, password, args.group_id)
     except ValueError as error:
         print(f"create-admin: {error}", file=sys.stderr)
@@ -243,6 +321,11 @@ def create_admin(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "create-tables": (create_tables, "create the tables (and indexes) that do not exist yet"),
     "load": (load, "validate a fixture file, then upsert everything in it"),
+    "export": (
+        export,
+        "write the whole community to a fixture file that `load` reads back (passwords as "
+        "their hashes; stored secrets left out)",
+    ),
     "poll-mail": (poll_mail, "run the mail job once"),
     "purge-comments": (purge_comments, "run the monthly comment purge once"),
     "send-digests": (send_digests, "run the daily digest job once"),
@@ -263,6 +346,8 @@ def parser() -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help_text)
         if name == "load":
             command.add_argument("file", help="fixture JSON file (CONTRACT §4)")
+        if name == "export":
+            command.add_argument("file", help="fixture JSON file to write (- for stdout)")
         if name == "create-admin":
             command.add_argument("--email", required=True, help="the administrator's address")
             command.add_argument(
@@ -272,10 +357,16 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from chalicelib.settings import MissingSetting, SettingsError
+    from chalicelib.settings import MissingSetting, SettingsError, local_endpoint_defaults
 
     args = parser().parse_args(argv)
     try:
+        defaults = local_endpoint_defaults()
+        if defaults:
+            from chalicelib import aws
+
+            os.environ.update(defaults)
+            aws.reset()
         return COMMANDS[args.command][0](args)
     except MissingSetting as error:
         # CONTRACT §2: a command that lacks a setting refuses to start, one line naming it.

@@ -26,7 +26,7 @@ from chalicelib.services.domain_events import CommentCreated, DomainEvents, Post
 from chalicelib.services.events import EventService
 from chalicelib.services.feed import FeedService
 from chalicelib.services.feed_keys import FeedKeyService
-from chalicelib.services.fixture import FixtureService
+from chalicelib.services.fixture import FixtureExporter, FixtureService
 from chalicelib.services.group_email import GroupEmailService
 from chalicelib.services.groups import GroupService
 from chalicelib.services.ical import IcalService
@@ -446,3 +446,9 @@ def fixture_service() -> FixtureService:
     from chalicelib.store.fixture import FixtureStore
 
     return FixtureService(FixtureStore())
+
+
+def fixture_exporter() -> FixtureExporter:
+    from chalicelib.store.fixture import FixtureExportStore
+
+    return FixtureExporter(FixtureExportStore())

@@ -99,7 +99,11 @@ def validation_failed(
     seen: set[tuple[str, str]] = set()
     for error in exc.errors(include_url=False):
         loc = tuple(error.get("loc", ()))
-        key = _key_of(loc, error.get("ctx"), prefix)
+        ctx = error.get("ctx") or {}
+        if ctx.get("relative") and "field" in ctx:
+            # A rule of a nested model names its field within that model: the path goes on.
+            loc, ctx = (*loc, ctx["field"]), None
+        key = _key_of(loc, ctx, prefix)
         message = _readable(error)
         if (key, message) in seen:
             continue

@@ -7,6 +7,7 @@ schedules. Ctrl-C stops all of it. Run it as `python -m chalicelib.local`.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import secrets
@@ -23,6 +24,9 @@ from chalicelib import deps
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 DEMO_FIXTURE = PROJECT_DIR / "demo" / "community.json"
+DEFAULT_DATA_DIR = PROJECT_DIR / ".agora-run"
+# How often the snapshot is written while running (also on every stop).
+SNAPSHOT_SECONDS = 30.0
 
 
 def _prepare_environment() -> None:
@@ -30,6 +34,47 @@ def _prepare_environment() -> None:
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "agora-local")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "agora-local")
+
+
+def data_folder(settings: Any) -> Path:
+    """Where make run keeps its data between runs (AGORA_DATA_DIR, else `.agora-run`)."""
+    return Path(settings.data_dir).expanduser() if settings.data_dir else DEFAULT_DATA_DIR
+
+
+def prepare_persistence(reset: bool) -> Any:
+    """The snapshot of this run's data folder (emptied first on `RESET=1`), with the token secret
+    kept there unless AGORA_TOKEN_SECRET is set; and AGORA_BASE_URL following AGORA_PORT when it
+    is not set, so that permalinks name the port the API listens on."""
+    from chalicelib.local_persistence import LocalSnapshot
+    from chalicelib.settings import reload_settings
+
+    settings = reload_settings()
+    snapshot = LocalSnapshot(data_folder(settings))
+    if reset:
+        snapshot.reset()
+    if settings.token_secret is None:
+        os.environ["AGORA_TOKEN_SECRET"] = snapshot.token_secret()
+    if "base_url" not in settings.model_fields_set:
+        os.environ["AGORA_BASE_URL"] = f"http://localhost:{settings.port}"
+    return snapshot
+
+
+def restore_data(snapshot: Any) -> bool:
+    """Put the saved data back into the embedded AWS; True when there was some."""
+    restored = snapshot.restore()
+    if restored:
+        print(f"data: restored from {snapshot.folder} (make run RESET=1 starts from the demo)")
+    else:
+        print(f"data: kept in {snapshot.folder}")
+    return restored
+
+
+def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m chalicelib.local", description=__doc__)
+    parser.add_argument(
+        "--reset", action="store_true", help="delete the saved data first (make run RESET=1)"
+    )
+    return parser.parse_args(argv)
 
 
 class PortBusy(Exception):
@@ -229,11 +274,14 @@ def local_server(host: str, port: int) -> Any:
     return LocalDevServer(app_object, config, host, port, handler_cls=EnvelopeRequestHandler)
 
 
-def main() -> int:
-    _prepare_environment()
+def main(argv: list[str] | None = None) -> int:
+    arguments = parse_arguments(argv)
+    from chalicelib.local_persistence import SnapshotIncompatible
     from chalicelib.settings import SettingsError, reload_settings
 
     try:
+        snapshot = prepare_persistence(arguments.reset)
+        _prepare_environment()
         settings = reload_settings()
     except SettingsError as error:
         print(f"make run: {error}", file=sys.stderr)
@@ -257,6 +305,12 @@ def main() -> int:
     from chalicelib.store.tables import create_tables
 
     aws.reset()
+    try:
+        restored = restore_data(snapshot)
+    except SnapshotIncompatible as error:
+        print(f"make run: {error}", file=sys.stderr)
+        aws_server.stop()
+        return 2
     ensure_kms_key(settings.kms_key_id)
     ensure_queue(settings.mailbox_queue)
     ensure_queue(settings.notify_queue)
@@ -266,9 +320,11 @@ def main() -> int:
     credentials = None
     if settings.demo:
         fixture = json.loads(DEMO_FIXTURE.read_text(encoding="utf-8"))
-        report = deps.fixture_service().load(fixture)
         credentials = demo_root_administrator(fixture)
-        print("demo data: " + ", ".join(f"{n} {k}" for k, n in report.counts.items()))
+        # The demo goes only into an empty store: restored data is the administrator's own.
+        if not restored:
+            report = deps.fixture_service().load(fixture)
+            print("demo data: " + ", ".join(f"{n} {k}" for k, n in report.counts.items()))
 
     try:
         server = local_server("127.0.0.1", settings.port)
@@ -283,6 +339,8 @@ def main() -> int:
         return 1
     scheduler = Scheduler(scheduled_jobs())
     scheduler.start()
+    snapshot.save()
+    saver = start_periodic_snapshot(snapshot)
 
     print(f"Agora API:          http://127.0.0.1:{settings.port}/api/v1/en_US/")
     print(f"Console:            http://127.0.0.1:{settings.port}/console/")
@@ -305,9 +363,31 @@ def main() -> int:
     finally:
         scheduler.stop()
         server.server.server_close()
+        save_on_stop(snapshot, saver)
         aws_server.stop()
     return 0
 
 
+def start_periodic_snapshot(snapshot: Any) -> Any:
+    from chalicelib.local_persistence import PeriodicSnapshot
+
+    saver = PeriodicSnapshot(snapshot, SNAPSHOT_SECONDS)
+    saver.start()
+    return saver
+
+
+def save_on_stop(snapshot: Any, saver: Any) -> None:
+    """The last snapshot, once nothing serves any more; a second Ctrl-C or SIGTERM does not cut
+    it short."""
+    saver.stop()
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        snapshot.save()
+        print(f"data saved in {snapshot.folder}", flush=True)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

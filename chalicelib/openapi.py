@@ -8,6 +8,7 @@ the document is therefore a route missing from the registry (a test checks both 
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -34,6 +35,19 @@ ERROR_STATUSES = {
     "413": "Body larger than 1 MiB",
     "429": "Too many failed sign-ins",
     "503": "AWS throttled, failed or timed out beyond the retries: send again after Retry-After",
+}
+
+
+OPENAPI_DOCUMENT_SCHEMA = {
+    "type": "object",
+    "required": ["openapi", "info", "paths"],
+    "properties": {
+        "openapi": {"type": "string"},
+        "info": {"type": "object"},
+        "servers": {"type": "array"},
+        "paths": {"type": "object"},
+        "components": {"type": "object"},
+    },
 }
 
 
@@ -85,7 +99,10 @@ def _parameters(spec: RouteSpec, defs: dict[str, Any]) -> list[dict[str, Any]]:
         defs.update(schema.pop("$defs", {}))
         required = set(schema.get("required", []))
         for name, prop in schema.get("properties", {}).items():
-            prop = {k: v for k, v in prop.items() if k != "title"}
+            # A parameter left out is absent, not null: a null default says nothing a client can send.
+            prop = {
+                k: v for k, v in prop.items() if k != "title" and not (k == "default" and v is None)
+            }
             parameters.append(
                 {
                     "name": name,
@@ -100,7 +117,13 @@ def _parameters(spec: RouteSpec, defs: dict[str, Any]) -> list[dict[str, Any]]:
 def _operation(spec: RouteSpec, defs: dict[str, Any]) -> dict[str, Any]:
     object_schema = _schema_of(spec.response_model, "serialization", defs)
     responses: dict[str, Any] = {}
-    if spec.content_type == "application/json":
+    if spec.path.endswith("/openapi.json"):
+        # The document itself, not an envelope around it.
+        responses["200"] = {
+            "description": "This OpenAPI document",
+            "content": {"application/json": {"schema": OPENAPI_DOCUMENT_SCHEMA}},
+        }
+    elif spec.content_type == "application/json":
         responses["200"] = {
             "description": "Success",
             "content": {"application/json": {"schema": _envelope(object_schema, True)}},
@@ -167,13 +190,36 @@ def _model_refs() -> dict[tuple[type[BaseModel], str], dict[str, Any]]:
 _model_defs: dict[str, Any] = {}
 
 
+def _links(spec: RouteSpec) -> dict[str, Any]:
+    """OpenAPI links from a create to the operations on what it created: `POST …/event` answers
+    the event whose `id` is the `{eventId}` of `GET`, `PUT`, `DELETE …/event/{eventId}` and the
+    rest under it. A client (and Schemathesis's stateful phase) follows them to a real record."""
+    if spec.method != "POST" or "{" in spec.path:
+        return {}
+    found: dict[str, Any] = {}
+    prefix = spec.path + "/{"
+    for target in ROUTES:
+        names = re.findall(r"{(\w+)}", target.path)
+        if not target.path.startswith(prefix) or len(names) != 1 or target is spec:
+            continue
+        found[f"{target.handler.__name__}"] = {
+            "operationId": target.handler.__name__,
+            "parameters": {names[0]: "$response.body#/object/id"},
+        }
+    return found
+
+
 @functools.cache
 def openapi_document() -> dict[str, Any]:
     _model_refs()
     defs: dict[str, Any] = {"FieldError": FIELD_ERROR_SCHEMA, **_model_defs}
     paths: dict[str, dict[str, Any]] = {}
     for spec in ROUTES:
-        paths.setdefault(spec.path, {})[spec.method.lower()] = _operation(spec, defs)
+        operation = _operation(spec, defs)
+        links = _links(spec)
+        if links:
+            operation["responses"]["200"]["links"] = links
+        paths.setdefault(spec.path, {})[spec.method.lower()] = operation
     error_responses = {
         f"Error{status}": {
             "description": description,

@@ -42,8 +42,10 @@ class Settings(BaseModel):
     dns_servers: str = ""
     game_level_base: int = 100
     game_level_exponent: float = 2.0
-    # make run: load demo/community.json unless AGORA_DEMO=0.
+    # make run: load demo/community.json unless AGORA_DEMO=0 (only into an empty store).
     demo: bool = True
+    # make run: the folder that keeps its data between runs; empty: `.agora-run` in the project.
+    data_dir: str = ""
     # Name of the SQS queue that carries one message per mailbox to poll.
     mailbox_queue: str = "agora-mailbox-jobs"
     # Name of the SQS queue that carries chunks of notification recipients (fan-out).
@@ -205,6 +207,44 @@ class SettingsError(ValueError):
 class MissingSetting(RuntimeError):
     """A job or command lacks a setting it needs (a secret that cannot be read): it refuses to
     start rather than fail on every mail. The message is the one line the operator sees."""
+
+
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
+# What `make run` uses when the user has not set them (it prints them).
+LOCAL_REGION = "us-east-1"
+LOCAL_CREDENTIAL = "agora-local"
+
+
+def local_endpoint_defaults(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """AWS variables to add for a CLI pointed at `make run`'s embedded AWS.
+
+    With AWS_ENDPOINT_URL on loopback, the region and the (dummy) credentials are the ones `make
+    run` uses, unless set: the endpoint is the one thing to copy. A malformed endpoint
+    (`127.0.0.1:8141`, no scheme) is a SettingsError naming it, not botocore's traceback.
+    """
+    environ = os.environ if environ is None else environ
+    endpoint = environ.get("AWS_ENDPOINT_URL", "").strip()
+    if not endpoint:
+        return {}
+    parts = urlsplit(endpoint)
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        parts = parts._replace(netloc="")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SettingsError(
+            f"AWS_ENDPOINT_URL must be a URL with its scheme, such as http://{endpoint} "
+            f"(got {endpoint!r})"
+        )
+    if parts.hostname not in LOOPBACK_HOSTS:
+        return {}
+    defaults = {}
+    if not (environ.get("AWS_DEFAULT_REGION") or environ.get("AWS_REGION")):
+        defaults["AWS_DEFAULT_REGION"] = LOCAL_REGION
+    if not (environ.get("AWS_ACCESS_KEY_ID") or environ.get("AWS_PROFILE")):
+        defaults["AWS_ACCESS_KEY_ID"] = LOCAL_CREDENTIAL
+        defaults["AWS_SECRET_ACCESS_KEY"] = LOCAL_CREDENTIAL
+    return defaults
 
 
 @functools.cache

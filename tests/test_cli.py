@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 
 import pytest
 from moto import mock_aws
@@ -87,6 +88,27 @@ def test_dangling_references_are_reported_before_writing(empty_aws, capsys, tmp_
     err = capsys.readouterr().err
     assert "posts[1].authorId: no user has id" in err
     assert "exactly one group must have parentId null" in err
+    assert all(items == [] for items in table_contents().values())
+
+
+def test_schema_and_reference_errors_are_reported_in_one_round(empty_aws, capsys, tmp_path):
+    main(["create-tables"])
+    fixture = json.loads(DEMO.read_text())
+    fixture["groups"][2]["access"] = "secret"  # schema
+    fixture["posts"][1]["authorId"] = "0b6c1c4e-0000-4000-8000-000000000000"  # reference
+    fixture["events"][0]["groupId"] = "0b6c1c4e-0000-4000-8000-000000000001"  # reference
+    fixture["users"][0]["alias"] = ""  # schema: posts by this user are not reported dangling
+    path = tmp_path / "both.json"
+    path.write_text(json.dumps(fixture))
+    assert main(["load", str(path)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert "groups[2].access" in lines[0] or any(
+        line.startswith("groups[2].access") for line in lines
+    )
+    assert any(line.startswith("users[0].alias") for line in lines)
+    assert any(line.startswith("posts[1].authorId: no user has id") for line in lines)
+    assert any(line.startswith("events[0].groupId: no group has id") for line in lines)
+    assert lines[-1] == "4 error(s); nothing was written", lines
     assert all(items == [] for items in table_contents().values())
 
 
@@ -242,3 +264,111 @@ def test_unset_token_secret_is_read_from_the_stages_secret(no_token_secret, caps
     assert main(["poll-mail"]) == 0
     assert capsys.readouterr().out.strip() == "no enabled mailbox"
     assert user_id_from_token(issue_token("ann")) == "ann"
+
+
+# --- a newcomer's first hour (issue 29): one line each, never a traceback ----------------------
+
+
+def run_cli(env: dict[str, str], *arguments: str, stdin: str = "") -> subprocess.CompletedProcess:
+    """The CLI in a clean environment: only the variables given, as on a fresh machine."""
+    import os
+    import sys
+
+    clean = {
+        "PATH": os.environ["PATH"],
+        "HOME": env.pop("HOME", "/nonexistent"),
+        "PYTHONPATH": str(REPO_ROOT),
+        "AWS_CONFIG_FILE": "/nonexistent",
+        "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+        "AWS_EC2_METADATA_DISABLED": "true",
+        **env,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "chalicelib.cli", *arguments],
+        env=clean,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.slow
+def test_only_aws_endpoint_url_is_enough_for_make_runs_embedded_aws():
+    from chalicelib.embedded_aws import start_moto_server, stop_moto_server
+
+    server = start_moto_server()
+    try:
+        host, port = server.get_host_and_port()
+        env = {"AWS_ENDPOINT_URL": f"http://{host}:{port}", "AGORA_TABLE_PREFIX": "agora-first-"}
+        result = run_cli(env, "create-tables")
+        assert result.returncode == 0, result.stderr
+        assert "agora-first-posts" in result.stdout
+    finally:
+        stop_moto_server(server)
+
+
+def test_endpoint_elsewhere_without_credentials_does_not_advise_setting_the_endpoint():
+    result = run_cli(
+        {"AWS_ENDPOINT_URL": "http://dynamodb.example.org:8000", "AWS_DEFAULT_REGION": "eu-west-1"},
+        "create-tables",
+    )
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "no AWS credentials" in lines[0] and "AWS_ENDPOINT_URL" not in lines[0]
+
+
+def test_malformed_endpoint_is_one_line_showing_the_fix():
+    result = run_cli({"AWS_ENDPOINT_URL": "127.0.0.1:8141"}, "create-tables")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert lines == [
+        "create-tables: AWS_ENDPOINT_URL must be a URL with its scheme, such as "
+        "http://127.0.0.1:8141 (got '127.0.0.1:8141')"
+    ], result.stderr
+
+
+def test_ctrl_d_at_the_password_prompt_is_one_line():
+    """A real terminal (a pseudo-terminal): the prompt, then Ctrl-D."""
+    import os
+    import pty
+    import subprocess
+    import sys
+    import time
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "chalicelib.cli", "create-admin", "--email", "new@example.org"],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+        close_fds=True,
+    )
+    os.close(follower)
+    seen = b""
+    deadline = time.monotonic() + 60
+    while b"Password:" not in seen and time.monotonic() < deadline:
+        seen += os.read(leader, 1024)
+    os.write(leader, b"\x04")
+    assert process.wait(timeout=60) == 2
+    while True:
+        try:
+            chunk = os.read(leader, 1024)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    text = seen.decode(errors="replace")
+    assert "Traceback" not in text, text
+    assert "create-admin: no password given; nothing was changed" in text
+
+
+def test_empty_stdin_for_create_admin_is_one_line():
+    result = run_cli({}, "create-admin", "--email", "new@example.org", stdin="")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "create-admin: no password given; nothing was changed"

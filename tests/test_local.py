@@ -169,3 +169,48 @@ def test_make_run_answers_cors_preflight_for_an_allowed_origin_only(running):
     assert allowed["access-control-allow-origin"] == CORS_ORIGIN
     assert "PUT" in allowed["access-control-allow-methods"]
     assert not any(k.startswith("access-control-") for k in preflight("https://other.example"))
+
+
+def test_permalinks_follow_agora_port_when_agora_base_url_is_unset(monkeypatch, tmp_path):
+    """make run's setup: AGORA_BASE_URL unset follows AGORA_PORT (a post's url opens on the
+    server); set, it is kept."""
+    from chalicelib.local import prepare_persistence
+    from chalicelib.settings import reload_settings
+
+    monkeypatch.delenv("AGORA_BASE_URL", raising=False)
+    monkeypatch.delenv("AGORA_TOKEN_SECRET", raising=False)
+    monkeypatch.setenv("AGORA_PORT", "8765")
+    monkeypatch.setenv("AGORA_DATA_DIR", str(tmp_path))
+    try:
+        prepare_persistence(reset=False)
+        assert reload_settings().public_base_url == "http://localhost:8765"
+        monkeypatch.setenv("AGORA_BASE_URL", "https://community.example.org")
+        prepare_persistence(reset=False)
+        assert reload_settings().public_base_url == "https://community.example.org"
+    finally:
+        monkeypatch.undo()
+        reload_settings()
+
+
+@pytest.mark.slow
+def test_the_demo_has_events_in_its_calendar_and_feed_and_a_home_page(running):
+    import urllib.request
+
+    token = running.login()
+    status, body = running.request(
+        "GET", "/api/v1/en_US/system-page/home-page", headers={"X-Auth": token}
+    )
+    assert status == 200 and "Welcome" in body["object"]["content"]
+    garden = "076e75e0-7661-51c5-9ccc-8a2b790e771e"
+    status, body = running.request(
+        "GET",
+        f"/api/v1/en_US/event/list/calendar/{garden}"
+        "?calendarStartDate=2026-01-01T00:00:00Z&calendarEndDate=2028-01-01T00:00:00Z",
+        headers={"X-Auth": token},
+    )
+    assert status == 200 and len(body["object"]["events"]) >= 3
+    request = urllib.request.Request(
+        f"{running.base}/api/v1/en_US/feed/{garden}/events.ics", headers={"X-Auth": token}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.read().decode().count("BEGIN:VEVENT") >= 1

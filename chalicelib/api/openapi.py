@@ -49,7 +49,12 @@ def server_url(request: Any) -> str:
 @route(openapi_api, "GET", DOCS_PATH, need=None, response=str, content_type="text/html")
 def get_docs_page(call: Call) -> Any:
     """An interactive reference page on the OpenAPI document (Swagger UI)."""
-    return Response(body=_page(), status_code=200, headers=_headers("text/html; charset=utf-8"))
+    # Chalice answers `…/docs/` here too, where the page's relative links would point one level
+    # too deep: a base one level up makes them the same as from `…/docs`.
+    seen = str((getattr(call.request, "context", None) or {}).get("path") or "")
+    base = '\n  <base href="../">' if seen.endswith("/") else ""
+    page = _page().replace("<head>", "<head>" + base, 1)
+    return Response(body=page, status_code=200, headers=_headers("text/html; charset=utf-8"))
 
 
 @openapi_api.route(DOCS_PATH + "/{asset}", methods=["GET"])

@@ -263,6 +263,12 @@ def parse_json(raw: bytes | str) -> Any:
         data = json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite)
     except RecursionError:
         raise _too_deep() from None
+    except json.JSONDecodeError as error:
+        # Where it went wrong, as an editor counts: line and column from 1.
+        raise BadRequest(
+            f"The request body is not valid JSON: {error.msg} at line {error.lineno}, "
+            f"column {error.colno}."
+        ) from None
     except (ValueError, UnicodeDecodeError):
         raise BadRequest("The request body is not valid JSON.") from None
     _check_parsed(data)

@@ -14,8 +14,10 @@ from pydantic import (
     Field,
     PlainSerializer,
     WithJsonSchema,
+    model_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 # DynamoDB items hold at most 400 KB; a text field is capped well below it (CONTRACT §6).
 MAX_TEXT_BYTES = 300_000
@@ -96,6 +98,37 @@ def _fits_item(text: str) -> str:
 LongText = Annotated[str, AfterValidator(_fits_item)]
 
 
+# At least one character that trimming and control-character removal leave (CONTRACT §6): what a
+# text with a minimum length must hold, as the document says it (ECMA-262 and Python read it alike).
+VISIBLE_CHARACTER = r"[^\s\x00-\x1f\x7f-\x9f]"
+
+
+def document_trimming(schema: dict[str, Any], model: Any = None) -> None:
+    """Have the document say what validation does to a text before its length is checked: a
+    required text of blanks or control characters alone (`"\\f"`, `"\\u0005"`) is refused, so
+    its schema asks for a visible character."""
+    for prop in schema.get("properties", {}).values():
+        for variant in (prop, *prop.get("anyOf", [])):
+            if (
+                variant.get("type") == "string"
+                and variant.get("minLength", 0) >= 1
+                and "pattern" not in variant
+                and variant.get("format") in (None, "password")
+            ):
+                variant["pattern"] = VISIBLE_CHARACTER
+
+
+def _max_length(annotation: Any, metadata: list[Any]) -> int | None:
+    """The maximum length a field's text may have, wherever its type declares it."""
+    import typing
+
+    found = [getattr(m, "max_length", None) for m in metadata]
+    for argument in typing.get_args(annotation):
+        found += [getattr(m, "max_length", None) for m in getattr(argument, "__metadata__", ())]
+    limits = [limit for limit in found if isinstance(limit, int)]
+    return min(limits) if limits else None
+
+
 class ApiModel(BaseModel):
     """Base of every request and response model: camelCase JSON, trimmed strings."""
 
@@ -107,7 +140,31 @@ class ApiModel(BaseModel):
         # Build each model's validator when it is first used, not at import: a Lambda cold
         # start pays only for the models of the route it serves.
         defer_build=True,
+        json_schema_extra=document_trimming,
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _length_as_sent(cls, data: Any) -> Any:
+        """A text longer than its maximum is refused as sent, not cut by trimming to fit: the
+        document's maxLength counts what the client sends (a 101-character name with a blank
+        at the end is a 400, never stored as 100)."""
+        if not isinstance(data, dict):
+            return data
+        for name, field in cls.model_fields.items():
+            key = field.alias or name
+            value = data.get(key, data.get(name))
+            if not isinstance(value, str):
+                continue
+            limit = _max_length(field.annotation, field.metadata)
+            if limit is not None and len(value) > limit:
+                raise PydanticCustomError(
+                    "string_too_long",
+                    "String should have at most {max_length} characters",
+                    # relative: the key within this model, wherever the model is nested.
+                    {"field": key, "max_length": limit, "relative": True},
+                )
+        return data
 
 
 class AccessWarning(ApiModel):
@@ -159,6 +216,21 @@ class Result(Record):
     count: int
 
 
+def _json_integer(value: Any) -> Any:
+    """A JSON integer as JSON Schema's `integer` reads it: `1` and `1.0`, never `false` or "1"."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise PydanticCustomError("int_type", "Input should be a valid integer")
+        return int(value)
+    return value
+
+
+# What the OpenAPI document calls `integer`, accepted exactly so (no booleans, no strings).
+JsonInt = Annotated[int, BeforeValidator(_json_integer)]
+
+
 class PageQuery(ApiModel):
     """`offset`, `pageSize`, `filter` (CONTRACT §7). `offset` is interpreted by each list."""
 
@@ -177,6 +249,11 @@ class IntPageQuery(PageQuery):
 
 
 class GuidPageQuery(PageQuery):
+    # Absent, `0` or empty: from the start (CONTRACT §7), and the document says so.
     offset: Annotated[
-        Guid | None, BeforeValidator(lambda v: None if v in ("", "0", None) else v)
+        Guid | None,
+        BeforeValidator(lambda v: None if v in ("", "0", None) else v),
+        WithJsonSchema(
+            {"anyOf": [{"type": "string", "format": "uuid"}, {"type": "string", "enum": ["0", ""]}]}
+        ),
     ] = None

@@ -10,13 +10,20 @@ from pydantic import (
     AfterValidator,
     Field,
     PlainValidator,
-    StrictInt,
     field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
-from chalicelib.schemas.common import ApiModel, GroupRef, Guid, Record, UserRef, UtcDateTime
+from chalicelib.schemas.common import (
+    ApiModel,
+    GroupRef,
+    Guid,
+    JsonInt,
+    Record,
+    UserRef,
+    UtcDateTime,
+)
 
 # KMS encrypts at most 4 KB of plaintext; a password or secret is far shorter.
 SECRET_MAX = 1024
@@ -50,7 +57,12 @@ def _secret_text(value: Any) -> str:
 # Secrets are taken as sent (a plain validator: ApiModel's trimming does not reach it), since
 # spaces at either end belong to the password.
 SecretText = Annotated[str, PlainValidator(_secret_text)]
-HostName = Annotated[str, Field(max_length=253), AfterValidator(_host_name)]
+# Blank (after trimming) is refused by the model with its own message; the document says so too.
+HostName = Annotated[
+    str,
+    Field(max_length=253, json_schema_extra={"minLength": 1, "pattern": r"\S"}),
+    AfterValidator(_host_name),
+]
 
 
 # --- email-to-post and email-to-comment --------------------------------------------------------
@@ -62,7 +74,8 @@ class MailboxSettingsUpdate(ApiModel):
 
     server_name: HostName
     # null: the usual POP3 port for isSSL.
-    server_port: StrictInt | None = Field(ge=1, le=65535)
+    # JsonInt: 995.0 is the integer 995 as JSON Schema reads it; true and "995" are not.
+    server_port: JsonInt | None = Field(ge=1, le=65535)
     server_username: str = Field(max_length=256)
     # Omitted, null or "" keeps the stored password (CONTRACT §8; the masked GET answers "").
     server_password: SecretText | None = None

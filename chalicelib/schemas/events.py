@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
+from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
 from chalicelib.schemas.common import (
@@ -17,6 +17,7 @@ from chalicelib.schemas.common import (
     Record,
     UserRef,
     UtcDateTime,
+    document_trimming,
 )
 
 # An event touches one calendar item per month it spans (store/events.py); all of them are
@@ -72,8 +73,27 @@ def _check_end_date(end: datetime | None, info: ValidationInfo) -> datetime | No
     return end
 
 
+# endDate is required unless allDay is true (CONTRACT §8), said in the document as validation
+# checks it, so that a client generated from it builds only requests the API accepts.
+END_DATE_RULE = {
+    "anyOf": [
+        {"required": ["allDay"], "properties": {"allDay": {"const": True}}},
+        {"required": ["endDate"], "properties": {"endDate": {"type": "string"}}},
+    ]
+}
+
+
+def _document_end_date_rule(schema: dict[str, Any], model: Any = None) -> None:
+    document_trimming(schema)
+    schema.update(END_DATE_RULE)
+
+
 class EventWrite(ApiModel):
     """Body of create and update. Field order matters: endDate is checked against those before."""
+
+    model_config = ConfigDict(
+        **{**ApiModel.model_config, "json_schema_extra": _document_end_date_rule}
+    )
 
     group_id: Guid
     title: str = Field(min_length=1, max_length=MAX_SHORT_TEXT)

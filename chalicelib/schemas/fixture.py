@@ -52,9 +52,21 @@ class FixtureUser(FixtureModel):
     alias: str = Field(min_length=1)
     email: str = Field(min_length=3, pattern=r"^[^@\s]+@[^@\s]+$")
     password: str | None = Field(default=None, min_length=1)
+    # What `export` writes instead of a password: the stored slow hash (argon2), kept as it is.
+    password_hash: str | None = Field(default=None, pattern=r"^\$argon2(id|i|d)\$")
     slug: str = Field(min_length=1, pattern=r"^[a-z0-9][a-z0-9-]*$")
     avatar_url: str | None = None
     memberships: list[FixtureMembership] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _one_password(self) -> FixtureUser:
+        from pydantic_core import PydanticCustomError
+
+        if self.password is not None and self.password_hash is not None:
+            raise PydanticCustomError(
+                "agora_field", "give password or passwordHash, not both", {"field": "passwordHash"}
+            )
+        return self
 
 
 class FixturePost(FixtureModel):
@@ -96,6 +108,34 @@ class FixtureComment(FixtureModel):
             raise PydanticCustomError(
                 "agora_field", "deletedOn and deletedById go together", {"field": "deletedById"}
             )
+        return self
+
+
+class FixtureEvent(FixtureModel):
+    """An event (an addition to CONTRACT §4: the demo's calendar, and what `export` writes)."""
+
+    id: int = Field(ge=1)
+    group_id: Guid
+    author_id: Guid
+    title: str = Field(min_length=1, max_length=500)
+    all_day: bool = False
+    start_date: UtcDateTime
+    end_date: UtcDateTime | None = None
+    content: LongText = ""
+    organizer: str = Field(default="", max_length=500)
+    location: str = Field(default="", max_length=500)
+    # Omitted: the start date (the demo's events were created when they were announced).
+    created_on: UtcDateTime | None = None
+
+    @model_validator(mode="after")
+    def _end_date(self) -> FixtureEvent:
+        from pydantic_core import PydanticCustomError
+
+        from chalicelib.schemas.events import end_date_problem
+
+        problem = end_date_problem(self.start_date, self.end_date, self.all_day)
+        if problem:
+            raise PydanticCustomError("agora_field", problem, {"field": "endDate"})
         return self
 
 
@@ -144,9 +184,17 @@ class FixturePlayer(FixtureModel):
     # The spec spells this field so.
     last_log_notifation: UtcDateTime | None = None
     last_log_read: UtcDateTime | None = None
+    # Omitted: the time of the load (an export gives the stored one).
+    last_modified: UtcDateTime | None = None
     quests: list[FixtureQuest] = Field(default_factory=list)
     cards: list[FixtureCard] = Field(default_factory=list)
     log: list[FixtureLog] = Field(default_factory=list)
+
+
+class FixtureHomePage(FixtureModel):
+    """The community's home page (an addition to CONTRACT §4, like events)."""
+
+    content: LongText = ""
 
 
 class Fixture(FixtureModel):
@@ -154,8 +202,11 @@ class Fixture(FixtureModel):
     users: list[FixtureUser] = Field(default_factory=list)
     posts: list[FixturePost] = Field(default_factory=list)
     comments: list[FixtureComment] = Field(default_factory=list)
+    events: list[FixtureEvent] = Field(default_factory=list)
     connectors: list[FixtureConnector] = Field(default_factory=list)
     players: list[FixturePlayer] = Field(default_factory=list)
+    # Omitted: the stored home page stays as it is.
+    home_page: FixtureHomePage | None = None
 
     @model_validator(mode="after")
     def _connector_authors(self) -> Fixture:

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, StringConstraints
 
-from chalicelib.schemas.common import ApiModel, Guid, Record
+from chalicelib.schemas.common import ApiModel, Guid, JsonInt, Record
 from chalicelib.schemas.profile_fields import DATA_MODELS, FieldType
 
 EMPTY_GUID = "00000000-0000-0000-0000-000000000000"
@@ -23,7 +23,8 @@ DEFAULT_VISIBILITY = 2
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 Position = Annotated[int, Field(ge=1, le=10_000)]
-Visibility = Annotated[int, Field(ge=min(VISIBILITY_NAMES), le=max(VISIBILITY_NAMES))]
+# JsonInt: `false` is not visibility 0 (the document says integer).
+Visibility = Annotated[JsonInt, Field(ge=min(VISIBILITY_NAMES), le=max(VISIBILITY_NAMES))]
 
 
 def _no_guid(value: Any) -> Any:

@@ -7,7 +7,7 @@ records are upserted by id, and a password whose stored hash already verifies ke
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -62,30 +62,73 @@ def validate_fixture(data: Any) -> Fixture:
                 loc = (*loc, ctx["field"])
             message = str(item["msg"]).removeprefix("Value error, ")
             errors.append(FixtureError(json_path(loc), message))
-        raise FixtureInvalid(errors) from None
+        # The references of the records that are valid are checked in the same round: one fix
+        # per run would make a long file a long evening.
+        raise FixtureInvalid(errors + _reference_errors(_valid_records(data), data)) from None
     errors = _reference_errors(fixture)
     if errors:
         raise FixtureInvalid(errors)
     return fixture
 
 
+SECTIONS = ("groups", "users", "posts", "comments", "events", "connectors", "players")
+
+
+def _valid_records(data: Any) -> Fixture:
+    """The records of an invalid file that are valid on their own, each at its index (None where
+    a record is not), for the reference checks."""
+    sections: dict[str, list[Any]] = {}
+    for name in SECTIONS:
+        items = data.get(name) if isinstance(data, dict) else None
+        model = Fixture.model_fields[name].annotation.__args__[0]  # type: ignore[union-attr]
+        checked: list[Any] = []
+        for item in items if isinstance(items, list) else []:
+            try:
+                checked.append(model.model_validate(item))
+            except ValidationError:
+                checked.append(None)
+        sections[name] = checked
+    return Fixture.model_construct(**sections)
+
+
+def _raw_ids(data: Any, section: str) -> set[Any]:
+    """Ids an invalid file gives in a section, valid records or not: a reference to a record with
+    its own error is not reported as dangling too."""
+    items = data.get(section) if isinstance(data, dict) else None
+    return {
+        item.get("id")
+        for item in (items if isinstance(items, list) else [])
+        if isinstance(item, dict)
+    }
+
+
+def _present(items: list[Any]) -> list[tuple[int, Any]]:
+    return [(i, item) for i, item in enumerate(items) if item is not None]
+
+
 def _duplicates(values: list[Any]) -> set[Any]:
     return {value for value, n in Counter(values).items() if n > 1}
 
 
-def _reference_errors(f: Fixture) -> list[FixtureError]:
+def _reference_errors(f: Fixture, raw: Any = None) -> list[FixtureError]:
+    """Duplicates and dangling references; `raw`: the file, when some records are invalid
+    (None in `f`)."""
     errors: list[FixtureError] = []
 
     def err(path: str, message: str) -> None:
         errors.append(FixtureError(path, message))
 
-    group_ids = {g.id for g in f.groups}
-    user_ids = {u.id for u in f.users}
-    post_ids = {p.id: p for p in f.posts}
-    comments = {c.id: c for c in f.comments}
+    group_ids = {g.id for _, g in _present(f.groups)}
+    user_ids = {u.id for _, u in _present(f.users)}
+    post_ids = {p.id: p for _, p in _present(f.posts)}
+    comments = {c.id: c for _, c in _present(f.comments)}
+    if raw is not None:
+        group_ids |= _raw_ids(raw, "groups")
+        user_ids |= _raw_ids(raw, "users")
+        post_ids = {**dict.fromkeys(_raw_ids(raw, "posts")), **post_ids}
 
-    roots = [i for i, g in enumerate(f.groups) if g.parent_id is None]
-    if len(roots) != 1:
+    roots = [i for i, g in _present(f.groups) if g.parent_id is None]
+    if len(roots) != 1 and (raw is None or all(g is not None for g in f.groups)):
         err("groups", f"exactly one group must have parentId null (found {len(roots)})")
     for name, items, key in (
         ("groups", f.groups, "id"),
@@ -94,24 +137,25 @@ def _reference_errors(f: Fixture) -> list[FixtureError]:
         ("users", f.users, "slug"),
         ("posts", f.posts, "id"),
         ("comments", f.comments, "id"),
+        ("events", f.events, "id"),
         ("connectors", f.connectors, "id"),
         ("players", f.players, "id"),
     ):
-        seen = _duplicates([getattr(item, key) for item in items])
-        for i, item in enumerate(items):
+        seen = _duplicates([getattr(item, key) for _, item in _present(items)])
+        for i, item in _present(items):
             if getattr(item, key) in seen:
                 err(f"{name}[{i}].{key}", f"{key} {getattr(item, key)!r} appears more than once")
-    emails = _duplicates([u.email.lower() for u in f.users])
-    for i, user in enumerate(f.users):
+    emails = _duplicates([u.email.lower() for _, u in _present(f.users)])
+    for i, user in _present(f.users):
         if user.email.lower() in emails:
             err(f"users[{i}].email", f"email {user.email!r} appears more than once")
-    names = _duplicates([p.name.lower() for p in f.players])
-    for i, player in enumerate(f.players):
+    names = _duplicates([p.name.lower() for _, p in _present(f.players)])
+    for i, player in _present(f.players):
         if player.name.lower() in names:
             err(f"players[{i}].name", f"name {player.name!r} appears more than once")
 
-    parents = {g.id: g.parent_id for g in f.groups}
-    for i, group in enumerate(f.groups):
+    parents = {g.id: g.parent_id for _, g in _present(f.groups)}
+    for i, group in _present(f.groups):
         if group.parent_id is not None and group.parent_id not in group_ids:
             err(f"groups[{i}].parentId", f"no group has id {group.parent_id}")
             continue
@@ -122,7 +166,7 @@ def _reference_errors(f: Fixture) -> list[FixtureError]:
                 break
             seen.add(current)
             current = parents.get(current)
-    for i, user in enumerate(f.users):
+    for i, user in _present(f.users):
         for j, membership in enumerate(user.memberships):
             if membership.group_id not in group_ids:
                 err(
@@ -131,12 +175,12 @@ def _reference_errors(f: Fixture) -> list[FixtureError]:
         member_of = _duplicates([m.group_id for m in user.memberships])
         if member_of:
             err(f"users[{i}].memberships", "a user has one role per group")
-    for i, post in enumerate(f.posts):
+    for i, post in _present(f.posts):
         if post.group_id not in group_ids:
             err(f"posts[{i}].groupId", f"no group has id {post.group_id}")
         if post.author_id not in user_ids:
             err(f"posts[{i}].authorId", f"no user has id {post.author_id}")
-    for i, comment in enumerate(f.comments):
+    for i, comment in _present(f.comments):
         if comment.post_id not in post_ids:
             err(f"comments[{i}].postId", f"no post has id {comment.post_id}")
         if comment.author_id not in user_ids:
@@ -145,13 +189,20 @@ def _reference_errors(f: Fixture) -> list[FixtureError]:
             err(f"comments[{i}].deletedById", f"no user has id {comment.deleted_by_id}")
         if comment.parent_comment_id:
             parent = comments.get(comment.parent_comment_id)
-            if parent is None or parent.post_id != comment.post_id:
+            if raw is not None and comment.parent_comment_id in _raw_ids(raw, "comments"):
+                pass  # the parent has its own error
+            elif parent is None or parent.post_id != comment.post_id:
                 err(f"comments[{i}].parentCommentId", "no comment of the same post has this id")
         for j, report in enumerate(comment.spam_reports):
             if report.author_id not in user_ids:
                 err(
                     f"comments[{i}].spamReports[{j}].authorId", f"no user has id {report.author_id}"
                 )
+    for i, event in _present(f.events):
+        if event.group_id not in group_ids:
+            err(f"events[{i}].groupId", f"no group has id {event.group_id}")
+        if event.author_id not in user_ids:
+            err(f"events[{i}].authorId", f"no user has id {event.author_id}")
     return errors
 
 
@@ -190,10 +241,22 @@ class FixtureService:
             self.store.raise_counter("comments", max(c["id"] for c in comments))
         written("comments", len(comments))
 
+        events = [self._event(e) for e in fixture.events]
+        self.store.write_events(events)
+        if events:
+            self.store.raise_counter("events", max(e["id"] for e in events))
+        written("events", len(events))
+
         self.store.write_connectors(fixture.connectors)
         written("connectors", len(fixture.connectors))
         self.store.write_players(fixture.players)
         written("players", len(fixture.players))
+        if fixture.home_page is not None:
+            from chalicelib.services.system_pages import HOME, SYSTEM_SCOPE
+
+            content = clean_html(fixture.home_page.content)
+            self.store.write_document(SYSTEM_SCOPE, HOME, {"content": content})
+            written("home page", 1)
         return report
 
     @staticmethod
@@ -210,7 +273,7 @@ class FixtureService:
 
     @staticmethod
     def _user(u: Any, stored_hash: str | None) -> dict[str, Any]:
-        password_hash = None
+        password_hash = u.password_hash
         if u.password is not None:
             keep = stored_hash is not None and verify_password(stored_hash, u.password)
             password_hash = stored_hash if keep else hash_password(u.password)
@@ -223,6 +286,28 @@ class FixtureService:
             "avatar_url": u.avatar_url,
             "password_hash": password_hash,
             "memberships": {m.group_id: m.role for m in u.memberships},
+        }
+
+    @staticmethod
+    def _event(e: Any) -> dict[str, Any]:
+        from chalicelib.services.events import search_text
+
+        content = clean_html(e.content)
+        return {
+            "id": e.id,
+            "group_id": e.group_id,
+            "author_id": e.author_id,
+            "editor_id": e.author_id,
+            "created_on": e.created_on or e.start_date,
+            "modified_on": e.created_on or e.start_date,
+            "title": e.title,
+            "all_day": e.all_day,
+            "start_date": e.start_date,
+            "end_date": e.end_date,
+            "content": content,
+            "organizer": e.organizer,
+            "location": e.location,
+            "search_text": search_text(e.title, content, e.location, e.organizer),
         }
 
     @staticmethod
@@ -276,4 +361,143 @@ class FixtureService:
             ],
             "source": "fixture",
             "author_alias": aliases.get(c.author_id, ""),
+        }
+
+
+def _date(value: Any) -> str | None:
+    from datetime import UTC
+
+    return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+class FixtureExporter:
+    """The whole community in the fixture format (CONTRACT §4), record by record, so that `load`
+    into an empty deployment gives the same answers.
+
+    Passwords travel as their stored slow hash (`passwordHash`); stored secrets (mailbox
+    passwords, chat application secrets) are not in the fixture format and are left out, as are
+    the settings that have no fixture section (mailboxes, feeds, newsletters, profile fields,
+    notifications, system pages).
+    """
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def sections(self) -> Iterator[tuple[str, Iterator[dict[str, Any]]]]:
+        yield "groups", (self._group(g) for g in self.store.groups())
+        yield "users", (self._user(u) for u in self.store.users())
+        yield "posts", (self._post(p) for p in self.store.posts())
+        yield "comments", (self._comment(c) for c in self.store.comments())
+        yield "events", (self._event(e) for e in self.store.events())
+        yield "connectors", (self._connector(c, on) for c, on in self.store.connectors())
+        yield "players", (self._player(p) for p in self.store.players())
+
+    def home_page(self) -> dict[str, Any] | None:
+        from chalicelib.services.system_pages import HOME, SYSTEM_SCOPE
+
+        doc = self.store.document(SYSTEM_SCOPE, HOME)
+        return None if doc is None else {"content": str(doc.get("content", ""))}
+
+    @staticmethod
+    def _group(g: Any) -> dict[str, Any]:
+        return {
+            "id": g.id,
+            "name": g.name,
+            "slug": g.slug,
+            "parentId": g.parent_id,
+            "access": g.access,
+            "thumbUrl": g.thumb_url,
+            "permissions": g.permissions or {},
+        }
+
+    @staticmethod
+    def _user(u: Any) -> dict[str, Any]:
+        return {
+            "id": u.id,
+            "alias": u.alias,
+            "email": u.email,
+            "passwordHash": u.password_hash,
+            "slug": u.slug,
+            "avatarUrl": u.avatar_url,
+            "memberships": [
+                {"groupId": group_id, "role": role}
+                for group_id, role in sorted((u.memberships or {}).items())
+            ],
+        }
+
+    @staticmethod
+    def _post(p: Any) -> dict[str, Any]:
+        return {
+            "id": p.id,
+            "groupId": p.group_id,
+            "authorId": p.author_id,
+            "title": p.title,
+            "slug": p.slug,
+            "content": p.content,
+            "createdOn": _date(p.created_on),
+        }
+
+    @staticmethod
+    def _comment(c: Any) -> dict[str, Any]:
+        return {
+            "id": int(c.id),
+            "postId": c.post_id,
+            "authorId": c.author_id,
+            "content": c.content,
+            "createdOn": _date(c.created_on),
+            "parentCommentId": int(c.parent_comment_id or 0),
+            "isApproved": bool(c.is_approved),
+            "approvedOn": _date(c.approved_on),
+            "rating": int(c.rating or 0),
+            "votes": int(c.votes or 0),
+            "isAnonymous": bool(c.is_anonymous),
+            "deletedOn": _date(c.deleted_on),
+            "deletedById": c.deleted_by_id,
+            "spamReports": [
+                {"authorId": r.author_id, "createdOn": _date(r.created_on)}
+                for r in c.spam_reports or []
+            ],
+        }
+
+    @staticmethod
+    def _event(e: Any) -> dict[str, Any]:
+        return {
+            "id": int(e.id),
+            "groupId": e.group_id,
+            "authorId": e.author_id,
+            "title": e.title,
+            "allDay": bool(e.all_day),
+            "startDate": _date(e.start_date),
+            "endDate": _date(e.end_date),
+            "content": e.content,
+            "organizer": e.organizer,
+            "location": e.location,
+            "createdOn": _date(e.created_on),
+        }
+
+    @staticmethod
+    def _connector(c: Any, enabled: bool) -> dict[str, Any]:
+        return {
+            "id": c.id,
+            "kind": c.kind,
+            "name": c.name,
+            "description": c.description,
+            "isEnabled": enabled,
+            "authorId": c.author_id,
+            "createdOn": _date(c.created_on),
+        }
+
+    @staticmethod
+    def _player(p: Any) -> dict[str, Any]:
+        return {
+            "id": p.id,
+            "name": p.name,
+            "experience": int(p.experience or 0),
+            "isPublicProfile": bool(p.is_public_profile),
+            "lastLogNotifation": _date(p.last_log_notifation),
+            "lastLogRead": _date(p.last_log_read),
+            "lastModified": _date(p.last_modified),
+            "quests": p.quests or [],
+            "cards": p.cards or [],
+            "log": p.log or [],
         }

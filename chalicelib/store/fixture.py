@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from chalicelib.store.comments import CommentRecord, CommentRepository, SpamReport
@@ -49,6 +50,30 @@ class FixtureStore:
                 record = CommentRecord(**{**fields, "spam_reports": reports})
                 record.refresh_index_keys(alias)
                 batch.save(record)
+
+    def write_events(self, events: list[dict[str, Any]]) -> None:
+        """Events by id with their calendar items; a reloaded event's old calendar items go first
+        (its dates may have changed)."""
+        from chalicelib.store.events import CalendarEntryRecord, EventRecord, EventRepository
+
+        if not events:
+            return
+        repository = EventRepository()
+        stored = repository.get_many(e["id"] for e in events)
+        with CalendarEntryRecord.batch_write() as batch:
+            for old in stored.values():
+                for entry in old.calendar_entries():
+                    batch.delete(entry)
+        repository.put_many(EventRecord(**values) for values in events)
+
+    def write_document(self, scope: str, kind: str, doc: dict[str, Any]) -> None:
+        from chalicelib.clock import utc_now
+        from chalicelib.store.documents import DocumentRepository
+
+        repository = DocumentRepository()
+        # Loading the same file again changes nothing, its time included.
+        if repository.get(scope, kind) != doc:
+            repository.put(scope, kind, doc, modified_on=utc_now())
 
     def recount_comments(self, post_ids: list[str]) -> None:
         """Set each post's `comments_count` from its visible list, as stored after the load.
@@ -120,8 +145,61 @@ class FixtureStore:
                     "quests": entries(p.quests),
                     "cards": entries(p.cards),
                     "log": entries(p.log),
+                    "last_modified": p.last_modified,
                 }
                 for p in players
             ],
             utc_now(),
         )
+
+
+# --- export: every record, page by page ----------------------------------------------------------
+
+# Items a page of the export reads: memory holds one page, whatever the size of the community.
+EXPORT_PAGE = 100
+
+
+class FixtureExportStore:
+    """Every stored record of the fixture's kinds, read one page at a time.
+
+    A paginated Scan per table: the export is an operator's job that reads everything once, not a
+    request path (those never Scan, CONTRACT §7); a Query per group or post would read the same
+    items with more requests.
+    """
+
+    def groups(self) -> Iterator[GroupRecord]:
+        return iter(GroupRecord.scan(page_size=EXPORT_PAGE))
+
+    def users(self) -> Iterator[UserRecord]:
+        return iter(UserRecord.scan(page_size=EXPORT_PAGE))
+
+    def posts(self) -> Iterator[PostRecord]:
+        return iter(PostRecord.scan(page_size=EXPORT_PAGE))
+
+    def comments(self) -> Iterator[CommentRecord]:
+        return iter(CommentRecord.scan(page_size=EXPORT_PAGE))
+
+    def events(self) -> Iterator[Any]:
+        from chalicelib.store.events import EventRecord
+
+        return iter(EventRecord.scan(page_size=EXPORT_PAGE))
+
+    def players(self) -> Iterator[Any]:
+        from chalicelib.store.player import PlayerRecord
+
+        return iter(PlayerRecord.scan(page_size=EXPORT_PAGE))
+
+    def document(self, scope: str, kind: str) -> dict[str, Any] | None:
+        from chalicelib.store.documents import DocumentRepository
+
+        return DocumentRepository().get(scope, kind)
+
+    def connectors(self) -> Iterator[tuple[Any, bool]]:
+        """The catalogue (one Query), each with whether it is enabled in the root group."""
+        from chalicelib.store.connectors import CATALOGUE, ConnectorRecord, ConnectorRepository
+
+        repository = ConnectorRepository()
+        root_id = GroupRepository().root_id()
+        enabled = repository.enabled_groups()
+        for record in ConnectorRecord.query(CATALOGUE):
+            yield record, root_id in enabled.get(record.id, [])

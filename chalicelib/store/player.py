@@ -101,12 +101,15 @@ class PlayerRepository:
         names = {name_key(p["name"]): p["id"] for p in players}
         stale: set[str] = set()
         with PlayerRecord.batch_write() as batch:
-            for values in players:
+            for given in players:
+                # A file that says when a player last changed (an export) is taken at its word.
+                values = {k: v for k, v in given.items() if k != "last_modified"}
                 old = existing.get(values["id"])
                 unchanged = old is not None and all(
                     getattr(old, key) == value for key, value in values.items()
                 )
                 modified = old.last_modified if old is not None and unchanged else now
+                modified = given.get("last_modified") or modified
                 batch.save(PlayerRecord(**values, last_modified=modified))
                 if old is not None and name_key(old.name) not in names:
                     stale.add(name_key(old.name))

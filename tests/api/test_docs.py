@@ -49,3 +49,21 @@ def test_servers_is_the_stage_prefix_under_api_gateway():
     assert server_url(request("/community/api" + served, served)) == "/community/api"
     assert server_url(request(served, served)) == "/"
     assert server_url(SimpleNamespace(path=served, context={})) == "/"
+
+
+def test_docs_page_with_a_trailing_slash_loads_the_same_files(client):
+    from urllib.parse import urljoin
+
+    page_url = "http://agora.test/api/v1/en_US/docs/"
+    response = client.http.get("/api/v1/en_US/docs/")
+    assert response.status_code == 200
+    page = response.body.decode()
+    base = re.search(r'<base href="([^"]+)">', page)
+    here = urljoin(page_url, base.group(1)) if base else page_url
+    sources = re.findall(
+        r'(?:src|href)="([^"]+)"', page.replace(base.group(0), "") if base else page
+    )
+    assert sources
+    for source in [*sources, "openapi.json"]:
+        path = urljoin(here, source.split("?")[0]).removeprefix("http://agora.test")
+        assert client.http.get(path).status_code == 200, path

@@ -47,6 +47,31 @@ def test_body_that_is_not_json_is_400(api, root_admin):
     assert_envelope(body, False)
 
 
+def test_body_that_is_not_json_names_the_line_and_column(api, root_admin):
+    status, body = api.put(HOME, root_admin, raw='{\n  "content": "a",\n  "x" 1\n}')
+    assert status == 400
+    assert "line 3, column 7" in body["message"], body["message"]
+
+
+def test_a_refusal_names_who_may_and_the_group_in_plain_words(api, community):
+    garden = community.group("garden")
+    member = community.user("member", {garden: "member"})
+    community.load()
+    status, body = api.post(
+        "/api/v1/en_US/event",
+        member,
+        {"groupId": garden, "title": "t", "startDate": "2027-01-01T10:00:00Z", "allDay": True},
+    )
+    assert status == 403
+    assert_envelope(body, False)
+    assert body["message"] == (
+        f'Only a moderator or administrator of group "Garden" ({garden}), or a root group '
+        "administrator, may do this."
+    )
+    status, body = api.get(HOME, member)
+    assert status == 403 and body["message"] == "Only a root group administrator may do this."
+
+
 def test_body_that_is_not_an_object_is_400(api, root_admin):
     status, body = api.put(HOME, root_admin, raw="[1, 2]")
     assert status == 400

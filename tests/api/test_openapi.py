@@ -56,3 +56,140 @@ def test_path_parameters_and_bodies_are_described(api):
         "email",
         "password",
     }
+
+
+# --- the document says what validation accepts (issue 29) -------------------------------------
+
+
+def body_schema(document: dict, path: str, method: str) -> dict:
+    """The request body's schema with the components it names, ready for jsonschema."""
+    operation = document["paths"][path][method]
+    schema = operation["requestBody"]["content"]["application/json"]["schema"]
+    return {**schema, "components": document["components"]}
+
+
+def accepted_by_document(document: dict, path: str, method: str, body: dict) -> bool:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(body_schema(document, path, method)).is_valid(body)
+
+
+EVENT = {"groupId": "076e75e0-7661-51c5-9ccc-8a2b790e771e", "title": "Fair"}
+START = "2027-04-01T09:00:00Z"
+
+
+def test_event_create_needs_an_end_date_unless_all_day_in_the_document_as_in_the_api(
+    api, community
+):
+    garden = community.group("garden")
+    community.load()
+    admin = community.users[0]["id"]
+    _, document = api.get("/api/v1/en_US/openapi.json")
+    cases = [
+        ({"startDate": START}, False),
+        ({"startDate": START, "allDay": False}, False),
+        ({"startDate": START, "allDay": True}, True),
+        ({"startDate": START, "endDate": "2027-04-01T10:00:00Z"}, True),
+    ]
+    for fields, accepted in cases:
+        body = {**EVENT, "groupId": garden, **fields}
+        assert accepted_by_document(document, "/api/v1/en_US/event", "post", body) is accepted
+        status, answer = api.post("/api/v1/en_US/event", admin, body)
+        assert (status == 200) is accepted, (fields, answer)
+
+
+def test_integers_are_integers_in_the_document_and_in_the_api(api, community):
+    community.load()
+    admin = community.users[0]["id"]
+    _, document = api.get("/api/v1/en_US/openapi.json")
+    section = "/api/v1/en_US/profile/section"
+    for visibility, accepted in ((False, False), ("2", False), (2, True), (1.0, True)):
+        body = {"name": f"Section {visibility!r}", "defaultVisibilityId": visibility}
+        assert accepted_by_document(document, section, "post", body) is accepted
+        status, answer = api.post(section, admin, body)
+        assert (status == 200) is accepted, (visibility, answer)
+        if accepted:
+            assert answer["object"]["defaultVisibilityId"] == int(visibility)
+
+
+def test_mailbox_server_name_and_port_in_the_document_as_in_the_api(api, community):
+    garden = community.group("garden")
+    community.load()
+    admin = community.users[0]["id"]
+    _, document = api.get("/api/v1/en_US/openapi.json")
+    path = "/api/v1/en_US/connector/email-to-post/{groupId}"
+    base = {
+        "serverName": "127.0.0.1",
+        "serverPort": 995,
+        "serverUsername": "agora",
+        "isEnabled": False,
+        "isSSL": True,
+        "deleteProcessed": False,
+    }
+    for change, accepted in (
+        ({}, True),
+        ({"serverName": "   "}, False),
+        ({"serverName": ""}, False),
+        ({"serverPort": 995.0}, True),
+        ({"serverPort": True}, False),
+    ):
+        body = {**base, **change}
+        assert accepted_by_document(document, path, "put", body) is accepted, change
+        status, answer = api.put(path.format(groupId=garden), admin, body)
+        assert (status == 200) is accepted, (change, answer)
+
+
+def test_the_openapi_document_is_documented_as_itself(api):
+    from jsonschema import Draft202012Validator
+
+    _, document = api.get("/api/v1/en_US/openapi.json")
+    answer = document["paths"]["/api/v1/en_US/openapi.json"]["get"]["responses"]["200"]
+    schema = answer["content"]["application/json"]["schema"]
+    assert Draft202012Validator(schema).is_valid(document)
+
+
+def test_texts_are_measured_as_sent_and_blank_ones_refused_in_the_document_as_in_the_api(
+    api, community
+):
+    community.load()
+    admin = community.users[0]["id"]
+    _, document = api.get("/api/v1/en_US/openapi.json")
+    login = "/api/v1/en_US/security/login"
+    body = {"email": community.users[0]["email"], "password": "\f"}
+    assert not accepted_by_document(document, login, "post", body)
+    assert api.post(login, None, body)[0] == 400
+
+    status, section = api.post("/api/v1/en_US/profile/section", admin, {"name": "Contact"})
+    assert status == 200, section
+    field = {
+        "sectionId": section["object"]["id"],
+        "name": "\u0005",
+        "typeId": 1,
+        "data": {},
+    }
+    assert not accepted_by_document(document, "/api/v1/en_US/profile/field", "post", field)
+    assert api.post("/api/v1/en_US/profile/field", admin, field)[0] == 400
+
+    player = "/rest/v1/en_US/player"
+    long_name = {"id": "2f6d3a4e-0000-4000-8000-000000000001", "name": " " + "n" * 100}
+    assert not accepted_by_document(document, player, "post", long_name)
+    status, body = api.post(player, admin, long_name)
+    assert status == 400 and body["errors"][0]["key"] == "name", body
+    fits = {"id": "2f6d3a4e-0000-4000-8000-000000000002", "name": " " + "n" * 98 + " "}
+    assert accepted_by_document(document, player, "post", fits)
+    status, body = api.post(player, admin, fits)
+    assert status == 200 and body["object"]["name"] == "n" * 98, body
+
+
+def test_offset_zero_is_documented_where_the_offset_is_an_id(api, community):
+    from jsonschema import Draft202012Validator
+
+    garden = community.group("garden")
+    community.load()
+    admin = community.users[0]["id"]
+    _, document = api.get("/api/v1/en_US/openapi.json")
+    path = "/api/v1/en_US/post/list/{groupId}"
+    offset = next(p for p in document["paths"][path]["get"]["parameters"] if p["name"] == "offset")
+    for value in ("0", "", "2f6d3a4e-0000-4000-8000-000000000001"):
+        assert Draft202012Validator(offset["schema"]).is_valid(value), value
+    assert api.get(path.format(groupId=garden) + "?offset=0", admin)[0] == 200

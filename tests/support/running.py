@@ -35,6 +35,8 @@ class RunningAgora:
     aws_endpoint: str = ""
     # The variables it printed for the CLI (AWS_ENDPOINT_URL, region, credentials).
     printed: dict[str, str] = field(default_factory=dict)
+    # The data folder start_agora made for this run (removed on stop), or "" when given.
+    temporary_data_dir: str = ""
 
     def request(
         self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
@@ -61,23 +63,35 @@ class RunningAgora:
         assert status == 200, body
         return body["object"]
 
-    def stop(self) -> None:
+    def stop(self, how: signal.Signals = signal.SIGINT) -> None:
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
+            self.process.send_signal(how)
             try:
                 self.process.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if self.temporary_data_dir:
+            import shutil
+
+            shutil.rmtree(self.temporary_data_dir, ignore_errors=True)
 
 
 def start_agora(
-    extra_env: dict[str, str] | None = None, timeout: float = 90, *, as_a_user: bool = False
+    extra_env: dict[str, str] | None = None,
+    timeout: float = 90,
+    command: list[str] | None = None,
+    *,
+    as_a_user: bool = False,
 ) -> RunningAgora:
-    """Start `python -m chalicelib.local` and wait until it says it serves.
+    """Start `python -m chalicelib.local` (or `command`, such as `make run`) and wait until it says
+    it serves. Its data goes to a new temporary folder unless AGORA_DATA_DIR is given, so that a
+    test never reads or overwrites the data of a developer's own `make run`.
 
     `as_a_user`: with none of the test suite's AGORA_* variables (its table prefix, base URL,
     token secret), as a user runs `make run` on a fresh machine."""
+    import tempfile
+
     port, aws_port = free_port(), free_port()
     env = {
         k: v
@@ -94,15 +108,22 @@ def start_agora(
             **(extra_env or {}),
         }
     )
+    temporary_data_dir = ""
+    if "AGORA_DATA_DIR" not in env:
+        temporary_data_dir = env["AGORA_DATA_DIR"] = tempfile.mkdtemp(prefix="agora-run-")
     process = subprocess.Popen(
-        [sys.executable, "-m", "chalicelib.local"],
+        command or [sys.executable, "-m", "chalicelib.local"],
         cwd=REPO_ROOT,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
+        # Its own process group: a test's Ctrl-C (SIGINT to the group) reaches it, not pytest.
+        start_new_session=True,
     )
-    running = RunningAgora(process=process, base=f"http://127.0.0.1:{port}")
+    running = RunningAgora(
+        process=process, base=f"http://127.0.0.1:{port}", temporary_data_dir=temporary_data_dir
+    )
     deadline = time.monotonic() + timeout
     assert process.stdout is not None
     for line in process.stdout:

@@ -1,0 +1,186 @@
+"""`python -m chalicelib.cli export FILE` (CONTRACT §3): the whole community in the fixture format,
+so that `load FILE` into an empty deployment gives the same answers."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from moto import mock_aws
+
+from chalicelib.cli import main
+from tests.support import REPO_ROOT
+from tests.support.running import RunningAgora, start_agora
+
+DEMO = REPO_ROOT / "demo" / "community.json"
+BASE_URL = "http://community.example.org"
+# GET routes that are not reads of stored data: the feed key is minted on first read (a new secret
+# per deployment), the rest are documents and pages about the API itself.
+NOT_DATA = ("/feed-key", "/openapi.json", "/docs", "/console", "/unsubscribe")
+
+
+@pytest.fixture
+def empty_aws():
+    from chalicelib.settings import reload_settings
+
+    with mock_aws():
+        reload_settings()
+        main(["create-tables"])
+        yield
+
+
+def test_export_of_a_load_loads_back_to_the_same_export(empty_aws, tmp_path, capsys):
+    assert main(["load", str(DEMO)]) == 0
+    first = tmp_path / "first.json"
+    assert main(["export", str(first)]) == 0
+    out = capsys.readouterr().out
+    assert "7 events" in out and "8 users" in out and "1 home page" in out
+    exported = json.loads(first.read_text())
+    demo = json.loads(DEMO.read_text())
+    assert {k: len(v) for k, v in exported.items() if isinstance(v, list)} == {
+        k: len(v) for k, v in demo.items() if isinstance(v, list)
+    }
+    # Passwords leave as their slow hashes, never as the password.
+    users = {u["email"]: u for u in exported["users"]}
+    assert "password" not in users["ann@agora.example"]
+    assert users["ann@agora.example"]["passwordHash"].startswith("$argon2")
+    assert "agora-demo-admin" not in first.read_text()
+
+    # Loading the export into the same store changes nothing; exporting again gives the same file.
+    assert main(["load", str(first)]) == 0
+    second = tmp_path / "second.json"
+    assert main(["export", str(second)]) == 0
+    assert json.loads(second.read_text()) == exported
+
+
+def test_a_failed_export_keeps_the_previous_file(empty_aws, tmp_path, capsys):
+    target = tmp_path / "backup.json"
+    target.write_text("previous")
+    # No tables: the export fails after opening its output.
+    from chalicelib.aws import client
+
+    for name in client("dynamodb").list_tables()["TableNames"]:
+        client("dynamodb").delete_table(TableName=name)
+    assert main(["export", str(target)]) == 1
+    assert target.read_text() == "previous"
+    assert list(tmp_path.iterdir()) == [target]
+    assert "create-tables" in capsys.readouterr().err
+
+
+# --- export from one make run, load into a fresh one, every read answers the same --------------
+
+
+def cli(agora: RunningAgora, *arguments: str) -> subprocess.CompletedProcess:
+    from bench.admin_load import aws_environment
+
+    env = {**os.environ, **aws_environment(agora.output), "PYTHONPATH": str(REPO_ROOT)}
+    env.pop("AGORA_TOKEN_SECRET", None)
+    return subprocess.run(
+        [sys.executable, "-m", "chalicelib.cli", *arguments],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def every_read(agora: RunningAgora, token: str) -> dict[str, tuple[int, object]]:
+    """Each GET of the OpenAPI document, for each demo id its path names: status and `object`."""
+    demo = json.loads(DEMO.read_text())
+    ids = {
+        "groupId": [g["id"] for g in demo["groups"]],
+        "postId": [p["id"] for p in demo["posts"]],
+        "userId": [u["id"] for u in demo["users"]],
+        "eventId": [str(e["id"]) for e in demo["events"]] + ["8"],
+        "playerId": [p["id"] for p in demo["players"]],
+    }
+    status, document = agora.request("GET", "/api/v1/en_US/openapi.json")
+    assert status == 200
+    answers: dict[str, tuple[int, object]] = {}
+    for path, operations in document["paths"].items():
+        if "get" not in operations or any(part in path for part in NOT_DATA):
+            continue
+        names = re.findall(r"{(\w+)}", path)
+        if any(name not in ids for name in names):
+            continue
+        filled = [path]
+        for name in names:
+            filled = [p.replace("{" + name + "}", value) for p in filled for value in ids[name]]
+        for url in filled:
+            query = "?pageSize=100"
+            if "/calendar/" in url:
+                query = (
+                    "?calendarStartDate=2026-01-01T00:00:00Z&calendarEndDate=2028-01-01T00:00:00Z"
+                )
+            answers[url] = read(agora, url + query, token)
+    return answers
+
+
+# Lines of the feeds that say when they were made, not what they hold.
+MADE_AT = re.compile(r"^\s*(<lastBuildDate>|DTSTAMP:).*$", re.MULTILINE)
+
+
+def read(agora: RunningAgora, path: str, token: str) -> tuple[int, object]:
+    """Status and `object` of a JSON answer, or the text of a feed (RSS, iCalendar)."""
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(agora.base + path, headers={"X-Auth": token})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            status, kind, raw = response.status, response.headers["Content-Type"], response.read()
+    except urllib.error.HTTPError as error:
+        status, kind, raw = error.code, error.headers["Content-Type"], error.read()
+    if kind.startswith("application/json"):
+        return status, json.loads(raw).get("object")
+    return status, MADE_AT.sub("", raw.decode())
+
+
+def change_demo(agora: RunningAgora, token: str) -> None:
+    """A community that is not the demo as loaded: an approval, a deletion, a new event."""
+    auth = {"X-Auth": token}
+    assert agora.request("POST", "/api/v1/en_US/comment/post/104/approve", headers=auth)[0] == 200
+    assert agora.request("DELETE", "/api/v1/en_US/comment/post/101", headers=auth)[0] == 200
+    event = {
+        "groupId": "076e75e0-7661-51c5-9ccc-8a2b790e771e",
+        "title": "Made after loading",
+        "startDate": "2027-06-01T10:00:00Z",
+        "endDate": "2027-06-01T11:00:00Z",
+    }
+    status, body = agora.request("POST", "/api/v1/en_US/event", event, headers=auth)
+    assert status == 200 and body["object"]["id"] == 8, body
+    home = {"content": "<p>Changed home page</p>"}
+    status, _ = agora.request("PUT", "/api/v1/en_US/system-page/home-page", home, headers=auth)
+    assert status == 200
+
+
+@pytest.mark.slow
+def test_export_then_load_into_a_fresh_make_run_gives_equal_answers(tmp_path: Path):
+    source = start_agora({"AGORA_BASE_URL": BASE_URL})
+    try:
+        token = source.login()
+        change_demo(source, token)
+        expected = every_read(source, token)
+        exported = cli(source, "export", str(tmp_path / "community.json"))
+        assert exported.returncode == 0, exported.stderr
+    finally:
+        source.stop()
+
+    target = start_agora({"AGORA_BASE_URL": BASE_URL, "AGORA_DEMO": "0"})
+    try:
+        loaded = cli(target, "load", str(tmp_path / "community.json"))
+        assert loaded.returncode == 0, loaded.stderr
+        # The demo administrator signs in with the same password: the hash travelled.
+        target.admin_email, target.admin_password = source.admin_email, source.admin_password
+        answers = every_read(target, target.login())
+    finally:
+        target.stop()
+
+    assert len(expected) > 60 and sum(1 for s, _ in expected.values() if s == 200) > 50
+    different = sorted(url for url in expected if expected[url] != answers.get(url))
+    assert different == [], {url: (expected[url], answers.get(url)) for url in different[:3]}
