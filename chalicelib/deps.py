@@ -289,7 +289,7 @@ def mail_ingestor(**overrides: Any) -> MailIngestor:
 def outgoing_mail() -> OutgoingMail:
     """SES, from each group's email identity with its newsletter disclaimer; suppressed addresses
     (bounces, complaints) are never written to."""
-    from chalicelib.mail.outgoing import Identity, OutgoingMail, SesMailer, fallback_address
+    from chalicelib.mail.outgoing import Identity, OutgoingMail, SesMailer
     from chalicelib.store.suppressions import SuppressionRepository
 
     group_email, newsletter = group_email_service(), newsletter_service()
@@ -301,7 +301,7 @@ def outgoing_mail() -> OutgoingMail:
     return OutgoingMail(
         SesMailer(),
         identity_of,
-        fallback_address(get_settings().public_base_url),
+        get_settings().sender_address,
         SuppressionRepository().is_suppressed,
     )
 

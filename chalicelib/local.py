@@ -31,6 +31,8 @@ def _prepare_environment() -> None:
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "agora-local")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "agora-local")
     os.environ.setdefault("AGORA_TOKEN_SECRET", secrets.token_urlsafe(32))
+    # The demo's and a developer's POP3 servers live on loopback or the local network (CONTRACT §2).
+    os.environ.setdefault("AGORA_MAIL_ALLOW_PRIVATE_HOSTS", "1")
 
 
 class PortBusy(Exception):
@@ -84,12 +86,11 @@ def ensure_queue(name: str) -> str:
     return client("sqs").create_queue(QueueName=name)["QueueUrl"]
 
 
-def ensure_mail_sender(base_url: str) -> str:
-    """The embedded SES may send from the fallback sender's domain (AGORA_BASE_URL's host)."""
+def ensure_mail_sender(sender: str) -> str:
+    """The embedded SES may send from the sender's domain (AGORA_MAIL_SENDER)."""
     from chalicelib.aws import client
-    from chalicelib.mail.outgoing import fallback_address
 
-    domain = fallback_address(base_url).split("@", 1)[1]
+    domain = sender.rsplit("@", 1)[1]
     client("ses").verify_domain_identity(Domain=domain)
     return domain
 
@@ -229,7 +230,7 @@ def main() -> int:
     ensure_kms_key(settings.kms_key_id)
     ensure_queue(settings.mailbox_queue)
     ensure_queue(settings.notify_queue)
-    ensure_mail_sender(settings.public_base_url)
+    ensure_mail_sender(settings.sender_address)
     create_tables()
     credentials = None
     if settings.demo:
