@@ -20,26 +20,7 @@ def test_infra_and_policies_are_generated_from_the_current_models():
     assert main(["--check"]) == 0
 
 
-def test_policies_grant_no_wildcard_action():
-    import json
-
-    for stage in ("dev", "prod"):
-        policy = json.loads((REPO_ROOT / ".chalice" / f"policy-{stage}.json").read_text())
-        for statement in policy["Statement"]:
-            actions = (
-                statement["Action"]
-                if isinstance(statement["Action"], list)
-                else [statement["Action"]]
-            )
-            assert all("*" not in action for action in actions), statement["Sid"]
-            resources = (
-                statement["Resource"]
-                if isinstance(statement["Resource"], list)
-                else [statement["Resource"]]
-            )
-            assert all(resource != "*" for resource in resources), statement["Sid"]
-
-
+# Each function's policy: tests/test_privileges.py.
 MOTO_LACKS = ("AWS::Serverless::", "AWS::Lambda::", "AWS::IAM::", "AWS::SES::")
 STACK_PARAMETERS = {
     "BaseUrl": "https://community.example.org",
