@@ -165,18 +165,29 @@ def scheduled_jobs() -> list[tuple[str, Any, Callable[[], Any]]]:
 
 def local_server(host: str, port: int) -> Any:
     """Chalice's local server, answering unknown paths with the envelope as API Gateway does."""
+    from http.server import BaseHTTPRequestHandler
+
     from chalice.cli.factory import CLIFactory
     from chalice.local import (
         ChaliceRequestHandler,
         CustomLocalChalice,
         LocalChalice,
         LocalDevServer,
+        LocalGateway,
         LocalGatewayException,
     )
 
     from chalicelib.api.routing import not_found_payload
 
     class EnvelopeRequestHandler(ChaliceRequestHandler):
+        def __init__(self, request: Any, client_address: Any, server: Any, **kw: Any) -> None:
+            # API Gateway's `sourceIp` is the caller's address (sign-in throttling counts by it);
+            # Chalice's local gateway says 127.0.0.1 for everyone. Its gateway is this
+            # connection's own, so the peer address set on it is this caller's alone.
+            self.local_gateway = LocalGateway(kw["app_object"], kw["config"])
+            self.local_gateway.event_converter.LOCAL_SOURCE_IP = client_address[0]
+            BaseHTTPRequestHandler.__init__(self, request, client_address, server)
+
         def __getattr__(self, name: str) -> Any:
             # Methods Chalice's handler does not list (TRACE, QUERY, …) would get http.server's
             # bare 501; the app answers them 405 in the envelope, as for any method a path lacks.

@@ -169,3 +169,35 @@ def test_make_run_answers_cors_preflight_for_an_allowed_origin_only(running):
     assert allowed["access-control-allow-origin"] == CORS_ORIGIN
     assert "PUT" in allowed["access-control-allow-methods"]
     assert not any(k.startswith("access-control-") for k in preflight("https://other.example"))
+
+
+@pytest.mark.slow
+def test_a_guessers_address_does_not_lock_the_owner_out_from_another(running):
+    """Issue 24: 36 wrong guesses from 127.0.0.2 (the server sees that peer address, as API
+    Gateway sees a `sourceIp`); the owner signs in from 127.0.0.3 all the same."""
+    login = "/api/v1/en_US/security/login"
+    guesses = [
+        running.request(
+            "POST",
+            login,
+            {"email": running.admin_email, "password": f"guess {n}"},
+            source="127.0.0.2",
+        )[0]
+        for n in range(36)
+    ]
+    assert guesses[:5] == [401] * 5 and set(guesses[5:]) == {429}
+    status, body = running.request(
+        "POST",
+        login,
+        {"email": running.admin_email, "password": running.admin_password},
+        source="127.0.0.3",
+    )
+    assert status == 200, body
+    # The guesser's address stays stopped, even with the right password.
+    status, _ = running.request(
+        "POST",
+        login,
+        {"email": running.admin_email, "password": running.admin_password},
+        source="127.0.0.2",
+    )
+    assert status == 429

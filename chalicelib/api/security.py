@@ -16,4 +16,7 @@ security_api = Blueprint(__name__)
 )
 def login(call: Call) -> str:
     """Exchange an email address and password for a token valid 8 hours."""
-    return deps.security_service().login(call.body.email, call.body.password)
+    identity = (call.request.context or {}).get("identity") or {}
+    return deps.security_service().login(
+        call.body.email, call.body.password, identity.get("sourceIp")
+    )
