@@ -401,9 +401,15 @@ def local_connector_service() -> LocalConnectorService:
 
 
 def mailbox_settings_service() -> MailboxSettingsService:
+    from chalicelib.mail.hosts import HostPolicy
     from chalicelib.store.connectors import MailboxRepository
 
-    return MailboxSettingsService(MailboxRepository(), secrets, utc_now)
+    return MailboxSettingsService(
+        MailboxRepository(),
+        secrets,
+        utc_now,
+        HostPolicy(get_settings().mail_allow_private_hosts),
+    )
 
 
 def mailbox_directory() -> MailboxDirectory:
