@@ -16,7 +16,15 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from chalicelib.schemas.common import ApiModel, GroupRef, Guid, Record, UserRef, UtcDateTime
+from chalicelib.schemas.common import (
+    ApiModel,
+    GroupRef,
+    Guid,
+    Record,
+    SingleLine,
+    UserRef,
+    UtcDateTime,
+)
 
 # KMS encrypts at most 4 KB of plaintext; a password or secret is far shorter.
 SECRET_MAX = 1024
@@ -63,7 +71,7 @@ class MailboxSettingsUpdate(ApiModel):
     server_name: HostName
     # null: the usual POP3 port for isSSL.
     server_port: StrictInt | None = Field(ge=1, le=65535)
-    server_username: str = Field(max_length=256)
+    server_username: SingleLine = Field(max_length=256)
     # Omitted, null or "" keeps the stored password (CONTRACT §8; the masked GET answers "").
     server_password: SecretText | None = None
     is_enabled: bool
@@ -166,7 +174,7 @@ class LocalConnectorUpdate(ApiModel):
 class ChatSettingsUpdate(ApiModel):
     # The spec's answers carry inheritSettings inside settings; the PUT body has it at the top.
     inherit_settings: bool | None = None
-    application_id: str = Field(default="", max_length=256)
+    application_id: SingleLine = Field(default="", max_length=256)
     # Omitted, null or "" keeps the stored secret (the masked answer shows "").
     application_secret: SecretText | None = None
     allow_guest: bool = False

@@ -15,6 +15,7 @@ from chalicelib.schemas.common import (
     IntPageQuery,
     LongText,
     Record,
+    SingleLine,
     UserRef,
     UtcDateTime,
 )
@@ -48,7 +49,9 @@ def _iso_text(value: Any) -> Any:
 IsoDate = Annotated[UtcDateTime, BeforeValidator(_iso_text)]
 OptionalDate = Annotated[IsoDate | None, BeforeValidator(_none_if_blank)]
 OptionalBool = Annotated[bool | None, BeforeValidator(_none_if_blank)]
-OptionalText = Annotated[str, BeforeValidator(_empty_if_none), Field(max_length=MAX_SHORT_TEXT)]
+OptionalText = Annotated[
+    SingleLine, BeforeValidator(_empty_if_none), Field(max_length=MAX_SHORT_TEXT)
+]
 
 
 def end_date_problem(start: datetime, end: datetime | None, all_day: bool) -> str | None:
@@ -76,7 +79,7 @@ class EventWrite(ApiModel):
     """Body of create and update. Field order matters: endDate is checked against those before."""
 
     group_id: Guid
-    title: str = Field(min_length=1, max_length=MAX_SHORT_TEXT)
+    title: SingleLine = Field(min_length=1, max_length=MAX_SHORT_TEXT)
     all_day: bool = False
     start_date: IsoDate
     end_date: OptionalDate = Field(default=None, validate_default=True)
