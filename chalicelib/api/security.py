@@ -12,7 +12,13 @@ security_api = Blueprint(__name__)
 
 
 @route(
-    security_api, "POST", "/api/v1/en_US/security/login", need=None, body=LoginRequest, response=str
+    security_api,
+    "POST",
+    "/api/v1/en_US/security/login",
+    need=None,
+    body=LoginRequest,
+    response=str,
+    secret=True,
 )
 def login(call: Call) -> str:
     """Exchange an email address and password for a token valid 8 hours."""

@@ -112,6 +112,9 @@ export async function render(main, context) {
   show();
 }
 
+const PREVIEW_POLICY =
+  '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data:; style-src \'unsafe-inline\'">';
+
 // A card that reads its settings, then offers them as a form that saves with PUT.
 function settingsCard({ title, get, put, fields, submitLabel, preview }) {
   const loading = h("p", { class: "loading" }, "Loading…");
@@ -122,10 +125,12 @@ function settingsCard({ title, get, put, fields, submitLabel, preview }) {
       return;
     }
     const frame = preview
-      ? h("iframe", { class: "preview", sandbox: "", title: `Preview of the ${title.toLowerCase()} as stored (sanitised)` })
+      ? h("iframe", { class: "preview", sandbox: "", title: `Preview of the ${title.toLowerCase()} as stored (sanitised, remote images not shown)` })
       : null;
+    // The preview shows no remote image: the frame's own policy (on top of the console's, which it
+    // inherits) loads nothing from elsewhere, so a tracking beacon in stored HTML never fires.
     const showPreview = (object) => {
-      if (frame) frame.srcdoc = object?.content || "<p><em>(empty)</em></p>";
+      if (frame) frame.srcdoc = PREVIEW_POLICY + (object?.content || "<p><em>(empty)</em></p>");
     };
     const form = apiForm({
       name: title,
@@ -140,7 +145,7 @@ function settingsCard({ title, get, put, fields, submitLabel, preview }) {
     });
     fill(form, answer.object);
     showPreview(answer.object);
-    loading.replaceWith(form, ...(frame ? [h("h3", {}, "Preview (as stored, sanitised)"), frame] : []));
+    loading.replaceWith(form, ...(frame ? [h("h3", {}, "Preview (as stored, sanitised; remote images are not shown)"), frame] : []));
   });
   return card;
 }
