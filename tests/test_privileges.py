@@ -345,3 +345,34 @@ def test_api_calls_stay_within_the_api_grant(community, kms_key, api, recorder, 
     assert status == 200
     assert_granted("api_handler", recorder)
     assert "agora-dev-mailbox-leases" not in recorder.tables()
+
+
+def test_deliver_notifications_mails_a_chunk_within_its_grant(community, recorder, client):
+    from chalicelib.services.domain_events import PostCreated
+    from chalicelib.services.notify import Recipient, chunk_body
+    from chalicelib.settings import get_settings
+    from tests.support.notify import recipients, sent_mail, subscribe, verify_sender_domain
+
+    c = community
+    garden = c.group("garden")
+    ann = c.user("ann", {garden: "member"})
+    fan = c.user("fan", {garden: "member"})
+    hello = c.post(garden, ann, title="Hello", slug="hello")
+    c.load()
+    verify_sender_domain()
+    subscribe(fan, "group", garden, 1, email=1)
+    body = chunk_body(
+        PostCreated(hello, garden, ann),
+        [Recipient(fan, email_alert_id=1, reason="All new group posts")],
+    )
+    event = client.events.generate_sqs_event(
+        message_bodies=[body], queue_name=get_settings().notify_queue
+    )
+    recorder.calls.clear()
+    assert client.lambda_.invoke("deliver-notifications", event).payload[0]["emailed"] == 1
+    assert recipients(sent_mail()) == ["fan@example.org"]
+    assert_granted("deliver-notifications", recorder)
+    assert ("ses:SendRawEmail", "arn:aws:ses:us-east-1:123456789012:identity/sender") in (
+        recorder.calls
+    )
+    assert recorder.tables() <= declared_tables("deliver-notifications")
