@@ -270,6 +270,8 @@ def main() -> int:
     print(f"AWS_DEFAULT_REGION={os.environ['AWS_DEFAULT_REGION']}")
     print(f"AWS_ACCESS_KEY_ID={os.environ['AWS_ACCESS_KEY_ID']}")
     print(f"AWS_SECRET_ACCESS_KEY={os.environ['AWS_SECRET_ACCESS_KEY']}")
+    # With these, `python -m chalicelib.cli poll-mail` polls the same (loopback) mailboxes.
+    print(f"AGORA_MAIL_ALLOW_PRIVATE_HOSTS={os.environ['AGORA_MAIL_ALLOW_PRIVATE_HOSTS']}")
     if credentials:
         print(f"root administrator: {credentials[0]} / {credentials[1]}")
     print("Ctrl-C stops everything.", flush=True)
