@@ -71,7 +71,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	PYTHONPATH=. $(BIN)/python -m infra.build --check
 
-## infra: regenerate infra/<stage>.yaml and .chalice/policy-<stage>.json from the models
+## infra: regenerate infra/<stage>.yaml and .chalice/policy-<stage>-<function>.json from the models
 infra: $(STAMP)
 	PYTHONPATH=. $(BIN)/python -m infra.build
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import time
 import traceback
@@ -19,6 +20,9 @@ from pathlib import Path
 # The tests' environment (moto credentials, table prefix, token secret) before anything imports
 # `app`: the in-process figures run exactly what the tests run.
 import tests.conftest  # noqa: F401
+
+# The mail figures read a Dovecot on loopback, as `make run` may (CONTRACT §2).
+os.environ["AGORA_MAIL_ALLOW_PRIVATE_HOSTS"] = "1"
 from bench.report import (
     BENCH_DIR,
     RESULTS_PATH,

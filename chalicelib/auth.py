@@ -210,17 +210,28 @@ def derived_secret(purpose: str) -> bytes:
     return hmac.new(_secret().encode(), f"agora:{purpose}".encode(), hashlib.sha256).digest()
 
 
-def issue_token(user_id: str, now: datetime | None = None) -> str:
+def token_version(user: Any) -> int:
+    """The user's token version: a new password raises it, which ends every earlier token."""
+    return int(getattr(user, "token_version", 0) or 0)
+
+
+def issue_token(user_id: str, now: datetime | None = None, version: int = 0) -> str:
     import jwt
 
     issued = now or datetime.now(UTC)
-    claims = {"sub": user_id, "iat": issued, "exp": issued + TOKEN_LIFETIME}
+    claims = {"sub": user_id, "ver": version, "iat": issued, "exp": issued + TOKEN_LIFETIME}
     return jwt.encode(claims, _secret(), algorithm=TOKEN_ALGORITHM)
 
 
 def user_id_from_token(token: str, keys: Any = None) -> str:
-    """The user a token was issued to. Every accepted secret is tried (two during a rotation
-    window); `keys` is the provider to ask, AGORA_TOKEN_SECRET's by default."""
+    """The user a token was issued to (`token_claims`)."""
+    return token_claims(token, keys)[0]
+
+
+def token_claims(token: str, keys: Any = None) -> tuple[str, int]:
+    """The user a token was issued to, and the token version it was issued under. Every
+    accepted secret is tried (two during a rotation window); `keys` is the provider to ask,
+    AGORA_TOKEN_SECRET's by default."""
     import jwt
 
     accepted = (keys or signing_keys()).accepted()
@@ -235,7 +246,8 @@ def user_id_from_token(token: str, keys: Any = None) -> str:
             raise Unauthorized("The token has expired; sign in again.") from None
         except jwt.PyJWTError:
             break
-        return str(claims["sub"])
+        version = claims.get("ver", 0)
+        return str(claims["sub"]), version if isinstance(version, int) else -1
     raise Unauthorized("The token is not valid; sign in again.")
 
 

@@ -317,7 +317,7 @@ def sender_verifier(**overrides: Any) -> SenderVerifier:
 def outgoing_mail() -> OutgoingMail:
     """SES, from each group's email identity with its newsletter disclaimer; suppressed addresses
     (bounces, complaints) are never written to."""
-    from chalicelib.mail.outgoing import Identity, OutgoingMail, SesMailer, fallback_address
+    from chalicelib.mail.outgoing import Identity, OutgoingMail, SesMailer
     from chalicelib.store.suppressions import SuppressionRepository
 
     group_email, newsletter = group_email_service(), newsletter_service()
@@ -329,7 +329,7 @@ def outgoing_mail() -> OutgoingMail:
     return OutgoingMail(
         SesMailer(),
         identity_of,
-        fallback_address(get_settings().public_base_url),
+        get_settings().sender_address,
         SuppressionRepository().is_suppressed,
     )
 
@@ -429,9 +429,15 @@ def local_connector_service() -> LocalConnectorService:
 
 
 def mailbox_settings_service() -> MailboxSettingsService:
+    from chalicelib.mail.hosts import HostPolicy
     from chalicelib.store.connectors import MailboxRepository
 
-    return MailboxSettingsService(MailboxRepository(), secrets, utc_now)
+    return MailboxSettingsService(
+        MailboxRepository(),
+        secrets,
+        utc_now,
+        HostPolicy(get_settings().mail_allow_private_hosts),
+    )
 
 
 def mailbox_directory() -> MailboxDirectory:

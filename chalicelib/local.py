@@ -34,6 +34,8 @@ def _prepare_environment() -> None:
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "agora-local")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "agora-local")
+    # The demo's and a developer's POP3 servers live on loopback or the local network (CONTRACT §2).
+    os.environ.setdefault("AGORA_MAIL_ALLOW_PRIVATE_HOSTS", "1")
 
 
 def data_folder(settings: Any) -> Path:
@@ -153,12 +155,11 @@ def share_token_secret(settings: Any) -> str:
     return str(settings.token_secret_id)
 
 
-def ensure_mail_sender(base_url: str) -> str:
-    """The embedded SES may send from the fallback sender's domain (AGORA_BASE_URL's host)."""
+def ensure_mail_sender(sender: str) -> str:
+    """The embedded SES may send from the sender's domain (AGORA_MAIL_SENDER)."""
     from chalicelib.aws import client
-    from chalicelib.mail.outgoing import fallback_address
 
-    domain = fallback_address(base_url).split("@", 1)[1]
+    domain = sender.rsplit("@", 1)[1]
     client("ses").verify_domain_identity(Domain=domain)
     return domain
 
@@ -240,18 +241,29 @@ def scheduled_jobs() -> list[tuple[str, Any, Callable[[], Any]]]:
 
 def local_server(host: str, port: int) -> Any:
     """Chalice's local server, answering unknown paths with the envelope as API Gateway does."""
+    from http.server import BaseHTTPRequestHandler
+
     from chalice.cli.factory import CLIFactory
     from chalice.local import (
         ChaliceRequestHandler,
         CustomLocalChalice,
         LocalChalice,
         LocalDevServer,
+        LocalGateway,
         LocalGatewayException,
     )
 
     from chalicelib.api.routing import not_found_payload
 
     class EnvelopeRequestHandler(ChaliceRequestHandler):
+        def __init__(self, request: Any, client_address: Any, server: Any, **kw: Any) -> None:
+            # API Gateway's `sourceIp` is the caller's address (sign-in throttling counts by it);
+            # Chalice's local gateway says 127.0.0.1 for everyone. Its gateway is this
+            # connection's own, so the peer address set on it is this caller's alone.
+            self.local_gateway = LocalGateway(kw["app_object"], kw["config"])
+            self.local_gateway.event_converter.LOCAL_SOURCE_IP = client_address[0]
+            BaseHTTPRequestHandler.__init__(self, request, client_address, server)
+
         def __getattr__(self, name: str) -> Any:
             # Methods Chalice's handler does not list (TRACE, QUERY, …) would get http.server's
             # bare 501; the app answers them 405 in the envelope, as for any method a path lacks.
@@ -314,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     ensure_kms_key(settings.kms_key_id)
     ensure_queue(settings.mailbox_queue)
     ensure_queue(settings.notify_queue)
-    ensure_mail_sender(settings.public_base_url)
+    ensure_mail_sender(settings.sender_address)
     share_token_secret(settings)
     create_tables()
     credentials = None
@@ -348,6 +360,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"AWS_DEFAULT_REGION={os.environ['AWS_DEFAULT_REGION']}")
     print(f"AWS_ACCESS_KEY_ID={os.environ['AWS_ACCESS_KEY_ID']}")
     print(f"AWS_SECRET_ACCESS_KEY={os.environ['AWS_SECRET_ACCESS_KEY']}")
+    # With these, `python -m chalicelib.cli poll-mail` polls the same (loopback) mailboxes.
+    print(f"AGORA_MAIL_ALLOW_PRIVATE_HOSTS={os.environ['AGORA_MAIL_ALLOW_PRIVATE_HOSTS']}")
     if credentials:
         print(f"root administrator: {credentials[0]} / {credentials[1]}")
     print("Ctrl-C stops everything.", flush=True)

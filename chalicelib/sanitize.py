@@ -6,7 +6,7 @@ import html
 import re
 
 # C0 control characters other than tab and newline (CONTRACT §6: removed from stored strings).
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f]")
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # What XML 1.0 cannot carry at all, escaped or not (its Char production).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 

@@ -63,6 +63,11 @@ class Settings(BaseModel):
     # How long a warm container keeps users (with their memberships) and groups; 0: not at all.
     # A privilege change made elsewhere takes effect within this time (chalicelib.store.cache).
     cache_seconds: float = Field(default=30.0, ge=0)
+    # The one address every outgoing mail is sent from (CONTRACT §2); empty: noreply@<base host>.
+    mail_sender: str = ""
+    # Mailbox settings may name loopback and private-network POP3 hosts (make run, tests);
+    # link-local and cloud metadata addresses never.
+    mail_allow_private_hosts: bool = False
 
     @field_validator("base_url")
     @classmethod
@@ -133,6 +138,13 @@ class Settings(BaseModel):
     @property
     def public_base_url(self) -> str:
         return self.base_url.rstrip("/")
+
+    @property
+    def sender_address(self) -> str:
+        """AGORA_MAIL_SENDER, or `noreply@<host of AGORA_BASE_URL>` when it is unset."""
+        if self.mail_sender.strip():
+            return self.mail_sender.strip()
+        return f"noreply@{urlsplit(self.base_url).hostname or 'localhost'}"
 
     @property
     def token_secret_id(self) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from infra import monitoring, operations, rollout
+from infra import monitoring, operations, privileges, rollout
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = ("dev", "prod")
@@ -263,7 +263,8 @@ def template(stage: str) -> dict[str, Any]:
             "GatewayResponses": gateway_responses,
         }
     }
-    merge(resources, operations.operations_resources(stage, names))
+    resources["MailSendingPolicy"] = mail_sending_policy(stage)
+    merge(resources, operations.operations_resources(stage, names, sender_domain, sender_address))
     merge(resources, monitoring.monitoring_resources(stage, names, tables))
     merge(resources, rollout.rollout_resources(stage))
     return {
@@ -394,79 +395,99 @@ def feedback_resources(names: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def policy(stage: str) -> dict[str, Any]:
-    names = stage_names(stage)
-    tables = [m.Meta.table_name for m in _models(stage)]
-    table_arns = []
-    for table in tables:
-        table_arns += [
+def _table_arns(names: dict[str, str], stems: tuple[str, ...]) -> list[str]:
+    arns = []
+    for stem in sorted(stems):
+        table = names["table_prefix"] + stem
+        arns += [
             f"arn:aws:dynamodb:*:*:table/{table}",
             f"arn:aws:dynamodb:*:*:table/{table}/index/*",
         ]
-    return {
-        "Version": "2012-10-17",
-        "Statement": [
+    return arns
+
+
+def policy(stage: str, function: str) -> dict[str, Any]:
+    """The function's own role policy: exactly what `privileges.FUNCTIONS` declares it calls.
+    Sending mail is granted in the template (`mail_sending_policy`): it names the stack's SES
+    identity, which a policy file cannot."""
+    names = stage_names(stage)
+    needs = privileges.FUNCTIONS[function]
+    tables = {m.Meta.table_name[len(names["table_prefix"]) :] for m in _models(stage)}
+    unknown = sorted((set(needs.reads) | set(needs.writes)) - tables)
+    if unknown:
+        raise ValueError(f"{function} declares tables the models do not define: {unknown}")
+    statements: list[dict[str, Any]] = [
+        {
+            "Sid": "Logs",
+            "Effect": "Allow",
+            "Action": ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
+            "Resource": f"arn:aws:logs:*:*:log-group:/aws/lambda/agora-{stage}-*",
+        }
+    ]
+    reads_only = tuple(set(needs.reads) - set(needs.writes))
+    if reads_only:
+        statements.append(
             {
-                "Sid": "Logs",
+                "Sid": "ReadTables",
                 "Effect": "Allow",
-                "Action": ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
-                "Resource": f"arn:aws:logs:*:*:log-group:/aws/lambda/agora-{stage}-*",
-            },
-            {"Sid": "Tables", "Effect": "Allow", "Action": TABLE_ACTIONS, "Resource": table_arns},
+                "Action": list(privileges.READ),
+                "Resource": _table_arns(names, reads_only),
+            }
+        )
+    if needs.writes:
+        statements.append(
+            {
+                "Sid": "WriteTables",
+                "Effect": "Allow",
+                "Action": sorted(privileges.WRITE),
+                "Resource": _table_arns(names, needs.writes),
+            }
+        )
+    if needs.kms:
+        statements.append(
             {
                 "Sid": "SecretsKey",
                 "Effect": "Allow",
-                "Action": ["kms:Decrypt", "kms:Encrypt"],
+                "Action": sorted(needs.kms),
                 "Resource": "arn:aws:kms:*:*:key/*",
                 # Only the key behind this stage's alias, whichever id it was given.
                 "Condition": {
                     "ForAnyValue:StringEquals": {"kms:ResourceAliases": names["key_alias"]}
                 },
-            },
+            }
+        )
+    if needs.sends_to:
+        statements.append(
             {
-                "Sid": "Queues",
+                "Sid": "SendToQueues",
                 "Effect": "Allow",
-                "Action": [
-                    "sqs:ChangeMessageVisibility",
-                    "sqs:DeleteMessage",
-                    "sqs:GetQueueAttributes",
-                    "sqs:GetQueueUrl",
-                    "sqs:ReceiveMessage",
-                    "sqs:SendMessage",
-                ],
-                "Resource": [
-                    f"arn:aws:sqs:*:*:{names['queue']}",
-                    f"arn:aws:sqs:*:*:{names['notify_queue']}",
-                    f"arn:aws:sqs:*:*:{names['feedback_queue']}",
-                ],
-            },
+                "Action": list(privileges.SEND),
+                "Resource": [f"arn:aws:sqs:*:*:{names[q]}" for q in sorted(needs.sends_to)],
+            }
+        )
+    if needs.triggered_by:
+        statements.append(
             {
-                # The scheduled functions' on-failure destination (Lambda sends with their role).
-                "Sid": "ScheduledFailures",
+                "Sid": "TriggerQueue",
                 "Effect": "Allow",
-                "Action": ["sqs:SendMessage"],
-                "Resource": f"arn:aws:sqs:*:*:{names['scheduled_failures']}",
-            },
+                "Action": list(privileges.TRIGGER),
+                "Resource": f"arn:aws:sqs:*:*:{names[needs.triggered_by]}",
+            }
+        )
+    if needs.token_secret:
+        statements.append(
             {
                 # The token signing secret, read at run time (both labels during a rotation).
                 "Sid": "TokenSecret",
                 "Effect": "Allow",
                 "Action": ["secretsmanager:GetSecretValue"],
                 "Resource": f"arn:aws:secretsmanager:*:*:secret:{names['secret']}-??????",
-            },
+            }
+        )
+    if needs.drains_outbox:
+        statements.append(
             {
-                # Notification emails and digests, sent from verified identities only.
-                "Sid": "NotificationMail",
-                "Effect": "Allow",
-                "Action": ["ses:SendRawEmail"],
-                "Resource": [
-                    "arn:aws:ses:*:*:identity/*",
-                    f"arn:aws:ses:*:*:configuration-set/{names['configuration_set']}",
-                ],
-            },
-            {
-                # The outbox drain reads the outbox table's stream (its event source mapping
-                # runs with the function's role) and hands a batch it gave up on to its DLQ.
+                # The outbox table's stream: its event source mapping reads it with this role.
                 "Sid": "OutboxStream",
                 "Effect": "Allow",
                 "Action": [
@@ -476,21 +497,92 @@ def policy(stage: str) -> dict[str, Any]:
                     "dynamodb:ListStreams",
                 ],
                 "Resource": f"arn:aws:dynamodb:*:*:table/{names['table_prefix']}outbox/stream/*",
-            },
-            {
-                "Sid": "OutboxDeadLetters",
-                "Effect": "Allow",
-                "Action": ["sqs:SendMessage"],
-                "Resource": f"arn:aws:sqs:*:*:{names['outbox_dead_letters']}",
-            },
+            }
+        )
+    if needs.domain_events:
+        statements.append(
             {
                 "Sid": "DomainEvents",
                 "Effect": "Allow",
                 "Action": ["events:PutEvents"],
                 "Resource": f"arn:aws:events:*:*:event-bus/{names['event_bus']}",
-            },
-        ],
+            }
+        )
+    return {"Version": "2012-10-17", "Statement": statements}
+
+
+def sender_domain() -> dict[str, Any]:
+    """The domain of the one sending identity: MailSenderDomain, or the host of BaseUrl when it
+    is empty. (A new dict at each use: YAML anchors are not CloudFormation.)"""
+    return {
+        "Fn::If": [
+            "HasMailSenderDomain",
+            {"Ref": "MailSenderDomain"},
+            {"Fn::Select": [2, {"Fn::Split": ["/", {"Ref": "BaseUrl"}]}]},
+        ]
     }
+
+
+def sender_address() -> dict[str, Any]:
+    """AGORA_MAIL_SENDER in the stack: noreply@ the sending identity's domain."""
+    return {"Fn::Sub": ["noreply@${Domain}", {"Domain": sender_domain()}]}
+
+
+def mail_sending_policy(stage: str) -> dict[str, Any]:
+    """ses:SendRawEmail for the functions that send mail, on the stack's verified identity and
+    from its one address only (AGORA_MAIL_SENDER): no group can speak as another address."""
+    names = stage_names(stage)
+    roles = [
+        {"Ref": operations.role_id(function)}
+        for function, needs in privileges.FUNCTIONS.items()
+        if needs.sends_mail
+    ]
+    return {
+        "Type": "AWS::IAM::Policy",
+        "Properties": {
+            "PolicyName": "send-mail-from-the-stack-identity",
+            "Roles": roles,
+            "PolicyDocument": {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Sid": "NotificationMail",
+                        "Effect": "Allow",
+                        "Action": ["ses:SendRawEmail"],
+                        "Resource": [
+                            {
+                                "Fn::Sub": [
+                                    "arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}"
+                                    ":identity/${Domain}",
+                                    {"Domain": sender_domain()},
+                                ]
+                            },
+                            {
+                                "Fn::Sub": "arn:${AWS::Partition}:ses:${AWS::Region}:"
+                                "${AWS::AccountId}:configuration-set/" + names["configuration_set"]
+                            },
+                        ],
+                        "Condition": {"StringEquals": {"ses:FromAddress": sender_address()}},
+                    }
+                ],
+            },
+        },
+    }
+
+
+def chalice_config(stages: tuple[str, ...] = STAGES) -> str:
+    """`.chalice/config.json` with each function's own policy file (and no stage-wide one)."""
+    path = ROOT / ".chalice" / "config.json"
+    config = json.loads(path.read_text())
+    for stage in stages:
+        settings = config["stages"][stage]
+        settings.pop("iam_policy_file", None)
+        functions = settings.setdefault("lambda_functions", {})
+        for function in privileges.FUNCTIONS:
+            functions.setdefault(function, {})["iam_policy_file"] = privileges.policy_file(
+                stage, function
+            )
+    return json.dumps(config, indent=2) + "\n"
 
 
 def rendered(stage: str) -> dict[Path, str]:
@@ -502,7 +594,12 @@ def rendered(stage: str) -> dict[Path, str]:
     return {
         ROOT / "infra" / f"{stage}.yaml": header
         + yaml.safe_dump(template(stage), sort_keys=False, width=100),
-        ROOT / ".chalice" / f"policy-{stage}.json": json.dumps(policy(stage), indent=2) + "\n",
+    } | {
+        ROOT / ".chalice" / privileges.policy_file(stage, function): json.dumps(
+            policy(stage, function), indent=2
+        )
+        + "\n"
+        for function in privileges.FUNCTIONS
     }
 
 
@@ -539,13 +636,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     stale = []
     with _store_restored():
+        files = {ROOT / ".chalice" / "config.json": chalice_config()}
         for stage in STAGES:
-            for path, text in rendered(stage).items():
-                if args.check:
-                    if not path.exists() or path.read_text() != text:
-                        stale.append(str(path.relative_to(ROOT)))
-                else:
-                    path.write_text(text)
+            files.update(rendered(stage))
+        for path, text in files.items():
+            if args.check:
+                if not path.exists() or path.read_text() != text:
+                    stale.append(str(path.relative_to(ROOT)))
+            else:
+                path.write_text(text)
     if stale:
         print("out of date (run `python -m infra.build`): " + ", ".join(stale), file=sys.stderr)
         return 1

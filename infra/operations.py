@@ -7,6 +7,7 @@ lists the same. Function logical ids are the ones `chalice package` gives app.py
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 # app.py's functions as `chalice package` names them: logical id -> Chalice name.
@@ -22,6 +23,15 @@ FUNCTIONS = {
 }
 # Chalice names the API handler's role and log group `ApiHandler…`, the function `APIHandler`.
 ROLES = {logical: ("ApiHandler" if logical == "APIHandler" else logical) for logical in FUNCTIONS}
+
+
+def role_id(function: str) -> str:
+    """The logical id of the role `chalice package` makes for a function (its Chalice name;
+    `api_handler` is the API)."""
+    name = "api" if function == "api_handler" else function
+    [logical] = [logical for logical, chalice_name in FUNCTIONS.items() if chalice_name == name]
+    return f"{ROLES[logical]}Role"
+
 
 # The most concurrent executions an SQS trigger may start (a maximum on the event source, not a
 # reservation: reserved concurrency cannot be set on a new account, whose limit is 10). The API
@@ -57,8 +67,14 @@ POLL_FAILURE_ADVICE = {
     "enter the mailbox's password again",
     "timeout": "the server did not answer in time: check that it is up and reachable from AWS",
     "dns": "the server's name does not resolve: check the server name in the settings",
+    "refused": "the server's name resolved to an address Agora never connects to (private, "
+    "loopback, link-local or metadata): the name was changed in DNS after it was saved, or "
+    "someone tries to reach the function's network; check the mailbox's server name",
     "other": "read poll-mailbox's log (filter message = 'mailbox poll failed')",
 }
+
+# The alias every deploy publishes (infra/rollout.py): triggers and schedules invoke it.
+ALIAS = "live"
 
 # Embedded-metric-format namespace of chalicelib/metrics.py; dimension Stage = table prefix stem.
 METRICS_NAMESPACE = "Agora"
@@ -84,8 +100,8 @@ def parameters(stage: str) -> dict[str, Any]:
         "MailSenderDomain": {
             "Type": "String",
             "Default": "",
-            "Description": "Domain to verify in SES for outgoing notifications and digests "
-            "(usually the host of BaseUrl); empty: verify identities yourself",
+            "Description": "Domain of the one sending identity, noreply@<domain> "
+            "(AGORA_MAIL_SENDER), verified in SES; empty: the host of BaseUrl",
         },
     }
 
@@ -271,7 +287,12 @@ def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
     return resources
 
 
-def operations_resources(stage: str, names: dict[str, str]) -> dict[str, Any]:
+def operations_resources(
+    stage: str,
+    names: dict[str, str],
+    sender_domain: Callable[[], Any],
+    sender_address: Callable[[], Any],
+) -> dict[str, Any]:
     """Topic, alarms, SES identity, and the fragments merged into Chalice's functions and API."""
     prefix = f"agora-{stage}"
     resources: dict[str, Any] = {
@@ -283,10 +304,10 @@ def operations_resources(stage: str, names: dict[str, str]) -> dict[str, Any]:
                 "Subscription": [{"Protocol": "email", "Endpoint": {"Ref": "AlarmEmail"}}],
             },
         },
+        # The one identity every mail is sent from (AGORA_MAIL_SENDER, noreply@ this domain).
         "MailSenderIdentity": {
             "Type": "AWS::SES::EmailIdentity",
-            "Condition": "HasMailSenderDomain",
-            "Properties": {"EmailIdentity": {"Ref": "MailSenderDomain"}},
+            "Properties": {"EmailIdentity": sender_domain()},
         },
         "ScheduledFailuresQueue": {
             "Type": "AWS::SQS::Queue",
@@ -298,9 +319,8 @@ def operations_resources(stage: str, names: dict[str, str]) -> dict[str, Any]:
         **alarms(stage, names),
     }
     for logical in FUNCTIONS:
-        function: dict[str, Any] = {
-            "Properties": {"Environment": {"Variables": {"AGORA_BASE_URL": {"Ref": "BaseUrl"}}}}
-        }
+        variables = {"AGORA_BASE_URL": {"Ref": "BaseUrl"}, "AGORA_MAIL_SENDER": sender_address()}
+        function: dict[str, Any] = {"Properties": {"Environment": {"Variables": variables}}}
         if logical in SQS_FUNCTIONS:
             source: dict[str, Any] = {"FunctionResponseTypes": ["ReportBatchItemFailures"]}
             if logical in MAX_CONCURRENCY[stage]:
@@ -308,11 +328,14 @@ def operations_resources(stage: str, names: dict[str, str]) -> dict[str, Any]:
             function["Properties"]["Events"] = {f"{logical}SqsEventSource": {"Properties": source}}
         resources[logical] = function
         if logical in SCHEDULED_RETRIES:
+            # The schedule invokes the function's alias (infra/rollout.py), so the retries and
+            # the on-failure queue are the alias's.
             resources[f"{logical}InvokeConfig"] = {
                 "Type": "AWS::Lambda::EventInvokeConfig",
+                "DependsOn": [f"{logical}Alias{ALIAS}"],
                 "Properties": {
                     "FunctionName": {"Ref": logical},
-                    "Qualifier": "$LATEST",
+                    "Qualifier": ALIAS,
                     "MaximumRetryAttempts": SCHEDULED_RETRIES[logical],
                     "DestinationConfig": {
                         "OnFailure": {
@@ -338,8 +361,7 @@ def outputs() -> dict[str, Any]:
     return {
         "AlarmTopicArn": {"Value": {"Ref": "AlarmTopic"}},
         "MailSenderDkimRecords": {
-            "Condition": "HasMailSenderDomain",
-            "Description": "CNAME records that verify MailSenderDomain in SES (name=value)",
+            "Description": "CNAME records that verify the sending domain in SES (name=value)",
             "Value": {
                 "Fn::Join": [
                     " ",

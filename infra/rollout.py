@@ -21,9 +21,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from infra.operations import FUNCTIONS
+from infra.operations import ALIAS, FUNCTIONS
 
-ALIAS = "live"
 CANARY = "Canary10Percent10Minutes"
 # What rolls a prod API deploy back (alarms of infra.operations and infra.monitoring).
 ROLLBACK_ALARMS = ("Api5xxAlarm", "ApiLatencyAlarm", "APIHandlerErrorsAlarm")

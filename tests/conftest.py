@@ -16,7 +16,13 @@ os.environ.pop("AWS_PROFILE", None)
 os.environ["AGORA_TOKEN_SECRET"] = "test-secret-that-is-long-enough-for-hs256"
 os.environ["AGORA_BASE_URL"] = "https://community.example"
 os.environ["AGORA_TABLE_PREFIX"] = "agora-test-"
-for _name in ("AGORA_MAIL_AUTHSERV_ID", "AGORA_GAME_LEVEL_BASE", "AGORA_GAME_LEVEL_EXPONENT"):
+for _name in (
+    "AGORA_MAIL_AUTHSERV_ID",
+    "AGORA_GAME_LEVEL_BASE",
+    "AGORA_GAME_LEVEL_EXPONENT",
+    "AGORA_MAIL_SENDER",
+    "AGORA_MAIL_ALLOW_PRIVATE_HOSTS",
+):
     os.environ.pop(_name, None)
 
 pytest_plugins = ["tests.fixtures"]

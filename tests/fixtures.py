@@ -50,6 +50,16 @@ def aws() -> Iterator[None]:
 
 
 @pytest.fixture
+def private_mail_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mailbox settings may name loopback and private-network POP3 hosts, as in `make run`: for
+    the tests whose POP3 server is the local Dovecot (CONTRACT §2), and only those."""
+    from chalicelib.settings import reload_settings
+
+    monkeypatch.setenv("AGORA_MAIL_ALLOW_PRIVATE_HOSTS", "1")
+    reload_settings()
+
+
+@pytest.fixture
 def moto_server():
     """A moto server on loopback as AWS_ENDPOINT_URL, with every table: for tests whose threads
     race each other through real HTTP (no in-process mock)."""

@@ -123,3 +123,38 @@ def test_first_deploy_checklist_loads_the_bare_root_group_then_creates_the_admin
     status, body = sign_in(api, "owner@example.org", PASSWORD)
     assert status == 200
     assert api.get(ROOT_ONLY, headers={"X-Auth": body["object"]})[0] == 200
+
+
+def test_a_new_password_ends_the_earlier_sessions_but_not_feed_keys(
+    community, api, monkeypatch, capsys
+):
+    community.load()
+    assert create_admin(monkeypatch, "--email", "admin@example.org") == 0
+    status, body = sign_in(api, "admin@example.org", PASSWORD)
+    old_token = body["object"]
+    status, me = api.get(ROOT_ONLY, headers={"X-Auth": old_token})
+    assert status == 200
+    from chalicelib.auth import user_id_from_token
+
+    user_id = user_id_from_token(old_token)
+    status, key = api.get(f"/api/v1/en_US/user/{user_id}/feed-key", headers={"X-Auth": old_token})
+    assert status == 200
+    feed = f"/api/v1/en_US/feed/{community.root}?key={key['object']['key']}"
+
+    assert (
+        create_admin(monkeypatch, "--email", "admin@example.org", password="a new password!") == 0
+    )
+    status, body = api.get(ROOT_ONLY, headers={"X-Auth": old_token})
+    assert status == 401 and body["success"] is False
+    status, body = sign_in(api, "admin@example.org", "a new password!")
+    assert status == 200
+    status, _ = api.get(ROOT_ONLY, headers={"X-Auth": body["object"]})
+    assert status == 200
+    # Feed keys are not sessions: the reader's subscription keeps working.
+    assert api.client.http.get(feed).status_code == 200
+    # Running it again with the same password ends nothing more.
+    assert (
+        create_admin(monkeypatch, "--email", "admin@example.org", password="a new password!") == 0
+    )
+    status, _ = api.get(ROOT_ONLY, headers={"X-Auth": body["object"]})
+    assert status == 200

@@ -214,3 +214,77 @@ def test_the_demo_has_events_in_its_calendar_and_feed_and_a_home_page(running):
     )
     with urllib.request.urlopen(request, timeout=30) as response:
         assert response.read().decode().count("BEGIN:VEVENT") >= 1
+
+
+@pytest.mark.slow
+def test_a_guessers_address_does_not_lock_the_owner_out_from_another(running):
+    """Issue 24: 36 wrong guesses from 127.0.0.2 (the server sees that peer address, as API
+    Gateway sees a `sourceIp`); the owner signs in from 127.0.0.3 all the same."""
+    login = "/api/v1/en_US/security/login"
+    guesses = [
+        running.request(
+            "POST",
+            login,
+            {"email": running.admin_email, "password": f"guess {n}"},
+            source="127.0.0.2",
+        )[0]
+        for n in range(36)
+    ]
+    assert guesses[:5] == [401] * 5 and set(guesses[5:]) == {429}
+    status, body = running.request(
+        "POST",
+        login,
+        {"email": running.admin_email, "password": running.admin_password},
+        source="127.0.0.3",
+    )
+    assert status == 200, body
+    # The guesser's address stays stopped, even with the right password.
+    status, _ = running.request(
+        "POST",
+        login,
+        {"email": running.admin_email, "password": running.admin_password},
+        source="127.0.0.2",
+    )
+    assert status == 429
+
+
+@pytest.mark.slow
+def test_secrets_and_signed_in_answers_are_no_store_and_the_docs_page_is_never_framed(running):
+    """Issue 24's three header checks, over real HTTP against `make run`."""
+    import json
+
+    from tests.conftest import REPO_ROOT
+
+    token = running.login()
+    demo = json.loads((REPO_ROOT / "demo" / "community.json").read_text())
+    home = next(g["id"] for g in demo["groups"] if g["parentId"] is None)
+    ann = next(u["id"] for u in demo["users"] if u["email"] == running.admin_email)
+    signed_in = {"X-Auth": token}
+    for path in (
+        f"/api/v1/en_US/connector/email-to-post/{home}",  # a mailbox password
+        f"/api/v1/en_US/user/{ann}/feed-key",  # a feed key
+        "/api/v1/en_US/system-page/home-page",  # any signed-in answer
+    ):
+        status, headers, _ = running.raw("GET", path, headers=signed_in)
+        assert status == 200, path
+        assert headers["Cache-Control"] == "no-store", path
+    status, headers, _ = running.raw(
+        "POST",
+        "/api/v1/en_US/security/login",
+        {"email": running.admin_email, "password": running.admin_password},
+    )
+    assert status == 200 and headers["Cache-Control"] == "no-store"  # the answer is a token
+
+    status, headers, _ = running.raw("GET", "/api/v1/en_US/docs")
+    assert status == 200
+    policy = headers["Content-Security-Policy"]
+    assert "frame-ancestors 'none'" in policy and "script-src 'self' 'sha256-" in policy
+    assert headers["X-Frame-Options"] == "DENY"
+
+    # The console (and the settings preview framed in it) loads no remote image.
+    status, headers, _ = running.raw("GET", "/console/")
+    assert status == 200
+    [images] = [p for p in headers["Content-Security-Policy"].split(";") if "img-src" in p]
+    assert images.split() == ["img-src", "'self'", "data:"]
+    status, _, script = running.raw("GET", "/console/settings.js")
+    assert b"img-src data:" in script and b"PREVIEW_POLICY +" in script

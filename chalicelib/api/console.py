@@ -31,10 +31,12 @@ CONTENT_TYPES = {
 # Only plain file names of the console's own directory: no path, no dot-files.
 ASSET_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*\.(html|js|css|svg)$")
 # Nothing inline, nothing from elsewhere: a page that holds an administrator's token loads only its
-# own files and talks only to its own origin. Landing page previews render in a sandboxed frame.
+# own files and talks only to its own origin. Landing page previews render in a sandboxed frame,
+# which inherits this policy: no remote image in stored HTML fires when Settings is opened (a
+# tracking beacon would tell its owner who administers the group, and when).
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; "
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         "connect-src 'self'; frame-src 'self'; frame-ancestors 'none'; base-uri 'self'; "
         "form-action 'self'; object-src 'none'"
     ),

@@ -126,6 +126,8 @@ class RouteSpec:
     content_type: str = "application/json"
     path_params: tuple[str, ...] = field(default=())
     body_required: bool = True
+    # The answer carries a secret (a token) although the route needs no sign-in.
+    secret: bool = False
 
 
 ROUTES: list[RouteSpec] = []
@@ -156,6 +158,7 @@ def route(
     summary: str = "",
     content_type: str = "application/json",
     body_required: bool = True,
+    secret: bool = False,
 ) -> Callable[[Callable[[Call], Any]], Callable[[Call], Any]]:
     """Declare a route.
 
@@ -165,6 +168,7 @@ def route(
            check; a body that names no existing group is left to the body's validation).
     query, body: Pydantic models (body may be a TypeAdapter-able annotation such as a union).
     body_required: False where the body's fields may come from the query string instead.
+    secret: the answer of this public route carries a secret (never kept by a cache).
     response: the model of `object`, for the OpenAPI document.
     """
 
@@ -190,6 +194,7 @@ def route(
             content_type=content_type,
             path_params=tuple(re.findall(r"{(\w+)}", path)),
             body_required=body_required,
+            secret=secret,
         )
         ROUTES.append(spec)
 
@@ -361,6 +366,10 @@ def _serve(blueprint: Any, spec: RouteSpec, path_values: dict[str, str]) -> Any:
         if response.status_code >= 500:
             metrics.emit("ServerErrors", 1)
     response.headers["X-Correlation-Id"] = bound["correlationId"]
+    if spec.need is not None or spec.secret:
+        # What a signed-in caller sees (mailbox passwords, chat secrets, feed keys, a token) is
+        # never kept by a browser's or a proxy's cache (CONTRACT §8), errors included.
+        response.headers["Cache-Control"] = "no-store"
     return response
 
 

@@ -12,8 +12,17 @@ security_api = Blueprint(__name__)
 
 
 @route(
-    security_api, "POST", "/api/v1/en_US/security/login", need=None, body=LoginRequest, response=str
+    security_api,
+    "POST",
+    "/api/v1/en_US/security/login",
+    need=None,
+    body=LoginRequest,
+    response=str,
+    secret=True,
 )
 def login(call: Call) -> str:
     """Exchange an email address and password for a token valid 8 hours."""
-    return deps.security_service().login(call.body.email, call.body.password)
+    identity = (call.request.context or {}).get("identity") or {}
+    return deps.security_service().login(
+        call.body.email, call.body.password, identity.get("sourceIp")
+    )

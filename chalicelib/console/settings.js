@@ -114,6 +114,9 @@ export async function render(main, context) {
   show();
 }
 
+const PREVIEW_POLICY =
+  '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data:; style-src \'unsafe-inline\'">';
+
 // When the mailbox was last read, and why the last poll failed if it did (lastError; the next
 // good poll clears it).
 function mailboxStatus(object) {
@@ -140,10 +143,12 @@ function settingsCard({ title, get, put, fields, submitLabel, preview, status })
       return;
     }
     const frame = preview
-      ? h("iframe", { class: "preview", sandbox: "", title: `Preview of the ${title.toLowerCase()} as stored (sanitised)` })
+      ? h("iframe", { class: "preview", sandbox: "", title: `Preview of the ${title.toLowerCase()} as stored (sanitised, remote images not shown)` })
       : null;
+    // The preview shows no remote image: the frame's own policy (on top of the console's, which it
+    // inherits) loads nothing from elsewhere, so a tracking beacon in stored HTML never fires.
     const showPreview = (object) => {
-      if (frame) frame.srcdoc = object?.content || "<p><em>(empty)</em></p>";
+      if (frame) frame.srcdoc = PREVIEW_POLICY + (object?.content || "<p><em>(empty)</em></p>");
     };
     const form = apiForm({
       name: title,
@@ -161,7 +166,9 @@ function settingsCard({ title, get, put, fields, submitLabel, preview, status })
     loading.replaceWith(
       ...(status ? status(answer.object) : []),
       form,
-      ...(frame ? [h("h3", {}, "Preview (as stored, sanitised)"), frame] : []),
+      ...(frame
+        ? [h("h3", {}, "Preview (as stored, sanitised; remote images are not shown)"), frame]
+        : []),
     );
   });
   return card;

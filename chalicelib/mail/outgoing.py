@@ -62,7 +62,7 @@ class Identity:
 
 
 def fallback_address(base_url: str) -> str:
-    """`noreply@<host of AGORA_BASE_URL>`: the sender when a group has no usable address."""
+    """`noreply@<host of AGORA_BASE_URL>`: AGORA_MAIL_SENDER's default."""
     from urllib.parse import urlsplit
 
     return f"noreply@{urlsplit(base_url).hostname or 'localhost'}"
@@ -75,12 +75,15 @@ class OutgoingMail:
         self,
         mailer: Any,
         identity_of: Callable[[Any], Identity],
-        fallback: str,
+        sender: str,
         is_suppressed: Callable[[str], bool] = lambda address: False,
     ) -> None:
         self.mailer = mailer
         self.identity_of = identity_of
-        self.fallback = fallback
+        # The platform's one sending identity (AGORA_MAIL_SENDER): a group's own address only ever
+        # goes in Reply-To, so no group administrator can make Agora speak as someone else on a
+        # verified domain (issue 24).
+        self.sender = sender
         self.is_suppressed = is_suppressed
         self._identities: dict[str, Identity] = {}
 
@@ -99,12 +102,10 @@ class OutgoingMail:
         *,
         unsubscribe_url: str | None = None,
     ) -> str:
-        """Send from the group's identity with its disclaimer appended; answers the message id.
+        """Send under the group's name from the platform's sender, the group's address as
+        Reply-To, with its disclaimer appended; answers the message id.
 
         `unsubscribe_url` adds RFC 8058 one-click unsubscribe headers and a visible link.
-
-        An address SES will not send from (not verified) is replaced by the fallback sender, with
-        the group's address as Reply-To, so the email still goes out under the group's name.
         """
         from chalicelib.sanitize import html_to_text
 
@@ -116,18 +117,8 @@ class OutgoingMail:
         if identity.disclaimer:
             text = f"{text}\n\n-- \n{html_to_text(identity.disclaimer)}"
             body_html = f'{body_html}<hr><div class="disclaimer">{identity.disclaimer}</div>'
-        sender = identity.address or self.fallback
-        message = self._message(identity.name, sender, None, to, subject, text, body_html)
-        add_unsubscribe_headers(message, unsubscribe_url)
-        try:
-            return self.mailer.send(message)
-        except MessageRejected:
-            if sender == self.fallback:
-                raise
-            log.warning(
-                "group address refused; sending from the fallback", extra={"group": group.id}
-            )
-        message = self._message(identity.name, self.fallback, sender, to, subject, text, body_html)
+        reply_to = identity.address if identity.address != self.sender else None
+        message = self._message(identity.name, self.sender, reply_to, to, subject, text, body_html)
         add_unsubscribe_headers(message, unsubscribe_url)
         return self.mailer.send(message)
 

@@ -397,8 +397,8 @@ def _subject(message: Message) -> str:
     return clean_line(_header(message, "Subject") or "")
 
 
-_CONTROL_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\ud800-\udfff\ufffe\uffff]")
-_CONTROL_IN_LINE = re.compile("[\x00-\x08\x0b-\x1f\ud800-\udfff\ufffe\uffff]")
+_CONTROL_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+_CONTROL_IN_LINE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
 def clean_text(value: str) -> str:

@@ -12,7 +12,10 @@ import socket
 import ssl
 from collections.abc import Callable
 from types import TracebackType
-from typing import Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+if TYPE_CHECKING:
+    from chalicelib.mail.hosts import HostPolicy
 
 ResultT = TypeVar("ResultT")
 
@@ -42,12 +45,38 @@ class MailboxError(Exception):
 
 
 # Why a mailbox could not be polled (the Reason dimension of MailboxPollFailed).
-FAILURE_REASONS = ("connection", "tls", "login", "timeout", "dns", "other")
+FAILURE_REASONS = ("connection", "tls", "login", "timeout", "dns", "refused", "other")
 
 
 class MessageTooLarge(MailboxError):
     """RETR sent more than the caller's limit (the server's LIST size was wrong); the rest of the
     message was read and dropped, so the session is still usable."""
+
+
+class _PinnedPOP3(poplib.POP3):
+    """poplib's client, connecting to an address already checked rather than looking the
+    host up again (a second look-up could answer another address)."""
+
+    def __init__(self, host: str, port: int, address: str, *, timeout: float) -> None:
+        self._address = address
+        super().__init__(host, port, timeout=timeout)
+
+    def _create_socket(self, timeout: Any) -> socket.socket:
+        return socket.create_connection((self._address, self.port), timeout)
+
+
+class _PinnedPOP3SSL(poplib.POP3_SSL):
+    """The same over TLS: the certificate is still checked against the host's name."""
+
+    def __init__(
+        self, host: str, port: int, address: str, *, timeout: float, context: ssl.SSLContext
+    ) -> None:
+        self._address = address
+        super().__init__(host, port, timeout=timeout, context=context)
+
+    def _create_socket(self, timeout: Any) -> socket.socket:
+        sock = socket.create_connection((self._address, self.port), timeout)
+        return self.context.wrap_socket(sock, server_hostname=self.host)
 
 
 class Pop3Mailbox:
@@ -66,10 +95,14 @@ class Pop3Mailbox:
         password: str,
         *,
         is_ssl: bool,
+        hosts: HostPolicy | None = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_SECONDS,
         read_timeout: float = DEFAULT_READ_TIMEOUT_SECONDS,
     ) -> None:
+        """`hosts` checks the host's addresses before connecting (chalicelib/mail/hosts.py);
+        the connection goes to the address it checked. None: the host is trusted (tests)."""
         self.host = host
+        self.hosts = hosts
         self.port = port
         self.username = username
         self.is_ssl = is_ssl
@@ -93,15 +126,25 @@ class Pop3Mailbox:
             raise
 
     def _connect(self, connect_timeout: float) -> poplib.POP3:
+        from chalicelib.mail.hosts import HostRefused
+
+        address = self.host.strip("[]")
+        if self.hosts is not None:
+            try:
+                # Again at connect time: the name may resolve elsewhere than when it was saved.
+                address = self.hosts.connectable(self.host, self.port)
+            except HostRefused as refused:
+                raise MailboxError(f"{self._where}: refused: {refused}", reason="refused") from None
         try:
             if self.is_ssl:
-                return poplib.POP3_SSL(
+                return _PinnedPOP3SSL(
                     self.host,
                     self.port,
+                    address,
                     timeout=connect_timeout,
                     context=ssl.create_default_context(),
                 )
-            return poplib.POP3(self.host, self.port, timeout=connect_timeout)
+            return _PinnedPOP3(self.host, self.port, address, timeout=connect_timeout)
         except ssl.SSLError as error:
             raise MailboxError(f"{self._where}: TLS failed: {error}", reason="tls") from error
         except socket.gaierror as error:

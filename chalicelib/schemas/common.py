@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -96,6 +97,21 @@ def _fits_item(text: str) -> str:
 
 
 LongText = Annotated[str, AfterValidator(_fits_item)]
+
+# Line breaks a single-line field may not hold (the router has already removed the control
+# characters among them, CR and U+0085 included).
+_LINE_BREAKS = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
+def _single_line(text: str) -> str:
+    # A name, title, address or subject may end up in a mail header, where a line break starts
+    # a new header (CONTRACT §8).
+    if _LINE_BREAKS.search(text):
+        raise ValueError("must be one line: line breaks are not allowed")
+    return text
+
+
+SingleLine = Annotated[str, AfterValidator(_single_line)]
 
 
 # At least one character that trimming and control-character removal leave (CONTRACT §6): what a

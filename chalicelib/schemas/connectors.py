@@ -21,6 +21,7 @@ from chalicelib.schemas.common import (
     Guid,
     JsonInt,
     Record,
+    SingleLine,
     UserRef,
     UtcDateTime,
 )
@@ -76,7 +77,7 @@ class MailboxSettingsUpdate(ApiModel):
     # null: the usual POP3 port for isSSL.
     # JsonInt: 995.0 is the integer 995 as JSON Schema reads it; true and "995" are not.
     server_port: JsonInt | None = Field(ge=1, le=65535)
-    server_username: str = Field(max_length=256)
+    server_username: SingleLine = Field(max_length=256)
     # Omitted, null or "" keeps the stored password (CONTRACT §8; the masked GET answers "").
     server_password: SecretText | None = None
     is_enabled: bool
@@ -188,7 +189,7 @@ class LocalConnectorUpdate(ApiModel):
 class ChatSettingsUpdate(ApiModel):
     # The spec's answers carry inheritSettings inside settings; the PUT body has it at the top.
     inherit_settings: bool | None = None
-    application_id: str = Field(default="", max_length=256)
+    application_id: SingleLine = Field(default="", max_length=256)
     # Omitted, null or "" keeps the stored secret (the masked answer shows "").
     application_secret: SecretText | None = None
     allow_guest: bool = False

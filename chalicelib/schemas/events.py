@@ -15,6 +15,7 @@ from chalicelib.schemas.common import (
     IntPageQuery,
     LongText,
     Record,
+    SingleLine,
     UserRef,
     UtcDateTime,
     document_trimming,
@@ -49,7 +50,9 @@ def _iso_text(value: Any) -> Any:
 IsoDate = Annotated[UtcDateTime, BeforeValidator(_iso_text)]
 OptionalDate = Annotated[IsoDate | None, BeforeValidator(_none_if_blank)]
 OptionalBool = Annotated[bool | None, BeforeValidator(_none_if_blank)]
-OptionalText = Annotated[str, BeforeValidator(_empty_if_none), Field(max_length=MAX_SHORT_TEXT)]
+OptionalText = Annotated[
+    SingleLine, BeforeValidator(_empty_if_none), Field(max_length=MAX_SHORT_TEXT)
+]
 
 
 def end_date_problem(start: datetime, end: datetime | None, all_day: bool) -> str | None:
@@ -96,7 +99,7 @@ class EventWrite(ApiModel):
     )
 
     group_id: Guid
-    title: str = Field(min_length=1, max_length=MAX_SHORT_TEXT)
+    title: SingleLine = Field(min_length=1, max_length=MAX_SHORT_TEXT)
     all_day: bool = False
     start_date: IsoDate
     end_date: OptionalDate = Field(default=None, validate_default=True)

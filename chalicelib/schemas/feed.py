@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, StrictInt, field_validator
 from pydantic_core import PydanticCustomError
 
-from chalicelib.schemas.common import ApiModel, GroupRef, Record
+from chalicelib.schemas.common import ApiModel, GroupRef, Record, SingleLine
 from chalicelib.schemas.group_email import OptionalEmailText
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -73,7 +73,7 @@ class FeedSettingsUpdate(ApiModel):
 
     image_url: OptionalWebUrl
     image_link_url: OptionalWebUrl
-    image_alt: str = Field(max_length=500)
+    image_alt: SingleLine = Field(max_length=500)
     # Minutes (CONTRACT §8).
     ttl: StrictInt = Field(ge=0)
     editor_email: OptionalEmailText

@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
 
-from chalicelib.schemas.common import ApiModel, GroupRef, Record, email_address
+from chalicelib.schemas.common import ApiModel, GroupRef, Record, SingleLine, email_address
 
 NAME_MAX = 200
 EMAIL_MAX = 254
@@ -30,16 +30,18 @@ def _not_blank(text: str) -> str:
 
 
 # Strings are trimmed by ApiModel before these run.
-EmailText = Annotated[str, Field(max_length=EMAIL_MAX), AfterValidator(_email)]
-OptionalEmailText = Annotated[str, Field(max_length=EMAIL_MAX), AfterValidator(_optional_email)]
-NonBlankName = Annotated[str, Field(max_length=NAME_MAX), AfterValidator(_not_blank)]
+EmailText = Annotated[SingleLine, Field(max_length=EMAIL_MAX), AfterValidator(_email)]
+OptionalEmailText = Annotated[
+    SingleLine, Field(max_length=EMAIL_MAX), AfterValidator(_optional_email)
+]
+NonBlankName = Annotated[SingleLine, Field(max_length=NAME_MAX), AfterValidator(_not_blank)]
 
 
 class GroupEmailUpdate(ApiModel):
     email: EmailText
     name: NonBlankName
     # Required like every field of a replacing PUT; blank means "the same as name".
-    newsletter_name: str = Field(max_length=NAME_MAX)
+    newsletter_name: SingleLine = Field(max_length=NAME_MAX)
 
 
 class GroupEmailOut(Record):

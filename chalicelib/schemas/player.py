@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from chalicelib.schemas.common import ApiModel, Guid, Record, UtcDateTime
+from chalicelib.schemas.common import ApiModel, Guid, Record, SingleLine, UtcDateTime
 
 LogType = Literal[
     "General",
@@ -28,7 +28,7 @@ LogType = Literal[
 
 class PlayerCreate(ApiModel):
     id: Guid
-    name: str = Field(min_length=1, max_length=100)
+    name: SingleLine = Field(min_length=1, max_length=100)
 
 
 class CardFields(ApiModel):

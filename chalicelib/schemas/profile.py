@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, StringConstraints
 
-from chalicelib.schemas.common import ApiModel, Guid, JsonInt, Record
+from chalicelib.schemas.common import ApiModel, Guid, JsonInt, Record, SingleLine
 from chalicelib.schemas.profile_fields import DATA_MODELS, FieldType
 
 EMPTY_GUID = "00000000-0000-0000-0000-000000000000"
@@ -21,7 +21,7 @@ EMPTY_GUID = "00000000-0000-0000-0000-000000000000"
 VISIBILITY_NAMES = {0: "Nobody", 1: "My Connections", 2: "Community", 3: "Everyone"}
 DEFAULT_VISIBILITY = 2
 
-Name = Annotated[str, StringConstraints(min_length=1, max_length=255)]
+Name = Annotated[SingleLine, StringConstraints(min_length=1, max_length=255)]
 Position = Annotated[int, Field(ge=1, le=10_000)]
 # JsonInt: `false` is not visibility 0 (the document says integer).
 Visibility = Annotated[JsonInt, Field(ge=min(VISIBILITY_NAMES), le=max(VISIBILITY_NAMES))]

@@ -96,5 +96,8 @@ class AdministratorService:
             user.memberships = memberships
             if created or password_changed:
                 user.password_hash = hash_password(password)
+            if password_changed:
+                # Sessions end on a new password: every token issued before it is refused.
+                user.token_version = int(getattr(user, "token_version", 0) or 0) + 1
             self.users.save(user)
         return AdministratorResult(user.id, group_id, created, promoted, password_changed)

@@ -224,8 +224,8 @@ class FixtureService:
         self.store.write_groups([self._group(g) for g in fixture.groups])
         written("groups", len(fixture.groups))
 
-        stored_hashes = self.store.password_hashes({u.id for u in fixture.users})
-        self.store.write_users([self._user(u, stored_hashes.get(u.id)) for u in fixture.users])
+        stored = self.store.credentials({u.id for u in fixture.users})
+        self.store.write_users([self._user(u, *stored.get(u.id, (None, 0))) for u in fixture.users])
         written("users", len(fixture.users))
 
         posts = self._posts(fixture)
@@ -272,12 +272,16 @@ class FixtureService:
         }
 
     @staticmethod
-    def _user(u: Any, stored_hash: str | None) -> dict[str, Any]:
+    def _user(u: Any, stored_hash: str | None, stored_version: int) -> dict[str, Any]:
         password_hash = u.password_hash
         if u.password is not None:
             keep = stored_hash is not None and verify_password(stored_hash, u.password)
             password_hash = stored_hash if keep else hash_password(u.password)
+        # A password the reload changes (or removes) ends the user's earlier sessions; an
+        # unchanged one keeps them (loading twice changes nothing).
+        changed = stored_hash is not None and password_hash != stored_hash
         return {
+            "token_version": stored_version + 1 if changed else stored_version,
             "id": u.id,
             "alias": u.alias,
             "email": u.email,

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller
 from chalicelib.logs import get_logger
@@ -45,6 +45,9 @@ from chalicelib.services.domain_events import CommentCreated, MailRejected, Post
 from chalicelib.services.links import slugify
 from chalicelib.services.mail_rules import Plan
 from chalicelib.services.mailboxes import Mailbox
+
+if TYPE_CHECKING:
+    from chalicelib.mail.hosts import HostPolicy
 
 log = get_logger("mail")
 
@@ -108,9 +111,12 @@ class Checkpoints:
         return None
 
 
-def open_pop3(mailbox: Mailbox) -> Any:
-    """The default `open_mailbox`: a POP3 session, logged in."""
+def open_pop3(mailbox: Mailbox, hosts: HostPolicy | None = None) -> Any:
+    """The default `open_mailbox`: a POP3 session, logged in, on a host the policy allows
+    (AGORA_MAIL_ALLOW_PRIVATE_HOSTS's, unless one is given)."""
+    from chalicelib.mail.hosts import HostPolicy
     from chalicelib.mail.pop3 import Pop3Mailbox
+    from chalicelib.settings import get_settings
 
     return Pop3Mailbox(
         mailbox.server_name,
@@ -118,6 +124,7 @@ def open_pop3(mailbox: Mailbox) -> Any:
         mailbox.server_username,
         mailbox.password,
         is_ssl=mailbox.is_ssl,
+        hosts=hosts or HostPolicy(get_settings().mail_allow_private_hosts),
     )
 
 

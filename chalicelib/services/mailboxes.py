@@ -23,6 +23,7 @@ from chalicelib.schemas.connectors import (
 from chalicelib.services.links import group_ref
 
 if TYPE_CHECKING:
+    from chalicelib.mail.hosts import HostPolicy
     from chalicelib.store.connectors import MailboxRepository
 
 SYSTEM_SCOPE = "system"
@@ -86,11 +87,17 @@ def _context(scope: str) -> dict[str, str]:
 
 class MailboxSettingsService:
     def __init__(
-        self, mailboxes: MailboxRepository, cipher: Cipher, clock: Callable[[], datetime]
+        self,
+        mailboxes: MailboxRepository,
+        cipher: Cipher,
+        clock: Callable[[], datetime],
+        hosts: HostPolicy | None = None,
     ) -> None:
         self.mailboxes = mailboxes
         self.cipher = cipher
         self.clock = clock
+        # Which POP3 hosts may be named (CONTRACT §8); None: any (a job that only reads).
+        self.hosts = hosts
 
     # --- the API ---------------------------------------------------------------------------------
 
@@ -163,6 +170,13 @@ class MailboxSettingsService:
     def _save(
         self, scope: str, kind: str, update: MailboxSettingsUpdate, editor_id: str
     ) -> tuple[Any, str]:
+        if self.hosts is not None:
+            from chalicelib.mail.hosts import HostRefused
+
+            try:
+                self.hosts.check_name(update.server_name, update.port)
+            except HostRefused as refused:
+                raise ValidationFailed.one("serverName", update.server_name, str(refused)) from None
         stored = self.mailboxes.get(scope)
         new_password = update.new_password
         has_password = new_password is not None or (stored is not None and stored.password)
@@ -304,6 +318,8 @@ POLL_FAILURES = {
     "login": "The mail server refused the user name or password.",
     "timeout": "The mail server did not answer in time.",
     "dns": "The mail server's name could not be found: check the server name.",
+    "refused": "Agora does not connect to this server's address (a private, loopback, "
+    "link-local or cloud metadata address, CONTRACT §8): use the server's public name.",
     "other": "The mailbox could not be read.",
 }
 

@@ -13,13 +13,15 @@ from chalicelib.store.users import UserRecord, UserRepository
 
 
 class FixtureStore:
-    def password_hashes(self, user_ids: set[str]) -> dict[str, str]:
+    def credentials(self, user_ids: set[str]) -> dict[str, tuple[str | None, int]]:
+        """Each stored user's password hash and token version (a reload keeps or raises it)."""
         if not user_ids:
             return {}
         return {
-            u.id: u.password_hash
-            for u in UserRecord.batch_get(list(user_ids), attributes_to_get=["id", "password_hash"])
-            if u.password_hash
+            u.id: (u.password_hash, int(u.token_version or 0))
+            for u in UserRecord.batch_get(
+                list(user_ids), attributes_to_get=["id", "password_hash", "token_version"]
+            )
         }
 
     def write_groups(self, groups: list[dict[str, Any]]) -> None:

@@ -1,63 +1,102 @@
-"""Failed sign-ins per address, to throttle password guessing (items expire by TTL)."""
+"""Sign-in attempts per account, per source address and in all, in fixed 15-minute windows, to
+throttle password guessing without letting a guesser lock the owner out (items expire by TTL).
+
+One item per account and window holds both counts: `total`, and one `s:<address>` attribute per
+source address. Taking an attempt is one conditional UpdateItem on it, so a sign-in costs that
+and the user's lookup, and parallel guesses never take more attempts than the limits allow.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from pynamodb.attributes import (
-    NumberAttribute,
-    TTLAttribute,
-    UnicodeAttribute,
-    UTCDateTimeAttribute,
-)
+from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
 from pynamodb.models import Model
 
-from chalicelib.store.base import conditionally, register, table_meta
+from chalicelib.store.base import register, table_meta
 
 
 @register
 class LoginAttemptRecord(Model):
     Meta = table_meta("login-attempts")
 
-    email_lower = UnicodeAttribute(hash_key=True)
-    failures = NumberAttribute(default=0)
-    window_start = UTCDateTimeAttribute()
+    # `<email>#<window number>`; the stored name is the table's original key name.
+    counter = UnicodeAttribute(hash_key=True, attr_name="email_lower")
+    total = NumberAttribute(default=0)
     expires = TTLAttribute()
 
 
+@dataclass(frozen=True)
+class Attempt:
+    """An attempt taken: where it is counted, and how many this source had in the window."""
+
+    counter: str
+    source_name: str
+    from_source: int
+
+
+def window_of(now: datetime, window: timedelta) -> tuple[int, datetime]:
+    """The number of the fixed window `now` falls in, and when that window ends."""
+    seconds = int(window.total_seconds())
+    number = int(now.timestamp()) // seconds
+    return number, datetime.fromtimestamp((number + 1) * seconds, tz=now.tzinfo)
+
+
 class LoginAttemptRepository:
-    def reserve_attempt(
-        self, email_lower: str, now: datetime, window: timedelta, limit: int
-    ) -> bool:
-        """Take one of the `limit` attempts of the address's open window, opening a window when
-        none is open; False when all are taken. Each step is one conditional write, so parallel
-        guesses never take more than `limit` attempts: the password is checked only after one
-        was taken. `failures` counts the attempts taken; a good sign-in clears them."""
-        record = LoginAttemptRecord(email_lower)
+    def take_attempt(
+        self,
+        email_lower: str,
+        source: str,
+        now: datetime,
+        window: timedelta,
+        per_source: int,
+        per_account: int,
+    ) -> Attempt | None:
+        """Count one attempt for the account from `source` in the current window, unless the
+        source has had `per_source` attempts on this account or the account `per_account` from
+        all sources: then None, and nothing is counted."""
+        from chalicelib.aws import client, error_code
 
-        def take_in_open_window() -> bool:
-            return conditionally(
-                lambda: record.update(
-                    actions=[LoginAttemptRecord.failures.add(1)],
-                    condition=(LoginAttemptRecord.window_start >= now - window)
-                    & (LoginAttemptRecord.failures < limit),
-                )
+        number, ends = window_of(now, window)
+        counter = f"{email_lower}#{number}"
+        source_name = f"s:{source}"
+        try:
+            answer = client("dynamodb").update_item(
+                TableName=LoginAttemptRecord.Meta.table_name,
+                Key={"email_lower": {"S": counter}},
+                UpdateExpression="ADD #total :one, #source :one SET #expires = :expires",
+                ConditionExpression="(attribute_not_exists(#total) OR #total < :per_account) "
+                "AND (attribute_not_exists(#source) OR #source < :per_source)",
+                ExpressionAttributeNames={
+                    "#total": "total",
+                    "#source": source_name,
+                    "#expires": "expires",
+                },
+                ExpressionAttributeValues={
+                    ":one": {"N": "1"},
+                    ":per_account": {"N": str(per_account)},
+                    ":per_source": {"N": str(per_source)},
+                    ":expires": {"N": str(int(ends.timestamp()))},
+                },
+                ReturnValues="UPDATED_NEW",
             )
+        except Exception as error:
+            if error_code(error) == "ConditionalCheckFailedException":
+                return None
+            raise
+        from_source = int(answer["Attributes"][source_name]["N"])
+        return Attempt(counter, source_name, from_source)
 
-        def open_new_window() -> bool:
-            fresh = LoginAttemptRecord(
-                email_lower, failures=1, window_start=now, expires=now + window
-            )
-            return conditionally(
-                lambda: fresh.save(
-                    condition=LoginAttemptRecord.email_lower.does_not_exist()
-                    | (LoginAttemptRecord.window_start < now - window)
-                )
-            )
+    def forget_source(self, attempt: Attempt) -> None:
+        """The owner got in from this source: its attempts of the window no longer count, here
+        nor in the account's total."""
+        from chalicelib.aws import client
 
-        # Neither step worked: the window is open and full, or a parallel attempt opened it
-        # between our two writes; one more try in it tells which.
-        return take_in_open_window() or open_new_window() or take_in_open_window()
-
-    def clear(self, email_lower: str) -> None:
-        LoginAttemptRecord(email_lower).delete()  # deleting what is not there is no error
+        client("dynamodb").update_item(
+            TableName=LoginAttemptRecord.Meta.table_name,
+            Key={"email_lower": {"S": attempt.counter}},
+            UpdateExpression="REMOVE #source ADD #total :minus",
+            ExpressionAttributeNames={"#source": attempt.source_name, "#total": "total"},
+            ExpressionAttributeValues={":minus": {"N": str(-attempt.from_source)}},
+        )

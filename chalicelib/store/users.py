@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pynamodb.attributes import JSONAttribute, UnicodeAttribute
+from pynamodb.attributes import JSONAttribute, NumberAttribute, UnicodeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
@@ -29,6 +29,8 @@ class UserRecord(Model):
     slug = UnicodeAttribute()
     avatar_url = UnicodeAttribute(null=True)
     password_hash = UnicodeAttribute(null=True)
+    # Raised by each new password: a token issued under an older version is refused.
+    token_version = NumberAttribute(default=0)
     # {group id: role name}; users outside a group are `regular` there.
     memberships = JSONAttribute(default=dict)
 

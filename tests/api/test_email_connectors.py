@@ -334,3 +334,38 @@ def test_routes_cost_a_few_requests_and_no_scan(api, people, dynamo_counter):
         assert status == 200
         assert "Scan" not in dynamo_counter.requests
         assert dynamo_counter.total <= 6, dynamo_counter.requests
+
+
+# --- POP3 hosts (CONTRACT §8, issue 24) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["169.254.169.254", "fe80::1", "fd00:ec2::254"])
+def test_link_local_and_metadata_hosts_are_400_everywhere(api, people, host, private_mail_hosts):
+    # Even where private hosts are allowed.
+    for path, user in (
+        (to_post(people.garden), people.garden_admin),
+        (COMMENT_SETTINGS, people.root_admin),
+    ):
+        status, body = api.put(path, user, {**GOOD, "serverName": host})
+        assert status == 400, body
+        [error] = body["errors"]
+        assert error["key"] == "serverName" and error["value"] == host
+        assert "metadata" in error["message"]
+    assert api.get(to_post(people.garden), people.garden_admin)[1]["object"]["serverName"] == ""
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "10.0.0.8", "::1"])
+def test_loopback_and_private_hosts_are_400_unless_allowed(api, people, host):
+    status, body = api.put(
+        to_post(people.garden), people.garden_admin, {**GOOD, "serverName": host}
+    )
+    assert status == 400, body
+    assert [e["key"] for e in body["errors"]] == ["serverName"]
+    assert "AGORA_MAIL_ALLOW_PRIVATE_HOSTS" in body["errors"][0]["message"]
+
+
+def test_loopback_host_is_accepted_where_private_hosts_are_allowed(api, people, private_mail_hosts):
+    status, body = api.put(
+        to_post(people.garden), people.garden_admin, {**GOOD, "serverName": "127.0.0.1"}
+    )
+    assert status == 200, body

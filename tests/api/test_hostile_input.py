@@ -228,7 +228,7 @@ def test_control_characters_are_removed_from_stored_strings_and_the_feed_still_a
     sent = {
         "imageUrl": "https://cdn.example/logo.png",
         "imageLinkUrl": "",
-        "imageAlt": "Logo\x00\x01\x1b[31m\tred\nok",
+        "imageAlt": "Logo\x00\x01\x1b[31m\tred\x7f\x85 ok",
         "ttl": 60,
         "editorEmail": "",
         "webmasterEmail": "",
@@ -237,9 +237,9 @@ def test_control_characters_are_removed_from_stored_strings_and_the_feed_still_a
     }
     status, answer = api.put(settings, people.garden_admin, sent)
     assert status == 200, answer
-    assert answer["object"]["imageAlt"] == "Logo[31m\tred\nok"
+    assert answer["object"]["imageAlt"] == "Logo[31m\tred ok"
     status, stored = api.get(settings, people.garden_admin)
-    assert stored["object"]["imageAlt"] == "Logo[31m\tred\nok"
+    assert stored["object"]["imageAlt"] == "Logo[31m\tred ok"
     response = api.client.http.get(f"/api/v1/en_US/feed/{people.garden}")
     assert response.status_code == 200
     import feedparser
@@ -292,3 +292,63 @@ def test_a_replacing_put_without_a_listed_field_is_400_naming_it_and_changes_not
     assert status == 400
     assert missing in [e["key"] for e in answer["errors"]]
     assert api.get(paths[path], user)[1]["object"] == before["object"]
+
+
+def test_del_and_c1_controls_are_removed_from_an_event_title_and_its_calendar(api, people):
+    body = {
+        "groupId": people.garden,
+        "title": "Seed\u0085\u007f swap\u009b",
+        "startDate": "2026-06-01T10:00:00Z",
+        "endDate": "2026-06-01T12:00:00Z",
+        "content": "<p>Bring\u0085 seeds\u007f</p>\n<p>and pots</p>",
+    }
+    status, answer = api.post(EVENT, people.moderator, body)
+    assert status == 200, answer
+    assert answer["object"]["title"] == "Seed swap"
+    status, stored = api.get(f"{EVENT}/{answer['object']['id']}", people.moderator)
+    assert stored["object"]["title"] == "Seed swap"
+    assert (
+        "\u0085" not in stored["object"]["content"] and "\u007f" not in stored["object"]["content"]
+    )
+    assert "\n" in stored["object"]["content"]  # line breaks stay in multi-line content
+
+
+@pytest.mark.parametrize("name", ["Security\nTeam", "Security\u2028Team", "Security\r\nTeam"])
+def test_a_line_break_in_the_group_email_name_is_a_400_on_name(api, people, name):
+    status, body = api.put(
+        f"/api/v1/en_US/group-email/{people.garden}",
+        people.garden_admin,
+        {"email": "garden@example.org", "name": name, "newsletterName": ""},
+    )
+    assert status == 400, body
+    assert [e["key"] for e in body["errors"]] == ["name"]
+
+
+@pytest.mark.parametrize(
+    ("path", "field"),
+    [
+        (EVENT, "title"),
+        (EVENT, "location"),
+        ("/api/v1/en_US/group-email/{garden}", "email"),
+        ("/api/v1/en_US/group-email/{garden}", "newsletterName"),
+    ],
+)
+def test_single_line_fields_refuse_line_breaks(api, people, path, field):
+    bodies = {
+        EVENT: {
+            "groupId": people.garden,
+            "title": "Swap",
+            "startDate": "2026-06-01T10:00:00Z",
+            "endDate": "2026-06-01T12:00:00Z",
+        },
+        "/api/v1/en_US/group-email/{garden}": {
+            "email": "garden@example.org",
+            "name": "Garden",
+            "newsletterName": "",
+        },
+    }
+    body = {**bodies[path], field: "first line\nBcc: victim@example.org"}
+    call = api.post if path == EVENT else api.put
+    status, answer = call(path.format(garden=people.garden), people.garden_admin, body)
+    assert status == 400, answer
+    assert [e["key"] for e in answer["errors"]] == [field]

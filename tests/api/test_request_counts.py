@@ -265,3 +265,17 @@ def test_the_password_is_decrypted_only_for_a_caller_who_may_see_it(api, world, 
     status, body = api.get(f"/api/v1/en_US/connector/email-to-post/{world.garden}", world.admin)
     assert status == 200 and body["object"]["serverPassword"] == "s3cret"
     assert kms_calls == ["Decrypt"]
+
+
+def test_sign_in_with_the_right_password_is_at_most_two_requests(community, api, dynamo_counter):
+    # Issue 28: the user's Query and the attempt's one conditional UpdateItem; no clean-up.
+    community.user("signer", password="a good password", email="signer@example.org")
+    community.load()
+    dynamo_counter.reset()
+    status, body = api.post(
+        "/api/v1/en_US/security/login",
+        body={"email": "signer@example.org", "password": "a good password"},
+    )
+    assert status == 200, body
+    assert dynamo_counter.total <= 2, dynamo_counter.requests
+    assert dynamo_counter.requests == {"Query": 1, "UpdateItem": 1}

@@ -12,6 +12,7 @@ from chalicelib.auth import Role, hash_password, issue_token, user_id_from_token
 from chalicelib.errors import TooManyRequests, Unauthorized
 from chalicelib.services.security import (
     FAILURE_WINDOW,
+    MAX_ACCOUNT_FAILURES,
     MAX_FAILURES,
     WRONG_CREDENTIALS,
     SecurityService,
@@ -76,27 +77,65 @@ def test_an_unknown_address_and_a_wrong_password_get_the_same_single_error(servi
         assert [(e.key, e.value) for e in error.errors] == [("password", "")]
 
 
-def test_too_many_attempts_lock_the_address_even_for_the_right_password(service, clock):
-    # Attempts taken by earlier guesses (each guess takes one before its password is checked).
-    for _ in range(MAX_FAILURES):
-        assert service.attempts.reserve_attempt(
-            "bob@example.org", NOW, FAILURE_WINDOW, MAX_FAILURES
+def take(service: SecurityService, source: str, at: datetime = NOW) -> bool:
+    """One attempt on bob's account from `source`, as a guess takes it."""
+    return (
+        service.attempts.take_attempt(
+            "bob@example.org", source, at, FAILURE_WINDOW, MAX_FAILURES, MAX_ACCOUNT_FAILURES
         )
+        is not None
+    )
+
+
+def test_too_many_attempts_from_one_address_stop_that_address_even_with_the_right_password(
+    service, clock
+):
+    for _ in range(MAX_FAILURES):
+        assert take(service, "192.0.2.1")
     with pytest.raises(TooManyRequests):
-        service.login("bob@example.org", PASSWORD)
+        service.login("bob@example.org", PASSWORD, "192.0.2.1")
     clock.now = NOW + FAILURE_WINDOW + timedelta(seconds=1)
-    assert user_id_from_token(service.login("bob@example.org", PASSWORD)) == "bob"
+    assert user_id_from_token(service.login("bob@example.org", PASSWORD, "192.0.2.1")) == "bob"
 
 
-def test_a_good_sign_in_gives_the_address_all_its_attempts_back(service):
+def test_a_guessers_address_does_not_lock_the_owner_out_of_another(service):
+    for _ in range(36):
+        with pytest.raises((Unauthorized, TooManyRequests)):
+            service.login("bob@example.org", "guess", "192.0.2.66")
+    assert user_id_from_token(service.login("bob@example.org", PASSWORD, "198.51.100.7")) == "bob"
+
+
+def test_guesses_spread_over_many_addresses_still_meet_the_account_ceiling(service):
+    outcomes = []
+    for n in range(200):
+        try:
+            service.login("bob@example.org", f"guess {n}", f"10.0.{n // 250}.{n % 250}")
+        except Unauthorized:
+            outcomes.append(401)
+        except TooManyRequests:
+            outcomes.append(429)
+    assert outcomes == [401] * MAX_ACCOUNT_FAILURES + [429] * (200 - MAX_ACCOUNT_FAILURES)
+    with pytest.raises(TooManyRequests):
+        service.login("bob@example.org", PASSWORD, "198.51.100.7")
+
+
+def test_a_good_sign_in_gives_its_address_all_its_attempts_back(service):
     for _ in range(MAX_FAILURES - 1):
-        service.attempts.reserve_attempt("bob@example.org", NOW, FAILURE_WINDOW, MAX_FAILURES)
-    service.login("bob@example.org", PASSWORD)
-    taken = [
-        service.attempts.reserve_attempt("bob@example.org", NOW, FAILURE_WINDOW, MAX_FAILURES)
-        for _ in range(MAX_FAILURES + 1)
-    ]
+        assert take(service, "192.0.2.1")
+    service.login("bob@example.org", PASSWORD, "192.0.2.1")
+    taken = [take(service, "192.0.2.1") for _ in range(MAX_FAILURES + 1)]
     assert taken == [True] * MAX_FAILURES + [False]
+
+
+def test_a_new_password_ends_earlier_tokens(service):
+    token = service.login("bob@example.org", PASSWORD, "192.0.2.1")
+    assert service.caller_for_token(token).user_id == "bob"
+    bob = service.users.get("bob")
+    bob.token_version = 1
+    service.users.save(bob)
+    with pytest.raises(Unauthorized):
+        service.caller_for_token(token)
+    assert service.caller_for_token(service.login("bob@example.org", PASSWORD)).user_id == "bob"
 
 
 def test_a_token_answers_its_user_with_the_roles_of_their_memberships(service):
@@ -107,10 +146,7 @@ def test_a_token_answers_its_user_with_the_roles_of_their_memberships(service):
 
 
 def test_a_token_of_a_removed_account_or_none_at_all_is_refused(service):
-    # The memberships are read when a privilege is first asked about: that is when it is refused.
-    gone = service.caller_for_token(issue_token("gone", datetime.now(UTC)))
-    assert gone.user_id == "gone"
     with pytest.raises(Unauthorized):
-        _ = gone.is_root_admin
+        service.caller_for_token(issue_token("gone", datetime.now(UTC)))
     with pytest.raises(Unauthorized):
         service.caller_for_token(None)

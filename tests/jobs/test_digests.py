@@ -83,7 +83,8 @@ def test_summary_lists_titles_and_links_full_adds_content(world):
     assert full["Subject"] == "Full Daily digest for 2026-03-02: 3 new items"
     for message in (summary, full):
         assert message["Auto-Submitted"] == "auto-generated"
-        assert message["From"].addresses[0].addr_spec == "hello@community.example"
+        assert message["From"].addresses[0].addr_spec == "noreply@community.example"
+        assert message["Reply-To"].addresses[0].addr_spec == "hello@community.example"
         text = text_of(message)
         assert "Hello" in text and "https://community.example/garden/hello" in text
         assert "Tulips" in text and "https://community.example/garden/tulips" in text

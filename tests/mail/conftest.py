@@ -63,8 +63,9 @@ class Mailbox:
 
 
 @pytest.fixture
-def mailbox(dovecot: Dovecot) -> Mailbox:
-    """A new, empty mailbox user per test, so tests never see each other's mail."""
+def mailbox(dovecot: Dovecot, private_mail_hosts: None) -> Mailbox:
+    """A new, empty mailbox user per test, so tests never see each other's mail. The test
+    Dovecot listens on loopback: these tests allow private POP3 hosts."""
     user = f"box{secrets.token_hex(4)}"
     password = secrets.token_urlsafe(12)
     dovecot.add_user(user, password)

@@ -505,3 +505,48 @@ def test_a_connection_that_breaks_mid_message_is_reopened_and_the_poll_goes_on(w
         "Mail 2",
     ]
     assert world.mailbox.count() == 0
+
+
+def test_a_name_that_resolves_to_a_private_address_only_at_connect_time_is_refused_then(
+    world, kms_key
+):
+    """Saved while the name pointed at a public address; by the poll it points at loopback
+    (DNS rebinding). The poll refuses before connecting, in plain words for the mailbox."""
+    import functools
+
+    from chalicelib import secrets
+    from chalicelib.mail.hosts import HostPolicy
+    from chalicelib.mail.pop3 import MailboxError
+    from chalicelib.schemas.connectors import MailboxSettingsUpdate
+    from chalicelib.services.mail_in import open_pop3
+    from chalicelib.services.mailboxes import MailboxSettingsService
+    from chalicelib.store.connectors import MailboxRepository
+    from chalicelib.store.groups import GroupRepository
+
+    dns = {"pop.rebinding.example": ["93.184.215.14"]}
+    hosts = HostPolicy(False, lambda host, port: dns.get(host, []))
+    service = MailboxSettingsService(MailboxRepository(), secrets, datetime.now, hosts)
+    update = MailboxSettingsUpdate.model_validate(
+        {
+            "serverName": "pop.rebinding.example",
+            "serverPort": world.mailbox.server.pop3_port,
+            "serverUsername": world.mailbox.user,
+            "serverPassword": world.mailbox.password,
+            "isEnabled": True,
+            "isSSL": False,
+            "deleteProcessed": True,
+        }
+    )
+    service.update_email_to_post(GroupRepository().get(world.garden), update, world.ann)
+
+    dns["pop.rebinding.example"] = ["127.0.0.1"]
+    world.mailbox.deliver(mail("ann@example.org", "Through the rebinding", "hello"))
+    from chalicelib.services.mailboxes import mailbox_key
+
+    config = deps.mailbox_directory().mailbox(mailbox_key(world.garden))
+    refusing = functools.partial(open_pop3, hosts=hosts)
+    with pytest.raises(MailboxError) as raised:
+        poll(config, open_mailbox=refusing)
+    assert "refused: pop.rebinding.example resolves to 127.0.0.1" in str(raised.value)
+    assert world.mailbox.count() == 1
+    assert [p.title for p in posts_of(world.garden)] == ["Hello"]  # the fixture's only

@@ -312,6 +312,17 @@ def test_a_display_name_never_decides_who_sent_a_mail(from_header, problem):
     assert parsed.from_address is None and problem in parsed.sender_problem
 
 
+@pytest.mark.parametrize(
+    "from_header", [b'"ann"@agora.example', b'Ann <"ann"@agora.example>', b"ANN@agora.example"]
+)
+def test_needless_quotes_around_a_plain_local_part_are_the_same_mailbox(from_header):
+    # README: quoting a plain local part changes nothing (RFC 5322 3.4.1), so it is accepted as
+    # that address; only a local part that is not plain once unquoted ("a b") is rejected.
+    parsed = parse_mail(b"From: " + from_header + b"\r\nSubject: x\r\n\r\nbody\r\n")
+
+    assert parsed.from_address == "ann@agora.example"
+
+
 def test_two_from_headers_are_no_sender():
     parsed = parse_mail(b"From: ann@example.org\r\nFrom: root-admin@example.org\r\n\r\nx\r\n")
 

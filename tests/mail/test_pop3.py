@@ -197,3 +197,37 @@ def test_last_error_is_plain_words_and_never_the_password() -> None:
     assert message.startswith("The mail server refused the user name or password.")
     reason, message = poll_failure(RuntimeError("DynamoDB said no"), box)
     assert reason == "other" and "DynamoDB" not in message
+
+
+def test_the_connection_goes_to_the_address_the_policy_checked(mailbox: Mailbox) -> None:
+    from chalicelib.mail.hosts import HostPolicy
+
+    # A name no DNS knows: only the checked address can have been connected to.
+    hosts = HostPolicy(True, lambda host, port: ["127.0.0.1"])
+    with Pop3Mailbox(
+        "pop.only-in-this-test.example",
+        mailbox.server.pop3_port,
+        mailbox.user,
+        mailbox.password,
+        is_ssl=False,
+        hosts=hosts,
+    ) as pop3:
+        assert pop3.listing() == {}
+
+
+def test_a_name_resolving_to_a_private_address_at_connect_time_is_refused(
+    mailbox: Mailbox,
+) -> None:
+    from chalicelib.mail.hosts import HostPolicy
+
+    hosts = HostPolicy(False, lambda host, port: ["127.0.0.1"])
+    with pytest.raises(MailboxError, match="refused: .*resolves to 127.0.0.1") as raised:
+        Pop3Mailbox(
+            "pop.rebound.example",
+            mailbox.server.pop3_port,
+            mailbox.user,
+            mailbox.password,
+            is_ssl=False,
+            hosts=hosts,
+        )
+    assert mailbox.password not in str(raised.value)

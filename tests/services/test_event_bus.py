@@ -110,7 +110,13 @@ def poll(server, kind: str, group_id: str | None, *mails: bytes) -> None:
 
 
 @pytest.mark.slow
-def test_every_kind_of_domain_event_reaches_the_bus(api, world, bus, dovecot):  # noqa: F811
+def test_every_kind_of_domain_event_reaches_the_bus(
+    api,
+    world,
+    bus,
+    dovecot,  # noqa: F811
+    private_mail_hosts,
+):
     c = world
     poll(
         dovecot,

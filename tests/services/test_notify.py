@@ -108,8 +108,9 @@ def test_mailed_post_notifies_each_subscriber_once_and_never_the_author(world, m
     )
     assert email_of(c, c.ann) not in recipients(messages)
     message = messages[0]
-    assert message["From"].addresses[0].addr_spec == "garden@community.example"
+    assert message["From"].addresses[0].addr_spec == "noreply@community.example"
     assert message["From"].addresses[0].display_name == "Garden Club"
+    assert message["Reply-To"].addresses[0].addr_spec == "garden@community.example"
     assert message["Auto-Submitted"] == "auto-generated"
     assert message["Subject"] == "[Garden] Roses in bloom"
     url = "https://community.example/garden/roses-in-bloom"
@@ -196,14 +197,31 @@ def test_comment_awaiting_approval_tells_nobody(world):
     assert report.recipients == 0 and sent_mail() == []
 
 
-def test_unverified_group_address_falls_back_with_reply_to(world):
+def test_a_group_never_sends_as_another_address_of_the_platform_domain(world):
+    # Issue 24: a group administrator saved security@<platform domain>; the mail still comes from
+    # the platform's one sender, under the group's name, the group's address only as Reply-To.
     c = world
-    set_group_email(group_record(c.garden), "club@elsewhere.example", "Garden Club")
+    set_group_email(group_record(c.garden), "security@community.example", "Security Team")
     subscribe(c.group_fan, "group", c.garden, 1, email=INSTANT)
     deps.notify_service().handle(PostCreated(c.hello, c.garden, c.ann))
     [message] = sent_mail()
     assert message["From"].addresses[0].addr_spec == "noreply@community.example"
-    assert message["From"].addresses[0].display_name == "Garden Club"
+    assert message["From"].addresses[0].display_name == "Security Team"
+    assert message["Reply-To"].addresses[0].addr_spec == "security@community.example"
+
+
+def test_mail_sender_setting_is_the_from_address(world, monkeypatch):
+    from chalicelib.settings import reload_settings
+
+    c = world
+    monkeypatch.setenv("AGORA_MAIL_SENDER", "agora@mail.community.example")
+    reload_settings()
+    verify_sender_domain("mail.community.example")
+    set_group_email(group_record(c.garden), "club@elsewhere.example", "Garden Club")
+    subscribe(c.group_fan, "group", c.garden, 1, email=INSTANT)
+    deps.notify_service().handle(PostCreated(c.hello, c.garden, c.ann))
+    [message] = sent_mail()
+    assert message["From"].addresses[0].addr_spec == "agora@mail.community.example"
     assert message["Reply-To"].addresses[0].addr_spec == "club@elsewhere.example"
 
 

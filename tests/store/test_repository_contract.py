@@ -144,22 +144,25 @@ def test_users_are_found_by_id_and_by_address_whatever_its_case(users):
     assert users.get("u1").password_hash is None
 
 
-def test_attempts_run_out_within_a_window_and_come_back_after_it(attempts):
-    taken = [attempts.reserve_attempt("a@x", NOW, WINDOW, 3) for _ in range(4)]
-    assert taken == [True, True, True, False]
-    assert attempts.reserve_attempt("b@x", NOW, WINDOW, 3) is True  # per address
+def take(attempts, email: str = "a@x", source: str = "1.2.3.4", at=None) -> bool:
+    return attempts.take_attempt(email, source, at or NOW, WINDOW, 3, 5) is not None
+
+
+def test_attempts_run_out_per_source_and_per_account_within_a_window(attempts):
+    assert [take(attempts) for _ in range(4)] == [True, True, True, False]
+    assert take(attempts, "b@x") is True  # per account
+    assert take(attempts, source="5.6.7.8") is True  # per source address
+    assert take(attempts, source="5.6.7.9") is True
+    assert take(attempts, source="5.6.7.10") is False  # the account's 5 are taken
     later = NOW + WINDOW + timedelta(seconds=1)
-    assert attempts.reserve_attempt("a@x", later, WINDOW, 3) is True
+    assert take(attempts, at=later) is True
 
 
-def test_clearing_gives_the_address_its_attempts_back(attempts):
-    for _ in range(3):
-        attempts.reserve_attempt("a@x", NOW, WINDOW, 3)
-    attempts.clear("a@x")
-    attempts.clear("never-seen@x")  # clearing what is not there is no error
-    assert [attempts.reserve_attempt("a@x", NOW, WINDOW, 3) for _ in range(4)] == [
-        True,
-        True,
-        True,
-        False,
-    ]
+def test_forgetting_a_source_gives_it_and_the_account_its_attempts_back(attempts):
+    for _ in range(2):
+        take(attempts)
+    attempt = attempts.take_attempt("a@x", "1.2.3.4", NOW, WINDOW, 3, 5)
+    assert attempt.from_source == 3
+    attempts.forget_source(attempt)
+    assert [take(attempts, source="5.6.7.8") for _ in range(3)] == [True, True, True]
+    assert [take(attempts) for _ in range(3)] == [True, True, False]  # the account's 5

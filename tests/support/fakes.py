@@ -113,25 +113,35 @@ class FakeUserRepository:
 
 
 class FakeLoginAttemptRepository:
-    """Attempts per address in a window: `limit` of them, then none until the window is over."""
+    """Attempts per account in fixed windows: at most `per_source` from one source address and
+    `per_account` from all, as the DynamoDB repository counts them."""
 
     def __init__(self) -> None:
-        self._windows: dict[str, tuple[datetime, int]] = {}
+        self._windows: dict[str, dict[str, int]] = {}
 
-    def reserve_attempt(
-        self, email_lower: str, now: datetime, window: timedelta, limit: int
-    ) -> bool:
-        start, taken = self._windows.get(email_lower, (None, 0))
-        if start is not None and start >= now - window:
-            if taken >= limit:
-                return False
-            self._windows[email_lower] = (start, taken + 1)
-            return True
-        self._windows[email_lower] = (now, 1)
-        return True
+    def take_attempt(
+        self,
+        email_lower: str,
+        source: str,
+        now: datetime,
+        window: timedelta,
+        per_source: int,
+        per_account: int,
+    ) -> Any:
+        from chalicelib.store.login_attempts import Attempt, window_of
 
-    def clear(self, email_lower: str) -> None:
-        self._windows.pop(email_lower, None)
+        counter = f"{email_lower}#{window_of(now, window)[0]}"
+        counts = self._windows.setdefault(counter, {"total": 0})
+        source_name = f"s:{source}"
+        if counts["total"] >= per_account or counts.get(source_name, 0) >= per_source:
+            return None
+        counts["total"] += 1
+        counts[source_name] = counts.get(source_name, 0) + 1
+        return Attempt(counter, source_name, counts[source_name])
+
+    def forget_source(self, attempt: Any) -> None:
+        counts = self._windows.get(attempt.counter, {"total": 0})
+        counts["total"] -= counts.pop(attempt.source_name, 0)
 
 
 class FakeGroupRepository:

@@ -39,8 +39,18 @@ class RunningAgora:
     temporary_data_dir: str = ""
 
     def request(
-        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+        source: str | None = None,
     ) -> tuple[int, dict[str, Any]]:
+        """One JSON call; `source` binds the client to that loopback address (127.0.0.2, …), so
+        the server sees another peer address, as API Gateway sees another `sourceIp`."""
+        if source is not None:
+            status, _, payload = self.raw(method, path, body, headers, source)
+            return status, json.loads(payload)
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(
             self.base + path,
@@ -53,6 +63,34 @@ class RunningAgora:
                 return response.status, json.loads(response.read())
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read())
+
+    def raw(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+        source: str = "127.0.0.1",
+    ) -> tuple[int, dict[str, str], bytes]:
+        """Status, headers and bytes of one call made from the loopback address `source`."""
+        import http.client
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(self.base)
+        connection = http.client.HTTPConnection(
+            parts.hostname, parts.port, timeout=30, source_address=(source, 0)
+        )
+        try:
+            connection.request(
+                method,
+                path,
+                body=json.dumps(body).encode() if body is not None else None,
+                headers={"Content-Type": "application/json", **(headers or {})},
+            )
+            response = connection.getresponse()
+            return response.status, dict(response.getheaders()), response.read()
+        finally:
+            connection.close()
 
     def login(self) -> str:
         status, body = self.request(

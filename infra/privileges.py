@@ -1,0 +1,137 @@
+"""What each Lambda function may do: one declared entry per function, from which `infra.build`
+writes that function's IAM policy (`.chalice/policy-<stage>-<function>.json`), its line in
+`.chalice/config.json` and, for the functions that send mail, the grant on the stack's one SES
+identity. `tests/test_privileges.py` runs each function's code under moto, records every AWS call
+it makes, and fails when a call is not granted, and fails when a grant is used by no function.
+
+Adding a function (or a table, a queue) is one entry here: a function that is not listed gets no
+policy file, and the test names it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# DynamoDB actions by how a function uses a table. DescribeTable: PynamoDB's `exists()` and
+# `create_tables` only, which no deployed function calls.
+READ = ("dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query")
+WRITE = (
+    *READ,
+    "dynamodb:BatchWriteItem",
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+)
+# A queue the function sends to, and the queue that triggers it (Lambda's event source mapping
+# receives with the function's role).
+SEND = ("sqs:GetQueueUrl", "sqs:SendMessage")
+TRIGGER = (
+    "sqs:ChangeMessageVisibility",
+    "sqs:DeleteMessage",
+    "sqs:GetQueueAttributes",
+    "sqs:ReceiveMessage",
+)
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What one function's code calls. Tables and queues by stem: `posts` is `agora-<stage>-posts`;
+    queues by their key in `infra.build.stage_names` (`queue`, `notify_queue`, `feedback_queue`,
+    `scheduled_failures`: a scheduled function's on-failure destination, which Lambda sends to with
+    the function's role; `outbox_dead_letters`: drain-outbox's)."""
+
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    sends_to: tuple[str, ...] = ()
+    triggered_by: str | None = None
+    kms: tuple[str, ...] = ()  # "kms:Decrypt", "kms:Encrypt"
+    token_secret: bool = False  # tokens, feed keys, unsubscribe links
+    sends_mail: bool = False  # ses:SendRawEmail, from AGORA_MAIL_SENDER only
+    domain_events: bool = False  # events:PutEvents on the stage's bus
+    drains_outbox: bool = False  # reads the outbox table's stream (drain-outbox's trigger)
+    notes: tuple[str, ...] = field(default=(), compare=False)
+
+
+# Notification mail (services/notify.py): who follows what, who is suppressed, the group's name,
+# address and disclaimer, the digest queue; an unsubscribe link in every mail.
+_NOTIFY_READS = ("comments", "documents", "email-suppressions", "groups", "posts", "users")
+_NOTIFY_WRITES = ("alerts", "digests", "notifications")
+
+# Chalice's function names: `api_handler` is the API; the others are app.py's `name=`s.
+FUNCTIONS: dict[str, Needs] = {
+    "api_handler": Needs(
+        # Every table but the mailbox leases, which only a poll takes.
+        writes=(
+            "alerts",
+            "comments",
+            "connector-groups",
+            "connectors",
+            "counters",
+            "digests",
+            "documents",
+            "email-suppressions",
+            "event-calendar",
+            "events",
+            "feed-keys",
+            "groups",
+            "login-attempts",
+            "mail",
+            "mailboxes",
+            "notifications",
+            "outbox",
+            "players",
+            "player-names",
+            "posts",
+            "profile",
+            "users",
+        ),
+        kms=("kms:Decrypt", "kms:Encrypt"),
+        token_secret=True,
+        # Its writes record their domain events in the outbox; drain-outbox publishes them.
+    ),
+    "dispatch-mail-polls": Needs(reads=("mailboxes",), sends_to=("queue", "scheduled_failures")),
+    # Mail in stores posts, comments and the mail log; what follows (notifications, domain events)
+    # is recorded in the outbox with the write, and sent by drain-outbox.
+    "poll-mailbox": Needs(
+        reads=(*_NOTIFY_READS, "connectors", "connector-groups"),
+        writes=("comments", "counters", "mail", "mailbox-leases", "mailboxes", "outbox", "posts"),
+        triggered_by="queue",
+        kms=("kms:Decrypt",),
+    ),
+    # A purged comment was counted out of its post when it was deleted: only comments change.
+    "purge-comments": Needs(writes=("comments", "outbox"), sends_to=("scheduled_failures",)),
+    "send-digests": Needs(
+        reads=_NOTIFY_READS,
+        writes=_NOTIFY_WRITES,
+        sends_to=("scheduled_failures",),
+        token_secret=True,
+        sends_mail=True,
+    ),
+    "deliver-notifications": Needs(
+        reads=_NOTIFY_READS,
+        writes=_NOTIFY_WRITES,
+        triggered_by="notify_queue",
+        token_secret=True,
+        sends_mail=True,
+    ),
+    # The outbox's subscribers: notifications (alerts, digest items, instant mail, fan-out past
+    # 25 recipients) and the event bus; a batch it gives up on goes to its dead-letter queue.
+    "drain-outbox": Needs(
+        reads=_NOTIFY_READS,
+        writes=_NOTIFY_WRITES,
+        sends_to=("notify_queue", "outbox_dead_letters"),
+        token_secret=True,
+        sends_mail=True,
+        domain_events=True,
+        drains_outbox=True,
+    ),
+    # Bounces and complaints: it suppresses addresses, and nothing else (never sends mail).
+    "ses-feedback": Needs(writes=("email-suppressions",), triggered_by="feedback_queue"),
+}
+
+
+def policy_file(stage: str, function: str) -> str:
+    """The policy's file name under `.chalice/`."""
+    stem = "api" if function == "api_handler" else function
+    return f"policy-{stage}-{stem}.json"

@@ -1,0 +1,66 @@
+"""Which POP3 hosts a mailbox may name (CONTRACT §8), with a test resolver: no real DNS."""
+
+from __future__ import annotations
+
+import pytest
+
+from chalicelib.mail.hosts import HostPolicy, HostRefused, refusal
+
+pytestmark = pytest.mark.fast
+
+NEVER = [
+    "169.254.169.254",  # AWS, GCP and Azure instance metadata
+    "fe80::1",
+    "fe80::1%eth0",
+    "fd00:ec2::254",  # AWS's IPv6 metadata address
+    "::ffff:169.254.169.254",  # the same, IPv4-mapped
+    "100.100.100.200",  # Alibaba Cloud's
+    "0.0.0.0",
+    "::",
+]
+PRIVATE = ["127.0.0.1", "::1", "10.1.2.3", "172.16.0.9", "192.168.1.1", "fd12:3456::1"]
+PUBLIC = ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"]
+
+
+@pytest.mark.parametrize("address", NEVER)
+@pytest.mark.parametrize("allow_private", [False, True])
+def test_link_local_and_metadata_addresses_are_never_allowed(address, allow_private):
+    assert refusal(address, allow_private) is not None
+
+
+@pytest.mark.parametrize("address", PRIVATE)
+def test_loopback_and_private_networks_only_when_the_setting_allows(address):
+    assert "AGORA_MAIL_ALLOW_PRIVATE_HOSTS" in (refusal(address, False) or "")
+    assert refusal(address, True) is None
+
+
+@pytest.mark.parametrize("address", PUBLIC)
+def test_public_addresses_are_allowed(address):
+    assert refusal(address, False) is None
+
+
+def resolver(table: dict[str, list[str]]):
+    return lambda host, port: table.get(host, [])
+
+
+def test_a_name_is_judged_by_every_address_it_resolves_to():
+    policy = HostPolicy(False, resolver({"pop.example.org": ["93.184.215.14", "10.0.0.5"]}))
+    with pytest.raises(HostRefused, match="pop.example.org resolves to 10.0.0.5"):
+        policy.check_name("pop.example.org", 995)
+    with pytest.raises(HostRefused):
+        policy.connectable("pop.example.org", 995)
+
+
+def test_a_name_that_does_not_resolve_is_saved_but_not_connected_to():
+    policy = HostPolicy(False, resolver({}))
+    policy.check_name("pop.nowhere.example", 995)
+    with pytest.raises(HostRefused, match="does not resolve"):
+        policy.connectable("pop.nowhere.example", 995)
+
+
+def test_connecting_goes_to_the_checked_address():
+    policy = HostPolicy(False, resolver({"pop.example.org": ["93.184.215.14"]}))
+    assert policy.connectable("pop.example.org", 995) == "93.184.215.14"
+    assert policy.connectable("[2606:2800:21f:cb07:6820:80da:af6b:8b2c]", 995) == (
+        "2606:2800:21f:cb07:6820:80da:af6b:8b2c"
+    )
