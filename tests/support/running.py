@@ -170,7 +170,7 @@ def start_agora(
             running.admin_email, running.admin_password = match.groups()
         if line.startswith("AWS_ENDPOINT_URL="):
             running.aws_endpoint = line.strip().split("=", 1)[1]
-        if match := re.match(r"(AWS_[A-Z_]+)=(\S+)$", line.strip()):
+        if match := re.match(r"((?:AWS|AGORA)_[A-Z_]+)=(\S+)$", line.strip()):
             running.printed[match.group(1)] = match.group(2)
         if line.startswith("Ctrl-C stops everything."):
             return running
