@@ -68,6 +68,12 @@ def _purge() -> list[Figure]:
     return purge_figures()
 
 
+def _console() -> list[Figure]:
+    from bench.console import console_figures
+
+    return console_figures()
+
+
 def _load() -> list[Figure]:
     from bench.load import load_figures
 
@@ -122,6 +128,7 @@ FAMILIES: dict[str, tuple[Callable[[], list[Figure]], list[tuple[str, str]]]] = 
         ],
     ),
     "purge": (_purge, [("purge_items_read_per_purged", "items/comment")]),
+    "console": (_console, [("console_first_page", "ms")]),
     "load": (
         _load,
         [("load_requests_per_second", "req/s"), ("load_p50_ms", "ms"), ("load_p99_ms", "ms")],
