@@ -1,9 +1,9 @@
 """Finding people by the start of their alias, a word of it, or their email (CONTRACT §10).
 
 One item per person, list (everyone, or the members of one group) and prefix: the hash key is
-`<list>|<the first 2 or 3 characters>` of a search key (sanitize.search_key), the sort key the
-person's alias then id. A search of 2 or 3 characters is one Query on its exact bucket, in alias
-order, with no filter; a longer one reads the bucket of its first 3 characters and keeps the
+`<list>|<the first 2, 3 or 4 characters>` of a search key (sanitize.search_key), the sort key the
+person's alias then id. A search of 2 to 4 characters is one Query on its exact bucket, in alias
+order, with no filter; a longer one reads the bucket of its first 4 characters and keeps the
 people one of whose terms starts with it (a filtered page: store/base.py `query_page`). A person
 appears once per bucket whichever of their terms share its prefix, so a page never repeats anyone,
 and the `offset` (a person's id) maps to the sort key with no read of this table.
@@ -25,7 +25,7 @@ from chalicelib.store.base import Page, query_page, register, table_meta
 
 # Prefixes of the shortest search's length up to BUCKET_MAX each have their own bucket.
 MIN_QUERY = MIN_SEARCH_CHARACTERS
-BUCKET_MAX = 3
+BUCKET_MAX = 4
 # The list of every user; a group's members are listed under the group's id.
 EVERYONE = "*"
 # Roles that make a user a member of a group (`regular` is anyone who is not).

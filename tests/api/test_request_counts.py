@@ -265,3 +265,30 @@ def test_the_password_is_decrypted_only_for_a_caller_who_may_see_it(api, world, 
     status, body = api.get(f"/api/v1/en_US/connector/email-to-post/{world.garden}", world.admin)
     assert status == 200 and body["object"]["serverPassword"] == "s3cret"
     assert kms_calls == ["Decrypt"]
+
+
+@pytest.mark.parametrize("size", [50, 3000])
+def test_a_user_search_page_is_one_query_whatever_the_community_size(
+    api, community, dynamo_counter, size
+):
+    c = community
+    c.garden = c.group("garden")
+    c.garden_admin = c.user("garden-admin", {c.garden: "administrator"})
+    names = ["mary", "mark", "martin", "zoe", "ann", "bob"]
+    for i in range(size):
+        c.user(f"{names[i % len(names)]}-{i:04d}", {c.garden: "member"} if i % 10 == 1 else None)
+    c.load()
+    root = c.users[0]["id"]
+    for user, query in [
+        (root, "q=mar&pageSize=3"),
+        (root, "q=mary-0&pageSize=3"),  # longer than a bucket: filtered, still one Query
+        (c.garden_admin, f"q=ma&groupId={c.garden}&pageSize=3"),
+    ]:
+        base = f"/api/v1/en_US/user/search?{query}"
+        _, first = api.get(base, user)
+        offset = first["object"]["offset"]
+        page, requests = warm_count(api, dynamo_counter, f"{base}&offset={offset}", user)
+        assert len(page["users"]) == 3, (query, page)
+        assert requests.pop("Query") == 1
+        assert requests in ({}, {"BatchGetItem": 1})
+        assert dynamo_counter.items_read <= 100
