@@ -20,7 +20,7 @@ class UserSearchQuery(ApiModel):
     q: str = Field(
         description="The start of an alias, of a word of it, or of an email address; "
         "case and accents are ignored; at least 2 characters",
-        min_length=1,
+        min_length=2,
         max_length=MAX_QUERY_CHARACTERS,
     )
     group_id: Annotated[Guid | None, BeforeValidator(_no_empty)] = Field(
