@@ -277,6 +277,9 @@ def test_a_user_search_page_is_one_query_whatever_the_community_size(
     # machine two calls at 3,000 users must not outlast the warm container's memory.
     monkeypatch.setenv("AGORA_CACHE_SECONDS", "600")
     reload_settings()
+    from chalicelib.store.groups import GroupRepository
+
+    monkeypatch.setattr(GroupRepository, "ROOT_CACHE_SECONDS", 600.0)  # the root group's id too
     c = community
     c.garden = c.group("garden")
     c.garden_admin = c.user("garden-admin", {c.garden: "administrator"})
