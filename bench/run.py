@@ -84,6 +84,12 @@ def _mailboxes() -> list[Figure]:
     return mailbox_figures()
 
 
+def _console() -> list[Figure]:
+    from bench.console import console_figures
+
+    return console_figures()
+
+
 def _load() -> list[Figure]:
     from bench.load import load_figures
 
@@ -150,6 +156,7 @@ FAMILIES: dict[str, tuple[Callable[[], list[Figure]], list[tuple[str, str]]]] = 
     "mail_verify": (_mail_verify, [("mail_ingest_verify", "mails/s")]),
     "purge": (_purge, [("purge_items_read_per_purged", "items/comment")]),
     "mailboxes": (_mailboxes, MAILBOX_FIGURES),
+    "console": (_console, [("console_first_page", "ms")]),
     "load": (
         _load,
         [("load_requests_per_second", "req/s"), ("load_p50_ms", "ms"), ("load_p99_ms", "ms")],

@@ -42,6 +42,7 @@ from chalicelib.services.security import SecurityService
 from chalicelib.services.suppressions import SuppressionService
 from chalicelib.services.system_pages import SystemPageService
 from chalicelib.services.unsubscribe import UnsubscribeService
+from chalicelib.services.user_search import UserSearchService
 from chalicelib.settings import get_settings
 
 if TYPE_CHECKING:
@@ -409,6 +410,12 @@ def notification_service() -> NotificationService:
     return NotificationService(
         NotificationRepository(), users(), groups(), posts(), utc_now, suppression_service()
     )
+
+
+def user_search_service() -> UserSearchService:
+    from chalicelib.store.user_search import SearchIndex
+
+    return UserSearchService(SearchIndex(), users())
 
 
 def unsubscribe_service() -> UnsubscribeService:

@@ -45,3 +45,20 @@ def html_to_text(markup: str) -> str:
     import nh3
 
     return html.unescape(nh3.clean(markup, tags=set())).strip()
+
+
+# A people search needs this many characters of search key (one letter matches too many people).
+MIN_SEARCH_CHARACTERS = 2
+# C0 and C1 control characters and DEL: never part of what a search compares.
+_ANY_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_SPACES = re.compile(r"\s+")
+
+
+def search_key(text: str) -> str:
+    """`text` as people searches compare it: case folded, accents dropped (`Zoë` is found by
+    `zoe`), control characters removed and runs of white space made one space."""
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFKD", _ANY_CONTROL.sub("", text))
+    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return _SPACES.sub(" ", bare.casefold()).strip()

@@ -84,6 +84,7 @@ FUNCTIONS: dict[str, Needs] = {
             "player-names",
             "posts",
             "profile",
+            "user-search",
             "users",
         ),
         kms=("kms:Decrypt", "kms:Encrypt"),

@@ -26,12 +26,14 @@ def all_blueprints() -> list[Any]:
     from chalicelib.api.suppressions import suppressions_api
     from chalicelib.api.system_pages import system_pages_api
     from chalicelib.api.unsubscribe import unsubscribe_api
+    from chalicelib.api.user_search import user_search_api
 
     return [
         security_api,
         connectors_api,
         mail_log_api,
         system_pages_api,
+        user_search_api,
         notifications_api,
         suppressions_api,
         alerts_api,

@@ -165,7 +165,8 @@ def route(
     need:  privilege the caller needs; `None` means no token is required (public).
     group: name of the path parameter holding the group the privilege applies to, or
            `body.<field>` when the body names it (the field alone is read before the privilege
-           check; a body that names no existing group is left to the body's validation).
+           check; a body that names no existing group is left to the body's validation), or
+           `query.<param>` for an optional query parameter (absent or unknown: root only).
     query, body: Pydantic models (body may be a TypeAdapter-able annotation such as a union).
     body_required: False where the body's fields may come from the query string instead.
     secret: the answer of this public route carries a secret (never kept by a cache).
@@ -399,6 +400,10 @@ def _serve_request(blueprint: Any, spec: RouteSpec, path_values: dict[str, str])
             # body's validation has said what is wrong with it.
             if call.group is not None or spec.need is Need.ROOT_ADMIN:
                 caller.require(spec.need, call.group)
+            elif spec.group_param is not None and spec.group_param.startswith("query."):
+                # A query that narrows to a group is optional: without one (or with one that does
+                # not exist) the route is the root administrator's.
+                caller.require(Need.ROOT_ADMIN)
         if spec.query_model is not None:
             call.query = validate(spec.query_model, dict(request.query_params or {}), "query")
         if spec.body_model is not None and spec.need is not Need.SIGNED_IN:
@@ -443,13 +448,16 @@ def _serve_request(blueprint: Any, spec: RouteSpec, path_values: dict[str, str])
 
 
 def _group_of(call: Call, param: str) -> Any:
-    """The group a route's privilege applies to: from the path, or from a body field."""
+    """The group a route's privilege applies to: from the path, a body field or the query."""
 
-    if not param.startswith("body."):
+    if not param.startswith(("body.", "query.")):
         return deps.group_service().get(getattr(call.path, param), key=param)
-    name = param.removeprefix("body.")
-    raw = call.raw_body
-    value = raw.get(name) if isinstance(raw, dict) else None
+    source, name = param.split(".", 1)
+    if source == "query":
+        value = (call.request.query_params or {}).get(name)
+    else:
+        raw = call.raw_body
+        value = raw.get(name) if isinstance(raw, dict) else None
     if not isinstance(value, str):
         return None
     from chalicelib.errors import NotFound

@@ -1,7 +1,7 @@
 // Events: a month calendar (drag an event to another day to move it), the event form, and the
 // upcoming and expired lists. Every date is UTC, as the API gives it.
 import { api } from "./api.js";
-import { apiForm, clearErrors, confirmDialog, fill, formatDate, groupChooser, h, nextId, report, section, textOf } from "./ui.js";
+import { announce, apiForm, clearErrors, confirmDialog, fill, formatDate, groupChooser, h, nextId, report, section, textOf } from "./ui.js";
 
 const DAY = 86400000;
 const WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
@@ -83,8 +83,11 @@ export async function render(main, context) {
               class: "event",
               draggable: "true",
               "aria-label": `${event.title}, ${formatDate(event.startDate)}. Edit`,
+              "aria-describedby": "calendar-keys",
               dataset: { eventId: event.id },
               onclick: () => editor.edit(event),
+              onkeydown: (e) => keyMove(e, event, key),
+              onblur: () => cancelMove(),
               ondragstart: (e) => {
                 e.dataTransfer.setData("text/plain", JSON.stringify({ id: event.id, from: key }));
                 e.dataTransfer.effectAllowed = "move";
@@ -122,8 +125,46 @@ export async function render(main, context) {
         h("button", { type: "button", class: "secondary", onclick: () => shift(1) }, "Next month"),
       ),
       h("p", { class: "hint" }, "Drag an event to another day to move it, or choose it to edit its dates."),
+      h("p", { class: "hint", id: "calendar-keys" }, "To move an event with the keyboard: focus it, choose the day with the arrow keys (a day left or right, a week up or down), then Enter moves it and Escape cancels."),
       h("table", { class: "calendar" }, h("caption", { class: "hint" }, `Events of ${title} (UTC)`), h("thead", {}, h("tr", {}, WEEKDAYS.map((d) => h("th", { scope: "col" }, d)))), h("tbody", {}, rows)),
     );
+  }
+
+  // The keyboard move: arrow keys choose the day (the cell is marked, the day announced), Enter
+  // moves the event there through the calendar update, Escape or leaving the event cancels.
+  let moving = null;
+  const STEPS = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -7, ArrowDown: 7 };
+  const dayName = (time) => new Date(time).toLocaleDateString("en-GB", { weekday: "long", day: "numeric", month: "long", year: "numeric", timeZone: "UTC" });
+
+  function keyMove(e, event, from) {
+    if (e.key in STEPS) {
+      e.preventDefault();
+      if (!moving || moving.event.id !== event.id) moving = { event, from, delta: 0 };
+      moving.delta += STEPS[e.key] * DAY;
+      const target = startOfDay(from) + moving.delta;
+      markTarget(dayKey(new Date(target)));
+      announce(`Moving "${event.title}" to ${dayName(target)}: Enter moves it, Escape cancels.`);
+    } else if (e.key === "Enter" && moving && moving.event.id === event.id) {
+      e.preventDefault();
+      const { delta } = moving;
+      cancelMove();
+      if (delta) move(event, delta, { focus: true });
+      else announce(`"${event.title}" stays where it is.`);
+    } else if (e.key === "Escape" && moving) {
+      e.preventDefault();
+      cancelMove();
+      announce(`Move of "${event.title}" cancelled.`);
+    }
+  }
+
+  function markTarget(key) {
+    for (const cell of calendarCard.querySelectorAll("td.over")) cell.classList.remove("over");
+    calendarCard.querySelector(`td[data-date="${key}"]`)?.classList.add("over");
+  }
+
+  function cancelMove() {
+    moving = null;
+    markTarget("");
   }
 
   function shift(months) {
@@ -134,7 +175,7 @@ export async function render(main, context) {
 
   // The calendar update route: the new start (the end keeps the duration), and the period shown,
   // whose calendar the API answers.
-  async function move(event, delta) {
+  async function move(event, delta, { focus = false } = {}) {
     if (!delta) return;
     const { start, end } = period();
     const startDate = new Date(Date.parse(event.startDate) + delta).toISOString().replace(".000Z", "Z");
@@ -144,6 +185,8 @@ export async function render(main, context) {
     if (report(answer, `"${event.title}" moved to ${formatDate(startDate)}.`)) {
       drawCalendar(answer.object.events || []);
       lists.reload();
+      // The keyboard stays on the event it moved (drawn again, synchronously, in its new day).
+      if (focus) calendarCard.querySelector(`button.event[data-event-id="${event.id}"]`)?.focus();
     }
   }
 

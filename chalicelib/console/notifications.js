@@ -2,7 +2,7 @@
 // Changing a subscription is the root administrator's (the spec's upserts); a group administrator
 // reads them and may change the digest type.
 import { api } from "./api.js";
-import { apiForm, fill, groupChooser, h, nextId, report, section } from "./ui.js";
+import { apiForm, fill, groupChooser, h, personPicker, report, section } from "./ui.js";
 
 const EMAIL_ALERTS = [["0", "None"], ["1", "Instant"], ["2", "Daily digest"]];
 const DIGESTS = [["1", "Summary Daily digest"], ["2", "Full Daily digest"]];
@@ -13,20 +13,21 @@ export async function render(main, context) {
   const root = context.session.isRootAdmin;
   context.notificationsUser ??= context.session.userId;
 
-  const userId = nextId("user");
-  const user = h("input", { id: userId, type: "text", value: context.notificationsUser, spellcheck: "false", "aria-describedby": `${userId}-hint` });
   const results = h("div", {});
-  const lookup = h(
-    "form",
-    { class: "toolbar lookup", "aria-label": "Whose notifications" },
-    h("div", { class: "field" }, h("label", { for: userId }, "User ID"), user, h("p", { id: `${userId}-hint`, class: "hint" }, "The user's id (GUID); yours to start with.")),
-    h("div", { class: "actions" }, h("button", { type: "submit" }, "Show notifications")),
-  );
-  lookup.addEventListener("submit", (event) => {
-    event.preventDefault();
-    context.notificationsUser = user.value.trim();
-    load();
+  // Root administrators find anyone; a group administrator, the members of the group chosen.
+  const picker = personPicker({
+    label: "Person",
+    hint: "Type at least 2 letters of their name or email address; your own notifications show until you choose.",
+    value: context.notificationsAlias || "",
+    search: (q, offset, pageSize) =>
+      api("GET", "user/search", { query: { q, offset, pageSize, groupId: root ? undefined : context.groupId } }),
+    onChoose: (user) => {
+      context.notificationsUser = user.id;
+      context.notificationsAlias = user.alias;
+      load();
+    },
   });
+  const lookup = h("div", { class: "toolbar lookup" }, picker);
   const chooser = groupChooser(groups, context.groupId, (id) => {
     context.groupId = id;
     load();

@@ -9,6 +9,8 @@ const TYPES = [
   [12, "AutoCompleteTextBox"], [13, "URLList"],
 ];
 const PARENT_TYPES = new Set([3, 4, 7]);
+// Lists whose `defaultValue` is one of their options (the spec gives CheckBoxList no default).
+const DEFAULT_OPTION_TYPES = new Set([3, 7, 11]);
 const VISIBILITY = [["0", "Nobody"], ["1", "My Connections"], ["2", "Community"], ["3", "Everyone"]];
 const TEXTBOX_KINDS = ["SingleLine", "MultiLine", "text", "email", "number", "tel", "url", "password", "search", "date", "datetime-local", "month", "week", "time", "color"];
 const DIRECTIONS = [["Horizontal", "Horizontal"], ["Vertical", "Vertical"]];
@@ -46,6 +48,8 @@ const DATA_FORMS = {
     { key: "data.remoteDataSourceUrl", label: "Remote data source URL", type: "url" }, D.options],
   13: [D.description, D.maxLength, D.required, D.requiredMessage],
 };
+
+const optionValues = (textarea) => textarea.value.split("\n").map((v) => v.trim()).filter(Boolean);
 
 export async function render(main, context) {
   const list = h("div", {});
@@ -172,8 +176,10 @@ export async function render(main, context) {
         const lines = dataBox.querySelector('[data-key="data.options"] textarea');
         if (lines) {
           const keys = new Map(((f?.data?.options) || []).map((o) => [o.value, o.key]));
-          body.data.options = lines.value.split("\n").map((v) => v.trim()).filter(Boolean).map((value) => (keys.has(value) ? { key: keys.get(value), value } : { value }));
+          body.data.options = optionValues(lines).map((value) => (keys.has(value) ? { key: keys.get(value), value } : { value }));
         }
+        // The default names its option by value: a new option has no key yet.
+        if ("defaultValue" in (body.data || {}) && DEFAULT_OPTION_TYPES.has(body.typeId)) body.data.defaultValue = body.data.defaultValue || null;
         const answer = f ? await api("PUT", `profile/field/${f.id}`, { body }) : await api("POST", "profile/field", { body });
         if (answer.ok) {
           const saved = answer.object;
@@ -201,6 +207,21 @@ export async function render(main, context) {
       const options = dataBox.querySelector('[data-key="data.options"] textarea');
       fill(dataBox, { data: data || {} });
       if (options) options.value = ((data && data.options) || []).map((o) => o.value).join("\n");
+      if (options && DEFAULT_OPTION_TYPES.has(Number(typeSelect.value))) addDefaultChooser(options, data?.defaultValue?.value ?? "");
+    };
+    // "Default option": the options typed above it, kept in step as they are edited.
+    const addDefaultChooser = (options, selected) => {
+      const chooser = makeField({ key: "data.defaultValue", label: "Default option", type: "select", options: [], hint: "Chosen for a member who has not chosen yet." });
+      options.closest(".field").after(chooser);
+      const select = chooser.querySelector("select");
+      const redraw = () => {
+        const current = select.value || selected;
+        const values = optionValues(options);
+        select.replaceChildren(h("option", { value: "" }, "(none)"), ...values.map((v) => h("option", { value: v, selected: v === current }, v)));
+        selected = "";
+      };
+      options.addEventListener("input", redraw);
+      redraw();
     };
     typeSelect.addEventListener("change", () => drawData({}));
     const heading = h("h2", { id: nextId("field-editor") }, f ? `Edit field ${f.name}` : "New field");

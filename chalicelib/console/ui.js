@@ -263,3 +263,115 @@ export function section(title, ...content) {
   const id = nextId("section");
   return h("section", { class: "card", "aria-labelledby": id }, h("h2", { id }, title), ...content);
 }
+
+// --- people ------------------------------------------------------------------------------------
+// A person picker: the ARIA 1.2 combobox pattern (an input that owns a listbox popup) on the
+// API's user search. Typing searches after a pause (at least 2 characters); Down and Up move
+// through the people offered, Enter chooses, Escape closes; a polite status says how many were
+// found. `search(q)` answers the API's answer for one page; `onChoose(user)` gets the choice.
+const SEARCH_PAUSE_MS = 250;
+const MIN_SEARCH = 2;
+const OFFERED = 8;
+
+export function personPicker({ label, hint, search, onChoose, value = "" }) {
+  const id = nextId("person");
+  const listId = `${id}-list`;
+  const hintId = `${id}-hint`;
+  const input = h("input", {
+    id, type: "text", role: "combobox", value, autocomplete: "off", spellcheck: "false",
+    "aria-autocomplete": "list", "aria-expanded": "false", "aria-controls": listId, "aria-describedby": hintId,
+  });
+  const list = h("ul", { id: listId, role: "listbox", class: "people", "aria-label": label, hidden: true });
+  // Polite, and not a second `status` role: the page has one (ui.js announce).
+  const status = h("p", { class: "hint", "aria-live": "polite" });
+  let offered = [];
+  let active = -1;
+  let timer = null;
+  let generation = 0;
+
+  function close() {
+    list.hidden = true;
+    input.setAttribute("aria-expanded", "false");
+    input.removeAttribute("aria-activedescendant");
+    active = -1;
+  }
+  function highlight(index) {
+    active = index;
+    for (const [i, item] of [...list.children].entries()) item.setAttribute("aria-selected", String(i === index));
+    if (index < 0) input.removeAttribute("aria-activedescendant");
+    else {
+      input.setAttribute("aria-activedescendant", list.children[index].id);
+      list.children[index].scrollIntoView({ block: "nearest" });
+    }
+  }
+  function choose(index) {
+    const user = offered[index];
+    if (!user) return;
+    input.value = user.alias;
+    close();
+    status.textContent = `${user.alias} chosen.`;
+    onChoose(user);
+  }
+  async function run(q) {
+    const mine = ++generation;
+    const found = [];
+    let offset = "";
+    // A search longer than 4 characters reads a bounded part of the list per page: a short page
+    // may be followed by more, so a few pages are read until there is enough to offer.
+    for (let pages = 0; pages < 4 && found.length < OFFERED; pages++) {
+      const answer = await search(q, offset, OFFERED);
+      if (mine !== generation) return;
+      if (!answer.ok) {
+        status.textContent = failure(answer);
+        close();
+        return;
+      }
+      found.push(...answer.object.users);
+      const next = answer.object.offset;
+      if (!next || next === offset) break;
+      offset = next;
+    }
+    offered = found.slice(0, OFFERED);
+    list.replaceChildren(
+      ...offered.map((user, index) =>
+        h("li", { id: `${id}-option-${index}`, role: "option", "aria-selected": "false",
+          onmousedown: (event) => event.preventDefault(), onclick: () => choose(index) },
+          h("span", { class: "alias" }, user.alias), " ", h("span", { class: "email" }, user.email)),
+      ),
+    );
+    const open = offered.length > 0;
+    list.hidden = !open;
+    input.setAttribute("aria-expanded", String(open));
+    active = -1;
+    status.textContent = open ? `${offered.length} ${offered.length === 1 ? "person" : "people"} found; use the arrow keys to choose.` : "Nobody found.";
+  }
+  input.addEventListener("input", () => {
+    clearTimeout(timer);
+    const q = input.value.trim();
+    if (q.length < MIN_SEARCH) {
+      ++generation;
+      close();
+      status.textContent = "";
+      return;
+    }
+    timer = setTimeout(() => run(q), SEARCH_PAUSE_MS);
+  });
+  input.addEventListener("keydown", (event) => {
+    const open = !list.hidden && offered.length > 0;
+    if (event.key === "ArrowDown" && open) highlight((active + 1) % offered.length);
+    else if (event.key === "ArrowUp" && open) highlight(active <= 0 ? offered.length - 1 : active - 1);
+    else if (event.key === "Enter" && open && active >= 0) choose(active);
+    else if (event.key === "Escape" && open) close();
+    else return;
+    event.preventDefault();
+  });
+  input.addEventListener("blur", () => setTimeout(close, 150));
+  return h(
+    "div",
+    { class: "field person-picker" },
+    h("label", { for: id }, label),
+    h("div", { class: "combo" }, input, list),
+    h("p", { id: hintId, class: "hint" }, hint || "Type at least 2 letters of a name or an email address."),
+    status,
+  );
+}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -204,12 +205,14 @@ def query_page(
     start_key: dict[str, Any] | None = None,
     range_key_condition: Any = None,
     filter_condition: Any = None,
+    last_read_id_of: Callable[[dict[str, Any]], Any] | None = None,
 ) -> Page:
     """One page of a Query, in index order.
 
     Without a filter a page is one request of `limit` items. With one it is still one request,
     of at most `FILTER_READ_LIMIT` items (never fewer than `limit`): the page holds the matches
     among them, and may hold fewer than `limit` while the list goes on (see `Page.last_read_id`).
+    `last_read_id_of` reads the item id out of a LastEvaluatedKey where it is not the hash key.
     """
     if filter_condition is None:
         return Page(
@@ -236,7 +239,9 @@ def query_page(
     page = Page(matched[:limit])
     last_read = raw.get("LastEvaluatedKey")
     if last_read and len(matched) <= limit:
-        page.last_read_id = _hash_key_value(model, last_read)
+        page.last_read_id = (last_read_id_of or functools.partial(_hash_key_value, model))(
+            last_read
+        )
     return page
 
 

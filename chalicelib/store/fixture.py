@@ -31,10 +31,21 @@ class FixtureStore:
         GroupRepository.forget_cache()
 
     def write_users(self, users: list[dict[str, Any]]) -> None:
+        """The users, and what the people search finds them by (the items a reload no longer
+        gives a user, an old alias or membership, are deleted: store/user_search.py)."""
+        from chalicelib.store.user_search import SearchIndex
+
+        ids = [values["id"] for values in users]
+        fields = ["id", "alias", "email", "slug", "memberships"]
+        before = (
+            {u.id: u for u in UserRecord.batch_get(ids, attributes_to_get=fields)} if ids else {}
+        )
+        records = [UserRecord(**values) for values in users]
         with UserRecord.batch_write() as batch:
-            for values in users:
-                batch.save(UserRecord(**values))
-        UserRepository.forget({values["id"] for values in users})
+            for record in records:
+                batch.save(record)
+        SearchIndex().replace((before.get(r.id), r) for r in records)
+        UserRepository.forget(set(ids))
 
     def write_posts(self, posts: list[dict[str, Any]]) -> None:
         with PostRecord.batch_write() as batch:

@@ -67,7 +67,12 @@ class UserRepository:
         return None
 
     def save(self, user: UserRecord) -> UserRecord:
+        """Store the user, and what the people search finds them by (store/user_search.py)."""
+        from chalicelib.store.user_search import SearchIndex
+
+        before = self._read(user.id)
         user.save()
+        SearchIndex().replace([(before, user)])
         self.forget({user.id})
         return user
 

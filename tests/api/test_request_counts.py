@@ -279,3 +279,39 @@ def test_sign_in_with_the_right_password_is_at_most_two_requests(community, api,
     assert status == 200, body
     assert dynamo_counter.total <= 2, dynamo_counter.requests
     assert dynamo_counter.requests == {"Query": 1, "UpdateItem": 1}
+
+
+@pytest.mark.parametrize("size", [50, 3000])
+def test_a_user_search_page_is_one_query_whatever_the_community_size(
+    api, community, dynamo_counter, size, monkeypatch
+):
+    from chalicelib.settings import reload_settings
+
+    # Moto answers a Query in time proportional to the table (not DynamoDB's way): on a busy
+    # machine two calls at 3,000 users must not outlast the warm container's memory.
+    monkeypatch.setenv("AGORA_CACHE_SECONDS", "600")
+    reload_settings()
+    from chalicelib.store.groups import GroupRepository
+
+    monkeypatch.setattr(GroupRepository, "ROOT_CACHE_SECONDS", 600.0)  # the root group's id too
+    c = community
+    c.garden = c.group("garden")
+    c.garden_admin = c.user("garden-admin", {c.garden: "administrator"})
+    names = ["mary", "mark", "martin", "zoe", "ann", "bob"]
+    for i in range(size):
+        c.user(f"{names[i % len(names)]}-{i:04d}", {c.garden: "member"} if i % 2 == 0 else None)
+    c.load()
+    root = c.users[0]["id"]
+    for user, query in [
+        (root, "q=mar&pageSize=3"),
+        (root, "q=mary-0&pageSize=3"),  # longer than a bucket: filtered, still one Query
+        (c.garden_admin, f"q=ma&groupId={c.garden}&pageSize=3"),
+    ]:
+        base = f"/api/v1/en_US/user/search?{query}"
+        _, first = api.get(base, user)
+        offset = first["object"]["offset"]
+        page, requests = warm_count(api, dynamo_counter, f"{base}&offset={offset}", user)
+        assert len(page["users"]) == 3, (query, page)
+        assert requests.pop("Query") == 1
+        assert requests in ({}, {"BatchGetItem": 1})
+        assert dynamo_counter.items_read <= 100

@@ -510,3 +510,122 @@ def test_settings_show_why_a_mailbox_could_not_be_read(agora, page):
     expect(page.get_by_role("form", name="Email-to-post connector")).to_be_visible()
     screenshot(page, "settings-mailbox-error")
     assert axe_violations(page) == []
+
+
+def test_notifications_find_a_person_by_three_letters_and_show_their_subscriptions(agora, page):
+    status, body = api(agora, "GET", "user/search?q=sam")
+    assert status == 200, body
+    (sam,) = body["object"]["users"]
+    status, body = api(
+        agora,
+        "POST",
+        f"user/{sam['id']}/notifications/group/2",
+        {"groupId": GARDENING, "emailAlertId": 2, "showScreenAlert": True, "showRedLabel": False},
+    )
+    assert status == 200, body
+
+    # A group administrator: the search offers the members of the group chosen.
+    sign_in(page, agora, ("gus@agora.example", "agora-demo-gus"))
+    page.get_by_role("link", name="Notifications").click()
+    choose_group(page, "Gardening Club")
+    person = page.get_by_role("combobox", name="Person")
+    person.press_sequentially("Sam")
+    option = page.get_by_role("option", name=re.compile("Sam Member"))
+    expect(option).to_be_visible()
+    expect(person).to_have_attribute("aria-expanded", "true")
+    screenshot(page, "notifications-person-search")
+    assert axe_violations(page) == []
+    person.press("ArrowDown")
+    expect(option).to_have_attribute("aria-selected", "true")
+    person.press("Enter")
+    expect(page.get_by_text("Notifications of sam@agora.example")).to_be_visible()
+    expect(
+        page.get_by_text(re.compile("All new group comments — email: Daily digest"))
+    ).to_be_visible()
+    assert axe_violations(page) == []
+
+    # Someone outside the group is not offered to its administrator.
+    person.fill("")
+    person.press_sequentially("Rit")
+    expect(page.get_by_text("Nobody found.")).to_be_visible()
+
+
+def test_a_keyboard_move_changes_the_event_dates_through_the_api(agora, page):
+    now = datetime.now(UTC)
+    day = lambda n, hour: f"{now:%Y-%m}-{n:02d}T{hour:02d}:00:00Z"  # noqa: E731
+    status, body = api(
+        agora,
+        "POST",
+        "event",
+        {
+            "groupId": GARDENING,
+            "title": "Bulb planting",
+            "startDate": day(8, 9),
+            "endDate": day(8, 11),
+        },
+    )
+    assert status == 200, body
+    event_id = body["object"]["id"]
+
+    sign_in(page, agora)
+    page.get_by_role("link", name="Events").click()
+    choose_group(page, "Gardening Club")
+    event = page.locator(f'button.event[data-event-id="{event_id}"]')
+    event.focus()
+    event.press("ArrowRight")
+    expect(page.get_by_role("status")).to_contain_text('Moving "Bulb planting" to')
+    expect(page.locator(f'td[data-date="{now:%Y-%m}-09"]')).to_have_class(re.compile("over"))
+    # Escape cancels: nothing is sent.
+    event.press("Escape")
+    expect(page.get_by_role("status")).to_contain_text("cancelled")
+    status, body = api(agora, "GET", f"event/{event_id}")
+    assert body["object"]["startDate"] == day(8, 9)
+
+    event.press("ArrowDown")  # a week later
+    event.press("ArrowRight")
+    event.press("ArrowRight")
+    event.press("ArrowLeft")
+    expect(page.get_by_role("status")).to_contain_text(re.compile(r"to \w+,? 16 "))
+    event.press("Enter")
+    expect(page.get_by_role("status")).to_contain_text('"Bulb planting" moved to')
+    expect(page.locator(f'td[data-date="{now:%Y-%m}-16"]')).to_contain_text("Bulb planting")
+    moved = page.locator(f'button.event[data-event-id="{event_id}"]')
+    expect(moved).to_be_focused()
+    assert axe_violations(page) == []
+
+    status, body = api(agora, "GET", f"event/{event_id}")
+    assert (body["object"]["startDate"], body["object"]["endDate"]) == (day(16, 9), day(16, 11))
+
+
+def test_the_default_option_of_a_list_field_is_stored(agora, page):
+    sign_in(page, agora)
+    page.get_by_role("link", name="Profile fields").click()
+    new_section = page.get_by_role("form", name="New section")
+    new_section.get_by_label("Section name").fill("Balcony")
+    new_section.get_by_role("button", name="Create section").click()
+    expect(page.get_by_role("heading", name="Section: Balcony")).to_be_visible()
+
+    form = page.get_by_role("form", name="New field")
+    form.get_by_label("Section", exact=True).select_option(label="Balcony")
+    form.get_by_label("Field name").fill("Sun")
+    form.get_by_label("Field type").select_option(label="RadioButtonList")
+    form.get_by_label("Options").fill("Full\nPartial\nShade")
+    form.get_by_label("Default option").select_option(label="Partial")
+    assert axe_violations(page) == []
+    form.get_by_role("button", name="Create field").click()
+    expect(page.get_by_role("status")).to_contain_text("Field created.")
+
+    def stored_default():
+        status, body = api(agora, "GET", "profile")
+        balcony = next(s for s in body["object"]["sections"] if s["name"] == "Balcony")
+        (sun,) = balcony["fields"]
+        return (sun["data"].get("defaultValue") or {}).get("value")
+
+    assert stored_default() == "Partial"
+    # The editor shows it, and another choice replaces it.
+    form = page.get_by_role("form", name="Field Sun")
+    expect(form.get_by_label("Default option")).to_have_value("Partial")
+    form.get_by_label("Default option").select_option(label="Shade")
+    form.get_by_role("button", name="Save field").click()
+    expect(page.get_by_role("status")).to_contain_text("Field saved.")
+    assert stored_default() == "Shade"

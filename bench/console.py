@@ -1,0 +1,88 @@
+"""The console's first page: from opening `/console/` to a loaded moderation list, in Chromium.
+
+`make run`'s server with the demo data (tests/support/running.py), Debian's Chromium driven by
+Playwright as the console tests drive it (a fresh browser context each time: nothing cached).
+A measure opens the sign-in screen, signs the root administrator in and waits until the first
+group's Unapproved list shows its comments (or says it is empty). The reference makes the same
+HTTP calls the page needs (the page itself, sign-in, the session, the first list page) from
+Python, one after the other: the ratio is what the browser and the console add to the API's work.
+Sign-in hashes a password slowly on purpose, in both.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.report import Figure, skipped
+
+NAMES = [("console_first_page", "ms")]
+RUNS = 5
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+LIST_LOADED = "ul.comments li.comment, main p.empty:not([hidden])"
+
+
+def console_figures() -> list[Figure]:
+    if not Path(CHROMIUM).exists():
+        return skipped(NAMES, "Chromium is missing (`make test` installs Debian's chromium)")
+    from playwright.sync_api import sync_playwright
+
+    from tests.support.running import start_agora
+
+    running = start_agora()
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            try:
+                browser_ms = _median(lambda: _browser_run(browser, running))
+            finally:
+                browser.close()
+        api_ms = _median(lambda: _api_run(running))
+    finally:
+        running.stop()
+    return [Figure("console_first_page", browser_ms, api_ms, "ms")]
+
+
+def _median(run: Callable[[], float]) -> float:
+    run()  # warm-up: the server's first requests import what they need
+    return statistics.median(run() for _ in range(RUNS))
+
+
+def _browser_run(browser: Any, running: Any) -> float:
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-GB")
+    try:
+        page = context.new_page()
+        started = time.perf_counter()
+        page.goto(f"{running.base}/console/")
+        page.get_by_label("Email").fill(running.admin_email)
+        page.get_by_label("Password").fill(running.admin_password)
+        page.get_by_role("button", name="Sign in").click()
+        expect(page.locator(LIST_LOADED).first).to_be_visible(timeout=30_000)
+        return (time.perf_counter() - started) * 1000
+    finally:
+        context.close()
+
+
+def _api_run(running: Any) -> float:
+    started = time.perf_counter()
+    with urllib.request.urlopen(f"{running.base}/console/", timeout=30) as response:
+        response.read()
+    token = running.login()
+    headers = {"X-Auth": token}
+    status, session = running.request("GET", "/console/api/session", headers=headers)
+    assert status == 200, session
+    group = next(g for g in session["object"]["groups"] if g["mayModerate"])
+    status, page = running.request(
+        "GET",
+        f"/api/v1/en_US/comment/post/list/{group['id']}/unapproved?pageSize=15",
+        headers=headers,
+    )
+    assert status == 200, page
+    return (time.perf_counter() - started) * 1000
