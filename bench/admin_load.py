@@ -148,10 +148,11 @@ def demo_group_id() -> str:
 
 
 def aws_environment(output: list[str]) -> dict[str, str]:
-    """The AWS variables `make run` printed, so the CLI reaches its embedded AWS."""
+    """The variables `make run` printed for the CLI (its embedded AWS's `AWS_*`, and the
+    `AGORA_*` setting its loopback mailboxes need), so the CLI works on what `make run` does."""
     env = {}
     for line in output:
-        if match := re.match(r"(AWS_[A-Z_]+)=(\S+)$", line.strip()):
+        if match := re.match(r"((?:AWS|AGORA)_[A-Z_]+)=(\S+)$", line.strip()):
             env[match.group(1)] = match.group(2)
     return env
 
