@@ -19,6 +19,22 @@ from chalicelib import deps
 from tests.conftest import REPO_ROOT
 
 
+@pytest.fixture(autouse=True)
+def settings_follow_the_environment() -> Iterator[None]:
+    """After each test, the cached settings are the environment's again: a test that set an
+    AGORA_ variable (monkeypatch) and reloaded the settings leaves them as its own otherwise, and
+    a later test in the same worker would pass or fail by the order it ran in."""
+    yield
+    from chalicelib.settings import Settings, get_settings, reload_settings
+
+    try:
+        current = Settings.from_environ()
+    except ValueError:
+        return  # the environment makes no valid settings: the next get_settings() says so
+    if get_settings.cache_info().currsize and get_settings() != current:
+        reload_settings()
+
+
 @pytest.fixture
 def aws() -> Iterator[None]:
     """A fresh in-process AWS with every table and the mailbox queue.
