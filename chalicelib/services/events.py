@@ -239,17 +239,7 @@ class EventService:
 
     @staticmethod
     def _fields(body: EventWrite) -> dict[str, Any]:
-        content = clean_html(body.content)
-        return {
-            "title": body.title,
-            "all_day": body.all_day,
-            "start_date": body.start_date,
-            "end_date": body.end_date,
-            "content": content,
-            "organizer": body.organizer,
-            "location": body.location,
-            "search_text": search_text(body.title, content, body.location, body.organizer),
-        }
+        return stored_fields(body)
 
     def _out_one(self, record: Any, group: Any) -> EventOut:
         return self._out([record], group)[0]
@@ -279,3 +269,19 @@ class EventService:
             )
             for r in records
         ]
+
+
+def stored_fields(event: Any) -> dict[str, Any]:
+    """What an event written through the API or loaded from a fixture stores of what was sent:
+    its content sanitised, and the text its `filter` searches."""
+    content = clean_html(event.content)
+    return {
+        "title": event.title,
+        "all_day": event.all_day,
+        "start_date": event.start_date,
+        "end_date": event.end_date,
+        "content": content,
+        "organizer": event.organizer,
+        "location": event.location,
+        "search_text": search_text(event.title, content, event.location, event.organizer),
+    }

@@ -294,9 +294,8 @@ class FixtureService:
 
     @staticmethod
     def _event(e: Any) -> dict[str, Any]:
-        from chalicelib.services.events import search_text
+        from chalicelib.services.events import stored_fields
 
-        content = clean_html(e.content)
         return {
             "id": e.id,
             "group_id": e.group_id,
@@ -304,14 +303,7 @@ class FixtureService:
             "editor_id": e.author_id,
             "created_on": e.created_on or e.start_date,
             "modified_on": e.created_on or e.start_date,
-            "title": e.title,
-            "all_day": e.all_day,
-            "start_date": e.start_date,
-            "end_date": e.end_date,
-            "content": content,
-            "organizer": e.organizer,
-            "location": e.location,
-            "search_text": search_text(e.title, content, e.location, e.organizer),
+            **stored_fields(e),
         }
 
     @staticmethod
