@@ -136,8 +136,8 @@ def load(args: argparse.Namespace) -> int:
             data, progress=lambda section, n: progress.show(f"load: {n} {section} written")
         )
     except FixtureInvalid as invalid:
-        for error in invalid.errors:
-            print(str(error), file=sys.stderr)
+        for problem in invalid.errors:
+            print(str(problem), file=sys.stderr)
         print(f"{len(invalid.errors)} error(s); nothing was written", file=sys.stderr)
         return EXIT_INVALID
     finally:

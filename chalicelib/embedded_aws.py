@@ -54,10 +54,13 @@ def serialise_moto_dynamodb() -> None:
                         _restore(table, hash_key, range_key, item)
                     raise
 
-        DynamoDBBackend.transact_write_items = transact_with_item_rollback  # type: ignore[method-assign]
+        # moto's method, replaced on its class (typed with moto's own `self`): a boundary mypy
+        # cannot follow.
+        DynamoDBBackend.transact_write_items = transact_with_item_rollback  # type: ignore[method-assign,assignment]
         # moto's transaction takes `copy.deepcopy(table)` as its snapshot: that one copy (and only
-        # that: items are still deep-copied where moto copies them) becomes the table itself.
-        backend_module.copy = _NoTableCopy(Table)  # type: ignore[attr-defined]
+        # that: items are still deep-copied where moto copies them) becomes the table itself. An
+        # object stands in for the module moto imported (mypy sees a module-typed name).
+        backend_module.copy = _NoTableCopy(Table)  # type: ignore[assignment]
         _patched = True
 
 

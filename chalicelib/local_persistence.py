@@ -97,7 +97,8 @@ class LocalSnapshot:
             with DYNAMODB_LOCK:
                 state = [
                     (backends.service_name, account, region, backend)
-                    for backends in list(BackendDict._instances)
+                    # moto's registry of backends, a class attribute of a generic class.
+                    for backends in list(BackendDict._instances)  # type: ignore[misc]
                     for account, by_region in list(backends.items())
                     for region, backend in list(by_region.items())
                 ]

@@ -53,11 +53,12 @@ def document(name: str, value: float, **dimensions: str) -> dict[str, Any]:
 
 
 def _write(name: str, value: float, dimensions: dict[str, str]) -> None:
-    from aws_lambda_powertools.metrics import single_metric
+    from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
     if name not in METRICS:
         raise ValueError(f"unknown metric {name}")
-    with single_metric(name=name, unit=METRICS[name], value=value, namespace=NAMESPACE) as metric:
+    unit = MetricUnit(METRICS[name])
+    with single_metric(name=name, unit=unit, value=value, namespace=NAMESPACE) as metric:
         metric.add_dimension(name="Stage", value=_stage())
         for key in sorted(dimensions):
             metric.add_dimension(name=key, value=dimensions[key])

@@ -35,7 +35,8 @@ def unwrap(body: str) -> dict[str, Any] | None:
         from aws_lambda_powertools.utilities.parser.models import SnsNotificationModel
 
         try:
-            data = json.loads(parse(event=data, model=SnsNotificationModel).Message)
+            message = parse(event=data, model=SnsNotificationModel).Message
+            data = json.loads(message) if isinstance(message, str) else None
         except (ValidationError, TypeError, ValueError):
             return None
     return data if isinstance(data, dict) else None
