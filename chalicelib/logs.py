@@ -111,11 +111,12 @@ def lambda_handler(function: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 def _powertools_formatter() -> logging.Formatter:
     from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
+    from aws_lambda_powertools.logging.types import LogRecord
 
     class BoundFieldsFormatter(LambdaPowertoolsFormatter):
         """Powertools' JSON line, with the Lambda fields and what `invocation` bound."""
 
-        def serialize(self, log: dict[str, Any]) -> str:
+        def serialize(self, log: LogRecord) -> str:
             bound = {**_lambda_fields(), **(_context.get() or {})}
             # A field the call site passed in `extra` wins over a bound one of the same name.
             return super().serialize({**log, **{k: v for k, v in bound.items() if k not in log}})
@@ -144,7 +145,7 @@ class JsonFormatter(logging.Formatter):
 class _StderrHandler(logging.StreamHandler):
     """Writes to whatever `sys.stderr` is now (Lambda's, or a test's capture), not the one at setup."""
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> Any:
         return sys.stderr
 
@@ -154,26 +155,19 @@ class _StderrHandler(logging.StreamHandler):
 
 
 class _SettingsLevel(logging.Filter):
-    """AGORA_LOG_LEVEL, read at the first line logged (loggers are made at import, before any
-    settings may be read) and again after `reload_level()`."""
-
-    level: int | None = None
+    """AGORA_LOG_LEVEL of the settings in force, asked at each line (loggers are made at import,
+    before any settings may be read; the settings are cached, so the question costs a look-up, and
+    the level follows `reload_settings()` with no hook of its own)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if self.level is None:
-            try:
-                self.level = logging.getLevelName(settings.get_settings().log_level)
-            except Exception:  # noqa: BLE001 - bad settings are reported where they are used
-                self.level = logging.INFO
-        return record.levelno >= (self.level or logging.INFO)
+        try:
+            level: int = logging.getLevelName(settings.get_settings().log_level)
+        except Exception:  # noqa: BLE001 - bad settings are reported where they are used
+            level = logging.INFO
+        return record.levelno >= level
 
 
 _level = _SettingsLevel()
-
-
-@settings.on_reload
-def reload_level() -> None:
-    _level.level = None
 
 
 # Not "agora": Chalice owns the logger named after the app and sets it to ERROR.

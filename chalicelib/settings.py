@@ -15,7 +15,7 @@ import difflib
 import functools
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -275,20 +275,7 @@ def get_settings() -> Settings:
         raise SettingsError("; ".join(problems)) from None
 
 
-# What other modules derived from the settings (the log level), forgotten with them. They
-# register themselves, so this module imports none of them (no import cycle).
-_on_reload: list[Callable[[], None]] = []
-
-
-def on_reload(forget: Callable[[], None]) -> Callable[[], None]:
-    """Have `reload_settings()` call `forget` too."""
-    _on_reload.append(forget)
-    return forget
-
-
 def reload_settings() -> Settings:
     """Forget the cached settings (tests and `make run` change the environment first)."""
     get_settings.cache_clear()
-    for forget in list(_on_reload):
-        forget()
     return get_settings()
