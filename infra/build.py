@@ -27,18 +27,6 @@ from infra import monitoring, operations, privileges, rollout
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = ("dev", "prod")
 
-TABLE_ACTIONS = [
-    "dynamodb:BatchGetItem",
-    "dynamodb:BatchWriteItem",
-    "dynamodb:ConditionCheckItem",
-    "dynamodb:DeleteItem",
-    "dynamodb:DescribeTable",
-    "dynamodb:GetItem",
-    "dynamodb:PutItem",
-    "dynamodb:Query",
-    "dynamodb:UpdateItem",
-]
-
 # Answers API Gateway gives itself (unknown path, throttling, its own failures) in the envelope.
 ENVELOPE = (
     '{"success": false, "message": $context.error.messageString, '
