@@ -70,6 +70,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	PYTHONPATH=. $(BIN)/python -m infra.build --check
+	$(BIN)/mypy
 
 ## infra: regenerate infra/<stage>.yaml and .chalice/policy-<stage>-<function>.json from the models
 infra: $(STAMP)
