@@ -22,14 +22,19 @@ from __future__ import annotations
 import poplib
 import random
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
+from typing import TYPE_CHECKING
 
 from bench.report import Figure, skipped
 from bench.world import counting_dynamodb, in_process_aws
 from chalicelib import deps
 from tests.fixtures import Community
+
+if TYPE_CHECKING:
+    from chalicelib.services.mail_in import Mailbox
 
 MAIL_COUNT = 1000
 # Ingest stops taking new mails after this long (the poll's own deadline hook): in-process moto
@@ -71,6 +76,40 @@ def download_all(host: str, port: int, user: str, password: str) -> int:
     return count
 
 
+def garden_community(ann_email: str) -> str:
+    """Loads the home group, a root administrator and the group garden with ann a member (at
+    `ann_email`, the sender of the bench's mail); answers garden's id."""
+    community = Community()
+    community.group("home")
+    community.user("root-admin", {community.root: "administrator"})
+    garden = community.group("garden")
+    community.user("ann", {garden: "member"}, email=ann_email)
+    community.load()
+    return garden
+
+
+def garden_mailbox(group_id: str, host: str, port: int, user: str) -> Mailbox:
+    """The garden's email-to-post mailbox on the bench's Dovecot (plain POP3, deletes what it
+    imported)."""
+    from chalicelib.services.mail_in import Mailbox
+
+    return Mailbox(
+        scope=group_id,
+        kind="emailToPost",
+        server_name=host,
+        server_port=port,
+        server_username=user,
+        password="garden-password",
+        is_ssl=False,
+        delete_processed=True,
+    )
+
+
+def past(deadline: float) -> Callable[[], bool]:
+    """The ingestor's `stop` question: has the clock passed `deadline` (perf_counter)?"""
+    return lambda: time.perf_counter() > deadline
+
+
 def mail_figures(count: int = MAIL_COUNT, budget_seconds: float = INGEST_SECONDS) -> list[Figure]:
     from tests.support.dovecot import Dovecot, DovecotUnavailable
 
@@ -79,14 +118,7 @@ def mail_figures(count: int = MAIL_COUNT, budget_seconds: float = INGEST_SECONDS
     except DovecotUnavailable as reason:
         return [*skipped(NAMES[:2], str(reason)), parse_figure()]
     with dovecot, in_process_aws():
-        from chalicelib.services.mail_in import Mailbox
-
-        community = Community()
-        community.group("home")
-        community.user("root-admin", {community.root: "administrator"})
-        garden = community.group("garden")
-        community.user("ann", {garden: "member"}, email="ann@example.org")
-        community.load()
+        garden = garden_community("ann@example.org")
 
         dovecot.add_user("garden", "garden-password")
         for number in range(count):
@@ -96,16 +128,7 @@ def mail_figures(count: int = MAIL_COUNT, budget_seconds: float = INGEST_SECONDS
         downloaded = download_all(dovecot.host, dovecot.pop3_port, "garden", "garden-password")
         download_seconds = time.perf_counter() - started
 
-        mailbox = Mailbox(
-            scope=garden,
-            kind="emailToPost",
-            server_name=dovecot.host,
-            server_port=dovecot.pop3_port,
-            server_username="garden",
-            password="garden-password",
-            is_ssl=False,
-            delete_processed=True,
-        )
+        mailbox = garden_mailbox(garden, dovecot.host, dovecot.pop3_port, "garden")
         from chalicelib.jobs.outbox import drain_in_process
 
         ingestor = deps.mail_ingestor(max_messages=count)
@@ -113,7 +136,7 @@ def mail_figures(count: int = MAIL_COUNT, budget_seconds: float = INGEST_SECONDS
         with counting_dynamodb() as counter:
             started = time.perf_counter()
             deadline = started + budget_seconds
-            result = ingestor.poll(mailbox, lambda end=deadline: time.perf_counter() > end)
+            result = ingestor.poll(mailbox, past(deadline))
             ingest_seconds = time.perf_counter() - started
             # What the posts announced (their outbox items) is told by the drain: counted too,
             # not timed (in AWS it runs in its own function).
@@ -197,7 +220,6 @@ VERIFY_NAMES = [("mail_ingest_verify", "mails/s")]
 def verify_figures(count: int = VERIFY_COUNT, budget_seconds: float = 30.0) -> list[Figure]:
     """Ingest rate with DKIM and DMARC verified by Agora, against verification off."""
     from chalicelib.mail.authentication import DnsTxt, SenderVerifier
-    from chalicelib.services.mail_in import Mailbox
     from tests.support.dkim_signing import SELECTOR, dkim_record, signed
     from tests.support.dns_server import DnsServer
     from tests.support.dovecot import Dovecot, DovecotUnavailable
@@ -213,28 +235,14 @@ def verify_figures(count: int = VERIFY_COUNT, budget_seconds: float = 30.0) -> l
     rates: dict[str, float] = {}
     notes: list[str] = []
     with dovecot, in_process_aws(), DnsServer(records) as resolver:
-        community = Community()
-        community.group("home")
-        community.user("root-admin", {community.root: "administrator"})
-        garden = community.group("garden")
-        community.user("ann", {garden: "member"}, email="ann@signed.example")
-        community.load()
+        garden = garden_community("ann@signed.example")
         for mode in ("off", "verify"):
             user = f"garden-{mode}"
             dovecot.add_user(user, "garden-password")
             for number in range(count):
                 raw = a_mail(number, "Ann <ann@signed.example>").replace(b"\n", b"\r\n")
                 dovecot.deliver(user, signed(raw, "signed.example"))
-            mailbox = Mailbox(
-                scope=garden,
-                kind="emailToPost",
-                server_name=dovecot.host,
-                server_port=dovecot.pop3_port,
-                server_username=user,
-                password="garden-password",
-                is_ssl=False,
-                delete_processed=True,
-            )
+            mailbox = garden_mailbox(garden, dovecot.host, dovecot.pop3_port, user)
             verifier = None
             if mode == "verify":
                 verifier = SenderVerifier(DnsTxt([("127.0.0.1", resolver.port)]))
@@ -242,7 +250,7 @@ def verify_figures(count: int = VERIFY_COUNT, budget_seconds: float = 30.0) -> l
             ingestor.mail.prepare()
             started = time.perf_counter()
             deadline = started + budget_seconds
-            result = ingestor.poll(mailbox, lambda end=deadline: time.perf_counter() > end)
+            result = ingestor.poll(mailbox, past(deadline))
             rates[mode] = result.posted / (time.perf_counter() - started)
             if result.posted != result.seen:
                 notes.append(f"{mode}: {result.line()}")
