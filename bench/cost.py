@@ -186,7 +186,9 @@ def monthly_cost(
     gb_seconds = (api_ms + mail_ms + out_ms) / 1000 * LAMBDA_GB
     log_gb = invocations * t["log_bytes"] / 1e9
 
-    stored_items = size.members * 3 + size.groups * 4 + size.posts + size.comments + size.events
+    stored_items: float = (
+        size.members * 3 + size.groups * 4 + size.posts + size.comments + size.events
+    )
     stored_items += size.mailboxes * (1 + 12 * t["mails_in"] * 2)  # a year of mail log + markers
     storage_gb = stored_items * t["item_kb"] / 1e6
 

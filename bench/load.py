@@ -42,7 +42,10 @@ class WrkResult:
 
 
 def to_ms(text: str) -> float:
-    number, unit = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text).groups()
+    found = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text)
+    if found is None:
+        raise ValueError(f"not a wrk duration: {text!r}")
+    number, unit = found.groups()
     return float(number) * UNITS_MS[unit]
 
 

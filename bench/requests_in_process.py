@@ -7,6 +7,7 @@ the group cache makes the first request of a container differ from the rest.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -71,7 +72,7 @@ def request_figures(samples: int = REQUEST_SAMPLES) -> list[Figure]:
                 note = f"answered {response.status_code}: {response.body[:200]!r}"
                 figures.append(Figure(name, None, reference, "ms", note))
                 continue
-            value = median_ms(lambda p=path_name, u=user_name: get(client, club, p, u), samples)
+            value = median_ms(functools.partial(get, client, club, path_name, user_name), samples)
             figures.append(Figure(name, value, reference, "ms"))
     return figures
 
@@ -195,17 +196,14 @@ def page_figures(
             continue
         scans = "Scan" in small[stem][2] or "Scan" in large[stem][2]
         for name, unit in names:
-            position = 1 if unit == "items read" else 0
-            notes = ["made a Scan"] if scans else []
-            if large[stem][position] > small[stem][position]:
-                notes.append("grows with the record count")
-            figures.append(
-                Figure(
-                    name,
-                    large[stem][position],
-                    small[stem][position],
-                    unit,
-                    "; ".join(notes) or None,
-                )
+            # (requests, items read) at each size
+            at_large, at_small = (
+                (large[stem][1], small[stem][1])
+                if unit == "items read"
+                else (large[stem][0], small[stem][0])
             )
+            notes = ["made a Scan"] if scans else []
+            if at_large > at_small:
+                notes.append("grows with the record count")
+            figures.append(Figure(name, at_large, at_small, unit, "; ".join(notes) or None))
     return figures
