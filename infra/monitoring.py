@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from infra.operations import FUNCTIONS, METRICS_NAMESPACE
+from infra.operations import FUNCTIONS, METRICS_NAMESPACE, alarm_metric, queued_messages
 from infra.operations import _alarm as _base_alarm
 
 # The three queues with their dead-letter queues: logical stem -> (queue key, dead-letter key,
@@ -71,13 +71,7 @@ def queue_alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
             "failed 5 times, so those addresses are not suppressed yet. Read the ses-feedback "
             "function's log for the error, fix it, then move the messages back with "
             "`aws sqs start-message-move-task`.",
-            {
-                "AlarmName": f"{prefix}-ses-feedback-dead-letters",
-                "Namespace": "AWS/SQS",
-                "MetricName": "ApproximateNumberOfMessagesVisible",
-                "Dimensions": [{"Name": "QueueName", "Value": names["feedback_dead_letters"]}],
-                "Statistic": "Maximum",
-            },
+            queued_messages(f"{prefix}-ses-feedback-dead-letters", names["feedback_dead_letters"]),
         )
     }
     for logical, (queue_key, dead_key, max_age) in QUEUES.items():
@@ -87,13 +81,13 @@ def queue_alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
             "function is failing (see its errors alarm), throttled, or capped too low for the "
             "work. Read the function's log; raise the trigger's MaximumConcurrency if it only "
             "keeps up too slowly.",
-            {
-                "AlarmName": f"{queue}-age",
-                "Namespace": "AWS/SQS",
-                "MetricName": "ApproximateAgeOfOldestMessage",
-                "Dimensions": [{"Name": "QueueName", "Value": queue}],
-                "Statistic": "Maximum",
-            },
+            alarm_metric(
+                f"{queue}-age",
+                "AWS/SQS",
+                "ApproximateAgeOfOldestMessage",
+                {"QueueName": queue},
+                Statistic="Maximum",
+            ),
             Threshold=max_age,
             EvaluationPeriods=2,
         )
@@ -101,13 +95,13 @@ def queue_alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
             f"A message has sat in {dead} for a week; dead letters are deleted after 14 days. "
             "Fix the cause and move them back (`aws sqs start-message-move-task`), or purge "
             "them on purpose.",
-            {
-                "AlarmName": f"{dead}-age",
-                "Namespace": "AWS/SQS",
-                "MetricName": "ApproximateAgeOfOldestMessage",
-                "Dimensions": [{"Name": "QueueName", "Value": dead}],
-                "Statistic": "Maximum",
-            },
+            alarm_metric(
+                f"{dead}-age",
+                "AWS/SQS",
+                "ApproximateAgeOfOldestMessage",
+                {"QueueName": dead},
+                Statistic="Maximum",
+            ),
             Threshold=DEAD_LETTER_AGE_SECONDS,
             Period=3600,
         )
@@ -134,14 +128,14 @@ def latency_alarms(stage: str) -> dict[str, Any]:
             )
         resources[f"{logical}DurationAlarm"] = _alarm(
             f"p99 duration of {name} is over {threshold} ms. " + advice,
-            {
-                "AlarmName": f"{prefix}-{name}-duration-p99",
-                "Namespace": "AWS/Lambda",
-                "MetricName": "Duration",
-                "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": logical}}],
-                "ExtendedStatistic": "p99",
-                "Unit": "Milliseconds",
-            },
+            alarm_metric(
+                f"{prefix}-{name}-duration-p99",
+                "AWS/Lambda",
+                "Duration",
+                {"FunctionName": {"Ref": logical}},
+                ExtendedStatistic="p99",
+                Unit="Milliseconds",
+            ),
             Statistic=None,
             Threshold=threshold,
             EvaluationPeriods=3 if logical == "APIHandler" else 1,
@@ -152,17 +146,14 @@ def latency_alarms(stage: str) -> dict[str, Any]:
         "in 3 of 5 minutes. Right after a deploy, CodeDeploy rolls back by itself; otherwise "
         "compare with the api function's duration alarm (the function is slow) and look for a "
         "throttled table or a slow AWS call in the X-Ray traces.",
-        {
-            "AlarmName": f"{prefix}-api-latency-p99",
-            "Namespace": "AWS/ApiGateway",
-            "MetricName": "Latency",
-            "Dimensions": [
-                {"Name": "ApiName", "Value": prefix},
-                {"Name": "Stage", "Value": "api"},
-            ],
-            "ExtendedStatistic": "p99",
-            "Unit": "Milliseconds",
-        },
+        alarm_metric(
+            f"{prefix}-api-latency-p99",
+            "AWS/ApiGateway",
+            "Latency",
+            {"ApiName": prefix, "Stage": "api"},
+            ExtendedStatistic="p99",
+            Unit="Milliseconds",
+        ),
         Statistic=None,
         Threshold=API_LATENCY_P99_MS,
         Period=60,
@@ -218,12 +209,9 @@ def reputation_alarms(stage: str) -> dict[str, Any]:
             "the account under review and may pause sending. Check that ses-feedback works (its "
             "dead letters, its errors): it suppresses bounced addresses. Look for a list of "
             "stale addresses that was imported.",
-            {
-                "AlarmName": f"{prefix}-ses-bounce-rate",
-                "Namespace": "AWS/SES",
-                "MetricName": "Reputation.BounceRate",
-                "Statistic": "Maximum",
-            },
+            alarm_metric(
+                f"{prefix}-ses-bounce-rate", "AWS/SES", "Reputation.BounceRate", Statistic="Maximum"
+            ),
             Threshold=SES_BOUNCE_WARNING,
             Period=3600,
         ),
@@ -232,12 +220,12 @@ def reputation_alarms(stage: str) -> dict[str, Any]:
             "reviews the account (it pauses sending above 0.5%). Members mark our mail as spam: "
             "check that ses-feedback suppresses complainers and that notification volume and "
             "the unsubscribe link are as intended.",
-            {
-                "AlarmName": f"{prefix}-ses-complaint-rate",
-                "Namespace": "AWS/SES",
-                "MetricName": "Reputation.ComplaintRate",
-                "Statistic": "Maximum",
-            },
+            alarm_metric(
+                f"{prefix}-ses-complaint-rate",
+                "AWS/SES",
+                "Reputation.ComplaintRate",
+                Statistic="Maximum",
+            ),
             Threshold=SES_COMPLAINT_WARNING,
             Period=3600,
         ),
@@ -252,22 +240,20 @@ def event_alarms(stage: str) -> dict[str, Any]:
             f"EventBridge could not invoke {name} on its schedule (after its own retries): the "
             "run did not happen. Read the function's errors and throttles alarms and its log; "
             "run it once by hand (`python -m chalicelib.cli …`) if the missed run matters.",
-            {
-                "AlarmName": f"{prefix}-{name}-schedule-failed",
-                "Namespace": "AWS/Events",
-                "MetricName": "FailedInvocations",
-                "Dimensions": [{"Name": "RuleName", "Value": schedule_rule_name(stage, name)}],
-            },
+            alarm_metric(
+                f"{prefix}-{name}-schedule-failed",
+                "AWS/Events",
+                "FailedInvocations",
+                {"RuleName": schedule_rule_name(stage, name)},
+            ),
         )
     resources["PutEventsFailedAlarm"] = _alarm(
         "EventBridge refused PutEvents calls in this account and region (throttling or an "
         "error): domain events did not reach the organisation's systems. Read the API's log "
         "(`filter message like /event/`) and the account's PutEvents quota.",
-        {
-            "AlarmName": f"{prefix}-put-events-failed",
-            "Namespace": "AWS/Events",
-            "MetricName": "PutEventsApproximateFailedCount",
-        },
+        alarm_metric(
+            f"{prefix}-put-events-failed", "AWS/Events", "PutEventsApproximateFailedCount"
+        ),
     )
     return resources
 

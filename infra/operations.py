@@ -129,6 +129,54 @@ def _alarm(description: str, metric: dict[str, Any], **overrides: Any) -> dict[s
     return {"Type": "AWS::CloudWatch::Alarm", "Properties": properties}
 
 
+# What waits on a queue that should stay empty, and what to do about it.
+WAITING_MESSAGES = {
+    "outbox_dead_letters": "the stream position of outbox records that drain-outbox failed to "
+    "deliver after all retries: their notifications or domain events were not sent. Read "
+    "drain-outbox's log for the error and fix it; then run the message's records again from the "
+    "stream (they stay 24 hours) or from the outbox table.",
+    "scheduled_failures": "scheduled invocations (dispatch-mail-polls, purge-comments, "
+    "send-digests) that failed after their retries. Each message names the function and the "
+    "error; read that function's log, fix the cause, then run the job again from the CLI "
+    "(poll-mail, purge-comments, send-digests) and purge the queue.",
+}
+
+
+def alarm_metric(
+    alarm_name: str,
+    namespace: str,
+    metric_name: str,
+    dimensions: dict[str, Any] | None = None,
+    **more: Any,
+) -> dict[str, Any]:
+    """The metric part of an alarm (`_alarm`'s second argument): the dimensions in the order
+    given, and any other property of the alarm's metric (`Statistic`, `ExtendedStatistic`)."""
+    found: dict[str, Any] = {
+        "AlarmName": alarm_name,
+        "Namespace": namespace,
+        "MetricName": metric_name,
+    }
+    if dimensions is not None:
+        found["Dimensions"] = [{"Name": k, "Value": v} for k, v in dimensions.items()]
+    return {**found, **more}
+
+
+def agora_metric(alarm_name: str, metric_name: str, dimensions: dict[str, str]) -> dict[str, Any]:
+    """One of chalicelib/metrics.py's metrics (their dimensions name the Stage)."""
+    return alarm_metric(alarm_name, METRICS_NAMESPACE, metric_name, dimensions)
+
+
+def queued_messages(alarm_name: str, queue: str) -> dict[str, Any]:
+    """The messages waiting on an SQS queue (a dead-letter queue should hold none)."""
+    return alarm_metric(
+        alarm_name,
+        "AWS/SQS",
+        "ApproximateNumberOfMessagesVisible",
+        {"QueueName": queue},
+        Statistic="Maximum",
+    )
+
+
 def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
     prefix = f"agora-{stage}"
     resources: dict[str, Any] = {}
@@ -141,148 +189,90 @@ def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
             f"({'a mailbox poll' if logical == 'Mailbox' else 'a notification chunk'}). "
             "Read the function's log for the error, fix it, then move the messages back with "
             "`aws sqs start-message-move-task`.",
-            {
-                "AlarmName": f"{prefix}-{logical.lower()}-dead-letters",
-                "Namespace": "AWS/SQS",
-                "MetricName": "ApproximateNumberOfMessagesVisible",
-                "Dimensions": [{"Name": "QueueName", "Value": names[queue_key]}],
-                "Statistic": "Maximum",
-            },
+            queued_messages(f"{prefix}-{logical.lower()}-dead-letters", names[queue_key]),
         )
     for logical, name in FUNCTIONS.items():
         resources[f"{logical}ErrorsAlarm"] = _alarm(
             f"The {name} function failed (an exception or a timeout). Its log group "
             f"/aws/lambda/<function> has the stack trace.",
-            {
-                "AlarmName": f"{prefix}-{name}-errors",
-                "Namespace": "AWS/Lambda",
-                "MetricName": "Errors",
-                "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": logical}}],
-            },
+            alarm_metric(
+                f"{prefix}-{name}-errors",
+                "AWS/Lambda",
+                "Errors",
+                {"FunctionName": {"Ref": logical}},
+            ),
         )
         resources[f"{logical}ThrottlesAlarm"] = _alarm(
             f"The {name} function was throttled: the account's Lambda concurrency is used up. "
             "Ask AWS for a higher concurrency quota, or lower the SQS triggers' maximum.",
-            {
-                "AlarmName": f"{prefix}-{name}-throttles",
-                "Namespace": "AWS/Lambda",
-                "MetricName": "Throttles",
-                "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": logical}}],
-            },
+            alarm_metric(
+                f"{prefix}-{name}-throttles",
+                "AWS/Lambda",
+                "Throttles",
+                {"FunctionName": {"Ref": logical}},
+            ),
         )
     resources["Api5xxAlarm"] = _alarm(
         "The API answered 5xx (500: an unexpected error, logged with its stack trace; 503: AWS "
         "failures that outlasted the retries; 502/504: the function failed or timed out).",
-        {
-            "AlarmName": f"{prefix}-api-5xx",
-            "Namespace": "AWS/ApiGateway",
-            "MetricName": "5XXError",
-            "Dimensions": [
-                {"Name": "ApiName", "Value": prefix},
-                {"Name": "Stage", "Value": "api"},
-            ],
-        },
+        alarm_metric(
+            f"{prefix}-api-5xx", "AWS/ApiGateway", "5XXError", {"ApiName": prefix, "Stage": "api"}
+        ),
         Threshold=5,
     )
-    resources["OutboxDeadLettersAlarm"] = _alarm(
-        f"{names['outbox_dead_letters']} holds the stream position of outbox records that "
-        "drain-outbox failed to deliver after all retries: their notifications or domain events "
-        "were not sent. Read drain-outbox's log for the error and fix it; then run the message's "
-        "records again from the stream (they stay 24 hours) or from the outbox table.",
-        {
-            "AlarmName": f"{prefix}-outbox-dead-letters",
-            "Namespace": "AWS/SQS",
-            "MetricName": "ApproximateNumberOfMessagesVisible",
-            "Dimensions": [{"Name": "QueueName", "Value": names["outbox_dead_letters"]}],
-            "Statistic": "Maximum",
-        },
-    )
+    for logical, queue_key in (
+        ("OutboxDeadLetters", "outbox_dead_letters"),
+        ("ScheduledFailures", "scheduled_failures"),
+    ):
+        resources[f"{logical}Alarm"] = _alarm(
+            f"{names[queue_key]} holds {WAITING_MESSAGES[queue_key]}",
+            queued_messages(f"{prefix}-{queue_key.replace('_', '-')}", names[queue_key]),
+        )
     resources["NotificationFailedAlarm"] = _alarm(
         "Notifications could not be sent or stored (SES or DynamoDB refused): they are retried "
         "by the outbox drain, and none is sent twice. If it lasts, read drain-outbox's and "
         "deliver-notifications' logs (`notification failed`) and check SES's sending status.",
-        {
-            "AlarmName": f"{prefix}-notification-failed",
-            "Namespace": METRICS_NAMESPACE,
-            "MetricName": "NotificationFailed",
-            "Dimensions": [{"Name": "Stage", "Value": prefix}],
-        },
+        agora_metric(f"{prefix}-notification-failed", "NotificationFailed", {"Stage": prefix}),
     )
     resources["EventPublishFailedAlarm"] = _alarm(
         "Domain events were refused by EventBridge after three tries: the outbox drain delivers "
         "them again. If it lasts, check the event bus and drain-outbox's log (`domain events not "
         "delivered`); consumers drop repeats by detail.domainEventId.",
-        {
-            "AlarmName": f"{prefix}-event-publish-failed",
-            "Namespace": METRICS_NAMESPACE,
-            "MetricName": "EventPublishFailed",
-            "Dimensions": [{"Name": "Stage", "Value": prefix}],
-        },
+        agora_metric(f"{prefix}-event-publish-failed", "EventPublishFailed", {"Stage": prefix}),
     )
     for reason, advice in POLL_FAILURE_ADVICE.items():
         resources[f"MailboxPoll{reason.title()}FailedAlarm"] = _alarm(
             f"A mailbox could not be polled ({reason}): {advice}. The mailbox's settings "
             "(GET /connector/email-to-post/{groupId}, /connector/email-to-comment) show its "
             "lastError; the next good poll clears it.",
-            {
-                "AlarmName": f"{prefix}-mailbox-poll-failed-{reason}",
-                "Namespace": METRICS_NAMESPACE,
-                "MetricName": "MailboxPollFailed",
-                "Dimensions": [
-                    {"Name": "Reason", "Value": reason},
-                    {"Name": "Stage", "Value": prefix},
-                ],
-            },
+            agora_metric(
+                f"{prefix}-mailbox-poll-failed-{reason}",
+                "MailboxPollFailed",
+                {"Reason": reason, "Stage": prefix},
+            ),
         )
     resources["DigestsFailedAlarm"] = _alarm(
         "A daily digest could not be sent to a user (the others were). send-digests' log has "
         "one 'digest failed' line per user with the error (often SES: a sandbox account, an "
         "unverified sender, the sending quota). The user's items wait for the next run.",
-        {
-            "AlarmName": f"{prefix}-digests-failed",
-            "Namespace": METRICS_NAMESPACE,
-            "MetricName": "DigestsFailed",
-            "Dimensions": [{"Name": "Stage", "Value": prefix}],
-        },
+        agora_metric(f"{prefix}-digests-failed", "DigestsFailed", {"Stage": prefix}),
         Period=3600,
     )
     resources["DigestRunStoppedEarlyAlarm"] = _alarm(
         "The daily digest run reached its time limit before every user was done; the rest are "
         "sent by the next run, a day late. If it repeats, raise send-digests' timeout or "
         "memory in .chalice/config.json, or run `python -m chalicelib.cli send-digests`.",
-        {
-            "AlarmName": f"{prefix}-digest-run-stopped-early",
-            "Namespace": METRICS_NAMESPACE,
-            "MetricName": "DigestRunsStoppedEarly",
-            "Dimensions": [{"Name": "Stage", "Value": prefix}],
-        },
+        agora_metric(
+            f"{prefix}-digest-run-stopped-early", "DigestRunsStoppedEarly", {"Stage": prefix}
+        ),
         Period=3600,
-    )
-    resources["ScheduledFailuresAlarm"] = _alarm(
-        f"{names['scheduled_failures']} holds scheduled invocations (dispatch-mail-polls, "
-        "purge-comments, send-digests) that failed after their retries. Each message names the "
-        "function and the error; read that function's log, fix the cause, then run the job "
-        "again from the CLI (poll-mail, purge-comments, send-digests) and purge the queue.",
-        {
-            "AlarmName": f"{prefix}-scheduled-failures",
-            "Namespace": "AWS/SQS",
-            "MetricName": "ApproximateNumberOfMessagesVisible",
-            "Dimensions": [{"Name": "QueueName", "Value": names["scheduled_failures"]}],
-            "Statistic": "Maximum",
-        },
     )
     resources["MailFailedAlarm"] = _alarm(
         "Mail could not be handled (status `failed` in the mail log): read the mailbox's log "
         "at /connector/email-to-post/{groupId}/log or /connector/email-to-comment/log.",
-        {
-            "AlarmName": f"{prefix}-mail-failed",
-            "Namespace": METRICS_NAMESPACE,
-            "MetricName": "MailHandled",
-            "Dimensions": [
-                {"Name": "Stage", "Value": prefix},
-                {"Name": "Outcome", "Value": "failed"},
-            ],
-        },
+        agora_metric(
+            f"{prefix}-mail-failed", "MailHandled", {"Stage": prefix, "Outcome": "failed"}
+        ),
     )
     return resources
 
