@@ -30,6 +30,8 @@ from pathlib import Path
 from statistics import quantiles
 from typing import Any
 
+from bench.report import write_section
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 README_PATH = REPO_ROOT / "README.md"
 README_START = "<!-- load:start -->"
@@ -323,16 +325,9 @@ def against_make_run(workers: int, operations: int) -> Report:
 
 
 def update_readme(report: Report, path: Path = README_PATH) -> bool:
-    text = path.read_text(encoding="utf-8")
-    pattern = re.compile(re.escape(README_START) + r".*?" + re.escape(README_END), re.DOTALL)
-    if not pattern.search(text):
-        return False
-    block = (
-        f"{README_START}\nTaken on {datetime.now(UTC).date().isoformat()}: {report.summary()}.\n\n"
-        f"{report.table()}\n{README_END}"
-    )
-    path.write_text(pattern.sub(lambda _: block, text), encoding="utf-8")
-    return True
+    taken_on = datetime.now(UTC).date().isoformat()
+    body = f"Taken on {taken_on}: {report.summary()}.\n\n{report.table()}"
+    return write_section(path, README_START, README_END, body)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,11 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from bench.report import read_section, write_section
 
 BENCH_DIR = Path(__file__).resolve().parent
 PRICES_PATH = BENCH_DIR / "prices.json"
@@ -320,21 +321,12 @@ def current_block() -> str:
     return cost_block(load_prices(), measured, missing, infra_counts())
 
 
-_BLOCK = re.compile(re.escape(README_START) + r"\n?(.*?)\n?" + re.escape(README_END), re.DOTALL)
-
-
 def readme_block(path: Path = README_PATH) -> str | None:
-    found = _BLOCK.search(path.read_text(encoding="utf-8"))
-    return found.group(1) if found else None
+    return read_section(path, README_START, README_END)
 
 
 def write_readme(block: str, path: Path = README_PATH) -> bool:
-    text = path.read_text(encoding="utf-8")
-    if not _BLOCK.search(text):
-        return False
-    replacement = f"{README_START}\n{block}\n{README_END}"
-    path.write_text(_BLOCK.sub(lambda _: replacement, text, count=1), encoding="utf-8")
-    return True
+    return write_section(path, README_START, README_END, block)
 
 
 def main(argv: list[str] | None = None) -> int:

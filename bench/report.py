@@ -128,17 +128,32 @@ def write_results(document: dict[str, Any], path: Path = RESULTS_PATH) -> None:
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
 
 
+def _section(start: str, end: str) -> re.Pattern[str]:
+    return re.compile(re.escape(start) + r"\n?(.*?)\n?" + re.escape(end), re.DOTALL)
+
+
+def read_section(path: Path, start: str, end: str) -> str | None:
+    """What stands between the markers `start` and `end` of a file; None without them."""
+    found = _section(start, end).search(path.read_text(encoding="utf-8"))
+    return found.group(1) if found else None
+
+
+def write_section(path: Path, start: str, end: str, body: str) -> bool:
+    """Put `body` between the markers `start` and `end` (each on its own line) of a file, the
+    rest as it was; False, and nothing written, when the file lacks them. Every README table of
+    the bench (`make bench`, `make cost`, `make scale`, `make load`) is written so."""
+    text = path.read_text(encoding="utf-8")
+    pattern = _section(start, end)
+    if not pattern.search(text):
+        return False
+    section = f"{start}\n{body}\n{end}"
+    path.write_text(pattern.sub(lambda _: section, text, count=1), encoding="utf-8")
+    return True
+
+
 def update_readme(
     figures: list[Figure], taken_on: date, machine: str, path: Path = README_PATH
 ) -> bool:
     """Replace the table between the README's bench markers; False when the markers are missing."""
-    text = path.read_text(encoding="utf-8")
-    pattern = re.compile(re.escape(README_START) + r".*?" + re.escape(README_END), re.DOTALL)
-    if not pattern.search(text):
-        return False
-    body = (
-        f"{README_START}\nTaken on {taken_on.isoformat()} on {machine}.\n\n"
-        f"{markdown_table(figures)}\n{README_END}"
-    )
-    path.write_text(pattern.sub(lambda _: body, text, count=1), encoding="utf-8")
-    return True
+    body = f"Taken on {taken_on.isoformat()} on {machine}.\n\n{markdown_table(figures)}"
+    return write_section(path, README_START, README_END, body)

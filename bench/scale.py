@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import resource
 import sys
 import time
@@ -31,7 +30,7 @@ import tests.conftest  # noqa: F401  (the tests' environment: moto credentials, 
 # and the next "warm" call re-reads what a warm container would still hold. The cache outlives
 # moto's slowness here; what is counted is DynamoDB's work, not moto's time.
 os.environ["AGORA_CACHE_SECONDS"] = "3600"
-from bench.report import README_PATH, machine_description
+from bench.report import README_PATH, machine_description, write_section
 from bench.world import WORLD_SIZES, WorldSize
 
 TWIN_CLUB = 100
@@ -87,13 +86,7 @@ def table(twin: dict, large: dict) -> tuple[str, bool]:
 
 
 def update_readme(body: str) -> bool:
-    text = README_PATH.read_text(encoding="utf-8")
-    pattern = re.compile(re.escape(README_START) + r".*?" + re.escape(README_END), re.DOTALL)
-    if not pattern.search(text):
-        return False
-    block = f"{README_START}\n{body}\n{README_END}"
-    README_PATH.write_text(pattern.sub(lambda _: block, text, count=1), encoding="utf-8")
-    return True
+    return write_section(README_PATH, README_START, README_END, body)
 
 
 def main(argv: list[str] | None = None) -> int:
