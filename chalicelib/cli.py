@@ -110,6 +110,12 @@ class Progress:
             self.stream.flush()
 
 
+def refuse(line: str, code: int = EXIT_INVALID) -> int:
+    """Say on stderr, in one line, why the command stops; answers its exit status."""
+    print(line, file=sys.stderr)
+    return code
+
+
 def create_tables(_args: argparse.Namespace) -> int:
     from chalicelib.store.tables import create_tables as create
 
@@ -125,11 +131,9 @@ def load(args: argparse.Namespace) -> int:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
-        print(f"{path}: cannot read: {error.strerror}", file=sys.stderr)
-        return EXIT_INVALID
+        return refuse(f"{path}: cannot read: {error.strerror}")
     except ValueError as error:
-        print(f"$: not valid JSON: {error}", file=sys.stderr)
-        return EXIT_INVALID
+        return refuse(f"$: not valid JSON: {error}")
     progress = Progress()
     try:
         report = deps.fixture_service().load(
@@ -138,8 +142,7 @@ def load(args: argparse.Namespace) -> int:
     except FixtureInvalid as invalid:
         for problem in invalid.errors:
             print(str(problem), file=sys.stderr)
-        print(f"{len(invalid.errors)} error(s); nothing was written", file=sys.stderr)
-        return EXIT_INVALID
+        return refuse(f"{len(invalid.errors)} error(s); nothing was written")
     finally:
         progress.done()
     print("loaded " + ", ".join(f"{n} {name}" for name, n in report.counts.items()))
@@ -175,9 +178,8 @@ def export(args: argparse.Namespace) -> int:
                 lambda section, n: progress.show(f"export: {n} {section} written"),
             )
     except OSError as error:
-        print(f"{path}: cannot write: {error.strerror}", file=sys.stderr)
         partial.unlink(missing_ok=True)
-        return EXIT_INVALID
+        return refuse(f"{path}: cannot write: {error.strerror}")
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
@@ -299,15 +301,12 @@ def create_admin(args: argparse.Namespace) -> int:
             password = read_password()
         except EOFError:
             # Ctrl-D at the prompt (or an empty stdin): nothing to set.
-            print("create-admin: no password given; nothing was changed", file=sys.stderr)
-            return EXIT_INVALID
+            return refuse("create-admin: no password given; nothing was changed")
         except KeyboardInterrupt:
-            print("\ncreate-admin: interrupted; nothing was changed", file=sys.stderr)
-            return EXIT_INVALID
+            return refuse("\ncreate-admin: interrupted; nothing was changed")
         result = deps.administrator_service().create_or_promote(args.email, password, args.group_id)
     except ValueError as error:
-        print(f"create-admin: {error}", file=sys.stderr)
-        return EXIT_INVALID
+        return refuse(f"create-admin: {error}")
     except AgoraError as error:
         for field_error in error.errors or []:
             print(f"create-admin: {field_error.key}: {field_error.message}", file=sys.stderr)
@@ -370,17 +369,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return COMMANDS[args.command][0](args)
     except MissingSetting as error:
         # CONTRACT §2: a command that lacks a setting refuses to start, one line naming it.
-        print(f"{args.command}: {error}", file=sys.stderr)
-        return EXIT_AWS
+        return refuse(f"{args.command}: {error}", EXIT_AWS)
     except SettingsError as error:
-        print(f"{args.command}: {error}", file=sys.stderr)
-        return EXIT_INVALID
+        return refuse(f"{args.command}: {error}")
     except Exception as error:
         line = explain_aws_failure(error)
         if line is None:
             raise
-        print(f"{args.command}: {line}", file=sys.stderr)
-        return EXIT_AWS
+        return refuse(f"{args.command}: {line}", EXIT_AWS)
 
 
 if __name__ == "__main__":
