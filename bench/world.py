@@ -114,6 +114,11 @@ def features() -> set[str]:
     return available
 
 
+def paged(path: str, offset: object) -> str:
+    """The page of `path` that starts after `offset`, PAGE_SIZE items long."""
+    return f"{path}?offset={offset}&pageSize={PAGE_SIZE}"
+
+
 @dataclass
 class Club:
     """A group with `size` events and `size` deleted comments, and the ids the figures ask for."""
@@ -152,9 +157,8 @@ class Club:
 
     @property
     def comments_page(self) -> str:
-        return (
-            f"/api/v1/en_US/comment/post/list/{self.group_id}/deleted"
-            f"?offset={self.comment_offset}&pageSize={PAGE_SIZE}"
+        return paged(
+            f"/api/v1/en_US/comment/post/list/{self.group_id}/deleted", self.comment_offset
         )
 
     @property
@@ -167,27 +171,22 @@ class Club:
 
     @property
     def posts_page(self) -> str:
-        return (
-            f"/api/v1/en_US/post/list/{self.group_id}?offset={self.post_offset}"
-            f"&pageSize={PAGE_SIZE}"
-        )
+        return paged(f"/api/v1/en_US/post/list/{self.group_id}", self.post_offset)
 
     @property
     def mail_log_page(self) -> str:
-        return f"{self.email_to_post}/log?offset={self.mail_offset}&pageSize={PAGE_SIZE}"
+        return paged(f"{self.email_to_post}/log", self.mail_offset)
 
     @property
     def unapproved_page(self) -> str:
-        return (
-            f"/api/v1/en_US/comment/post/list/{self.group_id}/unapproved"
-            f"?offset={self.unapproved_offset}&pageSize={PAGE_SIZE}"
+        return paged(
+            f"/api/v1/en_US/comment/post/list/{self.group_id}/unapproved", self.unapproved_offset
         )
 
     @property
     def spam_reports_page(self) -> str:
-        return (
-            f"/api/v1/en_US/comment/post/list/{self.group_id}/spam-reports"
-            f"?offset={self.reported_offset}&pageSize={PAGE_SIZE}"
+        return paged(
+            f"/api/v1/en_US/comment/post/list/{self.group_id}/spam-reports", self.reported_offset
         )
 
     @property
