@@ -98,7 +98,6 @@ class EventWrite(ApiModel):
         **{**ApiModel.model_config, "json_schema_extra": _document_end_date_rule}
     )
 
-    group_id: Guid
     title: SingleLine = Field(min_length=1, max_length=MAX_SHORT_TEXT)
     all_day: bool = False
     start_date: IsoDate
@@ -110,13 +109,24 @@ class EventWrite(ApiModel):
     _end_date = field_validator("end_date")(_check_end_date)
 
 
-class EventCreate(EventWrite):
-    pass
+# `groupId` is the first field of a body (a model's fields follow its bases from the last one), so
+# it is checked and documented first; a create must name it, an update may.
+class _NamesGroup(ApiModel):
+    group_id: Guid
 
 
-class EventUpdate(EventWrite):
+class _MayNameGroup(ApiModel):
     # A replacement of the event; without groupId it stays in its group.
     group_id: Guid | None = None
+
+
+class EventCreate(EventWrite, _NamesGroup):
+    # The last base's configuration would win: the body's own is EventWrite's.
+    model_config = EventWrite.model_config
+
+
+class EventUpdate(EventWrite, _MayNameGroup):
+    model_config = EventWrite.model_config
 
 
 class EventOut(Record):

@@ -12,7 +12,7 @@ from chalicelib.schemas.player import CardFields, LogCardFields, LogFields, Ques
 
 RoleName = Literal["regular", "member", "moderator", "administrator"]
 
-DEFAULT_PERMISSIONS: dict[str, list[str]] = {
+DEFAULT_PERMISSIONS: dict[str, list[RoleName]] = {
     "post": ["member", "moderator", "administrator"],
     "comment": ["regular", "member", "moderator", "administrator"],
     "commentWithoutApproval": ["member", "moderator", "administrator"],
