@@ -17,6 +17,7 @@ from chalicelib.auth import Need
 from chalicelib.jobs.base import Deadline
 from chalicelib.schemas.comments import CommentOut, CommentPage
 from chalicelib.schemas.common import IntPageQuery, Result
+from chalicelib.schemas.paths import CommentPath, GroupPath
 from chalicelib.services.comments import CommentService
 
 comments_api = Blueprint(__name__)
@@ -27,7 +28,7 @@ PREFIX = "/api/v1/en_US/comment/post"
 REQUEST_BUDGET_SECONDS = 20
 
 
-def _moderated(call: Call) -> tuple[CommentService, Any]:
+def _moderated(call: Call[CommentPath, None, None]) -> tuple[CommentService, Any]:
     """The comment named by the path, once the caller is known to moderate its group."""
     service = deps.comment_service()
     record = service.find(call.path.commentId)
@@ -41,30 +42,29 @@ def _moderated(call: Call) -> tuple[CommentService, Any]:
     f"{PREFIX}/list/{{groupId}}/deleted",
     need=Need.MODERATOR,
     group="groupId",
-    query=IntPageQuery,
     response=CommentPage,
 )
-def list_deleted_comments(call: Call) -> CommentPage:
+def list_deleted_comments(call: Call[GroupPath, IntPageQuery, None]) -> CommentPage:
     """Deleted comments of a group, newest deletion first."""
     return deps.comment_service().deleted_page(call.group, call.query)
 
 
 @route(comments_api, "DELETE", f"{PREFIX}/{{commentId}}", response=CommentOut)
-def delete_comment(call: Call) -> CommentOut:
+def delete_comment(call: Call[CommentPath, None, None]) -> CommentOut:
     """Delete a comment (idempotent)."""
     service, record = _moderated(call)
     return service.delete(record, call.signed_in.user_id)
 
 
 @route(comments_api, "POST", f"{PREFIX}/{{commentId}}/undelete", response=CommentOut)
-def undelete_comment(call: Call) -> CommentOut:
+def undelete_comment(call: Call[CommentPath, None, None]) -> CommentOut:
     """Restore a deleted comment (409 when it is not deleted)."""
     service, record = _moderated(call)
     return service.undelete(record)
 
 
 @route(comments_api, "POST", f"{PREFIX}/{{commentId}}/purge", response=CommentOut)
-def purge_comment(call: Call) -> CommentOut:
+def purge_comment(call: Call[CommentPath, None, None]) -> CommentOut:
     """Remove a deleted comment for good, however recently deleted (409 when it is not deleted)."""
     service, record = _moderated(call)
     return service.purge(record, call.signed_in.user_id)
@@ -78,7 +78,7 @@ def purge_comment(call: Call) -> CommentOut:
     group="groupId",
     response=Result,
 )
-def purge_deleted_comments(call: Call) -> Result:
+def purge_deleted_comments(call: Call[GroupPath, None, None]) -> Result:
     """Purge a group's comments deleted more than a calendar month ago; answers the count."""
     deadline = Deadline.after_seconds(REQUEST_BUDGET_SECONDS)
     return deps.comment_service().purge_deleted_in_group(call.group, deadline)
@@ -90,16 +90,15 @@ def purge_deleted_comments(call: Call) -> Result:
     f"{PREFIX}/list/{{groupId}}/unapproved",
     need=Need.MODERATOR,
     group="groupId",
-    query=IntPageQuery,
     response=CommentPage,
 )
-def list_unapproved_comments(call: Call) -> CommentPage:
+def list_unapproved_comments(call: Call[GroupPath, IntPageQuery, None]) -> CommentPage:
     """Comments of a group awaiting approval, newest first."""
     return deps.comment_service().unapproved_page(call.group, call.query)
 
 
 @route(comments_api, "POST", f"{PREFIX}/{{commentId}}/approve", response=CommentOut)
-def approve_comment(call: Call) -> CommentOut:
+def approve_comment(call: Call[CommentPath, None, None]) -> CommentOut:
     """Approve a comment (idempotent)."""
     service, record = _moderated(call)
     return service.approve(record, call.signed_in.user_id)
@@ -113,7 +112,7 @@ def approve_comment(call: Call) -> CommentOut:
     group="groupId",
     response=Result,
 )
-def delete_unapproved_comments(call: Call) -> Result:
+def delete_unapproved_comments(call: Call[GroupPath, None, None]) -> Result:
     """Delete every unapproved comment of a group; answers the count."""
     deadline = Deadline.after_seconds(REQUEST_BUDGET_SECONDS)
     return deps.comment_service().delete_unapproved_in_group(
@@ -127,16 +126,15 @@ def delete_unapproved_comments(call: Call) -> Result:
     f"{PREFIX}/list/{{groupId}}/spam-reports",
     need=Need.MODERATOR,
     group="groupId",
-    query=IntPageQuery,
     response=CommentPage,
 )
-def list_spam_reported_comments(call: Call) -> CommentPage:
+def list_spam_reported_comments(call: Call[GroupPath, IntPageQuery, None]) -> CommentPage:
     """Comments of a group with spam reports (type `commentSpamReport`), newest report first."""
     return deps.comment_service().spam_report_page(call.group, call.query)
 
 
 @route(comments_api, "DELETE", f"{PREFIX}/{{commentId}}/spam-reports", response=CommentOut)
-def delete_spam_reports(call: Call) -> CommentOut:
+def delete_spam_reports(call: Call[CommentPath, None, None]) -> CommentOut:
     """Remove every spam report of a comment; its state is unchanged."""
     service, record = _moderated(call)
     return service.delete_spam_reports(record)

@@ -22,6 +22,7 @@ from chalicelib.schemas.connectors import (
     LocalConnectorUpdate,
     MailboxSettingsUpdate,
 )
+from chalicelib.schemas.paths import ConnectorGroupPath, ConnectorPath, GroupPath
 
 connectors_api = Blueprint(__name__)
 PREFIX = "/api/v1/en_US/connector"
@@ -38,7 +39,7 @@ PREFIX = "/api/v1/en_US/connector"
     group="groupId",
     response=EmailToPostOut,
 )
-def get_email_to_post(call: Call) -> EmailToPostOut:
+def get_email_to_post(call: Call[GroupPath, None, None]) -> EmailToPostOut:
     """A group's email-to-post mailbox settings, password included (the spec returns it)."""
     return deps.mailbox_settings_service().email_to_post(call.group)
 
@@ -49,10 +50,9 @@ def get_email_to_post(call: Call) -> EmailToPostOut:
     f"{PREFIX}/email-to-post/{{groupId}}",
     need=Need.GROUP_ADMIN,
     group="groupId",
-    body=MailboxSettingsUpdate,
     response=EmailToPostOut,
 )
-def update_email_to_post(call: Call) -> EmailToPostOut:
+def update_email_to_post(call: Call[GroupPath, None, MailboxSettingsUpdate]) -> EmailToPostOut:
     """Replace a group's email-to-post settings; an omitted password keeps the stored one."""
     return deps.mailbox_settings_service().update_email_to_post(
         call.group, call.body, call.signed_in.user_id
@@ -70,7 +70,7 @@ def update_email_to_post(call: Call) -> EmailToPostOut:
     group="groupId",
     response=EmailToCommentOut,
 )
-def get_email_to_comment(call: Call) -> EmailToCommentOut:
+def get_email_to_comment(call: Call[GroupPath, None, None]) -> EmailToCommentOut:
     """The system-wide email-to-comment settings (password only for a root administrator)."""
     return deps.mailbox_settings_service().email_to_comment(call.signed_in)
 
@@ -80,10 +80,9 @@ def get_email_to_comment(call: Call) -> EmailToCommentOut:
     "PUT",
     f"{PREFIX}/email-to-comment",
     need=Need.ROOT_ADMIN,
-    body=MailboxSettingsUpdate,
     response=EmailToCommentOut,
 )
-def update_email_to_comment(call: Call) -> EmailToCommentOut:
+def update_email_to_comment(call: Call[None, None, MailboxSettingsUpdate]) -> EmailToCommentOut:
     """Replace the system-wide email-to-comment settings."""
     return deps.mailbox_settings_service().update_email_to_comment(
         call.body, call.signed_in.user_id
@@ -101,7 +100,7 @@ def update_email_to_comment(call: Call) -> EmailToCommentOut:
     group="groupId",
     response=LocalConnectorList,
 )
-def list_local_connectors(call: Call) -> LocalConnectorList:
+def list_local_connectors(call: Call[GroupPath, None, None]) -> LocalConnectorList:
     """Every local connector with its configuration in the group."""
     return deps.local_connector_service().list(call.group, call.signed_in)
 
@@ -114,7 +113,7 @@ def list_local_connectors(call: Call) -> LocalConnectorList:
     group="groupId",
     response=LocalConnectorOut,
 )
-def get_local_connector(call: Call) -> LocalConnectorOut:
+def get_local_connector(call: Call[ConnectorGroupPath, None, None]) -> LocalConnectorOut:
     """One local connector with its configuration in the group."""
     service = deps.local_connector_service()
     connector = service.find(call.path.connectorId)
@@ -127,10 +126,11 @@ def get_local_connector(call: Call) -> LocalConnectorOut:
     f"{PREFIX}/local/{{connectorId}}/group/{{groupId}}",
     need=Need.GROUP_ADMIN,
     group="groupId",
-    body=LocalConnectorUpdate,
     response=LocalConnectorOut,
 )
-def update_local_connector(call: Call) -> LocalConnectorOut:
+def update_local_connector(
+    call: Call[ConnectorGroupPath, None, LocalConnectorUpdate],
+) -> LocalConnectorOut:
     """Configure a local connector for the group: enabled, inheritance, settings of its kind."""
     service = deps.local_connector_service()
     connector = service.find(call.path.connectorId)
@@ -145,10 +145,11 @@ def update_local_connector(call: Call) -> LocalConnectorOut:
     f"{PREFIX}/local/{{connectorId}}/status",
     need=Need.GROUP_ADMIN,
     group="body.group",
-    body=LocalConnectorStatusUpdate,
     response=LocalConnectorOut,
 )
-def update_local_connector_status(call: Call) -> LocalConnectorOut:
+def update_local_connector_status(
+    call: Call[ConnectorPath, None, LocalConnectorStatusUpdate],
+) -> LocalConnectorOut:
     """Enable or disable a local connector in the group named by the body."""
     service = deps.local_connector_service()
     # The router found and checked the group the body names, unless it did not exist.

@@ -22,13 +22,14 @@ from chalicelib.schemas.events import (
     EventPage,
     EventUpdate,
 )
+from chalicelib.schemas.paths import EventPath, GroupPath
 
 events_api = Blueprint(__name__)
 PREFIX = "/api/v1/en_US/event"
 
 
 @route(events_api, "GET", f"{PREFIX}/{{eventId}}", response=EventOut)
-def get_event(call: Call) -> EventOut:
+def get_event(call: Call[EventPath, None, None]) -> EventOut:
     """An event."""
     return deps.event_service().get(call.path.eventId, call.signed_in)
 
@@ -39,16 +40,15 @@ def get_event(call: Call) -> EventOut:
     PREFIX,
     need=Need.MODERATOR,
     group="body.groupId",
-    body=EventCreate,
     response=EventOut,
 )
-def create_event(call: Call) -> EventOut:
+def create_event(call: Call[None, None, EventCreate]) -> EventOut:
     """Create an event in the group named by `groupId`."""
     return deps.event_service().create(call.body, call.signed_in)
 
 
-@route(events_api, "PUT", f"{PREFIX}/{{eventId}}", body=EventUpdate, response=EventOut)
-def update_event(call: Call) -> EventOut:
+@route(events_api, "PUT", f"{PREFIX}/{{eventId}}", response=EventOut)
+def update_event(call: Call[EventPath, None, EventUpdate]) -> EventOut:
     """Replace an event's fields."""
     service = deps.event_service()
     found = service.find(call.path.eventId, call.signed_in, Need.MODERATOR)
@@ -56,7 +56,7 @@ def update_event(call: Call) -> EventOut:
 
 
 @route(events_api, "DELETE", f"{PREFIX}/{{eventId}}", response=EventOut)
-def delete_event(call: Call) -> EventOut:
+def delete_event(call: Call[EventPath, None, None]) -> EventOut:
     """Delete an event; the answer is the event as it was."""
     return deps.event_service().delete(call.path.eventId, call.signed_in)
 
@@ -67,10 +67,9 @@ def delete_event(call: Call) -> EventOut:
     f"{PREFIX}/list/upcoming/{{groupId}}",
     need=Need.ENTER,
     group="groupId",
-    query=EventListQuery,
     response=EventPage,
 )
-def list_upcoming_events(call: Call) -> EventPage:
+def list_upcoming_events(call: Call[GroupPath, EventListQuery, None]) -> EventPage:
     """Events starting after `timeStamp` (default now), soonest first."""
     return deps.event_service().upcoming(call.group, call.query)
 
@@ -81,10 +80,9 @@ def list_upcoming_events(call: Call) -> EventPage:
     f"{PREFIX}/list/expired/{{groupId}}",
     need=Need.ENTER,
     group="groupId",
-    query=EventListQuery,
     response=EventPage,
 )
-def list_expired_events(call: Call) -> EventPage:
+def list_expired_events(call: Call[GroupPath, EventListQuery, None]) -> EventPage:
     """Events starting before `timeStamp` (default now), latest first."""
     return deps.event_service().expired(call.group, call.query)
 
@@ -95,10 +93,9 @@ def list_expired_events(call: Call) -> EventPage:
     f"{PREFIX}/list/calendar/{{groupId}}",
     need=Need.ENTER,
     group="groupId",
-    query=CalendarQuery,
     response=EventPage,
 )
-def list_calendar_events(call: Call) -> EventPage:
+def list_calendar_events(call: Call[GroupPath, CalendarQuery, None]) -> EventPage:
     """Every event overlapping the period, start date ascending."""
     return deps.event_service().calendar(call.group, call.query)
 
@@ -107,12 +104,10 @@ def list_calendar_events(call: Call) -> EventPage:
     events_api,
     "PUT",
     f"{PREFIX}/{{eventId}}/calendar",
-    query=CalendarMoveFields,
-    body=CalendarMoveFields,
     body_required=False,
     response=EventPage,
 )
-def move_event(call: Call) -> EventPage:
+def move_event(call: Call[EventPath, CalendarMoveFields, CalendarMoveFields]) -> EventPage:
     """Move an event (new dates) and answer the calendar of the period.
 
     The spec lists the fields as parameters without saying where they travel: calendar plugins send

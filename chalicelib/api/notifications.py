@@ -20,6 +20,7 @@ from chalicelib.schemas.notifications import (
     PostNotificationUpsert,
     UserNotificationsOut,
 )
+from chalicelib.schemas.paths import UserNotificationPath, UserPath
 
 notifications_api = Blueprint(__name__)
 PREFIX = "/api/v1/en_US/user/{userId}/notifications"
@@ -29,10 +30,9 @@ PREFIX = "/api/v1/en_US/user/{userId}/notifications"
     notifications_api,
     "GET",
     PREFIX,
-    query=NotificationListQuery,
     response=UserNotificationsOut,
 )
-def list_notifications(call: Call) -> UserNotificationsOut:
+def list_notifications(call: Call[UserPath, NotificationListQuery, None]) -> UserNotificationsOut:
     """A user's notifications as seen from one group (`groupId`)."""
     service = deps.notification_service()
     user = service.user(call.path.userId)
@@ -46,10 +46,11 @@ def list_notifications(call: Call) -> UserNotificationsOut:
     "POST",
     f"{PREFIX}/group/{{notificationId}}",
     need=Need.ROOT_ADMIN,
-    body=GroupNotificationUpsert,
     response=NotificationOut,
 )
-def upsert_group_notification(call: Call) -> NotificationOut:
+def upsert_group_notification(
+    call: Call[UserNotificationPath, None, GroupNotificationUpsert],
+) -> NotificationOut:
     """Subscribe the user to a group notification (1 to 5), or update that subscription."""
     service = deps.notification_service()
     user = service.user(call.path.userId)
@@ -61,10 +62,11 @@ def upsert_group_notification(call: Call) -> NotificationOut:
     "POST",
     f"{PREFIX}/post/{{notificationId}}",
     need=Need.ROOT_ADMIN,
-    body=PostNotificationUpsert,
     response=PostNotificationOut,
 )
-def upsert_post_notification(call: Call) -> PostNotificationOut:
+def upsert_post_notification(
+    call: Call[UserNotificationPath, None, PostNotificationUpsert],
+) -> PostNotificationOut:
     """Subscribe the user to new comments on a post (3), or update that subscription."""
     service = deps.notification_service()
     user = service.user(call.path.userId)
@@ -76,10 +78,11 @@ def upsert_post_notification(call: Call) -> PostNotificationOut:
     "POST",
     f"{PREFIX}/author/{{notificationId}}",
     need=Need.ROOT_ADMIN,
-    body=AuthorNotificationUpsert,
     response=AuthorNotificationOut,
 )
-def upsert_author_notification(call: Call) -> AuthorNotificationOut:
+def upsert_author_notification(
+    call: Call[UserNotificationPath, None, AuthorNotificationUpsert],
+) -> AuthorNotificationOut:
     """Subscribe the user to new posts by an author (8), or update that subscription."""
     service = deps.notification_service()
     user = service.user(call.path.userId)
@@ -91,10 +94,11 @@ def upsert_author_notification(call: Call) -> AuthorNotificationOut:
     "POST",
     f"{PREFIX}/personal/{{notificationId}}",
     need=Need.ROOT_ADMIN,
-    body=PersonalNotificationUpsert,
     response=NotificationOut,
 )
-def upsert_personal_notification(call: Call) -> NotificationOut:
+def upsert_personal_notification(
+    call: Call[UserNotificationPath, None, PersonalNotificationUpsert],
+) -> NotificationOut:
     """Subscribe the user to new private messages (4), or update that subscription."""
     service = deps.notification_service()
     user = service.user(call.path.userId)
@@ -105,10 +109,9 @@ def upsert_personal_notification(call: Call) -> NotificationOut:
     notifications_api,
     "POST",
     f"{PREFIX}/type-digest",
-    body=DigestUpdate,
     response=DigestOut,
 )
-def update_digest_type(call: Call) -> DigestOut:
+def update_digest_type(call: Call[UserPath, None, DigestUpdate]) -> DigestOut:
     """Choose how the user's daily digest is sent: 1 summary, 2 full."""
     service = deps.notification_service()
     user = service.user(call.path.userId)

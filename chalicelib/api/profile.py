@@ -14,6 +14,7 @@ from chalicelib import deps
 from chalicelib.api.routing import Call, route, validate
 from chalicelib.auth import Need
 from chalicelib.errors import ValidationFailed
+from chalicelib.schemas.paths import FieldPath, SectionPath
 from chalicelib.schemas.profile import (
     FieldBody,
     FieldOut,
@@ -44,7 +45,7 @@ def parse_field(body: dict[str, Any]) -> FieldBody:
 
 
 @route(profile_api, "GET", PREFIX, need=Need.ROOT_ADMIN, response=ProfileOut)
-def get_profile_structure(call: Call) -> ProfileOut:
+def get_profile_structure(call: Call[None, None, None]) -> ProfileOut:
     """Mandatory fields, the alias suffix field, and the sections with their fields."""
     return deps.profile_service().structure()
 
@@ -54,7 +55,6 @@ def get_profile_structure(call: Call) -> ProfileOut:
     "POST",
     f"{PREFIX}/section",
     need=Need.ROOT_ADMIN,
-    body=SectionCreate,
     response=SectionOut,
 )
 def create_section(call: Call[None, None, SectionCreate]) -> SectionOut:
@@ -67,10 +67,9 @@ def create_section(call: Call[None, None, SectionCreate]) -> SectionOut:
     "PUT",
     f"{PREFIX}/section/{{sectionId}}",
     need=Need.ROOT_ADMIN,
-    body=SectionUpdate,
     response=SectionOut,
 )
-def update_section(call: Call[Any, None, SectionUpdate]) -> SectionOut:
+def update_section(call: Call[SectionPath, None, SectionUpdate]) -> SectionOut:
     """Rename, move or change the default visibility of a section (omitted keys are kept)."""
     return deps.profile_service().update_section(call.path.sectionId, call.body)
 
@@ -82,7 +81,7 @@ def update_section(call: Call[Any, None, SectionUpdate]) -> SectionOut:
     need=Need.ROOT_ADMIN,
     response=SectionOut,
 )
-def delete_section(call: Call) -> SectionOut:
+def delete_section(call: Call[SectionPath, None, None]) -> SectionOut:
     """Delete a section that has no fields (409 with key `fields` otherwise)."""
     return deps.profile_service().delete_section(call.path.sectionId)
 
@@ -92,10 +91,9 @@ def delete_section(call: Call) -> SectionOut:
     "POST",
     f"{PREFIX}/field",
     need=Need.ROOT_ADMIN,
-    body=FieldBody,
     response=FieldOut,
 )
-def create_field(call: Call) -> FieldOut:
+def create_field(call: Call[None, None, FieldBody]) -> FieldOut:
     """Add a field to a section; `data` must match `typeId`."""
     body = parse_field(call.raw_body)
     return deps.profile_service().create_field(body, set(call.raw_body.get("data") or {}))
@@ -106,10 +104,9 @@ def create_field(call: Call) -> FieldOut:
     "PUT",
     f"{PREFIX}/field/{{fieldId}}",
     need=Need.ROOT_ADMIN,
-    body=FieldUpdate,
     response=FieldOut,
 )
-def update_field(call: Call[Any, None, FieldUpdate]) -> FieldOut:
+def update_field(call: Call[FieldPath, None, FieldUpdate]) -> FieldOut:
     """Change a field (omitted keys are kept; `data` keys are laid over the stored ones)."""
     service = deps.profile_service()
     return service.update_field(call.path.fieldId, call.raw_body, call.body, parse_field)
@@ -122,6 +119,6 @@ def update_field(call: Call[Any, None, FieldUpdate]) -> FieldOut:
     need=Need.ROOT_ADMIN,
     response=FieldOut,
 )
-def delete_field(call: Call) -> FieldOut:
+def delete_field(call: Call[FieldPath, None, None]) -> FieldOut:
     """Delete a field that no other field has as parent (409 otherwise)."""
     return deps.profile_service().delete_field(call.path.fieldId)

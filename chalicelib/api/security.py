@@ -16,11 +16,10 @@ security_api = Blueprint(__name__)
     "POST",
     "/api/v1/en_US/security/login",
     need=None,
-    body=LoginRequest,
     response=str,
     secret=True,
 )
-def login(call: Call) -> str:
+def login(call: Call[None, None, LoginRequest]) -> str:
     """Exchange an email address and password for a token valid 8 hours."""
     identity = (call.request.context or {}).get("identity") or {}
     return deps.security_service().login(

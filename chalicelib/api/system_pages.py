@@ -7,6 +7,7 @@ from chalice import Blueprint
 from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.auth import Need
+from chalicelib.schemas.paths import GroupPath
 from chalicelib.schemas.system_pages import (
     HomePageOut,
     PageUpdate,
@@ -20,7 +21,7 @@ PREFIX = "/api/v1/en_US/system-page"
 
 
 @route(system_pages_api, "GET", f"{PREFIX}/home-page", need=Need.ROOT_ADMIN, response=HomePageOut)
-def get_home_page(call: Call) -> HomePageOut:
+def get_home_page(call: Call[None, None, None]) -> HomePageOut:
     """The home page."""
     return deps.system_page_service().home_page()
 
@@ -30,10 +31,9 @@ def get_home_page(call: Call) -> HomePageOut:
     "PUT",
     f"{PREFIX}/home-page",
     need=Need.ROOT_ADMIN,
-    body=PageUpdate,
     response=HomePageOut,
 )
-def update_home_page(call: Call) -> HomePageOut:
+def update_home_page(call: Call[None, None, PageUpdate]) -> HomePageOut:
     """Replace the home page's content (sanitised)."""
     return deps.system_page_service().update_home_page(call.body, call.signed_in.user_id)
 
@@ -46,7 +46,7 @@ def update_home_page(call: Call) -> HomePageOut:
     group="groupId",
     response=PrivateLandingPageOut,
 )
-def get_private_landing_page(call: Call) -> PrivateLandingPageOut:
+def get_private_landing_page(call: Call[GroupPath, None, None]) -> PrivateLandingPageOut:
     """The page shown to visitors of a private group who may not enter."""
     return deps.system_page_service().private_landing_page(call.group.id)
 
@@ -57,10 +57,9 @@ def get_private_landing_page(call: Call) -> PrivateLandingPageOut:
     f"{PREFIX}/private-landing-page/group/{{groupId}}",
     need=Need.GROUP_ADMIN,
     group="groupId",
-    body=PageUpdate,
     response=PrivateLandingPageOut,
 )
-def update_private_landing_page(call: Call) -> PrivateLandingPageOut:
+def update_private_landing_page(call: Call[GroupPath, None, PageUpdate]) -> PrivateLandingPageOut:
     """Replace a group's private landing page."""
     return deps.system_page_service().update_private_landing_page(
         call.group.id, call.body, call.signed_in.user_id
@@ -75,7 +74,7 @@ def update_private_landing_page(call: Call) -> PrivateLandingPageOut:
     group="groupId",
     response=PremiumLandingPageOut,
 )
-def get_premium_landing_page(call: Call) -> PremiumLandingPageOut:
+def get_premium_landing_page(call: Call[GroupPath, None, None]) -> PremiumLandingPageOut:
     """The page shown to visitors of a premium group who may not enter."""
     return deps.system_page_service().premium_landing_page(call.group.id)
 
@@ -86,10 +85,11 @@ def get_premium_landing_page(call: Call) -> PremiumLandingPageOut:
     f"{PREFIX}/premium-landing-page/group/{{groupId}}",
     need=Need.GROUP_ADMIN,
     group="groupId",
-    body=PremiumPageUpdate,
     response=PremiumLandingPageOut,
 )
-def update_premium_landing_page(call: Call) -> PremiumLandingPageOut:
+def update_premium_landing_page(
+    call: Call[GroupPath, None, PremiumPageUpdate],
+) -> PremiumLandingPageOut:
     """Enable or disable a group's premium landing page and replace its content."""
     return deps.system_page_service().update_premium_landing_page(
         call.group.id, call.body, call.signed_in.user_id
