@@ -53,6 +53,12 @@ def _guid(value: Any) -> Any:
     raise ValueError("must be a GUID string")
 
 
+def rule_error(field: str, message: str, **context: Any) -> PydanticCustomError:
+    """A rule across fields, reported on the field it concerns (envelope.py reads `field` from the
+    error's context); `message` may name other context values (`{name!r}`)."""
+    return PydanticCustomError("agora_field", message, {"field": field, **context})
+
+
 def parse_guid(text: str) -> str | None:
     """Canonical GUID text of `text`, or None when it is not a GUID."""
     try:

@@ -6,7 +6,6 @@ from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
-from pydantic_core import PydanticCustomError
 
 from chalicelib.schemas.common import (
     ApiModel,
@@ -19,6 +18,7 @@ from chalicelib.schemas.common import (
     UserRef,
     UtcDateTime,
     document_trimming,
+    rule_error,
 )
 
 # An event touches one calendar item per month it spans (store/events.py); all of them are
@@ -72,7 +72,7 @@ def _check_end_date(end: datetime | None, info: ValidationInfo) -> datetime | No
         return end
     problem = end_date_problem(start, end, bool(info.data.get("all_day", False)))
     if problem:
-        raise PydanticCustomError("agora_field", problem, {"field": "endDate"})
+        raise rule_error("endDate", problem)
     return end
 
 
@@ -160,9 +160,7 @@ class EventListQuery(IntPageQuery):
 def _check_period_end(end: datetime, info: ValidationInfo) -> datetime:
     start = info.data.get("calendar_start_date")
     if start is not None and end <= start:
-        raise PydanticCustomError(
-            "agora_field", "must be after calendarStartDate", {"field": "calendarEndDate"}
-        )
+        raise rule_error("calendarEndDate", "must be after calendarStartDate")
     return end
 
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
-from chalicelib.schemas.common import ApiModel
+from chalicelib.schemas.common import ApiModel, rule_error
 
 DESCRIPTION_MAX = 255  # spec Limits: profile field `data.description`
 TEXT_MAX = 255  # labels, messages, option values
@@ -96,7 +96,7 @@ Direction = Annotated[str, _one_of(("Horizontal", "Vertical"))]
 
 def field_error(key: str, message: str) -> PydanticCustomError:
     """A rule across keys of `data`, reported on the key it concerns (`data.lines`)."""
-    return PydanticCustomError("agora_field", message, {"field": f"data.{key}"})
+    return rule_error(f"data.{key}", message)
 
 
 class OptionIn(ApiModel):
