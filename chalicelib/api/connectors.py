@@ -10,7 +10,7 @@ from __future__ import annotations
 from chalice import Blueprint
 
 from chalicelib import deps
-from chalicelib.api.routing import Call, route, validate
+from chalicelib.api.routing import Call, Routes, route, validate
 from chalicelib.auth import Need
 from chalicelib.schemas.connectors import (
     UPDATE_MODELS,
@@ -26,32 +26,19 @@ from chalicelib.schemas.paths import ConnectorGroupPath, ConnectorPath, GroupPat
 
 connectors_api = Blueprint(__name__)
 PREFIX = "/api/v1/en_US/connector"
+group_admin = Routes(connectors_api, Need.GROUP_ADMIN, "groupId")
 
 
 # --- email-to-post -------------------------------------------------------------------------------
 
 
-@route(
-    connectors_api,
-    "GET",
-    f"{PREFIX}/email-to-post/{{groupId}}",
-    need=Need.GROUP_ADMIN,
-    group="groupId",
-    response=EmailToPostOut,
-)
+@group_admin("GET", f"{PREFIX}/email-to-post/{{groupId}}", EmailToPostOut)
 def get_email_to_post(call: Call[GroupPath, None, None]) -> EmailToPostOut:
     """A group's email-to-post mailbox settings, password included (the spec returns it)."""
     return deps.mailbox_settings_service().email_to_post(call.group)
 
 
-@route(
-    connectors_api,
-    "PUT",
-    f"{PREFIX}/email-to-post/{{groupId}}",
-    need=Need.GROUP_ADMIN,
-    group="groupId",
-    response=EmailToPostOut,
-)
+@group_admin("PUT", f"{PREFIX}/email-to-post/{{groupId}}", EmailToPostOut)
 def update_email_to_post(call: Call[GroupPath, None, MailboxSettingsUpdate]) -> EmailToPostOut:
     """Replace a group's email-to-post settings; an omitted password keeps the stored one."""
     return deps.mailbox_settings_service().update_email_to_post(
@@ -62,14 +49,7 @@ def update_email_to_post(call: Call[GroupPath, None, MailboxSettingsUpdate]) -> 
 # --- email-to-comment ----------------------------------------------------------------------------
 
 
-@route(
-    connectors_api,
-    "GET",
-    f"{PREFIX}/email-to-comment/{{groupId}}",
-    need=Need.GROUP_ADMIN,
-    group="groupId",
-    response=EmailToCommentOut,
-)
+@group_admin("GET", f"{PREFIX}/email-to-comment/{{groupId}}", EmailToCommentOut)
 def get_email_to_comment(call: Call[GroupPath, None, None]) -> EmailToCommentOut:
     """The system-wide email-to-comment settings (password only for a root administrator)."""
     return deps.mailbox_settings_service().email_to_comment(call.signed_in)
@@ -92,27 +72,13 @@ def update_email_to_comment(call: Call[None, None, MailboxSettingsUpdate]) -> Em
 # --- local connectors ----------------------------------------------------------------------------
 
 
-@route(
-    connectors_api,
-    "GET",
-    f"{PREFIX}/local/list/group/{{groupId}}",
-    need=Need.GROUP_ADMIN,
-    group="groupId",
-    response=LocalConnectorList,
-)
+@group_admin("GET", f"{PREFIX}/local/list/group/{{groupId}}", LocalConnectorList)
 def list_local_connectors(call: Call[GroupPath, None, None]) -> LocalConnectorList:
     """Every local connector with its configuration in the group."""
     return deps.local_connector_service().list(call.group, call.signed_in)
 
 
-@route(
-    connectors_api,
-    "GET",
-    f"{PREFIX}/local/{{connectorId}}/group/{{groupId}}",
-    need=Need.GROUP_ADMIN,
-    group="groupId",
-    response=LocalConnectorOut,
-)
+@group_admin("GET", f"{PREFIX}/local/{{connectorId}}/group/{{groupId}}", LocalConnectorOut)
 def get_local_connector(call: Call[ConnectorGroupPath, None, None]) -> LocalConnectorOut:
     """One local connector with its configuration in the group."""
     service = deps.local_connector_service()
@@ -120,14 +86,7 @@ def get_local_connector(call: Call[ConnectorGroupPath, None, None]) -> LocalConn
     return service.get(connector, call.group, call.signed_in)
 
 
-@route(
-    connectors_api,
-    "PUT",
-    f"{PREFIX}/local/{{connectorId}}/group/{{groupId}}",
-    need=Need.GROUP_ADMIN,
-    group="groupId",
-    response=LocalConnectorOut,
-)
+@group_admin("PUT", f"{PREFIX}/local/{{connectorId}}/group/{{groupId}}", LocalConnectorOut)
 def update_local_connector(
     call: Call[ConnectorGroupPath, None, LocalConnectorUpdate],
 ) -> LocalConnectorOut:

@@ -47,12 +47,7 @@ def list_posts(call: Call[GroupPath, GuidPageQuery, None]) -> PostPage:
     return deps.post_service().page(call.group, call.query)
 
 
-@route(
-    posts_api,
-    "GET",
-    "/api/v1/en_US/post/{postId}/comments",
-    response=CommentPage,
-)
+@route(posts_api, "GET", "/api/v1/en_US/post/{postId}/comments", response=CommentPage)
 def list_post_comments(call: Call[PostPath, IntPageQuery, None]) -> CommentPage:
     """A post's approved, not deleted comments, oldest first."""
     service = deps.post_service()

@@ -42,14 +42,7 @@ def cache_control(group: Any) -> str:
     return "public, max-age=300" if group.access == "public" else "private, no-cache"
 
 
-@route(
-    rss_api,
-    "GET",
-    PATH,
-    need=None,
-    group="groupId",
-    content_type=CONTENT_TYPE,
-)
+@route(rss_api, "GET", PATH, need=None, group="groupId", content_type=CONTENT_TYPE)
 def group_feed(call: Call[GroupPath, FeedQuery, None]) -> Response:
     """RSS 2.0 of the group's latest posts; closed groups need a member's token or feed key."""
     require_feed_reader(call, PATH)
@@ -67,14 +60,7 @@ def group_feed(call: Call[GroupPath, FeedQuery, None]) -> Response:
     )
 
 
-@route(
-    rss_api,
-    "GET",
-    ICAL_PATH,
-    need=None,
-    group="groupId",
-    content_type=ICAL_CONTENT_TYPE,
-)
+@route(rss_api, "GET", ICAL_PATH, need=None, group="groupId", content_type=ICAL_CONTENT_TYPE)
 def group_calendar(call: Call[GroupPath, FeedQuery, None]) -> Response:
     """iCalendar (RFC 5545) of the group's events from 90 days back on; 304 on a matching ETag."""
     from chalicelib.services.ical import etag_of, matches

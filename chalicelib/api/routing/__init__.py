@@ -13,7 +13,14 @@ Views import from here: `from chalicelib.api.routing import Call, route`.
 from chalicelib.api.routing.call import Call, RouteSpec
 from chalicelib.api.routing.gate import authenticate
 from chalicelib.api.routing.inputs import validate
-from chalicelib.api.routing.registry import INTEGER_PARAMS, ROUTES, route
+from chalicelib.api.routing.registry import (
+    INTEGER_PARAMS,
+    ROUTES,
+    Routes,
+    call_type,
+    made_view,
+    route,
+)
 from chalicelib.api.routing.responses import envelope_middleware, not_found_payload
 from chalicelib.api.routing.strict_json import MAX_BODY_DEPTH, parse_json
 
@@ -23,8 +30,11 @@ __all__ = [
     "ROUTES",
     "Call",
     "RouteSpec",
+    "Routes",
     "authenticate",
+    "call_type",
     "envelope_middleware",
+    "made_view",
     "not_found_payload",
     "parse_json",
     "route",

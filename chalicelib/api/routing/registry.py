@@ -13,6 +13,7 @@ import functools
 import re
 import typing
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -104,6 +105,52 @@ def route(
         return handler
 
     return decorate
+
+
+@dataclass(frozen=True)
+class Routes:
+    """The routes of a blueprint that share a privilege and the group it applies to:
+    `moderated = Routes(comments_api, Need.MODERATOR, "groupId")`, then
+    `@moderated("GET", path, CommentPage)` declares one as `route` would."""
+
+    blueprint: Any
+    need: Need | None = Need.SIGNED_IN
+    group: str | None = None
+
+    def __call__(
+        self, method: str, path: str, response: Any = None, **options: Any
+    ) -> Callable[[HandlerT], HandlerT]:
+        return route(
+            self.blueprint,
+            method,
+            path,
+            need=self.need,
+            group=self.group,
+            response=response,
+            **options,
+        )
+
+
+def call_type(path: Any, query: Any, body: Any) -> Any:
+    """`Call[path, query, body]` of models known only at run time (a made view's inputs)."""
+    generic: Any = Call
+    return generic[path, query, body]
+
+
+def made_view(
+    name: str, summary: str, inputs: Any, response: Any, body: Callable[[Any], Any]
+) -> Callable[..., Any]:
+    """A view made from a shared body, for routes that differ only in their models and names:
+    named and documented as a written one would be (the OpenAPI operation), and declaring its
+    inputs (`Call[...]`) as its annotation, which the route reads."""
+
+    def handler(call: Any) -> Any:
+        return body(call)
+
+    handler.__name__ = handler.__qualname__ = name
+    handler.__doc__ = summary
+    handler.__annotations__ = {"call": inputs, "return": response}
+    return handler
 
 
 def declared_inputs(handler: Callable[..., Any]) -> tuple[Any, Any, Any]:
