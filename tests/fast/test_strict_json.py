@@ -116,25 +116,20 @@ def test_malformed_documents_are_refused(raw: str) -> None:
     refusal(raw)
 
 
-def test_a_lone_surrogate_in_a_value_names_its_key() -> None:
-    failed = surrogate_refusal('{"title": "a\\ud800b"}')
-    assert [e.key for e in failed.errors] == ["title"]
-
-
-def test_a_lone_surrogate_deep_in_the_body_names_its_path() -> None:
-    failed = surrogate_refusal('{"data": {"options": ["ok", "\\udfff"]}}')
-    assert [e.key for e in failed.errors] == ["data.options.1"]
-
-
-def test_a_lone_surrogate_in_a_key_is_refused_and_the_key_named_safely() -> None:
-    failed = surrogate_refusal('{"a\\udc00": 1}')
-    # The key is echoed with U+FFFD, so the answer itself can be UTF-8.
-    assert [e.key for e in failed.errors] == ["a\ufffd"]
-
-
-def test_a_lone_surrogate_as_the_whole_body_names_the_body() -> None:
-    failed = surrogate_refusal('"\\ud83d"')
-    assert [e.key for e in failed.errors] == ["body"]
+@pytest.mark.parametrize(
+    ("raw", "key"),
+    [
+        ('{"title": "a\\ud800b"}', "title"),
+        # Deep in the body: the path to it.
+        ('{"data": {"options": ["ok", "\\udfff"]}}', "data.options.1"),
+        # In a key: the key is echoed with U+FFFD, so the answer itself can be UTF-8.
+        ('{"a\\udc00": 1}', "a\ufffd"),
+        # The whole body.
+        ('"\\ud83d"', "body"),
+    ],
+)
+def test_a_lone_surrogate_is_refused_on_the_key_that_holds_it(raw: str, key: str) -> None:
+    assert [e.key for e in surrogate_refusal(raw).errors] == [key]
 
 
 @given(KEPT_TEXT, KEPT_TEXT, st.integers(min_value=0xD800, max_value=0xDFFF))
