@@ -99,6 +99,12 @@ def field_error(key: str, message: str) -> PydanticCustomError:
     return rule_error(f"data.{key}", message)
 
 
+def default_fits(default_value: str, max_length: int) -> None:
+    """A text field's default is no longer than the field's own maxLength."""
+    if len(default_value) > max_length:
+        raise field_error("defaultValue", f"is longer than maxLength ({max_length})")
+
+
 class OptionIn(ApiModel):
     """An option as sent: a new one has no key; `position` orders the list (list order otherwise)."""
 
@@ -136,8 +142,7 @@ class TextBoxData(FieldData):
     def _consistent(self) -> TextBoxData:
         if self.type == "MultiLine" and self.lines < 1:
             raise field_error("lines", "a MultiLine text box needs lines (1 or more)")
-        if len(self.default_value) > self.max_length:
-            raise field_error("defaultValue", f"is longer than maxLength ({self.max_length})")
+        default_fits(self.default_value, self.max_length)
         return self
 
 
@@ -183,8 +188,7 @@ class URLBoxData(FieldData):
             ("http://", "https://")
         ):
             raise field_error("defaultValue", "must be empty or an http:// or https:// address")
-        if len(self.default_value) > self.max_length:
-            raise field_error("defaultValue", f"is longer than maxLength ({self.max_length})")
+        default_fits(self.default_value, self.max_length)
         return self
 
 
@@ -250,8 +254,7 @@ class AutoCompleteTextBoxData(FieldData):
             raise field_error(
                 "remoteDataSourceUrl", "is needed when enableRemoteDataSource is true"
             )
-        if len(self.default_value) > self.max_length:
-            raise field_error("defaultValue", f"is longer than maxLength ({self.max_length})")
+        default_fits(self.default_value, self.max_length)
         return self
 
 
