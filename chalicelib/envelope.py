@@ -9,11 +9,14 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from chalicelib.clock import iso, utc_now
 from chalicelib.errors import AgoraError, FieldError, ValidationFailed, as_text
 
-JSON_HEADERS = {"Content-Type": "application/json"}
+# Headers as Chalice's Response takes them (a value may be a list: one header sent several times).
+Headers = dict[str, str | list[str]]
+JSON_HEADERS: Headers = {"Content-Type": "application/json"}
 GENERIC_ERROR = "Something went wrong on our side; it has been logged."
 
 
@@ -82,8 +85,8 @@ def _value_at(submitted: Any, loc: tuple[Any, ...]) -> Any:
     return value
 
 
-def _readable(error: dict[str, Any]) -> str:
-    message = str(error.get("msg", "is not valid"))
+def _readable(error: ErrorDetails) -> str:
+    message = str(error.get("msg") or "is not valid")
     # "Value error, must be ..." → "must be ...": the prefix says nothing to an administrator.
     for prefix in ("Value error, ", "Assertion failed, "):
         if message.startswith(prefix):
@@ -99,8 +102,8 @@ def validation_failed(
     seen: set[tuple[str, str]] = set()
     for error in exc.errors(include_url=False):
         loc = tuple(error.get("loc", ()))
-        ctx = error.get("ctx") or {}
-        if ctx.get("relative") and "field" in ctx:
+        ctx: dict[str, Any] | None = error.get("ctx") or {}
+        if ctx and ctx.get("relative") and "field" in ctx:
             # A rule of a nested model names its field within that model: the path goes on.
             loc, ctx = (*loc, ctx["field"]), None
         key = _key_of(loc, ctx, prefix)

@@ -7,19 +7,22 @@ administrator of that group, or the root group administrator (CONTRACT §5).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chalice import Blueprint
 
 from chalicelib import deps
-from chalicelib.api.routing import Call, route
+from chalicelib.api.routing import Call, Routes, made_view, route
 from chalicelib.auth import Need
 from chalicelib.jobs.base import Deadline
 from chalicelib.schemas.comments import CommentOut, CommentPage
 from chalicelib.schemas.common import IntPageQuery, Result
+from chalicelib.schemas.paths import CommentPath, GroupPath
 from chalicelib.services.comments import CommentService
 
 comments_api = Blueprint(__name__)
+moderated = Routes(comments_api, Need.MODERATOR, "groupId")
 
 PREFIX = "/api/v1/en_US/comment/post"
 # A bulk operation stops after this long, within API Gateway's 29 s; what is left is done by the
@@ -27,116 +30,109 @@ PREFIX = "/api/v1/en_US/comment/post"
 REQUEST_BUDGET_SECONDS = 20
 
 
-def _moderated(call: Call) -> tuple[CommentService, Any]:
-    """The comment named by the path, once the caller is known to moderate its group."""
-    service = deps.comment_service()
-    record = service.find(call.path.commentId)
-    call.signed_in.require(Need.MODERATOR, service.group_of(record))
-    return service, record
-
-
-@route(
-    comments_api,
-    "GET",
-    f"{PREFIX}/list/{{groupId}}/deleted",
-    need=Need.MODERATOR,
-    group="groupId",
-    query=IntPageQuery,
-    response=CommentPage,
+# What moderators do to one comment: (method, path after the comment's, view, summary, the
+# service's transition given the comment and the moderator's id). The group is known only once the
+# comment is loaded, so the view checks the privilege itself.
+Transition = Callable[[CommentService, Any, str], CommentOut]
+TRANSITIONS: tuple[tuple[str, str, str, str, Transition], ...] = (
+    ("DELETE", "", "delete_comment", "Delete a comment (idempotent).", CommentService.delete),
+    (
+        "POST",
+        "/undelete",
+        "undelete_comment",
+        "Restore a deleted comment (409 when it is not deleted).",
+        lambda service, record, _moderator: service.undelete(record),
+    ),
+    (
+        "POST",
+        "/purge",
+        "purge_comment",
+        "Remove a deleted comment for good, however recently deleted (409 when it is not deleted).",
+        CommentService.purge,
+    ),
+    (
+        "POST",
+        "/approve",
+        "approve_comment",
+        "Approve a comment (idempotent).",
+        CommentService.approve,
+    ),
+    (
+        "DELETE",
+        "/spam-reports",
+        "delete_spam_reports",
+        "Remove every spam report of a comment; its state is unchanged.",
+        lambda service, record, _moderator: service.delete_spam_reports(record),
+    ),
 )
-def list_deleted_comments(call: Call) -> CommentPage:
-    """Deleted comments of a group, newest deletion first."""
-    return deps.comment_service().deleted_page(call.group, call.query)
-
-
-@route(comments_api, "DELETE", f"{PREFIX}/{{commentId}}", response=CommentOut)
-def delete_comment(call: Call) -> CommentOut:
-    """Delete a comment (idempotent)."""
-    service, record = _moderated(call)
-    return service.delete(record, call.signed_in.user_id)
-
-
-@route(comments_api, "POST", f"{PREFIX}/{{commentId}}/undelete", response=CommentOut)
-def undelete_comment(call: Call) -> CommentOut:
-    """Restore a deleted comment (409 when it is not deleted)."""
-    service, record = _moderated(call)
-    return service.undelete(record)
-
-
-@route(comments_api, "POST", f"{PREFIX}/{{commentId}}/purge", response=CommentOut)
-def purge_comment(call: Call) -> CommentOut:
-    """Remove a deleted comment for good, however recently deleted (409 when it is not deleted)."""
-    service, record = _moderated(call)
-    return service.purge(record, call.signed_in.user_id)
-
-
-@route(
-    comments_api,
-    "POST",
-    f"{PREFIX}/purge-deleted/group/{{groupId}}",
-    need=Need.MODERATOR,
-    group="groupId",
-    response=Result,
+# A group's moderation lists: (state in the path, view, summary, the service's page of it).
+ModerationList = Callable[[CommentService, Any, IntPageQuery], CommentPage]
+LISTS: tuple[tuple[str, str, str, ModerationList], ...] = (
+    (
+        "deleted",
+        "list_deleted_comments",
+        "Deleted comments of a group, newest deletion first.",
+        CommentService.deleted_page,
+    ),
+    (
+        "unapproved",
+        "list_unapproved_comments",
+        "Comments of a group awaiting approval, newest first.",
+        CommentService.unapproved_page,
+    ),
+    (
+        "spam-reports",
+        "list_spam_reported_comments",
+        "Comments of a group with spam reports (type `commentSpamReport`), newest report first.",
+        CommentService.spam_report_page,
+    ),
 )
-def purge_deleted_comments(call: Call) -> Result:
+
+
+def _transition_view(
+    transition: Transition,
+) -> Callable[[Call[CommentPath, None, None]], CommentOut]:
+    def view(call: Call[CommentPath, None, None]) -> CommentOut:
+        service = deps.comment_service()
+        record = service.find(call.path.commentId)
+        call.signed_in.require(Need.MODERATOR, service.group_of(record))
+        return transition(service, record, call.signed_in.user_id)
+
+    return view
+
+
+def _list_view(
+    page: ModerationList,
+) -> Callable[[Call[GroupPath, IntPageQuery, None]], CommentPage]:
+    def view(call: Call[GroupPath, IntPageQuery, None]) -> CommentPage:
+        return page(deps.comment_service(), call.group, call.query)
+
+    return view
+
+
+for method, suffix, name, summary, transition in TRANSITIONS:
+    route(comments_api, method, f"{PREFIX}/{{commentId}}{suffix}", response=CommentOut)(
+        made_view(
+            name, summary, Call[CommentPath, None, None], CommentOut, _transition_view(transition)
+        )
+    )
+for state, name, summary, page in LISTS:
+    moderated("GET", f"{PREFIX}/list/{{groupId}}/{state}", CommentPage)(
+        made_view(name, summary, Call[GroupPath, IntPageQuery, None], CommentPage, _list_view(page))
+    )
+
+
+@moderated("POST", f"{PREFIX}/purge-deleted/group/{{groupId}}", Result)
+def purge_deleted_comments(call: Call[GroupPath, None, None]) -> Result:
     """Purge a group's comments deleted more than a calendar month ago; answers the count."""
     deadline = Deadline.after_seconds(REQUEST_BUDGET_SECONDS)
     return deps.comment_service().purge_deleted_in_group(call.group, deadline)
 
 
-@route(
-    comments_api,
-    "GET",
-    f"{PREFIX}/list/{{groupId}}/unapproved",
-    need=Need.MODERATOR,
-    group="groupId",
-    query=IntPageQuery,
-    response=CommentPage,
-)
-def list_unapproved_comments(call: Call) -> CommentPage:
-    """Comments of a group awaiting approval, newest first."""
-    return deps.comment_service().unapproved_page(call.group, call.query)
-
-
-@route(comments_api, "POST", f"{PREFIX}/{{commentId}}/approve", response=CommentOut)
-def approve_comment(call: Call) -> CommentOut:
-    """Approve a comment (idempotent)."""
-    service, record = _moderated(call)
-    return service.approve(record, call.signed_in.user_id)
-
-
-@route(
-    comments_api,
-    "DELETE",
-    f"{PREFIX}/list/{{groupId}}/unapproved",
-    need=Need.MODERATOR,
-    group="groupId",
-    response=Result,
-)
-def delete_unapproved_comments(call: Call) -> Result:
+@moderated("DELETE", f"{PREFIX}/list/{{groupId}}/unapproved", Result)
+def delete_unapproved_comments(call: Call[GroupPath, None, None]) -> Result:
     """Delete every unapproved comment of a group; answers the count."""
     deadline = Deadline.after_seconds(REQUEST_BUDGET_SECONDS)
     return deps.comment_service().delete_unapproved_in_group(
         call.group, call.signed_in.user_id, deadline
     )
-
-
-@route(
-    comments_api,
-    "GET",
-    f"{PREFIX}/list/{{groupId}}/spam-reports",
-    need=Need.MODERATOR,
-    group="groupId",
-    query=IntPageQuery,
-    response=CommentPage,
-)
-def list_spam_reported_comments(call: Call) -> CommentPage:
-    """Comments of a group with spam reports (type `commentSpamReport`), newest report first."""
-    return deps.comment_service().spam_report_page(call.group, call.query)
-
-
-@route(comments_api, "DELETE", f"{PREFIX}/{{commentId}}/spam-reports", response=CommentOut)
-def delete_spam_reports(call: Call) -> CommentOut:
-    """Remove every spam report of a comment; its state is unchanged."""
-    service, record = _moderated(call)
-    return service.delete_spam_reports(record)

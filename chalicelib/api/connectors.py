@@ -10,7 +10,7 @@ from __future__ import annotations
 from chalice import Blueprint
 
 from chalicelib import deps
-from chalicelib.api.routing import Call, route, validate
+from chalicelib.api.routing import Call, Routes, route, validate
 from chalicelib.auth import Need
 from chalicelib.schemas.connectors import (
     UPDATE_MODELS,
@@ -22,37 +22,24 @@ from chalicelib.schemas.connectors import (
     LocalConnectorUpdate,
     MailboxSettingsUpdate,
 )
+from chalicelib.schemas.paths import ConnectorGroupPath, ConnectorPath, GroupPath
 
 connectors_api = Blueprint(__name__)
 PREFIX = "/api/v1/en_US/connector"
+group_admin = Routes(connectors_api, Need.GROUP_ADMIN, "groupId")
 
 
 # --- email-to-post -------------------------------------------------------------------------------
 
 
-@route(
-    connectors_api,
-    "GET",
-    f"{PREFIX}/email-to-post/{{groupId}}",
-    need=Need.GROUP_ADMIN,
-    group="groupId",
-    response=EmailToPostOut,
-)
-def get_email_to_post(call: Call) -> EmailToPostOut:
+@group_admin("GET", f"{PREFIX}/email-to-post/{{groupId}}", EmailToPostOut)
+def get_email_to_post(call: Call[GroupPath, None, None]) -> EmailToPostOut:
     """A group's email-to-post mailbox settings, password included (the spec returns it)."""
     return deps.mailbox_settings_service().email_to_post(call.group)
 
 
-@route(
-    connectors_api,
-    "PUT",
-    f"{PREFIX}/email-to-post/{{groupId}}",
-    need=Need.GROUP_ADMIN,
-    group="groupId",
-    body=MailboxSettingsUpdate,
-    response=EmailToPostOut,
-)
-def update_email_to_post(call: Call) -> EmailToPostOut:
+@group_admin("PUT", f"{PREFIX}/email-to-post/{{groupId}}", EmailToPostOut)
+def update_email_to_post(call: Call[GroupPath, None, MailboxSettingsUpdate]) -> EmailToPostOut:
     """Replace a group's email-to-post settings; an omitted password keeps the stored one."""
     return deps.mailbox_settings_service().update_email_to_post(
         call.group, call.body, call.signed_in.user_id
@@ -62,15 +49,8 @@ def update_email_to_post(call: Call) -> EmailToPostOut:
 # --- email-to-comment ----------------------------------------------------------------------------
 
 
-@route(
-    connectors_api,
-    "GET",
-    f"{PREFIX}/email-to-comment/{{groupId}}",
-    need=Need.GROUP_ADMIN,
-    group="groupId",
-    response=EmailToCommentOut,
-)
-def get_email_to_comment(call: Call) -> EmailToCommentOut:
+@group_admin("GET", f"{PREFIX}/email-to-comment/{{groupId}}", EmailToCommentOut)
+def get_email_to_comment(call: Call[GroupPath, None, None]) -> EmailToCommentOut:
     """The system-wide email-to-comment settings (password only for a root administrator)."""
     return deps.mailbox_settings_service().email_to_comment(call.signed_in)
 
@@ -80,10 +60,9 @@ def get_email_to_comment(call: Call) -> EmailToCommentOut:
     "PUT",
     f"{PREFIX}/email-to-comment",
     need=Need.ROOT_ADMIN,
-    body=MailboxSettingsUpdate,
     response=EmailToCommentOut,
 )
-def update_email_to_comment(call: Call) -> EmailToCommentOut:
+def update_email_to_comment(call: Call[None, None, MailboxSettingsUpdate]) -> EmailToCommentOut:
     """Replace the system-wide email-to-comment settings."""
     return deps.mailbox_settings_service().update_email_to_comment(
         call.body, call.signed_in.user_id
@@ -93,44 +72,24 @@ def update_email_to_comment(call: Call) -> EmailToCommentOut:
 # --- local connectors ----------------------------------------------------------------------------
 
 
-@route(
-    connectors_api,
-    "GET",
-    f"{PREFIX}/local/list/group/{{groupId}}",
-    need=Need.GROUP_ADMIN,
-    group="groupId",
-    response=LocalConnectorList,
-)
-def list_local_connectors(call: Call) -> LocalConnectorList:
+@group_admin("GET", f"{PREFIX}/local/list/group/{{groupId}}", LocalConnectorList)
+def list_local_connectors(call: Call[GroupPath, None, None]) -> LocalConnectorList:
     """Every local connector with its configuration in the group."""
     return deps.local_connector_service().list(call.group, call.signed_in)
 
 
-@route(
-    connectors_api,
-    "GET",
-    f"{PREFIX}/local/{{connectorId}}/group/{{groupId}}",
-    need=Need.GROUP_ADMIN,
-    group="groupId",
-    response=LocalConnectorOut,
-)
-def get_local_connector(call: Call) -> LocalConnectorOut:
+@group_admin("GET", f"{PREFIX}/local/{{connectorId}}/group/{{groupId}}", LocalConnectorOut)
+def get_local_connector(call: Call[ConnectorGroupPath, None, None]) -> LocalConnectorOut:
     """One local connector with its configuration in the group."""
     service = deps.local_connector_service()
     connector = service.find(call.path.connectorId)
     return service.get(connector, call.group, call.signed_in)
 
 
-@route(
-    connectors_api,
-    "PUT",
-    f"{PREFIX}/local/{{connectorId}}/group/{{groupId}}",
-    need=Need.GROUP_ADMIN,
-    group="groupId",
-    body=LocalConnectorUpdate,
-    response=LocalConnectorOut,
-)
-def update_local_connector(call: Call) -> LocalConnectorOut:
+@group_admin("PUT", f"{PREFIX}/local/{{connectorId}}/group/{{groupId}}", LocalConnectorOut)
+def update_local_connector(
+    call: Call[ConnectorGroupPath, None, LocalConnectorUpdate],
+) -> LocalConnectorOut:
     """Configure a local connector for the group: enabled, inheritance, settings of its kind."""
     service = deps.local_connector_service()
     connector = service.find(call.path.connectorId)
@@ -145,10 +104,11 @@ def update_local_connector(call: Call) -> LocalConnectorOut:
     f"{PREFIX}/local/{{connectorId}}/status",
     need=Need.GROUP_ADMIN,
     group="body.group",
-    body=LocalConnectorStatusUpdate,
     response=LocalConnectorOut,
 )
-def update_local_connector_status(call: Call) -> LocalConnectorOut:
+def update_local_connector_status(
+    call: Call[ConnectorPath, None, LocalConnectorStatusUpdate],
+) -> LocalConnectorOut:
     """Enable or disable a local connector in the group named by the body."""
     service = deps.local_connector_service()
     # The router found and checked the group the body names, unless it did not exist.

@@ -11,12 +11,13 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
+from typing import Any
 
 from chalice import Blueprint, Response
 
 from chalicelib import deps
 from chalicelib.api.routing import Call, route
-from chalicelib.envelope import JSON_HEADERS, failure_payload
+from chalicelib.envelope import JSON_HEADERS, Headers, failure_payload
 from chalicelib.schemas.console import ConsoleSession
 
 console_api = Blueprint(__name__)
@@ -34,7 +35,7 @@ ASSET_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*\.(html|js|css|svg)$")
 # own files and talks only to its own origin. Landing page previews render in a sandboxed frame,
 # which inherits this policy: no remote image in stored HTML fires when Settings is opened (a
 # tracking beacon would tell its owner who administers the group, and when).
-SECURITY_HEADERS = {
+SECURITY_HEADERS: Headers = {
     "Content-Security-Policy": (
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         "connect-src 'self'; frame-src 'self'; frame-ancestors 'none'; base-uri 'self'; "
@@ -69,7 +70,7 @@ def _file(name: str) -> Response:
     )
 
 
-def _json(payload: dict) -> str:
+def _json(payload: dict[str, Any]) -> str:
     import json
 
     return json.dumps(payload, ensure_ascii=False)
@@ -91,6 +92,6 @@ def console_asset(asset: str) -> Response:
 
 
 @route(console_api, "GET", "/console/api/session", response=ConsoleSession)
-def console_session(call: Call) -> ConsoleSession:
+def console_session(call: Call[None, None, None]) -> ConsoleSession:
     """The signed-in user and the groups the console may show them, with what they may do there."""
     return deps.console_service().session(call.signed_in)

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from chalicelib.envelope import Headers
+
 ALLOWED_HEADERS = ("Content-Type", "X-Auth", "Authorization", "x-api-auth-key", "X-Correlation-Id")
 EXPOSED_HEADERS = ("Retry-After", "ETag", "Allow", "X-Correlation-Id")
 PREFLIGHT_MAX_AGE = "600"
@@ -52,9 +54,9 @@ def response_headers(request_headers: Mapping[str, str] | None) -> dict[str, str
     }
 
 
-def preflight_headers(request_headers: Mapping[str, str] | None, methods: list[str]) -> dict:
+def preflight_headers(request_headers: Mapping[str, str] | None, methods: list[str]) -> Headers:
     origin = allowed_origin(request_headers)
-    headers = {"Allow": ", ".join(methods)}
+    headers: Headers = {"Allow": ", ".join(methods)}
     if origin is None:
         return headers
     return {

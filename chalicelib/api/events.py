@@ -10,7 +10,7 @@ from typing import Any
 from chalice import Blueprint
 
 from chalicelib import deps
-from chalicelib.api.routing import Call, route, validate
+from chalicelib.api.routing import Call, Routes, route, validate
 from chalicelib.auth import Need
 from chalicelib.schemas.events import (
     CalendarMove,
@@ -22,33 +22,27 @@ from chalicelib.schemas.events import (
     EventPage,
     EventUpdate,
 )
+from chalicelib.schemas.paths import EventPath, GroupPath
 
 events_api = Blueprint(__name__)
 PREFIX = "/api/v1/en_US/event"
+entered = Routes(events_api, Need.ENTER, "groupId")
 
 
 @route(events_api, "GET", f"{PREFIX}/{{eventId}}", response=EventOut)
-def get_event(call: Call) -> EventOut:
+def get_event(call: Call[EventPath, None, None]) -> EventOut:
     """An event."""
     return deps.event_service().get(call.path.eventId, call.signed_in)
 
 
-@route(
-    events_api,
-    "POST",
-    PREFIX,
-    need=Need.MODERATOR,
-    group="body.groupId",
-    body=EventCreate,
-    response=EventOut,
-)
-def create_event(call: Call) -> EventOut:
+@route(events_api, "POST", PREFIX, need=Need.MODERATOR, group="body.groupId", response=EventOut)
+def create_event(call: Call[None, None, EventCreate]) -> EventOut:
     """Create an event in the group named by `groupId`."""
     return deps.event_service().create(call.body, call.signed_in)
 
 
-@route(events_api, "PUT", f"{PREFIX}/{{eventId}}", body=EventUpdate, response=EventOut)
-def update_event(call: Call) -> EventOut:
+@route(events_api, "PUT", f"{PREFIX}/{{eventId}}", response=EventOut)
+def update_event(call: Call[EventPath, None, EventUpdate]) -> EventOut:
     """Replace an event's fields."""
     service = deps.event_service()
     found = service.find(call.path.eventId, call.signed_in, Need.MODERATOR)
@@ -56,63 +50,31 @@ def update_event(call: Call) -> EventOut:
 
 
 @route(events_api, "DELETE", f"{PREFIX}/{{eventId}}", response=EventOut)
-def delete_event(call: Call) -> EventOut:
+def delete_event(call: Call[EventPath, None, None]) -> EventOut:
     """Delete an event; the answer is the event as it was."""
     return deps.event_service().delete(call.path.eventId, call.signed_in)
 
 
-@route(
-    events_api,
-    "GET",
-    f"{PREFIX}/list/upcoming/{{groupId}}",
-    need=Need.ENTER,
-    group="groupId",
-    query=EventListQuery,
-    response=EventPage,
-)
-def list_upcoming_events(call: Call) -> EventPage:
+@entered("GET", f"{PREFIX}/list/upcoming/{{groupId}}", EventPage)
+def list_upcoming_events(call: Call[GroupPath, EventListQuery, None]) -> EventPage:
     """Events starting after `timeStamp` (default now), soonest first."""
     return deps.event_service().upcoming(call.group, call.query)
 
 
-@route(
-    events_api,
-    "GET",
-    f"{PREFIX}/list/expired/{{groupId}}",
-    need=Need.ENTER,
-    group="groupId",
-    query=EventListQuery,
-    response=EventPage,
-)
-def list_expired_events(call: Call) -> EventPage:
+@entered("GET", f"{PREFIX}/list/expired/{{groupId}}", EventPage)
+def list_expired_events(call: Call[GroupPath, EventListQuery, None]) -> EventPage:
     """Events starting before `timeStamp` (default now), latest first."""
     return deps.event_service().expired(call.group, call.query)
 
 
-@route(
-    events_api,
-    "GET",
-    f"{PREFIX}/list/calendar/{{groupId}}",
-    need=Need.ENTER,
-    group="groupId",
-    query=CalendarQuery,
-    response=EventPage,
-)
-def list_calendar_events(call: Call) -> EventPage:
+@entered("GET", f"{PREFIX}/list/calendar/{{groupId}}", EventPage)
+def list_calendar_events(call: Call[GroupPath, CalendarQuery, None]) -> EventPage:
     """Every event overlapping the period, start date ascending."""
     return deps.event_service().calendar(call.group, call.query)
 
 
-@route(
-    events_api,
-    "PUT",
-    f"{PREFIX}/{{eventId}}/calendar",
-    query=CalendarMoveFields,
-    body=CalendarMoveFields,
-    body_required=False,
-    response=EventPage,
-)
-def move_event(call: Call) -> EventPage:
+@route(events_api, "PUT", f"{PREFIX}/{{eventId}}/calendar", body_required=False, response=EventPage)
+def move_event(call: Call[EventPath, CalendarMoveFields, CalendarMoveFields]) -> EventPage:
     """Move an event (new dates) and answer the calendar of the period.
 
     The spec lists the fields as parameters without saying where they travel: calendar plugins send

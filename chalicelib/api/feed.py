@@ -5,29 +5,22 @@ from __future__ import annotations
 from chalice import Blueprint
 
 from chalicelib import deps
-from chalicelib.api.routing import Call, route
+from chalicelib.api.group_settings import group_settings_routes
+from chalicelib.api.routing import Routes
 from chalicelib.auth import Need
 from chalicelib.schemas.feed import FeedSettingsOut, FeedSettingsUpdate
 
 feed_api = Blueprint(__name__)
 PATH = "/api/v1/en_US/feed/settings/{groupId}"
 
-
-@route(feed_api, "GET", PATH, need=Need.GROUP_ADMIN, group="groupId", response=FeedSettingsOut)
-def get_feed_settings(call: Call) -> FeedSettingsOut:
-    """A group's feed settings, with every day and hour and whether it is skipped."""
-    return deps.feed_service().get(call.group)
-
-
-@route(
-    feed_api,
-    "PUT",
+group_settings_routes(
+    Routes(feed_api, Need.GROUP_ADMIN, "groupId"),
     PATH,
-    need=Need.GROUP_ADMIN,
-    group="groupId",
-    body=FeedSettingsUpdate,
-    response=FeedSettingsOut,
+    deps.feed_service,
+    (FeedSettingsOut, FeedSettingsUpdate),
+    get=(
+        "get_feed_settings",
+        "A group's feed settings, with every day and hour and whether it is skipped.",
+    ),
+    put=("update_feed_settings", "Replace a group's feed settings."),
 )
-def update_feed_settings(call: Call) -> FeedSettingsOut:
-    """Replace a group's feed settings."""
-    return deps.feed_service().update(call.group, call.body, call.signed_in.user_id)

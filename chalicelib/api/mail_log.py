@@ -8,6 +8,7 @@ from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.auth import Need
 from chalicelib.schemas.mail_log import MailLogPage, MailLogQuery
+from chalicelib.schemas.paths import GroupPath
 from chalicelib.services.mailboxes import COMMENT_KEY, mailbox_key
 
 mail_log_api = Blueprint(__name__)
@@ -19,10 +20,9 @@ mail_log_api = Blueprint(__name__)
     "/api/v1/en_US/connector/email-to-post/{groupId}/log",
     need=Need.GROUP_ADMIN,
     group="groupId",
-    query=MailLogQuery,
     response=MailLogPage,
 )
-def email_to_post_log(call: Call) -> MailLogPage:
+def email_to_post_log(call: Call[GroupPath, MailLogQuery, None]) -> MailLogPage:
     """The group's email-to-post mail log, newest first; `status` lists one outcome only."""
     return deps.mail_log_service().page(mailbox_key(call.group.id), call.query)
 
@@ -32,9 +32,8 @@ def email_to_post_log(call: Call) -> MailLogPage:
     "GET",
     "/api/v1/en_US/connector/email-to-comment/log",
     need=Need.ROOT_ADMIN,
-    query=MailLogQuery,
     response=MailLogPage,
 )
-def email_to_comment_log(call: Call) -> MailLogPage:
+def email_to_comment_log(call: Call[None, MailLogQuery, None]) -> MailLogPage:
     """The system-wide email-to-comment mail log, newest first; `status` lists one outcome only."""
     return deps.mail_log_service().page(COMMENT_KEY, call.query)

@@ -5,36 +5,19 @@ from __future__ import annotations
 from chalice import Blueprint
 
 from chalicelib import deps
-from chalicelib.api.routing import Call, route
+from chalicelib.api.group_settings import group_settings_routes
+from chalicelib.api.routing import Routes
 from chalicelib.auth import Need
 from chalicelib.schemas.newsletter import NewsletterSettingsOut, NewsletterSettingsUpdate
 
 newsletter_api = Blueprint(__name__)
 PATH = "/api/v1/en_US/newsletter/settings/{groupId}"
 
-
-@route(
-    newsletter_api,
-    "GET",
+group_settings_routes(
+    Routes(newsletter_api, Need.GROUP_ADMIN, "groupId"),
     PATH,
-    need=Need.GROUP_ADMIN,
-    group="groupId",
-    response=NewsletterSettingsOut,
+    deps.newsletter_service,
+    (NewsletterSettingsOut, NewsletterSettingsUpdate),
+    get=("get_newsletter_settings", "A group's newsletter disclaimer."),
+    put=("update_newsletter_settings", "Replace a group's newsletter disclaimer (sanitised HTML)."),
 )
-def get_newsletter_settings(call: Call) -> NewsletterSettingsOut:
-    """A group's newsletter disclaimer."""
-    return deps.newsletter_service().get(call.group)
-
-
-@route(
-    newsletter_api,
-    "PUT",
-    PATH,
-    need=Need.GROUP_ADMIN,
-    group="groupId",
-    body=NewsletterSettingsUpdate,
-    response=NewsletterSettingsOut,
-)
-def update_newsletter_settings(call: Call) -> NewsletterSettingsOut:
-    """Replace a group's newsletter disclaimer (sanitised HTML)."""
-    return deps.newsletter_service().update(call.group, call.body, call.signed_in.user_id)

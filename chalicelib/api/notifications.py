@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from chalice import Blueprint
+from pydantic import BaseModel
 
 from chalicelib import deps
-from chalicelib.api.routing import Call, route
-from chalicelib.auth import Need
+from chalicelib.api.routing import Call, Routes, call_type, made_view, route
+from chalicelib.auth import Caller, Need
 from chalicelib.schemas.notifications import (
     AuthorNotificationOut,
     AuthorNotificationUpsert,
@@ -20,97 +24,93 @@ from chalicelib.schemas.notifications import (
     PostNotificationUpsert,
     UserNotificationsOut,
 )
+from chalicelib.schemas.paths import UserNotificationPath, UserPath
+from chalicelib.services.notifications import NotificationService
 
 notifications_api = Blueprint(__name__)
 PREFIX = "/api/v1/en_US/user/{userId}/notifications"
+root_admin = Routes(notifications_api, Need.ROOT_ADMIN)
+
+SubscriptionT = TypeVar("SubscriptionT")
+# An upsert of one subscription: the user and the notification's number are in the path.
+Upsert = Call[UserNotificationPath, None, SubscriptionT]
 
 
-@route(
-    notifications_api,
-    "GET",
-    PREFIX,
-    query=NotificationListQuery,
-    response=UserNotificationsOut,
-)
-def list_notifications(call: Call) -> UserNotificationsOut:
-    """A user's notifications as seen from one group (`groupId`)."""
+def _user(user_id: str) -> tuple[NotificationService, Any]:
     service = deps.notification_service()
-    user = service.user(call.path.userId)
+    return service, service.user(user_id)
+
+
+def digest_managed_user(user_id: str, caller: Caller) -> tuple[NotificationService, Any]:
+    """The user, once the caller is known to may change their digest and mail (CONTRACT §8): the
+    root group administrator, or an administrator of a group the user is a member of."""
+    service, user = _user(user_id)
+    service.require_digest_privilege(caller, user)
+    return service, user
+
+
+@route(notifications_api, "GET", PREFIX, response=UserNotificationsOut)
+def list_notifications(call: Call[UserPath, NotificationListQuery, None]) -> UserNotificationsOut:
+    """A user's notifications as seen from one group (`groupId`)."""
+    service, user = _user(call.path.userId)
     group = service.group(call.query.group_id)
     service.require_list_privilege(call.signed_in, user, group)
     return service.list(user, group)
 
 
-@route(
-    notifications_api,
-    "POST",
-    f"{PREFIX}/group/{{notificationId}}",
-    need=Need.ROOT_ADMIN,
-    body=GroupNotificationUpsert,
-    response=NotificationOut,
+def _subscription_route(
+    kind: str,
+    body: type[BaseModel],
+    response: type[BaseModel],
+    summary: str,
+    upsert: Callable[[NotificationService, Any, int, Any], BaseModel],
+) -> None:
+    """`POST …/notifications/<kind>/{notificationId}`: one view body for the four kinds, which
+    differ only in their body, answer and the service's upsert (its target read from the body)."""
+
+    def view(call: Upsert[Any]) -> BaseModel:
+        service, user = _user(call.path.userId)
+        return upsert(service, user, call.path.notificationId, call.body)
+
+    name = f"upsert_{kind}_notification"
+    inputs = call_type(UserNotificationPath, None, body)
+    root_admin("POST", f"{PREFIX}/{kind}/{{notificationId}}", response)(
+        made_view(name, summary, inputs, response, view)
+    )
+
+
+_subscription_route(
+    "group",
+    GroupNotificationUpsert,
+    NotificationOut,
+    "Subscribe the user to a group notification (1 to 5), or update that subscription.",
+    lambda service, user, number, body: service.upsert_group(user, number, body, body.group_id),
 )
-def upsert_group_notification(call: Call) -> NotificationOut:
-    """Subscribe the user to a group notification (1 to 5), or update that subscription."""
-    service = deps.notification_service()
-    user = service.user(call.path.userId)
-    return service.upsert_group(user, call.path.notificationId, call.body, call.body.group_id)
-
-
-@route(
-    notifications_api,
-    "POST",
-    f"{PREFIX}/post/{{notificationId}}",
-    need=Need.ROOT_ADMIN,
-    body=PostNotificationUpsert,
-    response=PostNotificationOut,
+_subscription_route(
+    "post",
+    PostNotificationUpsert,
+    PostNotificationOut,
+    "Subscribe the user to new comments on a post (3), or update that subscription.",
+    lambda service, user, number, body: service.upsert_post(user, number, body, body.post_id),
 )
-def upsert_post_notification(call: Call) -> PostNotificationOut:
-    """Subscribe the user to new comments on a post (3), or update that subscription."""
-    service = deps.notification_service()
-    user = service.user(call.path.userId)
-    return service.upsert_post(user, call.path.notificationId, call.body, call.body.post_id)
-
-
-@route(
-    notifications_api,
-    "POST",
-    f"{PREFIX}/author/{{notificationId}}",
-    need=Need.ROOT_ADMIN,
-    body=AuthorNotificationUpsert,
-    response=AuthorNotificationOut,
+_subscription_route(
+    "author",
+    AuthorNotificationUpsert,
+    AuthorNotificationOut,
+    "Subscribe the user to new posts by an author (8), or update that subscription.",
+    lambda service, user, number, body: service.upsert_author(user, number, body, body.author_id),
 )
-def upsert_author_notification(call: Call) -> AuthorNotificationOut:
-    """Subscribe the user to new posts by an author (8), or update that subscription."""
-    service = deps.notification_service()
-    user = service.user(call.path.userId)
-    return service.upsert_author(user, call.path.notificationId, call.body, call.body.author_id)
-
-
-@route(
-    notifications_api,
-    "POST",
-    f"{PREFIX}/personal/{{notificationId}}",
-    need=Need.ROOT_ADMIN,
-    body=PersonalNotificationUpsert,
-    response=NotificationOut,
+_subscription_route(
+    "personal",
+    PersonalNotificationUpsert,
+    NotificationOut,
+    "Subscribe the user to new private messages (4), or update that subscription.",
+    lambda service, user, number, body: service.upsert_personal(user, number, body),
 )
-def upsert_personal_notification(call: Call) -> NotificationOut:
-    """Subscribe the user to new private messages (4), or update that subscription."""
-    service = deps.notification_service()
-    user = service.user(call.path.userId)
-    return service.upsert_personal(user, call.path.notificationId, call.body)
 
 
-@route(
-    notifications_api,
-    "POST",
-    f"{PREFIX}/type-digest",
-    body=DigestUpdate,
-    response=DigestOut,
-)
-def update_digest_type(call: Call) -> DigestOut:
+@route(notifications_api, "POST", f"{PREFIX}/type-digest", response=DigestOut)
+def update_digest_type(call: Call[UserPath, None, DigestUpdate]) -> DigestOut:
     """Choose how the user's daily digest is sent: 1 summary, 2 full."""
-    service = deps.notification_service()
-    user = service.user(call.path.userId)
-    service.require_digest_privilege(call.signed_in, user)
+    service, user = digest_managed_user(call.path.userId, call.signed_in)
     return service.update_digest(user, call.body.type_id)

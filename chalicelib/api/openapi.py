@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import functools
 import json
+from pathlib import Path
 from typing import Any
 
 from chalice import Blueprint, Response
 
 from chalicelib.api.routing import Call, route
-from chalicelib.envelope import JSON_HEADERS, failure_payload
+from chalicelib.envelope import JSON_HEADERS, Headers, failure_payload
 
 openapi_api = Blueprint(__name__)
 DOCS_PATH = "/api/v1/en_US/docs"
@@ -27,7 +28,7 @@ DOCS_ASSETS = {
 
 
 @route(openapi_api, "GET", "/api/v1/en_US/openapi.json", need=None, response=dict[str, Any])
-def get_openapi_document(call: Call) -> Any:
+def get_openapi_document(call: Call[None, None, None]) -> Any:
     """The OpenAPI 3.1 document of this API (the document itself, not an envelope)."""
     from chalicelib.openapi import openapi_document
 
@@ -47,7 +48,7 @@ def server_url(request: Any) -> str:
 
 
 @route(openapi_api, "GET", DOCS_PATH, need=None, response=str, content_type="text/html")
-def get_docs_page(call: Call) -> Any:
+def get_docs_page(call: Call[None, None, None]) -> Any:
     """An interactive reference page on the OpenAPI document (Swagger UI)."""
     # Chalice answers `…/docs/` here too, where the page's relative links would point one level
     # too deep: a base one level up makes them the same as from `…/docs`.
@@ -80,7 +81,7 @@ def get_docs_asset(asset: str) -> Response:
     )
 
 
-def _headers(content_type: str) -> dict[str, str]:
+def _headers(content_type: str) -> Headers:
     return {
         "Content-Type": content_type,
         "X-Content-Type-Options": "nosniff",
@@ -90,15 +91,19 @@ def _headers(content_type: str) -> dict[str, str]:
 
 @functools.cache
 def _asset(name: str) -> str:
-    from swagger_ui_bundle import swagger_ui_path
-
-    return (swagger_ui_path / name).read_text(encoding="utf-8")
+    return _bundle_folder().joinpath(name).read_text(encoding="utf-8")
 
 
 def swagger_ui_version() -> str:
+    return _bundle_folder().name.rsplit("-", 1)[-1]
+
+
+def _bundle_folder() -> Path:
     from swagger_ui_bundle import swagger_ui_path
 
-    return swagger_ui_path.name.rsplit("-", 1)[-1]
+    # The package has no type hints: its folder is a Path.
+    folder: Path = swagger_ui_path
+    return folder
 
 
 # The page's one inline script, allowed by its hash; Swagger UI sets inline styles and draws

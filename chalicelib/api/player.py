@@ -5,21 +5,23 @@ from __future__ import annotations
 from chalice import Blueprint
 
 from chalicelib import deps
-from chalicelib.api.routing import Call, route
+from chalicelib.api.routing import Call, Routes
 from chalicelib.auth import Need
+from chalicelib.schemas.paths import PlayerPath
 from chalicelib.schemas.player import PlayerCreate, PlayerOut
 
 player_api = Blueprint(__name__)
 PREFIX = "/rest/v1/en_US/player"
+root_admin = Routes(player_api, Need.ROOT_ADMIN)
 
 
-@route(player_api, "POST", PREFIX, need=Need.ROOT_ADMIN, body=PlayerCreate, response=PlayerOut)
-def create_player(call: Call) -> PlayerOut:
+@root_admin("POST", PREFIX, PlayerOut)
+def create_player(call: Call[None, None, PlayerCreate]) -> PlayerOut:
     """Create the player of a user: experience 0, level 1, no quests, cards or log."""
     return deps.player_service().create(call.body)
 
 
-@route(player_api, "GET", f"{PREFIX}/{{playerId}}", need=Need.ROOT_ADMIN, response=PlayerOut)
-def get_player(call: Call) -> PlayerOut:
+@root_admin("GET", f"{PREFIX}/{{playerId}}", PlayerOut)
+def get_player(call: Call[PlayerPath, None, None]) -> PlayerOut:
     """A player with quests, cards and log."""
     return deps.player_service().get(call.path.playerId)

@@ -14,7 +14,9 @@ from chalice import Blueprint, Response
 from chalicelib import deps
 from chalicelib.api.routing import Call, authenticate, route
 from chalicelib.auth import Need
+from chalicelib.envelope import Headers
 from chalicelib.schemas.feed_keys import FeedQuery
+from chalicelib.schemas.paths import GroupPath
 from chalicelib.services.ical import CONTENT_TYPE as ICAL_CONTENT_TYPE
 from chalicelib.services.rss import CONTENT_TYPE
 
@@ -23,7 +25,7 @@ PATH = "/api/v1/en_US/feed/{groupId}"
 ICAL_PATH = f"{PATH}/events.ics"
 
 
-def require_feed_reader(call: Call, path: str) -> None:
+def require_feed_reader(call: Call[GroupPath, FeedQuery, None], path: str) -> None:
     """Check the caller of a feed: `?key=` or a token, when there is a key or the group is closed."""
     key = call.query.key
     if key is not None:
@@ -40,16 +42,8 @@ def cache_control(group: Any) -> str:
     return "public, max-age=300" if group.access == "public" else "private, no-cache"
 
 
-@route(
-    rss_api,
-    "GET",
-    PATH,
-    need=None,
-    group="groupId",
-    query=FeedQuery,
-    content_type=CONTENT_TYPE,
-)
-def group_feed(call: Call) -> Response:
+@route(rss_api, "GET", PATH, need=None, group="groupId", content_type=CONTENT_TYPE)
+def group_feed(call: Call[GroupPath, FeedQuery, None]) -> Response:
     """RSS 2.0 of the group's latest posts; closed groups need a member's token or feed key."""
     require_feed_reader(call, PATH)
     group = call.group
@@ -66,23 +60,15 @@ def group_feed(call: Call) -> Response:
     )
 
 
-@route(
-    rss_api,
-    "GET",
-    ICAL_PATH,
-    need=None,
-    group="groupId",
-    query=FeedQuery,
-    content_type=ICAL_CONTENT_TYPE,
-)
-def group_calendar(call: Call) -> Response:
+@route(rss_api, "GET", ICAL_PATH, need=None, group="groupId", content_type=ICAL_CONTENT_TYPE)
+def group_calendar(call: Call[GroupPath, FeedQuery, None]) -> Response:
     """iCalendar (RFC 5545) of the group's events from 90 days back on; 304 on a matching ETag."""
     from chalicelib.services.ical import etag_of, matches
 
     require_feed_reader(call, ICAL_PATH)
     body = deps.ical_service().calendar(call.group)
     etag = etag_of(body)
-    headers = {"ETag": etag, "Cache-Control": cache_control(call.group)}
+    headers: Headers = {"ETag": etag, "Cache-Control": cache_control(call.group)}
     if matches(call.request.headers.get("if-none-match"), etag):
         return Response(body="", status_code=304, headers=headers)
     return Response(

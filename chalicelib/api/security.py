@@ -11,16 +11,8 @@ from chalicelib.schemas.security import LoginRequest
 security_api = Blueprint(__name__)
 
 
-@route(
-    security_api,
-    "POST",
-    "/api/v1/en_US/security/login",
-    need=None,
-    body=LoginRequest,
-    response=str,
-    secret=True,
-)
-def login(call: Call) -> str:
+@route(security_api, "POST", "/api/v1/en_US/security/login", need=None, response=str, secret=True)
+def login(call: Call[None, None, LoginRequest]) -> str:
     """Exchange an email address and password for a token valid 8 hours."""
     identity = (call.request.context or {}).get("identity") or {}
     return deps.security_service().login(

@@ -10,7 +10,9 @@ from __future__ import annotations
 from chalice import Blueprint
 
 from chalicelib import deps
+from chalicelib.api.notifications import digest_managed_user
 from chalicelib.api.routing import Call, route
+from chalicelib.schemas.paths import UserPath
 from chalicelib.schemas.suppressions import SuppressionCleared
 
 suppressions_api = Blueprint(__name__)
@@ -18,12 +20,8 @@ PATH = "/api/v1/en_US/user/{userId}/email-suppression"
 
 
 @route(suppressions_api, "DELETE", PATH, response=SuppressionCleared)
-def clear_email_suppression(call: Call) -> SuppressionCleared:
+def clear_email_suppression(call: Call[UserPath, None, None]) -> SuppressionCleared:
     """Send notification and digest email to the user's address again (after a bounce)."""
-    from chalicelib.store.suppressions import SuppressionRepository
-
-    service = deps.notification_service()
-    user = service.user(call.path.userId)
-    service.require_digest_privilege(call.signed_in, user)
-    cleared = SuppressionRepository().clear(user.email)
+    _service, user = digest_managed_user(call.path.userId, call.signed_in)
+    cleared = deps.suppression_service().clear(user.email)
     return SuppressionCleared(user_id=user.id, user_email=user.email, cleared=cleared)

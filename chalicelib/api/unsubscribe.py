@@ -17,13 +17,14 @@ from chalice import Blueprint, Response
 
 from chalicelib import deps
 from chalicelib.api.routing import Call, route
+from chalicelib.envelope import Headers
 from chalicelib.errors import ValidationFailed
 from chalicelib.schemas.unsubscribe import UnsubscribeOut, UnsubscribeQuery
 
 unsubscribe_api = Blueprint(__name__)
 PATH = "/api/v1/en_US/unsubscribe"
 
-HTML_HEADERS = {
+HTML_HEADERS: Headers = {
     "Content-Type": "text/html; charset=utf-8",
     "Cache-Control": "no-store",
     "Referrer-Policy": "no-referrer",
@@ -32,7 +33,7 @@ HTML_HEADERS = {
 }
 
 
-def token_of(call: Call) -> str:
+def token_of(call: Call[None, UnsubscribeQuery, None]) -> str:
     return str(call.query.token)
 
 
@@ -58,8 +59,8 @@ def invalid_page(error: ValidationFailed) -> Response:
     )
 
 
-@route(unsubscribe_api, "GET", PATH, need=None, query=UnsubscribeQuery, content_type="text/html")
-def unsubscribe_page(call: Call) -> Response:
+@route(unsubscribe_api, "GET", PATH, need=None, content_type="text/html")
+def unsubscribe_page(call: Call[None, UnsubscribeQuery, None]) -> Response:
     """HTML confirmation page of a one-click unsubscribe link; its button POSTs (no sign-in)."""
 
     token = token_of(call)
@@ -77,8 +78,8 @@ def unsubscribe_page(call: Call) -> Response:
     )
 
 
-@route(unsubscribe_api, "POST", PATH, need=None, query=UnsubscribeQuery, response=UnsubscribeOut)
-def unsubscribe(call: Call) -> Any:
+@route(unsubscribe_api, "POST", PATH, need=None, response=UnsubscribeOut)
+def unsubscribe(call: Call[None, UnsubscribeQuery, None]) -> Any:
     """One-click unsubscribe (RFC 8058): that subscription's email alert to none (no sign-in)."""
 
     wants_page = "text/html" in call.request.headers.get("accept", "")

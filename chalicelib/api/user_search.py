@@ -18,10 +18,9 @@ user_search_api = Blueprint(__name__)
     "/api/v1/en_US/user/search",
     need=Need.GROUP_ADMIN,
     group="query.groupId",
-    query=UserSearchQuery,
     response=UserSearchPage,
 )
-def search_users(call: Call) -> UserSearchPage:
+def search_users(call: Call[None, UserSearchQuery, None]) -> UserSearchPage:
     """People whose alias, a word of it, or email starts with `q`, in alias order; members of
     `groupId` when given (its administrators may search it; everyone: root administrators)."""
     return deps.user_search_service().page(call.group, call.query)

@@ -53,6 +53,12 @@ def _guid(value: Any) -> Any:
     raise ValueError("must be a GUID string")
 
 
+def rule_error(field: str, message: str, **context: Any) -> PydanticCustomError:
+    """A rule across fields, reported on the field it concerns (envelope.py reads `field` from the
+    error's context); `message` may name other context values (`{name!r}`)."""
+    return PydanticCustomError("agora_field", message, {"field": field, **context})
+
+
 def parse_guid(text: str) -> str | None:
     """Canonical GUID text of `text`, or None when it is not a GUID."""
     try:
@@ -248,9 +254,9 @@ JsonInt = Annotated[int, BeforeValidator(_json_integer)]
 
 
 class PageQuery(ApiModel):
-    """`offset`, `pageSize`, `filter` (CONTRACT §7). `offset` is interpreted by each list."""
+    """`offset`, `pageSize`, `filter` (CONTRACT §7). `offset` is interpreted by each list (the
+    subclasses: a model's fields follow its bases from the last one, so `offset` comes first)."""
 
-    offset: str | None = None
     page_size: int = Field(default=15, ge=1, le=100)
     filter: str | None = None
 
@@ -260,11 +266,15 @@ class PageQuery(ApiModel):
         return text or None
 
 
-class IntPageQuery(PageQuery):
+class _IntOffset(ApiModel):
     offset: Annotated[int | None, BeforeValidator(lambda v: None if v in ("", None) else v)] = None
 
 
-class GuidPageQuery(PageQuery):
+class IntPageQuery(PageQuery, _IntOffset):
+    pass
+
+
+class _GuidOffset(ApiModel):
     # Absent, `0` or empty: from the start (CONTRACT §7), and the document says so.
     offset: Annotated[
         Guid | None,
@@ -273,3 +283,7 @@ class GuidPageQuery(PageQuery):
             {"anyOf": [{"type": "string", "format": "uuid"}, {"type": "string", "enum": ["0", ""]}]}
         ),
     ] = None
+
+
+class GuidPageQuery(PageQuery, _GuidOffset):
+    pass

@@ -13,7 +13,6 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 
 from chalicelib.schemas.common import (
     ApiModel,
@@ -24,6 +23,7 @@ from chalicelib.schemas.common import (
     SingleLine,
     UserRef,
     UtcDateTime,
+    rule_error,
 )
 
 # KMS encrypts at most 4 KB of plaintext; a password or secret is far shorter.
@@ -88,16 +88,10 @@ class MailboxSettingsUpdate(ApiModel):
     def _needs_a_server(self) -> MailboxSettingsUpdate:
         # Checked here rather than on the field so that an omitted name is reported too.
         if not self.server_name:
-            raise PydanticCustomError(
-                "agora_field",
-                "must not be blank: the POP3 server's host name",
-                {"field": "serverName"},
-            )
+            raise rule_error("serverName", "must not be blank: the POP3 server's host name")
         if self.is_enabled and not self.server_username:
-            raise PydanticCustomError(
-                "agora_field",
-                "an enabled connector needs the POP3 account's username",
-                {"field": "serverUsername"},
+            raise rule_error(
+                "serverUsername", "an enabled connector needs the POP3 account's username"
             )
         return self
 
@@ -210,11 +204,7 @@ class CrmConnectorUpdate(LocalConnectorUpdate):
     @classmethod
     def _no_settings(cls, settings: dict[str, Any]) -> dict[str, Any]:
         if settings:
-            raise PydanticCustomError(
-                "agora_field",
-                "the CRM connector has no settings: send an empty object",
-                {"field": "settings"},
-            )
+            raise rule_error("settings", "the CRM connector has no settings: send an empty object")
         return settings
 
 

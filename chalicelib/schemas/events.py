@@ -6,7 +6,6 @@ from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
-from pydantic_core import PydanticCustomError
 
 from chalicelib.schemas.common import (
     ApiModel,
@@ -19,6 +18,7 @@ from chalicelib.schemas.common import (
     UserRef,
     UtcDateTime,
     document_trimming,
+    rule_error,
 )
 
 # An event touches one calendar item per month it spans (store/events.py); all of them are
@@ -72,7 +72,7 @@ def _check_end_date(end: datetime | None, info: ValidationInfo) -> datetime | No
         return end
     problem = end_date_problem(start, end, bool(info.data.get("all_day", False)))
     if problem:
-        raise PydanticCustomError("agora_field", problem, {"field": "endDate"})
+        raise rule_error("endDate", problem)
     return end
 
 
@@ -98,7 +98,6 @@ class EventWrite(ApiModel):
         **{**ApiModel.model_config, "json_schema_extra": _document_end_date_rule}
     )
 
-    group_id: Guid
     title: SingleLine = Field(min_length=1, max_length=MAX_SHORT_TEXT)
     all_day: bool = False
     start_date: IsoDate
@@ -110,13 +109,24 @@ class EventWrite(ApiModel):
     _end_date = field_validator("end_date")(_check_end_date)
 
 
-class EventCreate(EventWrite):
-    pass
+# `groupId` is the first field of a body (a model's fields follow its bases from the last one), so
+# it is checked and documented first; a create must name it, an update may.
+class _NamesGroup(ApiModel):
+    group_id: Guid
 
 
-class EventUpdate(EventWrite):
+class _MayNameGroup(ApiModel):
     # A replacement of the event; without groupId it stays in its group.
     group_id: Guid | None = None
+
+
+class EventCreate(EventWrite, _NamesGroup):
+    # The last base's configuration would win: the body's own is EventWrite's.
+    model_config = EventWrite.model_config
+
+
+class EventUpdate(EventWrite, _MayNameGroup):
+    model_config = EventWrite.model_config
 
 
 class EventOut(Record):
@@ -150,9 +160,7 @@ class EventListQuery(IntPageQuery):
 def _check_period_end(end: datetime, info: ValidationInfo) -> datetime:
     start = info.data.get("calendar_start_date")
     if start is not None and end <= start:
-        raise PydanticCustomError(
-            "agora_field", "must be after calendarStartDate", {"field": "calendarEndDate"}
-        )
+        raise rule_error("calendarEndDate", "must be after calendarStartDate")
     return end
 
 

@@ -6,9 +6,8 @@ import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StrictInt, field_validator
-from pydantic_core import PydanticCustomError
 
-from chalicelib.schemas.common import ApiModel, GroupRef, Record, SingleLine
+from chalicelib.schemas.common import ApiModel, GroupRef, Record, SingleLine, rule_error
 from chalicelib.schemas.group_email import OptionalEmailText
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -54,15 +53,9 @@ def _selected_names(flags: list[NamedFlag], canonical, field: str, known: str) -
     for flag in flags:
         name = canonical(flag.name)
         if name is None:
-            raise PydanticCustomError(
-                "agora_field",
-                "{name!r} is not one of {known}",
-                {"field": field, "name": flag.name, "known": known},
-            )
+            raise rule_error(field, "{name!r} is not one of {known}", name=flag.name, known=known)
         if name in seen:
-            raise PydanticCustomError(
-                "agora_field", "{name!r} appears more than once", {"field": field, "name": name}
-            )
+            raise rule_error(field, "{name!r} appears more than once", name=name)
         seen.add(name)
         out.append(NamedFlag(name=name, selected=flag.selected))
     return out

@@ -7,12 +7,12 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, ConfigDict, Field, model_validator
 
 from chalicelib.sanitize import clean_html
-from chalicelib.schemas.common import ApiModel, Guid, LongText, UtcDateTime
+from chalicelib.schemas.common import ApiModel, Guid, LongText, UtcDateTime, rule_error
 from chalicelib.schemas.player import CardFields, LogCardFields, LogFields, QuestFields
 
 RoleName = Literal["regular", "member", "moderator", "administrator"]
 
-DEFAULT_PERMISSIONS: dict[str, list[str]] = {
+DEFAULT_PERMISSIONS: dict[str, list[RoleName]] = {
     "post": ["member", "moderator", "administrator"],
     "comment": ["regular", "member", "moderator", "administrator"],
     "commentWithoutApproval": ["member", "moderator", "administrator"],
@@ -60,12 +60,9 @@ class FixtureUser(FixtureModel):
 
     @model_validator(mode="after")
     def _one_password(self) -> FixtureUser:
-        from pydantic_core import PydanticCustomError
 
         if self.password is not None and self.password_hash is not None:
-            raise PydanticCustomError(
-                "agora_field", "give password or passwordHash, not both", {"field": "passwordHash"}
-            )
+            raise rule_error("passwordHash", "give password or passwordHash, not both")
         return self
 
 
@@ -102,12 +99,9 @@ class FixtureComment(FixtureModel):
 
     @model_validator(mode="after")
     def _deleted_needs_both(self) -> FixtureComment:
-        from pydantic_core import PydanticCustomError
 
         if (self.deleted_on is None) != (self.deleted_by_id is None):
-            raise PydanticCustomError(
-                "agora_field", "deletedOn and deletedById go together", {"field": "deletedById"}
-            )
+            raise rule_error("deletedById", "deletedOn and deletedById go together")
         return self
 
 
@@ -129,13 +123,12 @@ class FixtureEvent(FixtureModel):
 
     @model_validator(mode="after")
     def _end_date(self) -> FixtureEvent:
-        from pydantic_core import PydanticCustomError
 
         from chalicelib.schemas.events import end_date_problem
 
         problem = end_date_problem(self.start_date, self.end_date, self.all_day)
         if problem:
-            raise PydanticCustomError("agora_field", problem, {"field": "endDate"})
+            raise rule_error("endDate", problem)
         return self
 
 

@@ -31,11 +31,16 @@ class PlayerCreate(ApiModel):
     name: SingleLine = Field(min_length=1, max_length=100)
 
 
-class CardFields(ApiModel):
+class CardNamed(ApiModel):
+    """A card as a deck and a log entry name it."""
+
     id: Guid
     card_id: Guid
     name: str = Field(min_length=1)
     image_url: str = ""
+
+
+class CardFields(CardNamed):
     usage_count: int | None = Field(default=None, ge=0)
     expires_on: UtcDateTime | None = None
     is_enabled: bool = True
@@ -64,11 +69,7 @@ class QuestFields(ApiModel):
     features: dict[str, Any] = Field(default_factory=dict)
 
 
-class LogCardFields(ApiModel):
-    id: Guid
-    card_id: Guid
-    name: str = Field(min_length=1)
-    image_url: str = ""
+class LogCardFields(CardNamed):
     # True when the card was added to the deck, false when it was removed.
     is_gained: bool
 
@@ -84,7 +85,7 @@ class LogFields(ApiModel):
     is_new: bool = True
     is_notified: bool = False
     created_on: UtcDateTime
-    cards: list[LogCardFields] = Field(default_factory=list)
+    # `cards` is declared by each kind of log (its cards' model differs), last.
 
 
 class CardOut(CardFields, Record):
@@ -96,6 +97,7 @@ class QuestOut(QuestFields, Record):
 
 
 class LogOut(LogFields, Record):
+    cards: list[LogCardFields] = Field(default_factory=list)
     type: Literal["log"] = "log"
 
 

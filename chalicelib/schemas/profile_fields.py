@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
-from chalicelib.schemas.common import ApiModel
+from chalicelib.schemas.common import ApiModel, rule_error
 
 DESCRIPTION_MAX = 255  # spec Limits: profile field `data.description`
 TEXT_MAX = 255  # labels, messages, option values
@@ -96,7 +96,13 @@ Direction = Annotated[str, _one_of(("Horizontal", "Vertical"))]
 
 def field_error(key: str, message: str) -> PydanticCustomError:
     """A rule across keys of `data`, reported on the key it concerns (`data.lines`)."""
-    return PydanticCustomError("agora_field", message, {"field": f"data.{key}"})
+    return rule_error(f"data.{key}", message)
+
+
+def default_fits(default_value: str, max_length: int) -> None:
+    """A text field's default is no longer than the field's own maxLength."""
+    if len(default_value) > max_length:
+        raise field_error("defaultValue", f"is longer than maxLength ({max_length})")
 
 
 class OptionIn(ApiModel):
@@ -136,8 +142,7 @@ class TextBoxData(FieldData):
     def _consistent(self) -> TextBoxData:
         if self.type == "MultiLine" and self.lines < 1:
             raise field_error("lines", "a MultiLine text box needs lines (1 or more)")
-        if len(self.default_value) > self.max_length:
-            raise field_error("defaultValue", f"is longer than maxLength ({self.max_length})")
+        default_fits(self.default_value, self.max_length)
         return self
 
 
@@ -183,8 +188,7 @@ class URLBoxData(FieldData):
             ("http://", "https://")
         ):
             raise field_error("defaultValue", "must be empty or an http:// or https:// address")
-        if len(self.default_value) > self.max_length:
-            raise field_error("defaultValue", f"is longer than maxLength ({self.max_length})")
+        default_fits(self.default_value, self.max_length)
         return self
 
 
@@ -250,8 +254,7 @@ class AutoCompleteTextBoxData(FieldData):
             raise field_error(
                 "remoteDataSourceUrl", "is needed when enableRemoteDataSource is true"
             )
-        if len(self.default_value) > self.max_length:
-            raise field_error("defaultValue", f"is longer than maxLength ({self.max_length})")
+        default_fits(self.default_value, self.max_length)
         return self
 
 

@@ -84,3 +84,7 @@ class PostService:
             # Kept on the post by every comment write: no comment is read to answer it.
             comments_count=int(post.comments_count or 0),
         )
+
+    def group_id_of(self, post: Any) -> str:
+        """The id of the group a post is in (whose privilege a reader needs)."""
+        return str(post.group_id)

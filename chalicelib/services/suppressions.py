@@ -85,3 +85,7 @@ class SuppressionService:
                 " or digest is sent to it until an administrator clears it."
             ),
         )
+
+    def clear(self, address: str) -> bool:
+        """Mail the address again (an administrator's decision); False when it was not suppressed."""
+        return self.suppressions.clear(address)

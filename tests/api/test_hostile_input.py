@@ -23,6 +23,17 @@ def landing(group_id: str) -> str:
     return f"/api/v1/en_US/system-page/private-landing-page/group/{group_id}"
 
 
+def event_body(group: str, title: str, **fields) -> dict:
+    """An event of the group on a spring morning; `fields` add to it or replace its own."""
+    return {
+        "groupId": group,
+        "title": title,
+        "startDate": "2026-04-01T09:00:00Z",
+        "endDate": "2026-04-01T10:00:00Z",
+        **fields,
+    }
+
+
 def raw_call(api, method: str, path: str, user: str | None, raw: bytes | str):
     """The answer's status and bytes, for checks on the encoding itself."""
     from tests.fixtures import auth
@@ -173,16 +184,7 @@ def test_event_create_by_a_member_is_403_whatever_else_the_body_holds(api, peopl
 
 
 def test_event_update_by_a_member_is_403_whatever_the_body(api, people):
-    event = {
-        "groupId": people.garden,
-        "title": "Fair",
-        "startDate": "2026-04-01T09:00:00Z",
-        "endDate": "2026-04-01T10:00:00Z",
-        "allDay": False,
-        "content": "",
-        "organizer": "",
-        "location": "",
-    }
+    event = event_body(people.garden, "Fair", allDay=False, content="", organizer="", location="")
     status, created = api.post(EVENT, people.moderator, event)
     assert status == 200, created
     event_id = created["object"]["id"]
@@ -207,14 +209,7 @@ def test_event_content_under_the_text_limit_but_over_the_item_is_400_and_stores_
     api, people
 ):
     # 290,000 bytes of text pass the per-field limit; with its search copy it cannot be one item.
-    body = {
-        "groupId": people.garden,
-        "title": "Big",
-        "startDate": "2026-04-01T09:00:00Z",
-        "endDate": "2026-04-01T10:00:00Z",
-        "allDay": False,
-        "content": "<p>" + "word " * 58_000 + "</p>",
-    }
+    body = event_body(people.garden, "Big", allDay=False, content="<p>" + "word " * 58_000 + "</p>")
     status, answer = api.post(EVENT, people.moderator, body)
     assert status == 400, answer["message"]
     assert [e["key"] for e in answer["errors"]] == ["content"]
@@ -295,13 +290,8 @@ def test_a_replacing_put_without_a_listed_field_is_400_naming_it_and_changes_not
 
 
 def test_del_and_c1_controls_are_removed_from_an_event_title_and_its_calendar(api, people):
-    body = {
-        "groupId": people.garden,
-        "title": "Seed\u0085\u007f swap\u009b",
-        "startDate": "2026-06-01T10:00:00Z",
-        "endDate": "2026-06-01T12:00:00Z",
-        "content": "<p>Bring\u0085 seeds\u007f</p>\n<p>and pots</p>",
-    }
+    content = "<p>Bring\u0085 seeds\u007f</p>\n<p>and pots</p>"
+    body = event_body(people.garden, "Seed\u0085\u007f swap\u009b", content=content)
     status, answer = api.post(EVENT, people.moderator, body)
     assert status == 200, answer
     assert answer["object"]["title"] == "Seed swap"
@@ -335,12 +325,7 @@ def test_a_line_break_in_the_group_email_name_is_a_400_on_name(api, people, name
 )
 def test_single_line_fields_refuse_line_breaks(api, people, path, field):
     bodies = {
-        EVENT: {
-            "groupId": people.garden,
-            "title": "Swap",
-            "startDate": "2026-06-01T10:00:00Z",
-            "endDate": "2026-06-01T12:00:00Z",
-        },
+        EVENT: event_body(people.garden, "Swap"),
         "/api/v1/en_US/group-email/{garden}": {
             "email": "garden@example.org",
             "name": "Garden",

@@ -61,6 +61,13 @@ def test_path_parameters_and_bodies_are_described(api):
 # --- the document says what validation accepts (issue 29) -------------------------------------
 
 
+def loaded_document(api, community) -> tuple[str, dict]:
+    """The demo-like community loaded: its first user (the root administrator) and the document."""
+    community.load()
+    _, document = api.get("/api/v1/en_US/openapi.json")
+    return community.users[0]["id"], document
+
+
 def body_schema(document: dict, path: str, method: str) -> dict:
     """The request body's schema with the components it names, ready for jsonschema."""
     operation = document["paths"][path][method]
@@ -82,9 +89,7 @@ def test_event_create_needs_an_end_date_unless_all_day_in_the_document_as_in_the
     api, community
 ):
     garden = community.group("garden")
-    community.load()
-    admin = community.users[0]["id"]
-    _, document = api.get("/api/v1/en_US/openapi.json")
+    admin, document = loaded_document(api, community)
     cases = [
         ({"startDate": START}, False),
         ({"startDate": START, "allDay": False}, False),
@@ -99,9 +104,7 @@ def test_event_create_needs_an_end_date_unless_all_day_in_the_document_as_in_the
 
 
 def test_integers_are_integers_in_the_document_and_in_the_api(api, community):
-    community.load()
-    admin = community.users[0]["id"]
-    _, document = api.get("/api/v1/en_US/openapi.json")
+    admin, document = loaded_document(api, community)
     section = "/api/v1/en_US/profile/section"
     for visibility, accepted in ((False, False), ("2", False), (2, True), (1.0, True)):
         body = {"name": f"Section {visibility!r}", "defaultVisibilityId": visibility}
@@ -114,9 +117,7 @@ def test_integers_are_integers_in_the_document_and_in_the_api(api, community):
 
 def test_mailbox_server_name_and_port_in_the_document_as_in_the_api(api, community):
     garden = community.group("garden")
-    community.load()
-    admin = community.users[0]["id"]
-    _, document = api.get("/api/v1/en_US/openapi.json")
+    admin, document = loaded_document(api, community)
     path = "/api/v1/en_US/connector/email-to-post/{groupId}"
     base = {
         "serverName": "93.184.216.34",  # a public address (nothing connects: isEnabled false)
@@ -151,9 +152,7 @@ def test_the_openapi_document_is_documented_as_itself(api):
 def test_texts_are_measured_as_sent_and_blank_ones_refused_in_the_document_as_in_the_api(
     api, community
 ):
-    community.load()
-    admin = community.users[0]["id"]
-    _, document = api.get("/api/v1/en_US/openapi.json")
+    admin, document = loaded_document(api, community)
     login = "/api/v1/en_US/security/login"
     body = {"email": community.users[0]["email"], "password": "\f"}
     assert not accepted_by_document(document, login, "post", body)
@@ -185,9 +184,7 @@ def test_offset_zero_is_documented_where_the_offset_is_an_id(api, community):
     from jsonschema import Draft202012Validator
 
     garden = community.group("garden")
-    community.load()
-    admin = community.users[0]["id"]
-    _, document = api.get("/api/v1/en_US/openapi.json")
+    admin, document = loaded_document(api, community)
     path = "/api/v1/en_US/post/list/{groupId}"
     offset = next(p for p in document["paths"][path]["get"]["parameters"] if p["name"] == "offset")
     for value in ("0", "", "2f6d3a4e-0000-4000-8000-000000000001"):
