@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 from chalicelib.schemas.mail_log import MailLogEntryOut, MailLogPage, MailLogQuery
 from chalicelib.services.links import post_ref
+from chalicelib.services.mail_ports import MailLogPages
 from chalicelib.services.posts import unknown_offset
 
 if TYPE_CHECKING:
-    from chalicelib.store.mail import MailRepository
     from chalicelib.store.refs import ReferenceReader
 
 # Internal states as the API names them: an import interrupted mid-way is retried, i.e. failed
@@ -19,7 +19,7 @@ API_STATUS = {"processing": "failed", "quarantined": "failed"}
 
 
 class MailLogService:
-    def __init__(self, mail: MailRepository, refs: ReferenceReader) -> None:
+    def __init__(self, mail: MailLogPages, refs: ReferenceReader) -> None:
         self.mail = mail
         self.refs = refs
 

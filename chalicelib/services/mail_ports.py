@@ -33,6 +33,12 @@ class LogEntry(Protocol):
     def comment_id(self) -> float | None: ...
     @property
     def message_id(self) -> str | None: ...
+    @property
+    def received_on(self) -> datetime | None: ...
+    @property
+    def sender(self) -> str | None: ...
+    @property
+    def subject(self) -> str | None: ...
 
 
 class Marker(NamedTuple):
@@ -120,6 +126,15 @@ class MailLog(Protocol):
         """Store the id a comment will have before the comment is stored: a retry after a crash
         reuses it, so the comment's conditional put finds it there."""
         ...
+
+
+class MailLogPages(Protocol):
+    """The log as the mail log endpoints read it (services/mail_log.py)."""
+
+    def position(self, mailbox: str, entry_id: str) -> LogEntry | None: ...
+    def page_newest_first(
+        self, mailbox: str, *, limit: int, after: LogEntry | None, status: str | None = None
+    ) -> Sequence[LogEntry]: ...
 
 
 # --- what mail in reads and writes elsewhere ----------------------------------------------------

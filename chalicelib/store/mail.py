@@ -33,6 +33,7 @@ from chalicelib.services.mail_ports import (
     Finish,
     LogEntry,
     MailLog,
+    MailLogPages,
     Marker,
     Quarantine,
     Reserve,
@@ -251,9 +252,10 @@ class MailRepository:
                 batch.save(record)
 
     def page_newest_first(
-        self, mailbox: str, *, limit: int, after: MailRecord | None, status: str | None = None
+        self, mailbox: str, *, limit: int, after: LogEntry | None, status: str | None = None
     ) -> list[MailRecord]:
         """A page of the log, or of its entries listed as `status`: one Query either way."""
+        after = _stored(after) if after is not None else None
         if status is None:
             records = query_page(
                 MailRecord.received,
@@ -300,3 +302,4 @@ class MailRepository:
 if TYPE_CHECKING:
     # The type checker holds this repository to the log mail in asks for.
     _AS_MAIL_LOG: MailLog = MailRepository()
+    _AS_LOG_PAGES: MailLogPages = MailRepository()
