@@ -369,18 +369,17 @@ class MailIngestor:
             last_attempt = int(entry.attempts or 0) >= self.max_attempts
             plan = self.planner.plan(mailbox, mail.mail, raw=mail.raw, last_attempt=last_attempt)
             outcome = self.records.store(mailbox.key, entry, mail.uidl, plan, mail.received_on)
-            mail.outcome = [outcome]
-            status = outcome.status
         except Exception as error:  # one bad mail must not stop the mailbox
             log.exception("mail failed", extra={"mailbox": mailbox.key, "attempt": entry.attempts})
             mail.status = self._settle_failure(mailbox, entry, mail.uidl, plain_error(error))
             mail.deletable = False
             return
-        mail.status = status
+        mail.outcome = [outcome]  # written with the chunk's other outcomes
+        mail.status = outcome.status
         mail.deletable = True
         log.info(
             "mail handled",
-            extra={"mailbox": mailbox.key, "status": status, "reason": entry.reason},
+            extra={"mailbox": mailbox.key, "status": outcome.status, "reason": outcome.reason},
         )
 
     def _announce_rejected(
@@ -417,25 +416,27 @@ class MailIngestor:
         return status
 
     def _count_failure(self, mailbox: Mailbox, entry_id: str, uidl: str, detail: str) -> str:
-        """An attempt that failed before its mail could be read (a download): counted now."""
+        """An attempt that failed before its mail could be read (a download): counted and
+        settled in one write."""
         entry = self.mail.entry(mailbox.key, entry_id) or self.mail.new_entry(
             mailbox.key, entry_id, self.clock()
         )
-        self.mail.record(mailbox.key, mailbox.account, [Reserve(entry)])
-        return self._settle_failure(mailbox, entry, uidl, detail)
+        step = self._failure(entry, uidl, detail, int(entry.attempts or 0) + 1)
+        self.mail.record(mailbox.key, mailbox.account, [Reserve(entry), step])
+        return "quarantined" if isinstance(step, Quarantine) else "failed"
 
     def _settle_failure(self, mailbox: Mailbox, entry: LogEntry, uidl: str, detail: str) -> str:
         """The counted attempt failed: retried by the next poll, or quarantined for good."""
-        attempts = int(entry.attempts or 0)
-        step: Step
-        if attempts >= self.max_attempts:
-            reason = f"failed {attempts} times, no more retries (kept on the server): {detail}"
-            step = Quarantine(entry, uidl, plain(reason))
-        else:
-            reason = f"attempt {attempts} of {self.max_attempts} failed, will retry: {detail}"
-            step = Fail(entry, plain(reason))
+        step = self._failure(entry, uidl, detail, int(entry.attempts or 0))
         self.mail.record(mailbox.key, mailbox.account, [step])
         return "quarantined" if isinstance(step, Quarantine) else "failed"
+
+    def _failure(self, entry: LogEntry, uidl: str, detail: str, attempts: int) -> Step:
+        if attempts >= self.max_attempts:
+            reason = f"failed {attempts} times, no more retries (kept on the server): {detail}"
+            return Quarantine(entry, uidl, plain(reason))
+        reason = f"attempt {attempts} of {self.max_attempts} failed, will retry: {detail}"
+        return Fail(entry, plain(reason))
 
     @staticmethod
     def _entry_id(mailbox_key: str, dedup_key: str) -> str:

@@ -467,3 +467,15 @@ def test_entry_ids_are_the_same_for_the_same_mail_and_mailbox():
     assert derived_id("post#x", "message-id:a@b") == derived_id("post#x", "message-id:a@b")
     assert derived_id("post#x", "message-id:a@b") != derived_id("post#y", "message-id:a@b")
     uuid.UUID(derived_id("post#x", "sha256:00"))
+
+
+def test_a_mail_that_never_downloads_is_quarantined_after_its_attempts(world):
+    maildrop = FakeMaildrop(mail(subject="Unreachable"))
+    for number in range(3):
+        maildrop.deliver(mail(subject=f"Fine {number}"))  # read after a reconnection
+        maildrop.drop_on = {1}
+        result = world.poll(maildrop)
+    [entry] = [e for e in world.log.stored.values() if e.status != "posted"]
+    assert result.failed == 1 and (entry.status, int(entry.attempts)) == ("quarantined", 3)
+    assert entry.reason.startswith("failed 3 times, no more retries (kept on the server)")
+    assert world.poll(maildrop).skipped == 1 and len(maildrop.messages) == 1

@@ -234,6 +234,10 @@ class FakePop3:
         self._deleted.add(self._numbers[number])
 
     def quit(self) -> None:
+        from chalicelib.mail.pop3 import MailboxError
+
+        if not self.is_usable:
+            raise MailboxError("the session broke; deletions were not committed")
         for uidl in self._deleted:
             self.messages.pop(uidl, None)
         self.close()
