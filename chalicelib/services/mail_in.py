@@ -66,7 +66,7 @@ from chalicelib.services.mail_rules import Plan
 from chalicelib.services.mailboxes import Mailbox
 
 if TYPE_CHECKING:
-    from chalicelib.mail.parse import ParsedMail
+    from chalicelib.mail.parse import ParsedMail, ReadableHeaders
 
 log = get_logger("mail")
 
@@ -250,14 +250,7 @@ class MailIngestor:
                 mail.status = "rejected"
                 # Its headers were often fine: the entry keeps them, so it can be found.
                 headers = headers_of(mail.raw)
-                mail.entry = self.mail.new_entry(
-                    mailbox.key,
-                    mail.entry_id,
-                    mail.received_on,
-                    message_id=clean_field(headers.message_id, 500),
-                    sender=clean_field(headers.from_address, 500),
-                    subject=clean_field(headers.subject, MAX_SUBJECT_CHARS),
-                )
+                mail.entry = self._new_entry(mailbox, mail, headers)
                 reason = plain(f"cannot be read: {error}")
                 settled.append(Finish(mail.entry, mail.uidl, "rejected", reason))
                 unreadable.append((mail.entry, reason))
@@ -294,15 +287,7 @@ class MailIngestor:
             elif entry is not None:
                 suspects.append(mail)
             else:
-                parsed = mail.mail
-                mail.entry = self.mail.new_entry(
-                    mailbox.key,
-                    mail.entry_id,
-                    mail.received_on,
-                    message_id=clean_field(parsed.message_id, 500),
-                    sender=clean_field(parsed.from_address, 500),
-                    subject=clean_field(parsed.subject, MAX_SUBJECT_CHARS),
-                )
+                mail.entry = self._new_entry(mailbox, mail, mail.mail)
                 fresh.append(mail)
         # Attempts of fresh mail are counted (with the settled entries) before any work; the
         # unreadable mails among them are announced first.
@@ -340,6 +325,19 @@ class MailIngestor:
                 self.mail.record(mailbox.key, mailbox.account, [Skip(first.logged, mail.uidl)])
         for mail in chunk:
             result.count(mail.status)
+
+    def _new_entry(
+        self, mailbox: Mailbox, mail: _Mail, said: ParsedMail | ReadableHeaders
+    ) -> LogEntry:
+        """The mail's entry, with what its headers say (cleaned, cut), not stored yet."""
+        return self.mail.new_entry(
+            mailbox.key,
+            mail.entry_id,
+            mail.received_on,
+            message_id=clean_field(said.message_id, 500),
+            sender=clean_field(said.from_address, 500),
+            subject=clean_field(said.subject, MAX_SUBJECT_CHARS),
+        )
 
     def _write_outcomes(self, mailbox: Mailbox, mails: Sequence[_Mail]) -> None:
         written = [mail for mail in mails if mail.outcome]

@@ -400,31 +400,24 @@ class NotifyService:
         group = self.groups.get(event.group_id)
         if post is None or group is None:
             return None
-        if isinstance(event, PostCreated):
-            author = self.users.get(post.author_id)
-            return Occurrence(
-                id=f"post-{post.id}",
-                kind="newPost",
-                group=group,
-                post=post,
-                author=author,
-                comment=None,
-                url=post_url(group, post),
-                occurred_on=post.created_on,
-            )
-        comment = self.comments.get(event.comment_id)
-        if comment is None or comment.deleted_on is not None or not comment.is_approved:
-            return None
-        author = None if comment.is_anonymous else self.users.get(comment.author_id)
+        comment = None
+        if not isinstance(event, PostCreated):
+            comment = self.comments.get(event.comment_id)
+            if comment is None or comment.deleted_on is not None or not comment.is_approved:
+                return None
+        told = comment if comment is not None else post
+        anonymous = comment is not None and comment.is_anonymous
         return Occurrence(
-            id=f"comment-{comment.id}",
-            kind="newComment",
+            id=f"comment-{comment.id}" if comment is not None else f"post-{post.id}",
+            kind="newComment" if comment is not None else "newPost",
             group=group,
             post=post,
-            author=author,
+            author=None if anonymous else self.users.get(told.author_id),
             comment=comment,
-            url=comment_url(group, post, int(comment.id)),
-            occurred_on=comment.created_on,
+            url=comment_url(group, post, int(comment.id))
+            if comment is not None
+            else post_url(group, post),
+            occurred_on=told.created_on,
         )
 
     @staticmethod
