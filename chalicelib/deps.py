@@ -280,25 +280,33 @@ def post_service() -> PostService:
 
 
 def mail_ingestor(**overrides: Any) -> MailIngestor:
-    """`overrides` replace any constructor argument (tests, the benchmark)."""
+    """`overrides` replace any argument of the ingestor or of its planner (tests, the benchmark):
+    `users=…` or `verifier=…` go to the planner, `posts=…` to both."""
     from chalicelib.services.mail_in import MailIngestor  # the mail jobs only
+    from chalicelib.services.mail_planner import MailPlanner
 
     settings = get_settings()
     mode = settings.mail_auth_mode
-    values: dict[str, Any] = {
+    planning: dict[str, Any] = {
         "users": users(),
         "groups": groups(),
         "posts": posts(),
         "comments": comments(),
-        "counters": counters(),
-        "mail": mail(),
-        "outbox": outbox(),
-        "clock": utc_now,
         "base_url": settings.public_base_url,
         "authserv_id": settings.mail_authserv_id if mode == "header" else None,
         "verifier": sender_verifier() if mode == "verify" else None,
     }
-    values.update(overrides)
+    planning.update((name, overrides[name]) for name in planning if name in overrides)
+    values: dict[str, Any] = {
+        "planner": MailPlanner(**planning),
+        "posts": planning["posts"],
+        "comments": planning["comments"],
+        "counters": counters(),
+        "mail": mail(),
+        "outbox": outbox(),
+        "clock": utc_now,
+    }
+    values.update((name, value) for name, value in overrides.items() if name not in planning)
     return MailIngestor(**values)
 
 

@@ -104,7 +104,7 @@ def parse_dmarc_record(text: str) -> DmarcRecord | None:
     subdomain = tags.get("sp", "").lower()
     return DmarcRecord(
         policy=policy,  # type: ignore[arg-type]  # checked against _POLICIES above
-        subdomain_policy=subdomain if subdomain in _POLICIES else None,  # type: ignore[arg-type]
+        subdomain_policy=subdomain if subdomain in _POLICIES else None,
         strict_dkim=tags.get("adkim", "r").lower() == "s",
     )
 

@@ -174,7 +174,8 @@ class Told(Protocol):
 class Subscription(Protocol):
     """Why the recipient is told (services/notify.py `Recipient`)."""
 
-    reason: str
+    @property
+    def reason(self) -> str: ...
 
 
 def excerpt(markup: str, limit: int = EXCERPT_CHARS) -> str:

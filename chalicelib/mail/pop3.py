@@ -12,12 +12,15 @@ import socket
 import ssl
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 if TYPE_CHECKING:
     from chalicelib.mail.hosts import HostPolicy
 
 ResultT = TypeVar("ResultT")
+
+# A session that keeps breaking is given up after this many reconnections in one poll.
+MAX_RECONNECTS = 3
 
 DEFAULT_CONNECT_TIMEOUT_SECONDS = 10.0
 DEFAULT_READ_TIMEOUT_SECONDS = 30.0
@@ -72,11 +75,13 @@ class _PinnedPOP3SSL(poplib.POP3_SSL):
         self, host: str, port: int, address: str, *, timeout: float, context: ssl.SSLContext
     ) -> None:
         self._address = address
+        # Kept here too: poplib keeps it as `context`, which its type stubs do not declare.
+        self._tls = context
         super().__init__(host, port, timeout=timeout, context=context)
 
     def _create_socket(self, timeout: Any) -> socket.socket:
         sock = socket.create_connection((self._address, self.port), timeout)
-        return self.context.wrap_socket(sock, server_hostname=self.host)
+        return self._tls.wrap_socket(sock, server_hostname=self.host)
 
 
 class Pop3Mailbox:
@@ -216,8 +221,9 @@ class Pop3Mailbox:
     def _read_message(self, number: int, max_bytes: int | None) -> bytes:
         connection = self._connection
         # poplib's own command helpers: the status line is short, so its line limit is harmless.
-        connection._putcmd(f"RETR {number}")  # noqa: SLF001
-        connection._getresp()  # noqa: SLF001 (raises error_proto on -ERR)
+        # Private to poplib, absent from its type stubs.
+        connection._putcmd(f"RETR {number}")  # type: ignore[attr-defined]  # noqa: SLF001
+        connection._getresp()  # type: ignore[attr-defined]  # noqa: SLF001 (raises on -ERR)
         stream = connection.file
         pieces: list[bytes] = []
         total = 0
@@ -297,3 +303,118 @@ def _number_and_int(line: bytes) -> tuple[int, int]:
 def _number_and_text(line: bytes) -> tuple[int, str]:
     number, value = line.split()[:2]
     return int(number), value.decode("ascii", "replace")
+
+
+# --- the session of one poll -----------------------------------------------------------------
+
+
+class Maildrop(Protocol):
+    """Where a mailbox's mail is (chalicelib.services.mailboxes.Mailbox)."""
+
+    @property
+    def server_name(self) -> str: ...
+    @property
+    def server_port(self) -> int: ...
+    @property
+    def server_username(self) -> str: ...
+    @property
+    def password(self) -> str: ...
+    @property
+    def is_ssl(self) -> bool: ...
+
+
+class Pop3Server(Protocol):
+    """What a poll asks of one POP3 connection (`Pop3Mailbox`; tests pass wrappers)."""
+
+    @property
+    def is_usable(self) -> bool: ...
+    def listing(self) -> dict[int, int]: ...
+    def uidls(self) -> dict[int, str]: ...
+    def retrieve(self, number: int, max_bytes: int | None = None) -> bytes: ...
+    def delete(self, number: int) -> None: ...
+    def quit(self) -> None: ...
+    def close(self) -> None: ...
+
+
+def open_pop3(mailbox: Maildrop, hosts: HostPolicy | None = None) -> Pop3Server:
+    """The default way to open a mailbox: a POP3 session, logged in, on a host the policy allows
+    (AGORA_MAIL_ALLOW_PRIVATE_HOSTS's, unless one is given)."""
+    from chalicelib.mail.hosts import HostPolicy
+    from chalicelib.settings import get_settings
+
+    return Pop3Mailbox(
+        mailbox.server_name,
+        mailbox.server_port,
+        mailbox.server_username,
+        mailbox.password,
+        is_ssl=mailbox.is_ssl,
+        hosts=hosts or HostPolicy(get_settings().mail_allow_private_hosts),
+    )
+
+
+MaildropT = TypeVar("MaildropT", bound=Maildrop)
+
+
+class MailSession:
+    """The POP3 session of one poll, addressed by UIDL, reconnecting when it breaks.
+
+    Message numbers change between sessions (RFC 1939 §7); UIDLs do not, so everything above
+    speaks UIDLs. Deletions marked before a reconnection are rolled back by the server; their
+    markers make the next poll delete them.
+    """
+
+    def __init__(self, opener: Callable[[MaildropT], Pop3Server], mailbox: MaildropT) -> None:
+        self._reopen: Callable[[], Pop3Server] = lambda: opener(mailbox)
+        self.reconnects = 0
+        self.numbers: dict[str, int] = {}
+        self.sizes: dict[str, int] = {}
+        self.order: list[str] = []
+        self.server = self._open()
+
+    def _open(self) -> Pop3Server:
+        server = self._reopen()
+        sizes = server.listing()
+        uidls = server.uidls()
+        self.numbers, self.sizes, self.order = {}, {}, []
+        for number in sorted(sizes):
+            uidl = uidls.get(number, f"#{number}")
+            if uidl in self.numbers:  # a server repeating a UIDL: the later copy waits
+                continue
+            self.numbers[uidl] = number
+            self.sizes[uidl] = sizes[number]
+            self.order.append(uidl)
+        return server
+
+    def ensure_usable(self) -> None:
+        if self.server.is_usable:
+            return
+        if self.reconnects >= MAX_RECONNECTS:
+            raise MailboxError(f"the connection broke {self.reconnects + 1} times; giving up")
+        self.reconnects += 1
+        self.close()
+        self.server = self._open()
+
+    def retrieve(self, uidl: str, max_bytes: int) -> bytes | None:
+        """The message, or None when it is gone from the server since the listing."""
+        self.ensure_usable()
+        number = self.numbers.get(uidl)
+        if number is None:
+            return None
+        return bytes(self.server.retrieve(number, max_bytes))
+
+    def delete(self, uidl: str) -> bool:
+        self.ensure_usable()
+        number = self.numbers.get(uidl)
+        if number is None:
+            return False
+        self.server.delete(number)
+        return True
+
+    def quit(self) -> None:
+        self.server.quit()
+
+    def close(self) -> None:
+        try:
+            self.server.close()
+        except Exception:  # closing a broken connection may fail again; it is gone either way
+            pass

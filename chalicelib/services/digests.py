@@ -118,7 +118,7 @@ class DigestService:
             return False  # today's digest went out already: these wait for tomorrow's
         taken = [record for record in pending if self.digests.take(record, day, now)]
         entries = self._visible_entries(user, taken) if user is not None and user.email else []
-        if not entries:
+        if user is None or not user.email or not entries:
             # Nothing the user may still see: the taken items are dropped, the day stays free.
             self.digests.release_day(user_id, day)
             return False

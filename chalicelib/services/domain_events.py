@@ -14,10 +14,7 @@ in camelCase (README, "Domain events").
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -159,64 +156,6 @@ def recorded(event: Any) -> Recorded:
 
 # A handler takes a `Recorded` (or a batch of them through `publish_all`).
 Handler = Callable[[Recorded], None]
-
-
-class BatchMemo:
-    """What handlers read for one batch of events (one drain of outbox records), each value read
-    once.
-
-    A poll that posts a hundred mails into one group records a hundred events about the same
-    group and author: their subscribers are read for the first and reused for the rest (issue 14's
-    budget of DynamoDB requests per mail). It lives only as long as the batch, so a subscription
-    changed during a batch counts from the next batch on. Thread-safe.
-    """
-
-    def __init__(self) -> None:
-        self._values: dict[Any, Any] = {}
-        self._stored: dict[Any, Any] = {}
-        self._lock = threading.Lock()
-
-    def remember(self, key: Any, value: Any) -> None:
-        """What the publisher stored just now (a new post), so handlers need not read it back."""
-        with self._lock:
-            self._stored[key] = value
-
-    def stored(self, key: Any) -> Any:
-        """What `remember` kept under `key`, else None (read it from the table)."""
-        with self._lock:
-            return self._stored.get(key)
-
-    def get(self, key: Any, read: Callable[[], Any]) -> Any:
-        # Reading under the lock: two workers asking for the same key read it once, not twice.
-        with self._lock:
-            if key not in self._values:
-                self._values[key] = read()
-            return self._values[key]
-
-
-_batch: ContextVar[BatchMemo | None] = ContextVar("domain_events_batch", default=None)
-
-
-def batch_memo() -> BatchMemo | None:
-    """The memo of the batch being published, None outside one (every read is fresh)."""
-    return _batch.get()
-
-
-@contextmanager
-def batch() -> Iterator[BatchMemo]:
-    """Events published within it belong to one batch (a drain): handlers may reuse what they
-    read for earlier events of it. Worker threads see it when run in a copy of this context
-    (`contextvars.copy_context().run`). Nested batches share the outer memo."""
-    outer = _batch.get()
-    if outer is not None:
-        yield outer
-        return
-    memo = BatchMemo()
-    token = _batch.set(memo)
-    try:
-        yield memo
-    finally:
-        _batch.reset(token)
 
 
 class DomainEvents:

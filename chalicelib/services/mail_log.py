@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 from chalicelib.schemas.mail_log import MailLogEntryOut, MailLogPage, MailLogQuery
 from chalicelib.services.links import post_ref
+from chalicelib.services.mail_ports import MailLogPages
 from chalicelib.services.posts import unknown_offset
 
 if TYPE_CHECKING:
-    from chalicelib.store.mail import MailRepository
     from chalicelib.store.refs import ReferenceReader
 
 # Internal states as the API names them: an import interrupted mid-way is retried, i.e. failed
@@ -19,7 +19,7 @@ API_STATUS = {"processing": "failed", "quarantined": "failed"}
 
 
 class MailLogService:
-    def __init__(self, mail: MailRepository, refs: ReferenceReader) -> None:
+    def __init__(self, mail: MailLogPages, refs: ReferenceReader) -> None:
         self.mail = mail
         self.refs = refs
 
@@ -40,17 +40,22 @@ class MailLogService:
             post = posts.get(record.post_id) if record.post_id else None
             group = groups.get(post.group_id) if post else None
             entries.append(
-                MailLogEntryOut(
-                    id=record.entry_id,
-                    received_on=record.received_on,
-                    message_id=record.message_id,
-                    **{"from": record.sender},
-                    subject=record.subject,
-                    status=API_STATUS.get(record.status, record.status),
-                    reason=record.reason
-                    or ("interrupted; will be retried" if record.status == "processing" else ""),
-                    post=post_ref(post, group) if post and group else None,
-                    comment_id=int(record.comment_id) if record.comment_id else None,
+                # Validated from a mapping: `from` is a Python keyword.
+                MailLogEntryOut.model_validate(
+                    {
+                        "id": record.entry_id,
+                        "receivedOn": record.received_on,
+                        "messageId": record.message_id,
+                        "from": record.sender,
+                        "subject": record.subject,
+                        "status": API_STATUS.get(record.status or "", record.status),
+                        "reason": record.reason
+                        or (
+                            "interrupted; will be retried" if record.status == "processing" else ""
+                        ),
+                        "post": post_ref(post, group) if post and group else None,
+                        "commentId": int(record.comment_id) if record.comment_id else None,
+                    }
                 )
             )
         return MailLogPage(

@@ -15,10 +15,11 @@ at least once, so every one of those writes is conditional on the occurrence: to
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from chalicelib import metrics
 from chalicelib.auth import Caller, Need
@@ -27,9 +28,21 @@ from chalicelib.mail.outgoing import instant_email
 from chalicelib.services.domain_events import (
     CommentCreated,
     PostCreated,
-    batch_memo,
+    Recorded,
     event_from_json,
     event_to_json,
+)
+from chalicelib.services.mail_ports import (
+    Alerts,
+    CommentReads,
+    DigestQueue,
+    Fanout,
+    Mailer,
+    NotifyGroups,
+    NotifyUsers,
+    PostReads,
+    Subscriptions,
+    SubscriptionView,
 )
 from chalicelib.services.unsubscribe import (
     unsubscribe_url,
@@ -106,7 +119,7 @@ class Occurrence:
     @property
     def headline(self) -> str:
         if self.kind == "newPost":
-            return self.post.title
+            return str(self.post.title)
         return f"New comment on: {self.post.title}"
 
 
@@ -162,29 +175,78 @@ def parse_chunk(body: str) -> tuple[Any, list[Recipient]]:
     return event_from_json(data["event"]), [Recipient(**r) for r in data["recipients"]]
 
 
+# --- what one batch of events reads once --------------------------------------------------------
+
+ValueT = TypeVar("ValueT")
+
+
+class BatchReads:
+    """What the notifications of one batch of events (a drain of outbox records) read once.
+
+    A poll that posts a hundred mails into one group records a hundred events about the same
+    group and author: their subscribers are read for the first and reused for the rest, and the
+    drain reads the batch's posts in one BatchGetItem and hands them in here (issue 14's budget
+    of DynamoDB requests per mail). Made by the drain (jobs/outbox.py) and given to the
+    `NotifyService` of that batch; it lives as long as the batch, so a subscription changed
+    during a batch counts from the next one on. Thread-safe.
+    """
+
+    def __init__(self, posts: Mapping[str, Any] | None = None) -> None:
+        self._posts = dict(posts or {})
+        self._read: dict[tuple[object, ...], Any] = {}
+        self._lock = threading.Lock()
+
+    def post(self, post_id: str) -> Any:
+        """The post as the drain read it, else None (read it from the table)."""
+        return self._posts.get(post_id)
+
+    def once(self, key: tuple[object, ...], read: Callable[[], ValueT]) -> ValueT:
+        # Reading under the lock: two workers asking for the same key read it once, not twice.
+        with self._lock:
+            if key not in self._read:
+                self._read[key] = read()
+            value: ValueT = self._read[key]
+            return value
+
+
+class NotificationsFailed(RuntimeError):
+    """Some recipients of an event were not told: the drain delivers the event again (those
+    already told are not told twice)."""
+
+
 # --- the service -------------------------------------------------------------------------------
 
 
 @dataclass
 class NotifyService:
-    notifications: Any
-    users: Any
-    groups: Any
-    posts: Any
-    comments: Any
-    alerts: Any
-    digests: Any
-    mail: Any
-    fanout: Any
+    notifications: Subscriptions
+    users: NotifyUsers
+    groups: NotifyGroups
+    posts: PostReads
+    comments: CommentReads
+    alerts: Alerts
+    digests: DigestQueue
+    mail: Mailer
+    fanout: Fanout
     clock: Callable[[], datetime]
     inline_limit: int = INLINE_LIMIT
     chunk_size: int = CHUNK_SIZE
-    _root_id: Any = field(default=None, init=False, repr=False)
+    # The batch being drained (None: every read is fresh, as for one event told alone).
+    reads: BatchReads | None = None
+    _root_id: str | None = field(default=None, init=False, repr=False)
 
     # --- the domain event handler ----------------------------------------------------------------
 
+    def __call__(self, item: Recorded) -> None:
+        """The subscriber of new posts and comments (other events pass): raises when some
+        recipient was not told, so the drain delivers the event again."""
+        if isinstance(item.event, PostCreated | CommentCreated):
+            report = self.handle(item.event)
+            if report.failed:
+                raise NotificationsFailed(f"{report.failed} notification(s) failed")
+
     def handle(self, event: Any) -> DeliveryReport:
-        event = getattr(event, "event", event)  # a `Recorded` from the outbox drain
+        event = event.event if isinstance(event, Recorded) else event
         recipients = self.recipients(event)
         if len(recipients) <= self.inline_limit:
             return self.deliver(event, recipients)
@@ -225,15 +287,17 @@ class NotifyService:
                 merged[recipient.user_id] = known.merged(recipient) if known else recipient
         return [r for r in merged.values() if r.wants_anything]
 
-    def subscribers(self, kind: str, target_id: str, notification_id: int) -> list[Any]:
+    def subscribers(
+        self, kind: str, target_id: str, notification_id: int
+    ) -> list[SubscriptionView]:
         """One index Query, or none when this batch of events (a drain) read it already."""
-        memo = batch_memo()
-        if memo is None:
-            return self.notifications.subscribers(kind, target_id, notification_id)
-        return memo.get(
-            ("subscribers", kind, target_id, notification_id),
-            lambda: self.notifications.subscribers(kind, target_id, notification_id),
-        )
+
+        def read() -> list[SubscriptionView]:
+            return list(self.notifications.subscribers(kind, target_id, notification_id))
+
+        if self.reads is None:
+            return read()
+        return self.reads.once(("subscribers", kind, target_id, notification_id), read)
 
     # --- delivery (inline, or one SQS chunk) -----------------------------------------------------
 
@@ -331,37 +395,29 @@ class NotifyService:
         """The post or comment as stored now; None when it is gone or hidden since."""
         from chalicelib.services.links import comment_url, post_url
 
-        memo = batch_memo()
         # The drain reads the posts of its batch at once (jobs/outbox.py): not one by one.
-        post = (memo and memo.stored(("post", event.post_id))) or self.posts.get(event.post_id)
+        post = (self.reads and self.reads.post(event.post_id)) or self.posts.get(event.post_id)
         group = self.groups.get(event.group_id)
         if post is None or group is None:
             return None
-        if isinstance(event, PostCreated):
-            author = self.users.get(post.author_id)
-            return Occurrence(
-                id=f"post-{post.id}",
-                kind="newPost",
-                group=group,
-                post=post,
-                author=author,
-                comment=None,
-                url=post_url(group, post),
-                occurred_on=post.created_on,
-            )
-        comment = self.comments.get(event.comment_id)
-        if comment is None or comment.deleted_on is not None or not comment.is_approved:
-            return None
-        author = None if comment.is_anonymous else self.users.get(comment.author_id)
+        comment = None
+        if not isinstance(event, PostCreated):
+            comment = self.comments.get(event.comment_id)
+            if comment is None or comment.deleted_on is not None or not comment.is_approved:
+                return None
+        told = comment if comment is not None else post
+        anonymous = comment is not None and comment.is_anonymous
         return Occurrence(
-            id=f"comment-{comment.id}",
-            kind="newComment",
+            id=f"comment-{comment.id}" if comment is not None else f"post-{post.id}",
+            kind="newComment" if comment is not None else "newPost",
             group=group,
             post=post,
-            author=author,
+            author=None if anonymous else self.users.get(told.author_id),
             comment=comment,
-            url=comment_url(group, post, int(comment.id)),
-            occurred_on=comment.created_on,
+            url=comment_url(group, post, int(comment.id))
+            if comment is not None
+            else post_url(group, post),
+            occurred_on=told.created_on,
         )
 
     @staticmethod

@@ -20,13 +20,26 @@ few requests per chunk of mails, not per mail.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, LocalSecondaryIndex
 from pynamodb.models import Model
 
+from chalicelib.services.mail_ports import (
+    Fail,
+    Finish,
+    LogEntry,
+    MailLog,
+    MailLogPages,
+    Marker,
+    Quarantine,
+    Reserve,
+    Skip,
+    Step,
+)
 from chalicelib.store import cache
 from chalicelib.store.base import (
     UtcAttribute,
@@ -59,11 +72,6 @@ def status_partition(mailbox: str, status: str) -> str:
     return f"{mailbox}#{LISTED_STATUS.get(status, status)}"
 
 
-class Marker(NamedTuple):
-    entry_id: str
-    status: str | None  # the entry's final status when marked (None: marked before statuses)
-
-
 class ReceivedIndex(LocalSecondaryIndex):
     Meta = index_meta("received", AllProjection())
     mailbox = UnicodeAttribute(hash_key=True)
@@ -78,7 +86,8 @@ class StatusIndex(GlobalSecondaryIndex):
 
 @register
 class MailRecord(Model):
-    Meta = table_meta("mail")
+    # PynamoDB types `Meta` as an instance of its protocol; it reads the class table_meta makes.
+    Meta = table_meta("mail")  # type: ignore[assignment]
 
     mailbox = UnicodeAttribute(hash_key=True)
     sk = UnicodeAttribute(range_key=True)
@@ -103,11 +112,18 @@ class MailRecord(Model):
 
 @register
 class MailboxLeaseRecord(Model):
-    Meta = table_meta("mailbox-leases")
+    Meta = table_meta("mailbox-leases")  # type: ignore[assignment]  # as MailRecord's
 
     mailbox = UnicodeAttribute(hash_key=True)
     owner = UnicodeAttribute()
     expires_on = UtcAttribute()
+
+
+def _stored(entry: LogEntry) -> MailRecord:
+    """The record behind an entry this repository handed out."""
+    if not isinstance(entry, MailRecord):
+        raise TypeError(f"not an entry of this log: {type(entry).__name__}")
+    return entry
 
 
 def _list_by_status(record: MailRecord) -> None:
@@ -137,6 +153,44 @@ class MailRepository:
         except MailRecord.DoesNotExist:
             return None
 
+    # --- the log's steps (services/mail_ports.py): what happened to a mail, as records ----------
+
+    def record(self, mailbox: str, account: str, steps: Sequence[Step]) -> None:
+        """Apply the steps to their entries and write entries and markers in one batch (in
+        order: an entry before the marker that points at it)."""
+        records: list[MailRecord] = []
+        for step in steps:
+            entry = _stored(step.entry)
+            if isinstance(step, Reserve):
+                entry.attempts = int(entry.attempts or 0) + 1
+                entry.status = "processing"
+                records.append(entry)
+            elif isinstance(step, Finish | Quarantine):
+                if isinstance(step, Finish):
+                    entry.status, entry.reason = step.status, step.reason
+                    entry.post_id = step.post_id or entry.post_id
+                else:
+                    entry.status, entry.reason = "quarantined", step.reason
+                records += [entry, self.marker(mailbox, account, step.uidl, entry)]
+            elif isinstance(step, Fail):
+                entry.status, entry.reason = "failed", step.reason
+                records.append(entry)
+            elif isinstance(step, Skip):
+                records.append(self.marker(mailbox, account, step.uidl, entry))
+        # One put per item (a batch refuses the same key twice): an entry counted and settled in
+        # the same call is written once, in its final state (steps change the one record).
+        unique: dict[tuple[str, str], MailRecord] = {}
+        for record in records:
+            unique.setdefault((record.mailbox, record.sk), record)
+        self.write_all(list(unique.values()))
+
+    def keep_comment_id(self, entry: LogEntry, comment_id: int, post_id: str) -> None:
+        record = _stored(entry)
+        record.comment_id, record.post_id = comment_id, post_id
+        self.save_entry(record)
+
+    # --- records as they are (seeding: tests, the benchmark, the console) -----------------------
+
     def save_entry(self, record: MailRecord) -> MailRecord:
         record.sk = ENTRY + str(record.entry_id)
         _list_by_status(record)
@@ -146,6 +200,7 @@ class MailRepository:
     def new_entry(
         self, mailbox: str, entry_id: str, received_on: datetime, **values: Any
     ) -> MailRecord:
+        """An entry not stored yet (`values`: any other field)."""
         return MailRecord(
             mailbox,
             ENTRY + entry_id,
@@ -155,7 +210,7 @@ class MailRepository:
             **values,
         )
 
-    def entries(self, mailbox: str, entry_ids: list[str]) -> dict[str, MailRecord]:
+    def entries(self, mailbox: str, entry_ids: list[str]) -> dict[str, LogEntry]:
         """Log entries by id, read in batches (BatchGetItem, 100 keys a request)."""
         if not entry_ids:
             return {}
@@ -176,7 +231,8 @@ class MailRepository:
             for record in MailRecord.batch_get(keys, consistent_read=True)
         }
 
-    def marker(self, mailbox: str, account: str, uidl: str, entry: MailRecord) -> MailRecord:
+    @staticmethod
+    def marker(mailbox: str, account: str, uidl: str, entry: MailRecord) -> MailRecord:
         """The (unsaved) marker saying this message is handled by `entry`."""
         return MailRecord(
             mailbox, f"{UIDL}{account}#{uidl}", entry_id=entry.entry_id, status=entry.status
@@ -196,9 +252,10 @@ class MailRepository:
                 batch.save(record)
 
     def page_newest_first(
-        self, mailbox: str, *, limit: int, after: MailRecord | None, status: str | None = None
+        self, mailbox: str, *, limit: int, after: LogEntry | None, status: str | None = None
     ) -> list[MailRecord]:
         """A page of the log, or of its entries listed as `status`: one Query either way."""
+        after = _stored(after) if after is not None else None
         if status is None:
             records = query_page(
                 MailRecord.received,
@@ -240,3 +297,9 @@ class MailRepository:
         conditionally(
             lambda: MailboxLeaseRecord(mailbox).delete(condition=MailboxLeaseRecord.owner == owner)
         )
+
+
+if TYPE_CHECKING:
+    # The type checker holds this repository to the log mail in asks for.
+    _AS_MAIL_LOG: MailLog = MailRepository()
+    _AS_LOG_PAGES: MailLogPages = MailRepository()

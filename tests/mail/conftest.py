@@ -45,6 +45,18 @@ class Mailbox:
     def count(self) -> int:
         return self.server.count(self.user)
 
+    def api_settings(self) -> dict[str, object]:
+        """The connector settings (CONTRACT §8, as the API takes them) that name this mailbox."""
+        return {
+            "serverName": "127.0.0.1",
+            "serverPort": self.server.pop3_port,
+            "serverUsername": self.user,
+            "serverPassword": self.password,
+            "isEnabled": True,
+            "isSSL": False,
+            "deleteProcessed": True,
+        }
+
     def connector(self, scope: str, *, delete: bool = True, ssl: bool = False) -> ServiceMailbox:
         """The mailbox settings that point mail in at this mailbox: email-to-post of the group
         `scope`, or email-to-comment when `scope` is "system"."""

@@ -15,7 +15,8 @@ import pytest
 from chalicelib import deps
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.mail_poll import poll_mailbox
-from chalicelib.services.mail_in import Checkpoints, Mailbox, MailIngestor
+from chalicelib.services.mail_in import Mailbox, MailIngestor
+from tests.support.mail_fakes import CRASH_STEPS, Crash, CrashAt, PlannerDying
 
 BASE = "https://community.example"
 
@@ -65,22 +66,6 @@ class FakeDirectory:
 
     def record_poll_failed(self, key: str, when: datetime, message: str) -> None:
         self.last_errors[key] = (when, message)
-
-
-class CrashAt(Checkpoints):
-    """Simulates the process dying at one step (BaseException: nothing may catch it)."""
-
-    class Crash(BaseException):
-        pass
-
-    def __init__(self, step: str) -> None:
-        self.step = step
-        self.armed = True
-
-    def reached(self, step: str, mail=None) -> None:
-        if self.armed and step == self.step:
-            self.armed = False
-            raise self.Crash(step)
 
 
 @pytest.fixture
@@ -181,15 +166,12 @@ def test_same_message_id_twice_makes_one_post(world):
     assert [p.title for p in posts_of(world.garden)].count("Twice") == 1
 
 
-@pytest.mark.parametrize(
-    "step",
-    ["downloaded", "entry_reserved", "planning", "record_stored", "outcome_stored", "deleted"],
-)
+@pytest.mark.parametrize("step", CRASH_STEPS)
 def test_a_crash_at_any_step_loses_nothing_and_duplicates_nothing(world, step):
     world.mailbox.deliver(mail("ann@example.org", "Crash test", "body"))
     world.mailbox.deliver(mail("ann@example.org", "Second", "body"))
-    with pytest.raises(CrashAt.Crash):
-        poll(world.config(), checkpoints=CrashAt(step))
+    with pytest.raises(Crash):
+        poll(world.config(), **CrashAt(step).overrides())
     # The crash came before QUIT: the server rolled back every deletion.
     assert world.mailbox.count() == 2
     result = poll(world.config())
@@ -375,39 +357,39 @@ def test_ids_are_stable_for_the_same_mail():
     uuid.UUID(MailIngestor._entry_id("post#x", "sha256:00"))
 
 
-class KillsOnPlanning(Checkpoints):
-    """The process dies (a Lambda timeout, not an exception) whenever it plans one mail."""
+class Death(BaseException):
+    """The process dies (a Lambda timeout, not an exception)."""
 
-    class Death(BaseException):
-        pass
 
-    def __init__(self, subject: str) -> None:
-        self.subject = subject
+def killer_of(subject: str) -> PlannerDying:
+    """The real planner, in a process that dies whenever it plans the mail of `subject`."""
 
-    def reached(self, step: str, mail=None) -> None:
-        if step == "planning" and mail is not None and mail.subject == self.subject:
-            raise self.Death(self.subject)
+    def dies(planned: str) -> None:
+        if planned == subject:
+            raise Death(subject)
+
+    return PlannerDying(ingestor().planner, dies)
 
 
 def test_a_mail_that_kills_the_process_is_quarantined_and_the_rest_flows(world):
-    killer = KillsOnPlanning("Killer")
+    killer = killer_of("Killer")
     world.mailbox.deliver(mail("ann@example.org", "Killer", "boom"))
     world.mailbox.deliver(mail("ann@example.org", "Good 0", "fine"))
     for poll_number in range(1, 4):  # max_attempts polls die on it...
-        with pytest.raises(KillsOnPlanning.Death):
-            poll(world.config(), checkpoints=killer)
+        with pytest.raises(Death):
+            poll(world.config(), planner=killer)
         # ...while the mail delivered meanwhile still gets imported
         world.mailbox.deliver(mail("ann@example.org", f"Good {poll_number}", "fine"))
     [entry] = [e for e in log_entries(world.config().key) if e.subject == "Killer"]
     assert entry.status == "processing" and entry.attempts == 3
-    last = poll(world.config(), checkpoints=killer)  # the killer is not run again
+    last = poll(world.config(), planner=killer)  # the killer is not run again
     [entry] = [e for e in log_entries(world.config().key) if e.subject == "Killer"]
     assert entry.status == "quarantined" and "interrupted 3 times" in entry.reason
     assert last.failed == 1
     titles = sorted(p.title for p in posts_of(world.garden) if p.title.startswith("Good"))
     assert titles == ["Good 0", "Good 1", "Good 2", "Good 3"]
     assert world.mailbox.count() == 1  # only the quarantined mail is kept
-    assert poll(world.config(), checkpoints=killer).skipped == 1
+    assert poll(world.config(), planner=killer).skipped == 1
 
 
 def test_switching_to_another_account_imports_its_mail_despite_colliding_uidls(world, dovecot):
@@ -516,9 +498,8 @@ def test_a_name_that_resolves_to_a_private_address_only_at_connect_time_is_refus
 
     from chalicelib import secrets
     from chalicelib.mail.hosts import HostPolicy
-    from chalicelib.mail.pop3 import MailboxError
+    from chalicelib.mail.pop3 import MailboxError, open_pop3
     from chalicelib.schemas.connectors import MailboxSettingsUpdate
-    from chalicelib.services.mail_in import open_pop3
     from chalicelib.services.mailboxes import MailboxSettingsService
     from chalicelib.store.connectors import MailboxRepository
     from chalicelib.store.groups import GroupRepository

@@ -109,15 +109,7 @@ def test_scheduled_dispatch_through_app_wiring(configured, client):
 
 def test_email_to_comment_mailbox_through_settings(configured, api, mailbox, capsys):
     root = configured.users[0]["id"]
-    settings = {
-        "serverName": "127.0.0.1",
-        "serverPort": mailbox.server.pop3_port,
-        "serverUsername": mailbox.user,
-        "serverPassword": mailbox.password,
-        "isEnabled": True,
-        "isSSL": False,
-        "deleteProcessed": True,
-    }
+    settings = mailbox.api_settings()
     # Both connectors read the same test mailbox; the post one is switched off first.
     api.put(
         f"/api/v1/en_US/connector/email-to-post/{configured.garden}",
@@ -154,15 +146,7 @@ def test_closed_port_and_wrong_password_show_last_error_until_a_good_poll(
     root = c.users[0]["id"]
     post_path = f"/api/v1/en_US/connector/email-to-post/{c.garden}"
     comment_path = "/api/v1/en_US/connector/email-to-comment"
-    good = {
-        "serverName": "127.0.0.1",
-        "serverPort": mailbox.server.pop3_port,
-        "serverUsername": mailbox.user,
-        "serverPassword": mailbox.password,
-        "isEnabled": True,
-        "isSSL": False,
-        "deleteProcessed": True,
-    }
+    good = mailbox.api_settings()
     wrong_password = "wrong-" + mailbox.password
     assert api.put(post_path, c.admin, {**good, "serverPort": free_port()})[0] == 200
     assert api.put(comment_path, root, {**good, "serverPassword": wrong_password})[0] == 200

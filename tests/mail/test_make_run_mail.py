@@ -65,15 +65,7 @@ def test_cli_poll_mail_with_only_make_runs_variables_notifies_each_subscriber_on
         "AGORA_MAIL_ALLOW_PRIVATE_HOSTS",  # its demo mailboxes are on loopback (CONTRACT §2)
     }
     auth = {"X-Auth": running.login()}
-    settings = {
-        "serverName": "127.0.0.1",
-        "serverPort": mailbox.server.pop3_port,
-        "serverUsername": mailbox.user,
-        "serverPassword": mailbox.password,
-        "isEnabled": True,
-        "isSSL": False,
-        "deleteProcessed": True,
-    }
+    settings = mailbox.api_settings()
     path = f"/api/v1/en_US/connector/email-to-post/{GARDENING}"
     status, body = running.request("PUT", path, settings, headers=auth)
     assert status == 200, body

@@ -11,6 +11,8 @@ from chalicelib.mail.parse import MailParseError, ParsedMail, content_hash, dmar
 from tests.mail.conftest import message_bytes
 from tests.support import mail_corpus_files
 
+pytestmark = pytest.mark.fast  # pure: parsed values and files, no AWS, no server
+
 
 def parse_corpus(corpus_dir: Path, name: str) -> ParsedMail:
     return parse_mail((corpus_dir / name).read_bytes())

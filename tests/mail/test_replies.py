@@ -9,6 +9,8 @@ import pytest
 from chalicelib.mail.parse import parse_mail
 from chalicelib.mail.replies import trim_reply
 
+pytestmark = pytest.mark.fast  # pure: parsed values and files, no AWS, no server
+
 CASES = {
     "gmail": (
         "Sounds good, see you there.\n\n"

@@ -2,7 +2,7 @@
 
 Every post a poll creates is recorded in the outbox in the same transaction as the post, and the
 outbox drain tells the notification handler: both are counted. The drain reads the subscribers
-of the group and of the author once per batch of records (services/domain_events.batch), not
+of the group and of the author once per batch of records (services/notify.BatchReads), not
 once per post, and the batch's posts in one BatchGetItem; who is told stays the same.
 """
 

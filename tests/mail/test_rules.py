@@ -11,6 +11,8 @@ from chalicelib.auth import Caller
 from chalicelib.mail.parse import AuthenticationResult, ParsedMail
 from chalicelib.services import mail_rules
 
+pytestmark = pytest.mark.fast  # pure: parsed values and files, no AWS, no server
+
 BASE = "https://community.example"
 PERMISSIONS = {
     "post": ["member", "moderator", "administrator"],

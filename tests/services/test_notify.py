@@ -264,25 +264,328 @@ def test_sqs_function_delivers_a_chunk_through_app_wiring(world, client):
 def test_a_batch_reads_subscribers_once_and_outside_one_every_event_reads_them(
     world, dynamo_counter
 ):
-    from chalicelib.services import domain_events
+    from chalicelib.services.notify import BatchReads
 
     c = world
     subscribe(c.group_fan, "group", c.garden, 1, email=INSTANT)
     event = PostCreated(post_id=c.hello, group_id=c.garden, author_id=c.ann)
-    service = deps.notify_service()
+    batch = deps.notify_service(reads=BatchReads())  # what the drain makes for one batch
 
-    with domain_events.batch():
-        first = service.recipients(event)
-        dynamo_counter.reset()
-        # A subscription stored during the batch (a mail poll) counts from the next one on.
-        subscribe(c.alert_fan, "group", c.garden, 1, screen=True)
-        with domain_events.batch():  # nested: the same batch
-            again = service.recipients(event)
-        assert dynamo_counter.requests == {"UpdateItem": 1}  # the subscription only, no Query
+    first = batch.recipients(event)
+    dynamo_counter.reset()
+    # A subscription stored during the batch (a mail poll) counts from the next one on.
+    subscribe(c.alert_fan, "group", c.garden, 1, screen=True)
+    again = batch.recipients(event)
+    assert dynamo_counter.requests == {"UpdateItem": 1}  # the subscription only, no Query
     assert [r.user_id for r in first] == [r.user_id for r in again] == [c.group_fan]
 
     # Outside a batch (a request), each event reads the subscribers as they are now.
     dynamo_counter.reset()
-    fresh = service.recipients(event)
+    fresh = deps.notify_service().recipients(event)
     assert dynamo_counter.requests == {"Query": 2}  # the author's and the group's subscribers
     assert sorted(r.user_id for r in fresh) == sorted([c.group_fan, c.alert_fan])
+
+
+# --- the rules, with fakes (no moto): who is told, once, and how -----------------------------------
+
+
+class Fakes:
+    """A private garden with members, a post and a comment by Ann, in memory."""
+
+    def __init__(self) -> None:
+        from types import SimpleNamespace
+
+        from chalicelib.services.notify import NotifyService
+        from tests.support.fakes import FakeUserRepository
+        from tests.support.mail_fakes import (
+            FakeAlerts,
+            FakeDigests,
+            FakeFanout,
+            FakeMailComments,
+            FakeMailer,
+            FakeMailGroups,
+            FakeMailPosts,
+            FakeSubscriptions,
+            add_user,
+        )
+
+        root = SimpleNamespace(id="root", slug="root", parent_id=None, access="public")
+        self.garden = SimpleNamespace(
+            id="g1",
+            slug="garden",
+            name="Garden",
+            parent_id="root",
+            access="private",
+            thumb_url=None,
+        )
+        self.users = FakeUserRepository()
+        for name in ("ann", "bob", "cy"):
+            add_user(self.users, name, {"g1": "member"})
+        add_user(self.users, "outsider", {})
+        self.posts = FakeMailPosts()
+        self.posts.add(
+            id="p1",
+            group_id="g1",
+            slug="hello",
+            title="Hello",
+            content="<p>Hi</p>",
+            author_id="ann",
+            created_on=datetime(2026, 11, 1, tzinfo=UTC),
+        )
+        self.comments = FakeMailComments()
+        self.comments.add(
+            id=5,
+            post_id="p1",
+            content="<p>Nice</p>",
+            author_id="ann",
+            is_anonymous=False,
+            is_approved=True,
+            deleted_on=None,
+            created_on=datetime(2026, 11, 2, tzinfo=UTC),
+        )
+        self.subscriptions = FakeSubscriptions()
+        self.alerts, self.digests = FakeAlerts(), FakeDigests()
+        self.mail, self.fanout = FakeMailer(), FakeFanout()
+        self.service = NotifyService(
+            notifications=self.subscriptions,
+            users=self.users,
+            groups=FakeMailGroups(root, self.garden),
+            posts=self.posts,
+            comments=self.comments,
+            alerts=self.alerts,
+            digests=self.digests,
+            mail=self.mail,
+            fanout=self.fanout,
+            clock=lambda: datetime(2026, 11, 3, tzinfo=UTC),
+        )
+
+
+NEW_POST = PostCreated(post_id="p1", group_id="g1", author_id="ann")
+NEW_COMMENT = CommentCreated(
+    comment_id=5, post_id="p1", group_id="g1", author_id="ann", is_approved=True
+)
+
+
+@pytest.fixture
+def fakes() -> Fakes:
+    return Fakes()
+
+
+def told(fakes: Fakes, event) -> dict[str, tuple[int, bool, bool, str]]:
+    return {
+        r.user_id: (r.email_alert_id, r.show_screen_alert, r.show_red_label, r.reason)
+        for r in fakes.service.recipients(event)
+    }
+
+
+@pytest.mark.fast
+def test_group_and_author_subscribers_are_told_of_a_new_post(fakes):
+    fakes.subscriptions.subscribe("bob", ("group", "g1", 1), email=INSTANT)
+    fakes.subscriptions.subscribe("cy", ("author", "ann", 8), screen=True)
+    assert told(fakes, NEW_POST) == {
+        "bob": (INSTANT, False, False, "All new group posts"),
+        "cy": (0, True, False, "New posts by author"),
+    }
+
+
+@pytest.mark.fast
+def test_the_author_is_never_told_of_their_own_post(fakes):
+    fakes.subscriptions.subscribe("ann", ("group", "g1", 1), email=INSTANT, red=True)
+    assert told(fakes, NEW_POST) == {}
+
+
+@pytest.mark.fast
+def test_a_user_matched_twice_is_told_once_with_instant_beating_the_digest(fakes):
+    fakes.subscriptions.subscribe("bob", ("group", "g1", 1), email=DIGEST, screen=True)
+    fakes.subscriptions.subscribe("bob", ("author", "ann", 8), email=INSTANT, red=True)
+    [recipient] = fakes.service.recipients(NEW_POST)
+    assert (recipient.email_alert_id, recipient.show_screen_alert, recipient.show_red_label) == (
+        INSTANT,
+        True,
+        True,
+    )
+    # The first match names the reason; the unsubscribe link stops the email that is sent.
+    assert recipient.reason == "New posts by author"
+    assert recipient.subscription == "author#ann#8"
+
+
+@pytest.mark.fast
+def test_a_subscription_that_asks_for_nothing_tells_nobody(fakes):
+    fakes.subscriptions.subscribe("bob", ("group", "g1", 1))
+    assert told(fakes, NEW_POST) == {}
+
+
+@pytest.mark.fast
+def test_comment_subscribers_of_the_post_and_the_group_are_told(fakes):
+    fakes.subscriptions.subscribe("bob", ("post", "p1", 3), email=DIGEST)
+    fakes.subscriptions.subscribe("cy", ("group", "g1", 2), red=True)
+    fakes.subscriptions.subscribe("bob", ("group", "g1", 1), email=INSTANT)  # posts only
+    assert set(told(fakes, NEW_COMMENT)) == {"bob", "cy"}
+    assert told(fakes, NEW_COMMENT)["bob"][0] == DIGEST
+
+
+@pytest.mark.fast
+def test_a_comment_awaiting_approval_tells_nobody(fakes):
+    fakes.subscriptions.subscribe("bob", ("post", "p1", 3), email=INSTANT)
+    waiting = CommentCreated(
+        comment_id=5, post_id="p1", group_id="g1", author_id="ann", is_approved=False
+    )
+    assert told(fakes, waiting) == {} and fakes.subscriptions.queries == 0
+
+
+@pytest.mark.fast
+def test_other_events_have_no_recipients(fakes):
+    from chalicelib.services.domain_events import CommentDeleted
+
+    event = CommentDeleted(comment_id=5, post_id="p1", group_id="g1", actor_id="ann")
+    assert fakes.service.recipients(event) == []
+
+
+@pytest.mark.fast
+def test_a_user_who_may_not_enter_the_group_is_skipped(fakes):
+    fakes.subscriptions.subscribe("outsider", ("author", "ann", 8), email=INSTANT, red=True)
+    report = fakes.service.handle(NEW_POST)
+    assert (report.recipients, report.skipped, report.emailed, report.alerts) == (1, 1, 0, 0)
+    assert fakes.mail.sent == [] and fakes.alerts.stored == {}
+
+
+@pytest.mark.fast
+def test_instant_email_alert_and_digest_each_go_where_asked(fakes):
+    fakes.subscriptions.subscribe("bob", ("group", "g1", 1), email=INSTANT)
+    fakes.subscriptions.subscribe("cy", ("group", "g1", 1), email=DIGEST, red=True)
+    report = fakes.service.deliver(
+        NEW_POST,
+        [
+            r if r.user_id != "bob" else dataclasses_replace(r, subscription="")
+            for r in fakes.service.recipients(NEW_POST)
+        ],
+    )
+    assert (report.emailed, report.queued, report.alerts) == (1, 1, 1)
+    assert fakes.mail.sent == [("bob@example.org", "[Garden] Hello")]
+    assert fakes.digests.queued[("cy", "post-p1")]["title"] == "Hello"
+    assert fakes.alerts.stored[("cy", "post-p1")]["show_red_label"] is True
+
+
+def dataclasses_replace(recipient, **changes):
+    import dataclasses
+
+    return dataclasses.replace(recipient, **changes)
+
+
+@pytest.mark.fast
+def test_a_suppressed_address_gets_no_instant_email(fakes):
+    from chalicelib.services.notify import Recipient
+
+    fakes.mail.suppressed.add("bob@example.org")
+    report = fakes.service.deliver(NEW_POST, [Recipient("bob", email_alert_id=INSTANT)])
+    assert report.emailed == 0 and fakes.mail.sent == [] and fakes.digests.claimed == {}
+
+
+@pytest.mark.fast
+def test_an_occurrence_is_emailed_once_however_often_it_is_delivered(fakes):
+    from chalicelib.services.notify import Recipient
+
+    recipient = Recipient("bob", email_alert_id=INSTANT)
+    first = fakes.service.deliver(NEW_POST, [recipient])
+    again = fakes.service.deliver(NEW_POST, [recipient])
+    assert (first.emailed, again.emailed) == (1, 0)
+    assert fakes.digests.claimed == {("bob", "post-p1"): "ses-1"}
+
+
+@pytest.mark.fast
+def test_a_failed_send_releases_its_claim_and_spares_the_others(fakes):
+    from chalicelib.services.notify import Recipient
+
+    fakes.mail.failing.add("bob@example.org")
+    report = fakes.service.deliver(
+        NEW_POST,
+        [Recipient("bob", email_alert_id=INSTANT), Recipient("cy", email_alert_id=INSTANT)],
+    )
+    assert (report.failed, report.emailed) == (1, 1)
+    assert fakes.digests.claimed == {("cy", "post-p1"): "ses-1"}  # bob's claim released
+
+
+@pytest.mark.fast
+def test_the_event_handler_raises_when_someone_was_not_told(fakes):
+    from chalicelib.services.domain_events import Recorded
+    from chalicelib.services.notify import NotificationsFailed
+
+    fakes.subscriptions.subscribe("bob", ("group", "g1", 1), email=INSTANT)
+    fakes.mail.failing.add("bob@example.org")
+    with pytest.raises(NotificationsFailed):
+        fakes.service(Recorded("item-1", NEW_POST))
+
+
+@pytest.mark.fast
+def test_a_gone_or_unapproved_comment_tells_nobody_at_delivery(fakes):
+    from chalicelib.services.notify import Recipient
+
+    fakes.comments.rows[5].values["deleted_on"] = datetime(2026, 11, 3, tzinfo=UTC)
+    report = fakes.service.deliver(NEW_COMMENT, [Recipient("bob", show_screen_alert=True)])
+    assert report.skipped == 1 and fakes.alerts.stored == {}
+
+
+@pytest.mark.fast
+def test_a_comment_alert_names_the_comment_and_its_author(fakes):
+    from chalicelib.services.notify import Recipient
+
+    fakes.service.deliver(NEW_COMMENT, [Recipient("bob", show_screen_alert=True, reason="r")])
+    alert = fakes.alerts.stored[("bob", "comment-5")]
+    assert alert["kind"] == "newComment" and alert["refs"]["commentId"] == 5
+    assert alert["refs"]["title"] == "New comment on: Hello"
+    assert alert["refs"]["author"]["alias"] == "Ann"
+
+
+@pytest.mark.fast
+def test_many_recipients_are_fanned_out_in_chunks(fakes):
+    from chalicelib.services.notify import parse_chunk
+
+    for user in ("bob", "cy"):
+        fakes.subscriptions.subscribe(user, ("group", "g1", 1), email=DIGEST)
+    fakes.service.inline_limit, fakes.service.chunk_size = 1, 1
+    report = fakes.service.handle(NEW_POST)
+    assert (report.recipients, report.fanned_out) == (2, 2)
+    chunks = [parse_chunk(body) for body in fakes.fanout.bodies]
+    assert [event for event, _ in chunks] == [NEW_POST, NEW_POST]
+    assert sorted(r.user_id for _, rs in chunks for r in rs) == ["bob", "cy"]
+    assert fakes.digests.queued == {}  # told by the chunks' deliveries, not here
+
+
+@pytest.mark.fast
+def test_a_batch_reads_each_subscriber_list_once_and_uses_the_posts_it_was_given(fakes):
+    import dataclasses
+
+    from chalicelib.services.notify import BatchReads, Recipient
+
+    fakes.subscriptions.subscribe("bob", ("group", "g1", 1), screen=True)
+    prefetched = fakes.posts.rows["p1"]
+    batch = dataclasses.replace(fakes.service, reads=BatchReads({"p1": prefetched}))
+    fakes.posts.rows.clear()  # the table would not be read again
+    for _ in range(3):
+        batch.recipients(NEW_POST)
+    assert fakes.subscriptions.queries == 2  # the author's list and the group's, once each
+    report = batch.deliver(NEW_POST, [Recipient("bob", show_screen_alert=True)])
+    assert report.alerts == 1
+    assert fakes.service.deliver(NEW_POST, [Recipient("cy", show_screen_alert=True)]).skipped == 1
+
+
+@pytest.mark.fast
+def test_recipients_merge_keeps_the_stronger_email_and_either_flag():
+    from chalicelib.services.notify import Recipient
+
+    digest = Recipient("u", email_alert_id=DIGEST, show_red_label=True, subscription="a")
+    instant = Recipient("u", email_alert_id=INSTANT, show_screen_alert=True, subscription="b")
+    for merged in (digest.merged(instant), instant.merged(digest)):
+        assert (merged.email_alert_id, merged.subscription) == (INSTANT, "b")
+        assert merged.show_red_label and merged.show_screen_alert
+
+
+@pytest.mark.fast
+def test_a_chunk_carries_the_event_and_its_recipients():
+    from chalicelib.services.notify import Recipient, chunk_body, parse_chunk
+
+    recipients_of_chunk = [Recipient("bob", email_alert_id=INSTANT, reason="All new group posts")]
+    assert parse_chunk(chunk_body(NEW_COMMENT, recipients_of_chunk)) == (
+        NEW_COMMENT,
+        recipients_of_chunk,
+    )

@@ -1,0 +1,131 @@
+"""What a mail becomes, with what that needs looked up: the sender's user, the mailbox's group,
+the post a permalink names, the sender's DKIM/DMARC word. The rules themselves are pure
+(`chalicelib.services.mail_rules`); the ingestor (services/mail_in.py) stores the plan.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, Protocol
+
+from chalicelib.auth import Caller
+from chalicelib.services import mail_rules
+from chalicelib.services.mail_rules import Plan
+
+if TYPE_CHECKING:
+    from chalicelib.mail.parse import ParsedMail
+    from chalicelib.services.mail_ports import MailComments, MailGroups, MailPosts, MailUsers
+    from chalicelib.services.mailboxes import Mailbox
+
+
+class SenderCheck(Protocol):
+    """What a sender verifier answers (chalicelib.mail.authentication.SenderVerdict)."""
+
+    @property
+    def spoofed(self) -> bool: ...
+    @property
+    def reason(self) -> str: ...
+
+
+class SenderVerifier(Protocol):
+    """AGORA_MAIL_AUTH=verify: chalicelib.mail.authentication.SenderVerifier."""
+
+    def verify(self, raw: bytes, from_domain: str, *, last_attempt: bool) -> SenderCheck: ...
+
+
+class Planner(Protocol):
+    """The ingestor's planner (tests pass one that fails at a chosen mail)."""
+
+    def begin_poll(self) -> None: ...
+    def plan(
+        self, mailbox: Mailbox, parsed: ParsedMail, *, raw: bytes = b"", last_attempt: bool = False
+    ) -> Plan: ...
+
+
+class MailPlanner:
+    def __init__(
+        self,
+        *,
+        users: MailUsers,
+        groups: MailGroups,
+        posts: MailPosts,
+        comments: MailComments,
+        base_url: str,
+        authserv_id: str | None = None,
+        verifier: SenderVerifier | None = None,
+    ) -> None:
+        self.users = users
+        self.groups = groups
+        self.posts = posts
+        self.comments = comments
+        self.base_url = base_url.rstrip("/")
+        self.authserv_id = authserv_id
+        self.verifier = verifier
+        # Senders and groups repeat within a mailbox: each is read once per poll.
+        self._authors: dict[str, Any] = {}
+        self._groups: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def begin_poll(self) -> None:
+        """Forget what the last poll read (a user may have joined a group since)."""
+        with self._lock:
+            self._authors.clear()
+            self._groups.clear()
+
+    def plan(
+        self, mailbox: Mailbox, parsed: ParsedMail, *, raw: bytes = b"", last_attempt: bool = False
+    ) -> Plan:
+        verdict = mail_rules.screen(parsed, self.authserv_id)
+        if verdict is not None:
+            return verdict
+        address = parsed.from_address or ""  # never empty here: screened above
+        author = self._author(address)
+        if author is None:
+            return mail_rules.unknown_sender(parsed)
+        # Only a member's mail is worth DNS look-ups; a temporary DNS failure raises, so the
+        # mail is `failed` and retried by the next poll (chalicelib.mail.authentication).
+        sender = None
+        if self.verifier is not None:
+            domain = address.rpartition("@")[2]
+            sender = self.verifier.verify(raw, domain, last_attempt=last_attempt)
+            if sender.spoofed:
+                return Plan("rejected", sender.reason)
+        caller = Caller.of(author, self.groups.root_id())
+        if mailbox.is_post:
+            group = self._group(mailbox.group_id) if mailbox.group_id else None
+            plan = mail_rules.plan_post(parsed, author, caller, group)
+        else:
+            target = self.find_permalink(parsed.subject)
+            plan = mail_rules.plan_comment(parsed, author, caller, target)
+        if sender is not None and plan.status in ("posted", "commented"):
+            plan.notes.insert(0, sender.reason)
+        return plan
+
+    def _author(self, address: str) -> Any:
+        # Under the lock: the poll's workers asking for the same sender read it once, not once
+        # each (issue 14's request budget, which the outbox drain shares).
+        with self._lock:
+            if address not in self._authors:
+                self._authors[address] = self.users.by_email(address)
+            return self._authors[address]
+
+    def _group(self, group_id: str) -> Any:
+        with self._lock:
+            if group_id not in self._groups:
+                self._groups[group_id] = self.groups.get(group_id)
+            return self._groups[group_id]
+
+    def find_permalink(self, subject: str) -> tuple[Any, Any, int] | None:
+        """The (group, post, parent comment id) of the first permalink in the subject that names
+        an existing post (and comment)."""
+        for link in mail_rules.permalink_candidates(subject, self.base_url):
+            group = self.groups.by_slug(link.group_slug)
+            post = self.posts.by_slug(group.id, link.post_slug) if group else None
+            if post is None:
+                continue
+            if link.comment_id is None:
+                return group, post, 0
+            comment = self.comments.get(link.comment_id)
+            if comment is not None and comment.post_id == post.id and not comment.is_deleted:
+                return group, post, int(comment.id)
+        return None

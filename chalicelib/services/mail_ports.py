@@ -1,0 +1,245 @@
+"""What mail in and notifications ask of the stores: one Protocol per repository, so the
+services take these and not PynamoDB classes, and fast tests pass fakes (tests/support).
+
+The mail log speaks in domain steps (`Reserve`, `Finish`, `Quarantine`, `Fail`, `Skip`): the
+service says what happened to a mail, the store decides what that means for its records and
+writes a poll's steps in batches (store/mail.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, NamedTuple, Protocol
+
+# --- records, as the services read them ---------------------------------------------------------
+
+
+class LogEntry(Protocol):
+    """One mail's log entry, read-only: the store's steps change it."""
+
+    @property
+    def entry_id(self) -> str | None: ...
+    @property
+    def status(self) -> str | None: ...
+    @property
+    def reason(self) -> str | None: ...
+    @property
+    def attempts(self) -> float: ...
+    @property
+    def post_id(self) -> str | None: ...
+    @property
+    def comment_id(self) -> float | None: ...
+    @property
+    def message_id(self) -> str | None: ...
+    @property
+    def received_on(self) -> datetime | None: ...
+    @property
+    def sender(self) -> str | None: ...
+    @property
+    def subject(self) -> str | None: ...
+
+
+class Marker(NamedTuple):
+    """A message on the server is handled: by which entry, with which final status."""
+
+    entry_id: str
+    status: str | None  # the entry's final status when marked (None: marked before statuses)
+
+
+# --- the mail log's steps -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reserve:
+    """An attempt is counted before any work on the mail: a mail that kills the process is
+    counted like one that raises (status `processing`)."""
+
+    entry: LogEntry
+
+
+@dataclass(frozen=True)
+class Finish:
+    """The mail's outcome (posted, commented, ignored, rejected) and its UIDL's marker."""
+
+    entry: LogEntry
+    uidl: str
+    status: str
+    reason: str
+    post_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Quarantine:
+    """No more attempts: kept on the server for a person, and marked so no poll takes it again."""
+
+    entry: LogEntry
+    uidl: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Fail:
+    """This attempt failed; the next poll tries again (no marker)."""
+
+    entry: LogEntry
+    reason: str
+
+
+@dataclass(frozen=True)
+class Skip:
+    """The message on the server is a mail handled already (by `entry`): only its marker."""
+
+    entry: LogEntry
+    uidl: str
+
+
+Step = Reserve | Finish | Quarantine | Fail | Skip
+
+
+class MailLog(Protocol):
+    """The mail-in log of store/mail.py (tests: tests/support/mail_fakes.FakeMailLog)."""
+
+    def prepare(self) -> None: ...
+    def entry(self, mailbox: str, entry_id: str) -> LogEntry | None: ...
+    def entries(self, mailbox: str, entry_ids: list[str]) -> dict[str, LogEntry]: ...
+    def handled_uidls(self, mailbox: str, account: str, uidls: list[str]) -> dict[str, Marker]: ...
+    def new_entry(
+        self,
+        mailbox: str,
+        entry_id: str,
+        received_on: datetime,
+        *,
+        message_id: str | None = None,
+        sender: str | None = None,
+        subject: str | None = None,
+    ) -> LogEntry:
+        """An entry not stored yet (no attempt counted): the first step stores it."""
+        ...
+
+    def record(self, mailbox: str, account: str, steps: Sequence[Step]) -> None:
+        """Apply the steps and write them, in order, in as few requests as the store can."""
+        ...
+
+    def keep_comment_id(self, entry: LogEntry, comment_id: int, post_id: str) -> None:
+        """Store the id a comment will have before the comment is stored: a retry after a crash
+        reuses it, so the comment's conditional put finds it there."""
+        ...
+
+
+class MailLogPages(Protocol):
+    """The log as the mail log endpoints read it (services/mail_log.py)."""
+
+    def position(self, mailbox: str, entry_id: str) -> LogEntry | None: ...
+    def page_newest_first(
+        self, mailbox: str, *, limit: int, after: LogEntry | None, status: str | None = None
+    ) -> Sequence[LogEntry]: ...
+
+
+# --- what mail in reads and writes elsewhere ----------------------------------------------------
+
+
+class MailUsers(Protocol):
+    def by_email(self, address: str) -> Any: ...
+
+
+class MailGroups(Protocol):
+    def root_id(self) -> str | None: ...
+    def get(self, group_id: str) -> Any: ...
+    def by_slug(self, slug: str) -> Any: ...
+
+
+class MailPosts(Protocol):
+    def by_slug(self, group_id: str, slug: str) -> Any: ...
+    def slugs(self, group_id: str) -> Any: ...
+    def insert(self, *, events: Sequence[object] = ..., **values: Any) -> Any: ...
+
+
+class MailComments(Protocol):
+    def get(self, comment_id: int) -> Any: ...
+    def insert(self, *, events: Sequence[object] = ..., **values: Any) -> Any: ...
+
+
+class Counters(Protocol):
+    def next_value(self, name: str) -> int: ...
+
+
+class Outbox(Protocol):
+    def save(self, events: Sequence[object]) -> None: ...
+
+
+# --- what notifications read and write ---------------------------------------------------------
+
+
+class SubscriptionView(Protocol):
+    @property
+    def user_id(self) -> str: ...
+    @property
+    def sort_key(self) -> str: ...
+    @property
+    def email_alert_id(self) -> float | None: ...
+    @property
+    def show_screen_alert(self) -> bool | None: ...
+    @property
+    def show_red_label(self) -> bool | None: ...
+
+
+class Subscriptions(Protocol):
+    def subscribers(
+        self, kind: str, target_id: str, notification_id: int
+    ) -> Sequence[SubscriptionView]: ...
+
+
+class NotifyUsers(Protocol):
+    def get(self, user_id: str) -> Any: ...
+    def get_many(self, user_ids: set[str]) -> Mapping[str, Any]: ...
+
+
+class NotifyGroups(Protocol):
+    def root_id(self) -> str | None: ...
+    def get(self, group_id: str) -> Any: ...
+
+
+class PostReads(Protocol):
+    def get(self, post_id: str) -> Any: ...
+
+
+class CommentReads(Protocol):
+    def get(self, comment_id: int) -> Any: ...
+
+
+class Alerts(Protocol):
+    def add(self, user_id: str, alert_id: str, **values: Any) -> bool:
+        """Store the alert unless it is there already (its fields: store/alerts.py)."""
+        ...
+
+
+class DigestQueue(Protocol):
+    def queue(
+        self, user_id: str, occurrence_id: str, item: dict[str, Any], now: datetime
+    ) -> bool: ...
+    def claim_instant(self, user_id: str, occurrence_id: str, now: datetime) -> bool: ...
+    def release_instant(self, user_id: str, occurrence_id: str) -> None: ...
+    def record_instant(self, user_id: str, occurrence_id: str, message_id: str) -> None: ...
+
+
+class Mailer(Protocol):
+    """chalicelib.mail.outgoing.OutgoingMail: `send` answers SES's message id."""
+
+    def is_suppressed(self, address: str) -> bool: ...
+    def send(
+        self,
+        group: Any,
+        to: tuple[str, str],
+        subject_line: str,
+        plain_text: str,
+        html: str,
+        /,
+        *,
+        unsubscribe_url: str | None = None,
+    ) -> str: ...
+
+
+class Fanout(Protocol):
+    def send(self, bodies: list[str]) -> None: ...
