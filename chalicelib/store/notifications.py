@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from pynamodb.attributes import BooleanAttribute, NumberAttribute, UnicodeAttribute
+from pynamodb.expressions.update import Action
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
@@ -98,7 +99,7 @@ class NotificationRepository:
         """
         record = NotificationRecord(user_id, sort_key(kind, target_id, notification_id, group_id))
         defaults = {"email_alert_id": 0, "show_screen_alert": False, "show_red_label": False}
-        actions = [
+        actions: list[Action] = [
             NotificationRecord.target_key.set(target_key(kind, target_id, notification_id)),
             NotificationRecord.kind.set(kind),
             NotificationRecord.target_id.set(target_id),
