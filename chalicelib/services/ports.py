@@ -1,0 +1,230 @@
+"""What the services need of the store: one Protocol per repository, and the records it answers.
+
+The services are written against these, never against a PynamoDB class: `deps.py` passes the
+DynamoDB repositories (chalicelib/store), the fast tests pass the in-memory ones
+(tests/support/fakes.py), and tests/store/test_repository_contract.py holds both to the same
+answers. A record Protocol names the attributes the rules read and write; the store's nullable
+attributes are typed as such (`store.base.nullable`), so a record is checked against its Protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+# --- groups and users -----------------------------------------------------------------------------
+
+
+class Group(Protocol):
+    # Plain attributes, as chalicelib.auth's GroupLike asks of what it is shown.
+    id: str
+    access: str
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def slug(self) -> str: ...
+    @property
+    def parent_id(self) -> str | None: ...
+    @property
+    def permissions(self) -> Mapping[str, Any]: ...
+
+
+class GroupStore(Protocol):
+    def get(self, group_id: str) -> Group | None: ...
+    def get_many(self, group_ids: set[str]) -> Mapping[str, Group]: ...
+    def root_id(self) -> str | None: ...
+
+
+class User(Protocol):
+    # Plain attributes, as chalicelib.auth's UserLike asks of what it is shown.
+    id: str
+    memberships: Mapping[str, str] | None
+
+    @property
+    def alias(self) -> str: ...
+    @property
+    def email(self) -> str: ...
+    @property
+    def slug(self) -> str: ...
+    @property
+    def avatar_url(self) -> str | None: ...
+
+
+class UserReader(Protocol):
+    def get(self, user_id: str) -> User | None: ...
+    def get_many(self, user_ids: set[str]) -> Mapping[str, User]: ...
+
+
+# --- posts and comments ---------------------------------------------------------------------------
+
+
+class Post(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def author_id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def slug(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def created_on(self) -> datetime: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def comments_count(self) -> float: ...
+
+
+class PostStore(Protocol):
+    def get(self, post_id: str) -> Post | None: ...
+    def get_many(self, post_ids: set[str]) -> Mapping[str, Post]: ...
+    def position(self, post_id: str) -> Post | None: ...
+    def page_newest_first(
+        self, group_id: str, *, limit: int, after: Any, text: str | None
+    ) -> Sequence[Post]: ...
+
+
+class SpamReport(Protocol):
+    @property
+    def author_id(self) -> str: ...
+    @property
+    def created_on(self) -> datetime: ...
+
+
+class Comment(Protocol):
+    """A comment as moderation reads and changes it; `version` guards the write."""
+
+    @property
+    def id(self) -> float: ...
+    @property
+    def post_id(self) -> str: ...
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def author_id(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def created_on(self) -> datetime: ...
+    @property
+    def parent_comment_id(self) -> float: ...
+    @property
+    def rating(self) -> float: ...
+    @property
+    def votes(self) -> float: ...
+    @property
+    def is_anonymous(self) -> bool: ...
+    @property
+    def is_deleted(self) -> bool: ...
+    @property
+    def deleted_list_position(self) -> datetime | None: ...
+    @property
+    def last_reported_on(self) -> datetime | None: ...
+
+    is_approved: bool
+    approved_on: datetime | None
+    deleted_on: datetime | None
+    deleted_by_id: str | None
+    # The store's report items (each a SpamReport): a list the rules may empty.
+    spam_reports: list[Any]
+
+
+class CommentStore(Protocol):
+    """The moderation lists are one Query each, continuing after `after`'s place in the list;
+    a conditional write answers False when the stored comment is no longer the one read."""
+
+    def get(self, comment_id: int) -> Comment | None: ...
+    def position(self, comment_id: int) -> Comment | None: ...
+    def visible_page(self, post_id: str, *, limit: int, after: Any) -> Sequence[Comment]: ...
+    def deleted_page(
+        self, group_id: str, *, limit: int, after: Any, text: str | None
+    ) -> Sequence[Comment]: ...
+    def unapproved_page(
+        self,
+        group_id: str,
+        *,
+        limit: int,
+        after: Any,
+        text: str | None = None,
+        newest_first: bool = True,
+    ) -> Sequence[Comment]: ...
+    def reported_page(
+        self, group_id: str, *, limit: int, after: Any, text: str | None
+    ) -> Sequence[Comment]: ...
+    def deleted_before_in_group(
+        self, group_id: str, cutoff: datetime, *, limit: int, after: Any
+    ) -> Sequence[Comment]: ...
+    def deleted_before(self, cutoff: datetime, *, limit: int, after: Any) -> Sequence[Comment]: ...
+    def replace_if_unchanged(
+        self, record: Any, *, was_deleted: bool, events: Sequence[object] = ()
+    ) -> bool: ...
+    def purge_if_unchanged(self, record: Any, events: Sequence[object] = ()) -> bool: ...
+    def purge_if_deleted_before(
+        self, comment_id: int, cutoff: datetime, events: Sequence[object] = ()
+    ) -> bool: ...
+
+
+class References(Protocol):
+    """Posts, groups and users read at once (one BatchGetItem across tables)."""
+
+    @property
+    def posts(self) -> Mapping[str, Post]: ...
+    @property
+    def groups(self) -> Mapping[str, Group]: ...
+    @property
+    def users(self) -> Mapping[str, User]: ...
+
+
+class ReferenceStore(Protocol):
+    def read(
+        self,
+        *,
+        users: Iterable[str | None] = (),
+        groups: Iterable[str | None] = (),
+        posts: Iterable[str | None] = (),
+    ) -> References: ...
+
+
+# --- profile structure ----------------------------------------------------------------------------
+
+
+class ProfileItem(Protocol):
+    """A section (`kind` "section") or a field of the profile structure."""
+
+    @property
+    def item_key(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def field_id(self) -> str | None: ...
+
+    name: str
+    position: float
+    section_id: float
+    default_visibility_id: float | None
+    type_id: float | None
+    parent_id: str | None
+    parent_selected_value_id: str | None
+    data: Any  # the field's settings as JSON: a dict of the field type's keys
+
+
+class ProfileStore(Protocol):
+    """The whole structure is read at once and written in all-or-nothing commits conditioned on
+    the version each record was read at (a stale record fails the commit: StaleStructure)."""
+
+    def load(self) -> Sequence[ProfileItem]: ...
+    def next_section_id(self) -> int: ...
+    def new_section(self, section_id: int, **values: Any) -> ProfileItem: ...
+    def new_field(self, field_id: str, **values: Any) -> ProfileItem: ...
+    def commit(
+        self,
+        saves: Sequence[Any] = (),
+        moves: Sequence[Any] = (),
+        deletes: Sequence[Any] = (),
+    ) -> None: ...
