@@ -145,7 +145,7 @@ class EventService:
         return answer
 
     def move(
-        self, found: tuple[Any, Any], move: CalendarMove, caller: Caller, sent: dict
+        self, found: tuple[Any, Any], move: CalendarMove, caller: Caller, sent: dict[str, Any]
     ) -> EventPage:
         """Calendar update: new dates for the event `find` returned (privilege checked before the
         body is read), answered with the calendar of the period.

@@ -132,4 +132,5 @@ def render_calendar(group: Any, records: list[Any]) -> str:
             event.add("description", description)
         event.add("url", event_url(group, int(record.id)))
         calendar.add_component(event)
-    return calendar.to_ical().decode("utf-8")
+    text: bytes = calendar.to_ical()
+    return text.decode("utf-8")

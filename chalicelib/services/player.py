@@ -25,7 +25,7 @@ def level_for(experience: int, base: float, exponent: float) -> Level:
     """Level L starts at round(base * (L - 1) ** exponent) experience (CONTRACT §2)."""
 
     def start(level: int) -> int:
-        return round(base * (level - 1) ** exponent)
+        return round(float(base * (level - 1) ** exponent))
 
     experience = max(experience, 0)
     level = 1

@@ -90,4 +90,5 @@ def render_feed(
         if author is not None:
             # An alias, never the address: RSS's own <author> wants an email.
             entry.dc.dc_creator(x(author.alias))
-    return feed.rss_str(pretty=True).decode("utf-8")
+    rss: bytes = feed.rss_str(pretty=True)
+    return rss.decode("utf-8")

@@ -51,9 +51,13 @@ class SystemPageService:
     def update_premium_landing_page(
         self, group_id: str, update: PremiumPageUpdate, editor_id: str
     ) -> PremiumLandingPageOut:
-        doc = {"isEnabled": update.is_enabled, "content": clean_html(update.content)}
-        self._put(group_id, PREMIUM, doc, editor_id)
-        return PremiumLandingPageOut(is_enabled=doc["isEnabled"], content=doc["content"])
+        page = PremiumLandingPageOut(
+            is_enabled=update.is_enabled, content=clean_html(update.content)
+        )
+        self._put(
+            group_id, PREMIUM, {"isEnabled": page.is_enabled, "content": page.content}, editor_id
+        )
+        return page
 
     def _put(self, scope: str, kind: str, doc: dict[str, Any], editor_id: str) -> dict[str, Any]:
         from chalicelib.clock import utc_now

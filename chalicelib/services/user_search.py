@@ -38,6 +38,6 @@ class UserSearchService:
             after=after,
         )
         return UserSearchPage(
-            offset=next_offset(records, query.offset),
+            offset=next_offset(records, query.offset, lambda r: r.id),
             users=[UserFound(**user_ref(r).model_dump(), email=r.email) for r in records],
         )
