@@ -1,10 +1,14 @@
 """Composition: the repositories and collaborators each service is built with.
 
-Services take everything through their constructors (a test passes a fake, tests/support/fakes.py);
-this is the one module that names the PynamoDB repositories. It imports the store inside each
-factory, so a handler that never needs a table never loads its model (cold start). A repository
-holds no state: one of each is kept. Services are built on each use, as before: some take settings
-when built, and tests change settings between calls.
+Services take everything through their constructors, typed by the Protocols of
+services/ports.py (a test passes a fake, tests/support/fakes.py); this is the one module that
+names the PynamoDB repositories. One idiom each:
+
+- a repository is a cached factory (`@functools.cache`): it holds no state, so one of each is
+  kept; it imports the store inside, so a handler that never needs a table never loads its model
+  (cold start). `mail()` alone is built on each use (see there).
+- a service is a plain constructor call on each use: some take settings when built, and tests
+  change settings between calls.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from chalicelib.services.comments import CommentPresenter, CommentService
 from chalicelib.services.connectors import LocalConnectorService
 from chalicelib.services.console import ConsoleService
 from chalicelib.services.digests import DigestService
-from chalicelib.services.domain_events import CommentCreated, DomainEvents, PostCreated
+from chalicelib.services.domain_events import CommentCreated, DomainEvents, PostCreated, Recorded
 from chalicelib.services.events import EventService
 from chalicelib.services.feed import FeedService
 from chalicelib.services.feed_keys import FeedKeyService
@@ -53,18 +57,24 @@ if TYPE_CHECKING:
     from chalicelib.services.notify import NotifyService
     from chalicelib.store.alerts import AlertRepository
     from chalicelib.store.comments import CommentRepository
+    from chalicelib.store.connectors import ConnectorRepository, MailboxRepository
     from chalicelib.store.counters import CounterRepository
+    from chalicelib.store.digests import DigestRepository
     from chalicelib.store.documents import DocumentRepository
     from chalicelib.store.events import EventRepository
     from chalicelib.store.feed_keys import FeedKeyRepository
+    from chalicelib.store.fixture import FixtureExportStore, FixtureStore
     from chalicelib.store.groups import GroupRepository
     from chalicelib.store.login_attempts import LoginAttemptRepository
     from chalicelib.store.mail import MailRepository
+    from chalicelib.store.notifications import NotificationRepository
     from chalicelib.store.outbox import Outbox
     from chalicelib.store.player import PlayerRepository
     from chalicelib.store.posts import PostRepository
     from chalicelib.store.profile import ProfileRepository
     from chalicelib.store.refs import ReferenceReader
+    from chalicelib.store.suppressions import SuppressionRepository
+    from chalicelib.store.user_search import SearchIndex
     from chalicelib.store.users import UserRepository
 
 
@@ -169,9 +179,66 @@ def counters() -> CounterRepository:
     return CounterRepository()
 
 
+@functools.cache
+def notifications() -> NotificationRepository:
+    from chalicelib.store.notifications import NotificationRepository
+
+    return NotificationRepository()
+
+
+@functools.cache
+def digests() -> DigestRepository:
+    from chalicelib.store.digests import DigestRepository
+
+    return DigestRepository()
+
+
+@functools.cache
+def suppressions() -> SuppressionRepository:
+    from chalicelib.store.suppressions import SuppressionRepository
+
+    return SuppressionRepository()
+
+
+@functools.cache
+def search_index() -> SearchIndex:
+    from chalicelib.store.user_search import SearchIndex
+
+    return SearchIndex()
+
+
+@functools.cache
+def connectors() -> ConnectorRepository:
+    from chalicelib.store.connectors import ConnectorRepository
+
+    return ConnectorRepository()
+
+
+@functools.cache
+def mailboxes() -> MailboxRepository:
+    from chalicelib.store.connectors import MailboxRepository
+
+    return MailboxRepository()
+
+
+@functools.cache
+def fixture_store() -> FixtureStore:
+    from chalicelib.store.fixture import FixtureStore
+
+    return FixtureStore()
+
+
+@functools.cache
+def fixture_export_store() -> FixtureExportStore:
+    from chalicelib.store.fixture import FixtureExportStore
+
+    return FixtureExportStore()
+
+
 # --- who is told what happened --------------------------------------------------------------------
 
 
+@functools.cache
 def outbox() -> Outbox:
     from chalicelib.store.outbox import Outbox
 
@@ -195,8 +262,8 @@ class NotificationsFailed(RuntimeError):
     already told are not told twice)."""
 
 
-def _notify_of_new_content(item: Any) -> None:
-    event = getattr(item, "event", item)
+def _notify_of_new_content(item: Recorded) -> None:
+    event = item.event
     if isinstance(event, PostCreated | CommentCreated):
         report = notify_service().handle(event)
         if report.failed:
@@ -399,48 +466,32 @@ class _Lazy:
 
 
 def suppression_service() -> SuppressionService:
-    from chalicelib.store.suppressions import SuppressionRepository
-
-    return SuppressionService(SuppressionRepository(), utc_now)
+    return SuppressionService(suppressions(), utc_now)
 
 
 def notification_service() -> NotificationService:
-    from chalicelib.store.notifications import NotificationRepository
-
     return NotificationService(
-        NotificationRepository(), users(), groups(), posts(), utc_now, suppression_service()
+        notifications(), users(), groups(), posts(), utc_now, suppression_service()
     )
 
 
 def user_search_service() -> UserSearchService:
-    from chalicelib.store.user_search import SearchIndex
-
-    return UserSearchService(SearchIndex(), users())
+    return UserSearchService(search_index(), users())
 
 
 def unsubscribe_service() -> UnsubscribeService:
-    from chalicelib.store.digests import DigestRepository
-    from chalicelib.store.notifications import NotificationRepository
-
-    return UnsubscribeService(
-        NotificationRepository(), DigestRepository(), groups(), posts(), users(), utc_now
-    )
+    return UnsubscribeService(notifications(), digests(), groups(), posts(), users(), utc_now)
 
 
 def local_connector_service() -> LocalConnectorService:
-    from chalicelib.store.connectors import ConnectorRepository
-
-    return LocalConnectorService(
-        ConnectorRepository(), group_service(), groups(), users(), secrets, utc_now
-    )
+    return LocalConnectorService(connectors(), group_service(), groups(), users(), secrets, utc_now)
 
 
 def mailbox_settings_service() -> MailboxSettingsService:
     from chalicelib.mail.hosts import HostPolicy
-    from chalicelib.store.connectors import MailboxRepository
 
     return MailboxSettingsService(
-        MailboxRepository(),
+        mailboxes(),
         secrets,
         utc_now,
         HostPolicy(get_settings().mail_allow_private_hosts),
@@ -456,12 +507,8 @@ def console_service() -> ConsoleService:
 
 
 def fixture_service() -> FixtureService:
-    from chalicelib.store.fixture import FixtureStore
-
-    return FixtureService(FixtureStore())
+    return FixtureService(fixture_store())
 
 
 def fixture_exporter() -> FixtureExporter:
-    from chalicelib.store.fixture import FixtureExportStore
-
-    return FixtureExporter(FixtureExportStore())
+    return FixtureExporter(fixture_export_store())
