@@ -610,3 +610,36 @@ class FakeNotificationRepository:
 
         wanted = target_key(kind, target_id, notification_id)
         return [_stored(i) for i in self._items.values() if i.target_key == wanted]
+
+
+class FakeReferenceReader:
+    """Posts, groups and users at once, from the fakes that hold them (store/refs.py)."""
+
+    def __init__(self, posts: Any, groups: Any, users: Any) -> None:
+        self.posts, self.groups, self.users = posts, groups, users
+
+    def read(self, *, users: Any = (), groups: Any = (), posts: Any = (), events: Any = ()) -> Any:
+        from chalicelib.store.refs import Refs
+
+        return Refs(
+            users=self.users.get_many({u for u in users if u}),
+            groups=self.groups.get_many({g for g in groups if g}),
+            posts=self.posts.get_many({p for p in posts if p}),
+        )
+
+
+def group(
+    group_id: str, *, parent_id: str | None = None, access: str = "public", **values: Any
+) -> Any:
+    """A group record as the store holds it (never saved)."""
+    from chalicelib.store.groups import GroupRecord
+
+    return GroupRecord(
+        id=group_id,
+        name=values.pop("name", group_id.title()),
+        slug=values.pop("slug", group_id),
+        parent_id=parent_id,
+        parent_key=parent_id or "-",
+        access=access,
+        **values,
+    )
