@@ -12,7 +12,7 @@ Mailbox settings (email-to-post, email-to-comment) are in `services/mailboxes.py
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -29,13 +29,12 @@ from chalicelib.schemas.connectors import (
     LocalConnectorUpdate,
 )
 from chalicelib.services.links import base_url, group_ref, user_ref
+from chalicelib.services.ports import GroupStore, User, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.services.groups import GroupService
     from chalicelib.services.mailboxes import Cipher
     from chalicelib.store.connectors import ConnectorRepository
-    from chalicelib.store.groups import GroupRepository
-    from chalicelib.store.users import UserRepository
 
 # The ids of the connector kinds in `type` (the spec gives none).
 KIND_TYPES = {"chat": (1, "Chat"), "crm": (2, "CRM")}
@@ -68,7 +67,7 @@ class _View:
     ancestor_configs: dict[tuple[str, str], Any]  # (group id, connector id) → configuration
     enabled_groups: dict[str, list[str]]  # connector id → ids of groups where it is enabled
     groups: dict[str, Any]  # group id → group (for `groups` and `inheritedFrom`)
-    users: dict[str, Any]  # user id → user (author, editor)
+    users: Mapping[str, User]  # user id → user (author, editor)
 
 
 class LocalConnectorService:
@@ -76,8 +75,8 @@ class LocalConnectorService:
         self,
         connectors: ConnectorRepository,
         group_service: GroupService,
-        groups: GroupRepository,
-        users: UserRepository,
+        groups: GroupStore,
+        users: UserReader,
         cipher: Cipher,
         clock: Callable[[], datetime],
     ) -> None:

@@ -19,11 +19,10 @@ from typing import TYPE_CHECKING
 from chalicelib.auth import Caller, derived_secret
 from chalicelib.errors import Forbidden, Unauthorized
 from chalicelib.schemas.feed_keys import FeedKeyOut
+from chalicelib.services.ports import GroupStore, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.store.feed_keys import FeedKeyRepository
-    from chalicelib.store.groups import GroupRepository
-    from chalicelib.store.users import UserRepository
 
 # Long enough that guessing is hopeless, short enough for a URL.
 NONCE_BYTES = 24
@@ -45,8 +44,8 @@ class FeedKeyService:
     def __init__(
         self,
         keys: FeedKeyRepository,
-        users: UserRepository,
-        groups: GroupRepository,
+        users: UserReader,
+        groups: GroupStore,
         clock: Callable[[], datetime],
     ) -> None:
         self.keys = keys

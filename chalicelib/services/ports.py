@@ -9,7 +9,7 @@ attributes are typed as such (`store.base.nullable`), so a record is checked aga
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -39,6 +39,10 @@ class GroupStore(Protocol):
     def root_id(self) -> str | None: ...
 
 
+class GroupTree(GroupStore, Protocol):
+    def children_of(self, group_id: str) -> list[str]: ...
+
+
 class User(Protocol):
     # Plain attributes, as chalicelib.auth's UserLike asks of what it is shown.
     id: str
@@ -57,6 +61,30 @@ class User(Protocol):
 class UserReader(Protocol):
     def get(self, user_id: str) -> User | None: ...
     def get_many(self, user_ids: set[str]) -> Mapping[str, User]: ...
+
+
+class Account(User, Protocol):
+    """A user as the sign-in and `create-admin` rules change it."""
+
+    email_lower: str
+    password_hash: str | None
+    token_version: float
+
+
+class UserStore(UserReader, Protocol):
+    def by_email(self, email: str) -> Account | None: ...
+    def new(self, **values: Any) -> Account: ...
+    def save(self, user: Any) -> Account: ...
+
+
+# --- documents (feed, newsletter, group email, system pages) --------------------------------------
+
+
+class DocumentStore(Protocol):
+    """One JSON document per (scope, kind): a group's or the system's settings."""
+
+    def get(self, scope: str, kind: str) -> dict[str, Any] | None: ...
+    def put(self, scope: str, kind: str, doc: dict[str, Any], **meta: Any) -> dict[str, Any]: ...
 
 
 # --- posts and comments ---------------------------------------------------------------------------
@@ -191,6 +219,69 @@ class ReferenceStore(Protocol):
         groups: Iterable[str | None] = (),
         posts: Iterable[str | None] = (),
     ) -> References: ...
+
+
+# --- events ---------------------------------------------------------------------------------------
+
+
+class Event(Protocol):
+    @property
+    def id(self) -> float: ...
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def author_id(self) -> str: ...
+    @property
+    def editor_id(self) -> str: ...
+    @property
+    def created_on(self) -> datetime: ...
+    @property
+    def modified_on(self) -> datetime: ...
+    @property
+    def all_day(self) -> bool: ...
+    @property
+    def start_date(self) -> datetime: ...
+    @property
+    def end_date(self) -> datetime | None: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def organizer(self) -> str: ...
+    @property
+    def location(self) -> str: ...
+    @property
+    def start_key(self) -> str: ...
+
+
+# The domain events a write announces, made from the record as stored.
+Happened = Callable[[Any], Sequence[object]]
+
+
+class EventStore(Protocol):
+    """An update or delete of an event changed since it was read raises Conflict (`state`)."""
+
+    def get(self, event_id: int) -> Event | None: ...
+    def position(self, event_id: int) -> Event | None: ...
+    def next_id(self) -> int: ...
+    def create(self, *, happened: Happened | None = None, **values: Any) -> Event: ...
+    def update(self, record: Any, *, happened: Happened | None = None, **changes: Any) -> Event: ...
+    def delete(self, record: Any, *, happened: Happened | None = None) -> None: ...
+    def page(
+        self,
+        group_id: str,
+        *,
+        moment: datetime,
+        upcoming: bool,
+        limit: int,
+        after: Any,
+        text: str | None,
+    ) -> Sequence[Event]: ...
+    def overlaps(self, record: Any, start: datetime, end: datetime) -> bool: ...
+    def overlapping(
+        self, group_id: str, start: datetime, end: datetime, *, cap: int
+    ) -> Sequence[Event]: ...
 
 
 # --- notification settings ----------------------------------------------------------------------

@@ -15,11 +15,10 @@ from chalicelib.auth import (
 )
 from chalicelib.clock import utc_now
 from chalicelib.errors import FieldError, TooManyRequests, Unauthorized
+from chalicelib.services.ports import GroupStore, UserStore
 
 if TYPE_CHECKING:
-    from chalicelib.store.groups import GroupRepository
     from chalicelib.store.login_attempts import LoginAttemptRepository
-    from chalicelib.store.users import UserRepository
 
 # One message for a wrong password and an unknown address: no account enumeration.
 WRONG_CREDENTIALS = "The email address or the password is wrong."
@@ -35,9 +34,9 @@ UNKNOWN_SOURCE = "unknown"
 class SecurityService:
     def __init__(
         self,
-        users: UserRepository,
+        users: UserStore,
         attempts: LoginAttemptRepository,
-        groups: GroupRepository,
+        groups: GroupStore,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.users = users

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.system_pages import (
@@ -12,9 +12,7 @@ from chalicelib.schemas.system_pages import (
     PremiumPageUpdate,
     PrivateLandingPageOut,
 )
-
-if TYPE_CHECKING:
-    from chalicelib.store.documents import DocumentRepository
+from chalicelib.services.ports import DocumentStore
 
 SYSTEM_SCOPE = "system"
 HOME = "homePage"
@@ -23,7 +21,7 @@ PREMIUM = "premiumLandingPage"
 
 
 class SystemPageService:
-    def __init__(self, documents: DocumentRepository) -> None:
+    def __init__(self, documents: DocumentStore) -> None:
         self.documents = documents
 
     def home_page(self) -> HomePageOut:

@@ -25,13 +25,10 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from chalicelib.errors import ValidationFailed
+from chalicelib.services.ports import GroupStore, NotificationStore, PostStore, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.store.digests import DigestRepository
-    from chalicelib.store.groups import GroupRepository
-    from chalicelib.store.notifications import NotificationRepository
-    from chalicelib.store.posts import PostRepository
-    from chalicelib.store.users import UserRepository
 
 TOKEN_LIFETIME = timedelta(days=60)
 AUDIENCE = "agora:unsubscribe"
@@ -112,11 +109,11 @@ class Unsubscription:
 class UnsubscribeService:
     def __init__(
         self,
-        notifications: NotificationRepository,
+        notifications: NotificationStore,
         digests: DigestRepository,
-        groups: GroupRepository,
-        posts: PostRepository,
-        users: UserRepository,
+        groups: GroupStore,
+        posts: PostStore,
+        users: UserReader,
         clock: Callable[[], datetime],
     ) -> None:
         self.notifications = notifications

@@ -9,14 +9,14 @@ from chalicelib.sanitize import search_key
 from chalicelib.schemas.user_search import UserFound, UserSearchPage, UserSearchQuery
 from chalicelib.services.links import user_ref
 from chalicelib.services.paging import next_offset
+from chalicelib.services.ports import UserReader
 
 if TYPE_CHECKING:
     from chalicelib.store.user_search import SearchIndex
-    from chalicelib.store.users import UserRepository
 
 
 class UserSearchService:
-    def __init__(self, index: SearchIndex, users: UserRepository) -> None:
+    def __init__(self, index: SearchIndex, users: UserReader) -> None:
         self.index = index
         self.users = users
 

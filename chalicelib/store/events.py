@@ -35,6 +35,7 @@ from chalicelib.store.base import (
     ensure_fits,
     global_index,
     index_start_key,
+    nullable,
     query_page,
     register,
     sort_moment,
@@ -96,7 +97,7 @@ class EventRecord(Model):
     modified_on = UtcAttribute()
     all_day = BooleanAttribute(default=False)
     start_date = UtcAttribute()
-    end_date = UtcAttribute(null=True)
+    end_date = nullable(UtcAttribute(null=True))
     title = UnicodeAttribute()
     content = UnicodeAttribute(default="")
     organizer = UnicodeAttribute(default="")
