@@ -14,15 +14,11 @@ import hmac
 import secrets
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from chalicelib.auth import Caller, derived_secret
 from chalicelib.errors import Forbidden, Unauthorized
 from chalicelib.schemas.feed_keys import FeedKeyOut
-from chalicelib.services.ports import GroupStore, UserReader
-
-if TYPE_CHECKING:
-    from chalicelib.store.feed_keys import FeedKeyRepository
+from chalicelib.services.ports import FeedKeyStore, GroupStore, UserReader
 
 # Long enough that guessing is hopeless, short enough for a URL.
 NONCE_BYTES = 24
@@ -43,7 +39,7 @@ def hash_of(key: str) -> str:
 class FeedKeyService:
     def __init__(
         self,
-        keys: FeedKeyRepository,
+        keys: FeedKeyStore,
         users: UserReader,
         groups: GroupStore,
         clock: Callable[[], datetime],

@@ -10,7 +10,7 @@ attributes are typed as such (`store.base.nullable`), so a record is checked aga
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 # --- groups and users -----------------------------------------------------------------------------
@@ -75,6 +75,47 @@ class UserStore(UserReader, Protocol):
     def by_email(self, email: str) -> Account | None: ...
     def new(self, **values: Any) -> Account: ...
     def save(self, user: Any) -> Account: ...
+
+
+class TakenAttempt(Protocol):
+    """A sign-in attempt counted: how many this source had in the window, itself included."""
+
+    @property
+    def from_source(self) -> int: ...
+
+
+class LoginAttemptStore(Protocol):
+    def take_attempt(
+        self,
+        email_lower: str,
+        source: str,
+        now: datetime,
+        window: timedelta,
+        per_source: int,
+        per_account: int,
+    ) -> TakenAttempt | None: ...
+    def forget_source(self, attempt: Any) -> None: ...
+
+
+class FoundUser(Protocol):
+    """A user as the people search holds them."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def alias(self) -> str: ...
+    @property
+    def slug(self) -> str: ...
+    @property
+    def email(self) -> str: ...
+    @property
+    def avatar_url(self) -> str | None: ...
+
+
+class PeopleIndex(Protocol):
+    def page(
+        self, query_key: str, group_id: str | None, *, limit: int, after: Any | None
+    ) -> Sequence[FoundUser]: ...
 
 
 # --- documents (feed, newsletter, group email, system pages) --------------------------------------
@@ -282,6 +323,72 @@ class EventStore(Protocol):
     def overlapping(
         self, group_id: str, start: datetime, end: datetime, *, cap: int
     ) -> Sequence[Event]: ...
+
+
+# --- players, feed keys, email suppressions -------------------------------------------------------
+
+
+class Player(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def experience(self) -> float: ...
+    @property
+    def is_public_profile(self) -> bool: ...
+    @property
+    def last_log_notifation(self) -> datetime | None: ...
+    @property
+    def last_log_read(self) -> datetime | None: ...
+    @property
+    def last_modified(self) -> datetime: ...
+    @property
+    def quests(self) -> Sequence[Any]: ...  # JSON objects, checked when answered
+    @property
+    def cards(self) -> Sequence[Any]: ...
+    @property
+    def log(self) -> Sequence[Any]: ...
+
+
+class PlayerStore(Protocol):
+    def create(self, **values: Any) -> Player: ...
+    def get(self, player_id: str) -> Player | None: ...
+
+
+class FeedKey(Protocol):
+    @property
+    def nonce(self) -> str | None: ...
+    @property
+    def created_on(self) -> datetime: ...
+
+
+class FeedKeyStore(Protocol):
+    def create(self, user_id: str, nonce: str, key_hash: str, now: datetime) -> bool: ...
+    def delete(self, record: Any) -> None: ...
+    def of_user(self, user_id: str) -> FeedKey | None: ...
+    def user_of(self, key_hash: str) -> str | None: ...
+
+
+class Suppression(Protocol):
+    @property
+    def reason(self) -> str: ...
+    @property
+    def suppressed_on(self) -> datetime: ...
+
+
+class SuppressionStore(Protocol):
+    def get(self, address: str) -> Suppression | None: ...
+    def suppress(
+        self, address: str, reason: str, detail: str, feedback_id: str, now: datetime
+    ) -> None: ...
+
+
+class DigestQueue(Protocol):
+    """The items waiting for a user's daily digest; `take` settles one (False: already taken)."""
+
+    def pending_items(self, user_id: str, limit: int) -> Sequence[object]: ...
+    def take(self, record: Any, day: str, now: datetime) -> bool: ...
 
 
 # --- notification settings ----------------------------------------------------------------------

@@ -21,14 +21,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import EmailMessage
-from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from chalicelib.errors import ValidationFailed
-from chalicelib.services.ports import GroupStore, NotificationStore, PostStore, UserReader
-
-if TYPE_CHECKING:
-    from chalicelib.store.digests import DigestRepository
+from chalicelib.services.ports import (
+    DigestQueue,
+    GroupStore,
+    NotificationStore,
+    PostStore,
+    UserReader,
+)
 
 TOKEN_LIFETIME = timedelta(days=60)
 AUDIENCE = "agora:unsubscribe"
@@ -110,7 +112,7 @@ class UnsubscribeService:
     def __init__(
         self,
         notifications: NotificationStore,
-        digests: DigestRepository,
+        digests: DigestQueue,
         groups: GroupStore,
         posts: PostStore,
         users: UserReader,
