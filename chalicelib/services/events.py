@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller, Need
 from chalicelib.errors import NotFound, ValidationFailed
@@ -28,31 +28,12 @@ from chalicelib.services.domain_events import (
 )
 from chalicelib.services.links import group_ref, group_url, user_ref
 from chalicelib.services.paging import next_offset
-from chalicelib.services.ports import Event, EventStore, Group, User, UserReader
+from chalicelib.services.ports import Event, EventFields, EventStore, Group, User, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.services.groups import GroupService
 
 EventFacts = EventCreated | EventUpdated | EventMoved
-
-
-class EventFields(Protocol):
-    """What an event sent to the API or written in a fixture says of itself."""
-
-    @property
-    def title(self) -> str: ...
-    @property
-    def all_day(self) -> bool: ...
-    @property
-    def start_date(self) -> datetime: ...
-    @property
-    def end_date(self) -> datetime | None: ...
-    @property
-    def content(self) -> str: ...
-    @property
-    def organizer(self) -> str: ...
-    @property
-    def location(self) -> str: ...
 
 
 # The calendar is not paged (CONTRACT §7): a period answers at most this many events.

@@ -13,14 +13,6 @@ from chalicelib.errors import Conflict
 from tests.support import fakes
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
-KINDS = [pytest.param("fake", marks=pytest.mark.fast), "dynamodb"]
-
-
-@pytest.fixture(params=KINDS)
-def kind(request) -> str:
-    if request.param == "dynamodb":
-        request.getfixturevalue("aws")
-    return request.param
 
 
 @pytest.fixture

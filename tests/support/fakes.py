@@ -267,19 +267,12 @@ class FakeCommentRepository:
         return sum(1 for c in self._comments.values() if c.visible_post_id == post_id)
 
     def visible_page(self, post_id: str, *, limit: int, after: Any) -> list[Any]:
-        return self._list(
-            lambda c: c.visible_post_id == post_id, lambda c: c.created_on, after, limit, False
-        )
+        visible = self._members("visible_post_id", post_id)
+        return _after(visible, _created, after, limit, newest_first=False)
 
     def deleted_page(self, group_id: str, *, limit: int, after: Any, text: str | None) -> list[Any]:
-        return self._list(
-            lambda c: c.deleted_group_id == group_id,
-            lambda c: c.deleted_on if c.deleted_on is not None else c.deleted_list_position,
-            after,
-            limit,
-            True,
-            text,
-        )
+        deleted = self._members("deleted_group_id", group_id, text)
+        return _after(deleted, _deleted_place, after, limit, newest_first=True)
 
     def unapproved_page(
         self,
@@ -290,74 +283,32 @@ class FakeCommentRepository:
         text: str | None = None,
         newest_first: bool = True,
     ) -> list[Any]:
-        return self._list(
-            lambda c: c.unapproved_group_id == group_id,
-            lambda c: c.created_on,
-            after,
-            limit,
-            newest_first,
-            text,
-        )
+        unapproved = self._members("unapproved_group_id", group_id, text)
+        return _after(unapproved, _created, after, limit, newest_first=newest_first)
 
     def reported_page(
         self, group_id: str, *, limit: int, after: Any, text: str | None
     ) -> list[Any]:
-        return self._list(
-            lambda c: c.reported_group_id == group_id,
-            lambda c: c.last_reported_on,
-            after,
-            limit,
-            True,
-            text,
-        )
+        reported = self._members("reported_group_id", group_id, text)
+        return _after(reported, _reported, after, limit, newest_first=True)
 
     def deleted_before_in_group(
         self, group_id: str, cutoff: datetime, *, limit: int, after: Any
     ) -> list[Any]:
-        return self._list(
-            lambda c: c.deleted_group_id == group_id and c.deleted_on <= cutoff,
-            lambda c: c.deleted_on,
-            after,
-            limit,
-            False,
-        )
+        old = [c for c in self._members("deleted_group_id", group_id) if c.deleted_on <= cutoff]
+        return _after(old, _deleted_place, after, limit, newest_first=False)
 
     def deleted_before(self, cutoff: datetime, *, limit: int, after: Any) -> list[Any]:
-        return self._list(
-            lambda c: c.purge_bucket is not None and c.deleted_on <= cutoff,
-            lambda c: c.deleted_on,
-            after,
-            limit,
-            False,
-        )
+        old = [c for c in self._comments.values() if c.purge_bucket and c.deleted_on <= cutoff]
+        return _after(old, _deleted_place, after, limit, newest_first=False)
 
-    def _list(
-        self,
-        member: Any,
-        moment: Any,
-        after: Any,
-        limit: int,
-        newest_first: bool,
-        text: str | None = None,
-    ) -> list[Any]:
-        """A sparse index's Query: its members by (moment, id), after `after`'s place (kept by a
-        comment that has left the list since, as its last position says)."""
-        members = [c for c in self._comments.values() if member(c)]
-        members.sort(key=lambda c: (moment(c), int(c.id)), reverse=newest_first)
-        if after is not None:
-            place = (moment(after), int(after.id))
-            members = [
-                c
-                for c in members
-                if (
-                    (moment(c), int(c.id)) < place
-                    if newest_first
-                    else (moment(c), int(c.id)) > place
-                )
-            ]
-        if text:
-            members = [c for c in members if text in (c.search_text or "")]
-        return [_stored(c) for c in members[:limit]]
+    def _members(self, key_name: str, key: str, text: str | None = None) -> list[Any]:
+        """A sparse index's members (and those whose search text holds `text`)."""
+        return [
+            c
+            for c in self._comments.values()
+            if getattr(c, key_name) == key and (not text or text in (c.search_text or ""))
+        ]
 
     # --- writes -----------------------------------------------------------------------------
 
@@ -404,6 +355,31 @@ class FakeCommentRepository:
             self.posts.move_count(record.post_id, delta)
         self._comments[int(record.id)] = _stored(record)
         self.outbox.add(events)
+
+
+def _created(comment: Any) -> Any:
+    return comment.created_on
+
+
+def _deleted_place(comment: Any) -> Any:
+    """Its place in the deleted list, kept after an undelete (CONTRACT §7 offsets)."""
+    return comment.deleted_list_position
+
+
+def _reported(comment: Any) -> Any:
+    return comment.last_reported_on
+
+
+def _after(
+    members: list[Any], moment: Any, after: Any, limit: int, *, newest_first: bool
+) -> list[Any]:
+    """An index Query's page: `members` by (moment, id), after `after`'s place in that order."""
+    members = sorted(members, key=lambda c: (moment(c), int(c.id)), reverse=newest_first)
+    if after is not None:
+        place = (moment(after), int(after.id))
+        members = [c for c in members if ((moment(c), int(c.id)) < place) == newest_first]
+        members = [c for c in members if (moment(c), int(c.id)) != place]
+    return [_stored(c) for c in members[:limit]]
 
 
 class FakeEventRepository:
