@@ -1,19 +1,16 @@
 """Composition: the repositories and collaborators each service is built with.
 
 Services take everything through their constructors, typed by the Protocols of
-services/ports.py (a test passes a fake, tests/support/fakes.py); this is the one module that
-names the PynamoDB repositories. One idiom each:
+services/ports.py (a test passes a fake, tests/support/fakes.py). One idiom each:
 
-- a repository is a cached factory (`@functools.cache`): it holds no state, so one of each is
-  kept; it imports the store inside, so a handler that never needs a table never loads its model
-  (cold start). `mail()` alone is built on each use (see there).
+- a repository is a cached factory of chalicelib/store/repositories.py (made once, on first
+  use), reached here as `deps.<name>()`; `mail()` alone is made on each use (see there).
 - a service is a plain constructor call on each use: some take settings when built, and tests
   change settings between calls.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -48,6 +45,7 @@ from chalicelib.services.system_pages import SystemPageService
 from chalicelib.services.unsubscribe import UnsubscribeService
 from chalicelib.services.user_search import UserSearchService
 from chalicelib.settings import get_settings
+from chalicelib.store import repositories
 
 if TYPE_CHECKING:
     from chalicelib.mail.authentication import SenderVerifier
@@ -55,194 +53,36 @@ if TYPE_CHECKING:
     from chalicelib.services.event_bus import EventBusPublisher
     from chalicelib.services.mail_in import MailIngestor
     from chalicelib.services.notify import NotifyService
-    from chalicelib.store.alerts import AlertRepository
-    from chalicelib.store.comments import CommentRepository
-    from chalicelib.store.connectors import ConnectorRepository, MailboxRepository
-    from chalicelib.store.counters import CounterRepository
-    from chalicelib.store.digests import DigestRepository
-    from chalicelib.store.documents import DocumentRepository
-    from chalicelib.store.events import EventRepository
-    from chalicelib.store.feed_keys import FeedKeyRepository
-    from chalicelib.store.fixture import FixtureExportStore, FixtureStore
-    from chalicelib.store.groups import GroupRepository
-    from chalicelib.store.login_attempts import LoginAttemptRepository
-    from chalicelib.store.mail import MailRepository
-    from chalicelib.store.notifications import NotificationRepository
-    from chalicelib.store.outbox import Outbox
-    from chalicelib.store.player import PlayerRepository
-    from chalicelib.store.posts import PostRepository
-    from chalicelib.store.profile import ProfileRepository
-    from chalicelib.store.refs import ReferenceReader
-    from chalicelib.store.suppressions import SuppressionRepository
-    from chalicelib.store.user_search import SearchIndex
-    from chalicelib.store.users import UserRepository
 
 
-# --- repositories ---------------------------------------------------------------------------------
-
-
-@functools.cache
-def events() -> EventRepository:
-    from chalicelib.store.events import EventRepository
-
-    return EventRepository()
-
-
-@functools.cache
-def groups() -> GroupRepository:
-    from chalicelib.store.groups import GroupRepository
-
-    return GroupRepository()
-
-
-@functools.cache
-def users() -> UserRepository:
-    from chalicelib.store.users import UserRepository
-
-    return UserRepository()
-
-
-@functools.cache
-def login_attempts() -> LoginAttemptRepository:
-    from chalicelib.store.login_attempts import LoginAttemptRepository
-
-    return LoginAttemptRepository()
-
-
-@functools.cache
-def profile_items() -> ProfileRepository:
-    from chalicelib.store.profile import ProfileRepository
-
-    return ProfileRepository()
-
-
-@functools.cache
-def alerts() -> AlertRepository:
-    from chalicelib.store.alerts import AlertRepository
-
-    return AlertRepository()
-
-
-@functools.cache
-def documents() -> DocumentRepository:
-    from chalicelib.store.documents import DocumentRepository
-
-    return DocumentRepository()
-
-
-@functools.cache
-def feed_keys() -> FeedKeyRepository:
-    from chalicelib.store.feed_keys import FeedKeyRepository
-
-    return FeedKeyRepository()
-
-
-def mail() -> MailRepository:
-    """Not kept: it holds its own transaction connection, which `aws.reset()` must not outlive."""
-    from chalicelib.store.mail import MailRepository
-
-    return MailRepository()
-
-
-@functools.cache
-def players() -> PlayerRepository:
-    from chalicelib.store.player import PlayerRepository
-
-    return PlayerRepository()
-
-
-@functools.cache
-def posts() -> PostRepository:
-    from chalicelib.store.posts import PostRepository
-
-    return PostRepository()
-
-
-@functools.cache
-def refs() -> ReferenceReader:
-    from chalicelib.store.refs import ReferenceReader
-
-    return ReferenceReader()
-
-
-@functools.cache
-def comments() -> CommentRepository:
-    from chalicelib.store.comments import CommentRepository
-
-    return CommentRepository()
-
-
-@functools.cache
-def counters() -> CounterRepository:
-    from chalicelib.store.counters import CounterRepository
-
-    return CounterRepository()
-
-
-@functools.cache
-def notifications() -> NotificationRepository:
-    from chalicelib.store.notifications import NotificationRepository
-
-    return NotificationRepository()
-
-
-@functools.cache
-def digests() -> DigestRepository:
-    from chalicelib.store.digests import DigestRepository
-
-    return DigestRepository()
-
-
-@functools.cache
-def suppressions() -> SuppressionRepository:
-    from chalicelib.store.suppressions import SuppressionRepository
-
-    return SuppressionRepository()
-
-
-@functools.cache
-def search_index() -> SearchIndex:
-    from chalicelib.store.user_search import SearchIndex
-
-    return SearchIndex()
-
-
-@functools.cache
-def connectors() -> ConnectorRepository:
-    from chalicelib.store.connectors import ConnectorRepository
-
-    return ConnectorRepository()
-
-
-@functools.cache
-def mailboxes() -> MailboxRepository:
-    from chalicelib.store.connectors import MailboxRepository
-
-    return MailboxRepository()
-
-
-@functools.cache
-def fixture_store() -> FixtureStore:
-    from chalicelib.store.fixture import FixtureStore
-
-    return FixtureStore()
-
-
-@functools.cache
-def fixture_export_store() -> FixtureExportStore:
-    from chalicelib.store.fixture import FixtureExportStore
-
-    return FixtureExportStore()
+# --- repositories (chalicelib/store/repositories.py) ---------------------------------------------
+
+alerts = repositories.alerts
+comments = repositories.comments
+connectors = repositories.connectors
+counters = repositories.counters
+digests = repositories.digests
+documents = repositories.documents
+events = repositories.events
+feed_keys = repositories.feed_keys
+fixture_export_store = repositories.fixture_export_store
+fixture_store = repositories.fixture_store
+groups = repositories.groups
+login_attempts = repositories.login_attempts
+mail = repositories.mail
+mailboxes = repositories.mailboxes
+notifications = repositories.notifications
+outbox = repositories.outbox
+players = repositories.players
+posts = repositories.posts
+profile_items = repositories.profile_items
+refs = repositories.refs
+search_index = repositories.search_index
+suppressions = repositories.suppressions
+users = repositories.users
 
 
 # --- who is told what happened --------------------------------------------------------------------
-
-
-@functools.cache
-def outbox() -> Outbox:
-    from chalicelib.store.outbox import Outbox
-
-    return Outbox()
 
 
 def domain_events() -> DomainEvents:
