@@ -1,15 +1,16 @@
 """Composition: the repositories and collaborators each service is built with.
 
-Services take everything through their constructors (a test passes a fake, tests/support/fakes.py);
-this is the one module that names the PynamoDB repositories. It imports the store inside each
-factory, so a handler that never needs a table never loads its model (cold start). A repository
-holds no state: one of each is kept. Services are built on each use, as before: some take settings
-when built, and tests change settings between calls.
+Services take everything through their constructors, typed by the Protocols of
+services/ports.py (a test passes a fake, tests/support/fakes.py). One idiom each:
+
+- a repository is a cached factory of chalicelib/store/repositories.py (made once, on first
+  use), reached here as `deps.<name>()`; `mail()` alone is made on each use (see there).
+- a service is a plain constructor call on each use: some take settings when built, and tests
+  change settings between calls.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ from chalicelib.services.comments import CommentPresenter, CommentService
 from chalicelib.services.connectors import LocalConnectorService
 from chalicelib.services.console import ConsoleService
 from chalicelib.services.digests import DigestService
-from chalicelib.services.domain_events import CommentCreated, DomainEvents, PostCreated
+from chalicelib.services.domain_events import CommentCreated, DomainEvents, PostCreated, Recorded
 from chalicelib.services.events import EventService
 from chalicelib.services.feed import FeedService
 from chalicelib.services.feed_keys import FeedKeyService
@@ -44,6 +45,7 @@ from chalicelib.services.system_pages import SystemPageService
 from chalicelib.services.unsubscribe import UnsubscribeService
 from chalicelib.services.user_search import UserSearchService
 from chalicelib.settings import get_settings
+from chalicelib.store import repositories
 
 if TYPE_CHECKING:
     from chalicelib.mail.authentication import SenderVerifier
@@ -51,131 +53,36 @@ if TYPE_CHECKING:
     from chalicelib.services.event_bus import EventBusPublisher
     from chalicelib.services.mail_in import MailIngestor
     from chalicelib.services.notify import NotifyService
-    from chalicelib.store.alerts import AlertRepository
-    from chalicelib.store.comments import CommentRepository
-    from chalicelib.store.counters import CounterRepository
-    from chalicelib.store.documents import DocumentRepository
-    from chalicelib.store.events import EventRepository
-    from chalicelib.store.feed_keys import FeedKeyRepository
-    from chalicelib.store.groups import GroupRepository
-    from chalicelib.store.login_attempts import LoginAttemptRepository
-    from chalicelib.store.mail import MailRepository
-    from chalicelib.store.outbox import Outbox
-    from chalicelib.store.player import PlayerRepository
-    from chalicelib.store.posts import PostRepository
-    from chalicelib.store.profile import ProfileRepository
-    from chalicelib.store.refs import ReferenceReader
-    from chalicelib.store.users import UserRepository
 
 
-# --- repositories ---------------------------------------------------------------------------------
+# --- repositories (chalicelib/store/repositories.py) ---------------------------------------------
 
-
-@functools.cache
-def events() -> EventRepository:
-    from chalicelib.store.events import EventRepository
-
-    return EventRepository()
-
-
-@functools.cache
-def groups() -> GroupRepository:
-    from chalicelib.store.groups import GroupRepository
-
-    return GroupRepository()
-
-
-@functools.cache
-def users() -> UserRepository:
-    from chalicelib.store.users import UserRepository
-
-    return UserRepository()
-
-
-@functools.cache
-def login_attempts() -> LoginAttemptRepository:
-    from chalicelib.store.login_attempts import LoginAttemptRepository
-
-    return LoginAttemptRepository()
-
-
-@functools.cache
-def profile_items() -> ProfileRepository:
-    from chalicelib.store.profile import ProfileRepository
-
-    return ProfileRepository()
-
-
-@functools.cache
-def alerts() -> AlertRepository:
-    from chalicelib.store.alerts import AlertRepository
-
-    return AlertRepository()
-
-
-@functools.cache
-def documents() -> DocumentRepository:
-    from chalicelib.store.documents import DocumentRepository
-
-    return DocumentRepository()
-
-
-@functools.cache
-def feed_keys() -> FeedKeyRepository:
-    from chalicelib.store.feed_keys import FeedKeyRepository
-
-    return FeedKeyRepository()
-
-
-def mail() -> MailRepository:
-    """Not kept: it holds its own transaction connection, which `aws.reset()` must not outlive."""
-    from chalicelib.store.mail import MailRepository
-
-    return MailRepository()
-
-
-@functools.cache
-def players() -> PlayerRepository:
-    from chalicelib.store.player import PlayerRepository
-
-    return PlayerRepository()
-
-
-@functools.cache
-def posts() -> PostRepository:
-    from chalicelib.store.posts import PostRepository
-
-    return PostRepository()
-
-
-@functools.cache
-def refs() -> ReferenceReader:
-    from chalicelib.store.refs import ReferenceReader
-
-    return ReferenceReader()
-
-
-@functools.cache
-def comments() -> CommentRepository:
-    from chalicelib.store.comments import CommentRepository
-
-    return CommentRepository()
-
-
-@functools.cache
-def counters() -> CounterRepository:
-    from chalicelib.store.counters import CounterRepository
-
-    return CounterRepository()
+alerts = repositories.alerts
+comments = repositories.comments
+connectors = repositories.connectors
+counters = repositories.counters
+digests = repositories.digests
+documents = repositories.documents
+events = repositories.events
+feed_keys = repositories.feed_keys
+fixture_export_store = repositories.fixture_export_store
+fixture_store = repositories.fixture_store
+groups = repositories.groups
+login_attempts = repositories.login_attempts
+mail = repositories.mail
+mailboxes = repositories.mailboxes
+notifications = repositories.notifications
+outbox = repositories.outbox
+players = repositories.players
+posts = repositories.posts
+profile_items = repositories.profile_items
+refs = repositories.refs
+search_index = repositories.search_index
+suppressions = repositories.suppressions
+users = repositories.users
 
 
 # --- who is told what happened --------------------------------------------------------------------
-
-
-def outbox() -> Outbox:
-    from chalicelib.store.outbox import Outbox
-
-    return Outbox()
 
 
 def domain_events() -> DomainEvents:
@@ -195,8 +102,8 @@ class NotificationsFailed(RuntimeError):
     already told are not told twice)."""
 
 
-def _notify_of_new_content(item: Any) -> None:
-    event = getattr(item, "event", item)
+def _notify_of_new_content(item: Recorded) -> None:
+    event = item.event
     if isinstance(event, PostCreated | CommentCreated):
         report = notify_service().handle(event)
         if report.failed:
@@ -407,48 +314,32 @@ class _Lazy:
 
 
 def suppression_service() -> SuppressionService:
-    from chalicelib.store.suppressions import SuppressionRepository
-
-    return SuppressionService(SuppressionRepository(), utc_now)
+    return SuppressionService(suppressions(), utc_now)
 
 
 def notification_service() -> NotificationService:
-    from chalicelib.store.notifications import NotificationRepository
-
     return NotificationService(
-        NotificationRepository(), users(), groups(), posts(), utc_now, suppression_service()
+        notifications(), users(), groups(), posts(), utc_now, suppression_service()
     )
 
 
 def user_search_service() -> UserSearchService:
-    from chalicelib.store.user_search import SearchIndex
-
-    return UserSearchService(SearchIndex(), users())
+    return UserSearchService(search_index(), users())
 
 
 def unsubscribe_service() -> UnsubscribeService:
-    from chalicelib.store.digests import DigestRepository
-    from chalicelib.store.notifications import NotificationRepository
-
-    return UnsubscribeService(
-        NotificationRepository(), DigestRepository(), groups(), posts(), users(), utc_now
-    )
+    return UnsubscribeService(notifications(), digests(), groups(), posts(), users(), utc_now)
 
 
 def local_connector_service() -> LocalConnectorService:
-    from chalicelib.store.connectors import ConnectorRepository
-
-    return LocalConnectorService(
-        ConnectorRepository(), group_service(), groups(), users(), secrets, utc_now
-    )
+    return LocalConnectorService(connectors(), group_service(), groups(), users(), secrets, utc_now)
 
 
 def mailbox_settings_service() -> MailboxSettingsService:
     from chalicelib.mail.hosts import HostPolicy
-    from chalicelib.store.connectors import MailboxRepository
 
     return MailboxSettingsService(
-        MailboxRepository(),
+        mailboxes(),
         secrets,
         utc_now,
         HostPolicy(get_settings().mail_allow_private_hosts),
@@ -464,12 +355,8 @@ def console_service() -> ConsoleService:
 
 
 def fixture_service() -> FixtureService:
-    from chalicelib.store.fixture import FixtureStore
-
-    return FixtureService(FixtureStore())
+    return FixtureService(fixture_store())
 
 
 def fixture_exporter() -> FixtureExporter:
-    from chalicelib.store.fixture import FixtureExportStore
-
-    return FixtureExporter(FixtureExportStore())
+    return FixtureExporter(fixture_export_store())

@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from chalicelib.auth import hash_password, verify_password
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.services.links import slugify
-
-if TYPE_CHECKING:
-    from chalicelib.store.groups import GroupRepository
-    from chalicelib.store.users import UserRepository
+from chalicelib.services.ports import GroupStore, UserStore
 
 MIN_PASSWORD_LENGTH = 8
 
@@ -51,7 +47,7 @@ def _email(text: str) -> str:
 
 
 class AdministratorService:
-    def __init__(self, users: UserRepository, groups: GroupRepository) -> None:
+    def __init__(self, users: UserStore, groups: GroupStore) -> None:
         self.users = users
         self.groups = groups
 

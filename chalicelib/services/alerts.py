@@ -15,19 +15,18 @@ from typing import TYPE_CHECKING, Any
 from chalicelib.auth import Caller
 from chalicelib.errors import Forbidden, NotFound, ValidationFailed
 from chalicelib.schemas.alerts import AlertOut, AlertsQuery, UserAlertsOut
+from chalicelib.services.ports import GroupStore, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.store.alerts import AlertRepository
-    from chalicelib.store.groups import GroupRepository
-    from chalicelib.store.users import UserRepository
 
 
 class AlertService:
     def __init__(
         self,
         alerts: AlertRepository,
-        users: UserRepository,
-        groups: GroupRepository,
+        users: UserReader,
+        groups: GroupStore,
         clock: Callable[[], datetime],
     ) -> None:
         self.alerts = alerts

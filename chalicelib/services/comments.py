@@ -9,9 +9,9 @@ the later write fails, the comment is read again and the rule is decided anew on
 from __future__ import annotations
 
 import calendar
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from chalicelib.clock import utc_now
 from chalicelib.errors import Conflict, NotFound, ValidationFailed
@@ -24,11 +24,21 @@ from chalicelib.services.domain_events import (
 )
 from chalicelib.services.links import comment_url, post_ref, user_ref
 from chalicelib.services.paging import next_offset
+from chalicelib.services.ports import (
+    Comment,
+    CommentStore,
+    Group,
+    Post,
+    ReferenceStore,
+    SpamReport,
+    User,
+)
 
 if TYPE_CHECKING:
     from chalicelib.services.groups import GroupService
-    from chalicelib.store.comments import CommentRepository
-    from chalicelib.store.refs import ReferenceReader
+
+# The posts, groups and users that presenting some comments needs, read before presenting them.
+Loaded = tuple[Mapping[str, Post], Mapping[str, Group], Mapping[str, User]]
 
 # How many comments a bulk operation reads (and then writes) at a time.
 BATCH_SIZE = 100
@@ -51,16 +61,16 @@ class CommentPresenter:
     """Turns comment records into `CommentOut`, fetching their posts, groups and users in one
     BatchGetItem across tables (or none, when the warm container remembers them all)."""
 
-    def __init__(self, refs: ReferenceReader) -> None:
+    def __init__(self, refs: ReferenceStore) -> None:
         self.refs = refs
 
     def load(
         self,
-        records: list[Any],
+        records: Sequence[Comment],
         *,
         as_spam_report: bool = False,
-        also_users: set[str] = frozenset(),
-    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        also_users: frozenset[str] = frozenset(),
+    ) -> Loaded:
         """The posts, groups and users presenting `records` needs (and users `also_users`)."""
         # A comment carries its post's group: posts, groups and people are asked for at once.
         refs = self.refs.read(
@@ -75,7 +85,7 @@ class CommentPresenter:
         return posts, groups, users
 
     @staticmethod
-    def _user_ids(records: list[Any], as_spam_report: bool) -> set[str]:
+    def _user_ids(records: Sequence[Comment], as_spam_report: bool) -> set[str]:
         user_ids = {r.author_id for r in records} | {
             r.deleted_by_id for r in records if r.deleted_by_id
         }
@@ -85,10 +95,10 @@ class CommentPresenter:
 
     def present(
         self,
-        records: list[Any],
+        records: Sequence[Comment],
         *,
         as_spam_report: bool = False,
-        loaded: tuple[dict[str, Any], dict[str, Any], dict[str, Any]] | None = None,
+        loaded: Loaded | None = None,
     ) -> list[CommentOut]:
         """`records` as the API shows them; `loaded` is what `load` read earlier (before a write,
         so that nothing is read after it), topped up only if the records changed meanwhile."""
@@ -108,12 +118,14 @@ class CommentPresenter:
             out.append(self._one(record, post, group, users, as_spam_report))
         return out
 
-    def present_one(self, record: Any, *, as_spam_report: bool = False) -> CommentOut:
+    def present_one(self, record: Comment, *, as_spam_report: bool = False) -> CommentOut:
         return self.present([record], as_spam_report=as_spam_report)[0]
 
     @staticmethod
-    def _one(record: Any, post: Any, group: Any, users: dict[str, Any], spam: bool) -> CommentOut:
-        reports = list(record.spam_reports or [])
+    def _one(
+        record: Comment, post: Post, group: Group, users: Mapping[str, User], spam: bool
+    ) -> CommentOut:
+        reports: list[SpamReport] = list(record.spam_reports or [])
         return CommentOut(
             id=int(record.id),
             type="commentSpamReport" if spam else "comment",
@@ -140,30 +152,39 @@ class CommentPresenter:
         )
 
 
-def _state(record: Any) -> str:
+def _state(record: Comment) -> str:
     if record.is_deleted:
         return "deleted"
     return "approved" if record.is_approved else "unapproved"
 
 
 def _unknown_offset(
-    offset: Any, why: str = "no comment of this group has this id"
+    offset: int | None, why: str = "no comment of this group has this id"
 ) -> ValidationFailed:
     return ValidationFailed.one("offset", offset, why)
 
 
 # The domain events a change of this comment announces (services/domain_events.py).
-Announce = Callable[[Any], list[Any]]
+ModerationEvent = CommentApproved | CommentDeleted | CommentPurged
+Announce = Callable[[Comment], list[ModerationEvent]]
 
 
-def _about(kind: type, record: Any, actor_id: str | None) -> Any:
-    """A comment event; a purge candidate from the keys-only index has no post or group."""
+def _about(
+    kind: type[CommentApproved] | type[CommentDeleted], record: Comment, actor_id: str | None
+) -> ModerationEvent:
     return kind(
         comment_id=int(record.id),
-        post_id=getattr(record, "post_id", None),
-        group_id=getattr(record, "group_id", None),
+        post_id=record.post_id,
+        group_id=record.group_id,
         actor_id=actor_id,
     )
+
+
+def _purged(record: Comment, actor_id: str | None) -> CommentPurged:
+    """A purge candidate from the keys-only index has no post or group."""
+    post_id: str | None = getattr(record, "post_id", None)
+    group_id: str | None = getattr(record, "group_id", None)
+    return CommentPurged(int(record.id), post_id, group_id, actor_id)
 
 
 class CommentService:
@@ -171,7 +192,7 @@ class CommentService:
 
     def __init__(
         self,
-        comments: CommentRepository,
+        comments: CommentStore,
         groups: GroupService,
         presenter: CommentPresenter,
         clock: Callable[[], datetime] = utc_now,
@@ -183,19 +204,19 @@ class CommentService:
 
     # --- finding -------------------------------------------------------------------------------
 
-    def find(self, comment_id: int) -> Any:
+    def find(self, comment_id: int) -> Comment:
         record = self.comments.get(comment_id)
         if record is None:
             raise NotFound("commentId", comment_id, "comment")
         return record
 
-    def group_of(self, record: Any) -> Any:
+    def group_of(self, record: Comment) -> Group:
         """The group whose moderators may act on the comment."""
         return self.groups.get(record.group_id, key="commentId")
 
     # --- lists ---------------------------------------------------------------------------------
 
-    def deleted_page(self, group: Any, query: IntPageQuery) -> CommentPage:
+    def deleted_page(self, group: Group, query: IntPageQuery) -> CommentPage:
         after = self._offset_item(group, query)
         if after is not None and after.deleted_list_position is None:
             raise _unknown_offset(query.offset, "this comment has never been in the deleted list")
@@ -204,7 +225,7 @@ class CommentService:
         )
         return self._page(records, query)
 
-    def unapproved_page(self, group: Any, query: IntPageQuery) -> CommentPage:
+    def unapproved_page(self, group: Group, query: IntPageQuery) -> CommentPage:
         # Every comment of the group has a place in this order (its creation time).
         after = self._offset_item(group, query)
         records = self.comments.unapproved_page(
@@ -212,7 +233,7 @@ class CommentService:
         )
         return self._page(records, query)
 
-    def spam_report_page(self, group: Any, query: IntPageQuery) -> CommentPage:
+    def spam_report_page(self, group: Group, query: IntPageQuery) -> CommentPage:
         after = self._offset_item(group, query)
         if after is not None and after.last_reported_on is None:
             raise _unknown_offset(query.offset, "this comment has never been reported")
@@ -221,7 +242,7 @@ class CommentService:
         )
         return self._page(records, query, as_spam_report=True)
 
-    def _offset_item(self, group: Any, query: IntPageQuery) -> Any:
+    def _offset_item(self, group: Group, query: IntPageQuery) -> Comment | None:
         if not query.offset:
             return None
         after = self.comments.position(query.offset)
@@ -230,7 +251,7 @@ class CommentService:
         return after
 
     def _page(
-        self, records: list[Any], query: IntPageQuery, *, as_spam_report: bool = False
+        self, records: Sequence[Comment], query: IntPageQuery, *, as_spam_report: bool = False
     ) -> CommentPage:
         return CommentPage(
             offset=next_offset(records, query.offset, lambda r: int(r.id)),
@@ -239,11 +260,11 @@ class CommentService:
 
     # --- one comment ---------------------------------------------------------------------------
 
-    def delete(self, record: Any, by_user_id: str) -> CommentOut:
+    def delete(self, record: Comment, by_user_id: str) -> CommentOut:
         """Any comment → deleted; a comment already deleted is answered as it is."""
         now = self.clock()
 
-        def mark_deleted(comment: Any) -> bool:
+        def mark_deleted(comment: Comment) -> bool:
             if comment.is_deleted:
                 return False
             comment.deleted_on = now
@@ -253,15 +274,15 @@ class CommentService:
         record, _, loaded = self._change_loaded(
             record,
             mark_deleted,
-            also_users={by_user_id},
+            also_users=frozenset({by_user_id}),
             announce=lambda r: [_about(CommentDeleted, r, by_user_id)],
         )
         return self._present_loaded(record, loaded)
 
-    def undelete(self, record: Any) -> CommentOut:
+    def undelete(self, record: Comment) -> CommentOut:
         """Deleted → restored, approved or not as it was before; anything else is a 409."""
 
-        def restore(comment: Any) -> bool:
+        def restore(comment: Comment) -> bool:
             self._require_deleted(comment, "undeleted")
             comment.deleted_on = None
             comment.deleted_by_id = None
@@ -270,11 +291,11 @@ class CommentService:
         record, _, loaded = self._change_loaded(record, restore)
         return self._present_loaded(record, loaded)
 
-    def approve(self, record: Any, by_user_id: str | None = None) -> CommentOut:
+    def approve(self, record: Comment, by_user_id: str | None = None) -> CommentOut:
         """Unapproved → approved (deleted or not); an approved comment is answered as it is."""
         now = self.clock()
 
-        def approve(comment: Any) -> bool:
+        def approve(comment: Comment) -> bool:
             if comment.is_approved:
                 return False
             comment.is_approved = True
@@ -286,8 +307,8 @@ class CommentService:
         )
         return self._present_loaded(record, loaded)
 
-    def delete_spam_reports(self, record: Any) -> CommentOut:
-        def clear(comment: Any) -> bool:
+    def delete_spam_reports(self, record: Comment) -> CommentOut:
+        def clear(comment: Comment) -> bool:
             if not comment.spam_reports:
                 return False
             comment.spam_reports = []
@@ -298,38 +319,38 @@ class CommentService:
 
     def _change_loaded(
         self,
-        record: Any,
-        apply: Callable[[Any], bool],
+        record: Comment,
+        apply: Callable[[Comment], bool],
         *,
         as_spam_report: bool = False,
-        also_users: set[str] = frozenset(),
+        also_users: frozenset[str] = frozenset(),
         announce: Announce | None = None,
-    ) -> tuple[Any, bool, Any]:
+    ) -> tuple[Comment, bool, Loaded]:
         """`_change`, with what the answer needs read before the write: once the change is made,
         no failing read can answer an error for it."""
         loaded = self.presenter.load([record], as_spam_report=as_spam_report, also_users=also_users)
         record, changed = self._change(record, apply, announce)
         return record, changed, loaded
 
-    def _present_loaded(self, record: Any, loaded: Any, *, as_spam_report: bool = False) -> Any:
+    def _present_loaded(
+        self, record: Comment, loaded: Loaded, *, as_spam_report: bool = False
+    ) -> CommentOut:
         return self.presenter.present([record], as_spam_report=as_spam_report, loaded=loaded)[0]
 
-    def purge(self, record: Any, by_user_id: str | None = None) -> CommentOut:
+    def purge(self, record: Comment, by_user_id: str | None = None) -> CommentOut:
         """Deleted → gone for good, however recently deleted (the month rule is for bulk purges)."""
         for _ in range(MAX_ATTEMPTS):
             self._require_deleted(record, "purged")
             # Presented first: afterwards there is nothing left to read.
             purged = self.presenter.present_one(record)
-            if self.comments.purge_if_unchanged(
-                record, events=[_about(CommentPurged, record, by_user_id)]
-            ):
+            if self.comments.purge_if_unchanged(record, events=[_purged(record, by_user_id)]):
                 return purged
             record = self.find(int(record.id))
         raise self._still_changing(record)
 
     # --- bulk ----------------------------------------------------------------------------------
 
-    def purge_deleted_in_group(self, group: Any, deadline: Deadline) -> Result:
+    def purge_deleted_in_group(self, group: Group, deadline: Deadline) -> Result:
         """Purge the group's comments deleted at least one calendar month ago."""
         cutoff = one_month_before(self.clock())
         count = self._purge_batches(
@@ -360,12 +381,12 @@ class CommentService:
         )
 
     def delete_unapproved_in_group(
-        self, group: Any, by_user_id: str, deadline: Deadline, batch_size: int = BATCH_SIZE
+        self, group: Group, by_user_id: str, deadline: Deadline, batch_size: int = BATCH_SIZE
     ) -> Result:
         """Move every live unapproved comment of the group to deleted (undeletable, purgeable)."""
         now = self.clock()
 
-        def mark_deleted(comment: Any) -> bool:
+        def mark_deleted(comment: Comment) -> bool:
             # Approved or deleted by someone else in the meantime: no longer ours to delete.
             if comment.is_deleted or comment.is_approved:
                 return False
@@ -375,7 +396,7 @@ class CommentService:
 
         count, after = 0, None
         while True:
-            batch = self.comments.unapproved_page(
+            batch: Sequence[Comment] = self.comments.unapproved_page(
                 group.id, limit=batch_size, after=after, newest_first=False
             )
             for record in batch:
@@ -390,7 +411,7 @@ class CommentService:
 
     def _purge_batches(
         self,
-        candidates: Callable[[Any, int], list[Any]],
+        candidates: Callable[[Comment | None, int], Sequence[Comment]],
         cutoff: datetime,
         deadline: Deadline,
         batch_size: int,
@@ -398,12 +419,12 @@ class CommentService:
     ) -> int:
         count, after = 0, None
         while True:
-            batch = candidates(after, batch_size)
+            batch: Sequence[Comment] = candidates(after, batch_size)
             for candidate in batch:
                 # Conditional on the stored state: a comment undeleted (or deleted again) since
                 # the Query read it is left alone.
                 if self.comments.purge_if_deleted_before(
-                    int(candidate.id), cutoff, events=[_about(CommentPurged, candidate, None)]
+                    int(candidate.id), cutoff, events=[_purged(candidate, None)]
                 ):
                     count += 1
             if progress is not None:
@@ -417,8 +438,8 @@ class CommentService:
     # --- the write loop ------------------------------------------------------------------------
 
     def _change(
-        self, record: Any, apply: Callable[[Any], bool], announce: Announce | None = None
-    ) -> tuple[Any, bool]:
+        self, record: Comment, apply: Callable[[Comment], bool], announce: Announce | None = None
+    ) -> tuple[Comment, bool]:
         """Apply a rule to the comment and write it if nobody changed it since it was read;
         otherwise read it again and decide again. `apply` answers False when there is nothing
         to change, and raises when the rule forbids the change. `announce(record)` names the
@@ -434,14 +455,14 @@ class CommentService:
         raise self._still_changing(record)
 
     @staticmethod
-    def _require_deleted(record: Any, action: str) -> None:
+    def _require_deleted(record: Comment, action: str) -> None:
         if not record.is_deleted:
             raise Conflict(
                 "state", _state(record), f"Only a deleted comment can be {action}; this one is not."
             )
 
     @staticmethod
-    def _still_changing(record: Any) -> Conflict:
+    def _still_changing(record: Comment) -> Conflict:
         return Conflict(
             "state", _state(record), "The comment kept changing while this ran; try again."
         )

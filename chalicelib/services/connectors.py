@@ -11,7 +11,8 @@ Mailbox settings (email-to-post, email-to-comment) are in `services/mailboxes.py
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import builtins
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -28,13 +29,12 @@ from chalicelib.schemas.connectors import (
     LocalConnectorUpdate,
 )
 from chalicelib.services.links import base_url, group_ref, user_ref
+from chalicelib.services.ports import GroupStore, User, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.services.groups import GroupService
     from chalicelib.services.mailboxes import Cipher
     from chalicelib.store.connectors import ConnectorRepository
-    from chalicelib.store.groups import GroupRepository
-    from chalicelib.store.users import UserRepository
 
 # The ids of the connector kinds in `type` (the spec gives none).
 KIND_TYPES = {"chat": (1, "Chat"), "crm": (2, "CRM")}
@@ -67,7 +67,7 @@ class _View:
     ancestor_configs: dict[tuple[str, str], Any]  # (group id, connector id) → configuration
     enabled_groups: dict[str, list[str]]  # connector id → ids of groups where it is enabled
     groups: dict[str, Any]  # group id → group (for `groups` and `inheritedFrom`)
-    users: dict[str, Any]  # user id → user (author, editor)
+    users: Mapping[str, User]  # user id → user (author, editor)
 
 
 class LocalConnectorService:
@@ -75,8 +75,8 @@ class LocalConnectorService:
         self,
         connectors: ConnectorRepository,
         group_service: GroupService,
-        groups: GroupRepository,
-        users: UserRepository,
+        groups: GroupStore,
+        users: UserReader,
         cipher: Cipher,
         clock: Callable[[], datetime],
     ) -> None:
@@ -174,11 +174,11 @@ class LocalConnectorService:
         self,
         group: Any,
         caller: Caller,
-        connectors: list[Any],
+        connectors: builtins.list[Any],
         configs: dict[str, Any],
-        enabled_groups: dict[str, list[str]],
+        enabled_groups: dict[str, builtins.list[str]],
     ) -> _View:
-        ancestors: list[Any] = []
+        ancestors: builtins.list[Any] = []
         ancestor_configs: dict[tuple[str, str], Any] = {}
         inheriting = [
             c.id
@@ -218,7 +218,7 @@ class LocalConnectorService:
 
     def _present(self, connector: Any, view: _View) -> LocalConnectorOut:
         config = view.configs.get(connector.id)
-        warnings: list[AccessWarning] = []
+        warnings: builtins.list[AccessWarning] = []
         settings: dict[str, Any] = {}
         if connector.kind == "chat":
             chat = self._chat_settings(connector, config, view, warnings)
@@ -226,7 +226,8 @@ class LocalConnectorService:
         shown = [
             view.groups[g] for g in view.enabled_groups.get(connector.id, []) if g in view.groups
         ]
-        edited = config is not None and config.modified_on is not None
+        # Never edited for this group: the connector as created.
+        edited = config if config is not None and config.modified_on is not None else None
         return LocalConnectorOut(
             id=connector.id,
             type=connector_type(connector.kind),
@@ -235,10 +236,9 @@ class LocalConnectorService:
             is_enabled=bool(config is not None and config.is_enabled),
             created_on=connector.created_on,
             author=user_ref(view.users.get(connector.author_id or "")),
-            # Never edited for this group: the connector as created.
-            modified_on=config.modified_on if edited else connector.created_on,
+            modified_on=edited.modified_on if edited else connector.created_on,
             editor=user_ref(
-                view.users.get((config.editor_id if edited else connector.author_id) or "")
+                view.users.get((edited.editor_id if edited else connector.author_id) or "")
             ),
             groups=[group_ref(g) for g in sorted(shown, key=lambda g: (g.name.lower(), g.id))],
             settings=settings,
@@ -246,7 +246,7 @@ class LocalConnectorService:
         )
 
     def _chat_settings(
-        self, connector: Any, config: Any, view: _View, warnings: list[AccessWarning]
+        self, connector: Any, config: Any, view: _View, warnings: builtins.list[AccessWarning]
     ) -> ChatSettingsOut:
         inherits = self._inherits(config, view.group)
         source_group, source = view.group, config

@@ -7,14 +7,11 @@ uses (auth.py decides, nothing here re-implements a rule).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chalicelib.auth import Caller, Need
 from chalicelib.schemas.console import ConsoleGroup, ConsoleSession
-
-if TYPE_CHECKING:
-    from chalicelib.store.groups import GroupRepository
-    from chalicelib.store.users import UserRepository
+from chalicelib.services.ports import GroupTree, UserReader
 
 # A tree walk from the root: communities have tens of groups, not thousands; the cap keeps a
 # corrupted parent chain from looping.
@@ -22,7 +19,7 @@ MAX_GROUPS = 1000
 
 
 class ConsoleService:
-    def __init__(self, groups: GroupRepository, users: UserRepository) -> None:
+    def __init__(self, groups: GroupTree, users: UserReader) -> None:
         self.groups = groups
         self.users = users
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -28,17 +28,19 @@ from chalicelib.services.domain_events import (
 )
 from chalicelib.services.links import group_ref, group_url, user_ref
 from chalicelib.services.paging import next_offset
+from chalicelib.services.ports import Event, EventFields, EventStore, Group, User, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.services.groups import GroupService
-    from chalicelib.store.events import EventRepository
-    from chalicelib.store.users import UserRepository
+
+EventFacts = EventCreated | EventUpdated | EventMoved
+
 
 # The calendar is not paged (CONTRACT §7): a period answers at most this many events.
 CALENDAR_CAP = 1000
 
 
-def event_url(group: Any, event_id: int) -> str:
+def event_url(group: Group, event_id: int) -> str:
     """Permalink: `{AGORA_BASE_URL}/{group slug}/events/{id}`."""
     return f"{group_url(group)}/events/{event_id}"
 
@@ -51,8 +53,8 @@ def search_text(title: str, content: str, location: str, organizer: str) -> str:
 class EventService:
     def __init__(
         self,
-        events: EventRepository,
-        users: UserRepository,
+        events: EventStore,
+        users: UserReader,
         groups: GroupService,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
@@ -64,13 +66,13 @@ class EventService:
         self.clock = clock or utc_now
 
     @staticmethod
-    def _happened(kind: type, actor_id: str) -> Callable[[Any], list[Any]]:
+    def _happened(kind: type[EventFacts], actor_id: str) -> Callable[[Event], list[EventFacts]]:
         """The domain event of a write, made from the record as it is stored: the store puts it
         in the outbox in the same transaction (services/domain_events.py)."""
         return lambda record: [EventService._facts(kind, record, actor_id)]
 
     @staticmethod
-    def _facts(kind: type, record: Any, actor_id: str) -> Any:
+    def _facts(kind: type[EventFacts], record: Event, actor_id: str) -> EventFacts:
         from chalicelib.clock import iso
 
         return kind(
@@ -85,7 +87,7 @@ class EventService:
 
     # --- single events ---------------------------------------------------------------------------
 
-    def find(self, event_id: int, caller: Caller, need: Need) -> tuple[Any, Any]:
+    def find(self, event_id: int, caller: Caller, need: Need) -> tuple[Event, Group]:
         """The event and its group, once the caller's privilege there is checked."""
         record = self.events.get(event_id)
         if record is None:
@@ -116,7 +118,7 @@ class EventService:
         )
         return self._out([record], group, people)[0]
 
-    def update(self, found: tuple[Any, Any], body: EventUpdate, caller: Caller) -> EventOut:
+    def update(self, found: tuple[Event, Group], body: EventUpdate, caller: Caller) -> EventOut:
         """Replace the fields of an event `find` returned (its privilege checked before the body
         is read: CONTRACT §6)."""
         record, group = found
@@ -145,7 +147,7 @@ class EventService:
         return answer
 
     def move(
-        self, found: tuple[Any, Any], move: CalendarMove, caller: Caller, sent: dict
+        self, found: tuple[Event, Group], move: CalendarMove, caller: Caller, sent: dict[str, Any]
     ) -> EventPage:
         """Calendar update: new dates for the event `find` returned (privilege checked before the
         body is read), answered with the calendar of the period.
@@ -190,13 +192,13 @@ class EventService:
 
     # --- lists -----------------------------------------------------------------------------------
 
-    def upcoming(self, group: Any, query: EventListQuery) -> EventPage:
+    def upcoming(self, group: Group, query: EventListQuery) -> EventPage:
         return self._page(group, query, upcoming=True)
 
-    def expired(self, group: Any, query: EventListQuery) -> EventPage:
+    def expired(self, group: Group, query: EventListQuery) -> EventPage:
         return self._page(group, query, upcoming=False)
 
-    def calendar(self, group: Any, query: CalendarQuery) -> EventPage:
+    def calendar(self, group: Group, query: CalendarQuery) -> EventPage:
         records = self.events.overlapping(
             group.id, query.calendar_start_date, query.calendar_end_date, cap=CALENDAR_CAP
         )
@@ -204,7 +206,7 @@ class EventService:
             offset=int(records[-1].id) if records else None, events=self._out(records, group)
         )
 
-    def _page(self, group: Any, query: EventListQuery, *, upcoming: bool) -> EventPage:
+    def _page(self, group: Group, query: EventListQuery, *, upcoming: bool) -> EventPage:
         after = None
         if query.offset:
             after = self.events.position(query.offset)
@@ -225,7 +227,7 @@ class EventService:
 
     # --- helpers ---------------------------------------------------------------------------------
 
-    def _target_group(self, body: EventWrite, group_id: str, caller: Caller) -> Any:
+    def _target_group(self, body: EventWrite, group_id: str, caller: Caller) -> Group:
         try:
             group = self.groups.get(group_id, key="groupId")
         except NotFound:
@@ -241,11 +243,14 @@ class EventService:
     def _fields(body: EventWrite) -> dict[str, Any]:
         return stored_fields(body)
 
-    def _out_one(self, record: Any, group: Any) -> EventOut:
+    def _out_one(self, record: Event, group: Group) -> EventOut:
         return self._out([record], group)[0]
 
     def _out(
-        self, records: list[Any], group: Any, people: dict[str, Any] | None = None
+        self,
+        records: Sequence[Event],
+        group: Group,
+        people: Mapping[str, User] | None = None,
     ) -> list[EventOut]:
         if people is None:
             people = self.users.get_many(
@@ -271,7 +276,7 @@ class EventService:
         ]
 
 
-def stored_fields(event: Any) -> dict[str, Any]:
+def stored_fields(event: EventFields) -> dict[str, Any]:
     """What an event written through the API or loaded from a fixture stores of what was sent:
     its content sanitised, and the text its `filter` searches."""
     content = clean_html(event.content)

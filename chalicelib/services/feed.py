@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chalicelib.schemas.feed import (
     DEFAULT_TTL_MINUTES,
@@ -15,15 +15,13 @@ from chalicelib.schemas.feed import (
     NamedFlag,
 )
 from chalicelib.services.links import group_ref
-
-if TYPE_CHECKING:
-    from chalicelib.store.documents import DocumentRepository
+from chalicelib.services.ports import DocumentStore
 
 KIND = "feedSettings"
 
 
 class FeedService:
-    def __init__(self, documents: DocumentRepository, clock: Callable[[], datetime]) -> None:
+    def __init__(self, documents: DocumentStore, clock: Callable[[], datetime]) -> None:
         self.documents = documents
         self.clock = clock
 

@@ -14,16 +14,11 @@ import hmac
 import secrets
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from chalicelib.auth import Caller, derived_secret
 from chalicelib.errors import Forbidden, Unauthorized
 from chalicelib.schemas.feed_keys import FeedKeyOut
-
-if TYPE_CHECKING:
-    from chalicelib.store.feed_keys import FeedKeyRepository
-    from chalicelib.store.groups import GroupRepository
-    from chalicelib.store.users import UserRepository
+from chalicelib.services.ports import FeedKeyStore, GroupStore, UserReader
 
 # Long enough that guessing is hopeless, short enough for a URL.
 NONCE_BYTES = 24
@@ -44,9 +39,9 @@ def hash_of(key: str) -> str:
 class FeedKeyService:
     def __init__(
         self,
-        keys: FeedKeyRepository,
-        users: UserRepository,
-        groups: GroupRepository,
+        keys: FeedKeyStore,
+        users: UserReader,
+        groups: GroupStore,
         clock: Callable[[], datetime],
     ) -> None:
         self.keys = keys

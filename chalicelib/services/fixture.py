@@ -88,7 +88,7 @@ def _valid_records(data: Any) -> Fixture:
             except ValidationError:
                 checked.append(None)
         sections[name] = checked
-    return Fixture.model_construct(**sections)
+    return Fixture.model_construct(None, **sections)
 
 
 def _raw_ids(data: Any, section: str) -> set[Any]:

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from chalicelib.errors import NotFound
-
-if TYPE_CHECKING:
-    from chalicelib.store.groups import GroupRepository
+from chalicelib.services.ports import Group, GroupStore
 
 
 class GroupService:
-    def __init__(self, groups: GroupRepository) -> None:
+    def __init__(self, groups: GroupStore) -> None:
         self.groups = groups
 
-    def get(self, group_id: str, key: str = "groupId") -> Any:
+    def get(self, group_id: str, key: str = "groupId") -> Group:
         group = self.groups.get(group_id)
         if group is None:
             raise NotFound(key, group_id, "group")
@@ -23,9 +19,9 @@ class GroupService:
     def root_id(self) -> str | None:
         return self.groups.root_id()
 
-    def ancestors(self, group: Any) -> list[Any]:
+    def ancestors(self, group: Group) -> list[Group]:
         """The parents of a group, nearest first, up to the root."""
-        chain = []
+        chain: list[Group] = []
         seen = {group.id}
         current = group
         while current.parent_id and current.parent_id not in seen:

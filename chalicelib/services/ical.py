@@ -17,12 +17,11 @@ One VEVENT per event that starts `LOOK_BACK` ago or later (at most `MAX_EVENTS`,
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, time, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from chalicelib.store.events import EventRepository
+from chalicelib.services.ports import Event, EventStore, Group
 
 LOOK_BACK = timedelta(days=90)
 MAX_EVENTS = 1000
@@ -31,11 +30,11 @@ NO_ADDRESS = "invalid:nomail"
 
 
 class IcalService:
-    def __init__(self, events: EventRepository, clock: Callable[[], datetime]) -> None:
+    def __init__(self, events: EventStore, clock: Callable[[], datetime]) -> None:
         self.events = events
         self.clock = clock
 
-    def calendar(self, group: Any) -> str:
+    def calendar(self, group: Group) -> str:
         records = self.events.page(
             group.id,
             moment=self.clock() - LOOK_BACK,
@@ -92,7 +91,7 @@ def plain_text(markup: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", html_to_text(lines)).strip()
 
 
-def render_calendar(group: Any, records: list[Any]) -> str:
+def render_calendar(group: Group, records: Sequence[Event]) -> str:
     from urllib.parse import urlsplit
 
     from icalendar import Calendar, Event
@@ -132,4 +131,5 @@ def render_calendar(group: Any, records: list[Any]) -> str:
             event.add("description", description)
         event.add("url", event_url(group, int(record.id)))
         calendar.add_component(event)
-    return calendar.to_ical().decode("utf-8")
+    text: bytes = calendar.to_ical()
+    return text.decode("utf-8")

@@ -5,29 +5,59 @@ Post url = `{base}/{group slug}/{post slug}`; comment url = post url + `#` + id 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
 
 from chalicelib.schemas.common import GroupRef, PostRef, UserRef
 from chalicelib.settings import get_settings
+
+
+class _Slugged(Protocol):
+    @property
+    def slug(self) -> str: ...
+
+
+class _GroupShown(_Slugged, Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def thumb_url(self) -> str | None: ...
+
+
+class _PostShown(_Slugged, Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+
+
+class _PersonShown(_Slugged, Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def alias(self) -> str: ...
+    @property
+    def avatar_url(self) -> str | None: ...
 
 
 def base_url() -> str:
     return get_settings().public_base_url
 
 
-def group_url(group: Any) -> str:
+def group_url(group: _Slugged) -> str:
     return f"{base_url()}/{group.slug}"
 
 
-def post_url(group: Any, post: Any) -> str:
+def post_url(group: _Slugged, post: _Slugged) -> str:
     return f"{group_url(group)}/{post.slug}"
 
 
-def comment_url(group: Any, post: Any, comment_id: int) -> str:
+def comment_url(group: _Slugged, post: _Slugged, comment_id: int) -> str:
     return f"{post_url(group, post)}#{comment_id}"
 
 
-def group_ref(group: Any) -> GroupRef:
+def group_ref(group: _GroupShown) -> GroupRef:
     return GroupRef(
         id=group.id,
         name=group.name,
@@ -37,7 +67,7 @@ def group_ref(group: Any) -> GroupRef:
     )
 
 
-def user_ref(user: Any) -> UserRef:
+def user_ref(user: _PersonShown | None) -> UserRef:
     if user is None:
         # The account is gone (or never loaded); the record still names a user.
         return UserRef(
@@ -58,7 +88,7 @@ def user_ref(user: Any) -> UserRef:
     )
 
 
-def post_ref(post: Any, group: Any) -> PostRef:
+def post_ref(post: _PostShown, group: _Slugged) -> PostRef:
     return PostRef(id=post.id, title=post.title, slug=post.slug, url=post_url(group, post))
 
 

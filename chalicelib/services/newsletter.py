@@ -4,20 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.newsletter import NewsletterSettingsOut, NewsletterSettingsUpdate
 from chalicelib.services.links import group_ref
-
-if TYPE_CHECKING:
-    from chalicelib.store.documents import DocumentRepository
+from chalicelib.services.ports import DocumentStore
 
 KIND = "newsletterSettings"
 
 
 class NewsletterService:
-    def __init__(self, documents: DocumentRepository, clock: Callable[[], datetime]) -> None:
+    def __init__(self, documents: DocumentStore, clock: Callable[[], datetime]) -> None:
         self.documents = documents
         self.clock = clock
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from chalicelib.auth import Caller, Need
 from chalicelib.errors import Forbidden, NotFound, ValidationFailed
@@ -24,13 +24,19 @@ from chalicelib.schemas.notifications import (
     UserNotificationsOut,
 )
 from chalicelib.services.links import group_ref, post_ref, user_ref
+from chalicelib.services.ports import (
+    Group,
+    GroupStore,
+    NotificationStore,
+    PostStore,
+    Subscription,
+    User,
+    UserReader,
+)
 
 if TYPE_CHECKING:
     from chalicelib.services.suppressions import SuppressionService
-    from chalicelib.store.groups import GroupRepository
-    from chalicelib.store.notifications import NotificationRepository
-    from chalicelib.store.posts import PostRepository
-    from chalicelib.store.users import UserRepository
+
 
 NOTIFICATION_NAMES: dict[str, dict[int, str]] = {
     "group": {
@@ -69,10 +75,10 @@ def digest_out(type_id: int) -> DigestOut:
 class NotificationService:
     def __init__(
         self,
-        notifications: NotificationRepository,
-        users: UserRepository,
-        groups: GroupRepository,
-        posts: PostRepository,
+        notifications: NotificationStore,
+        users: UserReader,
+        groups: GroupStore,
+        posts: PostStore,
         clock: Callable[[], datetime],
         suppressions: SuppressionService | None = None,
     ) -> None:
@@ -86,22 +92,22 @@ class NotificationService:
 
     # --- lookups and privileges ------------------------------------------------------------------
 
-    def user(self, user_id: str) -> Any:
+    def user(self, user_id: str) -> User:
         user = self.users.get(user_id)
         if user is None:
             raise NotFound("userId", user_id, "user")
         return user
 
-    def group(self, group_id: str, key: str = "groupId") -> Any:
+    def group(self, group_id: str, key: str = "groupId") -> Group:
         group = self.groups.get(group_id)
         if group is None:
             raise NotFound(key, group_id, "group")
         return group
 
-    def require_list_privilege(self, caller: Caller, user: Any, group: Any) -> None:
+    def require_list_privilege(self, caller: Caller, user: User, group: Group) -> None:
         """Root, or an administrator of `groupId` that the user is a member of (CONTRACT §8)."""
         if caller.is_root_admin or (
-            group.id in user.memberships and caller.has(Need.GROUP_ADMIN, group)
+            group.id in (user.memberships or {}) and caller.has(Need.GROUP_ADMIN, group)
         ):
             return
         raise Forbidden(
@@ -109,11 +115,11 @@ class NotificationService:
             " that the user is a member of."
         )
 
-    def require_digest_privilege(self, caller: Caller, user: Any) -> None:
+    def require_digest_privilege(self, caller: Caller, user: User) -> None:
         """Root, or an administrator of some group the user is a member of (CONTRACT §8)."""
         if caller.is_root_admin:
             return
-        groups = self.groups.get_many(set(user.memberships))
+        groups = self.groups.get_many(set(user.memberships or {}))
         if not any(caller.has(Need.GROUP_ADMIN, group) for group in groups.values()):
             raise Forbidden(
                 "This needs a root group administrator, or an administrator of a group"
@@ -122,23 +128,20 @@ class NotificationService:
 
     # --- the list --------------------------------------------------------------------------------
 
-    def list(self, user: Any, group: Any) -> UserNotificationsOut:
+    def list(self, user: User, group: Group) -> UserNotificationsOut:
         stored_groups = {
             int(r.notification_id): r
             for r in self.notifications.of_user(user.id, f"group#{group.id}#")
         }
         group_notifications = [
-            self._out(NotificationOut, "group", n, stored_groups.get(n))
+            NotificationOut(**_shown("group", n, stored_groups.get(n)))
             for n in NOTIFICATION_NAMES["group"]
         ]
         post_records = self.notifications.of_user(user.id, f"post#{group.id}#")
         posts = self.posts.get_many({r.target_id for r in post_records})
         type_posts = [
-            self._out(
-                PostNotificationOut,
-                "post",
-                int(r.notification_id),
-                r,
+            PostNotificationOut(
+                **_shown("post", int(r.notification_id), r),
                 post=post_ref(posts[r.target_id], group),
                 group=group_ref(group),
             )
@@ -149,12 +152,8 @@ class NotificationService:
         author_records = self.notifications.of_user(user.id, "author#")
         authors = self.users.get_many({r.target_id for r in author_records})
         type_authors = [
-            self._out(
-                AuthorNotificationOut,
-                "author",
-                int(r.notification_id),
-                r,
-                author=user_ref(authors[r.target_id]),
+            AuthorNotificationOut(
+                **_shown("author", int(r.notification_id), r), author=user_ref(authors[r.target_id])
             )
             for r in author_records
             if r.target_id in authors
@@ -170,23 +169,23 @@ class NotificationService:
             ],
             type_posts=type_posts,
             type_authors=type_authors,
-            type_personal=[self._out(NotificationOut, "personal", PERSONAL_NOTIFICATION, personal)],
+            type_personal=[NotificationOut(**_shown("personal", PERSONAL_NOTIFICATION, personal))],
             digest=digest_out(self.notifications.digest_type(user.id) or DEFAULT_DIGEST),
         )
 
     # --- the upserts -----------------------------------------------------------------------------
 
     def upsert_group(
-        self, user: Any, notification_id: int, body: NotificationSettings, group_id: str
+        self, user: User, notification_id: int, body: NotificationSettings, group_id: str
     ) -> NotificationOut:
         self._check_id("group", notification_id, body)
         group = self.group(group_id)
         self._check_may_enter(user, group, body)
         record = self._save(user, "group", group.id, notification_id, body)
-        return self._out(NotificationOut, "group", notification_id, record)
+        return NotificationOut(**_shown("group", notification_id, record))
 
     def upsert_post(
-        self, user: Any, notification_id: int, body: NotificationSettings, post_id: str
+        self, user: User, notification_id: int, body: NotificationSettings, post_id: str
     ) -> PostNotificationOut:
         self._check_id("post", notification_id, body)
         post = self.posts.get(post_id)
@@ -195,36 +194,33 @@ class NotificationService:
         group = self.group(post.group_id, key="postId")
         self._check_may_enter(user, group, body)
         record = self._save(user, "post", post.id, notification_id, body, group_id=group.id)
-        return self._out(
-            PostNotificationOut,
-            "post",
-            notification_id,
-            record,
+        return PostNotificationOut(
+            **_shown("post", notification_id, record),
             post=post_ref(post, group),
             group=group_ref(group),
         )
 
     def upsert_author(
-        self, user: Any, notification_id: int, body: NotificationSettings, author_id: str
+        self, user: User, notification_id: int, body: NotificationSettings, author_id: str
     ) -> AuthorNotificationOut:
         self._check_id("author", notification_id, body)
         author = self.users.get(author_id)
         if author is None:
             raise NotFound("authorId", author_id, "author")
         record = self._save(user, "author", author.id, notification_id, body)
-        return self._out(
-            AuthorNotificationOut, "author", notification_id, record, author=user_ref(author)
+        return AuthorNotificationOut(
+            **_shown("author", notification_id, record), author=user_ref(author)
         )
 
     def upsert_personal(
-        self, user: Any, notification_id: int, body: NotificationSettings
+        self, user: User, notification_id: int, body: NotificationSettings
     ) -> NotificationOut:
         self._check_id("personal", notification_id, body)
         # The personal notification is about the user's own messages: its target is the user.
         record = self._save(user, "personal", user.id, notification_id, body)
-        return self._out(NotificationOut, "personal", notification_id, record)
+        return NotificationOut(**_shown("personal", notification_id, record))
 
-    def update_digest(self, user: Any, type_id: int) -> DigestOut:
+    def update_digest(self, user: User, type_id: int) -> DigestOut:
         self.notifications.set_digest_type(user.id, type_id, self.clock())
         return digest_out(type_id)
 
@@ -242,7 +238,7 @@ class NotificationService:
                 body.model_dump(mode="json", by_alias=True),
             )
 
-    def _check_may_enter(self, user: Any, group: Any, body: NotificationSettings) -> None:
+    def _check_may_enter(self, user: User, group: Group, body: NotificationSettings) -> None:
         """Only a user who may enter a private or premium group can follow what happens in it."""
         subscriber = Caller.of(user, self.groups.root_id())
         if not subscriber.has(Need.ENTER, group):
@@ -255,13 +251,13 @@ class NotificationService:
 
     def _save(
         self,
-        user: Any,
+        user: User,
         kind: str,
         target_id: str,
         notification_id: int,
         body: NotificationSettings,
         group_id: str | None = None,
-    ) -> Any:
+    ) -> Subscription:
         return self.notifications.upsert(
             user.id,
             kind=kind,
@@ -276,13 +272,21 @@ class NotificationService:
             modified_on=self.clock(),
         )
 
-    @staticmethod
-    def _out(model: type, kind: str, notification_id: int, record: Any, **extra: Any) -> Any:
-        return model(
-            id=notification_id,
-            name=NOTIFICATION_NAMES[kind][notification_id],
-            email_alert=EMAIL_ALERTS[int(record.email_alert_id) if record else 0],
-            show_screen_alert=bool(record.show_screen_alert) if record else False,
-            show_red_label=bool(record.show_red_label) if record else False,
-            **extra,
-        )
+
+class _Shown(TypedDict):
+    id: int
+    name: str
+    email_alert: EmailAlert
+    show_screen_alert: bool
+    show_red_label: bool
+
+
+def _shown(kind: str, notification_id: int, record: Subscription | None) -> _Shown:
+    """What every notification answer shows of the subscription (its defaults without one)."""
+    return _Shown(
+        id=notification_id,
+        name=NOTIFICATION_NAMES[kind][notification_id],
+        email_alert=EMAIL_ALERTS[int(record.email_alert_id or 0) if record else 0],
+        show_screen_alert=bool(record.show_screen_alert) if record else False,
+        show_red_label=bool(record.show_red_label) if record else False,
+    )

@@ -5,13 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
 from chalicelib.errors import FieldError, NotFound, ValidationFailed, as_text
 from chalicelib.schemas.player import CardOut, LogOut, PlayerCreate, PlayerOut, QuestOut
-
-if TYPE_CHECKING:
-    from chalicelib.store.player import PlayerRepository
+from chalicelib.services.ports import Player, PlayerStore
 
 
 @dataclass(frozen=True)
@@ -25,7 +22,7 @@ def level_for(experience: int, base: float, exponent: float) -> Level:
     """Level L starts at round(base * (L - 1) ** exponent) experience (CONTRACT §2)."""
 
     def start(level: int) -> int:
-        return round(base * (level - 1) ** exponent)
+        return round(float(base * (level - 1) ** exponent))
 
     experience = max(experience, 0)
     level = 1
@@ -43,7 +40,7 @@ def level_for(experience: int, base: float, exponent: float) -> Level:
 class PlayerService:
     def __init__(
         self,
-        players: PlayerRepository,
+        players: PlayerStore,
         clock: Callable[[], datetime],
         level_base: float,
         level_exponent: float,
@@ -82,7 +79,7 @@ class PlayerService:
             raise NotFound("playerId", player_id, "player")
         return self.out(record)
 
-    def out(self, record: Any) -> PlayerOut:
+    def out(self, record: Player) -> PlayerOut:
         experience = int(record.experience)
         level = level_for(experience, self.level_base, self.level_exponent)
         return PlayerOut(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
 
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.schemas.comments import CommentPage
@@ -11,23 +11,19 @@ from chalicelib.schemas.posts import PostOut, PostPage
 from chalicelib.services.comments import CommentPresenter
 from chalicelib.services.links import group_ref, post_url, user_ref
 from chalicelib.services.paging import next_offset
-
-if TYPE_CHECKING:
-    from chalicelib.store.comments import CommentRepository
-    from chalicelib.store.posts import PostRepository
-    from chalicelib.store.users import UserRepository
+from chalicelib.services.ports import CommentStore, Group, Post, PostStore, User, UserReader
 
 
-def unknown_offset(offset: Any) -> ValidationFailed:
+def unknown_offset(offset: str | int) -> ValidationFailed:
     return ValidationFailed.one("offset", offset, "no item has this id")
 
 
 class PostService:
     def __init__(
         self,
-        posts: PostRepository,
-        comments: CommentRepository,
-        users: UserRepository,
+        posts: PostStore,
+        comments: CommentStore,
+        users: UserReader,
         presenter: CommentPresenter,
     ) -> None:
         self.posts = posts
@@ -35,17 +31,17 @@ class PostService:
         self.users = users
         self.presenter = presenter
 
-    def find(self, post_id: str) -> Any:
+    def find(self, post_id: str) -> Post:
         post = self.posts.get(post_id)
         if post is None:
             raise NotFound("postId", post_id, "post")
         return post
 
-    def get(self, post: Any, group: Any) -> PostOut:
+    def get(self, post: Post, group: Group) -> PostOut:
         author = self.users.get(post.author_id)
         return self._out(post, group, {post.author_id: author} if author else {})
 
-    def page(self, group: Any, query: GuidPageQuery) -> PostPage:
+    def page(self, group: Group, query: GuidPageQuery) -> PostPage:
         after = None
         if query.offset:
             after = self.posts.position(query.offset)
@@ -56,9 +52,9 @@ class PostService:
         )
         authors = self.users.get_many({p.author_id for p in records})
         posts = [self._out(p, group, authors) for p in records]
-        return PostPage(offset=next_offset(records, query.offset), posts=posts)
+        return PostPage(offset=next_offset(records, query.offset, lambda p: p.id), posts=posts)
 
-    def comments_page(self, post: Any, query: IntPageQuery) -> CommentPage:
+    def comments_page(self, post: Post, query: IntPageQuery) -> CommentPage:
         after = None
         if query.offset:
             after = self.comments.position(query.offset)
@@ -70,7 +66,7 @@ class PostService:
             comments=self.presenter.present(records),
         )
 
-    def _out(self, post: Any, group: Any, authors: dict[str, Any]) -> PostOut:
+    def _out(self, post: Post, group: Group, authors: Mapping[str, User]) -> PostOut:
         return PostOut(
             id=post.id,
             title=post.title,
@@ -80,7 +76,7 @@ class PostService:
             group=group_ref(group),
             author=user_ref(authors.get(post.author_id)),
             created_on=post.created_on,
-            source=post.source,
+            source="email" if post.source == "email" else "fixture",
             # Kept on the post by every comment write: no comment is read to answer it.
             comments_count=int(post.comments_count or 0),
         )

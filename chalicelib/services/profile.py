@@ -8,10 +8,9 @@ structure is answered, so renaming a section or an option needs no rewrite of ot
 
 from __future__ import annotations
 
-import functools
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from chalicelib.errors import Conflict, NotFound, ValidationFailed
 from chalicelib.schemas.profile import (
@@ -26,48 +25,16 @@ from chalicelib.schemas.profile import (
     SectionUpdate,
     SectionWithFields,
 )
-from chalicelib.schemas.profile_fields import (
-    DATA_MODELS,
-    OPTION_DEFAULT_TYPES,
-    PARENT_TYPES,
-    FieldData,
-    FieldType,
-    Option,
-    OptionIn,
-)
-
-if TYPE_CHECKING:
-    from chalicelib.store.profile import ProfileRepository
-
-# Stable GUIDs for what Agora defines itself (mandatory fields, country option keys): the same
-# country has the same key in every country list, on every installation.
-AGORA_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "agora:profile")
-
-# Present in every user profile: what every account holds (CONTRACT §4 users: alias, email).
-MANDATORY_FIELDS = (("alias", "Alias"), ("email", "Email"))
+from chalicelib.schemas.profile_fields import DATA_MODELS, PARENT_TYPES, FieldData, FieldType
+from chalicelib.services.ports import ProfileItem, ProfileStore
+from chalicelib.services.profile_data import MANDATORY_FIELDS, guid_for, merge, settle_data
 
 
-def _guid_for(name: str) -> str:
-    return str(uuid.uuid5(AGORA_NAMESPACE, name))
-
-
-@functools.cache
-def country_options() -> tuple[tuple[str, str], ...]:
-    """(key, name) of the ISO 3166 countries, by name; pycountry is imported only when needed."""
-    import pycountry
-
-    countries = [
-        (_guid_for(f"iso3166:{c.alpha_2}"), getattr(c, "common_name", None) or c.name)
-        for c in pycountry.countries
-    ]
-    return tuple(sorted(countries, key=lambda item: item[1].casefold()))
-
-
-def _order(record: Any) -> tuple[int, str]:
+def _order(record: ProfileItem) -> tuple[int, str]:
     return int(record.position), record.item_key
 
 
-def _renumber(ordered: list[Any], skip: Any = None) -> list[Any]:
+def _renumber(ordered: list[ProfileItem], skip: ProfileItem | None = None) -> list[ProfileItem]:
     """Positions 1..n in list order; answers the records (other than `skip`) that moved."""
     moved = []
     for number, record in enumerate(ordered, start=1):
@@ -78,7 +45,9 @@ def _renumber(ordered: list[Any], skip: Any = None) -> list[Any]:
     return moved
 
 
-def _place(siblings: list[Any], record: Any, wanted: int | None) -> list[Any]:
+def _place(
+    siblings: list[ProfileItem], record: ProfileItem, wanted: int | None
+) -> list[ProfileItem]:
     """Put `record` at position `wanted` (last when None or past the end) among `siblings`."""
     at = len(siblings) if wanted is None else min(wanted - 1, len(siblings))
     return _renumber([*siblings[:at], record, *siblings[at:]], skip=record)
@@ -87,14 +56,14 @@ def _place(siblings: list[Any], record: Any, wanted: int | None) -> list[Any]:
 class Structure:
     """The stored structure, indexed for the rules."""
 
-    def __init__(self, records: list[Any]) -> None:
+    def __init__(self, records: Sequence[ProfileItem]) -> None:
         self.sections = {int(r.section_id): r for r in records if r.kind == "section"}
-        self.fields = {r.field_id: r for r in records if r.kind == "field"}
+        self.fields = {r.field_id or "": r for r in records if r.kind == "field"}
 
-    def ordered_sections(self, without: Any = None) -> list[Any]:
+    def ordered_sections(self, without: ProfileItem | None = None) -> list[ProfileItem]:
         return sorted((s for s in self.sections.values() if s is not without), key=_order)
 
-    def fields_in(self, section_id: int, without: Any = None) -> list[Any]:
+    def fields_in(self, section_id: int, without: ProfileItem | None = None) -> list[ProfileItem]:
         return sorted(
             (
                 f
@@ -104,16 +73,16 @@ class Structure:
             key=_order,
         )
 
-    def children_of(self, field_id: str) -> list[Any]:
+    def children_of(self, field_id: str) -> list[ProfileItem]:
         return sorted((f for f in self.fields.values() if f.parent_id == field_id), key=_order)
 
 
-def _option_keys(record: Any) -> dict[str, str]:
+def _option_keys(record: ProfileItem) -> dict[str, str]:
     return {o["key"]: o["value"] for o in (record.data or {}).get("options", [])}
 
 
 class ProfileService:
-    def __init__(self, repository: ProfileRepository) -> None:
+    def __init__(self, repository: ProfileStore) -> None:
         self.repository = repository
 
     # --- reads ------------------------------------------------------------------------------
@@ -159,7 +128,7 @@ class ProfileService:
             section.name = body.name
         if body.default_visibility_id is not None:
             section.default_visibility_id = body.default_visibility_id
-        moves: list[Any] = []
+        moves: list[ProfileItem] = []
         if body.position is not None:
             moves = _place(structure.ordered_sections(without=section), section, body.position)
         self._commit(saves=[section], moves=moves)
@@ -188,7 +157,7 @@ class ProfileService:
         section = self._body_section(structure, body.section_id)
         self._check_field_name(structure, body, None)
         field_id = str(uuid.uuid4())
-        data = settle_data(body.type_id, body.data, sent_keys=sent_data_keys)
+        data = settle_data(body.type_id, _data_of(body), sent_keys=sent_data_keys)
         self._check_parent(structure, field_id, body)
         field = self.repository.new_field(
             field_id,
@@ -216,16 +185,16 @@ class ProfileService:
         `parse` (the API layer's, as for a new field)."""
         structure = self._load()
         field = self._field(structure, field_id)
-        merged, sent_data_keys = _merge(field, sent, update)
+        merged, sent_data_keys = merge(field, sent, update)
         body = parse(merged)
         self._body_section(structure, body.section_id)
         self._check_field_name(structure, body, field)
-        data = settle_data(body.type_id, body.data, sent_keys=sent_data_keys)
+        data = settle_data(body.type_id, _data_of(body), sent_keys=sent_data_keys)
         self._check_parent(structure, field_id, body)
         self._check_children(structure, field, body.type_id, data)
 
         old_section = int(field.section_id)
-        moves: list[Any] = []
+        moves: list[ProfileItem] = []
         if body.section_id != old_section:
             moves += _renumber(structure.fields_in(old_section, without=field))
             moves += _place(structure.fields_in(body.section_id), field, body.position)
@@ -260,19 +229,23 @@ class ProfileService:
 
     # --- rules ------------------------------------------------------------------------------
 
-    def _check_section_name(self, structure: Structure, name: str, section: Any) -> None:
+    def _check_section_name(
+        self, structure: Structure, name: str, section: ProfileItem | None
+    ) -> None:
         for other in structure.sections.values():
             if other is not section and other.name.casefold() == name.casefold():
                 raise ValidationFailed.one("name", name, "another section already has this name")
 
-    def _check_field_name(self, structure: Structure, body: FieldBody, field: Any) -> None:
+    def _check_field_name(
+        self, structure: Structure, body: FieldBody, field: ProfileItem | None
+    ) -> None:
         for other in structure.fields_in(body.section_id, without=field):
             if other.name.casefold() == body.name.casefold():
                 raise ValidationFailed.one(
                     "name", body.name, "another field of this section has this name"
                 )
 
-    def _body_section(self, structure: Structure, section_id: int) -> Any:
+    def _body_section(self, structure: Structure, section_id: int) -> ProfileItem:
         section = structure.sections.get(section_id)
         if section is None:
             raise ValidationFailed.one("sectionId", section_id, "no profile section has this id")
@@ -287,13 +260,13 @@ class ProfileService:
         parent = structure.fields.get(parent_id)
         if parent is None:
             raise ValidationFailed.one("parentId", parent_id, "no field has this id")
-        if FieldType(int(parent.type_id)) not in PARENT_TYPES:
+        if FieldType(int(parent.type_id or 0)) not in PARENT_TYPES:
             raise ValidationFailed.one(
                 "parentId",
                 parent_id,
                 "only a DropDownList, CheckBoxList or RadioButtonList field can be a parent",
             )
-        ancestor = parent
+        ancestor: ProfileItem | None = parent
         while ancestor is not None:
             if ancestor.field_id == field_id:
                 raise ValidationFailed.one(
@@ -312,11 +285,11 @@ class ProfileService:
     def _check_children(
         self,
         structure: Structure,
-        field: Any,
+        field: ProfileItem,
         field_type: FieldType,
         data: dict[str, Any],
     ) -> None:
-        children = structure.children_of(field.field_id)
+        children = structure.children_of(field.field_id or "")
         if not children:
             return
         if field_type not in PARENT_TYPES:
@@ -340,11 +313,16 @@ class ProfileService:
     def _load(self) -> Structure:
         return Structure(self.repository.load())
 
-    def _commit(self, **changes: Any) -> None:
+    def _commit(
+        self,
+        saves: Sequence[ProfileItem] = (),
+        moves: Sequence[ProfileItem] = (),
+        deletes: Sequence[ProfileItem] = (),
+    ) -> None:
         from chalicelib.store.profile import StaleStructure
 
         try:
-            self.repository.commit(**changes)
+            self.repository.commit(saves=saves, moves=moves, deletes=deletes)
         except StaleStructure:
             # A lost race is a state conflict like any other (key `state`, CONTRACT §6).
             raise Conflict(
@@ -353,20 +331,20 @@ class ProfileService:
                 "The profile structure changed while this request ran: reload it and try again.",
             ) from None
 
-    def _section(self, structure: Structure, section_id: int) -> Any:
+    def _section(self, structure: Structure, section_id: int) -> ProfileItem:
         section = structure.sections.get(section_id)
         if section is None:
             raise NotFound("sectionId", section_id, "profile section")
         return section
 
-    def _field(self, structure: Structure, field_id: str) -> Any:
+    def _field(self, structure: Structure, field_id: str) -> ProfileItem:
         field = structure.fields.get(field_id)
         if field is None:
             raise NotFound("fieldId", field_id, "profile field")
         return field
 
-    def _section_out(self, section: Any) -> SectionOut:
-        visibility = int(section.default_visibility_id)
+    def _section_out(self, section: ProfileItem) -> SectionOut:
+        visibility = int(section.default_visibility_id or 0)
         return SectionOut(
             id=int(section.section_id),
             name=section.name,
@@ -375,15 +353,15 @@ class ProfileService:
             default_visibility_name=VISIBILITY_NAMES.get(visibility, ""),
         )
 
-    def _field_out(self, structure: Structure, field: Any) -> FieldOut:
+    def _field_out(self, structure: Structure, field: ProfileItem) -> FieldOut:
         section = structure.sections.get(int(field.section_id))
         parent = structure.fields.get(field.parent_id) if field.parent_id else None
         selected = field.parent_selected_value_id or ""
         return FieldOut(
-            id=field.field_id,
+            id=field.field_id or "",
             name=field.name,
-            type_id=int(field.type_id),
-            type_name=FieldType(int(field.type_id)).name,
+            type_id=int(field.type_id or 0),
+            type_name=FieldType(int(field.type_id or 0)).name,
             position=int(field.position),
             section_id=int(field.section_id),
             section_name=section.name if section else "",
@@ -396,7 +374,7 @@ class ProfileService:
 
     def _mandatory(self, key: str, name: str) -> FieldOut:
         return FieldOut(
-            id=_guid_for(f"mandatory:{key}"),
+            id=guid_for(f"mandatory:{key}"),
             name=name,
             type_id=int(FieldType.TextBox),
             type_name=FieldType.TextBox.name,
@@ -407,127 +385,9 @@ class ProfileService:
         )
 
 
-# --- updates and `data` --------------------------------------------------------------------------
-
-
-def _merge(
-    field: Any, sent_body: dict[str, Any], update: FieldUpdate
-) -> tuple[dict[str, Any], set[str]]:
-    """The stored field as a request, with what the update sent laid over it."""
-    stored: dict[str, Any] = {
-        "sectionId": int(field.section_id),
-        "name": field.name,
-        "typeId": int(field.type_id),
-        "parentId": field.parent_id,
-        "parentSelectedValueId": field.parent_selected_value_id,
-        "data": field.data or {},
-    }
-    sent: dict[str, Any] = {}
-    for name in update.model_fields_set:
-        alias = FieldUpdate.model_fields[name].alias or name
-        sent[alias] = sent_body[alias] if alias in sent_body else sent_body.get(name)
-    merged = {**stored, **{k: v for k, v in sent.items() if k != "data"}}
-    if "parentId" in sent and update.parent_id is None and "parentSelectedValueId" not in sent:
-        # Removing the parent removes the value it was waiting for.
-        merged["parentSelectedValueId"] = None
-    same_type = update.type_id is None or int(update.type_id) == int(field.type_id)
-    sent_data = _camel_keys(update.type_id or FieldType(int(field.type_id)), sent.get("data"))
-    if same_type:
-        merged["data"] = {**stored["data"], **sent_data}
-    else:
-        # Another type's settings do not carry over: the new type starts from what was sent.
-        merged["data"] = sent_data
-    return merged, set(sent_data)
-
-
-def _camel_keys(field_type: FieldType, data: Any) -> dict[str, Any]:
-    if not isinstance(data, dict):
-        return {}
-    names = DATA_MODELS[field_type].model_fields
-    return {(names[k].alias or k) if k in names else k: v for k, v in data.items()}
-
-
-def settle_data(field_type: FieldType, data: FieldData, *, sent_keys: set[str]) -> dict[str, Any]:
-    """`data` as stored and answered: option keys and positions, the list default as an option,
-    the country list, sanitised HTML."""
-    settled = data.model_dump(mode="json", by_alias=True)
-    if "options" in type(data).model_fields:
-        options = _settle_options(field_type, data.options)
-        if field_type is FieldType.CountryDropDownList and not options:
-            options = [
-                Option(key=key, value=name, position=number)
-                for number, (key, name) in enumerate(country_options(), start=1)
-            ]
-        settled["options"] = [o.model_dump(by_alias=True) for o in options]
-        if field_type in OPTION_DEFAULT_TYPES:
-            default = _settle_default(data.default_value, options, "defaultValue" in sent_keys)
-            settled["defaultValue"] = default.model_dump(by_alias=True) if default else None
-    if field_type is FieldType.HTMLBox:
-        from chalicelib.sanitize import clean_html
-
-        settled["defaultValue"] = clean_html(settled["defaultValue"])
-    return settled
-
-
-def _settle_options(field_type: FieldType, sent: list[OptionIn]) -> list[Option]:
-    # Autocomplete keys are free strings (the spec's sample); the other lists key by GUID.
-    free_keys = field_type is FieldType.AutoCompleteTextBox
-    keys: set[str] = set()
-    values: set[str] = set()
-    keyed: list[tuple[int, int, str, str]] = []
-    for index, option in enumerate(sent):
-        key = (option.key or "").strip()
-        if not key:
-            key = str(uuid.uuid4())
-        elif not free_keys:
-            try:
-                key = str(uuid.UUID(key))
-            except ValueError:
-                raise ValidationFailed.one(
-                    f"data.options.{index}.key", option.key, "must be a GUID"
-                ) from None
-        if key in keys:
-            raise ValidationFailed.one(
-                f"data.options.{index}.key", key, "is the key of another option too"
-            )
-        if option.value.casefold() in values:
-            raise ValidationFailed.one(
-                f"data.options.{index}.value",
-                option.value,
-                "is the value of another option too",
-            )
-        keys.add(key)
-        values.add(option.value.casefold())
-        order = option.position if option.position is not None else index + 1
-        keyed.append((order, index, key, option.value))
-    keyed.sort()
-    return [
-        Option(key=key, value=value, position=number)
-        for number, (_order, _index, key, value) in enumerate(keyed, start=1)
-    ]
-
-
-def _settle_default(value: Any, options: list[Option], was_sent: bool) -> Option | None:
-    """A list's default names one of its options: by key, by value, or as an option object."""
-    if value is None or value is False or value == "" or value == {}:
-        return None
-    if value is True:
-        raise ValidationFailed.one(
-            "data.defaultValue", value, "name the default option by its key or value"
-        )
-    wanted: list[str] = []
-    if isinstance(value, str):
-        wanted = [value.strip()]
-    elif isinstance(value, dict):
-        wanted = [str(value[k]).strip() for k in ("key", "value") if value.get(k) is not None]
-    for text in wanted:
-        for option in options:
-            if option.key == text.lower() or option.key == text:
-                return option
-        for option in options:
-            if option.value.casefold() == text.casefold():
-                return option
-    if not was_sent:
-        # The stored default's option was removed by this update: the list has no default now.
-        return None
-    raise ValidationFailed.one("data.defaultValue", value, "is not one of the options")
+def _data_of(body: FieldBody) -> FieldData:
+    """The body's `data` as its type's model: a body parsed by `field_body_model` holds it so."""
+    data: object = body.data
+    if isinstance(data, FieldData):
+        return data
+    return DATA_MODELS[body.type_id].model_validate(data)

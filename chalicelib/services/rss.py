@@ -8,14 +8,14 @@ when blank); `editorEmail` → `<managingEditor>`; `webmasterEmail` → `<webMas
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.schemas.feed import FeedSettingsOut
+from chalicelib.services.ports import Group, Post, PostStore, User, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.services.feed import FeedService
-    from chalicelib.store.posts import PostRepository
-    from chalicelib.store.users import UserRepository
 
 FEED_ITEMS = 20
 CONTENT_TYPE = "application/rss+xml"
@@ -27,9 +27,7 @@ def rss_hour(name: str) -> int:
 
 
 class RssService:
-    def __init__(
-        self, posts: PostRepository, users: UserRepository, feed_settings: FeedService
-    ) -> None:
+    def __init__(self, posts: PostStore, users: UserReader, feed_settings: FeedService) -> None:
         self.posts = posts
         self.users = users
         self.feed_settings = feed_settings
@@ -41,7 +39,7 @@ class RssService:
 
 
 def render_feed(
-    group: Any, settings: FeedSettingsOut, posts: list[Any], authors: dict[str, Any]
+    group: Group, settings: FeedSettingsOut, posts: Sequence[Post], authors: Mapping[str, User]
 ) -> str:
     from feedgen.feed import FeedGenerator
 
@@ -90,4 +88,5 @@ def render_feed(
         if author is not None:
             # An alias, never the address: RSS's own <author> wants an email.
             entry.dc.dc_creator(x(author.alias))
-    return feed.rss_str(pretty=True).decode("utf-8")
+    rss: bytes = feed.rss_str(pretty=True)
+    return rss.decode("utf-8")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from chalicelib.auth import (
     Caller,
@@ -15,11 +14,7 @@ from chalicelib.auth import (
 )
 from chalicelib.clock import utc_now
 from chalicelib.errors import FieldError, TooManyRequests, Unauthorized
-
-if TYPE_CHECKING:
-    from chalicelib.store.groups import GroupRepository
-    from chalicelib.store.login_attempts import LoginAttemptRepository
-    from chalicelib.store.users import UserRepository
+from chalicelib.services.ports import GroupStore, LoginAttemptStore, UserStore
 
 # One message for a wrong password and an unknown address: no account enumeration.
 WRONG_CREDENTIALS = "The email address or the password is wrong."
@@ -35,9 +30,9 @@ UNKNOWN_SOURCE = "unknown"
 class SecurityService:
     def __init__(
         self,
-        users: UserRepository,
-        attempts: LoginAttemptRepository,
-        groups: GroupRepository,
+        users: UserStore,
+        attempts: LoginAttemptStore,
+        groups: GroupStore,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.users = users

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chalicelib.logs import get_logger
 from chalicelib.schemas.common import AccessWarning
-
-if TYPE_CHECKING:
-    from chalicelib.store.suppressions import SuppressionRepository
+from chalicelib.services.ports import SuppressionStore
 
 log = get_logger("suppressions")
 
@@ -26,7 +24,7 @@ CODE = "EMAIL_SUPPRESSED"
 
 
 class SuppressionService:
-    def __init__(self, suppressions: SuppressionRepository, clock: Callable[[], datetime]) -> None:
+    def __init__(self, suppressions: SuppressionStore, clock: Callable[[], datetime]) -> None:
         self.suppressions = suppressions
         self.clock = clock
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.system_pages import (
@@ -12,9 +12,7 @@ from chalicelib.schemas.system_pages import (
     PremiumPageUpdate,
     PrivateLandingPageOut,
 )
-
-if TYPE_CHECKING:
-    from chalicelib.store.documents import DocumentRepository
+from chalicelib.services.ports import DocumentStore
 
 SYSTEM_SCOPE = "system"
 HOME = "homePage"
@@ -23,7 +21,7 @@ PREMIUM = "premiumLandingPage"
 
 
 class SystemPageService:
-    def __init__(self, documents: DocumentRepository) -> None:
+    def __init__(self, documents: DocumentStore) -> None:
         self.documents = documents
 
     def home_page(self) -> HomePageOut:
@@ -51,9 +49,13 @@ class SystemPageService:
     def update_premium_landing_page(
         self, group_id: str, update: PremiumPageUpdate, editor_id: str
     ) -> PremiumLandingPageOut:
-        doc = {"isEnabled": update.is_enabled, "content": clean_html(update.content)}
-        self._put(group_id, PREMIUM, doc, editor_id)
-        return PremiumLandingPageOut(is_enabled=doc["isEnabled"], content=doc["content"])
+        page = PremiumLandingPageOut(
+            is_enabled=update.is_enabled, content=clean_html(update.content)
+        )
+        self._put(
+            group_id, PREMIUM, {"isEnabled": page.is_enabled, "content": page.content}, editor_id
+        )
+        return page
 
     def _put(self, scope: str, kind: str, doc: dict[str, Any], editor_id: str) -> dict[str, Any]:
         from chalicelib.clock import utc_now

@@ -21,17 +21,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import EmailMessage
-from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from chalicelib.errors import ValidationFailed
-
-if TYPE_CHECKING:
-    from chalicelib.store.digests import DigestRepository
-    from chalicelib.store.groups import GroupRepository
-    from chalicelib.store.notifications import NotificationRepository
-    from chalicelib.store.posts import PostRepository
-    from chalicelib.store.users import UserRepository
+from chalicelib.services.ports import (
+    DigestQueue,
+    GroupStore,
+    NotificationStore,
+    PostStore,
+    UserReader,
+)
 
 TOKEN_LIFETIME = timedelta(days=60)
 AUDIENCE = "agora:unsubscribe"
@@ -112,11 +111,11 @@ class Unsubscription:
 class UnsubscribeService:
     def __init__(
         self,
-        notifications: NotificationRepository,
-        digests: DigestRepository,
-        groups: GroupRepository,
-        posts: PostRepository,
-        users: UserRepository,
+        notifications: NotificationStore,
+        digests: DigestQueue,
+        groups: GroupStore,
+        posts: PostStore,
+        users: UserReader,
         clock: Callable[[], datetime],
     ) -> None:
         self.notifications = notifications

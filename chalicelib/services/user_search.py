@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.sanitize import search_key
 from chalicelib.schemas.user_search import UserFound, UserSearchPage, UserSearchQuery
 from chalicelib.services.links import user_ref
 from chalicelib.services.paging import next_offset
-
-if TYPE_CHECKING:
-    from chalicelib.store.user_search import SearchIndex
-    from chalicelib.store.users import UserRepository
+from chalicelib.services.ports import PeopleIndex, UserReader
 
 
 class UserSearchService:
-    def __init__(self, index: SearchIndex, users: UserRepository) -> None:
+    def __init__(self, index: PeopleIndex, users: UserReader) -> None:
         self.index = index
         self.users = users
 
@@ -38,6 +35,6 @@ class UserSearchService:
             after=after,
         )
         return UserSearchPage(
-            offset=next_offset(records, query.offset),
+            offset=next_offset(records, query.offset, lambda r: r.id),
             users=[UserFound(**user_ref(r).model_dump(), email=r.email) for r in records],
         )

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from pynamodb.attributes import UTCDateTimeAttribute
+from pynamodb.attributes import Attribute, UnicodeAttribute, UTCDateTimeAttribute
 from pynamodb.exceptions import DeleteError, PutError, TransactWriteError, UpdateError
-from pynamodb.indexes import Index
-from pynamodb.models import Model
+from pynamodb.indexes import (
+    AllProjection,
+    GlobalSecondaryIndex,
+    Index,
+    KeysOnlyProjection,
+    Projection,
+)
+from pynamodb.models import MetaProtocol, Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib import aws
@@ -22,7 +29,21 @@ MODELS: list[type[Model]] = []
 M = TypeVar("M", bound=type[Model])
 
 
-def table_meta(stem: str, **extra: Any) -> type:
+class UtcAttribute(UTCDateTimeAttribute):
+    """UTC datetimes stored as sortable strings (`2026-01-02T10:00:00.000000+0000`)."""
+
+
+T = TypeVar("T")
+
+
+def nullable(attribute: Attribute[T]) -> Attribute[T | None]:
+    """`attribute` (made with `null=True`) typed as holding None too: PynamoDB's stubs type every
+    attribute as never None, so a record would not match the Protocol it serves (services/ports.py).
+    """
+    return cast(Attribute[T | None], attribute)
+
+
+def table_meta(stem: str, **extra: Any) -> MetaProtocol:
     """A PynamoDB `Meta` for table `{AGORA_TABLE_PREFIX}{stem}`.
 
     No region or host: botocore takes them from AWS_DEFAULT_REGION and AWS_ENDPOINT_URL. Timeouts
@@ -36,11 +57,37 @@ def table_meta(stem: str, **extra: Any) -> type:
         "max_retry_attempts": 3,
         **extra,
     }
-    return type("Meta", (), attrs)
+    # PynamoDB reads `Meta` as a class holding these attributes; its stubs call that a protocol.
+    return cast(MetaProtocol, type("Meta", (), attrs))
 
 
-def index_meta(name: str, projection: Any) -> type:
+def index_meta(name: str, projection: Projection) -> type:
     return type("Meta", (), {"index_name": name, "projection": projection})
+
+
+def global_index(
+    name: str,
+    hash_key: str,
+    range_key: str | None = None,
+    *,
+    range_type: Callable[..., Attribute[Any]] = UtcAttribute,
+    keys_only: bool = False,
+) -> GlobalSecondaryIndex[Any]:
+    """A model's global secondary index `name`: a text hash key, and a range key that is a moment
+    (`range_type` otherwise); every attribute projected unless `keys_only`."""
+    namespace: dict[str, Any] = {
+        "Meta": index_meta(name, KeysOnlyProjection() if keys_only else AllProjection()),
+        hash_key: UnicodeAttribute(hash_key=True),
+    }
+    if range_key is not None:
+        namespace[range_key] = range_type(range_key=True)
+    # The class statement, with PynamoDB's metaclass collecting the key attributes.
+    index_class = types.new_class(
+        f"{name.title().replace('-', '')}Index",
+        (GlobalSecondaryIndex,),
+        exec_body=lambda body: body.update(namespace),
+    )
+    return cast(GlobalSecondaryIndex[Any], index_class())
 
 
 def register(model: M) -> M:
@@ -151,10 +198,6 @@ def moment_key(moment: datetime, item_id: object) -> str:
     return f"{sort_moment(moment)}#{item_id}"
 
 
-class UtcAttribute(UTCDateTimeAttribute):
-    """UTC datetimes stored as sortable strings (`2026-01-02T10:00:00.000000+0000`)."""
-
-
 def serialized_key(record: Model, names: Iterable[str], overrides: dict[str, Any] | None = None):
     """The DynamoDB key `{name: {type: value}}` of a record for an ExclusiveStartKey.
 
@@ -179,7 +222,7 @@ def index_start_key(
     """ExclusiveStartKey that continues an index Query right after `record`'s position."""
     attributes = record.get_attributes().values()
     table_keys = [a.attr_name for a in attributes if a.is_hash_key or a.is_range_key]
-    index_keys = [a.attr_name for a in index.Meta.attributes.values()]  # type: ignore[attr-defined]
+    index_keys = [a.attr_name for a in index.Meta.attributes.values()]
     return serialized_key(record, [*table_keys, *index_keys], overrides)
 
 

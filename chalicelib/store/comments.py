@@ -24,7 +24,6 @@ from pynamodb.attributes import (
     VersionAttribute,
 )
 from pynamodb.exceptions import TransactWriteError
-from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
@@ -33,8 +32,9 @@ from chalicelib.store import cache, outbox
 from chalicelib.store.base import (
     UtcAttribute,
     conditionally,
-    index_meta,
+    global_index,
     index_start_key,
+    nullable,
     query_page,
     register,
     table_meta,
@@ -55,36 +55,6 @@ class SpamReport(MapAttribute):
     created_on = UtcAttribute()
 
 
-class VisibleByPostIndex(GlobalSecondaryIndex):
-    Meta = index_meta("visible-by-post", AllProjection())
-    visible_post_id = UnicodeAttribute(hash_key=True)
-    created_on = UtcAttribute(range_key=True)
-
-
-class DeletedByGroupIndex(GlobalSecondaryIndex):
-    Meta = index_meta("deleted-by-group", AllProjection())
-    deleted_group_id = UnicodeAttribute(hash_key=True)
-    deleted_on = UtcAttribute(range_key=True)
-
-
-class UnapprovedByGroupIndex(GlobalSecondaryIndex):
-    Meta = index_meta("unapproved-by-group", AllProjection())
-    unapproved_group_id = UnicodeAttribute(hash_key=True)
-    created_on = UtcAttribute(range_key=True)
-
-
-class ReportedByGroupIndex(GlobalSecondaryIndex):
-    Meta = index_meta("reported-by-group", AllProjection())
-    reported_group_id = UnicodeAttribute(hash_key=True)
-    last_reported_on = UtcAttribute(range_key=True)
-
-
-class PurgeIndex(GlobalSecondaryIndex):
-    Meta = index_meta("purge", KeysOnlyProjection())
-    purge_bucket = UnicodeAttribute(hash_key=True)
-    deleted_on = UtcAttribute(range_key=True)
-
-
 @register
 class CommentRecord(Model):
     Meta = table_meta("comments")
@@ -97,15 +67,15 @@ class CommentRecord(Model):
     created_on = UtcAttribute()
     parent_comment_id = NumberAttribute(default=0)
     is_approved = BooleanAttribute(default=True)
-    approved_on = UtcAttribute(null=True)
+    approved_on = nullable(UtcAttribute(null=True))
     rating = NumberAttribute(default=0)
     votes = NumberAttribute(default=0)
     is_anonymous = BooleanAttribute(default=False)
-    deleted_on = UtcAttribute(null=True)
-    deleted_by_id = UnicodeAttribute(null=True)
+    deleted_on = nullable(UtcAttribute(null=True))
+    deleted_by_id = nullable(UnicodeAttribute(null=True))
     # When it was last deleted, kept after an undelete: an `offset` naming a comment that has left
     # the deleted list since still continues from its place there (CONTRACT §7).
-    last_deleted_on = UtcAttribute(null=True)
+    last_deleted_on = nullable(UtcAttribute(null=True))
     spam_reports = ListAttribute(of=SpamReport, default=list)
     # Where the mail that created it came from, when it did (mail-in idempotency).
     source = UnicodeAttribute(default="fixture")
@@ -117,16 +87,16 @@ class CommentRecord(Model):
     deleted_group_id = UnicodeAttribute(null=True)
     unapproved_group_id = UnicodeAttribute(null=True)
     reported_group_id = UnicodeAttribute(null=True)
-    last_reported_on = UtcAttribute(null=True)
+    last_reported_on = nullable(UtcAttribute(null=True))
     purge_bucket = UnicodeAttribute(null=True)
 
     version = VersionAttribute()
 
-    visible_by_post = VisibleByPostIndex()
-    deleted_by_group = DeletedByGroupIndex()
-    unapproved_by_group = UnapprovedByGroupIndex()
-    reported_by_group = ReportedByGroupIndex()
-    purge_index = PurgeIndex()
+    visible_by_post = global_index("visible-by-post", "visible_post_id", "created_on")
+    deleted_by_group = global_index("deleted-by-group", "deleted_group_id", "deleted_on")
+    unapproved_by_group = global_index("unapproved-by-group", "unapproved_group_id", "created_on")
+    reported_by_group = global_index("reported-by-group", "reported_group_id", "last_reported_on")
+    purge_index = global_index("purge", "purge_bucket", "deleted_on", keys_only=True)
 
     @property
     def is_deleted(self) -> bool:

@@ -23,6 +23,7 @@ from pynamodb.attributes import (
     NumberAttribute,
     UnicodeAttribute,
 )
+from pynamodb.expressions.update import Action
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 
@@ -224,7 +225,7 @@ class MailboxRepository:
         `values` holds attribute names; a `password` of None keeps the stored ciphertext.
         """
         record = MailboxRecord(scope)
-        actions = [MailboxRecord.kind.set(kind)]
+        actions: list[Action] = [MailboxRecord.kind.set(kind)]
         for name, value in values.items():
             attribute = getattr(MailboxRecord, name)
             if name == "password" and value is None:

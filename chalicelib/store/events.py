@@ -25,7 +25,6 @@ from pynamodb.attributes import (
     VersionAttribute,
 )
 from pynamodb.exceptions import TransactWriteError
-from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
@@ -34,8 +33,9 @@ from chalicelib.store import cache, outbox
 from chalicelib.store.base import (
     UtcAttribute,
     ensure_fits,
-    index_meta,
+    global_index,
     index_start_key,
+    nullable,
     query_page,
     register,
     sort_moment,
@@ -85,12 +85,6 @@ def months_between(first: datetime, last: datetime) -> list[str]:
     return months
 
 
-class GroupStartIndex(GlobalSecondaryIndex):
-    Meta = index_meta("group-start", AllProjection())
-    group_id = UnicodeAttribute(hash_key=True)
-    start_key = UnicodeAttribute(range_key=True)
-
-
 @register
 class EventRecord(Model):
     Meta = table_meta("events")
@@ -103,7 +97,7 @@ class EventRecord(Model):
     modified_on = UtcAttribute()
     all_day = BooleanAttribute(default=False)
     start_date = UtcAttribute()
-    end_date = UtcAttribute(null=True)
+    end_date = nullable(UtcAttribute(null=True))
     title = UnicodeAttribute()
     content = UnicodeAttribute(default="")
     organizer = UnicodeAttribute(default="")
@@ -115,7 +109,9 @@ class EventRecord(Model):
 
     version = VersionAttribute()
 
-    by_group_start = GroupStartIndex()
+    by_group_start = global_index(
+        "group-start", "group_id", "start_key", range_type=UnicodeAttribute
+    )
 
     def refresh_keys(self) -> None:
         self.start_key = start_key_of(self.start_date, int(self.id))

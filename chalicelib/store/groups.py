@@ -6,23 +6,12 @@ import time
 from typing import Any
 
 from pynamodb.attributes import JSONAttribute, UnicodeAttribute
-from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 
 from chalicelib.store import cache
-from chalicelib.store.base import index_meta, register, table_meta
+from chalicelib.store.base import global_index, nullable, register, table_meta
 
 ROOT_PARENT_KEY = "-"
-
-
-class ChildrenIndex(GlobalSecondaryIndex):
-    Meta = index_meta("children", KeysOnlyProjection())
-    parent_key = UnicodeAttribute(hash_key=True)
-
-
-class SlugIndex(GlobalSecondaryIndex):
-    Meta = index_meta("slug", AllProjection())
-    slug = UnicodeAttribute(hash_key=True)
 
 
 @register
@@ -34,16 +23,16 @@ class GroupRecord(Model):
     id = UnicodeAttribute(hash_key=True)
     name = UnicodeAttribute()
     slug = UnicodeAttribute()
-    parent_id = UnicodeAttribute(null=True)
+    parent_id = nullable(UnicodeAttribute(null=True))
     # parent id, or "-" for the root group: the root is found with one Query, never a Scan.
     parent_key = UnicodeAttribute()
     access = UnicodeAttribute()  # public | private | premium
-    thumb_url = UnicodeAttribute(null=True)
+    thumb_url = nullable(UnicodeAttribute(null=True))
     # {"post": [...roles], "comment": [...], "commentWithoutApproval": [...]}
     permissions = JSONAttribute(default=dict)
 
-    children = ChildrenIndex()
-    by_slug = SlugIndex()
+    children = global_index("children", "parent_key", keys_only=True)
+    by_slug = global_index("slug", "slug")
 
 
 class GroupRepository:

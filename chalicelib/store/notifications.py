@@ -15,13 +15,15 @@ The digest item (`sort_key` "digest") has no `target_key`, so it stays out of th
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from pynamodb.attributes import BooleanAttribute, NumberAttribute, UnicodeAttribute
+from pynamodb.expressions.update import Action
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from chalicelib.store.base import UtcAttribute, index_meta, register, table_meta
+from chalicelib.store.base import UtcAttribute, index_meta, nullable, register, table_meta
 
 DIGEST_KEY = "digest"
 # email_alert_id of a subscription whose notifications go into the daily digest.
@@ -55,14 +57,14 @@ class NotificationRecord(Model):
     target_key = UnicodeAttribute(null=True)
     kind = UnicodeAttribute(null=True)  # group | post | author | personal
     target_id = UnicodeAttribute(null=True)  # group, post, author or (personal) the user itself
-    group_id = UnicodeAttribute(null=True)  # the post's group, for post subscriptions
+    group_id = nullable(UnicodeAttribute(null=True))  # the post's group, for post subscriptions
     notification_id = NumberAttribute(null=True)
-    email_alert_id = NumberAttribute(null=True)
-    show_screen_alert = BooleanAttribute(null=True)
-    show_red_label = BooleanAttribute(null=True)
+    email_alert_id = nullable(NumberAttribute(null=True))
+    show_screen_alert = nullable(BooleanAttribute(null=True))
+    show_red_label = nullable(BooleanAttribute(null=True))
     # Only on the digest item.
-    digest_type_id = NumberAttribute(null=True)
-    modified_on = UtcAttribute(null=True)
+    digest_type_id = nullable(NumberAttribute(null=True))
+    modified_on = nullable(UtcAttribute(null=True))
 
     subscribers = SubscribersIndex()
 
@@ -89,7 +91,7 @@ class NotificationRepository:
         notification_id: int,
         group_id: str | None,
         settings: dict[str, Any],
-        modified_on: Any,
+        modified_on: datetime,
     ) -> NotificationRecord:
         """Add the subscription or update it, in one UpdateItem.
 
@@ -98,7 +100,7 @@ class NotificationRepository:
         """
         record = NotificationRecord(user_id, sort_key(kind, target_id, notification_id, group_id))
         defaults = {"email_alert_id": 0, "show_screen_alert": False, "show_red_label": False}
-        actions = [
+        actions: list[Action] = [
             NotificationRecord.target_key.set(target_key(kind, target_id, notification_id)),
             NotificationRecord.kind.set(kind),
             NotificationRecord.target_id.set(target_id),
@@ -114,7 +116,7 @@ class NotificationRepository:
         record.update(actions=actions)
         return record
 
-    def stop_email(self, user_id: str, key: str, modified_on: Any) -> bool:
+    def stop_email(self, user_id: str, key: str, modified_on: datetime) -> bool:
         """Email alert of one subscription to none (one-click unsubscribe); False when it was
         none already or the subscription is gone. Alerts and red labels stay as they are."""
         from chalicelib.store.base import conditionally
@@ -131,7 +133,7 @@ class NotificationRepository:
             )
         )
 
-    def stop_digest_emails(self, user_id: str, modified_on: Any) -> bool:
+    def stop_digest_emails(self, user_id: str, modified_on: datetime) -> bool:
         """Every subscription of the user that feeds the daily digest stops emailing."""
         changed = False
         for record in NotificationRecord.query(
@@ -144,7 +146,7 @@ class NotificationRepository:
         record = self.get(user_id, DIGEST_KEY)
         return int(record.digest_type_id) if record and record.digest_type_id else None
 
-    def set_digest_type(self, user_id: str, type_id: int, modified_on: Any) -> None:
+    def set_digest_type(self, user_id: str, type_id: int, modified_on: datetime) -> None:
         NotificationRecord(
             user_id, DIGEST_KEY, digest_type_id=type_id, modified_on=modified_on
         ).save()

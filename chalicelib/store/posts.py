@@ -7,7 +7,6 @@ from typing import Any
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.exceptions import TransactWriteError
-from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
@@ -17,25 +16,13 @@ from chalicelib.store import cache, outbox
 from chalicelib.store.base import (
     UtcAttribute,
     conditionally,
-    index_meta,
+    global_index,
     index_start_key,
     query_page,
     register,
     table_meta,
     transact,
 )
-
-
-class GroupCreatedIndex(GlobalSecondaryIndex):
-    Meta = index_meta("group-created", AllProjection())
-    group_id = UnicodeAttribute(hash_key=True)
-    created_on = UtcAttribute(range_key=True)
-
-
-class GroupSlugIndex(GlobalSecondaryIndex):
-    Meta = index_meta("group-slug", KeysOnlyProjection())
-    group_id = UnicodeAttribute(hash_key=True)
-    slug = UnicodeAttribute(range_key=True)
 
 
 @register
@@ -56,8 +43,10 @@ class PostRecord(Model):
     # write in the same transaction (store/comments.py), so reading a post reads no comment.
     comments_count = NumberAttribute(default=0)
 
-    by_group = GroupCreatedIndex()
-    by_group_slug = GroupSlugIndex()
+    by_group = global_index("group-created", "group_id", "created_on")
+    by_group_slug = global_index(
+        "group-slug", "group_id", "slug", range_type=UnicodeAttribute, keys_only=True
+    )
 
     def refresh_index_keys(self) -> None:
         """What the `filter` searches, derived from the title and content: every writer of a new
@@ -97,9 +86,6 @@ class PostRepository:
     def slugs(self, group_id: str) -> list[str]:
         """Every post slug of a group (keys-only index: thousands a request)."""
         return [key.slug for key in PostRecord.by_group_slug.query(group_id)]
-
-    def slug_taken(self, group_id: str, slug: str) -> bool:
-        return any(PostRecord.by_group_slug.query(group_id, PostRecord.slug == slug, limit=1))
 
     def page_newest_first(
         self, group_id: str, *, limit: int, after: PostRecord | None, text: str | None

@@ -22,7 +22,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import error_code, is_unavailable
-from chalicelib.store.base import register, table_meta, transact
+from chalicelib.store.base import nullable, register, table_meta, transact
 
 STRUCTURE = "profile"
 SECTION_COUNTER = "profileSections"
@@ -43,11 +43,11 @@ class ProfileItemRecord(Model):
     name = UnicodeAttribute()
     position = NumberAttribute()
     section_id = NumberAttribute()
-    default_visibility_id = NumberAttribute(null=True)
-    field_id = UnicodeAttribute(null=True)
-    type_id = NumberAttribute(null=True)
-    parent_id = UnicodeAttribute(null=True)
-    parent_selected_value_id = UnicodeAttribute(null=True)
+    default_visibility_id = nullable(NumberAttribute(null=True))
+    field_id = nullable(UnicodeAttribute(null=True))
+    type_id = nullable(NumberAttribute(null=True))
+    parent_id = nullable(UnicodeAttribute(null=True))
+    parent_selected_value_id = nullable(UnicodeAttribute(null=True))
     data = JSONAttribute(null=True)
     version = VersionAttribute()
 

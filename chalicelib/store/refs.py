@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.store.batch import read_many
+
+if TYPE_CHECKING:
+    from pynamodb.models import Model
 
 
 @dataclass
@@ -39,7 +42,7 @@ class ReferenceReader:
         from chalicelib.store.posts import PostRecord
         from chalicelib.store.users import UserRecord
 
-        asked = {
+        asked: dict[type[Model], set[Any]] = {
             UserRecord: {u for u in users if u},
             GroupRecord: {g for g in groups if g},
             PostRecord: {p for p in posts if p},

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pynamodb.attributes import JSONAttribute, NumberAttribute, UnicodeAttribute
-from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
 from chalicelib.store import cache
-from chalicelib.store.base import index_meta, register, table_meta
-
-
-class EmailIndex(GlobalSecondaryIndex):
-    Meta = index_meta("email", AllProjection())
-    email_lower = UnicodeAttribute(hash_key=True)
+from chalicelib.store.base import global_index, nullable, register, table_meta
 
 
 @register
@@ -27,14 +23,14 @@ class UserRecord(Model):
     # Addresses are compared case-insensitively (sign-in and mail senders).
     email_lower = UnicodeAttribute()
     slug = UnicodeAttribute()
-    avatar_url = UnicodeAttribute(null=True)
-    password_hash = UnicodeAttribute(null=True)
+    avatar_url = nullable(UnicodeAttribute(null=True))
+    password_hash = nullable(UnicodeAttribute(null=True))
     # Raised by each new password: a token issued under an older version is refused.
     token_version = NumberAttribute(default=0)
     # {group id: role name}; users outside a group are `regular` there.
     memberships = JSONAttribute(default=dict)
 
-    by_email = EmailIndex()
+    by_email = global_index("email", "email_lower")
 
 
 class UserRepository:
@@ -76,5 +72,5 @@ class UserRepository:
         self.forget({user.id})
         return user
 
-    def new(self, **values: object) -> UserRecord:
+    def new(self, **values: Any) -> UserRecord:
         return UserRecord(**values)

@@ -13,15 +13,6 @@ from tests.support import fakes
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 WINDOW = timedelta(minutes=15)
 
-KINDS = [pytest.param("fake", marks=pytest.mark.fast), "dynamodb"]
-
-
-@pytest.fixture(params=KINDS)
-def kind(request) -> str:
-    if request.param == "dynamodb":
-        request.getfixturevalue("aws")
-    return request.param
-
 
 @pytest.fixture
 def profile(kind):

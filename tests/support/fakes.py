@@ -159,3 +159,463 @@ class FakeGroupRepository:
     def root_id(self) -> str | None:
         roots = [g.id for g in self._groups.values() if not getattr(g, "parent_id", None)]
         return roots[0] if roots else None
+
+
+# --- posts, comments, events and notification settings --------------------------------------------
+#
+# These hold the store's own record classes (PynamoDB models, never saved): the state they derive
+# (a comment's list memberships, an event's start key) is derived by the same code as in DynamoDB.
+# Every answer is a copy, as a read from DynamoDB is: changing it changes nothing stored.
+
+
+def _stored(record: Any) -> Any:
+    return copy.deepcopy(record)
+
+
+class FakeOutbox:
+    """The domain events each write announced, in order (the store puts them in the outbox in
+    the write's transaction)."""
+
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+
+    def add(self, events: Any) -> None:
+        self.events.extend(events)
+
+
+class FakePostRepository:
+    def __init__(self, outbox: FakeOutbox | None = None) -> None:
+        self._posts: dict[str, Any] = {}
+        self.outbox = outbox or FakeOutbox()
+
+    def get(self, post_id: str) -> Any:
+        post = self._posts.get(post_id)
+        return _stored(post) if post else None
+
+    position = get
+
+    def get_many(self, post_ids: set[str]) -> dict[str, Any]:
+        return {i: _stored(self._posts[i]) for i in post_ids if i in self._posts}
+
+    def by_slug(self, group_id: str, slug: str) -> Any:
+        for post in self._posts.values():
+            if (post.group_id, post.slug) == (group_id, slug):
+                return _stored(post)
+        return None
+
+    def slugs(self, group_id: str) -> list[str]:
+        return sorted(p.slug for p in self._posts.values() if p.group_id == group_id)
+
+    def page_newest_first(
+        self, group_id: str, *, limit: int, after: Any, text: str | None
+    ) -> list[Any]:
+        ordered = sorted(
+            (p for p in self._posts.values() if p.group_id == group_id),
+            key=lambda p: (p.created_on, p.id),
+            reverse=True,
+        )
+        if after is not None:
+            ordered = [p for p in ordered if (p.created_on, p.id) < (after.created_on, after.id)]
+        if text:
+            ordered = [p for p in ordered if text in p.search_text]
+        return [_stored(p) for p in ordered[:limit]]
+
+    def insert(self, *, events: Any = (), **values: Any) -> Any:
+        from chalicelib.store.posts import PostRecord
+
+        if values["id"] in self._posts:
+            return None
+        record = PostRecord(**values)
+        record.refresh_index_keys()
+        self._posts[record.id] = _stored(record)
+        self.outbox.add(events)
+        return record
+
+    def put(self, **values: Any) -> Any:
+        from chalicelib.store.posts import PostRecord
+
+        record = PostRecord(**values)
+        record.refresh_index_keys()
+        self._posts[record.id] = _stored(record)
+        return record
+
+    def move_count(self, post_id: str, delta: int) -> None:
+        """What a comment write does to its post in the same transaction."""
+        post = self._posts.get(post_id)
+        if post is not None:
+            post.comments_count = int(post.comments_count or 0) + delta
+
+
+class FakeCommentRepository:
+    """Comments and their moderation lists; writes conditioned on the version read, moving the
+    post's `comments_count` as the visible list changes (as DynamoDB's transaction does)."""
+
+    def __init__(self, posts: FakePostRepository | None = None) -> None:
+        self.posts = posts or FakePostRepository()
+        self.outbox = self.posts.outbox
+        self._comments: dict[int, Any] = {}
+
+    # --- reads ------------------------------------------------------------------------------
+
+    def get(self, comment_id: int) -> Any:
+        comment = self._comments.get(int(comment_id))
+        return _stored(comment) if comment else None
+
+    position = get
+
+    def count_visible(self, post_id: str) -> int:
+        return sum(1 for c in self._comments.values() if c.visible_post_id == post_id)
+
+    def visible_page(self, post_id: str, *, limit: int, after: Any) -> list[Any]:
+        visible = self._members("visible_post_id", post_id)
+        return _after(visible, _created, after, limit, newest_first=False)
+
+    def deleted_page(self, group_id: str, *, limit: int, after: Any, text: str | None) -> list[Any]:
+        deleted = self._members("deleted_group_id", group_id, text)
+        return _after(deleted, _deleted_place, after, limit, newest_first=True)
+
+    def unapproved_page(
+        self,
+        group_id: str,
+        *,
+        limit: int,
+        after: Any,
+        text: str | None = None,
+        newest_first: bool = True,
+    ) -> list[Any]:
+        unapproved = self._members("unapproved_group_id", group_id, text)
+        return _after(unapproved, _created, after, limit, newest_first=newest_first)
+
+    def reported_page(
+        self, group_id: str, *, limit: int, after: Any, text: str | None
+    ) -> list[Any]:
+        reported = self._members("reported_group_id", group_id, text)
+        return _after(reported, _reported, after, limit, newest_first=True)
+
+    def deleted_before_in_group(
+        self, group_id: str, cutoff: datetime, *, limit: int, after: Any
+    ) -> list[Any]:
+        old = [c for c in self._members("deleted_group_id", group_id) if c.deleted_on <= cutoff]
+        return _after(old, _deleted_place, after, limit, newest_first=False)
+
+    def deleted_before(self, cutoff: datetime, *, limit: int, after: Any) -> list[Any]:
+        old = [c for c in self._comments.values() if c.purge_bucket and c.deleted_on <= cutoff]
+        return _after(old, _deleted_place, after, limit, newest_first=False)
+
+    def _members(self, key_name: str, key: str, text: str | None = None) -> list[Any]:
+        """A sparse index's members (and those whose search text holds `text`)."""
+        return [
+            c
+            for c in self._comments.values()
+            if getattr(c, key_name) == key and (not text or text in (c.search_text or ""))
+        ]
+
+    # --- writes -----------------------------------------------------------------------------
+
+    def insert(self, *, author_alias: str | None = None, events: Any = (), **values: Any) -> bool:
+        from chalicelib.store.comments import CommentRecord
+
+        if int(values["id"]) in self._comments:
+            return False
+        record = CommentRecord(**values)
+        record.version = 1
+        self._save(record, was_visible=False, author_alias=author_alias, events=events)
+        return True
+
+    def replace_if_unchanged(self, record: Any, *, was_deleted: bool, events: Any = ()) -> bool:
+        stored = self._comments.get(int(record.id))
+        if stored is None or stored.version != record.version or stored.is_deleted != was_deleted:
+            return False
+        record.version = int(record.version) + 1
+        self._save(record, was_visible=stored.visible_post_id is not None, events=events)
+        return True
+
+    def purge_if_unchanged(self, record: Any, events: Any = ()) -> bool:
+        stored = self._comments.get(int(record.id))
+        if stored is None or stored.version != record.version or not stored.is_deleted:
+            return False
+        del self._comments[int(record.id)]
+        self.outbox.add(events)
+        return True
+
+    def purge_if_deleted_before(self, comment_id: int, cutoff: datetime, events: Any = ()) -> bool:
+        stored = self._comments.get(int(comment_id))
+        if stored is None or stored.deleted_on is None or stored.deleted_on > cutoff:
+            return False
+        del self._comments[int(comment_id)]
+        self.outbox.add(events)
+        return True
+
+    def _save(
+        self, record: Any, *, was_visible: bool, author_alias: str | None = None, events: Any = ()
+    ) -> None:
+        record.refresh_index_keys(author_alias)
+        delta = int(record.visible_post_id is not None) - int(was_visible)
+        if delta:
+            self.posts.move_count(record.post_id, delta)
+        self._comments[int(record.id)] = _stored(record)
+        self.outbox.add(events)
+
+
+def _created(comment: Any) -> Any:
+    return comment.created_on
+
+
+def _deleted_place(comment: Any) -> Any:
+    """Its place in the deleted list, kept after an undelete (CONTRACT §7 offsets)."""
+    return comment.deleted_list_position
+
+
+def _reported(comment: Any) -> Any:
+    return comment.last_reported_on
+
+
+def _after(
+    members: list[Any], moment: Any, after: Any, limit: int, *, newest_first: bool
+) -> list[Any]:
+    """An index Query's page: `members` by (moment, id), after `after`'s place in that order."""
+    members = sorted(members, key=lambda c: (moment(c), int(c.id)), reverse=newest_first)
+    if after is not None:
+        place = (moment(after), int(after.id))
+        members = [c for c in members if ((moment(c), int(c.id)) < place) == newest_first]
+        members = [c for c in members if (moment(c), int(c.id)) != place]
+    return [_stored(c) for c in members[:limit]]
+
+
+class FakeEventRepository:
+    """Events by group and start, and the calendar's overlap rule; an update or delete of an
+    event changed since it was read is a 409 (`state`), as the store's transaction answers."""
+
+    def __init__(self, outbox: FakeOutbox | None = None) -> None:
+        self._events: dict[int, Any] = {}
+        self._ids = itertools.count(1)
+        self.outbox = outbox or FakeOutbox()
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    def get(self, event_id: int) -> Any:
+        event = self._events.get(int(event_id))
+        return _stored(event) if event else None
+
+    position = get
+
+    def get_many(self, event_ids: Any) -> dict[int, Any]:
+        return {int(i): _stored(self._events[int(i)]) for i in event_ids if int(i) in self._events}
+
+    def create(self, *, happened: Any = None, **values: Any) -> Any:
+        from chalicelib.errors import Conflict
+        from chalicelib.store.events import EventRecord
+
+        record = EventRecord(**values)
+        if int(record.id) in self._events:
+            raise Conflict("state", int(record.id), "exists")
+        record.refresh_keys()
+        record.version = 1
+        return self._write(record, happened)
+
+    def update(self, record: Any, *, happened: Any = None, **changes: Any) -> Any:
+        self._require_unchanged(record)
+        for name, value in changes.items():
+            setattr(record, name, value)
+        record.refresh_keys()
+        record.version = int(record.version) + 1
+        return self._write(record, happened)
+
+    def delete(self, record: Any, *, happened: Any = None) -> None:
+        self._require_unchanged(record)
+        del self._events[int(record.id)]
+        if happened is not None:
+            self.outbox.add(happened(record))
+
+    def put_many(self, records: Any) -> None:
+        for record in records:
+            record.refresh_keys()
+            record.version = record.version or 1
+            self._events[int(record.id)] = _stored(record)
+            self._ids = itertools.count(max(self._events) + 1)
+
+    def page(
+        self,
+        group_id: str,
+        *,
+        moment: datetime,
+        upcoming: bool,
+        limit: int,
+        after: Any,
+        text: str | None,
+    ) -> list[Any]:
+        from chalicelib.store.base import sort_moment
+        from chalicelib.store.events import AFTER_ALL_IDS
+
+        upcoming_from, expired_before = (
+            f"{sort_moment(moment)}#{AFTER_ALL_IDS}",
+            f"{sort_moment(moment)}#",
+        )
+
+        def inside(start_key: str) -> bool:
+            return start_key > upcoming_from if upcoming else start_key < expired_before
+
+        events = sorted(
+            (e for e in self._events.values() if e.group_id == group_id and inside(e.start_key)),
+            key=lambda e: e.start_key,
+            reverse=not upcoming,
+        )
+        if after is not None and inside(after.start_key):
+            events = [
+                e
+                for e in events
+                if (e.start_key > after.start_key) == upcoming and e.start_key != after.start_key
+            ]
+        if text:
+            events = [e for e in events if text in (e.search_text or "")]
+        return [_stored(e) for e in events[:limit]]
+
+    @staticmethod
+    def overlaps(record: Any, start: datetime, end: datetime) -> bool:
+        from chalicelib.store.events import EventRepository
+
+        return EventRepository.overlaps(record, start, end)
+
+    def overlapping(self, group_id: str, start: datetime, end: datetime, *, cap: int) -> list[Any]:
+        events = sorted(
+            (
+                e
+                for e in self._events.values()
+                if e.group_id == group_id and self.overlaps(e, start, end)
+            ),
+            key=lambda e: e.start_key,
+        )
+        return [_stored(e) for e in events[:cap]]
+
+    def _require_unchanged(self, record: Any) -> None:
+        from chalicelib.errors import Conflict
+
+        stored = self._events.get(int(record.id))
+        if stored is None or stored.version != record.version:
+            raise Conflict(
+                "state",
+                int(record.id),
+                "The event was changed or deleted at the same time; read it again and retry.",
+            )
+
+    def _write(self, record: Any, happened: Any) -> Any:
+        self._events[int(record.id)] = _stored(record)
+        if happened is not None:
+            self.outbox.add(happened(record))
+        return record
+
+
+class FakeNotificationRepository:
+    """Subscriptions by user and sort key, as store/notifications.py keys them."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple[str, str], Any] = {}
+
+    def of_user(self, user_id: str, prefix: str) -> list[Any]:
+        return [
+            _stored(item)
+            for (user, key), item in sorted(self._items.items())
+            if user == user_id and key.startswith(prefix)
+        ]
+
+    def get(self, user_id: str, key: str) -> Any:
+        item = self._items.get((user_id, key))
+        return _stored(item) if item else None
+
+    def upsert(
+        self,
+        user_id: str,
+        *,
+        kind: str,
+        target_id: str,
+        notification_id: int,
+        group_id: str | None,
+        settings: dict[str, Any],
+        modified_on: datetime,
+    ) -> Any:
+        from chalicelib.store.notifications import NotificationRecord, sort_key, target_key
+
+        key = sort_key(kind, target_id, notification_id, group_id)
+        item = self._items.get((user_id, key)) or NotificationRecord(
+            user_id, key, email_alert_id=0, show_screen_alert=False, show_red_label=False
+        )
+        item.target_key = target_key(kind, target_id, notification_id)
+        item.kind, item.target_id, item.notification_id = kind, target_id, notification_id
+        item.modified_on = modified_on
+        if group_id is not None:
+            item.group_id = group_id
+        for name, value in settings.items():
+            if value is not None:
+                setattr(item, name, value)
+        self._items[(user_id, key)] = item
+        return _stored(item)
+
+    def stop_email(self, user_id: str, key: str, modified_on: datetime) -> bool:
+        item = self._items.get((user_id, key))
+        if item is None or not item.email_alert_id:
+            return False
+        item.email_alert_id, item.modified_on = 0, modified_on
+        return True
+
+    def stop_digest_emails(self, user_id: str, modified_on: datetime) -> bool:
+        from chalicelib.store.notifications import DIGEST_EMAIL
+
+        keys = [
+            k
+            for (u, k), i in self._items.items()
+            if u == user_id and i.email_alert_id == DIGEST_EMAIL
+        ]
+        return any([self.stop_email(user_id, key, modified_on) for key in keys])
+
+    def digest_type(self, user_id: str) -> int | None:
+        from chalicelib.store.notifications import DIGEST_KEY
+
+        item = self._items.get((user_id, DIGEST_KEY))
+        return int(item.digest_type_id) if item and item.digest_type_id else None
+
+    def set_digest_type(self, user_id: str, type_id: int, modified_on: datetime) -> None:
+        from chalicelib.store.notifications import DIGEST_KEY, NotificationRecord
+
+        self._items[(user_id, DIGEST_KEY)] = NotificationRecord(
+            user_id, DIGEST_KEY, digest_type_id=type_id, modified_on=modified_on
+        )
+
+    def subscribers(self, kind: str, target_id: str, notification_id: int) -> list[Any]:
+        from chalicelib.store.notifications import target_key
+
+        wanted = target_key(kind, target_id, notification_id)
+        return [_stored(i) for i in self._items.values() if i.target_key == wanted]
+
+
+class FakeReferenceReader:
+    """Posts, groups and users at once, from the fakes that hold them (store/refs.py)."""
+
+    def __init__(self, posts: Any, groups: Any, users: Any) -> None:
+        self.posts, self.groups, self.users = posts, groups, users
+
+    def read(self, *, users: Any = (), groups: Any = (), posts: Any = (), events: Any = ()) -> Any:
+        from chalicelib.store.refs import Refs
+
+        return Refs(
+            users=self.users.get_many({u for u in users if u}),
+            groups=self.groups.get_many({g for g in groups if g}),
+            posts=self.posts.get_many({p for p in posts if p}),
+        )
+
+
+def group(
+    group_id: str, *, parent_id: str | None = None, access: str = "public", **values: Any
+) -> Any:
+    """A group record as the store holds it (never saved)."""
+    from chalicelib.store.groups import GroupRecord
+
+    return GroupRecord(
+        id=group_id,
+        name=values.pop("name", group_id.title()),
+        slug=values.pop("slug", group_id),
+        parent_id=parent_id,
+        parent_key=parent_id or "-",
+        access=access,
+        **values,
+    )
