@@ -69,6 +69,22 @@ def send_batches(queue_name: str, bodies: list[str], what: str) -> None:
             raise RuntimeError(f"SQS refused {len(response['Failed'])} {what}")
 
 
+def put_events(entries: list[dict[str, str]]) -> dict[str, Any]:
+    """One PutEvents request; EventBridge's answer (its `FailedEntryCount` says what to retry)."""
+    return dict(client("events").put_events(Entries=entries))
+
+
+class QueueSender:
+    """Sends message bodies to one SQS queue, ten a request (a fan-out of notification chunks)."""
+
+    def __init__(self, queue_name: str, what: str) -> None:
+        self.queue_name = queue_name
+        self.what = what
+
+    def send(self, bodies: list[str]) -> None:
+        send_batches(self.queue_name, bodies, self.what)
+
+
 def on_reset(forget: Callable[[], None]) -> Callable[[], None]:
     """Have `reset()` call `forget` too (a cache of what was read through a client)."""
     _forgetters.append(forget)

@@ -23,7 +23,7 @@ from chalicelib.services.comments import CommentPresenter, CommentService
 from chalicelib.services.connectors import LocalConnectorService
 from chalicelib.services.console import ConsoleService
 from chalicelib.services.digests import DigestService
-from chalicelib.services.domain_events import CommentCreated, DomainEvents, PostCreated, Recorded
+from chalicelib.services.domain_events import DomainEvents
 from chalicelib.services.events import EventService
 from chalicelib.services.feed import FeedService
 from chalicelib.services.feed_keys import FeedKeyService
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from chalicelib.mail.outgoing import OutgoingMail
     from chalicelib.services.event_bus import EventBusPublisher
     from chalicelib.services.mail_in import MailIngestor
-    from chalicelib.services.notify import NotifyService
+    from chalicelib.services.notify import BatchReads, NotifyService
 
 
 # --- repositories (chalicelib/store/repositories.py) ---------------------------------------------
@@ -85,29 +85,18 @@ users = repositories.users
 # --- who is told what happened --------------------------------------------------------------------
 
 
-def domain_events() -> DomainEvents:
+def domain_events(reads: BatchReads | None = None) -> DomainEvents:
     """The subscribers of every domain event: notifications of new posts and comments, and the
-    EventBridge bus (every kind)."""
-    return DomainEvents([_notify_of_new_content, event_bus_publisher()])
+    EventBridge bus (every kind). `reads`: what the batch being drained has read once for all
+    its events (its posts, each subscriber list)."""
+    return DomainEvents([notify_service(reads=reads), event_bus_publisher()])
 
 
 def event_bus_publisher() -> EventBusPublisher:
+    from chalicelib.aws import put_events
     from chalicelib.services.event_bus import EventBusPublisher
 
-    return EventBusPublisher(get_settings().event_bus)
-
-
-class NotificationsFailed(RuntimeError):
-    """Some recipients of an event were not told: the drain delivers the event again (those
-    already told are not told twice)."""
-
-
-def _notify_of_new_content(item: Recorded) -> None:
-    event = item.event
-    if isinstance(event, PostCreated | CommentCreated):
-        report = notify_service().handle(event)
-        if report.failed:
-            raise NotificationsFailed(f"{report.failed} notification(s) failed")
+    return EventBusPublisher(get_settings().event_bus, send=put_events)
 
 
 # --- services -------------------------------------------------------------------------------------
@@ -253,7 +242,8 @@ def outgoing_mail() -> OutgoingMail:
 def notify_service(**overrides: Any) -> NotifyService:
     """`overrides` replace any constructor argument (tests). Imported when an event is told, not
     at cold start: most requests publish none."""
-    from chalicelib.services.notify import NotifyService, SqsFanout
+    from chalicelib.aws import QueueSender
+    from chalicelib.services.notify import NotifyService
     from chalicelib.store.alerts import AlertRepository
     from chalicelib.store.digests import DigestRepository
     from chalicelib.store.notifications import NotificationRepository
@@ -273,7 +263,9 @@ def notify_service(**overrides: Any) -> NotifyService:
     values.update(overrides)
     # Made only when used: most events have no recipient at all.
     values["mail"] = values["mail"] or _Lazy(outgoing_mail)
-    values["fanout"] = values["fanout"] or SqsFanout()
+    values["fanout"] = values["fanout"] or QueueSender(
+        get_settings().notify_queue, "notification chunk(s)"
+    )
     return NotifyService(**values)
 
 

@@ -77,17 +77,13 @@ def drain_records(
 def subscribers_of_batch(events: Sequence[object]) -> DomainEvents:
     """The subscribers of `deps.domain_events`, with notifications that read what the batch
     shares once: its posts in one BatchGetItem (not one GetItem each: a mail poll of a hundred
-    posts is drained in batches of a hundred), each subscriber list once (`BatchReads`).
-
-    `deps.domain_events()` lists the same two subscribers for events told one at a time; its
-    notification handler takes no `BatchReads`, hence this list here (see the report of
-    issue 27: the lead may fold it into deps)."""
-    from chalicelib.services.domain_events import CommentCreated, DomainEvents, PostCreated
+    posts is drained in batches of a hundred), each subscriber list once (`BatchReads`)."""
+    from chalicelib.services.domain_events import CommentCreated, PostCreated
     from chalicelib.services.notify import BatchReads
 
     wanted = {e.post_id for e in events if isinstance(e, PostCreated | CommentCreated)}
     reads = BatchReads(deps.posts().get_many(wanted) if wanted else {})
-    return DomainEvents([deps.notify_service(reads=reads), deps.event_bus_publisher()])
+    return deps.domain_events(reads)
 
 
 # One reader per stream (a test's fresh embedded AWS, or a table made again, has a new one).

@@ -61,19 +61,13 @@ def entry(item: Recorded, bus_name: str) -> dict[str, str]:
     }
 
 
-def put_events(entries: list[dict[str, str]]) -> dict[str, Any]:
-    from chalicelib.aws import client
-
-    return dict(client("events").put_events(Entries=entries))
-
-
 class EventBusPublisher:
     """A domain event handler (`publish_all` for batches)."""
 
     def __init__(
         self,
         bus_name: str,
-        send: Callable[[list[dict[str, str]]], dict[str, Any]] = put_events,
+        send: Callable[[list[dict[str, str]]], dict[str, Any]],
         sleep: Callable[[float], None] = time.sleep,
         attempts: int = ATTEMPTS,
     ) -> None:

@@ -137,20 +137,6 @@ class DeliveryReport:
 # --- fan-out -----------------------------------------------------------------------------------
 
 
-class SqsFanout:
-    """Chunks of recipients, through the queue named by AGORA_NOTIFY_QUEUE (or `queue_name`)."""
-
-    def __init__(self, queue_name: str | None = None) -> None:
-        from chalicelib.settings import get_settings
-
-        self.queue_name = queue_name or get_settings().notify_queue
-
-    def send(self, bodies: list[str]) -> None:
-        from chalicelib.aws import send_batches
-
-        send_batches(self.queue_name, bodies, "notification chunk(s)")
-
-
 def chunk_body(event: Any, recipients: list[Recipient]) -> str:
     from chalicelib.logs import correlation_id
 

@@ -387,6 +387,7 @@ class SuppressionStore(Protocol):
     def suppress(
         self, address: str, reason: str, detail: str, feedback_id: str, now: datetime
     ) -> None: ...
+    def clear(self, address: str) -> bool: ...
 
 
 class DigestQueue(Protocol):

@@ -81,6 +81,6 @@ class PostService:
             comments_count=int(post.comments_count or 0),
         )
 
-    def group_id_of(self, post: Any) -> str:
+    def group_id_of(self, post: Post) -> str:
         """The id of the group a post is in (whose privilege a reader needs)."""
         return str(post.group_id)

@@ -86,8 +86,7 @@ class StatusIndex(GlobalSecondaryIndex):
 
 @register
 class MailRecord(Model):
-    # PynamoDB types `Meta` as an instance of its protocol; it reads the class table_meta makes.
-    Meta = table_meta("mail")  # type: ignore[assignment]
+    Meta = table_meta("mail")
 
     mailbox = UnicodeAttribute(hash_key=True)
     sk = UnicodeAttribute(range_key=True)
@@ -112,7 +111,7 @@ class MailRecord(Model):
 
 @register
 class MailboxLeaseRecord(Model):
-    Meta = table_meta("mailbox-leases")  # type: ignore[assignment]  # as MailRecord's
+    Meta = table_meta("mailbox-leases")
 
     mailbox = UnicodeAttribute(hash_key=True)
     owner = UnicodeAttribute()
