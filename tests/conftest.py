@@ -61,8 +61,14 @@ def shared_setup_group(item: pytest.Item) -> str | None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under `--dist loadgroup` each test goes to the first free worker, so both stay busy to
     the end (`loadfile` left one idle while the other ran the slowest file), except the tests
-    that share an expensive setup, which stay together (`shared_setup_group`)."""
+    that share an expensive setup, which stay together (`shared_setup_group`).
+
+    The tests marked slow (servers, processes, Chromium: up to minutes each) come first, the
+    longest jobs first, so that the many short tests even the two workers out at the end
+    instead of one worker starting the fuzzing when the other has nothing left. The order is
+    otherwise the collection's (the sort is stable), the same in every worker."""
     for item in items:
         group = shared_setup_group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
