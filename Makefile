@@ -7,7 +7,7 @@ NODE_STAMP := node_modules/.installed
 # The suite runs on two processes (CI has two cores); TEST_WORKERS=0 runs it in one.
 TEST_WORKERS ?= 2
 
-.PHONY: run test bench cost scale load lint format dovecot chromium clean package infra lock deploy
+.PHONY: run test bench cost scale load lint typecheck format dovecot chromium clean package infra lock deploy
 
 # requirements*.txt name what we depend on; requirements*.lock (make lock) pin every package,
 # indirect ones included, to a version and its files' hashes: two installs are the same install.
@@ -86,6 +86,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	PYTHONPATH=. $(BIN)/python -m infra.build --check
+
+## typecheck: mypy on what ships (pyproject.toml [tool.mypy]: strict on services and api); `lint`
+## runs it once every part of chalicelib checks clean (issue 27)
+typecheck: $(STAMP)
+	$(BIN)/mypy
 
 ## infra: regenerate infra/<stage>.yaml and .chalice/policy-<stage>-<function>.json from the models
 infra: $(STAMP)
