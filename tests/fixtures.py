@@ -104,7 +104,8 @@ def empty_tables() -> None:
 @pytest.fixture
 def private_mail_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
     """Mailbox settings may name loopback and private-network POP3 hosts, as in `make run`: for
-    the tests whose POP3 server is the local Dovecot (CONTRACT §2), and only those."""
+    the tests whose POP3 server is the local Dovecot (CONTRACT §2) or that store such a
+    mailbox's settings, and only those."""
     from chalicelib.settings import reload_settings
 
     monkeypatch.setenv("AGORA_MAIL_ALLOW_PRIVATE_HOSTS", "1")
