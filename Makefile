@@ -7,7 +7,7 @@ NODE_STAMP := node_modules/.installed
 # The suite runs on two processes (CI has two cores); TEST_WORKERS=0 runs it in one.
 TEST_WORKERS ?= 2
 
-.PHONY: run test bench cost scale load lint format dovecot chromium clean package infra lock deploy
+.PHONY: run test bench cost scale load lint typecheck format dovecot chromium clean package infra lock deploy
 
 # requirements*.txt name what we depend on; requirements*.lock (make lock) pin every package,
 # indirect ones included, to a version and its files' hashes: two installs are the same install.
@@ -37,9 +37,25 @@ run: $(STAMP)
 	@# exec: the signal that stops make (kill, Ctrl-C) reaches Agora itself, which saves its data.
 	PYTHONPATH=. exec $(BIN)/python -m chalicelib.local $(if $(filter 1 yes true,$(RESET)),--reset)
 
-## test: lint, format check, infra up to date, package + cfn-lint, then the whole pytest suite
-test: $(STAMP) dovecot chromium $(NODE_STAMP) lint package
-	PYTHONPATH=. $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+## test: lint, format check, infra up to date, package + cfn-lint, and the whole pytest suite
+## (the first two beside the suite; the package again only when what it is made of changed)
+# `loadgroup`: each test goes to the first free worker, so both stay busy to the end; tests that
+# share a module's or the session's expensive setup (a `make run`, Chromium) stay on one worker
+# (tests/conftest.py `shared_setup_group`).
+test: $(STAMP) dovecot chromium $(NODE_STAMP)
+	@mkdir -p build
+	@# lint and the package check mostly wait on files and processes: they run beside the suite,
+	@# their output kept in build/ and shown when they end. Every part runs to its end; make
+	@# fails when any part failed, and says which.
+	@$(MAKE) --no-print-directory lint >build/lint.log 2>&1 & lint=$$!; \
+	$(MAKE) --no-print-directory $(PACKAGE_CHECKED) >build/package.log 2>&1 & package=$$!; \
+	PYTHONPATH=. $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup; tests=$$?; \
+	wait $$lint; linted=$$?; wait $$package; packaged=$$?; \
+	echo "--- make lint (build/lint.log)"; cat build/lint.log; \
+	echo "--- make package + cfn-lint (build/package.log)"; tail -n 20 build/package.log; \
+	failed=""; [ $$tests = 0 ] || failed="$$failed pytest"; [ $$linted = 0 ] || failed="$$failed lint"; \
+	[ $$packaged = 0 ] || failed="$$failed package"; \
+	if [ -n "$$failed" ]; then echo "make test: failed:$$failed"; exit 1; fi
 
 ## bench: bench/results.json and README's Benchmarks table, in under 10 minutes (wrk installed when missing)
 bench: $(STAMP) dovecot
@@ -72,6 +88,11 @@ lint: $(STAMP)
 	PYTHONPATH=. $(BIN)/python -m infra.build --check
 	$(BIN)/mypy
 
+## typecheck: mypy alone on what ships (pyproject.toml [tool.mypy]: strict on services and api);
+## `lint` runs it too
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
 ## infra: regenerate infra/<stage>.yaml and .chalice/policy-<stage>-<function>.json from the models
 infra: $(STAMP)
 	PYTHONPATH=. $(BIN)/python -m infra.build
@@ -82,10 +103,20 @@ STAGE ?= dev
 ARCH ?= x86_64
 package: $(STAMP)
 	rm -rf build/package
+	rm -f $(PACKAGE_CHECKED)
 	AWS_DEFAULT_REGION=$${AWS_DEFAULT_REGION:-us-east-1} PYTHONPATH=. $(BIN)/python -m infra.package \
 	  --arch $(ARCH) --stage $(STAGE) --merge-template infra/$(STAGE).yaml build/package
 	PYTHONPATH=. $(BIN)/python -m infra.slim_package build/package/deployment.zip
 	$(BIN)/cfn-lint build/package/sam.yaml
+
+# What the package is made of: `make test` packages and runs cfn-lint again only when one of
+# these is newer than its last successful check (a fresh clone has no build/: it always does).
+PACKAGE_INPUTS := Makefile app.py requirements.txt $(wildcard requirements*.lock .chalice/*.json) \
+  $(shell find chalicelib infra -type f -not -path '*/__pycache__/*' 2>/dev/null)
+PACKAGE_CHECKED := build/.package-checked-$(STAGE)-$(ARCH)
+$(PACKAGE_CHECKED): $(STAMP) $(PACKAGE_INPUTS)
+	$(MAKE) --no-print-directory package STAGE=$(STAGE) ARCH=$(ARCH)
+	touch $@
 
 ## deploy: make deploy STAGE=prod BASE_URL=https://… ALARM_EMAIL=ops@… [MAIL_SENDER_DOMAIN=…] [ARCH=arm64]
 deploy: $(STAMP)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # Under moto's in-process mock an endpoint variable would send calls past the mock.
@@ -26,3 +28,47 @@ for _name in (
     os.environ.pop(_name, None)
 
 pytest_plugins = ["tests.fixtures"]
+
+
+# --- sharing out the tests between xdist workers (`make test`: -n 2 --dist loadgroup) ----------
+
+# Fixtures kept for a whole module or session that are cheap to make again on the other worker
+# (a Dovecot starts in about two seconds): their tests are dealt out one by one like the rest.
+CHEAP_SHARED_FIXTURES = frozenset({"dovecot", "password_hash"})
+
+
+def shared_setup_group(item: pytest.Item) -> str | None:
+    """The xdist group of a test whose expensive setup outlives it: the session fixture's name
+    (the console's `make run` and Chromium) or the module's path (a module's own `make run`), so
+    one worker starts it once. Other tests have none and go to whichever worker is free."""
+    fixture_info = getattr(item, "_fixtureinfo", None)
+    if fixture_info is None:
+        return None
+    module_wide = None
+    for name, definitions in fixture_info.name2fixturedefs.items():
+        definition = definitions[-1]
+        defined_in = getattr(definition.func, "__module__", "")
+        # pytest's own (tmp_path_factory) and the plugins' are not ours to share out.
+        if not defined_in.startswith("tests.") or name in CHEAP_SHARED_FIXTURES:
+            continue
+        if definition.scope == "session":
+            return f"session:{defined_in}"  # a conftest's: every test that uses one of them
+        if definition.scope != "function":
+            module_wide = item.nodeid.split("::")[0]
+    return module_wide
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `--dist loadgroup` each test goes to the first free worker, so both stay busy to
+    the end (`loadfile` left one idle while the other ran the slowest file), except the tests
+    that share an expensive setup, which stay together (`shared_setup_group`).
+
+    The tests marked slow (servers, processes, Chromium: up to minutes each) come first, the
+    longest jobs first, so that the many short tests even the two workers out at the end
+    instead of one worker starting the fuzzing when the other has nothing left. The order is
+    otherwise the collection's (the sort is stable), the same in every worker."""
+    for item in items:
+        group = shared_setup_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

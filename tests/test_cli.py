@@ -11,6 +11,7 @@ from moto import mock_aws
 
 from chalicelib.cli import main
 from tests.conftest import REPO_ROOT
+from tests.support.running import run_module
 
 DEMO = REPO_ROOT / "demo" / "community.json"
 
@@ -272,7 +273,6 @@ def test_unset_token_secret_is_read_from_the_stages_secret(no_token_secret, caps
 def run_cli(env: dict[str, str], *arguments: str, stdin: str = "") -> subprocess.CompletedProcess:
     """The CLI in a clean environment: only the variables given, as on a fresh machine."""
     import os
-    import sys
 
     clean = {
         "PATH": os.environ["PATH"],
@@ -283,14 +283,7 @@ def run_cli(env: dict[str, str], *arguments: str, stdin: str = "") -> subprocess
         "AWS_EC2_METADATA_DISABLED": "true",
         **env,
     }
-    return subprocess.run(
-        [sys.executable, "-m", "chalicelib.cli", *arguments],
-        env=clean,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_module("chalicelib.cli", *arguments, env=clean, stdin=stdin)
 
 
 @pytest.mark.slow

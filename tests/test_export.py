@@ -7,7 +7,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from moto import mock_aws
 
 from chalicelib.cli import main
 from tests.support import REPO_ROOT
-from tests.support.running import RunningAgora, start_agora
+from tests.support.running import RunningAgora, run_module, start_agora
 
 DEMO = REPO_ROOT / "demo" / "community.json"
 BASE_URL = "http://community.example.org"
@@ -80,13 +79,7 @@ def cli(agora: RunningAgora, *arguments: str) -> subprocess.CompletedProcess:
 
     env = {**os.environ, **aws_environment(agora.output), "PYTHONPATH": str(REPO_ROOT)}
     env.pop("AGORA_TOKEN_SECRET", None)
-    return subprocess.run(
-        [sys.executable, "-m", "chalicelib.cli", *arguments],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_module("chalicelib.cli", *arguments, env=env)
 
 
 def every_read(agora: RunningAgora, token: str) -> dict[str, tuple[int, object]]:

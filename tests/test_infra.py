@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 from chalicelib.embedded_aws import start_moto_server, stop_moto_server
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures
 from tests.support import REPO_ROOT
+from tests.support.running import run_module
 
 PACKAGED = REPO_ROOT / "build" / "package" / "sam.yaml"
 
@@ -236,14 +235,7 @@ def test_translated_stack_creates_in_moto_and_the_api_and_every_job_work_on_it(
             "AGORA_MAILBOX_QUEUE": "agora-dev-mailbox-jobs",
             "PYTHONPATH": str(REPO_ROOT),
         }
-        smoke = subprocess.run(
-            [sys.executable, "-m", "tests.support.smoke"],
-            cwd=REPO_ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        smoke = run_module("tests.support.smoke", env=env, timeout=300)
         assert smoke.returncode == 0, smoke.stdout + smoke.stderr[-3000:]
         check_job_functions(endpoint, packaged, mailbox)
     finally:
@@ -350,12 +342,10 @@ def run_function(
     properties = packaged["Resources"][logical]["Properties"]
     if args and args[0] == "invoke":
         args = ("invoke", properties["Handler"], json.dumps(args[1]), str(properties["Timeout"]))
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.support.packaged_function", *args],
-        cwd=REPO_ROOT,
+    done = run_module(
+        "tests.support.packaged_function",
+        *args,
         env={**function_environment(packaged, logical, endpoint), **(network or {})},
-        capture_output=True,
-        text=True,
         timeout=300,
     )
     assert done.returncode == 0, f"{logical}: {done.stdout}{done.stderr[-3000:]}"

@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 
 import pytest
 
 from tests.support import REPO_ROOT
-from tests.support.running import free_port, start_agora
+from tests.support.running import free_port, run_module, start_agora
 
 CORS_ORIGIN = "https://app.example.org"
 
@@ -80,14 +79,7 @@ def _run_with_busy(variable: str) -> subprocess.CompletedProcess:
                 "PYTHONPATH": str(REPO_ROOT),
             }
         )
-        result = subprocess.run(
-            [sys.executable, "-m", "chalicelib.local"],
-            cwd=REPO_ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        result = run_module("chalicelib.local", env=env, timeout=60)
     result.busy = busy  # type: ignore[attr-defined]
     return result
 

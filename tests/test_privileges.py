@@ -284,28 +284,30 @@ def test_purge_comments_uses_exactly_its_grant(community, recorder):
     assert recorder.tables() == declared_tables("purge-comments")
 
 
+# Settings of a mailbox on a private-network host (the tests allow such hosts: private_mail_hosts).
+PRIVATE_MAILBOX = {
+    "serverName": "10.1.2.3",
+    "serverPort": 110,
+    "serverUsername": "garden",
+    "serverPassword": "secret",
+    "isEnabled": True,
+    "isSSL": False,
+    "deleteProcessed": True,
+}
+
+
 def test_dispatch_mail_polls_reads_mailboxes_and_sends_to_its_queue_only(
-    community, kms_key, api, recorder, monkeypatch
+    community, kms_key, api, recorder, private_mail_hosts
 ):
     from chalicelib.jobs.mail_poll import dispatch
-    from chalicelib.settings import reload_settings
 
-    monkeypatch.setenv("AGORA_MAIL_ALLOW_PRIVATE_HOSTS", "1")
-    reload_settings()
     c = community
     garden = c.group("garden")
     admin = c.user("garden-admin", {garden: "administrator"})
     c.load()
-    settings = {
-        "serverName": "10.1.2.3",
-        "serverPort": 110,
-        "serverUsername": "garden",
-        "serverPassword": "secret",
-        "isEnabled": True,
-        "isSSL": False,
-        "deleteProcessed": True,
-    }
-    status, body = api.put(f"/api/v1/en_US/connector/email-to-post/{garden}", admin, settings)
+    status, body = api.put(
+        f"/api/v1/en_US/connector/email-to-post/{garden}", admin, PRIVATE_MAILBOX
+    )
     assert status == 200, body
     recorder.calls.clear()
     dispatch()
@@ -314,11 +316,7 @@ def test_dispatch_mail_polls_reads_mailboxes_and_sends_to_its_queue_only(
     assert {q for _, q in recorder.queues()} == {"agora-dev-mailbox-jobs"}
 
 
-def test_api_calls_stay_within_the_api_grant(community, kms_key, api, recorder, monkeypatch):
-    from chalicelib.settings import reload_settings
-
-    monkeypatch.setenv("AGORA_MAIL_ALLOW_PRIVATE_HOSTS", "1")
-    reload_settings()
+def test_api_calls_stay_within_the_api_grant(community, kms_key, api, recorder, private_mail_hosts):
     c = community
     garden = c.group("garden")
     admin = c.user("garden-admin", {garden: "administrator"}, password="a-good-password")
@@ -331,17 +329,7 @@ def test_api_calls_stay_within_the_api_grant(community, kms_key, api, recorder, 
     )
     assert status == 200
     status, body = api.put(
-        f"/api/v1/en_US/connector/email-to-post/{garden}",
-        admin,
-        {
-            "serverName": "10.1.2.3",
-            "serverPort": 110,
-            "serverUsername": "garden",
-            "serverPassword": "secret",
-            "isEnabled": True,
-            "isSSL": False,
-            "deleteProcessed": True,
-        },
+        f"/api/v1/en_US/connector/email-to-post/{garden}", admin, PRIVATE_MAILBOX
     )
     assert status == 200, body
     status, _ = api.get(f"/api/v1/en_US/connector/email-to-post/{garden}", admin)

@@ -8,6 +8,7 @@ import pytest
 
 from chalicelib import deps
 from tests.fixtures import new_id, with_two_groups
+from tests.support.privileges import GARDEN_ADMINISTRATORS_ONLY, caller
 
 POST_SETTINGS = "/api/v1/en_US/connector/email-to-post/{}"
 COMMENT_SETTINGS = "/api/v1/en_US/connector/email-to-comment"
@@ -183,18 +184,9 @@ def test_a_listed_field_left_out_is_400_naming_it_and_changes_nothing(api, peopl
     assert after["object"] == before["object"]
 
 
-@pytest.mark.parametrize(
-    ("who", "expected"),
-    [
-        ("root_admin", 200),
-        ("garden_admin", 200),
-        ("other_admin", 403),
-        ("member", 403),
-        (None, 401),
-    ],
-)
+@GARDEN_ADMINISTRATORS_ONLY
 def test_email_to_post_needs_group_administrator(api, people, who, expected):
-    user = getattr(people, who) if who else None
+    user = caller(people, who)
     status, body = api.put(to_post(people.garden), user, GOOD)
     assert status == expected and body["success"] is (expected == 200)
     status, _ = api.get(to_post(people.garden), user)

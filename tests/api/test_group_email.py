@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures import new_id, with_two_groups
+from tests.support.privileges import GARDEN_ADMINISTRATORS_ONLY, caller
 
 
 def theme_path(group_id: str) -> str:
@@ -81,18 +82,9 @@ def test_invalid_field_is_400_with_its_key(api, people, body_in, key):
     assert body["object"] == body_in
 
 
-@pytest.mark.parametrize(
-    ("who", "expected"),
-    [
-        ("root_admin", 200),
-        ("garden_admin", 200),
-        ("other_admin", 403),
-        ("member", 403),
-        (None, 401),
-    ],
-)
+@GARDEN_ADMINISTRATORS_ONLY
 def test_group_email_needs_group_administrator(api, people, who, expected):
-    user = getattr(people, who) if who else None
+    user = caller(people, who)
     for path in (theme_path(people.garden), email_path(people.garden)):
         status, _ = api.get(path, user)
         assert status == expected, path

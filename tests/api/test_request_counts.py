@@ -281,14 +281,17 @@ def test_sign_in_with_the_right_password_is_at_most_two_requests(community, api,
     assert dynamo_counter.requests == {"Query": 1, "UpdateItem": 1}
 
 
-@pytest.mark.parametrize("size", [50, 3000])
+# At 600 people, "mar" alone finds 300: a page that read its whole bucket, or the table, would
+# read three times the 100 items allowed below. The items are counted, so a larger community
+# proves nothing more and costs moto's time (its Query walks the whole table).
+@pytest.mark.parametrize("size", [50, 600])
 def test_a_user_search_page_is_one_query_whatever_the_community_size(
     api, community, dynamo_counter, size, monkeypatch
 ):
     from chalicelib.settings import reload_settings
 
     # Moto answers a Query in time proportional to the table (not DynamoDB's way): on a busy
-    # machine two calls at 3,000 users must not outlast the warm container's memory.
+    # machine two calls over hundreds of users must not outlast the warm container's memory.
     monkeypatch.setenv("AGORA_CACHE_SECONDS", "600")
     reload_settings()
     from chalicelib.store.groups import GroupRepository

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures import with_two_groups
+from tests.support.privileges import GARDEN_ADMINISTRATORS_ONLY, caller
 
 HOME = "/api/v1/en_US/system-page/home-page"
 
@@ -59,18 +60,9 @@ def test_home_page_needs_root_administrator(api, people, who, expected):
     assert status == expected
 
 
-@pytest.mark.parametrize(
-    ("who", "expected"),
-    [
-        ("root_admin", 200),
-        ("garden_admin", 200),
-        ("other_admin", 403),
-        ("member", 403),
-        (None, 401),
-    ],
-)
+@GARDEN_ADMINISTRATORS_ONLY
 def test_landing_pages_need_group_administrator(api, people, who, expected):
-    user = getattr(people, who) if who else None
+    user = caller(people, who)
     for path in (private_page(people.garden), premium_page(people.garden)):
         status, body = api.get(path, user)
         assert status == expected, path

@@ -173,27 +173,41 @@ def test_a_moderator_sees_neither_settings_nor_other_groups(agora, page):
     expect(page.get_by_role("button", name=re.compile("Save"))).to_have_count(0)
 
 
-def test_dragging_an_event_to_another_day_moves_it(agora, page):
-    now = datetime.now(UTC)
-    day = lambda n, hour: f"{now:%Y-%m}-{n:02d}T{hour:02d}:00:00Z"  # noqa: E731
+def this_month(day: int, hour: int) -> str:
+    """An instant on a day of the current month, which the calendar opens on."""
+    return f"{datetime.now(UTC):%Y-%m}-{day:02d}T{hour:02d}:00:00Z"
+
+
+def gardening_event(agora, title: str, day: int, hours: tuple[int, int], **extra) -> dict:
+    """A new event of the Gardening Club on `day` of this month, `hours` its times, as stored."""
     status, body = api(
         agora,
         "POST",
         "event",
         {
             "groupId": GARDENING,
-            "title": "Seed swap",
-            "startDate": day(10, 10),
-            "endDate": day(10, 12),
-            "location": "Hall",
+            "title": title,
+            "startDate": this_month(day, hours[0]),
+            "endDate": this_month(day, hours[1]),
+            **extra,
         },
     )
     assert status == 200, body
-    event_id = body["object"]["id"]
+    return body["object"]
 
+
+def open_the_gardening_calendar(page, agora) -> None:
     sign_in(page, agora)
     page.get_by_role("link", name="Events").click()
     choose_group(page, "Gardening Club")
+
+
+def test_dragging_an_event_to_another_day_moves_it(agora, page):
+    now = datetime.now(UTC)
+    day = this_month
+    event_id = gardening_event(agora, "Seed swap", 10, (10, 12), location="Hall")["id"]
+
+    open_the_gardening_calendar(page, agora)
     event = page.locator(f'button.event[data-event-id="{event_id}"]')
     expect(event).to_have_count(1)
     expect(page.locator(f'td[data-date="{now:%Y-%m}-10"]')).to_contain_text("Seed swap")
@@ -212,9 +226,7 @@ def test_dragging_an_event_to_another_day_moves_it(agora, page):
 
 
 def test_the_event_form_creates_an_event_and_shows_the_api_errors(agora, page):
-    sign_in(page, agora)
-    page.get_by_role("link", name="Events").click()
-    choose_group(page, "Gardening Club")
+    open_the_gardening_calendar(page, agora)
     page.get_by_label("Start", exact=True).fill("2030-05-04T18:00")
     page.get_by_role("button", name="Save event").click()
     title_error = page.locator('[data-key="title"] .field-error')
@@ -390,27 +402,11 @@ def test_a_profile_field_shown_under_an_option_of_its_parent(agora, page):
 
 
 def test_hostile_text_from_the_api_is_shown_as_text_and_never_runs(agora, page):
-    now = datetime.now(UTC)
     hostile = '<img src=x onerror="window.pwned=1">Picnic'
-    status, body = api(
-        agora,
-        "POST",
-        "event",
-        {
-            "groupId": GARDENING,
-            "title": hostile,
-            "startDate": f"{now:%Y-%m}-20T09:00:00Z",
-            "endDate": f"{now:%Y-%m}-20T10:00:00Z",
-            "location": hostile,
-        },
-    )
-    assert status == 200, body
-    event_id = body["object"]["id"]
-    sign_in(page, agora)
-    page.get_by_role("link", name="Events").click()
-    choose_group(page, "Gardening Club")
-    event = page.locator(f'button.event[data-event-id="{event_id}"]')
-    expect(event).to_have_text(body["object"]["title"])
+    stored = gardening_event(agora, hostile, 20, (9, 10), location=hostile)
+    open_the_gardening_calendar(page, agora)
+    event = page.locator(f'button.event[data-event-id="{stored["id"]}"]')
+    expect(event).to_have_text(stored["title"])
     assert page.locator("img").count() == 0
     assert page.evaluate("() => window.pwned") is None
 
@@ -552,24 +548,10 @@ def test_notifications_find_a_person_by_three_letters_and_show_their_subscriptio
 
 def test_a_keyboard_move_changes_the_event_dates_through_the_api(agora, page):
     now = datetime.now(UTC)
-    day = lambda n, hour: f"{now:%Y-%m}-{n:02d}T{hour:02d}:00:00Z"  # noqa: E731
-    status, body = api(
-        agora,
-        "POST",
-        "event",
-        {
-            "groupId": GARDENING,
-            "title": "Bulb planting",
-            "startDate": day(8, 9),
-            "endDate": day(8, 11),
-        },
-    )
-    assert status == 200, body
-    event_id = body["object"]["id"]
+    day = this_month
+    event_id = gardening_event(agora, "Bulb planting", 8, (9, 11))["id"]
 
-    sign_in(page, agora)
-    page.get_by_role("link", name="Events").click()
-    choose_group(page, "Gardening Club")
+    open_the_gardening_calendar(page, agora)
     event = page.locator(f'button.event[data-event-id="{event_id}"]')
     event.focus()
     event.press("ArrowRight")

@@ -28,7 +28,21 @@ PASSWORD = "correct horse battery staple"
 
 @pytest.fixture(scope="module")
 def password_hash() -> str:
-    return hash_password(PASSWORD)  # argon2 is slow on purpose: once for the module
+    """Argon2 at its cheapest: a hash carries its own parameters, so verifying this one takes
+    microseconds where the production parameters take tens of milliseconds a guess (and these
+    tests guess hundreds of times). The production parameters are checked once below."""
+    from argon2 import PasswordHasher
+
+    return PasswordHasher(time_cost=1, memory_cost=8, parallelism=1).hash(PASSWORD)
+
+
+def test_a_stored_password_is_argon2id_at_the_production_cost():
+    from argon2 import extract_parameters, profiles
+
+    stored = hash_password(PASSWORD)
+    # argon2-cffi's default, RFC 9106's second recommendation: 64 MiB, 3 passes, 4 lanes.
+    assert extract_parameters(stored) == profiles.RFC_9106_LOW_MEMORY
+    assert stored.startswith("$argon2id$") and PASSWORD not in stored
 
 
 @pytest.fixture

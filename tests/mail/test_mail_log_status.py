@@ -125,7 +125,7 @@ def test_the_comment_log_filters_too(api, garden):
 
 
 @pytest.mark.slow
-def test_a_status_page_costs_the_same_at_10000_entries_as_at_210(api, community):
+def test_a_status_page_costs_the_same_at_2100_entries_as_at_210(api, community):
     from chalicelib.services.mailboxes import mailbox_key
     from chalicelib.store.mail import MailRecord
 
@@ -133,10 +133,13 @@ def test_a_status_page_costs_the_same_at_10000_entries_as_at_210(api, community)
     admin = community.user("admin", {small: "administrator", large: "administrator"})
     community.load()
     seed(mailbox_key(small), 210)  # ten of them rejected: two pages of five
-    seed(mailbox_key(large), 10_000)
-    # The mail table's work, by operation and index. (moto takes tens of seconds over 10,000
-    # items, longer than the warm container remembers the root group: those reads are not
-    # the list's, and are left out.)
+    # Ten times as many: what the page reads is counted (DynamoDB's ScannedCount), not timed, so
+    # a read that grew with the log (a filter, a scan) would read ten times as much here. A
+    # larger log only costs moto's time; `make scale` reads the mail log of a large world.
+    seed(mailbox_key(large), 2_100)
+    # The mail table's work, by operation and index. (moto is slow over many items, and may
+    # outlast the warm container's memory of the root group: those reads are not the list's,
+    # and are left out.)
     work: list[tuple[str, str | None, int]] = []
 
     requested: list[tuple[str, str | None]] = []

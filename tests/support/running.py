@@ -178,3 +178,23 @@ def start_agora(
             break
     running.stop()
     raise RuntimeError("make run did not start:\n" + "".join(running.output))
+
+
+def run_module(
+    module: str,
+    *arguments: str,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """`python -m module arguments` with this interpreter, in the repository (the CLI, `make
+    run`'s server, a helper of tests/support), its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", module, *arguments],
+        cwd=REPO_ROOT,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
