@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from chalicelib import secrets
 from chalicelib.clock import utc_now
@@ -175,15 +175,41 @@ def post_service() -> PostService:
     return PostService(posts(), comments(), users(), comment_presenter())
 
 
-def mail_ingestor(**overrides: Any) -> MailIngestor:
-    """`overrides` replace any argument of the ingestor or of its planner (tests, the benchmark):
-    `users=…` or `verifier=…` go to the planner, `posts=…` to both."""
+class IngestorParts(TypedDict, total=False):
+    """What a test or the benchmark may give `mail_ingestor` instead of the configured part:
+    the planner's (`users`, `groups`, `base_url`, `authserv_id`, `verifier`; `posts` and
+    `comments` go to both), or the ingestor's."""
+
+    users: Any
+    groups: Any
+    posts: Any
+    comments: Any
+    base_url: str
+    authserv_id: str | None
+    verifier: SenderVerifier | None
+    planner: Any
+    counters: Any
+    mail: Any
+    outbox: Any
+    clock: Callable[[], datetime]
+    open_mailbox: Callable[..., Any]
+    max_messages: int
+    max_bytes: int
+    max_attempts: int
+    workers: int
+
+
+_PLANNER_PARTS = ("users", "groups", "posts", "comments", "base_url", "authserv_id", "verifier")
+
+
+def mail_ingestor(**given: Unpack[IngestorParts]) -> MailIngestor:
+    """The mail-in of the configured mailboxes; `given` parts replace the configured ones."""
     from chalicelib.services.mail_in import MailIngestor  # the mail jobs only
     from chalicelib.services.mail_planner import MailPlanner
 
     settings = get_settings()
     mode = settings.mail_auth_mode
-    planning: dict[str, Any] = {
+    parts: dict[str, Any] = {
         "users": users(),
         "groups": groups(),
         "posts": posts(),
@@ -191,29 +217,22 @@ def mail_ingestor(**overrides: Any) -> MailIngestor:
         "base_url": settings.public_base_url,
         "authserv_id": settings.mail_authserv_id if mode == "header" else None,
         "verifier": sender_verifier() if mode == "verify" else None,
-    }
-    planning.update((name, overrides[name]) for name in planning if name in overrides)
-    values: dict[str, Any] = {
-        "planner": MailPlanner(**planning),
-        "posts": planning["posts"],
-        "comments": planning["comments"],
         "counters": counters(),
         "mail": mail(),
         "outbox": outbox(),
         "clock": utc_now,
     }
-    values.update((name, value) for name, value in overrides.items() if name not in planning)
-    return MailIngestor(**values)
+    parts.update(given)
+    planning = {name: parts.pop(name) for name in _PLANNER_PARTS}
+    parts.setdefault("planner", MailPlanner(**planning))
+    return MailIngestor(posts=planning["posts"], comments=planning["comments"], **parts)
 
 
-def sender_verifier(**overrides: Any) -> SenderVerifier:
-    """DKIM and DMARC checks for one poll through AGORA_DNS_SERVERS (or the system resolver);
-    `overrides` go to the DNS look-up (tests: a short `lifetime`)."""
+def sender_verifier() -> SenderVerifier:
+    """DKIM and DMARC checks for one poll through AGORA_DNS_SERVERS (or the system resolver)."""
     from chalicelib.mail.authentication import DnsTxt, SenderVerifier
 
-    values: dict[str, Any] = {"servers": get_settings().dns_server_addresses}
-    values.update(overrides)
-    return SenderVerifier(DnsTxt(**values))
+    return SenderVerifier(DnsTxt(get_settings().dns_server_addresses))
 
 
 # --- notifications and outgoing mail --------------------------------------------------------------
@@ -223,7 +242,6 @@ def outgoing_mail() -> OutgoingMail:
     """SES, from each group's email identity with its newsletter disclaimer; suppressed addresses
     (bounces, complaints) are never written to."""
     from chalicelib.mail.outgoing import Identity, OutgoingMail, SesMailer
-    from chalicelib.store.suppressions import SuppressionRepository
 
     group_email, newsletter = group_email_service(), newsletter_service()
 
@@ -235,71 +253,81 @@ def outgoing_mail() -> OutgoingMail:
         SesMailer(),
         identity_of,
         get_settings().sender_address,
-        SuppressionRepository().is_suppressed,
+        suppressions().is_suppressed,
     )
 
 
-def notify_service(**overrides: Any) -> NotifyService:
-    """`overrides` replace any constructor argument (tests). Imported when an event is told, not
-    at cold start: most requests publish none."""
-    from chalicelib.aws import QueueSender
-    from chalicelib.services.notify import NotifyService
-    from chalicelib.store.alerts import AlertRepository
-    from chalicelib.store.digests import DigestRepository
-    from chalicelib.store.notifications import NotificationRepository
+class _OutgoingMailOnFirstUse:
+    """`outgoing_mail()` made when a notification is first sent: most events have no
+    recipient, and it reads the secret and builds an SES client."""
 
-    values: dict[str, Any] = {
-        "notifications": NotificationRepository(),
-        "users": users(),
-        "groups": groups(),
-        "posts": posts(),
-        "comments": comments(),
-        "alerts": AlertRepository(),
-        "digests": DigestRepository(),
-        "mail": None,
-        "fanout": None,
-        "clock": utc_now,
-    }
-    values.update(overrides)
-    # Made only when used: most events have no recipient at all.
-    values["mail"] = values["mail"] or _Lazy(outgoing_mail)
-    values["fanout"] = values["fanout"] or QueueSender(
-        get_settings().notify_queue, "notification chunk(s)"
-    )
-    return NotifyService(**values)
+    def __init__(self) -> None:
+        self._made: OutgoingMail | None = None
 
-
-def digest_service(**overrides: Any) -> DigestService:
-    """`overrides` replace any constructor argument (tests, the job's clock)."""
-    from chalicelib.store.digests import DigestRepository
-    from chalicelib.store.notifications import NotificationRepository
-
-    values: dict[str, Any] = {
-        "digests": DigestRepository(),
-        "notifications": NotificationRepository(),
-        "users": users(),
-        "groups": groups(),
-        "posts": posts(),
-        "comments": comments(),
-        "mail": None,
-        "clock": utc_now,
-    }
-    values.update(overrides)
-    values["mail"] = values["mail"] or outgoing_mail()
-    return DigestService(**values)
-
-
-class _Lazy:
-    """Builds the wrapped object on first use."""
-
-    def __init__(self, factory: Callable[[], Any]) -> None:
-        self._factory = factory
-        self._made: Any = None
-
-    def __getattr__(self, name: str) -> Any:
+    def _mail(self) -> OutgoingMail:
         if self._made is None:
-            self._made = self._factory()
-        return getattr(self._made, name)
+            self._made = outgoing_mail()
+        return self._made
+
+    def is_suppressed(self, address: str) -> bool:
+        return self._mail().is_suppressed(address)
+
+    def send(
+        self,
+        group: Any,
+        to: tuple[str, str],
+        subject_line: str,
+        plain_text: str,
+        html: str,
+        /,
+        *,
+        unsubscribe_url: str | None = None,
+    ) -> str:
+        return self._mail().send(
+            group, to, subject_line, plain_text, html, unsubscribe_url=unsubscribe_url
+        )
+
+
+def notify_service(
+    *,
+    reads: BatchReads | None = None,
+    clock: Callable[[], datetime] = utc_now,
+    inline_limit: int | None = None,
+    chunk_size: int | None = None,
+) -> NotifyService:
+    """Imported when an event is told, not at cold start: most requests publish none. `reads`:
+    what the batch being drained read once; the limits are the service's unless a test says."""
+    from chalicelib.aws import QueueSender
+    from chalicelib.services.notify import CHUNK_SIZE, INLINE_LIMIT, NotifyService
+
+    return NotifyService(
+        notifications=notifications(),
+        users=users(),
+        groups=groups(),
+        posts=posts(),
+        comments=comments(),
+        alerts=alerts(),
+        digests=digests(),
+        mail=_OutgoingMailOnFirstUse(),
+        fanout=QueueSender(get_settings().notify_queue, "notification chunk(s)"),
+        clock=clock,
+        inline_limit=INLINE_LIMIT if inline_limit is None else inline_limit,
+        chunk_size=CHUNK_SIZE if chunk_size is None else chunk_size,
+        reads=reads,
+    )
+
+
+def digest_service(clock: Callable[[], datetime] = utc_now) -> DigestService:
+    return DigestService(
+        digests=digests(),
+        notifications=notifications(),
+        users=users(),
+        groups=groups(),
+        posts=posts(),
+        comments=comments(),
+        mail=outgoing_mail(),
+        clock=clock,
+    )
 
 
 # --- settings, subscriptions, connectors, the loader ----------------------------------------------

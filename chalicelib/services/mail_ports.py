@@ -210,7 +210,15 @@ class CommentReads(Protocol):
 
 
 class Alerts(Protocol):
-    def add(self, user_id: str, alert_id: str, **values: Any) -> bool:
+    def add(
+        self,
+        user_id: str,
+        alert_id: str,
+        *,
+        stored_on: datetime,
+        show_red_label: bool,
+        **values: Any,
+    ) -> bool:
         """Store the alert unless it is there already (its fields: store/alerts.py)."""
         ...
 
