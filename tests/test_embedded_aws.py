@@ -55,7 +55,7 @@ def put(pk: str, sk: str, **values: str) -> dict:
 
 @pytest.mark.slow
 def test_concurrent_transactions_puts_and_queries_all_succeed(dynamodb):
-    workers, rounds = 6, 40
+    workers, rounds = 6, 15
     errors: list[BaseException] = []
     start = threading.Barrier(workers)
 
