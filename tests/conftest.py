@@ -67,8 +67,49 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     longest jobs first, so that the many short tests even the two workers out at the end
     instead of one worker starting the fuzzing when the other has nothing left. The order is
     otherwise the collection's (the sort is stable), the same in every worker."""
+    _refuse_fast_tests_with_aws_or_servers(items)
     for item in items:
         group = shared_setup_group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+# The fixtures that bring moto, a server, Dovecot or Chromium: a test marked fast uses none.
+AWS_OR_SERVER_FIXTURES = frozenset(
+    {
+        "aws",
+        "empty_tables",
+        "moto_server",
+        "embedded_moto_server",
+        "kms_key",
+        "client",
+        "community",
+        "with_two_groups",
+        "token",
+        "auth",
+        "api",
+        "dynamo_counter",
+        "agora",
+        "browser",
+        "page",
+        "dovecot",
+        "mailbox",
+    }
+)
+
+
+def _refuse_fast_tests_with_aws_or_servers(items: list[pytest.Item]) -> None:
+    """`pytest -m fast` is the tier without moto, servers or a browser: a test marked fast that
+    asks for one of their fixtures is a collection error, not a slow fast test."""
+    wrong = []
+    for item in items:
+        if not item.get_closest_marker("fast"):
+            continue
+        callspec = getattr(item, "callspec", None)
+        parametrized = set(callspec.params) if callspec is not None else set()
+        used = set(getattr(item, "fixturenames", ())) - parametrized
+        if used & AWS_OR_SERVER_FIXTURES:
+            wrong.append(f"{item.nodeid} uses {sorted(used & AWS_OR_SERVER_FIXTURES)}")
+    if wrong:
+        raise pytest.UsageError("tests marked fast use AWS or a server:\n" + "\n".join(wrong))

@@ -37,12 +37,14 @@ def settings_follow_the_environment() -> Iterator[None]:
 
 
 @pytest.fixture
-def aws() -> Iterator[None]:
+def aws(request: pytest.FixtureRequest) -> Iterator[None]:
     """A fresh in-process AWS with every table and the mailbox queue.
 
     Clients are kept across tests (moto intercepts every client made after it was imported, and
     making botocore sessions anew costs seconds); only the backends are new for each test.
     """
+    if request.node.get_closest_marker("fast"):
+        pytest.fail("a test marked fast asked for moto (the fast tier runs without AWS)")
     from chalicelib.embedded_aws import serialise_moto_dynamodb
     from chalicelib.settings import get_settings, reload_settings
 
