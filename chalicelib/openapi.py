@@ -27,11 +27,18 @@ MAY_ANSWER_401 = {
     "/api/v1/en_US/feed/{groupId}/events.ics",
 }
 ERROR_STATUSES = {
-    "400": "Validation failure, or a body that is not JSON",
+    "400": (
+        "Validation failure (one error per field), a body that is not JSON, a name or id that"
+        " another record already has (a player's `name` and `id`, a profile section's `name`), or an"
+        " `offset` that names no item of the list (CONTRACT §7)"
+    ),
     "401": "No token, or a bad or expired one",
     "403": "The caller lacks the privilege",
     "404": "Unknown id (the error names the parameter)",
-    "409": "State conflict",
+    "409": (
+        "State conflict: undelete or purge of a comment that is not deleted, a profile section"
+        " that still has fields, or a write that raced another one"
+    ),
     "413": "Body larger than 1 MiB",
     "429": "Too many failed sign-ins",
     "503": "AWS throttled, failed or timed out beyond the retries: send again after Retry-After",

@@ -190,3 +190,22 @@ def test_offset_zero_is_documented_where_the_offset_is_an_id(api, community):
     for value in ("0", "", "2f6d3a4e-0000-4000-8000-000000000001"):
         assert Draft202012Validator(offset["schema"]).is_valid(value), value
     assert api.get(path.format(groupId=garden) + "?offset=0", admin)[0] == 200
+
+
+def test_a_taken_name_and_an_unknown_offset_are_documented_as_the_400s_they_are(api, community):
+    """CONTRACT §5 and §7 make a name or id another record has, and an `offset` that names no
+    item, a 400: the document says so where a client reads it (the 400 of each operation), and
+    keeps 409 for the state conflicts it really answers."""
+    garden = community.group("garden")
+    admin, document = loaded_document(api, community)
+    errors = document["components"]["responses"]
+    player_create = document["paths"]["/rest/v1/en_US/player"]["post"]["responses"]
+    assert player_create["400"] == {"$ref": "#/components/responses/Error400"}
+    assert "name or id that another record already has" in errors["Error400"]["description"]
+    assert "`offset` that names no item" in errors["Error400"]["description"]
+    assert "profile section that still has fields" in errors["Error409"]["description"]
+    # …and the API answers as documented: an offset naming no post is a 400 keyed `offset`.
+    status, body = api.get(
+        f"/api/v1/en_US/post/list/{garden}?offset=2f6d3a4e-0000-4000-8000-000000000001", admin
+    )
+    assert status == 400 and [e["key"] for e in body["errors"]] == ["offset"]
