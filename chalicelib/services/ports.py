@@ -390,8 +390,9 @@ class SuppressionStore(Protocol):
     def clear(self, address: str) -> bool: ...
 
 
-class DigestQueue(Protocol):
-    """The items waiting for a user's daily digest; `take` settles one (False: already taken)."""
+class PendingDigestItems(Protocol):
+    """The items waiting for a user's daily digest; `take` settles one (False: already taken).
+    (`mail_ports.DigestQueue` is the other side: notifications queueing items.)"""
 
     def pending_items(self, user_id: str, limit: int) -> Sequence[object]: ...
     def take(self, record: Any, day: str, now: datetime) -> bool: ...

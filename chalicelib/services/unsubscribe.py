@@ -25,9 +25,9 @@ from urllib.parse import quote
 
 from chalicelib.errors import ValidationFailed
 from chalicelib.services.ports import (
-    DigestQueue,
     GroupStore,
     NotificationStore,
+    PendingDigestItems,
     PostStore,
     UserReader,
 )
@@ -112,7 +112,7 @@ class UnsubscribeService:
     def __init__(
         self,
         notifications: NotificationStore,
-        digests: DigestQueue,
+        digests: PendingDigestItems,
         groups: GroupStore,
         posts: PostStore,
         users: UserReader,
