@@ -30,6 +30,29 @@ def _config(service: str = "") -> Any:
     )
 
 
+@functools.cache
+def _data_loader() -> Any:
+    from botocore.loaders import create_loader
+
+    return create_loader()
+
+
+def session() -> Any:
+    """A new botocore session that shares one data loader with every other.
+
+    botocore sessions are not thread-safe, so PynamoDB keeps one per connection and thread, and
+    each boto3 client here has its own. A session's loader parses botocore's JSON (the endpoint
+    rules, the service's model) on first use: without sharing, every table's first request on a
+    cold start paid that again, a tenth of a second or more each. The loader holds only those
+    read-only models, so sharing it across threads is safe.
+    """
+    import botocore.session
+
+    made = botocore.session.get_session()
+    made.register_component("data_loader", _data_loader())
+    return made
+
+
 _clients: dict[str, Any] = {}
 
 
@@ -41,7 +64,9 @@ def client(service: str) -> Any:
         if service not in _clients:
             import boto3
 
-            _clients[service] = boto3.session.Session().client(service, config=_config(service))
+            _clients[service] = boto3.session.Session(botocore_session=session()).client(
+                service, config=_config(service)
+            )
         return _clients[service]
 
 

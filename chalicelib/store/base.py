@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
 from pynamodb.attributes import Attribute, UnicodeAttribute, UTCDateTimeAttribute
+from pynamodb.connection import base as pynamodb_connection
 from pynamodb.exceptions import DeleteError, PutError, TransactWriteError, UpdateError
 from pynamodb.indexes import (
     AllProjection,
@@ -25,6 +26,11 @@ from chalicelib.aws import error_code, is_cancelled_by_race
 from chalicelib.settings import get_settings
 
 MODELS: list[type[Model]] = []
+
+# PynamoDB makes a botocore session per table connection and thread through this module-level
+# name; ours share one data loader (aws.session), so a cold start parses botocore's JSON once,
+# not once per table.
+pynamodb_connection.get_session = aws.session
 
 M = TypeVar("M", bound=type[Model])
 

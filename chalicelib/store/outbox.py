@@ -198,7 +198,9 @@ def _streams_at(endpoint: str) -> Any:
     if found is None:
         import boto3
 
-        found = boto3.session.Session().client("dynamodbstreams", endpoint_url=endpoint)
+        found = boto3.session.Session(botocore_session=aws.session()).client(
+            "dynamodbstreams", endpoint_url=endpoint
+        )
         _streams[endpoint] = found
     return found
 
