@@ -229,6 +229,7 @@ class FixtureService:
         written("users", len(fixture.users))
 
         posts = self._posts(fixture)
+        reloaded = self.store.stored_post_ids([p["id"] for p in posts])
         self.store.write_posts(posts)
         written("posts", len(posts))
 
@@ -236,7 +237,7 @@ class FixtureService:
         aliases = {u.id: u.alias for u in fixture.users}
         comments = [self._comment(c, groups_of_posts, aliases) for c in fixture.comments]
         self.store.write_comments(comments)
-        self.store.recount_comments([p["id"] for p in posts])
+        self.store.recount_comments(sorted(reloaded | {c["post_id"] for c in comments}))
         if comments:
             self.store.raise_counter("comments", max(c["id"] for c in comments))
         written("comments", len(comments))

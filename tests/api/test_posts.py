@@ -182,9 +182,13 @@ def test_comments_count_survives_a_reload_and_counts_comments_added_since(api, g
     assert CommentRepository().insert(id=900, **extra) is True
     assert CommentRepository().insert(id=900, **extra) is False  # a retried insert counts once
     assert CommentRepository().insert(id=901, is_approved=False, **extra) is True
+    # A post the file gives no comment: only what mail added since the first load counts.
+    uncommented = garden.post_ids[1]
+    assert CommentRepository().insert(id=902, **{**extra, "post_id": uncommented}) is True
     assert count_and_listed(api, post_id, garden.member) == (2, 2)
-    garden.load()  # writes the post whole again
+    garden.load()  # writes the posts whole again
     assert count_and_listed(api, post_id, garden.member) == (2, 2)
+    assert count_and_listed(api, uncommented, garden.member) == (1, 1)
 
 
 def test_get_post_reads_the_same_whatever_its_number_of_comments(api, garden, dynamo_counter):
