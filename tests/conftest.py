@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,6 +30,14 @@ for _name in (
     os.environ.pop(_name, None)
 
 pytest_plugins = ["tests.fixtures"]
+
+# Hypothesis's checks that time the machine (a 200 ms deadline per example, "input generation is
+# slow") fail a correct property when the two cores are busy with the rest of `make test`: the
+# properties are about answers, and speed is measured by the benchmarks.
+hypothesis_settings.register_profile(
+    "agora", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+hypothesis_settings.load_profile("agora")
 
 
 # --- sharing out the tests between xdist workers (`make test`: -n 2 --dist loadgroup) ----------
