@@ -55,12 +55,12 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 
 def packaged_template(stage: str) -> dict[str, Any]:
-    import yaml
+    from infra import yaml_text
 
     path = PACKAGE / "sam.yaml"
     if not path.exists() or not (PACKAGE / "deployment.zip").exists():
         raise DeployError(f"nothing to deploy: run `make package STAGE={stage}` first")
-    template = yaml.safe_load(path.read_text())
+    template = yaml_text.load(path.read_text())
     built_for = {
         r.get("Properties", {})
         .get("Environment", {})
@@ -115,7 +115,8 @@ def with_code_in(template: dict[str, Any], bucket: str, key: str) -> dict[str, A
 
 def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
     import boto3
-    import yaml
+
+    from infra import yaml_text
 
     check_arguments(args)
     template = packaged_template(args.stage)
@@ -129,7 +130,7 @@ def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
     code = (PACKAGE / "deployment.zip").read_bytes()
     digest = hashlib.sha256(code).hexdigest()[:16]
     code_key = upload(s3, bucket, f"{args.stage}/deployment-{digest}.zip", code)
-    body = yaml.safe_dump(with_code_in(template, bucket, code_key), sort_keys=False).encode()
+    body = yaml_text.dump(with_code_in(template, bucket, code_key), sort_keys=False).encode()
     template_key = upload(
         s3, bucket, f"{args.stage}/template-{hashlib.sha256(body).hexdigest()[:16]}.yaml", body
     )

@@ -111,17 +111,16 @@ def packaged_template(out_dir: Path) -> Path:
 
 def call_the_alias(out_dir: Path) -> None:
     """The API's integrations and permission name the function's alias (infra.rollout)."""
-    import yaml
-
+    from infra import yaml_text
     from infra.rollout import point_api_at_alias
 
     path = packaged_template(out_dir)
-    template = yaml.safe_load(path.read_text())
+    template = yaml_text.load(path.read_text())
     point_api_at_alias(template)
     if path.suffix == ".json":
         path.write_text(json.dumps(template, indent=2) + "\n")
     else:
-        path.write_text(yaml.safe_dump(template, sort_keys=False, width=100))
+        path.write_text(yaml_text.dump(template, sort_keys=False, width=100))
 
 
 def split_arch(argv: list[str]) -> tuple[str, list[str]]:

@@ -41,8 +41,8 @@ def test_good_arguments_pass_the_check(capsys):
 @pytest.mark.slow
 def test_deploy_uploads_the_package_and_makes_a_change_set_with_the_parameters(monkeypatch):
     import boto3
-    import yaml
 
+    from infra import yaml_text
     from infra.deploy import deploy
 
     if not (PACKAGE / "sam.yaml").exists():
@@ -69,7 +69,7 @@ def test_deploy_uploads_the_package_and_makes_a_change_set_with_the_parameters(m
         [template_key] = [k for k in keys if k.endswith(".yaml")]
         uploaded = s3.get_object(Bucket=bucket, Key=code)["Body"].read()
         assert uploaded == (PACKAGE / "deployment.zip").read_bytes()
-        template = yaml.safe_load(s3.get_object(Bucket=bucket, Key=template_key)["Body"].read())
+        template = yaml_text.load(s3.get_object(Bucket=bucket, Key=template_key)["Body"].read())
         assert template["Resources"]["APIHandler"]["Properties"]["CodeUri"] == {
             "Bucket": bucket,
             "Key": code,

@@ -183,14 +183,15 @@ def test_translated_stack_creates_in_moto_and_the_api_and_every_job_work_on_it(
     monkeypatch, mailbox
 ):
     import boto3
-    import yaml
+
+    from infra import yaml_text
 
     if not PACKAGED.exists():
         if os.environ.get("CI"):
             pytest.fail("build/package/sam.yaml is missing: make test runs make package first")
         pytest.skip("run `make package` first (make test does)")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")  # the translator's pseudo parameters
-    packaged = yaml.safe_load(PACKAGED.read_text())
+    packaged = yaml_text.load(PACKAGED.read_text())
     expanded = translated(packaged, f"s3://{CODE_BUCKET}/{CODE_KEY}")
     template, skipped, alarms = moto_stack(expanded)
     assert sum(r["Type"] == "AWS::DynamoDB::Table" for r in template["Resources"].values()) >= 10
@@ -627,14 +628,14 @@ def check_operations(endpoint: str, packaged: dict, alarms: dict, physical: dict
 def test_prod_traces_with_x_ray_and_keeps_logs_longer():
     import json
 
-    import yaml
+    from infra import yaml_text
 
     config = json.loads((REPO_ROOT / ".chalice" / "config.json").read_text())
     assert config["stages"]["prod"]["xray"] is True
     assert not config["stages"]["dev"].get("xray")
     retention = {s: config["stages"][s]["log_retention_in_days"] for s in ("dev", "prod")}
     assert retention["prod"] > retention["dev"]
-    prod = yaml.safe_load((REPO_ROOT / "infra" / "prod.yaml").read_text().split("\n", 1)[1])
+    prod = yaml_text.load((REPO_ROOT / "infra" / "prod.yaml").read_text().split("\n", 1)[1])
     assert prod["Resources"]["RestAPI"]["Properties"]["TracingEnabled"] is True
     assert prod["Resources"]["PollMailboxRole"]["Properties"]["ManagedPolicyArns"]
 
@@ -643,9 +644,9 @@ def test_prod_traces_with_x_ray_and_keeps_logs_longer():
 def test_prod_template_watches_every_failure_class_and_deploys_by_canary():
     """Issue 26: the alarms and dashboard, aliases with a canary and its rollback alarms, access
     logs with the correlation id, and stage throttling, in the generated prod template."""
-    import yaml
+    from infra import yaml_text
 
-    prod = yaml.safe_load((REPO_ROOT / "infra" / "prod.yaml").read_text().split("\n", 1)[1])
+    prod = yaml_text.load((REPO_ROOT / "infra" / "prod.yaml").read_text().split("\n", 1)[1])
     resources = prod["Resources"]
     alarms = {
         r["Properties"]["AlarmName"]: r["Properties"]

@@ -111,7 +111,7 @@ def test_arm64_package_ships_aarch64_wheels_and_arm64_functions(tmp_path):
     import sys
     import zipfile
 
-    import yaml
+    from infra import yaml_text
 
     out = tmp_path / "package"
     done = subprocess.run(
@@ -134,7 +134,7 @@ def test_arm64_package_ships_aarch64_wheels_and_arm64_functions(tmp_path):
                     machines.setdefault(machine, []).append(name)
     assert set(machines) == {"aarch64"}, {k: v[:3] for k, v in machines.items()}
     assert any("pydantic_core" in name for name in machines["aarch64"])
-    template = yaml.safe_load((out / "sam.yaml").read_text())
+    template = yaml_text.load((out / "sam.yaml").read_text())
     architectures = {
         tuple(r["Properties"]["Architectures"])
         for r in template["Resources"].values()

@@ -27,9 +27,9 @@ def policy_document(function: str, stage: str = STAGE) -> dict[str, Any]:
 
 
 def template(stage: str = STAGE) -> dict[str, Any]:
-    import yaml
+    from infra import yaml_text
 
-    return yaml.safe_load((REPO_ROOT / "infra" / f"{stage}.yaml").read_text().split("\n", 1)[1])
+    return yaml_text.load((REPO_ROOT / "infra" / f"{stage}.yaml").read_text().split("\n", 1)[1])
 
 
 def sends_mail(function: str, stage: str = STAGE) -> bool:

@@ -428,8 +428,7 @@ def test_dns_servers_are_read_with_their_ports():
 def test_the_packaged_stack_verifies_senders():
     import json
 
-    import yaml
-
+    from infra import yaml_text
     from tests.support import REPO_ROOT
 
     # Only poll-mailbox reads mail; chalice's stage variables would reach every function (and
@@ -437,6 +436,6 @@ def test_the_packaged_stack_verifies_senders():
     config = json.loads((REPO_ROOT / ".chalice" / "config.json").read_text())
     for stage in ("dev", "prod"):
         assert "AGORA_MAIL_AUTH" not in config["stages"][stage]["environment_variables"]
-        template = yaml.safe_load((REPO_ROOT / "infra" / f"{stage}.yaml").read_text())
+        template = yaml_text.load((REPO_ROOT / "infra" / f"{stage}.yaml").read_text())
         variables = template["Resources"]["PollMailbox"]["Properties"]["Environment"]["Variables"]
         assert variables["AGORA_MAIL_AUTH"] == "verify"
