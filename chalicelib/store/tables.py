@@ -19,10 +19,23 @@ def all_models() -> list[type[Model]]:
 
 
 def create_tables(wait: bool = True) -> list[str]:
-    """Create the tables (with their indexes) that do not exist yet; answer the names created."""
-    created = []
-    for model in all_models():
-        if not model.exists():
-            model.create_table(wait=wait, billing_mode="PAY_PER_REQUEST")
-            created.append(model.Meta.table_name)
-    return created
+    """Create the tables (with their indexes) that do not exist yet; answer the names created.
+
+    One ListTables says which exist (not a DescribeTable per table), and every missing table is
+    asked for before any is waited for: DynamoDB makes them side by side.
+    """
+    from chalicelib.aws import client
+
+    dynamodb = client("dynamodb")
+    existing: set[str] = set()
+    for page in dynamodb.get_paginator("list_tables").paginate():
+        existing.update(page["TableNames"])
+    missing = [model for model in all_models() if model.Meta.table_name not in existing]
+    for model in missing:
+        model.create_table(wait=False, billing_mode="PAY_PER_REQUEST")
+    if wait:
+        for model in missing:
+            dynamodb.get_waiter("table_exists").wait(
+                TableName=model.Meta.table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 300}
+            )
+    return [model.Meta.table_name for model in missing]
