@@ -11,10 +11,17 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
-from chalicelib.schemas.common import ApiModel, rule_error
+from chalicelib.schemas.common import ApiModel, document_trimming, rule_error
 
 DESCRIPTION_MAX = 255  # spec Limits: profile field `data.description`
 TEXT_MAX = 255  # labels, messages, option values
@@ -89,9 +96,38 @@ TEXTBOX_KINDS = (
     "time",
     "color",
 )
-TextBoxKind = Annotated[str, _one_of(TEXTBOX_KINDS)]
-UrlBoxKind = Annotated[str, _one_of(("url",))]
-Direction = Annotated[str, _one_of(("Horizontal", "Vertical"))]
+
+
+def _as_enum(allowed: tuple[str, ...]) -> WithJsonSchema:
+    """Documented as the canonical spellings (the API also takes them in another case)."""
+    return WithJsonSchema({"type": "string", "enum": list(allowed)})
+
+
+TextBoxKind = Annotated[str, _one_of(TEXTBOX_KINDS), _as_enum(TEXTBOX_KINDS)]
+UrlBoxKind = Annotated[str, _one_of(("url",)), _as_enum(("url",))]
+DIRECTIONS = ("Horizontal", "Vertical")
+Direction = Annotated[str, _one_of(DIRECTIONS), _as_enum(DIRECTIONS)]
+# An address that is empty or starts http:// or https:// (in any case), as the document says it.
+HTTP_OR_EMPTY = r"^(?:$|[hH][tT][tT][pP][sS]?://)"
+# A list's default option: its key, its value or an option object; none: null, "" or false.
+OptionDefault = Annotated[Any, WithJsonSchema({"not": {"const": True}})]
+
+
+HttpOrEmpty = Annotated[
+    str,
+    StringConstraints(max_length=2048),
+    WithJsonSchema({"type": "string", "maxLength": 2048, "pattern": HTTP_OR_EMPTY}),
+]
+
+
+def _documented_rule(rule: dict[str, Any]) -> ConfigDict:
+    """A data model's configuration whose schema states `rule`, a rule across its keys."""
+
+    def extra(schema: dict[str, Any], model: Any = None) -> None:
+        document_trimming(schema)
+        schema.update(rule)
+
+    return ConfigDict(json_schema_extra=extra)
 
 
 def field_error(key: str, message: str) -> PydanticCustomError:
@@ -115,6 +151,30 @@ class OptionIn(ApiModel):
     position: int | None = Field(default=None, ge=0)
 
 
+# A GUID as the service reads an option key (it takes braces and other cases too).
+GUID_PATTERN = r"^\s*[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\s*$"
+
+
+class GuidOptionIn(OptionIn):
+    """An option of a list keyed by GUID (all but AutoCompleteTextBox, whose keys are free)."""
+
+    key: Annotated[
+        str | None,
+        WithJsonSchema(
+            {
+                "anyOf": [
+                    {"type": "string", "format": "uuid", "pattern": GUID_PATTERN},
+                    {"type": "string", "pattern": r"^\s*$"},
+                    {"type": "null"},
+                ]
+            }
+        ),
+    ] = None
+
+
+GuidOptions = Annotated[list[GuidOptionIn], Field(max_length=OPTIONS_MAX)]
+
+
 class Option(ApiModel):
     key: str
     value: str
@@ -126,6 +186,13 @@ class FieldData(ApiModel):
 
 
 class TextBoxData(FieldData):
+    model_config = _documented_rule(
+        {
+            "if": {"required": ["type"], "properties": {"type": {"const": "MultiLine"}}},
+            "then": {"required": ["lines"], "properties": {"lines": {"minimum": 1}}},
+        }
+    )
+
     taggable: bool = False
     description: Description = ""
     type: TextBoxKind = "SingleLine"
@@ -157,11 +224,10 @@ class CheckboxData(FieldData):
 class DropDownListData(FieldData):
     taggable: bool = False
     description: Description = ""
-    # An option: its key, its value, or an option object; none: null, "" or false.
-    default_value: Any = None
+    default_value: OptionDefault = None
     required: bool = False
     required_message: ShortText = ""
-    options: list[OptionIn] = Field(default_factory=list, max_length=OPTIONS_MAX)
+    options: GuidOptions = Field(default_factory=list)
 
 
 class CheckBoxListData(FieldData):
@@ -170,7 +236,7 @@ class CheckBoxListData(FieldData):
     columns: int = Field(default=1, ge=1, le=12)
     required: bool = False
     required_message: ShortText = ""
-    options: list[OptionIn] = Field(default_factory=list, max_length=OPTIONS_MAX)
+    options: GuidOptions = Field(default_factory=list)
 
 
 class URLBoxData(FieldData):
@@ -180,7 +246,11 @@ class URLBoxData(FieldData):
     max_length: int = Field(default=2048, ge=1, le=LENGTH_MAX)
     required: bool = False
     required_message: ShortText = ""
-    default_value: Annotated[str, StringConstraints(max_length=LENGTH_MAX)] = ""
+    default_value: Annotated[
+        str,
+        StringConstraints(max_length=LENGTH_MAX),
+        WithJsonSchema({"type": "string", "maxLength": LENGTH_MAX, "pattern": HTTP_OR_EMPTY}),
+    ] = ""
 
     @model_validator(mode="after")
     def _consistent(self) -> URLBoxData:
@@ -198,12 +268,12 @@ class DescriptionBoxData(FieldData):
 
 class RadioButtonListData(FieldData):
     taggable: bool = False
-    default_value: Any = None
+    default_value: OptionDefault = None
     direction: Direction = "Vertical"
     columns: int = Field(default=1, ge=1, le=12)
     required: bool = False
     required_message: ShortText = ""
-    options: list[OptionIn] = Field(default_factory=list, max_length=OPTIONS_MAX)
+    options: GuidOptions = Field(default_factory=list)
 
 
 class CountryDropDownListData(DropDownListData):
@@ -224,12 +294,25 @@ class WorkHistoryData(FieldData):
 
 class EducationData(FieldData):
     taggable: bool = False
-    default_value: Any = None
+    default_value: OptionDefault = None
     description: Description = ""
-    options: list[OptionIn] = Field(default_factory=list, max_length=OPTIONS_MAX)
+    options: GuidOptions = Field(default_factory=list)
 
 
 class AutoCompleteTextBoxData(FieldData):
+    model_config = _documented_rule(
+        {
+            "if": {
+                "required": ["enableRemoteDataSource"],
+                "properties": {"enableRemoteDataSource": {"const": True}},
+            },
+            "then": {
+                "required": ["remoteDataSourceUrl"],
+                "properties": {"remoteDataSourceUrl": {"minLength": 1}},
+            },
+        }
+    )
+
     taggable: bool = False
     # Free text: with allowFreeInput the value need not be one of the options.
     default_value: ShortText = ""
@@ -242,7 +325,7 @@ class AutoCompleteTextBoxData(FieldData):
     allow_free_input: bool = False
     display_as_drop_down: bool = False
     enable_remote_data_source: bool = False
-    remote_data_source_url: Annotated[str, StringConstraints(max_length=2048)] = ""
+    remote_data_source_url: HttpOrEmpty = ""
     options: list[OptionIn] = Field(default_factory=list, max_length=OPTIONS_MAX)
 
     @model_validator(mode="after")
