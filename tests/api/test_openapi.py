@@ -78,7 +78,11 @@ def body_schema(document: dict, path: str, method: str) -> dict:
 def accepted_by_document(document: dict, path: str, method: str, body: dict) -> bool:
     from jsonschema import Draft202012Validator
 
-    return Draft202012Validator(body_schema(document, path, method)).is_valid(body)
+    # Formats asserted, as Schemathesis generates them (`email`, `uuid`, `date-time`).
+    checker = Draft202012Validator.FORMAT_CHECKER
+    return Draft202012Validator(
+        body_schema(document, path, method), format_checker=checker
+    ).is_valid(body)
 
 
 EVENT = {"groupId": "076e75e0-7661-51c5-9ccc-8a2b790e771e", "title": "Fair"}
@@ -260,3 +264,47 @@ def test_bounds_and_notification_ids_are_documented_as_json_schema_reads_them(ap
         parameter = next(p for p in operation["parameters"] if p["name"] == "notificationId")
         assert Draft202012Validator(parameter["schema"]).is_valid(valid), kind
         assert not Draft202012Validator(parameter["schema"]).is_valid(invalid), kind
+
+
+def test_feed_settings_and_group_email_in_the_document_as_in_the_api(api, community):
+    """Addresses, emails, the feed's ttl and its day and hour names: what the document allows
+    the API stores, and what it forbids the API refuses (Schemathesis found each of these)."""
+    garden = community.group("garden")
+    admin, document = loaded_document(api, community)
+    feed = "/api/v1/en_US/feed/settings/{groupId}"
+    base = {
+        "imageUrl": "",
+        "imageLinkUrl": "https://garden.example/",
+        "imageAlt": "Garden",
+        "ttl": 60,
+        "editorEmail": "",
+        "webmasterEmail": "web@garden.example",
+        "skipDays": [{"name": "Sunday", "selected": True}],
+        "skipHours": [{"name": "3:00", "selected": True}],
+    }
+    for change, accepted in (
+        ({}, True),
+        ({"ttl": 60.0}, True),
+        ({"ttl": True}, False),
+        ({"imageUrl": "garden.example/logo.png"}, False),
+        ({"imageLinkUrl": "ftp://garden.example/"}, False),
+        ({"editorEmail": "editor"}, False),
+        ({"skipDays": [{"name": "Someday"}]}, False),
+        ({"skipHours": [{"name": "25:00"}]}, False),
+    ):
+        body = {**base, **change}
+        assert accepted_by_document(document, feed, "put", body) is accepted, change
+        status, answer = api.put(feed.format(groupId=garden), admin, body)
+        assert (status == 200) is accepted, (change, answer)
+    status, answer = api.put(
+        feed.format(groupId=garden), admin, {**base, "skipDays": [{"name": "x"}]}
+    )
+    assert answer["errors"][0]["message"] == "'x' is not one of Monday to Sunday", answer
+
+    email = "/api/v1/en_US/group-email/{groupId}"
+    base = {"email": "garden@agora.example", "name": "Garden", "newsletterName": ""}
+    for change, accepted in (({}, True), ({"name": " "}, False), ({"email": "garden"}, False)):
+        body = {**base, **change}
+        assert accepted_by_document(document, email, "put", body) is accepted, change
+        status, answer = api.put(email.format(groupId=garden), admin, body)
+        assert (status == 200) is accepted, (change, answer)
