@@ -3,7 +3,7 @@ and negative data acceptance included: no 5xx, every answer as documented, every
 allows accepted and every body it forbids refused. The one allowance: where a rule on stored state
 or between two values (an `offset` naming no item, a taken name, an end date before its start)
 refuses schema-valid data, that operation may answer 400, and only with that rule's error
-(tests/support/fuzz_hooks.py; its DOCUMENT_GAPS lists the mismatches still to fix). Path ids come
+(tests/support/fuzz_hooks.py). Path ids come
 from the demo community part of the time (a Schemathesis dictionary), and the stateful phase
 follows the document's `links` from each create to the record it made, so the run reaches existing
 records rather than 404s. Bounded in examples and time: the coverage phase is off, as it alone
