@@ -49,6 +49,8 @@ EVENT_DATES: Rule = (
     "endDate",
     r"must not be before startDate|must be at most \d+ days after startDate",
 )
+# An event's group (a body's id, not the path's) is a stored record.
+GROUP_EXISTS: Rule = ("groupId", r"no group has this id")
 # A field's section, parent and the parent's option are stored records; a name is unique per
 # section; option keys and values are unique in a list, and a default is one of its options or
 # no longer than the field's own maxLength (one value against another).
@@ -75,9 +77,11 @@ MAILBOX_HOST: Rule = (
 STATE_RULES |= {
     "GET /api/v1/en_US/event/list/calendar/{groupId}": (
         ("calendarEndDate", r"must be after calendarStartDate"),
+        ("endDate", r"is required unless the event lasts all day \(allDay true\)"),
+        EVENT_DATES,
     ),
-    "POST /api/v1/en_US/event": (EVENT_DATES,),
-    "PUT /api/v1/en_US/event/{eventId}": (EVENT_DATES,),
+    "POST /api/v1/en_US/event": (EVENT_DATES, GROUP_EXISTS),
+    "PUT /api/v1/en_US/event/{eventId}": (EVENT_DATES, GROUP_EXISTS),
     "POST /api/v1/en_US/profile/field": FIELD_RULES,
     "PUT /api/v1/en_US/profile/field/{fieldId}": FIELD_RULES,
     "POST /api/v1/en_US/profile/section": (("name", r"another section already has this name"),),
@@ -92,6 +96,8 @@ STATE_RULES |= {
     "PUT /api/v1/en_US/event/{eventId}/calendar": (
         ("startDate|calendarStartDate|calendarEndDate", r"Field required"),
         ("calendarEndDate", r"must be after calendarStartDate"),
+        ("endDate", r"is required unless the event lasts all day \(allDay true\)"),
+        EVENT_DATES,
     ),
 }
 # An enabled mailbox needs a password: the one sent, or one stored before (state, not schema).
