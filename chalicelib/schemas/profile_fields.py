@@ -185,7 +185,30 @@ class FieldData(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class TextBoxData(FieldData):
+# Keys several types share (spec "Profile structure", the `data` table); a type's own keys follow
+# in its class. A model's fields follow its bases from the last one.
+class _Taggable(FieldData):
+    taggable: bool = False
+
+
+class _Described(FieldData):
+    description: Description = ""
+
+
+class _Required(FieldData):
+    required: bool = False
+    required_message: ShortText = ""
+
+
+class _Options(FieldData):
+    options: GuidOptions = Field(default_factory=list)
+
+
+# A browser-side pattern (JavaScript syntax): stored as given, never run here.
+RegEx = Annotated[str, StringConstraints(max_length=1000)]
+
+
+class TextBoxData(_Required, _Described, _Taggable):
     model_config = _documented_rule(
         {
             "if": {"required": ["type"], "properties": {"type": {"const": "MultiLine"}}},
@@ -193,16 +216,11 @@ class TextBoxData(FieldData):
         }
     )
 
-    taggable: bool = False
-    description: Description = ""
     type: TextBoxKind = "SingleLine"
     lines: int = Field(default=0, ge=0, le=1000)
     max_length: int = Field(default=TEXT_MAX, ge=1, le=LENGTH_MAX)
-    required: bool = False
-    required_message: ShortText = ""
     default_value: Annotated[str, StringConstraints(max_length=LENGTH_MAX)] = ""
-    # A browser-side pattern (JavaScript syntax): stored as given, never run here.
-    validate_reg_ex: Annotated[str, StringConstraints(max_length=1000)] = ""
+    validate_reg_ex: RegEx = ""
     validate_message: ShortText = ""
 
     @model_validator(mode="after")
@@ -213,39 +231,22 @@ class TextBoxData(FieldData):
         return self
 
 
-class CheckboxData(FieldData):
-    taggable: bool = False
-    description: Description = ""
+class CheckboxData(_Required, _Described, _Taggable):
     default_value: bool = False
-    required: bool = False
-    required_message: ShortText = ""
 
 
-class DropDownListData(FieldData):
-    taggable: bool = False
-    description: Description = ""
+class DropDownListData(_Options, _Required, _Described, _Taggable):
     default_value: OptionDefault = None
-    required: bool = False
-    required_message: ShortText = ""
-    options: GuidOptions = Field(default_factory=list)
 
 
-class CheckBoxListData(FieldData):
-    taggable: bool = False
+class CheckBoxListData(_Options, _Required, _Taggable):
     direction: Direction = "Horizontal"
     columns: int = Field(default=1, ge=1, le=12)
-    required: bool = False
-    required_message: ShortText = ""
-    options: GuidOptions = Field(default_factory=list)
 
 
-class URLBoxData(FieldData):
-    taggable: bool = False
-    description: Description = ""
+class URLBoxData(_Required, _Described, _Taggable):
     type: UrlBoxKind = "url"
     max_length: int = Field(default=2048, ge=1, le=LENGTH_MAX)
-    required: bool = False
-    required_message: ShortText = ""
     default_value: Annotated[
         str,
         StringConstraints(max_length=LENGTH_MAX),
@@ -262,44 +263,34 @@ class URLBoxData(FieldData):
         return self
 
 
-class DescriptionBoxData(FieldData):
-    description: Description = ""
+class DescriptionBoxData(_Described):
+    pass
 
 
-class RadioButtonListData(FieldData):
-    taggable: bool = False
+class RadioButtonListData(_Options, _Required, _Taggable):
     default_value: OptionDefault = None
     direction: Direction = "Vertical"
     columns: int = Field(default=1, ge=1, le=12)
-    required: bool = False
-    required_message: ShortText = ""
-    options: GuidOptions = Field(default_factory=list)
 
 
 class CountryDropDownListData(DropDownListData):
     """As DropDownList; created without options, it is prefilled with the ISO 3166 countries."""
 
 
-class HTMLBoxData(FieldData):
-    description: Description = ""
+class HTMLBoxData(_Required, _Described):
     # Sanitised by the service before it is stored.
     default_value: Annotated[str, StringConstraints(max_length=HTML_MAX)] = ""
-    required: bool = False
-    required_message: ShortText = ""
 
 
-class WorkHistoryData(FieldData):
-    taggable: bool = False
+class WorkHistoryData(_Taggable):
+    pass
 
 
-class EducationData(FieldData):
-    taggable: bool = False
+class EducationData(_Options, _Described, _Taggable):
     default_value: OptionDefault = None
-    description: Description = ""
-    options: GuidOptions = Field(default_factory=list)
 
 
-class AutoCompleteTextBoxData(FieldData):
+class AutoCompleteTextBoxData(_Required, _Described, _Taggable):
     model_config = _documented_rule(
         {
             "if": {
@@ -313,14 +304,10 @@ class AutoCompleteTextBoxData(FieldData):
         }
     )
 
-    taggable: bool = False
     # Free text: with allowFreeInput the value need not be one of the options.
     default_value: ShortText = ""
-    description: Description = ""
     max_length: int = Field(default=TEXT_MAX, ge=1, le=LENGTH_MAX)
-    required: bool = False
-    required_message: ShortText = ""
-    validate_reg_ex: Annotated[str, StringConstraints(max_length=1000)] = ""
+    validate_reg_ex: RegEx = ""
     validate_message: ShortText = ""
     allow_free_input: bool = False
     display_as_drop_down: bool = False
@@ -341,11 +328,8 @@ class AutoCompleteTextBoxData(FieldData):
         return self
 
 
-class URLListData(FieldData):
-    description: Description = ""
+class URLListData(_Required, _Described):
     max_length: int = Field(default=2048, ge=1, le=LENGTH_MAX)
-    required: bool = False
-    required_message: ShortText = ""
 
 
 DATA_MODELS: dict[FieldType, type[FieldData]] = {
