@@ -73,7 +73,9 @@ def _selected_names(flags: list[NamedFlag], canonical, field: str, known: str) -
     for flag in flags:
         name = canonical(flag.name)
         if name is None:
-            raise rule_error(field, "{name} is not one of {known}", name=repr(flag.name), known=known)
+            raise rule_error(
+                field, "{name} is not one of {known}", name=repr(flag.name), known=known
+            )
         if name in seen:
             raise rule_error(field, "{name} appears more than once", name=repr(name))
         seen.add(name)
