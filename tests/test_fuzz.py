@@ -137,3 +137,38 @@ def test_fuzzing_every_operation_with_every_check_finds_nothing(tmp_path):
         )
     finally:
         agora.stop()
+
+
+@pytest.mark.fast
+def test_the_state_allowance_passes_only_its_own_errors():
+    """A 400 to schema-valid data on a paged list passes only when it says the offset names no
+    item; any other error, or any 400 elsewhere, is left to positive_data_acceptance."""
+    from types import SimpleNamespace
+
+    from tests.support.fuzz_hooks import refused_only_for_state
+
+    def outcome(label: str, errors: list[dict], positive: bool = True) -> str:
+        mode = SimpleNamespace(is_positive=positive)
+        case = SimpleNamespace(
+            operation=SimpleNamespace(label=label),
+            meta=SimpleNamespace(generation=SimpleNamespace(mode=mode)),
+        )
+        response = SimpleNamespace(status_code=400, json=lambda: {"errors": errors}, text="")
+        try:
+            refused_only_for_state(None, response, case)
+        except AssertionError:
+            return "failed"
+        return "passed"
+
+    posts = "GET /api/v1/en_US/post/list/{groupId}"
+    unknown = {"key": "offset", "message": "no item has this id"}
+    malformed = {"key": "offset", "message": "must be a GUID"}
+    page_size = {"key": "pageSize", "message": "Input should be less than or equal to 100"}
+    assert outcome(posts, [unknown]) == "passed"
+    assert outcome(posts, [malformed]) == "failed"
+    assert outcome(posts, [unknown, page_size]) == "failed"
+    assert outcome(posts, []) == "failed"
+    assert outcome(posts, [malformed], positive=False) == "passed"  # negative data: refused
+    taken = {"key": "name", "message": "another section already has this name"}
+    assert outcome("POST /api/v1/en_US/profile/section", [taken]) == "passed"
+    assert outcome("PUT /api/v1/en_US/group-email/{groupId}", [taken]) == "passed"  # built-in's

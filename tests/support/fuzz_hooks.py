@@ -4,8 +4,8 @@
 requests for what no JSON Schema can say: an id that names no record (a list's `offset`, CONTRACT
 §7; a field's section), a name or id another record already has (CONTRACT §5), one date against
 another. The test lets those operations answer 400 to valid data (`STATE_RULES`, written into the
-run's `[[operations]]`), and `refused_only_for_state` then fails any such 400 whose errors name a
-key other than the ones listed for that operation: the allowance is that narrow.
+run's `[[operations]]`), and `refused_only_for_state` then fails any such 400 with an error (key
+and message) other than the rules listed for that operation: the allowance is that narrow.
 
 `Reached` records which operations each phase answered with what, for the test to read.
 """
@@ -43,7 +43,6 @@ PAGED_LISTS = (
     "GET /api/v1/en_US/user/{userId}/alerts",
     "POST /api/v1/en_US/user/{userId}/alerts/read",
 )
-STATE_RULES: dict[str, tuple[Rule, ...]] = {label: (UNKNOWN_OFFSET,) for label in PAGED_LISTS}
 # An end date against its start (CONTRACT §9): JSON Schema compares no two values.
 EVENT_DATES: Rule = (
     "endDate",
@@ -68,29 +67,25 @@ FIELD_RULES: tuple[Rule, ...] = (
     (r"data\.options\.\d+\.(key|value)", r"is the (key|value) of another option too"),
     (r"data\.defaultValue", r"is not one of the options|is longer than maxLength \(\d+\)"),
 )
+SECTION_NAME: Rule = ("name", r"another section already has this name")
 # A mailbox's host is resolved: it must name one public server (CONTRACT §8, no SSRF).
 MAILBOX_HOST: Rule = (
     "serverName",
     r".* (is not the address of a single server|is a link-local or cloud metadata address.*"
     r"|is a loopback or private-network address.*)",
 )
-STATE_RULES |= {
+# An enabled mailbox needs a password: the one sent, or one stored before.
+PASSWORD_KEPT: Rule = ("serverPassword", r"an enabled connector needs the POP3 account's password")
+# No two flags of a list may name the same day or hour: unique by one key of an object, which
+# JSON Schema's uniqueItems (whole items) cannot say.
+ONCE: Rule = ("skipDays|skipHours", r"'.*' appears more than once")
+STATE_RULES: dict[str, tuple[Rule, ...]] = {
+    **{label: (UNKNOWN_OFFSET,) for label in PAGED_LISTS},
     "GET /api/v1/en_US/event/list/calendar/{groupId}": (
         ("calendarEndDate", r"must be after calendarStartDate"),
-        ("endDate", r"is required unless the event lasts all day \(allDay true\)"),
-        EVENT_DATES,
     ),
     "POST /api/v1/en_US/event": (EVENT_DATES, GROUP_EXISTS),
     "PUT /api/v1/en_US/event/{eventId}": (EVENT_DATES, GROUP_EXISTS),
-    "POST /api/v1/en_US/profile/field": FIELD_RULES,
-    "PUT /api/v1/en_US/profile/field/{fieldId}": FIELD_RULES,
-    "POST /api/v1/en_US/profile/section": (("name", r"another section already has this name"),),
-    "PUT /api/v1/en_US/profile/section/{sectionId}": (
-        ("name", r"another section already has this name"),
-    ),
-    "POST /rest/v1/en_US/player": ((r"id|name", r"(id|name) is already taken"),),
-    # The unsubscribe token is signed: a client cannot make one that the API accepts.
-    "POST /api/v1/en_US/unsubscribe": (("token", r"the unsubscribe link is not valid"),),
     # A calendar plugin sends the dates in the query or the body (CONTRACT §9): each is required
     # in one of the two, which no schema of either place can say.
     "PUT /api/v1/en_US/event/{eventId}/calendar": (
@@ -99,16 +94,16 @@ STATE_RULES |= {
         ("endDate", r"is required unless the event lasts all day \(allDay true\)"),
         EVENT_DATES,
     ),
-}
-# An enabled mailbox needs a password: the one sent, or one stored before (state, not schema).
-PASSWORD_KEPT: Rule = ("serverPassword", r"an enabled connector needs the POP3 account's password")
-# No two flags of a list may name the same day or hour: unique by one key of an object, which
-# JSON Schema's uniqueItems (whole items) cannot say.
-ONCE: Rule = ("skipDays|skipHours", r"'.*' appears more than once")
-STATE_RULES |= {
+    "POST /api/v1/en_US/profile/field": FIELD_RULES,
+    "PUT /api/v1/en_US/profile/field/{fieldId}": FIELD_RULES,
+    "POST /api/v1/en_US/profile/section": (SECTION_NAME,),
+    "PUT /api/v1/en_US/profile/section/{sectionId}": (SECTION_NAME,),
+    "POST /rest/v1/en_US/player": ((r"id|name", r"(id|name) is already taken"),),
     "PUT /api/v1/en_US/connector/email-to-comment": (MAILBOX_HOST, PASSWORD_KEPT),
     "PUT /api/v1/en_US/connector/email-to-post/{groupId}": (MAILBOX_HOST, PASSWORD_KEPT),
     "PUT /api/v1/en_US/feed/settings/{groupId}": (ONCE,),
+    # The unsubscribe token is signed: a client cannot make one that the API accepts.
+    "POST /api/v1/en_US/unsubscribe": (("token", r"the unsubscribe link is not valid"),),
 }
 # Pages for people answer a refusal as a page: its title must say why (the token again).
 PAGE_REFUSALS = {"GET /api/v1/en_US/unsubscribe": "<title>Unsubscribe link not valid</title>"}
