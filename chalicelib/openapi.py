@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import models_json_schema
@@ -196,6 +196,66 @@ def _model_refs() -> dict[tuple[type[BaseModel], str], dict[str, Any]]:
 
 _model_defs: dict[str, Any] = {}
 
+# Pydantic names the bounds of a type with a before-validator (JsonInt) by their Python names.
+_BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}
+
+
+def _standard_bounds(node: Any) -> None:
+    """`ge`/`le` as JSON Schema's `minimum`/`maximum`, which clients and fuzzers read."""
+    if isinstance(node, dict):
+        if node.get("type") in ("integer", "number"):
+            for python_name, keyword in _BOUNDS.items():
+                if python_name in node:
+                    node[keyword] = node.pop(python_name)
+        for value in node.values():
+            _standard_bounds(value)
+    elif isinstance(node, list):
+        for value in node:
+            _standard_bounds(value)
+
+
+def _notification_ids(paths: dict[str, dict[str, Any]]) -> None:
+    """Each kind of notification has its own ids (spec "Notifications"): the path names the kind,
+    and its `notificationId` is one of that kind's."""
+    from chalicelib.services.notifications import NOTIFICATION_NAMES
+
+    for path, operations in paths.items():
+        kind = re.search(r"/notifications/(\w+)/\{notificationId\}$", path)
+        if kind is None or kind.group(1) not in NOTIFICATION_NAMES:
+            continue
+        for operation in operations.values():
+            for parameter in operation["parameters"]:
+                if parameter["name"] == "notificationId":
+                    ids = sorted(NOTIFICATION_NAMES[kind.group(1)])
+                    parameter["schema"] = {**parameter["schema"], "enum": ids}
+
+
+def _field_data_by_type(defs: dict[str, Any]) -> None:
+    """A profile field's `data` is checked against the model of its `typeId` (closed: unknown keys
+    are a 400), so the document says so: one branch per type, `typeId` and the `data` it takes.
+    An update without `typeId` is checked against the stored type: its `data` fits one of them."""
+    from chalicelib.schemas.profile_fields import DATA_MODELS
+
+    models: list[tuple[type[BaseModel], Literal["validation"]]] = [
+        (model, "validation") for model in DATA_MODELS.values()
+    ]
+    refs, schema = models_json_schema(models, ref_template=REF, by_alias=True)
+    defs.update(schema.get("$defs", {}))
+    by_type = [
+        {
+            "required": ["typeId"],
+            "properties": {"typeId": {"const": int(type_id)}, "data": refs[(model, "validation")]},
+        }
+        for type_id, model in DATA_MODELS.items()
+    ]
+    any_data = [refs[pair] for pair in models]
+    if "FieldBody" in defs:
+        defs["FieldBody"]["properties"]["data"] = {"type": "object"}
+        defs["FieldBody"]["oneOf"] = by_type
+    if "FieldUpdate" in defs:
+        defs["FieldUpdate"]["properties"]["data"] = {"anyOf": [*any_data, {"type": "null"}]}
+        defs["FieldUpdate"]["anyOf"] = [*by_type, {"not": {"required": ["typeId"]}}]
+
 
 def _links(spec: RouteSpec) -> dict[str, Any]:
     """OpenAPI links from a create to the operations on what it created: `POST …/event` answers
@@ -227,6 +287,10 @@ def openapi_document() -> dict[str, Any]:
         if links:
             operation["responses"]["200"]["links"] = links
         paths.setdefault(spec.path, {})[spec.method.lower()] = operation
+    _field_data_by_type(defs)
+    _notification_ids(paths)
+    _standard_bounds(defs)
+    _standard_bounds(paths)
     error_responses = {
         f"Error{status}": {
             "description": description,

@@ -31,6 +31,10 @@ SECRET_MAX = 1024
 POP3_PORT, POP3S_PORT = 110, 995
 
 _HOST_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
+# A host name (an IPv4 address is one too) as `_host_name` reads it, for the document (the API
+# also takes an IPv6 address).
+_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+HOST_PATTERN = rf"^\s*({_LABEL}\.)*{_LABEL}\.?\s*$"
 
 
 def _host_name(text: str) -> str:
@@ -61,7 +65,7 @@ SecretText = Annotated[str, PlainValidator(_secret_text)]
 # Blank (after trimming) is refused by the model with its own message; the document says so too.
 HostName = Annotated[
     str,
-    Field(max_length=253, json_schema_extra={"minLength": 1, "pattern": r"\S"}),
+    Field(max_length=253, json_schema_extra={"minLength": 1, "pattern": HOST_PATTERN}),
     AfterValidator(_host_name),
 ]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, StrictInt, field_validator
+from pydantic import AfterValidator, Field, WithJsonSchema, field_validator
 
-from chalicelib.schemas.common import ApiModel, GroupRef, Record, SingleLine, rule_error
+from chalicelib.schemas.common import ApiModel, GroupRef, JsonInt, Record, SingleLine, rule_error
 from chalicelib.schemas.group_email import OptionalEmailText
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -27,12 +27,32 @@ def _web_url(text: str) -> str:
     return text
 
 
-OptionalWebUrl = Annotated[str, Field(max_length=URL_MAX), AfterValidator(_web_url)]
+# Empty, or http(s):// and a host, with no blank anywhere: what `_web_url` takes, as the document
+# says it.
+WEB_URL_OR_EMPTY = r"^(|[hH][tT][tT][pP][sS]?://[^\s/?#@\[\]:][^\s/?#@\[\]]*([/?#]\S*)?)$"
+OptionalWebUrl = Annotated[
+    str,
+    Field(max_length=URL_MAX),
+    AfterValidator(_web_url),
+    WithJsonSchema({"type": "string", "maxLength": URL_MAX, "pattern": WEB_URL_OR_EMPTY}),
+]
 
 
 class NamedFlag(ApiModel):
     name: str
     selected: bool = False
+
+
+class DayFlag(NamedFlag):
+    """A day of `skipDays`: the API takes its name in any case, the document the canonical one."""
+
+    name: Annotated[str, WithJsonSchema({"type": "string", "enum": list(WEEKDAYS)})]
+
+
+class HourFlag(NamedFlag):
+    """An hour of `skipHours` (`1:00` to `24:00`; `01:00` is taken too)."""
+
+    name: Annotated[str, WithJsonSchema({"type": "string", "enum": list(HOURS)})]
 
 
 def _canonical_day(name: str) -> str | None:
@@ -53,9 +73,11 @@ def _selected_names(flags: list[NamedFlag], canonical, field: str, known: str) -
     for flag in flags:
         name = canonical(flag.name)
         if name is None:
-            raise rule_error(field, "{name!r} is not one of {known}", name=flag.name, known=known)
+            raise rule_error(
+                field, "{name} is not one of {known}", name=repr(flag.name), known=known
+            )
         if name in seen:
-            raise rule_error(field, "{name!r} appears more than once", name=name)
+            raise rule_error(field, "{name} appears more than once", name=repr(name))
         seen.add(name)
         out.append(NamedFlag(name=name, selected=flag.selected))
     return out
@@ -68,12 +90,12 @@ class FeedSettingsUpdate(ApiModel):
     image_link_url: OptionalWebUrl
     image_alt: SingleLine = Field(max_length=500)
     # Minutes (CONTRACT §8).
-    ttl: StrictInt = Field(ge=0)
+    ttl: JsonInt = Field(ge=0)
     editor_email: OptionalEmailText
     webmaster_email: OptionalEmailText
     # Names left out are not selected.
-    skip_days: list[NamedFlag]
-    skip_hours: list[NamedFlag]
+    skip_days: list[DayFlag]
+    skip_hours: list[HourFlag]
 
     @field_validator("skip_days")
     @classmethod

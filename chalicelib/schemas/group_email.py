@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, WithJsonSchema
 
 from chalicelib.schemas.common import ApiModel, GroupRef, Record, SingleLine, email_address
 
@@ -30,11 +30,22 @@ def _not_blank(text: str) -> str:
 
 
 # Strings are trimmed by ApiModel before these run.
-EmailText = Annotated[SingleLine, Field(max_length=EMAIL_MAX), AfterValidator(_email)]
-OptionalEmailText = Annotated[
-    SingleLine, Field(max_length=EMAIL_MAX), AfterValidator(_optional_email)
+EMAIL = {"type": "string", "format": "email", "maxLength": EMAIL_MAX}
+EmailText = Annotated[
+    SingleLine, Field(max_length=EMAIL_MAX), AfterValidator(_email), WithJsonSchema(EMAIL)
 ]
-NonBlankName = Annotated[SingleLine, Field(max_length=NAME_MAX), AfterValidator(_not_blank)]
+OptionalEmailText = Annotated[
+    SingleLine,
+    Field(max_length=EMAIL_MAX),
+    AfterValidator(_optional_email),
+    WithJsonSchema({"anyOf": [{"type": "string", "maxLength": 0}, EMAIL]}),
+]
+# The document asks for a visible character (common.document_trimming), as `_not_blank` does.
+NonBlankName = Annotated[
+    SingleLine,
+    Field(max_length=NAME_MAX, json_schema_extra={"minLength": 1}),
+    AfterValidator(_not_blank),
+]
 
 
 class GroupEmailUpdate(ApiModel):

@@ -11,10 +11,17 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
-from chalicelib.schemas.common import ApiModel, rule_error
+from chalicelib.schemas.common import ApiModel, document_trimming, rule_error
 
 DESCRIPTION_MAX = 255  # spec Limits: profile field `data.description`
 TEXT_MAX = 255  # labels, messages, option values
@@ -89,9 +96,38 @@ TEXTBOX_KINDS = (
     "time",
     "color",
 )
-TextBoxKind = Annotated[str, _one_of(TEXTBOX_KINDS)]
-UrlBoxKind = Annotated[str, _one_of(("url",))]
-Direction = Annotated[str, _one_of(("Horizontal", "Vertical"))]
+
+
+def _as_enum(allowed: tuple[str, ...]) -> WithJsonSchema:
+    """Documented as the canonical spellings (the API also takes them in another case)."""
+    return WithJsonSchema({"type": "string", "enum": list(allowed)})
+
+
+TextBoxKind = Annotated[str, _one_of(TEXTBOX_KINDS), _as_enum(TEXTBOX_KINDS)]
+UrlBoxKind = Annotated[str, _one_of(("url",)), _as_enum(("url",))]
+DIRECTIONS = ("Horizontal", "Vertical")
+Direction = Annotated[str, _one_of(DIRECTIONS), _as_enum(DIRECTIONS)]
+# An address that is empty or starts http:// or https:// (in any case), as the document says it.
+HTTP_OR_EMPTY = r"^(?:$|[hH][tT][tT][pP][sS]?://)"
+# A list's default option: its key, its value or an option object; none: null, "" or false.
+OptionDefault = Annotated[Any, WithJsonSchema({"not": {"const": True}})]
+
+
+HttpOrEmpty = Annotated[
+    str,
+    StringConstraints(max_length=2048),
+    WithJsonSchema({"type": "string", "maxLength": 2048, "pattern": HTTP_OR_EMPTY}),
+]
+
+
+def _documented_rule(rule: dict[str, Any]) -> ConfigDict:
+    """A data model's configuration whose schema states `rule`, a rule across its keys."""
+
+    def extra(schema: dict[str, Any], model: Any = None) -> None:
+        document_trimming(schema)
+        schema.update(rule)
+
+    return ConfigDict(json_schema_extra=extra)
 
 
 def field_error(key: str, message: str) -> PydanticCustomError:
@@ -115,6 +151,30 @@ class OptionIn(ApiModel):
     position: int | None = Field(default=None, ge=0)
 
 
+# A GUID as the service reads an option key (it takes braces and other cases too).
+GUID_PATTERN = r"^\s*[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\s*$"
+
+
+class GuidOptionIn(OptionIn):
+    """An option of a list keyed by GUID (all but AutoCompleteTextBox, whose keys are free)."""
+
+    key: Annotated[
+        str | None,
+        WithJsonSchema(
+            {
+                "anyOf": [
+                    {"type": "string", "format": "uuid", "pattern": GUID_PATTERN},
+                    {"type": "string", "pattern": r"^\s*$"},
+                    {"type": "null"},
+                ]
+            }
+        ),
+    ] = None
+
+
+GuidOptions = Annotated[list[GuidOptionIn], Field(max_length=OPTIONS_MAX)]
+
+
 class Option(ApiModel):
     key: str
     value: str
@@ -125,17 +185,42 @@ class FieldData(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class TextBoxData(FieldData):
+# Keys several types share (spec "Profile structure", the `data` table); a type's own keys follow
+# in its class. A model's fields follow its bases from the last one.
+class _Taggable(FieldData):
     taggable: bool = False
+
+
+class _Described(FieldData):
     description: Description = ""
+
+
+class _Required(FieldData):
+    required: bool = False
+    required_message: ShortText = ""
+
+
+class _Options(FieldData):
+    options: GuidOptions = Field(default_factory=list)
+
+
+# A browser-side pattern (JavaScript syntax): stored as given, never run here.
+RegEx = Annotated[str, StringConstraints(max_length=1000)]
+
+
+class TextBoxData(_Required, _Described, _Taggable):
+    model_config = _documented_rule(
+        {
+            "if": {"required": ["type"], "properties": {"type": {"const": "MultiLine"}}},
+            "then": {"required": ["lines"], "properties": {"lines": {"minimum": 1}}},
+        }
+    )
+
     type: TextBoxKind = "SingleLine"
     lines: int = Field(default=0, ge=0, le=1000)
     max_length: int = Field(default=TEXT_MAX, ge=1, le=LENGTH_MAX)
-    required: bool = False
-    required_message: ShortText = ""
     default_value: Annotated[str, StringConstraints(max_length=LENGTH_MAX)] = ""
-    # A browser-side pattern (JavaScript syntax): stored as given, never run here.
-    validate_reg_ex: Annotated[str, StringConstraints(max_length=1000)] = ""
+    validate_reg_ex: RegEx = ""
     validate_message: ShortText = ""
 
     @model_validator(mode="after")
@@ -146,41 +231,27 @@ class TextBoxData(FieldData):
         return self
 
 
-class CheckboxData(FieldData):
-    taggable: bool = False
-    description: Description = ""
+class CheckboxData(_Required, _Described, _Taggable):
     default_value: bool = False
-    required: bool = False
-    required_message: ShortText = ""
 
 
-class DropDownListData(FieldData):
-    taggable: bool = False
-    description: Description = ""
-    # An option: its key, its value, or an option object; none: null, "" or false.
-    default_value: Any = None
-    required: bool = False
-    required_message: ShortText = ""
-    options: list[OptionIn] = Field(default_factory=list, max_length=OPTIONS_MAX)
+class DropDownListData(_Options, _Required, _Described, _Taggable):
+    default_value: OptionDefault = None
 
 
-class CheckBoxListData(FieldData):
-    taggable: bool = False
+class CheckBoxListData(_Options, _Required, _Taggable):
     direction: Direction = "Horizontal"
     columns: int = Field(default=1, ge=1, le=12)
-    required: bool = False
-    required_message: ShortText = ""
-    options: list[OptionIn] = Field(default_factory=list, max_length=OPTIONS_MAX)
 
 
-class URLBoxData(FieldData):
-    taggable: bool = False
-    description: Description = ""
+class URLBoxData(_Required, _Described, _Taggable):
     type: UrlBoxKind = "url"
     max_length: int = Field(default=2048, ge=1, le=LENGTH_MAX)
-    required: bool = False
-    required_message: ShortText = ""
-    default_value: Annotated[str, StringConstraints(max_length=LENGTH_MAX)] = ""
+    default_value: Annotated[
+        str,
+        StringConstraints(max_length=LENGTH_MAX),
+        WithJsonSchema({"type": "string", "maxLength": LENGTH_MAX, "pattern": HTTP_OR_EMPTY}),
+    ] = ""
 
     @model_validator(mode="after")
     def _consistent(self) -> URLBoxData:
@@ -192,57 +263,56 @@ class URLBoxData(FieldData):
         return self
 
 
-class DescriptionBoxData(FieldData):
-    description: Description = ""
+class DescriptionBoxData(_Described):
+    pass
 
 
-class RadioButtonListData(FieldData):
-    taggable: bool = False
-    default_value: Any = None
+class RadioButtonListData(_Options, _Required, _Taggable):
+    default_value: OptionDefault = None
     direction: Direction = "Vertical"
     columns: int = Field(default=1, ge=1, le=12)
-    required: bool = False
-    required_message: ShortText = ""
-    options: list[OptionIn] = Field(default_factory=list, max_length=OPTIONS_MAX)
 
 
 class CountryDropDownListData(DropDownListData):
     """As DropDownList; created without options, it is prefilled with the ISO 3166 countries."""
 
 
-class HTMLBoxData(FieldData):
-    description: Description = ""
+class HTMLBoxData(_Required, _Described):
     # Sanitised by the service before it is stored.
     default_value: Annotated[str, StringConstraints(max_length=HTML_MAX)] = ""
-    required: bool = False
-    required_message: ShortText = ""
 
 
-class WorkHistoryData(FieldData):
-    taggable: bool = False
+class WorkHistoryData(_Taggable):
+    pass
 
 
-class EducationData(FieldData):
-    taggable: bool = False
-    default_value: Any = None
-    description: Description = ""
-    options: list[OptionIn] = Field(default_factory=list, max_length=OPTIONS_MAX)
+class EducationData(_Options, _Described, _Taggable):
+    default_value: OptionDefault = None
 
 
-class AutoCompleteTextBoxData(FieldData):
-    taggable: bool = False
+class AutoCompleteTextBoxData(_Required, _Described, _Taggable):
+    model_config = _documented_rule(
+        {
+            "if": {
+                "required": ["enableRemoteDataSource"],
+                "properties": {"enableRemoteDataSource": {"const": True}},
+            },
+            "then": {
+                "required": ["remoteDataSourceUrl"],
+                "properties": {"remoteDataSourceUrl": {"minLength": 1}},
+            },
+        }
+    )
+
     # Free text: with allowFreeInput the value need not be one of the options.
     default_value: ShortText = ""
-    description: Description = ""
     max_length: int = Field(default=TEXT_MAX, ge=1, le=LENGTH_MAX)
-    required: bool = False
-    required_message: ShortText = ""
-    validate_reg_ex: Annotated[str, StringConstraints(max_length=1000)] = ""
+    validate_reg_ex: RegEx = ""
     validate_message: ShortText = ""
     allow_free_input: bool = False
     display_as_drop_down: bool = False
     enable_remote_data_source: bool = False
-    remote_data_source_url: Annotated[str, StringConstraints(max_length=2048)] = ""
+    remote_data_source_url: HttpOrEmpty = ""
     options: list[OptionIn] = Field(default_factory=list, max_length=OPTIONS_MAX)
 
     @model_validator(mode="after")
@@ -258,11 +328,8 @@ class AutoCompleteTextBoxData(FieldData):
         return self
 
 
-class URLListData(FieldData):
-    description: Description = ""
+class URLListData(_Required, _Described):
     max_length: int = Field(default=2048, ge=1, le=LENGTH_MAX)
-    required: bool = False
-    required_message: ShortText = ""
 
 
 DATA_MODELS: dict[FieldType, type[FieldData]] = {

@@ -78,7 +78,11 @@ def body_schema(document: dict, path: str, method: str) -> dict:
 def accepted_by_document(document: dict, path: str, method: str, body: dict) -> bool:
     from jsonschema import Draft202012Validator
 
-    return Draft202012Validator(body_schema(document, path, method)).is_valid(body)
+    # Formats asserted, as Schemathesis generates them (`email`, `uuid`, `date-time`).
+    checker = Draft202012Validator.FORMAT_CHECKER
+    return Draft202012Validator(
+        body_schema(document, path, method), format_checker=checker
+    ).is_valid(body)
 
 
 EVENT = {"groupId": "076e75e0-7661-51c5-9ccc-8a2b790e771e", "title": "Fair"}
@@ -209,3 +213,98 @@ def test_a_taken_name_and_an_unknown_offset_are_documented_as_the_400s_they_are(
         f"/api/v1/en_US/post/list/{garden}?offset=2f6d3a4e-0000-4000-8000-000000000001", admin
     )
     assert status == 400 and [e["key"] for e in body["errors"]] == ["offset"]
+
+
+def test_a_fields_data_is_documented_per_type_and_closed_as_the_api_checks_it(api, community):
+    """`data` is checked against the model of `typeId`, unknown keys refused (issue 29): the
+    document says the same, one branch per type, so a client builds only what the API takes."""
+    admin, document = loaded_document(api, community)
+    status, section = api.post("/api/v1/en_US/profile/section", admin, {"name": "Data rules"})
+    assert status == 200, section
+    path = "/api/v1/en_US/profile/field"
+    guid = "2f6d3a4e-0000-4000-8000-00000000000a"
+    cases = [
+        (1, {"type": "MultiLine", "lines": 3}, True),
+        (1, {"type": "MultiLine"}, False),  # a MultiLine text box needs lines
+        (1, {"type": "Paragraph"}, False),  # not a text box kind
+        (2, {"lines": 3}, False),  # a text box's key on a checkbox
+        (2, {"defaultValue": True, "colour": "red"}, False),  # a key no type has
+        (5, {"defaultValue": "https://agora.example/"}, True),
+        (5, {"defaultValue": "ftp://agora.example/"}, False),
+        (3, {"options": [{"key": guid, "value": "Red"}], "defaultValue": "Red"}, True),
+        (3, {"options": [{"value": "Red"}], "defaultValue": True}, False),
+        (3, {"options": [{"key": "red", "value": "Red"}]}, False),  # list keys are GUIDs
+        (12, {"options": [{"key": "red", "value": "Red"}]}, True),  # autocomplete keys are free
+        (12, {"enableRemoteDataSource": True}, False),  # needs remoteDataSourceUrl
+        (12, {"enableRemoteDataSource": True, "remoteDataSourceUrl": "https://a.example/"}, True),
+    ]
+    for number, (type_id, data, accepted) in enumerate(cases):
+        body = {"sectionId": section["object"]["id"], "name": f"F{number}", "typeId": type_id}
+        body["data"] = data
+        assert accepted_by_document(document, path, "post", body) is accepted, (type_id, data)
+        status, answer = api.post(path, admin, body)
+        assert (status == 200) is accepted, (type_id, data, answer)
+
+
+def test_bounds_and_notification_ids_are_documented_as_json_schema_reads_them(api, community):
+    """A bound of a strict integer reads `minimum`/`maximum` (never pydantic's `ge`/`le`, which
+    JSON Schema ignores), and each kind of notification documents its own ids."""
+    from jsonschema import Draft202012Validator
+
+    admin, document = loaded_document(api, community)
+    section = "/api/v1/en_US/profile/section"
+    body = {"name": "Bounded", "defaultVisibilityId": 94}
+    assert not accepted_by_document(document, section, "post", body)
+    assert api.post(section, admin, body)[0] == 400
+    text = str(document)
+    assert "'ge':" not in text and "'le':" not in text
+    prefix = "/api/v1/en_US/user/{userId}/notifications"
+    for kind, valid, invalid in (("post", 3, 1), ("author", 8, 1), ("personal", 4, 8)):
+        operation = document["paths"][f"{prefix}/{kind}/{{notificationId}}"]["post"]
+        parameter = next(p for p in operation["parameters"] if p["name"] == "notificationId")
+        assert Draft202012Validator(parameter["schema"]).is_valid(valid), kind
+        assert not Draft202012Validator(parameter["schema"]).is_valid(invalid), kind
+
+
+def test_feed_settings_and_group_email_in_the_document_as_in_the_api(api, community):
+    """Addresses, emails, the feed's ttl and its day and hour names: what the document allows
+    the API stores, and what it forbids the API refuses (Schemathesis found each of these)."""
+    garden = community.group("garden")
+    admin, document = loaded_document(api, community)
+    feed = "/api/v1/en_US/feed/settings/{groupId}"
+    base = {
+        "imageUrl": "",
+        "imageLinkUrl": "https://garden.example/",
+        "imageAlt": "Garden",
+        "ttl": 60,
+        "editorEmail": "",
+        "webmasterEmail": "web@garden.example",
+        "skipDays": [{"name": "Sunday", "selected": True}],
+        "skipHours": [{"name": "3:00", "selected": True}],
+    }
+    for change, accepted in (
+        ({}, True),
+        ({"ttl": 60.0}, True),
+        ({"ttl": True}, False),
+        ({"imageUrl": "garden.example/logo.png"}, False),
+        ({"imageLinkUrl": "ftp://garden.example/"}, False),
+        ({"editorEmail": "editor"}, False),
+        ({"skipDays": [{"name": "Someday"}]}, False),
+        ({"skipHours": [{"name": "25:00"}]}, False),
+    ):
+        body = {**base, **change}
+        assert accepted_by_document(document, feed, "put", body) is accepted, change
+        status, answer = api.put(feed.format(groupId=garden), admin, body)
+        assert (status == 200) is accepted, (change, answer)
+    status, answer = api.put(
+        feed.format(groupId=garden), admin, {**base, "skipDays": [{"name": "x"}]}
+    )
+    assert answer["errors"][0]["message"] == "'x' is not one of Monday to Sunday", answer
+
+    email = "/api/v1/en_US/group-email/{groupId}"
+    base = {"email": "garden@agora.example", "name": "Garden", "newsletterName": ""}
+    for change, accepted in (({}, True), ({"name": " "}, False), ({"email": "garden"}, False)):
+        body = {**base, **change}
+        assert accepted_by_document(document, email, "put", body) is accepted, change
+        status, answer = api.put(email.format(groupId=garden), admin, body)
+        assert (status == 200) is accepted, (change, answer)
