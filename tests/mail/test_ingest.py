@@ -6,9 +6,10 @@ import dataclasses
 import socket
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from email.message import EmailMessage
-from email.utils import format_datetime, make_msgid
+from email.utils import make_msgid
+from typing import Any
 
 import pytest
 
@@ -17,34 +18,13 @@ from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.mail_poll import poll_mailbox
 from chalicelib.services.mail_in import Mailbox, MailIngestor
 from tests.support.mail_fakes import CRASH_STEPS, Crash, CrashAt, PlannerDying
+from tests.support.mail_messages import email_message
 
 BASE = "https://community.example"
 
 
-def mail(
-    sender: str,
-    subject: str,
-    body: str,
-    *,
-    message_id: str | None = "auto",
-    html: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> bytes:
-    message = EmailMessage()
-    message["From"] = sender
-    message["To"] = "inbox@community.example"
-    message["Subject"] = subject
-    message["Date"] = format_datetime(datetime(2026, 11, 1, 12, 0, tzinfo=UTC))
-    if message_id == "auto":
-        message["Message-ID"] = make_msgid(domain="mail.example")
-    elif message_id:
-        message["Message-ID"] = message_id
-    for name, value in (headers or {}).items():
-        message[name] = value
-    message.set_content(body)
-    if html is not None:
-        message.add_alternative(html, subtype="html")
-    return message.as_bytes()
+def mail(sender: str, subject: str, body: str, **options: Any) -> bytes:
+    return email_message(sender, subject, body, to="inbox@community.example", **options).as_bytes()
 
 
 @dataclass

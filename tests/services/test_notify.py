@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from email.message import EmailMessage
-from email.utils import format_datetime, make_msgid
 
 import pytest
 
@@ -12,6 +10,7 @@ from chalicelib import deps
 from chalicelib.services.domain_events import CommentCreated, PostCreated
 from chalicelib.settings import get_settings
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures for the mailed post
+from tests.support.mail_messages import email_message
 from tests.support.notify import (
     group_record,
     html_of,
@@ -79,13 +78,12 @@ def mail_post(c, box, subject: str) -> str:
     """Mail a post from Ann into the garden's email-to-post mailbox; answers the new post id."""
     from chalicelib.store.posts import PostRecord
 
-    message = EmailMessage()
-    message["From"] = "ann@example.org"
-    message["To"] = "garden@community.example"
-    message["Subject"] = subject
-    message["Date"] = format_datetime(datetime(2026, 3, 1, 9, 0, tzinfo=UTC))
-    message["Message-ID"] = make_msgid(domain="mail.example")
-    message.set_content("The roses are out.\n\nCome and see them.")
+    message = email_message(
+        "ann@example.org",
+        subject,
+        "The roses are out.\n\nCome and see them.",
+        sent_on=datetime(2026, 3, 1, 9, 0, tzinfo=UTC),
+    )
     box.deliver(message.as_bytes())
     config = box.connector(c.garden)
     result = deps.mail_ingestor().poll(config, lambda: False)
