@@ -24,14 +24,13 @@ import random
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from email.message import EmailMessage
-from email.utils import format_datetime, make_msgid
 from typing import TYPE_CHECKING
 
 from bench.report import Figure, skipped
-from bench.world import counting_dynamodb, in_process_aws
+from bench.world import in_process_aws
 from chalicelib import deps
-from tests.fixtures import Community
+from tests.fixtures import Community, counting_dynamodb
+from tests.support.mail_messages import email_message
 
 if TYPE_CHECKING:
     from chalicelib.services.mail_in import Mailbox
@@ -50,16 +49,13 @@ DDB_REQUESTS_BUDGET = 3.0
 
 
 def a_mail(number: int, sender: str) -> bytes:
-    message = EmailMessage()
-    message["From"] = sender
-    message["To"] = "garden@community.example"
-    message["Subject"] = f"Allotment news {number}"
-    message["Date"] = format_datetime(datetime(2026, 3, 1, 12, 0, tzinfo=UTC))
-    message["Message-ID"] = make_msgid(domain="mail.example")
-    text = f"Tomatoes are in, plot {number}.\n\nBring a basket on Saturday.\n"
-    message.set_content(text)
-    message.add_alternative(f"<p>Tomatoes are in, plot <b>{number}</b>.</p>", subtype="html")
-    return message.as_bytes()
+    return email_message(
+        sender,
+        f"Allotment news {number}",
+        f"Tomatoes are in, plot {number}.\n\nBring a basket on Saturday.\n",
+        sent_on=datetime(2026, 3, 1, 12, 0, tzinfo=UTC),
+        html=f"<p>Tomatoes are in, plot <b>{number}</b>.</p>",
+    ).as_bytes()
 
 
 def download_all(host: str, port: int, user: str, password: str) -> int:

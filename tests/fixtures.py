@@ -172,6 +172,11 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
+def z(moment: datetime) -> str:
+    """A moment as the API writes it: ISO 8601 in UTC with a `Z`."""
+    return moment.isoformat().replace("+00:00", "Z")
+
+
 @dataclass
 class Community:
     """Builds a fixture in memory, then loads it through the real loader."""
@@ -228,7 +233,7 @@ class Community:
 
     def tick(self) -> str:
         self.clock += timedelta(minutes=1)
-        return self.clock.isoformat().replace("+00:00", "Z")
+        return z(self.clock)
 
     def post(self, group_id: str, author_id: str, title: str = "A post", **extra: Any) -> str:
         post_id = new_id()
@@ -389,9 +394,10 @@ class DynamoCounter:
         self.items_read = 0
 
 
-@pytest.fixture
-def dynamo_counter(aws: None) -> Iterator[DynamoCounter]:
-    """Hooks every PynamoDB connection's botocore client (and ours) for the test's duration."""
+@contextmanager
+def counting_dynamodb() -> Iterator[DynamoCounter]:
+    """Hooks `after-call.dynamodb` on every botocore client Agora's store uses (each PynamoDB
+    connection's and ours) until the block ends; the bench counts with it too."""
     from chalicelib.aws import client as aws_client
     from chalicelib.store.tables import all_models
 
@@ -402,6 +408,15 @@ def dynamo_counter(aws: None) -> Iterator[DynamoCounter]:
         clients[id(connection_client)] = connection_client
     for botocore_client in clients.values():
         botocore_client.meta.events.register("after-call.dynamodb", counter.on_response)
-    yield counter
-    for botocore_client in clients.values():
-        botocore_client.meta.events.unregister("after-call.dynamodb", counter.on_response)
+    try:
+        yield counter
+    finally:
+        for botocore_client in clients.values():
+            botocore_client.meta.events.unregister("after-call.dynamodb", counter.on_response)
+
+
+@pytest.fixture
+def dynamo_counter(aws: None) -> Iterator[DynamoCounter]:
+    """Counts the test's DynamoDB requests (`counting_dynamodb`) for its whole duration."""
+    with counting_dynamodb() as counter:
+        yield counter

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 import feedparser
 import pytest
 
-from tests.fixtures import auth
+from tests.fixtures import auth, z
 
 EVENT = "/api/v1/en_US/event"
 
@@ -18,10 +18,6 @@ def ics_path(group_id: str) -> str:
 
 def key_path(user_id: str) -> str:
     return f"/api/v1/en_US/user/{user_id}/feed-key"
-
-
-def z(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 @pytest.fixture
