@@ -283,6 +283,18 @@ class Community:
         return self
 
 
+def group_summary(group_id: str, slug: str) -> dict[str, str]:
+    """A group as the API names it inside other objects, for a group `Community.group` made
+    (named after its slug, the default thumbnail)."""
+    return {
+        "id": group_id,
+        "name": slug.title(),
+        "slug": slug,
+        "thumbUrl": "https://community.example/images/group-default.png",
+        "url": f"https://community.example/{slug}",
+    }
+
+
 def with_two_groups(c: Community, garden_access: str = "public") -> Community:
     """The cast of the privilege tests, loaded: groups `garden` and `other`, the root
     administrator, an administrator of each group, and a moderator and a member of garden."""

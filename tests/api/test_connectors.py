@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures import new_id
+from tests.fixtures import group_summary, new_id
 
 PREFIX = "/api/v1/en_US/connector/local"
 
@@ -92,15 +92,7 @@ def test_get_answers_the_spec_shape_field_by_field(api, people):
     assert connector["author"]["alias"] == "Root Admin"
     assert connector["author"]["url"] == "https://community.example/people/root-admin"
     assert connector["editor"] == connector["author"]
-    assert connector["groups"] == [
-        {
-            "id": people.root,
-            "name": "Home",
-            "slug": "home",
-            "thumbUrl": "https://community.example/images/group-default.png",
-            "url": "https://community.example/home",
-        }
-    ]
+    assert connector["groups"] == [group_summary(people.root, "home")]
     assert connector["settings"] == {
         "inheritSettings": False,
         "applicationId": "",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures import new_id, with_two_groups
+from tests.fixtures import group_summary, new_id, with_two_groups
 from tests.support.feed import EVERY_FEED_SETTING, feed_settings, selected
 
 DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
@@ -25,13 +25,7 @@ def test_unsaved_group_answers_defaults_with_every_day_and_hour(api, people):
     assert status == 200 and body["success"] is True
     settings = body["object"]
     assert settings["type"] == "groupFeedSettings"
-    assert settings["group"] == {
-        "id": people.garden,
-        "name": "Garden",
-        "slug": "garden",
-        "thumbUrl": "https://community.example/images/group-default.png",
-        "url": "https://community.example/garden",
-    }
+    assert settings["group"] == group_summary(people.garden, "garden")
     assert settings["imageUrl"] == "" and settings["imageLinkUrl"] == ""
     assert settings["imageAlt"] == "" and settings["ttl"] == 60
     assert settings["editorEmail"] == "" and settings["webmasterEmail"] == ""

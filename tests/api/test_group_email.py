@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures import new_id, with_two_groups
+from tests.fixtures import group_summary, new_id, with_two_groups
 from tests.support.privileges import GARDEN_ADMINISTRATORS_ONLY, caller
 
 
@@ -26,13 +26,7 @@ def test_unsaved_group_answers_its_name_and_no_address(api, people):
     assert status == 200 and body["success"] is True
     assert body["object"] == {
         "type": "groupEmail",
-        "group": {
-            "id": people.garden,
-            "name": "Garden",
-            "slug": "garden",
-            "thumbUrl": "https://community.example/images/group-default.png",
-            "url": "https://community.example/garden",
-        },
+        "group": group_summary(people.garden, "garden"),
         "email": "",
         "name": "Garden",
         "newsletterName": "Garden",
