@@ -296,7 +296,12 @@ def group_summary(group_id: str, slug: str) -> dict[str, str]:
 
 
 def with_two_groups(c: Community, garden_access: str = "public") -> Community:
-    """The cast of the privilege tests, loaded: groups `garden` and `other`, the root
+    """The cast of the privilege tests, loaded: see `two_groups`."""
+    return two_groups(c, garden_access).load()
+
+
+def two_groups(c: Community, garden_access: str = "public") -> Community:
+    """The cast of the privilege tests, not loaded yet: groups `garden` and `other`, the root
     administrator, an administrator of each group, and a moderator and a member of garden."""
     c.garden = c.group("garden", access=garden_access)
     c.other = c.group("other")
@@ -305,7 +310,7 @@ def with_two_groups(c: Community, garden_access: str = "public") -> Community:
     c.other_admin = c.user("other-admin", {c.other: "administrator"})
     c.moderator = c.user("garden-moderator", {c.garden: "moderator"})
     c.member = c.user("garden-member", {c.garden: "member"})
-    return c.load()
+    return c
 
 
 @pytest.fixture
