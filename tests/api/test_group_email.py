@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures import group_summary, new_id, with_two_groups
-from tests.support.privileges import GARDEN_ADMINISTRATORS_ONLY, caller
+from tests.support.privileges import GARDEN_ADMINISTRATORS_ONLY, caller, statuses
 
 
 def theme_path(group_id: str) -> str:
@@ -78,13 +78,13 @@ def test_invalid_field_is_400_with_its_key(api, people, body_in, key):
 
 @GARDEN_ADMINISTRATORS_ONLY
 def test_group_email_needs_group_administrator(api, people, who, expected):
-    user = caller(people, who)
-    for path in (theme_path(people.garden), email_path(people.garden)):
-        status, _ = api.get(path, user)
-        assert status == expected, path
     body = {"email": "g@example.org", "name": "G", "newsletterName": ""}
-    status, _ = api.put(email_path(people.garden), user, body)
-    assert status == expected
+    calls = [
+        ("GET", theme_path(people.garden), None),
+        ("GET", email_path(people.garden), None),
+        ("PUT", email_path(people.garden), body),
+    ]
+    assert statuses(api, caller(people, who), calls) == [expected] * 3
 
 
 def test_unknown_group_is_404(api, people):
