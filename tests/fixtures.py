@@ -295,9 +295,24 @@ def group_summary(group_id: str, slug: str) -> dict[str, str]:
     }
 
 
+def garden_and_photos(c: Community) -> Community:
+    """A public group `garden` and a private one, `photos`, under the root (not loaded yet): the
+    scene of the feed, calendar and notification tests, which add their own people to it."""
+    c.garden = c.group("garden")
+    c.photos = c.group("photos", access="private")
+    return c
+
+
 def with_two_groups(c: Community, garden_access: str = "public") -> Community:
     """The cast of the privilege tests, loaded: see `two_groups`."""
     return two_groups(c, garden_access).load()
+
+
+@pytest.fixture
+def people(community: Community) -> Community:
+    """The cast of the privilege tests, loaded (`with_two_groups`), for the modules that need no
+    other; a module with a cast of its own defines its own `people`."""
+    return with_two_groups(community)
 
 
 def two_groups(c: Community, garden_access: str = "public") -> Community:

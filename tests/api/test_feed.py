@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures import group_summary, new_id, with_two_groups
+from tests.fixtures import group_summary, new_id
 from tests.support.feed import EVERY_FEED_SETTING, feed_settings, selected
 
 DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
@@ -13,11 +13,6 @@ HOURS = [f"{h}:00" for h in range(1, 25)]
 
 def feed(group_id: str) -> str:
     return f"/api/v1/en_US/feed/settings/{group_id}"
-
-
-@pytest.fixture
-def people(community):
-    return with_two_groups(community)
 
 
 def test_unsaved_group_answers_defaults_with_every_day_and_hour(api, people):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures import group_summary, new_id, with_two_groups
+from tests.fixtures import group_summary, new_id
 from tests.support.privileges import GARDEN_ADMINISTRATORS_ONLY, caller, statuses
 
 
@@ -14,11 +14,6 @@ def theme_path(group_id: str) -> str:
 
 def email_path(group_id: str) -> str:
     return f"/api/v1/en_US/group-email/{group_id}"
-
-
-@pytest.fixture
-def people(community):
-    return with_two_groups(community)
 
 
 def test_unsaved_group_answers_its_name_and_no_address(api, people):

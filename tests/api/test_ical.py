@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 import feedparser
 import pytest
 
-from tests.fixtures import auth, z
+from tests.fixtures import auth, garden_and_photos, z
 
 EVENT = "/api/v1/en_US/event"
 
@@ -22,9 +22,7 @@ def key_path(user_id: str) -> str:
 
 @pytest.fixture
 def world(community):
-    c = community
-    c.garden = c.group("garden")
-    c.photos = c.group("photos", access="private")
+    c = garden_and_photos(community)
     c.mod = c.user("mod", {c.garden: "moderator", c.photos: "moderator"})
     c.member = c.user("member", {c.photos: "member"})
     c.outsider = c.user("outsider")

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ElementTree
 import feedparser
 import pytest
 
-from tests.fixtures import auth, new_id
+from tests.fixtures import auth, garden_and_photos, new_id
 from tests.support.feed import EVERY_FEED_SETTING
 
 
@@ -17,9 +17,7 @@ def feed_path(group_id: str) -> str:
 
 @pytest.fixture
 def world(community):
-    c = community
-    c.garden = c.group("garden")
-    c.photos = c.group("photos", access="private")
+    c = garden_and_photos(community)
     c.club = c.group("club", access="premium")
     c.ann = c.user("ann", {c.garden: "administrator", c.photos: "member"})
     c.rita = c.user("rita")

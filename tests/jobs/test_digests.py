@@ -19,10 +19,7 @@ DAY_ONE = datetime(2026, 3, 2, 6, 0, tzinfo=UTC)
 
 @pytest.fixture
 def world(community):
-    c = community
-    c.garden = c.group("garden")
-    c.photos = c.group("photos", access="private")
-    c.ann = c.user("ann", {c.garden: "member", c.photos: "member"})
+    c = notify.ann_in_garden_and_photos(community)
     c.sam = c.user("sam", {c.photos: "member"})  # summary digest (the default)
     c.fay = c.user("fay")  # full digest
     c.hello = c.post(c.garden, c.ann, title="Hello", slug="hello", content="<p>Roses today</p>")

@@ -12,6 +12,7 @@ from chalicelib.settings import get_settings
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures for the mailed post
 from tests.support.mail_messages import email_message
 from tests.support.notify import (
+    ann_in_garden_and_photos,
     group_record,
     html_of,
     recipients,
@@ -29,10 +30,7 @@ INSTANT, DIGEST = 1, 2
 
 @pytest.fixture
 def world(community):
-    c = community
-    c.garden = c.group("garden")
-    c.photos = c.group("photos", access="private")
-    c.ann = c.user("ann", {c.garden: "member", c.photos: "member"})
+    c = ann_in_garden_and_photos(community)
     c.group_fan = c.user("group-fan", {c.garden: "member"})
     c.author_fan = c.user("author-fan")
     c.double_fan = c.user("double-fan", {c.garden: "member", c.photos: "member"})
