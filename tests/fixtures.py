@@ -376,6 +376,12 @@ class Api:
     def get(self, path: str, user: str | None = None, **kw: Any) -> tuple[int, dict]:
         return self.call("GET", path, user, **kw)
 
+    def get_object(self, path: str, user: str | None = None) -> Any:
+        """The object a GET answers, once it is checked to have succeeded (200, success)."""
+        status, body = self.get(path, user)
+        assert status == 200 and body["success"] is True, body
+        return body["object"]
+
     def put(
         self, path: str, user: str | None = None, body: Any = None, **kw: Any
     ) -> tuple[int, dict]:

@@ -52,9 +52,7 @@ def stored_mailbox(scope: str) -> dict:
 
 
 def test_unsaved_email_to_post_answers_disabled_defaults(api, people):
-    status, body = api.get(to_post(people.garden), people.garden_admin)
-    assert status == 200 and body["success"] is True
-    assert body["object"] == {
+    assert api.get_object(to_post(people.garden), people.garden_admin) == {
         "type": "connectorEmailToPost",
         "group": group_summary(people.garden, "garden"),
         "serverName": "",

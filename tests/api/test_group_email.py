@@ -17,9 +17,7 @@ def email_path(group_id: str) -> str:
 
 
 def test_unsaved_group_answers_its_name_and_no_address(api, people):
-    status, body = api.get(theme_path(people.garden), people.garden_admin)
-    assert status == 200 and body["success"] is True
-    assert body["object"] == {
+    assert api.get_object(theme_path(people.garden), people.garden_admin) == {
         "type": "groupEmail",
         "group": group_summary(people.garden, "garden"),
         "email": "",
