@@ -77,14 +77,14 @@ def ids_of(body):
 
 
 def test_event_round_trip_create_get_update(api, club):
-    created = create(
-        api,
-        club,
-        startDate="2026-04-01T11:00:00+02:00",
-        endDate="2026-04-01T19:00:00+02:00",
-        title="  Spring fair  ",
-        content='<p onclick="steal()">Stalls<script>alert(1)</script></p>',
-    )
+    # Sent in local time with padding and a script; answered in UTC, trimmed and sanitised.
+    sent = {
+        "startDate": "2026-04-01T11:00:00+02:00",
+        "endDate": "2026-04-01T19:00:00+02:00",
+        "title": "  Spring fair  ",
+        "content": '<p onclick="steal()">Stalls<script>alert(1)</script></p>',
+    }
+    created = create(api, club, **sent)
     assert isinstance(created["id"], int) and created["type"] == "event"
     assert created["title"] == "Spring fair"
     assert created["startDate"] == "2026-04-01T09:00:00Z"
