@@ -24,17 +24,12 @@ import random
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from email.message import EmailMessage
-from email.utils import format_datetime, make_msgid
-from typing import TYPE_CHECKING
 
 from bench.report import Figure, skipped
-from bench.world import counting_dynamodb, in_process_aws
+from bench.world import in_process_aws
 from chalicelib import deps
-from tests.fixtures import Community
-
-if TYPE_CHECKING:
-    from chalicelib.services.mail_in import Mailbox
+from tests.fixtures import Community, counting_dynamodb
+from tests.support.mail_messages import email_message
 
 MAIL_COUNT = 1000
 # Ingest stops taking new mails after this long (the poll's own deadline hook): in-process moto
@@ -50,16 +45,13 @@ DDB_REQUESTS_BUDGET = 3.0
 
 
 def a_mail(number: int, sender: str) -> bytes:
-    message = EmailMessage()
-    message["From"] = sender
-    message["To"] = "garden@community.example"
-    message["Subject"] = f"Allotment news {number}"
-    message["Date"] = format_datetime(datetime(2026, 3, 1, 12, 0, tzinfo=UTC))
-    message["Message-ID"] = make_msgid(domain="mail.example")
-    text = f"Tomatoes are in, plot {number}.\n\nBring a basket on Saturday.\n"
-    message.set_content(text)
-    message.add_alternative(f"<p>Tomatoes are in, plot <b>{number}</b>.</p>", subtype="html")
-    return message.as_bytes()
+    return email_message(
+        sender,
+        f"Allotment news {number}",
+        f"Tomatoes are in, plot {number}.\n\nBring a basket on Saturday.\n",
+        sent_on=datetime(2026, 3, 1, 12, 0, tzinfo=UTC),
+        html=f"<p>Tomatoes are in, plot <b>{number}</b>.</p>",
+    ).as_bytes()
 
 
 def download_all(host: str, port: int, user: str, password: str) -> int:
@@ -88,30 +80,13 @@ def garden_community(ann_email: str) -> str:
     return garden
 
 
-def garden_mailbox(group_id: str, host: str, port: int, user: str) -> Mailbox:
-    """The garden's email-to-post mailbox on the bench's Dovecot (plain POP3, deletes what it
-    imported)."""
-    from chalicelib.services.mail_in import Mailbox
-
-    return Mailbox(
-        scope=group_id,
-        kind="emailToPost",
-        server_name=host,
-        server_port=port,
-        server_username=user,
-        password="garden-password",
-        is_ssl=False,
-        delete_processed=True,
-    )
-
-
 def past(deadline: float) -> Callable[[], bool]:
     """The ingestor's `stop` question: has the clock passed `deadline` (perf_counter)?"""
     return lambda: time.perf_counter() > deadline
 
 
 def mail_figures(count: int = MAIL_COUNT, budget_seconds: float = INGEST_SECONDS) -> list[Figure]:
-    from tests.support.dovecot import Dovecot, DovecotUnavailable
+    from tests.support.dovecot import Dovecot, DovecotMailbox, DovecotUnavailable
 
     try:
         dovecot = Dovecot()
@@ -128,7 +103,7 @@ def mail_figures(count: int = MAIL_COUNT, budget_seconds: float = INGEST_SECONDS
         downloaded = download_all(dovecot.host, dovecot.pop3_port, "garden", "garden-password")
         download_seconds = time.perf_counter() - started
 
-        mailbox = garden_mailbox(garden, dovecot.host, dovecot.pop3_port, "garden")
+        mailbox = DovecotMailbox(dovecot, "garden", "garden-password").connector(garden)
         from chalicelib.jobs.outbox import drain_in_process
 
         ingestor = deps.mail_ingestor(max_messages=count)
@@ -222,7 +197,7 @@ def verify_figures(count: int = VERIFY_COUNT, budget_seconds: float = 30.0) -> l
     from chalicelib.mail.authentication import DnsTxt, SenderVerifier
     from tests.support.dkim_signing import SELECTOR, dkim_record, signed
     from tests.support.dns_server import DnsServer
-    from tests.support.dovecot import Dovecot, DovecotUnavailable
+    from tests.support.dovecot import Dovecot, DovecotMailbox, DovecotUnavailable
 
     try:
         dovecot = Dovecot()
@@ -242,7 +217,7 @@ def verify_figures(count: int = VERIFY_COUNT, budget_seconds: float = 30.0) -> l
             for number in range(count):
                 raw = a_mail(number, "Ann <ann@signed.example>").replace(b"\n", b"\r\n")
                 dovecot.deliver(user, signed(raw, "signed.example"))
-            mailbox = garden_mailbox(garden, dovecot.host, dovecot.pop3_port, user)
+            mailbox = DovecotMailbox(dovecot, user, "garden-password").connector(garden)
             verifier = None
             if mode == "verify":
                 verifier = SenderVerifier(DnsTxt([("127.0.0.1", resolver.port)]))

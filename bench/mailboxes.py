@@ -35,7 +35,8 @@ from datetime import timedelta
 from typing import Any
 
 from bench.report import Figure, skipped
-from bench.world import counting_dynamodb, in_process_aws
+from bench.world import in_process_aws
+from tests.fixtures import counting_dynamodb
 
 DISPATCHED, DISABLED = 10_000, 1_000
 RACE_MAILBOXES, RACE_POLLERS, DELIVERIES = 200, 50, 3

@@ -10,8 +10,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bench.report import Figure
-from bench.world import T0, counting_dynamodb, in_process_aws, z
-from tests.fixtures import Community
+from bench.world import T0, in_process_aws, z
+from tests.fixtures import Community, counting_dynamodb
 
 TOTAL, QUALIFYING = 10_000, 100
 

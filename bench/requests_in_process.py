@@ -14,7 +14,8 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from bench.report import BENCH_DIR, REPO_ROOT, Figure, skipped
-from bench.world import Club, build_club, counting_dynamodb, features, in_process_aws, median_ms
+from bench.world import Club, build_club, features, in_process_aws, median_ms
+from tests.fixtures import counting_dynamodb
 
 REQUEST_SAMPLES = 100
 SMALL, LARGE = 100, 10_000

@@ -1,8 +1,8 @@
 """In-process AWS (moto), the DynamoDB counter, and the communities the figures run against.
 
 The environment is the tests' own (tests/conftest.py, imported by bench.run before anything else),
-and the builders are the tests' `Community` and `DynamoCounter`: the bench measures what the tests
-exercise.
+and the builders are the tests' (`Community`, `counting_dynamodb`, tests/support/seeding.py): the
+bench measures what the tests exercise.
 """
 
 from __future__ import annotations
@@ -15,15 +15,12 @@ from datetime import UTC, datetime, timedelta
 from statistics import median
 from typing import Any
 
-from tests.fixtures import Community, DynamoCounter, auth
+from tests.fixtures import Community, auth, z
+from tests.support.seeding import seed_events, seed_mail_log
 
 # Every dataset lives around this moment: events before it are expired, after it upcoming.
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 PAGE_SIZE = 15
-
-
-def z(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 @contextmanager
@@ -54,26 +51,6 @@ def in_process_aws() -> Iterator[None]:
         finally:
             GroupRepository.forget_cache()
             cache.forget()
-
-
-@contextmanager
-def counting_dynamodb() -> Iterator[DynamoCounter]:
-    """Hooks `after-call.dynamodb` on every botocore client Agora's store uses."""
-    from chalicelib.aws import client as aws_client
-    from chalicelib.store.tables import all_models
-
-    counter = DynamoCounter()
-    clients = {id(c): c for c in [aws_client("dynamodb")]}
-    for model in all_models():
-        connection_client = model._get_connection().connection.client
-        clients[id(connection_client)] = connection_client
-    for botocore_client in clients.values():
-        botocore_client.meta.events.register("after-call.dynamodb", counter.on_response)
-    try:
-        yield counter
-    finally:
-        for botocore_client in clients.values():
-            botocore_client.meta.events.unregister("after-call.dynamodb", counter.on_response)
 
 
 def median_ms(
@@ -231,9 +208,28 @@ def build_club(size: int, available: set[str]) -> Club:
         add_moderation_lists(community, club, group_id, writers)
     community.load()
     if "calls" in available:
-        club.mail_offset = seed_mail_log(group_id, club, 4 * PAGE_SIZE)
+        # Mail log entries naming the club's posts; the offset mid-log.
+        mail_log = seed_mail_log(
+            group_id,
+            club.mail_posts,  # type: ignore[attr-defined]
+            4 * PAGE_SIZE,
+            newest=T0,
+            domain="bench.example",
+        )
+        club.mail_offset = mail_log[PAGE_SIZE - 1]
     if "events" in available:
-        event_ids = seed_events(group_id, moderator, size)
+        # One a day: a calendar month holds about 30 of them, whatever the count.
+        event_ids = seed_events(
+            group_id,
+            [T0 + timedelta(days=index - size // 2, minutes=30) for index in range(size)],
+            authors=[moderator],
+            written_on=T0,
+            title=bench_event_title,
+            search_text=bench_event_search_text,
+            content="<p>Stalls and music</p>",
+            organizer="Parish council",
+            location="Market square",
+        )
         # Half the events start before T0, half after; the upcoming list is the second half.
         club.event_id = event_ids[size // 2]
         club.event_offset = event_ids[size // 2 + size // 4]
@@ -269,65 +265,12 @@ def add_moderation_lists(community: Any, club: Club, group_id: str, writers: lis
     club.mail_posts = posts  # type: ignore[attr-defined]
 
 
-def seed_mail_log(group_id: str, club: Club, count: int) -> str:
-    """Mail log entries of the group's mailbox, each naming one of its posts; the offset mid-log."""
-    import uuid
-
-    from chalicelib.services.mailboxes import mailbox_key
-    from chalicelib.store.mail import MailRepository
-
-    mail = MailRepository()
-    posts = club.mail_posts  # type: ignore[attr-defined]
-    entries = []
-    for index in range(count):
-        entry_id = str(uuid.uuid4())
-        mail.save_entry(
-            mail.new_entry(
-                mailbox_key(group_id),
-                entry_id,
-                T0 - timedelta(minutes=index),
-                message_id=f"<{index}@bench.example>",
-                sender="someone@example.org",
-                subject=f"Mail {index}",
-                status="posted",
-                post_id=posts[index % len(posts)],
-            )
-        )
-        entries.append(entry_id)
-    return entries[PAGE_SIZE - 1]
+def bench_event_title(index: int) -> str:
+    return f"Event {index:05d}"
 
 
-def seed_events(group_id: str, author_id: str, count: int) -> list[int]:
-    """Events straight through the repository's bulk path, one per hour around T0."""
-    from chalicelib.store.counters import CounterRepository
-    from chalicelib.store.events import EVENT_COUNTER, EventRecord, EventRepository
-
-    first = CounterRepository().next_value(EVENT_COUNTER)
-    CounterRepository().raise_to(EVENT_COUNTER, first + count)
-    records = []
-    for index in range(count):
-        # One a day: a calendar month holds about 30 of them, whatever the count.
-        start = T0 + timedelta(days=index - count // 2, minutes=30)
-        records.append(
-            EventRecord(
-                id=first + index,
-                group_id=group_id,
-                author_id=author_id,
-                editor_id=author_id,
-                created_on=T0,
-                modified_on=T0,
-                all_day=False,
-                start_date=start,
-                end_date=start + timedelta(hours=1),
-                title=f"Event {index:05d}",
-                content="<p>Stalls and music</p>",
-                organizer="Parish council",
-                location="Market square",
-                search_text=f"event {index:05d} stalls and music market square parish council",
-            )
-        )
-    EventRepository().put_many(records)
-    return [int(r.id) for r in records]
+def bench_event_search_text(index: int) -> str:
+    return f"event {index:05d} stalls and music market square parish council"
 
 
 # --- a large community ---------------------------------------------------------------------------

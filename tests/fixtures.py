@@ -172,6 +172,11 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
+def z(moment: datetime) -> str:
+    """A moment as the API writes it: ISO 8601 in UTC with a `Z`."""
+    return moment.isoformat().replace("+00:00", "Z")
+
+
 @dataclass
 class Community:
     """Builds a fixture in memory, then loads it through the real loader."""
@@ -228,7 +233,7 @@ class Community:
 
     def tick(self) -> str:
         self.clock += timedelta(minutes=1)
-        return self.clock.isoformat().replace("+00:00", "Z")
+        return z(self.clock)
 
     def post(self, group_id: str, author_id: str, title: str = "A post", **extra: Any) -> str:
         post_id = new_id()
@@ -278,8 +283,40 @@ class Community:
         return self
 
 
+def group_summary(group_id: str, slug: str) -> dict[str, str]:
+    """A group as the API names it inside other objects, for a group `Community.group` made
+    (named after its slug, the default thumbnail)."""
+    return {
+        "id": group_id,
+        "name": slug.title(),
+        "slug": slug,
+        "thumbUrl": "https://community.example/images/group-default.png",
+        "url": f"https://community.example/{slug}",
+    }
+
+
+def garden_and_photos(c: Community) -> Community:
+    """A public group `garden` and a private one, `photos`, under the root (not loaded yet): the
+    scene of the feed, calendar and notification tests, which add their own people to it."""
+    c.garden = c.group("garden")
+    c.photos = c.group("photos", access="private")
+    return c
+
+
 def with_two_groups(c: Community, garden_access: str = "public") -> Community:
-    """The cast of the privilege tests, loaded: groups `garden` and `other`, the root
+    """The cast of the privilege tests, loaded: see `two_groups`."""
+    return two_groups(c, garden_access).load()
+
+
+@pytest.fixture
+def people(community: Community) -> Community:
+    """The cast of the privilege tests, loaded (`with_two_groups`), for the modules that need no
+    other; a module with a cast of its own defines its own `people`."""
+    return with_two_groups(community)
+
+
+def two_groups(c: Community, garden_access: str = "public") -> Community:
+    """The cast of the privilege tests, not loaded yet: groups `garden` and `other`, the root
     administrator, an administrator of each group, and a moderator and a member of garden."""
     c.garden = c.group("garden", access=garden_access)
     c.other = c.group("other")
@@ -288,7 +325,7 @@ def with_two_groups(c: Community, garden_access: str = "public") -> Community:
     c.other_admin = c.user("other-admin", {c.other: "administrator"})
     c.moderator = c.user("garden-moderator", {c.garden: "moderator"})
     c.member = c.user("garden-member", {c.garden: "member"})
-    return c.load()
+    return c
 
 
 @pytest.fixture
@@ -338,6 +375,12 @@ class Api:
 
     def get(self, path: str, user: str | None = None, **kw: Any) -> tuple[int, dict]:
         return self.call("GET", path, user, **kw)
+
+    def get_object(self, path: str, user: str | None = None) -> Any:
+        """The object a GET answers, once it is checked to have succeeded (200, success)."""
+        status, body = self.get(path, user)
+        assert status == 200 and body["success"] is True, body
+        return body["object"]
 
     def put(
         self, path: str, user: str | None = None, body: Any = None, **kw: Any
@@ -389,9 +432,10 @@ class DynamoCounter:
         self.items_read = 0
 
 
-@pytest.fixture
-def dynamo_counter(aws: None) -> Iterator[DynamoCounter]:
-    """Hooks every PynamoDB connection's botocore client (and ours) for the test's duration."""
+@contextmanager
+def counting_dynamodb() -> Iterator[DynamoCounter]:
+    """Hooks `after-call.dynamodb` on every botocore client Agora's store uses (each PynamoDB
+    connection's and ours) until the block ends; the bench counts with it too."""
     from chalicelib.aws import client as aws_client
     from chalicelib.store.tables import all_models
 
@@ -402,6 +446,15 @@ def dynamo_counter(aws: None) -> Iterator[DynamoCounter]:
         clients[id(connection_client)] = connection_client
     for botocore_client in clients.values():
         botocore_client.meta.events.register("after-call.dynamodb", counter.on_response)
-    yield counter
-    for botocore_client in clients.values():
-        botocore_client.meta.events.unregister("after-call.dynamodb", counter.on_response)
+    try:
+        yield counter
+    finally:
+        for botocore_client in clients.values():
+            botocore_client.meta.events.unregister("after-call.dynamodb", counter.on_response)
+
+
+@pytest.fixture
+def dynamo_counter(aws: None) -> Iterator[DynamoCounter]:
+    """Counts the test's DynamoDB requests (`counting_dynamodb`) for its whole duration."""
+    with counting_dynamodb() as counter:
+        yield counter

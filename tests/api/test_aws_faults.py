@@ -18,6 +18,7 @@ import pytest
 
 from chalicelib import deps
 from tests.fixtures import with_two_groups
+from tests.support.feed import feed_settings
 
 P = "/api/v1/en_US"
 FAULT_URL = "http://fault-injected.invalid/"
@@ -229,24 +230,17 @@ def survive_faults(
 KINDS = ["throttle", "error500", "timeout"]
 
 
-def feed_settings(ttl: int) -> dict:
-    return {
-        "imageUrl": "",
-        "imageLinkUrl": "",
-        "imageAlt": "",
-        "ttl": ttl,
-        "editorEmail": "",
-        "webmasterEmail": "",
-        "skipDays": [],
-        "skipHours": [],
-    }
-
-
 @pytest.mark.parametrize("kind", KINDS)
 def test_settings_writes_answer_503_and_change_nothing(api, world, faults, kind):
     c = world
     feed = survive_faults(
-        api, faults, kind, "PUT", f"{P}/feed/settings/{c.garden}", c.garden_admin, feed_settings(45)
+        api,
+        faults,
+        kind,
+        "PUT",
+        f"{P}/feed/settings/{c.garden}",
+        c.garden_admin,
+        feed_settings(ttl=45),
     )
     assert feed["ttl"] == 45
     page = survive_faults(
@@ -353,7 +347,7 @@ def test_one_throttled_call_is_absorbed_by_botocores_retry(api, world, faults):
     with retries(2):
         faults.arm("error500", 1, once=True)
         status, answer, _ = _request(
-            api, "PUT", f"{P}/feed/settings/{c.garden}", c.garden_admin, feed_settings(30)
+            api, "PUT", f"{P}/feed/settings/{c.garden}", c.garden_admin, feed_settings(ttl=30)
         )
         faults.disarm()
     assert faults.failed, "the fault was injected"

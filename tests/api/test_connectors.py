@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures import new_id
+from tests.fixtures import group_summary, new_id, two_groups
 
 PREFIX = "/api/v1/en_US/connector/local"
 
@@ -23,17 +23,12 @@ def status_path(connector_id: str) -> str:
 
 @pytest.fixture
 def people(community, kms_key):
-    """home ─ garden ─ tomatoes ─ cherry (three levels under the root), and other."""
-    c = community
-    c.garden = c.group("garden")
+    """home ─ garden ─ tomatoes ─ cherry (three levels under the root), and other: the cast of
+    `two_groups` and an administrator of cherry."""
+    c = two_groups(community)
     c.tomatoes = c.group("tomatoes", parent=c.garden)
     c.cherry = c.group("cherry", parent=c.tomatoes)
-    c.other = c.group("other")
-    c.root_admin = c.users[0]["id"]
-    c.garden_admin = c.user("garden-admin", {c.garden: "administrator"})
     c.cherry_admin = c.user("cherry-admin", {c.cherry: "administrator"})
-    c.other_admin = c.user("other-admin", {c.other: "administrator"})
-    c.member = c.user("garden-member", {c.garden: "member"})
     c.chat = new_id()
     c.crm = new_id()
     c.connectors += [
@@ -92,15 +87,7 @@ def test_get_answers_the_spec_shape_field_by_field(api, people):
     assert connector["author"]["alias"] == "Root Admin"
     assert connector["author"]["url"] == "https://community.example/people/root-admin"
     assert connector["editor"] == connector["author"]
-    assert connector["groups"] == [
-        {
-            "id": people.root,
-            "name": "Home",
-            "slug": "home",
-            "thumbUrl": "https://community.example/images/group-default.png",
-            "url": "https://community.example/home",
-        }
-    ]
+    assert connector["groups"] == [group_summary(people.root, "home")]
     assert connector["settings"] == {
         "inheritSettings": False,
         "applicationId": "",

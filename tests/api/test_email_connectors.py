@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from chalicelib import deps
-from tests.fixtures import new_id, with_two_groups
+from tests.fixtures import group_summary, new_id, with_two_groups
 from tests.support.privileges import GARDEN_ADMINISTRATORS_ONLY, caller
 
 POST_SETTINGS = "/api/v1/en_US/connector/email-to-post/{}"
@@ -52,17 +52,9 @@ def stored_mailbox(scope: str) -> dict:
 
 
 def test_unsaved_email_to_post_answers_disabled_defaults(api, people):
-    status, body = api.get(to_post(people.garden), people.garden_admin)
-    assert status == 200 and body["success"] is True
-    assert body["object"] == {
+    assert api.get_object(to_post(people.garden), people.garden_admin) == {
         "type": "connectorEmailToPost",
-        "group": {
-            "id": people.garden,
-            "name": "Garden",
-            "slug": "garden",
-            "thumbUrl": "https://community.example/images/group-default.png",
-            "url": "https://community.example/garden",
-        },
+        "group": group_summary(people.garden, "garden"),
         "serverName": "",
         "serverPort": 995,
         "serverUsername": "",

@@ -8,13 +8,11 @@ from urllib.parse import urlencode
 import pytest
 
 from chalicelib import deps
+from tests.fixtures import z
+from tests.support.seeding import seed_events
 
 EVENT = "/api/v1/en_US/event"
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
-
-
-def z(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 @pytest.fixture
@@ -54,31 +52,16 @@ def create(api, club, user=None, **fields):
     return body["object"]
 
 
-def seed(group_id, author_id, starts, **extra):
-    """Events written straight through the repository (fast), ids from the real counter."""
-    from chalicelib.store.events import EventRecord, EventRepository
-
-    repository = EventRepository()
-    records = []
-    ids = repository.reserve_ids(len(starts))
-    for index, start in enumerate(starts):
-        records.append(
-            EventRecord(
-                id=ids[index],
-                group_id=group_id,
-                author_id=author_id,
-                editor_id=author_id,
-                created_on=T0,
-                modified_on=T0,
-                all_day=False,
-                start_date=start,
-                end_date=start + timedelta(hours=1),
-                title=extra.get("title", f"Event {index:04d}"),
-                search_text=extra.get("title", f"event {index:04d}").lower(),
-            )
-        )
-    repository.put_many(records)
-    return [int(r.id) for r in records]
+def seed(group_id, author_id, starts, title: str | None = None):
+    """Events written straight through the repository (fast), ids from the real counter: each
+    titled `title`, or numbered."""
+    return seed_events(
+        group_id,
+        starts,
+        authors=[author_id],
+        written_on=T0,
+        title=(lambda _: title) if title else (lambda index: f"Event {index:04d}"),
+    )
 
 
 def listing(api, kind, group_id, user, **params):
@@ -94,14 +77,14 @@ def ids_of(body):
 
 
 def test_event_round_trip_create_get_update(api, club):
-    created = create(
-        api,
-        club,
-        startDate="2026-04-01T11:00:00+02:00",
-        endDate="2026-04-01T19:00:00+02:00",
-        title="  Spring fair  ",
-        content='<p onclick="steal()">Stalls<script>alert(1)</script></p>',
-    )
+    # Sent in local time with padding and a script; answered in UTC, trimmed and sanitised.
+    sent = {
+        "startDate": "2026-04-01T11:00:00+02:00",
+        "endDate": "2026-04-01T19:00:00+02:00",
+        "title": "  Spring fair  ",
+        "content": '<p onclick="steal()">Stalls<script>alert(1)</script></p>',
+    }
+    created = create(api, club, **sent)
     assert isinstance(created["id"], int) and created["type"] == "event"
     assert created["title"] == "Spring fair"
     assert created["startDate"] == "2026-04-01T09:00:00Z"

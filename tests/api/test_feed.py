@@ -4,34 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures import new_id, with_two_groups
+from tests.fixtures import group_summary, new_id
+from tests.support.feed import EVERY_FEED_SETTING, feed_settings, selected
 
 DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 HOURS = [f"{h}:00" for h in range(1, 25)]
 
 
-def full(changes: dict) -> dict:
-    """A whole settings body (a PUT replaces the settings: every field is required)."""
-    return {
-        "imageUrl": "",
-        "imageLinkUrl": "",
-        "imageAlt": "",
-        "ttl": 60,
-        "editorEmail": "",
-        "webmasterEmail": "",
-        "skipDays": [],
-        "skipHours": [],
-        **changes,
-    }
-
-
 def feed(group_id: str) -> str:
     return f"/api/v1/en_US/feed/settings/{group_id}"
-
-
-@pytest.fixture
-def people(community):
-    return with_two_groups(community)
 
 
 def test_unsaved_group_answers_defaults_with_every_day_and_hour(api, people):
@@ -39,13 +20,7 @@ def test_unsaved_group_answers_defaults_with_every_day_and_hour(api, people):
     assert status == 200 and body["success"] is True
     settings = body["object"]
     assert settings["type"] == "groupFeedSettings"
-    assert settings["group"] == {
-        "id": people.garden,
-        "name": "Garden",
-        "slug": "garden",
-        "thumbUrl": "https://community.example/images/group-default.png",
-        "url": "https://community.example/garden",
-    }
+    assert settings["group"] == group_summary(people.garden, "garden")
     assert settings["imageUrl"] == "" and settings["imageLinkUrl"] == ""
     assert settings["imageAlt"] == "" and settings["ttl"] == 60
     assert settings["editorEmail"] == "" and settings["webmasterEmail"] == ""
@@ -56,14 +31,11 @@ def test_unsaved_group_answers_defaults_with_every_day_and_hour(api, people):
 
 def test_put_round_trip_lists_all_days_and_hours_with_selection(api, people):
     body_in = {
-        "imageUrl": " https://cdn.example/feed.png ",
+        **EVERY_FEED_SETTING,
+        "imageUrl": " https://cdn.example/feed.png ",  # trimmed
         "imageLinkUrl": "https://community.example/garden",
-        "imageAlt": "Garden logo",
-        "ttl": 30,
-        "editorEmail": "editor@example.org",
-        "webmasterEmail": "web@example.org",
-        "skipDays": [{"name": "Saturday", "selected": True}, {"name": "sunday", "selected": True}],
-        "skipHours": [{"name": "24:00", "selected": True}, {"name": "1:00", "selected": False}],
+        "skipDays": selected("Saturday", "sunday"),  # the day's name in any case
+        "skipHours": [*selected("24:00"), {"name": "1:00", "selected": False}],
     }
     status, body = api.put(feed(people.garden), people.garden_admin, body_in)
     assert status == 200 and body["success"] is True
@@ -93,7 +65,7 @@ def test_put_round_trip_lists_all_days_and_hours_with_selection(api, people):
     ],
 )
 def test_invalid_field_is_400_with_its_key(api, people, field, value, key):
-    sent = full({field: value})
+    sent = feed_settings(**{field: value})
     status, body = api.put(feed(people.garden), people.garden_admin, sent)
     assert status == 400 and body["success"] is False
     assert [e["key"] for e in body["errors"]] == [key]
@@ -104,7 +76,7 @@ def test_invalid_field_is_400_with_its_key(api, people, field, value, key):
 
 
 def test_invalid_editor_email_reports_the_value_sent(api, people):
-    _, body = api.put(feed(people.garden), people.garden_admin, full({"editorEmail": "nobody"}))
+    _, body = api.put(feed(people.garden), people.garden_admin, feed_settings(editorEmail="nobody"))
     assert body["errors"][0]["value"] == "nobody"
 
 
@@ -122,7 +94,7 @@ def test_feed_settings_need_group_administrator(api, people, who, expected):
     user = getattr(people, who) if who else None
     status, body = api.get(feed(people.garden), user)
     assert status == expected and body["success"] is (expected == 200)
-    status, _ = api.put(feed(people.garden), user, full({"ttl": 5}))
+    status, _ = api.put(feed(people.garden), user, feed_settings(ttl=5))
     assert status == expected
 
 
@@ -130,12 +102,12 @@ def test_unknown_group_is_404(api, people):
     missing = new_id()
     status, body = api.get(feed(missing), people.root_admin)
     assert status == 404 and body["errors"][0]["key"] == "groupId"
-    status, _ = api.put(feed(missing), people.root_admin, full({"ttl": 5}))
+    status, _ = api.put(feed(missing), people.root_admin, feed_settings(ttl=5))
     assert status == 404
 
 
 def test_settings_are_per_group(api, people):
-    api.put(feed(people.garden), people.root_admin, full({"ttl": 5}))
+    api.put(feed(people.garden), people.root_admin, feed_settings(ttl=5))
     _, other = api.get(feed(people.other), people.root_admin)
     assert other["object"]["ttl"] == 60
 
@@ -145,8 +117,8 @@ def test_settings_are_per_group(api, people):
     ["imageUrl", "imageLinkUrl", "imageAlt", "ttl", "editorEmail", "webmasterEmail", "skipDays"],
 )
 def test_a_field_left_out_of_the_put_is_400_naming_it_and_changes_nothing(api, people, missing):
-    assert api.put(feed(people.garden), people.garden_admin, full({"ttl": 7}))[0] == 200
-    body = full({"ttl": 99})
+    assert api.put(feed(people.garden), people.garden_admin, feed_settings(ttl=7))[0] == 200
+    body = feed_settings(ttl=99)
     del body[missing]
     status, answer = api.put(feed(people.garden), people.garden_admin, body)
     assert status == 400

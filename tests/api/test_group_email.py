@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures import new_id, with_two_groups
-from tests.support.privileges import GARDEN_ADMINISTRATORS_ONLY, caller
+from tests.fixtures import group_summary, new_id
+from tests.support.privileges import GARDEN_ADMINISTRATORS_ONLY, caller, statuses
 
 
 def theme_path(group_id: str) -> str:
@@ -16,23 +16,10 @@ def email_path(group_id: str) -> str:
     return f"/api/v1/en_US/group-email/{group_id}"
 
 
-@pytest.fixture
-def people(community):
-    return with_two_groups(community)
-
-
 def test_unsaved_group_answers_its_name_and_no_address(api, people):
-    status, body = api.get(theme_path(people.garden), people.garden_admin)
-    assert status == 200 and body["success"] is True
-    assert body["object"] == {
+    assert api.get_object(theme_path(people.garden), people.garden_admin) == {
         "type": "groupEmail",
-        "group": {
-            "id": people.garden,
-            "name": "Garden",
-            "slug": "garden",
-            "thumbUrl": "https://community.example/images/group-default.png",
-            "url": "https://community.example/garden",
-        },
+        "group": group_summary(people.garden, "garden"),
         "email": "",
         "name": "Garden",
         "newsletterName": "Garden",
@@ -84,13 +71,13 @@ def test_invalid_field_is_400_with_its_key(api, people, body_in, key):
 
 @GARDEN_ADMINISTRATORS_ONLY
 def test_group_email_needs_group_administrator(api, people, who, expected):
-    user = caller(people, who)
-    for path in (theme_path(people.garden), email_path(people.garden)):
-        status, _ = api.get(path, user)
-        assert status == expected, path
     body = {"email": "g@example.org", "name": "G", "newsletterName": ""}
-    status, _ = api.put(email_path(people.garden), user, body)
-    assert status == expected
+    calls = [
+        ("GET", theme_path(people.garden), None),
+        ("GET", email_path(people.garden), None),
+        ("PUT", email_path(people.garden), body),
+    ]
+    assert statuses(api, caller(people, who), calls) == [expected] * 3
 
 
 def test_unknown_group_is_404(api, people):

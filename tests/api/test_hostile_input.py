@@ -7,16 +7,9 @@ import json
 
 import pytest
 
-from tests.fixtures import with_two_groups
-
 HOME = "/api/v1/en_US/system-page/home-page"
 LOGIN = "/api/v1/en_US/security/login"
 EVENT = "/api/v1/en_US/event"
-
-
-@pytest.fixture
-def people(community):
-    return with_two_groups(community)
 
 
 def landing(group_id: str) -> str:

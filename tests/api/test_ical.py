@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 import feedparser
 import pytest
 
-from tests.fixtures import auth
+from tests.fixtures import auth, garden_and_photos, z
 
 EVENT = "/api/v1/en_US/event"
 
@@ -20,15 +20,9 @@ def key_path(user_id: str) -> str:
     return f"/api/v1/en_US/user/{user_id}/feed-key"
 
 
-def z(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
-
-
 @pytest.fixture
 def world(community):
-    c = community
-    c.garden = c.group("garden")
-    c.photos = c.group("photos", access="private")
+    c = garden_and_photos(community)
     c.mod = c.user("mod", {c.garden: "moderator", c.photos: "moderator"})
     c.member = c.user("member", {c.photos: "member"})
     c.outsider = c.user("outsider")
@@ -36,8 +30,16 @@ def world(community):
     return c.load()
 
 
-def create_event(api, world, group_id, **fields):
-    body = {"groupId": group_id, "title": "Event", "allDay": False, **fields}
+def create_event(api, world, group_id, title: str, start: datetime, end: datetime | None, **fields):
+    """The moderator's event `title` from `start` to `end` (None: open-ended) in the group."""
+    body = {
+        "groupId": group_id,
+        "title": title,
+        "allDay": False,
+        "startDate": z(start),
+        "endDate": None if end is None else z(end),
+        **fields,
+    }
     status, answer = api.post(EVENT, world.mod, body)
     assert status == 200, answer
     return answer["object"]["id"]
@@ -63,34 +65,26 @@ def test_calendar_of_timed_all_day_and_multi_day_events_parses_with_their_values
         api,
         world,
         world.garden,
-        title="Pruning workshop",
-        startDate=z(day + timedelta(hours=9, minutes=30)),
-        endDate=z(day + timedelta(hours=11)),
+        "Pruning workshop",
+        day + timedelta(hours=9, minutes=30),
+        day + timedelta(hours=11),
         location="Shed, Lane 3",
         organizer="Ann Gardener",
         content="<p>Bring <b>gloves</b>; tea after.</p><p>Second line</p>",
     )
-    one_day = create_event(
-        api, world, world.garden, title="Open day", allDay=True, startDate=z(day), endDate=None
-    )
+    one_day = create_event(api, world, world.garden, "Open day", day, None, allDay=True)
     multi = create_event(
         api,
         world,
         world.garden,
-        title="Plant fair",
+        "Plant fair",
+        day + timedelta(days=2),
+        day + timedelta(days=4, hours=18),
         allDay=True,
-        startDate=z(day + timedelta(days=2)),
-        endDate=z(day + timedelta(days=4, hours=18)),
         organizer="fair@example.org",
     )
-    create_event(
-        api,
-        world,
-        world.garden,
-        title="Long ago",
-        startDate=z(day - timedelta(days=130)),
-        endDate=z(day - timedelta(days=130, hours=-1)),
-    )
+    long_ago = day - timedelta(days=130)
+    create_event(api, world, world.garden, "Long ago", long_ago, long_ago + timedelta(hours=1))
 
     response = client.http.get(ics_path(world.garden))
     assert response.status_code == 200
@@ -128,14 +122,7 @@ def test_calendar_of_timed_all_day_and_multi_day_events_parses_with_their_values
 
 def test_second_fetch_with_the_etag_is_304_and_a_change_makes_a_new_etag(api, client, world):
     start = datetime.now(UTC) + timedelta(days=3)
-    event_id = create_event(
-        api,
-        world,
-        world.garden,
-        title="Fair",
-        startDate=z(start),
-        endDate=z(start + timedelta(hours=2)),
-    )
+    event_id = create_event(api, world, world.garden, "Fair", start, start + timedelta(hours=2))
     first = client.http.get(ics_path(world.garden))
     etag = first.headers["ETag"]
     again = client.http.get(ics_path(world.garden), headers={"If-None-Match": etag})
@@ -162,14 +149,7 @@ def test_second_fetch_with_the_etag_is_304_and_a_change_makes_a_new_etag(api, cl
 
 def test_private_group_feeds_with_a_valid_a_revoked_and_a_wrong_key(api, client, world):
     start = datetime.now(UTC) + timedelta(days=1)
-    create_event(
-        api,
-        world,
-        world.photos,
-        title="Night shoot",
-        startDate=z(start),
-        endDate=z(start + timedelta(hours=1)),
-    )
+    create_event(api, world, world.photos, "Night shoot", start, start + timedelta(hours=1))
     assert client.http.get(ics_path(world.photos)).status_code == 401
     assert client.http.get(f"/api/v1/en_US/feed/{world.photos}").status_code == 401
 

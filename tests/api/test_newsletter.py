@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures import new_id, with_two_groups
+from tests.fixtures import new_id
 
 
 def path(group_id: str) -> str:
     return f"/api/v1/en_US/newsletter/settings/{group_id}"
-
-
-@pytest.fixture
-def people(community):
-    return with_two_groups(community)
 
 
 def test_unsaved_group_answers_an_empty_disclaimer(api, people):

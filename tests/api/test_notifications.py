@@ -43,6 +43,15 @@ def base(user_id: str) -> str:
     return f"/api/v1/en_US/user/{user_id}/notifications"
 
 
+@pytest.fixture
+def save(api, people):
+    """`save(path, settings)`: the root administrator saves the gardener's notification `path`
+    ("group/2", "type-digest", ...)."""
+    return lambda path, settings: api.post(
+        f"{base(people.gardener)}/{path}", people.root_admin, settings
+    )
+
+
 def listing(api, people, user_id, group_id, caller=None):
     return api.get(f"{base(user_id)}?groupId={group_id}", caller or people.root_admin)
 
@@ -72,12 +81,10 @@ def test_user_without_subscriptions_lists_all_five_group_notifications_off(api, 
     assert listed["digest"]["typeName"] == "Summary Daily digest"
 
 
-def test_group_notification_is_added_then_updated_and_listed_once(api, people):
-    path = f"{base(people.gardener)}/group/2"
-    status, body = api.post(
-        path,
-        people.root_admin,
-        {"groupId": people.garden, "emailAlertId": 1, "showScreenAlert": True},
+def test_group_notification_is_added_then_updated_and_listed_once(api, people, save):
+    path = "group/2"
+    status, body = save(
+        path, {"groupId": people.garden, "emailAlertId": 1, "showScreenAlert": True}
     )
     assert status == 200 and body["success"] is True
     assert body["object"] == {
@@ -88,9 +95,8 @@ def test_group_notification_is_added_then_updated_and_listed_once(api, people):
         "showRedLabel": False,
         "accessWarnings": [],
     }
-    status, body = api.post(
+    status, body = save(
         path,
-        people.root_admin,
         {
             "groupId": people.garden,
             "emailAlertId": 2,
@@ -110,14 +116,10 @@ def test_group_notification_is_added_then_updated_and_listed_once(api, people):
     assert all(n["emailAlert"]["id"] == 0 for i, n in enumerate(entry["notifications"]) if i != 1)
 
 
-def test_update_that_omits_a_setting_keeps_the_stored_one(api, people):
-    path = f"{base(people.gardener)}/group/1"
-    api.post(
-        path, people.root_admin, {"groupId": people.garden, "emailAlertId": 1, "showRedLabel": True}
-    )
-    status, body = api.post(
-        path, people.root_admin, {"groupId": people.garden, "showScreenAlert": True}
-    )
+def test_update_that_omits_a_setting_keeps_the_stored_one(api, people, save):
+    path = "group/1"
+    save(path, {"groupId": people.garden, "emailAlertId": 1, "showRedLabel": True})
+    status, body = save(path, {"groupId": people.garden, "showScreenAlert": True})
     assert status == 200
     assert body["object"]["emailAlert"]["id"] == 1
     assert body["object"]["showRedLabel"] is True and body["object"]["showScreenAlert"] is True
@@ -135,11 +137,9 @@ def test_group_subscriptions_are_listed_per_group(api, people):
     assert vault["object"]["typeGroups"][0]["notifications"][0]["emailAlert"]["id"] == 1
 
 
-def test_post_notification_is_added_then_updated_and_listed_once(api, people):
-    path = f"{base(people.gardener)}/post/3"
-    status, body = api.post(
-        path, people.root_admin, {"postId": people.garden_post, "emailAlertId": 1}
-    )
+def test_post_notification_is_added_then_updated_and_listed_once(api, people, save):
+    path = "post/3"
+    status, body = save(path, {"postId": people.garden_post, "emailAlertId": 1})
     assert status == 200
     created = body["object"]
     assert created["id"] == 3 and created["name"] == "New comments on post"
@@ -151,10 +151,8 @@ def test_post_notification_is_added_then_updated_and_listed_once(api, people):
         "url": "https://community.example/garden/tomatoes",
     }
     assert created["group"]["id"] == people.garden
-    status, body = api.post(
-        path,
-        people.root_admin,
-        {"postId": people.garden_post, "emailAlertId": 0, "showRedLabel": True},
+    status, body = save(
+        path, {"postId": people.garden_post, "emailAlertId": 0, "showRedLabel": True}
     )
     assert status == 200 and body["object"]["emailAlert"] == NONE_ALERT
 
@@ -166,12 +164,10 @@ def test_post_notification_is_added_then_updated_and_listed_once(api, people):
     assert vault["object"]["typePosts"] == []
 
 
-def test_author_notification_is_added_then_updated_and_listed_once(api, people):
-    path = f"{base(people.gardener)}/author/8"
-    status, body = api.post(
-        path,
-        people.root_admin,
-        {"authorId": people.author, "emailAlertId": 2, "showScreenAlert": True},
+def test_author_notification_is_added_then_updated_and_listed_once(api, people, save):
+    path = "author/8"
+    status, body = save(
+        path, {"authorId": people.author, "emailAlertId": 2, "showScreenAlert": True}
     )
     assert status == 200
     created = body["object"]
@@ -180,7 +176,7 @@ def test_author_notification_is_added_then_updated_and_listed_once(api, people):
     assert created["author"]["id"] == people.author
     assert created["author"]["alias"] == "Author"
     assert created["author"]["url"] == "https://community.example/people/author"
-    status, body = api.post(path, people.root_admin, {"authorId": people.author, "emailAlertId": 1})
+    status, body = save(path, {"authorId": people.author, "emailAlertId": 1})
     assert status == 200 and body["object"]["emailAlert"] == INSTANT
 
     # Author subscriptions are listed whatever the group.
@@ -190,9 +186,9 @@ def test_author_notification_is_added_then_updated_and_listed_once(api, people):
         assert listed == {**created, "emailAlert": INSTANT}
 
 
-def test_personal_notification_is_added_then_updated_and_listed_once(api, people):
-    path = f"{base(people.gardener)}/personal/4"
-    status, body = api.post(path, people.root_admin, {"emailAlertId": 1, "showRedLabel": True})
+def test_personal_notification_is_added_then_updated_and_listed_once(api, people, save):
+    path = "personal/4"
+    status, body = save(path, {"emailAlertId": 1, "showRedLabel": True})
     assert status == 200
     assert body["object"] == {
         "id": 4,
@@ -202,7 +198,7 @@ def test_personal_notification_is_added_then_updated_and_listed_once(api, people
         "showRedLabel": True,
         "accessWarnings": [],
     }
-    status, body = api.post(path, people.root_admin, {"emailAlertId": 2, "showRedLabel": False})
+    status, body = save(path, {"emailAlertId": 2, "showRedLabel": False})
     assert status == 200
 
     _, body = listing(api, people, people.gardener, people.garden)
@@ -210,15 +206,15 @@ def test_personal_notification_is_added_then_updated_and_listed_once(api, people
     assert listed["emailAlert"] == DAILY and listed["showRedLabel"] is False
 
 
-def test_digest_round_trip(api, people):
-    path = f"{base(people.gardener)}/type-digest"
-    status, body = api.post(path, people.root_admin, {"typeId": 2})
+def test_digest_round_trip(api, people, save):
+    path = "type-digest"
+    status, body = save(path, {"typeId": 2})
     assert status == 200 and body["success"] is True
     assert body["object"] == {"typeId": 2, "typeName": "Full Daily digest", "accessWarnings": []}
     _, listed = listing(api, people, people.gardener, people.garden)
     assert listed["object"]["digest"]["typeId"] == 2
     assert listed["object"]["digest"]["typeName"] == "Full Daily digest"
-    status, body = api.post(path, people.root_admin, {"typeId": 1})
+    status, body = save(path, {"typeId": 1})
     assert body["object"]["typeName"] == "Summary Daily digest"
     _, listed = listing(api, people, people.gardener, people.garden)
     assert listed["object"]["digest"] == {

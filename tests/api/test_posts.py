@@ -299,28 +299,27 @@ class TransactionConflicts:
         return hooked()
 
 
-def test_a_comment_write_racing_on_its_post_runs_again_and_counts_once(api, garden):
-    c = garden
-    c.moderator = c.user("moderator", {c.garden: "moderator"})
-    post_id = c.post_ids[0]
-    waiting = c.comment(post_id, c.member, isApproved=False)
-    c.load()
+@pytest.fixture
+def waiting(garden):
+    """A moderator, and a member's comment on the first post awaiting approval (loaded)."""
+    garden.moderator = garden.user("moderator", {garden.garden: "moderator"})
+    comment_id = garden.comment(garden.post_ids[0], garden.member, isApproved=False)
+    garden.load()
+    return comment_id
+
+
+def test_a_comment_write_racing_on_its_post_runs_again_and_counts_once(api, garden, waiting):
     with TransactionConflicts(times=2).installed() as conflicts:
-        status, _ = api.post(f"{MODERATE}/{waiting}/approve", c.moderator)
+        status, _ = api.post(f"{MODERATE}/{waiting}/approve", garden.moderator)
     assert status == 200 and conflicts.cancelled == 2
-    assert count_and_listed(api, post_id, c.member) == (1, 1)
+    assert count_and_listed(api, garden.post_ids[0], garden.member) == (1, 1)
 
 
-def test_a_comment_write_that_keeps_losing_races_is_409_and_changes_nothing(api, garden):
+def test_a_comment_write_that_keeps_losing_races_is_409_and_changes_nothing(api, garden, waiting):
     from tests.api.test_comments import stored
 
-    c = garden
-    c.moderator = c.user("moderator", {c.garden: "moderator"})
-    post_id = c.post_ids[0]
-    waiting = c.comment(post_id, c.member, isApproved=False)
-    c.load()
     with TransactionConflicts(times=1000).installed():
-        status, body = api.post(f"{MODERATE}/{waiting}/approve", c.moderator)
+        status, body = api.post(f"{MODERATE}/{waiting}/approve", garden.moderator)
     assert status == 409 and body["errors"][0]["key"] == "state"
     assert stored(waiting).is_approved is False
-    assert count_and_listed(api, post_id, c.member) == (0, 0)
+    assert count_and_listed(api, garden.post_ids[0], garden.member) == (0, 0)

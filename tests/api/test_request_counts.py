@@ -11,14 +11,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.fixtures import new_id
+from tests.fixtures import z
+from tests.support.seeding import seed_events, seed_mail_log
 
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 PAGE = "pageSize=5"
-
-
-def z(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 @pytest.fixture
@@ -54,8 +51,14 @@ def world(community, kms_key, api):
     ]
     c.visible = [c.comment(c.post_ids[0], c.writers[i % 4]) for i in range(3)]
     c.load()
-    c.events = seed_events(c.garden, c.writers, 12)
-    c.log = seed_mail_log(c.garden, c.post_ids, 12)
+    c.events = seed_events(
+        c.garden,
+        [T0 + timedelta(days=index - 6) for index in range(12)],
+        authors=c.writers,
+        editors=c.writers[1:] + c.writers[:1],
+        written_on=T0,
+    )
+    c.log = seed_mail_log(c.garden, c.post_ids, 12, newest=T0, domain="example.org")
     status, _ = api.put(
         f"/api/v1/en_US/connector/email-to-post/{c.garden}",
         c.admin,
@@ -71,56 +74,6 @@ def world(community, kms_key, api):
     )
     assert status == 200
     return c
-
-
-def seed_events(group_id: str, authors: list[str], count: int) -> list[int]:
-    from chalicelib.store.events import EventRecord, EventRepository
-
-    repository = EventRepository()
-    ids = repository.reserve_ids(count)
-    records = []
-    for index in range(count):
-        start = T0 + timedelta(days=index - count // 2)
-        records.append(
-            EventRecord(
-                id=ids[index],
-                group_id=group_id,
-                author_id=authors[index % len(authors)],
-                editor_id=authors[(index + 1) % len(authors)],
-                created_on=T0,
-                modified_on=T0,
-                all_day=False,
-                start_date=start,
-                end_date=start + timedelta(hours=1),
-                title=f"Event {index}",
-                search_text=f"event {index}",
-            )
-        )
-    repository.put_many(records)
-    return [int(r.id) for r in records]
-
-
-def seed_mail_log(group_id: str, post_ids: list[str], count: int) -> list[str]:
-    from chalicelib.services.mailboxes import mailbox_key
-    from chalicelib.store.mail import MailRepository
-
-    mail = MailRepository()
-    entries = []
-    for index in range(count):
-        entry_id = new_id()
-        record = mail.new_entry(
-            mailbox_key(group_id),
-            entry_id,
-            T0 - timedelta(minutes=index),
-            message_id=f"<{index}@example.org>",
-            sender="someone@example.org",
-            subject=f"Mail {index}",
-            status="posted",
-            post_id=post_ids[index % len(post_ids)],
-        )
-        mail.save_entry(record)
-        entries.append(entry_id)
-    return entries
 
 
 def warm_count(api, counter, path: str, user: str) -> tuple[dict, dict]:

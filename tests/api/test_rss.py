@@ -7,7 +7,8 @@ import xml.etree.ElementTree as ElementTree
 import feedparser
 import pytest
 
-from tests.fixtures import auth, new_id
+from tests.fixtures import auth, garden_and_photos, new_id
+from tests.support.feed import EVERY_FEED_SETTING
 
 
 def feed_path(group_id: str) -> str:
@@ -16,9 +17,7 @@ def feed_path(group_id: str) -> str:
 
 @pytest.fixture
 def world(community):
-    c = community
-    c.garden = c.group("garden")
-    c.photos = c.group("photos", access="private")
+    c = garden_and_photos(community)
     c.club = c.group("club", access="premium")
     c.ann = c.user("ann", {c.garden: "administrator", c.photos: "member"})
     c.rita = c.user("rita")
@@ -53,17 +52,8 @@ def test_public_feed_parses_with_latest_posts_first_without_a_token(client, worl
 
 
 def test_feed_carries_every_feed_setting(client, api, world):
-    settings = {
-        "imageUrl": "https://cdn.example/garden.png",
-        "imageLinkUrl": "https://community.example/garden/about",
-        "imageAlt": "Garden logo",
-        "ttl": 30,
-        "editorEmail": "editor@example.org",
-        "webmasterEmail": "web@example.org",
-        "skipDays": [{"name": "Saturday", "selected": True}, {"name": "Sunday", "selected": True}],
-        "skipHours": [{"name": "24:00", "selected": True}, {"name": "3:00", "selected": True}],
-    }
-    assert api.put(f"/api/v1/en_US/feed/settings/{world.garden}", world.ann, settings)[0] == 200
+    path = f"/api/v1/en_US/feed/settings/{world.garden}"
+    assert api.put(path, world.ann, EVERY_FEED_SETTING)[0] == 200
     body = get_feed(client, world.garden).body
     parsed = feedparser.parse(body)
     assert parsed.bozo == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures import with_two_groups
-from tests.support.privileges import GARDEN_ADMINISTRATORS_ONLY, caller
+from tests.support.privileges import GARDEN_ADMINISTRATORS_ONLY, caller, statuses
 
 HOME = "/api/v1/en_US/system-page/home-page"
 
@@ -62,12 +62,13 @@ def test_home_page_needs_root_administrator(api, people, who, expected):
 
 @GARDEN_ADMINISTRATORS_ONLY
 def test_landing_pages_need_group_administrator(api, people, who, expected):
-    user = caller(people, who)
-    for path in (private_page(people.garden), premium_page(people.garden)):
-        status, body = api.get(path, user)
-        assert status == expected, path
-        status, body = api.put(path, user, {"content": "<b>x</b>", "isEnabled": True})
-        assert status == expected, path
+    page = {"content": "<b>x</b>", "isEnabled": True}
+    calls = [
+        (method, path, page if method == "PUT" else None)
+        for path in (private_page(people.garden), premium_page(people.garden))
+        for method in ("GET", "PUT")
+    ]
+    assert statuses(api, caller(people, who), calls) == [expected] * 4
 
 
 def test_premium_page_round_trip_and_defaults(api, people):

@@ -45,6 +45,20 @@ def api(agora, method, path, body=None, who=ANN):
     return agora.request(method, f"/api/v1/en_US/{path}", body, {"X-Auth": token(agora, who)})
 
 
+def listed(agora, path: str) -> list[int]:
+    """The ids of the comments a list answers (asked as Ann)."""
+    status, body = api(agora, "GET", path)
+    assert status == 200, body
+    return [c["id"] for c in body["object"]["comments"]]
+
+
+def moderate(page, comment, button: str, announced: str) -> None:
+    """Press `button` on a comment's row: the status line says `announced` and the row leaves."""
+    comment.get_by_role("button", name=button).click()
+    expect(page.get_by_role("status")).to_contain_text(announced)
+    expect(comment).to_have_count(0)
+
+
 def choose_group(page, name: str) -> None:
     page.get_by_label("Group", exact=True).select_option(label=name)
 
@@ -99,12 +113,9 @@ def test_approving_a_comment_moves_it_out_of_unapproved(agora, page):
     screenshot(page, "moderation")
     assert axe_violations(page) == []
 
-    comment.get_by_role("button", name="Approve comment 104").click()
-    expect(page.get_by_role("status")).to_contain_text("Comment 104 approved.")
-    expect(comment).to_have_count(0)
+    moderate(page, comment, "Approve comment 104", "Comment 104 approved.")
 
-    status, body = api(agora, "GET", f"comment/post/list/{GARDENING}/unapproved")
-    assert status == 200 and 104 not in [c["id"] for c in body["object"]["comments"]]
+    assert 104 not in listed(agora, f"comment/post/list/{GARDENING}/unapproved")
     status, body = api(agora, "GET", f"post/{SEED_SWAP}/comments?pageSize=100")
     approved = {c["id"]: c for c in body["object"]["comments"]}
     assert status == 200 and approved[104]["isApproved"] is True and approved[104]["approvedOn"]
@@ -119,20 +130,14 @@ def test_purging_a_deleted_comment_removes_it_for_good(agora, page):
     expect(comment.locator(".state")).to_have_text("Deleted")
     screenshot(page, "moderation-deleted")
 
-    comment.get_by_role("button", name="Purge comment 108").click()
-    expect(page.get_by_role("status")).to_contain_text("Comment 108 purged for good.")
-    expect(comment).to_have_count(0)
+    moderate(page, comment, "Purge comment 108", "Comment 108 purged for good.")
 
-    status, body = api(agora, "GET", f"comment/post/list/{GARDENING}/deleted?pageSize=100")
-    assert status == 200 and 108 not in [c["id"] for c in body["object"]["comments"]]
+    assert 108 not in listed(agora, f"comment/post/list/{GARDENING}/deleted?pageSize=100")
     status, body = api(agora, "POST", "comment/post/108/undelete")
     assert status == 404, body
 
-    page.locator('li[data-comment-id="107"]').get_by_role("button", name="Undelete").click()
-    expect(page.get_by_role("status")).to_contain_text("Comment 107 undeleted.")
-    expect(page.locator('li[data-comment-id="107"]')).to_have_count(0)
-    status, body = api(agora, "GET", f"post/{SEED_SWAP}/comments?pageSize=100")
-    assert 107 in [c["id"] for c in body["object"]["comments"]]
+    moderate(page, page.locator('li[data-comment-id="107"]'), "Undelete", "Comment 107 undeleted.")
+    assert 107 in listed(agora, f"post/{SEED_SWAP}/comments?pageSize=100")
 
 
 def test_bulk_delete_asks_first_and_a_refusal_changes_nothing(agora, page):
@@ -143,8 +148,7 @@ def test_bulk_delete_asks_first_and_a_refusal_changes_nothing(agora, page):
     expect(dialog).to_contain_text("Delete every unapproved comment")
     dialog.get_by_role("button", name="Cancel").click()
     expect(page.get_by_role("status")).to_contain_text("Nothing was deleted.")
-    status, body = api(agora, "GET", f"comment/post/list/{GARDENING}/unapproved")
-    assert 105 in [c["id"] for c in body["object"]["comments"]]
+    assert 105 in listed(agora, f"comment/post/list/{GARDENING}/unapproved")
 
     # The tabs work from the keyboard: arrow keys move the selection.
     page.get_by_role("tab", name="Unapproved").focus()
@@ -154,11 +158,8 @@ def test_bulk_delete_asks_first_and_a_refusal_changes_nothing(agora, page):
     reported = page.locator('li[data-comment-id="106"]')
     expect(reported).to_be_visible()
     screenshot(page, "moderation-spam")
-    reported.get_by_role("button", name="Clear reports comment 106").click()
-    expect(page.get_by_role("status")).to_contain_text("Spam reports of comment 106 cleared.")
-    expect(reported).to_have_count(0)
-    status, body = api(agora, "GET", f"comment/post/list/{GARDENING}/spam-reports")
-    assert status == 200 and 106 not in [c["id"] for c in body["object"]["comments"]]
+    moderate(page, reported, "Clear reports comment 106", "Spam reports of comment 106 cleared.")
+    assert 106 not in listed(agora, f"comment/post/list/{GARDENING}/spam-reports")
 
 
 def test_a_moderator_sees_neither_settings_nor_other_groups(agora, page):
@@ -290,18 +291,29 @@ def test_a_group_administrator_sees_only_their_groups_and_no_system_settings(ago
     expect(page.get_by_role("link", name="Profile fields")).to_have_count(0)
 
 
-def test_profile_fields_create_a_section_and_a_field_with_its_type_data(agora, page):
+def create_section(page, agora, name: str) -> None:
+    """Signed in as Ann, a new profile section `name` made on the Profile fields page."""
     sign_in(page, agora)
     page.get_by_role("link", name="Profile fields").click()
     new_section = page.get_by_role("form", name="New section")
-    new_section.get_by_label("Section name").fill("Garden")
+    new_section.get_by_label("Section name").fill(name)
     new_section.get_by_role("button", name="Create section").click()
     expect(page.get_by_role("status")).to_contain_text("Section created.")
-    expect(page.get_by_role("heading", name="Section: Garden")).to_be_visible()
+    expect(page.get_by_role("heading", name=f"Section: {name}")).to_be_visible()
 
+
+def new_field_form(page, section: str, name: str):
+    """The New field form of the Profile fields page, its section and name filled in."""
     form = page.get_by_role("form", name="New field")
-    form.get_by_label("Section", exact=True).select_option(label="Garden")
-    form.get_by_label("Field name").fill("Favourite plant")
+    form.get_by_label("Section", exact=True).select_option(label=section)
+    form.get_by_label("Field name").fill(name)
+    return form
+
+
+def test_profile_fields_create_a_section_and_a_field_with_its_type_data(agora, page):
+    create_section(page, agora, "Garden")
+
+    form = new_field_form(page, "Garden", "Favourite plant")
     form.get_by_label("Field type").select_option(label="DropDownList")
     form.get_by_label("Options").fill("Tomato\nBasil")
     form.get_by_role("button", name="Create field").click()
@@ -387,9 +399,7 @@ def test_a_profile_field_shown_under_an_option_of_its_parent(agora, page):
 
     sign_in(page, agora)
     page.get_by_role("link", name="Profile fields").click()
-    form = page.get_by_role("form", name="New field")
-    form.get_by_label("Section", exact=True).select_option(label="Kitchen")
-    form.get_by_label("Field name").fill("Favourite legume")
+    form = new_field_form(page, "Kitchen", "Favourite legume")
     form.get_by_label("Shown only under").select_option(label="Diet")
     form.get_by_label("when that field's option is").select_option(label="Vegan")
     form.get_by_role("button", name="Create field").click()
@@ -580,16 +590,9 @@ def test_a_keyboard_move_changes_the_event_dates_through_the_api(agora, page):
 
 
 def test_the_default_option_of_a_list_field_is_stored(agora, page):
-    sign_in(page, agora)
-    page.get_by_role("link", name="Profile fields").click()
-    new_section = page.get_by_role("form", name="New section")
-    new_section.get_by_label("Section name").fill("Balcony")
-    new_section.get_by_role("button", name="Create section").click()
-    expect(page.get_by_role("heading", name="Section: Balcony")).to_be_visible()
+    create_section(page, agora, "Balcony")
 
-    form = page.get_by_role("form", name="New field")
-    form.get_by_label("Section", exact=True).select_option(label="Balcony")
-    form.get_by_label("Field name").fill("Sun")
+    form = new_field_form(page, "Balcony", "Sun")
     form.get_by_label("Field type").select_option(label="RadioButtonList")
     form.get_by_label("Options").fill("Full\nPartial\nShade")
     form.get_by_label("Default option").select_option(label="Partial")

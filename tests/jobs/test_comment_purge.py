@@ -11,12 +11,9 @@ from chalicelib import deps
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.comment_purge import purge_old_deleted_comments
 from chalicelib.services.comments import one_month_before
+from tests.fixtures import z
 
 NOW = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
-
-
-def at(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 @pytest.fixture
@@ -32,7 +29,7 @@ def garden(community):
 
 def deleted_comment(c, deleted_on: datetime, post_id: str | None = None) -> int:
     return c.comment(
-        post_id or c.post_id, c.moderator, deletedOn=at(deleted_on), deletedById=c.moderator
+        post_id or c.post_id, c.moderator, deletedOn=z(deleted_on), deletedById=c.moderator
     )
 
 

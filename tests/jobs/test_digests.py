@@ -10,18 +10,8 @@ from chalicelib import deps
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.digests import send_daily_digests
 from chalicelib.services.domain_events import CommentCreated, PostCreated
+from tests.support import notify
 from tests.support.emf import value
-from tests.support.notify import (
-    group_record,
-    html_of,
-    recipients,
-    sent_mail,
-    set_disclaimer,
-    set_group_email,
-    subscribe,
-    text_of,
-    verify_sender_domain,
-)
 
 DIGEST = 2
 DAY_ONE = datetime(2026, 3, 2, 6, 0, tzinfo=UTC)
@@ -29,10 +19,7 @@ DAY_ONE = datetime(2026, 3, 2, 6, 0, tzinfo=UTC)
 
 @pytest.fixture
 def world(community):
-    c = community
-    c.garden = c.group("garden")
-    c.photos = c.group("photos", access="private")
-    c.ann = c.user("ann", {c.garden: "member", c.photos: "member"})
+    c = notify.ann_in_garden_and_photos(community)
     c.sam = c.user("sam", {c.photos: "member"})  # summary digest (the default)
     c.fay = c.user("fay")  # full digest
     c.hello = c.post(c.garden, c.ann, title="Hello", slug="hello", content="<p>Roses today</p>")
@@ -40,13 +27,13 @@ def world(community):
     c.pier = c.post(c.photos, c.ann, title="Pier", slug="pier", content="<p>Private view</p>")
     c.first = c.comment(c.hello, c.sam, content="<p>Lovely!</p>", isApproved=True)
     c.load()
-    verify_sender_domain()
-    set_group_email(group_record(c.root), "hello@community.example", "Home Community")
-    set_disclaimer(group_record(c.root), "<p>You get this as a member of Home.</p>")
+    notify.verify_sender_domain()
+    notify.set_group_email(notify.group_record(c.root), "hello@community.example", "Home Community")
+    notify.set_disclaimer(notify.group_record(c.root), "<p>You get this as a member of Home.</p>")
     for user in (c.sam, c.fay):
-        subscribe(user, "group", c.garden, 1, email=DIGEST)
-        subscribe(user, "group", c.garden, 2, email=DIGEST)
-        subscribe(user, "author", c.ann, 8, email=DIGEST)
+        notify.subscribe(user, "group", c.garden, 1, email=DIGEST)
+        notify.subscribe(user, "group", c.garden, 2, email=DIGEST)
+        notify.subscribe(user, "author", c.ann, 8, email=DIGEST)
     from chalicelib.store.notifications import NotificationRepository
 
     NotificationRepository().set_digest_type(c.fay, 2, DAY_ONE)
@@ -77,7 +64,7 @@ def test_summary_lists_titles_and_links_full_adds_content(world):
     publish(CommentCreated(c.first, c.hello, c.garden, c.sam, is_approved=True), night)
 
     assert run(DAY_ONE) == 2
-    mail = by_recipient(c, sent_mail())
+    mail = by_recipient(c, notify.sent_mail())
     summary, full = mail[email_of(c, c.sam)], mail[email_of(c, c.fay)]
     assert summary["Subject"] == "Summary Daily digest for 2026-03-02: 2 new items"
     assert full["Subject"] == "Full Daily digest for 2026-03-02: 3 new items"
@@ -85,14 +72,14 @@ def test_summary_lists_titles_and_links_full_adds_content(world):
         assert message["Auto-Submitted"] == "auto-generated"
         assert message["From"].addresses[0].addr_spec == "noreply@community.example"
         assert message["Reply-To"].addresses[0].addr_spec == "hello@community.example"
-        text = text_of(message)
+        text = notify.text_of(message)
         assert "Hello" in text and "https://community.example/garden/hello" in text
         assert "Tulips" in text and "https://community.example/garden/tulips" in text
         assert text.rstrip().endswith("You get this as a member of Home.")
     # Sam wrote the comment: not in Sam's digest. Only the full digest carries content.
-    assert "#1" not in text_of(summary) and "Roses today" not in text_of(summary)
-    assert "Roses today" in text_of(full) and "<p>Red ones</p>" in html_of(full)
-    assert "New comment on: Hello" in text_of(full) and "Lovely!" in text_of(full)
+    assert "#1" not in notify.text_of(summary) and "Roses today" not in notify.text_of(summary)
+    assert "Roses today" in notify.text_of(full) and "<p>Red ones</p>" in notify.html_of(full)
+    assert "New comment on: Hello" in notify.text_of(full) and "Lovely!" in notify.text_of(full)
 
 
 def test_one_digest_per_user_per_day_and_no_item_twice_across_runs(world):
@@ -100,18 +87,18 @@ def test_one_digest_per_user_per_day_and_no_item_twice_across_runs(world):
     publish(PostCreated(c.hello, c.garden, c.ann), DAY_ONE - timedelta(hours=1))
     assert run(DAY_ONE) == 2
     assert run(DAY_ONE + timedelta(hours=3)) == 0  # the same day again: nothing more
-    assert len(sent_mail()) == 2
+    assert len(notify.sent_mail()) == 2
 
     # Something new the same day waits for tomorrow's digest, which has only the new item.
     publish(PostCreated(c.tulips, c.garden, c.ann), DAY_ONE + timedelta(hours=4))
     assert run(DAY_ONE + timedelta(hours=5)) == 0
     assert run(DAY_ONE + timedelta(days=1)) == 2
-    second_day = sent_mail()[2:]
-    assert recipients(second_day) == sorted([email_of(c, c.sam), email_of(c, c.fay)])
+    second_day = notify.sent_mail()[2:]
+    assert notify.recipients(second_day) == sorted([email_of(c, c.sam), email_of(c, c.fay)])
     for message in second_day:
-        assert "Tulips" in text_of(message) and "Hello" not in text_of(message)
+        assert "Tulips" in notify.text_of(message) and "Hello" not in notify.text_of(message)
     assert run(DAY_ONE + timedelta(days=2)) == 0
-    assert len(sent_mail()) == 4
+    assert len(notify.sent_mail()) == 4
 
 
 def test_an_event_delivered_twice_is_listed_once(world):
@@ -120,19 +107,19 @@ def test_an_event_delivered_twice_is_listed_once(world):
     publish(event, DAY_ONE - timedelta(hours=2))
     publish(event, DAY_ONE - timedelta(hours=1))
     assert run(DAY_ONE) == 2
-    for message in sent_mail():
-        assert text_of(message).count("https://community.example/garden/hello") == 1
+    for message in notify.sent_mail():
+        assert notify.text_of(message).count("https://community.example/garden/hello") == 1
 
 
 def test_items_of_a_group_the_user_may_no_longer_enter_are_left_out(world):
     c = world
-    subscribe(c.fay, "author", c.ann, 8, email=DIGEST)
+    notify.subscribe(c.fay, "author", c.ann, 8, email=DIGEST)
     publish(PostCreated(c.pier, c.photos, c.ann), DAY_ONE - timedelta(hours=1))
     # Fay is no member of the private group: nothing is queued, nothing sent.
     assert run(DAY_ONE) == 1
-    [message] = sent_mail()
+    [message] = notify.sent_mail()
     assert message["To"].addresses[0].addr_spec == email_of(c, c.sam)
-    assert "Pier" in text_of(message)
+    assert "Pier" in notify.text_of(message)
 
 
 def test_a_digest_ses_refuses_is_sent_by_the_next_run(world):
@@ -141,10 +128,10 @@ def test_a_digest_ses_refuses_is_sent_by_the_next_run(world):
     c = world
     publish(PostCreated(c.hello, c.garden, c.ann), DAY_ONE - timedelta(hours=1))
     client("ses").delete_identity(Identity="community.example")
-    assert run(DAY_ONE) == 0 and sent_mail() == []
-    verify_sender_domain()
+    assert run(DAY_ONE) == 0 and notify.sent_mail() == []
+    notify.verify_sender_domain()
     assert run(DAY_ONE + timedelta(hours=1)) == 2
-    assert len(sent_mail()) == 2
+    assert len(notify.sent_mail()) == 2
 
 
 def test_schedule_through_app_wiring_and_cli(world, client, capsys):
@@ -202,10 +189,12 @@ def test_a_digest_that_fails_for_one_user_is_counted_the_others_sent_and_the_cli
     assert [
         value(m, "DigestRunsStoppedEarly") for m in metrics if "DigestRunsStoppedEarly" in m
     ] == [0]
-    assert recipients(sent_mail()) == [email_of(world, world.fay)]
+    assert notify.recipients(notify.sent_mail()) == [email_of(world, world.fay)]
 
     assert main(["send-digests"]) == 0
-    assert recipients(sent_mail()) == sorted([email_of(world, world.fay), refused.decode()])
+    assert notify.recipients(notify.sent_mail()) == sorted(
+        [email_of(world, world.fay), refused.decode()]
+    )
 
 
 def test_a_run_that_reaches_its_deadline_is_counted_as_stopped_early(world, capsys, monkeypatch):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,9 +12,10 @@ import pytest
 
 from tests.support import mail_corpus_dir
 from tests.support.dovecot import Dovecot, DovecotUnavailable
+from tests.support.dovecot import DovecotMailbox as Mailbox
 
 if TYPE_CHECKING:
-    from chalicelib.services.mailboxes import Mailbox as ServiceMailbox
+    pass
 
 MESSAGES_DIR = Path(__file__).parent / "messages"
 
@@ -31,47 +31,6 @@ def dovecot() -> Iterator[Dovecot]:
         pytest.skip(f"needs a local Dovecot: {reason}")
     with server:
         yield server
-
-
-@dataclass(frozen=True)
-class Mailbox:
-    server: Dovecot
-    user: str
-    password: str
-
-    def deliver(self, raw: bytes) -> bytes:
-        return self.server.deliver(self.user, raw)
-
-    def count(self) -> int:
-        return self.server.count(self.user)
-
-    def api_settings(self) -> dict[str, object]:
-        """The connector settings (CONTRACT §8, as the API takes them) that name this mailbox."""
-        return {
-            "serverName": "127.0.0.1",
-            "serverPort": self.server.pop3_port,
-            "serverUsername": self.user,
-            "serverPassword": self.password,
-            "isEnabled": True,
-            "isSSL": False,
-            "deleteProcessed": True,
-        }
-
-    def connector(self, scope: str, *, delete: bool = True, ssl: bool = False) -> ServiceMailbox:
-        """The mailbox settings that point mail in at this mailbox: email-to-post of the group
-        `scope`, or email-to-comment when `scope` is "system"."""
-        from chalicelib.services.mailboxes import Mailbox as Settings
-
-        return Settings(
-            scope=scope,
-            kind="emailToComment" if scope == "system" else "emailToPost",
-            server_name="127.0.0.1",
-            server_port=self.server.pop3s_port if ssl else self.server.pop3_port,
-            server_username=self.user,
-            password=self.password,
-            is_ssl=ssl,
-            delete_processed=delete,
-        )
 
 
 @pytest.fixture

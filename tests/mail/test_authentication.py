@@ -7,10 +7,6 @@ real Dovecot. The rules alone are tested with a dict standing in for DNS.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from email.message import EmailMessage
-from email.utils import format_datetime, make_msgid
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,17 +23,16 @@ from chalicelib.mail.authentication import (
 )
 from tests.support.dkim_signing import SELECTOR, dkim_record, signed
 from tests.support.dns_server import DnsServer
+from tests.support.mail_messages import email_message
 
 
 def mail(sender: str, body: str = "The roses are out.", subject: str = "Roses") -> bytes:
-    message = EmailMessage()
-    message["From"] = sender
-    message["To"] = "garden@community.example"
-    message["Subject"] = subject
-    message["Date"] = format_datetime(datetime(2026, 11, 1, 12, 0, tzinfo=UTC))
-    message["Message-ID"] = make_msgid(domain="mail.example")
-    message.set_content(body)
-    return message.as_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+    return (
+        email_message(sender, subject, body)
+        .as_bytes()
+        .replace(b"\r\n", b"\n")
+        .replace(b"\n", b"\r\n")
+    )
 
 
 def altered(raw: bytes) -> bytes:

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import base64
 import random
-from datetime import UTC, datetime
 from email.message import EmailMessage
-from email.utils import format_datetime, make_msgid
+from email.utils import make_msgid
 
 import feedparser
 import pytest
 
 from chalicelib import deps
 from tests.fixtures import auth
+from tests.support.mail_messages import email_message
 
 pytestmark = pytest.mark.slow
 
@@ -24,16 +24,7 @@ CONTROL = "".join(chr(code) for code in range(32) if chr(code) not in "\t\n\r")
 
 
 def plain(sender: str, subject: str, body: str, **headers: str) -> bytes:
-    message = EmailMessage()
-    message["From"] = sender
-    message["To"] = "garden@community.example"
-    message["Subject"] = subject
-    message["Date"] = format_datetime(datetime(2026, 11, 1, 12, 0, tzinfo=UTC))
-    message["Message-ID"] = make_msgid(domain="mail.example")
-    for name, value in headers.items():
-        message[name] = value
-    message.set_content(body)
-    return message.as_bytes()
+    return email_message(sender, subject, body, headers=headers).as_bytes()
 
 
 def raw_mail(from_header: bytes, subject: bytes, body: bytes, extra: bytes = b"") -> bytes:

@@ -6,9 +6,10 @@ import dataclasses
 import socket
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from email.message import EmailMessage
-from email.utils import format_datetime, make_msgid
+from email.utils import make_msgid
+from typing import Any
 
 import pytest
 
@@ -17,34 +18,13 @@ from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.mail_poll import poll_mailbox
 from chalicelib.services.mail_in import Mailbox, MailIngestor
 from tests.support.mail_fakes import CRASH_STEPS, Crash, CrashAt, PlannerDying
+from tests.support.mail_messages import email_message
 
 BASE = "https://community.example"
 
 
-def mail(
-    sender: str,
-    subject: str,
-    body: str,
-    *,
-    message_id: str | None = "auto",
-    html: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> bytes:
-    message = EmailMessage()
-    message["From"] = sender
-    message["To"] = "inbox@community.example"
-    message["Subject"] = subject
-    message["Date"] = format_datetime(datetime(2026, 11, 1, 12, 0, tzinfo=UTC))
-    if message_id == "auto":
-        message["Message-ID"] = make_msgid(domain="mail.example")
-    elif message_id:
-        message["Message-ID"] = message_id
-    for name, value in (headers or {}).items():
-        message[name] = value
-    message.set_content(body)
-    if html is not None:
-        message.add_alternative(html, subtype="html")
-    return message.as_bytes()
+def mail(sender: str, subject: str, body: str, **options: Any) -> bytes:
+    return email_message(sender, subject, body, to="inbox@community.example", **options).as_bytes()
 
 
 @dataclass
@@ -451,31 +431,29 @@ def test_a_database_failure_is_logged_in_plain_words(world):
 
 
 def test_a_connection_that_breaks_mid_message_is_reopened_and_the_poll_goes_on(world):
-    from chalicelib.mail.pop3 import Pop3Mailbox
+    from chalicelib.mail.pop3 import open_pop3
 
-    class DropsOnce(Pop3Mailbox):
-        """A real session whose connection drops the first time message 2 is retrieved."""
+    class DropsOnce:
+        """The real session (`open_pop3`'s) whose connection drops the first time message 2 is
+        retrieved."""
 
         dropped = False
+
+        def __init__(self, config):
+            self.real = open_pop3(config)
+
+        def __getattr__(self, name):
+            return getattr(self.real, name)
 
         def retrieve(self, number, max_bytes=None):
             if number == 2 and not DropsOnce.dropped:
                 DropsOnce.dropped = True
-                self._connection.sock.shutdown(socket.SHUT_RDWR)
-            return super().retrieve(number, max_bytes)
-
-    def open_mailbox(config):
-        return DropsOnce(
-            config.server_name,
-            config.server_port,
-            config.server_username,
-            config.password,
-            is_ssl=config.is_ssl,
-        )
+                self.real._connection.sock.shutdown(socket.SHUT_RDWR)
+            return self.real.retrieve(number, max_bytes)
 
     for i in range(3):
         world.mailbox.deliver(mail("ann@example.org", f"Mail {i}", "x"))
-    first = poll(world.config(), open_mailbox=open_mailbox)
+    first = poll(world.config(), open_mailbox=DropsOnce)
     assert (first.posted, first.failed) == (2, 1)
     [entry] = [e for e in log_entries(world.config().key) if e.status == "failed"]
     assert entry.reason.startswith("attempt 1 of 3 failed, will retry: download failed")

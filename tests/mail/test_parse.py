@@ -32,21 +32,24 @@ def test_every_corpus_mail_parses(path: Path) -> None:
     assert "<script" not in parsed.html.lower()
 
 
+AUTO_REPLIES = {
+    "auto_reply.eml",
+    "auto_generated_header.eml",
+    "auto_generated_precedence.eml",
+    "auto_generated_subject.eml",
+    "mailman_1.eml",
+}
+BOUNCES = {
+    "bounced_email.eml",
+    "bounced_email_multiple_status_codes.eml",
+    "hard_bounce_via_verp.eml",
+}
+SPAM = {"spam_x_spam_flag.eml"}
+PERSONAL = {"text_reply.eml", "gmail_web.eml", "html_only.eml", "dmarc_fail.eml"}
+# file: (is_auto_reply, is_bounce, is_spam)
 CLASSIFICATION = {
-    # file: (is_auto_reply, is_bounce, is_spam)
-    "auto_reply.eml": (True, False, False),
-    "auto_generated_header.eml": (True, False, False),
-    "auto_generated_precedence.eml": (True, False, False),
-    "auto_generated_subject.eml": (True, False, False),
-    "mailman_1.eml": (True, False, False),
-    "bounced_email.eml": (False, True, False),
-    "bounced_email_multiple_status_codes.eml": (False, True, False),
-    "hard_bounce_via_verp.eml": (False, True, False),
-    "spam_x_spam_flag.eml": (False, False, True),
-    "text_reply.eml": (False, False, False),
-    "gmail_web.eml": (False, False, False),
-    "html_only.eml": (False, False, False),
-    "dmarc_fail.eml": (False, False, False),
+    name: (name in AUTO_REPLIES, name in BOUNCES, name in SPAM)
+    for name in AUTO_REPLIES | BOUNCES | SPAM | PERSONAL
 }
 
 
@@ -331,9 +334,8 @@ def test_two_from_headers_are_no_sender():
     assert parsed.from_address is None and "more than one From" in parsed.sender_problem
 
 
-def test_deeply_nested_multiparts_are_a_parse_error_not_a_recursion_error():
-    levels = 2000
-    raw = (
+def nested_multiparts(levels: int) -> bytes:
+    return (
         b"From: ann@example.org\r\n"
         + b"".join(
             b'Content-Type: multipart/mixed; boundary="b%d"\r\n\r\n--b%d\r\n' % (i, i)
@@ -342,29 +344,33 @@ def test_deeply_nested_multiparts_are_a_parse_error_not_a_recursion_error():
         + b"Content-Type: text/plain\r\n\r\nhi\r\n"
     )
 
-    with pytest.raises(MailParseError, match="nested deeper than 20"):
-        parse_mail(raw)
 
-
-def test_too_many_parts_are_a_parse_error():
-    parts = b"".join(b"--b\r\nContent-Type: text/plain\r\n\r\npart\r\n" for _ in range(600))
-    raw = (
+def many_parts(count: int) -> bytes:
+    parts = b"".join(b"--b\r\nContent-Type: text/plain\r\n\r\npart\r\n" for _ in range(count))
+    return (
         b'From: ann@example.org\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n'
         + parts
         + b"--b--\r\n"
     )
 
-    with pytest.raises(MailParseError, match="more than 200 MIME parts"):
-        parse_mail(raw)
 
-
-def test_raw_mime_without_a_boundary_is_a_parse_error():
-    raw = (
-        b"From: ann@example.org\r\nContent-Type: multipart/mixed\r\n\r\n--x\r\n"
-        b"Content-Type: text/plain\r\nContent-Transfer-Encoding: base64\r\n\r\n!!!\r\n--x--\r\n"
-    )
-
-    with pytest.raises(MailParseError, match="without a boundary"):
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        # A parse error, not a RecursionError.
+        (nested_multiparts(2000), "nested deeper than 20"),
+        (many_parts(600), "more than 200 MIME parts"),
+        (
+            b"From: ann@example.org\r\nContent-Type: multipart/mixed\r\n\r\n--x\r\n"
+            b"Content-Type: text/plain\r\nContent-Transfer-Encoding: base64\r\n\r\n!!!\r\n"
+            b"--x--\r\n",
+            "without a boundary",
+        ),
+    ],
+    ids=["deeply nested multiparts", "too many parts", "raw MIME without a boundary"],
+)
+def test_mime_the_parser_will_not_walk_is_a_parse_error(raw, problem):
+    with pytest.raises(MailParseError, match=problem):
         parse_mail(raw)
 
 

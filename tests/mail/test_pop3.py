@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
 import pytest
 
-from chalicelib.mail.pop3 import MailboxError, MessageTooLarge, Pop3Mailbox
+from chalicelib.mail.pop3 import MailboxError, MessageTooLarge, Pop3Mailbox, open_pop3
 from tests.mail.conftest import Mailbox
+
+if TYPE_CHECKING:
+    from chalicelib.mail.hosts import HostPolicy
+    from chalicelib.mail.pop3 import Pop3Server
 
 # Starts a real Dovecot (see tests/support/dovecot.py).
 pytestmark = pytest.mark.slow
@@ -25,6 +32,12 @@ def open_mailbox(mailbox: Mailbox, *, is_ssl: bool, password: str | None = None)
         connect_timeout=5,
         read_timeout=10,
     )
+
+
+def open_by_name(mailbox: Mailbox, host: str, hosts: HostPolicy) -> Pop3Server:
+    """Mail in's own opener on `mailbox`, named `host`: a name that `hosts`, the policy checking
+    it, resolves."""
+    return open_pop3(replace(mailbox.connector("system"), server_name=host), hosts)
 
 
 @pytest.fixture(params=[False, True], ids=["pop3", "pop3s"])
@@ -204,14 +217,7 @@ def test_the_connection_goes_to_the_address_the_policy_checked(mailbox: Mailbox)
 
     # A name no DNS knows: only the checked address can have been connected to.
     hosts = HostPolicy(True, lambda host, port: ["127.0.0.1"])
-    with Pop3Mailbox(
-        "pop.only-in-this-test.example",
-        mailbox.server.pop3_port,
-        mailbox.user,
-        mailbox.password,
-        is_ssl=False,
-        hosts=hosts,
-    ) as pop3:
+    with open_by_name(mailbox, "pop.only-in-this-test.example", hosts) as pop3:
         assert pop3.listing() == {}
 
 
@@ -222,12 +228,5 @@ def test_a_name_resolving_to_a_private_address_at_connect_time_is_refused(
 
     hosts = HostPolicy(False, lambda host, port: ["127.0.0.1"])
     with pytest.raises(MailboxError, match="refused: .*resolves to 127.0.0.1") as raised:
-        Pop3Mailbox(
-            "pop.rebound.example",
-            mailbox.server.pop3_port,
-            mailbox.user,
-            mailbox.password,
-            is_ssl=False,
-            hosts=hosts,
-        )
+        open_by_name(mailbox, "pop.rebound.example", hosts)
     assert mailbox.password not in str(raised.value)

@@ -70,32 +70,34 @@ def deleted(c) -> dict:
     return {"deletedOn": "2026-01-10T00:00:00Z", "deletedById": c.moderator}
 
 
-def test_undelete_after_a_rival_undelete_is_409(garden):
-    comment = garden.comment(garden.post_id, garden.moderator, **deleted(garden))
+@pytest.fixture
+def deleted_comment(garden) -> int:
+    """A comment the moderator deleted, loaded."""
+    comment_id = garden.comment(garden.post_id, garden.moderator, **deleted(garden))
     garden.load()
-    service = racing_service(lambda: plain_service().undelete(stored(comment)))
+    return comment_id
+
+
+def test_undelete_after_a_rival_undelete_is_409(deleted_comment):
+    service = racing_service(lambda: plain_service().undelete(stored(deleted_comment)))
     with pytest.raises(Conflict) as conflict:
-        service.undelete(stored(comment))
+        service.undelete(stored(deleted_comment))
     assert conflict.value.errors[0].key == "state"
-    assert not stored(comment).is_deleted
+    assert not stored(deleted_comment).is_deleted
 
 
-def test_undelete_after_a_rival_purge_is_404_and_nothing_comes_back(garden):
-    comment = garden.comment(garden.post_id, garden.moderator, **deleted(garden))
-    garden.load()
-    service = racing_service(lambda: plain_service().purge(stored(comment)))
+def test_undelete_after_a_rival_purge_is_404_and_nothing_comes_back(deleted_comment):
+    service = racing_service(lambda: plain_service().purge(stored(deleted_comment)))
     with pytest.raises(NotFound):
-        service.undelete(stored(comment))
-    assert stored(comment) is None
+        service.undelete(stored(deleted_comment))
+    assert stored(deleted_comment) is None
 
 
-def test_purge_after_a_rival_undelete_is_409_and_the_comment_lives(garden):
-    comment = garden.comment(garden.post_id, garden.moderator, **deleted(garden))
-    garden.load()
-    service = racing_service(lambda: plain_service().undelete(stored(comment)))
+def test_purge_after_a_rival_undelete_is_409_and_the_comment_lives(deleted_comment):
+    service = racing_service(lambda: plain_service().undelete(stored(deleted_comment)))
     with pytest.raises(Conflict):
-        service.purge(stored(comment))
-    assert stored(comment) is not None and not stored(comment).is_deleted
+        service.purge(stored(deleted_comment))
+    assert stored(deleted_comment) is not None and not stored(deleted_comment).is_deleted
 
 
 def test_delete_after_a_rival_delete_answers_the_rivals_deletion(garden):
@@ -129,9 +131,7 @@ def test_delete_unapproved_skips_a_comment_approved_meanwhile(garden):
     assert stored(second).is_deleted
 
 
-def test_monthly_purge_leaves_a_comment_undeleted_meanwhile(garden):
-    comment = garden.comment(garden.post_id, garden.moderator, **deleted(garden))
-    garden.load()
-    service = racing_service(lambda: plain_service().undelete(stored(comment)))
+def test_monthly_purge_leaves_a_comment_undeleted_meanwhile(deleted_comment):
+    service = racing_service(lambda: plain_service().undelete(stored(deleted_comment)))
     assert service.purge_old_deleted(Deadline.unbounded()) == 0
-    assert stored(comment) is not None and not stored(comment).is_deleted
+    assert stored(deleted_comment) is not None and not stored(deleted_comment).is_deleted

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import json
 import secrets
-from datetime import UTC, datetime
-from email.message import EmailMessage
-from email.utils import format_datetime, make_msgid
 
 import pytest
 
 from chalicelib import deps
 from chalicelib.services.mail_in import Mailbox
 from tests.mail.conftest import dovecot  # noqa: F401 - the mail-in half of the kinds
+from tests.support.mail_messages import email_message
 from tests.support.notify import verify_sender_domain
 from tests.support.outbox import drain
 
@@ -81,14 +79,7 @@ def world(community, bus):
 
 
 def message(sender: str, subject: str) -> bytes:
-    mail = EmailMessage()
-    mail["From"] = sender
-    mail["To"] = "inbox@community.example"
-    mail["Subject"] = subject
-    mail["Date"] = format_datetime(datetime(2026, 11, 1, 12, 0, tzinfo=UTC))
-    mail["Message-ID"] = make_msgid(domain="mail.example")
-    mail.set_content("Hello there")
-    return mail.as_bytes()
+    return email_message(sender, subject, "Hello there", to="inbox@community.example").as_bytes()
 
 
 def poll(server, kind: str, group_id: str | None, *mails: bytes) -> None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from email.message import EmailMessage
-from email.utils import format_datetime, make_msgid
 
 import pytest
 
@@ -12,7 +10,9 @@ from chalicelib import deps
 from chalicelib.services.domain_events import CommentCreated, PostCreated
 from chalicelib.settings import get_settings
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures for the mailed post
+from tests.support.mail_messages import email_message
 from tests.support.notify import (
+    ann_in_garden_and_photos,
     group_record,
     html_of,
     recipients,
@@ -30,10 +30,7 @@ INSTANT, DIGEST = 1, 2
 
 @pytest.fixture
 def world(community):
-    c = community
-    c.garden = c.group("garden")
-    c.photos = c.group("photos", access="private")
-    c.ann = c.user("ann", {c.garden: "member", c.photos: "member"})
+    c = ann_in_garden_and_photos(community)
     c.group_fan = c.user("group-fan", {c.garden: "member"})
     c.author_fan = c.user("author-fan")
     c.double_fan = c.user("double-fan", {c.garden: "member", c.photos: "member"})
@@ -79,13 +76,12 @@ def mail_post(c, box, subject: str) -> str:
     """Mail a post from Ann into the garden's email-to-post mailbox; answers the new post id."""
     from chalicelib.store.posts import PostRecord
 
-    message = EmailMessage()
-    message["From"] = "ann@example.org"
-    message["To"] = "garden@community.example"
-    message["Subject"] = subject
-    message["Date"] = format_datetime(datetime(2026, 3, 1, 9, 0, tzinfo=UTC))
-    message["Message-ID"] = make_msgid(domain="mail.example")
-    message.set_content("The roses are out.\n\nCome and see them.")
+    message = email_message(
+        "ann@example.org",
+        subject,
+        "The roses are out.\n\nCome and see them.",
+        sent_on=datetime(2026, 3, 1, 9, 0, tzinfo=UTC),
+    )
     box.deliver(message.as_bytes())
     config = box.connector(c.garden)
     result = deps.mail_ingestor().poll(config, lambda: False)
@@ -197,14 +193,20 @@ def test_comment_awaiting_approval_tells_nobody(world):
     assert report.recipients == 0 and sent_mail() == []
 
 
-def test_a_group_never_sends_as_another_address_of_the_platform_domain(world):
-    # Issue 24: a group administrator saved security@<platform domain>; the mail still comes from
-    # the platform's one sender, under the group's name, the group's address only as Reply-To.
-    c = world
-    set_group_email(group_record(c.garden), "security@community.example", "Security Team")
+def post_mail_from_group(c, address: str, name: str):
+    """The one mail the group's fan gets of Ann's post once the garden's email is `address`
+    under `name`."""
+    set_group_email(group_record(c.garden), address, name)
     subscribe(c.group_fan, "group", c.garden, 1, email=INSTANT)
     deps.notify_service().handle(PostCreated(c.hello, c.garden, c.ann))
     [message] = sent_mail()
+    return message
+
+
+def test_a_group_never_sends_as_another_address_of_the_platform_domain(world):
+    # Issue 24: a group administrator saved security@<platform domain>; the mail still comes from
+    # the platform's one sender, under the group's name, the group's address only as Reply-To.
+    message = post_mail_from_group(world, "security@community.example", "Security Team")
     assert message["From"].addresses[0].addr_spec == "noreply@community.example"
     assert message["From"].addresses[0].display_name == "Security Team"
     assert message["Reply-To"].addresses[0].addr_spec == "security@community.example"
@@ -217,10 +219,7 @@ def test_mail_sender_setting_is_the_from_address(world, monkeypatch):
     monkeypatch.setenv("AGORA_MAIL_SENDER", "agora@mail.community.example")
     reload_settings()
     verify_sender_domain("mail.community.example")
-    set_group_email(group_record(c.garden), "club@elsewhere.example", "Garden Club")
-    subscribe(c.group_fan, "group", c.garden, 1, email=INSTANT)
-    deps.notify_service().handle(PostCreated(c.hello, c.garden, c.ann))
-    [message] = sent_mail()
+    message = post_mail_from_group(c, "club@elsewhere.example", "Garden Club")
     assert message["From"].addresses[0].addr_spec == "agora@mail.community.example"
     assert message["Reply-To"].addresses[0].addr_spec == "club@elsewhere.example"
 

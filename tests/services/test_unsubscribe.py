@@ -14,6 +14,7 @@ from chalicelib.services.domain_events import PostCreated
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures for the mailed post
 from tests.services.test_notify import mail_post
 from tests.support.notify import (
+    ann_in_garden_and_photos,
     group_record,
     html_of,
     recipients,
@@ -32,9 +33,7 @@ ONE_CLICK = "List-Unsubscribe=One-Click"
 
 @pytest.fixture
 def world(community):
-    c = community
-    c.garden = c.group("garden")
-    c.ann = c.user("ann", {c.garden: "member"})
+    c = ann_in_garden_and_photos(community)
     c.fan = c.user("fan", {c.garden: "member"})
     c.other_fan = c.user("other-fan", {c.garden: "member"})
     c.reader = c.user("reader")

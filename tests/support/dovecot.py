@@ -18,10 +18,13 @@ import socket
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from itertools import count as counter
 from pathlib import Path
-from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
+
+if TYPE_CHECKING:
+    from chalicelib.services.mailboxes import Mailbox
 
 HOST = "127.0.0.1"
 START_TIMEOUT_SECONDS = 15.0
@@ -126,12 +129,7 @@ class Dovecot:
     def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
     def log_text(self) -> str:
@@ -303,6 +301,49 @@ service pop3-login {{
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+@dataclass(frozen=True)
+class DovecotMailbox:
+    """A user's mailbox on the test Dovecot, and the settings that point mail in at it."""
+
+    server: Dovecot
+    user: str
+    password: str
+
+    def deliver(self, raw: bytes) -> bytes:
+        return self.server.deliver(self.user, raw)
+
+    def count(self) -> int:
+        return self.server.count(self.user)
+
+    def api_settings(self) -> dict[str, object]:
+        """The connector settings (CONTRACT §8, as the API takes them) that name this mailbox."""
+        return {
+            "serverName": self.server.host,
+            "serverPort": self.server.pop3_port,
+            "serverUsername": self.user,
+            "serverPassword": self.password,
+            "isEnabled": True,
+            "isSSL": False,
+            "deleteProcessed": True,
+        }
+
+    def connector(self, scope: str, *, delete: bool = True, ssl: bool = False) -> Mailbox:
+        """The mailbox settings that point mail in at this mailbox: email-to-post of the group
+        `scope`, or email-to-comment when `scope` is "system"."""
+        from chalicelib.services.mailboxes import Mailbox
+
+        return Mailbox(
+            scope=scope,
+            kind="emailToComment" if scope == "system" else "emailToPost",
+            server_name=self.server.host,
+            server_port=self.server.pop3s_port if ssl else self.server.pop3_port,
+            server_username=self.user,
+            password=self.password,
+            is_ssl=ssl,
+            delete_processed=delete,
+        )
 
 
 def _is_alive(pid: int) -> bool:

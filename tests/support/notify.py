@@ -9,8 +9,17 @@ from email.policy import default as default_policy
 from typing import Any
 
 from chalicelib import deps
+from tests.fixtures import Community, garden_and_photos
 
 SENDER_DOMAIN = "community.example"  # AGORA_BASE_URL's host in tests: the fallback sender
+
+
+def ann_in_garden_and_photos(c: Community) -> Community:
+    """The notification tests' scene (not loaded yet): `garden_and_photos`, and Ann, who writes
+    the posts, a member of both groups."""
+    garden_and_photos(c)
+    c.ann = c.user("ann", {c.garden: "member", c.photos: "member"})
+    return c
 
 
 def verify_sender_domain(domain: str = SENDER_DOMAIN) -> None:

@@ -23,3 +23,8 @@ GARDEN_ADMINISTRATORS_ONLY = pytest.mark.parametrize(
 def caller(cast: Any, who: str | None) -> str | None:
     """The user id of the cast member named `who` (None: no token)."""
     return getattr(cast, who) if who else None
+
+
+def statuses(api: Any, user: str | None, calls: list[tuple[str, str, Any]]) -> list[int]:
+    """The status of each call (method, path, JSON body or None) made as `user`, in order."""
+    return [api.call(method, path, user, body)[0] for method, path, body in calls]

@@ -1,0 +1,81 @@
+"""Bulk data written straight through the repositories (no API, no fixture loader): many events or
+mail-log entries in a few requests, for the tests that page through them and for the bench."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+
+def numbered_event(index: int) -> str:
+    return f"Event {index}"
+
+
+def seed_events(
+    group_id: str,
+    starts: Sequence[datetime],
+    *,
+    authors: Sequence[str],
+    editors: Sequence[str] | None = None,
+    written_on: datetime,
+    title: Callable[[int], str] = numbered_event,
+    search_text: Callable[[int], str] | None = None,
+    **details: Any,
+) -> list[int]:
+    """One hour-long event per start, ids from the real counter in one request, stored with the
+    repository's bulk path. Event `index` is by `authors[index % len(authors)]` (and edited by
+    `editors`' likewise, the author by default); its search text is its title in lower case unless
+    `search_text` says otherwise; `details` are further fields of every event (content, ...)."""
+    from chalicelib.store.events import EventRecord, EventRepository
+
+    repository = EventRepository()
+    ids = repository.reserve_ids(len(starts))
+    editors = editors or authors
+    records = [
+        EventRecord(
+            id=ids[index],
+            group_id=group_id,
+            author_id=authors[index % len(authors)],
+            editor_id=editors[index % len(editors)],
+            created_on=written_on,
+            modified_on=written_on,
+            all_day=False,
+            start_date=start,
+            end_date=start + timedelta(hours=1),
+            title=title(index),
+            search_text=(search_text or title)(index).lower(),
+            **details,
+        )
+        for index, start in enumerate(starts)
+    ]
+    repository.put_many(records)
+    return [int(record.id) for record in records]
+
+
+def seed_mail_log(
+    group_id: str, post_ids: Sequence[str], count: int, *, newest: datetime, domain: str
+) -> list[str]:
+    """`count` posted mails in the group's mailbox log, newest first a minute apart from
+    `newest`, each naming one of `post_ids` in turn; answers the entry ids in that order."""
+    from chalicelib.services.mailboxes import mailbox_key
+    from chalicelib.store.mail import MailRepository
+
+    mail = MailRepository()
+    entries = []
+    for index in range(count):
+        entry_id = str(uuid.uuid4())
+        record = mail.new_entry(
+            mailbox_key(group_id),
+            entry_id,
+            newest - timedelta(minutes=index),
+            message_id=f"<{index}@{domain}>",
+            sender="someone@example.org",
+            subject=f"Mail {index}",
+            status="posted",
+            post_id=post_ids[index % len(post_ids)],
+        )
+        mail.save_entry(record)
+        entries.append(entry_id)
+    return entries
