@@ -209,19 +209,13 @@ class MailIngestor:
         by_uidl = self._entry_id(mailbox.key, f"uidl:{mailbox.account}:{uidl}")
         if size > self.max_bytes:
             reason = f"larger than {self.max_bytes} bytes ({size}); not downloaded"
-            status = self._finish_plain(mailbox, by_uidl, uidl, "rejected", reason)
-            result.count(status)
-            if mailbox.delete_processed and session.delete(uidl):
-                result.deleted += 1
+            self._reject_oversized(session, mailbox, by_uidl, uidl, reason, result)
             return None
         try:
             raw = session.retrieve(uidl, self.max_bytes)
         except MessageTooLarge:
             reason = f"larger than {self.max_bytes} bytes; the rest was not read"
-            status = self._finish_plain(mailbox, by_uidl, uidl, "rejected", reason)
-            result.count(status)
-            if mailbox.delete_processed and session.delete(uidl):
-                result.deleted += 1
+            self._reject_oversized(session, mailbox, by_uidl, uidl, reason, result)
             return None
         except MailboxError as error:
             # Maybe transient (a timeout, a dropped connection): counted, retried, quarantined
@@ -234,7 +228,20 @@ class MailIngestor:
             return None
         return _Mail(uidl=uidl, raw=raw, received_on=self.clock())
 
-    # --- a chunk of downloaded mail ----------------------------------------------------------
+    def _reject_oversized(
+        self,
+        session: MailSession,
+        mailbox: Mailbox,
+        by_uidl: str,
+        uidl: str,
+        reason: str,
+        result: PollResult,
+    ) -> None:
+        """A mail too large to take, whether its size said so or its download ran over: rejected
+        for good (a retry would be as large) and deleted like a handled mail."""
+        result.count(self._finish_plain(mailbox, by_uidl, uidl, "rejected", reason))
+        if mailbox.delete_processed and session.delete(uidl):
+            result.deleted += 1
 
     def _import_chunk(self, mailbox: Mailbox, chunk: list[_Mail], result: PollResult) -> None:
         from chalicelib.mail.parse import MailParseError, content_hash, headers_of, parse_mail
