@@ -28,7 +28,8 @@ from chalicelib.services.domain_events import (
 )
 from chalicelib.services.links import group_ref, group_url, user_ref
 from chalicelib.services.paging import next_offset
-from chalicelib.services.ports import Event, EventFields, EventStore, Group, User, UserReader
+from chalicelib.services.ports.content import Event, EventFields, EventStore
+from chalicelib.services.ports.people import Group, User, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.services.groups import GroupService

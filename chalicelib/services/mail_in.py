@@ -29,7 +29,7 @@ handled on its own, so a mail that kills the process never takes the others down
 Who does what: the POP3 session of a poll is `chalicelib.mail.pop3.MailSession`; what a mail
 becomes, `services/mail_planner.py` (rules in `mail_rules`); what it stores,
 `services/mail_records.py`; the log's steps (`Reserve`, `Finish`, `Quarantine`, `Fail`, `Skip`,
-services/mail_ports.py) are applied by the store. This module orders them.
+services/ports/mail.py) are applied by the store. This module orders them.
 """
 
 from __future__ import annotations
@@ -45,7 +45,11 @@ from chalicelib.logs import get_logger
 from chalicelib.mail.pop3 import MailSession, Pop3Server, open_pop3
 from chalicelib.services.domain_events import MailRejected
 from chalicelib.services.mail_planner import Planner
-from chalicelib.services.mail_ports import (
+from chalicelib.services.mail_records import PlanStore, derived_id
+from chalicelib.services.mail_report import PollResult, clean_field, plain, plain_error
+from chalicelib.services.mail_rules import Plan
+from chalicelib.services.mailboxes import Mailbox
+from chalicelib.services.ports.mail import (
     Counters,
     Fail,
     Finish,
@@ -60,10 +64,6 @@ from chalicelib.services.mail_ports import (
     Skip,
     Step,
 )
-from chalicelib.services.mail_records import PlanStore, derived_id
-from chalicelib.services.mail_report import PollResult, clean_field, plain, plain_error
-from chalicelib.services.mail_rules import Plan
-from chalicelib.services.mailboxes import Mailbox
 
 if TYPE_CHECKING:
     from chalicelib.mail.parse import ParsedMail, ReadableHeaders
@@ -242,6 +242,8 @@ class MailIngestor:
         result.count(self._finish_plain(mailbox, by_uidl, uidl, "rejected", reason))
         if mailbox.delete_processed and session.delete(uidl):
             result.deleted += 1
+
+    # --- a chunk of downloaded mail ----------------------------------------------------------
 
     def _import_chunk(self, mailbox: Mailbox, chunk: list[_Mail], result: PollResult) -> None:
         from chalicelib.mail.parse import MailParseError, content_hash, headers_of, parse_mail

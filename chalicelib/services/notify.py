@@ -32,18 +32,16 @@ from chalicelib.services.domain_events import (
     event_from_json,
     event_to_json,
 )
-from chalicelib.services.mail_ports import (
+from chalicelib.services.ports.content import CommentReader, PostReader
+from chalicelib.services.ports.notify import (
     Alerts,
-    CommentReads,
     DigestQueue,
     Fanout,
     Mailer,
-    NotifyGroups,
-    NotifyUsers,
-    PostReads,
     Subscriptions,
     SubscriptionView,
 )
+from chalicelib.services.ports.people import GroupReader, UserReader
 from chalicelib.services.unsubscribe import (
     unsubscribe_url,
 )
@@ -206,10 +204,10 @@ class NotificationsFailed(RuntimeError):
 @dataclass
 class NotifyService:
     notifications: Subscriptions
-    users: NotifyUsers
-    groups: NotifyGroups
-    posts: PostReads
-    comments: CommentReads
+    users: UserReader
+    groups: GroupReader
+    posts: PostReader
+    comments: CommentReader
     alerts: Alerts
     digests: DigestQueue
     mail: Mailer

@@ -26,7 +26,7 @@ from chalicelib.schemas.profile import (
     SectionWithFields,
 )
 from chalicelib.schemas.profile_fields import DATA_MODELS, PARENT_TYPES, FieldData, FieldType
-from chalicelib.services.ports import ProfileItem, ProfileStore
+from chalicelib.services.ports.people import ProfileItem, ProfileStore
 from chalicelib.services.profile_data import MANDATORY_FIELDS, guid_for, merge, settle_data
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from chalicelib.services.mail_ports import (
+from chalicelib.services.ports.mail import (
     Fail,
     Finish,
     LogEntry,

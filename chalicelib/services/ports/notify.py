@@ -1,0 +1,134 @@
+"""What notifications, digests and the suppression list ask of the stores and of outgoing mail."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+
+class SubscriptionSettings(Protocol):
+    """How a subscription tells its user: as the settings pages and the notifier both read it."""
+
+    @property
+    def sort_key(self) -> str: ...
+    @property
+    def email_alert_id(self) -> float | None: ...
+    @property
+    def show_screen_alert(self) -> bool | None: ...
+    @property
+    def show_red_label(self) -> bool | None: ...
+
+
+class Subscription(SubscriptionSettings, Protocol):
+    """A user's subscription to a notification of a group, post, author or of their own (the
+    digest's item, which has no target, is read through `digest_type` only)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def target_id(self) -> str: ...
+    @property
+    def group_id(self) -> str | None: ...
+    @property
+    def notification_id(self) -> float: ...
+
+
+class NotificationStore(Protocol):
+    def of_user(self, user_id: str, prefix: str) -> Sequence[Subscription]: ...
+    def get(self, user_id: str, key: str) -> Subscription | None: ...
+    def upsert(
+        self,
+        user_id: str,
+        *,
+        kind: str,
+        target_id: str,
+        notification_id: int,
+        group_id: str | None,
+        settings: dict[str, Any],
+        modified_on: datetime,
+    ) -> Subscription: ...
+    def stop_email(self, user_id: str, key: str, modified_on: datetime) -> bool: ...
+    def stop_digest_emails(self, user_id: str, modified_on: datetime) -> bool: ...
+    def digest_type(self, user_id: str) -> int | None: ...
+    def set_digest_type(self, user_id: str, type_id: int, modified_on: datetime) -> None: ...
+
+
+class SubscriptionView(SubscriptionSettings, Protocol):
+    """A subscriber as the notifier reads it from the subscribers' index."""
+
+    @property
+    def user_id(self) -> str: ...
+
+
+class Subscriptions(Protocol):
+    def subscribers(
+        self, kind: str, target_id: str, notification_id: int
+    ) -> Sequence[SubscriptionView]: ...
+
+
+class Alerts(Protocol):
+    def add(
+        self,
+        user_id: str,
+        alert_id: str,
+        *,
+        stored_on: datetime,
+        show_red_label: bool,
+        **values: Any,
+    ) -> bool:
+        """Store the alert unless it is there already (its fields: store/alerts.py)."""
+        ...
+
+
+class DigestQueue(Protocol):
+    def queue(
+        self, user_id: str, occurrence_id: str, item: dict[str, Any], now: datetime
+    ) -> bool: ...
+    def claim_instant(self, user_id: str, occurrence_id: str, now: datetime) -> bool: ...
+    def release_instant(self, user_id: str, occurrence_id: str) -> None: ...
+    def record_instant(self, user_id: str, occurrence_id: str, message_id: str) -> None: ...
+
+
+class PendingDigestItems(Protocol):
+    """The items waiting for a user's daily digest; `take` settles one (False: already taken).
+    (`DigestQueue` is the other side: notifications queueing items.)"""
+
+    def pending_items(self, user_id: str, limit: int) -> Sequence[object]: ...
+    def take(self, record: Any, day: str, now: datetime) -> bool: ...
+
+
+class Suppression(Protocol):
+    @property
+    def reason(self) -> str: ...
+    @property
+    def suppressed_on(self) -> datetime: ...
+
+
+class SuppressionStore(Protocol):
+    def get(self, address: str) -> Suppression | None: ...
+    def suppress(
+        self, address: str, reason: str, detail: str, feedback_id: str, now: datetime
+    ) -> None: ...
+    def clear(self, address: str) -> bool: ...
+
+
+class Mailer(Protocol):
+    """chalicelib.mail.outgoing.OutgoingMail: `send` answers SES's message id."""
+
+    def is_suppressed(self, address: str) -> bool: ...
+    def send(
+        self,
+        group: Any,
+        to: tuple[str, str],
+        subject_line: str,
+        plain_text: str,
+        html: str,
+        /,
+        *,
+        unsubscribe_url: str | None = None,
+    ) -> str: ...
+
+
+class Fanout(Protocol):
+    def send(self, bodies: list[str]) -> None: ...
