@@ -37,6 +37,7 @@ from chalicelib.services.ports.notify import (
     Alerts,
     DigestQueue,
     Fanout,
+    Letter,
     Mailer,
     Subscriptions,
     SubscriptionView,
@@ -350,14 +351,8 @@ class NotifyService:
             user.id, recipient.subscription, self.clock()
         )
         try:
-            message_id = self.mail.send(
-                occurrence.group,
-                (user.alias, user.email),
-                subject,
-                text,
-                body_html,
-                unsubscribe_url=link or None,
-            )
+            letter = Letter((user.alias, user.email), subject, text, body_html, link or None)
+            message_id = self.mail.send(occurrence.group, letter)
         except Exception:
             self.digests.release_instant(user.id, occurrence.id)
             raise

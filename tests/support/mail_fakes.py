@@ -20,6 +20,7 @@ from chalicelib.services.ports.mail import (
     Skip,
     Step,
 )
+from chalicelib.services.ports.notify import Letter
 from tests.support.fakes import FakeGroupRepository, FakeUserRepository
 
 # --- the mail log --------------------------------------------------------------------------------
@@ -438,12 +439,10 @@ class FakeMailer:
     def is_suppressed(self, address: str) -> bool:
         return address in self.suppressed
 
-    def send(
-        self, group: Any, to: tuple[str, str], subject: str, *content: str, **link: Any
-    ) -> str:
-        if to[1] in self.failing:
+    def send(self, group: Any, letter: Letter) -> str:
+        if letter.to[1] in self.failing:
             raise RuntimeError("SES refused")
-        self.sent.append((to[1], subject))
+        self.sent.append((letter.to[1], letter.subject))
         return f"ses-{len(self.sent)}"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -113,21 +114,23 @@ class SuppressionStore(Protocol):
     def clear(self, address: str) -> bool: ...
 
 
+@dataclass(frozen=True)
+class Letter:
+    """One email to one person as the notifier and the digest write it; the outgoing mail adds
+    the group's identity and disclaimer, and the unsubscribe link and headers when there is a URL."""
+
+    to: tuple[str, str]  # (name, address)
+    subject: str
+    text: str
+    html: str
+    unsubscribe_url: str | None = None
+
+
 class Mailer(Protocol):
     """chalicelib.mail.outgoing.OutgoingMail: `send` answers SES's message id."""
 
     def is_suppressed(self, address: str) -> bool: ...
-    def send(
-        self,
-        group: Any,
-        to: tuple[str, str],
-        subject_line: str,
-        plain_text: str,
-        html: str,
-        /,
-        *,
-        unsubscribe_url: str | None = None,
-    ) -> str: ...
+    def send(self, group: Any, letter: Letter) -> str: ...
 
 
 class Fanout(Protocol):
