@@ -39,6 +39,7 @@ from chalicelib.services.ports.notify import (
     Fanout,
     Letter,
     Mailer,
+    NewAlert,
     Subscriptions,
     SubscriptionView,
 )
@@ -320,15 +321,17 @@ class NotifyService:
     ) -> None:
         now = self.clock()
         if recipient.show_alert and self.alerts.add(
-            user.id,
-            occurrence.id,
-            stored_on=now,
-            show_red_label=recipient.show_red_label,
-            show_screen_alert=recipient.show_screen_alert,
-            kind=occurrence.kind,
-            reason=recipient.reason,
-            refs=self.refs(occurrence),
-            occurred_on=occurrence.occurred_on,
+            NewAlert(
+                user.id,
+                occurrence.id,
+                stored_on=now,
+                show_red_label=recipient.show_red_label,
+                show_screen_alert=recipient.show_screen_alert,
+                kind=occurrence.kind,
+                reason=recipient.reason,
+                refs=self.refs(occurrence),
+                occurred_on=occurrence.occurred_on,
+            )
         ):
             report.alerts += 1
         if recipient.email_alert_id == DIGEST:

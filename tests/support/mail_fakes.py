@@ -20,7 +20,7 @@ from chalicelib.services.ports.mail import (
     Skip,
     Step,
 )
-from chalicelib.services.ports.notify import Letter
+from chalicelib.services.ports.notify import Letter, NewAlert
 from tests.support.fakes import FakeGroupRepository, FakeUserRepository
 
 # --- the mail log --------------------------------------------------------------------------------
@@ -399,9 +399,10 @@ class FakeAlerts:
     def __init__(self) -> None:
         self.stored: dict[tuple[str, str], dict[str, Any]] = {}
 
-    def add(self, user_id: str, alert_id: str, **values: Any) -> bool:
+    def add(self, alert: NewAlert) -> bool:
         """Stored once per (user, alert): False when it is there already."""
-        return self.stored.setdefault((user_id, alert_id), values) is values
+        values = alert.fields()
+        return self.stored.setdefault((alert.user_id, alert.alert_id), values) is values
 
 
 class FakeDigests:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -68,17 +68,30 @@ class Subscriptions(Protocol):
     ) -> Sequence[SubscriptionView]: ...
 
 
+@dataclass(frozen=True)
+class NewAlert:
+    """An alert of one occurrence for one user, as the notifier writes it (store/alerts.py)."""
+
+    user_id: str
+    alert_id: str
+    stored_on: datetime
+    show_red_label: bool
+    show_screen_alert: bool
+    kind: str  # newPost | newComment
+    reason: str  # the subscription that matched
+    refs: dict[str, Any]  # what the alert shows, as the API shows it
+    occurred_on: datetime
+
+    def fields(self) -> dict[str, Any]:
+        """What is stored under (user_id, alert_id)."""
+        values = asdict(self)
+        del values["user_id"], values["alert_id"]
+        return values
+
+
 class Alerts(Protocol):
-    def add(
-        self,
-        user_id: str,
-        alert_id: str,
-        *,
-        stored_on: datetime,
-        show_red_label: bool,
-        **values: Any,
-    ) -> bool:
-        """Store the alert unless it is there already (its fields: store/alerts.py)."""
+    def add(self, alert: NewAlert) -> bool:
+        """Store the alert unless it is there already."""
         ...
 
 
