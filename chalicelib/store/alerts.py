@@ -35,7 +35,6 @@ from chalicelib.store.base import (
     UtcAttribute,
     conditionally,
     index_meta,
-    index_start_key,
     moment_key,
     query_page,
     register,
@@ -133,7 +132,7 @@ class AlertRepository:
             user_id,
             limit=limit,
             forward=False,
-            start_key=index_start_key(after, AlertRecord.recent) if after else None,
+            after=after,
         )
 
     def mark_read(self, user_id: str, now: datetime) -> AlertRecord:

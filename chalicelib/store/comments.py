@@ -24,6 +24,7 @@ from pynamodb.attributes import (
     VersionAttribute,
 )
 from pynamodb.exceptions import TransactWriteError
+from pynamodb.indexes import Index
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
@@ -229,27 +230,13 @@ class CommentRepository:
     def deleted_before_in_group(
         self, group_id: str, cutoff: datetime, *, limit: int, after: CommentRecord | None
     ) -> list[CommentRecord]:
-        return query_page(
-            CommentRecord.deleted_by_group,
-            group_id,
-            limit=limit,
-            forward=True,
-            start_key=index_start_key(after, CommentRecord.deleted_by_group) if after else None,
-            range_key_condition=CommentRecord.deleted_on <= cutoff,
-        )
+        return _deleted_before(CommentRecord.deleted_by_group, group_id, cutoff, limit, after)
 
     def deleted_before(
         self, cutoff: datetime, *, limit: int, after: CommentRecord | None
     ) -> list[CommentRecord]:
         """Keys of comments of every group deleted at or before `cutoff`, oldest first."""
-        return query_page(
-            CommentRecord.purge_index,
-            PURGE_BUCKET,
-            limit=limit,
-            forward=True,
-            start_key=index_start_key(after, CommentRecord.purge_index) if after else None,
-            range_key_condition=CommentRecord.deleted_on <= cutoff,
-        )
+        return _deleted_before(CommentRecord.purge_index, PURGE_BUCKET, cutoff, limit, after)
 
     # --- conditional writes: False when the stored comment is no longer the one that was read ---
 
@@ -382,3 +369,17 @@ def _list_page(
 def _matching(text: str | None):
     # `search_text` is stored lower-cased: DynamoDB's `contains` is case-sensitive.
     return CommentRecord.search_text.contains(text) if text else None
+
+
+def _deleted_before(
+    index: Index, hash_key: str, cutoff: datetime, limit: int, after: CommentRecord | None
+) -> list[CommentRecord]:
+    """A page of an index sorted by `deleted_on`, oldest first, up to `cutoff`."""
+    return query_page(
+        index,
+        hash_key,
+        limit=limit,
+        forward=True,
+        after=after,
+        range_key_condition=CommentRecord.deleted_on <= cutoff,
+    )

@@ -261,7 +261,7 @@ class MailRepository:
                 mailbox,
                 limit=limit,
                 forward=False,
-                start_key=index_start_key(after, MailRecord.received) if after else None,
+                after=after,
             )
         else:
             partition = status_partition(mailbox, status)
