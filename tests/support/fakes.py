@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import copy
 import itertools
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
+from chalicelib.services.ports.people import LoginAttemptStore, SignInAttempt
 from chalicelib.store.profile import STRUCTURE, StaleStructure
 
 
@@ -112,28 +113,21 @@ class FakeUserRepository:
         return user
 
 
-class FakeLoginAttemptRepository:
+class FakeLoginAttemptRepository(LoginAttemptStore):
     """Attempts per account in fixed windows: at most `per_source` from one source address and
     `per_account` from all, as the DynamoDB repository counts them."""
 
     def __init__(self) -> None:
         self._windows: dict[str, dict[str, int]] = {}
 
-    def take_attempt(
-        self,
-        email_lower: str,
-        source: str,
-        now: datetime,
-        window: timedelta,
-        per_source: int,
-        per_account: int,
-    ) -> Any:
+    def take(self, attempt: SignInAttempt) -> Any:
         from chalicelib.store.login_attempts import Attempt, window_of
 
-        counter = f"{email_lower}#{window_of(now, window)[0]}"
+        counter = f"{attempt.email_lower}#{window_of(attempt.now, attempt.window)[0]}"
         counts = self._windows.setdefault(counter, {"total": 0})
-        source_name = f"s:{source}"
-        if counts["total"] >= per_account or counts.get(source_name, 0) >= per_source:
+        source_name = f"s:{attempt.source}"
+        total, from_source = counts["total"], counts.get(source_name, 0)
+        if total >= attempt.per_account or from_source >= attempt.per_source:
             return None
         counts["total"] += 1
         counts[source_name] = counts.get(source_name, 0) + 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -83,7 +84,22 @@ class TakenAttempt(Protocol):
     def from_source(self) -> int: ...
 
 
+@dataclass(frozen=True)
+class SignInAttempt:
+    """An attempt to count for an account from a source address, in the fixed window `now` falls
+    in: refused when the source has had `per_source` or the account `per_account` there."""
+
+    email_lower: str
+    source: str
+    now: datetime
+    window: timedelta
+    per_source: int
+    per_account: int
+
+
 class LoginAttemptStore(Protocol):
+    """The store and its fake subclass this: they take a `SignInAttempt`, this says it in words."""
+
     def take_attempt(
         self,
         email_lower: str,
@@ -92,7 +108,15 @@ class LoginAttemptStore(Protocol):
         window: timedelta,
         per_source: int,
         per_account: int,
-    ) -> TakenAttempt | None: ...
+    ) -> TakenAttempt | None:
+        attempt = SignInAttempt(email_lower, source, now, window, per_source, per_account)
+        return self.take(attempt)
+
+    def take(self, attempt: SignInAttempt) -> TakenAttempt | None:
+        """Count the attempt, or None (nothing counted) when its source or account has none
+        left in the window."""
+        ...
+
     def forget_source(self, attempt: Any) -> None: ...
 
 
