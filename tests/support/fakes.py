@@ -12,6 +12,7 @@ import itertools
 from datetime import datetime
 from typing import Any
 
+from chalicelib.services.ports.notify import NotificationStore, SubscriptionChange
 from chalicelib.services.ports.people import LoginAttemptStore, SignInAttempt
 from chalicelib.store.profile import STRUCTURE, StaleStructure
 
@@ -500,7 +501,7 @@ class FakeEventRepository:
         return record
 
 
-class FakeNotificationRepository:
+class FakeNotificationRepository(NotificationStore):
     """Subscriptions by user and sort key, as store/notifications.py keys them."""
 
     def __init__(self) -> None:
@@ -517,31 +518,22 @@ class FakeNotificationRepository:
         item = self._items.get((user_id, key))
         return _stored(item) if item else None
 
-    def upsert(
-        self,
-        user_id: str,
-        *,
-        kind: str,
-        target_id: str,
-        notification_id: int,
-        group_id: str | None,
-        settings: dict[str, Any],
-        modified_on: datetime,
-    ) -> Any:
+    def save_subscription(self, user_id: str, change: SubscriptionChange) -> Any:
         from chalicelib.store.notifications import NotificationRecord, sort_key, target_key
 
-        key = sort_key(kind, target_id, notification_id, group_id)
+        kind, target_id, number = change.kind, change.target_id, change.notification_id
+        key = sort_key(kind, target_id, number, change.group_id)
         item = self._items.get((user_id, key)) or NotificationRecord(
-            user_id, key, email_alert_id=0, show_screen_alert=False, show_red_label=False
+            user_id, key, **SubscriptionChange.DEFAULTS
         )
-        item.target_key = target_key(kind, target_id, notification_id)
-        item.kind, item.target_id, item.notification_id = kind, target_id, notification_id
-        item.modified_on = modified_on
-        if group_id is not None:
-            item.group_id = group_id
-        for name, value in settings.items():
-            if value is not None:
-                setattr(item, name, value)
+        item.target_key = target_key(kind, target_id, number)
+        item.kind, item.target_id, item.notification_id = kind, target_id, number
+        item.modified_on = change.modified_on
+        if change.group_id is not None:
+            item.group_id = change.group_id
+        for name in SubscriptionChange.DEFAULTS:
+            if getattr(change, name) is not None:
+                setattr(item, name, getattr(change, name))
         self._items[(user_id, key)] = item
         return _stored(item)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 
 class SubscriptionSettings(Protocol):
@@ -35,7 +35,32 @@ class Subscription(SubscriptionSettings, Protocol):
     def notification_id(self) -> float: ...
 
 
+@dataclass(frozen=True)
+class SubscriptionChange:
+    """One subscription as a settings page sends it: a setting that is None keeps its stored
+    value, or takes its default (`DEFAULTS`) on a new subscription."""
+
+    kind: str
+    target_id: str
+    notification_id: int
+    group_id: str | None
+    modified_on: datetime
+    email_alert_id: int | None = None
+    show_screen_alert: bool | None = None
+    show_red_label: bool | None = None
+
+    # A new subscription: no email, no screen alert, no red label.
+    DEFAULTS: ClassVar[dict[str, int | bool]] = {
+        "email_alert_id": 0,
+        "show_screen_alert": False,
+        "show_red_label": False,
+    }
+
+
 class NotificationStore(Protocol):
+    """The store and its fake subclass this: they save a `SubscriptionChange`, `upsert` says it
+    in words."""
+
     def of_user(self, user_id: str, prefix: str) -> Sequence[Subscription]: ...
     def get(self, user_id: str, key: str) -> Subscription | None: ...
     def upsert(
@@ -48,7 +73,16 @@ class NotificationStore(Protocol):
         group_id: str | None,
         settings: dict[str, Any],
         modified_on: datetime,
-    ) -> Subscription: ...
+    ) -> Subscription:
+        change = SubscriptionChange(
+            kind, target_id, notification_id, group_id, modified_on, **settings
+        )
+        return self.save_subscription(user_id, change)
+
+    def save_subscription(self, user_id: str, change: SubscriptionChange) -> Subscription:
+        """Add the subscription or update it; two concurrent saves cannot lose it."""
+        ...
+
     def stop_email(self, user_id: str, key: str, modified_on: datetime) -> bool: ...
     def stop_digest_emails(self, user_id: str, modified_on: datetime) -> bool: ...
     def digest_type(self, user_id: str) -> int | None: ...
