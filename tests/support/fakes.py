@@ -12,6 +12,7 @@ import itertools
 from datetime import datetime
 from typing import Any
 
+from chalicelib.services.ports.content import EventListing, EventStore
 from chalicelib.services.ports.notify import NotificationStore, SubscriptionChange
 from chalicelib.services.ports.people import LoginAttemptStore, SignInAttempt
 from chalicelib.store.profile import STRUCTURE, StaleStructure
@@ -377,7 +378,7 @@ def _after(
     return [_stored(c) for c in members[:limit]]
 
 
-class FakeEventRepository:
+class FakeEventRepository(EventStore):
     """Events by group and start, and the calendar's overlap rule; an update or delete of an
     event changed since it was read is a 409 (`state`), as the store's transaction answers."""
 
@@ -430,19 +431,16 @@ class FakeEventRepository:
             self._events[int(record.id)] = _stored(record)
             self._ids = itertools.count(max(self._events) + 1)
 
-    def page(
-        self,
-        group_id: str,
-        *,
-        moment: datetime,
-        upcoming: bool,
-        limit: int,
-        after: Any,
-        text: str | None,
-    ) -> list[Any]:
+    def listed(self, group_id: str, listing: EventListing) -> list[Any]:
         from chalicelib.store.base import sort_moment
         from chalicelib.store.events import AFTER_ALL_IDS
 
+        moment, upcoming, after, text = (
+            listing.moment,
+            listing.upcoming,
+            listing.after,
+            listing.text,
+        )
         upcoming_from, expired_before = (
             f"{sort_moment(moment)}#{AFTER_ALL_IDS}",
             f"{sort_moment(moment)}#",
@@ -464,7 +462,7 @@ class FakeEventRepository:
             ]
         if text:
             events = [e for e in events if text in (e.search_text or "")]
-        return [_stored(e) for e in events[:limit]]
+        return [_stored(e) for e in events[: listing.limit]]
 
     @staticmethod
     def overlaps(record: Any, start: datetime, end: datetime) -> bool:

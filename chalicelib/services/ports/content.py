@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -201,8 +202,21 @@ class Event(EventFields, Protocol):
 Happened = Callable[[Any], Sequence[object]]
 
 
+@dataclass(frozen=True)
+class EventListing:
+    """A page of a group's events: starting after `moment` ascending (upcoming) or before it
+    descending (expired), continuing after `after`, matching `text`."""
+
+    moment: datetime
+    upcoming: bool
+    limit: int
+    after: Any
+    text: str | None
+
+
 class EventStore(Protocol):
-    """An update or delete of an event changed since it was read raises Conflict (`state`)."""
+    """An update or delete of an event changed since it was read raises Conflict (`state`).
+    The store and its fake subclass this: they list an `EventListing`, `page` says it in words."""
 
     def get(self, event_id: int) -> Event | None: ...
     def position(self, event_id: int) -> Event | None: ...
@@ -219,7 +233,10 @@ class EventStore(Protocol):
         limit: int,
         after: Any,
         text: str | None,
-    ) -> Sequence[Event]: ...
+    ) -> Sequence[Event]:
+        return self.listed(group_id, EventListing(moment, upcoming, limit, after, text))
+
+    def listed(self, group_id: str, listing: EventListing) -> Sequence[Event]: ...
     def overlaps(self, record: Any, start: datetime, end: datetime) -> bool: ...
     def overlapping(
         self, group_id: str, start: datetime, end: datetime, *, cap: int
