@@ -258,12 +258,8 @@ class EventRepository(EventStore):
 
     def listed(self, group_id: str, listing: EventListing) -> list[EventRecord]:
         """Events starting after `moment` ascending (upcoming) or before it descending (expired)."""
-        moment, upcoming, after, text = (
-            listing.moment,
-            listing.upcoming,
-            listing.after,
-            listing.text,
-        )
+        upcoming, after, text = listing.upcoming, listing.after, listing.text
+        moment = listing.moment
         if upcoming:
             condition = EventRecord.start_key > f"{sort_moment(moment)}#{AFTER_ALL_IDS}"
         else:

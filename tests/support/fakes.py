@@ -435,16 +435,9 @@ class FakeEventRepository(EventStore):
         from chalicelib.store.base import sort_moment
         from chalicelib.store.events import AFTER_ALL_IDS
 
-        moment, upcoming, after, text = (
-            listing.moment,
-            listing.upcoming,
-            listing.after,
-            listing.text,
-        )
-        upcoming_from, expired_before = (
-            f"{sort_moment(moment)}#{AFTER_ALL_IDS}",
-            f"{sort_moment(moment)}#",
-        )
+        upcoming, after, text = listing.upcoming, listing.after, listing.text
+        moment = sort_moment(listing.moment)
+        upcoming_from, expired_before = f"{moment}#{AFTER_ALL_IDS}", f"{moment}#"
 
         def inside(start_key: str) -> bool:
             return start_key > upcoming_from if upcoming else start_key < expired_before
