@@ -29,6 +29,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import cancellation_codes, is_cancelled_by_race
+from chalicelib.services.ports.content import CommentStore, UnapprovedListing
 from chalicelib.store import cache, outbox
 from chalicelib.store.base import (
     UtcAttribute,
@@ -136,7 +137,7 @@ class CommentRecord(Model):
 POSITION = "comment-position"
 
 
-class CommentRepository:
+class CommentRepository(CommentStore):
     def position(self, comment_id: int) -> CommentRecord | None:
         """The comment an `offset` names, for its place in a list: from the warm container's
         memory when a page ended there lately (this container's own writes forget it)."""
@@ -191,24 +192,15 @@ class CommentRepository:
             position={"deleted_on": after.deleted_list_position} if after is not None else None,
         )
 
-    def unapproved_page(
-        self,
-        group_id: str,
-        *,
-        limit: int,
-        after: CommentRecord | None,
-        text: str | None = None,
-        newest_first: bool = True,
-    ) -> list[CommentRecord]:
-        """Live comments of a group awaiting approval, by creation time."""
+    def unapproved(self, group_id: str, listing: UnapprovedListing) -> list[CommentRecord]:
         return _list_page(
             CommentRecord.unapproved_by_group,
             "unapproved_group_id",
             group_id,
-            limit=limit,
-            after=after,
-            forward=not newest_first,
-            text=text,
+            limit=listing.limit,
+            after=listing.after,
+            forward=not listing.newest_first,
+            text=listing.text,
         )
 
     def reported_page(

@@ -12,7 +12,12 @@ import itertools
 from datetime import datetime
 from typing import Any
 
-from chalicelib.services.ports.content import EventListing, EventStore
+from chalicelib.services.ports.content import (
+    CommentStore,
+    EventListing,
+    EventStore,
+    UnapprovedListing,
+)
 from chalicelib.services.ports.notify import NotificationStore, SubscriptionChange
 from chalicelib.services.ports.people import LoginAttemptStore, SignInAttempt
 from chalicelib.store.profile import STRUCTURE, StaleStructure
@@ -242,7 +247,7 @@ class FakePostRepository:
             post.comments_count = int(post.comments_count or 0) + delta
 
 
-class FakeCommentRepository:
+class FakeCommentRepository(CommentStore):
     """Comments and their moderation lists; writes conditioned on the version read, moving the
     post's `comments_count` as the visible list changes (as DynamoDB's transaction does)."""
 
@@ -270,17 +275,10 @@ class FakeCommentRepository:
         deleted = self._members("deleted_group_id", group_id, text)
         return _after(deleted, _deleted_place, after, limit, newest_first=True)
 
-    def unapproved_page(
-        self,
-        group_id: str,
-        *,
-        limit: int,
-        after: Any,
-        text: str | None = None,
-        newest_first: bool = True,
-    ) -> list[Any]:
-        unapproved = self._members("unapproved_group_id", group_id, text)
-        return _after(unapproved, _created, after, limit, newest_first=newest_first)
+    def unapproved(self, group_id: str, listing: UnapprovedListing) -> list[Any]:
+        unapproved = self._members("unapproved_group_id", group_id, listing.text)
+        place, limit, newest_first = listing.after, listing.limit, listing.newest_first
+        return _after(unapproved, _created, place, limit, newest_first=newest_first)
 
     def reported_page(
         self, group_id: str, *, limit: int, after: Any, text: str | None

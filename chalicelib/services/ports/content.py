@@ -104,9 +104,21 @@ class CommentReader(Protocol):
     def get(self, comment_id: int) -> Comment | None: ...
 
 
+@dataclass(frozen=True)
+class UnapprovedListing:
+    """A page of a group's live comments awaiting approval, by creation time."""
+
+    limit: int
+    after: Any
+    text: str | None
+    newest_first: bool
+
+
 class CommentStore(CommentReader, Protocol):
     """The moderation lists are one Query each, continuing after `after`'s place in the list;
-    a conditional write answers False when the stored comment is no longer the one read."""
+    a conditional write answers False when the stored comment is no longer the one read.
+    The store and its fake subclass this: they list an `UnapprovedListing`, `unapproved_page`
+    says it in words (its defaults are the moderation page's)."""
 
     def position(self, comment_id: int) -> Comment | None: ...
     def visible_page(self, post_id: str, *, limit: int, after: Any) -> Sequence[Comment]: ...
@@ -121,7 +133,10 @@ class CommentStore(CommentReader, Protocol):
         after: Any,
         text: str | None = None,
         newest_first: bool = True,
-    ) -> Sequence[Comment]: ...
+    ) -> Sequence[Comment]:
+        return self.unapproved(group_id, UnapprovedListing(limit, after, text, newest_first))
+
+    def unapproved(self, group_id: str, listing: UnapprovedListing) -> Sequence[Comment]: ...
     def reported_page(
         self, group_id: str, *, limit: int, after: Any, text: str | None
     ) -> Sequence[Comment]: ...
