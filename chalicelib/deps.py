@@ -1,7 +1,7 @@
 """Composition: the repositories and collaborators each service is built with.
 
 Services take everything through their constructors, typed by the Protocols of
-services/ports.py (a test passes a fake, tests/support/fakes.py). One idiom each:
+services/ports (a test passes a fake, tests/support/fakes.py). One idiom each:
 
 - a repository is a cached factory of chalicelib/store/repositories.py (made once, on first
   use), reached here as `deps.<name>()`; `mail()` alone is made on each use (see there).
@@ -36,6 +36,7 @@ from chalicelib.services.mailboxes import MailboxDirectory, MailboxSettingsServi
 from chalicelib.services.newsletter import NewsletterService
 from chalicelib.services.notifications import NotificationService
 from chalicelib.services.player import PlayerService
+from chalicelib.services.ports.notify import Letter
 from chalicelib.services.posts import PostService
 from chalicelib.services.profile import ProfileService
 from chalicelib.services.rss import RssService
@@ -272,20 +273,8 @@ class _OutgoingMailOnFirstUse:
     def is_suppressed(self, address: str) -> bool:
         return self._mail().is_suppressed(address)
 
-    def send(
-        self,
-        group: Any,
-        to: tuple[str, str],
-        subject_line: str,
-        plain_text: str,
-        html: str,
-        /,
-        *,
-        unsubscribe_url: str | None = None,
-    ) -> str:
-        return self._mail().send(
-            group, to, subject_line, plain_text, html, unsubscribe_url=unsubscribe_url
-        )
+    def send(self, group: Any, letter: Letter) -> str:
+        return self._mail().send(group, letter)
 
 
 def notify_service(

@@ -16,6 +16,7 @@ from email.utils import formataddr
 from typing import Any, Protocol
 
 from chalicelib.logs import get_logger
+from chalicelib.services.ports.notify import Letter
 from chalicelib.services.unsubscribe import add_unsubscribe_headers, with_unsubscribe_link
 
 log = get_logger("notify")
@@ -92,23 +93,16 @@ class OutgoingMail:
             self._identities[group.id] = self.identity_of(group)
         return self._identities[group.id]
 
-    def send(
-        self,
-        group: Any,
-        to: tuple[str, str],
-        subject: str,
-        text: str,
-        body_html: str,
-        *,
-        unsubscribe_url: str | None = None,
-    ) -> str:
+    def send(self, group: Any, letter: Letter) -> str:
         """Send under the group's name from the platform's sender, the group's address as
         Reply-To, with its disclaimer appended; answers the message id.
 
-        `unsubscribe_url` adds RFC 8058 one-click unsubscribe headers and a visible link.
+        `letter.unsubscribe_url` adds RFC 8058 one-click unsubscribe headers and a visible link.
         """
         from chalicelib.sanitize import html_to_text
 
+        to, subject, text, body_html = letter.to, letter.subject, letter.text, letter.html
+        unsubscribe_url = letter.unsubscribe_url
         if self.is_suppressed(to[1]):
             raise AddressSuppressed(to[1])
         identity = self.identity(group)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from chalicelib.auth import hash_password, verify_password
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.services.links import slugify
-from chalicelib.services.ports import GroupStore, UserStore
+from chalicelib.services.ports.people import GroupStore, UserStore
 
 MIN_PASSWORD_LENGTH = 8
 

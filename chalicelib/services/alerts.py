@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from chalicelib.auth import Caller
 from chalicelib.errors import Forbidden, NotFound, ValidationFailed
 from chalicelib.schemas.alerts import AlertOut, AlertsQuery, UserAlertsOut
-from chalicelib.services.ports import GroupStore, UserReader
+from chalicelib.services.ports.people import GroupStore, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.store.alerts import AlertRepository

@@ -24,15 +24,14 @@ from chalicelib.services.domain_events import (
 )
 from chalicelib.services.links import comment_url, post_ref, user_ref
 from chalicelib.services.paging import next_offset
-from chalicelib.services.ports import (
+from chalicelib.services.ports.content import (
     Comment,
     CommentStore,
-    Group,
     Post,
     ReferenceStore,
     SpamReport,
-    User,
 )
+from chalicelib.services.ports.people import Group, User
 
 if TYPE_CHECKING:
     from chalicelib.services.groups import GroupService

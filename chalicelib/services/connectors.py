@@ -29,7 +29,7 @@ from chalicelib.schemas.connectors import (
     LocalConnectorUpdate,
 )
 from chalicelib.services.links import base_url, group_ref, user_ref
-from chalicelib.services.ports import GroupStore, User, UserReader
+from chalicelib.services.ports.people import GroupStore, User, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.services.groups import GroupService

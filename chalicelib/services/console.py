@@ -11,7 +11,7 @@ from typing import Any
 
 from chalicelib.auth import Caller, Need
 from chalicelib.schemas.console import ConsoleGroup, ConsoleSession
-from chalicelib.services.ports import GroupTree, UserReader
+from chalicelib.services.ports.people import GroupTree, UserReader
 
 # A tree walk from the root: communities have tens of groups, not thousands; the cap keeps a
 # corrupted parent chain from looping.

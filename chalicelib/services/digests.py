@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller, Need
 from chalicelib.logs import get_logger
+from chalicelib.services.ports.notify import Letter
 
 if TYPE_CHECKING:
     from chalicelib.mail.outgoing import OutgoingMail
@@ -133,7 +134,7 @@ class DigestService:
         link = unsubscribe_url(user.id, DIGEST, now)
         try:
             message_id = self.mail.send(
-                sender, (user.alias, user.email), subject, text, body_html, unsubscribe_url=link
+                sender, Letter((user.alias, user.email), subject, text, body_html, link)
             )
         except Exception:
             for record in taken:

@@ -28,7 +28,8 @@ from chalicelib.services.domain_events import (
 )
 from chalicelib.services.links import group_ref, group_url, user_ref
 from chalicelib.services.paging import next_offset
-from chalicelib.services.ports import Event, EventFields, EventStore, Group, User, UserReader
+from chalicelib.services.ports.content import Event, EventFields, EventStore
+from chalicelib.services.ports.people import Group, User, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.services.groups import GroupService
@@ -263,17 +264,17 @@ class EventService:
                 created_on=r.created_on,
                 author=user_ref(people.get(r.author_id)),
                 editor=user_ref(people.get(r.editor_id)),
-                all_day=r.all_day,
-                start_date=r.start_date,
-                end_date=r.end_date,
-                organizer=r.organizer,
-                location=r.location,
-                title=r.title,
-                content=r.content,
                 url=event_url(group, int(r.id)),
+                **said_of_itself(r),
             )
             for r in records
         ]
+
+
+def said_of_itself(event: EventFields) -> dict[str, Any]:
+    """The fields of `EventFields`, by name: what is sent, stored and answered alike."""
+    names = ("title", "all_day", "start_date", "end_date", "content", "organizer", "location")
+    return {name: getattr(event, name) for name in names}
 
 
 def stored_fields(event: EventFields) -> dict[str, Any]:
@@ -281,12 +282,7 @@ def stored_fields(event: EventFields) -> dict[str, Any]:
     its content sanitised, and the text its `filter` searches."""
     content = clean_html(event.content)
     return {
-        "title": event.title,
-        "all_day": event.all_day,
-        "start_date": event.start_date,
-        "end_date": event.end_date,
+        **said_of_itself(event),
         "content": content,
-        "organizer": event.organizer,
-        "location": event.location,
         "search_text": search_text(event.title, content, event.location, event.organizer),
     }

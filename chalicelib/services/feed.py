@@ -15,7 +15,7 @@ from chalicelib.schemas.feed import (
     NamedFlag,
 )
 from chalicelib.services.links import group_ref
-from chalicelib.services.ports import DocumentStore
+from chalicelib.services.ports.content import DocumentStore
 
 KIND = "feedSettings"
 

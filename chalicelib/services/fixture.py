@@ -15,7 +15,15 @@ from pydantic import ValidationError
 
 from chalicelib.auth import hash_password, verify_password
 from chalicelib.sanitize import clean_html
-from chalicelib.schemas.fixture import Fixture
+from chalicelib.schemas.fixture import (
+    Fixture,
+    FixtureComment,
+    FixtureEvent,
+    FixtureGroup,
+    FixtureModel,
+    FixturePost,
+    FixtureUser,
+)
 from chalicelib.services.links import slugify
 
 if TYPE_CHECKING:
@@ -34,6 +42,75 @@ class FixtureError:
 @dataclass
 class FixtureReport:
     counts: dict[str, int] = field(default_factory=dict)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _whole(value: Any) -> int:
+    return int(value or 0)  # the store answers numbers as floats, an unset one as None
+
+
+def _date(value: Any) -> str | None:
+    from datetime import UTC
+
+    return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _fields(names: str, convert: Callable[[Any], Any] = _same) -> dict[str, Callable[[Any], Any]]:
+    return dict.fromkeys(names.split(), convert)
+
+
+# What a fixture record and its stored record hold alike, by the fixture model's field name (the
+# stored attribute's too), in the order `export` writes them: `load` copies each in as it is,
+# `export` writes it under its JSON name, converted from what the store answers.
+SHARED: dict[str, tuple[type[FixtureModel], dict[str, Callable[[Any], Any]]]] = {
+    "groups": (FixtureGroup, _fields("id name slug parent_id access thumb_url")),
+    "users": (FixtureUser, _fields("id alias email password_hash slug avatar_url")),
+    "posts": (
+        FixturePost,
+        {**_fields("id group_id author_id title slug content"), "created_on": _date},
+    ),
+    "comments": (
+        FixtureComment,
+        {
+            "id": int,
+            **_fields("post_id author_id content"),
+            "created_on": _date,
+            "parent_comment_id": _whole,
+            "is_approved": bool,
+            "approved_on": _date,
+            **_fields("rating votes", _whole),
+            "is_anonymous": bool,
+            "deleted_on": _date,
+            "deleted_by_id": _same,
+        },
+    ),
+    "events": (
+        FixtureEvent,
+        {
+            "id": int,
+            **_fields("group_id author_id title"),
+            "all_day": bool,
+            **_fields("start_date end_date", _date),
+            **_fields("content organizer location"),
+            "created_on": _date,
+        },
+    ),
+}
+
+
+def _loaded(section: str, item: FixtureModel) -> dict[str, Any]:
+    return {name: getattr(item, name) for name in SHARED[section][1]}
+
+
+def _exported(section: str, record: Any) -> dict[str, Any]:
+    model, fields = SHARED[section]
+    return {
+        model.model_fields[name].alias or name: convert(getattr(record, name))
+        for name, convert in fields.items()
+    }
 
 
 class FixtureInvalid(Exception):
@@ -262,15 +339,7 @@ class FixtureService:
 
     @staticmethod
     def _group(g: Any) -> dict[str, Any]:
-        return {
-            "id": g.id,
-            "name": g.name,
-            "slug": g.slug,
-            "parent_id": g.parent_id,
-            "access": g.access,
-            "thumb_url": g.thumb_url,
-            "permissions": g.permissions.model_dump(by_alias=True),
-        }
+        return {**_loaded("groups", g), "permissions": g.permissions.model_dump(by_alias=True)}
 
     @staticmethod
     def _user(u: Any, stored_hash: str | None, stored_version: int) -> dict[str, Any]:
@@ -282,13 +351,9 @@ class FixtureService:
         # unchanged one keeps them (loading twice changes nothing).
         changed = stored_hash is not None and password_hash != stored_hash
         return {
+            **_loaded("users", u),
             "token_version": stored_version + 1 if changed else stored_version,
-            "id": u.id,
-            "alias": u.alias,
-            "email": u.email,
             "email_lower": u.email.lower(),
-            "slug": u.slug,
-            "avatar_url": u.avatar_url,
             "password_hash": password_hash,
             "memberships": {m.group_id: m.role for m in u.memberships},
         }
@@ -298,9 +363,7 @@ class FixtureService:
         from chalicelib.services.events import stored_fields
 
         return {
-            "id": e.id,
-            "group_id": e.group_id,
-            "author_id": e.author_id,
+            **_loaded("events", e),
             "editor_id": e.author_id,
             "created_on": e.created_on or e.start_date,
             "modified_on": e.created_on or e.start_date,
@@ -322,16 +385,7 @@ class FixtureService:
                 taken.add((p.group_id, slug))
             content = clean_html(p.content)
             out.append(
-                {
-                    "id": p.id,
-                    "group_id": p.group_id,
-                    "author_id": p.author_id,
-                    "title": p.title,
-                    "slug": slug,
-                    "content": content,
-                    "created_on": p.created_on,
-                    "source": "fixture",
-                }
+                {**_loaded("posts", p), "slug": slug, "content": content, "source": "fixture"}
             )
         return out
 
@@ -339,32 +393,15 @@ class FixtureService:
     def _comment(c: Any, groups: dict[str, str], aliases: dict[str, str]) -> dict[str, Any]:
         content = clean_html(c.content)
         return {
-            "id": c.id,
-            "post_id": c.post_id,
+            **_loaded("comments", c),
             "group_id": groups[c.post_id],
-            "author_id": c.author_id,
             "content": content,
-            "created_on": c.created_on,
-            "parent_comment_id": c.parent_comment_id,
-            "is_approved": c.is_approved,
-            "approved_on": c.approved_on,
-            "rating": c.rating,
-            "votes": c.votes,
-            "is_anonymous": c.is_anonymous,
-            "deleted_on": c.deleted_on,
-            "deleted_by_id": c.deleted_by_id,
             "spam_reports": [
                 {"author_id": r.author_id, "created_on": r.created_on} for r in c.spam_reports
             ],
             "source": "fixture",
             "author_alias": aliases.get(c.author_id, ""),
         }
-
-
-def _date(value: Any) -> str | None:
-    from datetime import UTC
-
-    return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 class FixtureExporter:
@@ -397,25 +434,12 @@ class FixtureExporter:
 
     @staticmethod
     def _group(g: Any) -> dict[str, Any]:
-        return {
-            "id": g.id,
-            "name": g.name,
-            "slug": g.slug,
-            "parentId": g.parent_id,
-            "access": g.access,
-            "thumbUrl": g.thumb_url,
-            "permissions": g.permissions or {},
-        }
+        return {**_exported("groups", g), "permissions": g.permissions or {}}
 
     @staticmethod
     def _user(u: Any) -> dict[str, Any]:
         return {
-            "id": u.id,
-            "alias": u.alias,
-            "email": u.email,
-            "passwordHash": u.password_hash,
-            "slug": u.slug,
-            "avatarUrl": u.avatar_url,
+            **_exported("users", u),
             "memberships": [
                 {"groupId": group_id, "role": role}
                 for group_id, role in sorted((u.memberships or {}).items())
@@ -424,32 +448,12 @@ class FixtureExporter:
 
     @staticmethod
     def _post(p: Any) -> dict[str, Any]:
-        return {
-            "id": p.id,
-            "groupId": p.group_id,
-            "authorId": p.author_id,
-            "title": p.title,
-            "slug": p.slug,
-            "content": p.content,
-            "createdOn": _date(p.created_on),
-        }
+        return _exported("posts", p)
 
     @staticmethod
     def _comment(c: Any) -> dict[str, Any]:
         return {
-            "id": int(c.id),
-            "postId": c.post_id,
-            "authorId": c.author_id,
-            "content": c.content,
-            "createdOn": _date(c.created_on),
-            "parentCommentId": int(c.parent_comment_id or 0),
-            "isApproved": bool(c.is_approved),
-            "approvedOn": _date(c.approved_on),
-            "rating": int(c.rating or 0),
-            "votes": int(c.votes or 0),
-            "isAnonymous": bool(c.is_anonymous),
-            "deletedOn": _date(c.deleted_on),
-            "deletedById": c.deleted_by_id,
+            **_exported("comments", c),
             "spamReports": [
                 {"authorId": r.author_id, "createdOn": _date(r.created_on)}
                 for r in c.spam_reports or []
@@ -458,19 +462,7 @@ class FixtureExporter:
 
     @staticmethod
     def _event(e: Any) -> dict[str, Any]:
-        return {
-            "id": int(e.id),
-            "groupId": e.group_id,
-            "authorId": e.author_id,
-            "title": e.title,
-            "allDay": bool(e.all_day),
-            "startDate": _date(e.start_date),
-            "endDate": _date(e.end_date),
-            "content": e.content,
-            "organizer": e.organizer,
-            "location": e.location,
-            "createdOn": _date(e.created_on),
-        }
+        return _exported("events", e)
 
     @staticmethod
     def _connector(c: Any, enabled: bool) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from chalicelib.schemas.group_email import GroupEmailOut, GroupEmailUpdate
 from chalicelib.services.links import group_ref
-from chalicelib.services.ports import DocumentStore
+from chalicelib.services.ports.content import DocumentStore
 
 KIND = "groupEmail"
 

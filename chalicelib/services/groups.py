@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chalicelib.errors import NotFound
-from chalicelib.services.ports import Group, GroupStore
+from chalicelib.services.ports.people import Group, GroupStore
 
 
 class GroupService:

@@ -29,7 +29,7 @@ handled on its own, so a mail that kills the process never takes the others down
 Who does what: the POP3 session of a poll is `chalicelib.mail.pop3.MailSession`; what a mail
 becomes, `services/mail_planner.py` (rules in `mail_rules`); what it stores,
 `services/mail_records.py`; the log's steps (`Reserve`, `Finish`, `Quarantine`, `Fail`, `Skip`,
-services/mail_ports.py) are applied by the store. This module orders them.
+services/ports/mail.py) are applied by the store. This module orders them.
 """
 
 from __future__ import annotations
@@ -45,7 +45,11 @@ from chalicelib.logs import get_logger
 from chalicelib.mail.pop3 import MailSession, Pop3Server, open_pop3
 from chalicelib.services.domain_events import MailRejected
 from chalicelib.services.mail_planner import Planner
-from chalicelib.services.mail_ports import (
+from chalicelib.services.mail_records import PlanStore, derived_id
+from chalicelib.services.mail_report import PollResult, clean_field, plain, plain_error
+from chalicelib.services.mail_rules import Plan
+from chalicelib.services.mailboxes import Mailbox
+from chalicelib.services.ports.mail import (
     Counters,
     Fail,
     Finish,
@@ -60,10 +64,6 @@ from chalicelib.services.mail_ports import (
     Skip,
     Step,
 )
-from chalicelib.services.mail_records import PlanStore, derived_id
-from chalicelib.services.mail_report import PollResult, clean_field, plain, plain_error
-from chalicelib.services.mail_rules import Plan
-from chalicelib.services.mailboxes import Mailbox
 
 if TYPE_CHECKING:
     from chalicelib.mail.parse import ParsedMail, ReadableHeaders
@@ -209,19 +209,13 @@ class MailIngestor:
         by_uidl = self._entry_id(mailbox.key, f"uidl:{mailbox.account}:{uidl}")
         if size > self.max_bytes:
             reason = f"larger than {self.max_bytes} bytes ({size}); not downloaded"
-            status = self._finish_plain(mailbox, by_uidl, uidl, "rejected", reason)
-            result.count(status)
-            if mailbox.delete_processed and session.delete(uidl):
-                result.deleted += 1
+            self._reject_oversized(session, mailbox, by_uidl, uidl, reason, result)
             return None
         try:
             raw = session.retrieve(uidl, self.max_bytes)
         except MessageTooLarge:
             reason = f"larger than {self.max_bytes} bytes; the rest was not read"
-            status = self._finish_plain(mailbox, by_uidl, uidl, "rejected", reason)
-            result.count(status)
-            if mailbox.delete_processed and session.delete(uidl):
-                result.deleted += 1
+            self._reject_oversized(session, mailbox, by_uidl, uidl, reason, result)
             return None
         except MailboxError as error:
             # Maybe transient (a timeout, a dropped connection): counted, retried, quarantined
@@ -233,6 +227,21 @@ class MailIngestor:
         if raw is None:
             return None
         return _Mail(uidl=uidl, raw=raw, received_on=self.clock())
+
+    def _reject_oversized(
+        self,
+        session: MailSession,
+        mailbox: Mailbox,
+        by_uidl: str,
+        uidl: str,
+        reason: str,
+        result: PollResult,
+    ) -> None:
+        """A mail too large to take, whether its size said so or its download ran over: rejected
+        for good (a retry would be as large) and deleted like a handled mail."""
+        result.count(self._finish_plain(mailbox, by_uidl, uidl, "rejected", reason))
+        if mailbox.delete_processed and session.delete(uidl):
+            result.deleted += 1
 
     # --- a chunk of downloaded mail ----------------------------------------------------------
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from chalicelib.schemas.mail_log import MailLogEntryOut, MailLogPage, MailLogQuery
 from chalicelib.services.links import post_ref
-from chalicelib.services.mail_ports import MailLogPages
+from chalicelib.services.ports.mail import MailLogPages
 from chalicelib.services.posts import unknown_offset
 
 if TYPE_CHECKING:

@@ -14,8 +14,9 @@ from chalicelib.services.mail_rules import Plan
 
 if TYPE_CHECKING:
     from chalicelib.mail.parse import ParsedMail
-    from chalicelib.services.mail_ports import MailComments, MailGroups, MailPosts, MailUsers
     from chalicelib.services.mailboxes import Mailbox
+    from chalicelib.services.ports.mail import MailComments, MailGroups, MailPosts
+    from chalicelib.services.ports.people import AccountFinder
 
 
 class SenderCheck(Protocol):
@@ -46,7 +47,7 @@ class MailPlanner:
     def __init__(
         self,
         *,
-        users: MailUsers,
+        users: AccountFinder,
         groups: MailGroups,
         posts: MailPosts,
         comments: MailComments,

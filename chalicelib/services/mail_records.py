@@ -12,7 +12,9 @@ from typing import Any
 
 from chalicelib.services.domain_events import CommentCreated, PostCreated
 from chalicelib.services.links import slugify
-from chalicelib.services.mail_ports import (
+from chalicelib.services.mail_report import plain
+from chalicelib.services.mail_rules import Plan
+from chalicelib.services.ports.mail import (
     Counters,
     Finish,
     LogEntry,
@@ -20,8 +22,6 @@ from chalicelib.services.mail_ports import (
     MailLog,
     MailPosts,
 )
-from chalicelib.services.mail_report import plain
-from chalicelib.services.mail_rules import Plan
 
 # Mail ids derive from this namespace, so that the same mail always maps to the same records.
 MAIL_NAMESPACE = uuid.UUID("1b2f6c3e-58a4-4f0d-9c47-0a9e1f3b7d21")

@@ -9,7 +9,7 @@ from typing import Any
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.newsletter import NewsletterSettingsOut, NewsletterSettingsUpdate
 from chalicelib.services.links import group_ref
-from chalicelib.services.ports import DocumentStore
+from chalicelib.services.ports.content import DocumentStore
 
 KIND = "newsletterSettings"
 

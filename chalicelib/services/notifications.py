@@ -24,15 +24,9 @@ from chalicelib.schemas.notifications import (
     UserNotificationsOut,
 )
 from chalicelib.services.links import group_ref, post_ref, user_ref
-from chalicelib.services.ports import (
-    Group,
-    GroupStore,
-    NotificationStore,
-    PostStore,
-    Subscription,
-    User,
-    UserReader,
-)
+from chalicelib.services.ports.content import PostStore
+from chalicelib.services.ports.notify import NotificationStore, Subscription
+from chalicelib.services.ports.people import Group, GroupStore, User, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.services.suppressions import SuppressionService

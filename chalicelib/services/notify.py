@@ -32,18 +32,18 @@ from chalicelib.services.domain_events import (
     event_from_json,
     event_to_json,
 )
-from chalicelib.services.mail_ports import (
+from chalicelib.services.ports.content import CommentReader, PostReader
+from chalicelib.services.ports.notify import (
     Alerts,
-    CommentReads,
     DigestQueue,
     Fanout,
+    Letter,
     Mailer,
-    NotifyGroups,
-    NotifyUsers,
-    PostReads,
+    NewAlert,
     Subscriptions,
     SubscriptionView,
 )
+from chalicelib.services.ports.people import GroupReader, UserReader
 from chalicelib.services.unsubscribe import (
     unsubscribe_url,
 )
@@ -206,10 +206,10 @@ class NotificationsFailed(RuntimeError):
 @dataclass
 class NotifyService:
     notifications: Subscriptions
-    users: NotifyUsers
-    groups: NotifyGroups
-    posts: PostReads
-    comments: CommentReads
+    users: UserReader
+    groups: GroupReader
+    posts: PostReader
+    comments: CommentReader
     alerts: Alerts
     digests: DigestQueue
     mail: Mailer
@@ -321,15 +321,17 @@ class NotifyService:
     ) -> None:
         now = self.clock()
         if recipient.show_alert and self.alerts.add(
-            user.id,
-            occurrence.id,
-            stored_on=now,
-            show_red_label=recipient.show_red_label,
-            show_screen_alert=recipient.show_screen_alert,
-            kind=occurrence.kind,
-            reason=recipient.reason,
-            refs=self.refs(occurrence),
-            occurred_on=occurrence.occurred_on,
+            NewAlert(
+                user.id,
+                occurrence.id,
+                stored_on=now,
+                show_red_label=recipient.show_red_label,
+                show_screen_alert=recipient.show_screen_alert,
+                kind=occurrence.kind,
+                reason=recipient.reason,
+                refs=self.refs(occurrence),
+                occurred_on=occurrence.occurred_on,
+            )
         ):
             report.alerts += 1
         if recipient.email_alert_id == DIGEST:
@@ -352,14 +354,8 @@ class NotifyService:
             user.id, recipient.subscription, self.clock()
         )
         try:
-            message_id = self.mail.send(
-                occurrence.group,
-                (user.alias, user.email),
-                subject,
-                text,
-                body_html,
-                unsubscribe_url=link or None,
-            )
+            letter = Letter((user.alias, user.email), subject, text, body_html, link or None)
+            message_id = self.mail.send(occurrence.group, letter)
         except Exception:
             self.digests.release_instant(user.id, occurrence.id)
             raise

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from chalicelib.errors import FieldError, NotFound, ValidationFailed, as_text
 from chalicelib.schemas.player import CardOut, LogOut, PlayerCreate, PlayerOut, QuestOut
-from chalicelib.services.ports import Player, PlayerStore
+from chalicelib.services.ports.people import Player, PlayerStore
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ from chalicelib.schemas.posts import PostOut, PostPage
 from chalicelib.services.comments import CommentPresenter
 from chalicelib.services.links import group_ref, post_url, user_ref
 from chalicelib.services.paging import next_offset
-from chalicelib.services.ports import CommentStore, Group, Post, PostStore, User, UserReader
+from chalicelib.services.ports.content import CommentStore, Post, PostStore
+from chalicelib.services.ports.people import Group, User, UserReader
 
 
 def unknown_offset(offset: str | int) -> ValidationFailed:

@@ -26,7 +26,7 @@ from chalicelib.schemas.profile import (
     SectionWithFields,
 )
 from chalicelib.schemas.profile_fields import DATA_MODELS, PARENT_TYPES, FieldData, FieldType
-from chalicelib.services.ports import ProfileItem, ProfileStore
+from chalicelib.services.ports.people import ProfileItem, ProfileStore
 from chalicelib.services.profile_data import MANDATORY_FIELDS, guid_for, merge, settle_data
 
 
@@ -137,17 +137,18 @@ class ProfileService:
     def delete_section(self, section_id: int) -> SectionOut:
         structure = self._load()
         section = self._section(structure, section_id)
+        answer = self._section_out(section)
         fields = structure.fields_in(section_id)
-        if fields:
-            names = ", ".join(f.name for f in fields)
-            raise Conflict(
+        self._delete_unless_held(
+            section,
+            rest=structure.ordered_sections(without=section),
+            held_by=fields,
+            refusal=lambda names: Conflict(
                 "fields",
                 len(fields),
                 f"The section still has fields ({names}): delete or move them first.",
-            )
-        answer = self._section_out(section)
-        moves = _renumber(structure.ordered_sections(without=section))
-        self._commit(moves=moves, deletes=[section])
+            ),
+        )
         return answer
 
     # --- fields -----------------------------------------------------------------------------
@@ -214,18 +215,32 @@ class ProfileService:
     def delete_field(self, field_id: str) -> FieldOut:
         structure = self._load()
         field = self._field(structure, field_id)
-        children = structure.children_of(field_id)
-        if children:
-            names = ", ".join(c.name for c in children)
-            raise Conflict(
+        answer = self._field_out(structure, field)
+        self._delete_unless_held(
+            field,
+            rest=structure.fields_in(int(field.section_id), without=field),
+            held_by=structure.children_of(field_id),
+            refusal=lambda names: Conflict(
                 "fieldId",
                 field_id,
                 f"The field is the parent of {names}: delete them or give them another parent first.",
-            )
-        answer = self._field_out(structure, field)
-        moves = _renumber(structure.fields_in(int(field.section_id), without=field))
-        self._commit(moves=moves, deletes=[field])
+            ),
+        )
         return answer
+
+    def _delete_unless_held(
+        self,
+        item: ProfileItem,
+        *,
+        rest: list[ProfileItem],
+        held_by: Sequence[ProfileItem],
+        refusal: Callable[[str], Conflict],
+    ) -> None:
+        """Delete `item` and renumber the rest of its list, unless items hang on it (a section's
+        fields, a field's children): deleting it would orphan them, so `refusal` names them."""
+        if held_by:
+            raise refusal(", ".join(i.name for i in held_by))
+        self._commit(moves=_renumber(rest), deletes=[item])
 
     # --- rules ------------------------------------------------------------------------------
 

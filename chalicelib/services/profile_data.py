@@ -17,7 +17,7 @@ from chalicelib.schemas.profile_fields import (
     Option,
     OptionIn,
 )
-from chalicelib.services.ports import ProfileItem
+from chalicelib.services.ports.people import ProfileItem
 
 # Stable GUIDs for what Agora defines itself (mandatory fields, country option keys): the same
 # country has the same key in every country list, on every installation.

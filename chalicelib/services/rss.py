@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.schemas.feed import FeedSettingsOut
-from chalicelib.services.ports import Group, Post, PostStore, User, UserReader
+from chalicelib.services.ports.content import Post, PostStore
+from chalicelib.services.ports.people import Group, User, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.services.feed import FeedService

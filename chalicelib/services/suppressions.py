@@ -16,7 +16,7 @@ from typing import Any
 
 from chalicelib.logs import get_logger
 from chalicelib.schemas.common import AccessWarning
-from chalicelib.services.ports import SuppressionStore
+from chalicelib.services.ports.notify import SuppressionStore
 
 log = get_logger("suppressions")
 

@@ -12,7 +12,7 @@ from chalicelib.schemas.system_pages import (
     PremiumPageUpdate,
     PrivateLandingPageOut,
 )
-from chalicelib.services.ports import DocumentStore
+from chalicelib.services.ports.content import DocumentStore
 
 SYSTEM_SCOPE = "system"
 HOME = "homePage"

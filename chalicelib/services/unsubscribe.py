@@ -24,13 +24,9 @@ from email.message import EmailMessage
 from urllib.parse import quote
 
 from chalicelib.errors import ValidationFailed
-from chalicelib.services.ports import (
-    GroupStore,
-    NotificationStore,
-    PendingDigestItems,
-    PostStore,
-    UserReader,
-)
+from chalicelib.services.ports.content import PostStore
+from chalicelib.services.ports.notify import NotificationStore, PendingDigestItems
+from chalicelib.services.ports.people import GroupStore, UserReader
 
 TOKEN_LIFETIME = timedelta(days=60)
 AUDIENCE = "agora:unsubscribe"

@@ -9,7 +9,7 @@ from chalicelib.sanitize import search_key
 from chalicelib.schemas.user_search import UserFound, UserSearchPage, UserSearchQuery
 from chalicelib.services.links import user_ref
 from chalicelib.services.paging import next_offset
-from chalicelib.services.ports import PeopleIndex, UserReader
+from chalicelib.services.ports.people import PeopleIndex, UserReader
 
 
 class UserSearchService:

@@ -16,7 +16,6 @@ Alerts expire after `ALERT_LIFETIME` (DynamoDB TTL); the counts do not depend on
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
 from pynamodb.attributes import (
     BooleanAttribute,
@@ -31,11 +30,11 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import error_code
+from chalicelib.services.ports.notify import NewAlert
 from chalicelib.store.base import (
     UtcAttribute,
     conditionally,
     index_meta,
-    index_start_key,
     moment_key,
     query_page,
     register,
@@ -83,31 +82,22 @@ class AlertRecord(Model):
 
 
 class AlertRepository:
-    def add(
-        self,
-        user_id: str,
-        alert_id: str,
-        *,
-        stored_on: datetime,
-        show_red_label: bool,
-        **values: Any,
-    ) -> bool:
+    def add(self, alert: NewAlert) -> bool:
         """Store the alert unless it is there already; answers whether it was stored.
 
         A red-label alert adds one to the user's total in the same transaction.
         """
+        user_id = alert.user_id
         record = AlertRecord(
             user_id,
-            ALERT + alert_id,
-            alert_id=alert_id,
-            recent_key=moment_key(stored_on, alert_id),
-            stored_on=stored_on,
-            show_red_label=show_red_label,
-            expires=stored_on + ALERT_LIFETIME,
-            **values,
+            ALERT + alert.alert_id,
+            alert_id=alert.alert_id,
+            recent_key=moment_key(alert.stored_on, alert.alert_id),
+            expires=alert.stored_on + ALERT_LIFETIME,
+            **alert.fields(),
         )
         new_only = AlertRecord.sk.does_not_exist()
-        if not show_red_label:
+        if not alert.show_red_label:
             return conditionally(lambda: record.save(condition=new_only))
         connection = AlertRecord._get_connection().connection
         try:
@@ -142,7 +132,7 @@ class AlertRepository:
             user_id,
             limit=limit,
             forward=False,
-            start_key=index_start_key(after, AlertRecord.recent) if after else None,
+            after=after,
         )
 
     def mark_read(self, user_id: str, now: datetime) -> AlertRecord:

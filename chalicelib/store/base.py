@@ -44,7 +44,7 @@ T = TypeVar("T")
 
 def nullable(attribute: Attribute[T]) -> Attribute[T | None]:
     """`attribute` (made with `null=True`) typed as holding None too: PynamoDB's stubs type every
-    attribute as never None, so a record would not match the Protocol it serves (services/ports.py).
+    attribute as never None, so a record would not match the Protocol it serves (services/ports).
     """
     return cast(Attribute[T | None], attribute)
 
@@ -252,17 +252,22 @@ def query_page(
     limit: int,
     forward: bool,
     start_key: dict[str, Any] | None = None,
+    after: Model | None = None,
     range_key_condition: Any = None,
     filter_condition: Any = None,
     last_read_id_of: Callable[[dict[str, Any]], Any] | None = None,
 ) -> Page:
-    """One page of a Query, in index order.
+    """One page of a Query, in index order, from `start_key` or right after `after`'s place in
+    the index.
 
     Without a filter a page is one request of `limit` items. With one it is still one request,
     of at most `FILTER_READ_LIMIT` items (never fewer than `limit`): the page holds the matches
     among them, and may hold fewer than `limit` while the list goes on (see `Page.last_read_id`).
     `last_read_id_of` reads the item id out of a LastEvaluatedKey where it is not the hash key.
     """
+    if after is not None:
+        assert isinstance(index, Index), "`after` continues an index's Query"
+        start_key = index_start_key(after, index)
     if filter_condition is None:
         return Page(
             index.query(

@@ -24,10 +24,12 @@ from pynamodb.attributes import (
     VersionAttribute,
 )
 from pynamodb.exceptions import TransactWriteError
+from pynamodb.indexes import Index
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import cancellation_codes, is_cancelled_by_race
+from chalicelib.services.ports.content import CommentStore, UnapprovedListing
 from chalicelib.store import cache, outbox
 from chalicelib.store.base import (
     UtcAttribute,
@@ -135,7 +137,7 @@ class CommentRecord(Model):
 POSITION = "comment-position"
 
 
-class CommentRepository:
+class CommentRepository(CommentStore):
     def position(self, comment_id: int) -> CommentRecord | None:
         """The comment an `offset` names, for its place in a list: from the warm container's
         memory when a page ended there lately (this container's own writes forget it)."""
@@ -190,24 +192,15 @@ class CommentRepository:
             position={"deleted_on": after.deleted_list_position} if after is not None else None,
         )
 
-    def unapproved_page(
-        self,
-        group_id: str,
-        *,
-        limit: int,
-        after: CommentRecord | None,
-        text: str | None = None,
-        newest_first: bool = True,
-    ) -> list[CommentRecord]:
-        """Live comments of a group awaiting approval, by creation time."""
+    def unapproved(self, group_id: str, listing: UnapprovedListing) -> list[CommentRecord]:
         return _list_page(
             CommentRecord.unapproved_by_group,
             "unapproved_group_id",
             group_id,
-            limit=limit,
-            after=after,
-            forward=not newest_first,
-            text=text,
+            limit=listing.limit,
+            after=listing.after,
+            forward=not listing.newest_first,
+            text=listing.text,
         )
 
     def reported_page(
@@ -229,27 +222,13 @@ class CommentRepository:
     def deleted_before_in_group(
         self, group_id: str, cutoff: datetime, *, limit: int, after: CommentRecord | None
     ) -> list[CommentRecord]:
-        return query_page(
-            CommentRecord.deleted_by_group,
-            group_id,
-            limit=limit,
-            forward=True,
-            start_key=index_start_key(after, CommentRecord.deleted_by_group) if after else None,
-            range_key_condition=CommentRecord.deleted_on <= cutoff,
-        )
+        return _deleted_before(CommentRecord.deleted_by_group, group_id, cutoff, limit, after)
 
     def deleted_before(
         self, cutoff: datetime, *, limit: int, after: CommentRecord | None
     ) -> list[CommentRecord]:
         """Keys of comments of every group deleted at or before `cutoff`, oldest first."""
-        return query_page(
-            CommentRecord.purge_index,
-            PURGE_BUCKET,
-            limit=limit,
-            forward=True,
-            start_key=index_start_key(after, CommentRecord.purge_index) if after else None,
-            range_key_condition=CommentRecord.deleted_on <= cutoff,
-        )
+        return _deleted_before(CommentRecord.purge_index, PURGE_BUCKET, cutoff, limit, after)
 
     # --- conditional writes: False when the stored comment is no longer the one that was read ---
 
@@ -382,3 +361,17 @@ def _list_page(
 def _matching(text: str | None):
     # `search_text` is stored lower-cased: DynamoDB's `contains` is case-sensitive.
     return CommentRecord.search_text.contains(text) if text else None
+
+
+def _deleted_before(
+    index: Index, hash_key: str, cutoff: datetime, limit: int, after: CommentRecord | None
+) -> list[CommentRecord]:
+    """A page of an index sorted by `deleted_on`, oldest first, up to `cutoff`."""
+    return query_page(
+        index,
+        hash_key,
+        limit=limit,
+        forward=True,
+        after=after,
+        range_key_condition=CommentRecord.deleted_on <= cutoff,
+    )

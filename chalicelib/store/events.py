@@ -29,6 +29,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.errors import Conflict
+from chalicelib.services.ports.content import EventListing, EventStore
 from chalicelib.store import cache, outbox
 from chalicelib.store.base import (
     UtcAttribute,
@@ -149,7 +150,7 @@ class CalendarEntryRecord(Model):
 POSITION = "event-position"
 
 
-class EventRepository:
+class EventRepository(EventStore):
     def position(self, event_id: int) -> EventRecord | None:
         """The event an `offset` names, for its place in the list: from the warm container's
         memory when a page ended there lately (this container's own edits forget it)."""
@@ -255,17 +256,10 @@ class EventRepository:
 
     # --- reads ---------------------------------------------------------------------------------
 
-    def page(
-        self,
-        group_id: str,
-        *,
-        moment: datetime,
-        upcoming: bool,
-        limit: int,
-        after: EventRecord | None,
-        text: str | None,
-    ) -> list[EventRecord]:
+    def listed(self, group_id: str, listing: EventListing) -> list[EventRecord]:
         """Events starting after `moment` ascending (upcoming) or before it descending (expired)."""
+        upcoming, after, text = listing.upcoming, listing.after, listing.text
+        moment = listing.moment
         if upcoming:
             condition = EventRecord.start_key > f"{sort_moment(moment)}#{AFTER_ALL_IDS}"
         else:
@@ -278,7 +272,7 @@ class EventRepository:
         records = query_page(
             EventRecord.by_group_start,
             group_id,
-            limit=limit,
+            limit=listing.limit,
             forward=upcoming,
             start_key=start,
             range_key_condition=condition,

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
 from pynamodb.models import Model
 
+from chalicelib.services.ports.people import LoginAttemptStore, SignInAttempt
 from chalicelib.store.base import register, table_meta
 
 
@@ -43,24 +44,16 @@ def window_of(now: datetime, window: timedelta) -> tuple[int, datetime]:
     return number, datetime.fromtimestamp((number + 1) * seconds, tz=now.tzinfo)
 
 
-class LoginAttemptRepository:
-    def take_attempt(
-        self,
-        email_lower: str,
-        source: str,
-        now: datetime,
-        window: timedelta,
-        per_source: int,
-        per_account: int,
-    ) -> Attempt | None:
-        """Count one attempt for the account from `source` in the current window, unless the
+class LoginAttemptRepository(LoginAttemptStore):
+    def take(self, attempt: SignInAttempt) -> Attempt | None:
+        """Count one attempt for the account from its source in the current window, unless the
         source has had `per_source` attempts on this account or the account `per_account` from
         all sources: then None, and nothing is counted."""
         from chalicelib.aws import client, error_code
 
-        number, ends = window_of(now, window)
-        counter = f"{email_lower}#{number}"
-        source_name = f"s:{source}"
+        number, ends = window_of(attempt.now, attempt.window)
+        counter = f"{attempt.email_lower}#{number}"
+        source_name = f"s:{attempt.source}"
         try:
             answer = client("dynamodb").update_item(
                 TableName=LoginAttemptRecord.Meta.table_name,
@@ -75,8 +68,8 @@ class LoginAttemptRepository:
                 },
                 ExpressionAttributeValues={
                     ":one": {"N": "1"},
-                    ":per_account": {"N": str(per_account)},
-                    ":per_source": {"N": str(per_source)},
+                    ":per_account": {"N": str(attempt.per_account)},
+                    ":per_source": {"N": str(attempt.per_source)},
                     ":expires": {"N": str(int(ends.timestamp()))},
                 },
                 ReturnValues="UPDATED_NEW",

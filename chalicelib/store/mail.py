@@ -28,7 +28,7 @@ from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, LocalSecondaryIndex
 from pynamodb.models import Model
 
-from chalicelib.services.mail_ports import (
+from chalicelib.services.ports.mail import (
     Fail,
     Finish,
     LogEntry,
@@ -152,7 +152,7 @@ class MailRepository:
         except MailRecord.DoesNotExist:
             return None
 
-    # --- the log's steps (services/mail_ports.py): what happened to a mail, as records ----------
+    # --- the log's steps (services/ports/mail.py): what happened to a mail, as records ----------
 
     def record(self, mailbox: str, account: str, steps: Sequence[Step]) -> None:
         """Apply the steps to their entries and write entries and markers in one batch (in
@@ -261,7 +261,7 @@ class MailRepository:
                 mailbox,
                 limit=limit,
                 forward=False,
-                start_key=index_start_key(after, MailRecord.received) if after else None,
+                after=after,
             )
         else:
             partition = status_partition(mailbox, status)

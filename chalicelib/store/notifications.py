@@ -16,13 +16,13 @@ The digest item (`sort_key` "digest") has no `target_key`, so it stays out of th
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from pynamodb.attributes import BooleanAttribute, NumberAttribute, UnicodeAttribute
 from pynamodb.expressions.update import Action
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
+from chalicelib.services.ports.notify import NotificationStore, SubscriptionChange
 from chalicelib.store.base import UtcAttribute, index_meta, nullable, register, table_meta
 
 DIGEST_KEY = "digest"
@@ -69,7 +69,7 @@ class NotificationRecord(Model):
     subscribers = SubscribersIndex()
 
 
-class NotificationRepository:
+class NotificationRepository(NotificationStore):
     def of_user(self, user_id: str, prefix: str) -> list[NotificationRecord]:
         """The user's subscriptions whose sort key starts with `prefix` (one Query)."""
         return list(
@@ -82,36 +82,22 @@ class NotificationRepository:
         except NotificationRecord.DoesNotExist:
             return None
 
-    def upsert(
-        self,
-        user_id: str,
-        *,
-        kind: str,
-        target_id: str,
-        notification_id: int,
-        group_id: str | None,
-        settings: dict[str, Any],
-        modified_on: datetime,
-    ) -> NotificationRecord:
-        """Add the subscription or update it, in one UpdateItem.
-
-        A setting that is None keeps its stored value, or takes its default on a new subscription
-        (no email, no screen alert, no red label); two concurrent upserts cannot lose the item.
-        """
-        record = NotificationRecord(user_id, sort_key(kind, target_id, notification_id, group_id))
-        defaults = {"email_alert_id": 0, "show_screen_alert": False, "show_red_label": False}
+    def save_subscription(self, user_id: str, change: SubscriptionChange) -> NotificationRecord:
+        """In one UpdateItem: a setting left None keeps its stored value or takes its default."""
+        kind, target_id, number = change.kind, change.target_id, change.notification_id
+        record = NotificationRecord(user_id, sort_key(kind, target_id, number, change.group_id))
         actions: list[Action] = [
-            NotificationRecord.target_key.set(target_key(kind, target_id, notification_id)),
+            NotificationRecord.target_key.set(target_key(kind, target_id, number)),
             NotificationRecord.kind.set(kind),
             NotificationRecord.target_id.set(target_id),
-            NotificationRecord.notification_id.set(notification_id),
-            NotificationRecord.modified_on.set(modified_on),
+            NotificationRecord.notification_id.set(number),
+            NotificationRecord.modified_on.set(change.modified_on),
         ]
-        if group_id is not None:
-            actions.append(NotificationRecord.group_id.set(group_id))
-        for name, default in defaults.items():
+        if change.group_id is not None:
+            actions.append(NotificationRecord.group_id.set(change.group_id))
+        for name, default in SubscriptionChange.DEFAULTS.items():
             attribute = getattr(NotificationRecord, name)
-            value = settings.get(name)
+            value = getattr(change, name)
             actions.append(attribute.set(value if value is not None else attribute | default))
         record.update(actions=actions)
         return record

@@ -17,7 +17,6 @@ from chalicelib.store.base import (
     UtcAttribute,
     conditionally,
     global_index,
-    index_start_key,
     query_page,
     register,
     table_meta,
@@ -95,7 +94,7 @@ class PostRepository:
             group_id,
             limit=limit,
             forward=False,
-            start_key=index_start_key(after, PostRecord.by_group) if after else None,
+            after=after,
             filter_condition=PostRecord.search_text.contains(text) if text else None,
         )
         cache.remember(POSITION, {r.id: r for r in records[-1:]})

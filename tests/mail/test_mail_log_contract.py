@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from chalicelib.services.mail_ports import Fail, Finish, Marker, Quarantine, Reserve, Skip
+from chalicelib.services.ports.mail import Fail, Finish, Marker, Quarantine, Reserve, Skip
 from tests.support.mail_fakes import FakeMailLog
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)

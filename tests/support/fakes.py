@@ -9,9 +9,17 @@ from __future__ import annotations
 
 import copy
 import itertools
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
+from chalicelib.services.ports.content import (
+    CommentStore,
+    EventListing,
+    EventStore,
+    UnapprovedListing,
+)
+from chalicelib.services.ports.notify import NotificationStore, SubscriptionChange
+from chalicelib.services.ports.people import LoginAttemptStore, SignInAttempt
 from chalicelib.store.profile import STRUCTURE, StaleStructure
 
 
@@ -112,28 +120,21 @@ class FakeUserRepository:
         return user
 
 
-class FakeLoginAttemptRepository:
+class FakeLoginAttemptRepository(LoginAttemptStore):
     """Attempts per account in fixed windows: at most `per_source` from one source address and
     `per_account` from all, as the DynamoDB repository counts them."""
 
     def __init__(self) -> None:
         self._windows: dict[str, dict[str, int]] = {}
 
-    def take_attempt(
-        self,
-        email_lower: str,
-        source: str,
-        now: datetime,
-        window: timedelta,
-        per_source: int,
-        per_account: int,
-    ) -> Any:
+    def take(self, attempt: SignInAttempt) -> Any:
         from chalicelib.store.login_attempts import Attempt, window_of
 
-        counter = f"{email_lower}#{window_of(now, window)[0]}"
+        counter = f"{attempt.email_lower}#{window_of(attempt.now, attempt.window)[0]}"
         counts = self._windows.setdefault(counter, {"total": 0})
-        source_name = f"s:{source}"
-        if counts["total"] >= per_account or counts.get(source_name, 0) >= per_source:
+        source_name = f"s:{attempt.source}"
+        total, from_source = counts["total"], counts.get(source_name, 0)
+        if total >= attempt.per_account or from_source >= attempt.per_source:
             return None
         counts["total"] += 1
         counts[source_name] = counts.get(source_name, 0) + 1
@@ -246,7 +247,7 @@ class FakePostRepository:
             post.comments_count = int(post.comments_count or 0) + delta
 
 
-class FakeCommentRepository:
+class FakeCommentRepository(CommentStore):
     """Comments and their moderation lists; writes conditioned on the version read, moving the
     post's `comments_count` as the visible list changes (as DynamoDB's transaction does)."""
 
@@ -274,17 +275,10 @@ class FakeCommentRepository:
         deleted = self._members("deleted_group_id", group_id, text)
         return _after(deleted, _deleted_place, after, limit, newest_first=True)
 
-    def unapproved_page(
-        self,
-        group_id: str,
-        *,
-        limit: int,
-        after: Any,
-        text: str | None = None,
-        newest_first: bool = True,
-    ) -> list[Any]:
-        unapproved = self._members("unapproved_group_id", group_id, text)
-        return _after(unapproved, _created, after, limit, newest_first=newest_first)
+    def unapproved(self, group_id: str, listing: UnapprovedListing) -> list[Any]:
+        unapproved = self._members("unapproved_group_id", group_id, listing.text)
+        place, limit, newest_first = listing.after, listing.limit, listing.newest_first
+        return _after(unapproved, _created, place, limit, newest_first=newest_first)
 
     def reported_page(
         self, group_id: str, *, limit: int, after: Any, text: str | None
@@ -382,7 +376,7 @@ def _after(
     return [_stored(c) for c in members[:limit]]
 
 
-class FakeEventRepository:
+class FakeEventRepository(EventStore):
     """Events by group and start, and the calendar's overlap rule; an update or delete of an
     event changed since it was read is a 409 (`state`), as the store's transaction answers."""
 
@@ -435,23 +429,13 @@ class FakeEventRepository:
             self._events[int(record.id)] = _stored(record)
             self._ids = itertools.count(max(self._events) + 1)
 
-    def page(
-        self,
-        group_id: str,
-        *,
-        moment: datetime,
-        upcoming: bool,
-        limit: int,
-        after: Any,
-        text: str | None,
-    ) -> list[Any]:
+    def listed(self, group_id: str, listing: EventListing) -> list[Any]:
         from chalicelib.store.base import sort_moment
         from chalicelib.store.events import AFTER_ALL_IDS
 
-        upcoming_from, expired_before = (
-            f"{sort_moment(moment)}#{AFTER_ALL_IDS}",
-            f"{sort_moment(moment)}#",
-        )
+        upcoming, after, text = listing.upcoming, listing.after, listing.text
+        moment = sort_moment(listing.moment)
+        upcoming_from, expired_before = f"{moment}#{AFTER_ALL_IDS}", f"{moment}#"
 
         def inside(start_key: str) -> bool:
             return start_key > upcoming_from if upcoming else start_key < expired_before
@@ -469,7 +453,7 @@ class FakeEventRepository:
             ]
         if text:
             events = [e for e in events if text in (e.search_text or "")]
-        return [_stored(e) for e in events[:limit]]
+        return [_stored(e) for e in events[: listing.limit]]
 
     @staticmethod
     def overlaps(record: Any, start: datetime, end: datetime) -> bool:
@@ -506,7 +490,7 @@ class FakeEventRepository:
         return record
 
 
-class FakeNotificationRepository:
+class FakeNotificationRepository(NotificationStore):
     """Subscriptions by user and sort key, as store/notifications.py keys them."""
 
     def __init__(self) -> None:
@@ -523,31 +507,22 @@ class FakeNotificationRepository:
         item = self._items.get((user_id, key))
         return _stored(item) if item else None
 
-    def upsert(
-        self,
-        user_id: str,
-        *,
-        kind: str,
-        target_id: str,
-        notification_id: int,
-        group_id: str | None,
-        settings: dict[str, Any],
-        modified_on: datetime,
-    ) -> Any:
+    def save_subscription(self, user_id: str, change: SubscriptionChange) -> Any:
         from chalicelib.store.notifications import NotificationRecord, sort_key, target_key
 
-        key = sort_key(kind, target_id, notification_id, group_id)
+        kind, target_id, number = change.kind, change.target_id, change.notification_id
+        key = sort_key(kind, target_id, number, change.group_id)
         item = self._items.get((user_id, key)) or NotificationRecord(
-            user_id, key, email_alert_id=0, show_screen_alert=False, show_red_label=False
+            user_id, key, **SubscriptionChange.DEFAULTS
         )
-        item.target_key = target_key(kind, target_id, notification_id)
-        item.kind, item.target_id, item.notification_id = kind, target_id, notification_id
-        item.modified_on = modified_on
-        if group_id is not None:
-            item.group_id = group_id
-        for name, value in settings.items():
-            if value is not None:
-                setattr(item, name, value)
+        item.target_key = target_key(kind, target_id, number)
+        item.kind, item.target_id, item.notification_id = kind, target_id, number
+        item.modified_on = change.modified_on
+        if change.group_id is not None:
+            item.group_id = change.group_id
+        for name in SubscriptionChange.DEFAULTS:
+            if getattr(change, name) is not None:
+                setattr(item, name, getattr(change, name))
         self._items[(user_id, key)] = item
         return _stored(item)
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from chalicelib.services.mail_ports import (
+from chalicelib.services.ports.mail import (
     Fail,
     Finish,
     LogEntry,
@@ -20,6 +20,7 @@ from chalicelib.services.mail_ports import (
     Skip,
     Step,
 )
+from chalicelib.services.ports.notify import Letter, NewAlert
 from tests.support.fakes import FakeGroupRepository, FakeUserRepository
 
 # --- the mail log --------------------------------------------------------------------------------
@@ -398,9 +399,10 @@ class FakeAlerts:
     def __init__(self) -> None:
         self.stored: dict[tuple[str, str], dict[str, Any]] = {}
 
-    def add(self, user_id: str, alert_id: str, **values: Any) -> bool:
+    def add(self, alert: NewAlert) -> bool:
         """Stored once per (user, alert): False when it is there already."""
-        return self.stored.setdefault((user_id, alert_id), values) is values
+        values = alert.fields()
+        return self.stored.setdefault((alert.user_id, alert.alert_id), values) is values
 
 
 class FakeDigests:
@@ -438,12 +440,10 @@ class FakeMailer:
     def is_suppressed(self, address: str) -> bool:
         return address in self.suppressed
 
-    def send(
-        self, group: Any, to: tuple[str, str], subject: str, *content: str, **link: Any
-    ) -> str:
-        if to[1] in self.failing:
+    def send(self, group: Any, letter: Letter) -> str:
+        if letter.to[1] in self.failing:
             raise RuntimeError("SES refused")
-        self.sent.append((to[1], subject))
+        self.sent.append((letter.to[1], letter.subject))
         return f"ses-{len(self.sent)}"
 
 

@@ -8,10 +8,13 @@ writes a poll's steps in batches (store/mail.py).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple, Protocol
+
+from chalicelib.services.ports.content import CommentReader
+from chalicelib.services.ports.people import GroupReader
 
 # --- records, as the services read them ---------------------------------------------------------
 
@@ -140,13 +143,7 @@ class MailLogPages(Protocol):
 # --- what mail in reads and writes elsewhere ----------------------------------------------------
 
 
-class MailUsers(Protocol):
-    def by_email(self, address: str) -> Any: ...
-
-
-class MailGroups(Protocol):
-    def root_id(self) -> str | None: ...
-    def get(self, group_id: str) -> Any: ...
+class MailGroups(GroupReader, Protocol):
     def by_slug(self, slug: str) -> Any: ...
 
 
@@ -156,8 +153,7 @@ class MailPosts(Protocol):
     def insert(self, *, events: Sequence[object] = ..., **values: Any) -> Any: ...
 
 
-class MailComments(Protocol):
-    def get(self, comment_id: int) -> Any: ...
+class MailComments(CommentReader, Protocol):
     def insert(self, *, events: Sequence[object] = ..., **values: Any) -> Any: ...
 
 
@@ -167,87 +163,3 @@ class Counters(Protocol):
 
 class Outbox(Protocol):
     def save(self, events: Sequence[object]) -> None: ...
-
-
-# --- what notifications read and write ---------------------------------------------------------
-
-
-class SubscriptionView(Protocol):
-    @property
-    def user_id(self) -> str: ...
-    @property
-    def sort_key(self) -> str: ...
-    @property
-    def email_alert_id(self) -> float | None: ...
-    @property
-    def show_screen_alert(self) -> bool | None: ...
-    @property
-    def show_red_label(self) -> bool | None: ...
-
-
-class Subscriptions(Protocol):
-    def subscribers(
-        self, kind: str, target_id: str, notification_id: int
-    ) -> Sequence[SubscriptionView]: ...
-
-
-class NotifyUsers(Protocol):
-    def get(self, user_id: str) -> Any: ...
-    def get_many(self, user_ids: set[str]) -> Mapping[str, Any]: ...
-
-
-class NotifyGroups(Protocol):
-    def root_id(self) -> str | None: ...
-    def get(self, group_id: str) -> Any: ...
-
-
-class PostReads(Protocol):
-    def get(self, post_id: str) -> Any: ...
-
-
-class CommentReads(Protocol):
-    def get(self, comment_id: int) -> Any: ...
-
-
-class Alerts(Protocol):
-    def add(
-        self,
-        user_id: str,
-        alert_id: str,
-        *,
-        stored_on: datetime,
-        show_red_label: bool,
-        **values: Any,
-    ) -> bool:
-        """Store the alert unless it is there already (its fields: store/alerts.py)."""
-        ...
-
-
-class DigestQueue(Protocol):
-    def queue(
-        self, user_id: str, occurrence_id: str, item: dict[str, Any], now: datetime
-    ) -> bool: ...
-    def claim_instant(self, user_id: str, occurrence_id: str, now: datetime) -> bool: ...
-    def release_instant(self, user_id: str, occurrence_id: str) -> None: ...
-    def record_instant(self, user_id: str, occurrence_id: str, message_id: str) -> None: ...
-
-
-class Mailer(Protocol):
-    """chalicelib.mail.outgoing.OutgoingMail: `send` answers SES's message id."""
-
-    def is_suppressed(self, address: str) -> bool: ...
-    def send(
-        self,
-        group: Any,
-        to: tuple[str, str],
-        subject_line: str,
-        plain_text: str,
-        html: str,
-        /,
-        *,
-        unsubscribe_url: str | None = None,
-    ) -> str: ...
-
-
-class Fanout(Protocol):
-    def send(self, bodies: list[str]) -> None: ...

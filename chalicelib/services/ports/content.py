@@ -1,0 +1,258 @@
+"""What the posts, comments, events and settings documents rules need of the store."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from chalicelib.services.ports.people import Group, User
+
+# --- documents (feed, newsletter, group email, system pages) --------------------------------------
+
+
+class DocumentStore(Protocol):
+    """One JSON document per (scope, kind): a group's or the system's settings."""
+
+    def get(self, scope: str, kind: str) -> dict[str, Any] | None: ...
+    def put(self, scope: str, kind: str, doc: dict[str, Any], **meta: Any) -> dict[str, Any]: ...
+
+
+# --- posts and comments ---------------------------------------------------------------------------
+
+
+class Post(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def author_id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def slug(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def created_on(self) -> datetime: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def comments_count(self) -> float: ...
+
+
+class PostReader(Protocol):
+    def get(self, post_id: str) -> Post | None: ...
+
+
+class PostStore(PostReader, Protocol):
+    def get_many(self, post_ids: set[str]) -> Mapping[str, Post]: ...
+    def position(self, post_id: str) -> Post | None: ...
+    def page_newest_first(
+        self, group_id: str, *, limit: int, after: Any, text: str | None
+    ) -> Sequence[Post]: ...
+
+
+class SpamReport(Protocol):
+    @property
+    def author_id(self) -> str: ...
+    @property
+    def created_on(self) -> datetime: ...
+
+
+class Comment(Protocol):
+    """A comment as moderation reads and changes it; `version` guards the write."""
+
+    @property
+    def id(self) -> float: ...
+    @property
+    def post_id(self) -> str: ...
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def author_id(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def created_on(self) -> datetime: ...
+    @property
+    def parent_comment_id(self) -> float: ...
+    @property
+    def rating(self) -> float: ...
+    @property
+    def votes(self) -> float: ...
+    @property
+    def is_anonymous(self) -> bool: ...
+    @property
+    def is_deleted(self) -> bool: ...
+    @property
+    def deleted_list_position(self) -> datetime | None: ...
+    @property
+    def last_reported_on(self) -> datetime | None: ...
+
+    is_approved: bool
+    approved_on: datetime | None
+    deleted_on: datetime | None
+    deleted_by_id: str | None
+    # The store's report items (each a SpamReport): a list the rules may empty.
+    spam_reports: list[Any]
+
+
+class CommentReader(Protocol):
+    def get(self, comment_id: int) -> Comment | None: ...
+
+
+@dataclass(frozen=True)
+class UnapprovedListing:
+    """A page of a group's live comments awaiting approval, by creation time."""
+
+    limit: int
+    after: Any
+    text: str | None
+    newest_first: bool
+
+
+class CommentStore(CommentReader, Protocol):
+    """The moderation lists are one Query each, continuing after `after`'s place in the list;
+    a conditional write answers False when the stored comment is no longer the one read.
+    The store and its fake subclass this: they list an `UnapprovedListing`, `unapproved_page`
+    says it in words (its defaults are the moderation page's)."""
+
+    def position(self, comment_id: int) -> Comment | None: ...
+    def visible_page(self, post_id: str, *, limit: int, after: Any) -> Sequence[Comment]: ...
+    def deleted_page(
+        self, group_id: str, *, limit: int, after: Any, text: str | None
+    ) -> Sequence[Comment]: ...
+    def unapproved_page(
+        self,
+        group_id: str,
+        *,
+        limit: int,
+        after: Any,
+        text: str | None = None,
+        newest_first: bool = True,
+    ) -> Sequence[Comment]:
+        return self.unapproved(group_id, UnapprovedListing(limit, after, text, newest_first))
+
+    def unapproved(self, group_id: str, listing: UnapprovedListing) -> Sequence[Comment]: ...
+    def reported_page(
+        self, group_id: str, *, limit: int, after: Any, text: str | None
+    ) -> Sequence[Comment]: ...
+    def deleted_before_in_group(
+        self, group_id: str, cutoff: datetime, *, limit: int, after: Any
+    ) -> Sequence[Comment]: ...
+    def deleted_before(self, cutoff: datetime, *, limit: int, after: Any) -> Sequence[Comment]: ...
+    def replace_if_unchanged(
+        self, record: Any, *, was_deleted: bool, events: Sequence[object] = ()
+    ) -> bool: ...
+    def purge_if_unchanged(self, record: Any, events: Sequence[object] = ()) -> bool: ...
+    def purge_if_deleted_before(
+        self, comment_id: int, cutoff: datetime, events: Sequence[object] = ()
+    ) -> bool: ...
+
+
+class References(Protocol):
+    """Posts, groups and users read at once (one BatchGetItem across tables)."""
+
+    @property
+    def posts(self) -> Mapping[str, Post]: ...
+    @property
+    def groups(self) -> Mapping[str, Group]: ...
+    @property
+    def users(self) -> Mapping[str, User]: ...
+
+
+class ReferenceStore(Protocol):
+    def read(
+        self,
+        *,
+        users: Iterable[str | None] = (),
+        groups: Iterable[str | None] = (),
+        posts: Iterable[str | None] = (),
+    ) -> References: ...
+
+
+# --- events ---------------------------------------------------------------------------------------
+
+
+class EventFields(Protocol):
+    """What an event says of itself: as sent to the API, written in a fixture, or stored."""
+
+    @property
+    def title(self) -> str: ...
+    @property
+    def all_day(self) -> bool: ...
+    @property
+    def start_date(self) -> datetime: ...
+    @property
+    def end_date(self) -> datetime | None: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def organizer(self) -> str: ...
+    @property
+    def location(self) -> str: ...
+
+
+class Event(EventFields, Protocol):
+    @property
+    def id(self) -> float: ...
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def author_id(self) -> str: ...
+    @property
+    def editor_id(self) -> str: ...
+    @property
+    def created_on(self) -> datetime: ...
+    @property
+    def modified_on(self) -> datetime: ...
+    @property
+    def start_key(self) -> str: ...
+
+
+# The domain events a write announces, made from the record as stored.
+Happened = Callable[[Any], Sequence[object]]
+
+
+@dataclass(frozen=True)
+class EventListing:
+    """A page of a group's events: starting after `moment` ascending (upcoming) or before it
+    descending (expired), continuing after `after`, matching `text`."""
+
+    moment: datetime
+    upcoming: bool
+    limit: int
+    after: Any
+    text: str | None
+
+
+class EventStore(Protocol):
+    """An update or delete of an event changed since it was read raises Conflict (`state`).
+    The store and its fake subclass this: they list an `EventListing`, `page` says it in words."""
+
+    def get(self, event_id: int) -> Event | None: ...
+    def position(self, event_id: int) -> Event | None: ...
+    def next_id(self) -> int: ...
+    def create(self, *, happened: Happened | None = None, **values: Any) -> Event: ...
+    def update(self, record: Any, *, happened: Happened | None = None, **changes: Any) -> Event: ...
+    def delete(self, record: Any, *, happened: Happened | None = None) -> None: ...
+    def page(
+        self,
+        group_id: str,
+        *,
+        moment: datetime,
+        upcoming: bool,
+        limit: int,
+        after: Any,
+        text: str | None,
+    ) -> Sequence[Event]:
+        return self.listed(group_id, EventListing(moment, upcoming, limit, after, text))
+
+    def listed(self, group_id: str, listing: EventListing) -> Sequence[Event]: ...
+    def overlaps(self, record: Any, start: datetime, end: datetime) -> bool: ...
+    def overlapping(
+        self, group_id: str, start: datetime, end: datetime, *, cap: int
+    ) -> Sequence[Event]: ...

@@ -1,0 +1,184 @@
+"""What notifications, digests and the suppression list ask of the stores and of outgoing mail."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any, ClassVar, Protocol
+
+
+class SubscriptionSettings(Protocol):
+    """How a subscription tells its user: as the settings pages and the notifier both read it."""
+
+    @property
+    def sort_key(self) -> str: ...
+    @property
+    def email_alert_id(self) -> float | None: ...
+    @property
+    def show_screen_alert(self) -> bool | None: ...
+    @property
+    def show_red_label(self) -> bool | None: ...
+
+
+class Subscription(SubscriptionSettings, Protocol):
+    """A user's subscription to a notification of a group, post, author or of their own (the
+    digest's item, which has no target, is read through `digest_type` only)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def target_id(self) -> str: ...
+    @property
+    def group_id(self) -> str | None: ...
+    @property
+    def notification_id(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class SubscriptionChange:
+    """One subscription as a settings page sends it: a setting that is None keeps its stored
+    value, or takes its default (`DEFAULTS`) on a new subscription."""
+
+    kind: str
+    target_id: str
+    notification_id: int
+    group_id: str | None
+    modified_on: datetime
+    email_alert_id: int | None = None
+    show_screen_alert: bool | None = None
+    show_red_label: bool | None = None
+
+    # A new subscription: no email, no screen alert, no red label.
+    DEFAULTS: ClassVar[dict[str, int | bool]] = {
+        "email_alert_id": 0,
+        "show_screen_alert": False,
+        "show_red_label": False,
+    }
+
+
+class NotificationStore(Protocol):
+    """The store and its fake subclass this: they save a `SubscriptionChange`, `upsert` says it
+    in words."""
+
+    def of_user(self, user_id: str, prefix: str) -> Sequence[Subscription]: ...
+    def get(self, user_id: str, key: str) -> Subscription | None: ...
+    def upsert(
+        self,
+        user_id: str,
+        *,
+        kind: str,
+        target_id: str,
+        notification_id: int,
+        group_id: str | None,
+        settings: dict[str, Any],
+        modified_on: datetime,
+    ) -> Subscription:
+        change = SubscriptionChange(
+            kind, target_id, notification_id, group_id, modified_on, **settings
+        )
+        return self.save_subscription(user_id, change)
+
+    def save_subscription(self, user_id: str, change: SubscriptionChange) -> Subscription:
+        """Add the subscription or update it; two concurrent saves cannot lose it."""
+        ...
+
+    def stop_email(self, user_id: str, key: str, modified_on: datetime) -> bool: ...
+    def stop_digest_emails(self, user_id: str, modified_on: datetime) -> bool: ...
+    def digest_type(self, user_id: str) -> int | None: ...
+    def set_digest_type(self, user_id: str, type_id: int, modified_on: datetime) -> None: ...
+
+
+class SubscriptionView(SubscriptionSettings, Protocol):
+    """A subscriber as the notifier reads it from the subscribers' index."""
+
+    @property
+    def user_id(self) -> str: ...
+
+
+class Subscriptions(Protocol):
+    def subscribers(
+        self, kind: str, target_id: str, notification_id: int
+    ) -> Sequence[SubscriptionView]: ...
+
+
+@dataclass(frozen=True)
+class NewAlert:
+    """An alert of one occurrence for one user, as the notifier writes it (store/alerts.py)."""
+
+    user_id: str
+    alert_id: str
+    stored_on: datetime
+    show_red_label: bool
+    show_screen_alert: bool
+    kind: str  # newPost | newComment
+    reason: str  # the subscription that matched
+    refs: dict[str, Any]  # what the alert shows, as the API shows it
+    occurred_on: datetime
+
+    def fields(self) -> dict[str, Any]:
+        """What is stored under (user_id, alert_id)."""
+        values = asdict(self)
+        del values["user_id"], values["alert_id"]
+        return values
+
+
+class Alerts(Protocol):
+    def add(self, alert: NewAlert) -> bool:
+        """Store the alert unless it is there already."""
+        ...
+
+
+class DigestQueue(Protocol):
+    def queue(
+        self, user_id: str, occurrence_id: str, item: dict[str, Any], now: datetime
+    ) -> bool: ...
+    def claim_instant(self, user_id: str, occurrence_id: str, now: datetime) -> bool: ...
+    def release_instant(self, user_id: str, occurrence_id: str) -> None: ...
+    def record_instant(self, user_id: str, occurrence_id: str, message_id: str) -> None: ...
+
+
+class PendingDigestItems(Protocol):
+    """The items waiting for a user's daily digest; `take` settles one (False: already taken).
+    (`DigestQueue` is the other side: notifications queueing items.)"""
+
+    def pending_items(self, user_id: str, limit: int) -> Sequence[object]: ...
+    def take(self, record: Any, day: str, now: datetime) -> bool: ...
+
+
+class Suppression(Protocol):
+    @property
+    def reason(self) -> str: ...
+    @property
+    def suppressed_on(self) -> datetime: ...
+
+
+class SuppressionStore(Protocol):
+    def get(self, address: str) -> Suppression | None: ...
+    def suppress(
+        self, address: str, reason: str, detail: str, feedback_id: str, now: datetime
+    ) -> None: ...
+    def clear(self, address: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Letter:
+    """One email to one person as the notifier and the digest write it; the outgoing mail adds
+    the group's identity and disclaimer, and the unsubscribe link and headers when there is a URL."""
+
+    to: tuple[str, str]  # (name, address)
+    subject: str
+    text: str
+    html: str
+    unsubscribe_url: str | None = None
+
+
+class Mailer(Protocol):
+    """chalicelib.mail.outgoing.OutgoingMail: `send` answers SES's message id."""
+
+    def is_suppressed(self, address: str) -> bool: ...
+    def send(self, group: Any, letter: Letter) -> str: ...
+
+
+class Fanout(Protocol):
+    def send(self, bodies: list[str]) -> None: ...
