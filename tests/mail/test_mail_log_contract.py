@@ -1,4 +1,4 @@
-"""The mail log's steps (services/mail_ports.py), one set of tests run on the fake the fast tests
+"""The mail log's steps (services/ports/mail.py), one set of tests run on the fake the fast tests
 use (tests/support/mail_fakes.py) and on the DynamoDB repository (store/mail.py, moto): the fake
 answers what the store answers."""
 
