@@ -26,11 +26,12 @@ def create_tables(wait: bool = True) -> list[str]:
     """
     from chalicelib.aws import client
 
+    models = all_models()  # first: their names come from the settings, which may refuse
     dynamodb = client("dynamodb")
     existing: set[str] = set()
     for page in dynamodb.get_paginator("list_tables").paginate():
         existing.update(page["TableNames"])
-    missing = [model for model in all_models() if model.Meta.table_name not in existing]
+    missing = [model for model in models if model.Meta.table_name not in existing]
     for model in missing:
         model.create_table(wait=False, billing_mode="PAY_PER_REQUEST")
     if wait:
