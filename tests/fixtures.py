@@ -17,7 +17,7 @@ import pytest
 from moto import mock_aws
 
 from chalicelib import deps
-from tests.conftest import REPO_ROOT
+from tests.support import REPO_ROOT
 
 
 @pytest.fixture(autouse=True)

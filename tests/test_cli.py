@@ -10,7 +10,7 @@ import pytest
 from moto import mock_aws
 
 from chalicelib.cli import main
-from tests.conftest import REPO_ROOT
+from tests.support import REPO_ROOT
 from tests.support.running import run_module
 
 DEMO = REPO_ROOT / "demo" / "community.json"

@@ -116,7 +116,7 @@ def test_first_deploy_checklist_loads_the_bare_root_group_then_creates_the_admin
     aws, api, monkeypatch, capsys
 ):
     # README "First deploy": load infra/first-community.json, then create-admin.
-    from tests.conftest import REPO_ROOT
+    from tests.support import REPO_ROOT
 
     assert main(["load", str(REPO_ROOT / "infra" / "first-community.json")]) == 0
     assert create_admin(monkeypatch, "--email", "owner@example.org") == 0

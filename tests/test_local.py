@@ -51,7 +51,7 @@ def test_demo_community_is_loaded(running):
     assert status == 404  # an id that is not in the demo
     import json
 
-    from tests.conftest import REPO_ROOT
+    from tests.support import REPO_ROOT
 
     demo = json.loads((REPO_ROOT / "demo" / "community.json").read_text())
     home = next(g["id"] for g in demo["groups"] if g["parentId"] is None)
@@ -245,7 +245,7 @@ def test_secrets_and_signed_in_answers_are_no_store_and_the_docs_page_is_never_f
     """Issue 24's three header checks, over real HTTP against `make run`."""
     import json
 
-    from tests.conftest import REPO_ROOT
+    from tests.support import REPO_ROOT
 
     token = running.login()
     demo = json.loads((REPO_ROOT / "demo" / "community.json").read_text())

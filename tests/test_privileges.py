@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from infra import operations, privileges
-from tests.conftest import REPO_ROOT
+from tests.support import REPO_ROOT
 
 STAGE = "dev"
 
