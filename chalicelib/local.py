@@ -369,7 +369,11 @@ def main(argv: list[str] | None = None) -> int:
     def stop(*_: Any) -> None:
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, stop)
+    # SIGINT too, explicitly: a process started in the background by a non-interactive shell (a CI
+    # runner, a supervisor) inherits SIGINT ignored, and Python then never raises
+    # KeyboardInterrupt, so Ctrl-C sent to the process group would not stop (and save) anything.
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, stop)
     try:
         server.server.serve_forever()
     except KeyboardInterrupt:

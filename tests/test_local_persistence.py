@@ -6,7 +6,9 @@ marked done: the shared virtualenv is not reinstalled)."""
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
 
 import pytest
 
@@ -18,25 +20,28 @@ GARDENING = next(g["id"] for g in DEMO["groups"] if g["name"] == "Gardening Club
 UNAPPROVED = 104  # a comment of the demo, unapproved, in the Gardening Club
 
 
-def make_run(data_dir: str, *arguments: str) -> RunningAgora:
+def make_run(data_dir: str, *arguments: str, sigint_ignored: bool = False) -> RunningAgora:
     return start_agora(
         {"AGORA_DATA_DIR": data_dir},
         command=["make", "--no-print-directory", "-o", ".venv/.installed", "run", *arguments],
+        sigint_ignored=sigint_ignored,
     )
 
 
 def stop_and_wait(agora: RunningAgora, how: signal.Signals) -> str:
     """Stop as a terminal's Ctrl-C does (the signal to make's process group) or as `kill` does
     (SIGTERM to make, which passes it on); the rest of the output."""
-    import os
-
     if how == signal.SIGINT:
         os.killpg(os.getpgid(agora.process.pid), signal.SIGINT)
     else:
         agora.process.send_signal(how)
-    rest = agora.process.stdout.read() if agora.process.stdout else ""
     # make itself reports the signal (its status is -15 or -2); Agora's own lines tell the rest.
-    agora.process.wait(timeout=60)
+    try:
+        rest, _ = agora.process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(os.getpgid(agora.process.pid), signal.SIGKILL)
+        agora.process.communicate()
+        raise AssertionError(f"{how.name} did not stop make run within 60 s") from None
     assert "Traceback" not in rest, rest
     return rest
 
@@ -102,7 +107,9 @@ def test_make_run_keeps_its_data_across_restarts_and_reset_starts_from_the_demo(
     assert "Kept after SIGTERM" in changed["events"]
     assert UNAPPROVED not in changed["unapproved"]
 
-    second = make_run(data_dir)
+    # Started as a CI runner or a supervisor starts a background job, with SIGINT ignored: Ctrl-C
+    # (SIGINT to the process group) must still stop it and save.
+    second = make_run(data_dir, sigint_ignored=True)
     try:
         assert not any(line.startswith("demo data:") for line in second.output)
         assert any(line.startswith(f"data: restored from {data_dir}") for line in second.output)

@@ -115,19 +115,27 @@ class RunningAgora:
             shutil.rmtree(self.temporary_data_dir, ignore_errors=True)
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def start_agora(
     extra_env: dict[str, str] | None = None,
     timeout: float = 90,
     command: list[str] | None = None,
     *,
     as_a_user: bool = False,
+    sigint_ignored: bool = False,
 ) -> RunningAgora:
     """Start `python -m chalicelib.local` (or `command`, such as `make run`) and wait until it says
     it serves. Its data goes to a new temporary folder unless AGORA_DATA_DIR is given, so that a
     test never reads or overwrites the data of a developer's own `make run`.
 
     `as_a_user`: with none of the test suite's AGORA_* variables (its table prefix, base URL,
-    token secret), as a user runs `make run` on a fresh machine."""
+    token secret), as a user runs `make run` on a fresh machine.
+
+    `sigint_ignored`: started with SIGINT ignored, as a non-interactive shell starts a background
+    job (a CI runner, a supervisor); the process inherits that."""
     import tempfile
 
     port, aws_port = free_port(), free_port()
@@ -158,6 +166,7 @@ def start_agora(
         text=True,
         # Its own process group: a test's Ctrl-C (SIGINT to the group) reaches it, not pytest.
         start_new_session=True,
+        preexec_fn=_ignore_sigint if sigint_ignored else None,
     )
     running = RunningAgora(
         process=process, base=f"http://127.0.0.1:{port}", temporary_data_dir=temporary_data_dir
