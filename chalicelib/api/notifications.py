@@ -26,6 +26,7 @@ from chalicelib.schemas.notifications import (
 )
 from chalicelib.schemas.paths import UserNotificationPath, UserPath
 from chalicelib.services.notifications import NotificationService
+from chalicelib.services.ports.people import User
 
 notifications_api = Blueprint(__name__)
 PREFIX = "/api/v1/en_US/user/{userId}/notifications"
@@ -36,12 +37,12 @@ SubscriptionT = TypeVar("SubscriptionT")
 Upsert = Call[UserNotificationPath, None, SubscriptionT]
 
 
-def _user(user_id: str) -> tuple[NotificationService, Any]:
+def _user(user_id: str) -> tuple[NotificationService, User]:
     service = deps.notification_service()
     return service, service.user(user_id)
 
 
-def digest_managed_user(user_id: str, caller: Caller) -> tuple[NotificationService, Any]:
+def digest_managed_user(user_id: str, caller: Caller) -> tuple[NotificationService, User]:
     """The user, once the caller is known to may change their digest and mail (CONTRACT §8): the
     root group administrator, or an administrator of a group the user is a member of."""
     service, user = _user(user_id)
@@ -63,7 +64,7 @@ def _subscription_route(
     body: type[BaseModel],
     response: type[BaseModel],
     summary: str,
-    upsert: Callable[[NotificationService, Any, int, Any], BaseModel],
+    upsert: Callable[[NotificationService, User, int, Any], BaseModel],
 ) -> None:
     """`POST …/notifications/<kind>/{notificationId}`: one view body for the four kinds, which
     differ only in their body, answer and the service's upsert (its target read from the body)."""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from chalice import Blueprint
 
 from chalicelib import deps
@@ -13,12 +11,14 @@ from chalicelib.schemas.comments import CommentPage
 from chalicelib.schemas.common import GuidPageQuery, IntPageQuery
 from chalicelib.schemas.paths import GroupPath, PostPath
 from chalicelib.schemas.posts import PostOut, PostPage
+from chalicelib.services.ports.content import Post
+from chalicelib.services.ports.people import Group
 from chalicelib.services.posts import PostService
 
 posts_api = Blueprint(__name__)
 
 
-def _entered_post(post_id: str, caller: Caller, service: PostService) -> tuple[Any, Any]:
+def _entered_post(post_id: str, caller: Caller, service: PostService) -> tuple[Post, Group]:
     """The post and its group, once the caller is known to may enter the group."""
     post = service.find(post_id)
     group = deps.group_service().get(service.group_id_of(post), key="postId")
