@@ -4,21 +4,22 @@ administrator reads it, or replaces it and is recorded as its editor (CONTRACT Â
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from chalicelib.api.routing import Call, Routes, call_type, made_view
 from chalicelib.schemas.paths import GroupPath
+from chalicelib.services.ports.people import Group
 
 OutT = TypeVar("OutT", bound=BaseModel, covariant=True)
 UpdateT = TypeVar("UpdateT", bound=BaseModel, contravariant=True)
 
 
 class GroupSettingsService(Protocol, Generic[OutT, UpdateT]):
-    def get(self, group: Any, /) -> OutT: ...
+    def get(self, group: Group, /) -> OutT: ...
 
-    def update(self, group: Any, update: UpdateT, editor_id: str, /) -> OutT: ...
+    def update(self, group: Group, update: UpdateT, editor_id: str, /) -> OutT: ...
 
 
 def group_settings_routes(

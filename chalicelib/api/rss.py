@@ -7,8 +7,6 @@ the user's feed key as `?key=` (a wrong or revoked key is a 401, even on a publi
 
 from __future__ import annotations
 
-from typing import Any
-
 from chalice import Blueprint, Response
 
 from chalicelib import deps
@@ -18,6 +16,7 @@ from chalicelib.envelope import Headers
 from chalicelib.schemas.feed_keys import FeedQuery
 from chalicelib.schemas.paths import GroupPath
 from chalicelib.services.ical import CONTENT_TYPE as ICAL_CONTENT_TYPE
+from chalicelib.services.ports.people import Group
 from chalicelib.services.rss import CONTENT_TYPE
 
 rss_api = Blueprint(__name__)
@@ -37,7 +36,7 @@ def require_feed_reader(call: Call[GroupPath, FeedQuery, None], path: str) -> No
     caller.require(Need.ENTER, call.group)
 
 
-def cache_control(group: Any) -> str:
+def cache_control(group: Group) -> str:
     # A members-only feed must not sit in shared caches.
     return "public, max-age=300" if group.access == "public" else "private, no-cache"
 
