@@ -9,6 +9,7 @@ import subprocess
 import pytest
 from moto import mock_aws
 
+from chalicelib.aws import client
 from chalicelib.cli import main
 from tests.support import REPO_ROOT
 from tests.support.running import run_module
@@ -40,6 +41,9 @@ def test_create_tables_creates_each_once(empty_aws, capsys):
     assert main(["create-tables"]) == 0
     first = capsys.readouterr().out
     assert "agora-test-posts" in first and "agora-test-comments" in first
+    # Expiring records (alerts, sign-in attempts, digests, the outbox) expire: TTL is on.
+    ttl = client("dynamodb").describe_time_to_live(TableName="agora-test-alerts")
+    assert ttl["TimeToLiveDescription"]["TimeToLiveStatus"] == "ENABLED"
     assert main(["create-tables"]) == 0
     assert capsys.readouterr().out.startswith("created 0 table(s)")
 

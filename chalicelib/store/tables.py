@@ -21,22 +21,17 @@ def all_models() -> list[type[Model]]:
 def create_tables(wait: bool = True) -> list[str]:
     """Create the tables (with their indexes) that do not exist yet; answer the names created.
 
-    One ListTables says which exist (not a DescribeTable per table), and every missing table is
-    asked for before any is waited for: DynamoDB makes them side by side.
+    One ListTables says which exist (not a DescribeTable per table). Each table is created and
+    waited for in turn: PynamoDB switches a table's TTL on right after creating it, which
+    DynamoDB refuses while the table is still being created.
     """
     from chalicelib.aws import client
 
     models = all_models()  # first: their names come from the settings, which may refuse
-    dynamodb = client("dynamodb")
     existing: set[str] = set()
-    for page in dynamodb.get_paginator("list_tables").paginate():
+    for page in client("dynamodb").get_paginator("list_tables").paginate():
         existing.update(page["TableNames"])
     missing = [model for model in models if model.Meta.table_name not in existing]
     for model in missing:
-        model.create_table(wait=False, billing_mode="PAY_PER_REQUEST")
-    if wait:
-        for model in missing:
-            dynamodb.get_waiter("table_exists").wait(
-                TableName=model.Meta.table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 300}
-            )
+        model.create_table(wait=wait, billing_mode="PAY_PER_REQUEST")
     return [model.Meta.table_name for model in missing]
