@@ -416,7 +416,7 @@ def test_a_subscription_that_asks_for_nothing_tells_nobody(fakes):
 
 @pytest.mark.fast
 def test_comment_subscribers_of_the_post_and_the_group_are_told(fakes):
-    fakes.subscriptions.subscribe("bob", ("post", "p1", 3), email=DIGEST)
+    fakes.subscriptions.subscribe("bob", ("post", "p1", 3), "g1", email=DIGEST)
     fakes.subscriptions.subscribe("cy", ("group", "g1", 2), red=True)
     fakes.subscriptions.subscribe("bob", ("group", "g1", 1), email=INSTANT)  # posts only
     assert set(told(fakes, NEW_COMMENT)) == {"bob", "cy"}
@@ -425,7 +425,7 @@ def test_comment_subscribers_of_the_post_and_the_group_are_told(fakes):
 
 @pytest.mark.fast
 def test_a_comment_awaiting_approval_tells_nobody(fakes):
-    fakes.subscriptions.subscribe("bob", ("post", "p1", 3), email=INSTANT)
+    fakes.subscriptions.subscribe("bob", ("post", "p1", 3), "g1", email=INSTANT)
     waiting = CommentCreated(
         comment_id=5, post_id="p1", group_id="g1", author_id="ann", is_approved=False
     )

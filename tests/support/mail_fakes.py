@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from chalicelib.services.ports.mail import (
@@ -20,8 +20,12 @@ from chalicelib.services.ports.mail import (
     Skip,
     Step,
 )
-from chalicelib.services.ports.notify import Letter, NewAlert
-from tests.support.fakes import FakeGroupRepository, FakeUserRepository
+from chalicelib.services.ports.notify import Letter, NewAlert, SubscriptionChange
+from tests.support.fakes import (
+    FakeGroupRepository,
+    FakeNotificationRepository,
+    FakeUserRepository,
+)
 
 # --- the mail log --------------------------------------------------------------------------------
 
@@ -369,30 +373,36 @@ class FakeMailGroups(FakeGroupRepository):
 # --- what notifications read and write, in memory -----------------------------------------------
 
 
-class FakeSubscriptions:
-    """Subscriptions as records: (kind, target, notification id) -> the records subscribed."""
+class FakeSubscriptions(FakeNotificationRepository):
+    """The subscriptions fake the contract test holds to the store's keys
+    (tests/store/test_content_contract.py), with `subscribe` in a rule test's words and a count
+    of the subscriber lists read (one Query each on DynamoDB)."""
 
     def __init__(self) -> None:
-        self.by_target: dict[tuple[str, str, int], list[Any]] = {}
+        super().__init__()
         self.queries = 0
 
-    def subscribe(self, user_id: str, target: tuple[str, str, int], **flags: Any) -> None:
-        """`target`: (kind, target id, notification id); `flags`: email, screen, red."""
-        from types import SimpleNamespace
-
-        self.by_target.setdefault(target, []).append(
-            SimpleNamespace(
-                user_id=user_id,
-                sort_key="#".join(map(str, target)),
-                email_alert_id=flags.get("email", 0),
-                show_screen_alert=flags.get("screen", False),
-                show_red_label=flags.get("red", False),
-            )
+    def subscribe(
+        self, user_id: str, target: tuple[str, str, int], group_id: str | None = None, **flags: Any
+    ) -> None:
+        """`target`: (kind, target id, notification id), with the post's `group_id` for a post;
+        `flags`: email, screen, red."""
+        kind, target_id, number = target
+        change = SubscriptionChange(
+            kind,
+            target_id,
+            number,
+            group_id,
+            modified_on=datetime(2026, 1, 1, tzinfo=UTC),
+            email_alert_id=flags.get("email", 0),
+            show_screen_alert=flags.get("screen", False),
+            show_red_label=flags.get("red", False),
         )
+        self.save_subscription(user_id, change)
 
     def subscribers(self, kind: str, target_id: str, notification_id: int) -> list[Any]:
         self.queries += 1
-        return list(self.by_target.get((kind, target_id, notification_id), []))
+        return super().subscribers(kind, target_id, notification_id)
 
 
 class FakeAlerts:
