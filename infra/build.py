@@ -614,6 +614,16 @@ def _store_restored() -> Iterator[None]:
         reload_settings()
 
 
+def _differs(committed: str, generated: str, suffix: str) -> bool:
+    """A template differs when its document does: libyaml's emitter and PyYAML's pure-Python one
+    (where libyaml is missing) fold long strings differently, and both read back the same."""
+    if suffix != ".yaml" or committed == generated:
+        return committed != generated
+    from infra import yaml_text
+
+    return bool(yaml_text.load(committed) != yaml_text.load(generated))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m infra.build", description=__doc__.split("\n")[0]
@@ -629,7 +639,7 @@ def main(argv: list[str] | None = None) -> int:
             files.update(rendered(stage))
         for path, text in files.items():
             if args.check:
-                if not path.exists() or path.read_text() != text:
+                if not path.exists() or _differs(path.read_text(), text, path.suffix):
                     stale.append(str(path.relative_to(ROOT)))
             else:
                 path.write_text(text)
