@@ -17,7 +17,7 @@ _forgetters: list[Callable[[], None]] = []
 
 
 @functools.cache
-def _config(service: str = "") -> Any:
+def client_config(service: str = "") -> Any:
     from botocore.config import Config
 
     if service == "events":
@@ -65,7 +65,7 @@ def client(service: str) -> Any:
             import boto3
 
             _clients[service] = boto3.session.Session(botocore_session=session()).client(
-                service, config=_config(service)
+                service, config=client_config(service)
             )
         return _clients[service]
 

@@ -199,7 +199,7 @@ def _streams_at(endpoint: str) -> Any:
         import boto3
 
         found = boto3.session.Session(botocore_session=aws.session()).client(
-            "dynamodbstreams", endpoint_url=endpoint
+            "dynamodbstreams", endpoint_url=endpoint, config=aws.client_config("dynamodbstreams")
         )
         _streams[endpoint] = found
     return found
