@@ -36,9 +36,7 @@ def handle_stream_batch(event: dict[str, Any]) -> dict[str, Any]:
     return {"batchItemFailures": [] if failed is None else [{"itemIdentifier": failed}]}
 
 
-def drain_records(
-    records: Sequence[dict[str, Any]], *, subscribers: DomainEvents | None = None
-) -> str | None:
+def drain_records(records: Sequence[dict[str, Any]]) -> str | None:
     """Tell the subscribers each new outbox item of these stream records, in order. Answers
     None when all were told, else the sequence number of the first that failed (nothing after it
     was told)."""
@@ -58,8 +56,7 @@ def drain_records(
             log.exception("outbox record unreadable", extra={"sequence": sequence})
             return sequence
         told.append((sequence, Recorded(item_id, event)))
-    if subscribers is None:
-        subscribers = subscribers_of_batch([item.event for _, item in told if item is not None])
+    subscribers = subscribers_of_batch([item.event for _, item in told if item is not None])
     for sequence, item in told:
         if item is None:
             continue
