@@ -7,21 +7,20 @@ import re
 from email import errors
 from email.message import Message
 
-_CONTROL_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
-_CONTROL_IN_LINE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
 def clean_text(value: str) -> str:
     """Body text without C0 controls (tab and newline kept; CR becomes a line end), lone
     surrogates or noncharacters: none of them is valid in XML, and surrogates not in UTF-8."""
     value = value.replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROL_IN_TEXT.sub("", value)
+    return _CONTROL.sub("", value)
 
 
 def clean_line(value: str) -> str:
     """One line of text (a subject, a name): tabs and line ends become spaces, other controls go."""
     value = re.sub("[\t\r\n]+", " ", value)
-    return _CONTROL_IN_LINE.sub("", value).strip()
+    return _CONTROL.sub("", value).strip()
 
 
 # Labels whose bytes are in practice windows-1252 (the WHATWG Encoding Standard maps them so):
