@@ -87,8 +87,8 @@ def feed_keys() -> FeedKeyRepository:
     return FeedKeyRepository()
 
 
+@functools.cache
 def mail() -> MailRepository:
-    """Not kept: it holds its own transaction connection, which `aws.reset()` must not outlive."""
     from chalicelib.store.mail import MailRepository
 
     return MailRepository()
