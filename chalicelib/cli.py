@@ -195,6 +195,13 @@ def export(args: argparse.Namespace) -> int:
     return 0
 
 
+def unlock(args: argparse.Namespace) -> int:
+    if not deps.security_service().unlock(args.email):
+        return refuse(f"unlock: no account has the address {args.email.strip()}")
+    print(f"unlocked {args.email.strip()}: its sign-in throttle is lifted for every source")
+    return 0
+
+
 def write_fixture(
     out: Any,
     sections: Iterator[tuple[str, Iterator[dict[str, Any]]]],
@@ -333,6 +340,10 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
         "create or promote a root group administrator (or of --group-id); password from a "
         "prompt, or stdin when it is not a terminal",
     ),
+    "unlock": (
+        unlock,
+        "end the sign-in throttle of an account (every source), for a locked-out member",
+    ),
 }
 
 
@@ -347,6 +358,8 @@ def parser() -> argparse.ArgumentParser:
             command.add_argument("file", help="fixture JSON file (CONTRACT §4)")
         if name == "export":
             command.add_argument("file", help="fixture JSON file to write (- for stdout)")
+        if name == "unlock":
+            command.add_argument("--email", required=True, help="the account's address")
         if name == "create-admin":
             command.add_argument("--email", required=True, help="the administrator's address")
             command.add_argument(
