@@ -189,6 +189,7 @@ class IngestorParts(TypedDict, total=False):
     base_url: str
     authserv_id: str | None
     verifier: SenderVerifier | None
+    unverified: str
     planner: Any
     counters: Any
     mail: Any
@@ -201,7 +202,16 @@ class IngestorParts(TypedDict, total=False):
     workers: int
 
 
-_PLANNER_PARTS = ("users", "groups", "posts", "comments", "base_url", "authserv_id", "verifier")
+_PLANNER_PARTS = (
+    "users",
+    "groups",
+    "posts",
+    "comments",
+    "base_url",
+    "authserv_id",
+    "verifier",
+    "unverified",
+)
 
 
 def mail_ingestor(**given: Unpack[IngestorParts]) -> MailIngestor:
@@ -219,6 +229,7 @@ def mail_ingestor(**given: Unpack[IngestorParts]) -> MailIngestor:
         "base_url": settings.public_base_url,
         "authserv_id": settings.mail_authserv_id if mode == "header" else None,
         "verifier": sender_verifier() if mode == "verify" else None,
+        "unverified": settings.mail_unverified,
         "counters": counters(),
         "mail": mail(),
         "outbox": outbox(),

@@ -38,6 +38,9 @@ class Settings(BaseModel):
     mail_authserv_id: str | None = None
     # How mail in decides a sender is genuine (CONTRACT §2); None: `mail_auth_mode` decides.
     mail_auth: Literal["off", "header", "verify"] | None = None
+    # With `verify`: what a mail becomes when no DKIM signature aligned with its From counts:
+    # `hold` (a comment waits for approval, a post is rejected) or `accept`.
+    mail_unverified: Literal["hold", "accept"] = "hold"
     # Resolvers for mail authentication look-ups, `host:port,...`; empty: the system's.
     dns_servers: str = ""
     game_level_base: int = 100
@@ -87,6 +90,13 @@ class Settings(BaseModel):
     def _mail_auth_word(cls, value: object) -> object:
         if isinstance(value, str):
             return value.strip().lower() or None
+        return value
+
+    @field_validator("mail_unverified", mode="before")
+    @classmethod
+    def _unverified_word(cls, value: object) -> object:
+        if isinstance(value, str):
+            return value.strip().lower() or "hold"
         return value
 
     @field_validator("mail_auth")

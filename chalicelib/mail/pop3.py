@@ -131,13 +131,15 @@ class Pop3Mailbox:
             raise
 
     def _connect(self, connect_timeout: float) -> poplib.POP3:
-        from chalicelib.mail.hosts import HostRefused
+        from chalicelib.mail.hosts import HostRefused, HostUnresolved
 
         address = self.host.strip("[]")
         if self.hosts is not None:
             try:
                 # Again at connect time: the name may resolve elsewhere than when it was saved.
                 address = self.hosts.connectable(self.host, self.port)
+            except HostUnresolved as unknown:
+                raise MailboxError(f"{self._where}: {unknown}", reason="dns") from None
             except HostRefused as refused:
                 raise MailboxError(f"{self._where}: refused: {refused}", reason="refused") from None
         try:

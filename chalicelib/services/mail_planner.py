@@ -26,6 +26,8 @@ class SenderCheck(Protocol):
     def spoofed(self) -> bool: ...
     @property
     def reason(self) -> str: ...
+    @property
+    def verified(self) -> bool: ...
 
 
 class SenderVerifier(Protocol):
@@ -54,6 +56,7 @@ class MailPlanner:
         base_url: str,
         authserv_id: str | None = None,
         verifier: SenderVerifier | None = None,
+        unverified: str = "hold",
     ) -> None:
         self.users = users
         self.groups = groups
@@ -62,6 +65,8 @@ class MailPlanner:
         self.base_url = base_url.rstrip("/")
         self.authserv_id = authserv_id
         self.verifier = verifier
+        # AGORA_MAIL_UNVERIFIED: what a mail whose sender the verifier could not verify becomes.
+        self.unverified = unverified
         # Senders and groups repeat within a mailbox: each is read once per poll.
         self._authors: dict[str, Any] = {}
         self._groups: dict[str, Any] = {}
@@ -99,6 +104,8 @@ class MailPlanner:
             target = self.find_permalink(parsed.subject)
             plan = mail_rules.plan_comment(parsed, author, caller, target)
         if sender is not None and plan.status in ("posted", "commented"):
+            if not sender.verified and self.unverified == "hold":
+                return mail_rules.hold_unverified(plan, sender.reason)
             plan.notes.insert(0, sender.reason)
         return plan
 

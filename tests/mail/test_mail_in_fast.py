@@ -195,7 +195,7 @@ class Verifier:
     def verify(self, raw: bytes, from_domain: str, *, last_attempt: bool) -> Any:
         self.asked.append(from_domain)
         reason = "spoofed: DMARC reject" if self.spoofed else "DKIM pass (example.org)"
-        return SimpleNamespace(spoofed=self.spoofed, reason=reason)
+        return SimpleNamespace(spoofed=self.spoofed, reason=reason, verified=not self.spoofed)
 
 
 def test_a_verified_spoof_is_rejected_with_the_verifiers_words(world):
