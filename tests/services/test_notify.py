@@ -180,7 +180,7 @@ def test_comment_notifies_post_and_group_subscribers_once(world):
     )
     messages = sent_mail()
     assert recipients(messages) == sorted([email_of(c, c.ann), email_of(c, c.double_fan)])
-    assert messages[0]["Subject"] == "[Garden] New comment on: Hello"
+    assert messages[0]["Subject"] == "Re: [Garden] Hello"
     assert "https://community.example/garden/hello#900" in text_of(messages[0])
     assert "Lovely roses!" in text_of(messages[0])
 
