@@ -104,8 +104,9 @@ def mail_text(markup: str) -> str:
     from inscriptis import get_text  # import here: only the mail jobs need it (~70 ms)
 
     text = get_text(markup, _text_config())
-    # A link whose text is its address needs it once: "[https://x](https://x)" reads "https://x".
-    text = re.sub(r"\[(\S+)\]\(\1\)", r"\1", text)
+    # A link whose text is its address needs it once: "[https://x](https://x)" reads "https://x",
+    # "[a@b](mailto:a@b)" reads "a@b".
+    text = re.sub(r"\[(\S+)\]\((?:mailto:)?\1\)", r"\1", text)
     lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n")
 
