@@ -262,12 +262,27 @@ def outgoing_mail() -> OutgoingMail:
         found = group_email.get(group)
         return Identity(found.name, found.email, newsletter.get(group).disclaimer)
 
+    from chalicelib.mail.threads import site_host
+
     return OutgoingMail(
         SesMailer(),
         identity_of,
         get_settings().sender_address,
         suppressions().is_suppressed,
+        reply_address=comment_reply_address,
+        site_host=site_host(),
     )
+
+
+def comment_reply_address() -> str:
+    """The email-to-comment mailbox's `emailAddress` while it is enabled ("" otherwise): instant
+    emails about posts and comments are answered there (replies by email)."""
+    from chalicelib.services.mailboxes import SYSTEM_SCOPE
+
+    record = mailboxes().get(SYSTEM_SCOPE)
+    if record is None or not record.is_enabled:
+        return ""
+    return str(getattr(record, "email_address", "") or "")
 
 
 class _OutgoingMailOnFirstUse:

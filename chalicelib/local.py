@@ -435,6 +435,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"AWS_SECRET_ACCESS_KEY={os.environ['AWS_SECRET_ACCESS_KEY']}")
     # With these, `python -m chalicelib.cli poll-mail` polls the same (loopback) mailboxes.
     print(f"AGORA_MAIL_ALLOW_PRIVATE_HOSTS={os.environ['AGORA_MAIL_ALLOW_PRIVATE_HOSTS']}")
+    # The site's address on this port: the CLI's links and its permalink matching use it.
+    print(f"AGORA_BASE_URL={settings.public_base_url}")
     if credentials:
         print(f"root administrator: {credentials[0]} / {credentials[1]}")
     print("Ctrl-C stops everything.", flush=True)
