@@ -4,6 +4,7 @@ SQS-triggered function through app.py's wiring, the CLI, and the mail log endpoi
 from __future__ import annotations
 
 import json
+import uuid
 from datetime import datetime, timedelta
 
 import pytest
@@ -255,10 +256,17 @@ def test_a_platform_fault_redelivers_the_message_and_the_retry_skips_what_was_po
 
     c = configured
     root = c.users[0]["id"]
-    assert (
-        api.put("/api/v1/en_US/connector/email-to-comment", root, c.mailbox.api_settings())[0]
-        == 200
-    )
+    other = f"other{uuid.uuid4().hex[:6]}"
+    dovecot.add_user(other, "other-password")
+    settings = {
+        **c.mailbox.api_settings(),
+        "serverUsername": other,
+        "serverPassword": "other-password",
+    }
+    assert api.put("/api/v1/en_US/connector/email-to-comment", root, settings)[0] == 200
+    # Both due now, as a dispatch finds them.
+    assert api.post("/api/v1/en_US/connector/email-to-comment/poll", root, {})[0] == 202
+    assert api.post(f"/api/v1/en_US/connector/email-to-post/{c.garden}/poll", c.admin, {})[0] == 202
     c.mailbox.deliver(mail("ann@example.org", "Imported once", "x"))
     secrets.forget()
     kms = aws_client("kms")
