@@ -460,9 +460,9 @@ class PollFailure:
 def poll_failure(error: BaseException, mailbox: Mailbox | None) -> tuple[str, str]:
     """(reason, message) of a failed poll: the reason one of FAILURE_REASONS, the message plain
     words for lastError with the server's own words after them, never the password."""
-    from chalicelib.mail.pop3 import MailboxError
+    from chalicelib.mail.pop3 import MailboxError, SessionLost
 
-    if not isinstance(error, MailboxError):
+    if not isinstance(error, MailboxError | SessionLost):
         # Not the mailbox's fault (a database or AWS failure): the operator's log has it.
         return "other", "The poll failed inside Agora, not at the mail server; it is retried."
     reason = error.reason if error.reason in POLL_FAILURES else "other"
@@ -476,9 +476,9 @@ def poll_failure(error: BaseException, mailbox: Mailbox | None) -> tuple[str, st
 def mailbox_failure(error: BaseException, mailbox: Mailbox | None) -> PollFailure | None:
     """The failure as the mailbox's own (backed off, never retried at once), or None when the
     platform failed (AWS refusing or throttling: retried through the queue)."""
-    from chalicelib.mail.pop3 import MailboxError
+    from chalicelib.mail.pop3 import MailboxError, SessionLost
 
-    if not isinstance(error, MailboxError):
+    if not isinstance(error, MailboxError | SessionLost):
         return None
     reason, message = poll_failure(error, mailbox)
     return PollFailure(reason, message)
