@@ -237,15 +237,18 @@ def write_fixture(
     out.write("\n}\n")
 
 
-def poll_mail(_args: argparse.Namespace) -> int:
+def poll_mail(args: argparse.Namespace) -> int:
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.mail_poll import poll_all_in_process
 
     drain = _then_drain_outbox()
+    due = bool(getattr(args, "due", False))
     # One line per mailbox as soon as it is done: a slow server shows which mailbox it is.
-    report = poll_all_in_process(Deadline.unbounded(), on_line=lambda line: print(line, flush=True))
+    report = poll_all_in_process(
+        Deadline.unbounded(), on_line=lambda line: print(line, flush=True), due=due
+    )
     if not report.lines:
-        print("no enabled mailbox")
+        print("no mailbox is due" if due else "no enabled mailbox")
     drain()
     return _failed(report.failures)
 
@@ -369,6 +372,12 @@ def parser() -> argparse.ArgumentParser:
             command.add_argument("file", help="fixture JSON file to write (- for stdout)")
         if name == "unlock":
             command.add_argument("--email", required=True, help="the account's address")
+        if name == "poll-mail":
+            command.add_argument(
+                "--due",
+                action="store_true",
+                help="poll only the mailboxes the schedule would poll now",
+            )
         if name == "create-admin":
             command.add_argument("--email", required=True, help="the administrator's address")
             command.add_argument(

@@ -91,7 +91,18 @@ def domain_events(reads: BatchReads | None = None) -> DomainEvents:
     """The subscribers of every domain event: notifications of new posts and comments, and the
     EventBridge bus (every kind). `reads`: what the batch being drained has read once for all
     its events (its posts, each subscriber list)."""
-    return DomainEvents([notify_service(reads=reads), event_bus_publisher()])
+    return DomainEvents(
+        [notify_service(reads=reads), mailbox_failing_notice(), event_bus_publisher()]
+    )
+
+
+def mailbox_failing_notice() -> Any:
+    """Tells a mailbox's administrators that its polls keep failing (services/mailbox_alerts.py)."""
+    from chalicelib.services.mailbox_alerts import MailboxFailingNotice
+
+    return MailboxFailingNotice(
+        mailboxes(), users(), groups(), digests(), _OutgoingMailOnFirstUse(), utc_now
+    )
 
 
 def event_bus_publisher() -> EventBusPublisher:
@@ -372,13 +383,17 @@ def local_connector_service() -> LocalConnectorService:
 
 
 def mailbox_settings_service() -> MailboxSettingsService:
+    from datetime import timedelta
+
     from chalicelib.mail.hosts import HostPolicy
 
+    settings = get_settings()
     return MailboxSettingsService(
         mailboxes(),
         secrets,
         utc_now,
-        HostPolicy(get_settings().mail_allow_private_hosts),
+        HostPolicy(settings.mail_allow_private_hosts),
+        max_wait=timedelta(minutes=settings.mail_poll_max_minutes),
     )
 
 

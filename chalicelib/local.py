@@ -239,7 +239,8 @@ def scheduled_jobs() -> list[tuple[str, Any, Callable[[], Any]]]:
         (
             "poll-mail",
             schedules.MAIL_POLL,
-            lambda: mail_poll.poll_all_in_process(Deadline.unbounded()),
+            # What the deployed schedule polls: the mailboxes that are due.
+            lambda: mail_poll.poll_all_in_process(Deadline.unbounded(), due=True),
         ),
         (
             "purge-comments",

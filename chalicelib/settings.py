@@ -71,6 +71,9 @@ class Settings(BaseModel):
     # Mailbox settings may name loopback and private-network POP3 hosts (make run, tests);
     # link-local and cloud metadata addresses never.
     mail_allow_private_hosts: bool = False
+    # The longest wait, in minutes, between two scheduled polls of a mailbox that keeps finding
+    # nothing (CONTRACT §9): each empty poll doubles the wait from 5 minutes up to this.
+    mail_poll_max_minutes: int = Field(default=15, ge=5, le=24 * 60)
 
     @field_validator("base_url")
     @classmethod

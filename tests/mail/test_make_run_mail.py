@@ -13,6 +13,7 @@ import sys
 import time
 import urllib.request
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from email.utils import parseaddr
 
@@ -180,3 +181,56 @@ def test_replies_to_a_notification_from_thunderbird_and_gmail_become_comments_on
     assert status == 200, body
     contents = [c["content"] for c in body["object"]["comments"]]
     assert contents == ["<p>Two sage cuttings for me!</p>", "<p>And a fuchsia, please.</p>"]
+
+
+PHOTOGRAPHY = next(g["id"] for g in DEMO["groups"] if g["slug"] == "photography")
+
+
+def _moment(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+@pytest.mark.slow
+def test_next_poll_poll_now_and_the_back_off_of_a_broken_mailbox_over_http(running, mailbox):
+    """One mailbox with a wrong password: saved, it is due in 5 minutes; "poll now" makes it due
+    at once; each failed poll says why and waits 30 minutes or more; the third failure in a row
+    sends its administrator one email, the fourth none."""
+    auth = {"X-Auth": running.login()}
+    path = f"/api/v1/en_US/connector/email-to-post/{PHOTOGRAPHY}"
+    wrong = {**mailbox.api_settings(), "serverPassword": "not-" + mailbox.password}
+    saved_at = datetime.now(UTC)
+    status, body = running.request("PUT", path, wrong, headers=auth)
+    assert status == 200, body
+    assert saved_at + timedelta(minutes=4) < _moment(body["object"]["nextPollOn"])
+    assert _moment(body["object"]["nextPollOn"]) < saved_at + timedelta(minutes=6)
+    before = sent_to(running)[running.admin_email]
+
+    errors_on = []
+    for _ in range(4):
+        asked_at = datetime.now(UTC)
+        status, body = running.request("POST", f"{path}/poll", None, headers=auth)
+        assert status == 202, body
+        assert _moment(body["object"]["nextPollOn"]) <= datetime.now(UTC)
+        # The CLI polls what the schedule would (make run's own schedule may get there first).
+        cli(running, "poll-mail", "--due")
+        status, body = running.request("GET", path, headers=auth)
+        settings = body["object"]
+        assert settings["lastError"]["message"].startswith(
+            "The mail server refused the user name or password"
+        )
+        assert mailbox.password not in json.dumps(settings)
+        assert _moment(settings["nextPollOn"]) >= asked_at + timedelta(minutes=30)
+        errors_on.append(settings["lastError"]["on"])
+    assert len(set(errors_on)) == 4  # four polls, each one failed
+
+    deadline = time.monotonic() + 60
+    while sent_to(running)[running.admin_email] == before and time.monotonic() < deadline:
+        time.sleep(1)
+    time.sleep(2)  # a second email would be drained by now
+    assert sent_to(running)[running.admin_email] == before + 1
+
+    # Disabled: nothing to poll.
+    status, body = running.request("PUT", path, {**wrong, "isEnabled": False}, headers=auth)
+    assert status == 200 and body["object"]["nextPollOn"] is None
+    status, body = running.request("POST", f"{path}/poll", None, headers=auth)
+    assert status == 409 and body["errors"][0]["key"] == "isEnabled"
