@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -239,6 +240,24 @@ def scheduled_jobs() -> list[tuple[str, Any, Callable[[], Any]]]:
     ]
 
 
+# A feed key in a URL stands for its user's sign-in: the access log shows that a key was sent,
+# never which.
+_SECRET_QUERY = re.compile(r"([?&;]key=)[^&;\s\"']*", re.IGNORECASE)
+
+
+def redact_secrets(text: str) -> str:
+    """An access-log text with every `key=` query value replaced."""
+    return _SECRET_QUERY.sub(r"\1[redacted]", text)
+
+
+class RedactedAccessLog:
+    """http.server's access and error log lines, with feed keys left out."""
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  http.server's name
+        shown = (redact_secrets(arg) if isinstance(arg, str) else arg for arg in args)
+        super().log_message(format, *shown)  # type: ignore[misc]
+
+
 def local_server(host: str, port: int) -> Any:
     """Chalice's local server, answering unknown paths with the envelope as API Gateway does."""
     from http.server import BaseHTTPRequestHandler
@@ -255,7 +274,7 @@ def local_server(host: str, port: int) -> Any:
 
     from chalicelib.api.routing import not_found_payload
 
-    class EnvelopeRequestHandler(ChaliceRequestHandler):
+    class EnvelopeRequestHandler(RedactedAccessLog, ChaliceRequestHandler):
         def __init__(self, request: Any, client_address: Any, server: Any, **kw: Any) -> None:
             # API Gateway's `sourceIp` is the caller's address (sign-in throttling counts by it);
             # Chalice's local gateway says 127.0.0.1 for everyone. Its gateway is this
