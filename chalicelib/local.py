@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -260,6 +261,24 @@ def scheduled_jobs() -> list[tuple[str, Any, Callable[[], Any]]]:
     ]
 
 
+# A feed key in a URL stands for its user's sign-in: the access log shows that a key was sent,
+# never which.
+_SECRET_QUERY = re.compile(r"([?&;]key=)[^&;\s\"']*", re.IGNORECASE)
+
+
+def redact_secrets(text: str) -> str:
+    """An access-log text with every `key=` query value replaced."""
+    return _SECRET_QUERY.sub(r"\1[redacted]", text)
+
+
+class RedactedAccessLog:
+    """http.server's access and error log lines, with feed keys left out."""
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  http.server's name
+        shown = (redact_secrets(arg) if isinstance(arg, str) else arg for arg in args)
+        super().log_message(format, *shown)  # type: ignore[misc]
+
+
 class Intake:
     """The requests being served: counted, so that a stop waits for their answers, and refused
     once the stop has begun."""
@@ -307,7 +326,7 @@ def local_server(host: str, port: int, intake: Intake | None = None) -> Any:
 
     from chalicelib.api.routing import not_found_payload
 
-    class EnvelopeRequestHandler(ChaliceRequestHandler):
+    class EnvelopeRequestHandler(RedactedAccessLog, ChaliceRequestHandler):
         def handle_one_request(self) -> None:
             # Once the stop has begun, a request (a new one on a kept-alive connection too) is
             # not read: the connection closes unanswered, so nothing is acknowledged that the

@@ -151,7 +151,9 @@ class FoundUser(Protocol):
 class PeopleIndex(Protocol):
     def page(
         self, query_key: str, group_id: str | None, *, limit: int, after: Any | None
-    ) -> Sequence[FoundUser]: ...
+    ) -> Sequence[FoundUser] | None:
+        """The page after user `after`; None when the list does not hold `after`."""
+        ...
 
 
 # --- players and feed keys -------------------------------------------------------------------------
