@@ -120,6 +120,31 @@ def digest_mails(reply_address: str = "") -> dict[str, bytes]:
     return {"summary digest": ses.raw[0], "full digest": ses.raw[1]}
 
 
+def mailbox_failure_mails() -> dict[str, bytes]:
+    """The email that tells administrators their mailbox keeps failing (the mail-at-scale
+    issue's `failing_letter`), once it is part of the code; nothing before."""
+    try:
+        from chalicelib.services.mailbox_alerts import failing_letter
+
+        from chalicelib.services.domain_events import MailboxFailing
+    except ImportError:
+        return {}
+    from types import SimpleNamespace
+
+    event = MailboxFailing(
+        mailbox="post#g1",
+        group_id="g1",
+        reason="login",
+        message="the server refused the user name or password",
+        failures=3,
+        next_poll_on="2026-11-02T12:30:00Z",
+    )
+    mail, ses = outgoing()
+    ann = SimpleNamespace(id="ann", alias="Ann", email="ann@example.org")
+    mail.send(Fakes().garden, failing_letter(ann, Fakes().garden, event))
+    return {"mailbox failure": ses.raw[0]}
+
+
 def parsed(raw: bytes) -> EmailMessage:
     message = email.message_from_bytes(raw, policy=default_policy)
     assert isinstance(message, EmailMessage)
@@ -138,6 +163,24 @@ def text_of(message: EmailMessage) -> str:
     body = message.get_body(preferencelist=("plain",))
     assert body is not None
     return str(body.get_content())
+
+
+def every_kind() -> dict[str, bytes]:
+    return {**instant_mails(REPLIES), **digest_mails(), **mailbox_failure_mails()}
+
+
+@pytest.mark.fast
+def test_every_kind_of_mail_reads_back_with_the_default_policy():
+    """Headers decode to words (no encoded word left over), the body is text and HTML, and
+    the text part keeps paragraphs apart."""
+    for kind, raw in every_kind().items():
+        assert raw.isascii(), kind  # 7-bit, as SES asks of raw messages
+        message = parsed(raw)
+        assert message.get_content_type() == "multipart/alternative", kind
+        for name, value in message.items():
+            assert "=?" not in str(value), (kind, name)
+        assert "\n\n" in text_of(message).split("\n-- \n")[0], kind
+        assert message.get_body(preferencelist=("html",)) is not None, kind
 
 
 # --- headers as the RFCs write them ----------------------------------------------------------------
@@ -275,7 +318,7 @@ def spam_scores() -> dict[str, tuple[float, str]]:
         if os.environ.get("CI"):
             pytest.fail("spamassassin is required in CI")
         pytest.skip("needs spamassassin (make spamassassin installs it)")
-    mails = {**instant_mails(REPLIES), **digest_mails()}
+    mails = {**instant_mails(REPLIES), **digest_mails(), **mailbox_failure_mails()}
     with tempfile.TemporaryDirectory() as folder:
         box = mailbox.mbox(Path(folder) / "sent.mbox")
         for raw in mails.values():
@@ -313,8 +356,11 @@ def spam_scores() -> dict[str, tuple[float, str]]:
 
 
 @pytest.mark.parametrize(
-    "kind", ["instant post", "instant comment", "summary digest", "full digest"]
+    "kind",
+    ["instant post", "instant comment", "summary digest", "full digest", "mailbox failure"],
 )
 def test_spamassassin_scores_each_kind_of_mail_at_most_2(spam_scores, kind):
+    if kind == "mailbox failure" and kind not in spam_scores:
+        pytest.skip("the mailbox-failure email is not part of this branch yet")
     score, status = spam_scores[kind]
     assert score <= MAX_SCORE, status
