@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from chalicelib import secrets
 from chalicelib.clock import utc_now
+from chalicelib.domain.announcements import DomainEvents
 from chalicelib.services.administrators import AdministratorService
 from chalicelib.services.alerts import AlertService
 from chalicelib.services.comments import CommentPresenter, CommentService
 from chalicelib.services.connectors import LocalConnectorService
 from chalicelib.services.console import ConsoleService
 from chalicelib.services.digests import DigestService
-from chalicelib.services.domain_events import DomainEvents
 from chalicelib.services.events import EventService
 from chalicelib.services.feed import FeedService
 from chalicelib.services.feed_keys import FeedKeyService

@@ -10,8 +10,8 @@ import json
 import pytest
 
 from chalicelib import deps
+from chalicelib.domain.announcements import PostCreated
 from chalicelib.logs import invocation
-from chalicelib.services.domain_events import PostCreated
 from chalicelib.services.notify import Recipient, chunk_body
 from chalicelib.settings import get_settings
 from tests.services.test_notify import INSTANT, email_of, world  # noqa: F401 - fixture

@@ -22,7 +22,7 @@ from chalicelib import aws, deps
 from chalicelib.logs import get_logger
 
 if TYPE_CHECKING:
-    from chalicelib.services.domain_events import DomainEvents
+    from chalicelib.domain.announcements import DomainEvents
 
 log = get_logger("jobs.outbox")
 
@@ -40,7 +40,7 @@ def drain_records(records: Sequence[dict[str, Any]]) -> str | None:
     """Tell the subscribers each new outbox item of these stream records, in order. Answers
     None when all were told, else the sequence number of the first that failed (nothing after it
     was told)."""
-    from chalicelib.services.domain_events import Recorded
+    from chalicelib.domain.announcements import Recorded
     from chalicelib.store.outbox import from_image
 
     told: list[tuple[str, Recorded | None]] = []
@@ -75,7 +75,7 @@ def subscribers_of_batch(events: Sequence[object]) -> DomainEvents:
     """The subscribers of `deps.domain_events`, with notifications that read what the batch
     shares once: its posts in one BatchGetItem (not one GetItem each: a mail poll of a hundred
     posts is drained in batches of a hundred), each subscriber list once (`BatchReads`)."""
-    from chalicelib.services.domain_events import CommentCreated, PostCreated
+    from chalicelib.domain.announcements import CommentCreated, PostCreated
     from chalicelib.services.notify import BatchReads
 
     wanted = {e.post_id for e in events if isinstance(e, PostCreated | CommentCreated)}

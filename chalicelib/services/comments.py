@@ -14,14 +14,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 from chalicelib.clock import utc_now
-from chalicelib.errors import Conflict, NotFound, ValidationFailed
-from chalicelib.schemas.comments import CommentOut, CommentPage, SpamReportOut
-from chalicelib.schemas.common import IntPageQuery, Result
-from chalicelib.services.domain_events import (
+from chalicelib.domain.announcements import (
     CommentApproved,
     CommentDeleted,
     CommentPurged,
 )
+from chalicelib.errors import Conflict, NotFound, ValidationFailed
+from chalicelib.schemas.comments import CommentOut, CommentPage, SpamReportOut
+from chalicelib.schemas.common import IntPageQuery, Result
 from chalicelib.services.links import comment_url, post_ref, user_ref
 from chalicelib.services.paging import next_offset
 from chalicelib.services.ports.content import (
@@ -163,7 +163,7 @@ def _unknown_offset(
     return ValidationFailed.one("offset", offset, why)
 
 
-# The domain events a change of this comment announces (services/domain_events.py).
+# The domain events a change of this comment announces (domain/announcements.py).
 ModerationEvent = CommentApproved | CommentDeleted | CommentPurged
 Announce = Callable[[Comment], list[ModerationEvent]]
 

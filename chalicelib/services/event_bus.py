@@ -1,4 +1,4 @@
-"""Domain events out: every event of services/domain_events.py onto the EventBridge bus named by
+"""Domain events out: every event of domain/announcements.py onto the EventBridge bus named by
 AGORA_EVENT_BUS (empty: none are sent), so an organisation routes them to its own systems with
 rules (API destinations, queues, functions) and no code in Agora.
 
@@ -22,8 +22,8 @@ from dataclasses import asdict
 from typing import Any
 
 from chalicelib import metrics
+from chalicelib.domain.announcements import Recorded, recorded
 from chalicelib.logs import get_logger
-from chalicelib.services.domain_events import Recorded, recorded
 
 log = get_logger("event_bus")
 

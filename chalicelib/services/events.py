@@ -7,6 +7,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller, Need
+from chalicelib.domain.announcements import (
+    EventCreated,
+    EventDeleted,
+    EventMoved,
+    EventUpdated,
+)
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.sanitize import clean_html, html_to_text
 from chalicelib.schemas.events import (
@@ -19,12 +25,6 @@ from chalicelib.schemas.events import (
     EventUpdate,
     EventWrite,
     end_date_problem,
-)
-from chalicelib.services.domain_events import (
-    EventCreated,
-    EventDeleted,
-    EventMoved,
-    EventUpdated,
 )
 from chalicelib.services.links import group_ref, group_url, user_ref
 from chalicelib.services.paging import next_offset
@@ -69,7 +69,7 @@ class EventService:
     @staticmethod
     def _happened(kind: type[EventFacts], actor_id: str) -> Callable[[Event], list[EventFacts]]:
         """The domain event of a write, made from the record as it is stored: the store puts it
-        in the outbox in the same transaction (services/domain_events.py)."""
+        in the outbox in the same transaction (domain/announcements.py)."""
         return lambda record: [EventService._facts(kind, record, actor_id)]
 
     @staticmethod

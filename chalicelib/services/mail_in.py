@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from chalicelib.domain.announcements import MailRejected
 from chalicelib.logs import get_logger
 from chalicelib.mail.pop3 import MailSession, Pop3Server, open_pop3
-from chalicelib.services.domain_events import MailRejected
 from chalicelib.services.mail_planner import Planner
 from chalicelib.services.mail_records import PlanStore, derived_id
 from chalicelib.services.mail_report import PollResult, clean_field, plain, plain_error
@@ -128,7 +128,7 @@ class MailIngestor:
             posts=posts, comments=comments, counters=counters, mail=mail, clock=clock
         )
         # Rejections go to the outbox before their entry (a post or comment goes with its write,
-        # in the store's transaction): services/domain_events.py.
+        # in the store's transaction): domain/announcements.py.
         self.outbox = outbox
         self.clock = clock
         self.open_mailbox = open_mailbox

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from chalicelib.services.domain_events import CommentCreated, PostCreated
+from chalicelib.domain.announcements import CommentCreated, PostCreated
 from chalicelib.services.links import slugify
 from chalicelib.services.mail_report import plain
 from chalicelib.services.mail_rules import Plan

@@ -19,8 +19,8 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from chalicelib.auth import Caller, Need
+from chalicelib.domain.announcements import MailboxFailing, Recorded
 from chalicelib.logs import get_logger
-from chalicelib.services.domain_events import MailboxFailing, Recorded
 from chalicelib.services.links import base_url
 from chalicelib.services.ports.notify import Letter, Mailer
 from chalicelib.services.ports.people import GroupReader, UserReader

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from chalicelib.auth import Caller
+from chalicelib.domain.announcements import MailboxFailing
 from chalicelib.errors import Conflict, ValidationFailed
 from chalicelib.schemas.common import AccessWarning
 from chalicelib.schemas.connectors import (
@@ -22,7 +23,6 @@ from chalicelib.schemas.connectors import (
     MailboxSettingsUpdate,
 )
 from chalicelib.services import poll_schedule
-from chalicelib.services.domain_events import MailboxFailing
 from chalicelib.services.links import group_ref
 from chalicelib.services.poll_schedule import PollState
 

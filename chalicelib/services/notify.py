@@ -23,15 +23,15 @@ from typing import Any, TypeVar
 
 from chalicelib import metrics
 from chalicelib.auth import Caller, Need
-from chalicelib.logs import get_logger
-from chalicelib.mail.outgoing import instant_email
-from chalicelib.services.domain_events import (
+from chalicelib.domain.announcements import (
     CommentCreated,
     PostCreated,
     Recorded,
-    event_from_json,
-    event_to_json,
+    announcement_from_json,
+    announcement_to_json,
 )
+from chalicelib.logs import get_logger
+from chalicelib.mail.outgoing import instant_email
 from chalicelib.services.ports.content import CommentReader, PostReader
 from chalicelib.services.ports.notify import (
     Alerts,
@@ -146,7 +146,7 @@ def chunk_body(event: Any, recipients: list[Recipient]) -> str:
     # delivery's log lines can be found from it.
     return json.dumps(
         {
-            "event": event_to_json(event),
+            "event": announcement_to_json(event),
             "recipients": [asdict(r) for r in recipients],
             "correlationId": correlation_id(),
         }
@@ -160,7 +160,7 @@ def chunk_correlation(body: str) -> str | None:
 
 def parse_chunk(body: str) -> tuple[Any, list[Recipient]]:
     data = json.loads(body)
-    return event_from_json(data["event"]), [Recipient(**r) for r in data["recipients"]]
+    return announcement_from_json(data["event"]), [Recipient(**r) for r in data["recipients"]]
 
 
 # --- what one batch of events reads once --------------------------------------------------------

@@ -1,7 +1,7 @@
 """The transactional outbox: what must follow from a change, written in the same request as it.
 
 Table `outbox`, hash `id` (a random GUID: the domain event's stable id, in its EventBridge detail).
-An item holds one domain event (services/domain_events.py): `kind` its class name, `fields` its
+An item holds one domain event (domain/announcements.py): `kind` its class name, `fields` its
 fields as JSON. The write of a post, a comment, an event or a moderation and its outbox item are
 one TransactWriteItems (`add_to`), so a crash or an AWS failure can never keep one without the
 other; a rejected mail's item is put before its log entry (`save_all`), so a retry after a crash
@@ -26,6 +26,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib import aws
+from chalicelib.domain.announcements import announcement_from_json, announcement_to_json
 from chalicelib.store.base import UtcAttribute, register, table_meta
 
 KEEP_FOR = timedelta(days=7)  # past the stream's 24 h and the drain's retries
@@ -44,11 +45,9 @@ class OutboxRecord(Model):
 
 def records(events: Iterable[Any], now: datetime) -> list[OutboxRecord]:
     """One unsaved outbox item per event, each with a new id."""
-    from chalicelib.services.domain_events import event_to_json
-
     made = []
     for event in events:
-        data = event_to_json(event)
+        data = announcement_to_json(event)
         kind = data.pop("type")
         made.append(
             OutboxRecord(
@@ -88,10 +87,10 @@ class Outbox:
 
 def from_image(image: dict[str, Any]) -> tuple[str, Any]:
     """(outbox id, domain event) of a stream record's NewImage (DynamoDB JSON)."""
-    from chalicelib.services.domain_events import event_from_json
-
     record = OutboxRecord.from_raw_data(image)
-    return str(record.id), event_from_json({"type": record.kind, **json.loads(record.fields)})
+    return str(record.id), announcement_from_json(
+        {"type": record.kind, **json.loads(record.fields)}
+    )
 
 
 def stream_arn() -> str:

@@ -9,7 +9,7 @@ import pytest
 
 from chalicelib import deps
 from chalicelib.clock import utc_now
-from chalicelib.services.domain_events import CommentCreated, PostCreated
+from chalicelib.domain.announcements import CommentCreated, PostCreated
 from tests.fixtures import new_id
 from tests.support.notify import subscribe
 

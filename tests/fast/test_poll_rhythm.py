@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
+from chalicelib.domain.announcements import MailboxFailing
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.mail_poll import batches, dispatch, parse_message, poll_mailbox, poll_many
 from chalicelib.mail.pop3 import MailboxError, SessionLost
 from chalicelib.schemas.connectors import MailboxSettingsUpdate
 from chalicelib.services import poll_schedule as rhythm
-from chalicelib.services.domain_events import MailboxFailing
 from chalicelib.services.mail_report import PollResult
 from chalicelib.services.mailboxes import (
     MailboxDirectory,

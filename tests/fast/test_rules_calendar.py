@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from chalicelib.auth import Caller, Need
+from chalicelib.domain.announcements import EventCreated, EventDeleted, EventMoved
 from chalicelib.errors import Conflict, Forbidden, ValidationFailed
 from chalicelib.schemas.events import (
     MAX_EVENT_DURATION,
@@ -22,7 +23,6 @@ from chalicelib.schemas.events import (
     end_date_problem,
 )
 from chalicelib.services import ical
-from chalicelib.services.domain_events import EventCreated, EventDeleted, EventMoved
 from chalicelib.services.events import EventService, search_text
 from chalicelib.services.groups import GroupService
 from chalicelib.store.base import sort_moment

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from chalicelib.domain.announcements import CommentApproved, CommentDeleted, CommentPurged
 from chalicelib.errors import Conflict, NotFound, ValidationFailed
 from chalicelib.schemas.common import IntPageQuery
 from chalicelib.services.comments import CommentPresenter, CommentService, one_month_before
-from chalicelib.services.domain_events import CommentApproved, CommentDeleted, CommentPurged
 from chalicelib.services.groups import GroupService
 from chalicelib.store.comments import SpamReport
 from tests.support import fakes

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from chalicelib import deps
+from chalicelib.domain.announcements import CommentCreated, PostCreated
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.digests import send_daily_digests
-from chalicelib.services.domain_events import CommentCreated, PostCreated
 from tests.support import notify
 from tests.support.emf import value
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from chalicelib import deps
-from chalicelib.services.domain_events import PostCreated
+from chalicelib.domain.announcements import PostCreated
 from tests.services.test_event_bus import BUS, bus  # noqa: F401 - the bus and a reader of it
 from tests.support.notify import recipients, sent_mail, subscribe, verify_sender_domain
 from tests.support.outbox import drain

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.services.domain_events import CommentCreated, MailRejected, PostCreated
+from chalicelib.domain.announcements import CommentCreated, MailRejected, PostCreated
 from chalicelib.services.mail_in import MailIngestor, PollResult
 from chalicelib.services.mail_planner import MailPlanner
 from chalicelib.services.mailboxes import Mailbox

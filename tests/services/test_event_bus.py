@@ -225,7 +225,7 @@ def test_api_call_never_calls_the_bus_and_a_refused_event_waits_for_the_next_dra
 
 
 def test_partially_failed_entries_are_retried_and_nothing_is_sent_without_a_bus():
-    from chalicelib.services.domain_events import EventDeleted
+    from chalicelib.domain.announcements import EventDeleted
     from chalicelib.services.event_bus import EventBusPublisher
 
     sent: list[list[str]] = []

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from chalicelib import deps
-from chalicelib.services.domain_events import CommentCreated, PostCreated
+from chalicelib.domain.announcements import CommentCreated, PostCreated
 from chalicelib.settings import get_settings
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures for the mailed post
 from tests.support.mail_messages import email_message
@@ -479,7 +479,7 @@ def test_a_comment_awaiting_approval_tells_nobody(fakes):
 
 @pytest.mark.fast
 def test_other_events_have_no_recipients(fakes):
-    from chalicelib.services.domain_events import CommentDeleted
+    from chalicelib.domain.announcements import CommentDeleted
 
     event = CommentDeleted(comment_id=5, post_id="p1", group_id="g1", actor_id="ann")
     assert fakes.service.recipients(event) == []
@@ -551,7 +551,7 @@ def test_a_failed_send_releases_its_claim_and_spares_the_others(fakes):
 
 @pytest.mark.fast
 def test_the_event_handler_raises_when_someone_was_not_told(fakes):
-    from chalicelib.services.domain_events import Recorded
+    from chalicelib.domain.announcements import Recorded
     from chalicelib.services.notify import NotificationsFailed
 
     fakes.subscriptions.subscribe("bob", ("group", "g1", 1), email=INSTANT)

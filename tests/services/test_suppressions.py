@@ -8,10 +8,10 @@ import json
 import pytest
 
 from chalicelib import deps
+from chalicelib.domain.announcements import PostCreated
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.digests import send_daily_digests
 from chalicelib.jobs.ses_feedback import handle_from_queue
-from chalicelib.services.domain_events import PostCreated
 from chalicelib.settings import get_settings
 from tests.support.notify import recipients, sent_mail, subscribe, verify_sender_domain
 

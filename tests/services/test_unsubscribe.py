@@ -8,9 +8,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from chalicelib import deps
+from chalicelib.domain.announcements import PostCreated
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.digests import send_daily_digests
-from chalicelib.services.domain_events import PostCreated
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures for the mailed post
 from tests.services.test_notify import mail_post
 from tests.support.notify import (

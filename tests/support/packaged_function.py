@@ -75,7 +75,7 @@ def setup(pop3_port: int, user: str, password: str) -> None:
 
 
 def chunk() -> str:
-    from chalicelib.services.domain_events import PostCreated
+    from chalicelib.domain.announcements import PostCreated
     from chalicelib.services.notify import Recipient, chunk_body
 
     post = next(p for p in DEMO["posts"] if p["groupId"] == GARDENING)

@@ -141,11 +141,11 @@ _BY_TYPE = {
 }
 
 
-def event_to_json(event: Any) -> dict[str, Any]:
+def announcement_to_json(event: Any) -> dict[str, Any]:
     return {"type": type(event).__name__, **asdict(event)}
 
 
-def event_from_json(data: dict[str, Any]) -> Any:
+def announcement_from_json(data: dict[str, Any]) -> Any:
     values = {k: v for k, v in data.items() if k != "type"}
     return _BY_TYPE[data["type"]](**values)
 
