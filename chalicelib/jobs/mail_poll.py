@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from chalicelib import deps
+from chalicelib.domain.mail_status import OUTCOMES, MailStatus
 from chalicelib.jobs.base import Deadline
 from chalicelib.logs import get_logger
 
@@ -163,18 +164,15 @@ def _poll_leased(
     return MailboxPolled(line)
 
 
-MAIL_OUTCOMES = ("posted", "commented", "ignored", "rejected", "failed")
-
-
 def emit_outcomes(result: Any) -> None:
     """Mails handled by outcome (CloudWatch metric MailHandled); `failed` always, so that its
     alarm sees a zero rather than no data."""
     from chalicelib import metrics
 
-    for outcome in MAIL_OUTCOMES:
+    for outcome in OUTCOMES:
         count = getattr(result, outcome, 0)
-        if count or outcome == "failed":
-            metrics.emit("MailHandled", count, Outcome=outcome)
+        if count or outcome == MailStatus.FAILED:
+            metrics.emit("MailHandled", count, Outcome=str(outcome))
 
 
 def poll_all_in_process(

@@ -42,6 +42,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from chalicelib.domain.announcements import MailRejected
+from chalicelib.domain.mail_status import FINAL, MailStatus
 from chalicelib.logs import get_logger
 from chalicelib.mail.pop3 import MailSession, Pop3Server, open_pop3
 from chalicelib.services.mail_planner import Planner
@@ -70,10 +71,11 @@ if TYPE_CHECKING:
 
 log = get_logger("mail")
 
-FINAL = {"posted", "commented", "ignored", "rejected", "quarantined"}
 MAX_MAIL_BYTES = 10 * 1024 * 1024
 # Mails downloaded before they are stored together (batch reads and writes per chunk).
 CHUNK = 25
+# A mail already handled, found again: counted, not a status of its own.
+SKIPPED = "skipped"
 MAX_SUBJECT_CHARS = 500
 
 __all__ = ["Mailbox", "MailIngestor", "Plan", "PollResult", "open_pop3"]
@@ -194,9 +196,9 @@ class MailIngestor:
 
     def _deletable(self, mailbox_key: str, marker: Marker) -> bool:
         if marker.status is not None:
-            return bool(marker.status != "quarantined")
+            return bool(marker.status != MailStatus.QUARANTINED)
         entry = self.mail.entry(mailbox_key, marker.entry_id)  # a marker from before statuses
-        return entry is None or entry.status != "quarantined"
+        return entry is None or entry.status != MailStatus.QUARANTINED
 
     # --- download ----------------------------------------------------------------------------
 
@@ -239,7 +241,7 @@ class MailIngestor:
     ) -> None:
         """A mail too large to take, whether its size said so or its download ran over: rejected
         for good (a retry would be as large) and deleted like a handled mail."""
-        result.count(self._finish_plain(mailbox, by_uidl, uidl, "rejected", reason))
+        result.count(self._finish_plain(mailbox, by_uidl, uidl, MailStatus.REJECTED, reason))
         if mailbox.delete_processed and session.delete(uidl):
             result.deleted += 1
 
@@ -256,12 +258,12 @@ class MailIngestor:
                 mail.parsed = parse_mail(mail.raw)
             except MailParseError as error:
                 mail.entry_id = self._entry_id(mailbox.key, f"sha256:{content_hash(mail.raw)}")
-                mail.status = "rejected"
+                mail.status = MailStatus.REJECTED
                 # Its headers were often fine: the entry keeps them, so it can be found.
                 headers = headers_of(mail.raw)
                 mail.entry = self._new_entry(mailbox, mail, headers)
                 reason = plain(f"cannot be read: {error}")
-                settled.append(Finish(mail.entry, mail.uidl, "rejected", reason))
+                settled.append(Finish(mail.entry, mail.uidl, MailStatus.REJECTED, reason))
                 unreadable.append((mail.entry, reason))
                 mail.deletable = True
                 continue
@@ -282,8 +284,8 @@ class MailIngestor:
             mail.entry = entry
             if entry is not None and entry.status in FINAL:
                 # The same mail again (same Message-ID, or same content): handled already.
-                mail.status = "skipped"
-                mail.deletable = entry.status != "quarantined"
+                mail.status = SKIPPED
+                mail.deletable = entry.status != MailStatus.QUARANTINED
                 settled.append(Skip(entry, mail.uidl))
             elif entry is not None and int(entry.attempts or 0) >= self.max_attempts:
                 # Its attempts ran out without an outcome: the process died on it each time.
@@ -291,7 +293,7 @@ class MailIngestor:
                     f"the import was interrupted {int(entry.attempts)} times (the process "
                     "stopped while handling it); no more retries (kept on the server)"
                 )
-                mail.status = "quarantined"
+                mail.status = MailStatus.QUARANTINED
                 settled.append(Quarantine(entry, mail.uidl, reason))
             elif entry is not None:
                 suspects.append(mail)
@@ -328,9 +330,9 @@ class MailIngestor:
 
         for mail in duplicates:
             first = first_of[mail.entry_id]
-            mail.status = "skipped"
+            mail.status = SKIPPED
             if first.status in FINAL:
-                mail.deletable = first.status != "quarantined"
+                mail.deletable = first.status != MailStatus.QUARANTINED
                 self.mail.record(mailbox.key, mailbox.account, [Skip(first.logged, mail.uidl)])
         for mail in chunk:
             result.count(mail.status)
@@ -358,7 +360,7 @@ class MailIngestor:
                 (step.entry, step.reason)
                 for mail in written
                 for step in mail.outcome
-                if isinstance(step, Finish) and step.status == "rejected"
+                if isinstance(step, Finish) and step.status == MailStatus.REJECTED
             ],
         )
         self.mail.record(
@@ -416,7 +418,7 @@ class MailIngestor:
             mailbox.key, entry_id, self.clock()
         )
         reason = plain(reason)
-        if status == "rejected":
+        if status == MailStatus.REJECTED:
             self._announce_rejected(mailbox, [(entry, reason)])
         self.mail.record(mailbox.key, mailbox.account, [Finish(entry, uidl, status, reason)])
         log.info("mail handled", extra={"mailbox": mailbox.key, "status": status, "reason": reason})
@@ -430,13 +432,13 @@ class MailIngestor:
         )
         step = self._failure(entry, uidl, detail, int(entry.attempts or 0) + 1)
         self.mail.record(mailbox.key, mailbox.account, [Reserve(entry), step])
-        return "quarantined" if isinstance(step, Quarantine) else "failed"
+        return MailStatus.QUARANTINED if isinstance(step, Quarantine) else MailStatus.FAILED
 
     def _settle_failure(self, mailbox: Mailbox, entry: LogEntry, uidl: str, detail: str) -> str:
         """The counted attempt failed: retried by the next poll, or quarantined for good."""
         step = self._failure(entry, uidl, detail, int(entry.attempts or 0))
         self.mail.record(mailbox.key, mailbox.account, [step])
-        return "quarantined" if isinstance(step, Quarantine) else "failed"
+        return MailStatus.QUARANTINED if isinstance(step, Quarantine) else MailStatus.FAILED
 
     def _failure(self, entry: LogEntry, uidl: str, detail: str, attempts: int) -> Step:
         if attempts >= self.max_attempts:

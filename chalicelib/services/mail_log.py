@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from chalicelib.domain.mail_status import MailStatus, listed
 from chalicelib.schemas.mail_log import MailLogEntryOut, MailLogPage, MailLogQuery
 from chalicelib.services.links import post_ref
 from chalicelib.services.ports.mail import MailLogPages
@@ -12,11 +13,6 @@ from chalicelib.services.posts import unknown_offset
 
 if TYPE_CHECKING:
     from chalicelib.store.refs import ReferenceReader
-
-# Internal states as the API names them: an import interrupted mid-way is retried, i.e. failed
-# for now; a quarantined mail failed for good (its reason says so). The store lists entries by
-# status under the same names (store/mail.py LISTED_STATUS).
-API_STATUS = {"processing": "failed", "quarantined": "failed"}
 
 
 class MailLogService:
@@ -47,7 +43,7 @@ def _entry_out(record: Any, posts: Mapping[str, Any], groups: Mapping[str, Any])
     post = posts.get(record.post_id) if record.post_id else None
     group = groups.get(post.group_id) if post else None
     reason = record.reason or (
-        "interrupted; will be retried" if record.status == "processing" else ""
+        "interrupted; will be retried" if record.status == MailStatus.PROCESSING else ""
     )
     # Validated from a mapping: `from` is a Python keyword.
     return MailLogEntryOut.model_validate(
@@ -57,7 +53,8 @@ def _entry_out(record: Any, posts: Mapping[str, Any], groups: Mapping[str, Any])
             "messageId": record.message_id,
             "from": record.sender,
             "subject": record.subject,
-            "status": API_STATUS.get(record.status or "", record.status),
+            # Internal states as the API names them (the store lists entries by the same).
+            "status": listed(record.status) if record.status else record.status,
             "reason": reason,
             "post": post_ref(post, group) if post and group else None,
             "commentId": int(record.comment_id) if record.comment_id else None,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from chalicelib.auth import Caller
+from chalicelib.domain.mail_status import MailStatus
 from chalicelib.services import mail_rules
 from chalicelib.services.mail_rules import Plan
 
@@ -98,7 +99,7 @@ class MailPlanner:
             domain = address.rpartition("@")[2]
             sender = self.verifier.verify(raw, domain, last_attempt=last_attempt)
             if sender.spoofed:
-                return Plan("rejected", sender.reason)
+                return Plan(MailStatus.REJECTED, sender.reason)
         caller = Caller.of(author, self.groups.root_id())
         if mailbox.is_post:
             group = self._group(mailbox.group_id) if mailbox.group_id else None
@@ -108,7 +109,7 @@ class MailPlanner:
             # permalink in the subject (CONTRACT §11).
             target = self.find_replied(parsed) or self.find_permalink(parsed.subject)
             plan = mail_rules.plan_comment(parsed, author, caller, target)
-        if sender is not None and plan.status in ("posted", "commented"):
+        if sender is not None and plan.status in (MailStatus.POSTED, MailStatus.COMMENTED):
             if not sender.verified and self.unverified == "hold":
                 return mail_rules.hold_unverified(plan, sender.reason)
             plan.notes.insert(0, sender.reason)

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from chalicelib.domain.announcements import CommentCreated, PostCreated
+from chalicelib.domain.mail_status import MailStatus
 from chalicelib.services.links import slugify
 from chalicelib.services.mail_report import plain
 from chalicelib.services.mail_rules import Plan
@@ -68,7 +69,7 @@ class PlanStore:
         answers the mail's final step, for a batch write."""
         notes = "; ".join(plan.notes)
         post_id = None
-        if plan.status == "posted":
+        if plan.status == MailStatus.POSTED:
             post_id = entry.post_id or derived_id(mailbox_key, f"post:{entry.entry_id}")
             # Its event goes in the same transaction (a retry that finds the post there finds
             # the event recorded with it).
@@ -79,7 +80,7 @@ class PlanStore:
                 **self._post_values(post_id, plan, received_on),
             )
             reason = plain(notes or "posted")
-        elif plan.status == "commented":
+        elif plan.status == MailStatus.COMMENTED:
             if entry.comment_id:
                 comment_id = int(entry.comment_id)
             else:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chalicelib.domain.mail_status import OUTCOMES, MailStatus
+
 MAX_REASON_CHARS = 1000
 
 
@@ -27,11 +29,7 @@ class PollResult:
             f"{name} {getattr(self, name)}"
             for name in (
                 "seen",
-                "posted",
-                "commented",
-                "ignored",
-                "rejected",
-                "failed",
+                *OUTCOMES,
                 "skipped",
                 "deleted",
                 "left",
@@ -40,7 +38,7 @@ class PollResult:
         return f"{self.mailbox}: {counts}" + (f" (error: {self.error})" if self.error else "")
 
     def count(self, status: str) -> None:
-        name = {"quarantined": "failed"}.get(status, status)
+        name = MailStatus.FAILED if status == MailStatus.QUARANTINED else status
         if hasattr(self, name) and name not in ("seen", "deleted", "left", "mailbox", "error"):
             setattr(self, name, getattr(self, name) + 1)
 

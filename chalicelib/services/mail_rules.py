@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from chalicelib.auth import Caller
+from chalicelib.domain.mail_status import MailStatus
 
 # DynamoDB refuses items over 400 KB, and every index that projects all attributes stores a
 # copy of the same size: stored content stays well under it, with room for the search text
@@ -37,7 +38,7 @@ TRUNCATED_NOTE = "[The mail was longer than this; the rest was not imported.]"
 class Plan:
     """What a mail should become, decided before anything is written."""
 
-    status: Literal["posted", "commented", "ignored", "rejected"]
+    status: MailStatus  # posted, commented, ignored or rejected
     reason: str
     author: Any = None
     group: Any = None
@@ -61,16 +62,16 @@ def screen(parsed: Any, authserv_id: str | None) -> Plan | None:
     from chalicelib.mail.parse import dmarc_failed
 
     if parsed.is_bounce:
-        return Plan("ignored", f"bounce: {parsed.bounce_reason}")
+        return Plan(MailStatus.IGNORED, f"bounce: {parsed.bounce_reason}")
     if parsed.is_auto_reply:
-        return Plan("ignored", f"auto-reply: {parsed.auto_reason}")
+        return Plan(MailStatus.IGNORED, f"auto-reply: {parsed.auto_reason}")
     if authserv_id and dmarc_failed(parsed, authserv_id):
-        return Plan("rejected", f"spoofed: DMARC failed at {authserv_id}")
+        return Plan(MailStatus.REJECTED, f"spoofed: DMARC failed at {authserv_id}")
     if parsed.is_spam:
-        return Plan("rejected", "marked as spam by the receiving server")
+        return Plan(MailStatus.REJECTED, "marked as spam by the receiving server")
     if not parsed.from_address:
         problem = parsed.sender_problem or "no address"
-        return Plan("rejected", f"no valid sender address: {problem}")
+        return Plan(MailStatus.REJECTED, f"no valid sender address: {problem}")
     return None
 
 
@@ -78,15 +79,15 @@ def hold_unverified(plan: Plan, why: str) -> Plan:
     """AGORA_MAIL_UNVERIFIED=hold: a mail no DKIM signature of its sender's domain vouches for
     (`why`, the verifier's words) is a stranger's as much as the member's: a post is rejected,
     a comment waits for a moderator's approval."""
-    if plan.status == "posted":
-        return Plan("rejected", f"{why}; a post by email needs a verified sender")
+    if plan.status == MailStatus.POSTED:
+        return Plan(MailStatus.REJECTED, f"{why}; a post by email needs a verified sender")
     plan.is_approved = False
     plan.notes.insert(0, f"{why}; held for approval")
     return plan
 
 
 def unknown_sender(parsed: Any) -> Plan:
-    return Plan("rejected", f"unknown sender {parsed.from_address}")
+    return Plan(MailStatus.REJECTED, f"unknown sender {parsed.from_address}")
 
 
 def attachment_notes(parsed: Any) -> list[str]:
@@ -99,17 +100,19 @@ def attachment_notes(parsed: Any) -> list[str]:
 def plan_post(parsed: Any, author: Any, caller: Caller, group: Any | None) -> Plan:
     notes = attachment_notes(parsed)
     if group is None:
-        return Plan("rejected", "the mailbox's group no longer exists")
+        return Plan(MailStatus.REJECTED, "the mailbox's group no longer exists")
     if not caller.may("post", group):
-        return Plan("rejected", f"{parsed.from_address} may not post in group {group.slug}")
+        return Plan(
+            MailStatus.REJECTED, f"{parsed.from_address} may not post in group {group.slug}"
+        )
     if parsed.body_problem:
-        return Plan("rejected", f"nothing to post: {parsed.body_problem}")
+        return Plan(MailStatus.REJECTED, f"nothing to post: {parsed.body_problem}")
     title = parsed.subject.strip() or "(no subject)"
     content, truncated = fit_html(parsed.html, MAX_CONTENT_BYTES)
     if truncated:
         notes.append(f"content truncated to {MAX_CONTENT_BYTES // 1000} KB")
     return Plan(
-        "posted",
+        MailStatus.POSTED,
         "",
         author=author,
         group=group,
@@ -128,22 +131,24 @@ def plan_comment(
 
     notes = attachment_notes(parsed)
     if target is None:
-        return Plan("rejected", "the subject names no existing post or comment")
+        return Plan(MailStatus.REJECTED, "the subject names no existing post or comment")
     group, post, parent_id = target
     if not caller.may("comment", group):
-        return Plan("rejected", f"{parsed.from_address} may not comment in group {group.slug}")
+        return Plan(
+            MailStatus.REJECTED, f"{parsed.from_address} may not comment in group {group.slug}"
+        )
     if parsed.body_problem:
-        return Plan("rejected", f"nothing to comment with: {parsed.body_problem}")
+        return Plan(MailStatus.REJECTED, f"nothing to comment with: {parsed.body_problem}")
     text = trim_reply(parsed.text)
     if not text.strip():
-        return Plan("rejected", "the mail has no text to comment with")
+        return Plan(MailStatus.REJECTED, "the mail has no text to comment with")
     content, truncated = fit_html(text_to_html(text), MAX_CONTENT_BYTES)
     if truncated:
         notes.append(f"content truncated to {MAX_CONTENT_BYTES // 1000} KB")
     # Checked after `comment`, so the caller may enter the group.
     approved = caller.may("commentWithoutApproval", group)
     return Plan(
-        "commented",
+        MailStatus.COMMENTED,
         "",
         author=author,
         group=group,

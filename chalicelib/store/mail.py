@@ -7,7 +7,7 @@ Table `mail`, hash `mailbox` (e.g. `post#<groupId>`, `comment#system`), range `s
   `received` orders entries by `received_key` (newest first for the log endpoints).
   The sparse global index `by-status` lists a mailbox's entries of one status, newest first:
   its hash `status_mailbox` is `<mailbox>#<listed status>` (the status the mail log shows:
-  `LISTED_STATUS`), its range the same `received_key`; set on every write of an entry.
+  `domain.mail_status.listed`), its range the same `received_key`; set on every write of an entry.
 - `uidl#<account>#<uidl>`: this message on the server is handled (its entry id and final status),
   so a kept mail is skipped without downloading it again. `<account>` hashes server, port and
   user name: RFC 1939 makes a UIDL unique only within one maildrop, so a connector pointed at
@@ -28,6 +28,7 @@ from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, LocalSecondaryIndex
 from pynamodb.models import Model
 
+from chalicelib.domain.mail_status import MailStatus, listed
 from chalicelib.services.ports.mail import (
     Fail,
     Finish,
@@ -62,14 +63,9 @@ def account_key(host: str, port: int, username: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-# The status each stored one is listed under (the mail log shows an interrupted import as failed,
-# to be retried, and a quarantined one as failed for good): services/mail_log.py shows the same.
-LISTED_STATUS = {"processing": "failed", "quarantined": "failed"}
-
-
 def status_partition(mailbox: str, status: str) -> str:
     """The `by-status` hash of a mailbox's entries listed as `status`."""
-    return f"{mailbox}#{LISTED_STATUS.get(status, status)}"
+    return f"{mailbox}#{listed(status)}"
 
 
 class ReceivedIndex(LocalSecondaryIndex):
@@ -162,17 +158,17 @@ class MailRepository:
             entry = _stored(step.entry)
             if isinstance(step, Reserve):
                 entry.attempts = int(entry.attempts or 0) + 1
-                entry.status = "processing"
+                entry.status = MailStatus.PROCESSING
                 records.append(entry)
             elif isinstance(step, Finish | Quarantine):
                 if isinstance(step, Finish):
                     entry.status, entry.reason = step.status, step.reason
                     entry.post_id = step.post_id or entry.post_id
                 else:
-                    entry.status, entry.reason = "quarantined", step.reason
+                    entry.status, entry.reason = MailStatus.QUARANTINED, step.reason
                 records += [entry, self.marker(mailbox, account, step.uidl, entry)]
             elif isinstance(step, Fail):
-                entry.status, entry.reason = "failed", step.reason
+                entry.status, entry.reason = MailStatus.FAILED, step.reason
                 records.append(entry)
             elif isinstance(step, Skip):
                 records.append(self.marker(mailbox, account, step.uidl, entry))
