@@ -15,14 +15,22 @@ drop repeats by `domainEventId`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from chalicelib import aws, deps
+from chalicelib.domain.announcements import (
+    CommentCreated,
+    DomainEvents,
+    Handler,
+    MailboxFailing,
+    PostCreated,
+    Recorded,
+)
 from chalicelib.logs import get_logger
 
 if TYPE_CHECKING:
-    from chalicelib.domain.announcements import DomainEvents
+    from chalicelib.services.notify import BatchReads
 
 log = get_logger("jobs.outbox")
 
@@ -36,11 +44,12 @@ def handle_stream_batch(event: dict[str, Any]) -> dict[str, Any]:
     return {"batchItemFailures": [] if failed is None else [{"itemIdentifier": failed}]}
 
 
-def drain_records(records: Sequence[dict[str, Any]]) -> str | None:
+def drain_records(
+    records: Sequence[dict[str, Any]], parts: SubscriberParts | None = None
+) -> str | None:
     """Tell the subscribers each new outbox item of these stream records, in order. Answers
     None when all were told, else the sequence number of the first that failed (nothing after it
-    was told)."""
-    from chalicelib.domain.announcements import Recorded
+    was told). `parts`: what builds the subscribers (the app's unless a test says)."""
     from chalicelib.store.outbox import from_image
 
     told: list[tuple[str, Recorded | None]] = []
@@ -56,7 +65,8 @@ def drain_records(records: Sequence[dict[str, Any]]) -> str | None:
             log.exception("outbox record unreadable", extra={"sequence": sequence})
             return sequence
         told.append((sequence, Recorded(item_id, event)))
-    subscribers = subscribers_of_batch([item.event for _, item in told if item is not None])
+    events = [item.event for _, item in told if item is not None]
+    subscribers = subscribers_of_batch(events, parts or AppSubscribers())
     for sequence, item in told:
         if item is None:
             continue
@@ -71,16 +81,59 @@ def drain_records(records: Sequence[dict[str, Any]]) -> str | None:
     return None
 
 
-def subscribers_of_batch(events: Sequence[object]) -> DomainEvents:
-    """The subscribers of `deps.domain_events`, with notifications that read what the batch
-    shares once: its posts in one BatchGetItem (not one GetItem each: a mail poll of a hundred
-    posts is drained in batches of a hundred), each subscriber list once (`BatchReads`)."""
-    from chalicelib.domain.announcements import CommentCreated, PostCreated
+# The events notifications are about (services/notify.py); the notice of a failing mailbox
+# (services/mailbox_alerts.py) is told `MailboxFailing`; the bus is told every kind.
+NOTIFIED = (PostCreated, CommentCreated)
+NOTICED = (MailboxFailing,)
+
+
+class SubscriberParts(Protocol):
+    """What builds each subscriber (`AppSubscribers`; a test's fake records what it built)."""
+
+    def posts(self, post_ids: set[str]) -> Mapping[str, Any]: ...
+
+    def notify(self, reads: BatchReads) -> Handler: ...
+
+    def mailbox_failing_notice(self) -> Handler: ...
+
+    def event_bus(self) -> Handler: ...
+
+
+class AppSubscribers:
+    """The subscribers as the app composes them (chalicelib/deps.py)."""
+
+    def posts(self, post_ids: set[str]) -> Mapping[str, Any]:
+        return deps.posts().get_many(post_ids)
+
+    def notify(self, reads: BatchReads) -> Handler:
+        return deps.notify_service(reads=reads)
+
+    def mailbox_failing_notice(self) -> Handler:
+        handler: Handler = deps.mailbox_failing_notice()
+        return handler
+
+    def event_bus(self) -> Handler:
+        return deps.event_bus_publisher()
+
+
+def subscribers_of_batch(events: Sequence[object], parts: SubscriberParts) -> DomainEvents:
+    """The subscribers of `deps.domain_events` that some event of the batch is for, in the same
+    order, and only those: a batch of calendar events builds no notifications (ten repositories
+    and an SQS sender). Notifications read what the batch shares once: its posts in one
+    BatchGetItem (not one GetItem each: a mail poll of a hundred posts is drained in batches of a
+    hundred), each subscriber list once (`BatchReads`)."""
     from chalicelib.services.notify import BatchReads
 
-    wanted = {e.post_id for e in events if isinstance(e, PostCreated | CommentCreated)}
-    reads = BatchReads(deps.posts().get_many(wanted) if wanted else {})
-    return deps.domain_events(reads)
+    handlers: list[Handler] = []
+    notified = [e for e in events if isinstance(e, NOTIFIED)]
+    if notified:
+        wanted = {e.post_id for e in notified}
+        handlers.append(parts.notify(BatchReads(parts.posts(wanted))))
+    if any(isinstance(e, NOTICED) for e in events):
+        handlers.append(parts.mailbox_failing_notice())
+    if events:
+        handlers.append(parts.event_bus())
+    return DomainEvents(handlers)
 
 
 # One reader per stream (a test's fresh embedded AWS, or a table made again, has a new one).
