@@ -37,14 +37,14 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from chalicelib.domain.announcements import MailRejected
-from chalicelib.domain.mail_status import FINAL, MailStatus
+from chalicelib.domain.mail_status import MailStatus
 from chalicelib.logs import get_logger
 from chalicelib.mail.pop3 import MailSession, Pop3Server, open_pop3
+from chalicelib.services.mail_chunk import DownloadedMail, settle_repeats, sort_chunk
 from chalicelib.services.mail_planner import Planner
 from chalicelib.services.mail_records import PlanStore, derived_id
 from chalicelib.services.mail_report import PollResult, clean_field, plain, plain_error
@@ -62,7 +62,6 @@ from chalicelib.services.ports.mail import (
     Outbox,
     Quarantine,
     Reserve,
-    Skip,
     Step,
 )
 
@@ -74,36 +73,9 @@ log = get_logger("mail")
 MAX_MAIL_BYTES = 10 * 1024 * 1024
 # Mails downloaded before they are stored together (batch reads and writes per chunk).
 CHUNK = 25
-# A mail already handled, found again: counted, not a status of its own.
-SKIPPED = "skipped"
 MAX_SUBJECT_CHARS = 500
 
 __all__ = ["Mailbox", "MailIngestor", "Plan", "PollResult", "open_pop3"]
-
-
-@dataclass
-class _Mail:
-    """One downloaded message on its way through a chunk."""
-
-    uidl: str
-    raw: bytes
-    received_on: datetime
-    parsed: ParsedMail | None = None
-    entry_id: str = ""
-    entry: LogEntry | None = None
-    status: str = ""  # the outcome of this poll: posted, …, failed, quarantined, skipped
-    deletable: bool = False
-    outcome: list[Step] = field(default_factory=list)  # its final steps, to be written
-
-    @property
-    def logged(self) -> LogEntry:
-        assert self.entry is not None, "a mail's entry is known once its chunk is read"
-        return self.entry
-
-    @property
-    def mail(self) -> ParsedMail:
-        assert self.parsed is not None, "only readable mail is planned"
-        return self.parsed
 
 
 class MailIngestor:
@@ -161,6 +133,28 @@ class MailIngestor:
         expired: Callable[[], bool],
         result: PollResult,
     ) -> None:
+        pending = self._skip_handled(session, mailbox, result)
+        todo = pending[: self.max_messages]
+        result.left = len(pending) - len(todo)
+        self.mail.prepare()
+        position = 0
+        while position < len(todo):
+            chunk, position = self._download_chunk(
+                session, mailbox, todo, position, expired, result
+            )
+            self._import_chunk(mailbox, chunk, result)
+            for mail in chunk:
+                if mailbox.delete_processed and mail.deletable and session.delete(mail.uidl):
+                    result.deleted += 1
+            if expired():
+                result.left += len(todo) - position
+                break
+
+    def _skip_handled(
+        self, session: MailSession, mailbox: Mailbox, result: PollResult
+    ) -> list[str]:
+        """The UIDLs not handled yet, in the server's order; the handled ones are counted as
+        skipped (and deleted when the mailbox deletes what it handled)."""
         handled = self.mail.handled_uidls(mailbox.key, mailbox.account, list(session.order))
         pending = []
         for uidl in list(session.order):
@@ -173,26 +167,28 @@ class MailIngestor:
             if mailbox.delete_processed and self._deletable(mailbox.key, marker):
                 if session.delete(uidl):
                     result.deleted += 1
-        todo = pending[: self.max_messages]
-        result.left = len(pending) - len(todo)
-        self.mail.prepare()
-        position = 0
-        while position < len(todo):
-            chunk: list[_Mail] = []
-            while position < len(todo) and len(chunk) < CHUNK and not expired():
-                uidl = todo[position]
-                position += 1
-                result.seen += 1
-                downloaded = self._download(session, mailbox, uidl, result)
-                if downloaded is not None:
-                    chunk.append(downloaded)
-            self._import_chunk(mailbox, chunk, result)
-            for mail in chunk:
-                if mailbox.delete_processed and mail.deletable and session.delete(mail.uidl):
-                    result.deleted += 1
-            if expired():
-                result.left += len(todo) - position
-                break
+        return pending
+
+    def _download_chunk(
+        self,
+        session: MailSession,
+        mailbox: Mailbox,
+        todo: Sequence[str],
+        position: int,
+        expired: Callable[[], bool],
+        result: PollResult,
+    ) -> tuple[list[DownloadedMail], int]:
+        """Up to CHUNK mails downloaded from `position` on (fewer when time runs out), and the
+        position after them."""
+        chunk: list[DownloadedMail] = []
+        while position < len(todo) and len(chunk) < CHUNK and not expired():
+            uidl = todo[position]
+            position += 1
+            result.seen += 1
+            downloaded = self._download(session, mailbox, uidl, result)
+            if downloaded is not None:
+                chunk.append(downloaded)
+        return chunk, position
 
     def _deletable(self, mailbox_key: str, marker: Marker) -> bool:
         if marker.status is not None:
@@ -204,7 +200,7 @@ class MailIngestor:
 
     def _download(
         self, session: MailSession, mailbox: Mailbox, uidl: str, result: PollResult
-    ) -> _Mail | None:
+    ) -> DownloadedMail | None:
         from chalicelib.mail.pop3 import MailboxError, MessageTooLarge
 
         size = session.sizes.get(uidl, 0)
@@ -228,7 +224,7 @@ class MailIngestor:
             return None
         if raw is None:
             return None
-        return _Mail(uidl=uidl, raw=raw, received_on=self.clock())
+        return DownloadedMail(uidl=uidl, raw=raw, received_on=self.clock())
 
     def _reject_oversized(
         self,
@@ -247,12 +243,47 @@ class MailIngestor:
 
     # --- a chunk of downloaded mail ----------------------------------------------------------
 
-    def _import_chunk(self, mailbox: Mailbox, chunk: list[_Mail], result: PollResult) -> None:
+    def _import_chunk(
+        self, mailbox: Mailbox, chunk: list[DownloadedMail], result: PollResult
+    ) -> None:
+        readable, unreadable = self._read_chunk(mailbox, chunk)
+        known = self.mail.entries(mailbox.key, [mail.entry_id for mail in readable])
+        sorted_chunk = sort_chunk(readable, known, self.max_attempts)
+        fresh = sorted_chunk.fresh
+        for mail in fresh:
+            mail.entry = self._new_entry(mailbox, mail, mail.mail)
+        # Attempts of fresh mail are counted (with the settled entries) before any work; the
+        # unreadable mails among them are announced first.
+        self._announce_rejected(mailbox, [(step.entry, step.reason) for step in unreadable])
+        self.mail.record(
+            mailbox.key,
+            mailbox.account,
+            [*(Reserve(m.logged) for m in fresh), *unreadable, *sorted_chunk.settled],
+        )
+
+        # Fresh mail first (concurrently), its outcomes written in one batch; then the suspects
+        # one at a time, fewest attempts first, each outcome written at once: a mail that kills
+        # the process runs last and alone, so the rest keeps flowing.
+        self._work_all(mailbox, fresh)
+        self._write_outcomes(mailbox, fresh)
+        for mail in sorted_chunk.suspects:
+            self.mail.record(mailbox.key, mailbox.account, [Reserve(mail.logged)])
+            self._work(mailbox, mail)
+            self._write_outcomes(mailbox, [mail])
+
+        for step in settle_repeats(sorted_chunk.repeats):
+            self.mail.record(mailbox.key, mailbox.account, [step])
+        for mail in chunk:
+            result.count(mail.status)
+
+    def _read_chunk(
+        self, mailbox: Mailbox, chunk: Sequence[DownloadedMail]
+    ) -> tuple[list[DownloadedMail], list[Finish]]:
+        """(the mails that parse, their entry ids set; the rejections of those that do not)."""
         from chalicelib.mail.parse import MailParseError, content_hash, headers_of, parse_mail
 
-        readable: list[_Mail] = []
-        settled: list[Step] = []  # written in one batch with the fresh mails' attempts
-        unreadable: list[tuple[LogEntry, str]] = []
+        readable: list[DownloadedMail] = []
+        unreadable: list[Finish] = []
         for mail in chunk:
             try:
                 mail.parsed = parse_mail(mail.raw)
@@ -260,56 +291,16 @@ class MailIngestor:
                 mail.entry_id = self._entry_id(mailbox.key, f"sha256:{content_hash(mail.raw)}")
                 mail.status = MailStatus.REJECTED
                 # Its headers were often fine: the entry keeps them, so it can be found.
-                headers = headers_of(mail.raw)
-                mail.entry = self._new_entry(mailbox, mail, headers)
+                mail.entry = self._new_entry(mailbox, mail, headers_of(mail.raw))
                 reason = plain(f"cannot be read: {error}")
-                settled.append(Finish(mail.entry, mail.uidl, MailStatus.REJECTED, reason))
-                unreadable.append((mail.entry, reason))
+                unreadable.append(Finish(mail.entry, mail.uidl, MailStatus.REJECTED, reason))
                 mail.deletable = True
                 continue
             mail.entry_id = self._entry_id(mailbox.key, mail.parsed.dedup_key)
             readable.append(mail)
+        return readable, unreadable
 
-        known = self.mail.entries(mailbox.key, [mail.entry_id for mail in readable])
-        fresh: list[_Mail] = []
-        suspects: list[_Mail] = []
-        duplicates: list[_Mail] = []
-        first_of: dict[str, _Mail] = {}
-        for mail in readable:
-            if mail.entry_id in first_of:
-                duplicates.append(mail)  # the same mail twice in one chunk: after the first
-                continue
-            first_of[mail.entry_id] = mail
-            entry = known.get(mail.entry_id)
-            mail.entry = entry
-            if entry is not None and entry.status in FINAL:
-                # The same mail again (same Message-ID, or same content): handled already.
-                mail.status = SKIPPED
-                mail.deletable = entry.status != MailStatus.QUARANTINED
-                settled.append(Skip(entry, mail.uidl))
-            elif entry is not None and int(entry.attempts or 0) >= self.max_attempts:
-                # Its attempts ran out without an outcome: the process died on it each time.
-                reason = plain(
-                    f"the import was interrupted {int(entry.attempts)} times (the process "
-                    "stopped while handling it); no more retries (kept on the server)"
-                )
-                mail.status = MailStatus.QUARANTINED
-                settled.append(Quarantine(entry, mail.uidl, reason))
-            elif entry is not None:
-                suspects.append(mail)
-            else:
-                mail.entry = self._new_entry(mailbox, mail, mail.mail)
-                fresh.append(mail)
-        # Attempts of fresh mail are counted (with the settled entries) before any work; the
-        # unreadable mails among them are announced first.
-        self._announce_rejected(mailbox, unreadable)
-        self.mail.record(
-            mailbox.key, mailbox.account, [*(Reserve(m.logged) for m in fresh), *settled]
-        )
-
-        # Fresh mail first (concurrently), its outcomes written in one batch; then the suspects
-        # one at a time, fewest attempts first, each outcome written at once: a mail that kills
-        # the process runs last and alone, so the rest keeps flowing.
+    def _work_all(self, mailbox: Mailbox, fresh: Sequence[DownloadedMail]) -> None:
         if self.workers > 1 and len(fresh) > 1:
             with ThreadPoolExecutor(max_workers=self.workers) as pool:
                 # Each worker runs in a copy of this context (the poll's correlation id).
@@ -322,23 +313,9 @@ class MailIngestor:
         else:
             for mail in fresh:
                 self._work(mailbox, mail)
-        self._write_outcomes(mailbox, fresh)
-        for mail in sorted(suspects, key=lambda suspect: int(suspect.logged.attempts or 0)):
-            self.mail.record(mailbox.key, mailbox.account, [Reserve(mail.logged)])
-            self._work(mailbox, mail)
-            self._write_outcomes(mailbox, [mail])
-
-        for mail in duplicates:
-            first = first_of[mail.entry_id]
-            mail.status = SKIPPED
-            if first.status in FINAL:
-                mail.deletable = first.status != MailStatus.QUARANTINED
-                self.mail.record(mailbox.key, mailbox.account, [Skip(first.logged, mail.uidl)])
-        for mail in chunk:
-            result.count(mail.status)
 
     def _new_entry(
-        self, mailbox: Mailbox, mail: _Mail, said: ParsedMail | ReadableHeaders
+        self, mailbox: Mailbox, mail: DownloadedMail, said: ParsedMail | ReadableHeaders
     ) -> LogEntry:
         """The mail's entry, with what its headers say (cleaned, cut), not stored yet."""
         return self.mail.new_entry(
@@ -350,7 +327,7 @@ class MailIngestor:
             subject=clean_field(said.subject, MAX_SUBJECT_CHARS),
         )
 
-    def _write_outcomes(self, mailbox: Mailbox, mails: Sequence[_Mail]) -> None:
+    def _write_outcomes(self, mailbox: Mailbox, mails: Sequence[DownloadedMail]) -> None:
         written = [mail for mail in mails if mail.outcome]
         if not written:
             return
@@ -371,7 +348,7 @@ class MailIngestor:
 
     # --- one mail ----------------------------------------------------------------------------
 
-    def _work(self, mailbox: Mailbox, mail: _Mail) -> None:
+    def _work(self, mailbox: Mailbox, mail: DownloadedMail) -> None:
         """Plan and store one mail whose attempt is counted; failures become its entry."""
         entry = mail.logged
         try:

@@ -1,0 +1,108 @@
+"""Sorting a chunk of downloaded mail (services/mail_chunk.py): pure, before any import."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import pytest
+
+from chalicelib.services.mail_chunk import (
+    EXHAUSTED,
+    FRESH,
+    HANDLED,
+    SKIPPED,
+    SUSPECT,
+    DownloadedMail,
+    settle_repeats,
+    sort_chunk,
+    split_repeats,
+    verdict,
+)
+from chalicelib.services.ports.mail import Quarantine, Skip
+
+pytestmark = pytest.mark.fast
+
+NOW = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
+
+
+@dataclass
+class Entry:
+    status: str | None = "processing"
+    attempts: float = 1
+    entry_id: str | None = "e"
+
+
+def mail(uidl: str, entry_id: str) -> DownloadedMail:
+    return DownloadedMail(uidl=uidl, raw=b"", received_on=NOW, entry_id=entry_id)
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        (None, FRESH),
+        (Entry("posted"), HANDLED),
+        (Entry("rejected", attempts=9), HANDLED),
+        (Entry("quarantined"), HANDLED),
+        (Entry("processing", attempts=3), EXHAUSTED),
+        (Entry("failed", attempts=4), EXHAUSTED),
+        (Entry("processing", attempts=2), SUSPECT),
+        (Entry("failed", attempts=0), SUSPECT),
+        (Entry(None, attempts=0), SUSPECT),
+    ],
+)
+def test_the_entry_says_what_a_mail_is(entry, expected):
+    assert verdict(entry, max_attempts=3) == expected
+
+
+def test_a_mail_twice_in_a_chunk_follows_the_first():
+    a1, b, a2, a3 = mail("1", "a"), mail("2", "b"), mail("3", "a"), mail("4", "a")
+    firsts, repeats = split_repeats([a1, b, a2, a3])
+    assert firsts == [a1, b]
+    assert repeats == [(a2, a1), (a3, a1)]
+
+
+def test_the_chunk_is_sorted_by_what_the_log_says():
+    known = {
+        "done": Entry("posted"),
+        "kept": Entry("quarantined"),
+        "dead": Entry("processing", attempts=3),
+        "tried-twice": Entry("processing", attempts=2),
+        "tried-once": Entry("failed", attempts=1),
+    }
+    new, done, kept, dead, twice, once, again = (
+        mail("1", "new"),
+        mail("2", "done"),
+        mail("3", "kept"),
+        mail("4", "dead"),
+        mail("5", "tried-twice"),
+        mail("6", "tried-once"),
+        mail("7", "new"),
+    )
+    chunk = sort_chunk([new, done, kept, dead, twice, once, again], known, max_attempts=3)
+
+    assert chunk.fresh == [new] and new.entry is None
+    assert chunk.suspects == [once, twice]  # fewest attempts first
+    assert chunk.repeats == [(again, new)]
+    assert chunk.settled[:2] == [Skip(known["done"], "2"), Skip(known["kept"], "3")]
+    (quarantine,) = chunk.settled[2:]
+    assert isinstance(quarantine, Quarantine) and quarantine.uidl == "4"
+    assert "interrupted 3 times" in quarantine.reason
+    assert (done.status, done.deletable) == (SKIPPED, True)
+    assert (kept.status, kept.deletable) == (SKIPPED, False)  # quarantined mail stays
+    assert (dead.status, dead.deletable) == ("quarantined", False)
+    assert twice.entry is known["tried-twice"] and twice.status == ""
+
+
+def test_a_repeat_is_marked_under_its_first_only_once_the_first_is_settled():
+    posted, failed, quarantined = mail("1", "a"), mail("2", "b"), mail("3", "c")
+    posted.status, posted.entry = "posted", Entry("posted")
+    failed.status, failed.entry = "failed", Entry("failed")
+    quarantined.status, quarantined.entry = "quarantined", Entry("quarantined")
+    again = [mail("4", "a"), mail("5", "b"), mail("6", "c")]
+
+    steps = settle_repeats(list(zip(again, [posted, failed, quarantined], strict=True)))
+
+    assert steps == [Skip(posted.entry, "4"), Skip(quarantined.entry, "6")]
+    assert [m.status for m in again] == [SKIPPED] * 3
+    assert [m.deletable for m in again] == [True, False, False]
