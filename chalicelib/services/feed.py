@@ -30,31 +30,36 @@ class FeedService:
         return self._out(group, self.documents.get(group.id, KIND) or {})
 
     def update(self, group: Any, update: FeedSettingsUpdate, editor_id: str) -> FeedSettingsOut:
-        doc = {
-            "imageUrl": update.image_url,
-            "imageLinkUrl": update.image_link_url,
-            "imageAlt": update.image_alt,
-            "ttl": update.ttl,
-            "editorEmail": update.editor_email,
-            "webmasterEmail": update.webmaster_email,
-            # Only the selected names are stored; the answer lists all of them.
-            "skipDays": [f.name for f in update.skip_days if f.selected],
-            "skipHours": [f.name for f in update.skip_hours if f.selected],
-        }
+        # The document is the update as the API names it, except that only the selected days
+        # and hours are stored; the answer lists all of them.
+        doc = update.model_dump(by_alias=True, exclude=set(_FLAGS))
+        for name, alias in _FLAGS.items():
+            doc[alias] = [flag.name for flag in getattr(update, name) if flag.selected]
         self.documents.put(group.id, KIND, doc, modified_on=self.clock(), editor_id=editor_id)
         return self._out(group, doc)
 
     @staticmethod
     def _out(group: Any, doc: dict[str, Any]) -> FeedSettingsOut:
         days, hours = set(doc.get("skipDays", [])), set(doc.get("skipHours", []))
-        return FeedSettingsOut(
-            group=group_ref(group),
-            image_url=doc.get("imageUrl", ""),
-            image_link_url=doc.get("imageLinkUrl", ""),
-            image_alt=doc.get("imageAlt", ""),
-            ttl=doc.get("ttl", DEFAULT_TTL_MINUTES),
-            editor_email=doc.get("editorEmail", ""),
-            webmaster_email=doc.get("webmasterEmail", ""),
-            skip_days=[NamedFlag(name=day, selected=day in days) for day in WEEKDAYS],
-            skip_hours=[NamedFlag(name=hour, selected=hour in hours) for hour in HOURS],
+        return FeedSettingsOut.model_validate(
+            {
+                **_UNSAVED,
+                **doc,
+                "group": group_ref(group),
+                "skipDays": [NamedFlag(name=day, selected=day in days) for day in WEEKDAYS],
+                "skipHours": [NamedFlag(name=hour, selected=hour in hours) for hour in HOURS],
+            }
         )
+
+
+# The day and hour flags, stored as the names selected.
+_FLAGS = {"skip_days": "skipDays", "skip_hours": "skipHours"}
+# What a group that never saved its settings answers: blank texts, the default time to live.
+_UNSAVED: dict[str, Any] = {
+    **{
+        field.alias or name: ""
+        for name, field in FeedSettingsUpdate.model_fields.items()
+        if name not in _FLAGS
+    },
+    "ttl": DEFAULT_TTL_MINUTES,
+}

@@ -42,9 +42,7 @@ class SystemPageService:
 
     def premium_landing_page(self, group_id: str) -> PremiumLandingPageOut:
         doc = self.documents.get(group_id, PREMIUM) or {}
-        return PremiumLandingPageOut(
-            is_enabled=doc.get("isEnabled", False), content=doc.get("content", "")
-        )
+        return PremiumLandingPageOut.model_validate(doc)
 
     def update_premium_landing_page(
         self, group_id: str, update: PremiumPageUpdate, editor_id: str
@@ -52,9 +50,9 @@ class SystemPageService:
         page = PremiumLandingPageOut(
             is_enabled=update.is_enabled, content=clean_html(update.content)
         )
-        self._put(
-            group_id, PREMIUM, {"isEnabled": page.is_enabled, "content": page.content}, editor_id
-        )
+        # The document is the page as the API names it, without what every answer carries.
+        doc = page.model_dump(by_alias=True, exclude={"type", "access_warnings"})
+        self._put(group_id, PREMIUM, doc, editor_id)
         return page
 
     def _put(self, scope: str, kind: str, doc: dict[str, Any], editor_id: str) -> dict[str, Any]:
