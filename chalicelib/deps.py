@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 from chalicelib import secrets
 from chalicelib.clock import utc_now
 from chalicelib.domain.announcements import DomainEvents
+from chalicelib.domain.letters import Letter
 from chalicelib.services.administrators import AdministratorService
 from chalicelib.services.alerts import AlertService
 from chalicelib.services.comments import CommentPresenter, CommentService
@@ -37,7 +38,6 @@ from chalicelib.services.mailboxes import MailboxDirectory, MailboxSettingsServi
 from chalicelib.services.newsletter import NewsletterService
 from chalicelib.services.notifications import NotificationService
 from chalicelib.services.player import PlayerService
-from chalicelib.services.ports.notify import Letter
 from chalicelib.services.posts import PostService
 from chalicelib.services.profile import ProfileService
 from chalicelib.services.rss import RssService

@@ -17,9 +17,9 @@ from email.message import EmailMessage
 from email.utils import formataddr
 from typing import Any, Protocol
 
+from chalicelib.domain.letters import Letter
 from chalicelib.logs import get_logger
-from chalicelib.services.ports.notify import Letter
-from chalicelib.services.unsubscribe import add_unsubscribe_headers, unsubscribe_paragraph
+from chalicelib.mail.list_unsubscribe import add_unsubscribe_headers, unsubscribe_paragraph
 
 log = get_logger("notify")
 

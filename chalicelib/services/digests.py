@@ -21,8 +21,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller, Need
+from chalicelib.domain.letters import Letter
 from chalicelib.logs import get_logger
-from chalicelib.services.ports.notify import Letter
 
 if TYPE_CHECKING:
     from chalicelib.mail.outgoing import OutgoingMail

@@ -30,6 +30,7 @@ from chalicelib.domain.announcements import (
     announcement_from_json,
     announcement_to_json,
 )
+from chalicelib.domain.letters import Letter
 from chalicelib.logs import get_logger
 from chalicelib.mail.outgoing import instant_email
 from chalicelib.services.ports.content import CommentReader, PostReader
@@ -37,7 +38,6 @@ from chalicelib.services.ports.notify import (
     Alerts,
     DigestQueue,
     Fanout,
-    Letter,
     Mailer,
     NewAlert,
     Subscriptions,

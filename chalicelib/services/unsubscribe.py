@@ -16,11 +16,9 @@ confirmation page whose button POSTs: mail scanners follow links, and must not u
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from email.message import EmailMessage
 from urllib.parse import quote
 
 from chalicelib.errors import ValidationFailed
@@ -77,23 +75,6 @@ def unsubscribe_url(user_id: str, subscription: str, now: datetime) -> str:
     from chalicelib.services.links import base_url
 
     return f"{base_url()}{PATH}?token={quote(issue_token(user_id, subscription, now))}"
-
-
-def unsubscribe_paragraph(url: str) -> str:
-    """The visible unsubscribe link of an email's footer."""
-    return f'<p><a href="{html.escape(url)}">Unsubscribe</a> from these emails.</p>'
-
-
-def add_unsubscribe_headers(message: EmailMessage, url: str | None) -> None:
-    """RFC 8058 one-click unsubscribe (RFC 2369 header), as large mailbox providers require.
-
-    Set raw: written exactly so, `<https://…>` on one line (the URL is short enough: well under
-    RFC 5322's 998 characters), never folded into RFC 2047 encoded words, which no mail client or
-    provider reads as a URL (the message's policy must not refold raw headers:
-    chalicelib/mail/outgoing.py `MAIL_POLICY`)."""
-    if url:
-        message.set_raw("List-Unsubscribe", f"<{url}>")
-        message.set_raw("List-Unsubscribe-Post", "List-Unsubscribe=One-Click")
 
 
 def subscription_label(

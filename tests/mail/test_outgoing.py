@@ -18,8 +18,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from chalicelib.domain.letters import Letter
 from chalicelib.mail.outgoing import Identity, OutgoingMail
-from chalicelib.services.ports.notify import Letter
 from tests.services.test_notify import NEW_COMMENT, NEW_POST, Fakes
 from tests.support.mail_messages import SENT_ON
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from chalicelib.domain.letters import Letter
 from chalicelib.services.ports.mail import (
     Fail,
     Finish,
@@ -20,7 +21,7 @@ from chalicelib.services.ports.mail import (
     Skip,
     Step,
 )
-from chalicelib.services.ports.notify import Letter, NewAlert, SubscriptionChange
+from chalicelib.services.ports.notify import NewAlert, SubscriptionChange
 from tests.support.fakes import (
     FakeGroupRepository,
     FakeNotificationRepository,
