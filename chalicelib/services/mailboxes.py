@@ -319,7 +319,7 @@ POLL_FAILURES = {
     "timeout": "The mail server did not answer in time.",
     "dns": "The mail server's name could not be found: check the server name.",
     "refused": "Agora does not connect to this server's address (a private, loopback, "
-    "link-local or cloud metadata address, CONTRACT §8): use the server's public name.",
+    "link-local or cloud metadata address): use the server's public name.",
     "other": "The mailbox could not be read.",
 }
 
