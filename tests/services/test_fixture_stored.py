@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from chalicelib import deps
 from chalicelib.services.fixture import FixtureInvalid
@@ -163,3 +165,53 @@ def test_the_export_of_a_grown_community_loads_back_here_and_into_an_empty_store
     empty_tables()
     load(before)  # an empty one
     assert export() == before
+
+
+def fresh_store() -> None:
+    from chalicelib.store.groups import GroupRepository
+    from chalicelib.store.users import UserRepository
+    from tests.fixtures import empty_tables
+
+    empty_tables()
+    GroupRepository.forget_cache()
+    UserRepository.forget()
+
+
+# A small community grown in two loads: the first gives the root and some groups, the second adds
+# groups under stored ones (by index into the groups so far) and users with roles in any of them.
+ROLES = ["member", "moderator", "administrator"]
+first_groups = st.lists(st.integers(min_value=0, max_value=5), max_size=3)
+later_groups = st.lists(st.integers(min_value=0, max_value=5), min_size=1, max_size=3)
+people = st.lists(
+    st.lists(st.tuples(st.integers(0, 6), st.sampled_from(ROLES)), max_size=3), max_size=3
+)
+
+
+@settings(max_examples=8, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(first=first_groups, later=later_groups, users=people)
+def test_any_grown_community_exports_and_loads_back_to_the_same_answers(aws, first, later, users):
+    fresh_store()
+    root = group("root", None)
+    made = [root]
+    for n, parent in enumerate(first):
+        made.append(group(f"first-{n}", made[parent % len(made)]["id"]))
+    load({"groups": made, "users": [user("admin", {root["id"]: "administrator"})]})
+    added = []
+    for n, parent in enumerate(later):
+        known = made + added
+        added.append(group(f"later-{n}", known[parent % len(known)]["id"]))
+    known = made + added
+    newcomers = [
+        user(f"person-{n}", {known[i % len(known)]["id"]: role for i, role in roles})
+        for n, roles in enumerate(users)
+    ]
+    load({"groups": added, "users": newcomers})  # no root: the stored one
+
+    grown = export()
+    assert len(grown["groups"]) == len(known)
+    assert [g["id"] for g in grown["groups"] if g["parentId"] is None] == [root["id"]]
+    load(grown)  # the same deployment
+    assert export() == grown
+    fresh_store()
+    load(grown)  # an empty one
+    assert export() == grown
