@@ -1,4 +1,4 @@
-"""Command-line tool (CONTRACT §3): `python -m chalicelib.cli COMMAND`.
+"""Command-line tool: `python -m chalicelib.cli COMMAND`.
 
 Uses the same settings as the API, so it works against `make run`'s embedded AWS when
 AWS_ENDPOINT_URL points there, and against AWS otherwise.
@@ -367,7 +367,7 @@ def parser() -> argparse.ArgumentParser:
     for name, (_, help_text) in COMMANDS.items():
         command = commands.add_parser(name, help=help_text)
         if name == "load":
-            command.add_argument("file", help="fixture JSON file (CONTRACT §4)")
+            command.add_argument("file", help="fixture JSON file (the format `export` writes)")
         if name == "export":
             command.add_argument("file", help="fixture JSON file to write (- for stdout)")
         if name == "unlock":
