@@ -29,6 +29,7 @@ from chalicelib.services.feed import FeedService
 from chalicelib.services.feed_keys import FeedKeyService
 from chalicelib.services.fixture import FixtureExporter, FixtureService
 from chalicelib.services.group_email import GroupEmailService
+from chalicelib.services.group_list import GroupListService
 from chalicelib.services.groups import GroupService
 from chalicelib.services.ical import IcalService
 from chalicelib.services.mail_log import MailLogService
@@ -357,6 +358,10 @@ def mailbox_settings_service() -> MailboxSettingsService:
 
 def mailbox_directory() -> MailboxDirectory:
     return MailboxDirectory(mailbox_settings_service())
+
+
+def group_list_service() -> GroupListService:
+    return GroupListService(groups())
 
 
 def console_service() -> ConsoleService:
