@@ -304,7 +304,9 @@ def create_admin(args: argparse.Namespace) -> int:
             return refuse("create-admin: no password given; nothing was changed")
         except KeyboardInterrupt:
             return refuse("\ncreate-admin: interrupted; nothing was changed")
-        result = deps.administrator_service().create_or_promote(args.email, password, args.group_id)
+        result = deps.administrator_service().create_or_promote(
+            args.email, password, args.group_id, alias=args.alias
+        )
     except ValueError as error:
         return refuse(f"create-admin: {error}")
     except AgoraError as error:
@@ -330,8 +332,8 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "send-digests": (send_digests, "run the daily digest job once"),
     "create-admin": (
         create_admin,
-        "create or promote a root group administrator (or of --group-id); password from a "
-        "prompt, or stdin when it is not a terminal",
+        "create or promote a root group administrator (or of --group-id), named --alias; "
+        "password from a prompt, or stdin when it is not a terminal",
     ),
 }
 
@@ -352,10 +354,16 @@ def parser() -> argparse.ArgumentParser:
             command.add_argument(
                 "--group-id", help="administrator of this group (default: the root group)"
             )
+            command.add_argument(
+                "--alias",
+                help="the display name members see (default for a new account: the part of "
+                "the address before @; an existing account keeps its own unless given)",
+            )
     return root
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from chalicelib import logs
     from chalicelib.settings import MissingSetting, SettingsError, local_endpoint_defaults
 
     args = parser().parse_args(argv)
