@@ -242,7 +242,7 @@ def test_load_draws_a_bar_over_every_record_of_the_file(empty_aws, capsys, monke
     assert capsys.readouterr().out.startswith("loaded ")
 
 
-def test_poll_mail_prints_its_lines_above_the_spinner(empty_aws, monkeypatch):
+def test_poll_mail_prints_its_lines_above_the_spinner(monkeypatch):
     stdout, stderr = Terminal(), Terminal()
     progress = Progress(stderr)
     monkeypatch.setattr("sys.stdout", stdout)
