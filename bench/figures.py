@@ -54,8 +54,10 @@ def rendered(source: dict[str, Any]) -> dict[str, str]:
     if tests:
         shown["test-count"] = f"{tests['count']:,}"
         shown["test-time"] = _minutes_and_seconds(tests["seconds"])
+        workers, cores = tests["workers"], tests["cores"]
         shown["test-measured"] = (
-            f"{tests['workers']} workers on {tests['cores']} cores, measured {tests['measuredOn']}"
+            f"{workers} worker{'s' if workers != 1 else ''} on {cores} core{'s' if cores != 1 else ''}"
+            f", measured {tests['measuredOn']}"
         )
     return shown
 
@@ -116,7 +118,8 @@ def test_figures(junit: Path, seconds: float, workers: int, today: str) -> dict[
     return {
         "count": count,
         "seconds": round(seconds),
-        "workers": workers,
+        # TEST_WORKERS=0: pytest runs in its own process, one worker.
+        "workers": max(workers, 1),
         "cores": os.cpu_count() or 1,
         "measuredOn": today,
     }
