@@ -46,7 +46,7 @@ class Scheduler(threading.Thread):
             result = job()
             # The outbox drain runs every second: only a run that did something is news.
             level = logging.INFO if result else logging.DEBUG
-            log.log(level, "scheduled job ran", extra={"job": name, "result": str(result)})
+            log.log(level, "scheduled job ran", extra={"job": name, "result": result})
         except Exception:
             log.exception("scheduled job failed", extra={"job": name})
         self.next_runs[name] = schedule.next_after(datetime.now(UTC))
