@@ -123,10 +123,10 @@ def digest_mails(reply_address: str = "") -> dict[str, bytes]:
 def mailbox_failure_mails() -> dict[str, bytes]:
     """The email that tells administrators their mailbox keeps failing (the third failed poll
     in a row)."""
+    from types import SimpleNamespace
+
     from chalicelib.services.domain_events import MailboxFailing
     from chalicelib.services.mailbox_alerts import failing_letter
-
-    from types import SimpleNamespace
 
     event = MailboxFailing(
         mailbox="post#g1",
