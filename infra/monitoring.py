@@ -398,8 +398,8 @@ def dashboard(stage: str, names: dict[str, str], tables: dict[str, str]) -> dict
                 [
                     {
                         "expression": search(
-                            '{AWS/DynamoDB,TableName} MetricName="ThrottledRequests" '
-                            f'TableName="{prefix}-"',
+                            '{AWS/DynamoDB,Operation,TableName} MetricName="ThrottledRequests" '
+                            f'"{prefix}"',
                             "Sum",
                         ),
                         "label": "",
@@ -411,7 +411,7 @@ def dashboard(stage: str, names: dict[str, str], tables: dict[str, str]) -> dict
                         "expression": search(
                             "{AWS/DynamoDB,GlobalSecondaryIndexName,TableName} "
                             'MetricName=("ReadThrottleEvents" OR "WriteThrottleEvents") '
-                            f'TableName="{prefix}-"',
+                            f'"{prefix}"',
                             "Sum",
                         ),
                         "label": "",
