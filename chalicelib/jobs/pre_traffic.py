@@ -19,7 +19,7 @@ from chalicelib.logs import get_logger
 
 VERSION_VARIABLE = "AGORA_PRE_TRAFFIC_VERSION"
 # A group id no community has: the read must answer 404 in the envelope after asking DynamoDB.
-PROBE_GROUP = "pre-traffic-probe"
+PROBE_GROUP = "00000000-0000-4000-8000-00000000d091"
 # (method, path, resource path, path parameters, statuses that mean the version works)
 CHECKS: tuple[tuple[str, str, str, dict[str, str] | None, tuple[int, ...]], ...] = (
     ("GET", "/api/v1/en_US/openapi.json", "/api/v1/en_US/openapi.json", None, (200,)),
