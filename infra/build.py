@@ -273,10 +273,10 @@ def template(stage: str) -> dict[str, Any]:
         "Parameters": {
             **operations.parameters(stage),
             **watch.parameters(),
-            **rollout.parameters(),
+            **rollout.parameters(stage),
             **restore.parameters(),
         },
-        "Conditions": {**operations.conditions(), **rollout.conditions()},
+        "Conditions": {**operations.conditions(), **rollout.conditions(stage)},
         "Resources": resources,
         "Outputs": operations.outputs(),
     }

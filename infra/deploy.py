@@ -254,8 +254,11 @@ def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
         "ManageApiGatewayAccount": "true"
         if getattr(args, "api_gateway_account", False)
         else "false",
-        "RollbackOnAlarms": "false" if getattr(args, "no_rollback_alarms", False) else "true",
     }
+    if args.stage == "prod":  # the canary's
+        parameters["RollbackOnAlarms"] = (
+            "false" if getattr(args, "no_rollback_alarms", False) else "true"
+        )
     if not getattr(args, "api_gateway_account", False):
         require_api_gateway_logging_role(session)
     given = [{"ParameterKey": k, "ParameterValue": v} for k, v in parameters.items()]

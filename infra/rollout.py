@@ -166,8 +166,8 @@ def hook_resources(stage: str) -> dict[str, Any]:
     }
 
 
-def parameters() -> dict[str, Any]:
-    return {
+def parameters(stage: str) -> dict[str, Any]:
+    found = {
         "ManageApiGatewayAccount": {
             "Type": "String",
             "AllowedValues": ["true", "false"],
@@ -183,13 +183,18 @@ def parameters() -> dict[str, Any]:
             "(make deploy ROLLBACK_ALARMS=0, to land a fix that the alarms would refuse)",
         },
     }
+    if stage != "prod":  # no canary outside prod
+        del found["RollbackOnAlarms"]
+    return found
 
 
-def conditions() -> dict[str, Any]:
-    return {
-        "ManagesApiGatewayAccount": {"Fn::Equals": [{"Ref": "ManageApiGatewayAccount"}, "true"]},
-        "RollbackOnAlarms": {"Fn::Equals": [{"Ref": "RollbackOnAlarms"}, "true"]},
+def conditions(stage: str) -> dict[str, Any]:
+    found = {
+        "ManagesApiGatewayAccount": {"Fn::Equals": [{"Ref": "ManageApiGatewayAccount"}, "true"]}
     }
+    if stage == "prod":
+        found["RollbackOnAlarms"] = {"Fn::Equals": [{"Ref": "RollbackOnAlarms"}, "true"]}
+    return found
 
 
 def point_api_at_alias(template: dict[str, Any]) -> dict[str, Any]:

@@ -86,7 +86,6 @@ def test_deploy_uploads_the_package_and_makes_a_change_set_with_the_parameters(m
             "AlarmEmail": "ops@example.org",
             "MailSenderDomain": "example.org",
             "ManageApiGatewayAccount": "true",
-            "RollbackOnAlarms": "true",
         }
     finally:
         stop_moto_server(server)

@@ -78,6 +78,8 @@ MOTO_LACKS = {
     "AWS::SQS::QueuePolicy": "no queue-policy model: the policy is asserted on the template",
     "AWS::Lambda::EventInvokeConfig": "no model in moto's CloudFormation: the schedules' retries "
     "and on-failure queue are asserted on the template (check_operations)",
+    "AWS::Logs::MetricFilter": "no metric-filter model in moto's CloudFormation: the 429 "
+    "filter and its alarm are asserted on the template",
     "AWS::Budgets::Budget": "no Budgets in moto: its amount and subscriber are asserted on the "
     "template (test_prod_template_sees_silent_failures_and_keeps_its_data)",
 }
@@ -118,10 +120,20 @@ def alias_as_function(template: dict) -> dict:
         if r["Type"] == "AWS::Lambda::Alias"
     }
 
+    # moto answers a Ref to a version with its object, which an environment variable (the
+    # PreTraffic hook's) cannot hold: a version's ARN is written out as CloudFormation gives it.
+    versions = {
+        name: r["Properties"]["FunctionName"]["Ref"]
+        for name, r in resources.items()
+        if r["Type"] == "AWS::Lambda::Version"
+    }
+
     def resolve(value):
         if isinstance(value, dict):
             if set(value) == {"Ref"} and value["Ref"] in aliases:
                 return {"Fn::GetAtt": [aliases[value["Ref"]], "Arn"]}
+            if set(value) == {"Ref"} and value["Ref"] in versions:
+                return {"Fn::Join": [":", [{"Fn::GetAtt": [versions[value["Ref"]], "Arn"]}, "1"]]}
             return {k: resolve(v) for k, v in value.items()}
         if isinstance(value, list):
             return [resolve(v) for v in value]
@@ -186,6 +198,12 @@ def put_alarms(cloudwatch, alarms: dict, physical: dict[str, str]) -> None:
         if isinstance(value, dict) and set(value) == {"Fn::Split"}:
             separator, text = value["Fn::Split"]
             return resolve(text).split(separator)
+        if isinstance(value, dict) and set(value) == {"Fn::Join"}:
+            separator, parts = value["Fn::Join"]
+            return separator.join(resolve(part) for part in parts)
+        if isinstance(value, dict) and set(value) == {"Fn::GetAtt"}:
+            function, _arn = value["Fn::GetAtt"]
+            return f"arn:aws:lambda:us-east-1:123456789012:function:{physical[function]}"
         if isinstance(value, list):
             return [resolve(v) for v in value]
         if isinstance(value, dict):
@@ -317,7 +335,11 @@ def function_environment(packaged: dict, logical: str, endpoint: str) -> dict[st
             return value
         [(function, argument)] = value.items()
         if function == "Ref":
-            return (names or {}).get(argument) or STACK_PARAMETERS[argument]
+            if (names or {}).get(argument):
+                return names[argument]
+            if argument in STACK_PARAMETERS:
+                return STACK_PARAMETERS[argument]
+            return str(packaged["Parameters"][argument]["Default"])  # a parameter left as is
         if function == "Fn::If":
             condition, yes, no = argument
             return resolved(yes if conditions[condition] else no, names)
