@@ -263,7 +263,9 @@ def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
         require_api_gateway_logging_role(session)
     given = [{"ParameterKey": k, "ParameterValue": v} for k, v in parameters.items()]
     # Parameters set outside make deploy's arguments (make restore's TableNames) stay as they are.
-    kept = [{"ParameterKey": k, "UsePreviousValue": True} for k in KEPT_PARAMETERS if exists]
+    # (Only those the stack has: a stack from before a parameter existed takes its default.)
+    previous = _stack_parameter_keys(cloudformation, stack) if exists else set()
+    kept = [{"ParameterKey": k, "UsePreviousValue": True} for k in KEPT_PARAMETERS if k in previous]
     change_set = f"deploy-{digest}-{hashlib.sha256(body).hexdigest()[:8]}"
     cloudformation.create_change_set(
         StackName=stack,
@@ -384,6 +386,11 @@ def require_api_gateway_logging_role(session: Any) -> None:
             "the API's access logs need: run make deploy again with API_GATEWAY_ACCOUNT=1 to let "
             "the stack set it for the account and region (any other API there logs through it)"
         )
+
+
+def _stack_parameter_keys(cloudformation: Any, stack: str) -> set[str]:
+    [found] = cloudformation.describe_stacks(StackName=stack)["Stacks"]
+    return {p["ParameterKey"] for p in found.get("Parameters", [])}
 
 
 def _stack_exists_quietly(cloudformation: Any, stack: str) -> bool:
