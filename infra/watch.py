@@ -10,7 +10,7 @@ look, and none of them treats silence as good news when silence is the failure.
   function throttled (one account alarm instead of one per function), the SES 24-hour quota.
 - **DynamoDB throttles**, tables and their indexes: `ThrottledRequests` counts a request once when
   any part of it (the table or an index) was throttled; one Metrics Insights query over the
-  stage's tables, grouped by table, replaces an alarm (of two metrics) per table.
+  stage's tables replaces an alarm (of two metrics) per table.
 - **The API's 4xx share** and **429s** (the stage's throttle: a metric filter on the access log).
 - **SNS deliveries** that failed (bounces and complaints that never reached their queue).
 - **Cost**: an AWS Budgets budget that mails ALARM_EMAIL.
@@ -197,14 +197,15 @@ def account_alarms(stage: str) -> dict[str, Any]:
                         "ReturnData": False,
                         "MetricStat": {
                             "Metric": {"Namespace": "AWS/SES", "MetricName": "Send"},
-                            "Period": 3600,
+                            # A UTC day's sending so far (SES's quota is a rolling 24 hours:
+                            # close enough to warn at 80%).
+                            "Period": 86400,
                             "Stat": "Sum",
                         },
                     },
                     {
                         "Id": "share",
-                        # 24 hourly sums: a day's sending, each hour.
-                        "Expression": {"Fn::Sub": "MOVING_SUM(sent, 24) / ${SesDailyQuota}"},
+                        "Expression": {"Fn::Sub": "sent / ${SesDailyQuota}"},
                         "Label": "share of the 24-hour quota",
                         "ReturnData": True,
                     },
@@ -223,12 +224,12 @@ def throttle_alarm(stage: str, tables: dict[str, str]) -> dict[str, Any]:
     where = " OR ".join(f"TableName = '{table}'" for table in sorted(tables.values()))
     query = (
         'SELECT SUM(ThrottledRequests) FROM SCHEMA("AWS/DynamoDB", Operation, TableName) '
-        f"WHERE {where} GROUP BY TableName"
+        f"WHERE {where}"
     )
     return {
         "DynamoDbThrottlesAlarm": _alarm(
             "DynamoDB throttled requests to a table of this stage or one of its indexes (the "
-            "alarm's contributors name the table; the dashboard's throttle widget the index). "
+            "dashboard's throttle widget names the table and the index). "
             "On-demand tables throttle when traffic more than doubles its previous peak within "
             "30 minutes, or on a hot key: read the throttled functions' logs for the key, and "
             "pre-warm the table before a known surge.",

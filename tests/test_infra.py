@@ -721,7 +721,7 @@ def test_prod_template_watches_every_failure_class_and_deploys_by_canary():
     tables = [r for r in resources.values() if r.get("Type") == "AWS::DynamoDB::Table"]
     # Throttles of every table and index: one query, naming each table of the stage.
     [query] = [m["Expression"] for m in alarms["agora-prod-dynamodb-throttles"]["Metrics"]]
-    assert "ThrottledRequests" in query and "GROUP BY TableName" in query
+    assert "ThrottledRequests" in query and "Operation, TableName" in query
     assert all(f"'{t['Properties']['TableName']}'" in query for t in tables)
     dashboard = resources["Dashboard"]["Properties"]
     assert dashboard["DashboardName"] == "agora-prod"
