@@ -359,16 +359,28 @@ def operations_resources(
     return resources
 
 
+def chalice_logical_id(name: str) -> str:
+    """The logical id `chalice package` gives a function's role and log group stem:
+    `dispatch-mail-polls` -> `DispatchMailPolls`; the API's is `ApiHandler`."""
+    if name == "api_handler":
+        return "ApiHandler"
+    return "".join(part[:1].upper() + part[1:] for part in name.replace("_", "-").split("-"))
+
+
 def log_policies() -> dict[str, Any]:
     """Each function writes its log lines, and with them its metrics (EMF), to its own log group
     only, named from the stack's own function (Chalice makes the group, with its retention): a
-    stack under any name can log, and no function writes into another's log."""
+    stack under any name can log, and no function writes into another's log. Every function
+    with a declared policy (infra.privileges) gets its grant, so a new function logs too."""
+    from infra.privileges import FUNCTIONS as DECLARED
+
+    stems = sorted(chalice_logical_id(name) for name in DECLARED)
     return {
-        f"{ROLES[logical]}LogsPolicy": {
+        f"{stem}LogsPolicy": {
             "Type": "AWS::IAM::Policy",
             "Properties": {
                 "PolicyName": "own-log-group",
-                "Roles": [{"Ref": f"{ROLES[logical]}Role"}],
+                "Roles": [{"Ref": f"{stem}Role"}],
                 "PolicyDocument": {
                     "Version": "2012-10-17",
                     "Statement": [
@@ -376,13 +388,13 @@ def log_policies() -> dict[str, Any]:
                             "Sid": "Logs",
                             "Effect": "Allow",
                             "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
-                            "Resource": {"Fn::GetAtt": [f"{ROLES[logical]}LogGroup", "Arn"]},
+                            "Resource": {"Fn::GetAtt": [f"{stem}LogGroup", "Arn"]},
                         }
                     ],
                 },
             },
         }
-        for logical in (*FUNCTIONS, "PreTraffic")
+        for stem in stems
     }
 
 
