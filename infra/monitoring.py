@@ -1,8 +1,8 @@
 """Day-two watching: the alarms `infra.operations` does not make, and one dashboard per stage.
 
 Failure classes watched here (issue 26): the ses-feedback dead letters, the age of the oldest
-message on every queue, latency (Lambda Duration p99 per function, API Gateway Latency p99),
-DynamoDB throttles per table, SES reputation (bounce and complaint rates, which make SES review
+message on every queue, latency (Lambda Duration p99 of each function's current version, API
+Gateway Latency p99), SES reputation (bounce and complaint rates, which make SES review
 and then pause the account) and EventBridge (schedule rules whose target failed, PutEvents that
 EventBridge refused). Each description says what the alarm means and what to do; the README's
 "Alarms" table lists the same. Merged into the template by `infra.build`.

@@ -1,5 +1,6 @@
-"""What an operator needs from the stack: parameters, alarms to a mailed SNS topic, log retention,
-concurrency caps and tracing. Merged into `chalice package`'s template by `infra.build`.
+"""What an operator needs from the stack: parameters, alarms to a mailed SNS topic, log retention
+and each function's log grant, concurrency caps. Merged into `chalice package`'s template by
+`infra.build`.
 
 Each alarm's description says what it means and what to do; the README's "Deploy to AWS" section
 lists the same. Function logical ids are the ones `chalice package` gives app.py's functions.
