@@ -241,6 +241,9 @@ def template(stage: str) -> dict[str, Any]:
         response: dict[str, Any] = {"ResponseTemplates": {"application/json": ENVELOPE}}
         if status is not None:
             response["StatusCode"] = str(status)
+        if kind == "THROTTLED":
+            # Every 429 says when to come back (CONTRACT §5); the stage's rate limit is per second.
+            response["ResponseParameters"] = {"Headers": {"Retry-After": "'1'"}}
         gateway_responses[kind] = response
     resources["RestAPI"] = {
         "Properties": {
