@@ -31,6 +31,7 @@ METRICS = {
     "MailboxPollFailed": "Count",
     "DigestsFailed": "Count",  # users whose daily digest could not be sent in a run
     "DigestRunsStoppedEarly": "Count",  # 1 when a run stopped at its deadline, leaving users
+    "DigestsLeftOver": "Count",  # users whose digest of the day was not sent that day
 }
 
 

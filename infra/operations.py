@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from chalicelib.jobs.pacing import SENDERS
+
 # app.py's functions as `chalice package` names them: logical id -> Chalice name.
 FUNCTIONS = {
     "APIHandler": "api",
@@ -18,6 +20,7 @@ FUNCTIONS = {
     "PurgeComments": "purge-comments",
     "SendDigests": "send-digests",
     "DeliverNotifications": "deliver-notifications",
+    "DeliverDigests": "deliver-digests",
     "SesFeedback": "ses-feedback",
     "DrainOutbox": "drain-outbox",
 }
@@ -40,10 +43,14 @@ MAX_CONCURRENCY = {
     "dev": {"PollMailbox": 2, "DeliverNotifications": 2},
     "prod": {"PollMailbox": 20, "DeliverNotifications": 10},
 }
+# The functions that send mail run as many workers as the sending rate's split counts on
+# (chalicelib/jobs/pacing.py: workers × per-worker rate stays within AGORA_MAIL_SEND_RATE).
+for _caps in MAX_CONCURRENCY.values():
+    _caps.update({sender.logical_id: sender.workers for sender in SENDERS.values()})
 
 # The SQS-triggered functions answer which messages failed (chalicelib.jobs.base.each_message),
 # so that one bad message is delivered again alone rather than with its whole batch.
-SQS_FUNCTIONS = ("PollMailbox", "DeliverNotifications", "SesFeedback")
+SQS_FUNCTIONS = ("PollMailbox", "DeliverNotifications", "DeliverDigests", "SesFeedback")
 
 # The scheduled functions are invoked asynchronously by EventBridge: after its retries, a failed
 # invocation goes to the on-failure queue (alarmed). Retries per schedule, and why:
