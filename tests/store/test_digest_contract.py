@@ -36,6 +36,14 @@ def test_an_item_is_queued_once_and_listed_by_user_oldest_first(digests):
     assert digests.pending_items("cid", 10) == []
 
 
+def test_many_users_told_of_the_same_occurrence_at_once_are_each_listed_once(digests):
+    users = sorted(f"user-{n}" for n in range(40))
+    for user in users:
+        queue(digests, user, "post-1", 10)
+        queue(digests, user, "post-2", 10)
+    assert sorted(digests.users_with_pending_items()) == users
+
+
 def test_an_item_is_taken_once_and_put_back_waits_again(digests):
     queue(digests, "ann", "post-1", 10)
     [record] = digests.pending_items("ann", 10)

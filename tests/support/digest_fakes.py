@@ -34,8 +34,11 @@ class FakeDigestRecord:
 class FakeDigestRepository:
     def __init__(self) -> None:
         self._items: dict[tuple[str, str], FakeDigestRecord] = {}
-        # Per shard, the pending index: pending key -> user (kept sorted on read).
-        self._pending: list[dict[str, str]] = [{} for _ in range(PENDING_SHARDS)]
+        # The local index by user: each user's items (what `pending-by-user` reads).
+        self._by_user: dict[str, list[FakeDigestRecord]] = {}
+        # Per shard, the pending index's entries: (pending key, user), sorted on read. Keys are
+        # not unique: two users are told of the same occurrence at the same moment.
+        self._pending: list[set[tuple[str, str]]] = [set() for _ in range(PENDING_SHARDS)]
         self._lock = threading.Lock()
 
     def _put_new(self, record: FakeDigestRecord) -> bool:
@@ -43,6 +46,8 @@ class FakeDigestRepository:
         if key in self._items:
             return False
         self._items[key] = record
+        if record.sk.startswith(ITEM):
+            self._by_user.setdefault(record.user_id, []).append(record)
         return True
 
     # --- digest items ----------------------------------------------------------------------------
@@ -60,13 +65,13 @@ class FakeDigestRepository:
         with self._lock:
             if not self._put_new(record):
                 return False
-            self._pending[int(pending_shard(user_id))][pending] = user_id
+            self._pending[int(pending_shard(user_id))].add((pending, user_id))
             return True
 
     def users_with_pending_items(self) -> Iterator[str]:
         for shard in range(PENDING_SHARDS):
             with self._lock:
-                keys = sorted(self._pending[shard].items())
+                keys = sorted(self._pending[shard])
             seen: set[str] = set()
             for _, user_id in keys:
                 if user_id not in seen:
@@ -75,11 +80,7 @@ class FakeDigestRepository:
 
     def pending_items(self, user_id: str, limit: int) -> list[Any]:
         with self._lock:
-            found = [
-                r
-                for (user, sk), r in self._items.items()
-                if user == user_id and sk.startswith(ITEM) and r.pending_key is not None
-            ]
+            found = [r for r in self._by_user.get(user_id, []) if r.pending_key is not None]
             found.sort(key=lambda r: str(r.pending_key))
             return [copy.copy(r) for r in found[:limit]]
 
@@ -88,7 +89,8 @@ class FakeDigestRepository:
             stored = self._items.get((record.user_id, record.sk))
             if stored is None or stored.sent_on is not None:
                 return False
-            self._pending[int(pending_shard(stored.user_id))].pop(str(stored.pending_key), None)
+            entry = (str(stored.pending_key), stored.user_id)
+            self._pending[int(pending_shard(stored.user_id))].discard(entry)
             stored.sent_on, stored.digest_day, stored.pending_key = now, day, None
             return True
 
@@ -98,7 +100,8 @@ class FakeDigestRepository:
             stored.sent_on = stored.digest_day = None
             assert stored.queued_on is not None
             stored.pending_key = moment_key(stored.queued_on, stored.occurrence_id)
-            self._pending[int(pending_shard(stored.user_id))][stored.pending_key] = stored.user_id
+            entry = (stored.pending_key, stored.user_id)
+            self._pending[int(pending_shard(stored.user_id))].add(entry)
 
     # --- one digest per user per day -------------------------------------------------------------
 
