@@ -208,11 +208,12 @@ def template(stage: str) -> dict[str, Any]:
     resources["PollMailbox"] = {"DependsOn": ["MailboxQueue"]}
     resources["DeliverNotifications"] = {"DependsOn": ["NotificationQueue", "TokenSecret"]}
     resources["DeliverDigests"] = {"DependsOn": ["DigestQueue", "TokenSecret"]}
-    # Every function that sends mail splits AGORA_MAIL_SEND_RATE the same way (jobs/pacing.py).
+    # Every function that sends mail splits AGORA_MAIL_SEND_RATE the same way (jobs/pacing.py);
+    # the daily schedule reads it too (it warns when the day's digests cannot fit in the day).
     rate = str(Settings.model_fields["mail_send_rate"].default)
-    for sender in SENDERS.values():
+    for logical in (*(sender.logical_id for sender in SENDERS.values()), "SendDigests"):
         merge(
-            resources[sender.logical_id],
+            resources.setdefault(logical, {}),
             {"Properties": {"Environment": {"Variables": {"AGORA_MAIL_SEND_RATE": rate}}}},
         )
     resources.update(feedback_resources(names))

@@ -259,15 +259,15 @@ def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
             ),
         )
     resources["DigestsFailedAlarm"] = _alarm(
-        "A daily digest could not be sent to a user (the others were). send-digests' log has "
-        "one 'digest failed' line per user with the error (often SES: a sandbox account, an "
+        "A daily digest could not be sent to a user (the others were). deliver-digests' log "
+        "(send-digests' when run from the CLI) has one 'digest failed' line per user with the error (often SES: a sandbox account, an "
         "unverified sender, the sending quota). The user's items wait for the next run.",
         agora_metric(f"{prefix}-digests-failed", "DigestsFailed", {"Stage": prefix}),
         Period=3600,
     )
     resources["DigestRunStoppedEarlyAlarm"] = _alarm(
-        "The daily digest run reached its time limit before every user was done; the rest are "
-        "sent by the next run, a day late. If it repeats, raise send-digests' timeout or "
+        "The daily digest run reached its time limit before every user was queued; the rest "
+        "are sent by the next run, a day late. If it repeats, raise send-digests' timeout or "
         "memory in .chalice/config.json, or run `python -m chalicelib.cli send-digests`.",
         agora_metric(
             f"{prefix}-digest-run-stopped-early", "DigestRunsStoppedEarly", {"Stage": prefix}

@@ -213,3 +213,26 @@ def test_a_batch_body_carries_its_day_and_users_and_a_bad_one_is_refused():
     assert parse_batch(batch_body("2026-03-02", ["a", "b"])) == ("2026-03-02", ["a", "b"])
     with pytest.raises(ValueError):
         parse_batch('{"day": "2026-03-02", "users": "a"}')
+
+
+@pytest.mark.parametrize("stage", ["dev", "prod"])
+def test_the_template_has_the_digest_queue_its_dead_letters_and_the_left_over_alarm(stage):
+    resources = template_resources(stage)
+    queue = resources["DigestQueue"]["Properties"]
+    assert queue["QueueName"] == f"agora-{stage}-digest-jobs"
+    assert queue["RedrivePolicy"]["deadLetterTargetArn"] == {
+        "Fn::GetAtt": ["DigestDeadLetterQueue", "Arn"]
+    }
+    left = resources["DigestsLeftOverAlarm"]["Properties"]
+    assert (left["Namespace"], left["MetricName"], left["Threshold"]) == (
+        "Agora",
+        "DigestsLeftOver",
+        1,
+    )
+    dead = resources["DigestDeadLettersAlarm"]["Properties"]
+    assert dead["Dimensions"] == [{"Name": "QueueName", "Value": f"agora-{stage}-digest-jobs-dead"}]
+    # The schedule only queues: it never sends mail nor reads the token secret.
+    assert (
+        "AGORA_TOKEN_SECRET"
+        not in resources["SendDigests"]["Properties"]["Environment"]["Variables"]
+    )
