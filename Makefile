@@ -7,7 +7,7 @@ NODE_STAMP := node_modules/.installed
 # The suite runs on two processes (CI has two cores); TEST_WORKERS=0 runs it in one.
 TEST_WORKERS ?= 2
 
-.PHONY: run test bench cost scale load lint typecheck format dovecot spamassassin chromium clean package infra lock deploy restore
+.PHONY: run test bench simulate cost scale load lint typecheck format dovecot spamassassin chromium clean package infra lock deploy restore
 
 # requirements*.txt name what we depend on; requirements*.lock (make lock) pin every package,
 # indirect ones included, to a version and its files' hashes: two installs are the same install.
@@ -68,6 +68,11 @@ bench: $(STAMP) dovecot
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
 	PYTHONPATH=. $(BIN)/python -m bench.run
+
+## simulate: a day of 10,000 mailboxes and of 100,000 digests through the real scheduling, pacing and
+## sending code (a fake clock, fake POP3 and SES), into bench/results.json, in under 10 minutes
+simulate: $(STAMP)
+	PYTHONPATH=. $(BIN)/python -m bench.simulate
 
 ## cost: README's monthly AWS cost table for three community sizes, from bench/prices.json and the
 ## measured figures of bench/results.json (no network; `make bench` refreshes it too)

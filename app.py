@@ -46,11 +46,20 @@ def send_digests(event):
     return digests.scheduled_daily_digests(Deadline.from_lambda(event.context))
 
 
+@app.on_sqs_message(queue=get_settings().digest_queue, batch_size=1, name="deliver-digests")
+@lambda_handler
+def deliver_digests(event):
+    require_token_secret()
+    deadline = Deadline.from_lambda(event.context)
+    return each_message(event, lambda body: digests.deliver_batch(body, deadline))
+
+
 @app.on_sqs_message(queue=get_settings().notify_queue, batch_size=1, name="deliver-notifications")
 @lambda_handler
 def deliver_notifications(event):
     require_token_secret()
-    return each_message(event, lambda body: notify.deliver_from_queue([body]))
+    deadline = Deadline.from_lambda(event.context)
+    return each_message(event, lambda body: notify.deliver_from_queue([body], deadline=deadline))
 
 
 @app.on_sqs_message(queue=get_settings().ses_feedback_queue, batch_size=10, name="ses-feedback")

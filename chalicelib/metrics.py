@@ -39,6 +39,7 @@ METRICS = {
     # 1 when a scheduled job's run completed (dimension Job): its "it ran" heartbeat, alarmed on
     # missing data (chalicelib.jobs.base.heartbeat).
     "ScheduledRunCompleted": "Count",
+    "DigestsLeftOver": "Count",  # users whose digest of the day was not sent that day
 }
 
 

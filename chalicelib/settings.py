@@ -60,6 +60,11 @@ class Settings(BaseModel):
     mailbox_queue: str = "agora-mailbox-jobs"
     # Name of the SQS queue that carries chunks of notification recipients (fan-out).
     notify_queue: str = "agora-notification-jobs"
+    # Name of the SQS queue that carries batches of the day's digest recipients (fan-out).
+    digest_queue: str = "agora-digest-jobs"
+    # Mails a second SES takes from this account (its sending quota), shared by every function
+    # that sends: chalicelib/jobs/pacing.py splits it between them.
+    mail_send_rate: float = Field(default=14.0, gt=0)
     # SQS queue that SES bounce and complaint notifications reach through SNS (infra).
     ses_feedback_queue: str = "agora-ses-feedback"
     # SES configuration set every notification email is sent with: its event destination

@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from chalicelib.jobs.pacing import SENDERS
+from chalicelib.settings import Settings
 from infra import monitoring, operations, privileges, restore, rollout, watch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,7 +46,7 @@ GATEWAY_RESPONSES = {
 
 # Functions whose code reads AGORA_TOKEN_SECRET (chalicelib.auth.signing_keys).
 # The mail poll records notifications in the outbox; drain-outbox and deliver-notifications send them.
-TOKEN_SECRET_READERS = ("APIHandler", "DrainOutbox", "DeliverNotifications", "SendDigests")
+TOKEN_SECRET_READERS = ("APIHandler", "DrainOutbox", "DeliverNotifications", "DeliverDigests")
 
 
 def stage_names(stage: str) -> dict[str, str]:
@@ -54,6 +56,8 @@ def stage_names(stage: str) -> dict[str, str]:
         "dead_letters": f"agora-{stage}-mailbox-jobs-dead",
         "notify_queue": f"agora-{stage}-notification-jobs",
         "notify_dead_letters": f"agora-{stage}-notification-jobs-dead",
+        "digest_queue": f"agora-{stage}-digest-jobs",
+        "digest_dead_letters": f"agora-{stage}-digest-jobs-dead",
         "outbox_dead_letters": f"agora-{stage}-outbox-dead",
         "feedback_queue": f"agora-{stage}-ses-feedback",
         "feedback_dead_letters": f"agora-{stage}-ses-feedback-dead",
@@ -176,6 +180,7 @@ def template(stage: str) -> dict[str, Any]:
     for logical, queue, dead, function_timeout in (
         ("Mailbox", names["queue"], names["dead_letters"], 300),
         ("Notification", names["notify_queue"], names["notify_dead_letters"], 120),
+        ("Digest", names["digest_queue"], names["digest_dead_letters"], 120),
         ("SesFeedback", names["feedback_queue"], names["feedback_dead_letters"], 60),
     ):
         resources[f"{logical}DeadLetterQueue"] = {
@@ -209,6 +214,15 @@ def template(stage: str) -> dict[str, Any]:
     # A function reading the token secret is made after it.
     resources["PollMailbox"] = {"DependsOn": ["MailboxQueue"]}
     resources["DeliverNotifications"] = {"DependsOn": ["NotificationQueue", "TokenSecret"]}
+    resources["DeliverDigests"] = {"DependsOn": ["DigestQueue", "TokenSecret"]}
+    # Every function that sends mail splits AGORA_MAIL_SEND_RATE the same way (jobs/pacing.py);
+    # the daily schedule reads it too (it warns when the day's digests cannot fit in the day).
+    rate = str(Settings.model_fields["mail_send_rate"].default)
+    for logical in (*(sender.logical_id for sender in SENDERS.values()), "SendDigests"):
+        merge(
+            resources.setdefault(logical, {}),
+            {"Properties": {"Environment": {"Variables": {"AGORA_MAIL_SEND_RATE": rate}}}},
+        )
     resources.update(feedback_resources(names))
     resources.update(outbox_resources(names))
     resources["SesFeedback"] = {"DependsOn": ["SesFeedbackQueue"]}

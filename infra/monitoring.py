@@ -28,6 +28,8 @@ from infra.operations import _alarm as _base_alarm
 QUEUES = {
     "Mailbox": ("queue", "dead_letters", 900),  # a dispatch every 5 minutes: 3 missed rounds
     "Notification": ("notify_queue", "notify_dead_letters", 900),
+    # The day's batches wait their turn at the sending rate: 100,000 digests take two hours.
+    "Digest": ("digest_queue", "digest_dead_letters", 4 * 3600),
     "SesFeedback": ("feedback_queue", "feedback_dead_letters", 1800),
 }
 # A dead letter expires after 14 days (MessageRetentionPeriod): say so a week before.
@@ -113,6 +115,34 @@ def queue_alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
             Period=3600,
         )
     return resources
+
+
+def digest_alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
+    """The day's digests that were not sent that day (chalicelib/jobs/digests.py)."""
+    prefix = f"agora-{stage}"
+    return {
+        "DigestsLeftOverAlarm": _alarm(
+            "Daily digests were not sent on their day: a batch was still on "
+            f"{names['digest_queue']} when its day ended, or `send-digests` stopped at its time "
+            "limit. Their items go in the next day's digest. More members with digests than "
+            "AGORA_MAIL_SEND_RATE sends in a day, or deliver-digests failing (see its errors "
+            "alarm): ask AWS for a higher SES sending rate and raise AGORA_MAIL_SEND_RATE.",
+            alarm_metric(
+                f"{prefix}-digests-left-over",
+                METRICS_NAMESPACE,
+                "DigestsLeftOver",
+                {"Stage": prefix},
+            ),
+            Period=3600,
+        ),
+        "DigestDeadLettersAlarm": _alarm(
+            f"{names['digest_dead_letters']} holds digest batches that failed 5 times: some of "
+            "their users' digests were not sent (the others were). Read deliver-digests' log "
+            "('digest failed'), fix the cause, then move the messages back with `aws sqs "
+            "start-message-move-task` (a digest already sent is not sent again).",
+            queued_messages(f"{prefix}-digest-dead-letters", names["digest_dead_letters"]),
+        ),
+    }
 
 
 def latency_alarms(stage: str) -> dict[str, Any]:
@@ -541,6 +571,7 @@ def monitoring_resources(
     """Everything above; `tables` maps each table's logical id to its name."""
     return {
         **queue_alarms(stage, names),
+        **digest_alarms(stage, names),
         **latency_alarms(stage),
         **reputation_alarms(stage),
         **event_alarms(stage),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from chalicelib.jobs.pacing import SENDERS
 from chalicelib.settings import SERVICE
 from infra.fleet import FLEETS
 
@@ -22,6 +23,7 @@ FUNCTIONS = {
     "PurgeComments": "purge-comments",
     "SendDigests": "send-digests",
     "DeliverNotifications": "deliver-notifications",
+    "DeliverDigests": "deliver-digests",
     "SesFeedback": "ses-feedback",
     "DrainOutbox": "drain-outbox",
 }
@@ -47,10 +49,14 @@ MAX_CONCURRENCY = {
     "dev": {"PollMailbox": FLEETS["dev"].concurrency, "DeliverNotifications": 2},
     "prod": {"PollMailbox": FLEETS["prod"].concurrency, "DeliverNotifications": 10},
 }
+# The functions that send mail run as many workers as the sending rate's split counts on
+# (chalicelib/jobs/pacing.py: workers × per-worker rate stays within AGORA_MAIL_SEND_RATE).
+for _caps in MAX_CONCURRENCY.values():
+    _caps.update({sender.logical_id: sender.workers for sender in SENDERS.values()})
 
 # The SQS-triggered functions answer which messages failed (chalicelib.jobs.base.each_message),
 # so that one bad message is delivered again alone rather than with its whole batch.
-SQS_FUNCTIONS = ("PollMailbox", "DeliverNotifications", "SesFeedback")
+SQS_FUNCTIONS = ("PollMailbox", "DeliverNotifications", "DeliverDigests", "SesFeedback")
 
 # The scheduled functions are invoked asynchronously by EventBridge: after its retries, a failed
 # invocation goes to the on-failure queue (alarmed). Retries per schedule, and why:
@@ -250,15 +256,15 @@ def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
     )
     resources["MailboxesFailingAlarm"] = mailboxes_failing_alarm(prefix)
     resources["DigestsFailedAlarm"] = _alarm(
-        "A daily digest could not be sent to a user (the others were). send-digests' log has "
-        "one 'digest failed' line per user with the error (often SES: a sandbox account, an "
+        "A daily digest could not be sent to a user (the others were). deliver-digests' log "
+        "(send-digests' when run from the CLI) has one 'digest failed' line per user with the error (often SES: a sandbox account, an "
         "unverified sender, the sending quota). The user's items wait for the next run.",
         agora_metric(f"{prefix}-digests-failed", "DigestsFailed", {"Stage": prefix}),
         Period=3600,
     )
     resources["DigestRunStoppedEarlyAlarm"] = _alarm(
-        "The daily digest run reached its time limit before every user was done; the rest are "
-        "sent by the next run, a day late. If it repeats, raise send-digests' timeout or "
+        "The daily digest run reached its time limit before every user was queued; the rest "
+        "are sent by the next run, a day late. If it repeats, raise send-digests' timeout or "
         "memory in .chalice/config.json, or run `python -m chalicelib.cli send-digests`.",
         agora_metric(
             f"{prefix}-digest-run-stopped-early", "DigestRunsStoppedEarly", {"Stage": prefix}

@@ -103,10 +103,15 @@ FUNCTIONS: dict[str, Needs] = {
     ),
     # A purged comment was counted out of its post when it was deleted: only comments change.
     "purge-comments": Needs(writes=("comments", "outbox"), sends_to=("scheduled_failures",)),
-    "send-digests": Needs(
+    # The daily schedule only queues the day's recipients (the pending-items index) in batches;
+    # deliver-digests sends them.
+    "send-digests": Needs(reads=("digests",), sends_to=("digest_queue", "scheduled_failures")),
+    "deliver-digests": Needs(
         reads=_NOTIFY_READS,
         writes=_NOTIFY_WRITES,
-        sends_to=("scheduled_failures",),
+        # Users a batch's deadline leaves go back on the queue as a new batch.
+        sends_to=("digest_queue",),
+        triggered_by="digest_queue",
         token_secret=True,
         sends_mail=True,
     ),
@@ -114,6 +119,8 @@ FUNCTIONS: dict[str, Needs] = {
         reads=_NOTIFY_READS,
         writes=_NOTIFY_WRITES,
         triggered_by="notify_queue",
+        # The rest of a chunk its deadline leaves goes back on the queue.
+        sends_to=("notify_queue",),
         token_secret=True,
         sends_mail=True,
     ),
