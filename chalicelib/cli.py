@@ -277,6 +277,20 @@ def send_digests(_args: argparse.Namespace) -> int:
     return _failed(run.failures)
 
 
+def migrate(_args: argparse.Namespace) -> int:
+    from chalicelib.jobs.base import Deadline
+    from chalicelib.jobs.migrate import run_migrations
+
+    progress = Progress()
+    try:
+        report = run_migrations(Deadline.unbounded(), on_progress=progress.show)
+    finally:
+        progress.done()
+    for line in report.lines:
+        print(line)
+    return 0
+
+
 def read_password(prompt: str = "Password: ") -> str:
     """Asked twice on a terminal (not echoed); otherwise the first line of stdin, so that
     `printf '%s\n' "$PASSWORD" | python -m chalicelib.cli create-admin …` works in scripts."""
@@ -328,6 +342,11 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "poll-mail": (poll_mail, "run the mail job once"),
     "purge-comments": (purge_comments, "run the monthly comment purge once"),
     "send-digests": (send_digests, "run the daily digest job once"),
+    "migrate": (
+        migrate,
+        "bring every stored item to the shape this version writes (resumable; a second run "
+        "changes nothing)",
+    ),
     "create-admin": (
         create_admin,
         "create or promote a root group administrator (or of --group-id); password from a "

@@ -25,6 +25,7 @@ def test_the_commands_are_the_contract_s():
         "purge-comments",
         "send-digests",
         "create-admin",
+        "migrate",
     }
 
 

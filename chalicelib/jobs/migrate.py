@@ -1,0 +1,48 @@
+"""`migrate`: brings every stored item to the shape the current code writes (store/migrations.py).
+
+The same function runs from the CLI, from `make run`'s start and, after each stack update, from
+`make deploy` (the stack's `migrate` function, invoked until it answers done).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from chalicelib.jobs.base import Deadline
+
+
+@dataclass
+class MigrationReport:
+    lines: list[str] = field(default_factory=list)
+    done: bool = True
+
+    def as_dict(self) -> dict[str, Any]:
+        """The function's answer (make deploy reads `done`)."""
+        return {"done": self.done, "lines": self.lines}
+
+
+def run_migrations(
+    deadline: Deadline, on_progress: Callable[[str], None] | None = None
+) -> MigrationReport:
+    from chalicelib.store import migrations
+
+    outcomes = migrations.run(
+        migrations.migrations(),
+        deadline.expired,
+        on_page=(lambda outcome: on_progress(outcome.line())) if on_progress else None,
+    )
+    everything = migrations.migrations()
+    ran = {o.name for o in outcomes}
+    lines = [o.line() for o in outcomes]
+    # Those after a migration the deadline stopped: not started in this run.
+    lines += [
+        f"{m.name}: waits for the next run ({m.what})" for m in everything if m.name not in ran
+    ]
+    return MigrationReport(lines, all(o.done for o in outcomes) and len(ran) == len(everything))
+
+
+def handle_invocation(context: Any) -> dict[str, Any]:
+    """The stack's `migrate` function: as much as fits in this invocation's time."""
+    return run_migrations(Deadline.from_lambda(context)).as_dict()

@@ -1,0 +1,212 @@
+"""Migrations: every stored item brought to the shape the current code writes (`cli migrate`).
+
+Code changes every week, data lives for years. A change of an item's shape (a new attribute, the
+key attributes of a new index) ships with a migration here that brings the items written before
+it, and the code reads both shapes meanwhile (expand, then contract: README "Upgrades").
+
+A migration reads its table by pages (a Scan: this is never a request path), filtered to the items
+still of the old shape where DynamoDB can tell, and fixes each page with conditional writes, so it
+is idempotent and never undoes what a live writer did meanwhile. Its record is an item
+`migration#<name>` in the `counters` table: done or not, the position to resume from (the last
+page's LastEvaluatedKey) and what it has read and changed. The counters table is read only by key
+(one item per id counter), so these items are invisible to every other reader, and no new table
+has to be created, granted and backed up for a handful of items.
+
+A run stops between pages when its deadline is near (a Lambda's time limit) and the next run goes
+on from the recorded position; a migration once done is never run again. Names are forever: a new
+migration gets a new name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pynamodb.attributes import BooleanAttribute, JSONAttribute, NumberAttribute, UnicodeAttribute
+from pynamodb.models import Model
+
+from chalicelib.store.base import UtcAttribute, conditionally, table_meta
+
+STATE_PREFIX = "migration#"
+# Items a Scan request reads (before its filter): one page's work stays well inside a second.
+PAGE_SIZE = 100
+
+
+class MigrationStateRecord(Model):
+    """What one migration has done, in the counters table (not registered: the table is
+    CounterRecord's, created and declared once)."""
+
+    Meta = table_meta("counters")
+
+    name = UnicodeAttribute(hash_key=True)  # migration#<migration name>
+    done = BooleanAttribute(default=False)
+    # The LastEvaluatedKey of the last page handled, as DynamoDB gives it; None: from the start.
+    position = JSONAttribute(null=True)
+    examined = NumberAttribute(default=0)
+    changed = NumberAttribute(default=0)
+    started_on = UtcAttribute(null=True)
+    finished_on = UtcAttribute(null=True)
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One change of shape. `old_shape` is the Scan filter of the items it still has to bring
+    (None: every item is read); `bring` fixes one page of them and answers how many it changed."""
+
+    name: str
+    what: str
+    model: type[Model]
+    bring: Callable[[list[Any]], int]
+    old_shape: Callable[[], Any] | None = None
+
+
+@dataclass
+class Outcome:
+    """What one migration did in this run (and before it)."""
+
+    name: str
+    what: str
+    examined: int = 0
+    changed: int = 0
+    done: bool = False
+    already_done: bool = False
+
+    def line(self) -> str:
+        if self.already_done:
+            return f"{self.name}: already done"
+        counts = f"{self.examined} item(s) read, {self.changed} changed"
+        if self.done:
+            return f"{self.name}: done: {counts} ({self.what})"
+        return f"{self.name}: {counts} so far; the next run goes on from there ({self.what})"
+
+
+def state_of(name: str) -> MigrationStateRecord:
+    try:
+        return MigrationStateRecord.get(STATE_PREFIX + name, consistent_read=True)
+    except MigrationStateRecord.DoesNotExist:
+        return MigrationStateRecord(STATE_PREFIX + name)
+
+
+def forget(name: str) -> None:
+    """Run migration `name` again from the start on the next run (a test, or an operator who rolled
+    back to a release that wrote the old shape again)."""
+    MigrationStateRecord(STATE_PREFIX + name).delete()
+
+
+def scan_page(
+    migration: Migration, position: dict[str, Any] | None, page_size: int
+) -> tuple[list[Any], dict[str, Any] | None]:
+    """One Scan request from `position`: the items of the old shape it found, and where the next
+    page starts (None: the table is read to its end)."""
+    results = migration.model.scan(
+        filter_condition=migration.old_shape() if migration.old_shape else None,
+        page_size=page_size,
+        last_evaluated_key=position,
+        consistent_read=True,
+    )
+    raw = next(results.page_iter)  # exactly one request
+    items = [migration.model.from_raw_data(item) for item in raw.get("Items", [])]
+    return items, raw.get("LastEvaluatedKey")
+
+
+def run(
+    migrations: Sequence[Migration],
+    expired: Callable[[], bool],
+    page_size: int = PAGE_SIZE,
+    on_page: Callable[[Outcome], None] | None = None,
+) -> list[Outcome]:
+    """Run each migration not done yet, in order, page by page, until all are done or `expired`
+    says to stop (checked before every page). The record is written after each page: a run cut
+    short anywhere reads at most that page again, and bringing an item twice changes nothing."""
+    outcomes = []
+    for migration in migrations:
+        state = state_of(migration.name)
+        outcome = Outcome(migration.name, migration.what, int(state.examined), int(state.changed))
+        outcomes.append(outcome)
+        if state.done:
+            outcome.done = outcome.already_done = True
+            continue
+        state.started_on = state.started_on or datetime.now(UTC)
+        while not expired():
+            items, position = scan_page(migration, state.position, page_size)
+            changed = migration.bring(items) if items else 0
+            state.examined = int(state.examined) + len(items)
+            state.changed = int(state.changed) + changed
+            state.position = position
+            if position is None:
+                state.done, state.finished_on = True, datetime.now(UTC)
+            state.save()
+            outcome.examined, outcome.changed = int(state.examined), int(state.changed)
+            outcome.done = bool(state.done)
+            if on_page is not None:
+                on_page(outcome)
+            if outcome.done:
+                break
+        if not outcome.done:
+            break  # the deadline: later migrations wait for the next run, in order
+    return outcomes
+
+
+# --- the migrations, oldest first -------------------------------------------------------------
+
+
+def _list_mail_entries_by_status(records: list[Any]) -> int:
+    """Mail log entries written before the `by-status` index (37d7cdd) lack its hash key: set
+    it, unless a writer changed the entry's status meanwhile (it set the key itself)."""
+    from chalicelib.store.mail import MailRecord, status_partition
+
+    changed = 0
+    for record in records:
+        partition = status_partition(record.mailbox, record.status)
+        changed += conditionally(
+            lambda record=record, partition=partition: record.update(
+                actions=[MailRecord.status_mailbox.set(partition)],
+                condition=(MailRecord.status == record.status)
+                & MailRecord.status_mailbox.does_not_exist(),
+            )
+        )
+    return changed
+
+
+def _mail_entries_unlisted() -> Any:
+    from chalicelib.store.mail import ENTRY, MailRecord
+
+    return (
+        MailRecord.sk.startswith(ENTRY)
+        & MailRecord.status.exists()
+        & MailRecord.status_mailbox.does_not_exist()
+    )
+
+
+def _index_people(records: list[Any]) -> int:
+    """Users written before the people search (1124b01) have no search items, and those indexed
+    before its 4-character buckets (643b07e) lack those: write each user's items as the current
+    code does (puts of the same items: idempotent; stale items were deleted by their writers)."""
+    from chalicelib.store.user_search import SearchIndex
+
+    SearchIndex().replace([(None, user) for user in records])
+    return len(records)
+
+
+def migrations() -> list[Migration]:
+    """Every migration, in the order they run (a new one goes at the end)."""
+    from chalicelib.store.mail import MailRecord
+    from chalicelib.store.users import UserRecord
+
+    return [
+        Migration(
+            "mail-log-status-index",
+            "mail log entries listed by ?status=",
+            MailRecord,
+            _list_mail_entries_by_status,
+            _mail_entries_unlisted,
+        ),
+        Migration(
+            "people-search-index",
+            "every user found by the people search",
+            UserRecord,
+            _index_people,
+        ),
+    ]
