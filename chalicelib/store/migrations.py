@@ -19,6 +19,7 @@ migration gets a new name.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -157,16 +158,18 @@ def _list_mail_entries_by_status(records: list[Any]) -> int:
     it, unless a writer changed the entry's status meanwhile (it set the key itself)."""
     from chalicelib.store.mail import MailRecord, status_partition
 
+    def list_one(record: MailRecord) -> None:
+        record.update(
+            actions=[
+                MailRecord.status_mailbox.set(status_partition(record.mailbox, record.status))
+            ],
+            condition=(MailRecord.status == record.status)
+            & MailRecord.status_mailbox.does_not_exist(),
+        )
+
     changed = 0
     for record in records:
-        partition = status_partition(record.mailbox, record.status)
-        changed += conditionally(
-            lambda record=record, partition=partition: record.update(
-                actions=[MailRecord.status_mailbox.set(partition)],
-                condition=(MailRecord.status == record.status)
-                & MailRecord.status_mailbox.does_not_exist(),
-            )
-        )
+        changed += conditionally(functools.partial(list_one, record))
     return changed
 
 
