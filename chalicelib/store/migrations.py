@@ -125,12 +125,15 @@ def run(
     for migration in migrations:
         state = state_of(migration.name)
         outcome = Outcome(migration.name, migration.what, int(state.examined), int(state.changed))
-        outcomes.append(outcome)
         if state.done:
             outcome.done = outcome.already_done = True
+            outcomes.append(outcome)
             continue
+        if expired():
+            break  # this one and the rest wait for the next run, in order
+        outcomes.append(outcome)
         state.started_on = state.started_on or datetime.now(UTC)
-        while not expired():
+        while True:
             items, position = scan_page(migration, state.position, page_size)
             changed = migration.bring(items) if items else 0
             state.examined = int(state.examined) + len(items)
@@ -143,7 +146,7 @@ def run(
             outcome.done = bool(state.done)
             if on_page is not None:
                 on_page(outcome)
-            if outcome.done:
+            if outcome.done or expired():
                 break
         if not outcome.done:
             break  # the deadline: later migrations wait for the next run, in order
