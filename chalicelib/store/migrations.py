@@ -90,12 +90,6 @@ def state_of(name: str) -> MigrationStateRecord:
         return MigrationStateRecord(STATE_PREFIX + name)
 
 
-def forget(name: str) -> None:
-    """Run migration `name` again from the start on the next run (a test, or an operator who rolled
-    back to a release that wrote the old shape again)."""
-    MigrationStateRecord(STATE_PREFIX + name).delete()
-
-
 def scan_page(
     migration: Migration, position: dict[str, Any] | None, page_size: int
 ) -> tuple[list[Any], dict[str, Any] | None]:
