@@ -132,8 +132,9 @@ FUNCTIONS: dict[str, Needs] = {
     # Brings stored items to the current shape (store/migrations.py): reads the migrated tables
     # by pages and keeps its record in counters.
     "migrate": Needs(
-        scans=("mail", "users"),
-        writes=("counters", "mail", "user-search"),
+        scans=("mail", "posts", "users"),
+        reads=("comments",),
+        writes=("counters", "mail", "posts", "user-search"),
     ),
     # Bounces and complaints: it suppresses addresses, and nothing else (never sends mail).
     "ses-feedback": Needs(writes=("email-suppressions",), triggered_by="feedback_queue"),

@@ -190,9 +190,36 @@ def _index_people(records: list[Any]) -> int:
     return len(records)
 
 
+def _recount_comments(records: list[Any]) -> int:
+    """Posts stored before `commentsCount` was kept on the post (72806cb) have none, and a
+    comment written since then moved it from 0: set each post's count from its visible comments
+    (one count Query), unless a comment write moved it meanwhile."""
+    from chalicelib.store.comments import CommentRepository
+    from chalicelib.store.posts import PostRecord
+
+    comments = CommentRepository()
+    changed = 0
+    for post in records:
+        count = comments.count_visible(post.id)
+        # A missing count reads as its default, 0: either is the one this read saw.
+        stored = int(post.comments_count or 0)
+        unchanged = PostRecord.comments_count == stored
+        if stored == 0:
+            unchanged = unchanged | PostRecord.comments_count.does_not_exist()
+        changed += conditionally(
+            functools.partial(
+                post.update,
+                actions=[PostRecord.comments_count.set(count)],
+                condition=PostRecord.id.exists() & unchanged,
+            )
+        )
+    return changed
+
+
 def migrations() -> list[Migration]:
     """Every migration, in the order they run (a new one goes at the end)."""
     from chalicelib.store.mail import MailRecord
+    from chalicelib.store.posts import PostRecord
     from chalicelib.store.users import UserRecord
 
     return [
@@ -208,5 +235,11 @@ def migrations() -> list[Migration]:
             "every user found by the people search",
             UserRecord,
             _index_people,
+        ),
+        Migration(
+            "post-comments-count",
+            "every post's commentsCount counted from its comments",
+            PostRecord,
+            _recount_comments,
         ),
     ]

@@ -184,4 +184,37 @@ def test_the_cli_prints_what_each_migration_did(aws, capsys):
     assert capsys.readouterr().out.strip().splitlines() == [
         "mail-log-status-index: already done",
         "people-search-index: already done",
+        "post-comments-count: already done",
     ]
+
+
+def test_posts_from_before_comments_count_count_their_comments_after_migrate(api, community):
+    from chalicelib.jobs.base import Deadline
+    from chalicelib.jobs.migrate import run_migrations
+    from chalicelib.store.posts import PostRecord
+
+    c = community
+    garden = c.group("garden")
+    root = c.users[0]["id"]
+    never_counted = c.post(garden, root, "Older than the count")
+    counted_from_zero = c.post(garden, root, "Counted only since the upgrade")
+    for post in (never_counted, counted_from_zero):
+        for _ in range(3):
+            c.comment(post, root, isApproved=True)
+    c.comment(counted_from_zero, root, isApproved=False)  # not visible: not counted
+    c.load()
+    # As stored before the count was kept on the post, and after one comment since.
+    PostRecord(never_counted).update(actions=[PostRecord.comments_count.remove()])
+    PostRecord(counted_from_zero).update(actions=[PostRecord.comments_count.set(1)])
+    assert api.get(f"/api/v1/en_US/post/{never_counted}", root)[1]["object"]["commentsCount"] == 0
+
+    report = run_migrations(Deadline.unbounded())
+
+    assert report.done
+    assert any(
+        line.startswith("post-comments-count: done: 2 item(s) read, 2 changed")
+        for line in report.lines
+    ), report.lines
+    for post in (never_counted, counted_from_zero):
+        status, body = api.get(f"/api/v1/en_US/post/{post}", root)
+        assert status == 200 and body["object"]["commentsCount"] == 3, body

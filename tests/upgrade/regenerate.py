@@ -15,7 +15,8 @@ every status. Then it writes, under tests/upgrade/:
 
 Shapes older than the commit are made from its items as those releases wrote them, so that their
 migrations meet real data too (`older_shapes`: mail log entries without the `by-status` key, as
-before 37d7cdd; users without people-search items, as before 1124b01).
+before 37d7cdd; posts without `comments_count`, as before 72806cb; users without people-search
+items, as before 1124b01).
 """
 
 from __future__ import annotations
@@ -186,13 +187,20 @@ def write_old_mail(worktree: Path, agora: RunningAgora) -> None:
 
 
 def older_shapes(dynamodb: Any) -> None:
-    """Half the mail log entries as written before the status index; two users as stored before
-    the people search."""
+    """Half the mail log entries as written before the status index; half the posts as stored
+    before their comment count; two users as stored before the people search."""
     table = PREFIX + "mail"
     for number, item in enumerate(_scan(dynamodb, table)):
         if item["sk"]["S"].startswith("entry#") and number % 2 == 0:
             key = {"mailbox": item["mailbox"], "sk": item["sk"]}
             dynamodb.update_item(TableName=table, Key=key, UpdateExpression="REMOVE status_mailbox")
+    for number, item in enumerate(_scan(dynamodb, PREFIX + "posts")):
+        if number % 2 == 0:
+            dynamodb.update_item(
+                TableName=PREFIX + "posts",
+                Key={"id": item["id"]},
+                UpdateExpression="REMOVE comments_count",
+            )
     users = {
         item["id"]["S"]
         for item in _scan(dynamodb, PREFIX + "users")
