@@ -7,7 +7,7 @@ NODE_STAMP := node_modules/.installed
 # The suite runs on two processes (CI has two cores); TEST_WORKERS=0 runs it in one.
 TEST_WORKERS ?= 2
 
-.PHONY: run test bench cost scale load lint typecheck format dovecot chromium clean package infra lock deploy
+.PHONY: run test bench cost scale load lint typecheck format dovecot spamassassin chromium clean package infra lock deploy
 
 # requirements*.txt name what we depend on; requirements*.lock (make lock) pin every package,
 # indirect ones included, to a version and its files' hashes: two installs are the same install.
@@ -42,7 +42,7 @@ run: $(STAMP)
 # `loadgroup`: each test goes to the first free worker, so both stay busy to the end; tests that
 # share a module's or the session's expensive setup (a `make run`, Chromium) stay on one worker
 # (tests/conftest.py `shared_setup_group`).
-test: $(STAMP) dovecot chromium $(NODE_STAMP)
+test: $(STAMP) dovecot spamassassin chromium $(NODE_STAMP)
 	@mkdir -p build
 	@# lint and the package check mostly wait on files and processes: they run beside the suite,
 	@# their output kept in build/ and shown when they end. Every part runs to its end; make
@@ -135,6 +135,13 @@ dovecot:
 	@command -v dovecot >/dev/null 2>&1 || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq dovecot-pop3d >/dev/null; }
+
+# The mail Agora sends is scored by SpamAssassin's local rules (tests/mail/test_outgoing.py).
+# Installing it needs root (CI runs as root).
+spamassassin:
+	@command -v spamassassin >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq spamassassin >/dev/null; }
 
 # The console's browser tests drive Debian's Chromium (Playwright launches it by path: no download)
 # and inject axe-core from the locked npm package. Installing Chromium needs root (CI runs as root).

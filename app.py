@@ -31,6 +31,7 @@ def dispatch_mail_polls(event):
     return mail_poll.dispatch()
 
 
+# Each message names several mailboxes, polled side by side (jobs/mail_poll.py).
 @app.on_sqs_message(queue=get_settings().mailbox_queue, batch_size=1, name="poll-mailbox")
 @lambda_handler
 def poll_mailbox(event):

@@ -168,7 +168,7 @@ def export(args: argparse.Namespace) -> int:
     counts: dict[str, int] = {}
     partial = path.with_name(path.name + ".partial")
     try:
-        with sys.stdout if args.file == "-" else partial.open("w", encoding="utf-8") as out:
+        with sys.stdout if args.file == "-" else _private_file(partial) as out:
             exporter = deps.fixture_exporter()
             write_fixture(
                 out,
@@ -188,10 +188,26 @@ def export(args: argparse.Namespace) -> int:
     if args.file != "-":
         # Only a whole export takes the file's name: a failure keeps what was there before.
         partial.replace(path)
+    # Password hashes are in it: the owner's only, and the line says so.
+    private = "" if args.file == "-" else f" to {path} (mode 600: readable by its owner only)"
     print(
-        "exported " + ", ".join(f"{n} {name}" for name, n in counts.items()),
+        "exported " + ", ".join(f"{n} {name}" for name, n in counts.items()) + private,
         file=sys.stderr if args.file == "-" else sys.stdout,
     )
+    return 0
+
+
+def _private_file(path: Path) -> Any:
+    """`path` opened for writing, mode 600 from its creation (and made so if it was there)."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(descriptor, 0o600)
+    return os.fdopen(descriptor, "w", encoding="utf-8")
+
+
+def unlock(args: argparse.Namespace) -> int:
+    if not deps.security_service().unlock(args.email):
+        return refuse(f"unlock: no account has the address {args.email.strip()}")
+    print(f"unlocked {args.email.strip()}: its sign-in throttle is lifted for every source")
     return 0
 
 
@@ -221,15 +237,18 @@ def write_fixture(
     out.write("\n}\n")
 
 
-def poll_mail(_args: argparse.Namespace) -> int:
+def poll_mail(args: argparse.Namespace) -> int:
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.mail_poll import poll_all_in_process
 
     drain = _then_drain_outbox()
+    due = bool(getattr(args, "due", False))
     # One line per mailbox as soon as it is done: a slow server shows which mailbox it is.
-    report = poll_all_in_process(Deadline.unbounded(), on_line=lambda line: print(line, flush=True))
+    report = poll_all_in_process(
+        Deadline.unbounded(), on_line=lambda line: print(line, flush=True), due=due
+    )
     if not report.lines:
-        print("no enabled mailbox")
+        print("no mailbox is due" if due else "no enabled mailbox")
     drain()
     return _failed(report.failures)
 
@@ -352,6 +371,10 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
         "create or promote a root group administrator (or of --group-id); password from a "
         "prompt, or stdin when it is not a terminal",
     ),
+    "unlock": (
+        unlock,
+        "end the sign-in throttle of an account (every source), for a locked-out member",
+    ),
 }
 
 
@@ -366,6 +389,14 @@ def parser() -> argparse.ArgumentParser:
             command.add_argument("file", help="fixture JSON file (CONTRACT §4)")
         if name == "export":
             command.add_argument("file", help="fixture JSON file to write (- for stdout)")
+        if name == "unlock":
+            command.add_argument("--email", required=True, help="the account's address")
+        if name == "poll-mail":
+            command.add_argument(
+                "--due",
+                action="store_true",
+                help="poll only the mailboxes the schedule would poll now",
+            )
         if name == "create-admin":
             command.add_argument("--email", required=True, help="the administrator's address")
             command.add_argument(

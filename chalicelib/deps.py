@@ -29,6 +29,7 @@ from chalicelib.services.feed import FeedService
 from chalicelib.services.feed_keys import FeedKeyService
 from chalicelib.services.fixture import FixtureExporter, FixtureService
 from chalicelib.services.group_email import GroupEmailService
+from chalicelib.services.group_list import GroupListService
 from chalicelib.services.groups import GroupService
 from chalicelib.services.ical import IcalService
 from chalicelib.services.mail_log import MailLogService
@@ -90,7 +91,18 @@ def domain_events(reads: BatchReads | None = None) -> DomainEvents:
     """The subscribers of every domain event: notifications of new posts and comments, and the
     EventBridge bus (every kind). `reads`: what the batch being drained has read once for all
     its events (its posts, each subscriber list)."""
-    return DomainEvents([notify_service(reads=reads), event_bus_publisher()])
+    return DomainEvents(
+        [notify_service(reads=reads), mailbox_failing_notice(), event_bus_publisher()]
+    )
+
+
+def mailbox_failing_notice() -> Any:
+    """Tells a mailbox's administrators that its polls keep failing (services/mailbox_alerts.py)."""
+    from chalicelib.services.mailbox_alerts import MailboxFailingNotice
+
+    return MailboxFailingNotice(
+        mailboxes(), users(), groups(), digests(), _OutgoingMailOnFirstUse(), utc_now
+    )
 
 
 def event_bus_publisher() -> EventBusPublisher:
@@ -188,6 +200,7 @@ class IngestorParts(TypedDict, total=False):
     base_url: str
     authserv_id: str | None
     verifier: SenderVerifier | None
+    unverified: str
     planner: Any
     counters: Any
     mail: Any
@@ -200,7 +213,16 @@ class IngestorParts(TypedDict, total=False):
     workers: int
 
 
-_PLANNER_PARTS = ("users", "groups", "posts", "comments", "base_url", "authserv_id", "verifier")
+_PLANNER_PARTS = (
+    "users",
+    "groups",
+    "posts",
+    "comments",
+    "base_url",
+    "authserv_id",
+    "verifier",
+    "unverified",
+)
 
 
 def mail_ingestor(**given: Unpack[IngestorParts]) -> MailIngestor:
@@ -218,6 +240,7 @@ def mail_ingestor(**given: Unpack[IngestorParts]) -> MailIngestor:
         "base_url": settings.public_base_url,
         "authserv_id": settings.mail_authserv_id if mode == "header" else None,
         "verifier": sender_verifier() if mode == "verify" else None,
+        "unverified": settings.mail_unverified,
         "counters": counters(),
         "mail": mail(),
         "outbox": outbox(),
@@ -250,12 +273,27 @@ def outgoing_mail() -> OutgoingMail:
         found = group_email.get(group)
         return Identity(found.name, found.email, newsletter.get(group).disclaimer)
 
+    from chalicelib.mail.threads import site_host
+
     return OutgoingMail(
         SesMailer(),
         identity_of,
         get_settings().sender_address,
         suppressions().is_suppressed,
+        reply_address=comment_reply_address,
+        site_host=site_host(),
     )
+
+
+def comment_reply_address() -> str:
+    """The email-to-comment mailbox's `emailAddress` while it is enabled ("" otherwise): instant
+    emails about posts and comments are answered there (replies by email)."""
+    from chalicelib.services.mailboxes import SYSTEM_SCOPE
+
+    record = mailboxes().get(SYSTEM_SCOPE)
+    if record is None or not record.is_enabled:
+        return ""
+    return str(getattr(record, "email_address", "") or "")
 
 
 class _OutgoingMailOnFirstUse:
@@ -345,18 +383,26 @@ def local_connector_service() -> LocalConnectorService:
 
 
 def mailbox_settings_service() -> MailboxSettingsService:
+    from datetime import timedelta
+
     from chalicelib.mail.hosts import HostPolicy
 
+    settings = get_settings()
     return MailboxSettingsService(
         mailboxes(),
         secrets,
         utc_now,
-        HostPolicy(get_settings().mail_allow_private_hosts),
+        HostPolicy(settings.mail_allow_private_hosts),
+        max_wait=timedelta(minutes=settings.mail_poll_max_minutes),
     )
 
 
 def mailbox_directory() -> MailboxDirectory:
     return MailboxDirectory(mailbox_settings_service())
+
+
+def group_list_service() -> GroupListService:
+    return GroupListService(groups())
 
 
 def console_service() -> ConsoleService:

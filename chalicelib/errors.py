@@ -119,8 +119,15 @@ class PayloadTooLarge(AgoraError):
 
 
 class TooManyRequests(AgoraError):
-    def __init__(self, message: str = "Too many attempts; try again later.") -> None:
+    def __init__(
+        self, message: str = "Too many attempts; try again later.", retry_after: int = 60
+    ) -> None:
         super().__init__(message, [], 429)
+        self.retry_after = retry_after  # seconds, as the message says them
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
 
 
 class ServiceUnavailable(AgoraError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -51,7 +52,11 @@ def prepare_persistence(reset: bool) -> Any:
     from chalicelib.settings import reload_settings
 
     settings = reload_settings()
-    snapshot = LocalSnapshot(data_folder(settings))
+    folder = data_folder(settings)
+    # Tokens' secret, password hashes and mailbox passwords' key live there: the owner's alone.
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder.chmod(0o700)
+    snapshot = LocalSnapshot(folder)
     if reset:
         snapshot.reset()
     if settings.token_secret is None:
@@ -197,15 +202,12 @@ class Scheduler(threading.Thread):
         super().__init__(name="agora-scheduler", daemon=True)
         self.jobs = jobs
         self.stopping = threading.Event()
+        # Held while a job runs; `hold` takes it for good, so no job starts after it.
+        self._running = threading.Lock()
         now = datetime.now(UTC)
         self.next_runs = {name: schedule.next_after(now) for name, schedule, _ in jobs}
 
     def run(self) -> None:
-        import logging
-
-        from chalicelib.logs import get_logger
-
-        log = get_logger("scheduler")
         while not self.stopping.is_set():
             name = min(self.next_runs, key=self.next_runs.__getitem__)
             wait = (self.next_runs[name] - datetime.now(UTC)).total_seconds()
@@ -213,15 +215,34 @@ class Scheduler(threading.Thread):
                 return
             if datetime.now(UTC) < self.next_runs[name]:
                 continue
-            schedule, job = next((s, j) for n, s, j in self.jobs if n == name)
-            try:
-                result = job()
-                # The outbox drain runs every second: only a run that did something is news.
-                level = logging.INFO if result else logging.DEBUG
-                log.log(level, "scheduled job ran", extra={"job": name, "result": str(result)})
-            except Exception:
-                log.exception("scheduled job failed", extra={"job": name})
-            self.next_runs[name] = schedule.next_after(datetime.now(UTC))
+            with self._running:
+                if self.stopping.is_set():
+                    return
+                self._run_job(name)
+
+    def _run_job(self, name: str) -> None:
+        import logging
+
+        from chalicelib.logs import get_logger
+
+        log = get_logger("scheduler")
+        schedule, job = next((s, j) for n, s, j in self.jobs if n == name)
+        try:
+            result = job()
+            # The outbox drain runs every second: only a run that did something is news.
+            level = logging.INFO if result else logging.DEBUG
+            log.log(level, "scheduled job ran", extra={"job": name, "result": str(result)})
+        except Exception:
+            log.exception("scheduled job failed", extra={"job": name})
+        self.next_runs[name] = schedule.next_after(datetime.now(UTC))
+
+    def hold(self, timeout: float) -> bool:
+        """Start no job any more, and wait for the one running to end (True when it did within
+        `timeout` seconds): what it stored is then in the next snapshot."""
+        self.stopping.set()
+        if self._running.acquire(timeout=timeout):
+            return True
+        return False
 
     def stop(self) -> None:
         self.stopping.set()
@@ -235,7 +256,8 @@ def scheduled_jobs() -> list[tuple[str, Any, Callable[[], Any]]]:
         (
             "poll-mail",
             schedules.MAIL_POLL,
-            lambda: mail_poll.poll_all_in_process(Deadline.unbounded()),
+            # What the deployed schedule polls: the mailboxes that are due.
+            lambda: mail_poll.poll_all_in_process(Deadline.unbounded(), due=True),
         ),
         (
             "purge-comments",
@@ -255,8 +277,57 @@ def scheduled_jobs() -> list[tuple[str, Any, Callable[[], Any]]]:
     ]
 
 
-def local_server(host: str, port: int) -> Any:
-    """Chalice's local server, answering unknown paths with the envelope as API Gateway does."""
+# A feed key in a URL stands for its user's sign-in: the access log shows that a key was sent,
+# never which.
+_SECRET_QUERY = re.compile(r"([?&;]key=)[^&;\s\"']*", re.IGNORECASE)
+
+
+def redact_secrets(text: str) -> str:
+    """An access-log text with every `key=` query value replaced."""
+    return _SECRET_QUERY.sub(r"\1[redacted]", text)
+
+
+class RedactedAccessLog:
+    """http.server's access and error log lines, with feed keys left out."""
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  http.server's name
+        shown = (redact_secrets(arg) if isinstance(arg, str) else arg for arg in args)
+        super().log_message(format, *shown)  # type: ignore[misc]
+
+
+class Intake:
+    """The requests being served: counted, so that a stop waits for their answers, and refused
+    once the stop has begun."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._open = True
+        self._active = 0
+
+    def enter(self) -> bool:
+        with self._lock:
+            if not self._open:
+                return False
+            self._active += 1
+            return True
+
+    def leave(self) -> None:
+        with self._lock:
+            self._active -= 1
+            self._lock.notify_all()
+
+    def close(self, timeout: float) -> bool:
+        """Take no request any more; wait for those being served (True when all were answered
+        within `timeout` seconds)."""
+        with self._lock:
+            self._open = False
+            return self._lock.wait_for(lambda: self._active == 0, timeout=timeout)
+
+
+def local_server(host: str, port: int, intake: Intake | None = None) -> Any:
+    """Chalice's local server, answering unknown paths with the envelope as API Gateway does,
+    and serving through `intake` (so that a stop can close it)."""
+    gate = intake or Intake()
     from http.server import BaseHTTPRequestHandler
 
     from chalice.cli.factory import CLIFactory
@@ -271,7 +342,19 @@ def local_server(host: str, port: int) -> Any:
 
     from chalicelib.api.routing import not_found_payload
 
-    class EnvelopeRequestHandler(ChaliceRequestHandler):
+    class EnvelopeRequestHandler(RedactedAccessLog, ChaliceRequestHandler):
+        def handle_one_request(self) -> None:
+            # Once the stop has begun, a request (a new one on a kept-alive connection too) is
+            # not read: the connection closes unanswered, so nothing is acknowledged that the
+            # last snapshot may miss.
+            if not gate.enter():
+                self.close_connection = True
+                return
+            try:
+                super().handle_one_request()
+            finally:
+                gate.leave()
+
         def __init__(self, request: Any, client_address: Any, server: Any, **kw: Any) -> None:
             # API Gateway's `sourceIp` is the caller's address (sign-in throttling counts by it);
             # Chalice's local gateway says 127.0.0.1 for everyone. Its gateway is this
@@ -361,8 +444,16 @@ def main(argv: list[str] | None = None) -> int:
             report = deps.fixture_service().load(fixture)
             print("demo data: " + ", ".join(f"{n} {k}" for k, n in report.counts.items()))
 
+    # From here on the first SIGINT or SIGTERM asks for the one orderly stop below; it is only
+    # remembered, so that no exception lands in the middle of a save or a job. SIGINT too,
+    # explicitly: a process started in the background by a non-interactive shell (a CI runner, a
+    # supervisor) inherits SIGINT ignored, and Ctrl-C to the process group would stop nothing.
+    stop_requested = threading.Event()
+    for number in STOP_SIGNALS:
+        signal.signal(number, lambda *_: stop_requested.set())
+    intake = Intake()
     try:
-        server = local_server("127.0.0.1", settings.port)
+        server = local_server("127.0.0.1", settings.port, intake)
     except OSError as error:
         # Taken while the demo data loaded.
         print(
@@ -376,6 +467,8 @@ def main(argv: list[str] | None = None) -> int:
     scheduler.start()
     snapshot.save()
     saver = start_periodic_snapshot(snapshot)
+    serving = threading.Thread(target=server.server.serve_forever, name="agora-api", daemon=True)
+    serving.start()
 
     print(f"Agora API:          http://127.0.0.1:{settings.port}/api/v1/en_US/")
     print(f"Console:            http://127.0.0.1:{settings.port}/console/")
@@ -385,28 +478,48 @@ def main(argv: list[str] | None = None) -> int:
     print(f"AWS_SECRET_ACCESS_KEY={os.environ['AWS_SECRET_ACCESS_KEY']}")
     # With these, `python -m chalicelib.cli poll-mail` polls the same (loopback) mailboxes.
     print(f"AGORA_MAIL_ALLOW_PRIVATE_HOSTS={os.environ['AGORA_MAIL_ALLOW_PRIVATE_HOSTS']}")
+    # The site's address on this port: the CLI's links and its permalink matching use it.
+    print(f"AGORA_BASE_URL={settings.public_base_url}")
     if credentials:
         print(f"root administrator: {credentials[0]} / {credentials[1]}")
     print("Ctrl-C stops everything.", flush=True)
 
-    def stop(*_: Any) -> None:
-        raise KeyboardInterrupt
-
-    # SIGINT too, explicitly: a process started in the background by a non-interactive shell (a CI
-    # runner, a supervisor) inherits SIGINT ignored, and Python then never raises
-    # KeyboardInterrupt, so Ctrl-C sent to the process group would not stop (and save) anything.
-    for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, stop)
-    try:
-        server.server.serve_forever()
-    except KeyboardInterrupt:
+    # A short wait in a loop: the main thread runs the signal handler between two waits.
+    while not stop_requested.wait(0.5):
         pass
-    finally:
-        scheduler.stop()
-        server.server.server_close()
-        save_on_stop(snapshot, saver)
-        aws_server.stop()
+    orderly_stop(snapshot, saver, intake, scheduler, server, aws_server)
     return 0
+
+
+# The signals that stop make run: Ctrl-C (SIGINT to the process group) and `kill` (SIGTERM, which
+# make passes on to Agora as well: a stop often brings two).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# How long a stop waits for the requests being answered and the job being run to finish.
+REQUEST_DRAIN_SECONDS = 10.0
+JOB_DRAIN_SECONDS = 30.0
+
+
+def orderly_stop(
+    snapshot: Any, saver: Any, intake: Intake, scheduler: Scheduler, server: Any, aws_server: Any
+) -> None:
+    """The one stop: no further signal interrupts it. Nothing new is acknowledged (requests not
+    yet read are refused, no job starts), what is being answered and the running job finish,
+    the snapshot is taken of everything acknowledged, and only then do the scheduler, the API
+    and the embedded AWS stop."""
+    for number in STOP_SIGNALS:
+        signal.signal(number, signal.SIG_IGN)
+    print("stopping: saving the data first", flush=True)
+    answered = intake.close(REQUEST_DRAIN_SECONDS)
+    finished = scheduler.hold(JOB_DRAIN_SECONDS)
+    if not answered:
+        print("stopping: some requests were still being answered", flush=True)
+    if not finished:
+        print("stopping: a scheduled job was still running", flush=True)
+    save_on_stop(snapshot, saver)
+    scheduler.stop()
+    server.server.shutdown()
+    server.server.server_close()
+    aws_server.stop()
 
 
 def start_periodic_snapshot(snapshot: Any) -> Any:
@@ -418,17 +531,22 @@ def start_periodic_snapshot(snapshot: Any) -> Any:
 
 
 def save_on_stop(snapshot: Any, saver: Any) -> None:
-    """The last snapshot, once nothing serves any more; a second Ctrl-C or SIGTERM does not cut
-    it short."""
+    """The last snapshot (the timer's saves end first: a save in progress is waited for)."""
     saver.stop()
-    previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        snapshot.save()
-        print(f"data saved in {snapshot.folder}", flush=True)
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+    snapshot.save()
+    print(f"data saved in {snapshot.folder}", flush=True)
+
+
+def exit_now(code: int) -> None:
+    """End the process once everything is saved and stopped: the interpreter's own clean-up of
+    the embedded AWS's memory takes seconds on a busy machine and does nothing a restart needs."""
+    import logging
+
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    exit_now(main(sys.argv[1:]))

@@ -29,6 +29,11 @@ METRICS = {
     # A mailbox that could not be polled; dimension Reason: connection, tls, login, timeout,
     # dns, other (chalicelib.mail.pop3.FAILURE_REASONS).
     "MailboxPollFailed": "Count",
+    # The dispatch's view of the fleet (the share-failing alarm divides the two): mailboxes
+    # enabled, and those whose last poll failed at their own server (backing off).
+    "MailboxesEnabled": "Count",
+    "MailboxesFailing": "Count",
+    "MailboxesDue": "Count",  # mailboxes a dispatch sent to be polled
     "DigestsFailed": "Count",  # users whose daily digest could not be sent in a run
     "DigestRunsStoppedEarly": "Count",  # 1 when a run stopped at its deadline, leaving users
 }

@@ -130,6 +130,12 @@ def _operation(spec: RouteSpec, defs: dict[str, Any]) -> dict[str, Any]:
             "description": "This OpenAPI document",
             "content": {"application/json": {"schema": OPENAPI_DOCUMENT_SCHEMA}},
         }
+    elif spec.path.endswith("/poll"):
+        # "Poll now" asks for a poll and answers at once: the schedule runs it (CONTRACT §10).
+        responses["202"] = {
+            "description": "Accepted: the mailbox is due now (`nextPollOn`)",
+            "content": {"application/json": {"schema": _envelope(object_schema, True)}},
+        }
     elif spec.content_type == "application/json":
         responses["200"] = {
             "description": "Success",

@@ -40,11 +40,22 @@ def text_to_html(text: str) -> str:
     return "".join("<p>" + html.escape(p).replace("\n", "<br>") + "</p>" for p in paragraphs if p)
 
 
+# Where a block ends (a paragraph, a list item, a line break) the text breaks a line, so that
+# "<p>morning.</p><p>Second" reads "morning.\nSecond", not "morning.Second".
+_BLOCK_END = re.compile(
+    r"<\s*(?:br\s*/?|hr\s*/?|/\s*(?:p|div|li|dt|dd|tr|h[1-6]|blockquote|pre|table|ul|ol))\s*>",
+    re.IGNORECASE,
+)
+
+
 def html_to_text(markup: str) -> str:
-    """Text of an HTML fragment, for search and summaries."""
+    """Text of an HTML fragment, for search and summaries: blocks end lines, tags go."""
     import nh3
 
-    return html.unescape(nh3.clean(markup, tags=set())).strip()
+    # The newline goes next to the tag, not instead of it: removing closing tags would change
+    # how the HTML parser nests the rest.
+    with_breaks = _BLOCK_END.sub(lambda tag: tag.group(0) + "\n", markup)
+    return html.unescape(nh3.clean(with_breaks, tags=set())).strip()
 
 
 # A people search needs this many characters of search key (one letter matches too many people).

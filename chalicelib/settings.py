@@ -38,6 +38,9 @@ class Settings(BaseModel):
     mail_authserv_id: str | None = None
     # How mail in decides a sender is genuine (CONTRACT §2); None: `mail_auth_mode` decides.
     mail_auth: Literal["off", "header", "verify"] | None = None
+    # With `verify`: what a mail becomes when no DKIM signature aligned with its From counts:
+    # `hold` (a comment waits for approval, a post is rejected) or `accept`.
+    mail_unverified: Literal["hold", "accept"] = "hold"
     # Resolvers for mail authentication look-ups, `host:port,...`; empty: the system's.
     dns_servers: str = ""
     game_level_base: int = 100
@@ -68,6 +71,9 @@ class Settings(BaseModel):
     # Mailbox settings may name loopback and private-network POP3 hosts (make run, tests);
     # link-local and cloud metadata addresses never.
     mail_allow_private_hosts: bool = False
+    # The longest wait, in minutes, between two scheduled polls of a mailbox that keeps finding
+    # nothing (CONTRACT §9): each empty poll doubles the wait from 5 minutes up to this.
+    mail_poll_max_minutes: int = Field(default=15, ge=5, le=24 * 60)
 
     @field_validator("base_url")
     @classmethod
@@ -87,6 +93,13 @@ class Settings(BaseModel):
     def _mail_auth_word(cls, value: object) -> object:
         if isinstance(value, str):
             return value.strip().lower() or None
+        return value
+
+    @field_validator("mail_unverified", mode="before")
+    @classmethod
+    def _unverified_word(cls, value: object) -> object:
+        if isinstance(value, str):
+            return value.strip().lower() or "hold"
         return value
 
     @field_validator("mail_auth")

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from infra.fleet import FLEETS
+
 # app.py's functions as `chalice package` names them: logical id -> Chalice name.
 FUNCTIONS = {
     "APIHandler": "api",
@@ -37,9 +39,10 @@ def role_id(function: str) -> str:
 # The most concurrent executions an SQS trigger may start (a maximum on the event source, not a
 # reservation: reserved concurrency cannot be set on a new account, whose limit is 10). The API
 # keeps the rest of the account's concurrency however much mail or notification work queues up.
+# poll-mailbox's comes from the mailbox fleet the stage is declared for (infra/fleet.py).
 MAX_CONCURRENCY = {
-    "dev": {"PollMailbox": 2, "DeliverNotifications": 2},
-    "prod": {"PollMailbox": 20, "DeliverNotifications": 10},
+    "dev": {"PollMailbox": FLEETS["dev"].concurrency, "DeliverNotifications": 2},
+    "prod": {"PollMailbox": FLEETS["prod"].concurrency, "DeliverNotifications": 10},
 }
 
 # The SQS-triggered functions answer which messages failed (chalicelib.jobs.base.each_message),
@@ -58,21 +61,11 @@ SCHEDULED_RETRIES = {
     "SendDigests": 2,
 }
 
-# What to do about a mailbox that cannot be polled, by the Reason of MailboxPollFailed.
-POLL_FAILURE_ADVICE = {
-    "connection": "the server refused or dropped the connection: check the mailbox's server "
-    "name and port in its settings, and that the server is up",
-    "tls": "the TLS handshake failed: check isSSL and the port (995 for POP3S), and that the "
-    "server's certificate is valid for its name",
-    "login": "the server refused the user name or password: ask the group's administrator to "
-    "enter the mailbox's password again",
-    "timeout": "the server did not answer in time: check that it is up and reachable from AWS",
-    "dns": "the server's name does not resolve: check the server name in the settings",
-    "refused": "the server's name resolved to an address Agora never connects to (private, "
-    "loopback, link-local or metadata): the name was changed in DNS after it was saved, or "
-    "someone tries to reach the function's network; check the mailbox's server name",
-    "other": "read poll-mailbox's log (filter message = 'mailbox poll failed')",
-}
+# The share of enabled mailboxes whose polls fail at their own server that pages the operator
+# (15 minutes long), and the fewest failing mailboxes that count as a share: one broken mailbox
+# is its group's business (its lastError, its administrators' email), never the operator's.
+MAILBOXES_FAILING_PERCENT = 5
+MAILBOXES_FAILING_AT_LEAST = 2
 
 # The alias every deploy publishes (infra/rollout.py): triggers and schedules invoke it.
 ALIAS = "live"
@@ -241,17 +234,7 @@ def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
         "delivered`); consumers drop repeats by detail.domainEventId.",
         agora_metric(f"{prefix}-event-publish-failed", "EventPublishFailed", {"Stage": prefix}),
     )
-    for reason, advice in POLL_FAILURE_ADVICE.items():
-        resources[f"MailboxPoll{reason.title()}FailedAlarm"] = _alarm(
-            f"A mailbox could not be polled ({reason}): {advice}. The mailbox's settings "
-            "(GET /connector/email-to-post/{groupId}, /connector/email-to-comment) show its "
-            "lastError; the next good poll clears it.",
-            agora_metric(
-                f"{prefix}-mailbox-poll-failed-{reason}",
-                "MailboxPollFailed",
-                {"Reason": reason, "Stage": prefix},
-            ),
-        )
+    resources["MailboxesFailingAlarm"] = mailboxes_failing_alarm(prefix)
     resources["DigestsFailedAlarm"] = _alarm(
         "A daily digest could not be sent to a user (the others were). send-digests' log has "
         "one 'digest failed' line per user with the error (often SES: a sandbox account, an "
@@ -276,6 +259,56 @@ def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
         ),
     )
     return resources
+
+
+def mailboxes_failing_alarm(prefix: str) -> dict[str, Any]:
+    """The share of enabled mailboxes failing, as dispatch-mail-polls counts them (the least
+    failing count of 15 minutes over the enabled count of the same 15 minutes)."""
+
+    def stat(metric_id: str, name: str, stat_name: str) -> dict[str, Any]:
+        return {
+            "Id": metric_id,
+            "ReturnData": False,
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": METRICS_NAMESPACE,
+                    "MetricName": name,
+                    "Dimensions": [{"Name": "Stage", "Value": prefix}],
+                },
+                "Period": 900,
+                "Stat": stat_name,
+            },
+        }
+
+    share = (
+        f"IF(failing >= {MAILBOXES_FAILING_AT_LEAST} AND enabled > 0, 100 * failing / enabled, 0)"
+    )
+    alarm = _alarm(
+        f"At least {MAILBOXES_FAILING_PERCENT}% of the enabled mailboxes (and at least "
+        f"{MAILBOXES_FAILING_AT_LEAST}) failed at their own mail servers for 15 minutes: not one "
+        "group's typo (each group's administrators are told of theirs) but something shared. "
+        "Read poll-mailbox's log (message = 'mailbox poll failed') for the reasons: many "
+        "`timeout` or `connection` from one provider is that provider or our addresses being "
+        "blocked by it; many `tls` is a certificate change; many `refused` or `dns` is name "
+        "resolution in the function's network.",
+        {
+            "AlarmName": f"{prefix}-mailboxes-failing",
+            "Metrics": [
+                stat("failing", "MailboxesFailing", "Minimum"),
+                stat("enabled", "MailboxesEnabled", "Maximum"),
+                {
+                    "Id": "share",
+                    "Expression": share,
+                    "Label": "percent of enabled mailboxes failing",
+                    "ReturnData": True,
+                },
+            ],
+        },
+        Threshold=MAILBOXES_FAILING_PERCENT,
+    )
+    for name in ("Statistic", "Period"):
+        alarm["Properties"].pop(name, None)
+    return alarm
 
 
 def operations_resources(

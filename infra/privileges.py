@@ -121,7 +121,8 @@ FUNCTIONS: dict[str, Needs] = {
     # The outbox's subscribers: notifications (alerts, digest items, instant mail, fan-out past
     # 25 recipients) and the event bus; a batch it gives up on goes to its dead-letter queue.
     "drain-outbox": Needs(
-        reads=_NOTIFY_READS,
+        # mailboxes: who to tell that a mailbox keeps failing (services/mailbox_alerts.py).
+        reads=(*_NOTIFY_READS, "mailboxes"),
         writes=_NOTIFY_WRITES,
         sends_to=("notify_queue", "outbox_dead_letters"),
         token_secret=True,

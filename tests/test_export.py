@@ -71,6 +71,28 @@ def test_a_failed_export_keeps_the_previous_file(empty_aws, tmp_path, capsys):
     assert "create-tables" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("existing", [False, True])
+def test_the_export_is_readable_by_its_owner_only_and_says_so(
+    empty_aws, tmp_path, capsys, existing
+):
+    """It holds the password hashes: mode 600 whatever the umask, also over a file that was
+    there (as a 644 file)."""
+    target = tmp_path / "backup.json"
+    if existing:
+        target.write_text("previous")
+        target.chmod(0o644)
+    previous = os.umask(0o022)
+    try:
+        assert main(["export", str(target)]) == 0
+    finally:
+        os.umask(previous)
+
+    assert target.stat().st_mode & 0o777 == 0o600
+    line = capsys.readouterr().out.strip()
+    assert line.endswith(f"to {target} (mode 600: readable by its owner only)")
+    assert json.loads(target.read_text())["groups"] == []
+
+
 # --- export from one make run, load into a fresh one, every read answers the same --------------
 
 

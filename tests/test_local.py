@@ -280,3 +280,55 @@ def test_secrets_and_signed_in_answers_are_no_store_and_the_docs_page_is_never_f
     assert images.split() == ["img-src", "'self'", "data:"]
     status, _, script = running.raw("GET", "/console/settings.js")
     assert b"img-src data:" in script and b"PREVIEW_POLICY +" in script
+
+
+def _cli(running, *command: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """The CLI pointed at this `make run` (the variables it printed)."""
+    env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
+    env.update(running.printed, PYTHONPATH=str(REPO_ROOT))
+    return run_module("chalicelib.cli", *command, env=env, stdin=stdin)
+
+
+@pytest.mark.slow
+def test_a_crowd_of_guessers_does_not_lock_the_owner_out_and_unlock_lifts_the_throttle(running):
+    """Issue 36: 12 addresses x 5 wrong guesses fill the account's ceiling; the owner still signs
+    in from an address they used before, a new address gets 429 with Retry-After, and `cli
+    unlock` lifts it. Each call comes from its own loopback address, as API Gateway's sourceIp."""
+    import json
+    import re
+    import time
+
+    email, password = "crowd-owner@example.org", "a long owner password"
+    made = _cli(running, "create-admin", "--email", email, stdin=password + "\n")
+    assert made.returncode == 0, made.stderr
+    login = "/api/v1/en_US/security/login"
+
+    def attempt(secret: str, source: str) -> tuple[int, dict[str, str], dict]:
+        status, headers, payload = running.raw(
+            "POST", login, {"email": email, "password": secret}, source=source
+        )
+        return status, headers, json.loads(payload)
+
+    assert attempt(password, "127.0.0.40")[0] == 200  # the owner's usual address
+    for _ in range(2):  # again in the next window if a 15-minute window ended in between
+        window = int(time.time()) // 900
+        guesses = [attempt(f"guess {n}", f"127.0.1.{n // 5 + 1}")[0] for n in range(60)]
+        status, headers, body = attempt(password, "127.0.0.41")  # a new address
+        if int(time.time()) // 900 == window:
+            break
+    assert guesses[:49] == [401] * 49 and set(guesses[50:]) == {429}
+    assert status == 429 and body["success"] is False  # the account's ceiling holds
+    wait = int(headers["Retry-After"])
+    assert 0 < wait <= 15 * 60
+    said = re.search(r"try again in (\d+) (minute|second)s?\.$", body["message"])
+    assert said, body["message"]
+    amount = int(said.group(1))
+    assert amount == (wait if said.group(2) == "second" else -(-wait // 60))
+    assert attempt(password, "127.0.0.40")[0] == 200  # the owner is not locked out
+
+    unlocked = _cli(running, "unlock", "--email", email.upper())
+    assert unlocked.returncode == 0, unlocked.stderr
+    assert "unlocked" in unlocked.stdout
+    assert attempt(password, "127.0.0.41")[0] == 200
+    unknown = _cli(running, "unlock", "--email", "nobody@example.org")
+    assert unknown.returncode != 0 and "no account" in unknown.stderr

@@ -14,6 +14,7 @@ def all_blueprints() -> list[Any]:
     from chalicelib.api.feed import feed_api
     from chalicelib.api.feed_keys import feed_keys_api
     from chalicelib.api.group_email import group_email_api
+    from chalicelib.api.group_list import group_list_api
     from chalicelib.api.mail_log import mail_log_api
     from chalicelib.api.newsletter import newsletter_api
     from chalicelib.api.notifications import notifications_api
@@ -34,6 +35,7 @@ def all_blueprints() -> list[Any]:
         mail_log_api,
         system_pages_api,
         user_search_api,
+        group_list_api,
         notifications_api,
         suppressions_api,
         alerts_api,

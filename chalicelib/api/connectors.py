@@ -7,7 +7,7 @@ email-to-comment PUT needs a root group administrator.
 
 from __future__ import annotations
 
-from chalice import Blueprint
+from chalice import Blueprint, Response
 
 from chalicelib import deps
 from chalicelib.api.routing import Call, Routes, route, validate
@@ -46,6 +46,20 @@ def update_email_to_post(call: Call[GroupPath, None, MailboxSettingsUpdate]) -> 
     )
 
 
+@group_admin("POST", f"{PREFIX}/email-to-post/{{groupId}}/poll", EmailToPostOut)
+def poll_email_to_post(call: Call[GroupPath, None, None]) -> Response:
+    """Poll now: the group's mailbox is due at once (202; 409 `isEnabled` when disabled)."""
+    return accepted(deps.mailbox_settings_service().poll_email_to_post(call.group))
+
+
+def accepted(answer: EmailToPostOut | EmailToCommentOut) -> Response:
+    """202: the poll is asked for, not done; `object` is the settings with `nextPollOn` now."""
+    from chalicelib.api.routing.responses import json_response
+    from chalicelib.envelope import success_payload
+
+    return json_response(202, success_payload(answer))
+
+
 # --- email-to-comment ----------------------------------------------------------------------------
 
 
@@ -67,6 +81,18 @@ def update_email_to_comment(call: Call[None, None, MailboxSettingsUpdate]) -> Em
     return deps.mailbox_settings_service().update_email_to_comment(
         call.body, call.signed_in.user_id
     )
+
+
+@route(
+    connectors_api,
+    "POST",
+    f"{PREFIX}/email-to-comment/poll",
+    need=Need.ROOT_ADMIN,
+    response=EmailToCommentOut,
+)
+def poll_email_to_comment(call: Call[None, None, None]) -> Response:
+    """Poll now: the email-to-comment mailbox is due at once (202; 409 when disabled)."""
+    return accepted(deps.mailbox_settings_service().poll_email_to_comment())
 
 
 # --- local connectors ----------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from chalice import Blueprint
+from pydantic import model_validator
 
 from chalicelib import deps
 from chalicelib.api.routing import Call, Routes, route, validate
@@ -73,8 +74,20 @@ def list_calendar_events(call: Call[GroupPath, CalendarQuery, None]) -> EventPag
     return deps.event_service().calendar(call.group, call.query)
 
 
+class CalendarMoveQuery(CalendarMoveFields):
+    """The calendar move's query parameters as the route declares (and documents) them, read
+    by the handler only once the caller is known to be a moderator of the event's group: the
+    group comes from the event, so the router cannot check the privilege first, and a caller
+    without it gets 403 before anything they sent is validated (CONTRACT §6)."""
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _after_the_privilege(cls, value: Any, handler: Any) -> Any:
+        return cls.model_construct()
+
+
 @route(events_api, "PUT", f"{PREFIX}/{{eventId}}/calendar", body_required=False, response=EventPage)
-def move_event(call: Call[EventPath, CalendarMoveFields, CalendarMoveFields]) -> EventPage:
+def move_event(call: Call[EventPath, CalendarMoveQuery, CalendarMoveFields]) -> EventPage:
     """Move an event (new dates) and answer the calendar of the period.
 
     The spec lists the fields as parameters without saying where they travel: calendar plugins send
@@ -82,6 +95,7 @@ def move_event(call: Call[EventPath, CalendarMoveFields, CalendarMoveFields]) ->
     """
     service = deps.event_service()
     found = service.find(call.path.eventId, call.signed_in, Need.MODERATOR)
+    validate(CalendarMoveFields, dict(call.request.query_params or {}), "query")
     call.body  # noqa: B018 - the body's own shape (an object) is checked before merging
     sent: dict[str, Any] = {**dict(call.request.query_params or {}), **(call.raw_body or {})}
     call.submitted = sent

@@ -37,8 +37,9 @@ def require_feed_reader(call: Call[GroupPath, FeedQuery, None], path: str) -> No
 
 
 def cache_control(group: Group) -> str:
-    # A members-only feed must not sit in shared caches.
-    return "public, max-age=300" if group.access == "public" else "private, no-cache"
+    # A members-only feed is stored by no cache, shared or the reader's own (CONTRACT §8: an
+    # answer for a signed-in caller); readers come back after `ttl` for a public one.
+    return "public, max-age=300" if group.access == "public" else "private, no-store"
 
 
 @route(rss_api, "GET", PATH, need=None, group="groupId", content_type=CONTENT_TYPE)
@@ -51,10 +52,7 @@ def group_feed(call: Call[GroupPath, FeedQuery, None]) -> Response:
         status_code=200,
         headers={
             "Content-Type": f"{CONTENT_TYPE}; charset=utf-8",
-            # Readers come back after `ttl`; a members-only feed must not sit in shared caches.
-            "Cache-Control": "public, max-age=300"
-            if group.access == "public"
-            else "private, no-store",
+            "Cache-Control": cache_control(group),
         },
     )
 

@@ -10,6 +10,7 @@ const MAILBOX_FIELDS = [
   { key: "serverUsername", label: "User name" },
   { key: "serverPassword", label: "Password", type: "password", autocomplete: "new-password", hint: "Write-only: leave empty to keep the stored password." },
   { key: "deleteProcessed", label: "Delete processed mail from the server", type: "checkbox" },
+  { key: "emailAddress", label: "Address members write to", type: "email", hint: "Empty: none. Shown to administrators; on the email-to-comment mailbox it turns on replies by email." },
 ];
 
 export async function render(main, context) {
@@ -31,7 +32,7 @@ export async function render(main, context) {
         put: `connector/email-to-post/${g}`,
         fields: () => MAILBOX_FIELDS,
         submitLabel: "Save email-to-post connector",
-        status: mailboxStatus,
+        status: (object) => mailboxStatus(object, `connector/email-to-post/${g}/poll`),
       }),
       settingsCard({
         title: "Feed settings",
@@ -105,7 +106,7 @@ export async function render(main, context) {
           put: "connector/email-to-comment",
           submitLabel: "Save email-to-comment connector",
           fields: () => MAILBOX_FIELDS,
-          status: mailboxStatus,
+          status: (object) => mailboxStatus(object, "connector/email-to-comment/poll"),
         }),
       );
     }
@@ -117,20 +118,41 @@ export async function render(main, context) {
 const PREVIEW_POLICY =
   '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data:; style-src \'unsafe-inline\'">';
 
-// When the mailbox was last read, and why the last poll failed if it did (lastError; the next
-// good poll clears it).
-function mailboxStatus(object) {
+// When the mailbox was last read, why the last poll failed if it did (lastError; the next good
+// poll clears it), when the schedule polls it next (nextPollOn), and "Poll now".
+function mailboxStatus(object, pollPath) {
   const when = (iso) => h("time", { datetime: iso }, formatDate(iso));
   const polled = object.lastProcessed
     ? h("p", { class: "mailbox-polled" }, "Last read: ", when(object.lastProcessed))
     : h("p", { class: "mailbox-polled" }, "Not read yet.");
-  if (!object.lastError) return [polled];
+  const nextText = (next) =>
+    next ? ["Next poll: ", when(next)] : ["Not polled while the connector is disabled."];
+  const next = h("p", { class: "mailbox-next-poll" }, ...nextText(object.nextPollOn));
+  const pollNow = h(
+    "button",
+    {
+      type: "button",
+      class: "poll-now",
+      disabled: !object.isEnabled,
+      onclick: async () => {
+        pollNow.disabled = true;
+        const answer = await api("POST", pollPath);
+        if (report(answer, "The mailbox will be polled at the next run of the schedule.")) {
+          next.replaceChildren(...nextText(answer.object.nextPollOn));
+        }
+        pollNow.disabled = false;
+      },
+    },
+    "Poll now",
+  );
+  const shown = [polled, next, pollNow];
+  if (!object.lastError) return shown;
   const failed = h(
     "p",
     { class: "form-error mailbox-last-error" },
     "Last poll failed (", when(object.lastError.on), "): ", object.lastError.message,
   );
-  return [failed, polled];
+  return [failed, ...shown];
 }
 
 // A card that reads its settings, then offers them as a form that saves with PUT.

@@ -1,23 +1,32 @@
-"""Mail-in at scale (ARCHITECTURE "Scheduled work at scale").
+"""Mail-in at scale (ARCHITECTURE "Scheduled work at scale"; the rhythm: CONTRACT §9).
 
-- `dispatch`: the 5-minute schedule finds the enabled mailboxes through an index (no Scan) and
-  sends one SQS message per mailbox.
-- `poll_from_queue`: the SQS-triggered function polls the mailbox of each message.
+- `dispatch`: the 5-minute schedule Queries the mailboxes that are due (the sharded due index,
+  services/poll_schedule.py decides when each is due) and sends them in SQS messages of up to
+  MAILBOXES_PER_MESSAGE mailboxes, each message saying up to when its mailboxes were due.
+- `poll_from_queue`: the SQS-triggered function polls a message's mailboxes side by side (POP3
+  waits on the network), within the function's deadline.
 - `poll_mailbox`: one poll under a lease (a conditional write with an expiry), so overlapping
-  schedules or redelivered messages never poll one mailbox twice at once.
-- `poll_all_in_process`: the CLI and `make run` poll every enabled mailbox here, same code.
+  schedules or redelivered messages never poll one mailbox twice at once; a mailbox polled since
+  its message was sent is left alone. Its outcome sets the next poll: found mail, nothing, or a
+  failure of the mailbox's own server (backed off, never retried at once).
+- `poll_all_in_process`: the CLI and `make run` poll every enabled mailbox (or every due one)
+  here, same code.
 
-`poll_from_queue` is not Powertools' BatchProcessor: the trigger's batch size is 1 (one mailbox,
-up to five minutes), so there is no batch to report on in part.
+Failures: the mailbox's own (login refused, host unknown, connection refused, TLS, timeout, a
+server that is not POP3) are recorded on the mailbox (lastError, the back-off) and the message is
+done. A fault of the platform (AWS refusing or throttling) fails the message: SQS delivers it
+again, and its other mailboxes, polled already, are skipped then since they are no longer due.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from chalicelib import deps
@@ -31,6 +40,12 @@ POLL_SECONDS = 240
 LEASE_MARGIN = timedelta(seconds=60)
 # A poll's lease outlives its longest poll: a crashed poller's mailbox is taken over after this.
 LEASE = timedelta(seconds=POLL_SECONDS) + LEASE_MARGIN
+# Mailboxes in one SQS message, polled side by side by one invocation (infra/fleet.py sizes the
+# poller's concurrency with it).
+MAILBOXES_PER_MESSAGE = 10
+# The dispatch counts the enabled mailboxes (the share-failing alarm's denominator) once in
+# this many minutes: a keys-only read of the whole due index, too much for every run.
+FLEET_COUNT_MINUTES = 15
 
 
 @dataclass
@@ -42,15 +57,23 @@ class PollReport:
 
 @dataclass(frozen=True)
 class MailboxPolled:
-    """One mailbox's poll: its line for the CLI and the log, and the failure reason (one of
-    chalicelib.mail.pop3.FAILURE_REASONS) when it could not be polled."""
+    """One mailbox's poll: its line for the CLI and the log, the failure reason (one of
+    chalicelib.mail.pop3.FAILURE_REASONS) when it could not be polled, and whether the platform
+    failed (`retry`: the message is delivered again)."""
 
     line: str
     failure: str | None = None
+    retry: bool = False
 
 
 def default_source() -> Any:
     return deps.mailbox_directory()
+
+
+def _now() -> datetime:
+    from chalicelib.clock import utc_now
+
+    return utc_now()
 
 
 def poll_mailbox(
@@ -61,52 +84,83 @@ def poll_mailbox(
     ingestor: Any = None,
     owner: str | None = None,
     lease_for: timedelta = LEASE,
+    due_by: datetime | None = None,
+    clock: Callable[[], datetime] = _now,
+    leases: Any = None,
 ) -> MailboxPolled:
-    """Poll one mailbox if its lease can be taken.
+    """Poll one mailbox if it is (still) due by `due_by` (None: whenever) and its lease can be
+    taken.
 
     A poll that fails is recorded where each person looks: the mailbox's lastError (API,
-    console), the metric MailboxPollFailed by reason (alarm), an ERROR log line, and the failure
-    in the answer (the CLI's exit status, the SQS function's batch item failure).
+    console), the metric MailboxPollFailed by reason (dashboard), a log line, and the failure in
+    the answer (the CLI's exit status; `retry` for the SQS function when the platform failed).
 
     `lease_for` is how long a poller that dies mid-poll keeps others off the mailbox; production
     keeps LEASE (the bench's lease race shortens it to measure a takeover in seconds).
     """
-    from chalicelib import metrics
-    from chalicelib.clock import utc_now
-    from chalicelib.services.mailboxes import poll_failure
+    from chalicelib.services.poll_schedule import is_due
 
     source = source or default_source()
     mailbox = source.mailbox(key)
     if mailbox is None:
         return MailboxPolled(f"{key}: not enabled")
-    leases = deps.mail()
+    if due_by is not None and not is_due(getattr(mailbox, "next_poll_on", None), due_by):
+        return MailboxPolled(f"{key}: not due (polled since it was sent)")
+    leases = leases or deps.mail()
     owner = owner or str(uuid.uuid4())
-    now = utc_now()
+    now = clock()
     poll_deadline = Deadline.after_seconds(POLL_SECONDS)
     if not leases.acquire_lease(key, owner, now, now + lease_for):
         return MailboxPolled(f"{key}: another worker is polling it")
-    failure = None
+    try:
+        return _poll_leased(key, mailbox, deadline, poll_deadline, source, ingestor, clock)
+    finally:
+        leases.release_lease(key, owner)
+
+
+def _poll_leased(
+    key: str,
+    mailbox: Any,
+    deadline: Deadline,
+    poll_deadline: Deadline,
+    source: Any,
+    ingestor: Any,
+    clock: Callable[[], datetime],
+) -> MailboxPolled:
+    from chalicelib import metrics
+    from chalicelib.services.mailboxes import mailbox_failure, poll_failure
+
     try:
         ingestor = ingestor or deps.mail_ingestor()
         result = ingestor.poll(mailbox, lambda: deadline.expired() or poll_deadline.expired())
-        source.record_last_processed(key, utc_now())
-        line = result.line()
-        emit_outcomes(result)
     except Exception as error:
-        failure, message = poll_failure(error, mailbox)
-        log.exception(
-            "mailbox poll failed", extra={"mailbox": key, "reason": failure, "why": message}
+        failure = mailbox_failure(error, mailbox)
+        if failure is None:
+            # The platform failed (AWS refusing, throttling): retried through the queue.
+            reason, message = poll_failure(error, mailbox)
+            log.exception("mailbox poll failed", extra={"mailbox": key, "why": message})
+            metrics.emit("MailboxPollFailed", 1, Reason=reason)
+            try:
+                source.record_poll_failed(key, clock(), message)
+            except Exception:
+                log.exception("could not record the mailbox's last error", extra={"mailbox": key})
+            return MailboxPolled(f"{key}: error: {message}", reason, retry=True)
+        # The mailbox's own server or settings: backed off, its administrators told at the third.
+        log.warning(
+            "mailbox poll failed",
+            extra={"mailbox": key, "reason": failure.reason, "why": failure.message},
         )
-        line = f"{key}: error: {message}"
-        metrics.emit("MailboxPollFailed", 1, Reason=failure)
-        try:
-            source.record_poll_failed(key, utc_now(), message)
-        except Exception:
-            log.exception("could not record the mailbox's last error", extra={"mailbox": key})
-    finally:
-        leases.release_lease(key, owner)
+        metrics.emit("MailboxPollFailed", 1, Reason=failure.reason)
+        state = source.record_poll(mailbox, clock(), found_mail=False, failure=failure)
+        line = f"{key}: error: {failure.message}"
+        log.info("mailbox polled", extra={"mailbox": key, "summary": line, "next": str(state)})
+        return MailboxPolled(line, failure.reason)
+    line = result.line()
+    emit_outcomes(result)
+    found = (result.seen - result.skipped) > 0 or result.left > 0
+    source.record_poll(mailbox, clock(), found_mail=found, failure=None)
     log.info("mailbox polled", extra={"mailbox": key, "summary": line})
-    return MailboxPolled(line, failure)
+    return MailboxPolled(line)
 
 
 MAIL_OUTCOMES = ("posted", "commented", "ignored", "rejected", "failed")
@@ -129,19 +183,29 @@ def poll_all_in_process(
     source: Any = None,
     ingestor: Any = None,
     on_line: Callable[[str], None] | None = None,
+    due: bool = False,
+    now: datetime | None = None,
 ) -> PollReport:
-    """Poll every enabled mailbox in this process (CLI, `make run`); `on_line` is told each
-    mailbox's line as soon as that mailbox is done."""
+    """Poll every enabled mailbox in this process (CLI, `make run`), or with `due` only those the
+    schedule would poll now; `on_line` is told each mailbox's line as soon as it is done."""
     from chalicelib.jobs.base import require_token_secret
+    from chalicelib.services.poll_schedule import dispatch_horizon
 
     require_token_secret()  # notifications of the mail need it: refuse before touching any
     source = source or default_source()
     report = PollReport()
-    for key in source.enabled_mailbox_keys():
+    due_by = None
+    if due:
+        now = now or _now()
+        due_by = dispatch_horizon(now)
+        keys = list(source.due_mailbox_keys(now))
+    else:
+        keys = list(source.enabled_mailbox_keys())
+    for key in keys:
         if deadline.expired():
             line = f"{key}: left for the next run (time is up)"
         else:
-            polled = poll_mailbox(key, deadline, source=source, ingestor=ingestor)
+            polled = poll_mailbox(key, deadline, source=source, ingestor=ingestor, due_by=due_by)
             line = polled.line
             if polled.failure is not None:
                 report.failures.append(line)
@@ -151,33 +215,124 @@ def poll_all_in_process(
     return report
 
 
-def dispatch(*, source: Any = None) -> int:
-    """Send one SQS message per enabled mailbox; answers how many were sent."""
-    from chalicelib.aws import send_batches
+def batches(keys: Sequence[str], size: int = MAILBOXES_PER_MESSAGE) -> list[list[str]]:
+    return [list(keys[start : start + size]) for start in range(0, len(keys), size)]
+
+
+def dispatch(
+    *,
+    source: Any = None,
+    now: datetime | None = None,
+    send: Callable[[list[str]], Any] | None = None,
+) -> int:
+    """Send the due mailboxes, MAILBOXES_PER_MESSAGE to a message; answers how many."""
+    from chalicelib import metrics
     from chalicelib.logs import correlation_id
-    from chalicelib.settings import get_settings
+    from chalicelib.services.poll_schedule import dispatch_horizon
+    from chalicelib.store.base import sort_moment
 
     source = source or default_source()
+    now = now or _now()
     # Each poll's log lines, and the notifications its mail causes, carry this run's id.
     correlation = correlation_id()
-    keys = list(source.enabled_mailbox_keys())
-    bodies = [json.dumps({"mailbox": key, "correlationId": correlation}) for key in keys]
-    send_batches(get_settings().mailbox_queue, bodies, "mailbox message(s)")
+    keys = list(source.due_mailbox_keys(now))
+    due_by = sort_moment(dispatch_horizon(now))
+    bodies = [
+        json.dumps({"mailboxes": chunk, "dueBy": due_by, "correlationId": correlation})
+        for chunk in batches(keys)
+    ]
+    if send is None:
+        from chalicelib.aws import send_batches
+        from chalicelib.settings import get_settings
+
+        send_batches(get_settings().mailbox_queue, bodies, "mailbox message(s)")
+    else:
+        send(bodies)
+    metrics.emit("MailboxesDue", len(keys))
+    count_fleet(source, now)
     return len(keys)
 
 
+def count_fleet(source: Any, now: datetime) -> None:
+    """The share-failing alarm's figures: failing mailboxes each run (a sparse index of them),
+    enabled ones once in FLEET_COUNT_MINUTES."""
+    from chalicelib import metrics
+
+    try:
+        if now.minute % FLEET_COUNT_MINUTES < 5:
+            enabled, failing = source.fleet()
+            metrics.emit("MailboxesEnabled", enabled)
+        else:
+            failing = source.failing_count()
+        metrics.emit("MailboxesFailing", failing)
+    except Exception:
+        # The polls are sent; a missing figure shows as missing data, not as a failed dispatch.
+        log.exception("could not count the mailbox fleet")
+
+
+def parse_message(body: str) -> tuple[list[str], datetime | None, str | None]:
+    """(mailbox keys, due by, correlation id) of a message; `{"mailbox": key}` (one mailbox,
+    as messages were before) is read too."""
+    message = json.loads(body)
+    keys = message.get("mailboxes")
+    if keys is None:
+        keys = [message["mailbox"]]
+    due_by = None
+    if message.get("dueBy"):
+        due_by = datetime.fromisoformat(str(message["dueBy"]).replace("Z", "+00:00"))
+    return [str(key) for key in keys], due_by, message.get("correlationId")
+
+
+def poll_many(
+    keys: Sequence[str],
+    deadline: Deadline,
+    *,
+    due_by: datetime | None = None,
+    poll: Callable[..., MailboxPolled] = poll_mailbox,
+) -> list[MailboxPolled]:
+    """Poll the mailboxes side by side, each on its own; an exception of one is that one's
+    platform failure, never the others'."""
+
+    def one(key: str) -> MailboxPolled:
+        try:
+            return poll(key, deadline, due_by=due_by)
+        except Exception as error:
+            log.exception("mailbox poll failed", extra={"mailbox": key})
+            return MailboxPolled(f"{key}: error: {type(error).__name__}", "other", retry=True)
+
+    if len(keys) <= 1:
+        return [one(key) for key in keys]
+    _prepare_clients()
+    with ThreadPoolExecutor(max_workers=len(keys)) as pool:
+        futures = [pool.submit(contextvars.copy_context().run, one, key) for key in keys]
+        return [future.result() for future in futures]
+
+
+def _prepare_clients() -> None:
+    """Make the shared AWS clients in this thread, before the pollers' threads use them."""
+    try:
+        deps.mail().prepare()
+        deps.mailboxes().prepare()
+    except Exception:
+        log.exception("could not prepare the AWS clients")
+
+
 def poll_from_queue(body: str, deadline: Deadline) -> str:
-    """The SQS-triggered function, one message `{"mailbox": key}`: raises when the mailbox could
-    not be polled, so that this message (only) is reported as a batch item failure and retried."""
+    """The SQS-triggered function, one message of several mailboxes: raises (so that this
+    message is reported as a batch item failure and delivered again) only when the platform
+    failed for one of them; the others are no longer due by then, and are skipped."""
     from chalicelib.logs import invocation
 
-    message = json.loads(body)
-    with invocation(correlation=message.get("correlationId")):
-        polled = poll_mailbox(message["mailbox"], deadline)
-    if polled.failure is not None:
-        raise MailboxPollFailed(polled.line)
-    return polled.line
+    keys, due_by, correlation = parse_message(body)
+    with invocation(correlation=correlation):
+        polled = poll_many(keys, deadline, due_by=due_by)
+    lines = [p.line for p in polled]
+    retried = [p.line for p in polled if p.retry]
+    if retried:
+        raise MailboxPollFailed("; ".join(retried))
+    return "\n".join(lines)
 
 
 class MailboxPollFailed(Exception):
-    """A mailbox could not be polled (already logged, counted and shown as its lastError)."""
+    """The platform failed while polling a mailbox (already logged, counted and shown as its
+    lastError); its message is delivered again."""

@@ -4,19 +4,31 @@ whose server writes no trustworthy `Authentication-Results`.
 
 The rules:
 
+* The organisational domain of a name is found with the Public Suffix List (the list the
+  `publicsuffixlist` package ships: nothing is downloaded), adjusted by the `psd=` tags of the
+  DMARC records met on the way (RFC 9091 and DMARCbis): `psd=y` at a name makes it a public
+  suffix domain (the organisational domain is then the name one label below it), `psd=n` makes
+  the name an organisational domain itself.
 * The DMARC policy of the `From` domain: the TXT record at `_dmarc.<domain>`, else at each parent
-  domain up to (not including) the top-level domain, the first found (DMARCbis's tree walk:
-  no public-suffix list to ship). A record at a parent applies its `sp=` (else `p=`). Several
-  DMARC records at one name, or none starting with `v=DMARC1`, mean no policy (RFC 7489 §6.6.3).
-  `pct=` is not applied: a policy is applied to every mail.
+  up to its organisational domain, the nearest found; above that, only a public suffix domain's
+  record (`psd=y`) applies. Every name is looked at: no depth cut-off. A record at a parent
+  applies its `sp=` (else `p=`). Several DMARC records at the nearest name, or none starting
+  with `v=DMARC1`, mean no policy (RFC 7489 §6.6.3). `pct=` is not applied: a policy is applied
+  to every mail.
 * DKIM: each `DKIM-Signature` whose `d=` is aligned with the `From` domain is verified with
   dkimpy (at most `MAX_SIGNATURES`). Aligned: strict (`adkim=s`) the same domain; relaxed (the
-  default) the same domain, one a subdomain of the other, or both under the domain whose record
-  gave the policy (that domain stands in for the organisational domain).
+  default) the same organisational domain.
+* A signature counts only for what it covers: a body longer than its `l=`, or one of the headers
+  Agora reads (`COVERED_HEADERS`) appearing more often than its `h=` names it, makes it not count
+  (text appended past `l=`, or a second unsigned `Subject:` put on top, would otherwise be read
+  as the signer's). Headers are counted as dkimpy reads them and as the mail parser reads them,
+  the larger count deciding, so every instance the parser can read is one the signature covers.
 * SPF is not checked: over POP3 Agora does not know the connecting address. A domain whose mail
   passes DMARC only through SPF (no DKIM signature) is rejected under its `reject`/`quarantine`.
-* Verdict: an aligned signature that verifies: genuine. Otherwise, `p=reject` or `quarantine`:
-  spoofed (rejected); `p=none` or no record: accepted, and the reason says which.
+* Verdict: an aligned signature that counts and verifies: genuine (`verified`). Otherwise,
+  `p=reject` or `quarantine`: spoofed (rejected); `p=none` or no record: not spoofed but not
+  verified, and the reason says which (`AGORA_MAIL_UNVERIFIED` decides what such a mail becomes:
+  services/mail_planner.py).
 * DNS failures (a timeout, SERVFAIL) are temporary: `DnsUnavailable` is raised and the mail is
   retried by the next poll, unless they cannot change the verdict (an unreachable key of a domain
   publishing no policy). On the mail's last attempt (`last_attempt`), what is still unknown is
@@ -31,18 +43,20 @@ included, is remembered for the verifier's life (one poll), so a domain costs on
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from chalicelib.logs import get_logger
 
 log = get_logger("mail")
 
 MAX_SIGNATURES = 3
-# A From domain has at most this many names looked up for its DMARC record.
-MAX_POLICY_LOOKUPS = 5
+# The headers Agora reads from a mail (sender, title, threading, dedup): a signature counts only
+# when it signs every instance of each.
+COVERED_HEADERS = ("from", "subject", "message-id", "date", "to", "in-reply-to", "references")
 # Seconds for one name's look-up, all resolvers and retries included.
 DNS_LIFETIME = 3.0
 
@@ -58,21 +72,27 @@ class DmarcRecord:
     policy: Policy
     subdomain_policy: Policy | None = None
     strict_dkim: bool = False
+    psd: Literal["y", "n", "u"] = "u"
 
 
 @dataclass(frozen=True)
 class DmarcPolicy:
-    """The policy that applies to a From domain, and where it was published."""
+    """The policy that applies to a From domain, where it was published, and the From domain's
+    organisational domain (for relaxed alignment)."""
 
     domain: str
     policy: Policy
     strict_dkim: bool
+    organisation: str = ""
+    # psd= tags of the records met on the walk (name -> "y" or "n"), for the signer's domain.
+    psd_tags: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
 class SenderVerdict:
     spoofed: bool
     reason: str  # plain words for the mail log
+    verified: bool = False  # an aligned signature counted and verified
 
 
 _POLICIES: tuple[Policy, ...] = ("none", "quarantine", "reject")
@@ -102,17 +122,48 @@ def parse_dmarc_record(text: str) -> DmarcRecord | None:
             return None
         policy = "none"
     subdomain = tags.get("sp", "").lower()
+    psd = tags.get("psd", "u").lower()
     return DmarcRecord(
         policy=policy,  # type: ignore[arg-type]  # checked against _POLICIES above
         subdomain_policy=subdomain if subdomain in _POLICIES else None,
         strict_dkim=tags.get("adkim", "r").lower() == "s",
+        psd=psd if psd in ("y", "n") else "u",  # type: ignore[arg-type]  # checked here
     )
 
 
+@functools.cache
+def _suffix_list() -> Any:
+    """The Public Suffix List the package ships (parsed once, about 0.1 s; never downloaded)."""
+    from publicsuffixlist import PublicSuffixList
+
+    return PublicSuffixList()
+
+
+def _clean(domain: str) -> str:
+    return domain.lower().rstrip(".")
+
+
 def policy_names(domain: str) -> list[str]:
-    """The domains whose `_dmarc` record may hold `domain`'s policy, nearest first."""
-    labels = domain.lower().rstrip(".").split(".")
-    return [".".join(labels[i:]) for i in range(max(len(labels) - 1, 1))][:MAX_POLICY_LOOKUPS]
+    """Every name whose `_dmarc` record may hold `domain`'s policy, nearest first: the domain
+    and each parent, up to the top-level domain (no cut-off)."""
+    labels = _clean(domain).split(".")
+    return [".".join(labels[i:]) for i in range(len(labels))]
+
+
+def organisational_domain(domain: str, psd_tags: Mapping[str, str] | None = None) -> str:
+    """`domain`'s organisational domain: by the Public Suffix List, made more specific by the
+    `psd=` tags known for its parents (`psd=y`: a public suffix domain; `psd=n`: an
+    organisational domain)."""
+    domain = _clean(domain)
+    found = _suffix_list().privatesuffix(domain) or domain  # a public suffix stands for itself
+    for name, tag in sorted((psd_tags or {}).items(), key=lambda item: len(item[0])):
+        if not _within(domain, name):
+            continue
+        if tag == "n" and len(name) > len(found):
+            found = name
+        elif tag == "y" and domain != name and len(name) >= len(found):
+            found = domain[: -len(name) - 1].rsplit(".", 1)[-1] + "." + name
+    return found
 
 
 def _within(domain: str, parent: str) -> bool:
@@ -121,14 +172,13 @@ def _within(domain: str, parent: str) -> bool:
 
 def aligned(signing_domain: str, from_domain: str, policy: DmarcPolicy | None) -> bool:
     """Whether a DKIM `d=` domain is aligned with the From domain (rules in the docstring)."""
-    signing, sender = signing_domain.lower().rstrip("."), from_domain.lower().rstrip(".")
+    signing, sender = _clean(signing_domain), _clean(from_domain)
     if signing == sender:
         return True
     if policy is not None and policy.strict_dkim:
         return False
-    if _within(signing, sender) or _within(sender, signing):
-        return "." in signing and "." in sender  # never a bare top-level domain
-    return policy is not None and _within(signing, policy.domain) and _within(sender, policy.domain)
+    tags = dict(policy.psd_tags) if policy is not None else {}
+    return organisational_domain(signing, tags) == organisational_domain(sender, tags)
 
 
 TxtLookup = Callable[[str], list[bytes] | None]
@@ -225,7 +275,7 @@ class SenderVerifier:
         if passed:
             published = f"DMARC p={policy.policy}" if policy else "no DMARC policy"
             return SenderVerdict(
-                False, f"sender verified: DKIM signature of {passed} ({published})"
+                False, f"sender verified: DKIM signature of {passed} ({published})", verified=True
             )
         what = "; ".join(problems) or f"the mail has no DKIM signature of {domain}"
         if policy is None:
@@ -248,7 +298,14 @@ class SenderVerifier:
 
     def policy(self, domain: str) -> DmarcPolicy | None:
         """The DMARC policy that applies to `domain`, or None when none is published."""
+        domain = _clean(domain)
+        by_list = organisational_domain(domain)
+        tags: dict[str, str] = {}
+        chosen: tuple[str, DmarcRecord] | None = None
         for name in policy_names(domain):
+            above = not _within(name, by_list)  # a public suffix: only a PSD record applies
+            if above and chosen is not None:
+                break
             answers = self.lookup(f"_dmarc.{name}") or []
             records = [
                 text
@@ -257,16 +314,30 @@ class SenderVerifier:
             ]
             if not records:
                 continue
-            if len(records) > 1:
-                return None  # RFC 7489 §6.6.3: several records mean no policy
-            record = parse_dmarc_record(records[0])
+            record = parse_dmarc_record(records[0]) if len(records) == 1 else None
             if record is None:
-                return None
-            applied = record.policy
-            if name != domain and record.subdomain_policy is not None:
-                applied = record.subdomain_policy
-            return DmarcPolicy(domain=name, policy=applied, strict_dkim=record.strict_dkim)
-        return None
+                if chosen is None and not above:
+                    return None  # RFC 7489 §6.6.3: several records, or a bad one, mean none
+                continue
+            if record.psd != "u":
+                tags[name] = record.psd
+            if chosen is None and (not above or record.psd == "y"):
+                chosen = (name, record)
+                if above:
+                    break
+        if chosen is None:
+            return None
+        name, record = chosen
+        applied = record.policy
+        if name != domain and record.subdomain_policy is not None:
+            applied = record.subdomain_policy
+        return DmarcPolicy(
+            domain=name,
+            policy=applied,
+            strict_dkim=record.strict_dkim,
+            organisation=organisational_domain(domain, tags),
+            psd_tags=tuple(sorted(tags.items())),
+        )
 
     def _dkim(
         self, raw: bytes, domain: str, policy: DmarcPolicy | None
@@ -278,6 +349,7 @@ class SenderVerifier:
         try:
             signed = dkim.DKIM(raw, logger=_QUIET, minkey=1024)
             count = sum(1 for name, _ in signed.headers if name.lower() == b"dkim-signature")
+            present = _header_counts(raw, signed.headers)
         except Exception:  # dkimpy cannot read the mail: no signature of it can verify
             return None, ["its DKIM signatures cannot be read"], None
         problems: list[str] = []
@@ -297,6 +369,10 @@ class SenderVerifier:
                 if checked >= self.max_signatures:
                     break
                 checked += 1
+                gap = _uncovered(signature, include_headers, present, signed.body)
+                if gap:
+                    problems.append(f"its DKIM signature of {signing_domain} does not cover {gap}")
+                    continue
                 if signed.verify_sig(signature, include_headers, headers[index], self._dkim_key):
                     return signing_domain, [], None
                 problems.append(f"its DKIM signature of {signing_domain} does not verify")
@@ -311,6 +387,43 @@ class SenderVerifier:
         """dkimpy's `dnsfunc`: the key record's text, None when there is none."""
         answers = self.lookup(name.decode("ascii", "replace"))
         return answers[0] if answers else None
+
+
+def _header_counts(raw: bytes, dkim_headers: list[Any]) -> dict[str, int]:
+    """How often each of `COVERED_HEADERS` appears: as dkimpy reads the header block and as the
+    mail parser does (chalicelib.mail.mime reads it so), the larger of the two."""
+    from email import policy
+    from email.parser import BytesHeaderParser
+
+    counts = dict.fromkeys(COVERED_HEADERS, 0)
+    for name, _ in dkim_headers:
+        key = bytes(name).decode("ascii", "replace").lower()
+        if key in counts:
+            counts[key] += 1
+    parsed = BytesHeaderParser(policy=policy.compat32).parsebytes(raw.lstrip(b"\r\n\t "))
+    for key in COVERED_HEADERS:
+        counts[key] = max(counts[key], len(parsed.get_all(key) or []))
+    return counts
+
+
+def _uncovered(
+    signature: dict[bytes, bytes], signed_names: list[bytes], present: dict[str, int], body: bytes
+) -> str:
+    """What of the mail a signature leaves unsigned that Agora would read, or "" when nothing."""
+    from dkim.canonicalization import CanonicalizationPolicy
+
+    length = signature.get(b"l")
+    if length is not None:
+        canonical = CanonicalizationPolicy.from_c_value(signature.get(b"c", b"simple/simple"))
+        size = len(canonical.canonicalize_body(body))
+        if int(length) < size:
+            return f"the whole body (it signs {int(length)} of its {size} bytes)"
+    for name in COVERED_HEADERS:
+        signed = sum(1 for signed_name in signed_names if signed_name == name.encode())
+        if present[name] > signed:
+            title = name.title().replace("-Id", "-ID")
+            return f"every {title} header (the mail has {present[name]}, it signs {signed})"
+    return ""
 
 
 def _plain(error: Exception) -> str:

@@ -8,7 +8,9 @@ the suppression list.
 
 from __future__ import annotations
 
+import email.policy
 import html
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import EmailMessage
@@ -17,11 +19,18 @@ from typing import Any, Protocol
 
 from chalicelib.logs import get_logger
 from chalicelib.services.ports.notify import Letter
-from chalicelib.services.unsubscribe import add_unsubscribe_headers, with_unsubscribe_link
+from chalicelib.services.unsubscribe import add_unsubscribe_headers, unsubscribe_paragraph
 
 log = get_logger("notify")
 
 EXCERPT_CHARS = 300
+# A post or comment up to this much HTML is shown whole in its email; a longer one as an excerpt.
+FULL_CONTENT_CHARS = 20_000
+# Inline styles (mail clients drop <style>): chalicelib/mail/markup.py lays the page out.
+LINK = "color:#1d4ed8"
+MUTED = "margin:0 0 8px;color:#4b5563"
+HEADING = "margin:0 0 16px;font-size:20px;line-height:1.3"
+SMALL = "margin:16px 0 0;font-size:13px;color:#4b5563"
 
 
 class MessageRejected(Exception):
@@ -78,6 +87,8 @@ class OutgoingMail:
         identity_of: Callable[[Any], Identity],
         sender: str,
         is_suppressed: Callable[[str], bool] = lambda address: False,
+        reply_address: Callable[[], str] = lambda: "",
+        site_host: str = "localhost",
     ) -> None:
         self.mailer = mailer
         self.identity_of = identity_of
@@ -86,6 +97,11 @@ class OutgoingMail:
         # verified domain (issue 24).
         self.sender = sender
         self.is_suppressed = is_suppressed
+        # The email-to-comment mailbox's address when replies by email are on (read once).
+        self._reply_address_of = reply_address
+        self._reply_address: str | None = None
+        # AGORA_BASE_URL's host: List-Id names the group under it.
+        self.site_host = site_host
         self._identities: dict[str, Identity] = {}
 
     def identity(self, group: Any) -> Identity:
@@ -93,55 +109,123 @@ class OutgoingMail:
             self._identities[group.id] = self.identity_of(group)
         return self._identities[group.id]
 
+    def reply_address(self) -> str:
+        if self._reply_address is None:
+            self._reply_address = self._reply_address_of() or ""
+        return self._reply_address
+
     def send(self, group: Any, letter: Letter) -> str:
-        """Send under the group's name from the platform's sender, the group's address as
-        Reply-To, with its disclaimer appended; answers the message id.
+        """Send under the group's name from the platform's sender; answers the message id.
 
-        `letter.unsubscribe_url` adds RFC 8058 one-click unsubscribe headers and a visible link.
+        Reply-To is the email-to-comment mailbox's address on a letter about a post or comment
+        (`letter.thread`) when replies by email are on, the group's own address otherwise; the
+        group's address is then named in the footer. `letter.unsubscribe_url` adds RFC 8058
+        one-click unsubscribe headers and a visible link; the group's disclaimer ends the footer.
         """
-        from chalicelib.sanitize import html_to_text
-
-        to, subject, text, body_html = letter.to, letter.subject, letter.text, letter.html
-        unsubscribe_url = letter.unsubscribe_url
+        to = letter.to
         if self.is_suppressed(to[1]):
             raise AddressSuppressed(to[1])
-        identity = self.identity(group)
-        if unsubscribe_url:
-            text, body_html = with_unsubscribe_link(text, body_html, unsubscribe_url)
-        if identity.disclaimer:
-            text = f"{text}\n\n-- \n{html_to_text(identity.disclaimer)}"
-            body_html = f'{body_html}<hr><div class="disclaimer">{identity.disclaimer}</div>'
-        reply_to = identity.address if identity.address != self.sender else None
-        message = self._message(identity.name, self.sender, reply_to, to, subject, text, body_html)
-        add_unsubscribe_headers(message, unsubscribe_url)
-        return self.mailer.send(message)
+        message = self.build(group, letter)
+        return str(self.mailer.send(message))
 
-    @staticmethod
-    def _message(
-        name: str,
-        sender: str,
-        reply_to: str | None,
-        to: tuple[str, str],
-        subject: str,
-        text: str,
-        body_html: str,
-    ) -> EmailMessage:
-        message = EmailMessage()
-        message["From"] = formataddr((name, sender))
+    def build(self, group: Any, letter: Letter) -> EmailMessage:
+        """The complete message `send` sends (tests read it as a mail client would)."""
+        from chalicelib.mail.markup import mail_layout, mail_text
+
+        identity = self.identity(group)
+        group_address = identity.address if identity.address != self.sender else ""
+        replies = self.reply_address() if letter.thread else ""
+        footer = _footer(identity, bool(replies), group_address, letter.unsubscribe_url)
+        content = letter.html or text_to_html(letter.text)
+        body_html = mail_layout(letter.subject, content, footer)
+        # The footer goes under a signature line ("-- "): mail clients leave it out of a reply.
+        text = f"{mail_text(content)}\n\n-- \n{mail_text(footer)}\n"
+        message = EmailMessage(policy=MAIL_POLICY)
+        message["From"] = formataddr((identity.name, self.sender))
+        reply_to = replies or group_address
         if reply_to:
-            message["Reply-To"] = formataddr((name, reply_to))
-        message["To"] = formataddr(to)
-        message["Subject"] = subject
+            message["Reply-To"] = formataddr((identity.name, reply_to))
+        message["To"] = formataddr(letter.to)
+        message["Subject"] = letter.subject
+        message.set_raw("List-Id", list_id(identity.name, group, self.site_host))
+        if letter.thread:
+            # Ids of our own (mail/threads.py): SES replaces Message-ID, so these thread the mail.
+            if len(letter.thread) > 1:
+                message.set_raw("In-Reply-To", f"<{letter.thread[-2]}>")
+            message.set_raw("References", folded_ids(letter.thread))
         # RFC 3834: automatic mail. Agora's mail-in ignores it, so a notification that lands in a
         # connector mailbox never becomes a post; Exchange is asked not to auto-reply to it.
         message["Auto-Submitted"] = "auto-generated"
         message["X-Auto-Response-Suppress"] = "All"
+        add_unsubscribe_headers(message, letter.unsubscribe_url)
         # Quoted-printable keeps the message 7-bit, as SES asks of raw messages.
         message.set_content(text, cte="quoted-printable")
-        message.add_alternative(
-            f"<html><body>{body_html}</body></html>", subtype="html", cte="quoted-printable"
-        )
+        message.add_alternative(body_html, subtype="html", cte="quoted-printable")
         return message
+
+
+# Headers set with `set_raw` go out exactly as written (List-Unsubscribe, List-Id, References):
+# the default policy refolds a long one, and a long URL with no space to fold at becomes RFC 2047
+# encoded words, which no mail client reads as a URL. Headers set by item are folded as usual.
+MAIL_POLICY = email.policy.default.clone(refold_source="none")
+
+
+def folded_ids(ids: tuple[str, ...]) -> str:
+    """`<a> <b> …`, folded between ids (never inside one) to keep lines under 78 characters."""
+    lines = [""]
+    for value in ids:
+        token = f"<{value}>"
+        if lines[-1] and len(lines[-1]) + 1 + len(token) > 64:
+            lines.append(token)
+        else:
+            lines[-1] = f"{lines[-1]} {token}".strip()
+    return "\r\n ".join(lines)
+
+
+def list_id(name: str, group: Any, host: str) -> str:
+    """RFC 2919 `List-Id`: the group's name as the phrase, `<slug.host>` as the id."""
+    label = re.sub(r"[^a-z0-9-]", "-", str(getattr(group, "slug", "") or group.id).lower())
+    return f"{_phrase(name)} <{label}.{host}>" if name else f"<{label}.{host}>"
+
+
+def _phrase(name: str) -> str:
+    """A display name as RFC 5322 and 2047 write one (quoted, or encoded words when not ASCII)."""
+    from email.header import Header
+
+    name = " ".join(name.split())
+    if not name.isascii():
+        return Header(name, "utf-8", maxlinelen=998).encode()
+    if re.search(r'[()<>\[\]:;@\\,."]', name):
+        return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return name
+
+
+def _footer(
+    identity: Identity, replies: bool, group_address: str, unsubscribe_url: str | None
+) -> str:
+    """Below the content: how to answer (by replying, when replies by email are on; the group's
+    own address then), the unsubscribe link, the group's disclaimer."""
+    e = html.escape
+    parts = []
+    if replies:
+        write = (
+            f' To write to the group instead: <a href="mailto:{e(group_address)}">'
+            f"{e(group_address)}</a>"
+            if group_address
+            else ""
+        )
+        parts.append(f"<p>Reply to this email to comment.{write}</p>")
+    if unsubscribe_url:
+        parts.append(unsubscribe_paragraph(unsubscribe_url))
+    if identity.disclaimer:
+        parts.append(f"<div>{identity.disclaimer}</div>")
+    return "".join(parts)
+
+
+def text_to_html(text: str) -> str:
+    from chalicelib.sanitize import text_to_html as paragraphs
+
+    return paragraphs(text)
 
 
 # --- templates -----------------------------------------------------------------------------------
@@ -165,13 +249,6 @@ class Told(Protocol):
     def headline(self) -> str: ...
 
 
-class Subscription(Protocol):
-    """Why the recipient is told (services/notify.py `Recipient`)."""
-
-    @property
-    def reason(self) -> str: ...
-
-
 def excerpt(markup: str, limit: int = EXCERPT_CHARS) -> str:
     from chalicelib.sanitize import html_to_text
 
@@ -179,23 +256,49 @@ def excerpt(markup: str, limit: int = EXCERPT_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def instant_email(occurrence: Told, recipient: Subscription) -> tuple[str, str, str]:
-    """Subject, text and HTML of the instant email: title, link, a short excerpt."""
+def shown_content(markup: str, url: str) -> str:
+    """A post's or comment's stored (sanitised) HTML as the mail shows it: whole, or when it is
+    long an excerpt and a link to the rest."""
+    e = html.escape
+    if len(markup) <= FULL_CONTENT_CHARS:
+        return f"<div>{markup}</div>"
+    return (
+        f"<p>{e(excerpt(markup))}</p>"
+        f'<p><a href="{e(url)}" style="{LINK}">Read the rest on the site</a></p>'
+    )
+
+
+def reason_paragraph(why: str) -> str:
+    """The line that says why the mail came: the subscription its unsubscribe link ends."""
+    return (
+        f'<p style="{SMALL}">You receive this email because of your subscription: '
+        f"{html.escape(why)}.</p>"
+    )
+
+
+def instant_email(occurrence: Told, why: str) -> tuple[str, str, str]:
+    """Subject, text and HTML of the instant email: who wrote what where, the post's or comment's
+    content, a link to it, and why it came (`why`: the subscription it is sent for, as
+    `services.unsubscribe.subscription_label` names it)."""
     group, post = occurrence.group, occurrence.post
+    e = html.escape
     if occurrence.kind == "newPost":
         intro = f"{occurrence.author_name} posted in {group.name}:"
+        subject = f"[{group.name}] {post.title}"
+        title = str(post.title)
+        action = "Open the post"
     else:
         intro = f"{occurrence.author_name} commented on “{post.title}” in {group.name}:"
-    summary = excerpt(occurrence.content_html)
-    why = f"You receive this email because you follow “{recipient.reason}”."
-    subject = f"[{group.name}] {occurrence.headline}"
-    text = f"{intro}\n\n{occurrence.headline}\n{occurrence.url}\n\n{summary}\n\n{why}"
-    e = html.escape
+        # The post's subject with "Re:": mail clients that thread by subject (Gmail) keep the
+        # comments with their post.
+        subject = f"Re: [{group.name}] {post.title}"
+        title = f"Comment on “{post.title}”"
+        action = "Open the comment"
     body_html = (
-        f"<p>{e(intro)}</p>"
-        f'<h2><a href="{e(occurrence.url)}">{e(occurrence.headline)}</a></h2>'
-        f"<p>{e(summary)}</p>"
-        f'<p><a href="{e(occurrence.url)}">{e(occurrence.url)}</a></p>'
-        f"<p><small>{e(why)}</small></p>"
+        f'<p style="{MUTED}">{e(intro)}</p>'
+        f'<h2 style="{HEADING}"><a href="{e(occurrence.url)}" style="{LINK}">{e(title)}</a></h2>'
+        f"{shown_content(occurrence.content_html, occurrence.url)}"
+        f'<p><a href="{e(occurrence.url)}" style="{LINK}">{action}</a></p>'
+        f"{reason_paragraph(why)}"
     )
-    return subject, text, body_html
+    return subject, "", body_html

@@ -51,6 +51,19 @@ class MailboxError(Exception):
 FAILURE_REASONS = ("connection", "tls", "login", "timeout", "dns", "refused", "other")
 
 
+# What a server that does not greet as POP3 is said to have done (never its own words).
+NOT_POP3 = "the server did not answer as a POP3 server"
+
+
+class SessionLost(Exception):
+    """The session broke more than MAX_RECONNECTS times in one poll: the poll ends here (the
+    rest of the mail waits for the next poll, not counted against each mail), and the mailbox's
+    lastError says why. Not a MailboxError, so that nothing handling one mail catches it."""
+
+    reason = "connection"
+    broken = True
+
+
 class MessageTooLarge(MailboxError):
     """RETR sent more than the caller's limit (the server's LIST size was wrong); the rest of the
     message was read and dropped, so the session is still usable."""
@@ -131,13 +144,15 @@ class Pop3Mailbox:
             raise
 
     def _connect(self, connect_timeout: float) -> poplib.POP3:
-        from chalicelib.mail.hosts import HostRefused
+        from chalicelib.mail.hosts import HostRefused, HostUnresolved
 
         address = self.host.strip("[]")
         if self.hosts is not None:
             try:
                 # Again at connect time: the name may resolve elsewhere than when it was saved.
                 address = self.hosts.connectable(self.host, self.port)
+            except HostUnresolved as unknown:
+                raise MailboxError(f"{self._where}: {unknown}", reason="dns") from None
             except HostRefused as refused:
                 raise MailboxError(f"{self._where}: refused: {refused}", reason="refused") from None
         try:
@@ -162,8 +177,10 @@ class Pop3Mailbox:
             raise MailboxError(
                 f"{self._where}: cannot connect: {error}", reason="connection"
             ) from error
-        except poplib.error_proto as error:
-            raise MailboxError(f"{self._where}: cannot connect: {error}") from error
+        except poplib.error_proto:
+            # Its greeting was not POP3's `+OK` (an SSH or web server, say): its words are not
+            # repeated, so the settings page cannot be used to read other services' banners.
+            raise MailboxError(f"{self._where}: {NOT_POP3}", reason="connection") from None
 
     def _call(self, action: str, method: Callable[..., ResultT], *args: object) -> ResultT:
         """Run one poplib command, turning its errors into `MailboxError`."""
@@ -389,7 +406,10 @@ class MailSession:
         if self.server.is_usable:
             return
         if self.reconnects >= MAX_RECONNECTS:
-            raise MailboxError(f"the connection broke {self.reconnects + 1} times; giving up")
+            raise SessionLost(
+                f"the connection to the mail server broke {self.reconnects + 1} times in one "
+                "poll; the rest of the mail waits for the next poll"
+            )
         self.reconnects += 1
         self.close()
         self.server = self._open()

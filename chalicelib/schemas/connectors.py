@@ -25,6 +25,7 @@ from chalicelib.schemas.common import (
     UtcDateTime,
     rule_error,
 )
+from chalicelib.schemas.group_email import OptionalEmailText
 
 # KMS encrypts at most 4 KB of plaintext; a password or secret is far shorter.
 SECRET_MAX = 1024
@@ -87,6 +88,8 @@ class MailboxSettingsUpdate(ApiModel):
     is_enabled: bool
     is_ssl: bool = Field(alias="isSSL")
     delete_processed: bool
+    # The address members write to, or "" for none; omitted keeps the stored one.
+    email_address: OptionalEmailText | None = None
 
     @model_validator(mode="after")
     def _needs_a_server(self) -> MailboxSettingsUpdate:
@@ -129,6 +132,10 @@ class MailboxSettingsFields(Record):
     last_processed: UtcDateTime | None = None
     # Response only (CONTRACT §8): the last poll that could not reach the mailbox, or null.
     last_error: MailboxPollError | None = None
+    # The address members write to ("" for none).
+    email_address: str = ""
+    # Response only: when the schedule polls the mailbox next (null while it is disabled).
+    next_poll_on: UtcDateTime | None = None
 
 
 class EmailToPostOut(MailboxSettingsFields):

@@ -166,9 +166,11 @@ class DigestService:
 
 
 def digest_email(entries: list[DigestEntry], type_id: int, day: str) -> tuple[str, str, str]:
-    """Subject, text and HTML: the items by group, oldest first; content in the full digest."""
-    from chalicelib.sanitize import html_to_text
+    """Subject, text and HTML: the items by group, oldest first; content in the full digest.
+    The text part is rendered from the HTML when it is sent (chalicelib/mail/outgoing.py)."""
+    from chalicelib.mail.outgoing import HEADING, LINK, MUTED, reason_paragraph, shown_content
     from chalicelib.services.notifications import DIGEST_NAMES
+    from chalicelib.services.unsubscribe import DIGEST, subscription_label
 
     name = DIGEST_NAMES.get(type_id, DIGEST_NAMES[SUMMARY])
     count = len(entries)
@@ -177,21 +179,21 @@ def digest_email(entries: list[DigestEntry], type_id: int, day: str) -> tuple[st
     for entry in sorted(entries, key=lambda e: e.item["occurredOn"]):
         by_group[entry.item["groupName"]].append(entry)
     e = html.escape
-    text_parts = [f"{name} for {day}"]
-    html_parts = [f"<h1>{e(name)} for {e(day)}</h1>"]
+    parts = [f'<h1 style="{HEADING}">{e(name)} for {e(day)}</h1>']
     for group_name, group_entries in by_group.items():
-        text_parts.append(f"\n== {group_name} ==")
-        html_parts.append(f"<h2>{e(group_name)}</h2>")
+        parts.append(f'<h2 style="{HEADING}">{e(group_name)}</h2>')
+        items = []
         for entry in group_entries:
             item = entry.item
-            byline = f"{item['author']}, {item['occurredOn']}"
-            text_parts.append(f"\n* {item['title']} ({byline})\n  {item['url']}")
-            html_parts.append(
-                f'<h3><a href="{e(item["url"])}">{e(item["title"])}</a></h3>'
-                f"<p><small>{e(byline)}</small></p>"
-            )
-            if type_id == FULL:
-                text_parts.append("\n" + html_to_text(entry.content_html))
+            byline = f"{item['author']}, {item['occurredOn'][:16].replace('T', ' ')} UTC"
+            shown = (
                 # Stored content is sanitised HTML already (CONTRACT §6).
-                html_parts.append(f'<div class="content">{entry.content_html}</div>')
-    return subject, "\n".join(text_parts), "".join(html_parts)
+                shown_content(entry.content_html, item["url"]) if type_id == FULL else ""
+            )
+            items.append(
+                f'<li style="margin:0 0 12px"><a href="{e(item["url"])}" style="{LINK}">'
+                f'{e(item["title"])}</a><br><span style="{MUTED}">{e(byline)}</span>{shown}</li>'
+            )
+        parts.append(f'<ul style="margin:0 0 16px;padding-left:20px">{"".join(items)}</ul>')
+    parts.append(reason_paragraph(subscription_label(DIGEST)))
+    return subject, "", "".join(parts)

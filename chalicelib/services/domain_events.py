@@ -108,6 +108,19 @@ class MailRejected:
     reason: str
 
 
+@dataclass(frozen=True)
+class MailboxFailing:
+    """A mailbox's poll failed at its own server for the third time in a row (once a streak):
+    its administrators are told what failed and how to fix it."""
+
+    mailbox: str  # post#<groupId> | comment#system
+    group_id: str | None  # None: the email-to-comment mailbox (the root group's administrators)
+    reason: str  # chalicelib.mail.pop3.FAILURE_REASONS
+    message: str  # the mailbox's lastError
+    failures: int
+    next_poll_on: str
+
+
 # Every event by its JSON `type`: outbox items (store/outbox.py) and notification chunks
 # (services/notify.py) carry them so.
 _BY_TYPE = {
@@ -123,6 +136,7 @@ _BY_TYPE = {
         EventMoved,
         EventDeleted,
         MailRejected,
+        MailboxFailing,
     )
 }
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.schemas.mail_log import MailLogEntryOut, MailLogPage, MailLogQuery
 from chalicelib.services.links import post_ref
@@ -35,29 +36,30 @@ class MailLogService:
         # The posts first (an entry names no group); their groups are remembered once warm.
         posts = self.refs.read(posts={r.post_id for r in records if r.post_id}).posts
         groups = self.refs.read(groups={p.group_id for p in posts.values()}).groups
-        entries = []
-        for record in records:
-            post = posts.get(record.post_id) if record.post_id else None
-            group = groups.get(post.group_id) if post else None
-            entries.append(
-                # Validated from a mapping: `from` is a Python keyword.
-                MailLogEntryOut.model_validate(
-                    {
-                        "id": record.entry_id,
-                        "receivedOn": record.received_on,
-                        "messageId": record.message_id,
-                        "from": record.sender,
-                        "subject": record.subject,
-                        "status": API_STATUS.get(record.status or "", record.status),
-                        "reason": record.reason
-                        or (
-                            "interrupted; will be retried" if record.status == "processing" else ""
-                        ),
-                        "post": post_ref(post, group) if post and group else None,
-                        "commentId": int(record.comment_id) if record.comment_id else None,
-                    }
-                )
-            )
+        entries = [_entry_out(record, posts, groups) for record in records]
         return MailLogPage(
             offset=records[-1].entry_id if records else query.offset, entries=entries
         )
+
+
+def _entry_out(record: Any, posts: Mapping[str, Any], groups: Mapping[str, Any]) -> MailLogEntryOut:
+    """One log entry as the API shows it, its post (if any) read beforehand with its group."""
+    post = posts.get(record.post_id) if record.post_id else None
+    group = groups.get(post.group_id) if post else None
+    reason = record.reason or (
+        "interrupted; will be retried" if record.status == "processing" else ""
+    )
+    # Validated from a mapping: `from` is a Python keyword.
+    return MailLogEntryOut.model_validate(
+        {
+            "id": record.entry_id,
+            "receivedOn": record.received_on,
+            "messageId": record.message_id,
+            "from": record.sender,
+            "subject": record.subject,
+            "status": API_STATUS.get(record.status or "", record.status),
+            "reason": reason,
+            "post": post_ref(post, group) if post and group else None,
+            "commentId": int(record.comment_id) if record.comment_id else None,
+        }
+    )

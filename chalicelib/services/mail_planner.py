@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
 
 from chalicelib.auth import Caller
 from chalicelib.services import mail_rules
@@ -26,6 +27,8 @@ class SenderCheck(Protocol):
     def spoofed(self) -> bool: ...
     @property
     def reason(self) -> str: ...
+    @property
+    def verified(self) -> bool: ...
 
 
 class SenderVerifier(Protocol):
@@ -54,14 +57,19 @@ class MailPlanner:
         base_url: str,
         authserv_id: str | None = None,
         verifier: SenderVerifier | None = None,
+        unverified: str = "hold",
     ) -> None:
         self.users = users
         self.groups = groups
         self.posts = posts
         self.comments = comments
         self.base_url = base_url.rstrip("/")
+        # Our ids' host (mail/threads.py): AGORA_BASE_URL's, as the notifications wrote them.
+        self.host = urlsplit(self.base_url).hostname or "localhost"
         self.authserv_id = authserv_id
         self.verifier = verifier
+        # AGORA_MAIL_UNVERIFIED: what a mail whose sender the verifier could not verify becomes.
+        self.unverified = unverified
         # Senders and groups repeat within a mailbox: each is read once per poll.
         self._authors: dict[str, Any] = {}
         self._groups: dict[str, Any] = {}
@@ -96,9 +104,13 @@ class MailPlanner:
             group = self._group(mailbox.group_id) if mailbox.group_id else None
             plan = mail_rules.plan_post(parsed, author, caller, group)
         else:
-            target = self.find_permalink(parsed.subject)
+            # A reply to a notification names our ids in its headers; they win over a
+            # permalink in the subject (CONTRACT §11).
+            target = self.find_replied(parsed) or self.find_permalink(parsed.subject)
             plan = mail_rules.plan_comment(parsed, author, caller, target)
         if sender is not None and plan.status in ("posted", "commented"):
+            if not sender.verified and self.unverified == "hold":
+                return mail_rules.hold_unverified(plan, sender.reason)
             plan.notes.insert(0, sender.reason)
         return plan
 
@@ -115,6 +127,26 @@ class MailPlanner:
             if group_id not in self._groups:
                 self._groups[group_id] = self.groups.get(group_id)
             return self._groups[group_id]
+
+    def find_replied(self, parsed: ParsedMail) -> tuple[Any, Any, int] | None:
+        """The (group, post, parent comment id) that the mail's `In-Reply-To` or `References`
+        names with one of our ids (chalicelib/mail/threads.py): the nearest that still exists,
+        so a reply to a deleted comment goes to its post."""
+        from chalicelib.mail.threads import reply_targets
+
+        for named in reply_targets(parsed.in_reply_to, parsed.references, self.host):
+            post = self.posts.get(named.post_id)
+            if post is None:
+                continue
+            group = self._group(post.group_id)
+            if group is None:
+                continue
+            if named.comment_id is None:
+                return group, post, 0
+            comment = self.comments.get(named.comment_id)
+            if comment is not None and comment.post_id == post.id and not comment.is_deleted:
+                return group, post, int(comment.id)
+        return None
 
     def find_permalink(self, subject: str) -> tuple[Any, Any, int] | None:
         """The (group, post, parent comment id) of the first permalink in the subject that names

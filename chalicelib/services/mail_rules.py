@@ -74,6 +74,17 @@ def screen(parsed: Any, authserv_id: str | None) -> Plan | None:
     return None
 
 
+def hold_unverified(plan: Plan, why: str) -> Plan:
+    """AGORA_MAIL_UNVERIFIED=hold: a mail no DKIM signature of its sender's domain vouches for
+    (`why`, the verifier's words) is a stranger's as much as the member's: a post is rejected,
+    a comment waits for a moderator's approval."""
+    if plan.status == "posted":
+        return Plan("rejected", f"{why}; a post by email needs a verified sender")
+    plan.is_approved = False
+    plan.notes.insert(0, f"{why}; held for approval")
+    return plan
+
+
 def unknown_sender(parsed: Any) -> Plan:
     return Plan("rejected", f"unknown sender {parsed.from_address}")
 

@@ -1,18 +1,19 @@
 """Email-to-post (per group) and email-to-comment (system-wide) mailbox settings.
 
-The API edits them; the mail-in job reads them through `enabled_mailboxes`, `decrypted_password`
-and `record_last_processed`. Passwords are stored only as KMS ciphertexts bound to their mailbox.
+The API edits them; the mail-in job reads them through `MailboxDirectory`: which are due, each
+one with its password, and what its poll found (`record_poll`, which decides the next poll by
+services/poll_schedule.py). Passwords are stored only as KMS ciphertexts bound to their mailbox.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from chalicelib.auth import Caller
-from chalicelib.errors import ValidationFailed
+from chalicelib.errors import Conflict, ValidationFailed
 from chalicelib.schemas.common import AccessWarning
 from chalicelib.schemas.connectors import (
     POP3S_PORT,
@@ -20,7 +21,10 @@ from chalicelib.schemas.connectors import (
     EmailToPostOut,
     MailboxSettingsUpdate,
 )
+from chalicelib.services import poll_schedule
+from chalicelib.services.domain_events import MailboxFailing
 from chalicelib.services.links import group_ref
+from chalicelib.services.poll_schedule import PollState
 
 if TYPE_CHECKING:
     from chalicelib.mail.hosts import HostPolicy
@@ -58,6 +62,16 @@ class Mailbox:
     last_processed: datetime | None = None
     has_password: bool = False
     password: str = field(default="", repr=False)
+    # The address members write to ("" for none): shown on the console, Reply-To of mail out.
+    email_address: str = ""
+    # The rhythm of its polls (services/poll_schedule.py); next_poll_on None while disabled.
+    next_poll_on: datetime | None = None
+    empty_polls: int = 0
+    poll_failures: int = 0
+
+    @property
+    def poll_state(self) -> PollState:
+        return PollState(self.next_poll_on, self.empty_polls, self.poll_failures)
 
     @property
     def group_id(self) -> str | None:
@@ -92,12 +106,15 @@ class MailboxSettingsService:
         cipher: Cipher,
         clock: Callable[[], datetime],
         hosts: HostPolicy | None = None,
+        max_wait: timedelta = timedelta(minutes=15),
     ) -> None:
         self.mailboxes = mailboxes
         self.cipher = cipher
         self.clock = clock
         # Which POP3 hosts may be named (CONTRACT §8); None: any (a job that only reads).
         self.hosts = hosts
+        # AGORA_MAIL_POLL_MAX_MINUTES: the longest wait between polls that find nothing.
+        self.max_wait = max_wait
 
     # --- the API ---------------------------------------------------------------------------------
 
@@ -129,6 +146,24 @@ class MailboxSettingsService:
     ) -> EmailToCommentOut:
         record, password = self._save(SYSTEM_SCOPE, EMAIL_TO_COMMENT, update, editor_id)
         return EmailToCommentOut(**self._fields(record, password))
+
+    def poll_email_to_post(self, group: Any) -> EmailToPostOut:
+        """ "Poll now": the group's mailbox is due at once (409 `isEnabled` when disabled)."""
+        record = self._poll_now(group.id)
+        return EmailToPostOut(
+            group=group_ref(group), **self._fields(record, self._password(record))
+        )
+
+    def poll_email_to_comment(self) -> EmailToCommentOut:
+        record = self._poll_now(SYSTEM_SCOPE)
+        return EmailToCommentOut(**self._fields(record, self._password(record)))
+
+    def _poll_now(self, scope: str) -> Any:
+        if self.mailboxes.poll_due_at(scope, self.clock()) is None:
+            raise Conflict(
+                "isEnabled", False, "The mailbox is disabled: enable it to have it polled."
+            )
+        return self.mailboxes.get(scope)
 
     # --- mail-in ---------------------------------------------------------------------------------
 
@@ -165,6 +200,50 @@ class MailboxSettingsService:
         """Note that the poll at `when` could not reach the mailbox, and why (plain words)."""
         return self.mailboxes.record_poll_failed(scope, when, message)
 
+    def due_scopes(self, now: datetime) -> Iterator[str]:
+        """The enabled mailboxes a dispatch at `now` sends to be polled (the due index)."""
+        return self.mailboxes.due_scopes(poll_schedule.dispatch_horizon(now))
+
+    def fleet(self) -> tuple[int, int]:
+        """(enabled mailboxes, those failing at their own server), for the fleet's alarm."""
+        return self.mailboxes.count_enabled(), self.mailboxes.count_failing()
+
+    def record_poll(
+        self, mailbox: Mailbox, when: datetime, *, found_mail: bool, failure: PollFailure | None
+    ) -> PollState:
+        """What a poll found, and so when the mailbox is polled next, in one write; the third
+        failure in a row writes the administrators' email (a domain event) with it."""
+        before = mailbox.poll_state
+        events: list[Any] = []
+        if failure is not None:
+            after = poll_schedule.after_failure(before, when)
+            if poll_schedule.tells_administrators(before, after):
+                events.append(
+                    MailboxFailing(
+                        mailbox=mailbox.key,
+                        group_id=mailbox.group_id,
+                        reason=failure.reason,
+                        message=failure.message,
+                        failures=after.failures,
+                        next_poll_on=(after.next_poll_on or when).isoformat(),
+                    )
+                )
+        elif found_mail:
+            after = poll_schedule.after_mail(when)
+        else:
+            after = poll_schedule.after_empty(before, when, self.max_wait)
+        assert after.next_poll_on is not None
+        self.mailboxes.record_poll(
+            mailbox.scope,
+            when,
+            next_poll_on=after.next_poll_on,
+            empty_polls=after.empty_polls,
+            failures=after.failures,
+            error=failure.message if failure is not None else None,
+            events=events,
+        )
+        return after
+
     # --- helpers ---------------------------------------------------------------------------------
 
     def _save(
@@ -189,20 +268,25 @@ class MailboxSettingsService:
         ciphertext = None
         if new_password is not None:
             ciphertext = self.cipher.encrypt(new_password, _context(scope))
+        now = self.clock()
+        values = {
+            "server_name": update.server_name,
+            "server_port": update.port,
+            "server_username": update.server_username,
+            "password": ciphertext,
+            "is_enabled": update.is_enabled,
+            "is_ssl": update.is_ssl,
+            "delete_processed": update.delete_processed,
+            "editor_id": editor_id,
+            "modified_on": now,
+        }
+        if update.email_address is not None:  # omitted: the stored address is kept
+            values["email_address"] = update.email_address
         record = self.mailboxes.save_settings(
             scope,
             kind,
-            {
-                "server_name": update.server_name,
-                "server_port": update.port,
-                "server_username": update.server_username,
-                "password": ciphertext,
-                "is_enabled": update.is_enabled,
-                "is_ssl": update.is_ssl,
-                "delete_processed": update.delete_processed,
-                "editor_id": editor_id,
-                "modified_on": self.clock(),
-            },
+            values,
+            next_poll_on=poll_schedule.after_saved(now, update.is_enabled).next_poll_on,
         )
         password = new_password if new_password is not None else self._password(record)
         return record, password
@@ -226,13 +310,16 @@ class MailboxSettingsService:
                 "delete_processed": False,
                 "last_processed": None,
                 "last_error": None,
+                "email_address": "",
+                "next_poll_on": None,
             }
+        enabled = bool(record.is_enabled)
         return {
             "server_name": record.server_name,
             "server_port": int(record.server_port),
             "server_username": record.server_username,
             "server_password": password,
-            "is_enabled": bool(record.is_enabled),
+            "is_enabled": enabled,
             "is_ssl": bool(record.is_ssl),
             "delete_processed": bool(record.delete_processed),
             "last_processed": record.last_processed,
@@ -241,6 +328,10 @@ class MailboxSettingsService:
                 if record.last_error and record.last_error_on
                 else None
             ),
+            "email_address": record.email_address or "",
+            # An enabled mailbox written before polls had a time is due at once (the next
+            # dispatch polls it): shown so until its first poll gives it one.
+            "next_poll_on": (record.next_poll_on or record.modified_on) if enabled else None,
         }
 
     @staticmethod
@@ -256,6 +347,10 @@ class MailboxSettingsService:
             delete_processed=bool(record.delete_processed),
             last_processed=record.last_processed,
             has_password=bool(record.password),
+            email_address=record.email_address or "",
+            next_poll_on=record.next_poll_on,
+            empty_polls=int(record.empty_polls or 0),
+            poll_failures=int(record.poll_failures or 0),
         )
 
 
@@ -288,6 +383,17 @@ class MailboxDirectory:
         for mailbox in self.settings.enabled_mailboxes():
             yield mailbox_key(mailbox.scope)
 
+    def due_mailbox_keys(self, now: datetime) -> Iterator[str]:
+        """The mailboxes a dispatch at `now` polls (the due index, shard by shard)."""
+        for scope in self.settings.due_scopes(now):
+            yield mailbox_key(scope)
+
+    def fleet(self) -> tuple[int, int]:
+        return self.settings.fleet()
+
+    def failing_count(self) -> int:
+        return self.settings.mailboxes.count_failing()
+
     def mailbox(self, key: str) -> Mailbox | None:
         """The mailbox with its decrypted password (one read); None unless enabled."""
         scope = scope_of_key(key)
@@ -298,6 +404,11 @@ class MailboxDirectory:
         if not found.is_enabled or not password:
             return None
         return replace(found, password=password)
+
+    def record_poll(
+        self, mailbox: Mailbox, when: datetime, *, found_mail: bool, failure: PollFailure | None
+    ) -> PollState:
+        return self.settings.record_poll(mailbox, when, found_mail=found_mail, failure=failure)
 
     def record_last_processed(self, key: str, when: datetime) -> None:
         scope = scope_of_key(key)
@@ -319,17 +430,39 @@ POLL_FAILURES = {
     "timeout": "The mail server did not answer in time.",
     "dns": "The mail server's name could not be found: check the server name.",
     "refused": "Agora does not connect to this server's address (a private, loopback, "
-    "link-local or cloud metadata address, CONTRACT §8): use the server's public name.",
+    "link-local or cloud metadata address): use the server's public name.",
     "other": "The mailbox could not be read.",
 }
+# What to do about each, for the administrators' email after the third failure in a row.
+POLL_FAILURE_FIXES = {
+    "connection": "Check the server name and port in the mailbox's settings, and that the "
+    "server is up.",
+    "tls": "Check isSSL and the port (995 for POP3 over SSL), and that the server's "
+    "certificate is valid for its name.",
+    "login": "Enter the mailbox's user name and password again in its settings (the password "
+    "may have changed at the provider).",
+    "timeout": "Check that the server is up and reachable from the internet.",
+    "dns": "Check the server name in the mailbox's settings.",
+    "refused": "Use the server's public name in the mailbox's settings.",
+    "other": "Check the mailbox's settings; its lastError says what the server answered.",
+}
+
+
+@dataclass(frozen=True)
+class PollFailure:
+    """A poll the mailbox's own server or settings defeated: `reason` one of
+    chalicelib.mail.pop3.FAILURE_REASONS, `message` the plain words of its lastError."""
+
+    reason: str
+    message: str
 
 
 def poll_failure(error: BaseException, mailbox: Mailbox | None) -> tuple[str, str]:
     """(reason, message) of a failed poll: the reason one of FAILURE_REASONS, the message plain
     words for lastError with the server's own words after them, never the password."""
-    from chalicelib.mail.pop3 import MailboxError
+    from chalicelib.mail.pop3 import MailboxError, SessionLost
 
-    if not isinstance(error, MailboxError):
+    if not isinstance(error, MailboxError | SessionLost):
         # Not the mailbox's fault (a database or AWS failure): the operator's log has it.
         return "other", "The poll failed inside Agora, not at the mail server; it is retried."
     reason = error.reason if error.reason in POLL_FAILURES else "other"
@@ -338,3 +471,14 @@ def poll_failure(error: BaseException, mailbox: Mailbox | None) -> tuple[str, st
     if mailbox is not None and len(mailbox.password) >= 4:
         detail = detail.replace(mailbox.password, "********")
     return reason, f"{POLL_FAILURES[reason]} ({detail[:500]})"
+
+
+def mailbox_failure(error: BaseException, mailbox: Mailbox | None) -> PollFailure | None:
+    """The failure as the mailbox's own (backed off, never retried at once), or None when the
+    platform failed (AWS refusing or throttling: retried through the queue)."""
+    from chalicelib.mail.pop3 import MailboxError, SessionLost
+
+    if not isinstance(error, MailboxError | SessionLost):
+        return None
+    reason, message = poll_failure(error, mailbox)
+    return PollFailure(reason, message)

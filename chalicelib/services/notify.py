@@ -44,9 +44,7 @@ from chalicelib.services.ports.notify import (
     SubscriptionView,
 )
 from chalicelib.services.ports.people import GroupReader, UserReader
-from chalicelib.services.unsubscribe import (
-    unsubscribe_url,
-)
+from chalicelib.services.unsubscribe import subscription_label, unsubscribe_url
 
 log = get_logger("notify")
 
@@ -66,7 +64,7 @@ class Recipient:
     email_alert_id: int = 0
     show_screen_alert: bool = False
     show_red_label: bool = False
-    # The subscription that matched (the first, in the order the event lists them).
+    # The name of the subscription below (the first matched, or the one the email is sent for).
     reason: str = ""
     # Sort key of the subscription the email is sent for: what its one-click unsubscribe stops.
     subscription: str = ""
@@ -86,10 +84,14 @@ class Recipient:
             self.email_alert_id, other.email_alert_id, key=lambda value: order.get(value, 0)
         )
         mine = order.get(self.email_alert_id, 0) >= order.get(other.email_alert_id, 0)
+        # The reason goes with the subscription the email is sent for: the mail says why it
+        # came with the same subscription its unsubscribe link ends.
+        chosen = self if mine else other
         return replace(
             self,
             email_alert_id=email,
-            subscription=self.subscription if mine else other.subscription,
+            reason=chosen.reason,
+            subscription=chosen.subscription,
             show_screen_alert=self.show_screen_alert or other.show_screen_alert,
             show_red_label=self.show_red_label or other.show_red_label,
         )
@@ -349,12 +351,19 @@ class NotifyService:
             return False  # a hard bounce or a complaint: see services/suppressions.py
         if not self.digests.claim_instant(user.id, occurrence.id, self.clock()):
             return False
-        subject, text, body_html = instant_email(occurrence, recipient)
+        subject, text, body_html = instant_email(occurrence, self.why(recipient, occurrence))
         link = recipient.subscription and unsubscribe_url(
             user.id, recipient.subscription, self.clock()
         )
         try:
-            letter = Letter((user.alias, user.email), subject, text, body_html, link or None)
+            letter = Letter(
+                (user.alias, user.email),
+                subject,
+                text,
+                body_html,
+                link or None,
+                thread=self.thread(occurrence),
+            )
             message_id = self.mail.send(occurrence.group, letter)
         except Exception:
             self.digests.release_instant(user.id, occurrence.id)
@@ -401,6 +410,34 @@ class NotifyService:
             else post_url(group, post),
             occurred_on=told.created_on,
         )
+
+    @staticmethod
+    def why(recipient: Recipient, occurrence: Occurrence) -> str:
+        """The subscription the email is sent for, named as its unsubscribe page names it."""
+        if not recipient.subscription:
+            return recipient.reason or "these notifications"
+        return subscription_label(
+            recipient.subscription,
+            group=occurrence.group.name,
+            post=occurrence.post.title,
+            author=occurrence.author_name,
+        )
+
+    @staticmethod
+    def thread(occurrence: Occurrence) -> tuple[str, ...]:
+        """Our ids of the post, the comment replied to and the comment (mail/threads.py)."""
+        from chalicelib.mail.threads import comment_id_of, post_id_of, site_host
+
+        host = site_host()
+        post_id = str(occurrence.post.id)
+        ids = [post_id_of(post_id, host)]
+        comment = occurrence.comment
+        if comment is not None:
+            parent = int(getattr(comment, "parent_comment_id", 0) or 0)
+            if parent:
+                ids.append(comment_id_of(parent, post_id, host))
+            ids.append(comment_id_of(int(comment.id), post_id, host))
+        return tuple(ids)
 
     @staticmethod
     def refs(occurrence: Occurrence) -> dict[str, Any]:

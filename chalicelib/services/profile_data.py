@@ -155,19 +155,31 @@ def _settle_default(value: Any, options: list[Option], was_sent: bool) -> Option
         raise ValidationFailed.one(
             "data.defaultValue", value, "name the default option by its key or value"
         )
-    wanted: list[str] = []
-    if isinstance(value, str):
-        wanted = [value.strip()]
-    elif isinstance(value, dict):
-        wanted = [str(value[k]).strip() for k in ("key", "value") if value.get(k) is not None]
-    for text in wanted:
-        for option in options:
-            if option.key == text.lower() or option.key == text:
-                return option
-        for option in options:
-            if option.value.casefold() == text.casefold():
-                return option
+    for text in _default_names(value):
+        option = _option_named(text, options)
+        if option is not None:
+            return option
     if not was_sent:
         # The stored default's option was removed by this update: the list has no default now.
         return None
     raise ValidationFailed.one("data.defaultValue", value, "is not one of the options")
+
+
+def _default_names(value: Any) -> list[str]:
+    """What a sent default names: a key or value string, or an option object's key and value."""
+    if isinstance(value, str):
+        return [value.strip()]
+    if isinstance(value, dict):
+        return [str(value[k]).strip() for k in ("key", "value") if value.get(k) is not None]
+    return []
+
+
+def _option_named(text: str, options: list[Option]) -> Option | None:
+    """The option whose key is `text` (as given or lowercased), else whose value is, ignoring case."""
+    for option in options:
+        if option.key == text.lower() or option.key == text:
+            return option
+    for option in options:
+        if option.value.casefold() == text.casefold():
+            return option
+    return None

@@ -57,23 +57,7 @@ def render_feed(
     feed.description(x(f"The latest posts of {group.name}"))
     feed.language("en-US")
     feed.generator("Agora")
-    feed.ttl(settings.ttl)
-    if settings.image_url:
-        feed.image(
-            url=x(settings.image_url),
-            title=x(settings.image_alt or group.name),
-            link=x(settings.image_link_url or group_url(group)),
-        )
-    if settings.editor_email:
-        feed.managingEditor(x(settings.editor_email))
-    if settings.webmaster_email:
-        feed.webMaster(x(settings.webmaster_email))
-    days = [flag.name for flag in settings.skip_days if flag.selected]
-    if days:
-        feed.skipDays(days)
-    hours = [rss_hour(flag.name) for flag in settings.skip_hours if flag.selected]
-    if hours:
-        feed.skipHours(hours)
+    _apply_settings(feed, group, settings)
     if posts:
         # The newest post's date, so that an unchanged feed is byte-for-byte the same.
         feed.lastBuildDate(posts[0].created_on)
@@ -91,3 +75,27 @@ def render_feed(
             entry.dc.dc_creator(x(author.alias))
     rss: bytes = feed.rss_str(pretty=True)
     return rss.decode("utf-8")
+
+
+def _apply_settings(feed: Any, group: Group, settings: FeedSettingsOut) -> None:
+    """The feed settings' channel elements (the module docstring maps each one)."""
+    from chalicelib.sanitize import xml_text as x
+    from chalicelib.services.links import group_url
+
+    feed.ttl(settings.ttl)
+    if settings.image_url:
+        feed.image(
+            url=x(settings.image_url),
+            title=x(settings.image_alt or group.name),
+            link=x(settings.image_link_url or group_url(group)),
+        )
+    if settings.editor_email:
+        feed.managingEditor(x(settings.editor_email))
+    if settings.webmaster_email:
+        feed.webMaster(x(settings.webmaster_email))
+    days = [flag.name for flag in settings.skip_days if flag.selected]
+    if days:
+        feed.skipDays(days)
+    hours = [rss_hour(flag.name) for flag in settings.skip_hours if flag.selected]
+    if hours:
+        feed.skipHours(hours)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ipaddress
+import math
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -18,13 +20,44 @@ from chalicelib.services.ports.people import GroupStore, LoginAttemptStore, User
 
 # One message for a wrong password and an unknown address: no account enumeration.
 WRONG_CREDENTIALS = "The email address or the password is wrong."
-# Sign-in attempts on one account in a fixed 15-minute window: from one source address (so a
-# guesser's address runs out without touching the owner's), and from all addresses together (so
-# a guesser with many addresses is bounded too). A good sign-in gives its address's back.
+# Sign-in attempts on one account in a fixed 15-minute window: from one source (so a guesser's
+# address runs out without touching the owner's), and from all sources together (so a guesser
+# with many addresses is bounded too). A good sign-in gives its source's back. A source the
+# owner signed in from in the last `KNOWN_SOURCE_DAYS` is held to its own limit only: a crowd
+# of guessers elsewhere cannot lock the owner out. An IPv6 source counts by its /64 (one
+# host's usual allocation), an IPv4-mapped IPv6 address as the IPv4 address.
 MAX_FAILURES = 5
 MAX_ACCOUNT_FAILURES = 50
 FAILURE_WINDOW = timedelta(minutes=15)
+KNOWN_SOURCE_DAYS = timedelta(days=30)
 UNKNOWN_SOURCE = "unknown"
+
+
+def source_of(address: str | None) -> str:
+    """The source an attempt counts under: an IPv4 address, an IPv6 /64, or the text itself."""
+    text = (address or "").strip()
+    try:
+        ip = ipaddress.ip_address(text)
+    except ValueError:
+        return text or UNKNOWN_SOURCE
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
+def window_end(now: datetime, window: timedelta) -> datetime:
+    """When the fixed window that `now` falls in ends (the store counts in the same windows)."""
+    seconds = int(window.total_seconds())
+    return datetime.fromtimestamp((int(now.timestamp()) // seconds + 1) * seconds, tz=now.tzinfo)
+
+
+def wait_words(seconds: int) -> str:
+    if seconds < 60:
+        return f"{seconds} second{'s' if seconds != 1 else ''}"
+    minutes = math.ceil(seconds / 60)
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
 class SecurityService:
@@ -47,19 +80,22 @@ class SecurityService:
         """
         address = email.strip().lower()
         now = self.clock()
+        origin = source_of(source)
         # The attempt is taken before the password is looked at: parallel guesses cannot all
         # pass a check made before any of them is counted.
         attempt = self.attempts.take_attempt(
-            address,
-            source or UNKNOWN_SOURCE,
-            now,
-            FAILURE_WINDOW,
-            MAX_FAILURES,
-            MAX_ACCOUNT_FAILURES,
+            address, origin, now, FAILURE_WINDOW, MAX_FAILURES, MAX_ACCOUNT_FAILURES
         )
+        if attempt is None and self._known(address, origin, now):
+            # The account's ceiling may be a crowd's doing: the owner's own source has its own.
+            attempt = self.attempts.take_attempt(
+                address, origin, now, FAILURE_WINDOW, MAX_FAILURES, None
+            )
         if attempt is None:
+            wait = max(1, math.ceil((window_end(now, FAILURE_WINDOW) - now).total_seconds()))
             raise TooManyRequests(
-                "Too many failed sign-ins for this address; try again in 15 minutes."
+                f"Too many failed sign-ins for this account; try again in {wait_words(wait)}.",
+                retry_after=wait,
             )
         user = self.users.by_email(address) if address else None
         if not verify_password(user.password_hash if user else None, password) or user is None:
@@ -69,7 +105,21 @@ class SecurityService:
         if attempt.from_source > 1:
             # The owner got in: earlier attempts from this address no longer count.
             self.attempts.forget_source(attempt)
+        if origin != UNKNOWN_SOURCE:
+            self.attempts.remember_source(address, origin, now + KNOWN_SOURCE_DAYS)
         return issue_token(user.id, now, version=token_version(user))
+
+    def _known(self, address: str, origin: str, now: datetime) -> bool:
+        return origin != UNKNOWN_SOURCE and self.attempts.is_known_source(address, origin, now)
+
+    def unlock(self, email: str) -> bool:
+        """End the sign-in throttle of the account with this address (every source), for an
+        administrator helping its owner; False when no account has the address."""
+        address = email.strip().lower()
+        if not address or self.users.by_email(address) is None:
+            return False
+        self.attempts.end_windows(address, self.clock(), FAILURE_WINDOW)
+        return True
 
     def caller_for_token(self, token: str | None) -> Caller:
         """The caller a token names, if the token was issued under the user's current token

@@ -11,6 +11,7 @@ configuration-set events (`eventType`). A suppressed address gets no notificatio
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -31,41 +32,12 @@ class SuppressionService:
     def record(self, notification: dict[str, Any]) -> list[str]:
         """Suppress what one SES notification reports; answers the addresses suppressed."""
         kind = str(notification.get("notificationType") or notification.get("eventType") or "")
-        found: list[tuple[str, str, str, str]] = []
-        if kind == "Bounce":
-            bounce = notification.get("bounce") or {}
-            if bounce.get("bounceType") != "Permanent":
-                return []
-            for recipient in bounce.get("bouncedRecipients") or []:
-                # A recipient still being retried ("delayed") has not failed for good.
-                if recipient.get("action", "failed") != "failed":
-                    continue
-                detail = str(recipient.get("diagnosticCode") or recipient.get("status") or "")
-                found.append(
-                    (
-                        str(recipient.get("emailAddress", "")),
-                        "bounce",
-                        detail,
-                        str(bounce.get("feedbackId", "")),
-                    )
-                )
-        elif kind == "Complaint":
-            complaint = notification.get("complaint") or {}
-            for recipient in complaint.get("complainedRecipients") or []:
-                found.append(
-                    (
-                        str(recipient.get("emailAddress", "")),
-                        "complaint",
-                        str(complaint.get("complaintFeedbackType") or ""),
-                        str(complaint.get("feedbackId", "")),
-                    )
-                )
         suppressed = []
-        for address, reason, detail, feedback_id in found:
-            if "@" not in address:
-                continue
-            self.suppressions.suppress(address, reason, detail, feedback_id, self.clock())
-            suppressed.append(address.strip().lower())
+        for found in reported_addresses(kind, notification):
+            self.suppressions.suppress(
+                found.address, found.reason, found.detail, found.feedback_id, self.clock()
+            )
+            suppressed.append(found.address.strip().lower())
         if suppressed:
             log.warning("addresses suppressed", extra={"reason": kind, "count": len(suppressed)})
         return suppressed
@@ -87,3 +59,51 @@ class SuppressionService:
     def clear(self, address: str) -> bool:
         """Mail the address again (an administrator's decision); False when it was not suppressed."""
         return self.suppressions.clear(address)
+
+
+@dataclass(frozen=True)
+class Reported:
+    """One address an SES notification says to stop mailing, and why."""
+
+    address: str
+    reason: str  # bounce | complaint
+    detail: str
+    feedback_id: str
+
+
+def reported_addresses(kind: str, notification: dict[str, Any]) -> list[Reported]:
+    """The addresses to suppress from one notification of `kind` (Bounce, Complaint, or any
+    other, which suppresses nothing); entries without an address are left out."""
+    if kind == "Bounce":
+        found = _bounced(notification.get("bounce") or {})
+    elif kind == "Complaint":
+        found = _complained(notification.get("complaint") or {})
+    else:
+        found = []
+    return [each for each in found if "@" in each.address]
+
+
+def _bounced(bounce: dict[str, Any]) -> list[Reported]:
+    if bounce.get("bounceType") != "Permanent":
+        return []
+    feedback_id = str(bounce.get("feedbackId", ""))
+    return [
+        Reported(
+            str(recipient.get("emailAddress", "")),
+            "bounce",
+            str(recipient.get("diagnosticCode") or recipient.get("status") or ""),
+            feedback_id,
+        )
+        for recipient in bounce.get("bouncedRecipients") or []
+        # A recipient still being retried ("delayed") has not failed for good.
+        if recipient.get("action", "failed") == "failed"
+    ]
+
+
+def _complained(complaint: dict[str, Any]) -> list[Reported]:
+    detail = str(complaint.get("complaintFeedbackType") or "")
+    feedback_id = str(complaint.get("feedbackId", ""))
+    return [
+        Reported(str(recipient.get("emailAddress", "")), "complaint", detail, feedback_id)
+        for recipient in complaint.get("complainedRecipients") or []
+    ]

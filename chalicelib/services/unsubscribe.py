@@ -79,19 +79,46 @@ def unsubscribe_url(user_id: str, subscription: str, now: datetime) -> str:
     return f"{base_url()}{PATH}?token={quote(issue_token(user_id, subscription, now))}"
 
 
-def with_unsubscribe_link(text: str, body_html: str, url: str) -> tuple[str, str]:
-    e = html.escape
-    return (
-        f"{text}\n\nUnsubscribe: {url}",
-        f'{body_html}<p><small><a href="{e(url)}">Unsubscribe</a></small></p>',
-    )
+def unsubscribe_paragraph(url: str) -> str:
+    """The visible unsubscribe link of an email's footer."""
+    return f'<p><a href="{html.escape(url)}">Unsubscribe</a> from these emails.</p>'
 
 
 def add_unsubscribe_headers(message: EmailMessage, url: str | None) -> None:
-    """RFC 8058 one-click unsubscribe (RFC 2369 header), as large mailbox providers require."""
+    """RFC 8058 one-click unsubscribe (RFC 2369 header), as large mailbox providers require.
+
+    Set raw: written exactly so, `<https://…>` on one line (the URL is short enough: well under
+    RFC 5322's 998 characters), never folded into RFC 2047 encoded words, which no mail client or
+    provider reads as a URL (the message's policy must not refold raw headers:
+    chalicelib/mail/outgoing.py `MAIL_POLICY`)."""
     if url:
-        message["List-Unsubscribe"] = f"<{url}>"
-        message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+        message.set_raw("List-Unsubscribe", f"<{url}>")
+        message.set_raw("List-Unsubscribe-Post", "List-Unsubscribe=One-Click")
+
+
+def subscription_label(
+    subscription: str, *, group: str = "", post: str = "", author: str = ""
+) -> str:
+    """What a subscription is called where a person reads it: "All new group posts in Garden",
+    "New comments on post “Hello”", "New posts by author Ann", "the daily digest". The email's
+    reason line and the unsubscribe page both say it so, from the same sort key."""
+    from chalicelib.services.notifications import NOTIFICATION_NAMES
+
+    if subscription == DIGEST:
+        return "the daily digest"
+    parts = subscription.split("#")
+    kind = parts[0]
+    try:
+        name = NOTIFICATION_NAMES[kind][int(parts[-1])]
+    except (KeyError, ValueError):
+        return "these notifications"
+    if kind == "group" and group:
+        return f"{name} in {group}"
+    if kind == "post" and post:
+        return f"{name} “{post}”"
+    if kind == "author" and author:
+        return f"{name} {author}"
+    return name
 
 
 @dataclass(frozen=True)
@@ -138,23 +165,16 @@ class UnsubscribeService:
         return Unsubscription(user_id, subscription, self.label(subscription), changed)
 
     def label(self, subscription: str) -> str:
-        from chalicelib.services.notifications import NOTIFICATION_NAMES
-
-        if subscription == DIGEST:
-            return "the daily digest"
         parts = subscription.split("#")
         kind = parts[0]
-        try:
-            name = NOTIFICATION_NAMES[kind][int(parts[-1])]
-        except (KeyError, ValueError):
-            return "these notifications"
-        if kind == "group":
+        names: dict[str, str] = {}
+        if kind == "group" and len(parts) == 3:
             group = self.groups.get(parts[1])
-            return f"{name} in {group.name}" if group is not None else name
-        if kind == "post" and len(parts) == 4:
+            names["group"] = group.name if group is not None else ""
+        elif kind == "post" and len(parts) == 4:
             post = self.posts.get(parts[2])
-            return f"{name} “{post.title}”" if post is not None else name
-        if kind == "author":
+            names["post"] = post.title if post is not None else ""
+        elif kind == "author" and len(parts) == 3:
             author = self.users.get(parts[1])
-            return f"{name} {author.alias}" if author is not None else name
-        return name
+            names["author"] = author.alias if author is not None else ""
+        return subscription_label(subscription, **names)

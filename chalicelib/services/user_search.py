@@ -27,14 +27,23 @@ class UserSearchService:
             # Its place in the list is its alias: the user's record says it (warm: from memory).
             after = self.users.get(query.offset)
             if after is None:
-                raise ValidationFailed.one("offset", query.offset, "no user has this id")
+                raise self._not_in_list(query.offset)
         records = self.index.page(
             search_key(query.q),
             group.id if group is not None else None,
             limit=query.page_size,
             after=after,
         )
+        if records is None:
+            # The same answer as for an id no user has: the search tells no one who exists.
+            raise self._not_in_list(query.offset)
         return UserSearchPage(
             offset=next_offset(records, query.offset, lambda r: r.id),
             users=[UserFound(**user_ref(r).model_dump(), email=r.email) for r in records],
+        )
+
+    @staticmethod
+    def _not_in_list(offset: str | None) -> ValidationFailed:
+        return ValidationFailed.one(
+            "offset", offset, "the search's list holds no user with this id"
         )

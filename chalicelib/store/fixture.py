@@ -7,7 +7,7 @@ from typing import Any
 
 from chalicelib.store.comments import CommentRecord, CommentRepository, SpamReport
 from chalicelib.store.counters import CounterRepository
-from chalicelib.store.groups import ROOT_PARENT_KEY, GroupRecord, GroupRepository
+from chalicelib.store.groups import GroupRecord, GroupRepository, group_record
 from chalicelib.store.posts import PostRecord
 from chalicelib.store.users import UserRecord, UserRepository
 
@@ -27,7 +27,7 @@ class FixtureStore:
     def write_groups(self, groups: list[dict[str, Any]]) -> None:
         with GroupRecord.batch_write() as batch:
             for values in groups:
-                batch.save(GroupRecord(**values, parent_key=values["parent_id"] or ROOT_PARENT_KEY))
+                batch.save(group_record(**values))
         GroupRepository.forget_cache()
 
     def write_users(self, users: list[dict[str, Any]]) -> None:

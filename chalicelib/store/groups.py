@@ -9,9 +9,21 @@ from pynamodb.attributes import JSONAttribute, UnicodeAttribute
 from pynamodb.models import Model
 
 from chalicelib.store import cache
-from chalicelib.store.base import global_index, nullable, register, table_meta
+from chalicelib.store.base import Page, global_index, nullable, query_page, register, table_meta
 
 ROOT_PARENT_KEY = "-"
+# Every group's `listing`: the one hash key of the by-name index, which lists them all by name.
+LISTED = "group"
+# DynamoDB's sort key is at most 1,024 bytes; the name in it only orders the list.
+MAX_SORT_NAME = 200
+SEPARATOR = "\x1f"  # never in a stored name (control characters are removed)
+
+
+def name_key_of(name: str, group_id: str) -> str:
+    """The group's place in the list by name: case and accents ignored, ties by id."""
+    from chalicelib.sanitize import search_key
+
+    return f"{search_key(name)[:MAX_SORT_NAME]}{SEPARATOR}{group_id}"
 
 
 @register
@@ -31,8 +43,23 @@ class GroupRecord(Model):
     # {"post": [...roles], "comment": [...], "commentWithoutApproval": [...]}
     permissions = JSONAttribute(default=dict)
 
+    # The by-name index's keys, set by `group_record` for every group written.
+    listing = nullable(UnicodeAttribute(null=True))
+    name_key = nullable(UnicodeAttribute(null=True))
+
     children = global_index("children", "parent_key", keys_only=True)
     by_slug = global_index("slug", "slug")
+    by_name = global_index("by-name", "listing", "name_key", range_type=UnicodeAttribute)
+
+
+def group_record(**values: Any) -> GroupRecord:
+    """A group as it is stored, with the keys of the indexes that list it (every writer of
+    groups makes them here)."""
+    record = GroupRecord(**values)
+    record.parent_key = values.get("parent_id") or ROOT_PARENT_KEY
+    record.listing = LISTED
+    record.name_key = name_key_of(record.name, record.id)
+    return record
 
 
 class GroupRepository:
@@ -73,9 +100,21 @@ class GroupRepository:
     def children_of(self, group_id: str) -> list[str]:
         return [g.id for g in GroupRecord.children.query(group_id)]
 
+    def by_name(self, *, limit: int, after: GroupRecord | None) -> Page:
+        """One page of every group by name (one Query), right after group `after`'s place."""
+        start_key = None
+        if after is not None:
+            start_key = {
+                "id": {"S": after.id},
+                "listing": {"S": LISTED},
+                "name_key": {"S": name_key_of(after.name, after.id)},
+            }
+        return query_page(
+            GroupRecord.by_name, LISTED, limit=limit, forward=True, start_key=start_key
+        )
+
     def put(self, **values: Any) -> GroupRecord:
-        record = GroupRecord(**values)
-        record.parent_key = values.get("parent_id") or ROOT_PARENT_KEY
+        record = group_record(**values)
         record.save()
         GroupRepository._root_cache = None
         cache.forget(GroupRecord.CACHE_KIND, [record.id])

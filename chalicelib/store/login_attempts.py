@@ -4,6 +4,10 @@ throttle password guessing without letting a guesser lock the owner out (items e
 One item per account and window holds both counts: `total`, and one `s:<address>` attribute per
 source address. Taking an attempt is one conditional UpdateItem on it, so a sign-in costs that
 and the user's lookup, and parallel guesses never take more attempts than the limits allow.
+
+A source the owner signed in from is remembered in an item of its own, `<email>#known#<source>`,
+expiring by TTL (and read as expired from its `expires`, since TTL deletes late); it is read
+only when an attempt was refused, so the owner's usual sign-in costs one write more, not a read.
 """
 
 from __future__ import annotations
@@ -54,24 +58,27 @@ class LoginAttemptRepository(LoginAttemptStore):
         number, ends = window_of(attempt.now, attempt.window)
         counter = f"{attempt.email_lower}#{number}"
         source_name = f"s:{attempt.source}"
+        condition = "attribute_not_exists(#source) OR #source < :per_source"
+        values = {
+            ":one": {"N": "1"},
+            ":per_source": {"N": str(attempt.per_source)},
+            ":expires": {"N": str(int(ends.timestamp()))},
+        }
+        if attempt.per_account is not None:
+            condition = f"(attribute_not_exists(#total) OR #total < :per_account) AND ({condition})"
+            values[":per_account"] = {"N": str(attempt.per_account)}
         try:
             answer = client("dynamodb").update_item(
                 TableName=LoginAttemptRecord.Meta.table_name,
                 Key={"email_lower": {"S": counter}},
                 UpdateExpression="ADD #total :one, #source :one SET #expires = :expires",
-                ConditionExpression="(attribute_not_exists(#total) OR #total < :per_account) "
-                "AND (attribute_not_exists(#source) OR #source < :per_source)",
+                ConditionExpression=condition,
                 ExpressionAttributeNames={
                     "#total": "total",
                     "#source": source_name,
                     "#expires": "expires",
                 },
-                ExpressionAttributeValues={
-                    ":one": {"N": "1"},
-                    ":per_account": {"N": str(attempt.per_account)},
-                    ":per_source": {"N": str(attempt.per_source)},
-                    ":expires": {"N": str(int(ends.timestamp()))},
-                },
+                ExpressionAttributeValues=values,
                 ReturnValues="UPDATED_NEW",
             )
         except Exception as error:
@@ -93,3 +100,39 @@ class LoginAttemptRepository(LoginAttemptStore):
             ExpressionAttributeNames={"#source": attempt.source_name, "#total": "total"},
             ExpressionAttributeValues={":minus": {"N": str(-attempt.from_source)}},
         )
+
+    def is_known_source(self, email_lower: str, source: str, now: datetime) -> bool:
+        from chalicelib.aws import client
+
+        found = client("dynamodb").get_item(
+            TableName=LoginAttemptRecord.Meta.table_name,
+            Key={"email_lower": {"S": known_key(email_lower, source)}},
+            ProjectionExpression="#expires",
+            ExpressionAttributeNames={"#expires": "expires"},
+        )
+        expires = found.get("Item", {}).get("expires", {}).get("N")
+        return expires is not None and int(expires) > now.timestamp()
+
+    def remember_source(self, email_lower: str, source: str, until: datetime) -> None:
+        from chalicelib.aws import client
+
+        client("dynamodb").put_item(
+            TableName=LoginAttemptRecord.Meta.table_name,
+            Item={
+                "email_lower": {"S": known_key(email_lower, source)},
+                "expires": {"N": str(int(until.timestamp()))},
+            },
+        )
+
+    def end_windows(self, email_lower: str, now: datetime, window: timedelta) -> None:
+        from chalicelib.aws import client
+
+        number, _ = window_of(now, window)
+        client("dynamodb").delete_item(
+            TableName=LoginAttemptRecord.Meta.table_name,
+            Key={"email_lower": {"S": f"{email_lower}#{number}"}},
+        )
+
+
+def known_key(email_lower: str, source: str) -> str:
+    return f"{email_lower}#known#{source}"

@@ -124,25 +124,35 @@ class SearchIndex:
                 for record in fresh:
                     batch.save(record)
 
-    def page(self, query_key: str, group_id: str | None, *, limit: int, after: Any | None) -> Page:
+    def page(
+        self, query_key: str, group_id: str | None, *, limit: int, after: Any | None
+    ) -> Page | None:
         """One page of the people `query_key` (a search key) finds among everyone or the members
-        of `group_id`, after the position of user `after` (who need not be in the list any more)."""
+        of `group_id`, after user `after`; None when the list does not hold `after` (a page may
+        start only after a person the search finds: no other id tells whether it exists).
+
+        With `after`, the Query starts AT its position and reads one item more: the first item
+        read must be `after` (matching the filter, for a long search), and is dropped. Still one
+        request, and no read of another item."""
         bucket = bucket_of(group_id or EVERYONE, query_key[:BUCKET_MAX])
-        start_key = None
-        if after is not None:
-            start_key = {
-                "bucket": {"S": bucket},
-                "position": {"S": position_of(after.alias, after.id)},
-            }
         narrower = len(query_key) > BUCKET_MAX
-        return query_page(
+        found = query_page(
             UserSearchRecord,
             bucket,
-            limit=limit,
+            limit=limit + (after is not None),
             forward=True,
-            start_key=start_key,
+            range_key_condition=UserSearchRecord.position >= position_of(after.alias, after.id)
+            if after is not None
+            else None,
             filter_condition=UserSearchRecord.terms.contains(f"\n{query_key}")
             if narrower
             else None,
             last_read_id_of=lambda key: key["position"]["S"].rsplit(SEPARATOR, 1)[-1],
         )
+        if after is None:
+            return found
+        if not found or found[0].id != after.id:
+            return None
+        page = Page(found[1:])
+        page.last_read_id = found.last_read_id
+        return page

@@ -64,6 +64,8 @@ def test_unsaved_email_to_post_answers_disabled_defaults(api, people):
         "deleteProcessed": False,
         "lastProcessed": None,
         "lastError": None,
+        "emailAddress": "",
+        "nextPollOn": None,
         "accessWarnings": [],
     }
 

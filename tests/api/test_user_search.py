@@ -131,6 +131,7 @@ def test_group_filter_lists_only_its_members(api, people):
 def crowd(community):
     c = community
     c.garden = c.group("garden")
+    c.other = c.group("other")
     c.many = [c.user(f"mary-{i:02d}", {c.garden: "member"}) for i in range(23)]
     c.load()
     return c
@@ -163,18 +164,32 @@ def test_a_filtered_search_longer_than_a_bucket_pages_too(api, crowd):
     assert seen == crowd.many[10:20]
 
 
-def test_offset_of_a_person_outside_the_list_starts_after_their_place(api, crowd, community):
-    # "Root Admin" sorts after every "Mary …": nothing follows them.
-    status, body = search(api, crowd.users[0]["id"], f"q=mary&offset={crowd.users[0]['id']}")
-    assert status == 200 and ids(body) == []
-    status, body = search(api, crowd.users[0]["id"], f"q=mary&pageSize=3&offset={crowd.many[20]}")
-    assert ids(body) == crowd.many[21:23]
-
-
-def test_unknown_offset_is_400(api, crowd):
+def test_offset_of_a_person_outside_the_list_is_the_same_400_as_an_unknown_id(
+    api, crowd, community
+):
+    """No existence oracle: a user the search does not find cannot be told from no user."""
+    root = crowd.users[0]["id"]
     unknown = "00000000-0000-4000-8000-000000000000"
-    status, body = search(api, crowd.users[0]["id"], f"q=mary&offset={unknown}")
-    assert status == 400 and body["errors"][0]["key"] == "offset"
+    answers = [
+        search(api, root, f"q=mary&offset={offset}")
+        for offset in (unknown, root)  # "Root Admin" is not a "mary"
+    ]
+    answers.append(search(api, root, f"q=mary-1&offset={crowd.many[0]}"))  # mary-00: filtered out
+    answers.append(search(api, root, f"q=mary&groupId={crowd.other}&offset={crowd.many[1]}"))
+    for status, body in answers:
+        assert status == 400 and [e["key"] for e in body["errors"]] == ["offset"]
+    messages = {(body["message"], body["errors"][0]["message"]) for _, body in answers}
+    assert len(messages) == 1
+
+
+def test_offset_of_a_person_in_the_list_pages_after_them(api, crowd):
+    root = crowd.users[0]["id"]
+    status, body = search(api, root, f"q=mary&pageSize=3&offset={crowd.many[20]}")
+    assert status == 200 and ids(body) == crowd.many[21:23]
+    status, body = search(api, root, f"q=mary-1&pageSize=3&offset={crowd.many[12]}")
+    assert status == 200 and ids(body) == crowd.many[13:16]
+    status, body = search(api, root, f"q=mary&groupId={crowd.garden}&offset={crowd.many[22]}")
+    assert status == 200 and ids(body) == [] and body["object"]["offset"] == crowd.many[22]
 
 
 # --- bad and hostile input -------------------------------------------------------------------------

@@ -25,6 +25,7 @@ def test_the_commands_are_the_contract_s():
         "purge-comments",
         "send-digests",
         "create-admin",
+        "unlock",
         "migrate",
     }
 
@@ -37,6 +38,7 @@ def test_the_commands_are_the_contract_s():
         (["export", "-"], {"command": "export", "file": "-"}),
         (["create-admin", "--email", "a@x.org"], {"email": "a@x.org", "group_id": None}),
         (["create-admin", "--email", "a@x.org", "--group-id", "g"], {"group_id": "g"}),
+        (["unlock", "--email", "a@x.org"], {"command": "unlock", "email": "a@x.org"}),
     ],
 )
 def test_each_command_takes_its_arguments(argv, expected):

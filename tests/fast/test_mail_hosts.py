@@ -17,9 +17,32 @@ NEVER = [
     "100.100.100.200",  # Alibaba Cloud's
     "0.0.0.0",
     "::",
+    # IPv6 forms that carry 169.254.169.254 (or another metadata address) to an IPv4 host:
+    "64:ff9b::a9fe:a9fe",  # NAT64
+    "64:ff9b::169.254.169.254",
+    "2002:a9fe:a9fe::1",  # 6to4
+    "::a9fe:a9fe",  # IPv4-compatible
+    "::169.254.169.254",
+    "64:ff9b::6464:64c8",  # 100.100.100.200 through NAT64
 ]
-PRIVATE = ["127.0.0.1", "::1", "10.1.2.3", "172.16.0.9", "192.168.1.1", "fd12:3456::1"]
-PUBLIC = ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"]
+PRIVATE = [
+    "127.0.0.1",
+    "::1",
+    "10.1.2.3",
+    "172.16.0.9",
+    "192.168.1.1",
+    "fd12:3456::1",
+    "64:ff9b::7f00:1",  # 127.0.0.1 through NAT64
+    "2002:a01:203::1",  # 10.1.2.3 through 6to4
+    "::10.1.2.3",
+    "::ffff:192.168.1.1",
+]
+PUBLIC = [
+    "93.184.215.14",
+    "2606:2800:21f:cb07:6820:80da:af6b:8b2c",
+    "64:ff9b::5db8:d70e",  # 93.184.215.14 through NAT64
+    "2002:5db8:d70e::1",
+]
 
 
 @pytest.mark.parametrize("address", NEVER)
@@ -64,3 +87,36 @@ def test_connecting_goes_to_the_checked_address():
     assert policy.connectable("[2606:2800:21f:cb07:6820:80da:af6b:8b2c]", 995) == (
         "2606:2800:21f:cb07:6820:80da:af6b:8b2c"
     )
+
+
+def test_an_embedded_ipv4_address_is_named_in_the_refusal():
+    reason = refusal("2002:a9fe:a9fe::1", True) or ""
+
+    assert reason.startswith("2002:a9fe:a9fe::1 (which carries 169.254.169.254) is a link-local")
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::1", "::a9fe:a9fe"])
+def test_a_name_resolving_to_an_embedded_metadata_address_is_refused_on_save_and_connect(address):
+    policy = HostPolicy(True, resolver({"pop.example.org": [address]}))
+
+    with pytest.raises(HostRefused, match="which carries 169.254.169.254"):
+        policy.check_name("pop.example.org", 995)
+    with pytest.raises(HostRefused, match="which carries 169.254.169.254"):
+        policy.connectable("pop.example.org", 995)
+    with pytest.raises(HostRefused):
+        policy.check_name(f"[{address}]", 995)
+
+
+def test_a_host_that_does_not_resolve_is_a_dns_failure_in_plain_words():
+    from chalicelib.mail.pop3 import MailboxError, Pop3Mailbox
+    from chalicelib.services.mailboxes import poll_failure
+
+    policy = HostPolicy(False, resolver({}))
+    with pytest.raises(MailboxError) as raised:
+        Pop3Mailbox("pop.nowhere.example", 995, "u", "secret", is_ssl=True, hosts=policy)
+
+    reason, message = poll_failure(raised.value, None)
+    assert (raised.value.reason, reason) == ("dns", "dns")
+    assert message.startswith("The mail server's name could not be found: check the server name.")
+    assert "pop.nowhere.example does not resolve to any address" in message
+    assert "private" not in message and "refused" not in message

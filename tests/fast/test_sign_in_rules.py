@@ -164,3 +164,108 @@ def test_a_token_of_a_removed_account_or_none_at_all_is_refused(service):
         service.caller_for_token(issue_token("gone", datetime.now(UTC)))
     with pytest.raises(Unauthorized):
         service.caller_for_token(None)
+
+
+# --- no lock-out by a crowd -------------------------------------------------------------------
+
+
+def guess(service: SecurityService, source: str) -> int:
+    try:
+        service.login("bob@example.org", "a wrong guess", source)
+    except Unauthorized:
+        return 401
+    except TooManyRequests:
+        return 429
+    return 200
+
+
+def signs_in(service: SecurityService, source: str) -> bool:
+    try:
+        return bool(service.login("bob@example.org", PASSWORD, source))  # a token
+    except TooManyRequests:
+        return False
+
+
+def test_a_crowd_at_the_account_ceiling_does_not_lock_the_owner_out_of_a_source_they_used(
+    service, clock
+):
+    assert signs_in(service, "198.51.100.7")  # the owner's usual address
+    clock.now = NOW + timedelta(days=29)  # still remembered a month later
+    outcomes = [guess(service, f"10.0.0.{n}") for n in range(12) for _ in range(MAX_FAILURES)]
+
+    assert outcomes.count(401) == MAX_ACCOUNT_FAILURES and outcomes[-1] == 429
+    assert signs_in(service, "198.51.100.7")
+    assert not signs_in(service, "203.0.113.9")  # a new address meets the account's ceiling
+
+
+def test_a_known_source_is_still_held_to_its_own_limit(service):
+    assert signs_in(service, "198.51.100.7")  # this attempt counts too
+    outcomes = [guess(service, "198.51.100.7") for _ in range(MAX_FAILURES)]
+
+    assert outcomes == [401] * (MAX_FAILURES - 1) + [429]
+
+
+def test_a_source_is_forgotten_after_thirty_days(service, clock):
+    assert signs_in(service, "198.51.100.7")
+    clock.now = NOW + timedelta(days=30, seconds=1)
+    for n in range(MAX_ACCOUNT_FAILURES):
+        guess(service, f"10.0.{n // 5}.{n % 5}")
+
+    assert not signs_in(service, "198.51.100.7")
+
+
+def test_ipv6_sources_count_by_their_64(service):
+    outcomes = [guess(service, f"2001:db8:0:1::{n:x}") for n in range(1, MAX_FAILURES + 2)]
+    neighbour = signs_in(service, "2001:db8:0:1:ffff::1")
+    elsewhere = signs_in(service, "2001:db8:0:2::1")
+
+    assert outcomes == [401] * MAX_FAILURES + [429]
+    assert not neighbour and elsewhere
+
+
+@pytest.mark.parametrize(
+    ("address", "source"),
+    [
+        ("2001:db8:0:1:2:3:4:5", "2001:db8:0:1::/64"),
+        ("::ffff:192.0.2.1", "192.0.2.1"),
+        ("192.0.2.1", "192.0.2.1"),
+        ("", "unknown"),
+        (None, "unknown"),
+        ("not an address", "not an address"),
+    ],
+)
+def test_the_source_an_attempt_counts_under(address, source):
+    from chalicelib.services.security import source_of
+
+    assert source_of(address) == source
+
+
+def test_a_429_says_the_real_wait_and_carries_it_as_retry_after(service, clock):
+    start = NOW.replace(minute=0, second=0, microsecond=0)  # a window starts on the quarter hour
+    clock.now = start + timedelta(minutes=3, seconds=30)
+    for _ in range(MAX_FAILURES):
+        guess(service, "192.0.2.1")
+    clock.now = start + timedelta(minutes=4)
+
+    with pytest.raises(TooManyRequests) as raised:
+        service.login("bob@example.org", PASSWORD, "192.0.2.1")
+
+    assert raised.value.headers == {"Retry-After": str(11 * 60)}
+    assert raised.value.message.endswith("try again in 11 minutes.")
+    clock.now = start + timedelta(minutes=14, seconds=20)
+    with pytest.raises(TooManyRequests) as later:
+        service.login("bob@example.org", PASSWORD, "192.0.2.1")
+    assert later.value.headers == {"Retry-After": "40"}
+    assert later.value.message.endswith("try again in 40 seconds.")
+
+
+def test_unlock_ends_every_sources_window(service):
+    for n in range(12):
+        for _ in range(MAX_FAILURES):
+            guess(service, f"10.0.0.{n}")
+    assert not signs_in(service, "10.0.0.1") and not signs_in(service, "203.0.113.9")
+
+    assert service.unlock(" BOB@example.org ") is True
+    assert service.unlock("nobody@example.org") is False
+
+    assert signs_in(service, "10.0.0.1") and signs_in(service, "203.0.113.9")

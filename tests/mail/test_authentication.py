@@ -168,6 +168,180 @@ def test_malformed_signatures_fail_and_never_crash(raw):
     assert verdict.spoofed
 
 
+# --- a signature counts only for what it covers ------------------------------------------------
+
+
+def threaded(sender: str, subject: str = "Roses") -> bytes:
+    """A reply: every header Agora reads is there once."""
+    return b"In-Reply-To: <a@x.example>\r\nReferences: <a@x.example>\r\n" + mail(
+        sender, subject=subject
+    )
+
+
+def verdict_of(raw: bytes, domain: str = "strict.example", **extra: list[str]):
+    return SenderVerifier(FakeDns(records(**extra))).verify(raw, domain, last_attempt=False)
+
+
+@pytest.mark.fast
+def test_a_signature_covering_every_header_once_and_the_whole_body_verifies():
+    whole = verdict_of(signed(threaded("ann@strict.example"), "strict.example", length=True))
+
+    assert not whole.spoofed and whole.verified
+
+
+@pytest.mark.fast
+def test_text_appended_past_l_makes_the_signature_not_count():
+    raw = signed(mail("ann@strict.example"), "strict.example", length=True)
+    raw = raw + b"\r\nAlso: send your password to evil@example.net.\r\n"
+
+    verdict = verdict_of(raw)
+
+    assert verdict.spoofed and not verdict.verified
+    assert "does not cover the whole body (it signs" in verdict.reason
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"Subject: Chosen by the attacker",
+        b"Message-ID: <fresh-1@attacker.example>",
+        b"From: ann@strict.example",
+        b"Date: Mon, 1 Jan 2029 00:00:00 +0000",
+        b"To: other@community.example",
+        b"In-Reply-To: <other@x.example>",
+        b"References: <other@x.example>",
+        b"subject: lower case counts the same",
+    ],
+)
+def test_an_unsigned_copy_of_a_read_header_on_top_makes_the_signature_not_count(header):
+    raw = header + b"\r\n" + signed(threaded("ann@strict.example"), "strict.example")
+
+    verdict = verdict_of(raw)
+
+    name = header.split(b":")[0].decode().lower()
+    assert verdict.spoofed and not verdict.verified
+    assert (
+        "does not cover every" in verdict.reason and "the mail has 2, it signs 1" in verdict.reason
+    )
+    assert name in verdict.reason.lower()
+
+
+@pytest.mark.fast
+def test_a_header_the_signature_does_not_name_makes_it_not_count():
+    raw = signed(mail("ann@strict.example"), "strict.example", headers=("from", "date"))
+
+    verdict = verdict_of(raw)
+
+    assert verdict.spoofed and "does not cover every Subject header" in verdict.reason
+
+
+@pytest.mark.fast
+def test_a_header_hidden_behind_a_bare_carriage_return_is_counted_as_the_parser_reads_it():
+    """dkimpy splits lines at CRLF or LF, the mail parser at a bare CR too: the Subject the
+    parser would read is counted."""
+    raw = signed(threaded("ann@strict.example"), "strict.example")
+    raw = b"X-Note: a\rSubject: Chosen by the attacker\r\n" + raw
+
+    verdict = verdict_of(raw)
+
+    assert verdict.spoofed and "every Subject header" in verdict.reason
+
+
+@pytest.mark.fast
+def test_an_oversigned_header_cannot_be_added():
+    raw = signed(
+        threaded("ann@strict.example"),
+        "strict.example",
+        headers=(
+            "from",
+            "to",
+            "subject",
+            "subject",
+            "date",
+            "message-id",
+            "in-reply-to",
+            "references",
+        ),
+    )
+    assert verdict_of(raw).verified
+    added = b"Subject: Chosen by the attacker\r\n" + raw
+
+    verdict = verdict_of(added)
+
+    assert verdict.spoofed and "does not verify" in verdict.reason
+
+
+# --- DMARC by the Public Suffix List ---------------------------------------------------------
+
+
+PSD_RECORDS = {
+    "_dmarc.psd.example": ["v=DMARC1; p=reject; psd=y"],
+    f"{SELECTOR}._domainkey.attacker.psd.example": [dkim_record()],
+    f"{SELECTOR}._domainkey.attacker.co.uk": [dkim_record()],
+}
+
+
+@pytest.mark.fast
+def test_a_public_suffix_domains_policy_does_not_align_its_registrants():
+    raw = signed(mail("ann@victim.psd.example"), "attacker.psd.example")
+
+    verdict = SenderVerifier(FakeDns(records(**PSD_RECORDS))).verify(
+        raw, "victim.psd.example", last_attempt=False
+    )
+
+    assert verdict.spoofed and not verdict.verified
+    assert "signature of attacker.psd.example is not aligned" in verdict.reason
+    assert "psd.example publishes DMARC p=reject" in verdict.reason
+
+
+@pytest.mark.fast
+def test_a_record_at_a_listed_public_suffix_applies_only_with_psd_y():
+    raw = signed(mail("ann@victim.co.uk"), "attacker.co.uk")
+    plain_record = records(**PSD_RECORDS, **{"_dmarc.co.uk": ["v=DMARC1; p=reject"]})
+    psd_record = records(**PSD_RECORDS, **{"_dmarc.co.uk": ["v=DMARC1; p=reject; psd=y"]})
+
+    ignored = SenderVerifier(FakeDns(plain_record)).verify(raw, "victim.co.uk", last_attempt=False)
+    applied = SenderVerifier(FakeDns(psd_record)).verify(raw, "victim.co.uk", last_attempt=False)
+
+    assert not ignored.verified and "victim.co.uk publishes no DMARC policy" in ignored.reason
+    assert "signature of attacker.co.uk is not aligned" in ignored.reason
+    assert applied.spoofed and "co.uk publishes DMARC p=reject" in applied.reason
+
+
+@pytest.mark.fast
+def test_the_policy_walk_has_no_depth_cut_off():
+    deep = "a.b.c.d.e.f.strict.example"
+
+    unsigned = verdict_of(mail(f"x@{deep}"), deep)
+    relaxed = verdict_of(signed(mail(f"x@{deep}"), "strict.example"), deep)
+
+    assert unsigned.spoofed and "strict.example publishes DMARC p=reject" in unsigned.reason
+    assert relaxed.verified
+
+
+@pytest.mark.fast
+def test_psd_n_makes_a_subdomain_an_organisation_of_its_own():
+    extra = {"_dmarc.team.strict.example": ["v=DMARC1; p=reject; psd=n"]}
+    raw = signed(mail("x@news.team.strict.example"), "strict.example")
+
+    verdict = verdict_of(raw, "news.team.strict.example", **extra)
+
+    assert verdict.spoofed and "signature of strict.example is not aligned" in verdict.reason
+
+
+@pytest.mark.fast
+def test_only_a_verified_signature_is_verified():
+    verifier = SenderVerifier(FakeDns(records()))
+
+    genuine = verifier.verify(
+        signed(mail("ann@strict.example"), "strict.example"), "strict.example", last_attempt=False
+    )
+    none = verifier.verify(mail("a@relaxed.example"), "relaxed.example", last_attempt=False)
+
+    assert genuine.verified and not none.verified and not none.spoofed
+
+
 # --- DMARC record parsing -------------------------------------------------------------------
 
 
@@ -233,16 +407,14 @@ LABEL = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, ma
 
 
 @pytest.mark.fast
-@given(st.lists(LABEL, min_size=1, max_size=9))
+@given(st.lists(LABEL, min_size=1, max_size=30))
 @settings(max_examples=200, deadline=None)
-def test_property_the_policy_walk_stays_under_the_top_level_domain(labels):
+def test_property_the_policy_walk_looks_at_every_parent(labels):
     domain = ".".join(labels)
 
     names = policy_names(domain)
 
-    assert names[0] == domain and len(names) <= 5
-    assert all(domain.endswith(name) for name in names)
-    assert len(labels) == 1 or labels[-1] not in names
+    assert names == [".".join(labels[i:]) for i in range(len(labels))]
 
 
 @pytest.mark.fast
@@ -263,6 +435,56 @@ def test_relaxed_alignment_never_reaches_across_organisations():
     assert not aligned("bank-example.evil", "bank.example", policy)
     assert not aligned("evilbank.example", "bank.example", policy)
     assert not aligned("example", "bank.example", policy)
+    # Organisations under a public suffix of the list are organisations of their own.
+    assert not aligned("attacker.co.uk", "victim.co.uk", policy)
+    assert not aligned("co.uk", "victim.co.uk", policy)
+    assert not aligned("attacker.github.io", "victim.github.io", policy)
+    assert aligned("mail.victim.co.uk", "victim.co.uk", policy)
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    ("domain", "tags", "organisation"),
+    [
+        ("victim.example", {}, "victim.example"),
+        ("a.b.c.d.e.f.victim.example", {}, "victim.example"),
+        ("news.victim.co.uk", {}, "victim.co.uk"),
+        ("x.y.victim.github.io", {}, "victim.github.io"),
+        ("co.uk", {}, "co.uk"),
+        ("victim.psd.example", {"psd.example": "y"}, "victim.psd.example"),
+        ("a.victim.psd.example", {"psd.example": "y"}, "victim.psd.example"),
+        ("psd.example", {"psd.example": "y"}, "psd.example"),
+        ("x.team.corp.example", {"team.corp.example": "n"}, "team.corp.example"),
+        ("x.team.corp.example", {"other.example": "y"}, "corp.example"),
+    ],
+)
+def test_the_organisational_domain_comes_from_the_public_suffix_list_and_psd(
+    domain, tags, organisation
+):
+    from chalicelib.mail.authentication import organisational_domain
+
+    assert organisational_domain(domain, tags) == organisation
+
+
+def test_the_public_suffix_list_is_shipped_not_downloaded():
+    """Parsed from the package's own file in a process with no network at all."""
+    import subprocess
+    import sys
+
+    code = (
+        "import socket\n"
+        "def refuse(*a, **k): raise OSError('no network')\n"
+        "socket.socket.connect = refuse; socket.create_connection = refuse\n"
+        "socket.getaddrinfo = refuse\n"
+        "from chalicelib.mail.authentication import organisational_domain\n"
+        "print(organisational_domain('a.b.victim.co.uk'))\n"
+    )
+    from tests.support import REPO_ROOT
+
+    found = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+    )
+    assert found.stdout.strip() == "victim.co.uk"
 
 
 # --- through DNS and a real Dovecot ---------------------------------------------------------
@@ -282,8 +504,10 @@ def members(community, mailbox, dovecot, monkeypatch):
     from chalicelib.settings import reload_settings
 
     garden = community.group("garden")
+    users = {}
     for address in ("ann@signed.example", "bob@nodmarc.example"):
-        community.user(address.split("@")[0], {garden: "member"}, email=address)
+        users[address] = community.user(address.split("@")[0], {garden: "member"}, email=address)
+    community.post(garden, users["ann@signed.example"], title="Hello", slug="hello")
     community.load()
     with DnsServer(real_records()) as server:
         monkeypatch.setenv("AGORA_MAIL_AUTH", "verify")
@@ -311,6 +535,19 @@ def test_verify_posts_signed_mail_and_rejects_spoofs(members):
     )
     mailbox.deliver(mail("ann@signed.example", subject="Unsigned"))
     mailbox.deliver(mail("bob@nodmarc.example", subject="No DMARC"))
+    # Text past l=, and a second Subject (with a fresh Message-ID) on top of a genuine mail.
+    mailbox.deliver(
+        signed(mail("ann@signed.example", subject="Appended"), "signed.example", length=True)
+        + b"\r\nPS: the meeting moved to evil.example.\r\n"
+    )
+    mailbox.deliver(
+        b"Subject: Retitled\r\nMessage-ID: <fresh-1@attacker.example>\r\n"
+        + signed(mail("ann@signed.example", subject="Original"), "signed.example")
+    )
+    mailbox.deliver(
+        b"Message-ID: <fresh-2@attacker.example>\r\n"
+        + signed(mail("ann@signed.example", subject="Replayed"), "signed.example")
+    )
 
     result = deps.mail_ingestor().poll(config, lambda: False)
 
@@ -319,16 +556,77 @@ def test_verify_posts_signed_mail_and_rejects_spoofs(members):
         "Genuine": "posted",
         "Altered": "rejected",
         "Unsigned": "rejected",
-        "No DMARC": "posted",
+        "No DMARC": "rejected",
+        "Appended": "rejected",
+        "Retitled": "rejected",
+        "Replayed": "rejected",
     }
     assert "sender verified: DKIM signature of signed.example" in entries["Genuine"].reason
     assert entries["Altered"].reason.startswith("spoofed: signed.example publishes DMARC p=reject")
     assert "changed after signing" in entries["Altered"].reason
     assert "has no DKIM signature of signed.example" in entries["Unsigned"].reason
-    assert "nodmarc.example publishes no DMARC policy" in entries["No DMARC"].reason
+    assert entries["No DMARC"].reason == (
+        "sender not verified: nodmarc.example publishes no DMARC policy (the mail has no DKIM "
+        "signature of nodmarc.example); a post by email needs a verified sender"
+    )
+    for subject in ("Appended", "Retitled", "Replayed"):
+        assert entries[subject].reason.startswith("spoofed: signed.example publishes DMARC")
+    assert "does not cover the whole body" in entries["Appended"].reason
+    assert "does not cover every Subject header" in entries["Retitled"].reason
+    assert "does not cover every Message-ID header" in entries["Replayed"].reason
     titles = {post.title for post in PostRecord.by_group.query(config.group_id)}
-    assert titles == {"Genuine", "No DMARC"}
+    assert titles == {"Genuine", "Hello"}
     assert result.failed == 0 and mailbox.count() == 0
+
+
+def unverified_comments(members, monkeypatch, mode: str):
+    from chalicelib.settings import reload_settings
+    from chalicelib.store.comments import CommentRecord
+
+    mailbox, config = members
+    if mode:
+        monkeypatch.setenv("AGORA_MAIL_UNVERIFIED", mode)
+        reload_settings()
+    subject = "Re: https://community.example/garden/hello"
+    mailbox.deliver(mail("bob@nodmarc.example", body="Unsigned comment.", subject=subject))
+    mailbox.deliver(
+        signed(
+            mail("ann@signed.example", body="Signed comment.", subject=subject), "signed.example"
+        )
+    )
+    comments_box = mailbox.connector("system")
+    result = deps.mail_ingestor().poll(comments_box, lambda: False)
+    assert result.commented == 2
+    found = {c.content: c for c in CommentRecord.scan()}
+    return found, comments_box
+
+
+def test_hold_keeps_an_unverified_comment_for_approval(members, monkeypatch):
+    from chalicelib.store.mail import MailRecord
+
+    found, box = unverified_comments(members, monkeypatch, "")  # hold is the default
+
+    assert found["<p>Unsigned comment.</p>"].is_approved is False
+    assert found["<p>Signed comment.</p>"].is_approved is True
+    reasons = {entry.sender: entry.reason for entry in MailRecord.received.query(box.key)}
+    assert reasons["bob@nodmarc.example"].startswith(
+        "awaiting approval; sender not verified: nodmarc.example publishes no DMARC policy"
+    )
+    assert reasons["bob@nodmarc.example"].endswith("; held for approval")
+
+
+def test_accept_takes_an_unverified_sender_as_before(members, monkeypatch):
+    from chalicelib.store.posts import PostRecord
+
+    found, _ = unverified_comments(members, monkeypatch, "accept")
+    mailbox, config = members
+    mailbox.deliver(mail("bob@nodmarc.example", subject="Unsigned post"))
+    posted = deps.mail_ingestor().poll(config, lambda: False)
+
+    assert found["<p>Unsigned comment.</p>"].is_approved is True
+    assert posted.posted == 1
+    titles = {post.title for post in PostRecord.by_group.query(config.group_id)}
+    assert "Unsigned post" in titles
 
 
 def test_a_dns_timeout_is_retried_not_lost(members):
@@ -349,7 +647,8 @@ def test_a_dns_timeout_is_retried_not_lost(members):
 
     assert second.posted == 1 and mailbox.count() == 0
     assert entries_by_subject(config)["Genuine"].status == "posted"
-    assert [post.title for post in PostRecord.by_group.query(config.group_id)] == ["Genuine"]
+    posts = PostRecord.by_group.query(config.group_id)
+    assert [post.title for post in posts if post.source == "email"] == ["Genuine"]
 
 
 def test_a_dns_outage_outlasting_the_attempts_rejects_by_the_documented_policy(members):
@@ -408,6 +707,32 @@ def test_bad_mail_auth_settings_are_refused_naming_the_variable(environ, field):
     with pytest.raises(ValidationError) as refused:
         Settings.from_environ(environ)
     assert refused.value.errors()[0]["loc"] == (field,)
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    ("environ", "mode"),
+    [
+        ({}, "hold"),
+        ({"AGORA_MAIL_UNVERIFIED": " Accept "}, "accept"),
+        ({"AGORA_MAIL_UNVERIFIED": ""}, "hold"),
+    ],
+)
+def test_unverified_mail_is_held_unless_told_otherwise(environ, mode):
+    from chalicelib.settings import Settings
+
+    assert Settings.from_environ(environ).mail_unverified == mode
+
+
+@pytest.mark.fast
+def test_an_unknown_unverified_word_is_refused_naming_the_variable():
+    from pydantic import ValidationError
+
+    from chalicelib.settings import Settings
+
+    with pytest.raises(ValidationError) as refused:
+        Settings.from_environ({"AGORA_MAIL_UNVERIFIED": "reject"})
+    assert refused.value.errors()[0]["loc"] == ("mail_unverified",)
 
 
 @pytest.mark.fast

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import socket
 import uuid
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from email.message import EmailMessage
 from email.utils import make_msgid
 from typing import Any
@@ -17,6 +17,7 @@ from chalicelib import deps
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.mail_poll import poll_mailbox
 from chalicelib.services.mail_in import Mailbox, MailIngestor
+from chalicelib.services.poll_schedule import PollState
 from tests.support.mail_fakes import CRASH_STEPS, Crash, CrashAt, PlannerDying
 from tests.support.mail_messages import email_message
 
@@ -46,6 +47,37 @@ class FakeDirectory:
 
     def record_poll_failed(self, key: str, when: datetime, message: str) -> None:
         self.last_errors[key] = (when, message)
+
+    def record_poll(
+        self, mailbox: Mailbox, when: datetime, *, found_mail: bool, failure: Any
+    ) -> PollState:
+        """What the settings service decides, kept on the fake's mailboxes."""
+        from chalicelib.services import poll_schedule
+
+        before = mailbox.poll_state
+        if failure is not None:
+            self.last_errors[mailbox.key] = (when, failure.message)
+            after = poll_schedule.after_failure(before, when)
+        else:
+            self.last_processed[mailbox.key] = when
+            self.last_errors.pop(mailbox.key, None)
+            after = (
+                poll_schedule.after_mail(when)
+                if found_mail
+                else poll_schedule.after_empty(before, when, timedelta(minutes=15))
+            )
+        self.boxes[mailbox.key] = replace(
+            self.boxes[mailbox.key],
+            next_poll_on=after.next_poll_on,
+            empty_polls=after.empty_polls,
+            poll_failures=after.failures,
+        )
+        return after
+
+    def due_mailbox_keys(self, now: datetime) -> list[str]:
+        from chalicelib.services.poll_schedule import dispatch_horizon, is_due
+
+        return [k for k, b in self.boxes.items() if is_due(b.next_poll_on, dispatch_horizon(now))]
 
 
 @pytest.fixture

@@ -28,6 +28,7 @@ from tests.support.mail_fakes import (
     FakeMailLog,
     FakeMailPosts,
     FakeOutbox,
+    FakePop3,
     PlannerDying,
     add_user,
 )
@@ -195,7 +196,7 @@ class Verifier:
     def verify(self, raw: bytes, from_domain: str, *, last_attempt: bool) -> Any:
         self.asked.append(from_domain)
         reason = "spoofed: DMARC reject" if self.spoofed else "DKIM pass (example.org)"
-        return SimpleNamespace(spoofed=self.spoofed, reason=reason)
+        return SimpleNamespace(spoofed=self.spoofed, reason=reason, verified=not self.spoofed)
 
 
 def test_a_verified_spoof_is_rejected_with_the_verifiers_words(world):
@@ -479,3 +480,23 @@ def test_a_mail_that_never_downloads_is_quarantined_after_its_attempts(world):
     assert result.failed == 1 and (entry.status, int(entry.attempts)) == ("quarantined", 3)
     assert entry.reason.startswith("failed 3 times, no more retries (kept on the server)")
     assert world.poll(maildrop).skipped == 1 and len(maildrop.messages) == 1
+
+
+class EverySessionBreaks(FakeMaildrop):
+    """A server that drops every session at its first RETR."""
+
+    def __call__(self, mailbox: Any) -> FakePop3:
+        self.sessions += 1
+        return FakePop3(self.messages, drop_on=set(range(1, len(self.messages) + 1)))
+
+
+def test_a_session_that_keeps_breaking_ends_the_poll_without_failing_the_rest_of_the_mail(world):
+    from chalicelib.mail.pop3 import MAX_RECONNECTS, SessionLost
+
+    maildrop = EverySessionBreaks(*(mail(subject=f"M{i}") for i in range(8)))
+    with pytest.raises(SessionLost):
+        world.poll(maildrop)
+    failed = [e for e in world.log.stored.values() if e.status == "failed"]
+    # One mail per session that broke; the mail after the last reconnection is not counted.
+    assert len(failed) == MAX_RECONNECTS + 1
+    assert maildrop.sessions == MAX_RECONNECTS + 1

@@ -4,6 +4,8 @@ SQS-triggered function through app.py's wiring, the CLI, and the mail log endpoi
 from __future__ import annotations
 
 import json
+import uuid
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -75,19 +77,28 @@ def test_log_endpoints_need_their_privileges(configured, api):
     assert status == 200 and body["object"]["entries"] == []
 
 
-def test_schedule_dispatches_one_message_per_mailbox_and_sqs_function_polls(configured, client):
+def test_schedule_dispatches_due_mailboxes_in_one_message_and_sqs_function_polls(
+    configured, client
+):
     from chalicelib.aws import client as aws_client
+    from chalicelib.clock import utc_now
     from chalicelib.jobs.mail_poll import dispatch
     from chalicelib.settings import get_settings
 
     configured.mailbox.deliver(mail("ann@example.org", "Via SQS", "queued"))
-    assert dispatch() == 1
+    # Saved settings make the mailbox due in 5 minutes: not before.
+    assert dispatch(now=utc_now()) == 0
+    assert dispatch(now=utc_now() + timedelta(minutes=5)) == 1
     sqs = aws_client("sqs")
     url = sqs.get_queue_url(QueueName=get_settings().mailbox_queue)["QueueUrl"]
     [message] = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
     body = json.loads(message["Body"])
     # The dispatch's correlation id rides along, so the poll's log lines can be found from it.
-    assert body == {"mailbox": f"post#{configured.garden}", "correlationId": body["correlationId"]}
+    assert body == {
+        "mailboxes": [f"post#{configured.garden}"],
+        "dueBy": body["dueBy"],
+        "correlationId": body["correlationId"],
+    }
     assert isinstance(body["correlationId"], str) and body["correlationId"]
     event = client.events.generate_sqs_event(
         message_bodies=[message["Body"]], queue_name=get_settings().mailbox_queue
@@ -97,14 +108,21 @@ def test_schedule_dispatches_one_message_per_mailbox_and_sqs_function_polls(conf
     assert configured.mailbox.count() == 0
 
 
-def test_scheduled_dispatch_through_app_wiring(configured, client):
-    response = client.lambda_.invoke(
-        "dispatch-mail-polls",
-        client.events.generate_cw_event(
-            source="aws.events", detail_type="Scheduled Event", detail={}, resources=[]
-        ),
-    )
-    assert response.payload == 1
+def test_scheduled_dispatch_through_app_wiring_sends_what_poll_now_made_due(
+    configured, client, api
+):
+    def run_dispatch() -> object:
+        return client.lambda_.invoke(
+            "dispatch-mail-polls",
+            client.events.generate_cw_event(
+                source="aws.events", detail_type="Scheduled Event", detail={}, resources=[]
+            ),
+        ).payload
+
+    assert run_dispatch() == 0
+    path = f"/api/v1/en_US/connector/email-to-post/{configured.garden}/poll"
+    assert api.post(path, configured.admin, {})[0] == 202
+    assert run_dispatch() == 1
 
 
 def test_email_to_comment_mailbox_through_settings(configured, api, mailbox, capsys):
@@ -184,7 +202,10 @@ def test_closed_port_and_wrong_password_show_last_error_until_a_good_poll(
         assert settings["lastError"] is None and settings["lastProcessed"] is not None
 
 
-def test_sqs_function_reports_only_the_failed_mailbox_message(configured, api, client):
+def test_a_mailbox_that_refuses_is_done_with_and_backs_off_while_the_other_is_polled(
+    configured, api, client
+):
+    from chalicelib.clock import utc_now
     from chalicelib.settings import get_settings
     from tests.support.running import free_port
 
@@ -202,13 +223,78 @@ def test_sqs_function_reports_only_the_failed_mailbox_message(configured, api, c
     }
     assert api.put("/api/v1/en_US/connector/email-to-comment", root, closed)[0] == 200
     event = client.events.generate_sqs_event(
-        message_bodies=[
-            json.dumps({"mailbox": "comment#system"}),
-            json.dumps({"mailbox": f"post#{c.garden}"}),
-        ],
+        message_bodies=[json.dumps({"mailboxes": ["comment#system", f"post#{c.garden}"]})],
         queue_name=get_settings().mailbox_queue,
     )
-    [bad, _good] = [record["messageId"] for record in event["Records"]]
+    before = utc_now()
     response = client.lambda_.invoke("poll-mailbox", event)
-    assert response.payload == {"batchItemFailures": [{"itemIdentifier": bad}]}
+    # The mailbox's own failure is not the platform's: never delivered again.
+    assert response.payload == {"batchItemFailures": []}
     assert configured.mailbox.count() == 0  # the good mailbox's mail was imported and deleted
+    bad = api.get(f"/api/v1/en_US/connector/email-to-comment/{c.garden}", root)[1]["object"]
+    assert bad["lastError"]["message"].startswith("Could not connect to the mail server")
+    next_poll = datetime.fromisoformat(bad["nextPollOn"].replace("Z", "+00:00"))
+    assert next_poll >= before + timedelta(minutes=30)
+    good = api.get(f"/api/v1/en_US/connector/email-to-post/{c.garden}", c.admin)[1]["object"]
+    assert good["lastError"] is None and good["lastProcessed"] is not None
+    next_good = datetime.fromisoformat(good["nextPollOn"].replace("Z", "+00:00"))
+    assert before + timedelta(minutes=5) <= next_good < before + timedelta(minutes=6)
+
+
+def test_a_platform_fault_redelivers_the_message_and_the_retry_skips_what_was_polled(
+    configured, api, dovecot
+):
+    """KMS throttles the second mailbox's password: the message fails; delivered again, the
+    mailbox polled the first time is no longer due and is left alone."""
+    from chalicelib import secrets
+    from chalicelib.aws import client as aws_client
+    from chalicelib.clock import utc_now
+    from chalicelib.jobs.base import Deadline
+    from chalicelib.jobs.mail_poll import poll_from_queue
+    from chalicelib.services.poll_schedule import dispatch_horizon
+    from chalicelib.store.base import sort_moment
+
+    c = configured
+    root = c.users[0]["id"]
+    other = f"other{uuid.uuid4().hex[:6]}"
+    dovecot.add_user(other, "other-password")
+    settings = {
+        **c.mailbox.api_settings(),
+        "serverUsername": other,
+        "serverPassword": "other-password",
+    }
+    assert api.put("/api/v1/en_US/connector/email-to-comment", root, settings)[0] == 200
+    # Both due now, as a dispatch finds them.
+    assert api.post("/api/v1/en_US/connector/email-to-comment/poll", root, {})[0] == 202
+    assert api.post(f"/api/v1/en_US/connector/email-to-post/{c.garden}/poll", c.admin, {})[0] == 202
+    c.mailbox.deliver(mail("ann@example.org", "Imported once", "x"))
+    secrets.forget()
+    kms = aws_client("kms")
+    throttled: list[str] = []
+
+    class Refused:
+        status_code = 400
+
+    def throttle(params: dict, **_: object) -> object:
+        sent = json.loads(params["body"])  # the request as botocore serialised it
+        if sent.get("EncryptionContext", {}).get("agora:scope") != "system":
+            return None
+        throttled.append("Decrypt")
+        return Refused(), {"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}
+
+    kms.meta.events.register_first("before-call.kms.Decrypt", throttle)
+    body = json.dumps(
+        {
+            "mailboxes": [f"post#{c.garden}", "comment#system"],
+            "dueBy": sort_moment(dispatch_horizon(utc_now())),
+        }
+    )
+    try:
+        with pytest.raises(Exception, match="comment#system"):
+            poll_from_queue(body, Deadline.unbounded())
+    finally:
+        kms.meta.events.unregister("before-call.kms.Decrypt", throttle)
+    assert throttled
+    lines = poll_from_queue(body, Deadline.unbounded())
+    assert f"post#{c.garden}: not due" in lines
+    assert "comment#system: seen 0" in lines

@@ -4,6 +4,8 @@ Manager), so every subscriber gets exactly one instant mail and the digest item 
 
 from __future__ import annotations
 
+import email
+import email.policy
 import json
 import os
 import subprocess
@@ -11,6 +13,8 @@ import sys
 import time
 import urllib.request
 from collections import Counter
+from datetime import UTC, datetime, timedelta
+from email.message import EmailMessage
 from email.utils import parseaddr
 
 import pytest
@@ -63,7 +67,9 @@ def test_cli_poll_mail_with_only_make_runs_variables_notifies_each_subscriber_on
         "AWS_ACCESS_KEY_ID",
         "AWS_SECRET_ACCESS_KEY",
         "AGORA_MAIL_ALLOW_PRIVATE_HOSTS",  # its demo mailboxes are on loopback (CONTRACT §2)
+        "AGORA_BASE_URL",  # the site on make run's own port: the CLI's links and permalinks
     }
+    assert running.printed["AGORA_BASE_URL"] == running.base.replace("127.0.0.1", "localhost")
     auth = {"X-Auth": running.login()}
     settings = mailbox.api_settings()
     path = f"/api/v1/en_US/connector/email-to-post/{GARDENING}"
@@ -94,3 +100,137 @@ def test_cli_poll_mail_with_only_make_runs_variables_notifies_each_subscriber_on
     assert digests.returncode == 0, digests.stdout + digests.stderr
     assert digests.stdout.strip() == "sent 1 digest(s)"
     assert sent_to(running) == Counter(instant | {"pat@agora.example"})
+
+
+def raw_sent(running) -> list[tuple[list[str], EmailMessage]]:
+    """Every mail the embedded SES accepted, as a recipient reads it: with the Message-ID that
+    SES writes (moto leaves it out), `<{SES id}@email.amazonses.com>`."""
+    with urllib.request.urlopen(running.aws_endpoint + "/moto-api/data.json", timeout=30) as r:
+        data = json.load(r)
+    found = []
+    for sent in data["ses"]["RawMessage"]:
+        message = email.message_from_string(sent["raw_data"], policy=email.policy.default)
+        assert isinstance(message, EmailMessage)
+        del message["Message-ID"]
+        message["Message-ID"] = f"<{sent['id']}@email.amazonses.com>"
+        found.append((sent["destinations"], message))
+    return found
+
+
+@pytest.mark.slow
+def test_replies_to_a_notification_from_thunderbird_and_gmail_become_comments_on_its_post(
+    running, mailbox, dovecot
+):
+    """A member answers the instant email of a new post with their mail client's Reply: only
+    `In-Reply-To`/`References` tie the reply to the post (no permalink in the subject); each
+    reply becomes one comment on that post, without the quoted notification."""
+    import secrets
+
+    from tests.support.dovecot import DovecotMailbox
+    from tests.support.replies import gmail_reply, thunderbird_reply
+
+    auth = {"X-Auth": running.login()}
+    replies_box = DovecotMailbox(server=dovecot, user=f"re{secrets.token_hex(4)}", password="pw")
+    dovecot.add_user(replies_box.user, replies_box.password)
+    for path, box in (
+        (f"/api/v1/en_US/connector/email-to-post/{GARDENING}", mailbox),
+        ("/api/v1/en_US/connector/email-to-comment", replies_box),
+    ):
+        status, body = running.request("PUT", path, box.api_settings(), headers=auth)
+        assert status == 200, body
+    status, body = running.request(
+        "POST",
+        f"/api/v1/en_US/user/{USERS['mia']}/notifications/group/1",
+        {"groupId": GARDENING, "emailAlertId": INSTANT},
+        headers=auth,
+    )
+    assert status == 200, body
+    title = f"Cuttings to share {secrets.token_hex(3)}"
+    mailbox.deliver(mail("gus@agora.example", title, "Fuchsia and sage.\n\nCome by Saturday."))
+    polled = cli(running, "poll-mail")
+    assert polled.returncode == 0, polled.stdout + polled.stderr
+
+    deadline = time.monotonic() + 120
+    notification = None
+    while notification is None and time.monotonic() < deadline:
+        notification = next(
+            (
+                m
+                for to, m in raw_sent(running)
+                if "mia@agora.example" in {parseaddr(a)[1] for a in to}
+                and title in str(m["Subject"])
+            ),
+            None,
+        )
+        time.sleep(0 if notification else 1)
+    assert notification is not None, "mia got no instant email of the post"
+
+    mia = "Mia <mia@agora.example>"
+    replies_box.deliver(thunderbird_reply(notification, mia, "Two sage cuttings for me!", "x@y"))
+    replies_box.deliver(gmail_reply(notification, mia, "And a fuchsia, please.", "x@y"))
+    polled = cli(running, "poll-mail")
+    assert polled.returncode == 0, polled.stdout + polled.stderr
+    assert "comment#system: seen 2, posted 0, commented 2," in polled.stdout, polled.stdout
+
+    status, body = running.request(
+        "GET", f"/api/v1/en_US/post/list/{GARDENING}?pageSize=5", headers=auth
+    )
+    assert status == 200, body
+    [post] = [p for p in body["object"]["posts"] if p["title"] == title]
+    status, body = running.request("GET", f"/api/v1/en_US/post/{post['id']}/comments", headers=auth)
+    assert status == 200, body
+    contents = [c["content"] for c in body["object"]["comments"]]
+    assert contents == ["<p>Two sage cuttings for me!</p>", "<p>And a fuchsia, please.</p>"]
+
+
+PHOTOGRAPHY = next(g["id"] for g in DEMO["groups"] if g["slug"] == "photography")
+
+
+def _moment(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+@pytest.mark.slow
+def test_next_poll_poll_now_and_the_back_off_of_a_broken_mailbox_over_http(running, mailbox):
+    """One mailbox with a wrong password: saved, it is due in 5 minutes; "poll now" makes it due
+    at once; each failed poll says why and waits 30 minutes or more; the third failure in a row
+    sends its administrator one email, the fourth none."""
+    auth = {"X-Auth": running.login()}
+    path = f"/api/v1/en_US/connector/email-to-post/{PHOTOGRAPHY}"
+    wrong = {**mailbox.api_settings(), "serverPassword": "not-" + mailbox.password}
+    saved_at = datetime.now(UTC)
+    status, body = running.request("PUT", path, wrong, headers=auth)
+    assert status == 200, body
+    assert saved_at + timedelta(minutes=4) < _moment(body["object"]["nextPollOn"])
+    assert _moment(body["object"]["nextPollOn"]) < saved_at + timedelta(minutes=6)
+    before = sent_to(running)[running.admin_email]
+
+    errors_on = []
+    for _ in range(4):
+        asked_at = datetime.now(UTC)
+        status, body = running.request("POST", f"{path}/poll", None, headers=auth)
+        assert status == 202, body
+        assert _moment(body["object"]["nextPollOn"]) <= datetime.now(UTC)
+        # The CLI polls what the schedule would (make run's own schedule may get there first).
+        cli(running, "poll-mail", "--due")
+        status, body = running.request("GET", path, headers=auth)
+        settings = body["object"]
+        assert settings["lastError"]["message"].startswith(
+            "The mail server refused the user name or password"
+        )
+        assert mailbox.password not in json.dumps(settings)
+        assert _moment(settings["nextPollOn"]) >= asked_at + timedelta(minutes=30)
+        errors_on.append(settings["lastError"]["on"])
+    assert len(set(errors_on)) == 4  # four polls, each one failed
+
+    deadline = time.monotonic() + 60
+    while sent_to(running)[running.admin_email] == before and time.monotonic() < deadline:
+        time.sleep(1)
+    time.sleep(2)  # a second email would be drained by now
+    assert sent_to(running)[running.admin_email] == before + 1
+
+    # Disabled: nothing to poll.
+    status, body = running.request("PUT", path, {**wrong, "isEnabled": False}, headers=auth)
+    assert status == 200 and body["object"]["nextPollOn"] is None
+    status, body = running.request("POST", f"{path}/poll", None, headers=auth)
+    assert status == 409 and body["errors"][0]["key"] == "isEnabled"

@@ -180,7 +180,7 @@ def test_comment_notifies_post_and_group_subscribers_once(world):
     )
     messages = sent_mail()
     assert recipients(messages) == sorted([email_of(c, c.ann), email_of(c, c.double_fan)])
-    assert messages[0]["Subject"] == "[Garden] New comment on: Hello"
+    assert messages[0]["Subject"] == "Re: [Garden] Hello"
     assert "https://community.example/garden/hello#900" in text_of(messages[0])
     assert "Lovely roses!" in text_of(messages[0])
 
@@ -403,9 +403,23 @@ def test_a_user_matched_twice_is_told_once_with_instant_beating_the_digest(fakes
         True,
         True,
     )
-    # The first match names the reason; the unsubscribe link stops the email that is sent.
+    # The reason names the subscription the email is sent for, which the unsubscribe link stops.
     assert recipient.reason == "New posts by author"
     assert recipient.subscription == "author#ann#8"
+
+
+@pytest.mark.fast
+def test_the_reason_follows_the_subscription_the_email_is_sent_for(fakes):
+    """Following the author by digest (matched first) and the group instantly: the email is
+    the group's, and so is the reason it gives."""
+    fakes.subscriptions.subscribe("bob", ("author", "ann", 8), email=DIGEST)
+    fakes.subscriptions.subscribe("bob", ("group", "g1", 1), email=INSTANT)
+    [recipient] = fakes.service.recipients(NEW_POST)
+    assert (recipient.email_alert_id, recipient.subscription, recipient.reason) == (
+        INSTANT,
+        "group#g1#1",
+        "All new group posts",
+    )
 
 
 @pytest.mark.fast

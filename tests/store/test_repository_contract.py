@@ -149,6 +149,32 @@ def test_attempts_run_out_per_source_and_per_account_within_a_window(attempts):
     assert take(attempts, at=later) is True
 
 
+def test_a_source_without_the_account_ceiling_has_only_its_own_limit(attempts):
+    for n in range(5):
+        take(attempts, source=f"5.6.7.{n}")
+    assert take(attempts) is False  # the account's 5 are taken
+    assert [
+        attempts.take_attempt("a@x", "1.2.3.4", NOW, WINDOW, 3, None) is not None for _ in range(4)
+    ] == [True, True, True, False]
+
+
+def test_a_remembered_source_is_known_until_it_expires(attempts):
+    assert attempts.is_known_source("a@x", "1.2.3.4", NOW) is False
+    attempts.remember_source("a@x", "1.2.3.4", NOW + timedelta(days=30))
+    assert attempts.is_known_source("a@x", "1.2.3.4", NOW + timedelta(days=29)) is True
+    assert attempts.is_known_source("a@x", "1.2.3.4", NOW + timedelta(days=31)) is False
+    assert attempts.is_known_source("b@x", "1.2.3.4", NOW) is False
+    assert attempts.is_known_source("a@x", "1.2.3.5", NOW) is False
+
+
+def test_ending_the_windows_gives_every_source_its_attempts_back(attempts):
+    for n in range(5):
+        take(attempts, source=f"5.6.7.{n}")
+    assert take(attempts) is False
+    attempts.end_windows("a@x", NOW, WINDOW)
+    assert [take(attempts, source="5.6.7.0") for _ in range(4)] == [True, True, True, False]
+
+
 def test_forgetting_a_source_gives_it_and_the_account_its_attempts_back(attempts):
     for _ in range(2):
         take(attempts)

@@ -32,8 +32,19 @@ def dkim_record() -> str:
     return f"v=DKIM1; k=rsa; p={key_pair()[1]}"
 
 
-def signed(raw: bytes, domain: str) -> bytes:
-    """`raw` (CRLF line ends) with a DKIM-Signature of `domain` on top."""
+# The headers a signature must sign for Agora to trust what it reads (every one, once).
+SIGNED_HEADERS = ("from", "to", "subject", "date", "message-id", "in-reply-to", "references")
+
+
+def signed(
+    raw: bytes,
+    domain: str,
+    *,
+    length: bool = False,
+    headers: tuple[str, ...] = SIGNED_HEADERS,
+) -> bytes:
+    """`raw` (CRLF line ends) with a DKIM-Signature of `domain` on top, signing `headers` (a
+    name twice signs two instances, or the absence of a second), with `l=` when `length`."""
     import dkim
 
     signature = dkim.sign(
@@ -41,6 +52,7 @@ def signed(raw: bytes, domain: str) -> bytes:
         SELECTOR.encode(),
         domain.encode(),
         key_pair()[0],
-        include_headers=[b"from", b"to", b"subject", b"date", b"message-id"],
+        include_headers=[name.encode() for name in headers],
+        length=length,
     )
     return signature + raw

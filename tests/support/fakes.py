@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from chalicelib.services.ports.content import (
@@ -126,6 +126,7 @@ class FakeLoginAttemptRepository(LoginAttemptStore):
 
     def __init__(self) -> None:
         self._windows: dict[str, dict[str, int]] = {}
+        self._known: dict[tuple[str, str], datetime] = {}
 
     def take(self, attempt: SignInAttempt) -> Any:
         from chalicelib.store.login_attempts import Attempt, window_of
@@ -134,7 +135,8 @@ class FakeLoginAttemptRepository(LoginAttemptStore):
         counts = self._windows.setdefault(counter, {"total": 0})
         source_name = f"s:{attempt.source}"
         total, from_source = counts["total"], counts.get(source_name, 0)
-        if total >= attempt.per_account or from_source >= attempt.per_source:
+        full = attempt.per_account is not None and total >= attempt.per_account
+        if full or from_source >= attempt.per_source:
             return None
         counts["total"] += 1
         counts[source_name] = counts.get(source_name, 0) + 1
@@ -143,6 +145,18 @@ class FakeLoginAttemptRepository(LoginAttemptStore):
     def forget_source(self, attempt: Any) -> None:
         counts = self._windows.get(attempt.counter, {"total": 0})
         counts["total"] -= counts.pop(attempt.source_name, 0)
+
+    def is_known_source(self, email_lower: str, source: str, now: datetime) -> bool:
+        until = self._known.get((email_lower, source))
+        return until is not None and until > now
+
+    def remember_source(self, email_lower: str, source: str, until: datetime) -> None:
+        self._known[(email_lower, source)] = until
+
+    def end_windows(self, email_lower: str, now: datetime, window: timedelta) -> None:
+        from chalicelib.store.login_attempts import window_of
+
+        self._windows.pop(f"{email_lower}#{window_of(now, window)[0]}", None)
 
 
 class FakeGroupRepository:

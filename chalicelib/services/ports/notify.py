@@ -164,13 +164,18 @@ class SuppressionStore(Protocol):
 @dataclass(frozen=True)
 class Letter:
     """One email to one person as the notifier and the digest write it; the outgoing mail adds
-    the group's identity and disclaimer, and the unsubscribe link and headers when there is a URL."""
+    the group's identity and disclaimer, and the unsubscribe link and headers when there is a URL.
+
+    The text part is rendered from `html` (`text` is used only when there is no HTML). `thread`:
+    the ids of our own that tie a mail about a post or comment to it (chalicelib/mail/threads.py),
+    post first; such a mail is answerable by email when replies by email are on."""
 
     to: tuple[str, str]  # (name, address)
     subject: str
     text: str
     html: str
     unsubscribe_url: str | None = None
+    thread: tuple[str, ...] = ()
 
 
 class Mailer(Protocol):

@@ -87,14 +87,15 @@ class TakenAttempt(Protocol):
 @dataclass(frozen=True)
 class SignInAttempt:
     """An attempt to count for an account from a source address, in the fixed window `now` falls
-    in: refused when the source has had `per_source` or the account `per_account` there."""
+    in: refused when the source has had `per_source` or the account `per_account` there (None:
+    no ceiling for the account, for a source the owner signed in from)."""
 
     email_lower: str
     source: str
     now: datetime
     window: timedelta
     per_source: int
-    per_account: int
+    per_account: int | None
 
 
 class LoginAttemptStore(Protocol):
@@ -107,7 +108,7 @@ class LoginAttemptStore(Protocol):
         now: datetime,
         window: timedelta,
         per_source: int,
-        per_account: int,
+        per_account: int | None,
     ) -> TakenAttempt | None:
         attempt = SignInAttempt(email_lower, source, now, window, per_source, per_account)
         return self.take(attempt)
@@ -118,6 +119,18 @@ class LoginAttemptStore(Protocol):
         ...
 
     def forget_source(self, attempt: Any) -> None: ...
+
+    def is_known_source(self, email_lower: str, source: str, now: datetime) -> bool:
+        """Whether the account's owner signed in from `source` and that is remembered still."""
+        ...
+
+    def remember_source(self, email_lower: str, source: str, until: datetime) -> None:
+        """The owner signed in from `source`: remember it until `until`."""
+        ...
+
+    def end_windows(self, email_lower: str, now: datetime, window: timedelta) -> None:
+        """Forget every attempt on the account in the window `now` falls in (every source)."""
+        ...
 
 
 class FoundUser(Protocol):
@@ -138,7 +151,9 @@ class FoundUser(Protocol):
 class PeopleIndex(Protocol):
     def page(
         self, query_key: str, group_id: str | None, *, limit: int, after: Any | None
-    ) -> Sequence[FoundUser]: ...
+    ) -> Sequence[FoundUser] | None:
+        """The page after user `after`; None when the list does not hold `after`."""
+        ...
 
 
 # --- players and feed keys -------------------------------------------------------------------------

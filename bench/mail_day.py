@@ -1,0 +1,416 @@
+"""A simulated day of mail in: 10,000 mailboxes through the real dispatch, due index, lease,
+back-off and poll decisions, with a fake clock and a fake POP3 fleet.
+
+The day: 6,700 mails (the cost table's assumption), Poisson arrivals, a tenth of the mailboxes
+getting nine tenths of the mail; 1% of the mailboxes have a wrong password; a POP3 session takes
+0.3 to 2 s. Every 5 minutes `chalicelib.jobs.mail_poll.dispatch` Queries the due mailboxes and
+writes its SQS messages (several mailboxes each); each message runs on one of the template's
+`MaximumConcurrency` executions (infra/operations.py), which polls its mailboxes side by side
+through `poll_mailbox` (the lease, the due check, the poll, `record_poll`'s back-off and the
+administrators' email), and the mail through the real `MailIngestor` (UIDLs, parsing, the
+planner's rules, the post) opening the fake fleet where `open_pop3` opens poplib: a wrong
+password fails the login there as a real server does. The stores are the contract-tested fakes
+(tests/support/mailbox_fakes.py, tests/support/mail_fakes.py), not moto: a million polls through
+moto would take hours.
+
+Figures (seconds of the fake clock): `mail_day_polls` (POP3 sessions opened in the day),
+`mail_day_delay_p50_s`, `_p95_s`, `_max_s` (from a mail's arrival to its post, mails of the
+mailboxes that can be read), `mail_day_failed_logins_per_broken_mailbox`,
+`mail_day_concurrency` (executions needed: the busiest 5 minutes' execution-seconds over 300 s,
+rounded up), `mail_day_kms_calls` (Decrypts: each execution is a warm container that keeps a
+password it decrypted, as `chalicelib.secrets` does, and is replaced every CONTAINER_HOURS).
+
+The `reference_` figures are the fixed 5-minute rhythm before it (one message per mailbox per
+dispatch, a failed login redelivered by SQS up to 5 times, a Decrypt per poll), computed rather
+than simulated: 2.9 million polls of the same shape would only repeat the arithmetic below.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import logging
+import math
+import random
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
+from typing import Any
+
+DAY = 24 * 3600
+MAILS_PER_DAY = 6_700
+BUSY_SHARE, BUSY_MAIL_SHARE = 0.1, 0.9
+BROKEN_SHARE = 0.01
+SESSION_SECONDS = (0.3, 2.0)
+# What an invocation adds to its slowest poll: the Lambda's own start, reads and writes.
+INVOCATION_OVERHEAD_S = 0.2
+SQS_LATENCY_S = 0.1
+DISPATCH_SECONDS = 300
+# Settings were saved during the hour before the day; the day is followed by half an hour in
+# which its last mails are fetched (counted in the delays, not in the day's polls).
+WARM_UP_S, FLUSH_S = 3600, 1800
+CONTAINER_HOURS = 2
+START = datetime(2026, 11, 26, tzinfo=UTC)
+
+KEYS = (
+    "mail_day_polls",
+    "mail_day_delay_p50_s",
+    "mail_day_delay_p95_s",
+    "mail_day_delay_max_s",
+    "mail_day_failed_logins_per_broken_mailbox",
+    "mail_day_concurrency",
+    "mail_day_kms_calls",
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def at(self, seconds: float) -> None:
+        self.now = START + timedelta(seconds=seconds)
+
+
+def seconds_of(moment: datetime) -> float:
+    return (moment - START).total_seconds()
+
+
+@dataclass
+class Container:
+    """A warm execution: busy until `free_at`, keeping the passwords it decrypted."""
+
+    number: int
+    free_at: float = 0.0
+    born: float = 0.0
+    kept: dict[bytes, float] = field(default_factory=dict)
+
+
+class ContainerCipher:
+    """`chalicelib.secrets` as each container runs it: a Decrypt (counted) unless the running
+    container keeps the plaintext (KEEP_SECONDS, MAX_ENTRIES)."""
+
+    def __init__(self, inner: Any, clock: Clock) -> None:
+        from chalicelib import secrets
+
+        self.inner, self.clock = inner, clock
+        self.keep, self.max_entries = secrets.KEEP_SECONDS, secrets.MAX_ENTRIES
+        self.container: Container | None = None
+        self.kms_calls = 0
+
+    def encrypt(self, plaintext: str, context: Any) -> bytes:
+        return bytes(self.inner.encrypt(plaintext, context))
+
+    def decrypt(self, ciphertext: bytes, context: Any) -> str:
+        now = seconds_of(self.clock())
+        kept = self.container.kept if self.container is not None else {}
+        if kept.get(ciphertext, -1.0) <= now:
+            self.kms_calls += 1
+            kept[ciphertext] = now + self.keep
+            if len(kept) > self.max_entries:
+                kept.pop(next(iter(kept)))
+        return str(self.inner.decrypt(ciphertext, context))
+
+
+class Fleet:
+    """The POP3 servers at the poplib seam: each mailbox's arrivals reach its maildrop when a
+    session opens; a wrong password is refused at login as `Pop3Mailbox` refuses it."""
+
+    def __init__(self, clock: Clock, arrivals: dict[str, list[float]], broken: set[str]) -> None:
+        from tests.support.mail_fakes import FakeMaildrop
+
+        self.clock = clock
+        self.arrivals = arrivals  # scope -> arrival seconds, sorted, consumed as they arrive
+        self.broken = broken
+        self.maildrops = {scope: FakeMaildrop() for scope in arrivals}
+        self.waiting: dict[str, list[float]] = {scope: [] for scope in arrivals}
+        self.failed_logins = 0
+        self.sessions = 0
+        self.session_end = 0.0  # this session's end, set by the runner
+        self.delays: list[float] = []
+
+    def __call__(self, mailbox: Any) -> Any:
+        from chalicelib.mail.pop3 import MailboxError
+
+        self.sessions += 1
+        scope = mailbox.scope
+        now = seconds_of(self.clock())
+        pending = self.arrivals[scope]
+        while pending and pending[0] <= now:
+            arrived = pending.pop(0)
+            self.maildrops[scope].deliver(_mail(scope, arrived))
+            self.waiting[scope].append(arrived)
+        if scope in self.broken:
+            self.failed_logins += 1
+            raise MailboxError(
+                f"pop3s://{scope}@pop.example:995: log in (PASS) failed: -ERR [AUTH] failed",
+                reason="login",
+            )
+        # Every mail listed now is posted by the end of this session.
+        self.delays += [self.session_end - arrived for arrived in self.waiting[scope]]
+        self.waiting[scope] = []
+        return self.maildrops[scope](mailbox)
+
+
+def _mail(scope: str, arrived: float) -> bytes:
+    from tests.support.mail_messages import email_message
+
+    message = email_message(
+        "ann@example.org", f"News {scope} {arrived:.3f}", "A few words.", to=f"{scope}@example.org"
+    )
+    return bytes(message.as_bytes())
+
+
+def _arrivals(rng: random.Random, scopes: list[str]) -> dict[str, list[float]]:
+    busy = set(rng.sample(scopes, max(1, int(len(scopes) * BUSY_SHARE))))
+    day_mails = MAILS_PER_DAY * (DAY + FLUSH_S) / DAY
+    per_busy = day_mails * BUSY_MAIL_SHARE / len(busy)
+    per_quiet = day_mails * (1 - BUSY_MAIL_SHARE) / max(1, len(scopes) - len(busy))
+    found: dict[str, list[float]] = {}
+    for scope in scopes:
+        rate = (per_busy if scope in busy else per_quiet) / (DAY + FLUSH_S)
+        times, moment = [], 0.0
+        while True:  # a Poisson process: exponential gaps
+            moment += rng.expovariate(rate)
+            if moment >= DAY:
+                break
+            times.append(moment)
+        found[scope] = times
+    return found
+
+
+def _percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    return ordered[min(len(ordered) - 1, math.ceil(share * len(ordered)) - 1)]
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """A million polls' log lines would cost more than the polls."""
+    logger = logging.getLogger("chalicelib")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def simulate(mailboxes: int, seed: int) -> dict[str, float]:
+    from chalicelib.jobs.base import Deadline
+    from chalicelib.jobs.mail_poll import dispatch, parse_message, poll_mailbox
+    from chalicelib.schemas.connectors import MailboxSettingsUpdate
+    from chalicelib.services.mail_in import MailIngestor
+    from chalicelib.services.mail_planner import MailPlanner
+    from chalicelib.services.mailboxes import (
+        EMAIL_TO_POST,
+        MailboxDirectory,
+        MailboxSettingsService,
+    )
+    from infra.operations import MAX_CONCURRENCY
+    from tests.support.fakes import FakeUserRepository
+    from tests.support.mail_fakes import (
+        FakeCounters,
+        FakeMailComments,
+        FakeMailGroups,
+        FakeMailLog,
+        FakeMailPosts,
+        FakeOutbox,
+        add_user,
+    )
+    from tests.support.mailbox_fakes import FakeCipher, FakeLeases, FakeMailboxRepository
+
+    rng = random.Random(seed)
+    clock = Clock()
+    scopes = [f"g{n:05d}" for n in range(mailboxes)]
+    broken = set(rng.sample(scopes, max(1, round(mailboxes * BROKEN_SHARE))))
+    arrivals = _arrivals(rng, scopes)
+    day_mails = sum(1 for s in scopes if s not in broken for t in arrivals[s] if t < DAY)
+
+    store = FakeMailboxRepository()
+    cipher = ContainerCipher(FakeCipher(), clock)
+    service = MailboxSettingsService(store, cipher, clock, max_wait=timedelta(minutes=15))
+    directory = MailboxDirectory(service)
+    leases = FakeLeases()
+    fleet = Fleet(clock, arrivals, broken)
+
+    permissions = {
+        "post": ["member", "moderator", "administrator"],
+        "comment": ["member", "moderator", "administrator"],
+        "commentWithoutApproval": ["member", "moderator", "administrator"],
+    }
+    root = SimpleNamespace(id="root", slug="root", parent_id=None, access="public",
+                           permissions=permissions, name="Home")  # fmt: skip
+    groups = [
+        SimpleNamespace(
+            id=s, slug=s, parent_id="root", access="public", permissions=permissions, name=s
+        )  # fmt: skip
+        for s in scopes
+    ]
+    users = FakeUserRepository()
+    add_user(users, "ann", {s: "member" for s in scopes})
+    posts = FakeMailPosts()
+    group_store = FakeMailGroups(root, *groups)
+    ingestor = MailIngestor(
+        planner=MailPlanner(
+            users=users,
+            groups=group_store,
+            posts=posts,
+            comments=FakeMailComments(),
+            base_url="https://community.example",
+        ),
+        posts=posts,
+        comments=FakeMailComments(),
+        counters=FakeCounters(),
+        mail=FakeMailLog(),
+        outbox=FakeOutbox(),
+        clock=clock,
+        open_mailbox=fleet,
+        workers=1,
+    )
+
+    # Saved during the hour before the day (due 5 minutes after each save).
+    for scope in scopes:
+        clock.at(-WARM_UP_S + rng.random() * WARM_UP_S)
+        update = MailboxSettingsUpdate.model_validate(
+            {
+                "serverName": "pop.example",
+                "serverPort": 995,
+                "serverUsername": scope,
+                "serverPassword": "right" if scope not in broken else "wrong",
+                "isEnabled": True,
+                "isSSL": True,
+                "deleteProcessed": True,
+            }  # fmt: skip
+        )
+        service._save(scope, EMAIL_TO_POST, update, "ann")
+
+    cap = MAX_CONCURRENCY["prod"]["PollMailbox"]
+    containers = [Container(number) for number in range(cap)]
+    free: list[tuple[float, int]] = [(0.0, c.number) for c in containers]
+    day_polls = 0
+    busiest = 0.0  # execution-seconds of the busiest dispatch interval
+    failed_logins_in_day = 0
+    deadline = Deadline.unbounded()
+
+    tick = -WARM_UP_S + DISPATCH_SECONDS
+    while tick <= DAY + FLUSH_S:
+        clock.at(tick)
+        bodies: list[str] = []
+        dispatch(source=directory, now=clock(), send=bodies.extend)
+        executed = 0.0
+        for body in bodies:
+            keys, due_by, _ = parse_message(body)
+            ready_at = tick + SQS_LATENCY_S
+            free_at, number = heapq.heappop(free)
+            start = max(ready_at, free_at)
+            container = containers[number]
+            if start - container.born > CONTAINER_HOURS * 3600:
+                container.kept, container.born = {}, start  # recycled by Lambda
+            cipher.container = container
+            slowest = 0.0
+            for key in keys:
+                session = rng.uniform(*SESSION_SECONDS)
+                slowest = max(slowest, session)
+                clock.at(start)
+                fleet.session_end = start + session
+                before_sessions, before_failed = fleet.sessions, fleet.failed_logins
+                poll_mailbox(
+                    key,
+                    deadline,
+                    source=directory,
+                    ingestor=ingestor,
+                    leases=leases,
+                    clock=clock,
+                    due_by=due_by,
+                )
+                if 0 <= start < DAY:
+                    day_polls += fleet.sessions - before_sessions
+                    failed_logins_in_day += fleet.failed_logins - before_failed
+            duration = slowest + INVOCATION_OVERHEAD_S
+            heapq.heappush(free, (start + duration, number))
+            executed += duration
+        if 0 <= tick < DAY:
+            busiest = max(busiest, executed)
+        tick += DISPATCH_SECONDS
+
+    posted = len(posts.rows)
+    if posted < day_mails:
+        raise AssertionError(f"mail lost: {day_mails} arrived, {posted} posted")
+    return {
+        "mail_day_polls": float(day_polls),
+        "mail_day_delay_p50_s": _percentile(fleet.delays, 0.50),
+        "mail_day_delay_p95_s": _percentile(fleet.delays, 0.95),
+        "mail_day_delay_max_s": max(fleet.delays, default=0.0),
+        "mail_day_failed_logins_per_broken_mailbox": failed_logins_in_day / len(broken),
+        "mail_day_concurrency": float(math.ceil(busiest / DISPATCH_SECONDS)),
+        "mail_day_kms_calls": float(cipher.kms_calls),
+    }
+
+
+def reference(mailboxes: int) -> dict[str, float]:
+    """The fixed 5-minute rhythm: every enabled mailbox, one SQS message each, every dispatch.
+
+    A mail waits for the next dispatch (uniform over 5 minutes) and its session; a wrong
+    password fails its message, which SQS delivers again up to 5 times (visibility 30 minutes):
+    every dispatch's message fails 5 times, 1,440 logins a day. Each poll decrypts its password.
+    """
+    low, high = SESSION_SECONDS
+    mean_session = (low + high) / 2
+    dispatches = DAY // DISPATCH_SECONDS
+    broken = max(1, round(mailboxes * BROKEN_SHARE))
+    polls = mailboxes * dispatches + broken * dispatches * 4  # the redeliveries
+    # Delay = U(0, 300) + U(low, high): quantiles of the sum of two uniforms.
+    return {
+        "mail_day_polls": float(polls),
+        "mail_day_delay_p50_s": DISPATCH_SECONDS / 2 + mean_session,
+        "mail_day_delay_p95_s": _uniform_sum_quantile(0.95, DISPATCH_SECONDS, low, high),
+        "mail_day_delay_max_s": DISPATCH_SECONDS + high,
+        "mail_day_failed_logins_per_broken_mailbox": float(dispatches * 5),
+        "mail_day_concurrency": float(
+            math.ceil(mailboxes * (mean_session + INVOCATION_OVERHEAD_S) / DISPATCH_SECONDS)
+        ),
+        "mail_day_kms_calls": float(polls),
+    }
+
+
+def _uniform_sum_quantile(share: float, wait: float, low: float, high: float) -> float:
+    """The `share` quantile of U(0, wait) + U(low, high) (wait much longer than high - low)."""
+    width = high - low
+    tail = 1 - share
+    # Above wait + low the density falls linearly: P(X > x) = (wait + high - x)**2 / (2 w width).
+    edge = width / (2 * wait)
+    if tail <= edge:
+        return wait + high - math.sqrt(2 * wait * width * tail)
+    return share * wait + low + width / 2  # the flat middle: U(0, wait) shifted by the mean
+
+
+def run(mailboxes: int = 10_000, seed: int = 34) -> dict[str, float]:
+    """The simulated day's figures and the fixed 5-minute reference's, `reference_` before
+    each name."""
+    with _quiet():
+        figures = simulate(mailboxes, seed)
+    figures.update({f"reference_{k}": v for k, v in reference(mailboxes).items()})
+    return figures
+
+
+def main() -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.mail_day", description=__doc__)
+    parser.add_argument("--mailboxes", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=34)
+    args = parser.parse_args()
+    print(json.dumps(run(args.mailboxes, args.seed), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

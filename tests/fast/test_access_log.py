@@ -1,0 +1,56 @@
+"""`make run`'s access log (chalicelib/local.py): a feed key in a URL is never written."""
+
+from __future__ import annotations
+
+import io
+from http.server import BaseHTTPRequestHandler
+
+import pytest
+
+from chalicelib.local import RedactedAccessLog, redact_secrets
+
+pytestmark = pytest.mark.fast
+
+KEY = "Zk3q_9bW0s-ExampleFeedKeyThatIsLongEnough1234"
+
+
+class Handler(RedactedAccessLog, BaseHTTPRequestHandler):
+    """The local server's handler's log, without a socket: what it writes goes to `written`."""
+
+    def __init__(self, requestline: str) -> None:  # no socket, no request to handle
+        self.requestline = requestline
+        self.request_version = "HTTP/1.1"
+        self.command = "GET"
+        self.client_address = ("127.0.0.1", 50000)
+        self.written = io.StringIO()
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        import contextlib
+
+        with contextlib.redirect_stderr(self.written):
+            super().log_message(format, *args)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"/api/v1/en_US/feed/g1/events.ics?key={KEY}",
+        f"/api/v1/en_US/feed/g1?KEY={KEY}&x=1",
+        f"/api/v1/en_US/feed/g1?x=1&key={KEY}",
+    ],
+)
+def test_the_access_line_of_a_feed_read_by_key_shows_no_key(path):
+    handler = Handler(f"GET {path} HTTP/1.1")
+
+    handler.log_request(200, 512)
+    handler.log_error("code %d, message %s", 400, f"Bad request ({path!r})")
+
+    written = handler.written.getvalue()
+    assert KEY not in written
+    assert written.count("=[redacted]") == 2 and '" 200 512' in written
+
+
+def test_other_query_values_are_kept():
+    assert redact_secrets("GET /x?offset=5&pageSize=10&monkey=1 HTTP/1.1") == (
+        "GET /x?offset=5&pageSize=10&monkey=1 HTTP/1.1"
+    )

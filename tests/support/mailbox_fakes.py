@@ -1,0 +1,199 @@
+"""In-memory stand-ins for the mailbox store and the secrets cipher, held to the real ones by
+tests/store/test_mailbox_store_contract.py (the same scenarios against moto and against these).
+
+The fake keeps the store's own record class (`MailboxRecord`, never saved) and derives the due
+index's keys with the store's own `due_index_values`, so the due order is the store's.
+"""
+
+from __future__ import annotations
+
+import bisect
+import copy
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from chalicelib.store.base import sort_moment
+from chalicelib.store.connectors import FAILING, MailboxRecord, due_index_values
+
+
+def _copy(record: MailboxRecord) -> MailboxRecord:
+    """A copy, as a read from DynamoDB is: changing it changes nothing stored (and cheaper
+    than deepcopy, for the simulated day's million reads)."""
+    made = copy.copy(record)
+    made.attribute_values = dict(record.attribute_values)
+    return made
+
+
+class FakeMailboxRepository:
+    """store/connectors.py `MailboxRepository` in memory; `events` are the outbox items its
+    writes carried, `reads` counts the due index items read (a Query's items)."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, MailboxRecord] = {}
+        # (due_key, scope) of every enabled mailbox, sorted: the due index.
+        self._due: list[tuple[str, str]] = []
+        self.events: list[Any] = []
+        self.reads = 0
+
+    # --- the due index ---------------------------------------------------------------------------
+
+    def _unindex(self, record: MailboxRecord) -> None:
+        if record.due_key:
+            position = bisect.bisect_left(self._due, (record.due_key, record.scope))
+            if position < len(self._due) and self._due[position] == (
+                record.due_key,
+                record.scope,
+            ):
+                del self._due[position]
+
+    def _index(self, record: MailboxRecord) -> None:
+        if record.due_key and record.enabled_kind:
+            bisect.insort(self._due, (record.due_key, record.scope))
+
+    def _set_due(self, record: MailboxRecord, when: datetime) -> None:
+        self._unindex(record)
+        values = due_index_values(record.scope, when)
+        record.next_poll_on = when
+        record.due_shard, record.due_key = values["due_shard"], values["due_key"]
+        self._index(record)
+
+    # --- the repository --------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        pass
+
+    def get(self, scope: str) -> MailboxRecord | None:
+        found = self._records.get(scope)
+        return _copy(found) if found is not None else None
+
+    def save_settings(
+        self, scope: str, kind: str, values: dict[str, Any], next_poll_on: datetime | None = None
+    ) -> MailboxRecord:
+        record = self._records.get(scope) or MailboxRecord(scope)
+        record.kind = kind
+        for name, value in values.items():
+            if name == "password" and value is None:
+                continue
+            setattr(record, name, value)
+        record.empty_polls, record.poll_failures, record.failing = 0, 0, None
+        self._unindex(record)
+        if values.get("is_enabled") and next_poll_on is not None:
+            record.enabled_kind = kind
+            self._records[scope] = record
+            self._set_due(record, next_poll_on)
+        else:
+            record.enabled_kind = None
+            record.next_poll_on = record.due_shard = record.due_key = None
+        self._records[scope] = record
+        return _copy(record)
+
+    def poll_due_at(self, scope: str, when: datetime) -> MailboxRecord | None:
+        record = self._records.get(scope)
+        if record is None or not record.enabled_kind:
+            return None
+        self._set_due(record, when)
+        record.empty_polls = 0
+        return _copy(record)
+
+    def record_poll(
+        self,
+        scope: str,
+        when: datetime,
+        *,
+        next_poll_on: datetime,
+        empty_polls: int,
+        failures: int,
+        error: str | None = None,
+        events: Sequence[Any] = (),
+    ) -> bool:
+        record = self._records.get(scope)
+        if record is None or not record.enabled_kind:
+            if record is not None:
+                if error is None:
+                    self.record_last_processed(scope, when)
+                else:
+                    self.record_poll_failed(scope, when, error)
+            return False
+        self._set_due(record, next_poll_on)
+        record.empty_polls, record.poll_failures = empty_polls, failures
+        record.failing = FAILING if failures else None
+        if error is None:
+            record.last_processed = when
+            record.last_error = record.last_error_on = None
+        else:
+            record.last_error, record.last_error_on = error, when
+        self.events.extend(events)
+        return True
+
+    def record_last_processed(self, scope: str, when: datetime) -> bool:
+        record = self._records.get(scope)
+        if record is None:
+            return False
+        record.last_processed = when
+        record.last_error = record.last_error_on = None
+        return True
+
+    def record_poll_failed(self, scope: str, when: datetime, message: str) -> bool:
+        record = self._records.get(scope)
+        if record is None:
+            return False
+        record.last_error, record.last_error_on = message, when
+        return True
+
+    def enabled(self, kind: str) -> Iterator[MailboxRecord]:
+        for scope in sorted(self._records):
+            record = self._records[scope]
+            if record.enabled_kind == kind:
+                yield _copy(record)
+
+    def due_scopes(self, horizon: datetime) -> Iterator[str]:
+        upper = f"{sort_moment(horizon)}#~"
+        end = bisect.bisect_right(self._due, (upper, "\uffff"))
+        found = [scope for _, scope in self._due[:end]]
+        self.reads += len(found)
+        return iter(found)
+
+    def count_enabled(self) -> int:
+        return len(self._due)
+
+    def count_failing(self) -> int:
+        return sum(1 for r in self._records.values() if r.enabled_kind and r.failing)
+
+
+class FakeCipher:
+    """KMS as `chalicelib.secrets` uses it, without the warm container's memory: `decrypts`
+    counts the calls a container without that memory would make."""
+
+    def __init__(self) -> None:
+        self.decrypts = 0
+
+    def encrypt(self, plaintext: str, context: Mapping[str, str]) -> bytes:
+        scope = dict(context).get("agora:scope", "")
+        return f"{scope}\x00{plaintext}".encode()
+
+    def decrypt(self, ciphertext: bytes, context: Mapping[str, str]) -> str:
+        self.decrypts += 1
+        scope, _, plaintext = bytes(ciphertext).decode().partition("\x00")
+        if scope != dict(context).get("agora:scope", ""):
+            raise ValueError("InvalidCiphertextException: the context does not match")
+        return plaintext
+
+
+class FakeLeases:
+    """store/mail.py's leases in memory: a conditional put with an expiry."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, tuple[str, datetime]] = {}
+
+    def acquire_lease(self, mailbox: str, owner: str, now: datetime, until: datetime) -> bool:
+        held = self.held.get(mailbox)
+        if held is not None and held[0] != owner and held[1] >= now:
+            return False
+        self.held[mailbox] = (owner, until)
+        return True
+
+    def release_lease(self, mailbox: str, owner: str) -> None:
+        held = self.held.get(mailbox)
+        if held is not None and held[0] == owner:
+            del self.held[mailbox]
