@@ -133,9 +133,9 @@ FUNCTIONS: dict[str, Needs] = {
     # Brings stored items to the current shape (store/migrations.py): reads the migrated tables
     # by pages and keeps its record in counters.
     "migrate": Needs(
-        scans=("mail", "posts", "users"),
+        scans=("groups", "mail", "mailboxes", "posts", "users"),
         reads=("comments",),
-        writes=("counters", "mail", "posts", "user-search"),
+        writes=("counters", "groups", "mail", "mailboxes", "posts", "user-search"),
     ),
     # Bounces and complaints: it suppresses addresses, and nothing else (never sends mail).
     "ses-feedback": Needs(writes=("email-suppressions",), triggered_by="feedback_queue"),

@@ -67,7 +67,7 @@ def test_deploy_invokes_migrate_until_done_and_prints_each_line(stack, client, c
         "(mail log entries listed by ?status=)"
     )
     assert any(line.startswith("agora-dev: migrate: people-search-index: waits") for line in out)
-    assert out[-1].startswith("agora-dev: migrate: post-comments-count: done")
+    assert out[-1].startswith("agora-dev: migrate: group-name-index: done")
 
 
 def test_a_failed_migrate_stops_deploy_with_one_line(stack):

@@ -216,8 +216,71 @@ def _recount_comments(records: list[Any]) -> int:
     return changed
 
 
+def _schedule_mailboxes(records: list[Any]) -> int:
+    """Enabled mailboxes saved before the due index (polls follow the mail) have none of its
+    keys, so the schedule would never poll them again: each is due now, its streaks at 0, unless
+    a writer scheduled or disabled it meanwhile."""
+    from chalicelib.clock import utc_now
+    from chalicelib.store.connectors import MailboxRecord, due_index_values
+
+    now = utc_now()
+    changed = 0
+    for mailbox in records:
+        keys = due_index_values(mailbox.scope, now)
+        changed += conditionally(
+            functools.partial(
+                mailbox.update,
+                actions=[
+                    MailboxRecord.next_poll_on.set(now),
+                    MailboxRecord.due_shard.set(keys["due_shard"]),
+                    MailboxRecord.due_key.set(keys["due_key"]),
+                    MailboxRecord.empty_polls.set(MailboxRecord.empty_polls | 0),
+                    MailboxRecord.poll_failures.set(MailboxRecord.poll_failures | 0),
+                ],
+                condition=_mailboxes_unscheduled(),
+            )
+        )
+    return changed
+
+
+def _mailboxes_unscheduled() -> Any:
+    from chalicelib.store.connectors import MailboxRecord
+
+    return MailboxRecord.enabled_kind.exists() & MailboxRecord.due_key.does_not_exist()
+
+
+def _list_groups_by_name(records: list[Any]) -> int:
+    """Groups stored before the group list's by-name index have none of its keys, so the list
+    would not show them: set them as every writer of a group now does, unless the group was
+    renamed meanwhile (its writer set them)."""
+    from chalicelib.store.groups import LISTED, GroupRecord, GroupRepository, name_key_of
+
+    changed = 0
+    for group in records:
+        changed += conditionally(
+            functools.partial(
+                group.update,
+                actions=[
+                    GroupRecord.listing.set(LISTED),
+                    GroupRecord.name_key.set(name_key_of(group.name, group.id)),
+                ],
+                condition=(GroupRecord.name == group.name) & GroupRecord.name_key.does_not_exist(),
+            )
+        )
+    GroupRepository.forget_cache()
+    return changed
+
+
+def _groups_unlisted() -> Any:
+    from chalicelib.store.groups import GroupRecord
+
+    return GroupRecord.name_key.does_not_exist()
+
+
 def migrations() -> list[Migration]:
     """Every migration, in the order they run (a new one goes at the end)."""
+    from chalicelib.store.connectors import MailboxRecord
+    from chalicelib.store.groups import GroupRecord
     from chalicelib.store.mail import MailRecord
     from chalicelib.store.posts import PostRecord
     from chalicelib.store.users import UserRecord
@@ -241,5 +304,19 @@ def migrations() -> list[Migration]:
             "every post's commentsCount counted from its comments",
             PostRecord,
             _recount_comments,
+        ),
+        Migration(
+            "mailbox-due-index",
+            "every enabled mailbox scheduled",
+            MailboxRecord,
+            _schedule_mailboxes,
+            _mailboxes_unscheduled,
+        ),
+        Migration(
+            "group-name-index",
+            "every group in the group list",
+            GroupRecord,
+            _list_groups_by_name,
+            _groups_unlisted,
         ),
     ]

@@ -185,6 +185,8 @@ def test_the_cli_prints_what_each_migration_did(aws, capsys):
         "mail-log-status-index: already done",
         "people-search-index: already done",
         "post-comments-count: already done",
+        "mailbox-due-index: already done",
+        "group-name-index: already done",
     ]
 
 
@@ -218,3 +220,27 @@ def test_posts_from_before_comments_count_count_their_comments_after_migrate(api
     for post in (never_counted, counted_from_zero):
         status, body = api.get(f"/api/v1/en_US/post/{post}", root)
         assert status == 200 and body["object"]["commentsCount"] == 3, body
+
+
+def test_a_mailbox_disabled_meanwhile_is_not_scheduled_by_the_migration(aws):
+    from chalicelib.clock import utc_now
+    from chalicelib.store import migrations
+    from chalicelib.store.connectors import MailboxRecord, MailboxRepository
+
+    mailboxes = MailboxRepository()
+    for scope in ("g1", "g2"):
+        mailboxes.save_settings(scope, "emailToPost", {"is_enabled": True}, next_poll_on=utc_now())
+        MailboxRecord(scope).update(  # as saved before the due index
+            actions=[
+                MailboxRecord.due_shard.remove(),
+                MailboxRecord.due_key.remove(),
+                MailboxRecord.next_poll_on.remove(),
+            ]
+        )
+    stale = [mailboxes.get("g1"), mailboxes.get("g2")]
+    mailboxes.save_settings("g2", "emailToPost", {"is_enabled": False})
+
+    schedule = next(m for m in migrations.migrations() if m.name == "mailbox-due-index")
+    assert schedule.bring(stale) == 1
+    assert list(mailboxes.due_scopes(utc_now())) == ["g1"]
+    assert schedule.bring(stale) == 0  # twice changes nothing

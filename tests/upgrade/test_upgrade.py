@@ -1,8 +1,8 @@
 """Data written by the previous release works after an upgrade (CONTRACT §3): its items, as it
 stored them (`items-<commit>.json`, written by that release's own code: tests/upgrade/regenerate.py),
 are put into the current tables, `migrate` runs, and every read answers what that release answered
-(`answers-<commit>.json`), every mail log filter lists all of its entries, and every enabled
-mailbox is scheduled."""
+(`answers-<commit>.json`), every mail log filter lists all of its entries, every enabled mailbox
+is scheduled, every user is found and every group listed."""
 
 from __future__ import annotations
 
@@ -145,13 +145,22 @@ def test_every_user_of_the_previous_release_is_found_by_the_people_search(api, u
 
 
 def test_every_enabled_mailbox_of_the_previous_release_is_scheduled(upgraded):
+    from chalicelib.clock import utc_now
     from chalicelib.store.connectors import MailboxRepository
 
     items, _ = upgraded
     enabled = {i["scope"]["S"] for i in items["mailboxes"] if i["is_enabled"]["BOOL"]}
     assert len(enabled) == 3
-    repository = MailboxRepository()
-    scheduled = {
-        m.scope for kind in ("emailToPost", "emailToComment") for m in repository.enabled(kind)
-    }
-    assert scheduled == enabled
+    assert not any("due_key" in i for i in items["mailboxes"])  # saved before the due index
+    # What the 5-minute dispatch polls: every one of them, due now.
+    assert set(MailboxRepository().due_scopes(utc_now())) == enabled
+
+
+def test_every_group_of_the_previous_release_is_in_the_group_list(api, upgraded):
+    items, _ = upgraded
+    status, body = api.get("/api/v1/en_US/group/list?pageSize=100", ANN)
+    assert status == 200, body
+    listed = [g["id"] for g in body["object"]["groups"]]
+    assert sorted(listed) == sorted(i["id"]["S"] for i in items["groups"])
+    names = [g["name"].lower() for g in body["object"]["groups"]]
+    assert names == sorted(names)
