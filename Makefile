@@ -47,15 +47,20 @@ test: $(STAMP) dovecot spamassassin chromium $(NODE_STAMP)
 	@# lint and the package check mostly wait on files and processes: they run beside the suite,
 	@# their output kept in build/ and shown when they end. Every part runs to its end; make
 	@# fails when any part failed, and says which.
-	@$(MAKE) --no-print-directory lint >build/lint.log 2>&1 & lint=$$!; \
+	@# A run where every part passed writes the suite's size and its time into README
+	@# (bench/figures.py), so the README says what the last good run measured.
+	@started=$$(date +%s); \
+	$(MAKE) --no-print-directory lint >build/lint.log 2>&1 & lint=$$!; \
 	$(MAKE) --no-print-directory $(PACKAGE_CHECKED) >build/package.log 2>&1 & package=$$!; \
-	PYTHONPATH=. $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup; tests=$$?; \
+	PYTHONPATH=. $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --junitxml=build/junit.xml; tests=$$?; \
 	wait $$lint; linted=$$?; wait $$package; packaged=$$?; \
 	echo "--- make lint (build/lint.log)"; cat build/lint.log; \
 	echo "--- make package + cfn-lint (build/package.log)"; tail -n 20 build/package.log; \
 	failed=""; [ $$tests = 0 ] || failed="$$failed pytest"; [ $$linted = 0 ] || failed="$$failed lint"; \
 	[ $$packaged = 0 ] || failed="$$failed package"; \
-	if [ -n "$$failed" ]; then echo "make test: failed:$$failed"; exit 1; fi
+	if [ -n "$$failed" ]; then echo "make test: failed:$$failed"; exit 1; fi; \
+	PYTHONPATH=. $(BIN)/python -m bench.figures tests build/junit.xml $$(( $$(date +%s) - started )) \
+	  --workers $(TEST_WORKERS)
 
 ## bench: bench/results.json and README's Benchmarks table, in under 10 minutes (wrk installed when missing)
 bench: $(STAMP) dovecot
@@ -108,6 +113,9 @@ package: $(STAMP)
 	  --arch $(ARCH) --stage $(STAGE) --merge-template infra/$(STAGE).yaml build/package
 	PYTHONPATH=. $(BIN)/python -m infra.slim_package build/package/deployment.zip
 	$(BIN)/cfn-lint build/package/sam.yaml
+	@# README's package size is this zip's (bench/figures.py), for the architecture it names.
+	[ "$(ARCH)" != x86_64 ] || PYTHONPATH=. $(BIN)/python -m bench.figures package \
+	  build/package/deployment.zip --arch $(ARCH)
 
 # What the package is made of: `make test` packages and runs cfn-lint again only when one of
 # these is newer than its last successful check (a fresh clone has no build/: it always does).

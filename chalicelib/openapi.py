@@ -30,7 +30,7 @@ ERROR_STATUSES = {
     "400": (
         "Validation failure (one error per field), a body that is not JSON, a name or id that"
         " another record already has (a player's `name` and `id`, a profile section's `name`), or an"
-        " `offset` that names no item of the list (CONTRACT §7)"
+        " `offset` that names no item of the list"
     ),
     "401": "No token, or a bad or expired one",
     "403": "The caller lacks the privilege",

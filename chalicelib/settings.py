@@ -63,6 +63,9 @@ class Settings(BaseModel):
     # Origins allowed to call the API from a browser, comma-separated; empty: same origin only.
     cors_origins: str = ""
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # `json` or `text` log lines on stderr; unset: JSON, except a CLI command's plain text
+    # (chalicelib.logs). Lambda's stay JSON unless this says otherwise.
+    log_format: Literal["json", "text"] | None = None
     # How long a warm container keeps users (with their memberships) and groups; 0: not at all.
     # A privilege change made elsewhere takes effect within this time (chalicelib.store.cache).
     cache_seconds: float = Field(default=30.0, ge=0)
@@ -134,6 +137,13 @@ class Settings(BaseModel):
     @classmethod
     def _upper(cls, value: object) -> object:
         return value.strip().upper() if isinstance(value, str) else value
+
+    @field_validator("log_format", mode="before")
+    @classmethod
+    def _lower(cls, value: object) -> object:
+        if isinstance(value, str):
+            return value.strip().lower() or None
+        return value
 
     @property
     def allowed_origins(self) -> frozenset[str]:

@@ -196,7 +196,9 @@ def transact(connection: Any, fill: Callable[[TransactWrite], None]) -> None:
 def sort_moment(moment: datetime) -> str:
     """Fixed-width UTC text, so that string order is time order (isoformat drops zero
     microseconds, so its strings are not all the same width)."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # The year padded here: strftime writes year 1 as "1" on Linux (bugs.python.org/issue13305).
+    utc = moment.astimezone(UTC)
+    return f"{utc.year:04d}-" + utc.strftime("%m-%dT%H:%M:%S.%fZ")
 
 
 def moment_key(moment: datetime, item_id: object) -> str:

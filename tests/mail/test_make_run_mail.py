@@ -165,22 +165,33 @@ def test_replies_to_a_notification_from_thunderbird_and_gmail_become_comments_on
         time.sleep(0 if notification else 1)
     assert notification is not None, "mia got no instant email of the post"
 
-    mia = "Mia <mia@agora.example>"
-    replies_box.deliver(thunderbird_reply(notification, mia, "Two sage cuttings for me!", "x@y"))
-    replies_box.deliver(gmail_reply(notification, mia, "And a fuchsia, please.", "x@y"))
-    polled = cli(running, "poll-mail")
-    assert polled.returncode == 0, polled.stdout + polled.stderr
-    assert "comment#system: seen 2, posted 0, commented 2," in polled.stdout, polled.stdout
-
     status, body = running.request(
         "GET", f"/api/v1/en_US/post/list/{GARDENING}?pageSize=5", headers=auth
     )
     assert status == 200, body
     [post] = [p for p in body["object"]["posts"] if p["title"] == title]
+    # The CLI sent it with make run's printed address: its links and ids name this site.
+    site = running.printed["AGORA_BASE_URL"]
+    assert post["url"].startswith(f"{site}/gardening/")
+    assert str(notification["List-Unsubscribe"]).startswith(f"<{site}/api/v1/en_US/unsubscribe?")
+    assert str(notification["References"]) == f"<post.{post['id']}@localhost>"
+
+    mia = "Mia <mia@agora.example>"
+    replies_box.deliver(thunderbird_reply(notification, mia, "Two sage cuttings for me!", "x@y"))
+    replies_box.deliver(gmail_reply(notification, mia, "And a fuchsia, please.", "x@y"))
+    # A new mail naming the permalink in its subject, as before replies by email.
+    replies_box.deliver(mail("mia@agora.example", f"Re: {post['url']}", "Rosemary too?"))
+    polled = cli(running, "poll-mail")
+    assert polled.returncode == 0, polled.stdout + polled.stderr
+    assert "comment#system: seen 3, posted 0, commented 3," in polled.stdout, polled.stdout
+
     status, body = running.request("GET", f"/api/v1/en_US/post/{post['id']}/comments", headers=auth)
     assert status == 200, body
-    contents = [c["content"] for c in body["object"]["comments"]]
-    assert contents == ["<p>Two sage cuttings for me!</p>", "<p>And a fuchsia, please.</p>"]
+    assert sorted(c["content"] for c in body["object"]["comments"]) == [
+        "<p>And a fuchsia, please.</p>",
+        "<p>Rosemary too?</p>",
+        "<p>Two sage cuttings for me!</p>",
+    ]
 
 
 PHOTOGRAPHY = next(g["id"] for g in DEMO["groups"] if g["slug"] == "photography")

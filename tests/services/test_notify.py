@@ -121,6 +121,37 @@ def test_mailed_post_notifies_each_subscriber_once_and_never_the_author(world, m
     assert alerts_of(c.ann) == [] and alerts_of(c.group_fan) == []
 
 
+def test_with_replies_by_email_instant_mail_answers_to_the_comment_mailbox(
+    world, kms_key, private_mail_hosts
+):
+    """The email-to-comment mailbox's emailAddress set (and the mailbox enabled): the instant
+    email's Reply-To is that address, the group's own address is in its footer."""
+    from chalicelib.schemas.connectors import MailboxSettingsUpdate
+
+    if "email_address" not in MailboxSettingsUpdate.model_fields:
+        pytest.skip("the mailbox settings take emailAddress with the mail-at-scale branch")
+    settings = {
+        "serverName": "127.0.0.1",
+        "serverPort": 110,
+        "serverUsername": "comments",
+        "serverPassword": "secret",
+        "isEnabled": True,
+        "isSSL": False,
+        "deleteProcessed": False,
+        "emailAddress": "comments@community.example",
+    }
+    deps.mailbox_settings_service().update_email_to_comment(
+        MailboxSettingsUpdate.model_validate(settings), world.ann
+    )
+    subscribe(world.group_fan, "group", world.garden, 1, email=INSTANT)
+    deps.domain_events().publish(PostCreated(world.hello, world.garden, world.ann))
+    drain()
+    [message] = sent_mail()
+    assert message["Reply-To"].addresses[0].addr_spec == "comments@community.example"
+    assert "To write to the group instead: garden@community.example" in text_of(message)
+    assert str(message["References"]) == f"<post.{world.hello}@community.example>"
+
+
 def test_our_notification_mailed_back_into_a_connector_is_ignored(world):
     from chalicelib.mail.parse import parse_mail
 
