@@ -385,13 +385,7 @@ def migrate(_args: argparse.Namespace) -> int:
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.migrate import run_migrations
 
-    progress = Progress()
-    try:
-        report = run_migrations(Deadline.unbounded(), on_progress=progress.show)
-    finally:
-        progress.done()
-    for line in report.lines:
-        print(line)
+    print("\n".join(run_migrations(Deadline.unbounded()).lines))
     return 0
 
 
@@ -448,11 +442,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "poll-mail": (poll_mail, "run the mail job once"),
     "purge-comments": (purge_comments, "run the monthly comment purge once"),
     "send-digests": (send_digests, "run the daily digest job once"),
-    "migrate": (
-        migrate,
-        "bring every stored item to the shape this version writes (resumable; a second run "
-        "changes nothing)",
-    ),
+    "migrate": (migrate, "bring every stored item to the shape this version writes"),
     "create-admin": (
         create_admin,
         "create or promote a root group administrator (or of --group-id), named --alias; "

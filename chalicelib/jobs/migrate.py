@@ -6,7 +6,6 @@ The same function runs from the CLI, from `make run`'s start and, after each sta
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,17 +22,11 @@ class MigrationReport:
         return {"done": self.done, "lines": self.lines}
 
 
-def run_migrations(
-    deadline: Deadline, on_progress: Callable[[str], None] | None = None
-) -> MigrationReport:
+def run_migrations(deadline: Deadline) -> MigrationReport:
     from chalicelib.store import migrations
 
-    outcomes = migrations.run(
-        migrations.migrations(),
-        deadline.expired,
-        on_page=(lambda outcome: on_progress(outcome.line())) if on_progress else None,
-    )
     everything = migrations.migrations()
+    outcomes = migrations.run(everything, deadline.expired)
     ran = {o.name for o in outcomes}
     lines = [o.line() for o in outcomes]
     # Those after a migration the deadline stopped: not started in this run.
