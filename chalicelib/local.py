@@ -78,7 +78,16 @@ def restore_data(snapshot: Any) -> bool:
 
 def load_export(path: Path) -> None:
     """The community export of a snapshot this moto cannot read, into the new (empty) store."""
-    report = deps.fixture_service().load(json.loads(path.read_text(encoding="utf-8")))
+    from chalicelib.services.fixture import FixtureInvalid
+
+    try:
+        report = deps.fixture_service().load(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, FixtureInvalid) as error:
+        first = error.errors[0] if isinstance(error, FixtureInvalid) and error.errors else error
+        raise SystemExit(
+            f"make run: {path} cannot be loaded ({first}); fix it, or start again "
+            "from the demo with make run RESET=1"
+        ) from None
     print(f"data: loaded from {path}: " + ", ".join(f"{n} {k}" for k, n in report.counts.items()))
 
 

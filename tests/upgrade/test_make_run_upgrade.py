@@ -11,6 +11,7 @@ import pickle
 import shutil
 import signal
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -107,11 +108,8 @@ def test_the_previous_releases_data_folder_opens_migrated_and_falls_back_to_its_
         stop(again)
 
 
-@pytest.mark.slow
-def test_an_unreadable_snapshot_without_an_export_stops_with_the_way_back(tmp_path):
-    folder = tmp_path / "data"
-    folder.mkdir()
-    (folder / "embedded-aws.pickle").write_bytes(b"\x80\x05not a pickle of this moto")
+def start_on(folder: Path) -> subprocess.CompletedProcess[str]:
+    """make run on `folder`, to its end (it stops before serving here)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGORA_", "AWS_"))}
     env |= {
         "AGORA_DATA_DIR": str(folder),
@@ -119,9 +117,30 @@ def test_an_unreadable_snapshot_without_an_export_stops_with_the_way_back(tmp_pa
         "AGORA_AWS_PORT": str(free_port()),
         "PYTHONPATH": str(HERE.parent.parent),
     }
-    result = run_module("chalicelib.local", env=env)
+    return run_module("chalicelib.local", env=env)
+
+
+@pytest.mark.slow
+def test_an_unreadable_snapshot_without_an_export_stops_with_the_way_back(tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "embedded-aws.pickle").write_bytes(b"\x80\x05not a pickle of this moto")
+    result = start_on(folder)
     assert result.returncode == 2
     [line] = result.stderr.strip().splitlines()
     assert line.startswith(f"make run: the data in {folder} was saved by another version")
     assert "`python -m chalicelib.cli export FILE`" in line and "make run RESET=1" in line
     assert (folder / "embedded-aws.pickle").exists()  # kept for the previous release to export
+
+
+@pytest.mark.slow
+def test_an_export_that_cannot_be_loaded_stops_make_run_with_one_line(tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "embedded-aws.pickle").write_bytes(pickle.dumps((1, "0.0.1", [])))
+    (folder / "community.json").write_text('{"groups": [{"id": "cut short')
+    result = start_on(folder)
+    assert result.returncode == 1
+    *_, line = result.stderr.strip().splitlines()
+    assert line.startswith(f"make run: {folder / 'community.json'} cannot be loaded (")
+    assert "make run RESET=1" in line and "Traceback" not in result.stderr
