@@ -14,7 +14,7 @@ from chalicelib.jobs import (
     outbox,
     ses_feedback,
 )
-from chalicelib.jobs.base import Deadline, each_message, require_token_secret
+from chalicelib.jobs.base import Deadline, each_message, heartbeat, require_token_secret
 from chalicelib.logs import invocation, lambda_handler
 from chalicelib.settings import get_settings
 
@@ -27,6 +27,7 @@ add_preflight_routes(app)
 
 @app.schedule(Rate(5, unit=Rate.MINUTES), name="dispatch-mail-polls")
 @lambda_handler
+@heartbeat("dispatch-mail-polls")
 def dispatch_mail_polls(event):
     return mail_poll.dispatch()
 
@@ -41,12 +42,14 @@ def poll_mailbox(event):
 
 @app.schedule(Cron(0, 3, 1, "*", "?", "*"), name="purge-comments")
 @lambda_handler
+@heartbeat("purge-comments")
 def purge_comments(event):
     return comment_purge.purge_old_deleted_comments(Deadline.from_lambda(event.context))
 
 
 @app.schedule(Cron(0, 6, "*", "*", "?", "*"), name="send-digests")
 @lambda_handler
+@heartbeat("send-digests")
 def send_digests(event):
     return digests.scheduled_daily_digests(Deadline.from_lambda(event.context))
 
@@ -79,3 +82,13 @@ def drain_outbox(event, context):
 def migrate_items(event, context):
     with invocation(context):
         return migrate.handle_invocation(context)
+
+
+# CodeDeploy's PreTraffic hook of a prod deploy (infra/rollout.py): the API's new version answers
+# a health call and one read before any traffic moves to it.
+@app.lambda_function(name="pre-traffic")
+def pre_traffic(event, context):
+    from chalicelib.jobs import pre_traffic
+
+    with invocation(context):
+        return pre_traffic.handle(event)

@@ -55,9 +55,7 @@ class Scheduler(threading.Thread):
         """Start no job any more, and wait for the one running to end (True when it did within
         `timeout` seconds): what it stored is then in the next snapshot."""
         self.stopping.set()
-        if self._running.acquire(timeout=timeout):
-            return True
-        return False
+        return self._running.acquire(timeout=timeout)
 
     def stop(self) -> None:
         self.stopping.set()

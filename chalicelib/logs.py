@@ -135,7 +135,7 @@ def _powertools_formatter() -> logging.Formatter:
         use_rfc3339=True,
         log_record_order=["timestamp", "level", "name", "message"],
         name="%(name)s",
-        service="agora",
+        service=settings.SERVICE,
     )
 
 

@@ -304,9 +304,10 @@ def openapi_document() -> dict[str, Any]:
         }
         for status, description in ERROR_STATUSES.items()
     }
-    error_responses["Error503"]["headers"] = {
-        "Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}
-    }
+    for waited in ("Error429", "Error503"):
+        error_responses[waited]["headers"] = {
+            "Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}
+        }
     return {
         "openapi": "3.1.0",
         "info": {

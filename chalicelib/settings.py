@@ -22,6 +22,10 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator
 
 ENV_PREFIX = "AGORA_"
+# Powertools' service name, pinned here only: the log lines' `service`, and the functions'
+# POWERTOOLS_SERVICE_NAME (infra/operations.py), which adds a `service` dimension to every metric
+# in Lambda; the alarms read their dimensions from it (infra.operations.agora_metric).
+SERVICE = "agora"
 # Read by the test suite and the benchmarks, not by Agora: never warned about.
 TOOL_VARIABLES = {"fuzz_examples", "mail_corpus_dir"}
 
@@ -30,6 +34,9 @@ class Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     table_prefix: str = "agora-dev-"
+    # Tables that live under another name than prefix + stem, `stem=name,…`: a point-in-time
+    # restore lands in a new table (`make restore`, infra/restore.py), and the stack points here.
+    table_names: str = ""
     token_secret: SecretStr | None = None
     base_url: str = "http://localhost:8000"
     port: int = 8000
@@ -168,6 +175,14 @@ class Settings(BaseModel):
         if self.mail_sender.strip():
             return self.mail_sender.strip()
         return f"noreply@{urlsplit(self.base_url).hostname or 'localhost'}"
+
+    def table_name(self, stem: str) -> str:
+        """The table of `stem`: AGORA_TABLE_NAMES' entry for it, else prefix + stem."""
+        for entry in self.table_names.split(","):
+            name, _, table = entry.strip().partition("=")
+            if name.strip() == stem and table.strip():
+                return table.strip()
+        return f"{self.table_prefix}{stem}"
 
     @property
     def token_secret_id(self) -> str:

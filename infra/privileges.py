@@ -52,6 +52,7 @@ class Needs:
     sends_mail: bool = False  # ses:SendRawEmail, from AGORA_MAIL_SENDER only
     domain_events: bool = False  # events:PutEvents on the stage's bus
     drains_outbox: bool = False  # reads the outbox table's stream (drain-outbox's trigger)
+    deploy_hook: bool = False  # answers CodeDeploy's lifecycle hook (the PreTraffic check)
     notes: tuple[str, ...] = field(default=(), compare=False)
 
 
@@ -139,6 +140,9 @@ FUNCTIONS: dict[str, Needs] = {
     ),
     # Bounces and complaints: it suppresses addresses, and nothing else (never sends mail).
     "ses-feedback": Needs(writes=("email-suppressions",), triggered_by="feedback_queue"),
+    # CodeDeploy's PreTraffic hook: it calls the API's new version (granted in the template on
+    # that function's versions: infra.rollout) and tells CodeDeploy; it touches no data itself.
+    "pre-traffic": Needs(deploy_hook=True),
 }
 
 

@@ -56,7 +56,7 @@ def table_meta(stem: str, **extra: Any) -> MetaProtocol:
     are short, since PynamoDB's defaults wait longer than API Gateway's 29 s.
     """
     attrs = {
-        "table_name": f"{get_settings().table_prefix}{stem}",
+        "table_name": get_settings().table_name(stem),
         "billing_mode": "PAY_PER_REQUEST",
         "connect_timeout_seconds": 2,
         "read_timeout_seconds": 5,
