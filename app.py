@@ -5,7 +5,15 @@ from chalice import Chalice, Cron, Rate
 from chalicelib.api.blueprints import all_blueprints
 from chalicelib.api.cors import add_preflight_routes
 from chalicelib.api.routing import envelope_middleware
-from chalicelib.jobs import comment_purge, digests, mail_poll, notify, outbox, ses_feedback
+from chalicelib.jobs import (
+    comment_purge,
+    digests,
+    mail_poll,
+    migrate,
+    notify,
+    outbox,
+    ses_feedback,
+)
 from chalicelib.jobs.base import Deadline, each_message, heartbeat, require_token_secret
 from chalicelib.logs import invocation, lambda_handler
 from chalicelib.settings import get_settings
@@ -75,6 +83,14 @@ def drain_outbox(event, context):
     with invocation(context):
         require_token_secret()  # its notifications carry unsubscribe links
         return outbox.handle_stream_batch(event)
+
+
+# Invoked by `make deploy` after each stack update, again until it answers done (infra/deploy.py):
+# brings stored items to the shape this version writes, as much as fits in one invocation.
+@app.lambda_function(name="migrate")
+def migrate_items(event, context):
+    with invocation(context):
+        return migrate.handle_invocation(context)
 
 
 # CodeDeploy's PreTraffic hook of a prod deploy (infra/rollout.py): the API's new version answers

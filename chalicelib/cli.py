@@ -294,6 +294,14 @@ def send_digests(_args: argparse.Namespace) -> int:
     return _failed(run.failures)
 
 
+def migrate(_args: argparse.Namespace) -> int:
+    from chalicelib.jobs.base import Deadline
+    from chalicelib.jobs.migrate import run_migrations
+
+    print("\n".join(run_migrations(Deadline.unbounded()).lines))
+    return 0
+
+
 def read_password(prompt: str = "Password: ") -> str:
     """Asked twice on a terminal (not echoed); otherwise the first line of stdin, so that
     `printf '%s\n' "$PASSWORD" | python -m chalicelib.cli create-admin …` works in scripts."""
@@ -347,6 +355,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "poll-mail": (poll_mail, "run the mail job once"),
     "purge-comments": (purge_comments, "run the monthly comment purge once"),
     "send-digests": (send_digests, "run the daily digest job once"),
+    "migrate": (migrate, "bring every stored item to the shape this version writes"),
     "create-admin": (
         create_admin,
         "create or promote a root group administrator (or of --group-id), named --alias; "

@@ -76,6 +76,31 @@ def restore_data(snapshot: Any) -> bool:
     return restored
 
 
+def load_export(path: Path) -> None:
+    """The community export of a snapshot this moto cannot read, into the new (empty) store."""
+    from chalicelib.services.fixture import FixtureInvalid
+
+    try:
+        report = deps.fixture_service().load(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, FixtureInvalid) as error:
+        first = error.errors[0] if isinstance(error, FixtureInvalid) and error.errors else error
+        raise SystemExit(
+            f"make run: {path} cannot be loaded ({first}); fix it, or start again "
+            "from the demo with make run RESET=1"
+        ) from None
+    print(f"data: loaded from {path}: " + ", ".join(f"{n} {k}" for k, n in report.counts.items()))
+
+
+def migrate_on_start() -> None:
+    """Stored items of an older release brought to this one's shape (`cli migrate`)."""
+    from chalicelib.jobs.base import Deadline
+    from chalicelib.jobs.migrate import run_migrations
+
+    for line in run_migrations(Deadline.unbounded()).lines:
+        if not line.endswith(": already done"):
+            print(f"migrate: {line}")
+
+
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m chalicelib.local", description=__doc__)
     parser.add_argument(
@@ -318,18 +343,25 @@ def main(argv: list[str] | None = None) -> int:
     from chalicelib.store.tables import create_tables
 
     aws.reset()
+    export = None
     try:
         restored = restore_data(snapshot)
     except SnapshotIncompatible as error:
-        print(f"make run: {error}", file=sys.stderr)
-        aws_server.stop()
-        return 2
+        if error.export is None:
+            print(f"make run: {error}", file=sys.stderr)
+            aws_server.stop()
+            return 2
+        print(f"make run: {error}")  # and it goes on, from the export
+        restored, export = True, error.export
     ensure_kms_key(settings.kms_key_id)
     ensure_queue(settings.mailbox_queue)
     ensure_queue(settings.notify_queue)
     ensure_mail_sender(settings.sender_address)
     share_token_secret(settings)
     create_tables()
+    if export is not None:
+        load_export(export)
+    migrate_on_start()
     credentials = None
     if settings.demo:
         fixture = json.loads(DEMO_FIXTURE.read_text(encoding="utf-8"))

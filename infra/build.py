@@ -452,7 +452,7 @@ def policy(stage: str, function: str) -> dict[str, Any]:
     names = stage_names(stage)
     needs = privileges.FUNCTIONS[function]
     tables = {m.Meta.table_name[len(names["table_prefix"]) :] for m in _models(stage)}
-    unknown = sorted((set(needs.reads) | set(needs.writes)) - tables)
+    unknown = sorted((set(needs.reads) | set(needs.writes) | set(needs.scans)) - tables)
     if unknown:
         raise ValueError(f"{function} declares tables the models do not define: {unknown}")
     # Its log lines (and the metrics, written as log lines) are granted in the template, on the
@@ -475,6 +475,15 @@ def policy(stage: str, function: str) -> dict[str, Any]:
                 "Effect": "Allow",
                 "Action": sorted(privileges.WRITE),
                 "Resource": _table_arns(names, needs.writes),
+            }
+        )
+    if needs.scans:
+        statements.append(
+            {
+                "Sid": "ScanTables",
+                "Effect": "Allow",
+                "Action": ["dynamodb:Scan"],
+                "Resource": _table_arns(names, needs.scans),
             }
         )
     if needs.kms:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import re
 import sys
 from pathlib import Path
@@ -307,6 +308,8 @@ def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
             print(f"{stack}: deleted the old version {arn}", flush=True)
     if args.stage == "prod":
         protect(cloudformation, stack)
+    # Every deploy, changed or not: a migration an earlier deploy left unfinished goes on.
+    run_migrations(cloudformation, migrate_client(session), stack)
     outputs = {
         o["OutputKey"]: o["OutputValue"]
         for o in cloudformation.describe_stacks(StackName=stack)["Stacks"][0].get("Outputs", [])
@@ -314,6 +317,41 @@ def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
     for key, value in outputs.items():
         print(f"{key}: {value}")
     return outputs
+
+
+# The migrate function runs up to its 900 s timeout: the invoke waits for it, and is not retried
+# by botocore (the next invoke goes on from where the last one stopped anyway).
+def migrate_client(session: Any) -> Any:
+    from botocore.config import Config
+
+    return session.client("lambda", config=Config(read_timeout=960, retries={"max_attempts": 1}))
+
+
+MIGRATE_INVOCATIONS = 50  # 50 x ~10 minutes: more is a migration that never ends
+
+
+def run_migrations(cloudformation: Any, lambda_client: Any, stack: str) -> None:
+    """Invoke the stack's `migrate` function (its alias: this deploy's code) until it answers
+    done, printing what each migration did; stored items then have the shape this code writes."""
+    from infra.operations import ALIAS
+
+    function = cloudformation.describe_stack_resource(StackName=stack, LogicalResourceId="Migrate")[
+        "StackResourceDetail"
+    ]["PhysicalResourceId"]
+    for _ in range(MIGRATE_INVOCATIONS):
+        answer = lambda_client.invoke(FunctionName=function, Qualifier=ALIAS, Payload=b"{}")
+        payload = json.loads(answer["Payload"].read() or b"null")
+        if answer.get("FunctionError") or not isinstance(payload, dict):
+            message = payload.get("errorMessage") if isinstance(payload, dict) else payload
+            raise DeployError(
+                f"{stack}: migrate failed ({message}); the stack is updated, and `make deploy` "
+                "again goes on with the migrations from where they stopped"
+            )
+        for line in payload.get("lines", []):
+            print(f"{stack}: migrate: {line}", flush=True)
+        if payload.get("done"):
+            return
+    raise DeployError(f"{stack}: migrate was not done after {MIGRATE_INVOCATIONS} invocations")
 
 
 def protect(cloudformation: Any, stack: str) -> None:

@@ -26,6 +26,7 @@ FUNCTIONS = {
     "DeliverDigests": "deliver-digests",
     "SesFeedback": "ses-feedback",
     "DrainOutbox": "drain-outbox",
+    "Migrate": "migrate",
 }
 # Chalice names the API handler's role and log group `ApiHandler…`, the function `APIHandler`.
 ROLES = {logical: ("ApiHandler" if logical == "APIHandler" else logical) for logical in FUNCTIONS}

@@ -42,6 +42,8 @@ class Needs:
     the function's role; `outbox_dead_letters`: drain-outbox's)."""
 
     reads: tuple[str, ...] = ()
+    # Tables read whole, by pages (migrate only: a Scan is never on a request path).
+    scans: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
     sends_to: tuple[str, ...] = ()
     triggered_by: str | None = None
@@ -135,6 +137,13 @@ FUNCTIONS: dict[str, Needs] = {
         sends_mail=True,
         domain_events=True,
         drains_outbox=True,
+    ),
+    # Brings stored items to the current shape (store/migrations.py): reads the migrated tables
+    # by pages and keeps its record in counters.
+    "migrate": Needs(
+        scans=("groups", "mail", "mailboxes", "posts", "users"),
+        reads=("comments",),
+        writes=("counters", "groups", "mail", "mailboxes", "posts", "user-search"),
     ),
     # Bounces and complaints: it suppresses addresses, and nothing else (never sends mail).
     "ses-feedback": Needs(writes=("email-suppressions",), triggered_by="feedback_queue"),
