@@ -58,7 +58,17 @@ class Needs:
 
 # Notification mail (services/notify.py): who follows what, who is suppressed, the group's name,
 # address and disclaimer, the digest queue; an unsubscribe link in every mail.
-_NOTIFY_READS = ("comments", "documents", "email-suppressions", "groups", "posts", "users")
+# mailboxes: an instant email's Reply-To is the email-to-comment mailbox's address when it is set
+# (replies by email), and the drain tells administrators that a mailbox keeps failing.
+_NOTIFY_READS = (
+    "comments",
+    "documents",
+    "email-suppressions",
+    "groups",
+    "mailboxes",
+    "posts",
+    "users",
+)
 _NOTIFY_WRITES = ("alerts", "digests", "notifications")
 
 # Chalice's function names: `api_handler` is the API; the others are app.py's `name=`s.
@@ -129,8 +139,7 @@ FUNCTIONS: dict[str, Needs] = {
     # The outbox's subscribers: notifications (alerts, digest items, instant mail, fan-out past
     # 25 recipients) and the event bus; a batch it gives up on goes to its dead-letter queue.
     "drain-outbox": Needs(
-        # mailboxes: who to tell that a mailbox keeps failing (services/mailbox_alerts.py).
-        reads=(*_NOTIFY_READS, "mailboxes"),
+        reads=_NOTIFY_READS,
         writes=_NOTIFY_WRITES,
         sends_to=("notify_queue", "outbox_dead_letters"),
         token_secret=True,
