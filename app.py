@@ -5,8 +5,16 @@ from chalice import Chalice, Cron, Rate
 from chalicelib.api.blueprints import all_blueprints
 from chalicelib.api.cors import add_preflight_routes
 from chalicelib.api.routing import envelope_middleware
-from chalicelib.jobs import comment_purge, digests, mail_poll, notify, outbox, ses_feedback
-from chalicelib.jobs.base import Deadline, each_message, require_token_secret
+from chalicelib.jobs import (
+    comment_purge,
+    digests,
+    mail_poll,
+    migrate,
+    notify,
+    outbox,
+    ses_feedback,
+)
+from chalicelib.jobs.base import Deadline, each_message, heartbeat, require_token_secret
 from chalicelib.logs import invocation, lambda_handler
 from chalicelib.settings import get_settings
 
@@ -19,6 +27,7 @@ add_preflight_routes(app)
 
 @app.schedule(Rate(5, unit=Rate.MINUTES), name="dispatch-mail-polls")
 @lambda_handler
+@heartbeat("dispatch-mail-polls")
 def dispatch_mail_polls(event):
     return mail_poll.dispatch()
 
@@ -33,21 +42,32 @@ def poll_mailbox(event):
 
 @app.schedule(Cron(0, 3, 1, "*", "?", "*"), name="purge-comments")
 @lambda_handler
+@heartbeat("purge-comments")
 def purge_comments(event):
     return comment_purge.purge_old_deleted_comments(Deadline.from_lambda(event.context))
 
 
 @app.schedule(Cron(0, 6, "*", "*", "?", "*"), name="send-digests")
 @lambda_handler
+@heartbeat("send-digests")
 def send_digests(event):
     return digests.scheduled_daily_digests(Deadline.from_lambda(event.context))
+
+
+@app.on_sqs_message(queue=get_settings().digest_queue, batch_size=1, name="deliver-digests")
+@lambda_handler
+def deliver_digests(event):
+    require_token_secret()
+    deadline = Deadline.from_lambda(event.context)
+    return each_message(event, lambda body: digests.deliver_batch(body, deadline))
 
 
 @app.on_sqs_message(queue=get_settings().notify_queue, batch_size=1, name="deliver-notifications")
 @lambda_handler
 def deliver_notifications(event):
     require_token_secret()
-    return each_message(event, lambda body: notify.deliver_from_queue([body]))
+    deadline = Deadline.from_lambda(event.context)
+    return each_message(event, lambda body: notify.deliver_from_queue([body], deadline=deadline))
 
 
 @app.on_sqs_message(queue=get_settings().ses_feedback_queue, batch_size=10, name="ses-feedback")
@@ -63,3 +83,21 @@ def drain_outbox(event, context):
     with invocation(context):
         require_token_secret()  # its notifications carry unsubscribe links
         return outbox.handle_stream_batch(event)
+
+
+# Invoked by `make deploy` after each stack update, again until it answers done (infra/deploy.py):
+# brings stored items to the shape this version writes, as much as fits in one invocation.
+@app.lambda_function(name="migrate")
+def migrate_items(event, context):
+    with invocation(context):
+        return migrate.handle_invocation(context)
+
+
+# CodeDeploy's PreTraffic hook of a prod deploy (infra/rollout.py): the API's new version answers
+# a health call and one read before any traffic moves to it.
+@app.lambda_function(name="pre-traffic")
+def pre_traffic(event, context):
+    from chalicelib.jobs import pre_traffic
+
+    with invocation(context):
+        return pre_traffic.handle(event)

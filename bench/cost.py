@@ -2,8 +2,10 @@
 
 Prices come from bench/prices.json (published on-demand list prices with their date and source).
 DynamoDB work per call comes from bench/results.json (`make bench`'s measured figures) where a
-figure exists; every other quantity is an assumption written in TRAFFIC or SIZES below, and the
-README shows them beside the table. Nothing here reaches the network: the suite runs it
+figure exists, and the scheduled work from `make simulate`'s day of 10,000 mailboxes (polls, KMS
+Decrypts) and of 100,000 digests (the fan-out's workers); how many mailboxes one invocation polls
+and each sender's share of the sending rate come from the code. Every other quantity is an
+assumption written in TRAFFIC or SIZES below, and the README shows them beside the table. Nothing here reaches the network: the suite runs it
 (tests/fast/test_cost.py) and checks that README holds what it writes.
 
 `python -m bench.cost` rewrites README's cost block; `--check` only says whether it is current.
@@ -64,13 +66,19 @@ TRAFFIC: list[tuple[str, float, str]] = [
     ("ddb_ms", 8, "Lambda milliseconds per DynamoDB request"),
     ("cold_share", 0.02, "share of API calls that start a container (billed init)"),
     ("poll_ms", 600, "Lambda milliseconds of a POP3 poll that finds no new mail (TLS, login)"),
+    (
+        "poll_invocation_ms",
+        2000,
+        "Lambda milliseconds of an invocation polling its mailboxes side by side (the slowest)",
+    ),
     ("mail_ms", 150, "Lambda milliseconds per mail posted"),
     ("sqs_ms", 20, "Lambda milliseconds per SQS SendMessageBatch of the dispatch"),
     ("mails_per_job", 10, "mails sent by one notification job (one SQS message, one invocation)"),
+    ("digest_share", 0.5, "share of the mails sent that are daily digests"),
     ("mail_out_ms", 60, "Lambda milliseconds per mail sent"),
     ("log_bytes", 900, "CloudWatch log bytes per invocation (our JSON line, Lambda's 3 lines)"),
     ("item_kb", 1.0, "mean stored item size in KB, indexes included"),
-    ("sqs_idle_receives", 650_000, "empty SQS long polls a month per queue Lambda reads (3)"),
+    ("sqs_idle_receives", 650_000, "empty SQS long polls a month per queue Lambda reads (4)"),
     ("metrics", 8, "custom metrics (MailHandled by 5 outcomes, 3 others)"),
 ]
 
@@ -89,7 +97,16 @@ MEASURED_DEFAULTS = {
     "ddb_requests_sign_in": 2.0,
     "mail_dispatch_10k_ddb_requests": 4.0,
     "cold_start_over_stack": 250.0,
+    # `make simulate`: a day of 10,000 mailboxes. Unmeasured, the fixed rhythm: every mailbox
+    # polled every 5 minutes, each poll decrypting its password.
+    "mail_day_polls": 2_880_000.0,
+    "mail_day_kms_calls": 2_880_000.0,
+    # `make simulate`: 100,000 digests through the fan-out. Unmeasured, the bound the issue sets.
+    "digest_100k_s": 1.1 * 100_000 / 14,
 }
+# The size of `make simulate`'s days.
+SIMULATED_MAILBOXES = 10_000
+SIMULATED_DIGESTS = 100_000
 PAGE_CALLS = [
     "ddb_requests_per_call_posts_page",
     "ddb_requests_per_call_events_page",
@@ -113,6 +130,23 @@ def load_measured(path: Path = RESULTS_PATH) -> tuple[dict[str, float], list[str
     return {**MEASURED_DEFAULTS, **found}, missing
 
 
+def code_figures() -> dict[str, float]:
+    """What the code sets: mailboxes one poll invocation takes (1 where the poller takes one), the
+    digest batch, and the digest and notification workers' pace at the default sending rate."""
+    from chalicelib.jobs import mail_poll
+    from chalicelib.jobs.pacing import SENDERS, per_worker_rate
+    from chalicelib.services.digests import BATCH_SIZE
+    from chalicelib.settings import Settings
+
+    rate = float(Settings.model_fields["mail_send_rate"].default)
+    return {
+        "mailboxes_per_message": float(getattr(mail_poll, "MAILBOXES_PER_MESSAGE", 1)),
+        "digest_batch": float(BATCH_SIZE),
+        "digest_workers": float(SENDERS["deliver-digests"].workers),
+        "notification_worker_rate": per_worker_rate("deliver-notifications", rate),
+    }
+
+
 def infra_counts(path: Path = INFRA_PATH) -> dict[str, int]:
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     return {
@@ -123,9 +157,14 @@ def infra_counts(path: Path = INFRA_PATH) -> dict[str, int]:
 
 
 def monthly_cost(
-    size: Size, prices: dict[str, Any], measured: dict[str, float], infra: dict[str, int]
+    size: Size,
+    prices: dict[str, Any],
+    measured: dict[str, float],
+    infra: dict[str, int],
+    code: dict[str, float] | None = None,
 ) -> dict[str, float]:
-    """Dollars a month by line; `lambda_compute` at x86 prices, `lambda_compute_arm` beside it."""
+    """Dollars a month by line; `lambda_compute` at x86 prices, `lambda_compute_arm` beside it.
+    `code`: what the code sets (`code_figures()`, unless a test says)."""
     p = {name: price["usd"] for name, price in prices["prices"].items()}
     t = {key: value for key, value, _ in TRAFFIC}
     m = measured
@@ -154,36 +193,55 @@ def monthly_cost(
     api_ms = api_calls * t["api_ms"] + api_requests * t["ddb_ms"]
     api_ms += api_calls * t["cold_share"] * m["cold_start_over_stack"]
 
-    # Mail in: the 5-minute dispatch, one poll per mailbox per dispatch, the mails posted.
+    # Mail in: the 5-minute dispatch Queries what is due; the polls of a simulated day (mail
+    # follows, failures back off), several mailboxes to an SQS message and an invocation.
+    code = code or code_figures()
     dispatches = MINUTES_PER_MONTH / 5
-    polls = dispatches * size.mailboxes
+    fleet = size.mailboxes / SIMULATED_MAILBOXES
+    polls = m["mail_day_polls"] * 30 * fleet
+    per_message = code["mailboxes_per_message"]
+    poll_invocations = polls / per_message
     mails_in = size.mailboxes * t["mails_in"]
     dispatch_requests = max(1.0, m["mail_dispatch_10k_ddb_requests"] * size.mailboxes / 10_000)
-    # The index query reads each mailbox's item (eventually consistent: half a unit per 4 KB).
-    rru += dispatches * max(1.0, size.mailboxes * t["item_kb"] / 8)
-    # A poll: GetItem (its settings), lease PutItem + DeleteItem, UpdateItem (last polled).
+    # The due index is read where mailboxes are due: about one item per poll (half a unit per
+    # 4 KB, eventually consistent), at least one unit a dispatch.
+    rru += max(dispatches, polls * t["item_kb"] / 8)
+    # A poll: GetItem (its settings), lease PutItem + DeleteItem, UpdateItem (next poll, due index).
     rru += polls
     wru += polls * 3
     mail_requests = mails_in * m["ddb_requests_per_mail"]
     rru += mail_requests / 2
     wru += mail_requests / 2
-    send_batches = math.ceil(size.mailboxes / 10)
-    dispatch_ms = dispatch_requests * t["ddb_ms"] + send_batches * t["sqs_ms"]
-    mail_ms = polls * t["poll_ms"] + mails_in * t["mail_ms"] + dispatches * dispatch_ms
-    # Each poll's message: received and deleted (the dispatch sent it in a batch of ten).
-    sqs_requests = dispatches * send_batches + polls * 2
-    kms_requests = polls  # each poll decrypts its mailbox's POP3 password
+    send_batches = math.ceil(poll_invocations / dispatches / 10) * dispatches
+    dispatch_ms = dispatches * dispatch_requests * t["ddb_ms"] + send_batches * t["sqs_ms"]
+    # Side by side: an invocation lasts as long as its slowest poll.
+    poll_ms = t["poll_ms"] if per_message <= 1 else t["poll_invocation_ms"]
+    mail_ms = poll_invocations * poll_ms + mails_in * t["mail_ms"] + dispatch_ms
+    # Each message: sent ten a request, received and deleted.
+    sqs_requests = send_batches + poll_invocations * 2
+    # A warm container decrypts a mailbox's password once (the simulated day counts the calls).
+    kms_requests = m["mail_day_kms_calls"] * 30 * fleet
 
-    # Mail out: notification jobs of a few mails each, a daily digest run.
+    # Mail out: the digests through the fan-out (batches of users on a queue, workers paced at
+    # their share of the sending rate: billed while they wait), instant notifications in jobs
+    # of a few mails each, paced at theirs.
     mails_out = size.members * t["mails_out"]
-    jobs = mails_out / t["mails_per_job"]
+    digests = mails_out * t["digest_share"]
+    instants = mails_out - digests
+    digest_worker_ms = m["digest_100k_s"] * code["digest_workers"] * 1000 / SIMULATED_DIGESTS
+    digest_messages = digests / code["digest_batch"]
+    jobs = instants / t["mails_per_job"]
     digest_runs = 30
-    sqs_requests += jobs * 3 + 3 * t["sqs_idle_receives"]  # send, receive, delete; idle polls
-    out_ms = mails_out * t["mail_out_ms"] + digest_runs * 1000
+    # send (ten a request for the digests), receive, delete; the idle polls of four queues.
+    sqs_requests += jobs * 3 + digest_messages * 2.1 + 4 * t["sqs_idle_receives"]
+    instant_ms = max(t["mail_out_ms"], 1000 / code["notification_worker_rate"])
+    out_ms = digests * max(t["mail_out_ms"], digest_worker_ms) + instants * instant_ms
+    out_ms += digest_runs * 1000
     rru += mails_out * 2  # the member and their subscription
     wru += mails_out  # the digest or notification state
 
-    invocations = api_calls + dispatches + polls + jobs + digest_runs + 1  # +1 purge
+    invocations = api_calls + dispatches + poll_invocations + jobs + digest_messages
+    invocations += digest_runs + 1  # +1 purge
     gb_seconds = (api_ms + mail_ms + out_ms) / 1000 * LAMBDA_GB
     log_gb = invocations * t["log_bytes"] / 1e9
 
@@ -216,6 +274,8 @@ def monthly_cost(
         "_invocations": invocations,
         "_gb_seconds": gb_seconds,
         "_polls": polls,
+        "_poll_invocations": poll_invocations,
+        "_kms_requests": kms_requests,
     }
 
 
@@ -254,7 +314,8 @@ def cost_block(
     costs = [monthly_cost(size, prices, measured, infra) for size in SIZES]
     lines = [
         f"Prices of {prices['taken_on']} ({prices['region']}, on-demand list prices, no free "
-        "tier: `bench/prices.json`); DynamoDB work per call from `bench/results.json`"
+        "tier: `bench/prices.json`); DynamoDB work per call, and the polls, KMS calls and digest "
+        "workers of a simulated day (`make simulate`), from `bench/results.json`"
         + (f" (not measured, assumed: {', '.join(f'`{n}`' for n in missing)})" if missing else "")
         + ".",
         "",
@@ -277,6 +338,10 @@ def cost_block(
     )
     lines.append("| API calls | " + " | ".join(count(c["_api_calls"]) for c in costs) + " |")
     lines.append("| mailbox polls | " + " | ".join(count(c["_polls"]) for c in costs) + " |")
+    lines.append(
+        "| poll invocations | " + " | ".join(count(c["_poll_invocations"]) for c in costs) + " |"
+    )
+    lines.append("| KMS requests | " + " | ".join(count(c["_kms_requests"]) for c in costs) + " |")
     lines.append(
         "| Lambda invocations | " + " | ".join(count(c["_invocations"]) for c in costs) + " |"
     )

@@ -124,8 +124,42 @@ def results_document(figures: list[Figure], taken_on: date, machine: str) -> dic
     }
 
 
+# Figures `make simulate` writes (bench/simulate.py): a `make bench` run keeps them as they were.
+SIMULATED_PREFIXES = ("mail_day_", "digest_")
+
+
 def write_results(document: dict[str, Any], path: Path = RESULTS_PATH) -> None:
+    """Write a whole `make bench` run; the simulated figures already there stay."""
+    names = {figure["name"] for figure in document["figures"]}
+    kept = [
+        figure
+        for figure in _read_figures(path)
+        if figure["name"].startswith(SIMULATED_PREFIXES) and figure["name"] not in names
+    ]
+    document = {**document, "figures": document["figures"] + kept}
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+
+
+def merge_results(
+    figures: list[Figure], taken_on: date, machine: str, path: Path = RESULTS_PATH
+) -> dict[str, Any]:
+    """Put these figures into the results file, each in its place (or at the end when new), the
+    others as they were; the file's date and machine stay those of its `make bench` run."""
+    old: dict[str, Any] = {"taken_on": taken_on.isoformat(), "machine": machine, "figures": []}
+    if path.exists():
+        old = json.loads(path.read_text(encoding="utf-8"))
+    new = {figure.name: figure.as_json() for figure in figures}
+    merged = [new.pop(f["name"], f) for f in old["figures"]] + list(new.values())
+    document = {"taken_on": old["taken_on"], "machine": old["machine"], "figures": merged}
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    return document
+
+
+def _read_figures(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    figures: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["figures"]
+    return figures
 
 
 def _section(start: str, end: str) -> re.Pattern[str]:

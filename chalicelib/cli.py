@@ -1,4 +1,4 @@
-"""Command-line tool (CONTRACT §3): `python -m chalicelib.cli COMMAND`.
+"""Command-line tool: `python -m chalicelib.cli COMMAND`.
 
 Uses the same settings as the API, so it works against `make run`'s embedded AWS when
 AWS_ENDPOINT_URL points there, and against AWS otherwise.
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from chalicelib import deps
+from chalicelib.cli_progress import Progress
 
 EXIT_INVALID = 2
 EXIT_AWS = 1
@@ -89,27 +90,6 @@ def explain_aws_failure(error: BaseException) -> str | None:
     return None
 
 
-class Progress:
-    """A self-overwriting status line on stderr when it is a terminal; silent otherwise (logs,
-    pipes and CI get only the final result on stdout)."""
-
-    def __init__(self, stream: Any = None) -> None:
-        self.stream = stream or sys.stderr
-        self.shown = self.stream.isatty()
-        self.width = 0
-
-    def show(self, text: str) -> None:
-        if self.shown:
-            self.width = max(self.width, len(text))
-            self.stream.write("\r" + text.ljust(self.width))
-            self.stream.flush()
-
-    def done(self) -> None:
-        if self.shown and self.width:
-            self.stream.write("\r" + " " * self.width + "\r")
-            self.stream.flush()
-
-
 def refuse(line: str, code: int = EXIT_INVALID) -> int:
     """Say on stderr, in one line, why the command stops; answers its exit status."""
     print(line, file=sys.stderr)
@@ -135,10 +115,17 @@ def load(args: argparse.Namespace) -> int:
     except ValueError as error:
         return refuse(f"$: not valid JSON: {error}")
     progress = Progress()
+    total = (
+        sum(len(v) for v in data.values() if isinstance(v, list)) if isinstance(data, dict) else 0
+    )
+    written: dict[str, int] = {}
+
+    def told(section: str, n: int) -> None:
+        written[section] = n
+        progress.show(f"load: {n} {section} written", sum(written.values()), total)
+
     try:
-        report = deps.fixture_service().load(
-            data, progress=lambda section, n: progress.show(f"load: {n} {section} written")
-        )
+        report = deps.fixture_service().load(data, progress=told)
     except FixtureInvalid as invalid:
         for problem in invalid.errors:
             print(str(problem), file=sys.stderr)
@@ -166,16 +153,20 @@ def export(args: argparse.Namespace) -> int:
     path = Path(args.file)
     progress = Progress()
     counts: dict[str, int] = {}
+    now = ["export: reading"]
     partial = path.with_name(path.name + ".partial")
     try:
-        with sys.stdout if args.file == "-" else _private_file(partial) as out:
+        with (
+            sys.stdout if args.file == "-" else _private_file(partial) as out,
+            progress.running(lambda: now[0]),
+        ):
             exporter = deps.fixture_exporter()
             write_fixture(
                 out,
                 exporter.sections(),
                 exporter.home_page,
                 counts,
-                lambda section, n: progress.show(f"export: {n} {section} written"),
+                lambda section, n: now.__setitem__(0, f"export: {n} {section} written"),
             )
     except OSError as error:
         partial.unlink(missing_ok=True)
@@ -243,10 +234,16 @@ def poll_mail(args: argparse.Namespace) -> int:
 
     drain = _then_drain_outbox()
     due = bool(getattr(args, "due", False))
+    progress = Progress()
+    polled: list[str] = []
+
+    def told(line: str) -> None:
+        polled.append(line)
+        progress.line(line)
+
     # One line per mailbox as soon as it is done: a slow server shows which mailbox it is.
-    report = poll_all_in_process(
-        Deadline.unbounded(), on_line=lambda line: print(line, flush=True), due=due
-    )
+    with progress.running(lambda: f"poll-mail: {len(polled)} mailbox(es) polled"):
+        report = poll_all_in_process(Deadline.unbounded(), on_line=told, due=due)
     if not report.lines:
         print("no mailbox is due" if due else "no enabled mailbox")
     drain()
@@ -270,10 +267,10 @@ def purge_comments(_args: argparse.Namespace) -> int:
     def told(n: int) -> None:
         nonlocal count
         count = n
-        progress.show(f"purge-comments: {n} purged so far")
 
     try:
-        count = purge_old_deleted_comments(Deadline.unbounded(), progress=told)
+        with progress.running(lambda: f"purge-comments: {count} purged so far"):
+            count = purge_old_deleted_comments(Deadline.unbounded(), progress=told)
     except Exception as error:
         if explain_aws_failure(error) is not None:
             raise  # the operator's setup (credentials, endpoint, tables): main says how to fix it
@@ -291,9 +288,18 @@ def send_digests(_args: argparse.Namespace) -> int:
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.digests import run_daily_digests
 
-    run = run_daily_digests(Deadline.unbounded())
+    with Progress().running(lambda: "send-digests: sending"):
+        run = run_daily_digests(Deadline.unbounded())
     print(f"sent {run.sent} digest(s)" + (f", {run.failed} failed" if run.failed else ""))
     return _failed(run.failures)
+
+
+def migrate(_args: argparse.Namespace) -> int:
+    from chalicelib.jobs.base import Deadline
+    from chalicelib.jobs.migrate import run_migrations
+
+    print("\n".join(run_migrations(Deadline.unbounded()).lines))
+    return 0
 
 
 def read_password(prompt: str = "Password: ") -> str:
@@ -323,7 +329,9 @@ def create_admin(args: argparse.Namespace) -> int:
             return refuse("create-admin: no password given; nothing was changed")
         except KeyboardInterrupt:
             return refuse("\ncreate-admin: interrupted; nothing was changed")
-        result = deps.administrator_service().create_or_promote(args.email, password, args.group_id)
+        result = deps.administrator_service().create_or_promote(
+            args.email, password, args.group_id, alias=args.alias
+        )
     except ValueError as error:
         return refuse(f"create-admin: {error}")
     except AgoraError as error:
@@ -347,10 +355,11 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "poll-mail": (poll_mail, "run the mail job once"),
     "purge-comments": (purge_comments, "run the monthly comment purge once"),
     "send-digests": (send_digests, "run the daily digest job once"),
+    "migrate": (migrate, "bring every stored item to the shape this version writes"),
     "create-admin": (
         create_admin,
-        "create or promote a root group administrator (or of --group-id); password from a "
-        "prompt, or stdin when it is not a terminal",
+        "create or promote a root group administrator (or of --group-id), named --alias; "
+        "password from a prompt, or stdin when it is not a terminal",
     ),
     "unlock": (
         unlock,
@@ -367,7 +376,7 @@ def parser() -> argparse.ArgumentParser:
     for name, (_, help_text) in COMMANDS.items():
         command = commands.add_parser(name, help=help_text)
         if name == "load":
-            command.add_argument("file", help="fixture JSON file (CONTRACT §4)")
+            command.add_argument("file", help="fixture JSON file (the format `export` writes)")
         if name == "export":
             command.add_argument("file", help="fixture JSON file to write (- for stdout)")
         if name == "unlock":
@@ -383,10 +392,16 @@ def parser() -> argparse.ArgumentParser:
             command.add_argument(
                 "--group-id", help="administrator of this group (default: the root group)"
             )
+            command.add_argument(
+                "--alias",
+                help="the display name members see (default for a new account: the part of "
+                "the address before @; an existing account keeps its own unless given)",
+            )
     return root
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from chalicelib import logs
     from chalicelib.settings import MissingSetting, SettingsError, local_endpoint_defaults
 
     args = parser().parse_args(argv)
@@ -397,7 +412,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             os.environ.update(defaults)
             aws.reset()
-        return COMMANDS[args.command][0](args)
+        # Results on stdout; on stderr only what went wrong, in plain words (AGORA_LOG_FORMAT=json:
+        # the JSON lines the deployed functions write).
+        with logs.for_people():
+            return COMMANDS[args.command][0](args)
     except MissingSetting as error:
         # CONTRACT §2: a command that lacks a setting refuses to start, one line naming it.
         return refuse(f"{args.command}: {error}", EXIT_AWS)

@@ -12,7 +12,15 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from chalicelib.clock import iso, utc_now
-from chalicelib.errors import AgoraError, FieldError, ValidationFailed, as_text
+from chalicelib.errors import (
+    MAX_ERROR_VALUE,
+    AgoraError,
+    FieldError,
+    ValidationFailed,
+    as_text,
+    echoed,
+    shortened,
+)
 
 # Headers as Chalice's Response takes them (a value may be a list: one header sent several times).
 Headers = dict[str, str | list[str]]
@@ -40,7 +48,10 @@ def envelope(
         "success": success,
         "message": message,
         "timestamp": iso(utc_now()),
-        "errors": [{"key": e.key, "value": e.value, "message": e.message} for e in (errors or [])],
+        "errors": [
+            {"key": e.key, "value": shortened(e.value, MAX_ERROR_VALUE), "message": e.message}
+            for e in (errors or [])
+        ],
         "object": jsonable(obj),
     }
 
@@ -50,7 +61,9 @@ def success_payload(obj: Any, message: str = "OK") -> dict[str, Any]:
 
 
 def error_payload(error: AgoraError) -> dict[str, Any]:
-    return envelope(success=False, message=error.message, obj=error.submitted, errors=error.errors)
+    return envelope(
+        success=False, message=error.message, obj=echoed(error.submitted), errors=error.errors
+    )
 
 
 def internal_error_payload() -> dict[str, Any]:

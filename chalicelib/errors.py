@@ -36,8 +36,27 @@ def has_surrogate(text: str) -> bool:
     return _SURROGATE.search(text) is not None
 
 
+# An error's `value` holds at most this many characters, a string in the `object` an error
+# repeats at most this many (CONTRACT §6): a 500 KB text refused is not sent back whole, twice.
+MAX_ERROR_VALUE = 200
+MAX_ECHOED_TEXT = 1000
+CUT_MARK = "…"
+
+
+def shortened(text: str, limit: int) -> str:
+    """`text`, or its start ending with `…` when it is longer than `limit` characters."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - len(CUT_MARK)] + CUT_MARK
+
+
 def as_text(value: Any) -> str:
-    """An error's `value` is what was sent, as a string (CONTRACT §6), safe to encode."""
+    """An error's `value` is what was sent, as a string (CONTRACT §6), safe to encode, at most
+    MAX_ERROR_VALUE characters."""
+    return shortened(_full_text(value), MAX_ERROR_VALUE)
+
+
+def _full_text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
@@ -50,6 +69,18 @@ def as_text(value: Any) -> str:
         return safe_text(json.dumps(value, default=str, ensure_ascii=False))
     except (TypeError, ValueError):
         return safe_text(str(value))
+
+
+def echoed(submitted: Any) -> Any:
+    """The submitted record as an error repeats it: every string (keys too) of more than
+    MAX_ECHOED_TEXT characters cut."""
+    if isinstance(submitted, str):
+        return shortened(submitted, MAX_ECHOED_TEXT)
+    if isinstance(submitted, dict):
+        return {echoed(k) if isinstance(k, str) else k: echoed(v) for k, v in submitted.items()}
+    if isinstance(submitted, list | tuple):
+        return [echoed(item) for item in submitted]
+    return submitted
 
 
 @dataclass

@@ -17,11 +17,11 @@ import socket
 import sys
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from chalicelib import deps
+from chalicelib.local_lifecycle import STOP_SIGNALS, Intake, Scheduler, orderly_stop
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 DEMO_FIXTURE = PROJECT_DIR / "demo" / "community.json"
@@ -74,6 +74,31 @@ def restore_data(snapshot: Any) -> bool:
     else:
         print(f"data: kept in {snapshot.folder}")
     return restored
+
+
+def load_export(path: Path) -> None:
+    """The community export of a snapshot this moto cannot read, into the new (empty) store."""
+    from chalicelib.services.fixture import FixtureInvalid
+
+    try:
+        report = deps.fixture_service().load(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, FixtureInvalid) as error:
+        first = error.errors[0] if isinstance(error, FixtureInvalid) and error.errors else error
+        raise SystemExit(
+            f"make run: {path} cannot be loaded ({first}); fix it, or start again "
+            "from the demo with make run RESET=1"
+        ) from None
+    print(f"data: loaded from {path}: " + ", ".join(f"{n} {k}" for k, n in report.counts.items()))
+
+
+def migrate_on_start() -> None:
+    """Stored items of an older release brought to this one's shape (`cli migrate`)."""
+    from chalicelib.jobs.base import Deadline
+    from chalicelib.jobs.migrate import run_migrations
+
+    for line in run_migrations(Deadline.unbounded()).lines:
+        if not line.endswith(": already done"):
+            print(f"migrate: {line}")
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -179,59 +204,6 @@ def demo_root_administrator(fixture: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-class Scheduler(threading.Thread):
-    """Runs each job at its schedule's next time, one at a time, until stopped."""
-
-    def __init__(self, jobs: list[tuple[str, Any, Callable[[], Any]]]) -> None:
-        super().__init__(name="agora-scheduler", daemon=True)
-        self.jobs = jobs
-        self.stopping = threading.Event()
-        # Held while a job runs; `hold` takes it for good, so no job starts after it.
-        self._running = threading.Lock()
-        now = datetime.now(UTC)
-        self.next_runs = {name: schedule.next_after(now) for name, schedule, _ in jobs}
-
-    def run(self) -> None:
-        while not self.stopping.is_set():
-            name = min(self.next_runs, key=self.next_runs.__getitem__)
-            wait = (self.next_runs[name] - datetime.now(UTC)).total_seconds()
-            if wait > 0 and self.stopping.wait(min(wait, 60)):
-                return
-            if datetime.now(UTC) < self.next_runs[name]:
-                continue
-            with self._running:
-                if self.stopping.is_set():
-                    return
-                self._run_job(name)
-
-    def _run_job(self, name: str) -> None:
-        import logging
-
-        from chalicelib.logs import get_logger
-
-        log = get_logger("scheduler")
-        schedule, job = next((s, j) for n, s, j in self.jobs if n == name)
-        try:
-            result = job()
-            # The outbox drain runs every second: only a run that did something is news.
-            level = logging.INFO if result else logging.DEBUG
-            log.log(level, "scheduled job ran", extra={"job": name, "result": str(result)})
-        except Exception:
-            log.exception("scheduled job failed", extra={"job": name})
-        self.next_runs[name] = schedule.next_after(datetime.now(UTC))
-
-    def hold(self, timeout: float) -> bool:
-        """Start no job any more, and wait for the one running to end (True when it did within
-        `timeout` seconds): what it stored is then in the next snapshot."""
-        self.stopping.set()
-        if self._running.acquire(timeout=timeout):
-            return True
-        return False
-
-    def stop(self) -> None:
-        self.stopping.set()
-
-
 def scheduled_jobs() -> list[tuple[str, Any, Callable[[], Any]]]:
     from chalicelib.jobs import comment_purge, digests, mail_poll, notify, outbox, schedules
     from chalicelib.jobs.base import Deadline
@@ -277,35 +249,6 @@ class RedactedAccessLog:
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  http.server's name
         shown = (redact_secrets(arg) if isinstance(arg, str) else arg for arg in args)
         super().log_message(format, *shown)  # type: ignore[misc]
-
-
-class Intake:
-    """The requests being served: counted, so that a stop waits for their answers, and refused
-    once the stop has begun."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Condition()
-        self._open = True
-        self._active = 0
-
-    def enter(self) -> bool:
-        with self._lock:
-            if not self._open:
-                return False
-            self._active += 1
-            return True
-
-    def leave(self) -> None:
-        with self._lock:
-            self._active -= 1
-            self._lock.notify_all()
-
-    def close(self, timeout: float) -> bool:
-        """Take no request any more; wait for those being served (True when all were answered
-        within `timeout` seconds)."""
-        with self._lock:
-            self._open = False
-            return self._lock.wait_for(lambda: self._active == 0, timeout=timeout)
 
 
 def local_server(host: str, port: int, intake: Intake | None = None) -> Any:
@@ -400,18 +343,25 @@ def main(argv: list[str] | None = None) -> int:
     from chalicelib.store.tables import create_tables
 
     aws.reset()
+    export = None
     try:
         restored = restore_data(snapshot)
     except SnapshotIncompatible as error:
-        print(f"make run: {error}", file=sys.stderr)
-        aws_server.stop()
-        return 2
+        if error.export is None:
+            print(f"make run: {error}", file=sys.stderr)
+            aws_server.stop()
+            return 2
+        print(f"make run: {error}")  # and it goes on, from the export
+        restored, export = True, error.export
     ensure_kms_key(settings.kms_key_id)
     ensure_queue(settings.mailbox_queue)
     ensure_queue(settings.notify_queue)
     ensure_mail_sender(settings.sender_address)
     share_token_secret(settings)
     create_tables()
+    if export is not None:
+        load_export(export)
+    migrate_on_start()
     credentials = None
     if settings.demo:
         fixture = json.loads(DEMO_FIXTURE.read_text(encoding="utf-8"))
@@ -468,50 +418,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-# The signals that stop make run: Ctrl-C (SIGINT to the process group) and `kill` (SIGTERM, which
-# make passes on to Agora as well: a stop often brings two).
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-# How long a stop waits for the requests being answered and the job being run to finish.
-REQUEST_DRAIN_SECONDS = 10.0
-JOB_DRAIN_SECONDS = 30.0
-
-
-def orderly_stop(
-    snapshot: Any, saver: Any, intake: Intake, scheduler: Scheduler, server: Any, aws_server: Any
-) -> None:
-    """The one stop: no further signal interrupts it. Nothing new is acknowledged (requests not
-    yet read are refused, no job starts), what is being answered and the running job finish,
-    the snapshot is taken of everything acknowledged, and only then do the scheduler, the API
-    and the embedded AWS stop."""
-    for number in STOP_SIGNALS:
-        signal.signal(number, signal.SIG_IGN)
-    print("stopping: saving the data first", flush=True)
-    answered = intake.close(REQUEST_DRAIN_SECONDS)
-    finished = scheduler.hold(JOB_DRAIN_SECONDS)
-    if not answered:
-        print("stopping: some requests were still being answered", flush=True)
-    if not finished:
-        print("stopping: a scheduled job was still running", flush=True)
-    save_on_stop(snapshot, saver)
-    scheduler.stop()
-    server.server.shutdown()
-    server.server.server_close()
-    aws_server.stop()
-
-
 def start_periodic_snapshot(snapshot: Any) -> Any:
     from chalicelib.local_persistence import PeriodicSnapshot
 
     saver = PeriodicSnapshot(snapshot, SNAPSHOT_SECONDS)
     saver.start()
     return saver
-
-
-def save_on_stop(snapshot: Any, saver: Any) -> None:
-    """The last snapshot (the timer's saves end first: a save in progress is waited for)."""
-    saver.stop()
-    snapshot.save()
-    print(f"data saved in {snapshot.folder}", flush=True)
 
 
 def exit_now(code: int) -> None:

@@ -7,6 +7,16 @@ queues, SES identities, …), pickled whole: restored, it is the same embedded A
 It is written on stop (Ctrl-C, SIGTERM) and on a timer, atomically (a crash mid-write keeps the
 previous snapshot), and loaded on start. The token secret that `make run` generates lives beside it,
 so tokens issued before a restart stay valid.
+
+A snapshot holds moto's own objects, so only the moto it was written with can read it. Each save
+therefore also writes the community in the fixture format of `cli export` beside it
+(`community.json`): when a later Agora comes with another moto (or another snapshot format),
+`make run` says so in one line and loads that export into the new store instead, setting the old
+snapshot aside, rather than starting from the demo. Stored items of an older shape are brought to
+the current one by `migrate`, which `make run` runs on every start.
+
+The folder is its owner's alone (700, its files 600, also when they were made otherwise): it
+holds the token secret, the password hashes, the KMS key material and the POP3 passwords.
 """
 
 from __future__ import annotations
@@ -16,11 +26,13 @@ import os
 import pickle
 import secrets
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 SNAPSHOT_NAME = "embedded-aws.pickle"
 TOKEN_SECRET_NAME = "token-secret"
+EXPORT_NAME = "community.json"
 # Format of the snapshot file: a snapshot of another format (another moto) is not loaded.
 SNAPSHOT_FORMAT = 1
 
@@ -59,33 +71,66 @@ class _BackendPickler(pickle.Pickler):
         return NotImplemented
 
 
-class LocalSnapshot:
-    """The embedded AWS's state in `folder`, saved and restored in the same process as moto."""
+def export_community(path: Path) -> None:
+    """The community as `cli export` writes it, to `path` (owner-only)."""
+    from chalicelib import deps
+    from chalicelib.cli import write_fixture
 
-    def __init__(self, folder: Path) -> None:
+    exporter = deps.fixture_exporter()
+    with _private_file(path) as out:
+        write_fixture(out, exporter.sections(), exporter.home_page, {}, lambda *_: None)
+
+
+def _private_file(path: Path, binary: bool = False) -> Any:
+    """`path` opened for writing, created or truncated with mode 600 whatever it was."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(descriptor, 0o600)
+    if binary:
+        return os.fdopen(descriptor, "wb")
+    return os.fdopen(descriptor, "w", encoding="utf-8")
+
+
+class LocalSnapshot:
+    """The embedded AWS's state in `folder`, saved and restored in the same process as moto;
+    `export` writes the community export beside each snapshot (None: no export)."""
+
+    def __init__(
+        self, folder: Path, export: Callable[[Path], None] | None = export_community
+    ) -> None:
         self.folder = folder
         self.path = folder / SNAPSHOT_NAME
+        self.export_path = folder / EXPORT_NAME
+        self.export = export
         self._save_lock = threading.Lock()
+
+    def make_private(self) -> None:
+        """The folder 700 and every file in it 600, however they were made (an older release
+        made them 755 and 644)."""
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.folder.chmod(0o700)
+        for path in self.folder.iterdir():
+            if path.is_file() and not path.is_symlink():
+                path.chmod(0o600)
 
     def reset(self) -> None:
         """Forget the saved data (`make run RESET=1`), the token secret with it."""
-        for name in (SNAPSHOT_NAME, TOKEN_SECRET_NAME):
+        for name in (SNAPSHOT_NAME, TOKEN_SECRET_NAME, EXPORT_NAME):
             (self.folder / name).unlink(missing_ok=True)
 
     def token_secret(self) -> str:
         """The generated token secret, made once and kept (owner-only) beside the snapshot."""
+        self.make_private()
         path = self.folder / TOKEN_SECRET_NAME
         if path.exists():
             return path.read_text(encoding="utf-8").strip()
-        self.folder.mkdir(parents=True, exist_ok=True)
         secret = secrets.token_urlsafe(32)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        with _private_file(path) as file:
             file.write(secret)
         return secret
 
     def save(self) -> None:
-        """Write the state of every moto backend in use, replacing the last snapshot at once."""
+        """Write the state of every moto backend in use, replacing the last snapshot at once;
+        then the export beside it."""
         from moto.core.base_backend import BackendDict
 
         from chalicelib.embedded_aws import DYNAMODB_LOCK
@@ -105,30 +150,71 @@ class LocalSnapshot:
                 _BackendPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(
                     (SNAPSHOT_FORMAT, _moto_version(), state)
                 )
-            self.folder.mkdir(parents=True, exist_ok=True)
+            self.make_private()
             partial = self.path.with_suffix(".partial")
-            partial.write_bytes(buffer.getvalue())
+            with _private_file(partial, binary=True) as file:
+                file.write(buffer.getvalue())
             os.replace(partial, self.path)
+            if self.export is not None:
+                # Read through the embedded AWS's server, outside its lock (the reads take it).
+                partial_export = self.export_path.with_suffix(".partial")
+                self.export(partial_export)
+                os.replace(partial_export, self.export_path)
 
     def restore(self) -> bool:
-        """Put the saved state into moto's backends; False when there is none to restore."""
+        """Put the saved state into moto's backends; False when there is none to restore.
+
+        A snapshot this moto cannot read raises SnapshotIncompatible; when an export lies beside
+        it, the snapshot is first set aside (renamed after its moto) so that the next save does
+        not overwrite it, and the error names the export to load instead."""
+        self.make_private()
         if not self.path.exists():
             return False
         from moto.backends import get_backend
 
-        snapshot_format, moto_version, state = pickle.loads(self.path.read_bytes())
+        try:
+            snapshot_format, moto_version, state = pickle.loads(self.path.read_bytes())
+        except Exception as error:  # another moto's classes: not even the header can be read
+            snapshot_format, moto_version, state = None, f"unreadable: {type(error).__name__}", []
         if snapshot_format != SNAPSHOT_FORMAT or moto_version != _moto_version():
-            raise SnapshotIncompatible(
-                f"the data in {self.folder} was saved by another version of the embedded AWS "
-                f"(moto {moto_version}); start with `make run RESET=1` (it deletes that data)"
-            )
+            raise self._incompatible(snapshot_format, moto_version)
         for service, account, region, backend in state:
             get_backend(service)[account][region] = backend
         return True
 
+    def _incompatible(self, snapshot_format: Any, moto_version: str) -> SnapshotIncompatible:
+        saved_by = f"moto {moto_version}, snapshot format {snapshot_format}"
+        now = f"moto {_moto_version()}, format {SNAPSHOT_FORMAT}"
+        if not self.export_path.exists():
+            return SnapshotIncompatible(
+                f"the data in {self.folder} was saved by another version of the embedded AWS "
+                f"({saved_by}; this one is {now}) and has no export beside it: start the "
+                "previous Agora on it and run `python -m chalicelib.cli export FILE` with the "
+                "variables it prints, then `make run RESET=1` here and `cli load FILE`",
+                export=None,
+            )
+        aside = self.path.with_name(f"{SNAPSHOT_NAME}.{_safe(moto_version)}")
+        os.replace(self.path, aside)
+        return SnapshotIncompatible(
+            f"the data in {self.folder} was saved by another version of the embedded AWS "
+            f"({saved_by}; this one is {now}): loading its export {EXPORT_NAME} instead "
+            "(mailbox, feed and newsletter settings and stored passwords are not in it; the "
+            f"old snapshot is kept as {aside.name})",
+            export=self.export_path,
+        )
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in ".-" else "-" for c in text)[:40]
+
 
 class SnapshotIncompatible(Exception):
-    """The saved data cannot be restored; the message is the one line the user sees."""
+    """The saved data cannot be restored; the message is the one line the user sees. `export`:
+    the community export to load instead (None: there is none)."""
+
+    def __init__(self, message: str, export: Path | None = None) -> None:
+        super().__init__(message)
+        self.export = export
 
 
 def _moto_version() -> str:

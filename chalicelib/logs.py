@@ -1,4 +1,10 @@
-"""Structured logs: one JSON object per line, for CloudWatch Logs Insights.
+"""Structured logs: one JSON object per line, for CloudWatch Logs Insights; plain text for people.
+
+Lambda, `make run` and the tests write JSON lines. A one-shot CLI command (`for_people()`) writes
+its results on stdout, and on stderr only the log lines a person must see: plain text
+(`warning: message (key=value …)`), at WARNING and above; `AGORA_LOG_FORMAT=json` gives it the JSON
+lines at AGORA_LOG_LEVEL instead, `AGORA_LOG_FORMAT=text` gives `make run` the plain lines. Either
+way a field is written as data (`{"lines": […]}`), never as a Python repr (`PollReport(…)`).
 
 Every line carries, besides its own fields, what ties it to the rest (`invocation`): in Lambda the
 function, its request id, whether this was a cold start and the X-Ray trace; everywhere the
@@ -26,6 +32,8 @@ line logged so that `import app` does not pay for importing it. What stays ours,
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 import logging
 import os
 import sys
@@ -122,12 +130,12 @@ def _powertools_formatter() -> logging.Formatter:
             return super().serialize({**log, **{k: v for k, v in bound.items() if k not in log}})
 
     return BoundFieldsFormatter(
-        json_default=str,
+        json_default=as_data,
         utc=True,
         use_rfc3339=True,
         log_record_order=["timestamp", "level", "name", "message"],
         name="%(name)s",
-        service="agora",
+        service=settings.SERVICE,
     )
 
 
@@ -140,6 +148,87 @@ class JsonFormatter(logging.Formatter):
         if self._formatter is None:
             self._formatter = _powertools_formatter()
         return self._formatter.format(record)
+
+
+def as_data(value: Any) -> Any:
+    """A log field as JSON data: a dataclass or Pydantic model as its fields, a set or tuple as
+    a list, a date as ISO 8601; anything else as its text."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json", by_alias=True)
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    isoformat = getattr(value, "isoformat", None)
+    if callable(isoformat):
+        return isoformat()
+    return str(value)
+
+
+# The attributes every LogRecord has: the rest are the `extra` fields of the call.
+_RECORD_FIELDS = frozenset(
+    {*vars(logging.LogRecord("", 0, "", 0, "", (), None)), "message", "asctime", "taskName"}
+)
+
+
+class TextFormatter(logging.Formatter):
+    """One line for a person: `warning: what happened (mailbox="post#…" count=2)`, a failure's
+    exception as its type and message (no stack trace; AGORA_LOG_FORMAT=json has it)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = f"{record.levelname.lower()}: {record.getMessage()}"
+        fields = {k: v for k, v in vars(record).items() if k not in _RECORD_FIELDS}
+        if fields:
+            shown = " ".join(
+                f"{key}={json.dumps(value, ensure_ascii=False, default=as_data)}"
+                for key, value in fields.items()
+            )
+            text += f" ({shown})"
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            text += f": {type(error).__name__}: {error}"
+        return text
+
+
+_for_people = False
+
+
+@contextlib.contextmanager
+def for_people() -> Iterator[None]:
+    """While a one-shot command runs, its logs are plain text at WARNING and above on stderr,
+    unless AGORA_LOG_FORMAT says `json` (or this runs in Lambda, whose logs stay JSON)."""
+    global _for_people
+    before, _for_people = _for_people, True
+    try:
+        yield
+    finally:
+        _for_people = before
+
+
+def _format_setting() -> str | None:
+    try:
+        found: str | None = settings.get_settings().log_format
+    except Exception:  # noqa: BLE001 - bad settings are reported where they are used
+        return None
+    return found
+
+
+def _plain_text() -> bool:
+    chosen = _format_setting()
+    if chosen is not None:
+        return chosen == "text"
+    return _for_people and not os.environ.get("AWS_LAMBDA_FUNCTION_NAME")
+
+
+class _Formatter(logging.Formatter):
+    """JSON or plain text, as the settings in force and the process (`for_people`) say."""
+
+    _json = JsonFormatter()
+    _text = TextFormatter()
+
+    def format(self, record: logging.LogRecord) -> str:
+        return (self._text if _plain_text() else self._json).format(record)
 
 
 class _StderrHandler(logging.StreamHandler):
@@ -164,6 +253,9 @@ class _SettingsLevel(logging.Filter):
             level: int = logging.getLevelName(settings.get_settings().log_level)
         except Exception:  # noqa: BLE001 - bad settings are reported where they are used
             level = logging.INFO
+        if _for_people and _plain_text():
+            # A person running a command reads its results on stdout: only what went wrong here.
+            level = max(level, logging.WARNING)
         return record.levelno >= level
 
 
@@ -180,7 +272,7 @@ def get_logger(name: str) -> logging.Logger:
         root = logging.getLogger("chalicelib")
         if not root.handlers:
             handler = _StderrHandler()
-            handler.setFormatter(JsonFormatter())
+            handler.setFormatter(_Formatter())
             handler.addFilter(_level)
             root.addHandler(handler)
         root.setLevel(logging.DEBUG)

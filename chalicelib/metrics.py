@@ -36,6 +36,10 @@ METRICS = {
     "MailboxesDue": "Count",  # mailboxes a dispatch sent to be polled
     "DigestsFailed": "Count",  # users whose daily digest could not be sent in a run
     "DigestRunsStoppedEarly": "Count",  # 1 when a run stopped at its deadline, leaving users
+    # 1 when a scheduled job's run completed (dimension Job): its "it ran" heartbeat, alarmed on
+    # missing data (chalicelib.jobs.base.heartbeat).
+    "ScheduledRunCompleted": "Count",
+    "DigestsLeftOver": "Count",  # users whose digest of the day was not sent that day
 }
 
 

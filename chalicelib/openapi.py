@@ -30,7 +30,7 @@ ERROR_STATUSES = {
     "400": (
         "Validation failure (one error per field), a body that is not JSON, a name or id that"
         " another record already has (a player's `name` and `id`, a profile section's `name`), or an"
-        " `offset` that names no item of the list (CONTRACT §7)"
+        " `offset` that names no item of the list"
     ),
     "401": "No token, or a bad or expired one",
     "403": "The caller lacks the privilege",
@@ -304,9 +304,10 @@ def openapi_document() -> dict[str, Any]:
         }
         for status, description in ERROR_STATUSES.items()
     }
-    error_responses["Error503"]["headers"] = {
-        "Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}
-    }
+    for waited in ("Error429", "Error503"):
+        error_responses[waited]["headers"] = {
+            "Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}
+        }
     return {
         "openapi": "3.1.0",
         "info": {

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from chalicelib.aws import client
 from chalicelib.settings import get_settings
@@ -24,10 +24,44 @@ KEEP_SECONDS = 6 * 3600.0
 # Every mailbox of a large fleet fits (a few hundred bytes each).
 MAX_ENTRIES = 20_000
 
-_plaintexts: OrderedDict[tuple[bytes, tuple[tuple[str, str], ...]], tuple[float, str]] = (
-    OrderedDict()
-)
-_lock = threading.Lock()
+Key = tuple[bytes, tuple[tuple[str, str], ...]]
+
+
+class Kept:
+    """Plaintexts by (ciphertext, context), each for `keep_seconds`, at most `max_entries` of
+    them (the least recently used go first); thread-safe (a poll's mailboxes run in threads)."""
+
+    def __init__(
+        self, keep_seconds: float, max_entries: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.keep_seconds, self.max_entries, self.clock = keep_seconds, max_entries, clock
+        self._entries: OrderedDict[Key, tuple[float, str]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Key) -> str | None:
+        with self._lock:
+            found = self._entries.get(key)
+            if found is None:
+                return None
+            if found[0] <= self.clock():
+                del self._entries[key]
+                return None
+            self._entries.move_to_end(key)
+            return found[1]
+
+    def put(self, key: Key, plaintext: str) -> None:
+        with self._lock:
+            self._entries[key] = (self.clock() + self.keep_seconds, plaintext)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+_kept = Kept(KEEP_SECONDS, MAX_ENTRIES)
 
 
 def encrypt(plaintext: str, context: Mapping[str, str]) -> bytes:
@@ -41,24 +75,16 @@ def encrypt(plaintext: str, context: Mapping[str, str]) -> bytes:
 
 def decrypt(ciphertext: bytes, context: Mapping[str, str]) -> str:
     key = (bytes(ciphertext), tuple(sorted(context.items())))
-    now = time.monotonic()
-    with _lock:
-        kept = _plaintexts.get(key)
-        if kept is not None and kept[0] > now:
-            _plaintexts.move_to_end(key)
-            return kept[1]
+    kept = _kept.get(key)
+    if kept is not None:
+        return kept
     # The key is named inside the ciphertext; the context must match the one used to encrypt.
     answer = client("kms").decrypt(CiphertextBlob=ciphertext, EncryptionContext=dict(context))
     plaintext = bytes(answer["Plaintext"]).decode("utf-8")
-    with _lock:
-        _plaintexts[key] = (now + KEEP_SECONDS, plaintext)
-        _plaintexts.move_to_end(key)
-        while len(_plaintexts) > MAX_ENTRIES:
-            _plaintexts.popitem(last=False)
+    _kept.put(key, plaintext)
     return plaintext
 
 
 def forget() -> None:
     """Drop every kept plaintext (tests; a container that must decrypt afresh)."""
-    with _lock:
-        _plaintexts.clear()
+    _kept.clear()

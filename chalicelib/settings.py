@@ -22,6 +22,10 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator
 
 ENV_PREFIX = "AGORA_"
+# Powertools' service name, pinned here only: the log lines' `service`, and the functions'
+# POWERTOOLS_SERVICE_NAME (infra/operations.py), which adds a `service` dimension to every metric
+# in Lambda; the alarms read their dimensions from it (infra.operations.agora_metric).
+SERVICE = "agora"
 # Read by the test suite and the benchmarks, not by Agora: never warned about.
 TOOL_VARIABLES = {"fuzz_examples", "mail_corpus_dir"}
 
@@ -30,6 +34,9 @@ class Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     table_prefix: str = "agora-dev-"
+    # Tables that live under another name than prefix + stem, `stem=name,…`: a point-in-time
+    # restore lands in a new table (`make restore`, infra/restore.py), and the stack points here.
+    table_names: str = ""
     token_secret: SecretStr | None = None
     base_url: str = "http://localhost:8000"
     port: int = 8000
@@ -53,6 +60,11 @@ class Settings(BaseModel):
     mailbox_queue: str = "agora-mailbox-jobs"
     # Name of the SQS queue that carries chunks of notification recipients (fan-out).
     notify_queue: str = "agora-notification-jobs"
+    # Name of the SQS queue that carries batches of the day's digest recipients (fan-out).
+    digest_queue: str = "agora-digest-jobs"
+    # Mails a second SES takes from this account (its sending quota), shared by every function
+    # that sends: chalicelib/jobs/pacing.py splits it between them.
+    mail_send_rate: float = Field(default=14.0, gt=0)
     # SQS queue that SES bounce and complaint notifications reach through SNS (infra).
     ses_feedback_queue: str = "agora-ses-feedback"
     # SES configuration set every notification email is sent with: its event destination
@@ -63,6 +75,9 @@ class Settings(BaseModel):
     # Origins allowed to call the API from a browser, comma-separated; empty: same origin only.
     cors_origins: str = ""
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # `json` or `text` log lines on stderr; unset: JSON, except a CLI command's plain text
+    # (chalicelib.logs). Lambda's stay JSON unless this says otherwise.
+    log_format: Literal["json", "text"] | None = None
     # How long a warm container keeps users (with their memberships) and groups; 0: not at all.
     # A privilege change made elsewhere takes effect within this time (chalicelib.store.cache).
     cache_seconds: float = Field(default=30.0, ge=0)
@@ -135,6 +150,13 @@ class Settings(BaseModel):
     def _upper(cls, value: object) -> object:
         return value.strip().upper() if isinstance(value, str) else value
 
+    @field_validator("log_format", mode="before")
+    @classmethod
+    def _lower(cls, value: object) -> object:
+        if isinstance(value, str):
+            return value.strip().lower() or None
+        return value
+
     @property
     def allowed_origins(self) -> frozenset[str]:
         """AGORA_CORS_ORIGINS as exact origins (`https://app.example.org`, no path)."""
@@ -158,6 +180,14 @@ class Settings(BaseModel):
         if self.mail_sender.strip():
             return self.mail_sender.strip()
         return f"noreply@{urlsplit(self.base_url).hostname or 'localhost'}"
+
+    def table_name(self, stem: str) -> str:
+        """The table of `stem`: AGORA_TABLE_NAMES' entry for it, else prefix + stem."""
+        for entry in self.table_names.split(","):
+            name, _, table = entry.strip().partition("=")
+            if name.strip() == stem and table.strip():
+                return table.strip()
+        return f"{self.table_prefix}{stem}"
 
     @property
     def token_secret_id(self) -> str:

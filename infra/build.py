@@ -22,7 +22,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from infra import monitoring, operations, privileges, rollout
+from chalicelib.jobs.pacing import SENDERS
+from chalicelib.settings import Settings
+from infra import monitoring, operations, privileges, restore, rollout, watch
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = ("dev", "prod")
@@ -44,7 +46,7 @@ GATEWAY_RESPONSES = {
 
 # Functions whose code reads AGORA_TOKEN_SECRET (chalicelib.auth.signing_keys).
 # The mail poll records notifications in the outbox; drain-outbox and deliver-notifications send them.
-TOKEN_SECRET_READERS = ("APIHandler", "DrainOutbox", "DeliverNotifications", "SendDigests")
+TOKEN_SECRET_READERS = ("APIHandler", "DrainOutbox", "DeliverNotifications", "DeliverDigests")
 
 
 def stage_names(stage: str) -> dict[str, str]:
@@ -54,9 +56,12 @@ def stage_names(stage: str) -> dict[str, str]:
         "dead_letters": f"agora-{stage}-mailbox-jobs-dead",
         "notify_queue": f"agora-{stage}-notification-jobs",
         "notify_dead_letters": f"agora-{stage}-notification-jobs-dead",
+        "digest_queue": f"agora-{stage}-digest-jobs",
+        "digest_dead_letters": f"agora-{stage}-digest-jobs-dead",
         "outbox_dead_letters": f"agora-{stage}-outbox-dead",
         "feedback_queue": f"agora-{stage}-ses-feedback",
         "feedback_dead_letters": f"agora-{stage}-ses-feedback-dead",
+        "feedback_undelivered": f"agora-{stage}-ses-feedback-undelivered",
         "feedback_topic": f"agora-{stage}-ses-feedback",
         "configuration_set": f"agora-{stage}",
         "event_bus": f"agora-{stage}-events",
@@ -143,7 +148,9 @@ def template(stage: str) -> dict[str, Any]:
         tables[logical] = model.Meta.table_name
     resources["SecretsKey"] = {
         "Type": "AWS::KMS::Key",
-        "DeletionPolicy": "Retain",
+        # What it encrypted outlives the stack; a first create that failed encrypted nothing,
+        # and leaves no key behind.
+        "DeletionPolicy": "RetainExceptOnCreate",
         "UpdateReplacePolicy": "Retain",
         "Properties": {
             "Description": f"Agora {stage}: encrypts stored POP3 passwords and chat secrets",
@@ -173,6 +180,7 @@ def template(stage: str) -> dict[str, Any]:
     for logical, queue, dead, function_timeout in (
         ("Mailbox", names["queue"], names["dead_letters"], 300),
         ("Notification", names["notify_queue"], names["notify_dead_letters"], 120),
+        ("Digest", names["digest_queue"], names["digest_dead_letters"], 120),
         ("SesFeedback", names["feedback_queue"], names["feedback_dead_letters"], 60),
     ):
         resources[f"{logical}DeadLetterQueue"] = {
@@ -192,6 +200,10 @@ def template(stage: str) -> dict[str, Any]:
         }
     resources["TokenSecret"] = {
         "Type": "AWS::SecretsManager::Secret",
+        # A new value ends every session and every unsubscribe link and feed key: in prod the
+        # secret outlives a deleted or replaced stack (make deploy refuses the replacement too).
+        "DeletionPolicy": "RetainExceptOnCreate" if stage == "prod" else "Delete",
+        "UpdateReplacePolicy": "Retain" if stage == "prod" else "Delete",
         "Properties": {
             "Name": names["secret"],
             "Description": "Signing secret of Agora access tokens",
@@ -202,6 +214,15 @@ def template(stage: str) -> dict[str, Any]:
     # A function reading the token secret is made after it.
     resources["PollMailbox"] = {"DependsOn": ["MailboxQueue"]}
     resources["DeliverNotifications"] = {"DependsOn": ["NotificationQueue", "TokenSecret"]}
+    resources["DeliverDigests"] = {"DependsOn": ["DigestQueue", "TokenSecret"]}
+    # Every function that sends mail splits AGORA_MAIL_SEND_RATE the same way (jobs/pacing.py);
+    # the daily schedule reads it too (it warns when the day's digests cannot fit in the day).
+    rate = str(Settings.model_fields["mail_send_rate"].default)
+    for logical in (*(sender.logical_id for sender in SENDERS.values()), "SendDigests"):
+        merge(
+            resources.setdefault(logical, {}),
+            {"Properties": {"Environment": {"Variables": {"AGORA_MAIL_SEND_RATE": rate}}}},
+        )
     resources.update(feedback_resources(names))
     resources.update(outbox_resources(names))
     resources["SesFeedback"] = {"DependsOn": ["SesFeedbackQueue"]}
@@ -234,12 +255,18 @@ def template(stage: str) -> dict[str, Any]:
         response: dict[str, Any] = {"ResponseTemplates": {"application/json": ENVELOPE}}
         if status is not None:
             response["StatusCode"] = str(status)
+        if kind == "THROTTLED":
+            # Every 429 says when to come back (CONTRACT §5); the stage's rate limit is per second.
+            response["ResponseParameters"] = {"Headers": {"Retry-After": "'1'"}}
         gateway_responses[kind] = response
     resources["RestAPI"] = {
         "Properties": {
             # A fixed name: the API 5XX alarm's ApiName dimension.
             "Name": f"agora-{stage}",
-            "TracingEnabled": stage == "prod",
+            # No X-Ray (issue 38): traces without a tracer showed only Lambda's own segments,
+            # and Powertools' tracer costs every cold start its import; the logs' correlationId
+            # follows a request instead.
+            "TracingEnabled": False,
             "MethodSettings": [
                 {
                     "ResourcePath": "/*",
@@ -254,13 +281,19 @@ def template(stage: str) -> dict[str, Any]:
     resources["MailSendingPolicy"] = mail_sending_policy(stage)
     merge(resources, operations.operations_resources(stage, names, sender_domain, sender_address))
     merge(resources, monitoring.monitoring_resources(stage, names, tables))
+    merge(resources, watch.watch_resources(stage, names, tables))
     merge(resources, rollout.rollout_resources(stage))
     return {
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": f"Agora ({stage}): tables, secrets key, queues, token secret, API limits, "
         "alarms",
-        "Parameters": operations.parameters(stage),
-        "Conditions": operations.conditions(),
+        "Parameters": {
+            **operations.parameters(stage),
+            **watch.parameters(),
+            **rollout.parameters(stage),
+            **restore.parameters(),
+        },
+        "Conditions": {**operations.conditions(), **rollout.conditions(stage)},
         "Resources": resources,
         "Outputs": operations.outputs(),
     }
@@ -342,12 +375,24 @@ def feedback_resources(names: dict[str, str]) -> dict[str, Any]:
                 "Protocol": "sqs",
                 "Endpoint": {"Fn::GetAtt": ["SesFeedbackQueue", "Arn"]},
                 "RawMessageDelivery": True,
+                # What SNS cannot deliver to the queue (its policy, the queue gone) waits here,
+                # alarmed (infra.watch), instead of being dropped after SNS's retries.
+                "RedrivePolicy": {
+                    "deadLetterTargetArn": {"Fn::GetAtt": ["SesFeedbackUndeliveredQueue", "Arn"]}
+                },
+            },
+        },
+        "SesFeedbackUndeliveredQueue": {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {
+                "QueueName": names["feedback_undelivered"],
+                "MessageRetentionPeriod": 1209600,
             },
         },
         "SesFeedbackQueuePolicy": {
             "Type": "AWS::SQS::QueuePolicy",
             "Properties": {
-                "Queues": [{"Ref": "SesFeedbackQueue"}],
+                "Queues": [{"Ref": "SesFeedbackQueue"}, {"Ref": "SesFeedbackUndeliveredQueue"}],
                 "PolicyDocument": {
                     "Version": "2012-10-17",
                     "Statement": [
@@ -355,7 +400,10 @@ def feedback_resources(names: dict[str, str]) -> dict[str, Any]:
                             "Effect": "Allow",
                             "Principal": {"Service": "sns.amazonaws.com"},
                             "Action": "sqs:SendMessage",
-                            "Resource": {"Fn::GetAtt": ["SesFeedbackQueue", "Arn"]},
+                            "Resource": [
+                                {"Fn::GetAtt": [queue, "Arn"]}
+                                for queue in ("SesFeedbackQueue", "SesFeedbackUndeliveredQueue")
+                            ],
                             "Condition": {
                                 "ArnEquals": {"aws:SourceArn": {"Ref": "SesFeedbackTopic"}}
                             },
@@ -390,6 +438,9 @@ def _table_arns(names: dict[str, str], stems: tuple[str, ...]) -> list[str]:
         arns += [
             f"arn:aws:dynamodb:*:*:table/{table}",
             f"arn:aws:dynamodb:*:*:table/{table}/index/*",
+            # The same table restored to a point in time (`make restore`: `<table>.<time>`,
+            # and its indexes): no stem holds a dot, so no other table matches.
+            f"arn:aws:dynamodb:*:*:table/{table}.*",
         ]
     return arns
 
@@ -401,17 +452,12 @@ def policy(stage: str, function: str) -> dict[str, Any]:
     names = stage_names(stage)
     needs = privileges.FUNCTIONS[function]
     tables = {m.Meta.table_name[len(names["table_prefix"]) :] for m in _models(stage)}
-    unknown = sorted((set(needs.reads) | set(needs.writes)) - tables)
+    unknown = sorted((set(needs.reads) | set(needs.writes) | set(needs.scans)) - tables)
     if unknown:
         raise ValueError(f"{function} declares tables the models do not define: {unknown}")
-    statements: list[dict[str, Any]] = [
-        {
-            "Sid": "Logs",
-            "Effect": "Allow",
-            "Action": ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
-            "Resource": f"arn:aws:logs:*:*:log-group:/aws/lambda/agora-{stage}-*",
-        }
-    ]
+    # Its log lines (and the metrics, written as log lines) are granted in the template, on the
+    # function's own log group (infra.operations.log_policies): a policy file cannot name it.
+    statements: list[dict[str, Any]] = []
     reads_only = tuple(set(needs.reads) - set(needs.writes))
     if reads_only:
         statements.append(
@@ -429,6 +475,15 @@ def policy(stage: str, function: str) -> dict[str, Any]:
                 "Effect": "Allow",
                 "Action": sorted(privileges.WRITE),
                 "Resource": _table_arns(names, needs.writes),
+            }
+        )
+    if needs.scans:
+        statements.append(
+            {
+                "Sid": "ScanTables",
+                "Effect": "Allow",
+                "Action": ["dynamodb:Scan"],
+                "Resource": _table_arns(names, needs.scans),
             }
         )
     if needs.kms:
@@ -494,6 +549,17 @@ def policy(stage: str, function: str) -> dict[str, Any]:
                 "Effect": "Allow",
                 "Action": ["events:PutEvents"],
                 "Resource": f"arn:aws:events:*:*:event-bus/{names['event_bus']}",
+            }
+        )
+    if needs.deploy_hook:
+        statements.append(
+            {
+                # SAM's deployment application, whatever the stack is called.
+                "Sid": "DeployHook",
+                "Effect": "Allow",
+                "Action": ["codedeploy:PutLifecycleEventHookExecutionStatus"],
+                "Resource": "arn:aws:codedeploy:*:*:deploymentgroup:"
+                "*-ServerlessDeploymentApplication-*/*",
             }
         )
     return {"Version": "2012-10-17", "Statement": statements}

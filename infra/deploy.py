@@ -9,6 +9,11 @@ prints its outputs (the API's address, the alarm topic, the DNS records SES want
 with the standard AWS variables (AWS_PROFILE or keys, AWS_DEFAULT_REGION): no AWS CLI needed.
 `--check` validates the arguments only (make deploy runs it before the slow packaging).
 
+Data first: a change set that would replace or delete a table or the token secret is refused
+and deleted (`--allow-replace`, make deploy ALLOW_REPLACE=1, lets it through), and the stack
+policy says the same to anyone updating the stack another way. After a deploy, each function
+keeps its last 3 versions (and any an alias names); older ones are deleted.
+
 Safety: a prod stack gets termination protection once it exists (`aws cloudformation
 update-termination-protection --no-enable-termination-protection` before deleting it on purpose).
 A first create that failed leaves the stack in ROLLBACK_COMPLETE and, in prod, the tables it
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import re
 import sys
 from pathlib import Path
@@ -30,6 +36,107 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "build" / "package"
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"]
+# What holds data no deploy may lose by accident: replaced (a new, empty one under the old name's
+# place) or removed. A change set touching one so is refused unless --allow-replace.
+PROTECTED_TYPES = ("AWS::DynamoDB::Table", "AWS::SecretsManager::Secret")
+# Published versions each function keeps after a deploy (besides any an alias points at).
+KEEP_VERSIONS = 3
+# Parameters a deploy leaves as they are when not given (make restore sets TableNames).
+KEPT_PARAMETERS = ("SesDailyQuota", "MonthlyBudgetUsd", "TableNames")
+
+
+def stack_policy(allow_replace: bool = False) -> str:
+    """Every update is allowed except replacing or deleting a table or the token secret."""
+    import json
+
+    statements: list[dict[str, Any]] = [
+        {"Effect": "Allow", "Action": "Update:*", "Principal": "*", "Resource": "*"}
+    ]
+    if not allow_replace:
+        statements.append(
+            {
+                "Effect": "Deny",
+                "Action": ["Update:Replace", "Update:Delete"],
+                "Principal": "*",
+                "Resource": "*",
+                "Condition": {"StringEquals": {"ResourceType": list(PROTECTED_TYPES)}},
+            }
+        )
+    return json.dumps({"Statement": statements})
+
+
+def data_losses(changes: list[dict[str, Any]]) -> list[str]:
+    """The change set's replacements and removals of what holds data, one phrase each."""
+    lost = []
+    for change in changes:
+        resource = change.get("ResourceChange", {})
+        if resource.get("ResourceType") not in PROTECTED_TYPES:
+            continue
+        action, replacement = resource.get("Action"), resource.get("Replacement")
+        if action == "Remove":
+            lost.append(f"{resource['LogicalResourceId']} (deleted)")
+        elif action == "Modify" and replacement in ("True", "Conditional"):
+            lost.append(f"{resource['LogicalResourceId']} (replaced)")
+    return lost
+
+
+def refuse_data_loss(
+    cloudformation: Any, stack: str, change_set: str, described: dict[str, Any], allow: bool
+) -> None:
+    """Delete the change set and stop when it would replace or delete a table or the secret."""
+    changes = list(described.get("Changes", []))
+    token = described.get("NextToken")
+    while token:
+        more = cloudformation.describe_change_set(
+            StackName=stack, ChangeSetName=change_set, NextToken=token
+        )
+        changes += more.get("Changes", [])
+        token = more.get("NextToken")
+    lost = data_losses(changes)
+    if not lost or allow:
+        return
+    cloudformation.delete_change_set(StackName=stack, ChangeSetName=change_set)
+    raise DeployError(
+        f"{stack}: the change would lose data: {', '.join(lost)}; the change set was deleted. "
+        "Keep the resource's name and key schema, or back it up first and run make deploy "
+        "again with ALLOW_REPLACE=1"
+    )
+
+
+def prune_versions(session: Any, stack: str, keep: int = KEEP_VERSIONS) -> list[str]:
+    """Delete each function's published versions but the newest `keep` and those an alias
+    names (a canary's two); answers the versions deleted (their ARNs)."""
+    cloudformation = session.client("cloudformation")
+    lambdas = session.client("lambda")
+    functions = [
+        r["PhysicalResourceId"]
+        for page in cloudformation.get_paginator("list_stack_resources").paginate(StackName=stack)
+        for r in page["StackResourceSummaries"]
+        if r["ResourceType"] == "AWS::Lambda::Function" and r.get("PhysicalResourceId")
+    ]
+    deleted = []
+    for function in functions:
+        versions = [
+            v
+            for page in lambdas.get_paginator("list_versions_by_function").paginate(
+                FunctionName=function
+            )
+            for v in page["Versions"]
+            if v["Version"] != "$LATEST"
+        ]
+        aliased: set[str] = set()
+        for page in lambdas.get_paginator("list_aliases").paginate(FunctionName=function):
+            for alias in page["Aliases"]:
+                aliased.add(alias["FunctionVersion"])
+                weights = alias.get("RoutingConfig", {}).get("AdditionalVersionWeights", {})
+                aliased.update(weights)
+        newest = sorted(versions, key=lambda v: int(v["Version"]), reverse=True)
+        for version in newest[keep:]:
+            if version["Version"] in aliased:
+                continue
+            lambdas.delete_function(FunctionName=function, Qualifier=version["Version"])
+            deleted.append(version["FunctionArn"])
+    return deleted
 
 
 class DeployError(Exception):
@@ -145,24 +252,47 @@ def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
         "BaseUrl": args.base_url,
         "AlarmEmail": args.alarm_email,
         "MailSenderDomain": args.mail_sender_domain or "",
+        "ManageApiGatewayAccount": "true"
+        if getattr(args, "api_gateway_account", False)
+        else "false",
     }
+    if args.stage == "prod":  # the canary's
+        parameters["RollbackOnAlarms"] = (
+            "false" if getattr(args, "no_rollback_alarms", False) else "true"
+        )
+    if not getattr(args, "api_gateway_account", False):
+        require_api_gateway_logging_role(session)
+    given = [{"ParameterKey": k, "ParameterValue": v} for k, v in parameters.items()]
+    # Parameters set outside make deploy's arguments (make restore's TableNames) stay as they are.
+    # (Only those the stack has: a stack from before a parameter existed takes its default.)
+    previous = _stack_parameter_keys(cloudformation, stack) if exists else set()
+    kept = [{"ParameterKey": k, "UsePreviousValue": True} for k in KEPT_PARAMETERS if k in previous]
     change_set = f"deploy-{digest}-{hashlib.sha256(body).hexdigest()[:8]}"
     cloudformation.create_change_set(
         StackName=stack,
         ChangeSetName=change_set,
         ChangeSetType="UPDATE" if exists else "CREATE",
         TemplateURL=template_url,
-        Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in parameters.items()],
+        Parameters=given + kept,
         Capabilities=CAPABILITIES,
     )
     print(f"{stack}: change set {change_set} ({'update' if exists else 'create'})", flush=True)
     described = _wait_change_set(cloudformation, stack, change_set)
+    allow_replace = bool(getattr(args, "allow_replace", False))
+    if described is not None:
+        refuse_data_loss(cloudformation, stack, change_set, described, allow_replace)
     if described is None:
         print(f"{stack}: nothing changed")
     elif args.review:
         print(f"{stack}: review the change set in the CloudFormation console, then execute it")
         return {}
     else:
+        if exists:
+            # The stack policy would refuse what --allow-replace let through: lifted for this
+            # update only, and put back below whatever happens.
+            cloudformation.set_stack_policy(
+                StackName=stack, StackPolicyBody=stack_policy(allow_replace)
+            )
         cloudformation.execute_change_set(StackName=stack, ChangeSetName=change_set)
         waiter = "stack_update_complete" if exists else "stack_create_complete"
         try:
@@ -171,8 +301,15 @@ def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
             )
         except Exception:
             raise DeployError(f"{stack} failed: {_first_failure(cloudformation, stack)}") from None
+        finally:
+            if _stack_exists_quietly(cloudformation, stack):
+                cloudformation.set_stack_policy(StackName=stack, StackPolicyBody=stack_policy())
+        for arn in prune_versions(session, stack):
+            print(f"{stack}: deleted the old version {arn}", flush=True)
     if args.stage == "prod":
         protect(cloudformation, stack)
+    # Every deploy, changed or not: a migration an earlier deploy left unfinished goes on.
+    run_migrations(cloudformation, migrate_client(session), stack)
     outputs = {
         o["OutputKey"]: o["OutputValue"]
         for o in cloudformation.describe_stacks(StackName=stack)["Stacks"][0].get("Outputs", [])
@@ -180,6 +317,41 @@ def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
     for key, value in outputs.items():
         print(f"{key}: {value}")
     return outputs
+
+
+# The migrate function runs up to its 900 s timeout: the invoke waits for it, and is not retried
+# by botocore (the next invoke goes on from where the last one stopped anyway).
+def migrate_client(session: Any) -> Any:
+    from botocore.config import Config
+
+    return session.client("lambda", config=Config(read_timeout=960, retries={"max_attempts": 1}))
+
+
+MIGRATE_INVOCATIONS = 50  # 50 x ~10 minutes: more is a migration that never ends
+
+
+def run_migrations(cloudformation: Any, lambda_client: Any, stack: str) -> None:
+    """Invoke the stack's `migrate` function (its alias: this deploy's code) until it answers
+    done, printing what each migration did; stored items then have the shape this code writes."""
+    from infra.operations import ALIAS
+
+    function = cloudformation.describe_stack_resource(StackName=stack, LogicalResourceId="Migrate")[
+        "StackResourceDetail"
+    ]["PhysicalResourceId"]
+    for _ in range(MIGRATE_INVOCATIONS):
+        answer = lambda_client.invoke(FunctionName=function, Qualifier=ALIAS, Payload=b"{}")
+        payload = json.loads(answer["Payload"].read() or b"null")
+        if answer.get("FunctionError") or not isinstance(payload, dict):
+            message = payload.get("errorMessage") if isinstance(payload, dict) else payload
+            raise DeployError(
+                f"{stack}: migrate failed ({message}); the stack is updated, and `make deploy` "
+                "again goes on with the migrations from where they stopped"
+            )
+        for line in payload.get("lines", []):
+            print(f"{stack}: migrate: {line}", flush=True)
+        if payload.get("done"):
+            return
+    raise DeployError(f"{stack}: migrate was not done after {MIGRATE_INVOCATIONS} invocations")
 
 
 def protect(cloudformation: Any, stack: str) -> None:
@@ -242,6 +414,28 @@ def clear_failed_first_create(session: Any, stack: str, template: dict[str, Any]
     return sorted(tables)
 
 
+def require_api_gateway_logging_role(session: Any) -> None:
+    """Access logs need the account's API Gateway logging role; the stack sets it only when
+    asked, since it is one setting for every API of the account and region."""
+    role = session.client("apigateway").get_account().get("cloudwatchRoleArn")
+    if not role:
+        raise DeployError(
+            "this account has no API Gateway logging role (its CloudWatch log role ARN), which "
+            "the API's access logs need: run make deploy again with API_GATEWAY_ACCOUNT=1 to let "
+            "the stack set it for the account and region (any other API there logs through it)"
+        )
+
+
+def _stack_parameter_keys(cloudformation: Any, stack: str) -> set[str]:
+    [found] = cloudformation.describe_stacks(StackName=stack)["Stacks"]
+    return {p["ParameterKey"] for p in found.get("Parameters", [])}
+
+
+def _stack_exists_quietly(cloudformation: Any, stack: str) -> bool:
+    status = _stack_status(cloudformation, stack)
+    return status is not None and status not in ("ROLLBACK_COMPLETE", "DELETE_COMPLETE")
+
+
 def _stack_exists(cloudformation: Any, stack: str) -> bool:
     try:
         [found] = cloudformation.describe_stacks(StackName=stack)["Stacks"]
@@ -295,6 +489,21 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--check", action="store_true", help="validate the arguments only")
     parser.add_argument(
         "--review", action="store_true", help="create the change set, leave executing it to you"
+    )
+    parser.add_argument(
+        "--allow-replace",
+        action="store_true",
+        help="let the change replace or delete a table or the token secret (data is lost)",
+    )
+    parser.add_argument(
+        "--api-gateway-account",
+        action="store_true",
+        help="let the stack set the account's API Gateway logging role (every API's)",
+    )
+    parser.add_argument(
+        "--no-rollback-alarms",
+        action="store_true",
+        help="a prod canary ignores the new version's alarms (to land a fix)",
     )
     return parser
 

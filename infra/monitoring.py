@@ -1,8 +1,8 @@
 """Day-two watching: the alarms `infra.operations` does not make, and one dashboard per stage.
 
 Failure classes watched here (issue 26): the ses-feedback dead letters, the age of the oldest
-message on every queue, latency (Lambda Duration p99 per function, API Gateway Latency p99),
-DynamoDB throttles per table, SES reputation (bounce and complaint rates, which make SES review
+message on every queue, latency (Lambda Duration p99 of each function's current version, API
+Gateway Latency p99), SES reputation (bounce and complaint rates, which make SES review
 and then pause the account) and EventBridge (schedule rules whose target failed, PutEvents that
 EventBridge refused). Each description says what the alarm means and what to do; the README's
 "Alarms" table lists the same. Merged into the template by `infra.build`.
@@ -13,7 +13,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from infra.operations import FUNCTIONS, METRICS_NAMESPACE, alarm_metric, queued_messages
+from infra.operations import (
+    FUNCTIONS,
+    METRICS_NAMESPACE,
+    SERVICE_DIMENSIONS,
+    alarm_metric,
+    queued_messages,
+    version_dimensions,
+)
 from infra.operations import _alarm as _base_alarm
 
 # The three queues with their dead-letter queues: logical stem -> (queue key, dead-letter key,
@@ -21,6 +28,8 @@ from infra.operations import _alarm as _base_alarm
 QUEUES = {
     "Mailbox": ("queue", "dead_letters", 900),  # a dispatch every 5 minutes: 3 missed rounds
     "Notification": ("notify_queue", "notify_dead_letters", 900),
+    # The day's batches wait their turn at the sending rate: 100,000 digests take two hours.
+    "Digest": ("digest_queue", "digest_dead_letters", 4 * 3600),
     "SesFeedback": ("feedback_queue", "feedback_dead_letters", 1800),
 }
 # A dead letter expires after 14 days (MessageRetentionPeriod): say so a week before.
@@ -108,6 +117,34 @@ def queue_alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
     return resources
 
 
+def digest_alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
+    """The day's digests that were not sent that day (chalicelib/jobs/digests.py)."""
+    prefix = f"agora-{stage}"
+    return {
+        "DigestsLeftOverAlarm": _alarm(
+            "Daily digests were not sent on their day: a batch was still on "
+            f"{names['digest_queue']} when its day ended, or `send-digests` stopped at its time "
+            "limit. Their items go in the next day's digest. More members with digests than "
+            "AGORA_MAIL_SEND_RATE sends in a day, or deliver-digests failing (see its errors "
+            "alarm): ask AWS for a higher SES sending rate and raise AGORA_MAIL_SEND_RATE.",
+            alarm_metric(
+                f"{prefix}-digests-left-over",
+                METRICS_NAMESPACE,
+                "DigestsLeftOver",
+                {"Stage": prefix},
+            ),
+            Period=3600,
+        ),
+        "DigestDeadLettersAlarm": _alarm(
+            f"{names['digest_dead_letters']} holds digest batches that failed 5 times: some of "
+            "their users' digests were not sent (the others were). Read deliver-digests' log "
+            "('digest failed'), fix the cause, then move the messages back with `aws sqs "
+            "start-message-move-task` (a digest already sent is not sent again).",
+            queued_messages(f"{prefix}-digest-dead-letters", names["digest_dead_letters"]),
+        ),
+    }
+
+
 def latency_alarms(stage: str) -> dict[str, Any]:
     prefix = f"agora-{stage}"
     resources: dict[str, Any] = {}
@@ -132,13 +169,16 @@ def latency_alarms(stage: str) -> dict[str, Any]:
                 f"{prefix}-{name}-duration-p99",
                 "AWS/Lambda",
                 "Duration",
-                {"FunctionName": {"Ref": logical}},
+                version_dimensions(logical),
                 ExtendedStatistic="p99",
                 Unit="Milliseconds",
             ),
             Statistic=None,
             Threshold=threshold,
-            EvaluationPeriods=3 if logical == "APIHandler" else 1,
+            # Minutes, the current version's: it rolls a slow new version back (infra.rollout).
+            Period=60,
+            EvaluationPeriods=5,
+            DatapointsToAlarm=3 if logical == "APIHandler" else 1,
         )
     # Minute periods: a rollout's canary (infra.rollout) must see it within its ten minutes.
     resources["ApiLatencyAlarm"] = _alarm(
@@ -160,43 +200,6 @@ def latency_alarms(stage: str) -> dict[str, Any]:
         EvaluationPeriods=5,
         DatapointsToAlarm=3,
     )
-    return resources
-
-
-def throttle_alarms(stage: str, tables: dict[str, str]) -> dict[str, Any]:
-    """One alarm per table on its read and write throttle events (indexes included)."""
-    resources: dict[str, Any] = {}
-    for logical, table in tables.items():
-        metrics = [
-            {
-                "Id": kind.lower(),
-                "ReturnData": False,
-                "MetricStat": {
-                    "Metric": {
-                        "Namespace": "AWS/DynamoDB",
-                        "MetricName": f"{kind}ThrottleEvents",
-                        "Dimensions": [{"Name": "TableName", "Value": table}],
-                    },
-                    "Period": 300,
-                    "Stat": "Sum",
-                },
-            }
-            for kind in ("Read", "Write")
-        ]
-        metrics.append(
-            {"Id": "throttled", "Expression": "read + write", "Label": "throttle events",
-             "ReturnData": True}
-        )  # fmt: skip
-        alarm = _alarm(
-            f"DynamoDB throttled requests to {table}. On-demand tables throttle when traffic "
-            "more than doubles its previous peak within 30 minutes, or a single key is hot: "
-            "read the throttling functions' logs for the key; pre-warm the table (switch to "
-            "provisioned for a day) before a known surge.",
-            {"AlarmName": f"{table}-throttles", "Metrics": metrics},
-            Statistic=None,
-            Period=None,
-        )
-        resources[f"{logical}ThrottlesAlarm"] = alarm
     return resources
 
 
@@ -249,8 +252,9 @@ def event_alarms(stage: str) -> dict[str, Any]:
         )
     resources["PutEventsFailedAlarm"] = _alarm(
         "EventBridge refused PutEvents calls in this account and region (throttling or an "
-        "error): domain events did not reach the organisation's systems. Read the API's log "
-        "(`filter message like /event/`) and the account's PutEvents quota.",
+        "error): domain events did not reach the organisation's systems. drain-outbox publishes "
+        "them: read its log (/aws/lambda/<DrainOutbox function>, `filter message like "
+        "/domain events/`), its EventPublishFailed alarm, and the account's PutEvents quota.",
         alarm_metric(
             f"{prefix}-put-events-failed", "AWS/Events", "PutEventsApproximateFailedCount"
         ),
@@ -264,16 +268,54 @@ def schedule_rule_name(stage: str, function: str) -> str:
 
 def schedule_names(stage: str) -> dict[str, Any]:
     """Fragments that give each schedule's EventBridge rule a fixed name (the alarm's dimension)."""
-    return {
+    # An invocation EventBridge itself could not make (the function gone, its permission
+    # missing) goes to the scheduled-failures queue too, beside the runs that failed (ES4000).
+    dead_letters = {"Arn": {"Fn::GetAtt": ["ScheduledFailuresQueue", "Arn"]}}
+    resources: dict[str, Any] = {
         logical: {
             "Properties": {
                 "Events": {
-                    f"{logical}Event": {"Properties": {"Name": schedule_rule_name(stage, name)}}
+                    f"{logical}Event": {
+                        "Properties": {
+                            "Name": schedule_rule_name(stage, name),
+                            "DeadLetterConfig": dead_letters,
+                        }
+                    }
                 }
             }
         }
         for logical, name in SCHEDULES.items()
     }
+    resources["ScheduledFailuresQueuePolicy"] = {
+        "Type": "AWS::SQS::QueuePolicy",
+        "Properties": {
+            "Queues": [{"Ref": "ScheduledFailuresQueue"}],
+            "PolicyDocument": {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Sid": "ScheduleDeadLetters",
+                        "Effect": "Allow",
+                        "Principal": {"Service": "events.amazonaws.com"},
+                        "Action": "sqs:SendMessage",
+                        "Resource": {"Fn::GetAtt": ["ScheduledFailuresQueue", "Arn"]},
+                        "Condition": {
+                            "ArnEquals": {
+                                "aws:SourceArn": [
+                                    {
+                                        "Fn::Sub": "arn:${AWS::Partition}:events:${AWS::Region}:"
+                                        "${AWS::AccountId}:rule/" + schedule_rule_name(stage, name)
+                                    }
+                                    for name in SCHEDULES.values()
+                                ]
+                            }
+                        },
+                    }
+                ],
+            },
+        },
+    }
+    return resources
 
 
 def dashboard(stage: str, names: dict[str, str], tables: dict[str, str]) -> dict[str, Any]:
@@ -293,11 +335,17 @@ def dashboard(stage: str, names: dict[str, str], tables: dict[str, str]) -> dict
             "properties": {"title": title, "region": region, "metrics": metrics, **extra},
         }
 
+    def search(query: str, stat: str) -> str:
+        # `${…}` is the template's substitution: a literal brace pair passes through Fn::Sub as
+        # `${!…}`; SEARCH's own braces are not `${`, so they need nothing.
+        return f"SEARCH('{query}', '{stat}', 300)"
+
     def api_metric(metric: str, stat: str) -> list[Any]:
         return [*(m.replace("{metric}", metric) for m in api), {"stat": stat}]
 
     queues = [names[q] for q, _, _ in QUEUES.values()]
     dead = [names[d] for _, d, _ in QUEUES.values()]
+    dead += [names["outbox_dead_letters"], names["scheduled_failures"]]
     widgets = [
         widget(
             "API latency (ms)",
@@ -375,15 +423,35 @@ def dashboard(stage: str, names: dict[str, str], tables: dict[str, str]) -> dict
             12,
         ),
         widget(
-            "DynamoDB throttle events",
+            "DynamoDB throttle events (tables and indexes)",
             [
-                ["AWS/DynamoDB", f"{kind}ThrottleEvents", "TableName", table, {"stat": "Sum"}]
-                for table in tables.values()
-                for kind in ("Read", "Write")
+                [
+                    {
+                        "expression": search(
+                            '{AWS/DynamoDB,Operation,TableName} MetricName="ThrottledRequests" '
+                            f'"{prefix}"',
+                            "Sum",
+                        ),
+                        "label": "",
+                        "id": "tables",
+                    }
+                ],
+                [
+                    {
+                        "expression": search(
+                            "{AWS/DynamoDB,GlobalSecondaryIndexName,TableName} "
+                            'MetricName=("ReadThrottleEvents" OR "WriteThrottleEvents") '
+                            f'"{prefix}"',
+                            "Sum",
+                        ),
+                        "label": "",
+                        "id": "indexes",
+                    }
+                ],
             ],
             0,
             18,
-        ),
+        ),  # fmt: skip
         widget(
             "SES reputation",
             [
@@ -430,6 +498,65 @@ def dashboard(stage: str, names: dict[str, str], tables: dict[str, str]) -> dict
             12,
             24,
         ),  # fmt: skip
+        widget(
+            "Outbox stream: age of the oldest record (ms)",
+            [
+                [
+                    "AWS/Lambda",
+                    "IteratorAge",
+                    "FunctionName",
+                    "${DrainOutbox}",
+                    {"stat": "Maximum", "label": "drain-outbox"},
+                ],
+            ],
+            0,
+            30,
+        ),  # fmt: skip
+        widget(
+            "Mailbox polls failed, by reason",
+            [
+                [
+                    {
+                        "expression": search(
+                            f'{{Agora,Reason,Stage,service}} MetricName="MailboxPollFailed" '
+                            f'Stage="{prefix}"',
+                            "Sum",
+                        ),
+                        "label": "",
+                        "id": "polls",
+                    }
+                ]
+            ],
+            12,
+            30,
+        ),  # fmt: skip
+        widget(
+            "Scheduled runs completed (heartbeats) and failed",
+            [
+                [
+                    METRICS_NAMESPACE,
+                    "ScheduledRunCompleted",
+                    "Job",
+                    job,
+                    "Stage",
+                    prefix,
+                    *[part for item in SERVICE_DIMENSIONS.items() for part in item],
+                    {"stat": "Sum", "label": f"{job} completed"},
+                ]
+                for job in SCHEDULES.values()
+            ]
+            + [
+                [
+                    "AWS/SQS",
+                    "ApproximateNumberOfMessagesVisible",
+                    "QueueName",
+                    names["scheduled_failures"],
+                    {"stat": "Maximum", "label": "scheduled failures"},
+                ],
+            ],
+            0,
+            36,
+        ),  # fmt: skip
     ]
     body = json.dumps({"widgets": widgets}, separators=(",", ":"))
     return {
@@ -444,8 +571,8 @@ def monitoring_resources(
     """Everything above; `tables` maps each table's logical id to its name."""
     return {
         **queue_alarms(stage, names),
+        **digest_alarms(stage, names),
         **latency_alarms(stage),
-        **throttle_alarms(stage, tables),
         **reputation_alarms(stage),
         **event_alarms(stage),
         **schedule_names(stage),

@@ -1,5 +1,6 @@
-"""What an operator needs from the stack: parameters, alarms to a mailed SNS topic, log retention,
-concurrency caps and tracing. Merged into `chalice package`'s template by `infra.build`.
+"""What an operator needs from the stack: parameters, alarms to a mailed SNS topic, log retention
+and each function's log grant, concurrency caps. Merged into `chalice package`'s template by
+`infra.build`.
 
 Each alarm's description says what it means and what to do; the README's "Deploy to AWS" section
 lists the same. Function logical ids are the ones `chalice package` gives app.py's functions.
@@ -10,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from chalicelib.jobs.pacing import SENDERS
+from chalicelib.settings import SERVICE
 from infra.fleet import FLEETS
 
 # app.py's functions as `chalice package` names them: logical id -> Chalice name.
@@ -20,18 +23,22 @@ FUNCTIONS = {
     "PurgeComments": "purge-comments",
     "SendDigests": "send-digests",
     "DeliverNotifications": "deliver-notifications",
+    "DeliverDigests": "deliver-digests",
     "SesFeedback": "ses-feedback",
     "DrainOutbox": "drain-outbox",
+    "Migrate": "migrate",
 }
 # Chalice names the API handler's role and log group `ApiHandler…`, the function `APIHandler`.
 ROLES = {logical: ("ApiHandler" if logical == "APIHandler" else logical) for logical in FUNCTIONS}
+ROLES["PreTraffic"] = "PreTraffic"  # CodeDeploy's hook (infra.rollout): no alarms, no alias
 
 
 def role_id(function: str) -> str:
     """The logical id of the role `chalice package` makes for a function (its Chalice name;
     `api_handler` is the API)."""
     name = "api" if function == "api_handler" else function
-    [logical] = [logical for logical, chalice_name in FUNCTIONS.items() if chalice_name == name]
+    named = {**FUNCTIONS, "PreTraffic": "pre-traffic"}
+    [logical] = [logical for logical, chalice_name in named.items() if chalice_name == name]
     return f"{ROLES[logical]}Role"
 
 
@@ -43,10 +50,14 @@ MAX_CONCURRENCY = {
     "dev": {"PollMailbox": FLEETS["dev"].concurrency, "DeliverNotifications": 2},
     "prod": {"PollMailbox": FLEETS["prod"].concurrency, "DeliverNotifications": 10},
 }
+# The functions that send mail run as many workers as the sending rate's split counts on
+# (chalicelib/jobs/pacing.py: workers × per-worker rate stays within AGORA_MAIL_SEND_RATE).
+for _caps in MAX_CONCURRENCY.values():
+    _caps.update({sender.logical_id: sender.workers for sender in SENDERS.values()})
 
 # The SQS-triggered functions answer which messages failed (chalicelib.jobs.base.each_message),
 # so that one bad message is delivered again alone rather than with its whole batch.
-SQS_FUNCTIONS = ("PollMailbox", "DeliverNotifications", "SesFeedback")
+SQS_FUNCTIONS = ("PollMailbox", "DeliverNotifications", "DeliverDigests", "SesFeedback")
 
 # The scheduled functions are invoked asynchronously by EventBridge: after its retries, a failed
 # invocation goes to the on-failure queue (alarmed). Retries per schedule, and why:
@@ -71,8 +82,9 @@ ALIAS = "live"
 
 # Embedded-metric-format namespace of chalicelib/metrics.py; dimension Stage = table prefix stem.
 METRICS_NAMESPACE = "Agora"
-
-MANAGED_TRACING_POLICY = "arn:${AWS::Partition}:iam::aws:policy/AWSXRayDaemonWriteAccess"
+# Every function runs with POWERTOOLS_SERVICE_NAME = the one pinned service name, which Powertools
+# adds to each metric as the dimension `service`: every alarm on our metrics names it too.
+SERVICE_DIMENSIONS = {"service": SERVICE}
 
 
 def parameters(stage: str) -> dict[str, Any]:
@@ -154,9 +166,22 @@ def alarm_metric(
     return {**found, **more}
 
 
+def version_dimensions(logical: str) -> dict[str, Any]:
+    """Lambda's metric of the function's alias as run by its current version (FunctionName,
+    Resource `<function>:live`, ExecutedVersion): a new version's own, not the one it replaces."""
+    return {
+        "FunctionName": {"Ref": logical},
+        "Resource": {"Fn::Sub": "${" + logical + "}:" + ALIAS},
+        "ExecutedVersion": {"Fn::Select": [7, {"Fn::Split": [":", {"Ref": f"{logical}.Version"}]}]},
+    }
+
+
 def agora_metric(alarm_name: str, metric_name: str, dimensions: dict[str, str]) -> dict[str, Any]:
-    """One of chalicelib/metrics.py's metrics (their dimensions name the Stage)."""
-    return alarm_metric(alarm_name, METRICS_NAMESPACE, metric_name, dimensions)
+    """One of chalicelib/metrics.py's metrics (their dimensions name the Stage; Powertools adds
+    the service's)."""
+    return alarm_metric(
+        alarm_name, METRICS_NAMESPACE, metric_name, {**dimensions, **SERVICE_DIMENSIONS}
+    )
 
 
 def queued_messages(alarm_name: str, queue: str) -> dict[str, Any]:
@@ -185,25 +210,22 @@ def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
             queued_messages(f"{prefix}-{logical.lower()}-dead-letters", names[queue_key]),
         )
     for logical, name in FUNCTIONS.items():
+        # The alias's current version only, in minutes: the same alarm rolls a deploy back
+        # (infra.rollout) and, once the alias has moved, watches all the function's work (every
+        # trigger calls the alias). Throttles are one account-wide alarm (infra.watch).
         resources[f"{logical}ErrorsAlarm"] = _alarm(
-            f"The {name} function failed (an exception or a timeout). Its log group "
-            f"/aws/lambda/<function> has the stack trace.",
+            f"The {name} function's current version failed (an exception or a timeout). Its log "
+            "group /aws/lambda/<function> has the stack trace. During a deploy this rolls the "
+            "new version back.",
             alarm_metric(
                 f"{prefix}-{name}-errors",
                 "AWS/Lambda",
                 "Errors",
-                {"FunctionName": {"Ref": logical}},
+                version_dimensions(logical),
             ),
-        )
-        resources[f"{logical}ThrottlesAlarm"] = _alarm(
-            f"The {name} function was throttled: the account's Lambda concurrency is used up. "
-            "Ask AWS for a higher concurrency quota, or lower the SQS triggers' maximum.",
-            alarm_metric(
-                f"{prefix}-{name}-throttles",
-                "AWS/Lambda",
-                "Throttles",
-                {"FunctionName": {"Ref": logical}},
-            ),
+            Period=60,
+            EvaluationPeriods=5,
+            DatapointsToAlarm=1,
         )
     resources["Api5xxAlarm"] = _alarm(
         "The API answered 5xx (500: an unexpected error, logged with its stack trace; 503: AWS "
@@ -235,15 +257,15 @@ def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
     )
     resources["MailboxesFailingAlarm"] = mailboxes_failing_alarm(prefix)
     resources["DigestsFailedAlarm"] = _alarm(
-        "A daily digest could not be sent to a user (the others were). send-digests' log has "
-        "one 'digest failed' line per user with the error (often SES: a sandbox account, an "
+        "A daily digest could not be sent to a user (the others were). deliver-digests' log "
+        "(send-digests' when run from the CLI) has one 'digest failed' line per user with the error (often SES: a sandbox account, an "
         "unverified sender, the sending quota). The user's items wait for the next run.",
         agora_metric(f"{prefix}-digests-failed", "DigestsFailed", {"Stage": prefix}),
         Period=3600,
     )
     resources["DigestRunStoppedEarlyAlarm"] = _alarm(
-        "The daily digest run reached its time limit before every user was done; the rest are "
-        "sent by the next run, a day late. If it repeats, raise send-digests' timeout or "
+        "The daily digest run reached its time limit before every user was queued; the rest "
+        "are sent by the next run, a day late. If it repeats, raise send-digests' timeout or "
         "memory in .chalice/config.json, or run `python -m chalicelib.cli send-digests`.",
         agora_metric(
             f"{prefix}-digest-run-stopped-early", "DigestRunsStoppedEarly", {"Stage": prefix}
@@ -342,7 +364,13 @@ def operations_resources(
         **alarms(stage, names),
     }
     for logical in FUNCTIONS:
-        variables = {"AGORA_BASE_URL": {"Ref": "BaseUrl"}, "AGORA_MAIL_SENDER": sender_address()}
+        variables = {
+            "AGORA_BASE_URL": {"Ref": "BaseUrl"},
+            "AGORA_MAIL_SENDER": sender_address(),
+            "POWERTOOLS_SERVICE_NAME": SERVICE,
+            # Tables restored under another name (infra/restore.py, make restore).
+            "AGORA_TABLE_NAMES": {"Ref": "TableNames"},
+        }
         function: dict[str, Any] = {"Properties": {"Environment": {"Variables": variables}}}
         if logical in SQS_FUNCTIONS:
             source: dict[str, Any] = {"FunctionResponseTypes": ["ReportBatchItemFailures"]}
@@ -351,33 +379,63 @@ def operations_resources(
             function["Properties"]["Events"] = {f"{logical}SqsEventSource": {"Properties": source}}
         resources[logical] = function
         if logical in SCHEDULED_RETRIES:
-            # The schedule invokes the function's alias (infra/rollout.py), so the retries and
-            # the on-failure queue are the alias's.
-            resources[f"{logical}InvokeConfig"] = {
-                "Type": "AWS::Lambda::EventInvokeConfig",
-                "DependsOn": [f"{logical}Alias{ALIAS}"],
-                "Properties": {
-                    "FunctionName": {"Ref": logical},
-                    "Qualifier": ALIAS,
-                    "MaximumRetryAttempts": SCHEDULED_RETRIES[logical],
-                    "DestinationConfig": {
-                        "OnFailure": {
-                            "Destination": {"Fn::GetAtt": ["ScheduledFailuresQueue", "Arn"]}
-                        }
-                    },
+            # SAM applies it to the alias (AutoPublishAlias), which the schedule invokes: the
+            # retries and the on-failure queue are the alias's.
+            function["Properties"]["EventInvokeConfig"] = {
+                "MaximumRetryAttempts": SCHEDULED_RETRIES[logical],
+                "DestinationConfig": {
+                    "OnFailure": {
+                        "Type": "SQS",
+                        "Destination": {"Fn::GetAtt": ["ScheduledFailuresQueue", "Arn"]},
+                    }
                 },
             }
-        if stage == "prod":
-            # X-Ray needs actions that take no resource; AWS's managed policy grants just those.
-            resources[f"{ROLES[logical]}Role"] = {
-                "Properties": {"ManagedPolicyArns": [{"Fn::Sub": MANAGED_TRACING_POLICY}]}
-            }
+    resources.update(log_policies())
     # Chalice names the API handler's log group after `ApiHandler`, a resource that does not
     # exist (cfn-lint E3030): point it at the function.
     resources["ApiHandlerLogGroup"] = {
         "Properties": {"LogGroupName": {"Fn::Sub": "/aws/lambda/${APIHandler}"}}
     }
     return resources
+
+
+def chalice_logical_id(name: str) -> str:
+    """The logical id `chalice package` gives a function's role and log group stem:
+    `dispatch-mail-polls` -> `DispatchMailPolls`; the API's is `ApiHandler`."""
+    if name == "api_handler":
+        return "ApiHandler"
+    return "".join(part[:1].upper() + part[1:] for part in name.replace("_", "-").split("-"))
+
+
+def log_policies() -> dict[str, Any]:
+    """Each function writes its log lines, and with them its metrics (EMF), to its own log group
+    only, named from the stack's own function (Chalice makes the group, with its retention): a
+    stack under any name can log, and no function writes into another's log. Every function
+    with a declared policy (infra.privileges) gets its grant, so a new function logs too."""
+    from infra.privileges import FUNCTIONS as DECLARED
+
+    stems = sorted(chalice_logical_id(name) for name in DECLARED)
+    return {
+        f"{stem}LogsPolicy": {
+            "Type": "AWS::IAM::Policy",
+            "Properties": {
+                "PolicyName": "own-log-group",
+                "Roles": [{"Ref": f"{stem}Role"}],
+                "PolicyDocument": {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Sid": "Logs",
+                            "Effect": "Allow",
+                            "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                            "Resource": {"Fn::GetAtt": [f"{stem}LogGroup", "Arn"]},
+                        }
+                    ],
+                },
+            },
+        }
+        for stem in stems
+    }
 
 
 def outputs() -> dict[str, Any]:

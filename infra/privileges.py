@@ -42,6 +42,8 @@ class Needs:
     the function's role; `outbox_dead_letters`: drain-outbox's)."""
 
     reads: tuple[str, ...] = ()
+    # Tables read whole, by pages (migrate only: a Scan is never on a request path).
+    scans: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
     sends_to: tuple[str, ...] = ()
     triggered_by: str | None = None
@@ -50,12 +52,23 @@ class Needs:
     sends_mail: bool = False  # ses:SendRawEmail, from AGORA_MAIL_SENDER only
     domain_events: bool = False  # events:PutEvents on the stage's bus
     drains_outbox: bool = False  # reads the outbox table's stream (drain-outbox's trigger)
+    deploy_hook: bool = False  # answers CodeDeploy's lifecycle hook (the PreTraffic check)
     notes: tuple[str, ...] = field(default=(), compare=False)
 
 
 # Notification mail (services/notify.py): who follows what, who is suppressed, the group's name,
 # address and disclaimer, the digest queue; an unsubscribe link in every mail.
-_NOTIFY_READS = ("comments", "documents", "email-suppressions", "groups", "posts", "users")
+# mailboxes: an instant email's Reply-To is the email-to-comment mailbox's address when it is set
+# (replies by email), and the drain tells administrators that a mailbox keeps failing.
+_NOTIFY_READS = (
+    "comments",
+    "documents",
+    "email-suppressions",
+    "groups",
+    "mailboxes",
+    "posts",
+    "users",
+)
 _NOTIFY_WRITES = ("alerts", "digests", "notifications")
 
 # Chalice's function names: `api_handler` is the API; the others are app.py's `name=`s.
@@ -102,10 +115,15 @@ FUNCTIONS: dict[str, Needs] = {
     ),
     # A purged comment was counted out of its post when it was deleted: only comments change.
     "purge-comments": Needs(writes=("comments", "outbox"), sends_to=("scheduled_failures",)),
-    "send-digests": Needs(
+    # The daily schedule only queues the day's recipients (the pending-items index) in batches;
+    # deliver-digests sends them.
+    "send-digests": Needs(reads=("digests",), sends_to=("digest_queue", "scheduled_failures")),
+    "deliver-digests": Needs(
         reads=_NOTIFY_READS,
         writes=_NOTIFY_WRITES,
-        sends_to=("scheduled_failures",),
+        # Users a batch's deadline leaves go back on the queue as a new batch.
+        sends_to=("digest_queue",),
+        triggered_by="digest_queue",
         token_secret=True,
         sends_mail=True,
     ),
@@ -113,14 +131,15 @@ FUNCTIONS: dict[str, Needs] = {
         reads=_NOTIFY_READS,
         writes=_NOTIFY_WRITES,
         triggered_by="notify_queue",
+        # The rest of a chunk its deadline leaves goes back on the queue.
+        sends_to=("notify_queue",),
         token_secret=True,
         sends_mail=True,
     ),
     # The outbox's subscribers: notifications (alerts, digest items, instant mail, fan-out past
     # 25 recipients) and the event bus; a batch it gives up on goes to its dead-letter queue.
     "drain-outbox": Needs(
-        # mailboxes: who to tell that a mailbox keeps failing (services/mailbox_alerts.py).
-        reads=(*_NOTIFY_READS, "mailboxes"),
+        reads=_NOTIFY_READS,
         writes=_NOTIFY_WRITES,
         sends_to=("notify_queue", "outbox_dead_letters"),
         token_secret=True,
@@ -128,8 +147,18 @@ FUNCTIONS: dict[str, Needs] = {
         domain_events=True,
         drains_outbox=True,
     ),
+    # Brings stored items to the current shape (store/migrations.py): reads the migrated tables
+    # by pages and keeps its record in counters.
+    "migrate": Needs(
+        scans=("groups", "mail", "mailboxes", "posts", "users"),
+        reads=("comments",),
+        writes=("counters", "groups", "mail", "mailboxes", "posts", "user-search"),
+    ),
     # Bounces and complaints: it suppresses addresses, and nothing else (never sends mail).
     "ses-feedback": Needs(writes=("email-suppressions",), triggered_by="feedback_queue"),
+    # CodeDeploy's PreTraffic hook: it calls the API's new version (granted in the template on
+    # that function's versions: infra.rollout) and tells CodeDeploy; it touches no data itself.
+    "pre-traffic": Needs(deploy_hook=True),
 }
 
 

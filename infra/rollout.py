@@ -21,11 +21,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from chalicelib.settings import SERVICE
 from infra.operations import ALIAS, FUNCTIONS
 
 CANARY = "Canary10Percent10Minutes"
-# What rolls a prod API deploy back (alarms of infra.operations and infra.monitoring).
-ROLLBACK_ALARMS = ("Api5xxAlarm", "ApiLatencyAlarm", "APIHandlerErrorsAlarm")
+# The jobs move behind their alias the same way, each watched by its own new version's alarms:
+# the SQS and stream ones see work within minutes; a schedule may not run during a canary.
+JOB_CANARY = "Canary10Percent5Minutes"
+# What rolls a prod deploy back: the new version's own alarms (ExecutedVersion, 1-minute periods:
+# infra.operations.version_dimensions), never the whole API's, so an alarm already firing on the
+# old version does not roll back the fix. The hook has checked the version before any traffic.
+ROLLBACK_ALARMS = ("ErrorsAlarm", "DurationAlarm")
+# CodeDeploy's PreTraffic hook (app.py `pre-traffic`, chalicelib/jobs/pre_traffic.py). SAM's
+# CodeDeploy role may only invoke functions named CodeDeployHook_*.
+HOOK = "PreTraffic"
 LOG_RETENTION_DAYS = {"dev": 14, "prod": 90}
 
 # API Gateway's own variables only: an access log cannot read request headers or the body.
@@ -57,10 +66,22 @@ def rollout_resources(stage: str) -> dict[str, Any]:
         logical: {"Properties": {"AutoPublishAlias": ALIAS}} for logical in FUNCTIONS
     }
     if stage == "prod":
-        resources["APIHandler"]["Properties"]["DeploymentPreference"] = {
-            "Type": CANARY,
-            "Alarms": [{"Ref": alarm} for alarm in ROLLBACK_ALARMS],
-        }
+        for logical in FUNCTIONS:
+            preference: dict[str, Any] = {
+                "Type": CANARY if logical == "APIHandler" else JOB_CANARY,
+                "Alarms": {
+                    "Fn::If": [
+                        "RollbackOnAlarms",
+                        [{"Ref": f"{logical}{alarm}"} for alarm in ROLLBACK_ALARMS],
+                        # SAM reads a list with no alarm as none (make deploy ROLLBACK_ALARMS=0).
+                        [{"Ref": "AWS::NoValue"}],
+                    ]
+                },
+            }
+            if logical == "APIHandler":
+                preference["Hooks"] = {"PreTraffic": {"Ref": HOOK}}
+            resources[logical]["Properties"]["DeploymentPreference"] = preference
+    resources.update(hook_resources(stage))
     resources["ApiAccessLogGroup"] = {
         "Type": "AWS::Logs::LogGroup",
         "Properties": {
@@ -69,7 +90,6 @@ def rollout_resources(stage: str) -> dict[str, Any]:
         },
     }
     resources["RestAPI"] = {
-        "DependsOn": ["ApiGatewayAccount"],
         "Properties": {
             "AccessLogSetting": {
                 "DestinationArn": {"Fn::GetAtt": ["ApiAccessLogGroup", "Arn"]},
@@ -77,11 +97,16 @@ def rollout_resources(stage: str) -> dict[str, Any]:
             }
         },
     }
-    # API Gateway writes logs through one role per account and region (its "CloudWatch log role
-    # ARN" setting). Retained: another stage's stack in the same account may rely on it.
+    # API Gateway writes access logs through one role per account and region (its "CloudWatch
+    # log role ARN" setting), shared by every API of the account: made only when asked
+    # (`make deploy API_GATEWAY_ACCOUNT=1`, parameter ManageApiGatewayAccount), since it replaces
+    # whatever role another stack set. deploy.py asks when the account has none.
     resources["ApiGatewayLoggingRole"] = {
         "Type": "AWS::IAM::Role",
-        "DeletionPolicy": "Retain",
+        "Condition": "ManagesApiGatewayAccount",
+        # Kept when the stack goes (another API of the account may log through it), but not
+        # left behind by a first create that failed.
+        "DeletionPolicy": "RetainExceptOnCreate",
         "UpdateReplacePolicy": "Retain",
         "Properties": {
             "AssumeRolePolicyDocument": {
@@ -99,9 +124,77 @@ def rollout_resources(stage: str) -> dict[str, Any]:
     }
     resources["ApiGatewayAccount"] = {
         "Type": "AWS::ApiGateway::Account",
+        "Condition": "ManagesApiGatewayAccount",
         "Properties": {"CloudWatchRoleArn": {"Fn::GetAtt": ["ApiGatewayLoggingRole", "Arn"]}},
     }
     return resources
+
+
+def hook_resources(stage: str) -> dict[str, Any]:
+    """The PreTraffic hook: named for SAM's CodeDeploy role, told the API's new version, allowed
+    to call that function's versions only. Its log group's grant is infra.operations'."""
+    return {
+        HOOK: {
+            "Properties": {
+                "FunctionName": {"Fn::Sub": "CodeDeployHook_${AWS::StackName}-pre-traffic"},
+                "Environment": {
+                    "Variables": {
+                        "AGORA_PRE_TRAFFIC_VERSION": {"Ref": "APIHandler.Version"},
+                        "POWERTOOLS_SERVICE_NAME": SERVICE,
+                    }
+                },
+            }
+        },
+        f"{HOOK}InvokePolicy": {
+            "Type": "AWS::IAM::Policy",
+            "Properties": {
+                "PolicyName": "invoke-the-api-versions",
+                "Roles": [{"Ref": f"{HOOK}Role"}],
+                "PolicyDocument": {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Sid": "NewApiVersion",
+                            "Effect": "Allow",
+                            "Action": ["lambda:InvokeFunction"],
+                            "Resource": {"Fn::Sub": "${APIHandler.Arn}:*"},
+                        }
+                    ],
+                },
+            },
+        },
+    }
+
+
+def parameters(stage: str) -> dict[str, Any]:
+    found = {
+        "ManageApiGatewayAccount": {
+            "Type": "String",
+            "AllowedValues": ["true", "false"],
+            "Default": "false",
+            "Description": "true: the stack sets the account's API Gateway logging role (for "
+            "every API of the account and region); make deploy API_GATEWAY_ACCOUNT=1",
+        },
+        "RollbackOnAlarms": {
+            "Type": "String",
+            "AllowedValues": ["true", "false"],
+            "Default": "true",
+            "Description": "false: a prod deploy's canary ignores the new version's alarms "
+            "(make deploy ROLLBACK_ALARMS=0, to land a fix that the alarms would refuse)",
+        },
+    }
+    if stage != "prod":  # no canary outside prod
+        del found["RollbackOnAlarms"]
+    return found
+
+
+def conditions(stage: str) -> dict[str, Any]:
+    found = {
+        "ManagesApiGatewayAccount": {"Fn::Equals": [{"Ref": "ManageApiGatewayAccount"}, "true"]}
+    }
+    if stage == "prod":
+        found["RollbackOnAlarms"] = {"Fn::Equals": [{"Ref": "RollbackOnAlarms"}, "true"]}
+    return found
 
 
 def point_api_at_alias(template: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,8 @@ from pathlib import Path
 
 # botocore service models kept: PynamoDB's DynamoDB, and every `client("…")` in chalicelib.
 SERVICES_CALLED = (
+    "codedeploy",  # the PreTraffic hook (chalicelib/jobs/pre_traffic.py), and its
+    "lambda",  # call of the API's new version
     "dynamodb",
     "dynamodbstreams",
     "events",

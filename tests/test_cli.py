@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import subprocess
 
 import pytest
 from moto import mock_aws
 
 from chalicelib.aws import client
-from chalicelib.cli import main
+from chalicelib.cli import Progress, main
 from tests.support import REPO_ROOT
 from tests.support.running import run_module
 
@@ -227,6 +228,52 @@ def test_purge_shows_progress_on_a_terminal(empty_aws, monkeypatch, capsys):
     assert main(["purge-comments"]) == 0
     assert "purge-comments: " in terminal.text and "purged so far" in terminal.text
     assert capsys.readouterr().out.startswith("purged ")
+
+
+def test_load_draws_a_bar_over_every_record_of_the_file(empty_aws, capsys, monkeypatch):
+    main(["create-tables"])
+    capsys.readouterr()
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main(["load", str(DEMO)]) == 0
+    drawn = [part.strip() for part in terminal.text.split("\r") if part.strip()]
+    assert any(re.search(r"\[#+-+\]\s+\d+%$", part) for part in drawn), drawn
+    assert drawn[-1].endswith("[" + "#" * Progress.BAR + "] 100%")
+    assert capsys.readouterr().out.startswith("loaded ")
+
+
+def test_poll_mail_prints_its_lines_above_the_spinner(monkeypatch):
+    stdout, stderr = Terminal(), Terminal()
+    progress = Progress(stderr)
+    monkeypatch.setattr("sys.stdout", stdout)
+    with progress.running(lambda: "poll-mail: 1 mailbox(es) polled"):
+        progress.line("post#g1: seen 2, posted 1")
+    assert stdout.text == "post#g1: seen 2, posted 1\n"
+    assert "poll-mail: 1 mailbox(es) polled |" in stderr.text
+    assert stderr.text.endswith("\r") and "\n" not in stderr.text
+
+
+def test_a_command_writes_its_result_and_no_json_log_lines(empty_aws, capsys, monkeypatch):
+    """purge-comments logs at INFO: the person running it reads the result line only; with
+    AGORA_LOG_FORMAT=json the JSON line is there for a log collector."""
+    from chalicelib.settings import reload_settings
+
+    main(["create-tables"])
+    main(["load", str(DEMO)])
+    capsys.readouterr()
+    assert main(["purge-comments"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("purged ") and err == ""
+
+    monkeypatch.setenv("AGORA_LOG_FORMAT", "json")
+    reload_settings()
+    try:
+        assert main(["purge-comments"]) == 0
+    finally:
+        monkeypatch.delenv("AGORA_LOG_FORMAT")
+        reload_settings()
+    [line] = [json.loads(x) for x in capsys.readouterr().err.splitlines()]
+    assert line["message"] == "purged deleted comments"
 
 
 # --- a command that lacks a setting refuses to start (CONTRACT §2) -----------------------------

@@ -158,3 +158,48 @@ def test_a_new_password_ends_the_earlier_sessions_but_not_feed_keys(
     )
     status, _ = api.get(ROOT_ONLY, headers={"X-Auth": body["object"]})
     assert status == 200
+
+
+def test_alias_names_the_new_administrator_and_renames_an_existing_one(
+    community, api, monkeypatch, capsys
+):
+    community.load()
+    assert create_admin(monkeypatch, "--email", "owner@example.org", "--alias", " Olga Owner ") == 0
+    assert '"Olga Owner"' in capsys.readouterr().out
+    status, body = sign_in(api, "owner@example.org", PASSWORD)
+    token = body["object"]
+    status, found = api.get("/api/v1/en_US/user/search?q=olga", headers={"X-Auth": token})
+    assert status == 200
+    assert [(u["alias"], u["email"]) for u in found["object"]["users"]] == [
+        ("Olga Owner", "owner@example.org")
+    ]
+
+    # The same name again changes nothing; another renames, and the search follows.
+    before = users_table()
+    assert create_admin(monkeypatch, "--email", "owner@example.org", "--alias", "Olga Owner") == 0
+    assert "nothing changed" in capsys.readouterr().out
+    assert users_table() == before
+    assert create_admin(monkeypatch, "--email", "owner@example.org", "--alias", "Olga Root") == 0
+    assert 'now named "Olga Root"' in capsys.readouterr().out
+    status, found = api.get("/api/v1/en_US/user/search?q=olga", headers={"X-Auth": token})
+    assert [u["alias"] for u in found["object"]["users"]] == ["Olga Root"]
+    # Without --alias an existing account keeps its name.
+    assert create_admin(monkeypatch, "--email", "owner@example.org") == 0
+    status, found = api.get("/api/v1/en_US/user/search?q=olga", headers={"X-Auth": token})
+    assert [u["alias"] for u in found["object"]["users"]] == ["Olga Root"]
+
+
+@pytest.mark.parametrize(
+    ("alias", "message"),
+    [
+        ("   ", "alias: must not be empty"),
+        ("Two\nLines", "alias: must be one line"),
+        ("x" * 101, "alias: must be at most 100 characters"),
+    ],
+)
+def test_a_bad_alias_exits_2_and_writes_nothing(community, monkeypatch, capsys, alias, message):
+    community.load()
+    before = users_table()
+    assert create_admin(monkeypatch, "--email", "owner@example.org", "--alias", alias) == 2
+    assert message in capsys.readouterr().err
+    assert users_table() == before

@@ -60,6 +60,7 @@ def test_deploy_uploads_the_package_and_makes_a_change_set_with_the_parameters(m
             alarm_email="ops@example.org",
             mail_sender_domain="example.org",
             review=True,
+            api_gateway_account=True,  # moto's account has no API Gateway logging role
         )
         deploy(args, session)
         s3 = session.client("s3")
@@ -84,6 +85,7 @@ def test_deploy_uploads_the_package_and_makes_a_change_set_with_the_parameters(m
             "BaseUrl": "https://community.example.org",
             "AlarmEmail": "ops@example.org",
             "MailSenderDomain": "example.org",
+            "ManageApiGatewayAccount": "true",
         }
     finally:
         stop_moto_server(server)
@@ -176,3 +178,191 @@ def test_prod_stack_gets_termination_protection():
     protect(cloudformation, "agora-prod")
     [body] = sent
     assert b"EnableTerminationProtection=true" in body and b"StackName=agora-prod" in body
+
+
+# Data that survives a bad deploy (issue 38): a change set that would replace or delete a table
+# or the token secret is refused and deleted; old versions are pruned; the account-wide API
+# Gateway setting is made only when asked.
+
+STACK_WITH_DATA = {
+    "Resources": {
+        "PostsTable": {
+            "Type": "AWS::DynamoDB::Table",
+            "Properties": {
+                "TableName": "agora-prod-posts",
+                "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+                "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+                "BillingMode": "PAY_PER_REQUEST",
+            },
+        },
+        "Jobs": {"Type": "AWS::SQS::Queue"},
+    }
+}
+
+
+def _changed(cloudformation, template: dict, name: str = "next") -> dict:
+    cloudformation.create_change_set(
+        StackName="agora-prod",
+        ChangeSetName=name,
+        ChangeSetType="UPDATE",
+        TemplateBody=json.dumps(template),
+    )
+    return cloudformation.describe_change_set(StackName="agora-prod", ChangeSetName=name)
+
+
+@pytest.fixture
+def stack_with_data(monkeypatch):
+    import boto3
+    from moto import mock_aws
+
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    with mock_aws():
+        session = boto3.session.Session(region_name="us-east-1")
+        session.client("cloudformation").create_stack(
+            StackName="agora-prod", TemplateBody=json.dumps(STACK_WITH_DATA)
+        )
+        yield session
+
+
+@pytest.mark.fast
+def test_data_losses_name_replaced_and_deleted_tables_and_the_secret_only():
+    from infra.deploy import data_losses
+
+    def change(kind, action, replacement=None, logical="X"):
+        resource = {"ResourceType": kind, "Action": action, "LogicalResourceId": logical}
+        if replacement:
+            resource["Replacement"] = replacement
+        return {"Type": "Resource", "ResourceChange": resource}
+
+    assert data_losses([
+        change("AWS::DynamoDB::Table", "Modify", "True", "PostsTable"),
+        change("AWS::SecretsManager::Secret", "Modify", "Conditional", "TokenSecret"),
+        change("AWS::DynamoDB::Table", "Remove", logical="UsersTable"),
+        change("AWS::DynamoDB::Table", "Modify", "False", "GroupsTable"),
+        change("AWS::DynamoDB::Table", "Add", logical="NewTable"),
+        change("AWS::SQS::Queue", "Remove", logical="Queue"),
+        change("AWS::Lambda::Function", "Modify", "True", "APIHandler"),
+    ]) == ["PostsTable (replaced)", "TokenSecret (replaced)", "UsersTable (deleted)"]  # fmt: skip
+
+
+def test_a_change_set_that_deletes_a_table_is_refused_and_deleted(stack_with_data):
+    from infra.deploy import DeployError, refuse_data_loss
+
+    aws = stack_with_data
+    cloudformation = aws.client("cloudformation")
+    without_table = {"Resources": {"Jobs": STACK_WITH_DATA["Resources"]["Jobs"]}}
+    described = _changed(cloudformation, without_table)
+    with pytest.raises(DeployError, match=r"PostsTable \(deleted\).*ALLOW_REPLACE=1"):
+        refuse_data_loss(cloudformation, "agora-prod", "next", described, allow=False)
+    assert cloudformation.list_change_sets(StackName="agora-prod")["Summaries"] == []
+    # Told to, it lets the same change through (and leaves the change set to be executed).
+    described = _changed(cloudformation, without_table, "allowed")
+    refuse_data_loss(cloudformation, "agora-prod", "allowed", described, allow=True)
+    assert len(cloudformation.list_change_sets(StackName="agora-prod")["Summaries"]) == 1
+
+
+def test_a_change_set_that_replaces_a_table_is_refused(stack_with_data):
+    """A new table name replaces the table. moto's change sets do not say Replacement, so a
+    botocore hook adds what CloudFormation answers for it."""
+    from infra.deploy import DeployError, refuse_data_loss
+
+    aws = stack_with_data
+    cloudformation = aws.client("cloudformation")
+
+    def as_cloudformation_says(parsed, **_):
+        for change in parsed.get("Changes", []):
+            resource = change["ResourceChange"]
+            if resource["LogicalResourceId"] == "PostsTable" and resource["Action"] == "Modify":
+                resource["Replacement"] = "True"
+
+    cloudformation.meta.events.register(
+        "after-call.cloudformation.DescribeChangeSet", as_cloudformation_says
+    )
+    renamed = json.loads(json.dumps(STACK_WITH_DATA))
+    renamed["Resources"]["PostsTable"]["Properties"]["TableName"] = "agora-prod-posts-2"
+    described = _changed(cloudformation, renamed)
+    said = {
+        c["ResourceChange"]["LogicalResourceId"]: c["ResourceChange"] for c in described["Changes"]
+    }
+    assert said["PostsTable"]["Replacement"] == "True"
+    with pytest.raises(DeployError, match=r"PostsTable \(replaced\)"):
+        refuse_data_loss(cloudformation, "agora-prod", "next", described, allow=False)
+    assert cloudformation.list_change_sets(StackName="agora-prod")["Summaries"] == []
+
+
+@pytest.mark.fast
+def test_the_stack_policy_denies_replacing_or_deleting_data_unless_allowed():
+    from infra.deploy import PROTECTED_TYPES, stack_policy
+
+    [allow, deny] = json.loads(stack_policy())["Statement"]
+    assert allow["Effect"] == "Allow" and allow["Action"] == "Update:*"
+    assert deny["Effect"] == "Deny" and set(deny["Action"]) == {"Update:Replace", "Update:Delete"}
+    assert deny["Condition"]["StringEquals"]["ResourceType"] == list(PROTECTED_TYPES)
+    assert [s["Effect"] for s in json.loads(stack_policy(True))["Statement"]] == ["Allow"]
+
+
+def test_old_versions_are_pruned_but_the_last_three_and_the_aliased(monkeypatch):
+    import boto3
+    from moto import mock_aws
+
+    from infra.deploy import prune_versions
+
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    with mock_aws():
+        session = boto3.session.Session(region_name="us-east-1")
+        role = session.client("iam").create_role(RoleName="fn", AssumeRolePolicyDocument="{}")[
+            "Role"
+        ]["Arn"]
+        function = {
+            "Type": "AWS::Lambda::Function",
+            "Properties": {
+                "Runtime": "python3.12",
+                "Handler": "index.handler",
+                "Role": role,
+                "Code": {"ZipFile": "def handler(event, context):\n    return 1\n"},
+            },
+        }
+        cloudformation = session.client("cloudformation")
+        cloudformation.create_stack(
+            StackName="agora-prod", TemplateBody=json.dumps({"Resources": {"Api": function}})
+        )
+        [name] = [
+            r["PhysicalResourceId"]
+            for r in cloudformation.describe_stack_resources(StackName="agora-prod")[
+                "StackResources"
+            ]
+        ]
+        lambdas = session.client("lambda")
+        for n in range(6):
+            lambdas.update_function_configuration(FunctionName=name, Description=f"v{n}")
+            lambdas.publish_version(FunctionName=name)
+        lambdas.create_alias(FunctionName=name, Name="live", FunctionVersion="2")
+
+        deleted = prune_versions(session, "agora-prod")
+
+        left = [
+            v["Version"] for v in lambdas.list_versions_by_function(FunctionName=name)["Versions"]
+        ]
+        assert sorted(left) == ["$LATEST", "2", "4", "5", "6"]
+        assert sorted(arn.rsplit(":", 1)[1] for arn in deleted) == ["1", "3"]
+
+
+def test_no_account_wide_api_gateway_role_unless_asked(monkeypatch):
+    import boto3
+    from moto import mock_aws
+
+    from infra.deploy import DeployError, parser, require_api_gateway_logging_role
+
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    with mock_aws():
+        session = boto3.session.Session(region_name="us-east-1")
+        with pytest.raises(DeployError, match="API_GATEWAY_ACCOUNT=1"):
+            require_api_gateway_logging_role(session)
+        session.client("apigateway").update_account(
+            patchOperations=[
+                {"op": "replace", "path": "/cloudwatchRoleArn", "value": "arn:aws:iam::1:role/x"}
+            ]
+        )
+        require_api_gateway_logging_role(session)  # the account's own role: nothing to ask
+    args = parser().parse_args(["--stage", "prod", "--api-gateway-account"])
+    assert args.api_gateway_account and not args.allow_replace and not args.no_rollback_alarms

@@ -78,6 +78,10 @@ MOTO_LACKS = {
     "AWS::SQS::QueuePolicy": "no queue-policy model: the policy is asserted on the template",
     "AWS::Lambda::EventInvokeConfig": "no model in moto's CloudFormation: the schedules' retries "
     "and on-failure queue are asserted on the template (check_operations)",
+    "AWS::Logs::MetricFilter": "no metric-filter model in moto's CloudFormation: the 429 "
+    "filter and its alarm are asserted on the template",
+    "AWS::Budgets::Budget": "no Budgets in moto: its amount and subscriber are asserted on the "
+    "template (test_prod_template_sees_silent_failures_and_keeps_its_data)",
 }
 # Resources the test takes out before creating the stack, and why.
 TAKEN_OUT = {
@@ -116,10 +120,20 @@ def alias_as_function(template: dict) -> dict:
         if r["Type"] == "AWS::Lambda::Alias"
     }
 
+    # moto answers a Ref to a version with its object, which an environment variable (the
+    # PreTraffic hook's) cannot hold: a version's ARN is written out as CloudFormation gives it.
+    versions = {
+        name: r["Properties"]["FunctionName"]["Ref"]
+        for name, r in resources.items()
+        if r["Type"] == "AWS::Lambda::Version"
+    }
+
     def resolve(value):
         if isinstance(value, dict):
             if set(value) == {"Ref"} and value["Ref"] in aliases:
                 return {"Fn::GetAtt": [aliases[value["Ref"]], "Arn"]}
+            if set(value) == {"Ref"} and value["Ref"] in versions:
+                return {"Fn::Join": [":", [{"Fn::GetAtt": [versions[value["Ref"]], "Arn"]}, "1"]]}
             return {k: resolve(v) for k, v in value.items()}
         if isinstance(value, list):
             return [resolve(v) for v in value]
@@ -168,6 +182,28 @@ def put_alarms(cloudwatch, alarms: dict, physical: dict[str, str]) -> None:
     def resolve(value):
         if isinstance(value, dict) and set(value) == {"Ref"}:
             return physical[value["Ref"]]
+        # The version-scoped dimensions (infra.operations.version_dimensions).
+        if (
+            isinstance(value, dict)
+            and set(value) == {"Fn::Sub"}
+            and isinstance(value["Fn::Sub"], str)
+        ):
+            text = value["Fn::Sub"]
+            for logical, name in physical.items():
+                text = text.replace("${" + logical + "}", name)
+            return text
+        if isinstance(value, dict) and set(value) == {"Fn::Select"}:
+            index, items = value["Fn::Select"]
+            return resolve(items)[index]
+        if isinstance(value, dict) and set(value) == {"Fn::Split"}:
+            separator, text = value["Fn::Split"]
+            return resolve(text).split(separator)
+        if isinstance(value, dict) and set(value) == {"Fn::Join"}:
+            separator, parts = value["Fn::Join"]
+            return separator.join(resolve(part) for part in parts)
+        if isinstance(value, dict) and set(value) == {"Fn::GetAtt"}:
+            function, _arn = value["Fn::GetAtt"]
+            return f"arn:aws:lambda:us-east-1:123456789012:function:{physical[function]}"
         if isinstance(value, list):
             return [resolve(v) for v in value]
         if isinstance(value, dict):
@@ -249,7 +285,7 @@ def check_created(aws, expanded: dict, skipped: dict[str, str]) -> None:
     resources = expanded["Resources"]
     functions = [n for n, r in resources.items() if r["Type"] == "AWS::Lambda::Function"]
     made = {f["FunctionName"] for f in aws("lambda").list_functions()["Functions"]}
-    assert len(made) == len(functions) == 8
+    assert len(made) == len(functions) == 10  # app.py's 9 (migrate too) and the PreTraffic hook
     mappings = aws("lambda").list_event_source_mappings()["EventSourceMappings"]
     queues = {
         m["EventSourceArn"].rsplit(":", 1)[1]: m for m in mappings if ":sqs:" in m["EventSourceArn"]
@@ -299,7 +335,11 @@ def function_environment(packaged: dict, logical: str, endpoint: str) -> dict[st
             return value
         [(function, argument)] = value.items()
         if function == "Ref":
-            return (names or {}).get(argument) or STACK_PARAMETERS[argument]
+            if (names or {}).get(argument):
+                return names[argument]
+            if argument in STACK_PARAMETERS:
+                return STACK_PARAMETERS[argument]
+            return str(packaged["Parameters"][argument]["Default"])  # a parameter left as is
         if function == "Fn::If":
             condition, yes, no = argument
             return resolved(yes if conditions[condition] else no, names)
@@ -562,7 +602,8 @@ def check_operations(endpoint: str, packaged: dict, alarms: dict, physical: dict
         {"Name": "QueueName", "Value": "agora-dev-scheduled-failures"}
     ]
     for function in ("api", "poll-mailbox", "deliver-notifications", "send-digests"):
-        assert f"agora-dev-{function}-errors" in made and f"agora-dev-{function}-throttles" in made
+        assert f"agora-dev-{function}-errors" in made
+    assert "agora-dev-lambda-throttles" in made  # one for the account's functions
     assert all(a["AlarmActions"] == [topic] and a["AlarmDescription"] for a in made.values())
     dead = made["agora-dev-mailbox-dead-letters"]
     assert dead["Namespace"] == "AWS/SQS" and dead["Dimensions"] == [
@@ -587,13 +628,14 @@ def check_operations(endpoint: str, packaged: dict, alarms: dict, physical: dict
         f"/aws/lambda/{n}" for n in names
     }
     assert groups["/aws/apigateway/agora-dev-access"] == 14 and set(groups.values()) == {14}
-    for metric in ("Errors", "Throttles", "Duration"):
+    hook = physical["PreTraffic"]
+    for metric in ("Errors", "Duration"):
         alarmed = {
             a["Dimensions"][0]["Value"]
             for a in made.values()
-            if a.get("Namespace") == "AWS/Lambda" and a["MetricName"] == metric
+            if a.get("Namespace") == "AWS/Lambda" and a.get("MetricName") == metric
         }
-        assert alarmed == names, metric
+        assert alarmed == names - {hook}, metric
 
     # Moto has no Lambda event sources in CloudFormation: the caps are read from the template.
     functions = packaged["Resources"]
@@ -609,9 +651,9 @@ def check_operations(endpoint: str, packaged: dict, alarms: dict, physical: dict
         assert event["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     # The scheduled functions hand a failed invocation, after their retries, to a queue.
     configs = {
-        r["Properties"]["FunctionName"]["Ref"]: r["Properties"]
-        for r in functions.values()
-        if r.get("Type") == "AWS::Lambda::EventInvokeConfig"
+        logical: r["Properties"]["EventInvokeConfig"]
+        for logical, r in functions.items()
+        if "EventInvokeConfig" in r.get("Properties", {})
     }
     assert set(configs) == {"DispatchMailPolls", "PurgeComments", "SendDigests"}
     for config in configs.values():
@@ -622,19 +664,23 @@ def check_operations(endpoint: str, packaged: dict, alarms: dict, physical: dict
     assert set(packaged["Parameters"]) >= {"BaseUrl", "AlarmEmail", "MailSenderDomain"}
 
 
-def test_prod_traces_with_x_ray_and_keeps_logs_longer():
+def test_prod_is_not_traced_and_keeps_logs_longer():
+    """X-Ray is off (issue 38): without a tracer it showed Lambda's segments only; the logs'
+    correlationId follows a request instead. The serverless rules' tracing warnings are listed
+    exceptions with that reason."""
     import json
 
     from infra import yaml_text
 
     config = json.loads((REPO_ROOT / ".chalice" / "config.json").read_text())
-    assert config["stages"]["prod"]["xray"] is True
-    assert not config["stages"]["dev"].get("xray")
+    assert not any(stage.get("xray") for stage in config["stages"].values())
     retention = {s: config["stages"][s]["log_retention_in_days"] for s in ("dev", "prod")}
     assert retention["prod"] > retention["dev"]
     prod = yaml_text.load((REPO_ROOT / "infra" / "prod.yaml").read_text().split("\n", 1)[1])
-    assert prod["Resources"]["RestAPI"]["Properties"]["TracingEnabled"] is True
-    assert prod["Resources"]["PollMailboxRole"]["Properties"]["ManagedPolicyArns"]
+    assert prod["Resources"]["RestAPI"]["Properties"]["TracingEnabled"] is False
+    assert "AWSXRayDaemonWriteAccess" not in json.dumps(prod)
+    exceptions = json.loads((REPO_ROOT / "infra" / "lint-exceptions.json").read_text())
+    assert "X-Ray" in exceptions["WS1000"]["reason"]
 
 
 @pytest.mark.fast
@@ -659,7 +705,7 @@ def test_prod_template_watches_every_failure_class_and_deploys_by_canary():
         "agora-prod-api-duration-p99",
         "agora-prod-poll-mailbox-duration-p99",
         "agora-prod-api-latency-p99",
-        "agora-prod-users-throttles",
+        "agora-prod-dynamodb-throttles",
         "agora-prod-ses-bounce-rate",
         "agora-prod-ses-complaint-rate",
         "agora-prod-send-digests-schedule-failed",
@@ -670,7 +716,10 @@ def test_prod_template_watches_every_failure_class_and_deploys_by_canary():
     assert alarms["agora-prod-ses-bounce-rate"]["Threshold"] < 0.05
     assert alarms["agora-prod-ses-complaint-rate"]["Threshold"] <= 0.001
     tables = [r for r in resources.values() if r.get("Type") == "AWS::DynamoDB::Table"]
-    assert len([n for n in alarms if n.endswith("-throttles") and "-prod-" in n]) >= len(tables)
+    # Throttles of every table and index: one query, naming each table of the stage.
+    [query] = [m["Expression"] for m in alarms["agora-prod-dynamodb-throttles"]["Metrics"]]
+    assert "ThrottledRequests" in query and "Operation, TableName" in query
+    assert all(f"'{t['Properties']['TableName']}'" in query for t in tables)
     dashboard = resources["Dashboard"]["Properties"]
     assert dashboard["DashboardName"] == "agora-prod"
     body = json.loads(dashboard["DashboardBody"]["Fn::Sub"])
@@ -680,9 +729,26 @@ def test_prod_template_watches_every_failure_class_and_deploys_by_canary():
     assert all(resources[f]["Properties"]["AutoPublishAlias"] == "live" for f in functions)
     preference = resources["APIHandler"]["Properties"]["DeploymentPreference"]
     assert preference["Type"].startswith(("Canary", "Linear"))
-    rollback = [ref["Ref"] for ref in preference["Alarms"]]
-    assert {"Api5xxAlarm", "ApiLatencyAlarm"} <= set(rollback)
-    assert all(resources[r]["Type"] == "AWS::CloudWatch::Alarm" for r in rollback)
+    condition, rollback_alarms, none = preference["Alarms"]["Fn::If"]
+    assert condition == "RollbackOnAlarms" and none == [{"Ref": "AWS::NoValue"}]
+    rollback = [ref["Ref"] for ref in rollback_alarms]
+    assert set(rollback) == {"APIHandlerErrorsAlarm", "APIHandlerDurationAlarm"}
+    for name in rollback:
+        # The new version's own metric, by the minute: never the whole API's, never the old
+        # version's (an alarm firing on it must not roll a fix back).
+        alarm = resources[name]["Properties"]
+        assert alarm["Period"] == 60
+        dimensions = {d["Name"]: d["Value"] for d in alarm["Dimensions"]}
+        assert dimensions["Resource"] == {"Fn::Sub": "${APIHandler}:live"}
+        assert "APIHandler.Version" in json.dumps(dimensions["ExecutedVersion"])
+    assert preference["Hooks"] == {"PreTraffic": {"Ref": "PreTraffic"}}
+    # The jobs move behind the same alias by canary, each rolled back by its own alarms.
+    for logical in functions:
+        job = resources[logical]["Properties"]["DeploymentPreference"]
+        assert job["Alarms"]["Fn::If"][1] == [
+            {"Ref": f"{logical}ErrorsAlarm"},
+            {"Ref": f"{logical}DurationAlarm"},
+        ]
 
     api = resources["RestAPI"]["Properties"]
     access = api["AccessLogSetting"]
@@ -701,3 +767,89 @@ def alarm_function_ids(resources: dict) -> set[str]:
         if r.get("Type") == "AWS::CloudWatch::Alarm"
         and r["Properties"].get("MetricName") == "Errors"
     }
+
+
+@pytest.mark.fast
+def test_prod_template_sees_silent_failures_and_keeps_its_data():
+    """Issue 38: IteratorAge, a heartbeat per frequent schedule (missing data breaching), the
+    account's limits, the budget; the token secret retained; the hook and its grants; log
+    permissions on the stack's own log groups, not a stack name."""
+    from infra import yaml_text
+    from infra.watch import HEARTBEATS, UNWATCHED_SCHEDULES
+
+    prod = yaml_text.load((REPO_ROOT / "infra" / "prod.yaml").read_text().split("\n", 1)[1])
+    resources = prod["Resources"]
+    alarms = {
+        r["Properties"]["AlarmName"]: r["Properties"]
+        for r in resources.values()
+        if r.get("Type") == "AWS::CloudWatch::Alarm"
+    }
+    age = alarms["agora-prod-outbox-stream-iterator-age"]
+    assert (age["MetricName"], age["Dimensions"]) == (
+        "IteratorAge",
+        [{"Name": "FunctionName", "Value": {"Ref": "DrainOutbox"}}],
+    )
+    assert set(HEARTBEATS) | set(UNWATCHED_SCHEDULES) == {
+        "dispatch-mail-polls", "purge-comments", "send-digests"
+    }  # fmt: skip
+    for job, (period, periods) in HEARTBEATS.items():
+        beat = alarms[f"agora-prod-{job}-heartbeat"]
+        assert beat["TreatMissingData"] == "breaching"
+        assert beat["ComparisonOperator"] == "LessThanThreshold"
+        assert {"Name": "Job", "Value": job} in beat["Dimensions"]
+        # Powertools adds the pinned service name to every metric: the alarm names it too.
+        assert {"Name": "service", "Value": "agora"} in beat["Dimensions"]
+        assert (beat["Period"], beat["EvaluationPeriods"]) == (period, periods)
+        assert period * periods <= (86400 if period < 3600 else 7 * 86400)
+    for name in ("account-concurrency", "lambda-throttles", "ses-quota", "api-4xx-share",
+                 "api-429", "ses-feedback-delivery-failed", "dynamodb-throttles"):  # fmt: skip
+        assert f"agora-prod-{name}" in alarms, name
+    assert "drain-outbox" in alarms["agora-prod-put-events-failed"]["AlarmDescription"]
+    # No alarm on one of our metrics lacks the service dimension.
+    for alarm in alarms.values():
+        if alarm.get("Namespace") == "Agora" and alarm["MetricName"] != "ApiThrottled":
+            assert {"Name": "service", "Value": "agora"} in alarm["Dimensions"], alarm
+    [budget] = [r for r in resources.values() if r.get("Type") == "AWS::Budgets::Budget"]
+    [subscriber] = budget["Properties"]["NotificationsWithSubscribers"][0]["Subscribers"]
+    assert subscriber["Address"] == {"Ref": "AlarmEmail"}
+
+    secret = resources["TokenSecret"]
+    assert secret["DeletionPolicy"] in ("Retain", "RetainExceptOnCreate")
+    assert secret["UpdateReplacePolicy"] == "Retain"
+    # A failed first create leaves no key nor role behind; no account-wide setting unless asked.
+    assert resources["SecretsKey"]["DeletionPolicy"] == "RetainExceptOnCreate"
+    assert resources["ApiGatewayAccount"]["Condition"] == "ManagesApiGatewayAccount"
+    assert resources["ApiGatewayLoggingRole"]["DeletionPolicy"] == "RetainExceptOnCreate"
+    assert prod["Parameters"]["ManageApiGatewayAccount"]["Default"] == "false"
+
+    hook = resources["PreTraffic"]["Properties"]
+    assert hook["FunctionName"]["Fn::Sub"].startswith("CodeDeployHook_")
+    assert hook["Environment"]["Variables"]["AGORA_PRE_TRAFFIC_VERSION"] == {
+        "Ref": "APIHandler.Version"
+    }
+    [grant] = resources["PreTrafficInvokePolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    assert grant["Resource"] == {"Fn::Sub": "${APIHandler.Arn}:*"}
+
+    # make restore's switch: every function reads the TableNames parameter, and may use the
+    # restored tables (agora-prod-<table>.<time>).
+    from infra.operations import FUNCTIONS
+
+    for logical in FUNCTIONS:
+        variables = resources[logical]["Properties"]["Environment"]["Variables"]
+        assert variables["AGORA_TABLE_NAMES"] == {"Ref": "TableNames"}
+        assert variables["POWERTOOLS_SERVICE_NAME"] == "agora"
+    api = json.loads((REPO_ROOT / ".chalice" / "policy-prod-api.json").read_text())
+    tables = [a for s in api["Statement"] if s["Sid"] == "WriteTables" for a in s["Resource"]]
+    assert "arn:aws:dynamodb:*:*:table/agora-prod-posts.*" in tables
+
+    # Logs (and the metrics written in them): each function's own log group, by reference.
+    assert "/aws/lambda/agora-" not in "".join(
+        path.read_text() for path in (REPO_ROOT / ".chalice").glob("policy-*.json")
+    )
+    policies = {n: r for n, r in resources.items() if n.endswith("LogsPolicy")}
+    assert len(policies) == 10
+    for name, policy in policies.items():
+        [statement] = policy["Properties"]["PolicyDocument"]["Statement"]
+        role = name.removesuffix("LogsPolicy")
+        assert statement["Resource"] == {"Fn::GetAtt": [f"{role}LogGroup", "Arn"]}
+        assert policy["Properties"]["Roles"] == [{"Ref": f"{role}Role"}]

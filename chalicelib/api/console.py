@@ -29,6 +29,7 @@ CONTENT_TYPES = {
     ".css": "text/css; charset=utf-8",
     ".svg": "image/svg+xml",
 }
+FAVICON = "favicon.svg"
 # Only plain file names of the console's own directory: no path, no dot-files.
 ASSET_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*\.(html|js|css|svg)$")
 # Nothing inline, nothing from elsewhere: a page that holds an administrator's token loads only its
@@ -88,7 +89,9 @@ def console_index() -> Response:
 
 @console_api.route("/console/{asset}", methods=["GET"])
 def console_asset(asset: str) -> Response:
-    return _file(asset)
+    # Every page names its icon (index.html's `<link rel="icon">`), so no browser asks the site's
+    # root for one; `favicon.ico` beside the page answers the same icon for those that ask anyway.
+    return _file(FAVICON if asset == "favicon.ico" else asset)
 
 
 @route(console_api, "GET", "/console/api/session", response=ConsoleSession)

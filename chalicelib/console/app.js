@@ -1,6 +1,6 @@
 // The console's shell: sign-in, the navigation, and one page at a time (hash routes).
-import { failure, hasLiveToken, loadSession, onSignOut, signIn, signOut, token } from "./api.js";
-import { announce, h, nextId } from "./ui.js";
+import { api, failure, hasLiveToken, loadSession, onSignOut, signIn, signOut, token } from "./api.js";
+import { announce, h, knowGroups, nextId } from "./ui.js";
 
 // Each page: its link text, its module, and who may see it (the session says what the user may do).
 const PAGES = [
@@ -63,6 +63,7 @@ async function start() {
     return;
   }
   context.session = answer.object;
+  await loadGroupPlaces();
   who.replaceChildren(
     h("span", {}, `Signed in as ${context.session.alias || context.session.email}`),
     h("button", { type: "button", class: "link", onclick: () => signOut("You have signed out.") }, "Sign out"),
@@ -76,6 +77,23 @@ async function start() {
     return;
   }
   await route();
+}
+
+// Where each group sits (its parent): the API's group list, every page (a community has tens of
+// groups, a few pages at most). Unread, the choosers use the session's own parentId.
+async function loadGroupPlaces() {
+  const groups = [];
+  let offset = "";
+  for (let pages = 0; pages < 50; pages++) {
+    const answer = await api("GET", "group/list", { query: { offset, pageSize: 100 } });
+    if (!answer.ok) break;
+    const page = answer.object.groups || [];
+    groups.push(...page);
+    const next = answer.object.offset;
+    if (!page.length || !next || next === offset) break;
+    offset = next;
+  }
+  knowGroups(groups.length ? groups : context.session.groups);
 }
 
 async function route() {

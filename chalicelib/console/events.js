@@ -1,7 +1,7 @@
 // Events: a month calendar (drag an event to another day to move it), the event form, and the
 // upcoming and expired lists. Every date is UTC, as the API gives it.
 import { api } from "./api.js";
-import { announce, apiForm, clearErrors, confirmDialog, fill, formatDate, groupChooser, h, nextId, report, section, textOf } from "./ui.js";
+import { announce, apiForm, clearErrors, confirmDialog, fill, formatDate, groupChooser, h, nextId, pager, report, section, textOf } from "./ui.js";
 
 const DAY = 86400000;
 const WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
@@ -275,22 +275,29 @@ function eventLists(context) {
     const list = h("ul", { class: "event-list", "aria-labelledby": headingId });
     const empty = h("p", { class: "empty", hidden: true }, emptyText);
     const more = h("button", { type: "button", class: "more", hidden: true, onclick: () => load(false) }, `More ${kind} events`);
-    let offset = null;
+    let pages = null;
     let generation = 0;
     async function load(restart) {
       const mine = restart ? ++generation : generation;
-      if (restart) offset = null;
-      const answer = await api("GET", `event/list/${kind}/${context.groupId}`, { query: { offset, pageSize: PAGE_SIZE, filter: filter.value.trim() } });
+      if (restart || !pages) {
+        const groupId = context.groupId;
+        const text = filter.value.trim();
+        pages = pager({
+          read: (offset, pageSize) => api("GET", `event/list/${kind}/${groupId}`, { query: { offset, pageSize, filter: text } }),
+          itemsOf: (object) => object.events,
+          pageSize: PAGE_SIZE,
+        });
+      }
+      more.disabled = true;
+      const { answer, items, more: hasMore } = await pages.next();
       if (mine !== generation) return;
-      if (!answer.ok) return report(answer);
+      more.disabled = false;
+      if (answer) return report(answer);
       if (restart) list.replaceChildren();
-      const events = answer.object.events || [];
-      for (const event of events)
+      for (const event of items)
         list.append(h("li", {}, h("strong", {}, event.title), " — ", h("time", { datetime: event.startDate }, formatDate(event.startDate)), event.location ? ` · ${event.location}` : "", textOf(event.content) ? h("p", { class: "hint" }, textOf(event.content)) : null));
-      // Ended: an empty page whose offset is the one sent (a filtered page may be short, or empty,
-      // while more follow).
-      more.hidden = events.length === 0 && (answer.object.offset ?? null) === offset;
-      offset = answer.object.offset;
+      // Shown only when another item follows (the pager reads one page ahead).
+      more.hidden = !hasMore;
       empty.hidden = list.children.length > 0;
     }
     return { element: h("div", {}, h("h3", { id: headingId }, title), list, empty, more), load };

@@ -2,7 +2,7 @@
 // The outcome filter is the API's `?status=`: it lists every entry of that outcome, not only
 // those among the pages already loaded.
 import { api } from "./api.js";
-import { formatDate, h, nextId, report } from "./ui.js";
+import { formatDate, h, nextId, pager, report } from "./ui.js";
 
 const OUTCOMES = ["posted", "commented", "ignored", "rejected", "failed"];
 const PAGE_SIZE = 50;
@@ -43,7 +43,7 @@ export async function render(main, context) {
   );
 
   let entries = [];
-  let offset = null;
+  let pages = null;
   let generation = 0;
   mailboxSelect.addEventListener("change", () => {
     mailbox = mailboxes.find((m) => m.id === mailboxSelect.value);
@@ -54,19 +54,23 @@ export async function render(main, context) {
 
   async function load(restart) {
     const mine = restart ? ++generation : generation;
-    if (restart) {
+    if (restart || !pages) {
       entries = [];
-      offset = null;
+      const path = mailbox.path;
+      const status = outcome.value;
+      pages = pager({
+        read: (offset, pageSize) => api("GET", path, { query: { offset, pageSize, status: status || undefined } }),
+        itemsOf: (object) => object.entries,
+        pageSize: PAGE_SIZE,
+      });
     }
-    const query = { offset, pageSize: PAGE_SIZE };
-    if (outcome.value) query.status = outcome.value;
-    const answer = await api("GET", mailbox.path, { query });
+    more.disabled = true;
+    const { answer, items, more: hasMore } = await pages.next();
     if (mine !== generation) return;
-    if (!report(answer)) return;
-    const page = answer.object.entries || [];
-    entries = entries.concat(page);
-    more.hidden = page.length === 0 && (answer.object.offset ?? null) === offset;
-    offset = answer.object.offset;
+    more.disabled = false;
+    if (answer) return report(answer);
+    entries = entries.concat(items);
+    more.hidden = !hasMore;
     draw();
   }
 

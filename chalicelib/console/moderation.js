@@ -1,6 +1,6 @@
 // Moderation: a group's unapproved comments, spam reports and deleted comments, and what to do with them.
 import { api } from "./api.js";
-import { announce, confirmDialog, formatDate, groupChooser, h, report, textOf } from "./ui.js";
+import { announce, confirmDialog, formatDate, groupChooser, h, pager, report, textOf } from "./ui.js";
 
 const TABS = [
   { id: "unapproved", name: "Unapproved", list: "unapproved", empty: "No comment waits for approval." },
@@ -64,26 +64,27 @@ export async function render(main, context) {
           : null;
     panel.replaceChildren(...[bulk && h("div", { class: "toolbar" }, bulk), list, empty, more, sentinel].filter(Boolean));
 
-    let offset = null;
+    const pages = pager({
+      read: (offset, size) => api("GET", `comment/post/list/${groupId}/${current.list}`, { query: { offset, pageSize: size } }),
+      itemsOf: (object) => object.comments,
+      pageSize: pageSize(),
+    });
     let loading = false;
     let done = false;
 
     async function load() {
       if (loading || done || mine !== generation) return;
       loading = true;
-      const answer = await api("GET", `comment/post/list/${groupId}/${current.list}`, { query: { offset, pageSize: pageSize() } });
+      const { answer, items, more: hasMore } = await pages.next();
       loading = false;
       if (mine !== generation) return;
-      if (!answer.ok) {
+      if (answer) {
         report(answer);
         return;
       }
-      const comments = answer.object.comments || [];
-      for (const comment of comments) list.append(item(comment));
-      // The list has ended when a page is empty and its offset is the one sent (README: a page may
-      // hold fewer items than asked while more follow).
-      done = comments.length === 0 && (answer.object.offset ?? null) === offset;
-      offset = answer.object.offset;
+      for (const comment of items) list.append(item(comment));
+      // "Load more" only when another comment follows (the pager reads one page ahead).
+      done = !hasMore;
       more.hidden = done;
       empty.hidden = list.children.length > 0;
       // Keep filling while the end of the list is on screen (a tall window shows more than a page).

@@ -1,11 +1,15 @@
-// Notifications: a user's subscriptions as seen from one group, and their digest type.
-// Changing a subscription is the root administrator's (the spec's upserts); a group administrator
-// reads them and may change the digest type.
+// Notifications: a user's subscriptions as seen from one group, and their digest type, saved
+// together by one button. Changing a subscription is the root administrator's (the spec's
+// upserts), who may also add one to a post (found by its title) or to an author (found by name);
+// a group administrator reads them and may change the digest type.
 import { api } from "./api.js";
-import { apiForm, fill, groupChooser, h, personPicker, report, section } from "./ui.js";
+import { announce, field, fill, groupChooser, h, personPicker, picker, section, showErrors, clearErrors, values } from "./ui.js";
 
 const EMAIL_ALERTS = [["0", "None"], ["1", "Instant"], ["2", "Daily digest"]];
 const DIGESTS = [["1", "Summary Daily digest"], ["2", "Full Daily digest"]];
+// The spec's notification ids of the two kinds one adds with a target.
+const POST_COMMENTS = 3;
+const AUTHOR_POSTS = 8;
 
 export async function render(main, context) {
   const groups = context.session.groups.filter((g) => g.mayAdminister);
@@ -15,7 +19,7 @@ export async function render(main, context) {
 
   const results = h("div", {});
   // Root administrators find anyone; a group administrator, the members of the group chosen.
-  const picker = personPicker({
+  const person = personPicker({
     label: "Person",
     hint: "Type at least 2 letters of their name or email address; your own notifications show until you choose.",
     value: context.notificationsAlias || "",
@@ -27,7 +31,7 @@ export async function render(main, context) {
       load();
     },
   });
-  const lookup = h("div", { class: "toolbar lookup" }, picker);
+  const lookup = h("div", { class: "toolbar lookup" }, person);
   const chooser = groupChooser(groups, context.groupId, (id) => {
     context.groupId = id;
     load();
@@ -36,43 +40,145 @@ export async function render(main, context) {
 
   // Only the latest request draws: an answer for a group chosen before must not replace it.
   let generation = 0;
-  async function load() {
+  async function load(announced = "") {
     const mine = ++generation;
     const who = context.notificationsUser;
     results.replaceChildren(h("p", { class: "loading" }, "Loading…"));
     const answer = await api("GET", `user/${encodeURIComponent(who)}/notifications`, { query: { groupId: context.groupId } });
     if (mine !== generation) return;
-    if (!report(answer)) {
+    if (!answer.ok) {
+      announce(answer.envelope.errors?.[0]?.message || "Cannot read these notifications.", "error");
       results.replaceChildren(h("p", { class: "form-error" }, answer.envelope.errors?.[0]?.message || "Cannot read these notifications."));
       return;
     }
-    const data = answer.object;
-    const base = `user/${encodeURIComponent(data.userId)}/notifications`;
-    const cards = [h("p", {}, `Notifications of ${data.userEmail || data.userId}`)];
-    for (const entry of data.typeGroups || [])
-      cards.push(section(`Group: ${entry.group.name}`, ...entry.notifications.map((n) => row(n, `${base}/group/${n.id}`, { groupId: entry.group.id }))));
-    cards.push(section("Posts", ...listOr(data.typePosts, (n) => row(n, `${base}/post/${n.id}`, { postId: n.post.id }, `${n.name}: ${n.post.title || n.post.id}`), "No post subscription.")));
-    cards.push(section("Authors", ...listOr(data.typeAuthors, (n) => row(n, `${base}/author/${n.id}`, { authorId: n.author.id }, `${n.name}: ${n.author.alias}`), "No author subscription.")));
-    cards.push(section("Personal", ...listOr(data.typePersonal, (n) => row(n, `${base}/personal/${n.id}`, {}), "No personal notification.")));
-    const digest = apiForm({
-      name: "Digest",
-      submitLabel: "Save digest",
-      saved: "Digest type saved.",
-      fields: [{ key: "typeId", label: "Digest", type: "select", numeric: true, options: DIGESTS }],
-      save: (body) => api("POST", `${base}/type-digest`, { body }),
-    });
-    fill(digest, { typeId: data.digest?.typeId ?? 1 });
-    cards.push(section("Daily digest", digest));
-    results.replaceChildren(...cards);
+    results.replaceChildren(...editor(answer.object));
+    if (announced) announce(announced, "ok");
   }
 
-  function listOr(items, make, emptyText) {
-    return items && items.length ? items.map(make) : [h("p", { class: "empty" }, emptyText)];
+  // The whole page is one form: each subscription a row, the digest, one Save button.
+  function editor(data) {
+    const base = `user/${encodeURIComponent(data.userId)}/notifications`;
+    const rows = [];
+    const groupRows = (data.typeGroups || []).map((entry) =>
+      section(`Group: ${entry.group.name}`, ...entry.notifications.map((n) => row(rows, n, `${base}/group/${n.id}`, { groupId: entry.group.id }, n.name))),
+    );
+    const postList = h("div", { class: "subscriptions" });
+    const postEmpty = h("p", { class: "empty" }, "No post subscription.");
+    for (const n of data.typePosts || []) postList.append(row(rows, n, `${base}/post/${n.id}`, { postId: n.post.id }, `${n.name}: ${n.post.title || n.post.id}`, n.post.id));
+    const authorList = h("div", { class: "subscriptions" });
+    const authorEmpty = h("p", { class: "empty" }, "No author subscription.");
+    for (const n of data.typeAuthors || []) authorList.append(row(rows, n, `${base}/author/${n.id}`, { authorId: n.author.id }, `${n.name}: ${n.author.alias}`, n.author.id));
+    const showEmpty = () => {
+      postEmpty.hidden = postList.children.length > 0;
+      authorEmpty.hidden = authorList.children.length > 0;
+    };
+    showEmpty();
+
+    // Adding: a new row, saved with the rest; a target already listed gets the focus instead.
+    const add = (list, kind, number, target, targetId, title) => {
+      const known = rows.find((r) => r.targetId === targetId && r.kind === kind);
+      if (known) {
+        known.element.querySelector("select").focus();
+        announce(`${title} is already listed.`, "ok");
+        return;
+      }
+      const fresh = { id: number, name: title, emailAlert: { id: 1 }, showScreenAlert: true, showRedLabel: false };
+      const element = row(rows, fresh, `${base}/${kind}/${number}`, target, title, targetId, true);
+      list.append(element);
+      showEmpty();
+      element.querySelector("select").focus();
+      announce(`${title} added; save to keep it.`, "ok");
+    };
+    const postAdder = root
+      ? picker({
+          label: "Add a post",
+          hint: "Type at least 2 letters of the post's title (posts of the group chosen).",
+          found: ["post", "posts"],
+          clearOnChoose: true,
+          search: (q, offset, pageSize) => api("GET", `post/list/${context.groupId}`, { query: { filter: q, offset, pageSize } }),
+          itemsOf: (object) => object.posts,
+          nameOf: (post) => post.title,
+          detailOf: (post) => (post.author?.alias ? `by ${post.author.alias}` : ""),
+          onChoose: (post) => add(postList, "post", POST_COMMENTS, { postId: post.id }, post.id, `New comments on post: ${post.title}`),
+        })
+      : null;
+    const authorAdder = root
+      ? personPicker({
+          label: "Add an author",
+          hint: "Type at least 2 letters of the author's name or email address.",
+          clearOnChoose: true,
+          search: (q, offset, pageSize) => api("GET", "user/search", { query: { q, offset, pageSize } }),
+          onChoose: (user) => add(authorList, "author", AUTHOR_POSTS, { authorId: user.id }, user.id, `New posts by author: ${user.alias}`),
+        })
+      : null;
+
+    const digest = h("div", { class: "subscription digest" }, field({ key: "typeId", label: "Digest", type: "select", numeric: true, options: DIGESTS }), h("p", { class: "form-error", role: "alert" }));
+    const digestNow = { typeId: data.digest?.typeId ?? 1 };
+    fill(digest, digestNow);
+
+    const error = h("p", { class: "form-error", role: "alert" });
+    const save = h("button", { type: "submit" }, "Save notifications");
+    const form = h(
+      "form",
+      { class: "api-form notifications", novalidate: true, "aria-label": "Notifications" },
+      h("p", {}, `Notifications of ${data.userEmail || data.userId}`),
+      groupRows,
+      section("Posts", postList, postEmpty, postAdder),
+      section("Authors", authorList, authorEmpty, authorAdder),
+      section("Personal", ...(data.typePersonal || []).map((n) => row(rows, n, `${base}/personal/${n.id}`, {}, n.name))),
+      section("Daily digest", digest),
+      error,
+      h("div", { class: "actions" }, save),
+    );
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      save.disabled = true;
+      try {
+        await saveAll();
+      } finally {
+        save.disabled = false;
+      }
+    });
+
+    // Every change in one go: the rows that differ from what was read (and every new row), then
+    // the digest. Each refusal shows beside its row; what the API took is kept.
+    async function saveAll() {
+      error.textContent = "";
+      const changes = rows.filter((r) => r.changed()).map((r) => ({ element: r.element, send: () => api("POST", r.path, { body: { ...r.target, ...values(r.element) } }), done: r.saved }));
+      const digestValue = values(digest);
+      if (digestValue.typeId !== digestNow.typeId)
+        changes.push({ element: digest, send: () => api("POST", `${base}/type-digest`, { body: digestValue }), done: () => (digestNow.typeId = digestValue.typeId) });
+      if (!changes.length) {
+        announce("Nothing has changed.", "ok");
+        return;
+      }
+      const answers = await Promise.all(changes.map((c) => c.send()));
+      let refused = 0;
+      let first = null;
+      for (const [i, answer] of answers.entries()) {
+        if (answer.ok) {
+          clearErrors(changes[i].element);
+          changes[i].done();
+        } else {
+          refused++;
+          first ??= showErrors(changes[i].element, answer) || changes[i].element;
+        }
+      }
+      if (!refused) {
+        await load(`Notifications saved: ${changes.length} ${changes.length === 1 ? "change" : "changes"}.`);
+        return;
+      }
+      const kept = changes.length - refused;
+      error.textContent = `${refused} of ${changes.length} changes were refused (shown beside them)${kept ? `; the other ${kept} are saved` : ""}.`;
+      announce(error.textContent, "error");
+      first.querySelector("select, input")?.focus();
+    }
+    return [form];
   }
 
   // One subscription: editable by the root administrator, read-only for everyone else.
-  function row(notification, path, target, title = notification.name) {
-    const current = { emailAlertId: notification.emailAlert?.id ?? 0, showScreenAlert: notification.showScreenAlert, showRedLabel: notification.showRedLabel };
+  function row(rows, notification, path, target, title, targetId = null, fresh = false) {
+    const current = { emailAlertId: notification.emailAlert?.id ?? 0, showScreenAlert: Boolean(notification.showScreenAlert), showRedLabel: Boolean(notification.showRedLabel) };
     if (!root) {
       return h(
         "p",
@@ -81,24 +187,26 @@ export async function render(main, context) {
         ` — email: ${notification.emailAlert?.name || "None"}; screen alert: ${current.showScreenAlert ? "yes" : "no"}; red label: ${current.showRedLabel ? "yes" : "no"}`,
       );
     }
-    const form = apiForm({
-      name: title,
-      submitLabel: `Save ${title}`,
-      saved: `${title} saved.`,
-      fields: [
-        { key: "emailAlertId", label: `${title}: email alert`, type: "select", numeric: true, options: EMAIL_ALERTS },
-        { key: "showScreenAlert", label: `${title}: screen alert`, type: "checkbox" },
-        { key: "showRedLabel", label: `${title}: red label`, type: "checkbox" },
-      ],
-      save: async (body) => {
-        const result = await api("POST", path, { body: { ...target, ...body } });
-        if (result.ok) result.object = { ...result.object, emailAlertId: result.object.emailAlert?.id };
-        return result;
-      },
+    const element = h(
+      "div",
+      { class: "subscription", role: "group", "aria-label": title, dataset: { kind: path.split("/").at(-2) } },
+      field({ key: "emailAlertId", label: `${title}: email alert`, type: "select", numeric: true, options: EMAIL_ALERTS }),
+      field({ key: "showScreenAlert", label: `${title}: screen alert`, type: "checkbox" }),
+      field({ key: "showRedLabel", label: `${title}: red label`, type: "checkbox" }),
+      h("p", { class: "form-error", role: "alert" }),
+    );
+    fill(element, current);
+    let baseline = fresh ? null : JSON.stringify(current);
+    rows.push({
+      element,
+      path,
+      target,
+      targetId,
+      kind: path.split("/").at(-2),
+      changed: () => baseline === null || JSON.stringify(values(element)) !== baseline,
+      saved: () => (baseline = JSON.stringify(values(element))),
     });
-    form.classList.add("subscription");
-    fill(form, current);
-    return form;
+    return element;
   }
 
   load();

@@ -189,27 +189,63 @@ export function clearErrors(form) {
   if (summary) summary.replaceChildren();
 }
 
+// The API's messages name other fields by the API's names ("must not be before startDate"); a form
+// speaks of its fields by their labels ("must not be before Start"). `labels` maps API names to
+// labels: a nested key (`data.maxLength`) by its whole path and by its last part.
+export function labelsOf(form) {
+  const labels = new Map();
+  for (const wrapper of fieldsOf(form)) {
+    const label = String(wrapper.spec.label || "").replace(/:$/, "");
+    if (!label) continue;
+    labels.set(wrapper.spec.key, label);
+    const last = wrapper.spec.key.split(".").at(-1);
+    if (!labels.has(last)) labels.set(last, label);
+  }
+  return labels;
+}
+
+// Only API names that are not plain words (camelCase or dotted paths) are replaced: "title" in a
+// sentence is English, "startDate" is not.
+export function inLabels(message, labels) {
+  let text = String(message || "");
+  const names = [...labels.keys()].filter((name) => /[A-Z.]/.test(name)).sort((a, b) => b.length - a.length);
+  for (const name of names) {
+    const pattern = new RegExp(`(?<![\\w.])${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\w])`, "g");
+    text = text.replace(pattern, labels.get(name));
+  }
+  return text;
+}
+
+// A failed answer in the form's words: each message with the form's labels for the API's names.
+export function failureIn(form, answer) {
+  const labels = labelsOf(form);
+  const messages = (answer.envelope.errors || []).map((e) => inLabels(e.message, labels)).filter(Boolean);
+  return messages.length ? messages.join(" ") : failure(answer);
+}
+
 // Each error beside the field its `key` names (`skipDays.0.selected` belongs to `skipDays`); the
 // rest above the form's buttons. Returns the first field shown, to move focus there.
 export function showErrors(form, answer) {
   clearErrors(form);
   const wrappers = fieldsOf(form);
+  const labels = labelsOf(form);
   const leftover = [];
   let first = null;
   for (const error of answer.envelope.errors || []) {
     const key = String(error.key || "");
     const parts = key.split(".");
+    const message = inLabels(error.message, labels);
     let wrapper = null;
     for (let n = parts.length; n > 0 && !wrapper; n--) {
       const prefix = parts.slice(0, n).join(".");
       wrapper = wrappers.find((w) => w.spec.key === prefix);
     }
     if (!wrapper) {
-      leftover.push(error.message || key);
+      leftover.push(message || key);
       continue;
     }
     const slot = wrapper.querySelector(".field-error");
-    slot.textContent = slot.textContent ? `${slot.textContent} ${error.message}` : error.message;
+    slot.textContent = slot.textContent ? `${slot.textContent} ${message}` : message;
     slot.hidden = false;
     for (const control of wrapper.querySelectorAll("input, textarea, select")) control.setAttribute("aria-invalid", "true");
     first ??= wrapper;
@@ -238,7 +274,7 @@ export function apiForm({ fields, submitLabel, save, saved, name }) {
         if (answer.object && typeof answer.object === "object") fill(form, answer.object);
       } else {
         const first = showErrors(form, answer);
-        announce(failure(answer), "error");
+        announce(failureIn(form, answer), "error");
         first?.querySelector("input, textarea, select")?.focus();
       }
     } finally {
@@ -248,15 +284,91 @@ export function apiForm({ fields, submitLabel, save, saved, name }) {
   return form;
 }
 
-// The group chooser every group page starts with, labelled "Group".
+// What the console knows of each group's place (id -> {id, name, parentId}): the API's group list,
+// read once after sign-in (app.js); a group it does not hold keeps the session's parentId.
+const groupPlaces = new Map();
+export function knowGroups(groups) {
+  groupPlaces.clear();
+  for (const g of groups) groupPlaces.set(g.id, { id: g.id, name: g.name, parentId: g.parentId ?? null });
+}
+
+// The groups in tree order, each with its depth: a group sits under its nearest ancestor among
+// `groups` (a moderator of two sibling clubs sees both at the top), siblings by name.
+export function groupTree(groups) {
+  const ids = new Set(groups.map((g) => g.id));
+  const parentOf = (g) => {
+    const seen = new Set([g.id]);
+    let parent = (groupPlaces.get(g.id) || g).parentId ?? null;
+    while (parent && !ids.has(parent) && !seen.has(parent)) {
+      seen.add(parent);
+      parent = groupPlaces.get(parent)?.parentId ?? null;
+    }
+    return parent && ids.has(parent) && parent !== g.id ? parent : null;
+  };
+  const children = new Map();
+  for (const g of groups) {
+    const parent = parentOf(g);
+    if (!children.has(parent)) children.set(parent, []);
+    children.get(parent).push(g);
+  }
+  const byName = (a, b) => String(a.name).localeCompare(String(b.name)) || String(a.id).localeCompare(String(b.id));
+  const out = [];
+  const placed = new Set();
+  const walk = (parent, depth) => {
+    for (const g of (children.get(parent) || []).sort(byName)) {
+      if (placed.has(g.id)) continue;
+      placed.add(g.id);
+      out.push({ group: g, depth });
+      walk(g.id, depth + 1);
+    }
+  };
+  walk(null, 0);
+  // A parent chain that loops leaves groups unplaced: they still show, at the top.
+  for (const g of groups) if (!placed.has(g.id)) out.push({ group: g, depth: 0 });
+  return out;
+}
+
+// The group chooser every group page starts with, labelled "Group": the groups as a tree, each
+// indented under its parent (the option's text starts with non-breaking spaces, one step a level).
 export function groupChooser(groups, selected, onChange) {
   const id = nextId("group");
   const select = h(
     "select",
     { id, onchange: () => onChange(select.value) },
-    groups.map((g) => h("option", { value: g.id, selected: g.id === selected }, g.name)),
+    groupTree(groups).map(({ group, depth }) =>
+      h("option", { value: group.id, selected: group.id === selected, dataset: { depth: String(depth) } }, "\u00a0\u00a0\u00a0\u00a0".repeat(depth) + group.name),
+    ),
   );
   return h("div", { class: "field group-chooser" }, h("label", { for: id }, "Group"), select);
+}
+
+// A list the API pages by `offset` (the id of the last item shown), read one page ahead so that
+// "more" is true only when there is more to show. `read(offset, pageSize)` answers the API's
+// answer, `itemsOf(object)` its items. A filtered page may be short or empty while more follow:
+// pages are read on until there is one item beyond the page, or the list has ended (an empty page
+// whose offset is the one sent), or `maxReads` reads were made (then more may follow: say so).
+export function pager({ read, itemsOf, pageSize, maxReads = 8 }) {
+  const blank = (v) => v === undefined || v === null || v === "" || v === 0 || v === "0";
+  let buffer = [];
+  let offset = null;
+  let ended = false;
+  return {
+    async next() {
+      for (let reads = 0; buffer.length <= pageSize && !ended && reads < maxReads; reads++) {
+        const answer = await read(offset, pageSize);
+        if (!answer.ok) return { answer, items: [], more: true };
+        const got = itemsOf(answer.object) || [];
+        const next = blank(answer.object.offset) ? null : answer.object.offset;
+        if (got.length === 0 && next === offset) ended = true;
+        else {
+          buffer = buffer.concat(got);
+          offset = next;
+        }
+      }
+      const items = buffer.splice(0, pageSize);
+      return { answer: null, items, more: buffer.length > 0 || !ended };
+    },
+  };
 }
 
 export function section(title, ...content) {
@@ -264,16 +376,28 @@ export function section(title, ...content) {
   return h("section", { class: "card", "aria-labelledby": id }, h("h2", { id }, title), ...content);
 }
 
-// --- people ------------------------------------------------------------------------------------
-// A person picker: the ARIA 1.2 combobox pattern (an input that owns a listbox popup) on the
-// API's user search. Typing searches after a pause (at least 2 characters); Down and Up move
-// through the people offered, Enter chooses, Escape closes; a polite status says how many were
-// found. `search(q)` answers the API's answer for one page; `onChoose(user)` gets the choice.
+// --- people and posts ----------------------------------------------------------------------------
+// A picker: the ARIA 1.2 combobox pattern (an input that owns a listbox popup) on a search of the
+// API. Typing searches after a pause (at least 2 characters); Down and Up move through what is
+// offered, Enter chooses, Escape closes; a polite status says how many were found. `search(q,
+// offset, pageSize)` answers the API's answer for one page, `itemsOf(object)` its items, `nameOf`
+// and `detailOf` an item's words; `onChoose(item)` gets the choice. `personPicker` finds people.
 const SEARCH_PAUSE_MS = 250;
 const MIN_SEARCH = 2;
 const OFFERED = 8;
 
-export function personPicker({ label, hint, search, onChoose, value = "" }) {
+export function personPicker(options) {
+  return picker({
+    itemsOf: (object) => object.users,
+    nameOf: (user) => user.alias,
+    detailOf: (user) => user.email,
+    found: ["person", "people"],
+    hint: "Type at least 2 letters of a name or an email address.",
+    ...options,
+  });
+}
+
+export function picker({ label, hint, search, onChoose, value = "", itemsOf, nameOf, detailOf, found: [one, many] = ["match", "matches"], clearOnChoose = false }) {
   const id = nextId("person");
   const listId = `${id}-list`;
   const hintId = `${id}-hint`;
@@ -305,12 +429,12 @@ export function personPicker({ label, hint, search, onChoose, value = "" }) {
     }
   }
   function choose(index) {
-    const user = offered[index];
-    if (!user) return;
-    input.value = user.alias;
+    const item = offered[index];
+    if (!item) return;
+    input.value = clearOnChoose ? "" : nameOf(item);
     close();
-    status.textContent = `${user.alias} chosen.`;
-    onChoose(user);
+    status.textContent = `${nameOf(item)} chosen.`;
+    onChoose(item);
   }
   async function run(q) {
     const mine = ++generation;
@@ -326,24 +450,24 @@ export function personPicker({ label, hint, search, onChoose, value = "" }) {
         close();
         return;
       }
-      found.push(...answer.object.users);
+      found.push(...(itemsOf(answer.object) || []));
       const next = answer.object.offset;
       if (!next || next === offset) break;
       offset = next;
     }
     offered = found.slice(0, OFFERED);
     list.replaceChildren(
-      ...offered.map((user, index) =>
+      ...offered.map((item, index) =>
         h("li", { id: `${id}-option-${index}`, role: "option", "aria-selected": "false",
           onmousedown: (event) => event.preventDefault(), onclick: () => choose(index) },
-          h("span", { class: "alias" }, user.alias), " ", h("span", { class: "email" }, user.email)),
+          h("span", { class: "alias" }, nameOf(item)), " ", h("span", { class: "email" }, detailOf(item))),
       ),
     );
     const open = offered.length > 0;
     list.hidden = !open;
     input.setAttribute("aria-expanded", String(open));
     active = -1;
-    status.textContent = open ? `${offered.length} ${offered.length === 1 ? "person" : "people"} found; use the arrow keys to choose.` : "Nobody found.";
+    status.textContent = open ? `${offered.length} ${offered.length === 1 ? one : many} found; use the arrow keys to choose.` : one === "person" ? "Nobody found." : `No ${one} found.`;
   }
   input.addEventListener("input", () => {
     clearTimeout(timer);
@@ -362,7 +486,8 @@ export function personPicker({ label, hint, search, onChoose, value = "" }) {
     else if (event.key === "ArrowUp" && open) highlight(active <= 0 ? offered.length - 1 : active - 1);
     else if (event.key === "Enter" && open && active >= 0) choose(active);
     else if (event.key === "Escape" && open) close();
-    else return;
+    // Enter in a search box chooses or does nothing: it never submits the form around it.
+    else if (event.key !== "Enter") return;
     event.preventDefault();
   });
   input.addEventListener("blur", () => setTimeout(close, 150));
@@ -371,7 +496,7 @@ export function personPicker({ label, hint, search, onChoose, value = "" }) {
     { class: "field person-picker" },
     h("label", { for: id }, label),
     h("div", { class: "combo" }, input, list),
-    h("p", { id: hintId, class: "hint" }, hint || "Type at least 2 letters of a name or an email address."),
+    h("p", { id: hintId, class: "hint" }, hint || "Type at least 2 letters."),
     status,
   );
 }

@@ -89,6 +89,26 @@ def each_message(records: Iterable[Any], handle: Callable[[str], Any]) -> dict[s
     return {"batchItemFailures": failures}
 
 
+def heartbeat(job: str) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
+    """A scheduled job's "it ran" signal: the metric ScheduledRunCompleted (dimension Job) once
+    its run returns. Its alarm treats missing data as breaching (infra/watch.py), so a disabled
+    schedule, a run that never starts or one that always fails is seen, not only one that raised."""
+    import functools
+
+    def decorate(function: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        @functools.wraps(function)
+        def run(event: Any) -> Any:
+            from chalicelib import metrics
+
+            result = function(event)
+            metrics.emit("ScheduledRunCompleted", 1, Job=job)
+            return result
+
+        return run
+
+    return decorate
+
+
 class PartsFailed(Exception):
     """Some parts of a scheduled run failed after the rest was done; one line each. Raised so
     that the invocation fails: Lambda retries it and then sends it to its on-failure queue."""

@@ -1,36 +1,195 @@
-"""The daily digest job (CONTRACT §3 `send-digests`).
+"""The daily digest job (CONTRACT §3 `send-digests`), fanned out.
 
-`app.py`'s daily schedule, `python -m chalicelib.cli send-digests`, `make run`'s scheduler and the
-tests call this function.
+In AWS the daily schedule (`send-digests`) only lists the users with queued items and puts them
+on the digest queue in batches (`enqueue_daily_digests`); the queue's function (`deliver-digests`)
+sends each batch (`deliver_batch`), paced at its share of `AGORA_MAIL_SEND_RATE`
+(chalicelib/jobs/pacing.py), so 100,000 digests take about two hours of two workers instead of
+stopping at one function's 15-minute limit. A batch is the day's: its users get the digest of the
+day it was queued, once (the claim per user and day, store/digests.py), however often SQS
+delivers it. A batch still on the queue when its day is over is not sent: its users are counted
+as `DigestsLeftOver` (alarmed) and their items wait for the next day's digest.
+
+`python -m chalicelib.cli send-digests`, `make run`'s scheduler and the tests send the day in this
+process (`run_daily_digests`) with the same batches and the same `send_batch`, paced at the
+digests' whole share of the rate.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from chalicelib import deps, metrics
 from chalicelib.jobs.base import Deadline, PartsFailed, require_token_secret
 from chalicelib.logs import get_logger
 
 if TYPE_CHECKING:
-    from chalicelib.services.digests import DigestRun
+    from chalicelib.jobs.pacing import Pacer
+    from chalicelib.services.digests import DigestRun, DigestService
 
 log = get_logger("jobs.digests")
 
+# The function that sends the batches (app.py), as chalicelib/jobs/pacing.py knows it.
+WORKER = "deliver-digests"
+# Users whose digests one execution prepares side by side (each waits on DynamoDB and SES; the
+# pacer keeps the sends themselves at the worker's rate).
+SENDING_THREADS = 4
+
+
+# --- the batches on the queue ---------------------------------------------------------------------
+
+
+def batch_body(day: str, user_ids: list[str]) -> str:
+    from chalicelib.logs import correlation_id
+
+    return json.dumps({"day": day, "users": user_ids, "correlationId": correlation_id()})
+
+
+def parse_batch(body: str) -> tuple[str, list[str]]:
+    data = json.loads(body)
+    day, users = data["day"], data["users"]
+    if not isinstance(day, str) or not isinstance(users, list):
+        raise ValueError("a digest batch has a day and a list of users")
+    return day, [str(user) for user in users]
+
+
+def _service(now: datetime | None) -> DigestService:
+    from chalicelib.clock import utc_now
+
+    return deps.digest_service(clock=(lambda: now) if now is not None else utc_now)
+
+
+def _queue() -> Any:
+    from chalicelib.aws import QueueSender
+    from chalicelib.settings import get_settings
+
+    return QueueSender(get_settings().digest_queue, "digest batch(es)")
+
+
+# --- the daily schedule: the day's users onto the queue -------------------------------------------
+
+
+@dataclass
+class DigestFanout:
+    day: str
+    recipients: int = 0
+    batches: int = 0
+    stopped_early: bool = False
+
+
+def enqueue_daily_digests(
+    deadline: Deadline,
+    *,
+    now: datetime | None = None,
+    service: DigestService | None = None,
+    queue: Any = None,
+    batch_size: int | None = None,
+) -> DigestFanout:
+    """Put today's digest recipients on the digest queue in batches; answers what it queued.
+    Sent ten batches a request as they are read, so a run stopped at its deadline (counted as
+    stopped early) has queued everyone before that point; a second run the same day queues the
+    users again, and the claim per user and day sends each digest once."""
+    from chalicelib.jobs.pacing import configured_rate, job_rate
+    from chalicelib.services.digests import BATCH_SIZE
+
+    service = service or _service(now)
+    queue = queue or _queue()
+    fanout = DigestFanout(day=service.today())
+    bodies: list[str] = []
+    for batch in service.batches(batch_size or BATCH_SIZE):
+        if deadline.expired():
+            fanout.stopped_early = True
+            break
+        bodies.append(batch_body(fanout.day, batch))
+        fanout.recipients += len(batch)
+        fanout.batches += 1
+        if len(bodies) == 10:
+            queue.send(bodies)
+            bodies = []
+    if bodies:
+        queue.send(bodies)
+    rate = job_rate(WORKER, configured_rate())
+    started = service.clock()
+    seconds_left = 86_400 - (started.hour * 3600 + started.minute * 60 + started.second)
+    log.info(
+        "daily digests queued",
+        extra={"day": fanout.day, "recipients": fanout.recipients, "batches": fanout.batches},
+    )
+    if fanout.recipients / rate > seconds_left:
+        # The alarm (DigestsLeftOver) fires when the batches are found late; this says it early.
+        log.warning(
+            "the day's digests cannot all be sent today at the sending rate",
+            extra={"recipients": fanout.recipients, "ratePerSecond": rate},
+        )
+    metrics.emit("DigestRunsStoppedEarly", int(fanout.stopped_early))
+    return fanout
+
+
+def scheduled_daily_digests(deadline: Deadline) -> dict[str, int]:
+    """The scheduled function (AWS): queues the day's batches for `deliver-digests`."""
+    fanout = enqueue_daily_digests(deadline)
+    return {"recipients": fanout.recipients, "batches": fanout.batches}
+
+
+# --- the queue's function: one batch ----------------------------------------------------------------
+
+
+def deliver_batch(
+    body: str,
+    deadline: Deadline,
+    *,
+    service: DigestService | None = None,
+    pacer: Pacer | None = None,
+    queue: Any = None,
+    now: datetime | None = None,
+) -> DigestRun:
+    """Send one batch's digests at this worker's pace. Users the deadline leaves go back on the
+    queue as a new batch of the same day; a user whose digest failed fails the message, after
+    the others were sent, so SQS delivers it again (those sent are skipped: one per day)."""
+    from chalicelib.jobs.pacing import PacedMail, worker_pacer
+    from chalicelib.services.digests import DigestRun
+
+    day, users = parse_batch(body)
+    service = service or _service(now)
+    if service.today() > day:
+        # Its day is over: tomorrow's digest carries these users' items.
+        log.warning("digest batch of a past day left over", extra={"day": day, "users": len(users)})
+        metrics.emit("DigestsLeftOver", len(users))
+        return DigestRun(left=users)
+    service.mail = PacedMail(service.mail, pacer or worker_pacer(WORKER))
+    run = service.send_batch(users, day, deadline.expired, threads=SENDING_THREADS)
+    if run.left:
+        (queue or _queue()).send([batch_body(day, run.left)])
+    log.info(
+        "digest batch sent",
+        extra={"day": day, "sent": run.sent, "skipped": run.skipped, "failed": run.failed,
+               "requeued": len(run.left)},
+    )  # fmt: skip
+    metrics.emit("DigestsFailed", run.failed)
+    if run.failures:
+        raise PartsFailed(run.failures)
+    return run
+
+
+# --- in this process: the CLI, make run, the tests ----------------------------------------------
+
 
 def run_daily_digests(deadline: Deadline, *, now: datetime | None = None) -> DigestRun:
-    """Send today's digests; answers the run (sent, failed with one line each, stopped early).
+    """Send today's digests here; answers the run (sent, failed with one line each, stopped early
+    with the users it did not reach).
 
     Stops once `deadline` expires and leaves the other users' items for the next run. `now` fixes
     the clock, and with it the day (tests). Refuses to start without the token secret (every
     digest carries a signed unsubscribe link).
     """
-    from chalicelib.clock import utc_now
+    from chalicelib.jobs.pacing import PacedMail, in_process_pacer
 
     require_token_secret()
-    service = deps.digest_service(clock=(lambda: now) if now is not None else utc_now)
-    run = service.send_all(deadline.expired)
+    service = _service(now)
+    service.mail = PacedMail(service.mail, in_process_pacer(WORKER))
+    run = service.send_all(deadline.expired, threads=SENDING_THREADS)
     log.info(
         "daily digests",
         extra={"sent": run.sent, "failed": run.failed, "stoppedEarly": run.stopped_early},
@@ -38,6 +197,7 @@ def run_daily_digests(deadline: Deadline, *, now: datetime | None = None) -> Dig
     # Zeros too: the alarms then see values rather than missing data.
     metrics.emit("DigestsFailed", run.failed)
     metrics.emit("DigestRunsStoppedEarly", int(run.stopped_early))
+    metrics.emit("DigestsLeftOver", len(run.left))
     if run.stopped_early:
         log.warning("daily digests stopped before the time limit; the rest go in the next run")
     return run
@@ -46,13 +206,3 @@ def run_daily_digests(deadline: Deadline, *, now: datetime | None = None) -> Dig
 def send_daily_digests(deadline: Deadline, *, now: datetime | None = None) -> int:
     """`run_daily_digests`, answering how many were sent."""
     return run_daily_digests(deadline, now=now).sent
-
-
-def scheduled_daily_digests(deadline: Deadline) -> dict[str, int]:
-    """The scheduled function: fails when a digest failed, after sending the others, so that
-    Lambda retries the run (what was sent is not sent again) and then hands the event to the
-    on-failure destination (infra/operations.py)."""
-    run = run_daily_digests(deadline)
-    if run.failures:
-        raise PartsFailed(run.failures)
-    return {"sent": run.sent, "skipped": run.skipped}

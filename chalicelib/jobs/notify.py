@@ -5,6 +5,9 @@
 - `drain_queue`: `make run` has no SQS trigger; its scheduler receives and delivers the messages,
   same code.
 
+Instant emails share `AGORA_MAIL_SEND_RATE` with the digests (chalicelib/jobs/pacing.py): each
+execution sends at its per-worker rate, the whole process at the queue's share in `make run`.
+
 Not Powertools' BatchProcessor (ses-feedback uses it): the trigger's batch size is 1, so a raise
 already is the partial batch response, and this function's cold start does not pay for importing
 it. A larger batch would take it up as jobs/ses_feedback.py does.
@@ -12,30 +15,79 @@ it. A larger batch would take it up as jobs/ses_feedback.py does.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib import deps
+from chalicelib.jobs.base import Deadline
 from chalicelib.logs import get_logger
+
+if TYPE_CHECKING:
+    from chalicelib.jobs.pacing import Pacer
 
 log = get_logger("jobs.notify")
 
+# The function that delivers the chunks (app.py), as chalicelib/jobs/pacing.py knows it.
+WORKER = "deliver-notifications"
+# Seconds of sending between two looks at the deadline.
+STEP_SECONDS = 5
 
-def deliver_from_queue(bodies: list[str], *, service: Any = None) -> list[dict[str, int]]:
+
+def deliver_from_queue(
+    bodies: list[str],
+    *,
+    service: Any = None,
+    deadline: Deadline | None = None,
+    pacer: Pacer | None = None,
+    requeue: Any = None,
+) -> list[dict[str, int]]:
+    """Deliver each chunk, its instant emails paced at this worker's share of the sending rate.
+
+    The recipients go a few at a time; when the deadline comes before the chunk is done, the
+    rest go back on the queue as a new chunk (a chunk of 50 instant emails at half a mail a
+    second outlasts the function's 2 minutes), and this one is done.
+    """
     from dataclasses import asdict
 
+    from chalicelib.jobs.pacing import PacedMail, worker_pacer
     from chalicelib.logs import invocation
-    from chalicelib.services.notify import chunk_correlation, parse_chunk
+    from chalicelib.services.notify import (
+        DeliveryReport,
+        chunk_body,
+        chunk_correlation,
+        parse_chunk,
+    )
 
     service = service or deps.notify_service()
+    pacer = pacer or worker_pacer(WORKER)
+    service.mail = PacedMail(service.mail, pacer)
+    deadline = deadline or Deadline.unbounded()
+    # As many recipients as the pacer lets through in a few seconds, between deadline checks.
+    step = max(1, int(pacer.rate * STEP_SECONDS))
     reports = []
     for body in bodies:
         event, recipients = parse_chunk(body)
+        report = DeliveryReport()
         with invocation(correlation=chunk_correlation(body)):
-            report = service.deliver(event, recipients)
+            for start in range(0, len(recipients), step):
+                if start and deadline.expired():
+                    rest = recipients[start:]
+                    (requeue or _requeue()).send([chunk_body(event, rest)])
+                    log.info("notification chunk split", extra={"requeued": len(rest)})
+                    break
+                part = service.deliver(event, recipients[start : start + step])
+                for name, value in asdict(part).items():
+                    setattr(report, name, getattr(report, name) + value)
         if report.failed:
             raise RuntimeError(f"{report.failed} notification(s) failed; the chunk is retried")
         reports.append(asdict(report))
     return reports
+
+
+def _requeue() -> Any:
+    from chalicelib.aws import QueueSender
+    from chalicelib.settings import get_settings
+
+    return QueueSender(get_settings().notify_queue, "notification chunk(s)")
 
 
 def drain_queue(*, max_messages: int = 1000, queue_name: str | None = None) -> int:
@@ -44,7 +96,9 @@ def drain_queue(*, max_messages: int = 1000, queue_name: str | None = None) -> i
 
     queue_name = queue_name or get_settings().notify_queue
     from chalicelib.aws import client
+    from chalicelib.jobs.pacing import in_process_pacer
 
+    pacer = in_process_pacer(WORKER)
     sqs = client("sqs")
     queue_url = sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
     delivered = 0
@@ -56,7 +110,8 @@ def drain_queue(*, max_messages: int = 1000, queue_name: str | None = None) -> i
             break
         for message in messages:
             try:
-                deliver_from_queue([message["Body"]])
+                # This process is all of the queue's workers: it paces at their whole share.
+                deliver_from_queue([message["Body"]], pacer=pacer)
             except Exception:
                 # Left on the queue: visible again after its timeout, for the next drain.
                 log.exception("notification chunk failed")

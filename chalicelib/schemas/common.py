@@ -14,6 +14,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    ValidationInfo,
     WithJsonSchema,
     model_validator,
 )
@@ -24,11 +25,20 @@ from pydantic_core import PydanticCustomError
 MAX_TEXT_BYTES = 300_000
 
 
+OUT_OF_CALENDAR = (
+    "is outside the dates Agora can store: from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z"
+)
+
+
 def _to_utc(moment: datetime) -> datetime:
     # A date without an offset is taken as UTC (the spec's dates are UTC); others are converted.
     if moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        # 0001-01-01T00:00:00+01:00 is in year 0 once in UTC, 9999-12-31T23:00:00-02:00 in 10000.
+        raise ValueError(OUT_OF_CALENDAR) from None
 
 
 def _utc_text(moment: datetime) -> str:
@@ -151,6 +161,57 @@ def _max_length(annotation: Any, metadata: list[Any]) -> int | None:
     return min(limits) if limits else None
 
 
+# Validation context of a JSON document (a request body, a fixture file): its booleans and
+# integers must be JSON's own (CONTRACT §6), where a query string's are text.
+JSON_TYPES = {"json_types": True}
+
+
+class _NotJsonType:
+    """Stands for a value of the wrong JSON type, so that the field's own validation refuses it
+    (with every other error of the record) instead of reading `"yes"` as true."""
+
+    __slots__ = ()
+
+
+NOT_JSON_TYPE = _NotJsonType()
+
+
+def _json_kind(annotation: Any) -> type | None:
+    """`bool` or `int` when a field holds a JSON boolean or integer (or null), else None."""
+    import types
+    import typing
+
+    options = (
+        typing.get_args(annotation)
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType)
+        else (annotation,)
+    )
+    kinds: set[type] = set()
+    for option in options:
+        if option is type(None):
+            continue
+        if typing.get_origin(option) is Annotated:
+            option = typing.get_args(option)[0]
+        if option is bool:
+            kinds.add(bool)
+        elif isinstance(option, type) and issubclass(option, int):
+            kinds.add(int)  # an integer enumeration too (a profile field's typeId)
+        else:
+            return None
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _is_json(kind: type, value: Any) -> bool:
+    if value is None:
+        return True
+    if kind is bool:
+        return isinstance(value, bool)
+    # JSON Schema's integer: 1 and 1.0, never true or "1".
+    return (isinstance(value, int) and not isinstance(value, bool)) or (
+        isinstance(value, float) and value.is_integer()
+    )
+
+
 class ApiModel(BaseModel):
     """Base of every request and response model: camelCase JSON, trimmed strings."""
 
@@ -164,6 +225,24 @@ class ApiModel(BaseModel):
         defer_build=True,
         json_schema_extra=document_trimming,
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _json_types(cls, data: Any, info: ValidationInfo) -> Any:
+        """In a JSON document, a boolean is `true`/`false` and an integer a number, as the
+        document declares them (CONTRACT §6): `"allDay": "yes"` is refused, not read as true."""
+        if not isinstance(data, dict) or not (info.context or {}).get("json_types"):
+            return data
+        wrong = {}
+        for name, field in cls.model_fields.items():
+            key = field.alias or name
+            present = key if key in data else name if name in data else None
+            if present is None:
+                continue
+            kind = _json_kind(field.annotation)
+            if kind is not None and not _is_json(kind, data[present]):
+                wrong[present] = NOT_JSON_TYPE
+        return {**data, **wrong} if wrong else data
 
     @model_validator(mode="before")
     @classmethod

@@ -76,7 +76,7 @@ HostName = Annotated[
 
 class MailboxSettingsUpdate(ApiModel):
     """A PUT replaces the settings: every field the spec lists is required, except the password
-    (CONTRACT §8: an omitted one keeps the stored one)."""
+    (an omitted one keeps the stored one)."""
 
     server_name: HostName
     # null: the usual POP3 port for isSSL.

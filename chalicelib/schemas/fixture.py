@@ -118,7 +118,8 @@ class FixtureEvent(FixtureModel):
     content: LongText = ""
     organizer: str = Field(default="", max_length=500)
     location: str = Field(default="", max_length=500)
-    # Omitted: the start date (the demo's events were created when they were announced).
+    # Omitted: the time of the first load (a reload keeps it), so that no event was created, or
+    # last changed, in the future (the .ics's DTSTAMP and LAST-MODIFIED).
     created_on: UtcDateTime | None = None
 
     @model_validator(mode="after")

@@ -1,7 +1,8 @@
 """The first administrator of a deployed community (`python -m chalicelib.cli create-admin`).
 
 An address without an account gets one; an account gets the administrator role in the group (the
-root group unless another is named) and the given password. Whatever already holds is left as it
+root group unless another is named), the given password and, with `--alias`, the given display
+name (without it, a new account is named after its address). Whatever already holds is left as it
 is, so running the command twice changes nothing.
 """
 
@@ -16,6 +17,8 @@ from chalicelib.services.links import slugify
 from chalicelib.services.ports.people import GroupStore, UserStore
 
 MIN_PASSWORD_LENGTH = 8
+# A display name shows in lists, mails and mail headers: one line, and short.
+MAX_ALIAS_LENGTH = 100
 
 
 @dataclass(frozen=True)
@@ -25,13 +28,19 @@ class AdministratorResult:
     created: bool
     promoted: bool
     password_changed: bool
+    alias: str = ""
+    alias_changed: bool = False
 
     def line(self, email: str) -> str:
         if self.created:
-            return f"created {email} ({self.user_id}), administrator of group {self.group_id}"
+            return (
+                f'created {email} ({self.user_id}) as "{self.alias}", administrator of group '
+                f"{self.group_id}"
+            )
         changes = [
             *(["now administrator"] if self.promoted else []),
             *(["password changed"] if self.password_changed else []),
+            *([f'now named "{self.alias}"'] if self.alias_changed else []),
         ]
         what = ", ".join(changes) if changes else "already administrator, nothing changed"
         return f"{email} ({self.user_id}) in group {self.group_id}: {what}"
@@ -46,15 +55,29 @@ def _email(text: str) -> str:
         raise ValidationFailed.one("email", text, str(error)) from None
 
 
+def _alias(text: str) -> str:
+    from chalicelib.sanitize import without_controls
+
+    if any(c in text for c in "\n\r\v\f\x85\u2028\u2029"):
+        raise ValidationFailed.one("alias", text, "must be one line: line breaks are not allowed")
+    alias = without_controls(text).strip()
+    if not alias:
+        raise ValidationFailed.one("alias", text, "must not be empty")
+    if len(alias) > MAX_ALIAS_LENGTH:
+        raise ValidationFailed.one("alias", text, f"must be at most {MAX_ALIAS_LENGTH} characters")
+    return alias
+
+
 class AdministratorService:
     def __init__(self, users: UserStore, groups: GroupStore) -> None:
         self.users = users
         self.groups = groups
 
     def create_or_promote(
-        self, email: str, password: str, group_id: str | None = None
+        self, email: str, password: str, group_id: str | None = None, alias: str | None = None
     ) -> AdministratorResult:
         address = _email(email)
+        display_name = None if alias is None else _alias(alias)
         if len(password) < MIN_PASSWORD_LENGTH:
             raise ValidationFailed.one(
                 "password", "", f"must be at least {MIN_PASSWORD_LENGTH} characters"
@@ -77,17 +100,21 @@ class AdministratorService:
             local = address.split("@", 1)[0]
             user = self.users.new(
                 id=str(uuid.uuid4()),
-                alias=local,
+                alias=display_name or local,
                 email=address,
                 email_lower=address.lower(),
-                slug=slugify(local, "administrator"),
+                slug=slugify(display_name or local, "administrator"),
                 memberships={},
             )
         memberships = dict(user.memberships or {})
         promoted = not created and memberships.get(group_id) != "administrator"
         # A password that already verifies keeps its hash: a second run writes nothing.
         password_changed = not created and not verify_password(user.password_hash, password)
-        if created or promoted or password_changed:
+        alias_changed = False
+        if not created and display_name is not None and user.alias != display_name:
+            user.alias = display_name
+            alias_changed = True
+        if created or promoted or password_changed or alias_changed:
             memberships[group_id] = "administrator"
             user.memberships = memberships
             if created or password_changed:
@@ -96,4 +123,6 @@ class AdministratorService:
                 # Sessions end on a new password: every token issued before it is refused.
                 user.token_version = int(getattr(user, "token_version", 0) or 0) + 1
             self.users.save(user)
-        return AdministratorResult(user.id, group_id, created, promoted, password_changed)
+        return AdministratorResult(
+            user.id, group_id, created, promoted, password_changed, user.alias, alias_changed
+        )

@@ -14,8 +14,9 @@ with its disclaimer.
 from __future__ import annotations
 
 import html
+import threading
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -23,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 from chalicelib.auth import Caller, Need
 from chalicelib.domain.letters import Letter
 from chalicelib.logs import get_logger
+from chalicelib.services.ports.notify import Mailer
 
 if TYPE_CHECKING:
-    from chalicelib.mail.outgoing import OutgoingMail
     from chalicelib.store.comments import CommentRepository
     from chalicelib.store.digests import DigestRepository
     from chalicelib.store.groups import GroupRepository
@@ -37,6 +38,8 @@ log = get_logger("digests")
 
 # Items beyond this wait for the next day's digest.
 MAX_ITEMS = 200
+# Users per batch of the fan-out (one SQS message): about 15 s of a worker's sending.
+BATCH_SIZE = 100
 SUMMARY, FULL = 1, 2
 
 
@@ -48,6 +51,16 @@ class DigestRun:
     stopped_early: bool = False
     # One line per user whose digest could not be sent (the CLI prints them, exit 1).
     failures: list[str] = field(default_factory=list)
+    # The users a run stopped before (their items wait; a fan-out worker queues them again).
+    left: list[str] = field(default_factory=list)
+
+    def add(self, other: DigestRun) -> None:
+        self.sent += other.sent
+        self.skipped += other.skipped
+        self.failed += other.failed
+        self.stopped_early = self.stopped_early or other.stopped_early
+        self.failures += other.failures
+        self.left += other.left
 
 
 @dataclass
@@ -66,7 +79,7 @@ class DigestService:
         groups: GroupRepository,
         posts: PostRepository,
         comments: CommentRepository,
-        mail: OutgoingMail,
+        mail: Mailer,
         clock: Callable[[], datetime],
         max_items: int = MAX_ITEMS,
     ) -> None:
@@ -76,33 +89,88 @@ class DigestService:
         self.groups = groups
         self.posts = posts
         self.comments = comments
-        self.mail = mail
+        self.mail: Mailer = mail
         self.clock = clock
         self.max_items = max_items
 
-    def send_all(self, expired: Callable[[], bool]) -> DigestRun:
-        run = DigestRun()
-        day = self.clock().date().isoformat()
+    def today(self) -> str:
+        return self.clock().date().isoformat()
+
+    def batches(self, size: int = BATCH_SIZE) -> Iterator[list[str]]:
+        """Everyone with queued items, once each, in lists of `size` (the index's order)."""
+        batch: list[str] = []
         for user_id in self.digests.users_with_pending_items():
+            batch.append(user_id)
+            if len(batch) == size:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    def send_all(self, expired: Callable[[], bool], *, threads: int = 1) -> DigestRun:
+        """Today's digests in this process: every batch, one after the other, with the code a
+        fan-out worker runs on each (`send_batch`)."""
+        run = DigestRun()
+        day = self.today()
+        for batch in self.batches():
+            if run.stopped_early:
+                run.left += batch
+                continue
+            run.add(self.send_batch(batch, day, expired, threads=threads))
+        log.info(
+            "digests sent",
+            extra={
+                "day": day,
+                **{k: v for k, v in run.__dict__.items() if k not in ("failures", "left")},
+                "left": len(run.left),
+            },
+        )
+        return run
+
+    def send_batch(
+        self, user_ids: list[str], day: str, expired: Callable[[], bool], *, threads: int = 1
+    ) -> DigestRun:
+        """The digest of `day` to each of these users (a user whose day was sent is skipped);
+        stops once `expired()`, leaving the rest in `left`. One user's failure is counted and
+        the others are still sent. `threads`: users handled side by side (each digest waits on
+        DynamoDB and SES; the sends themselves are paced by the mailer)."""
+        run = DigestRun()
+        lock = threading.Lock()
+
+        def one(user_id: str) -> None:
             if expired():
-                run.stopped_early = True  # the rest wait for the next run
-                break
+                with lock:
+                    run.stopped_early = True  # the rest wait for the next run
+                    run.left.append(user_id)
+                return
             try:
-                if self.send_one(user_id, day):
+                sent = self.send_one(user_id, day)
+            except Exception as error:
+                # The others are still sent; this user's items wait for the next run.
+                log.exception("digest failed", extra={"user": user_id, "day": day})
+                with lock:
+                    run.failed += 1
+                    run.failures.append(
+                        f"digest of user {user_id} failed: {type(error).__name__}: {error}"[:500]
+                    )
+                return
+            with lock:
+                if sent:
                     run.sent += 1
                 else:
                     run.skipped += 1
-            except Exception as error:
-                # The others are still sent; this user's items wait for the next run.
-                run.failed += 1
-                run.failures.append(
-                    f"digest of user {user_id} failed: {type(error).__name__}: {error}"[:500]
-                )
-                log.exception("digest failed", extra={"user": user_id, "day": day})
-        log.info(
-            "digests sent",
-            extra={"day": day, **{k: v for k, v in run.__dict__.items() if k != "failures"}},
-        )
+
+        if threads <= 1:
+            for user_id in user_ids:
+                one(user_id)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=threads) as pool:
+                list(pool.map(one, user_ids))
+        # In the order given, whatever order the threads stopped in.
+        left = set(run.left)
+        run.left = [user_id for user_id in user_ids if user_id in left]
         return run
 
     def send_one(self, user_id: str, day: str) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller, Need
@@ -159,8 +159,8 @@ class EventService:
         if "end_date" in move.model_fields_set:
             end = move.end_date
         elif record.end_date is not None:
-            # A dragged event keeps its duration.
-            end = move.start_date + (record.end_date - record.start_date)
+            # A dragged event keeps its duration (up to the calendar's last day).
+            end = _later(move.start_date, record.end_date - record.start_date)
         else:
             end = None
         problem = end_date_problem(move.start_date, end, all_day)
@@ -269,6 +269,13 @@ class EventService:
             )
             for r in records
         ]
+
+
+def _later(moment: datetime, span: timedelta) -> datetime:
+    try:
+        return moment + span
+    except OverflowError:
+        return datetime.max.replace(tzinfo=UTC)
 
 
 def said_of_itself(event: EventFields) -> dict[str, Any]:

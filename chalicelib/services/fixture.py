@@ -6,12 +6,9 @@ records are upserted by id, and a password whose stored hash already verifies ke
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
-from pydantic import ValidationError
 
 from chalicelib.auth import hash_password, verify_password
 from chalicelib.sanitize import clean_html
@@ -24,19 +21,18 @@ from chalicelib.schemas.fixture import (
     FixturePost,
     FixtureUser,
 )
+from chalicelib.services.fixture_rules import (  # the loader's errors, for its callers too
+    FixtureError,
+    FixtureInvalid,
+    stored_community,
+    validate_fixture,
+)
 from chalicelib.services.links import slugify
+
+__all__ = ["FixtureError", "FixtureExporter", "FixtureInvalid", "FixtureService"]
 
 if TYPE_CHECKING:
     from chalicelib.store.fixture import FixtureStore
-
-
-@dataclass(frozen=True)
-class FixtureError:
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
 
 
 @dataclass
@@ -113,176 +109,6 @@ def _exported(section: str, record: Any) -> dict[str, Any]:
     }
 
 
-class FixtureInvalid(Exception):
-    def __init__(self, errors: list[FixtureError]) -> None:
-        super().__init__(f"{len(errors)} error(s) in the fixture")
-        self.errors = errors
-
-
-def json_path(loc: tuple[Any, ...]) -> str:
-    path = ""
-    for part in loc:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    return path or "$"
-
-
-def validate_fixture(data: Any) -> Fixture:
-    """The fixture, or FixtureInvalid listing every error with its JSON path."""
-    try:
-        fixture = Fixture.model_validate(data)
-    except ValidationError as error:
-        errors = []
-        for item in error.errors(include_url=False):
-            loc = tuple(item["loc"])
-            ctx = item.get("ctx") or {}
-            if "field" in ctx:
-                loc = (*loc, ctx["field"])
-            message = str(item["msg"]).removeprefix("Value error, ")
-            errors.append(FixtureError(json_path(loc), message))
-        # The references of the records that are valid are checked in the same round: one fix
-        # per run would make a long file a long evening.
-        raise FixtureInvalid(errors + _reference_errors(_valid_records(data), data)) from None
-    errors = _reference_errors(fixture)
-    if errors:
-        raise FixtureInvalid(errors)
-    return fixture
-
-
-SECTIONS = ("groups", "users", "posts", "comments", "events", "connectors", "players")
-
-
-def _valid_records(data: Any) -> Fixture:
-    """The records of an invalid file that are valid on their own, each at its index (None where
-    a record is not), for the reference checks."""
-    sections: dict[str, list[Any]] = {}
-    for name in SECTIONS:
-        items = data.get(name) if isinstance(data, dict) else None
-        model = Fixture.model_fields[name].annotation.__args__[0]  # type: ignore[union-attr]
-        checked: list[Any] = []
-        for item in items if isinstance(items, list) else []:
-            try:
-                checked.append(model.model_validate(item))
-            except ValidationError:
-                checked.append(None)
-        sections[name] = checked
-    return Fixture.model_construct(None, **sections)
-
-
-def _raw_ids(data: Any, section: str) -> set[Any]:
-    """Ids an invalid file gives in a section, valid records or not: a reference to a record with
-    its own error is not reported as dangling too."""
-    items = data.get(section) if isinstance(data, dict) else None
-    return {
-        item.get("id")
-        for item in (items if isinstance(items, list) else [])
-        if isinstance(item, dict)
-    }
-
-
-def _present(items: list[Any]) -> list[tuple[int, Any]]:
-    return [(i, item) for i, item in enumerate(items) if item is not None]
-
-
-def _duplicates(values: list[Any]) -> set[Any]:
-    return {value for value, n in Counter(values).items() if n > 1}
-
-
-def _reference_errors(f: Fixture, raw: Any = None) -> list[FixtureError]:
-    """Duplicates and dangling references; `raw`: the file, when some records are invalid
-    (None in `f`)."""
-    errors: list[FixtureError] = []
-
-    def err(path: str, message: str) -> None:
-        errors.append(FixtureError(path, message))
-
-    group_ids = {g.id for _, g in _present(f.groups)}
-    user_ids = {u.id for _, u in _present(f.users)}
-    post_ids = {p.id: p for _, p in _present(f.posts)}
-    comments = {c.id: c for _, c in _present(f.comments)}
-    if raw is not None:
-        group_ids |= _raw_ids(raw, "groups")
-        user_ids |= _raw_ids(raw, "users")
-        post_ids = {**dict.fromkeys(_raw_ids(raw, "posts")), **post_ids}
-
-    roots = [i for i, g in _present(f.groups) if g.parent_id is None]
-    if len(roots) != 1 and (raw is None or all(g is not None for g in f.groups)):
-        err("groups", f"exactly one group must have parentId null (found {len(roots)})")
-    for name, items, key in (
-        ("groups", f.groups, "id"),
-        ("groups", f.groups, "slug"),
-        ("users", f.users, "id"),
-        ("users", f.users, "slug"),
-        ("posts", f.posts, "id"),
-        ("comments", f.comments, "id"),
-        ("events", f.events, "id"),
-        ("connectors", f.connectors, "id"),
-        ("players", f.players, "id"),
-    ):
-        seen = _duplicates([getattr(item, key) for _, item in _present(items)])
-        for i, item in _present(items):
-            if getattr(item, key) in seen:
-                err(f"{name}[{i}].{key}", f"{key} {getattr(item, key)!r} appears more than once")
-    emails = _duplicates([u.email.lower() for _, u in _present(f.users)])
-    for i, user in _present(f.users):
-        if user.email.lower() in emails:
-            err(f"users[{i}].email", f"email {user.email!r} appears more than once")
-    names = _duplicates([p.name.lower() for _, p in _present(f.players)])
-    for i, player in _present(f.players):
-        if player.name.lower() in names:
-            err(f"players[{i}].name", f"name {player.name!r} appears more than once")
-
-    parents = {g.id: g.parent_id for _, g in _present(f.groups)}
-    for i, group in _present(f.groups):
-        if group.parent_id is not None and group.parent_id not in group_ids:
-            err(f"groups[{i}].parentId", f"no group has id {group.parent_id}")
-            continue
-        seen, current = {group.id}, group.parent_id
-        while current is not None:
-            if current in seen:
-                err(f"groups[{i}].parentId", "the parents of this group form a cycle")
-                break
-            seen.add(current)
-            current = parents.get(current)
-    for i, user in _present(f.users):
-        for j, membership in enumerate(user.memberships):
-            if membership.group_id not in group_ids:
-                err(
-                    f"users[{i}].memberships[{j}].groupId", f"no group has id {membership.group_id}"
-                )
-        member_of = _duplicates([m.group_id for m in user.memberships])
-        if member_of:
-            err(f"users[{i}].memberships", "a user has one role per group")
-    for i, post in _present(f.posts):
-        if post.group_id not in group_ids:
-            err(f"posts[{i}].groupId", f"no group has id {post.group_id}")
-        if post.author_id not in user_ids:
-            err(f"posts[{i}].authorId", f"no user has id {post.author_id}")
-    for i, comment in _present(f.comments):
-        if comment.post_id not in post_ids:
-            err(f"comments[{i}].postId", f"no post has id {comment.post_id}")
-        if comment.author_id not in user_ids:
-            err(f"comments[{i}].authorId", f"no user has id {comment.author_id}")
-        if comment.deleted_by_id is not None and comment.deleted_by_id not in user_ids:
-            err(f"comments[{i}].deletedById", f"no user has id {comment.deleted_by_id}")
-        if comment.parent_comment_id:
-            parent = comments.get(comment.parent_comment_id)
-            if raw is not None and comment.parent_comment_id in _raw_ids(raw, "comments"):
-                pass  # the parent has its own error
-            elif parent is None or parent.post_id != comment.post_id:
-                err(f"comments[{i}].parentCommentId", "no comment of the same post has this id")
-        for j, report in enumerate(comment.spam_reports):
-            if report.author_id not in user_ids:
-                err(
-                    f"comments[{i}].spamReports[{j}].authorId", f"no user has id {report.author_id}"
-                )
-    for i, event in _present(f.events):
-        if event.group_id not in group_ids:
-            err(f"events[{i}].groupId", f"no group has id {event.group_id}")
-        if event.author_id not in user_ids:
-            err(f"events[{i}].authorId", f"no user has id {event.author_id}")
-    return errors
-
-
 class FixtureService:
     def __init__(self, store: FixtureStore) -> None:
         self.store = store
@@ -290,7 +116,8 @@ class FixtureService:
     def load(self, data: Any, progress: Callable[[str, int], None] | None = None) -> FixtureReport:
         """Validate the whole fixture, then upsert it section by section; `progress(section,
         count)` is told as each section is written (the CLI shows it on a terminal)."""
-        fixture = validate_fixture(data)
+        stored = stored_community(self.store, data)
+        fixture = validate_fixture(data, stored)
         report = FixtureReport()
 
         def written(section: str, count: int) -> None:
@@ -301,8 +128,8 @@ class FixtureService:
         self.store.write_groups([self._group(g) for g in fixture.groups])
         written("groups", len(fixture.groups))
 
-        stored = self.store.credentials({u.id for u in fixture.users})
-        self.store.write_users([self._user(u, *stored.get(u.id, (None, 0))) for u in fixture.users])
+        kept = self.store.credentials({u.id for u in fixture.users})
+        self.store.write_users([self._user(u, *kept.get(u.id, (None, 0))) for u in fixture.users])
         written("users", len(fixture.users))
 
         posts = self._posts(fixture)
@@ -310,8 +137,12 @@ class FixtureService:
         self.store.write_posts(posts)
         written("posts", len(posts))
 
-        groups_of_posts = {p["id"]: p["group_id"] for p in posts}
-        aliases = {u.id: u.alias for u in fixture.users}
+        # A comment may be on a stored post, by a stored user.
+        groups_of_posts = {**stored.posts, **{p["id"]: p["group_id"] for p in posts}}
+        aliases = {
+            **{user_id: alias for user_id, (_, alias) in stored.users.items()},
+            **{u.id: u.alias for u in fixture.users},
+        }
         comments = [self._comment(c, groups_of_posts, aliases) for c in fixture.comments]
         self.store.write_comments(comments)
         self.store.recount_comments(sorted(reloaded | {c["post_id"] for c in comments}))
@@ -365,8 +196,9 @@ class FixtureService:
         return {
             **_loaded("events", e),
             "editor_id": e.author_id,
-            "created_on": e.created_on or e.start_date,
-            "modified_on": e.created_on or e.start_date,
+            # Omitted: the time of the first load (the store keeps it on a reload).
+            "created_on": e.created_on,
+            "modified_on": e.created_on,
             **stored_fields(e),
         }
 

@@ -63,11 +63,16 @@ def all_day_span(start: datetime, end: datetime | None) -> tuple[date, date]:
     """First day and exclusive end day of an all-day event."""
     first = start.astimezone(UTC).date()
     if end is None:
-        return first, first + timedelta(days=1)
+        return first, _next_day(first)
     end = end.astimezone(UTC)
     # An end at midnight is exclusive already; any later time still occupies that day.
-    last_exclusive = end.date() if end.time() == time(0) else end.date() + timedelta(days=1)
-    return first, max(last_exclusive, first + timedelta(days=1))
+    last_exclusive = end.date() if end.time() == time(0) else _next_day(end.date())
+    return first, max(last_exclusive, _next_day(first))
+
+
+def _next_day(day: date) -> date:
+    # 9999-12-31 has no next day: its event ends with it (the latest date iCalendar can write).
+    return day if day == date.max else day + timedelta(days=1)
 
 
 def organizer_value(text: str) -> Any:

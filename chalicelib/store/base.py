@@ -56,7 +56,7 @@ def table_meta(stem: str, **extra: Any) -> MetaProtocol:
     are short, since PynamoDB's defaults wait longer than API Gateway's 29 s.
     """
     attrs = {
-        "table_name": f"{get_settings().table_prefix}{stem}",
+        "table_name": get_settings().table_name(stem),
         "billing_mode": "PAY_PER_REQUEST",
         "connect_timeout_seconds": 2,
         "read_timeout_seconds": 5,
@@ -196,7 +196,9 @@ def transact(connection: Any, fill: Callable[[TransactWrite], None]) -> None:
 def sort_moment(moment: datetime) -> str:
     """Fixed-width UTC text, so that string order is time order (isoformat drops zero
     microseconds, so its strings are not all the same width)."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # The year padded here: strftime writes year 1 as "1" on Linux (bugs.python.org/issue13305).
+    utc = moment.astimezone(UTC)
+    return f"{utc.year:04d}-" + utc.strftime("%m-%dT%H:%M:%S.%fZ")
 
 
 def moment_key(moment: datetime, item_id: object) -> str:

@@ -65,14 +65,34 @@ def start_key_of(start: datetime, event_id: int) -> str:
 
 
 def month_of(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m")
+    utc = moment.astimezone(UTC)
+    return f"{utc.year:04d}-{utc.month:02d}"  # strftime would write year 1 as "1"
 
 
 def occupied_until(start: datetime, end: datetime | None, all_day: bool) -> datetime:
     """Exclusive end of the time an event takes: an all-day event without endDate takes its day."""
     if end is not None:
         return end
-    return start + timedelta(days=1) if all_day else start
+    return after(start, timedelta(days=1)) if all_day else start
+
+
+# The calendar's last moment: an all-day event on 9999-12-31 takes its day up to there.
+LAST_MOMENT = datetime.max.replace(tzinfo=UTC)
+
+
+def after(moment: datetime, span: timedelta) -> datetime:
+    """`moment + span`, or the calendar's last moment when that is beyond it."""
+    try:
+        return moment + span
+    except OverflowError:
+        return LAST_MOMENT
+
+
+def last_moment_before(until: datetime, start: datetime) -> datetime:
+    """The last moment of [start, until) (the end is exclusive), or `start` when it is empty."""
+    if until <= start:
+        return start
+    return until - timedelta(microseconds=1)
 
 
 def months_between(first: datetime, last: datetime) -> list[str]:
@@ -120,7 +140,7 @@ class EventRecord(Model):
     def calendar_entries(self) -> list[CalendarEntryRecord]:
         until = occupied_until(self.start_date, self.end_date, self.all_day)
         # The end is exclusive: an event ending at midnight on the 1st does not touch that month.
-        last = max(self.start_date, until - timedelta(microseconds=1))
+        last = last_moment_before(until, self.start_date)
         return [
             CalendarEntryRecord(
                 group_id=self.group_id,
@@ -296,7 +316,7 @@ class EventRepository(EventStore):
         month of the period is skipped. The new events of a month all start in that month, so the
         first `cap` distinct events are the `cap` earliest-starting ones.
         """
-        last = max(start, end - timedelta(microseconds=1))
+        last = last_moment_before(end, start)
         low = f"{month_of(start)}#"
         high = f"{month_of(last)}#{AFTER_ALL_IDS}"
         overlaps = (CalendarEntryRecord.start_date < end) & (

@@ -24,6 +24,52 @@ class FixtureStore:
             )
         }
 
+    # --- what the stored community holds of what a file names (the load validates against it) ---
+
+    def root_id(self) -> str | None:
+        return GroupRepository().root_id()
+
+    def groups(self, group_ids: set[str]) -> dict[str, tuple[str | None, str]]:
+        """Each stored group's parent id and slug (BatchGetItem, 100 keys a request)."""
+        if not group_ids:
+            return {}
+        found = GroupRecord.batch_get(
+            list(group_ids), attributes_to_get=["id", "parent_id", "slug"]
+        )
+        return {g.id: (g.parent_id, g.slug) for g in found}
+
+    def users(self, user_ids: set[str]) -> dict[str, tuple[str, str]]:
+        """Each stored user's email address (lower-cased) and alias."""
+        if not user_ids:
+            return {}
+        found = UserRecord.batch_get(
+            list(user_ids), attributes_to_get=["id", "email_lower", "alias"]
+        )
+        return {u.id: (u.email_lower, u.alias) for u in found}
+
+    def post_groups(self, post_ids: set[str]) -> dict[str, str]:
+        """Each stored post's group id."""
+        if not post_ids:
+            return {}
+        found = PostRecord.batch_get(list(post_ids), attributes_to_get=["id", "group_id"])
+        return {p.id: p.group_id for p in found}
+
+    def comment_posts(self, comment_ids: set[int]) -> dict[int, str]:
+        """Each stored comment's post id."""
+        if not comment_ids:
+            return {}
+        found = CommentRecord.batch_get(list(comment_ids), attributes_to_get=["id", "post_id"])
+        return {int(c.id): c.post_id for c in found}
+
+    def group_with_slug(self, slug: str) -> str | None:
+        for group in GroupRecord.by_slug.query(slug, limit=1):
+            return str(group.id)
+        return None
+
+    def user_with_email(self, email: str) -> str | None:
+        found = UserRepository().by_email(email)
+        return found.id if found is not None else None
+
     def write_groups(self, groups: list[dict[str, Any]]) -> None:
         with GroupRecord.batch_write() as batch:
             for values in groups:
@@ -77,7 +123,11 @@ class FixtureStore:
 
     def write_events(self, events: list[dict[str, Any]]) -> None:
         """Events by id with their calendar items; a reloaded event's old calendar items go first
-        (its dates may have changed)."""
+        (its dates may have changed). An event without `created_on` gets the time of its first
+        load, and a reload keeps that time and its `modified_on` (loading twice changes nothing).
+        """
+        from datetime import UTC, datetime
+
         from chalicelib.store.events import CalendarEntryRecord, EventRecord, EventRepository
 
         if not events:
@@ -88,7 +138,18 @@ class FixtureStore:
             for old in stored.values():
                 for entry in old.calendar_entries():
                     batch.delete(entry)
-        repository.put_many(EventRecord(**values) for values in events)
+        now = datetime.now(UTC)
+        records = []
+        for values in events:
+            if values.get("created_on") is None:
+                loaded = stored.get(values["id"])
+                values = {
+                    **values,
+                    "created_on": loaded.created_on if loaded is not None else now,
+                    "modified_on": loaded.modified_on if loaded is not None else now,
+                }
+            records.append(EventRecord(**values))
+        repository.put_many(records)
 
     def write_document(self, scope: str, kind: str, doc: dict[str, Any]) -> None:
         from chalicelib.clock import utc_now

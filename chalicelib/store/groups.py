@@ -121,6 +121,24 @@ class GroupRepository:
         return record
 
     @staticmethod
+    def add_listing_keys() -> int:
+        """Give each stored group that lacks them the by-name index's keys (groups written before
+        the index existed); answers how many changed. For `migrate`: it reads every group once
+        (a Scan, never on a request path) and is idempotent."""
+        changed = 0
+        for group in GroupRecord.scan(page_size=100):
+            wanted = name_key_of(group.name, group.id)
+            if group.listing == LISTED and group.name_key == wanted:
+                continue
+            group.update(
+                actions=[GroupRecord.listing.set(LISTED), GroupRecord.name_key.set(wanted)]
+            )
+            changed += 1
+        if changed:
+            GroupRepository.forget_cache()
+        return changed
+
+    @staticmethod
     def forget_cache() -> None:
         """Forget the root and every remembered group (a reload, a fresh test world)."""
         GroupRepository._root_cache = None

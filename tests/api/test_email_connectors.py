@@ -355,3 +355,90 @@ def test_loopback_host_is_accepted_where_private_hosts_are_allowed(api, people, 
         to_post(people.garden), people.garden_admin, {**GOOD, "serverName": "127.0.0.1"}
     )
     assert status == 200, body
+
+
+# --- the rhythm of polls: nextPollOn, poll now, emailAddress ---------------------------------
+
+
+def _moment(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def test_saved_settings_are_due_in_five_minutes_and_poll_now_makes_them_due_at_once(api, people):
+    from datetime import timedelta
+
+    before = datetime.now(UTC)
+    status, body = api.put(to_post(people.garden), people.garden_admin, GOOD)
+    assert status == 200
+    due = _moment(body["object"]["nextPollOn"])
+    assert (
+        before + timedelta(minutes=5) <= due < datetime.now(UTC) + timedelta(minutes=5, seconds=1)
+    )
+    status, body = api.post(f"{to_post(people.garden)}/poll", people.garden_admin, None)
+    assert status == 202 and body["success"] is True
+    assert body["object"]["type"] == "connectorEmailToPost"
+    assert body["object"]["serverPassword"] == GOOD["serverPassword"]
+    now = _moment(body["object"]["nextPollOn"])
+    assert before <= now <= datetime.now(UTC)
+    _, read = api.get(to_post(people.garden), people.garden_admin)
+    assert read["object"]["nextPollOn"] == body["object"]["nextPollOn"]
+    assert set(deps.mailbox_directory().due_mailbox_keys(now)) == {f"post#{people.garden}"}
+
+
+def test_poll_now_of_a_disabled_or_never_saved_mailbox_is_409_is_enabled(api, people):
+    status, body = api.post(f"{to_post(people.garden)}/poll", people.garden_admin, None)
+    assert status == 409 and body["errors"][0]["key"] == "isEnabled"
+    api.put(to_post(people.garden), people.garden_admin, {**GOOD, "isEnabled": False})
+    status, body = api.post(f"{to_post(people.garden)}/poll", people.garden_admin, None)
+    assert status == 409 and body["errors"][0]["key"] == "isEnabled"
+    _, read = api.get(to_post(people.garden), people.garden_admin)
+    assert read["object"]["nextPollOn"] is None
+
+
+@GARDEN_ADMINISTRATORS_ONLY
+def test_poll_now_needs_what_the_mailboxs_put_needs(api, people, who, expected):
+    api.put(to_post(people.garden), people.garden_admin, GOOD)
+    status, _ = api.post(f"{to_post(people.garden)}/poll", caller(people, who), None)
+    assert status == (202 if expected == 200 else expected)
+
+
+@pytest.mark.parametrize(
+    ("who", "expected"), [("root_admin", 202), ("garden_admin", 403), (None, 401)]
+)
+def test_email_to_comment_poll_now_needs_a_root_administrator(api, people, who, expected):
+    api.put(COMMENT_SETTINGS, people.root_admin, GOOD)
+    status, body = api.post(f"{COMMENT_SETTINGS}/poll", getattr(people, who) if who else None, None)
+    assert status == expected
+    if expected == 202:
+        assert body["object"]["type"] == "connectorEmailToComment"
+        assert body["object"]["nextPollOn"] is not None
+
+
+def test_email_address_is_stored_answered_kept_when_omitted_and_checked(api, people):
+    path = to_post(people.garden)
+    status, body = api.put(
+        path, people.garden_admin, {**GOOD, "emailAddress": "garden@example.org"}
+    )
+    assert status == 200 and body["object"]["emailAddress"] == "garden@example.org"
+    assert stored_mailbox(people.garden)["email_address"] == {"S": "garden@example.org"}
+    status, body = api.put(path, people.garden_admin, GOOD)
+    assert body["object"]["emailAddress"] == "garden@example.org"
+    status, body = api.put(path, people.garden_admin, {**GOOD, "emailAddress": ""})
+    assert status == 200 and body["object"]["emailAddress"] == ""
+    status, body = api.put(path, people.garden_admin, {**GOOD, "emailAddress": "not an address"})
+    assert status == 400 and body["errors"][0]["key"] == "emailAddress"
+    status, body = api.put(
+        COMMENT_SETTINGS, people.root_admin, {**GOOD, "emailAddress": "c@x.test"}
+    )
+    assert status == 200 and body["object"]["emailAddress"] == "c@x.test"
+
+
+def test_the_poll_routes_are_in_the_openapi_document(api):
+    status, body = api.get("/api/v1/en_US/openapi.json")
+    paths = body["paths"]
+    for path in (
+        "/api/v1/en_US/connector/email-to-post/{groupId}/poll",
+        "/api/v1/en_US/connector/email-to-comment/poll",
+    ):
+        assert "202" in paths[path]["post"]["responses"]
+        assert "409" in paths[path]["post"]["responses"]

@@ -194,3 +194,11 @@ def test_parallel_wrong_guesses_never_check_more_passwords_than_the_limit(moto_s
     assert sorted(outcomes) == ["401"] * MAX_FAILURES + ["429"] * (guesses - MAX_FAILURES)
     with pytest.raises(TooManyRequests):
         service.login("target@example.org", "correct horse")  # the owner waits too
+
+
+def test_the_documented_429_carries_retry_after(api):
+    status, body = api.get("/api/v1/en_US/openapi.json")
+
+    assert status == 200
+    headers = body["components"]["responses"]["Error429"]["headers"]
+    assert headers["Retry-After"]["schema"] == {"type": "integer"}

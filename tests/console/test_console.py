@@ -60,7 +60,10 @@ def moderate(page, comment, button: str, announced: str) -> None:
 
 
 def choose_group(page, name: str) -> None:
-    page.get_by_label("Group", exact=True).select_option(label=name)
+    """Choose a group by its name (its option is indented by its depth in the tree)."""
+    chooser = page.get_by_label("Group", exact=True)
+    option = chooser.locator("option").filter(has_text=re.compile(rf"^\s*{re.escape(name)}\s*$"))
+    chooser.select_option(option.get_attribute("value"))
 
 
 def test_root_administrator_signs_in_and_sees_every_page(agora, page):
@@ -348,16 +351,14 @@ def test_mail_log_and_notifications_pages_read_the_api(agora, page):
     page.get_by_role("link", name="Notifications").click()
     choose_group(page, "Gardening Club")
     expect(page.get_by_role("heading", name="Group: Gardening Club")).to_be_visible()
-    digest = page.get_by_role("form", name="Digest")
-    digest.get_by_label("Digest").select_option(label="Full Daily digest")
-    digest.get_by_role("button", name="Save digest").click()
-    expect(page.get_by_role("status")).to_contain_text("Digest type saved.")
+    form = page.get_by_role("form", name="Notifications")
+    # Two changes, one button: both are stored.
+    form.get_by_label("Digest", exact=True).select_option(label="Full Daily digest")
+    form.get_by_label("All new group posts: email alert").select_option(label="Instant")
     screenshot(page, "notifications")
     assert axe_violations(page) == []
-    posts = page.get_by_role("form", name="All new group posts")
-    posts.get_by_label("All new group posts: email alert").select_option(label="Instant")
-    posts.get_by_role("button", name="Save All new group posts").click()
-    expect(page.get_by_role("status")).to_contain_text("All new group posts saved.")
+    form.get_by_role("button", name="Save notifications").click()
+    expect(page.get_by_role("status")).to_contain_text("Notifications saved: 2 changes.")
     ann = page.evaluate(
         "() => JSON.parse(atob(sessionStorage.getItem('agora.console.token').split('.')[1])).sub"
     )
@@ -614,3 +615,175 @@ def test_the_default_option_of_a_list_field_is_stored(agora, page):
     form.get_by_role("button", name="Save field").click()
     expect(page.get_by_role("status")).to_contain_text("Field saved.")
     assert stored_default() == "Shade"
+
+
+# --- issue 37: the console speaks of its own fields, offers more only when there is more, has an
+# icon, saves notifications at once, and shows the groups as a tree.
+
+
+def test_an_error_under_a_field_names_the_other_fields_by_their_labels(agora, page):
+    open_the_gardening_calendar(page, agora)
+    page.get_by_label("Title").fill("Backwards")
+    page.get_by_label("Start", exact=True).fill("2030-05-04T18:00")
+    page.get_by_label("End", exact=True).fill("2030-05-04T17:00")
+    page.get_by_role("button", name="Save event").click()
+    error = page.locator('[data-key="endDate"] .field-error')
+    expect(error).to_have_text("must not be before Start")
+    expect(page.get_by_role("status")).to_contain_text("must not be before Start")
+    expect(page.get_by_role("status")).not_to_contain_text("startDate")
+    screenshot(page, "events-error-in-labels")
+    # The API itself keeps its names: only the console translates them.
+    status, body = api(
+        agora,
+        "POST",
+        "event",
+        {
+            "groupId": GARDENING,
+            "title": "Backwards",
+            "startDate": "2030-05-04T18:00:00Z",
+            "endDate": "2030-05-04T17:00:00Z",
+        },
+    )
+    assert status == 400 and "startDate" in body["errors"][0]["message"]
+
+
+def test_load_more_shows_only_when_more_follow(agora, page):
+    """A list shorter than a page offers no more; a list one item longer than a page does, and
+    once that item is shown, no longer."""
+    tomato = "dc3a6f86-f4e7-5721-b613-97fad8f8eb32"
+
+    def pruning(day: int) -> None:
+        start = f"2031-03-{day:02d}T10:00:00Z"
+        status, body = api(
+            agora,
+            "POST",
+            "event",
+            {"groupId": tomato, "title": f"Pruning {day}", "startDate": start, "allDay": True},
+        )
+        assert status == 200, body
+
+    for day in range(1, 5):
+        pruning(day)
+    sign_in(page, agora)
+    page.get_by_role("link", name="Events").click()
+    choose_group(page, "Tomato Growers")
+    page.get_by_label("Filter").fill("pruning")
+    upcoming = page.locator(".event-list").first
+    expect(upcoming.locator("li")).to_have_count(4)
+    expect(page.get_by_role("button", name="More upcoming events")).to_be_hidden()
+    expect(page.get_by_role("button", name="More expired events")).to_be_hidden()
+
+    for day in range(5, 17):
+        pruning(day)
+    # 16 upcoming events, 15 a page: the 16th is behind "More upcoming events".
+    page.get_by_label("Filter").fill("prunin")
+    expect(upcoming.locator("li")).to_have_count(15)
+    more = page.get_by_role("button", name="More upcoming events")
+    expect(more).to_be_visible()
+    screenshot(page, "events-more")
+    more.click()
+    expect(upcoming.locator("li")).to_have_count(16)
+    expect(more).to_be_hidden()
+
+
+def test_every_console_page_has_an_icon_and_no_request_fails(agora, page):
+    failed: list[str] = []
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    sign_in(page, agora)
+    for name in NAV:
+        page.get_by_role("link", name=name).click()
+        expect(page.get_by_role("heading", level=1, name=name)).to_be_visible()
+        expect(page.locator(".loading")).to_have_count(0)
+    icon = page.locator('link[rel="icon"]').get_attribute("href")
+    assert icon
+    for path in (f"/console/{icon}", "/console/favicon.ico"):
+        answer = page.request.get(agora.base + path)
+        assert answer.status == 200, path
+        assert answer.headers["content-type"] == "image/svg+xml"
+        assert answer.body().startswith(b"<svg")
+    assert failed == []
+
+
+def test_notifications_add_a_post_and_an_author_and_save_everything_at_once(agora, page):
+    status, body = api(agora, "GET", "user/search?q=sam")
+    (sam,) = body["object"]["users"]
+    status, body = api(agora, "GET", f"post/list/{GARDENING}?pageSize=100")
+    post = next(p for p in body["object"]["posts"] if p["id"] == SEED_SWAP)
+
+    sign_in(page, agora)
+    page.get_by_role("link", name="Notifications").click()
+    choose_group(page, "Gardening Club")
+    person = page.get_by_role("combobox", name="Person")
+    person.press_sequentially("Sam")
+    page.get_by_role("option", name=re.compile("Sam Member")).click()
+    expect(page.get_by_text("Notifications of sam@agora.example")).to_be_visible()
+    form = page.get_by_role("form", name="Notifications")
+
+    # A post by a word of its title, an author by name: each a new row, nothing sent yet.
+    adder = form.get_by_role("combobox", name="Add a post")
+    adder.press_sequentially(post["title"].split()[0][:4])
+    form.get_by_role("option", name=re.compile(re.escape(post["title"]))).click()
+    post_row = form.get_by_role("group", name=f"New comments on post: {post['title']}")
+    expect(post_row).to_be_visible()
+    expect(adder).to_have_value("")
+    form.get_by_role("combobox", name="Add an author").press_sequentially("Gus")
+    form.get_by_role("option", name=re.compile("Gus Gardener")).click()
+    author_row = form.get_by_role("group", name="New posts by author: Gus Gardener")
+    author_row.get_by_label("email alert").select_option(label="Daily digest")
+    form.get_by_label("All new group comments: red label").check()
+    status, body = api(agora, "GET", f"user/{sam['id']}/notifications?groupId={GARDENING}")
+    assert [n["post"]["id"] for n in body["object"]["typePosts"]] == []
+    screenshot(page, "notifications-add")
+    assert axe_violations(page) == []
+
+    form.get_by_role("button", name="Save notifications").click()
+    expect(page.get_by_role("status")).to_contain_text("Notifications saved: 3 changes.")
+    status, body = api(agora, "GET", f"user/{sam['id']}/notifications?groupId={GARDENING}")
+    saved = body["object"]
+    assert [(n["post"]["id"], n["emailAlert"]["id"]) for n in saved["typePosts"]] == [
+        (SEED_SWAP, 1)
+    ]
+    assert [(n["author"]["alias"], n["emailAlert"]["id"]) for n in saved["typeAuthors"]] == [
+        ("Gus Gardener", 2)
+    ]
+    (gardening,) = saved["typeGroups"]
+    comments = next(n for n in gardening["notifications"] if n["name"] == "All new group comments")
+    assert comments["showRedLabel"] is True
+    # Shown again from the API: the new rows are there, and a second save has nothing to send.
+    expect(form.get_by_role("group", name=re.compile("New posts by author: Gus"))).to_be_visible()
+    page.get_by_role("form", name="Notifications").get_by_role(
+        "button", name="Save notifications"
+    ).click()
+    expect(page.get_by_role("status")).to_contain_text("Nothing has changed.")
+
+
+def test_the_group_chooser_shows_the_groups_as_a_tree(agora, page):
+    with page.expect_response(lambda r: "/api/v1/en_US/group/list" in r.url) as listed:
+        sign_in(page, agora)
+    assert listed.value.status == 200
+    page.get_by_role("link", name="Settings").click()
+    options = page.get_by_label("Group", exact=True).locator("option")
+    expect(options).to_have_count(8)
+    shown = [(int(o.get_attribute("data-depth")), o.inner_text().strip()) for o in options.all()]
+    assert shown == [
+        (0, "Agora Community"),
+        (1, "Gardening Club"),
+        (2, "Tomato Growers"),
+        (1, "Masterclass"),
+        (2, "Advanced Masterclass"),
+        (1, "Photography"),
+        (1, "Staff Room"),
+        (2, "Moderators Lounge"),
+    ]
+    # Each level is indented one step more.
+    texts = options.evaluate_all("options => options.map(o => o.textContent)")
+    assert texts[2] == "\u00a0" * 8 + "Tomato Growers"
+    screenshot(page, "group-chooser")
+
+    # Gus administers a club and its subgroup: the subgroup sits under it.
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, agora, ("gus@agora.example", "agora-demo-gus"))
+    page.get_by_role("link", name="Settings").click()
+    options = page.get_by_label("Group", exact=True).locator("option")
+    expect(options).to_have_count(2)
+    assert [o.get_attribute("data-depth") for o in options.all()] == ["0", "1"]

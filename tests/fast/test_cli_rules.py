@@ -26,6 +26,7 @@ def test_the_commands_are_the_contract_s():
         "send-digests",
         "create-admin",
         "unlock",
+        "migrate",
     }
 
 

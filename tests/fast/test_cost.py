@@ -79,3 +79,65 @@ def test_readme_without_the_block_is_left_alone(tmp_path):
     assert cost.write_readme("new", path=readme)
     assert readme.read_text() == f"a\n{cost.README_START}\nnew\n{cost.README_END}\nb\n"
     assert cost.readme_block(readme) == "new"
+
+
+def simulated_results(tmp_path, **figures: float | None):
+    """bench/results.json as `make bench` left it, with a simulated day's figures added."""
+    document = json.loads(cost.RESULTS_PATH.read_text())
+    names = set(figures)
+    document["figures"] = [f for f in document["figures"] if f["name"] not in names] + [
+        {"name": name, "value": value, "reference": None, "ratio": None, "unit": "x"}
+        for name, value in figures.items()
+    ]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(document))
+    return cost.load_measured(path)
+
+
+def test_polls_kms_calls_and_digest_workers_come_from_the_simulated_day(tmp_path):
+    prices, infra = cost.load_prices(), cost.infra_counts()
+    large = cost.SIZES[-1]
+    code = {**cost.code_figures(), "mailboxes_per_message": 1.0}
+    fixed, missing = simulated_results(tmp_path, mail_day_polls=None)  # type: ignore[arg-type]
+    assert "mail_day_polls" in missing  # not measured: assumed, and said so
+    measured, missing = simulated_results(
+        tmp_path, mail_day_polls=960_000, mail_day_kms_calls=300, digest_100k_s=7_700
+    )
+    assert not {"mail_day_polls", "mail_day_kms_calls", "digest_100k_s"} & set(missing)
+    fixed = {**fixed, "mail_day_kms_calls": cost.MEASURED_DEFAULTS["mail_day_kms_calls"]}
+    before = cost.monthly_cost(large, prices, fixed, infra, code)
+    after = cost.monthly_cost(large, prices, measured, infra, code)
+    # 10,000 mailboxes: the simulated day's polls, thirty days of them.
+    assert before["_polls"] == 2_880_000 * 30 and after["_polls"] == 960_000 * 30
+    assert after["_kms_requests"] == 300 * 30
+    assert after["kms"] < before["kms"] and after["lambda_compute"] < before["lambda_compute"]
+    # A tenth of the mailboxes, a tenth of the polls.
+    middle = cost.monthly_cost(cost.SIZES[1], prices, measured, infra, code)
+    assert middle["_polls"] == pytest.approx(960_000 * 30 / 100)
+
+
+def test_many_mailboxes_an_invocation_are_fewer_invocations_and_less_compute(tmp_path):
+    prices, infra = cost.load_prices(), cost.infra_counts()
+    measured, _ = simulated_results(tmp_path, mail_day_polls=960_000, mail_day_kms_calls=300)
+    large = cost.SIZES[-1]
+    one = cost.monthly_cost(
+        large, prices, measured, infra, {**cost.code_figures(), "mailboxes_per_message": 1.0}
+    )
+    ten = cost.monthly_cost(
+        large, prices, measured, infra, {**cost.code_figures(), "mailboxes_per_message": 10.0}
+    )
+    assert ten["_poll_invocations"] == pytest.approx(one["_poll_invocations"] / 10)
+    assert ten["lambda_compute"] < one["lambda_compute"] and ten["sqs"] < one["sqs"]
+
+
+def test_the_large_community_within_400_dollars_once_polls_follow_the_mail(tmp_path):
+    """The issue's target, from a simulated day like the one the poller's design gives (polls
+    every 15 minutes at most, one Decrypt per container, ten mailboxes an invocation): the
+    lead's `make simulate && make cost` puts the measured figures in README."""
+    prices, infra = cost.load_prices(), cost.infra_counts()
+    measured, _ = simulated_results(
+        tmp_path, mail_day_polls=960_000, mail_day_kms_calls=300, digest_100k_s=7_700
+    )
+    code = {**cost.code_figures(), "mailboxes_per_message": 10.0}
+    lines = cost.monthly_cost(cost.SIZES[-1], prices, measured, infra, code)
+    assert sum(lines[key] for key, _ in cost.LINES) <= 400

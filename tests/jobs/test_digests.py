@@ -134,9 +134,31 @@ def test_a_digest_ses_refuses_is_sent_by_the_next_run(world):
     assert len(notify.sent_mail()) == 2
 
 
-def test_schedule_through_app_wiring_and_cli(world, client, capsys):
-    from chalicelib.cli import main
+def queued_bodies(queue_name: str) -> list[str]:
+    """Take every message off the queue (as the SQS trigger would), answering their bodies."""
+    from chalicelib.aws import client
 
+    sqs = client("sqs")
+    url = sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
+    bodies = []
+    while messages := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages"):
+        for message in messages:
+            bodies.append(message["Body"])
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+    return bodies
+
+
+def test_schedule_queues_batches_the_worker_sends_once_and_the_cli_sends_in_process(
+    world, client, capsys
+):
+    """Through app.py: the daily schedule queues the day's recipients; the digest queue's
+    function sends them; the same batch delivered again sends nothing more."""
+    from chalicelib.cli import main
+    from chalicelib.local import ensure_queue
+    from chalicelib.settings import get_settings
+
+    queue = get_settings().digest_queue
+    ensure_queue(queue)
     publish(PostCreated(world.hello, world.garden, world.ann), datetime.now(UTC))
     event = client.events.generate_cw_event(
         source="aws.events",
@@ -144,7 +166,16 @@ def test_schedule_through_app_wiring_and_cli(world, client, capsys):
         detail={},
         resources=["arn:aws:events:us-east-1:123456789012:rule/send-digests"],
     )
-    assert client.lambda_.invoke("send-digests", event).payload == {"sent": 2, "skipped": 0}
+    assert client.lambda_.invoke("send-digests", event).payload == {"recipients": 2, "batches": 1}
+    assert notify.sent_mail() == []  # queued, not sent
+    [body] = queued_bodies(queue)
+    batch = client.events.generate_sqs_event(message_bodies=[body], queue_name=queue)
+    for _ in range(2):  # SQS delivers at least once
+        response = client.lambda_.invoke("deliver-digests", batch)
+        assert response.payload == {"batchItemFailures": []}
+    assert notify.recipients(notify.sent_mail()) == sorted(
+        [email_of(world, world.sam), email_of(world, world.fay)]
+    )
     assert main(["send-digests"]) == 0
     assert capsys.readouterr().out.strip() == "sent 0 digest(s)"
 

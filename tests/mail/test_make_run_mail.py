@@ -229,7 +229,7 @@ def test_next_poll_poll_now_and_the_back_off_of_a_broken_mailbox_over_http(runni
         assert settings["lastError"]["message"].startswith(
             "The mail server refused the user name or password"
         )
-        assert mailbox.password not in json.dumps(settings)
+        assert mailbox.password not in json.dumps(settings["lastError"])
         assert _moment(settings["nextPollOn"]) >= asked_at + timedelta(minutes=30)
         errors_on.append(settings["lastError"]["on"])
     assert len(set(errors_on)) == 4  # four polls, each one failed

@@ -121,14 +121,12 @@ def digest_mails(reply_address: str = "") -> dict[str, bytes]:
 
 
 def mailbox_failure_mails() -> dict[str, bytes]:
-    """The email that tells administrators their mailbox keeps failing (the mail-at-scale
-    issue's `failing_letter`), once it is part of the code; nothing before."""
-    try:
-        from chalicelib.domain.announcements import MailboxFailing
-        from chalicelib.services.mailbox_alerts import failing_letter
-    except ImportError:
-        return {}
+    """The email that tells administrators their mailbox keeps failing (the third failed poll
+    in a row)."""
     from types import SimpleNamespace
+
+    from chalicelib.domain.announcements import MailboxFailing
+    from chalicelib.services.mailbox_alerts import failing_letter
 
     event = MailboxFailing(
         mailbox="post#g1",

@@ -230,3 +230,34 @@ def test_a_name_resolving_to_a_private_address_at_connect_time_is_refused(
     with pytest.raises(MailboxError, match="refused: .*resolves to 127.0.0.1") as raised:
         open_by_name(mailbox, "pop.rebound.example", hosts)
     assert mailbox.password not in str(raised.value)
+
+
+def test_a_server_that_does_not_greet_as_pop3_is_named_so_and_its_banner_is_not_repeated() -> None:
+    """An SSH server's banner must not reach lastError: the settings page would be a banner
+    grabber for whatever the host runs."""
+    import socket
+    import threading
+
+    from chalicelib.services.mailboxes import poll_failure
+
+    banner = b"SSH-2.0-OpenSSH_9.6 internal-banner-of-the-host\r\n"
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def greet() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.sendall(banner)
+            connection.recv(100)
+
+    server = threading.Thread(target=greet, daemon=True)
+    server.start()
+    try:
+        with pytest.raises(MailboxError) as raised:
+            Pop3Mailbox("127.0.0.1", port, "user", "password", is_ssl=False)
+    finally:
+        listener.close()
+    assert "did not answer as a POP3 server" in str(raised.value)
+    assert "SSH" not in str(raised.value) and "banner" not in str(raised.value)
+    _, message = poll_failure(raised.value, None)
+    assert "SSH" not in message and "did not answer as a POP3 server" in message

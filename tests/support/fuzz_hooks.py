@@ -79,13 +79,25 @@ PASSWORD_KEPT: Rule = ("serverPassword", r"an enabled connector needs the POP3 a
 # No two flags of a list may name the same day or hour: unique by one key of an object, which
 # JSON Schema's uniqueItems (whole items) cannot say.
 ONCE: Rule = ("skipDays|skipHours", r"'.*' appears more than once")
+# A date-time whose offset takes it out of years 1 to 9999 once in UTC (0001-01-01T00:00:00+01:00):
+# valid RFC 3339, but no date Python, DynamoDB's sort keys or iCalendar can hold.
+CALENDAR_RANGE: Rule = (
+    "startDate|endDate|timeStamp|calendarStartDate|calendarEndDate",
+    r"is outside the dates Agora can store: .*",
+)
+EVENT_LISTS = (
+    "GET /api/v1/en_US/event/list/expired/{groupId}",
+    "GET /api/v1/en_US/event/list/upcoming/{groupId}",
+)
 STATE_RULES: dict[str, tuple[Rule, ...]] = {
     **{label: (UNKNOWN_OFFSET,) for label in PAGED_LISTS},
+    **{label: (UNKNOWN_OFFSET, CALENDAR_RANGE) for label in EVENT_LISTS},
     "GET /api/v1/en_US/event/list/calendar/{groupId}": (
         ("calendarEndDate", r"must be after calendarStartDate"),
+        CALENDAR_RANGE,
     ),
-    "POST /api/v1/en_US/event": (EVENT_DATES, GROUP_EXISTS),
-    "PUT /api/v1/en_US/event/{eventId}": (EVENT_DATES, GROUP_EXISTS),
+    "POST /api/v1/en_US/event": (EVENT_DATES, GROUP_EXISTS, CALENDAR_RANGE),
+    "PUT /api/v1/en_US/event/{eventId}": (EVENT_DATES, GROUP_EXISTS, CALENDAR_RANGE),
     # A calendar plugin sends the dates in the query or the body (CONTRACT §9): each is required
     # in one of the two, which no schema of either place can say.
     "PUT /api/v1/en_US/event/{eventId}/calendar": (
@@ -93,6 +105,7 @@ STATE_RULES: dict[str, tuple[Rule, ...]] = {
         ("calendarEndDate", r"must be after calendarStartDate"),
         ("endDate", r"is required unless the event lasts all day \(allDay true\)"),
         EVENT_DATES,
+        CALENDAR_RANGE,
     ),
     "POST /api/v1/en_US/profile/field": FIELD_RULES,
     "PUT /api/v1/en_US/profile/field/{fieldId}": FIELD_RULES,

@@ -28,16 +28,27 @@ def read_body(raw: bytes | None, *, required: bool) -> Any:
 
 
 @overload
-def validate(model: type[ModelT], data: Any, prefix: str = "body") -> ModelT: ...
+def validate(
+    model: type[ModelT], data: Any, prefix: str = "body", *, json_types: bool | None = None
+) -> ModelT: ...
 @overload
-def validate(model: Any, data: Any, prefix: str = "body") -> Any: ...
-def validate(model: Any, data: Any, prefix: str = "body") -> Any:
-    """`data` as `model`, or the validation failure of CONTRACT §6 with `data` as `object`."""
+def validate(
+    model: Any, data: Any, prefix: str = "body", *, json_types: bool | None = None
+) -> Any: ...
+def validate(model: Any, data: Any, prefix: str = "body", *, json_types: bool | None = None) -> Any:
+    """`data` as `model`, or the validation failure of CONTRACT §6 with `data` as `object`.
+
+    A body's booleans and integers must be JSON's own (`json_types`, the default for a body);
+    the path's and the query string's are text, read as the document's types."""
+    from chalicelib.schemas.common import JSON_TYPES
+
+    strict = prefix == "body" if json_types is None else json_types
+    context = JSON_TYPES if strict else None
     try:
         if isinstance(model, type) and issubclass(model, BaseModel):
             if prefix == "body" and not isinstance(data, dict):
                 raise BadRequest("The request body must be a JSON object.")
-            return model.model_validate(data)
-        return TypeAdapter(model).validate_python(data)
+            return model.model_validate(data, context=context)
+        return TypeAdapter(model).validate_python(data, context=context)
     except ValidationError as error:
         raise validation_failed(error, data, prefix=prefix) from None

@@ -63,6 +63,7 @@ class UserReader(Protocol):
 class Account(User, Protocol):
     """A user as the sign-in and `create-admin` rules change it."""
 
+    alias: str  # `create-admin --alias` names the account
     email_lower: str
     password_hash: str | None
     token_version: float

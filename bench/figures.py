@@ -1,0 +1,155 @@
+"""README figures that come from the build itself: the package's size and the suite's size and time.
+
+`make package` runs `python -m bench.figures package build/package/deployment.zip`; `make test`
+runs `python -m bench.figures tests build/junit.xml SECONDS` once every part of it passed. Each
+records what it measured in bench/figures.json (the source) and writes it into README.md between
+inline markers (`<!-- figure:NAME -->…<!-- /figure:NAME -->`, invisible once rendered), so the
+README says what was measured last and nothing typed by hand; tests/fast/test_readme_figures.py
+checks that README and source agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import xml.etree.ElementTree as ElementTree
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SOURCE = REPO_ROOT / "bench" / "figures.json"
+README = REPO_ROOT / "README.md"
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write the whole file at once (a reader, a test beside `make package`, never sees half)."""
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)
+
+
+def _marker(name: str) -> re.Pattern[str]:
+    return re.compile(rf"<!-- figure:{name} -->(.*?)<!-- /figure:{name} -->", re.DOTALL)
+
+
+def _minutes_and_seconds(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    if not minutes:
+        return f"{rest} seconds"
+    return f"{minutes} minute{'s' if minutes != 1 else ''} {rest} seconds"
+
+
+# Each README figure: its name (the marker's) and how the source's record reads in the sentence.
+def rendered(source: dict[str, Any]) -> dict[str, str]:
+    """The text each README marker holds for this source (only the figures it records)."""
+    shown: dict[str, str] = {}
+    package = source.get("package")
+    if package:
+        shown["package-size"] = f"{package['zipMB']:.1f} MB"
+        shown["package-measured"] = f"{package['arch']}, measured {package['measuredOn']}"
+    tests = source.get("tests")
+    if tests:
+        shown["test-count"] = f"{tests['count']:,}"
+        shown["test-time"] = _minutes_and_seconds(tests["seconds"])
+        workers, cores = tests["workers"], tests["cores"]
+        shown["test-measured"] = (
+            f"{workers} worker{'s' if workers != 1 else ''} on {cores} core{'s' if cores != 1 else ''}"
+            f", measured {tests['measuredOn']}"
+        )
+    return shown
+
+
+def read_readme_figures(text: str, names: list[str]) -> dict[str, str | None]:
+    """What README's markers hold for each name (None where the marker is missing)."""
+    found: dict[str, str | None] = {}
+    for name in names:
+        match = _marker(name).search(text)
+        found[name] = match.group(1) if match else None
+    return found
+
+
+def write_readme(source: dict[str, Any], path: Path | None = None) -> list[str]:
+    """Put every figure of `source` between its markers (of README.md unless `path`); answers the
+    names whose marker is missing (their figure is then not written)."""
+    path = path or README
+    text = path.read_text(encoding="utf-8")
+    missing = []
+    for name, value in rendered(source).items():
+        pattern = _marker(name)
+        if not pattern.search(text):
+            missing.append(name)
+            continue
+        text = pattern.sub(
+            lambda _, n=name, v=value: f"<!-- figure:{n} -->{v}<!-- /figure:{n} -->", text
+        )
+    _replace(path, text)
+    return missing
+
+
+def load_source(path: Path | None = None) -> dict[str, Any]:
+    path = path or SOURCE
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def record(part: str, figures: dict[str, Any], path: Path | None = None) -> dict[str, Any]:
+    path = path or SOURCE
+    source = load_source(path)
+    source[part] = figures
+    _replace(path, json.dumps(source, indent=2, sort_keys=True) + "\n")
+    return source
+
+
+def package_figures(zip_path: Path, arch: str, today: str) -> dict[str, Any]:
+    # MB of 10^6 bytes, as the bench's package_zip_mb.
+    return {"zipMB": round(zip_path.stat().st_size / 1e6, 2), "arch": arch, "measuredOn": today}
+
+
+def test_figures(junit: Path, seconds: float, workers: int, today: str) -> dict[str, Any]:
+    """The tests pytest ran (its JUnit report: every test, passed or skipped) and the time the
+    whole `make test` took."""
+    import os
+
+    root = ElementTree.parse(junit).getroot()
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    count = sum(int(suite.get("tests", 0)) for suite in suites)
+    return {
+        "count": count,
+        "seconds": round(seconds),
+        # TEST_WORKERS=0: pytest runs in its own process, one worker.
+        "workers": max(workers, 1),
+        "cores": os.cpu_count() or 1,
+        "measuredOn": today,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.figures", description=__doc__)
+    parts = parser.add_subparsers(dest="part", required=True)
+    package = parts.add_parser("package", help="the package's size, from its zip")
+    package.add_argument("zip", type=Path)
+    package.add_argument("--arch", default="x86_64")
+    tests = parts.add_parser("tests", help="the suite's size and time, from a make test run")
+    tests.add_argument("junit", type=Path, help="pytest's --junitxml report")
+    tests.add_argument("seconds", type=float, help="how long make test took")
+    tests.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args(argv)
+    today = datetime.now(UTC).date().isoformat()
+    if args.part == "package":
+        figures = package_figures(args.zip, args.arch, today)
+    else:
+        figures = test_figures(args.junit, args.seconds, args.workers, today)
+    source = record(args.part, figures)
+    missing = write_readme(source)
+    for name in missing:
+        print(f"README.md has no <!-- figure:{name} --> marker", file=sys.stderr)
+    print(
+        f"README figures: {', '.join(f'{k} {v}' for k, v in rendered({args.part: figures}).items())}"
+    )
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

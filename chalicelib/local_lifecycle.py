@@ -1,0 +1,128 @@
+"""`make run`'s running parts that stop: the scheduler thread, the intake of requests, and the
+one orderly stop that saves first, whatever signals arrive (chalicelib/local.py starts them)."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+
+class Scheduler(threading.Thread):
+    """Runs each job at its schedule's next time, one at a time, until stopped."""
+
+    def __init__(self, jobs: list[tuple[str, Any, Callable[[], Any]]]) -> None:
+        super().__init__(name="agora-scheduler", daemon=True)
+        self.jobs = jobs
+        self.stopping = threading.Event()
+        # Held while a job runs; `hold` takes it for good, so no job starts after it.
+        self._running = threading.Lock()
+        now = datetime.now(UTC)
+        self.next_runs = {name: schedule.next_after(now) for name, schedule, _ in jobs}
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            name = min(self.next_runs, key=self.next_runs.__getitem__)
+            wait = (self.next_runs[name] - datetime.now(UTC)).total_seconds()
+            if wait > 0 and self.stopping.wait(min(wait, 60)):
+                return
+            if datetime.now(UTC) < self.next_runs[name]:
+                continue
+            with self._running:
+                if self.stopping.is_set():
+                    return
+                self._run_job(name)
+
+    def _run_job(self, name: str) -> None:
+        import logging
+
+        from chalicelib.logs import get_logger
+
+        log = get_logger("scheduler")
+        schedule, job = next((s, j) for n, s, j in self.jobs if n == name)
+        try:
+            result = job()
+            # The outbox drain runs every second: only a run that did something is news.
+            level = logging.INFO if result else logging.DEBUG
+            log.log(level, "scheduled job ran", extra={"job": name, "result": result})
+        except Exception:
+            log.exception("scheduled job failed", extra={"job": name})
+        self.next_runs[name] = schedule.next_after(datetime.now(UTC))
+
+    def hold(self, timeout: float) -> bool:
+        """Start no job any more, and wait for the one running to end (True when it did within
+        `timeout` seconds): what it stored is then in the next snapshot."""
+        self.stopping.set()
+        return self._running.acquire(timeout=timeout)
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+
+class Intake:
+    """The requests being served: counted, so that a stop waits for their answers, and refused
+    once the stop has begun."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._open = True
+        self._active = 0
+
+    def enter(self) -> bool:
+        with self._lock:
+            if not self._open:
+                return False
+            self._active += 1
+            return True
+
+    def leave(self) -> None:
+        with self._lock:
+            self._active -= 1
+            self._lock.notify_all()
+
+    def close(self, timeout: float) -> bool:
+        """Take no request any more; wait for those being served (True when all were answered
+        within `timeout` seconds)."""
+        with self._lock:
+            self._open = False
+            return self._lock.wait_for(lambda: self._active == 0, timeout=timeout)
+
+
+# The signals that stop make run: Ctrl-C (SIGINT to the process group) and `kill` (SIGTERM, which
+# make passes on to Agora as well: a stop often brings two).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# How long a stop waits for the requests being answered and the job being run to finish.
+REQUEST_DRAIN_SECONDS = 10.0
+JOB_DRAIN_SECONDS = 30.0
+
+
+def orderly_stop(
+    snapshot: Any, saver: Any, intake: Intake, scheduler: Scheduler, server: Any, aws_server: Any
+) -> None:
+    """The one stop: no further signal interrupts it. Nothing new is acknowledged (requests not
+    yet read are refused, no job starts), what is being answered and the running job finish,
+    the snapshot is taken of everything acknowledged, and only then do the scheduler, the API
+    and the embedded AWS stop."""
+    for number in STOP_SIGNALS:
+        signal.signal(number, signal.SIG_IGN)
+    print("stopping: saving the data first", flush=True)
+    answered = intake.close(REQUEST_DRAIN_SECONDS)
+    finished = scheduler.hold(JOB_DRAIN_SECONDS)
+    if not answered:
+        print("stopping: some requests were still being answered", flush=True)
+    if not finished:
+        print("stopping: a scheduled job was still running", flush=True)
+    save_on_stop(snapshot, saver)
+    scheduler.stop()
+    server.server.shutdown()
+    server.server.server_close()
+    aws_server.stop()
+
+
+def save_on_stop(snapshot: Any, saver: Any) -> None:
+    """The last snapshot (the timer's saves end first: a save in progress is waited for)."""
+    saver.stop()
+    snapshot.save()
+    print(f"data saved in {snapshot.folder}", flush=True)

@@ -1,0 +1,179 @@
+"""`make restore STAGE=prod TABLE=posts TIME=2026-11-26T08:00:00Z`: one table back to a point in
+time, and the stack switched onto it.
+
+DynamoDB restores a table only into a new table. So:
+
+1. `RestoreTableToPointInTime` from `agora-<stage>-<stem>` into `agora-<stage>-<stem>.<time>`
+   (a dot never appears in a stem, so the name cannot meet another table's; the functions' IAM
+   grants cover `agora-<stage>-<stem>.*`: infra/build.py), on-demand, encrypted;
+2. wait until it is ACTIVE, then give it what the stack gives its tables and a restore does not
+   carry over: point-in-time recovery, deletion protection, the TTL attribute;
+3. update the stack with its previous template and one parameter changed, `TableNames`
+   (`stem=name,…`; every function's AGORA_TABLE_NAMES, read by chalicelib/settings.py
+   `table_name`): every function then reads and writes the restored table. `make deploy` keeps
+   the parameter (UsePreviousValue) until it is set again.
+
+The damaged table is left as it was, under its own name, for a person to compare, copy from or
+delete; the stack's resource is still that table (its alarms, its retention). Restoring it again
+(`make restore TABLE=posts TIME=…`) restores from the table the stack names now. `TABLE=posts
+TIME=original` points the stack back at `agora-<stage>-posts` without restoring anything.
+The outbox is not restored: its stream drives drain-outbox, and it holds a week of deliveries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+NOT_RESTORED = {"outbox": "its stream drives drain-outbox; it holds a week of deliveries only"}
+PARAMETER = "TableNames"
+
+
+class RestoreError(Exception):
+    """One line for the operator."""
+
+
+def parameters() -> dict[str, Any]:
+    return {
+        PARAMETER: {
+            "Type": "String",
+            "Default": "",
+            "Description": "Tables restored under another name, stem=name,... (make restore "
+            "sets it; every function's AGORA_TABLE_NAMES)",
+        }
+    }
+
+
+def parse_names(value: str) -> dict[str, str]:
+    names = {}
+    for entry in value.split(","):
+        stem, _, table = entry.strip().partition("=")
+        if stem.strip() and table.strip():
+            names[stem.strip()] = table.strip()
+    return names
+
+
+def format_names(names: dict[str, str]) -> str:
+    return ",".join(f"{stem}={table}" for stem, table in sorted(names.items()))
+
+
+def parse_time(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise RestoreError(
+            f"TIME must be an ISO time such as 2026-11-26T08:00:00Z (got {text!r})"
+        ) from None
+    if moment.tzinfo is None:
+        raise RestoreError(f"TIME must say its time zone, such as a final Z for UTC (got {text!r})")
+    return moment.astimezone(UTC)
+
+
+def restored_name(prefix: str, stem: str, moment: datetime) -> str:
+    return f"{prefix}{stem}.{moment.strftime('%Y%m%dT%H%M%SZ')}"
+
+
+def _stack_parameters(cloudformation: Any, stack: str) -> dict[str, str]:
+    [found] = cloudformation.describe_stacks(StackName=stack)["Stacks"]
+    return {p["ParameterKey"]: p.get("ParameterValue", "") for p in found.get("Parameters", [])}
+
+
+def restore(session: Any, stage: str, stem: str, when: str) -> str:
+    """Restore, prepare, switch the stack; answers the table the stack now names."""
+    prefix = f"agora-{stage}-"
+    stack = f"agora-{stage}"
+    if stem in NOT_RESTORED:
+        raise RestoreError(f"{stem} is not restored: {NOT_RESTORED[stem]}")
+    cloudformation = session.client("cloudformation")
+    current = _stack_parameters(cloudformation, stack)
+    if PARAMETER not in current:
+        raise RestoreError(f"{stack} has no {PARAMETER} parameter: run make deploy first")
+    names = parse_names(current[PARAMETER])
+    dynamodb = session.client("dynamodb")
+    if when == "original":
+        names.pop(stem, None)
+        target = f"{prefix}{stem}"
+    else:
+        moment = parse_time(when)
+        source = names.get(stem, f"{prefix}{stem}")
+        target = restored_name(prefix, stem, moment)
+        try:
+            original = dynamodb.describe_table(TableName=f"{prefix}{stem}")["Table"]
+        except dynamodb.exceptions.ResourceNotFoundException:
+            raise RestoreError(f"{stack} has no table {prefix}{stem}") from None
+        print(f"{stack}: restoring {source} as of {moment.isoformat()} into {target}", flush=True)
+        dynamodb.restore_table_to_point_in_time(
+            SourceTableName=source,
+            TargetTableName=target,
+            RestoreDateTime=moment,
+            BillingModeOverride="PAY_PER_REQUEST",
+            SSESpecificationOverride={"Enabled": True, "SSEType": "KMS"},
+        )
+        dynamodb.get_waiter("table_exists").wait(
+            TableName=target, WaiterConfig={"Delay": 20, "MaxAttempts": 360}
+        )
+        prepare(dynamodb, original["TableName"], target)
+        names[stem] = target
+    print(f"{stack}: {PARAMETER}={format_names(names) or '(none)'}", flush=True)
+    cloudformation.update_stack(
+        StackName=stack,
+        UsePreviousTemplate=True,
+        Parameters=[
+            {"ParameterKey": key, "ParameterValue": format_names(names)}
+            if key == PARAMETER
+            else {"ParameterKey": key, "UsePreviousValue": True}
+            for key in current
+        ],
+        Capabilities=["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"],
+    )
+    cloudformation.get_waiter("stack_update_complete").wait(
+        StackName=stack, WaiterConfig={"Delay": 10, "MaxAttempts": 360}
+    )
+    return target
+
+
+def prepare(dynamodb: Any, original: str, restored: str) -> None:
+    """What the stack's tables have and a restored table does not: PITR, deletion protection,
+    the original's TTL."""
+    dynamodb.update_continuous_backups(
+        TableName=restored,
+        PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True},
+    )
+    protected = dynamodb.describe_table(TableName=original)["Table"].get(
+        "DeletionProtectionEnabled", False
+    )
+    if protected:
+        dynamodb.update_table(TableName=restored, DeletionProtectionEnabled=True)
+    ttl = dynamodb.describe_time_to_live(TableName=original).get("TimeToLiveDescription", {})
+    if ttl.get("TimeToLiveStatus") in ("ENABLED", "ENABLING") and ttl.get("AttributeName"):
+        dynamodb.update_time_to_live(
+            TableName=restored,
+            TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl["AttributeName"]},
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m infra.restore", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--stage", required=True, choices=("dev", "prod"))
+    parser.add_argument("--table", required=True, help="the table's stem: posts, users, …")
+    parser.add_argument("--time", required=True, help="ISO time with its zone, or `original`")
+    args = parser.parse_args(argv)
+    import boto3
+
+    try:
+        if not args.table:
+            raise RestoreError("TABLE must name a table's stem, such as posts")
+        table = restore(boto3.session.Session(), args.stage, args.table, args.time)
+    except RestoreError as error:
+        print(f"make restore: {error}", file=sys.stderr)
+        return 2
+    print(f"agora-{args.stage}: the stack now uses {table}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+# ruff: noqa: F811 - `world` and `recorder` are fixtures, parameters by design
+"""The digests' two functions call only what their policies grant (infra/privileges.py), run
+through app.py under moto with every AWS call recorded (tests/test_privileges.py's recorder): the
+daily schedule reads the pending index and queues; the queue's function sends."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from chalicelib.domain.announcements import PostCreated
+from tests.jobs.test_digests import publish, queued_bodies, world  # noqa: F401 - fixture
+from tests.support import notify
+from tests.test_privileges import assert_granted, declared_tables, recorder  # noqa: F401
+
+
+@pytest.fixture
+def stage_queue(monkeypatch):
+    """The digest queue under its deployed name, so that the recorded calls name it."""
+    from chalicelib.local import ensure_queue
+    from chalicelib.settings import reload_settings
+
+    monkeypatch.setenv("AGORA_DIGEST_QUEUE", "agora-dev-digest-jobs")
+    ensure_queue(reload_settings().digest_queue)
+    yield "agora-dev-digest-jobs"
+    monkeypatch.delenv("AGORA_DIGEST_QUEUE")
+    reload_settings()
+
+
+def test_the_schedule_and_the_worker_stay_within_their_grants(world, recorder, client, stage_queue):
+    publish(PostCreated(world.hello, world.garden, world.ann), datetime.now(UTC))
+    event = client.events.generate_cw_event(
+        source="aws.events",
+        detail_type="Scheduled Event",
+        detail={},
+        resources=["arn:aws:events:us-east-1:123456789012:rule/send-digests"],
+    )
+    recorder.calls.clear()
+    assert client.lambda_.invoke("send-digests", event).payload["recipients"] == 2
+    assert_granted("send-digests", recorder)
+    assert recorder.tables() == declared_tables("send-digests") == {"agora-dev-digests"}
+    assert ("sqs:SendMessage", "agora-dev-digest-jobs") in recorder.queues()
+
+    [body] = queued_bodies(stage_queue)
+    batch = client.events.generate_sqs_event(message_bodies=[body], queue_name=stage_queue)
+    recorder.calls.clear()
+    assert client.lambda_.invoke("deliver-digests", batch).payload == {"batchItemFailures": []}
+    assert len(notify.sent_mail()) == 2
+    assert_granted("deliver-digests", recorder)
+    assert recorder.tables() <= declared_tables("deliver-digests")

@@ -1,0 +1,147 @@
+"""One contract, two implementations, for the mailboxes' rhythm: the fake of the fast tier and
+the simulated day (tests/support/mailbox_fakes.py) answers as the PynamoDB repository does
+(moto), the due index's Query reading about as many items as are due."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from chalicelib.domain.announcements import MailboxFailing
+from tests.support.mailbox_fakes import FakeMailboxRepository
+
+T0 = datetime(2026, 11, 26, 8, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def mailboxes(kind):
+    from chalicelib.store.connectors import MailboxRepository
+
+    return FakeMailboxRepository() if kind == "fake" else MailboxRepository()
+
+
+def save(mailboxes, scope: str, *, enabled: bool = True, due: datetime | None = T0) -> None:
+    mailboxes.save_settings(
+        scope,
+        "emailToPost",
+        {
+            "server_name": "pop.example.org",
+            "server_port": 995,
+            "server_username": scope,
+            "password": b"ciphertext",
+            "is_enabled": enabled,
+            "is_ssl": True,
+            "delete_processed": False,
+            "editor_id": "ann",
+            "modified_on": T0,
+            "email_address": f"{scope}@example.org",
+        },
+        next_poll_on=due if enabled else None,
+    )
+
+
+def test_the_due_query_answers_enabled_mailboxes_due_by_the_horizon_in_every_shard(mailboxes):
+    for n in range(40):
+        save(mailboxes, f"g{n:02d}", due=T0 + timedelta(minutes=n))
+    save(mailboxes, "off", enabled=False)
+    due = set(mailboxes.due_scopes(T0 + timedelta(minutes=9)))
+    assert due == {f"g{n:02d}" for n in range(10)}
+    assert mailboxes.count_enabled() == 40
+    record = mailboxes.get("g03")
+    assert record.email_address == "g03@example.org"
+    assert record.next_poll_on == T0 + timedelta(minutes=3)
+    assert record.due_shard.startswith("due#") and record.due_key.endswith("#g03")
+    assert mailboxes.get("off").due_key is None and mailboxes.get("off").next_poll_on is None
+
+
+def test_poll_now_makes_an_enabled_mailbox_due_and_refuses_a_disabled_one(mailboxes):
+    save(mailboxes, "garden", due=T0 + timedelta(minutes=5))
+    save(mailboxes, "off", enabled=False)
+    assert set(mailboxes.due_scopes(T0)) == set()
+    assert mailboxes.poll_due_at("garden", T0) is not None
+    assert mailboxes.poll_due_at("off", T0) is None
+    assert mailboxes.poll_due_at("nobody", T0) is None
+    assert set(mailboxes.due_scopes(T0)) == {"garden"}
+
+
+def test_a_poll_moves_the_mailbox_and_a_failure_streak_shows_in_the_failing_index(mailboxes):
+    save(mailboxes, "garden")
+    event = MailboxFailing("post#garden", "garden", "login", "refused", 3, T0.isoformat())
+    assert mailboxes.record_poll(
+        "garden",
+        T0,
+        next_poll_on=T0 + timedelta(minutes=30),
+        empty_polls=0,
+        failures=3,
+        error="refused",
+        events=[event],
+    )
+    record = mailboxes.get("garden")
+    assert (record.poll_failures, record.last_error, record.last_error_on) == (3, "refused", T0)
+    assert mailboxes.count_failing() == 1
+    assert set(mailboxes.due_scopes(T0 + timedelta(minutes=29))) == set()
+    assert mailboxes.record_poll(
+        "garden", T0, next_poll_on=T0 + timedelta(minutes=5), empty_polls=0, failures=0
+    )
+    record = mailboxes.get("garden")
+    assert record.last_error is None and record.last_processed == T0
+    assert mailboxes.count_failing() == 0
+    assert set(mailboxes.due_scopes(T0 + timedelta(minutes=5))) == {"garden"}
+
+
+def test_a_poll_of_a_mailbox_disabled_meanwhile_keeps_it_out_of_the_due_index(mailboxes):
+    save(mailboxes, "garden")
+    save(mailboxes, "garden", enabled=False)
+    assert not mailboxes.record_poll(
+        "garden", T0, next_poll_on=T0 + timedelta(minutes=5), empty_polls=0, failures=0
+    )
+    assert mailboxes.get("garden").last_processed == T0
+    assert set(mailboxes.due_scopes(T0 + timedelta(days=1))) == set()
+
+
+def test_saving_the_settings_ends_a_failure_streak(mailboxes):
+    save(mailboxes, "garden")
+    mailboxes.record_poll(
+        "garden", T0, next_poll_on=T0 + timedelta(hours=6), empty_polls=0, failures=5, error="x"
+    )
+    save(mailboxes, "garden", due=T0 + timedelta(minutes=5))
+    record = mailboxes.get("garden")
+    assert record.poll_failures == 0 and record.failing is None
+    assert mailboxes.count_failing() == 0
+
+
+def test_the_dispatch_query_reads_about_as_many_items_as_are_due(aws):
+    """1,000 enabled mailboxes, 30 due: the Queries read 30 items, not 1,000 (moto's
+    ScannedCount of each Query page)."""
+    from chalicelib.store.connectors import MailboxRecord, MailboxRepository, due_index_values
+
+    repository = MailboxRepository()
+    with MailboxRecord.batch_write() as batch:
+        for n in range(1000):
+            scope = f"g{n:04d}"
+            due = T0 + timedelta(minutes=1 + n) if n >= 30 else T0 - timedelta(minutes=n)
+            batch.save(
+                MailboxRecord(
+                    scope,
+                    kind="emailToPost",
+                    is_enabled=True,
+                    enabled_kind="emailToPost",
+                    next_poll_on=due,
+                    **due_index_values(scope, due),
+                )
+            )
+    scanned: list[int] = []
+
+    def count(parsed: dict, **_: object) -> None:
+        scanned.append(int(parsed.get("ScannedCount", 0)))
+
+    connection = MailboxRecord._get_connection().connection.client
+    connection.meta.events.register("after-call.dynamodb.Query", count)
+    try:
+        due = list(repository.due_scopes(T0))
+    finally:
+        connection.meta.events.unregister("after-call.dynamodb.Query", count)
+    assert sorted(due) == [f"g{n:04d}" for n in range(30)]
+    assert sum(scanned) == 30
+    assert len(scanned) == 16  # one Query per shard, no Scan

@@ -1,0 +1,22 @@
+"""The simulated mail day (bench/mail_day.py) on a small fleet: its figures, the reference's,
+and the issue's targets, which the 10,000-mailbox day of `make simulate` must meet too."""
+
+from __future__ import annotations
+
+from bench.mail_day import KEYS, run
+from infra.operations import MAX_CONCURRENCY
+
+
+def test_a_small_simulated_day_meets_the_targets_against_the_fixed_rhythm():
+    # The traffic of each mailbox as in the 10,000-mailbox day (6,700 mails a day).
+    figures = run(mailboxes=150, seed=7, mails_per_day=6_700 * 150 / 10_000)
+    assert set(figures) == {*KEYS, *(f"reference_{k}" for k in KEYS)}
+    assert figures["mail_day_polls"] <= 150 * 100  # 10,000 mailboxes: 1,000,000
+    assert figures["mail_day_polls"] < figures["reference_mail_day_polls"] / 2.5
+    assert figures["mail_day_delay_p95_s"] <= 16 * 60
+    assert figures["mail_day_delay_max_s"] <= 20 * 60
+    assert figures["mail_day_failed_logins_per_broken_mailbox"] <= 12
+    assert figures["reference_mail_day_failed_logins_per_broken_mailbox"] == 1440
+    assert figures["mail_day_concurrency"] <= MAX_CONCURRENCY["prod"]["PollMailbox"]
+    assert figures["mail_day_kms_calls"] < figures["mail_day_polls"]
+    assert figures["mail_day_kms_calls"] < figures["reference_mail_day_kms_calls"] / 3
