@@ -1,7 +1,7 @@
 """Composition: the repositories and collaborators each service is built with.
 
 Services take everything through their constructors, typed by the Protocols of
-services/ports (a test passes a fake, tests/support/fakes.py). One idiom each:
+domain/ports (a test passes a fake, tests/support/fakes.py). One idiom each:
 
 - a repository is a cached factory of chalicelib/store/repositories.py (made once, on first
   use), reached here as `deps.<name>()`; `mail()` alone is made on each use (see there).

@@ -9,8 +9,8 @@ from typing import Generic, Protocol, TypeVar
 from pydantic import BaseModel
 
 from chalicelib.api.routing import Call, Routes, call_type, made_view
+from chalicelib.domain.ports.people import Group
 from chalicelib.schemas.paths import GroupPath
-from chalicelib.services.ports.people import Group
 
 OutT = TypeVar("OutT", bound=BaseModel, covariant=True)
 UpdateT = TypeVar("UpdateT", bound=BaseModel, contravariant=True)

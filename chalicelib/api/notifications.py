@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from chalicelib import deps
 from chalicelib.api.routing import Call, Routes, call_type, made_view, route
 from chalicelib.auth import Caller, Need
+from chalicelib.domain.ports.people import User
 from chalicelib.schemas.notifications import (
     AuthorNotificationOut,
     AuthorNotificationUpsert,
@@ -26,7 +27,6 @@ from chalicelib.schemas.notifications import (
 )
 from chalicelib.schemas.paths import UserNotificationPath, UserPath
 from chalicelib.services.notifications import NotificationService
-from chalicelib.services.ports.people import User
 
 notifications_api = Blueprint(__name__)
 PREFIX = "/api/v1/en_US/user/{userId}/notifications"

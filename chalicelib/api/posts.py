@@ -7,12 +7,12 @@ from chalice import Blueprint
 from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.auth import Caller, Need
+from chalicelib.domain.ports.content import Post
+from chalicelib.domain.ports.people import Group
 from chalicelib.schemas.comments import CommentPage
 from chalicelib.schemas.common import GuidPageQuery, IntPageQuery
 from chalicelib.schemas.paths import GroupPath, PostPath
 from chalicelib.schemas.posts import PostOut, PostPage
-from chalicelib.services.ports.content import Post
-from chalicelib.services.ports.people import Group
 from chalicelib.services.posts import PostService
 
 posts_api = Blueprint(__name__)

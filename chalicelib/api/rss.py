@@ -12,11 +12,11 @@ from chalice import Blueprint, Response
 from chalicelib import deps
 from chalicelib.api.routing import Call, authenticate, route
 from chalicelib.auth import Need
+from chalicelib.domain.ports.people import Group
 from chalicelib.envelope import Headers
 from chalicelib.schemas.feed_keys import FeedQuery
 from chalicelib.schemas.paths import GroupPath
 from chalicelib.services.ical import CONTENT_TYPE as ICAL_CONTENT_TYPE
-from chalicelib.services.ports.people import Group
 from chalicelib.services.rss import CONTENT_TYPE
 
 rss_api = Blueprint(__name__)

@@ -12,9 +12,9 @@ import uuid
 from dataclasses import dataclass
 
 from chalicelib.auth import hash_password, verify_password
+from chalicelib.domain.ports.people import GroupStore, UserStore
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.services.links import slugify
-from chalicelib.services.ports.people import GroupStore, UserStore
 
 MIN_PASSWORD_LENGTH = 8
 # A display name shows in lists, mails and mail headers: one line, and short.

@@ -13,9 +13,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller
+from chalicelib.domain.ports.people import GroupStore, UserReader
 from chalicelib.errors import Forbidden, NotFound, ValidationFailed
 from chalicelib.schemas.alerts import AlertOut, AlertsQuery, UserAlertsOut
-from chalicelib.services.ports.people import GroupStore, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.store.alerts import AlertRepository

@@ -19,19 +19,19 @@ from chalicelib.domain.announcements import (
     CommentDeleted,
     CommentPurged,
 )
-from chalicelib.errors import Conflict, NotFound, ValidationFailed
-from chalicelib.schemas.comments import CommentOut, CommentPage, SpamReportOut
-from chalicelib.schemas.common import IntPageQuery, Result
-from chalicelib.services.links import comment_url, post_ref, user_ref
-from chalicelib.services.paging import next_offset
-from chalicelib.services.ports.content import (
+from chalicelib.domain.ports.content import (
     Comment,
     CommentStore,
     Post,
     ReferenceStore,
     SpamReport,
 )
-from chalicelib.services.ports.people import Group, User
+from chalicelib.domain.ports.people import Group, User
+from chalicelib.errors import Conflict, NotFound, ValidationFailed
+from chalicelib.schemas.comments import CommentOut, CommentPage, SpamReportOut
+from chalicelib.schemas.common import IntPageQuery, Result
+from chalicelib.services.links import comment_url, post_ref, user_ref
+from chalicelib.services.paging import next_offset
 
 if TYPE_CHECKING:
     from chalicelib.services.groups import GroupService

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller, Need
+from chalicelib.domain.ports.people import GroupStore, User, UserReader
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.schemas.common import AccessWarning
 from chalicelib.schemas.connectors import (
@@ -29,7 +30,6 @@ from chalicelib.schemas.connectors import (
     LocalConnectorUpdate,
 )
 from chalicelib.services.links import base_url, group_ref, user_ref
-from chalicelib.services.ports.people import GroupStore, User, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.services.groups import GroupService

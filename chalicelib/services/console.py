@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.auth import Caller, Need
+from chalicelib.domain.ports.people import GroupTree, UserReader
 from chalicelib.schemas.console import ConsoleGroup, ConsoleSession
-from chalicelib.services.ports.people import GroupTree, UserReader
 
 # A tree walk from the root: communities have tens of groups, not thousands; the cap keeps a
 # corrupted parent chain from looping.

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller, Need
 from chalicelib.domain.letters import Letter
+from chalicelib.domain.ports.notify import Mailer
 from chalicelib.logs import get_logger
-from chalicelib.services.ports.notify import Mailer
 
 if TYPE_CHECKING:
     from chalicelib.store.comments import CommentRepository

@@ -13,6 +13,8 @@ from chalicelib.domain.announcements import (
     EventMoved,
     EventUpdated,
 )
+from chalicelib.domain.ports.content import Event, EventFields, EventStore
+from chalicelib.domain.ports.people import Group, User, UserReader
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.sanitize import clean_html, html_to_text
 from chalicelib.schemas.events import (
@@ -28,8 +30,6 @@ from chalicelib.schemas.events import (
 )
 from chalicelib.services.links import group_ref, group_url, user_ref
 from chalicelib.services.paging import next_offset
-from chalicelib.services.ports.content import Event, EventFields, EventStore
-from chalicelib.services.ports.people import Group, User, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.services.groups import GroupService

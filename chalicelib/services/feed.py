@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from chalicelib.domain.ports.content import DocumentStore
 from chalicelib.schemas.feed import (
     DEFAULT_TTL_MINUTES,
     HOURS,
@@ -15,7 +16,6 @@ from chalicelib.schemas.feed import (
     NamedFlag,
 )
 from chalicelib.services.links import group_ref
-from chalicelib.services.ports.content import DocumentStore
 
 KIND = "feedSettings"
 

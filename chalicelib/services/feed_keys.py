@@ -16,9 +16,9 @@ from collections.abc import Callable
 from datetime import datetime
 
 from chalicelib.auth import Caller, derived_secret
+from chalicelib.domain.ports.people import FeedKeyStore, GroupStore, UserReader
 from chalicelib.errors import Forbidden, Unauthorized
 from chalicelib.schemas.feed_keys import FeedKeyOut
-from chalicelib.services.ports.people import FeedKeyStore, GroupStore, UserReader
 
 # Long enough that guessing is hopeless, short enough for a URL.
 NONCE_BYTES = 24

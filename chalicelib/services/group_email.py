@@ -6,9 +6,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from chalicelib.domain.ports.content import DocumentStore
 from chalicelib.schemas.group_email import GroupEmailOut, GroupEmailUpdate
 from chalicelib.services.links import group_ref
-from chalicelib.services.ports.content import DocumentStore
 
 KIND = "groupEmail"
 

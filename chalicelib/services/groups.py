@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from chalicelib.domain.ports.people import Group, GroupStore
 from chalicelib.errors import NotFound
-from chalicelib.services.ports.people import Group, GroupStore
 
 
 class GroupService:

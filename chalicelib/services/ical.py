@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from chalicelib.services.ports.content import Event, EventStore
-from chalicelib.services.ports.people import Group
+from chalicelib.domain.ports.content import Event, EventStore
+from chalicelib.domain.ports.people import Group
 
 LOOK_BACK = timedelta(days=90)
 MAX_EVENTS = 1000

@@ -14,8 +14,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from chalicelib.domain.mail_status import FINAL, MailStatus
+from chalicelib.domain.ports.mail import LogEntry, Quarantine, Skip, Step
 from chalicelib.services.mail_report import plain
-from chalicelib.services.ports.mail import LogEntry, Quarantine, Skip, Step
 
 if TYPE_CHECKING:
     from chalicelib.mail.parse import ParsedMail

@@ -29,7 +29,7 @@ handled on its own, so a mail that kills the process never takes the others down
 Who does what: the POP3 session of a poll is `chalicelib.mail.pop3.MailSession`; what a mail
 becomes, `services/mail_planner.py` (rules in `mail_rules`); what it stores,
 `services/mail_records.py`; the log's steps (`Reserve`, `Finish`, `Quarantine`, `Fail`, `Skip`,
-services/ports/mail.py) are applied by the store. This module orders them.
+domain/ports/mail.py) are applied by the store. This module orders them.
 """
 
 from __future__ import annotations
@@ -42,15 +42,7 @@ from typing import TYPE_CHECKING
 
 from chalicelib.domain.announcements import MailRejected
 from chalicelib.domain.mail_status import MailStatus
-from chalicelib.logs import get_logger
-from chalicelib.mail.pop3 import MailSession, Pop3Server, open_pop3
-from chalicelib.services.mail_chunk import DownloadedMail, settle_repeats, sort_chunk
-from chalicelib.services.mail_planner import Planner
-from chalicelib.services.mail_records import PlanStore, derived_id
-from chalicelib.services.mail_report import PollResult, clean_field, plain, plain_error
-from chalicelib.services.mail_rules import Plan
-from chalicelib.services.mailboxes import Mailbox
-from chalicelib.services.ports.mail import (
+from chalicelib.domain.ports.mail import (
     Counters,
     Fail,
     Finish,
@@ -64,6 +56,14 @@ from chalicelib.services.ports.mail import (
     Reserve,
     Step,
 )
+from chalicelib.logs import get_logger
+from chalicelib.mail.pop3 import MailSession, Pop3Server, open_pop3
+from chalicelib.services.mail_chunk import DownloadedMail, settle_repeats, sort_chunk
+from chalicelib.services.mail_planner import Planner
+from chalicelib.services.mail_records import PlanStore, derived_id
+from chalicelib.services.mail_report import PollResult, clean_field, plain, plain_error
+from chalicelib.services.mail_rules import Plan
+from chalicelib.services.mailboxes import Mailbox
 
 if TYPE_CHECKING:
     from chalicelib.mail.parse import ParsedMail, ReadableHeaders

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.domain.mail_status import MailStatus, listed
+from chalicelib.domain.ports.mail import MailLogPages
 from chalicelib.schemas.mail_log import MailLogEntryOut, MailLogPage, MailLogQuery
 from chalicelib.services.links import post_ref
-from chalicelib.services.ports.mail import MailLogPages
 from chalicelib.services.posts import unknown_offset
 
 if TYPE_CHECKING:

@@ -12,10 +12,7 @@ from typing import Any
 
 from chalicelib.domain.announcements import CommentCreated, PostCreated
 from chalicelib.domain.mail_status import MailStatus
-from chalicelib.services.links import slugify
-from chalicelib.services.mail_report import plain
-from chalicelib.services.mail_rules import Plan
-from chalicelib.services.ports.mail import (
+from chalicelib.domain.ports.mail import (
     Counters,
     Finish,
     LogEntry,
@@ -23,6 +20,9 @@ from chalicelib.services.ports.mail import (
     MailLog,
     MailPosts,
 )
+from chalicelib.services.links import slugify
+from chalicelib.services.mail_report import plain
+from chalicelib.services.mail_rules import Plan
 
 # Mail ids derive from this namespace, so that the same mail always maps to the same records.
 MAIL_NAMESPACE = uuid.UUID("1b2f6c3e-58a4-4f0d-9c47-0a9e1f3b7d21")

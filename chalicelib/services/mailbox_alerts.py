@@ -21,10 +21,10 @@ from typing import Any, Protocol
 from chalicelib.auth import Caller, Need
 from chalicelib.domain.announcements import MailboxFailing, Recorded
 from chalicelib.domain.letters import Letter
+from chalicelib.domain.ports.notify import Mailer
+from chalicelib.domain.ports.people import GroupReader, UserReader
 from chalicelib.logs import get_logger
 from chalicelib.services.links import base_url
-from chalicelib.services.ports.notify import Mailer
-from chalicelib.services.ports.people import GroupReader, UserReader
 
 log = get_logger("mailbox_alerts")
 

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from chalicelib.domain.ports.content import DocumentStore
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.newsletter import NewsletterSettingsOut, NewsletterSettingsUpdate
 from chalicelib.services.links import group_ref
-from chalicelib.services.ports.content import DocumentStore
 
 KIND = "newsletterSettings"
 

@@ -12,6 +12,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, TypedDict
 
 from chalicelib.auth import Caller, Need
+from chalicelib.domain.ports.content import PostStore
+from chalicelib.domain.ports.notify import NotificationStore, Subscription
+from chalicelib.domain.ports.people import Group, GroupStore, User, UserReader
 from chalicelib.errors import Forbidden, NotFound, ValidationFailed
 from chalicelib.schemas.common import EmailAlert
 from chalicelib.schemas.notifications import (
@@ -24,9 +27,6 @@ from chalicelib.schemas.notifications import (
     UserNotificationsOut,
 )
 from chalicelib.services.links import group_ref, post_ref, user_ref
-from chalicelib.services.ports.content import PostStore
-from chalicelib.services.ports.notify import NotificationStore, Subscription
-from chalicelib.services.ports.people import Group, GroupStore, User, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.services.suppressions import SuppressionService

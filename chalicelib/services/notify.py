@@ -31,10 +31,8 @@ from chalicelib.domain.announcements import (
     announcement_to_json,
 )
 from chalicelib.domain.letters import Letter
-from chalicelib.logs import get_logger
-from chalicelib.mail.outgoing import instant_email
-from chalicelib.services.ports.content import CommentReader, PostReader
-from chalicelib.services.ports.notify import (
+from chalicelib.domain.ports.content import CommentReader, PostReader
+from chalicelib.domain.ports.notify import (
     Alerts,
     DigestQueue,
     Fanout,
@@ -43,7 +41,9 @@ from chalicelib.services.ports.notify import (
     Subscriptions,
     SubscriptionView,
 )
-from chalicelib.services.ports.people import GroupReader, UserReader
+from chalicelib.domain.ports.people import GroupReader, UserReader
+from chalicelib.logs import get_logger
+from chalicelib.mail.outgoing import instant_email
 from chalicelib.services.unsubscribe import subscription_label, unsubscribe_url
 
 log = get_logger("notify")

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from chalicelib.domain.ports.people import Player, PlayerStore
 from chalicelib.errors import FieldError, NotFound, ValidationFailed, as_text
 from chalicelib.schemas.player import CardOut, LogOut, PlayerCreate, PlayerOut, QuestOut
-from chalicelib.services.ports.people import Player, PlayerStore
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from chalicelib.domain.ports.content import CommentStore, Post, PostStore
+from chalicelib.domain.ports.people import Group, User, UserReader
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.schemas.comments import CommentPage
 from chalicelib.schemas.common import GuidPageQuery, IntPageQuery
@@ -11,8 +13,6 @@ from chalicelib.schemas.posts import PostOut, PostPage
 from chalicelib.services.comments import CommentPresenter
 from chalicelib.services.links import group_ref, post_url, user_ref
 from chalicelib.services.paging import next_offset
-from chalicelib.services.ports.content import CommentStore, Post, PostStore
-from chalicelib.services.ports.people import Group, User, UserReader
 
 
 def unknown_offset(offset: str | int) -> ValidationFailed:

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from chalicelib.domain.ports.people import ProfileItem, ProfileStore
 from chalicelib.errors import Conflict, NotFound, ValidationFailed
 from chalicelib.schemas.profile import (
     VISIBILITY_NAMES,
@@ -26,7 +27,6 @@ from chalicelib.schemas.profile import (
     SectionWithFields,
 )
 from chalicelib.schemas.profile_fields import DATA_MODELS, PARENT_TYPES, FieldData, FieldType
-from chalicelib.services.ports.people import ProfileItem, ProfileStore
 from chalicelib.services.profile_data import MANDATORY_FIELDS, guid_for, merge, settle_data
 
 

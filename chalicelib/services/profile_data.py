@@ -7,6 +7,7 @@ import functools
 import uuid
 from typing import Any
 
+from chalicelib.domain.ports.people import ProfileItem
 from chalicelib.errors import ValidationFailed
 from chalicelib.schemas.profile import FieldUpdate
 from chalicelib.schemas.profile_fields import (
@@ -17,7 +18,6 @@ from chalicelib.schemas.profile_fields import (
     Option,
     OptionIn,
 )
-from chalicelib.services.ports.people import ProfileItem
 
 # Stable GUIDs for what Agora defines itself (mandatory fields, country option keys): the same
 # country has the same key in every country list, on every installation.

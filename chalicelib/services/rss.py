@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from chalicelib.domain.ports.content import Post, PostStore
+from chalicelib.domain.ports.people import Group, User, UserReader
 from chalicelib.schemas.feed import FeedSettingsOut
-from chalicelib.services.ports.content import Post, PostStore
-from chalicelib.services.ports.people import Group, User, UserReader
 
 if TYPE_CHECKING:
     from chalicelib.services.feed import FeedService

@@ -15,8 +15,8 @@ from chalicelib.auth import (
     verify_password,
 )
 from chalicelib.clock import utc_now
+from chalicelib.domain.ports.people import GroupStore, LoginAttemptStore, UserStore
 from chalicelib.errors import FieldError, TooManyRequests, Unauthorized
-from chalicelib.services.ports.people import GroupStore, LoginAttemptStore, UserStore
 
 # One message for a wrong password and an unknown address: no account enumeration.
 WRONG_CREDENTIALS = "The email address or the password is wrong."

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from chalicelib.domain.ports.notify import SuppressionStore
 from chalicelib.logs import get_logger
 from chalicelib.schemas.common import AccessWarning
-from chalicelib.services.ports.notify import SuppressionStore
 
 log = get_logger("suppressions")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.domain.ports.content import DocumentStore
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.system_pages import (
     HomePageOut,
@@ -12,7 +13,6 @@ from chalicelib.schemas.system_pages import (
     PremiumPageUpdate,
     PrivateLandingPageOut,
 )
-from chalicelib.services.ports.content import DocumentStore
 
 SYSTEM_SCOPE = "system"
 HOME = "homePage"

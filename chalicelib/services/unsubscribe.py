@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import quote
 
+from chalicelib.domain.ports.content import PostStore
+from chalicelib.domain.ports.notify import NotificationStore, PendingDigestItems
+from chalicelib.domain.ports.people import GroupStore, UserReader
 from chalicelib.errors import ValidationFailed
-from chalicelib.services.ports.content import PostStore
-from chalicelib.services.ports.notify import NotificationStore, PendingDigestItems
-from chalicelib.services.ports.people import GroupStore, UserReader
 
 TOKEN_LIFETIME = timedelta(days=60)
 AUDIENCE = "agora:unsubscribe"

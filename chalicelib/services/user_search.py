@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.domain.ports.people import PeopleIndex, UserReader
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.sanitize import search_key
 from chalicelib.schemas.user_search import UserFound, UserSearchPage, UserSearchQuery
 from chalicelib.services.links import user_ref
 from chalicelib.services.paging import next_offset
-from chalicelib.services.ports.people import PeopleIndex, UserReader
 
 
 class UserSearchService:

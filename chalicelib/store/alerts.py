@@ -30,7 +30,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import error_code
-from chalicelib.services.ports.notify import NewAlert
+from chalicelib.domain.ports.notify import NewAlert
 from chalicelib.store.base import (
     UtcAttribute,
     conditionally,

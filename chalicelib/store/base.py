@@ -44,7 +44,7 @@ T = TypeVar("T")
 
 def nullable(attribute: Attribute[T]) -> Attribute[T | None]:
     """`attribute` (made with `null=True`) typed as holding None too: PynamoDB's stubs type every
-    attribute as never None, so a record would not match the Protocol it serves (services/ports).
+    attribute as never None, so a record would not match the Protocol it serves (domain/ports).
     """
     return cast(Attribute[T | None], attribute)
 

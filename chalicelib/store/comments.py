@@ -29,7 +29,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import cancellation_codes, is_cancelled_by_race
-from chalicelib.services.ports.content import CommentStore, UnapprovedListing
+from chalicelib.domain.ports.content import CommentStore, UnapprovedListing
 from chalicelib.store import cache, outbox
 from chalicelib.store.base import (
     UtcAttribute,

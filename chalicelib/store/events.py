@@ -28,8 +28,8 @@ from pynamodb.exceptions import TransactWriteError
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
+from chalicelib.domain.ports.content import EventListing, EventStore
 from chalicelib.errors import Conflict
-from chalicelib.services.ports.content import EventListing, EventStore
 from chalicelib.store import cache, outbox
 from chalicelib.store.base import (
     UtcAttribute,

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
 from pynamodb.models import Model
 
-from chalicelib.services.ports.people import LoginAttemptStore, SignInAttempt
+from chalicelib.domain.ports.people import LoginAttemptStore, SignInAttempt
 from chalicelib.store.base import register, table_meta
 
 

@@ -29,7 +29,7 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, LocalSecondary
 from pynamodb.models import Model
 
 from chalicelib.domain.mail_status import MailStatus, listed
-from chalicelib.services.ports.mail import (
+from chalicelib.domain.ports.mail import (
     Fail,
     Finish,
     LogEntry,
@@ -148,7 +148,7 @@ class MailRepository:
         except MailRecord.DoesNotExist:
             return None
 
-    # --- the log's steps (services/ports/mail.py): what happened to a mail, as records ----------
+    # --- the log's steps (domain/ports/mail.py): what happened to a mail, as records ----------
 
     def record(self, mailbox: str, account: str, steps: Sequence[Step]) -> None:
         """Apply the steps to their entries and write entries and markers in one batch (in

@@ -22,7 +22,7 @@ from pynamodb.expressions.update import Action
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from chalicelib.services.ports.notify import NotificationStore, SubscriptionChange
+from chalicelib.domain.ports.notify import NotificationStore, SubscriptionChange
 from chalicelib.store.base import UtcAttribute, index_meta, nullable, register, table_meta
 
 DIGEST_KEY = "digest"

@@ -229,3 +229,27 @@ def test_routing_modules_have_the_tighter_limit():
 
 def test_no_module_is_over_its_line_limit():
     assert _too_long() == {}
+
+
+# Issue 39: the vocabulary every layer shares (domain events, mail statuses, letters, the ports'
+# shapes) lives below the store, in chalicelib.domain; a write's domain events are handed down.
+LAYERS = (
+    "chalicelib.store",
+    "chalicelib.mail",
+    "chalicelib.services",
+    "chalicelib.api",
+    "chalicelib.jobs",
+)
+
+
+def test_the_store_and_the_mail_never_import_services():
+    """The store and the mail take the shared vocabulary from chalicelib.domain, never from a
+    service: every import points down."""
+    offenders = _importers("chalicelib.store", ("chalicelib.services",))
+    offenders += _importers("chalicelib.mail", ("chalicelib.services",))
+    assert offenders == []
+
+
+def test_the_domain_imports_no_layer():
+    assert len([n for n in _modules() if n.startswith("chalicelib.domain.")]) >= 3
+    assert _importers("chalicelib.domain", LAYERS) == []

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from chalicelib.domain.ports.mail import Quarantine, Skip
 from chalicelib.services.mail_chunk import (
     EXHAUSTED,
     FRESH,
@@ -19,7 +20,6 @@ from chalicelib.services.mail_chunk import (
     split_repeats,
     verdict,
 )
-from chalicelib.services.ports.mail import Quarantine, Skip
 
 pytestmark = pytest.mark.fast
 

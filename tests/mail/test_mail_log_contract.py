@@ -1,4 +1,4 @@
-"""The mail log's steps (services/ports/mail.py), one set of tests run on the fake the fast tests
+"""The mail log's steps (domain/ports/mail.py), one set of tests run on the fake the fast tests
 use (tests/support/mail_fakes.py) and on the DynamoDB repository (store/mail.py, moto): the fake
 answers what the store answers."""
 
@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from chalicelib.services.ports.mail import Fail, Finish, Marker, Quarantine, Reserve, Skip
+from chalicelib.domain.ports.mail import Fail, Finish, Marker, Quarantine, Reserve, Skip
 from tests.support.mail_fakes import FakeMailLog
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)

@@ -12,14 +12,14 @@ import itertools
 from datetime import datetime, timedelta
 from typing import Any
 
-from chalicelib.services.ports.content import (
+from chalicelib.domain.ports.content import (
     CommentStore,
     EventListing,
     EventStore,
     UnapprovedListing,
 )
-from chalicelib.services.ports.notify import NotificationStore, SubscriptionChange
-from chalicelib.services.ports.people import LoginAttemptStore, SignInAttempt
+from chalicelib.domain.ports.notify import NotificationStore, SubscriptionChange
+from chalicelib.domain.ports.people import LoginAttemptStore, SignInAttempt
 from chalicelib.store.profile import STRUCTURE, StaleStructure
 
 

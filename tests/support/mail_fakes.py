@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chalicelib.domain.letters import Letter
-from chalicelib.services.ports.mail import (
+from chalicelib.domain.ports.mail import (
     Fail,
     Finish,
     LogEntry,
@@ -21,7 +21,7 @@ from chalicelib.services.ports.mail import (
     Skip,
     Step,
 )
-from chalicelib.services.ports.notify import NewAlert, SubscriptionChange
+from chalicelib.domain.ports.notify import NewAlert, SubscriptionChange
 from tests.support.fakes import (
     FakeGroupRepository,
     FakeNotificationRepository,

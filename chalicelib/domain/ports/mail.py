@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple, Protocol
 
-from chalicelib.services.ports.content import CommentReader
-from chalicelib.services.ports.people import GroupReader
+from chalicelib.domain.ports.content import CommentReader
+from chalicelib.domain.ports.people import GroupReader
 
 # --- records, as the services read them ---------------------------------------------------------
 

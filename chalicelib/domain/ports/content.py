@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from chalicelib.services.ports.people import Group, User
+from chalicelib.domain.ports.people import Group, User
 
 # --- documents (feed, newsletter, group email, system pages) --------------------------------------
 
