@@ -21,8 +21,11 @@ from chalicelib.schemas.fixture import (
     FixturePost,
     FixtureUser,
 )
-from chalicelib.services.fixture_rules import (  # the loader's errors, for its callers too
+from chalicelib.services.fixture_references import (  # the loader's errors, for its callers
     FixtureError,
+    StoredCommunity,
+)
+from chalicelib.services.fixture_rules import (  # the loader's errors, for its callers too
     FixtureInvalid,
     stored_community,
     validate_fixture,
@@ -137,17 +140,7 @@ class FixtureService:
         self.store.write_posts(posts)
         written("posts", len(posts))
 
-        # A comment may be on a stored post, by a stored user.
-        groups_of_posts = {**stored.posts, **{p["id"]: p["group_id"] for p in posts}}
-        aliases = {
-            **{user_id: alias for user_id, (_, alias) in stored.users.items()},
-            **{u.id: u.alias for u in fixture.users},
-        }
-        comments = [self._comment(c, groups_of_posts, aliases) for c in fixture.comments]
-        self.store.write_comments(comments)
-        self.store.recount_comments(sorted(reloaded | {c["post_id"] for c in comments}))
-        if comments:
-            self.store.raise_counter("comments", max(c["id"] for c in comments))
+        comments = self._load_comments(fixture, stored, posts, reloaded)
         written("comments", len(comments))
 
         events = [self._event(e) for e in fixture.events]
@@ -161,12 +154,37 @@ class FixtureService:
         self.store.write_players(fixture.players)
         written("players", len(fixture.players))
         if fixture.home_page is not None:
-            from chalicelib.services.system_pages import HOME, SYSTEM_SCOPE
-
-            content = clean_html(fixture.home_page.content)
-            self.store.write_document(SYSTEM_SCOPE, HOME, {"content": content})
+            self._load_home_page(fixture.home_page)
             written("home page", 1)
         return report
+
+    def _load_comments(
+        self,
+        fixture: Fixture,
+        stored: StoredCommunity,
+        posts: list[dict[str, Any]],
+        reloaded: set[str],
+    ) -> list[dict[str, Any]]:
+        """Write the file's comments, recount the posts they are on (and the reloaded ones) and
+        raise the comment counter past them."""
+        # A comment may be on a stored post, by a stored user.
+        groups_of_posts = {**stored.posts, **{p["id"]: p["group_id"] for p in posts}}
+        aliases = {
+            **{user_id: alias for user_id, (_, alias) in stored.users.items()},
+            **{u.id: u.alias for u in fixture.users},
+        }
+        comments = [self._comment(c, groups_of_posts, aliases) for c in fixture.comments]
+        self.store.write_comments(comments)
+        self.store.recount_comments(sorted(reloaded | {c["post_id"] for c in comments}))
+        if comments:
+            self.store.raise_counter("comments", max(c["id"] for c in comments))
+        return comments
+
+    def _load_home_page(self, home_page: Any) -> None:
+        from chalicelib.services.system_pages import HOME, SYSTEM_SCOPE
+
+        content = clean_html(home_page.content)
+        self.store.write_document(SYSTEM_SCOPE, HOME, {"content": content})
 
     @staticmethod
     def _group(g: Any) -> dict[str, Any]:
