@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from chalicelib.auth import hash_password, verify_password
 from chalicelib.domain.ports.people import GroupStore, UserStore
@@ -78,43 +79,18 @@ class AdministratorService:
     ) -> AdministratorResult:
         address = _email(email)
         display_name = None if alias is None else _alias(alias)
-        if len(password) < MIN_PASSWORD_LENGTH:
-            raise ValidationFailed.one(
-                "password", "", f"must be at least {MIN_PASSWORD_LENGTH} characters"
-            )
-        if group_id is None:
-            group_id = self.groups.root_id()
-            if group_id is None:
-                raise ValidationFailed.one(
-                    "groupId",
-                    "",
-                    "there is no root group yet: load the community first "
-                    "(python -m chalicelib.cli load FILE)",
-                )
-        elif self.groups.get(group_id) is None:
-            raise NotFound("groupId", group_id, "group")
-
+        _check_password(password)
+        group_id = self._group(group_id)
         user = self.users.by_email(address)
         created = user is None
         if user is None:
-            local = address.split("@", 1)[0]
-            user = self.users.new(
-                id=str(uuid.uuid4()),
-                alias=display_name or local,
-                email=address,
-                email_lower=address.lower(),
-                slug=slugify(display_name or local, "administrator"),
-                memberships={},
-            )
-        memberships = dict(user.memberships or {})
-        promoted = not created and memberships.get(group_id) != "administrator"
-        # A password that already verifies keeps its hash: a second run writes nothing.
-        password_changed = not created and not verify_password(user.password_hash, password)
-        alias_changed = False
-        if not created and display_name is not None and user.alias != display_name:
+            user = self._new_user(address, display_name)
+        promoted, password_changed = _changes(user, group_id, password, created=created)
+        alias_changed = not created and display_name is not None and user.alias != display_name
+        if alias_changed:
             user.alias = display_name
-            alias_changed = True
         if created or promoted or password_changed or alias_changed:
+            memberships = dict(user.memberships or {})
             memberships[group_id] = "administrator"
             user.memberships = memberships
             if created or password_changed:
@@ -126,3 +102,46 @@ class AdministratorService:
         return AdministratorResult(
             user.id, group_id, created, promoted, password_changed, user.alias, alias_changed
         )
+
+    def _group(self, group_id: str | None) -> str:
+        """The group named, which must exist; else the root group, which must exist too."""
+        if group_id is not None:
+            if self.groups.get(group_id) is None:
+                raise NotFound("groupId", group_id, "group")
+            return group_id
+        root_id = self.groups.root_id()
+        if root_id is None:
+            raise ValidationFailed.one(
+                "groupId",
+                "",
+                "there is no root group yet: load the community first "
+                "(python -m chalicelib.cli load FILE)",
+            )
+        return root_id
+
+    def _new_user(self, address: str, display_name: str | None) -> Any:
+        local = address.split("@", 1)[0]
+        return self.users.new(
+            id=str(uuid.uuid4()),
+            alias=display_name or local,
+            email=address,
+            email_lower=address.lower(),
+            slug=slugify(display_name or local, "administrator"),
+            memberships={},
+        )
+
+
+def _check_password(password: str) -> None:
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise ValidationFailed.one(
+            "password", "", f"must be at least {MIN_PASSWORD_LENGTH} characters"
+        )
+
+
+def _changes(user: Any, group_id: str, password: str, *, created: bool) -> tuple[bool, bool]:
+    """(promoted, password changed) of an account that stands: a password that already
+    verifies keeps its hash, so a second run writes nothing. A new account is neither."""
+    if created:
+        return False, False
+    promoted = dict(user.memberships or {}).get(group_id) != "administrator"
+    return promoted, not verify_password(user.password_hash, password)
