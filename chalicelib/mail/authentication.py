@@ -299,32 +299,7 @@ class SenderVerifier:
     def policy(self, domain: str) -> DmarcPolicy | None:
         """The DMARC policy that applies to `domain`, or None when none is published."""
         domain = _clean(domain)
-        by_list = organisational_domain(domain)
-        tags: dict[str, str] = {}
-        chosen: tuple[str, DmarcRecord] | None = None
-        for name in policy_names(domain):
-            above = not _within(name, by_list)  # a public suffix: only a PSD record applies
-            if above and chosen is not None:
-                break
-            answers = self.lookup(f"_dmarc.{name}") or []
-            records = [
-                text
-                for text in (answer.decode("utf-8", "replace").strip() for answer in answers)
-                if text[:8].replace(" ", "").upper().startswith("V=DMARC1")
-            ]
-            if not records:
-                continue
-            record = parse_dmarc_record(records[0]) if len(records) == 1 else None
-            if record is None:
-                if chosen is None and not above:
-                    return None  # RFC 7489 §6.6.3: several records, or a bad one, mean none
-                continue
-            if record.psd != "u":
-                tags[name] = record.psd
-            if chosen is None and (not above or record.psd == "y"):
-                chosen = (name, record)
-                if above:
-                    break
+        chosen, tags = self._published(domain)
         if chosen is None:
             return None
         name, record = chosen
@@ -338,6 +313,41 @@ class SenderVerifier:
             organisation=organisational_domain(domain, tags),
             psd_tags=tuple(sorted(tags.items())),
         )
+
+    def _published(self, domain: str) -> tuple[tuple[str, DmarcRecord] | None, dict[str, str]]:
+        """(the name and DMARC record that apply to `domain`, or None; the PSD tags published on
+        the way up), asking from `domain` up to its public suffix."""
+        by_list = organisational_domain(domain)
+        tags: dict[str, str] = {}
+        chosen: tuple[str, DmarcRecord] | None = None
+        for name in policy_names(domain):
+            above = not _within(name, by_list)  # a public suffix: only a PSD record applies
+            if above and chosen is not None:
+                break
+            records = self._dmarc_records(name)
+            if not records:
+                continue
+            record = parse_dmarc_record(records[0]) if len(records) == 1 else None
+            if record is None:
+                if chosen is None and not above:
+                    return None, tags  # RFC 7489 §6.6.3: several records, or a bad one, mean none
+                continue
+            if record.psd != "u":
+                tags[name] = record.psd
+            if chosen is None and (not above or record.psd == "y"):
+                chosen = (name, record)
+                if above:
+                    break
+        return chosen, tags
+
+    def _dmarc_records(self, name: str) -> list[str]:
+        """The DMARC records `_dmarc.<name>` publishes (its other TXT answers left out)."""
+        answers = self.lookup(f"_dmarc.{name}") or []
+        return [
+            text
+            for text in (answer.decode("utf-8", "replace").strip() for answer in answers)
+            if text[:8].replace(" ", "").upper().startswith("V=DMARC1")
+        ]
 
     def _dkim(
         self, raw: bytes, domain: str, policy: DmarcPolicy | None

@@ -5,7 +5,7 @@ attachments, and a forwarded mail's text when the sender wrote none."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email import policy
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
@@ -125,19 +125,32 @@ def body_parts(message: Message) -> Body:
     Attached mails (message/*) are not opened here: their text is not the sender's text
     (`forwarded_body` reads a forwarded one when the sender wrote nothing else).
     """
-    text_parts: list[str] = []
-    html_parts: list[str] = []
-    attachments: list[Attachment] = []
-    forwarded: list[tuple[Attachment, Message]] = []
-    undecodable: list[str] = []
-    binary: list[str] = []
+    found = _BodyWalk()
+    found.visit(message)
+    if found.undecodable and not found.text_parts and not found.html_parts:
+        raise MailParseError("its text cannot be decoded (broken base64)")
+    return Body(
+        found.text_parts, found.html_parts, found.attachments, found.forwarded, found.binary
+    )
 
-    def visit(part: Message) -> None:
+
+@dataclass
+class _BodyWalk:
+    """What `body_parts` finds, part by part."""
+
+    text_parts: list[str] = field(default_factory=list)
+    html_parts: list[str] = field(default_factory=list)
+    attachments: list[Attachment] = field(default_factory=list)
+    forwarded: list[tuple[Attachment, Message]] = field(default_factory=list)
+    undecodable: list[str] = field(default_factory=list)
+    binary: list[str] = field(default_factory=list)
+
+    def visit(self, part: Message) -> None:
         content_type = part.get_content_type()
         if part.is_multipart() and not content_type.startswith("message/"):
             for child in part.get_payload():
                 if isinstance(child, Message):
-                    visit(child)
+                    self.visit(child)
             return
         filename = _filename(part)
         is_attachment = part.get_content_disposition() == "attachment" or filename is not None
@@ -147,28 +160,28 @@ def body_parts(message: Message) -> Body:
             _check_lost_boundary(part)
             content_type = "text/plain"
         if content_type in ("text/plain", "text/html") and not is_attachment:
-            decoded = decoded_text(part)
-            if decoded is None:
-                undecodable.append(content_type)
-                return
-            if decoded is BINARY:
-                binary.append(content_type)
-                return
-            (text_parts if content_type == "text/plain" else html_parts).append(decoded)
-            return
+            self._text(part, content_type)
+        else:
+            self._attachment(part, filename, content_type)
+
+    def _text(self, part: Message, content_type: str) -> None:
+        decoded = decoded_text(part)
+        if decoded is None:
+            self.undecodable.append(content_type)
+        elif decoded is BINARY:
+            self.binary.append(content_type)
+        else:
+            (self.text_parts if content_type == "text/plain" else self.html_parts).append(decoded)
+
+    def _attachment(self, part: Message, filename: str | None, content_type: str) -> None:
         attachment = Attachment(
             filename=filename, content_type=content_type, size=_payload_size(part)
         )
-        attachments.append(attachment)
+        self.attachments.append(attachment)
         if content_type == "message/rfc822":
             inner = part.get_payload()
             if isinstance(inner, list) and inner and isinstance(inner[0], Message):
-                forwarded.append((attachment, inner[0]))
-
-    visit(message)
-    if undecodable and not text_parts and not html_parts:
-        raise MailParseError("its text cannot be decoded (broken base64)")
-    return Body(text_parts, html_parts, attachments, forwarded, binary)
+                self.forwarded.append((attachment, inner[0]))
 
 
 def forwarded_body(forwarded: tuple[Attachment, Message]) -> tuple[Attachment, str, str]:
