@@ -191,6 +191,20 @@ class DigestService:
             # Nothing the user may still see: the taken items are dropped, the day stays free.
             self.digests.release_day(user_id, day)
             return False
+        self._send(user_id, user, day, entries, taken, now)
+        return True
+
+    def _send(
+        self,
+        user_id: str,
+        user: Any,
+        day: str,
+        entries: list[DigestEntry],
+        taken: list[Any],
+        now: datetime,
+    ) -> None:
+        """Send the digest of the taken items; when the mail fails they are put back and the
+        day is freed, and the failure is raised."""
         type_id = self.notifications.digest_type(user_id) or SUMMARY
         root_id = self.groups.root_id()
         sender = (self.groups.get(root_id) if root_id else None) or self.groups.get(
@@ -210,7 +224,6 @@ class DigestService:
             self.digests.release_day(user_id, day)
             raise
         self.digests.finish_day(user_id, day, len(entries), message_id)
-        return True
 
     def _visible_entries(self, user: Any, taken: list[Any]) -> list[DigestEntry]:
         """The items whose post or comment still exists in a group the user may enter."""
