@@ -59,20 +59,5 @@ def test_the_measure_sees_methods_and_closures():
     assert over_limit(source, limit=16) == {}
 
 
-# Until issue 39 is finished: what is left above the limit (the test fails once they are gone).
-REMAINING = {
-    "chalicelib/mail/authentication.py:SenderVerifier.policy",
-    "chalicelib/mail/mime.py:body_parts.visit",
-    "chalicelib/services/administrators.py:AdministratorService.create_or_promote",
-    "chalicelib/services/digests.py:DigestService.send_one",
-    "chalicelib/services/fixture.py:_reference_errors",
-}
-
-
-@pytest.mark.xfail(strict=True, reason=f"still above {LIMIT}: {sorted(REMAINING)}")
 def test_no_function_in_chalicelib_is_above_the_limit():
     assert _offenders() == {}
-
-
-def test_nothing_but_the_known_offenders_is_above_the_limit():
-    assert set(_offenders()) <= REMAINING
