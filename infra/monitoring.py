@@ -17,6 +17,7 @@ from infra.operations import (
     FUNCTIONS,
     METRICS_NAMESPACE,
     SERVICE_DIMENSIONS,
+    agora_metric,
     alarm_metric,
     queued_messages,
     version_dimensions,
@@ -127,12 +128,7 @@ def digest_alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
             "limit. Their items go in the next day's digest. More members with digests than "
             "AGORA_MAIL_SEND_RATE sends in a day, or deliver-digests failing (see its errors "
             "alarm): ask AWS for a higher SES sending rate and raise AGORA_MAIL_SEND_RATE.",
-            alarm_metric(
-                f"{prefix}-digests-left-over",
-                METRICS_NAMESPACE,
-                "DigestsLeftOver",
-                {"Stage": prefix},
-            ),
+            agora_metric(f"{prefix}-digests-left-over", "DigestsLeftOver", {"Stage": prefix}),
             Period=3600,
         ),
         "DigestDeadLettersAlarm": _alarm(

@@ -294,7 +294,11 @@ def mailboxes_failing_alarm(prefix: str) -> dict[str, Any]:
                 "Metric": {
                     "Namespace": METRICS_NAMESPACE,
                     "MetricName": name,
-                    "Dimensions": [{"Name": "Stage", "Value": prefix}],
+                    # Powertools adds the service's dimension to every metric (agora_metric).
+                    "Dimensions": [
+                        {"Name": name, "Value": value}
+                        for name, value in {"Stage": prefix, **SERVICE_DIMENSIONS}.items()
+                    ],
                 },
                 "Period": 900,
                 "Stat": stat_name,

@@ -285,7 +285,7 @@ def check_created(aws, expanded: dict, skipped: dict[str, str]) -> None:
     resources = expanded["Resources"]
     functions = [n for n, r in resources.items() if r["Type"] == "AWS::Lambda::Function"]
     made = {f["FunctionName"] for f in aws("lambda").list_functions()["Functions"]}
-    assert len(made) == len(functions) == 10  # app.py's 9 (migrate too) and the PreTraffic hook
+    assert len(made) == len(functions) == 11  # the API, the 9 jobs of app.py (migrate, deliver-digests) and the PreTraffic hook
     mappings = aws("lambda").list_event_source_mappings()["EventSourceMappings"]
     queues = {
         m["EventSourceArn"].rsplit(":", 1)[1]: m for m in mappings if ":sqs:" in m["EventSourceArn"]
@@ -293,6 +293,7 @@ def check_created(aws, expanded: dict, skipped: dict[str, str]) -> None:
     streams = [m["EventSourceArn"] for m in mappings if ":dynamodb:" in m["EventSourceArn"]]
     assert [arn.split("/")[1] for arn in streams] == ["agora-dev-outbox"]
     assert set(queues) == {
+        "agora-dev-digest-jobs",
         "agora-dev-mailbox-jobs",
         "agora-dev-notification-jobs",
         "agora-dev-ses-feedback",
@@ -847,7 +848,7 @@ def test_prod_template_sees_silent_failures_and_keeps_its_data():
         path.read_text() for path in (REPO_ROOT / ".chalice").glob("policy-*.json")
     )
     policies = {n: r for n, r in resources.items() if n.endswith("LogsPolicy")}
-    assert len(policies) == 10
+    assert len(policies) == 11
     for name, policy in policies.items():
         [statement] = policy["Properties"]["PolicyDocument"]["Statement"]
         role = name.removesuffix("LogsPolicy")

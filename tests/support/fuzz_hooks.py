@@ -26,7 +26,8 @@ Rule = tuple[str, str]
 UNKNOWN_OFFSET: Rule = (
     "offset",
     r"no \w+( of this group)? has this id|is not the id of an alert of this user"
-    r"|this comment has never been (in the deleted list|reported)",
+    r"|this comment has never been (in the deleted list|reported)"
+    r"|the search's list holds no user with this id",
 )
 # The paged lists (CONTRACT §7), and marking alerts read, which answers the first page.
 PAGED_LISTS = (
@@ -37,6 +38,7 @@ PAGED_LISTS = (
     "GET /api/v1/en_US/connector/email-to-post/{groupId}/log",
     "GET /api/v1/en_US/event/list/expired/{groupId}",
     "GET /api/v1/en_US/event/list/upcoming/{groupId}",
+    "GET /api/v1/en_US/group/list",
     "GET /api/v1/en_US/post/list/{groupId}",
     "GET /api/v1/en_US/post/{postId}/comments",
     "GET /api/v1/en_US/user/search",
