@@ -285,7 +285,9 @@ def check_created(aws, expanded: dict, skipped: dict[str, str]) -> None:
     resources = expanded["Resources"]
     functions = [n for n, r in resources.items() if r["Type"] == "AWS::Lambda::Function"]
     made = {f["FunctionName"] for f in aws("lambda").list_functions()["Functions"]}
-    assert len(made) == len(functions) == 11  # the API, the 9 jobs of app.py (migrate, deliver-digests) and the PreTraffic hook
+    assert (
+        len(made) == len(functions) == 11
+    )  # the API, the 9 jobs of app.py (migrate, deliver-digests) and the PreTraffic hook
     mappings = aws("lambda").list_event_source_mappings()["EventSourceMappings"]
     queues = {
         m["EventSourceArn"].rsplit(":", 1)[1]: m for m in mappings if ":sqs:" in m["EventSourceArn"]
@@ -483,7 +485,7 @@ def check_job_functions(endpoint: str, packaged: dict, mailbox) -> None:
     def email(name: str) -> str:
         return f"{name}@agora.example"
 
-    for logical in ("APIHandler", "DrainOutbox", "DeliverNotifications", "SendDigests"):
+    for logical in ("APIHandler", "DrainOutbox", "DeliverNotifications", "DeliverDigests"):
         variables = packaged["Resources"][logical]["Properties"]["Environment"]["Variables"]
         assert variables["AGORA_TOKEN_SECRET"] == "secretsmanager:agora-dev-token-secret"
     # moto's CloudFormation cannot make a Secrets Manager secret: made here as the stack makes it.
@@ -501,7 +503,14 @@ def check_job_functions(endpoint: str, packaged: dict, mailbox) -> None:
         packaged, "APIHandler", endpoint, "setup", str(mailbox.server.pop3_port), mailbox.user,
         mailbox.password, network=loopback_mail,
     )  # fmt: skip
-    mailbox.deliver(mail("gus@agora.example", "Seedlings", "Tomato seedlings to give away."))
+    # Gus's mail is signed by his domain (the template verifies DKIM, and holds what no
+    # signature vouches for: AGORA_MAIL_UNVERIFIED's default).
+    from tests.support.dkim_signing import SELECTOR, dkim_record, signed
+
+    seedlings = mail("gus@agora.example", "Seedlings", "Tomato seedlings to give away.")
+    mailbox.deliver(
+        signed(seedlings.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"), "agora.example")
+    )
     before = len(sent_mail())
 
     # Mail in: the schedule queues the mailbox, the SQS function polls it and tells Sam at once.
@@ -515,11 +524,11 @@ def check_job_functions(endpoint: str, packaged: dict, mailbox) -> None:
     url = sqs.get_queue_url(QueueName="agora-dev-mailbox-jobs")["QueueUrl"]
     [message] = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
     # The template has the poll check DKIM and DMARC itself (AGORA_MAIL_AUTH=verify): the
-    # network's resolver here knows agora.example publishes no DMARC policy, so Gus's mail is
-    # accepted (and its log entry says so).
+    # network's resolver here knows agora.example's DKIM key and that it publishes no DMARC
+    # policy, so Gus's signed mail is accepted.
     from tests.support.dns_server import DnsServer
 
-    with DnsServer() as resolver:
+    with DnsServer({f"{SELECTOR}._domainkey.agora.example": [dkim_record()]}) as resolver:
         polled = run_function(
             packaged, "PollMailbox", endpoint, "invoke",
             sqs_event("agora-dev-mailbox-jobs", [message["Body"]]),
@@ -541,9 +550,16 @@ def check_job_functions(endpoint: str, packaged: dict, mailbox) -> None:
     assert json.loads(delivered) == {"batchItemFailures": []}
     assert recipients(sent_mail()[before:]) == [email("mia"), email("sam")]
 
-    # The daily digest: Pat's queued item.
-    digests = run_function(packaged, "SendDigests", endpoint, "invoke", scheduled_event("digest"))
-    assert json.loads(digests)["sent"] == 1
+    # The daily digest: the schedule queues Pat's batch, deliver-digests sends it.
+    queued = run_function(packaged, "SendDigests", endpoint, "invoke", scheduled_event("digest"))
+    assert json.loads(queued) == {"recipients": 1, "batches": 1}
+    digest_queue = sqs.get_queue_url(QueueName="agora-dev-digest-jobs")["QueueUrl"]
+    [batch] = sqs.receive_message(QueueUrl=digest_queue, MaxNumberOfMessages=10)["Messages"]
+    digests = run_function(
+        packaged, "DeliverDigests", endpoint, "invoke",
+        sqs_event("agora-dev-digest-jobs", [batch["Body"]]),
+    )  # fmt: skip
+    assert json.loads(digests) == {"batchItemFailures": []}
     assert recipients(sent_mail()[before:]) == [email("mia"), email("pat"), email("sam")]
 
     # SES feedback: a permanent bounce of Rita's address, and one body that is not SES's.

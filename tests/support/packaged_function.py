@@ -69,7 +69,10 @@ def setup(pop3_port: int, user: str, password: str) -> None:
             "deleteProcessed": True,
         }
     )
-    deps.mailbox_settings_service().update_email_to_post(group, update, USERS["gus"])
+    settings = deps.mailbox_settings_service()
+    settings.update_email_to_post(group, update, USERS["gus"])
+    # Saved settings are due in 5 minutes; the test's schedule runs now, as after "poll now".
+    settings.poll_email_to_post(group)
     subscribe(USERS["sam"], "group", GARDENING, 1, email=INSTANT)
     subscribe(USERS["pat"], "group", GARDENING, 1, email=DIGEST)
 
