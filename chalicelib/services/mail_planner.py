@@ -142,11 +142,9 @@ class MailPlanner:
             group = self._group(post.group_id)
             if group is None:
                 continue
-            if named.comment_id is None:
-                return group, post, 0
-            comment = self.comments.get(named.comment_id)
-            if comment is not None and comment.post_id == post.id and not comment.is_deleted:
-                return group, post, int(comment.id)
+            parent = self._parent_comment(post, named.comment_id)
+            if parent is not None:
+                return group, post, parent
         return None
 
     def find_permalink(self, subject: str) -> tuple[Any, Any, int] | None:
@@ -157,9 +155,17 @@ class MailPlanner:
             post = self.posts.by_slug(group.id, link.post_slug) if group else None
             if post is None:
                 continue
-            if link.comment_id is None:
-                return group, post, 0
-            comment = self.comments.get(link.comment_id)
-            if comment is not None and comment.post_id == post.id and not comment.is_deleted:
-                return group, post, int(comment.id)
+            parent = self._parent_comment(post, link.comment_id)
+            if parent is not None:
+                return group, post, parent
+        return None
+
+    def _parent_comment(self, post: Any, comment_id: int | None) -> int | None:
+        """The comment a reply answers: 0 for the post itself, the id of a live comment of that
+        post, or None when the named comment is not one (the caller tries the next name)."""
+        if comment_id is None:
+            return 0
+        comment = self.comments.get(comment_id)
+        if comment is not None and comment.post_id == post.id and not comment.is_deleted:
+            return int(comment.id)
         return None

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 
-from tests.fixtures import new_id
+from tests.support.seeding import seed_mail_log_statuses
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 # Every tenth entry is rejected, one in twenty failed (interrupted or quarantined), the rest posted.
@@ -15,29 +15,7 @@ STATUSES = ["rejected"] + ["posted"] * 8 + ["processing", "posted"] * 5 + ["quar
 
 def seed(mailbox: str, count: int) -> dict[str, str]:
     """`count` log entries, newest first by index; answers entry id → stored status."""
-    from chalicelib.store.mail import MailRepository
-
-    mail = MailRepository()
-    statuses: dict[str, str] = {}
-    records = []
-    for index in range(count):
-        entry_id = new_id()
-        status = STATUSES[index % len(STATUSES)]
-        records.append(
-            mail.new_entry(
-                mailbox,
-                entry_id,
-                T0 - timedelta(seconds=index),
-                message_id=f"{index}@example.org",
-                sender="someone@example.org",
-                subject=f"Mail {index}",
-                status=status,
-                reason="test",
-            )
-        )
-        statuses[entry_id] = status
-    mail.write_all(records)
-    return statuses
+    return seed_mail_log_statuses(mailbox, count, STATUSES, newest=T0)[1]
 
 
 @pytest.fixture

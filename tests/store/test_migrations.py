@@ -3,11 +3,11 @@ resume where a run stopped, and a second run changes nothing."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 
-from tests.fixtures import new_id
+from tests.support.seeding import seed_mail_log_statuses
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 STATUSES = ["posted", "rejected", "ignored", "processing", "quarantined", "commented", "failed"]
@@ -15,28 +15,9 @@ STATUSES = ["posted", "rejected", "ignored", "processing", "quarantined", "comme
 
 def old_entries(mailbox: str, count: int) -> dict[str, str]:
     """Log entries as the code before the `?status=` index wrote them: without its hash key."""
-    from chalicelib.store.mail import MailRecord, MailRepository
+    from chalicelib.store.mail import MailRecord
 
-    mail = MailRepository()
-    statuses = {}
-    records = []
-    for index in range(count):
-        entry_id = new_id()
-        status = STATUSES[index % len(STATUSES)]
-        records.append(
-            mail.new_entry(
-                mailbox,
-                entry_id,
-                T0 - timedelta(seconds=index),
-                message_id=f"{index}@example.org",
-                sender="someone@example.org",
-                subject=f"Mail {index}",
-                status=status,
-                reason="test",
-            )
-        )
-        statuses[entry_id] = status
-    mail.write_all(records)
+    records, statuses = seed_mail_log_statuses(mailbox, count, STATUSES, newest=T0)
     for record in records:
         record.update(actions=[MailRecord.status_mailbox.remove()])
     return statuses

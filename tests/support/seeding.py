@@ -79,3 +79,33 @@ def seed_mail_log(
         mail.save_entry(record)
         entries.append(entry_id)
     return entries
+
+
+def seed_mail_log_statuses(
+    mailbox: str, count: int, statuses: Sequence[str], *, newest: datetime
+) -> tuple[list[Any], dict[str, str]]:
+    """`count` log entries of `mailbox`, a second apart from `newest`, their statuses taken from
+    `statuses` in turn; answers the records written and entry id → stored status."""
+    from chalicelib.store.mail import MailRepository
+
+    mail = MailRepository()
+    records = []
+    written: dict[str, str] = {}
+    for index in range(count):
+        entry_id = str(uuid.uuid4())
+        status = statuses[index % len(statuses)]
+        records.append(
+            mail.new_entry(
+                mailbox,
+                entry_id,
+                newest - timedelta(seconds=index),
+                message_id=f"{index}@example.org",
+                sender="someone@example.org",
+                subject=f"Mail {index}",
+                status=status,
+                reason="test",
+            )
+        )
+        written[entry_id] = status
+    mail.write_all(records)
+    return records, written
