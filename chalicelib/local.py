@@ -12,7 +12,6 @@ import json
 import os
 import re
 import secrets
-import signal
 import socket
 import sys
 import threading
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from chalicelib import deps
-from chalicelib.local_lifecycle import STOP_SIGNALS, Intake, Scheduler, orderly_stop
+from chalicelib.local_lifecycle import Intake, Scheduler, StopRequest, orderly_stop
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 DEMO_FIXTURE = PROJECT_DIR / "demo" / "community.json"
@@ -375,9 +374,8 @@ def main(argv: list[str] | None = None) -> int:
     # remembered, so that no exception lands in the middle of a save or a job. SIGINT too,
     # explicitly: a process started in the background by a non-interactive shell (a CI runner, a
     # supervisor) inherits SIGINT ignored, and Ctrl-C to the process group would stop nothing.
-    stop_requested = threading.Event()
-    for number in STOP_SIGNALS:
-        signal.signal(number, lambda *_: stop_requested.set())
+    stop_request = StopRequest()
+    stop_request.install()
     intake = Intake()
     try:
         server = local_server("127.0.0.1", settings.port, intake)
@@ -411,9 +409,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"root administrator: {credentials[0]} / {credentials[1]}")
     print("Ctrl-C stops everything.", flush=True)
 
-    # A short wait in a loop: the main thread runs the signal handler between two waits.
-    while not stop_requested.wait(0.5):
-        pass
+    stop_request.wait()
     orderly_stop(snapshot, saver, intake, scheduler, server, aws_server)
     return 0
 

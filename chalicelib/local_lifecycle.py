@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -93,6 +94,32 @@ class Intake:
 # The signals that stop make run: Ctrl-C (SIGINT to the process group) and `kill` (SIGTERM, which
 # make passes on to Agora as well: a stop often brings two).
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class StopRequest:
+    """Remembers that a stop signal came, and lets the main thread wait for it.
+
+    The handler only sets a flag. A Python signal handler runs in the main thread between two
+    bytecodes, possibly while that thread holds a lock (a `threading.Event`'s own, inside its
+    `wait`); a handler that takes the same lock waits for itself for ever. A burst of signals
+    (make passing a SIGTERM on, then Ctrl-C) did exactly that with `Event.set` as the handler."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def install(self) -> None:
+        for number in STOP_SIGNALS:
+            signal.signal(number, self._remember)
+
+    def _remember(self, _number: int, _frame: Any) -> None:
+        self.requested = True
+
+    def wait(self, poll_seconds: float = 0.2) -> None:
+        # `time.sleep` takes no lock; a signal interrupts it and the handler runs at once.
+        while not self.requested:
+            time.sleep(poll_seconds)
+
+
 # How long a stop waits for the requests being answered and the job being run to finish.
 REQUEST_DRAIN_SECONDS = 10.0
 JOB_DRAIN_SECONDS = 30.0
