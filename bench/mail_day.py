@@ -161,7 +161,7 @@ def _mail(scope: str, arrived: float) -> bytes:
     library's EmailMessage would cost the day more than the polls)."""
     stamp = f"{arrived:.6f}"
     return (
-        "From: ann@example.org\r\n"
+        f"From: {scope}@members.example\r\n"
         f"To: {scope}@example.org\r\n"
         f"Subject: News of {scope} at {stamp}\r\n"
         "Date: Thu, 26 Nov 2026 08:00:00 +0000\r\n"
@@ -272,8 +272,11 @@ def simulate(mailboxes: int, seed: int, mails: float = MAILS_PER_DAY) -> dict[st
         )  # fmt: skip
         for s in scopes
     ]
+    # Each group's own member writes its mail: one person in all 10,000 groups would make every
+    # mail's sender check read 10,000 memberships.
     users = FakeUserRepository()
-    add_user(users, "ann", {s: "member" for s in scopes})
+    for scope in scopes:
+        add_user(users, scope, {scope: "member"}, email=f"{scope}@members.example")
     posts = FakeMailPosts()
     group_store = FakeMailGroups(root, *groups)
     ingestor = MailIngestor(

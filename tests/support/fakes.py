@@ -96,6 +96,9 @@ class FakeProfileRepository:
 class FakeUserRepository:
     def __init__(self) -> None:
         self._users: dict[str, FakeRecord] = {}
+        # email_lower -> id, as the store's email index finds a user (a simulated day looks up
+        # thousands of senders among 10,000 members).
+        self._by_email: dict[str, str] = {}
 
     def get(self, user_id: str) -> Any:
         user = self._users.get(user_id)
@@ -105,18 +108,21 @@ class FakeUserRepository:
         return {i: copy.deepcopy(self._users[i]) for i in user_ids if i in self._users}
 
     def by_email(self, email: str) -> Any:
-        wanted = email.strip().lower()
-        for user in self._users.values():
-            if user.email_lower == wanted:
-                return copy.deepcopy(user)
-        return None
+        user = self._users.get(self._by_email.get(email.strip().lower(), ""))
+        return copy.deepcopy(user) if user else None
 
     def new(self, **values: Any) -> Any:
         defaults = {"avatar_url": None, "password_hash": None, "memberships": {}}
         return FakeRecord(**{**defaults, **values})
 
     def save(self, user: Any) -> Any:
+        was = self._users.get(user.id)
+        old_email = getattr(was, "email_lower", None)
+        if old_email and self._by_email.get(old_email) == user.id:
+            del self._by_email[old_email]
         self._users[user.id] = copy.deepcopy(user)
+        if getattr(user, "email_lower", None):
+            self._by_email[user.email_lower] = user.id
         return user
 
 

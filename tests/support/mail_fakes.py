@@ -288,29 +288,35 @@ class FakeRow:
 class FakeMailPosts:
     def __init__(self) -> None:
         self.rows: dict[str, FakeRow] = {}
+        # Each group's posts, as the store's group index finds them (a simulated day posts
+        # thousands: a look through every post per mail would make it quadratic).
+        self.in_group: dict[str, list[FakeRow]] = {}
+
+    def _keep(self, row: FakeRow) -> FakeRow:
+        self.rows[row.id] = row
+        self.in_group.setdefault(row.group_id, []).append(row)
+        return row
 
     def add(self, **values: Any) -> FakeRow:
-        row = FakeRow({"is_deleted": False, **values}, [])
-        self.rows[values["id"]] = row
-        return row
+        return self._keep(FakeRow({"is_deleted": False, **values}, []))
 
     def get(self, post_id: str) -> FakeRow | None:
         return self.rows.get(post_id)
 
+    def _group(self, group_id: str) -> list[FakeRow]:
+        # A test may empty `rows` (a table not read again): the index follows it.
+        return [r for r in self.in_group.get(group_id, ()) if self.rows.get(r.id) is r]
+
     def by_slug(self, group_id: str, slug: str) -> FakeRow | None:
-        return next(
-            (r for r in self.rows.values() if r.group_id == group_id and r.slug == slug), None
-        )
+        return next((r for r in self._group(group_id) if r.slug == slug), None)
 
     def slugs(self, group_id: str) -> list[str]:
-        return [r.slug for r in self.rows.values() if r.group_id == group_id]
+        return [r.slug for r in self._group(group_id)]
 
     def insert(self, *, events: Sequence[object] = (), **values: Any) -> FakeRow | None:
         if values["id"] in self.rows:
             return None  # the conditional put: nothing is written
-        row = FakeRow(values, list(events))
-        self.rows[values["id"]] = row
-        return row
+        return self._keep(FakeRow(values, list(events)))
 
 
 class FakeMailComments:
@@ -350,9 +356,11 @@ class FakeOutbox:
         self.events.extend(events)
 
 
-def add_user(users: FakeUserRepository, user_id: str, memberships: dict[str, str]) -> Any:
-    """A user of the fakes' community: alias and email derived from the id."""
-    email = f"{user_id}@example.org"
+def add_user(
+    users: FakeUserRepository, user_id: str, memberships: dict[str, str], email: str = ""
+) -> Any:
+    """A user of the fakes' community: alias and email (unless given) derived from the id."""
+    email = email or f"{user_id}@example.org"
     values = {
         "id": user_id,
         "alias": user_id.title(),
