@@ -74,6 +74,18 @@ def aws(request: pytest.FixtureRequest) -> Iterator[None]:
 _TABLES_AS_CREATED: dict[tuple[str, str], bytes] = {}
 
 
+def moto_dynamodb() -> tuple[tuple[str, str], Any]:
+    """The in-process moto DynamoDB the tables' clients call, and its (account, region)."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.dynamodb.models import dynamodb_backends
+
+    from chalicelib.store.tables import all_models
+
+    # The region the tables' clients call (botocore's, from AWS_DEFAULT_REGION).
+    region = all_models()[0]._get_connection().connection.client.meta.region_name
+    return (DEFAULT_ACCOUNT_ID, region), dynamodb_backends[DEFAULT_ACCOUNT_ID][region]
+
+
 def empty_tables() -> None:
     """Every table and index, empty, in the current (fresh) moto backend: `create_tables` the
     first time in this process, a copy of what it made ever after.
@@ -83,15 +95,9 @@ def empty_tables() -> None:
     earlier test (positions live in memory, per ARN) never reads this test's stream from a stale
     position.
     """
-    from moto.core import DEFAULT_ACCOUNT_ID
-    from moto.dynamodb.models import dynamodb_backends
+    from chalicelib.store.tables import create_tables
 
-    from chalicelib.store.tables import all_models, create_tables
-
-    # The region the tables' clients call (botocore's, from AWS_DEFAULT_REGION).
-    region = all_models()[0]._get_connection().connection.client.meta.region_name
-    where = (DEFAULT_ACCOUNT_ID, region)
-    backend = dynamodb_backends[where[0]][where[1]]
+    where, backend = moto_dynamodb()
     if where not in _TABLES_AS_CREATED:
         create_tables(wait=False)
         _TABLES_AS_CREATED[where] = pickle.dumps(dict(backend.tables))
