@@ -133,7 +133,6 @@ def embedded_moto_server() -> Iterator[None]:
     """The `moto_server` fixture's server, for code outside a test (the bench's lease race)."""
     from chalicelib import aws
     from chalicelib.embedded_aws import start_moto_server, stop_moto_server
-    from chalicelib.store.tables import create_tables
 
     # The server serialises moto's DynamoDB calls (as make run's does): that gives moto
     # DynamoDB's guarantee that each call is atomic, and nothing more, so races between calls
@@ -144,7 +143,9 @@ def embedded_moto_server() -> Iterator[None]:
     os.environ["AWS_ENDPOINT_URL"] = f"http://{host}:{port}"
     aws.reset()
     try:
-        create_tables(wait=False)
+        # The server is in this process and serves moto's process-wide backends: the tables are
+        # copied into them as the aws fixture copies them (created over HTTP the first time).
+        empty_tables()
         yield
     finally:
         if previous is None:
