@@ -238,6 +238,8 @@ mail_location = maildir:~/Maildir
 pop3_uidl_format = %08Xu
 disable_plaintext_auth = no
 auth_mechanisms = plain
+# A wrong password is answered at once, not after Dovecot's default 2 seconds.
+auth_failure_delay = 0
 auth_verbose = yes
 ssl = yes
 ssl_cert = <{self.cert_path}
@@ -249,6 +251,15 @@ passdb {{
 userdb {{
   driver = passwd-file
   args = {self.passwd_dir}/%u
+}}
+# No auth penalty: Dovecot delays every login from an address after a failed one (2, 4, 8 s, up
+# to 15 s, until one succeeds), and every test connects from 127.0.0.1, so one test's wrong
+# password slowed the next tests' logins. The socket closed is Dovecot's documented way to turn
+# the penalty off; each failure still fails.
+service anvil {{
+  unix_listener anvil-auth-penalty {{
+    mode = 0
+  }}
 }}
 service pop3-login {{
   inet_listener pop3 {{
