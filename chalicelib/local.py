@@ -90,14 +90,53 @@ def load_export(path: Path) -> None:
     print(f"data: loaded from {path}: " + ", ".join(f"{n} {k}" for k, n in report.counts.items()))
 
 
-def migrate_on_start() -> None:
-    """Stored items of an older release brought to this one's shape (`cli migrate`)."""
+def migrate_on_start(created_empty: list[str]) -> None:
+    """Stored items of an older release brought to this one's shape (`cli migrate`); the
+    migrations of `created_empty` (tables just created, nothing loaded into them yet) have
+    nothing to read and are recorded done without reading them."""
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.migrate import run_migrations
 
-    for line in run_migrations(Deadline.unbounded()).lines:
+    for line in run_migrations(Deadline.unbounded(), created_empty).lines:
         if not line.endswith(": already done"):
             print(f"migrate: {line}")
+
+
+class DemoPasswordHashes:
+    """The demo fixture's passwords hashed on background threads, started before the embedded
+    AWS so that the hashing overlaps the start (argon2 releases the GIL). `into` answers the
+    fixture with each user's password replaced by its hash (the fixture format's `passwordHash`),
+    which the load stores as it would have stored its own hash of that password."""
+
+    def __init__(self, hashes: dict[str, Any]) -> None:
+        self._hashes = hashes
+
+    @classmethod
+    def start(cls, wanted: bool) -> DemoPasswordHashes:
+        if not wanted:
+            return cls({})
+        from concurrent.futures import ThreadPoolExecutor
+
+        from chalicelib.auth import hash_password
+
+        fixture = json.loads(DEMO_FIXTURE.read_text(encoding="utf-8"))
+        passwords = sorted({u["password"] for u in fixture.get("users", []) if u.get("password")})
+        # One core is left to the start itself.
+        workers = max(1, min(len(passwords), (os.cpu_count() or 2) - 1))
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agora-demo-hash")
+        hashes = {password: pool.submit(hash_password, password) for password in passwords}
+        pool.shutdown(wait=False)
+        return cls(hashes)
+
+    def into(self, fixture: dict[str, Any]) -> dict[str, Any]:
+        users = []
+        for user in fixture.get("users", []):
+            found = self._hashes.get(user.get("password"))
+            if found is not None:
+                user = {k: v for k, v in user.items() if k != "password"}
+                user["passwordHash"] = found.result()
+            users.append(user)
+        return {**fixture, "users": users} if "users" in fixture else fixture
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -256,7 +295,8 @@ def local_server(host: str, port: int, intake: Intake | None = None) -> Any:
     gate = intake or Intake()
     from http.server import BaseHTTPRequestHandler
 
-    from chalice.cli.factory import CLIFactory
+    from chalice.config import Config
+    from chalice.constants import DEFAULT_APIGATEWAY_STAGE_NAME, DEFAULT_ENDPOINT_TYPE
     from chalice.local import (
         ChaliceRequestHandler,
         CustomLocalChalice,
@@ -304,7 +344,21 @@ def local_server(host: str, port: int, intake: Intake | None = None) -> Any:
 
     import app as app_module
 
-    config = CLIFactory(str(PROJECT_DIR)).create_config_obj(chalice_stage_name="dev")
+    # What `chalice local` reads (CLIFactory.create_config_obj, whose module would import all of
+    # Chalice's command line), for the dev stage.
+    config = Config(
+        chalice_stage="dev",
+        user_provided_params={},
+        config_from_disk=json.loads(
+            (PROJECT_DIR / ".chalice" / "config.json").read_text(encoding="utf-8")
+        ),
+        default_params={
+            "project_dir": str(PROJECT_DIR),
+            "api_gateway_stage": DEFAULT_APIGATEWAY_STAGE_NAME,
+            "api_gateway_endpoint_type": DEFAULT_ENDPOINT_TYPE,
+            "autogen_policy": True,
+        },
+    )
     app_object = app_module.app
     CustomLocalChalice.__bases__ = (LocalChalice, app_object.__class__)
     app_object.__class__ = CustomLocalChalice
@@ -334,6 +388,9 @@ def main(argv: list[str] | None = None) -> int:
     except PortBusy as busy:
         print(busy, file=sys.stderr)
         return 1
+    # The demo's password hashes (argon2 at full strength, C code that leaves the interpreter
+    # free) are computed beside the start's own work, when the demo will be loaded.
+    demo_hashes = DemoPasswordHashes.start(settings.demo and not snapshot.path.exists())
     aws_server = start_embedded_aws(settings.aws_port)
     endpoint = f"http://127.0.0.1:{settings.aws_port}"
     os.environ["AWS_ENDPOINT_URL"] = endpoint
@@ -357,17 +414,18 @@ def main(argv: list[str] | None = None) -> int:
     ensure_queue(settings.notify_queue)
     ensure_mail_sender(settings.sender_address)
     share_token_secret(settings)
-    create_tables()
+    created = create_tables()
     if export is not None:
         load_export(export)
-    migrate_on_start()
+    # An export loaded into them was written by an older Agora: its migrations read it.
+    migrate_on_start(created if export is None else [])
     credentials = None
     if settings.demo:
         fixture = json.loads(DEMO_FIXTURE.read_text(encoding="utf-8"))
         credentials = demo_root_administrator(fixture)
         # The demo goes only into an empty store: restored data is the administrator's own.
         if not restored:
-            report = deps.fixture_service().load(fixture)
+            report = deps.fixture_service().load(demo_hashes.into(fixture))
             print("demo data: " + ", ".join(f"{n} {k}" for k, n in report.counts.items()))
 
     # From here on the first SIGINT or SIGTERM asks for the one orderly stop below; it is only
