@@ -448,8 +448,14 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     scheduler = Scheduler(scheduled_jobs())
     scheduler.start()
-    snapshot.save()
-    saver = start_periodic_snapshot(snapshot)
+    if export is not None:
+        # The old snapshot is set aside: until this one is written, a start would find no data
+        # and load the demo over the export.
+        snapshot.save()
+    # Restored data is on disk already (what a migration changed in it, it changes again if
+    # the next save does not come first); new data (the demo) is saved beside the serving:
+    # neither delays the first answer.
+    saver = start_periodic_snapshot(snapshot, save_first=not restored)
     serving = threading.Thread(target=server.server.serve_forever, name="agora-api", daemon=True)
     serving.start()
 
@@ -472,10 +478,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def start_periodic_snapshot(snapshot: Any) -> Any:
+def start_periodic_snapshot(snapshot: Any, save_first: bool = False) -> Any:
     from chalicelib.local_persistence import PeriodicSnapshot
 
-    saver = PeriodicSnapshot(snapshot, SNAPSHOT_SECONDS)
+    saver = PeriodicSnapshot(snapshot, SNAPSHOT_SECONDS, save_first)
     saver.start()
     return saver
 

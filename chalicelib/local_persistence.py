@@ -224,23 +224,30 @@ def _moto_version() -> str:
 
 
 class PeriodicSnapshot(threading.Thread):
-    """Saves the snapshot every `interval` seconds, so that a crash loses at most that much."""
+    """Saves the snapshot every `interval` seconds, so that a crash loses at most that much;
+    `save_first`: once at once as well (the start's snapshot, taken while the API serves)."""
 
-    def __init__(self, snapshot: LocalSnapshot, interval: float) -> None:
+    def __init__(self, snapshot: LocalSnapshot, interval: float, save_first: bool = False) -> None:
         super().__init__(name="agora-snapshot", daemon=True)
         self.snapshot = snapshot
         self.interval = interval
+        self.save_first = save_first
         self.stopping = threading.Event()
 
     def run(self) -> None:
+        if self.save_first and not self.stopping.is_set():
+            self._save()
+        while not self.stopping.wait(self.interval):
+            self._save()
+
+    def _save(self) -> None:
         from chalicelib.logs import get_logger
 
-        while not self.stopping.wait(self.interval):
-            try:
-                self.snapshot.save()
-            except Exception:
-                # A backend changed while pickled (a dict resized): the next tick tries again.
-                get_logger("snapshot").exception("snapshot not written")
+        try:
+            self.snapshot.save()
+        except Exception:
+            # A backend changed while pickled (a dict resized): the next tick tries again.
+            get_logger("snapshot").exception("snapshot not written")
 
     def stop(self) -> None:
         self.stopping.set()
