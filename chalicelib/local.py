@@ -19,7 +19,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from chalicelib import deps
 from chalicelib.local_lifecycle import Intake, Scheduler, StopRequest, orderly_stop
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
@@ -77,6 +76,7 @@ def restore_data(snapshot: Any) -> bool:
 
 def load_export(path: Path) -> None:
     """The community export of a snapshot this moto cannot read, into the new (empty) store."""
+    from chalicelib import deps
     from chalicelib.services.fixture import FixtureInvalid
 
     try:
@@ -425,6 +425,8 @@ def main(argv: list[str] | None = None) -> int:
         credentials = demo_root_administrator(fixture)
         # The demo goes only into an empty store: restored data is the administrator's own.
         if not restored:
+            from chalicelib import deps
+
             report = deps.fixture_service().load(demo_hashes.into(fixture))
             print("demo data: " + ", ".join(f"{n} {k}" for k, n in report.counts.items()))
 
