@@ -74,20 +74,33 @@ def restore_data(snapshot: Any) -> bool:
     return restored
 
 
-def load_export(path: Path) -> None:
-    """The community export of a snapshot this moto cannot read, into the new (empty) store."""
+def read_export(path: Path) -> Any:
+    """The community export of a snapshot this moto cannot read, parsed: a file that is not
+    JSON stops the start here, before anything is made for it."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise _cannot_load(path, error) from None
+
+
+def load_export(path: Path, data: Any) -> None:
+    """The export (read_export) into the new (empty) store."""
     from chalicelib import deps
     from chalicelib.services.fixture import FixtureInvalid
 
     try:
-        report = deps.fixture_service().load(json.loads(path.read_text(encoding="utf-8")))
+        report = deps.fixture_service().load(data)
     except (ValueError, FixtureInvalid) as error:
         first = error.errors[0] if isinstance(error, FixtureInvalid) and error.errors else error
-        raise SystemExit(
-            f"make run: {path} cannot be loaded ({first}); fix it, or start again "
-            "from the demo with make run RESET=1"
-        ) from None
+        raise _cannot_load(path, first) from None
     print(f"data: loaded from {path}: " + ", ".join(f"{n} {k}" for k, n in report.counts.items()))
+
+
+def _cannot_load(path: Path, first: Any) -> SystemExit:
+    return SystemExit(
+        f"make run: {path} cannot be loaded ({first}); fix it, or start again "
+        "from the demo with make run RESET=1"
+    )
 
 
 def migrate_on_start(created_empty: list[str]) -> None:
@@ -409,6 +422,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         print(f"make run: {error}")  # and it goes on, from the export
         restored, export = True, error.export
+        exported = read_export(export)
     ensure_kms_key(settings.kms_key_id)
     ensure_queue(settings.mailbox_queue)
     ensure_queue(settings.notify_queue)
@@ -416,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     share_token_secret(settings)
     created = create_tables()
     if export is not None:
-        load_export(export)
+        load_export(export, exported)
     # An export loaded into them was written by an older Agora: its migrations read it.
     migrate_on_start(created if export is None else [])
     credentials = None
