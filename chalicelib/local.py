@@ -428,7 +428,8 @@ def main(argv: list[str] | None = None) -> int:
     ensure_queue(settings.notify_queue)
     ensure_mail_sender(settings.sender_address)
     share_token_secret(settings)
-    created = create_tables()
+    # The embedded DynamoDB makes a table ACTIVE as it creates it: no DescribeTable to wait on.
+    created = create_tables(wait=False)
     if export is not None:
         load_export(export, exported)
     # An export loaded into them was written by an older Agora: its migrations read it.
