@@ -115,43 +115,6 @@ def migrate_on_start(created_empty: list[str]) -> None:
             print(f"migrate: {line}")
 
 
-class DemoPasswordHashes:
-    """The demo fixture's passwords hashed on background threads, started before the embedded
-    AWS so that the hashing overlaps the start (argon2 releases the GIL). `into` answers the
-    fixture with each user's password replaced by its hash (the fixture format's `passwordHash`),
-    which the load stores as it would have stored its own hash of that password."""
-
-    def __init__(self, hashes: dict[str, Any]) -> None:
-        self._hashes = hashes
-
-    @classmethod
-    def start(cls, wanted: bool) -> DemoPasswordHashes:
-        if not wanted:
-            return cls({})
-        from concurrent.futures import ThreadPoolExecutor
-
-        from chalicelib.auth import hash_password
-
-        fixture = json.loads(DEMO_FIXTURE.read_text(encoding="utf-8"))
-        passwords = sorted({u["password"] for u in fixture.get("users", []) if u.get("password")})
-        # One core is left to the start itself.
-        workers = max(1, min(len(passwords), (os.cpu_count() or 2) - 1))
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agora-demo-hash")
-        hashes = {password: pool.submit(hash_password, password) for password in passwords}
-        pool.shutdown(wait=False)
-        return cls(hashes)
-
-    def into(self, fixture: dict[str, Any]) -> dict[str, Any]:
-        users = []
-        for user in fixture.get("users", []):
-            found = self._hashes.get(user.get("password"))
-            if found is not None:
-                user = {k: v for k, v in user.items() if k != "password"}
-                user["passwordHash"] = found.result()
-            users.append(user)
-        return {**fixture, "users": users} if "users" in fixture else fixture
-
-
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m chalicelib.local", description=__doc__)
     parser.add_argument(
@@ -403,7 +366,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     # The demo's password hashes (argon2 at full strength, C code that leaves the interpreter
     # free) are computed beside the start's own work, when the demo will be loaded.
-    demo_hashes = DemoPasswordHashes.start(settings.demo and not snapshot.path.exists())
+    from chalicelib.local_demo import DemoPasswordHashes
+
+    demo_hashes = DemoPasswordHashes.start(
+        DEMO_FIXTURE, settings.demo and not snapshot.path.exists()
+    )
     aws_server = start_embedded_aws(settings.aws_port)
     endpoint = f"http://127.0.0.1:{settings.aws_port}"
     os.environ["AWS_ENDPOINT_URL"] = endpoint
