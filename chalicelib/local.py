@@ -103,16 +103,19 @@ def _cannot_load(path: Path, first: Any) -> SystemExit:
     )
 
 
-def migrate_on_start(created_empty: list[str]) -> None:
+def migrate_on_start(created_empty: list[str]) -> bool:
     """Stored items of an older release brought to this one's shape (`cli migrate`); the
     migrations of `created_empty` (tables just created, nothing loaded into them yet) have
-    nothing to read and are recorded done without reading them."""
+    nothing to read and are recorded done without reading them. True when any ran."""
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.migrate import run_migrations
 
+    ran = False
     for line in run_migrations(Deadline.unbounded(), created_empty).lines:
         if not line.endswith(": already done"):
             print(f"migrate: {line}")
+            ran = True
+    return ran
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -400,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     if export is not None:
         load_export(export, exported)
     # An export loaded into them was written by an older Agora: its migrations read it.
-    migrate_on_start(created if export is None else [])
+    migrated = migrate_on_start(created if export is None else [])
     credentials = None
     if settings.demo:
         fixture = json.loads(DEMO_FIXTURE.read_text(encoding="utf-8"))
@@ -432,13 +435,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     scheduler = Scheduler(scheduled_jobs())
     scheduler.start()
-    if export is not None:
-        # The old snapshot is set aside: until this one is written, a start would find no data
-        # and load the demo over the export.
+    if restored and (migrated or export is not None or not snapshot.export_path.exists()):
+        # What is served must be on disk first: the migrated data; the export's data (the old
+        # snapshot is set aside: a start would find none and load the demo over it); the
+        # export beside a snapshot that has none (an older release's folder).
         snapshot.save()
-    # Restored data is on disk already (what a migration changed in it, it changes again if
-    # the next save does not come first); new data (the demo) is saved beside the serving:
-    # neither delays the first answer.
+    # Otherwise restored data is on disk as it is served, and new data (the demo, which a start
+    # loads again) is saved beside the serving: neither delays the first answer.
     saver = start_periodic_snapshot(snapshot, save_first=not restored)
     serving = threading.Thread(target=server.server.serve_forever, name="agora-api", daemon=True)
     serving.start()
