@@ -4,7 +4,8 @@ moto keeps everything in memory and has no persistence of its own (its recorder 
 which would mint a new KMS key, so stored secrets would no longer decrypt). The snapshot is the
 state of every moto backend in use (DynamoDB tables and items, the KMS key with its material, SQS
 queues, SES identities, …), pickled whole: restored, it is the same embedded AWS, key ids and all.
-It is written on stop (Ctrl-C, SIGTERM) and on a timer, atomically (a crash mid-write keeps the
+It is written on stop (Ctrl-C, SIGTERM), on a timer and at a start whose data is not on disk yet
+(the demo, a migration's changes, an export loaded), atomically (a crash mid-write keeps the
 previous snapshot), and loaded on start. The token secret that `make run` generates lives beside it,
 so tokens issued before a restart stay valid.
 
