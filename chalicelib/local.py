@@ -19,7 +19,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from chalicelib import deps
 from chalicelib.local_lifecycle import Intake, Scheduler, StopRequest, orderly_stop
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
@@ -75,29 +74,48 @@ def restore_data(snapshot: Any) -> bool:
     return restored
 
 
-def load_export(path: Path) -> None:
-    """The community export of a snapshot this moto cannot read, into the new (empty) store."""
+def read_export(path: Path) -> Any:
+    """The community export of a snapshot this moto cannot read, parsed: a file that is not
+    JSON stops the start here, before anything is made for it."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise _cannot_load(path, error) from None
+
+
+def load_export(path: Path, data: Any) -> None:
+    """The export (read_export) into the new (empty) store."""
+    from chalicelib import deps
     from chalicelib.services.fixture import FixtureInvalid
 
     try:
-        report = deps.fixture_service().load(json.loads(path.read_text(encoding="utf-8")))
+        report = deps.fixture_service().load(data)
     except (ValueError, FixtureInvalid) as error:
         first = error.errors[0] if isinstance(error, FixtureInvalid) and error.errors else error
-        raise SystemExit(
-            f"make run: {path} cannot be loaded ({first}); fix it, or start again "
-            "from the demo with make run RESET=1"
-        ) from None
+        raise _cannot_load(path, first) from None
     print(f"data: loaded from {path}: " + ", ".join(f"{n} {k}" for k, n in report.counts.items()))
 
 
-def migrate_on_start() -> None:
-    """Stored items of an older release brought to this one's shape (`cli migrate`)."""
+def _cannot_load(path: Path, first: Any) -> SystemExit:
+    return SystemExit(
+        f"make run: {path} cannot be loaded ({first}); fix it, or start again "
+        "from the demo with make run RESET=1"
+    )
+
+
+def migrate_on_start(created_empty: list[str]) -> bool:
+    """Stored items of an older release brought to this one's shape (`cli migrate`); the
+    migrations of `created_empty` (tables just created, nothing loaded into them yet) have
+    nothing to read and are recorded done without reading them. True when any ran."""
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.migrate import run_migrations
 
-    for line in run_migrations(Deadline.unbounded()).lines:
+    ran = False
+    for line in run_migrations(Deadline.unbounded(), created_empty).lines:
         if not line.endswith(": already done"):
             print(f"migrate: {line}")
+            ran = True
+    return ran
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -256,7 +274,8 @@ def local_server(host: str, port: int, intake: Intake | None = None) -> Any:
     gate = intake or Intake()
     from http.server import BaseHTTPRequestHandler
 
-    from chalice.cli.factory import CLIFactory
+    from chalice.config import Config
+    from chalice.constants import DEFAULT_APIGATEWAY_STAGE_NAME, DEFAULT_ENDPOINT_TYPE
     from chalice.local import (
         ChaliceRequestHandler,
         CustomLocalChalice,
@@ -304,7 +323,21 @@ def local_server(host: str, port: int, intake: Intake | None = None) -> Any:
 
     import app as app_module
 
-    config = CLIFactory(str(PROJECT_DIR)).create_config_obj(chalice_stage_name="dev")
+    # What `chalice local` reads (CLIFactory.create_config_obj, whose module would import all of
+    # Chalice's command line), for the dev stage.
+    config = Config(
+        chalice_stage="dev",
+        user_provided_params={},
+        config_from_disk=json.loads(
+            (PROJECT_DIR / ".chalice" / "config.json").read_text(encoding="utf-8")
+        ),
+        default_params={
+            "project_dir": str(PROJECT_DIR),
+            "api_gateway_stage": DEFAULT_APIGATEWAY_STAGE_NAME,
+            "api_gateway_endpoint_type": DEFAULT_ENDPOINT_TYPE,
+            "autogen_policy": True,
+        },
+    )
     app_object = app_module.app
     CustomLocalChalice.__bases__ = (LocalChalice, app_object.__class__)
     app_object.__class__ = CustomLocalChalice
@@ -334,6 +367,13 @@ def main(argv: list[str] | None = None) -> int:
     except PortBusy as busy:
         print(busy, file=sys.stderr)
         return 1
+    # The demo's password hashes (argon2 at full strength, C code that leaves the interpreter
+    # free) are computed beside the start's own work, when the demo will be loaded.
+    from chalicelib.local_demo import DemoPasswordHashes
+
+    demo_hashes = DemoPasswordHashes.start(
+        DEMO_FIXTURE, settings.demo and not snapshot.path.exists()
+    )
     aws_server = start_embedded_aws(settings.aws_port)
     endpoint = f"http://127.0.0.1:{settings.aws_port}"
     os.environ["AWS_ENDPOINT_URL"] = endpoint
@@ -352,22 +392,27 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         print(f"make run: {error}")  # and it goes on, from the export
         restored, export = True, error.export
+        exported = read_export(export)
     ensure_kms_key(settings.kms_key_id)
     ensure_queue(settings.mailbox_queue)
     ensure_queue(settings.notify_queue)
     ensure_mail_sender(settings.sender_address)
     share_token_secret(settings)
-    create_tables()
+    # The embedded DynamoDB makes a table ACTIVE as it creates it: no DescribeTable to wait on.
+    created = create_tables(wait=False)
     if export is not None:
-        load_export(export)
-    migrate_on_start()
+        load_export(export, exported)
+    # An export loaded into them was written by an older Agora: its migrations read it.
+    migrated = migrate_on_start(created if export is None else [])
     credentials = None
     if settings.demo:
         fixture = json.loads(DEMO_FIXTURE.read_text(encoding="utf-8"))
         credentials = demo_root_administrator(fixture)
         # The demo goes only into an empty store: restored data is the administrator's own.
         if not restored:
-            report = deps.fixture_service().load(fixture)
+            from chalicelib import deps
+
+            report = deps.fixture_service().load(demo_hashes.into(fixture))
             print("demo data: " + ", ".join(f"{n} {k}" for k, n in report.counts.items()))
 
     # From here on the first SIGINT or SIGTERM asks for the one orderly stop below; it is only
@@ -390,8 +435,14 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     scheduler = Scheduler(scheduled_jobs())
     scheduler.start()
-    snapshot.save()
-    saver = start_periodic_snapshot(snapshot)
+    if restored and (migrated or export is not None or not snapshot.export_path.exists()):
+        # What is served must be on disk first: the migrated data; the export's data (the old
+        # snapshot is set aside: a start would find none and load the demo over it); the
+        # export beside a snapshot that has none (an older release's folder).
+        snapshot.save()
+    # Otherwise restored data is on disk as it is served, and new data (the demo, which a start
+    # loads again) is saved beside the serving: neither delays the first answer.
+    saver = start_periodic_snapshot(snapshot, save_first=not restored)
     serving = threading.Thread(target=server.server.serve_forever, name="agora-api", daemon=True)
     serving.start()
 
@@ -414,10 +465,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def start_periodic_snapshot(snapshot: Any) -> Any:
+def start_periodic_snapshot(snapshot: Any, save_first: bool = False) -> Any:
     from chalicelib.local_persistence import PeriodicSnapshot
 
-    saver = PeriodicSnapshot(snapshot, SNAPSHOT_SECONDS)
+    saver = PeriodicSnapshot(snapshot, SNAPSHOT_SECONDS, save_first)
     saver.start()
     return saver
 

@@ -4,7 +4,8 @@ moto keeps everything in memory and has no persistence of its own (its recorder 
 which would mint a new KMS key, so stored secrets would no longer decrypt). The snapshot is the
 state of every moto backend in use (DynamoDB tables and items, the KMS key with its material, SQS
 queues, SES identities, …), pickled whole: restored, it is the same embedded AWS, key ids and all.
-It is written on stop (Ctrl-C, SIGTERM) and on a timer, atomically (a crash mid-write keeps the
+It is written on stop (Ctrl-C, SIGTERM), on a timer and at a start whose data is not on disk yet
+(the demo, a migration's changes, an export loaded), atomically (a crash mid-write keeps the
 previous snapshot), and loaded on start. The token secret that `make run` generates lives beside it,
 so tokens issued before a restart stay valid.
 
@@ -224,23 +225,30 @@ def _moto_version() -> str:
 
 
 class PeriodicSnapshot(threading.Thread):
-    """Saves the snapshot every `interval` seconds, so that a crash loses at most that much."""
+    """Saves the snapshot every `interval` seconds, so that a crash loses at most that much;
+    `save_first`: once at once as well (the start's snapshot, taken while the API serves)."""
 
-    def __init__(self, snapshot: LocalSnapshot, interval: float) -> None:
+    def __init__(self, snapshot: LocalSnapshot, interval: float, save_first: bool = False) -> None:
         super().__init__(name="agora-snapshot", daemon=True)
         self.snapshot = snapshot
         self.interval = interval
+        self.save_first = save_first
         self.stopping = threading.Event()
 
     def run(self) -> None:
+        if self.save_first and not self.stopping.is_set():
+            self._save()
+        while not self.stopping.wait(self.interval):
+            self._save()
+
+    def _save(self) -> None:
         from chalicelib.logs import get_logger
 
-        while not self.stopping.wait(self.interval):
-            try:
-                self.snapshot.save()
-            except Exception:
-                # A backend changed while pickled (a dict resized): the next tick tries again.
-                get_logger("snapshot").exception("snapshot not written")
+        try:
+            self.snapshot.save()
+        except Exception:
+            # A backend changed while pickled (a dict resized): the next tick tries again.
+            get_logger("snapshot").exception("snapshot not written")
 
     def stop(self) -> None:
         self.stopping.set()

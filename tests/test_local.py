@@ -42,7 +42,7 @@ def test_unknown_path_is_a_404_envelope(running):
 
 @pytest.mark.slow
 def test_demo_community_is_loaded(running):
-    token = running.login()
+    token = running.token()
     status, body = running.request(
         "GET",
         "/api/v1/en_US/post/list/af1d7e43-6a8b-5b30-8b7a-6d1b8e6b2c11",
@@ -188,7 +188,7 @@ def test_permalinks_follow_agora_port_when_agora_base_url_is_unset(monkeypatch, 
 def test_the_demo_has_events_in_its_calendar_and_feed_and_a_home_page(running):
     import urllib.request
 
-    token = running.login()
+    token = running.token()
     status, body = running.request(
         "GET", "/api/v1/en_US/system-page/home-page", headers={"X-Auth": token}
     )
@@ -247,7 +247,7 @@ def test_secrets_and_signed_in_answers_are_no_store_and_the_docs_page_is_never_f
 
     from tests.support import REPO_ROOT
 
-    token = running.login()
+    token = running.token()
     demo = json.loads((REPO_ROOT / "demo" / "community.json").read_text())
     home = next(g["id"] for g in demo["groups"] if g["parentId"] is None)
     ann = next(u["id"] for u in demo["users"] if u["email"] == running.admin_email)

@@ -6,6 +6,7 @@ The same function runs from the CLI, from `make run`'s start and, after each sta
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,11 +23,13 @@ class MigrationReport:
         return {"done": self.done, "lines": self.lines}
 
 
-def run_migrations(deadline: Deadline) -> MigrationReport:
+def run_migrations(deadline: Deadline, created_empty: Collection[str] = ()) -> MigrationReport:
+    """`created_empty`: tables just created, written only by this code since (`make run`'s
+    start): their migrations have nothing to read (store/migrations.py `run`)."""
     from chalicelib.store import migrations
 
     everything = migrations.migrations()
-    outcomes = migrations.run(everything, deadline.expired)
+    outcomes = migrations.run(everything, deadline.expired, created_empty=created_empty)
     ran = {o.name for o in outcomes}
     lines = [o.line() for o in outcomes]
     # Those after a migration the deadline stopped: not started in this run.

@@ -92,6 +92,10 @@ class RunningAgora:
         finally:
             connection.close()
 
+    # The administrator's token of the first `token()`: tests sharing this run sign in once
+    # (each sign-in is a full-strength argon2 verification).
+    _token: str = field(default="", repr=False)
+
     def login(self) -> str:
         status, body = self.request(
             "POST",
@@ -100,6 +104,12 @@ class RunningAgora:
         )
         assert status == 200, body
         return body["object"]
+
+    def token(self) -> str:
+        """The administrator's token, signed in on first use (login() signs in every time)."""
+        if not self._token:
+            self._token = self.login()
+        return self._token
 
     def stop(self, how: signal.Signals = signal.SIGINT) -> None:
         if self.process.poll() is None:
