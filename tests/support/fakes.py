@@ -411,7 +411,7 @@ class FakeEventRepository(EventStore):
     def get_many(self, event_ids: Any) -> dict[int, Any]:
         return {int(i): _stored(self._events[int(i)]) for i in event_ids if int(i) in self._events}
 
-    def create(self, *, happened: Any = None, **values: Any) -> Any:
+    def create(self, *, announcements: Any = (), **values: Any) -> Any:
         from chalicelib.errors import Conflict
         from chalicelib.store.events import EventRecord
 
@@ -420,21 +420,20 @@ class FakeEventRepository(EventStore):
             raise Conflict("state", int(record.id), "exists")
         record.refresh_keys()
         record.version = 1
-        return self._write(record, happened)
+        return self._write(record, announcements)
 
-    def update(self, record: Any, *, happened: Any = None, **changes: Any) -> Any:
+    def update(self, record: Any, *, announcements: Any = (), **changes: Any) -> Any:
         self._require_unchanged(record)
         for name, value in changes.items():
             setattr(record, name, value)
         record.refresh_keys()
         record.version = int(record.version) + 1
-        return self._write(record, happened)
+        return self._write(record, announcements)
 
-    def delete(self, record: Any, *, happened: Any = None) -> None:
+    def delete(self, record: Any, *, announcements: Any = ()) -> None:
         self._require_unchanged(record)
         del self._events[int(record.id)]
-        if happened is not None:
-            self.outbox.add(happened(record))
+        self.outbox.add(announcements)
 
     def put_many(self, records: Any) -> None:
         for record in records:
@@ -497,10 +496,9 @@ class FakeEventRepository(EventStore):
                 "The event was changed or deleted at the same time; read it again and retry.",
             )
 
-    def _write(self, record: Any, happened: Any) -> Any:
+    def _write(self, record: Any, announcements: Any) -> Any:
         self._events[int(record.id)] = _stored(record)
-        if happened is not None:
-            self.outbox.add(happened(record))
+        self.outbox.add(announcements)
         return record
 
 
