@@ -156,16 +156,16 @@ class Recorded:
     on every delivery, so a consumer of the bus can drop repeats."""
 
     id: str
-    event: Any
+    announcement: Any
 
 
-def recorded(event: Any) -> Recorded:
-    """`event` as handlers take it; an event told directly (a test) gets a new id."""
-    if isinstance(event, Recorded):
-        return event
+def recorded(announcement: Any) -> Recorded:
+    """`announcement` as handlers take it; one told directly (a test) gets a new id."""
+    if isinstance(announcement, Recorded):
+        return announcement
     import uuid
 
-    return Recorded(str(uuid.uuid4()), event)
+    return Recorded(str(uuid.uuid4()), announcement)
 
 
 # A handler takes a `Recorded` (or a batch of them through `publish_all`).
@@ -178,27 +178,27 @@ class DomainEvents:
     def __init__(self, handlers: Sequence[Handler] = ()) -> None:
         self.handlers = list(handlers)
 
-    def publish(self, event: Any) -> None:
-        self.publish_all([event])
+    def publish(self, announcement: Any) -> None:
+        self.publish_all([announcement])
 
-    def publish_all(self, events: Sequence[Any]) -> None:
+    def publish_all(self, announcements: Sequence[Any]) -> None:
         """Tell every handler (a handler that can takes them as one batch). Every handler is
-        told even when one fails; then the first failure is raised, so the drain runs the events
-        again (each handler is idempotent: what was told is not told twice)."""
-        if not events:
+        told even when one fails; then the first failure is raised, so the drain runs the
+        announcements again (each handler is idempotent: what was told is not told twice)."""
+        if not announcements:
             return
-        events = [recorded(event) for event in events]
+        items = [recorded(announcement) for announcement in announcements]
         failure: Exception | None = None
         for handler in self.handlers:
             try:
                 batch = getattr(handler, "publish_all", None)
                 if batch is not None:
-                    batch(list(events))
+                    batch(list(items))
                 else:
-                    for event in events:
-                        handler(event)
+                    for item in items:
+                        handler(item)
             except Exception as error:
-                kinds = sorted({type(item.event).__name__ for item in events})
+                kinds = sorted({type(item.announcement).__name__ for item in items})
                 log.exception("event handler failed", extra={"events": kinds})
                 failure = failure or error
         if failure is not None:

@@ -341,7 +341,9 @@ class CommentService:
             self._require_deleted(record, "purged")
             # Presented first: afterwards there is nothing left to read.
             purged = self.presenter.present_one(record)
-            if self.comments.purge_if_unchanged(record, events=[_purged(record, by_user_id)]):
+            if self.comments.purge_if_unchanged(
+                record, announcements=[_purged(record, by_user_id)]
+            ):
                 return purged
             record = self.find(int(record.id))
         raise self._still_changing(record)
@@ -422,7 +424,7 @@ class CommentService:
                 # Conditional on the stored state: a comment undeleted (or deleted again) since
                 # the Query read it is left alone.
                 if self.comments.purge_if_deleted_before(
-                    int(candidate.id), cutoff, events=[_purged(candidate, None)]
+                    int(candidate.id), cutoff, announcements=[_purged(candidate, None)]
                 ):
                     count += 1
             if progress is not None:
@@ -451,7 +453,7 @@ class CommentService:
             if not apply(record):
                 return record, False
             if self.comments.replace_if_unchanged(
-                record, was_deleted=was_deleted, events=announcements
+                record, was_deleted=was_deleted, announcements=announcements
             ):
                 return record, True
             record = self.find(int(record.id))

@@ -214,11 +214,11 @@ class MailboxSettingsService:
         """What a poll found, and so when the mailbox is polled next, in one write; the third
         failure in a row writes the administrators' email (a domain event) with it."""
         before = mailbox.poll_state
-        events: list[Any] = []
+        announcements: list[Any] = []
         if failure is not None:
             after = poll_schedule.after_failure(before, when)
             if poll_schedule.tells_administrators(before, after):
-                events.append(
+                announcements.append(
                     MailboxFailing(
                         mailbox=mailbox.key,
                         group_id=mailbox.group_id,
@@ -240,7 +240,7 @@ class MailboxSettingsService:
             empty_polls=after.empty_polls,
             failures=after.failures,
             error=failure.message if failure is not None else None,
-            events=events,
+            announcements=announcements,
         )
         return after
 

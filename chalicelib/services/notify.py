@@ -228,13 +228,13 @@ class NotifyService:
     def __call__(self, item: Recorded) -> None:
         """The subscriber of new posts and comments (other events pass): raises when some
         recipient was not told, so the drain delivers the event again."""
-        if isinstance(item.event, PostCreated | CommentCreated):
-            report = self.handle(item.event)
+        if isinstance(item.announcement, PostCreated | CommentCreated):
+            report = self.handle(item.announcement)
             if report.failed:
                 raise NotificationsFailed(f"{report.failed} notification(s) failed")
 
     def handle(self, event: Any) -> DeliveryReport:
-        event = event.event if isinstance(event, Recorded) else event
+        event = event.announcement if isinstance(event, Recorded) else event
         recipients = self.recipients(event)
         if len(recipients) <= self.inline_limit:
             return self.deliver(event, recipients)

@@ -276,7 +276,7 @@ class FakeRow:
     """A post or comment as the fakes keep it."""
 
     values: dict[str, Any]
-    events: list[Any]
+    announcements: list[Any]
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -305,10 +305,10 @@ class FakeMailPosts:
     def slugs(self, group_id: str) -> list[str]:
         return [r.slug for r in self.rows.values() if r.group_id == group_id]
 
-    def insert(self, *, events: Sequence[object] = (), **values: Any) -> FakeRow | None:
+    def insert(self, *, announcements: Sequence[object] = (), **values: Any) -> FakeRow | None:
         if values["id"] in self.rows:
             return None  # the conditional put: nothing is written
-        row = FakeRow(values, list(events))
+        row = FakeRow(values, list(announcements))
         self.rows[values["id"]] = row
         return row
 
@@ -325,10 +325,10 @@ class FakeMailComments:
     def get(self, comment_id: int) -> FakeRow | None:
         return self.rows.get(int(comment_id))
 
-    def insert(self, *, events: Sequence[object] = (), **values: Any) -> bool:
+    def insert(self, *, announcements: Sequence[object] = (), **values: Any) -> bool:
         if int(values["id"]) in self.rows:
             return False
-        self.rows[int(values["id"])] = FakeRow({"is_deleted": False, **values}, list(events))
+        self.rows[int(values["id"])] = FakeRow({"is_deleted": False, **values}, list(announcements))
         return True
 
 
@@ -344,10 +344,10 @@ class FakeCounters:
 
 class FakeOutbox:
     def __init__(self) -> None:
-        self.events: list[object] = []
+        self.announcements: list[object] = []
 
-    def save(self, events: Sequence[object]) -> None:
-        self.events.extend(events)
+    def save(self, announcements: Sequence[object]) -> None:
+        self.announcements.extend(announcements)
 
 
 def add_user(users: FakeUserRepository, user_id: str, memberships: dict[str, str]) -> Any:
