@@ -288,7 +288,7 @@ def outgoing_mail() -> OutgoingMail:
 def comment_reply_address() -> str:
     """The email-to-comment mailbox's `emailAddress` while it is enabled ("" otherwise): instant
     emails about posts and comments are answered there (replies by email)."""
-    from chalicelib.services.mailboxes import SYSTEM_SCOPE
+    from chalicelib.domain.mailboxes import SYSTEM_SCOPE
 
     record = mailboxes().get(SYSTEM_SCOPE)
     if record is None or not record.is_enabled:
