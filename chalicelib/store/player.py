@@ -16,7 +16,7 @@ from pynamodb.models import Model
 
 from chalicelib.aws import error_code
 from chalicelib.domain.players import CreateRefused, Player
-from chalicelib.store.base import UtcAttribute, register, table_meta, transact
+from chalicelib.store.base import UtcAttribute, frozen, register, table_meta, transact
 
 
 @register
@@ -37,18 +37,8 @@ class PlayerRecord(Model):
 
     def as_player(self) -> Player:
         """The record as the rules hold it (domain/players.py)."""
-        return Player(
-            id=self.id,
-            name=self.name,
-            experience=self.experience,
-            is_public_profile=self.is_public_profile,
-            last_log_notifation=self.last_log_notifation,
-            last_log_read=self.last_log_read,
-            last_modified=self.last_modified,
-            quests=tuple(self.quests or ()),
-            cards=tuple(self.cards or ()),
-            log=tuple(self.log or ()),
-        )
+        lists = {name: tuple(getattr(self, name) or ()) for name in ("quests", "cards", "log")}
+        return frozen(self, Player, **lists)
 
 
 @register

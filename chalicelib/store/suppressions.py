@@ -12,7 +12,7 @@ from pynamodb.attributes import UnicodeAttribute
 from pynamodb.models import Model
 
 from chalicelib.domain.suppressions import Suppression
-from chalicelib.store.base import UtcAttribute, register, table_meta
+from chalicelib.store.base import UtcAttribute, frozen, register, table_meta
 
 
 @register
@@ -28,13 +28,7 @@ class SuppressionRecord(Model):
 
     def as_suppression(self) -> Suppression:
         """The record as the rules hold it (domain/suppressions.py)."""
-        return Suppression(
-            address=self.address,
-            reason=self.reason,
-            detail=self.detail,
-            feedback_id=self.feedback_id,
-            suppressed_on=self.suppressed_on,
-        )
+        return frozen(self, Suppression)
 
 
 def normal(address: str) -> str:
