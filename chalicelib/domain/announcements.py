@@ -14,13 +14,9 @@ in camelCase (README, "Domain events").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
-
-from chalicelib.logs import get_logger
-
-log = get_logger("events")
 
 
 @dataclass(frozen=True)
@@ -168,38 +164,6 @@ def recorded(announcement: Any) -> Recorded:
     return Recorded(str(uuid.uuid4()), announcement)
 
 
-# A handler takes a `Recorded` (or a batch of them through `publish_all`).
+# A handler takes a `Recorded` (or a batch of them through `publish_all`); services/subscribers.py
+# tells them in order.
 Handler = Callable[[Recorded], None]
-
-
-class DomainEvents:
-    """The subscribers of every event, told in order; the drain runs it (jobs/outbox.py)."""
-
-    def __init__(self, handlers: Sequence[Handler] = ()) -> None:
-        self.handlers = list(handlers)
-
-    def publish(self, announcement: Any) -> None:
-        self.publish_all([announcement])
-
-    def publish_all(self, announcements: Sequence[Any]) -> None:
-        """Tell every handler (a handler that can takes them as one batch). Every handler is
-        told even when one fails; then the first failure is raised, so the drain runs the
-        announcements again (each handler is idempotent: what was told is not told twice)."""
-        if not announcements:
-            return
-        items = [recorded(announcement) for announcement in announcements]
-        failure: Exception | None = None
-        for handler in self.handlers:
-            try:
-                batch = getattr(handler, "publish_all", None)
-                if batch is not None:
-                    batch(list(items))
-                else:
-                    for item in items:
-                        handler(item)
-            except Exception as error:
-                kinds = sorted({type(item.announcement).__name__ for item in items})
-                log.exception("event handler failed", extra={"events": kinds})
-                failure = failure or error
-        if failure is not None:
-            raise failure

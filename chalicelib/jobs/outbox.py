@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from chalicelib import aws, deps
 from chalicelib.domain.announcements import (
     CommentCreated,
-    DomainEvents,
     Handler,
     MailboxFailing,
     PostCreated,
     Recorded,
 )
 from chalicelib.logs import get_logger
+from chalicelib.services.subscribers import DomainEvents
 
 if TYPE_CHECKING:
     from chalicelib.services.notify import BatchReads
