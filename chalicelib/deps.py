@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from chalicelib import secrets
 from chalicelib.clock import utc_now
-from chalicelib.domain.announcements import DomainEvents
 from chalicelib.domain.letters import Letter
 from chalicelib.services.administrators import AdministratorService
 from chalicelib.services.alerts import AlertService
@@ -42,6 +41,7 @@ from chalicelib.services.posts import PostService
 from chalicelib.services.profile import ProfileService
 from chalicelib.services.rss import RssService
 from chalicelib.services.security import SecurityService
+from chalicelib.services.subscribers import DomainEvents
 from chalicelib.services.suppressions import SuppressionService
 from chalicelib.services.system_pages import SystemPageService
 from chalicelib.services.unsubscribe import UnsubscribeService
@@ -288,7 +288,7 @@ def outgoing_mail() -> OutgoingMail:
 def comment_reply_address() -> str:
     """The email-to-comment mailbox's `emailAddress` while it is enabled ("" otherwise): instant
     emails about posts and comments are answered there (replies by email)."""
-    from chalicelib.services.mailboxes import SYSTEM_SCOPE
+    from chalicelib.domain.mailboxes import SYSTEM_SCOPE
 
     record = mailboxes().get(SYSTEM_SCOPE)
     if record is None or not record.is_enabled:

@@ -7,9 +7,9 @@ from chalice import Blueprint
 from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.auth import Need
+from chalicelib.domain.mailboxes import COMMENT_KEY, mailbox_key
 from chalicelib.schemas.mail_log import MailLogPage, MailLogQuery
 from chalicelib.schemas.paths import GroupPath
-from chalicelib.services.mailboxes import COMMENT_KEY, mailbox_key
 
 mail_log_api = Blueprint(__name__)
 

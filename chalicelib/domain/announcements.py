@@ -14,13 +14,9 @@ in camelCase (README, "Domain events").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
-
-from chalicelib.logs import get_logger
-
-log = get_logger("events")
 
 
 @dataclass(frozen=True)
@@ -156,50 +152,18 @@ class Recorded:
     on every delivery, so a consumer of the bus can drop repeats."""
 
     id: str
-    event: Any
+    announcement: Any
 
 
-def recorded(event: Any) -> Recorded:
-    """`event` as handlers take it; an event told directly (a test) gets a new id."""
-    if isinstance(event, Recorded):
-        return event
+def recorded(announcement: Any) -> Recorded:
+    """`announcement` as handlers take it; one told directly (a test) gets a new id."""
+    if isinstance(announcement, Recorded):
+        return announcement
     import uuid
 
-    return Recorded(str(uuid.uuid4()), event)
+    return Recorded(str(uuid.uuid4()), announcement)
 
 
-# A handler takes a `Recorded` (or a batch of them through `publish_all`).
+# A handler takes a `Recorded` (or a batch of them through `publish_all`); services/subscribers.py
+# tells them in order.
 Handler = Callable[[Recorded], None]
-
-
-class DomainEvents:
-    """The subscribers of every event, told in order; the drain runs it (jobs/outbox.py)."""
-
-    def __init__(self, handlers: Sequence[Handler] = ()) -> None:
-        self.handlers = list(handlers)
-
-    def publish(self, event: Any) -> None:
-        self.publish_all([event])
-
-    def publish_all(self, events: Sequence[Any]) -> None:
-        """Tell every handler (a handler that can takes them as one batch). Every handler is
-        told even when one fails; then the first failure is raised, so the drain runs the events
-        again (each handler is idempotent: what was told is not told twice)."""
-        if not events:
-            return
-        events = [recorded(event) for event in events]
-        failure: Exception | None = None
-        for handler in self.handlers:
-            try:
-                batch = getattr(handler, "publish_all", None)
-                if batch is not None:
-                    batch(list(events))
-                else:
-                    for event in events:
-                        handler(event)
-            except Exception as error:
-                kinds = sorted({type(item.event).__name__ for item in events})
-                log.exception("event handler failed", extra={"events": kinds})
-                failure = failure or error
-        if failure is not None:
-            raise failure

@@ -1,4 +1,5 @@
-"""A letter: one email to one person, as a service writes it and the outgoing mail sends it."""
+"""A letter: one email to one person, as a service writes it and the outgoing mail sends it; and
+the news an instant email tells, as plain values the outgoing mail renders."""
 
 from __future__ import annotations
 
@@ -20,3 +21,16 @@ class Letter:
     html: str
     unsubscribe_url: str | None = None
     thread: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class News:
+    """What an instant email tells (services/notify.py makes it from the post or comment as
+    stored; mail/outgoing.py `instant_email` renders it)."""
+
+    kind: str  # newPost | newComment
+    group_name: str
+    post_title: str
+    author_name: str  # "Someone" when the comment is anonymous or the account is gone
+    content_html: str  # the post's or comment's stored (sanitised) HTML
+    url: str  # the post's or comment's permalink

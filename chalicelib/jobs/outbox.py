@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from chalicelib import aws, deps
 from chalicelib.domain.announcements import (
     CommentCreated,
-    DomainEvents,
     Handler,
     MailboxFailing,
     PostCreated,
     Recorded,
 )
 from chalicelib.logs import get_logger
+from chalicelib.services.subscribers import DomainEvents
 
 if TYPE_CHECKING:
     from chalicelib.services.notify import BatchReads
@@ -65,8 +65,8 @@ def drain_records(
             log.exception("outbox record unreadable", extra={"sequence": sequence})
             return sequence
         told.append((sequence, Recorded(item_id, event)))
-    events = [item.event for _, item in told if item is not None]
-    subscribers = subscribers_of_batch(events, parts or AppSubscribers())
+    announcements = [item.announcement for _, item in told if item is not None]
+    subscribers = subscribers_of_batch(announcements, parts or AppSubscribers())
     for sequence, item in told:
         if item is None:
             continue
@@ -75,7 +75,7 @@ def drain_records(
         except Exception:
             log.exception(
                 "domain event not delivered; it is delivered again",
-                extra={"domainEventId": item.id, "event": type(item.event).__name__},
+                extra={"domainEventId": item.id, "event": type(item.announcement).__name__},
             )
             return sequence
     return None
@@ -116,7 +116,7 @@ class AppSubscribers:
         return deps.event_bus_publisher()
 
 
-def subscribers_of_batch(events: Sequence[object], parts: SubscriberParts) -> DomainEvents:
+def subscribers_of_batch(announcements: Sequence[object], parts: SubscriberParts) -> DomainEvents:
     """The subscribers of `deps.domain_events` that some event of the batch is for, in the same
     order, and only those: a batch of calendar events builds no notifications (ten repositories
     and an SQS sender). Notifications read what the batch shares once: its posts in one
@@ -125,13 +125,13 @@ def subscribers_of_batch(events: Sequence[object], parts: SubscriberParts) -> Do
     from chalicelib.services.notify import BatchReads
 
     handlers: list[Handler] = []
-    notified = [e for e in events if isinstance(e, NOTIFIED)]
+    notified = [a for a in announcements if isinstance(a, NOTIFIED)]
     if notified:
-        wanted = {e.post_id for e in notified}
+        wanted = {a.post_id for a in notified}
         handlers.append(parts.notify(BatchReads(parts.posts(wanted))))
-    if any(isinstance(e, NOTICED) for e in events):
+    if any(isinstance(a, NOTICED) for a in announcements):
         handlers.append(parts.mailbox_failing_notice())
-    if events:
+    if announcements:
         handlers.append(parts.event_bus())
     return DomainEvents(handlers)
 

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formataddr
-from typing import Any, Protocol
+from typing import Any
 
-from chalicelib.domain.letters import Letter
+from chalicelib.domain.letters import Letter, News
 from chalicelib.logs import get_logger
 from chalicelib.mail.list_unsubscribe import add_unsubscribe_headers, unsubscribe_paragraph
 
@@ -231,24 +231,6 @@ def text_to_html(text: str) -> str:
 # --- templates -----------------------------------------------------------------------------------
 
 
-class Told(Protocol):
-    """What a notification is about (services/notify.py `Occurrence`)."""
-
-    kind: str  # newPost | newComment
-    group: Any
-    post: Any
-    url: str
-
-    @property
-    def author_name(self) -> str: ...
-
-    @property
-    def content_html(self) -> str: ...
-
-    @property
-    def headline(self) -> str: ...
-
-
 def excerpt(markup: str, limit: int = EXCERPT_CHARS) -> str:
     from chalicelib.sanitize import html_to_text
 
@@ -276,29 +258,29 @@ def reason_paragraph(why: str) -> str:
     )
 
 
-def instant_email(occurrence: Told, why: str) -> tuple[str, str, str]:
+def instant_email(news: News, why: str) -> tuple[str, str, str]:
     """Subject, text and HTML of the instant email: who wrote what where, the post's or comment's
     content, a link to it, and why it came (`why`: the subscription it is sent for, as
     `services.unsubscribe.subscription_label` names it)."""
-    group, post = occurrence.group, occurrence.post
+    group_name, post_title = news.group_name, news.post_title
     e = html.escape
-    if occurrence.kind == "newPost":
-        intro = f"{occurrence.author_name} posted in {group.name}:"
-        subject = f"[{group.name}] {post.title}"
-        title = str(post.title)
+    if news.kind == "newPost":
+        intro = f"{news.author_name} posted in {group_name}:"
+        subject = f"[{group_name}] {post_title}"
+        title = post_title
         action = "Open the post"
     else:
-        intro = f"{occurrence.author_name} commented on “{post.title}” in {group.name}:"
+        intro = f"{news.author_name} commented on “{post_title}” in {group_name}:"
         # The post's subject with "Re:": mail clients that thread by subject (Gmail) keep the
         # comments with their post.
-        subject = f"Re: [{group.name}] {post.title}"
-        title = f"Comment on “{post.title}”"
+        subject = f"Re: [{group_name}] {post_title}"
+        title = f"Comment on “{post_title}”"
         action = "Open the comment"
     body_html = (
         f'<p style="{MUTED}">{e(intro)}</p>'
-        f'<h2 style="{HEADING}"><a href="{e(occurrence.url)}" style="{LINK}">{e(title)}</a></h2>'
-        f"{shown_content(occurrence.content_html, occurrence.url)}"
-        f'<p><a href="{e(occurrence.url)}" style="{LINK}">{action}</a></p>'
+        f'<h2 style="{HEADING}"><a href="{e(news.url)}" style="{LINK}">{e(title)}</a></h2>'
+        f"{shown_content(news.content_html, news.url)}"
+        f'<p><a href="{e(news.url)}" style="{LINK}">{action}</a></p>'
         f"{reason_paragraph(why)}"
     )
     return subject, "", body_html

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
+from chalicelib.domain.mailboxes import Mailbox
+
 if TYPE_CHECKING:
     from chalicelib.mail.hosts import HostPolicy
 
@@ -325,21 +327,6 @@ def _number_and_text(line: bytes) -> tuple[int, str]:
 # --- the session of one poll -----------------------------------------------------------------
 
 
-class Maildrop(Protocol):
-    """Where a mailbox's mail is (chalicelib.services.mailboxes.Mailbox)."""
-
-    @property
-    def server_name(self) -> str: ...
-    @property
-    def server_port(self) -> int: ...
-    @property
-    def server_username(self) -> str: ...
-    @property
-    def password(self) -> str: ...
-    @property
-    def is_ssl(self) -> bool: ...
-
-
 class Pop3Server(Protocol):
     """What a poll asks of one POP3 connection (`Pop3Mailbox`; tests pass wrappers)."""
 
@@ -353,7 +340,7 @@ class Pop3Server(Protocol):
     def close(self) -> None: ...
 
 
-def open_pop3(mailbox: Maildrop, hosts: HostPolicy | None = None) -> Pop3Server:
+def open_pop3(mailbox: Mailbox, hosts: HostPolicy | None = None) -> Pop3Server:
     """The default way to open a mailbox: a POP3 session, logged in, on a host the policy allows
     (AGORA_MAIL_ALLOW_PRIVATE_HOSTS's, unless one is given)."""
     from chalicelib.mail.hosts import HostPolicy
@@ -369,9 +356,6 @@ def open_pop3(mailbox: Maildrop, hosts: HostPolicy | None = None) -> Pop3Server:
     )
 
 
-MaildropT = TypeVar("MaildropT", bound=Maildrop)
-
-
 class MailSession:
     """The POP3 session of one poll, addressed by UIDL, reconnecting when it breaks.
 
@@ -380,7 +364,7 @@ class MailSession:
     markers make the next poll delete them.
     """
 
-    def __init__(self, opener: Callable[[MaildropT], Pop3Server], mailbox: MaildropT) -> None:
+    def __init__(self, opener: Callable[[Mailbox], Pop3Server], mailbox: Mailbox) -> None:
         self._reopen: Callable[[], Pop3Server] = lambda: opener(mailbox)
         self.reconnects = 0
         self.numbers: dict[str, int] = {}

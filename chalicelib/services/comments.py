@@ -165,7 +165,6 @@ def _unknown_offset(
 
 # The domain events a change of this comment announces (domain/announcements.py).
 ModerationEvent = CommentApproved | CommentDeleted | CommentPurged
-Announce = Callable[[Comment], list[ModerationEvent]]
 
 
 def _about(
@@ -274,7 +273,7 @@ class CommentService:
             record,
             mark_deleted,
             also_users=frozenset({by_user_id}),
-            announce=lambda r: [_about(CommentDeleted, r, by_user_id)],
+            announcements=[_about(CommentDeleted, record, by_user_id)],
         )
         return self._present_loaded(record, loaded)
 
@@ -302,7 +301,7 @@ class CommentService:
             return True
 
         record, _, loaded = self._change_loaded(
-            record, approve, announce=lambda r: [_about(CommentApproved, r, by_user_id)]
+            record, approve, announcements=[_about(CommentApproved, record, by_user_id)]
         )
         return self._present_loaded(record, loaded)
 
@@ -323,12 +322,12 @@ class CommentService:
         *,
         as_spam_report: bool = False,
         also_users: frozenset[str] = frozenset(),
-        announce: Announce | None = None,
+        announcements: Sequence[ModerationEvent] = (),
     ) -> tuple[Comment, bool, Loaded]:
         """`_change`, with what the answer needs read before the write: once the change is made,
         no failing read can answer an error for it."""
         loaded = self.presenter.load([record], as_spam_report=as_spam_report, also_users=also_users)
-        record, changed = self._change(record, apply, announce)
+        record, changed = self._change(record, apply, announcements)
         return record, changed, loaded
 
     def _present_loaded(
@@ -342,7 +341,9 @@ class CommentService:
             self._require_deleted(record, "purged")
             # Presented first: afterwards there is nothing left to read.
             purged = self.presenter.present_one(record)
-            if self.comments.purge_if_unchanged(record, events=[_purged(record, by_user_id)]):
+            if self.comments.purge_if_unchanged(
+                record, announcements=[_purged(record, by_user_id)]
+            ):
                 return purged
             record = self.find(int(record.id))
         raise self._still_changing(record)
@@ -400,7 +401,7 @@ class CommentService:
             )
             for record in batch:
                 _, changed = self._change(
-                    record, mark_deleted, lambda r: [_about(CommentDeleted, r, by_user_id)]
+                    record, mark_deleted, [_about(CommentDeleted, record, by_user_id)]
                 )
                 count += changed
             # At least one batch per call, so every call makes progress; then stop in time.
@@ -423,7 +424,7 @@ class CommentService:
                 # Conditional on the stored state: a comment undeleted (or deleted again) since
                 # the Query read it is left alone.
                 if self.comments.purge_if_deleted_before(
-                    int(candidate.id), cutoff, events=[_purged(candidate, None)]
+                    int(candidate.id), cutoff, announcements=[_purged(candidate, None)]
                 ):
                     count += 1
             if progress is not None:
@@ -437,18 +438,23 @@ class CommentService:
     # --- the write loop ------------------------------------------------------------------------
 
     def _change(
-        self, record: Comment, apply: Callable[[Comment], bool], announce: Announce | None = None
+        self,
+        record: Comment,
+        apply: Callable[[Comment], bool],
+        announcements: Sequence[ModerationEvent] = (),
     ) -> tuple[Comment, bool]:
         """Apply a rule to the comment and write it if nobody changed it since it was read;
         otherwise read it again and decide again. `apply` answers False when there is nothing
-        to change, and raises when the rule forbids the change. `announce(record)` names the
-        domain events of the change: the store writes them to the outbox in the same request."""
+        to change, and raises when the rule forbids the change. `announcements`: the domain
+        events of the change (they name the comment, its post and group, which no change moves);
+        the store writes them to the outbox in the same request, only when the change is made."""
         for _ in range(MAX_ATTEMPTS):
             was_deleted = record.is_deleted
             if not apply(record):
                 return record, False
-            events = announce(record) if announce is not None else []
-            if self.comments.replace_if_unchanged(record, was_deleted=was_deleted, events=events):
+            if self.comments.replace_if_unchanged(
+                record, was_deleted=was_deleted, announcements=announcements
+            ):
                 return record, True
             record = self.find(int(record.id))
         raise self._still_changing(record)

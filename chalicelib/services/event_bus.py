@@ -55,8 +55,8 @@ def detail(event: Any, event_id: str) -> dict[str, Any]:
 def entry(item: Recorded, bus_name: str) -> dict[str, str]:
     return {
         "Source": SOURCE,
-        "DetailType": detail_type(item.event),
-        "Detail": json.dumps(detail(item.event, item.id), ensure_ascii=False),
+        "DetailType": detail_type(item.announcement),
+        "Detail": json.dumps(detail(item.announcement, item.id), ensure_ascii=False),
         "EventBusName": bus_name,
     }
 
@@ -76,13 +76,13 @@ class EventBusPublisher:
         self.sleep = sleep
         self.attempts = attempts
 
-    def __call__(self, event: Any) -> None:
-        self.publish_all([event])
+    def __call__(self, announcement: Any) -> None:
+        self.publish_all([announcement])
 
-    def publish_all(self, events: list[Any]) -> None:
-        if not self.bus_name or not events:
+    def publish_all(self, announcements: list[Any]) -> None:
+        if not self.bus_name or not announcements:
             return
-        entries = [entry(recorded(event), self.bus_name) for event in events]
+        entries = [entry(recorded(a), self.bus_name) for a in announcements]
         for start in range(0, len(entries), BATCH):
             self._deliver(entries[start : start + BATCH])
 

@@ -67,24 +67,30 @@ class EventService:
         self.clock = clock or utc_now
 
     @staticmethod
-    def _happened(kind: type[EventFacts], actor_id: str) -> Callable[[Event], list[EventFacts]]:
-        """The domain event of a write, made from the record as it is stored: the store puts it
-        in the outbox in the same transaction (domain/announcements.py)."""
-        return lambda record: [EventService._facts(kind, record, actor_id)]
-
-    @staticmethod
-    def _facts(kind: type[EventFacts], record: Event, actor_id: str) -> EventFacts:
+    def _announced(
+        kind: type[EventFacts],
+        actor_id: str,
+        event_id: float,
+        group_id: str,
+        said: Mapping[str, Any],
+    ) -> list[EventFacts]:
+        """The domain event of a write: the event as the write stores it (`said`: its fields by
+        name), handed to the store, which puts it in the outbox in the same transaction
+        (domain/announcements.py)."""
         from chalicelib.clock import iso
 
-        return kind(
-            event_id=int(record.id),
-            group_id=record.group_id,
-            actor_id=actor_id,
-            title=record.title,
-            start_date=iso(record.start_date),
-            end_date=iso(record.end_date) if record.end_date is not None else None,
-            all_day=bool(record.all_day),
-        )
+        end = said["end_date"]
+        return [
+            kind(
+                event_id=int(event_id),
+                group_id=group_id,
+                actor_id=actor_id,
+                title=said["title"],
+                start_date=iso(said["start_date"]),
+                end_date=iso(end) if end is not None else None,
+                all_day=bool(said["all_day"]),
+            )
+        ]
 
     # --- single events ---------------------------------------------------------------------------
 
@@ -107,15 +113,16 @@ class EventService:
         # Everything the answer needs is read before the write: once the write is done, no
         # failing read can answer 503 for an event that was stored after all.
         people = self.users.get_many({caller.user_id})
+        event_id, fields = self.events.next_id(), self._fields(body)
         record = self.events.create(
-            id=self.events.next_id(),
+            id=event_id,
             group_id=group.id,
             author_id=caller.user_id,
             editor_id=caller.user_id,
             created_on=now,
             modified_on=now,
-            happened=self._happened(EventCreated, caller.user_id),
-            **self._fields(body),
+            announcements=self._announced(EventCreated, caller.user_id, event_id, group.id, fields),
+            **fields,
         )
         return self._out([record], group, people)[0]
 
@@ -126,13 +133,16 @@ class EventService:
         if body.group_id is not None and body.group_id != record.group_id:
             group = self._target_group(body, body.group_id, caller)
         people = self.users.get_many({record.author_id, caller.user_id})  # before the write
+        fields = self._fields(body)
         record = self.events.update(
             record,
             group_id=group.id,
             editor_id=caller.user_id,
             modified_on=self.clock(),
-            happened=self._happened(EventUpdated, caller.user_id),
-            **self._fields(body),
+            announcements=self._announced(
+                EventUpdated, caller.user_id, record.id, group.id, fields
+            ),
+            **fields,
         )
         return self._out([record], group, people)[0]
 
@@ -141,8 +151,10 @@ class EventService:
         answer = self._out_one(record, group)
         self.events.delete(
             record,
-            happened=lambda r: [
-                EventDeleted(event_id=int(r.id), group_id=r.group_id, actor_id=caller.user_id)
+            announcements=[
+                EventDeleted(
+                    event_id=int(record.id), group_id=record.group_id, actor_id=caller.user_id
+                )
             ],
         )
         return answer
@@ -175,14 +187,16 @@ class EventService:
             | {r.editor_id for r in shown}
             | {record.author_id, caller.user_id}
         )
+        dates = {"start_date": move.start_date, "end_date": end, "all_day": all_day}
+        moved = {**said_of_itself(record), **dates}
         self.events.update(
             record,
-            start_date=move.start_date,
-            end_date=end,
-            all_day=all_day,
             editor_id=caller.user_id,
             modified_on=self.clock(),
-            happened=self._happened(EventMoved, caller.user_id),
+            announcements=self._announced(
+                EventMoved, caller.user_id, record.id, record.group_id, moved
+            ),
+            **dates,
         )
         shown = [r for r in shown if int(r.id) != int(record.id)]
         if self.events.overlaps(record, start, stop):

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from chalicelib.domain.announcements import MailRejected
 from chalicelib.domain.mail_status import MailStatus
+from chalicelib.domain.mailboxes import Mailbox
 from chalicelib.domain.ports.mail import (
     Counters,
     Fail,
@@ -63,7 +64,6 @@ from chalicelib.services.mail_planner import Planner
 from chalicelib.services.mail_records import PlanStore, derived_id
 from chalicelib.services.mail_report import PollResult, clean_field, plain, plain_error
 from chalicelib.services.mail_rules import Plan
-from chalicelib.services.mailboxes import Mailbox
 
 if TYPE_CHECKING:
     from chalicelib.mail.parse import ParsedMail, ReadableHeaders

@@ -15,10 +15,10 @@ from chalicelib.services import mail_rules
 from chalicelib.services.mail_rules import Plan
 
 if TYPE_CHECKING:
+    from chalicelib.domain.mailboxes import Mailbox
     from chalicelib.domain.ports.mail import MailComments, MailGroups, MailPosts
     from chalicelib.domain.ports.people import AccountFinder
     from chalicelib.mail.parse import ParsedMail
-    from chalicelib.services.mailboxes import Mailbox
 
 
 class SenderCheck(Protocol):

@@ -74,7 +74,7 @@ class PlanStore:
             # Its event goes in the same transaction (a retry that finds the post there finds
             # the event recorded with it).
             self.posts.insert(
-                events=[
+                announcements=[
                     PostCreated(post_id=post_id, group_id=plan.group.id, author_id=plan.author.id)
                 ],
                 **self._post_values(post_id, plan, received_on),
@@ -89,7 +89,7 @@ class PlanStore:
                 comment_id = self.counters.next_value(COMMENT_COUNTER)
                 self.mail.keep_comment_id(entry, comment_id, plan.post.id)
             self.comments.insert(
-                events=[
+                announcements=[
                     CommentCreated(
                         comment_id=comment_id,
                         post_id=plan.post.id,

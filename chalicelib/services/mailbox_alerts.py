@@ -63,8 +63,8 @@ class MailboxFailingNotice:
         self.clock = clock
 
     def __call__(self, item: Recorded) -> None:
-        if isinstance(item.event, MailboxFailing):
-            self.tell(item.id, item.event)
+        if isinstance(item.announcement, MailboxFailing):
+            self.tell(item.id, item.announcement)
 
     def recipients(self, event: MailboxFailing) -> tuple[Any, list[Any]]:
         """(the group whose administrators are told, those administrators)."""

@@ -8,12 +8,22 @@ services/poll_schedule.py). Passwords are stored only as KMS ciphertexts bound t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from chalicelib.auth import Caller
 from chalicelib.domain.announcements import MailboxFailing
+from chalicelib.domain.mailboxes import (
+    COMMENT_KEY,
+    EMAIL_TO_COMMENT,
+    EMAIL_TO_POST,
+    POST_KEY_PREFIX,
+    SYSTEM_SCOPE,
+    Mailbox,
+    PollState,
+    mailbox_key,
+)
 from chalicelib.errors import Conflict, ValidationFailed
 from chalicelib.schemas.common import AccessWarning
 from chalicelib.schemas.connectors import (
@@ -24,15 +34,10 @@ from chalicelib.schemas.connectors import (
 )
 from chalicelib.services import poll_schedule
 from chalicelib.services.links import group_ref
-from chalicelib.services.poll_schedule import PollState
 
 if TYPE_CHECKING:
     from chalicelib.mail.hosts import HostPolicy
     from chalicelib.store.connectors import MailboxRepository
-
-SYSTEM_SCOPE = "system"
-EMAIL_TO_POST = "emailToPost"
-EMAIL_TO_COMMENT = "emailToComment"
 
 
 class Cipher(Protocol):
@@ -41,57 +46,6 @@ class Cipher(Protocol):
     def encrypt(self, plaintext: str, context: Mapping[str, str]) -> bytes: ...
 
     def decrypt(self, ciphertext: bytes, context: Mapping[str, str]) -> str: ...
-
-
-@dataclass(frozen=True)
-class Mailbox:
-    """A mailbox: its settings as the API edits them and, for a poll, its password.
-
-    The one mailbox type: the settings service lists them (password left empty), the mail-in
-    job polls them (`MailboxDirectory.mailbox` fills the password in from the same read).
-    """
-
-    scope: str  # the group id (email-to-post), or `system` (email-to-comment)
-    kind: str  # emailToPost | emailToComment
-    server_name: str
-    server_port: int
-    server_username: str
-    is_enabled: bool = True
-    is_ssl: bool = True
-    delete_processed: bool = False
-    last_processed: datetime | None = None
-    has_password: bool = False
-    password: str = field(default="", repr=False)
-    # The address members write to ("" for none): shown on the console, Reply-To of mail out.
-    email_address: str = ""
-    # The rhythm of its polls (services/poll_schedule.py); next_poll_on None while disabled.
-    next_poll_on: datetime | None = None
-    empty_polls: int = 0
-    poll_failures: int = 0
-
-    @property
-    def poll_state(self) -> PollState:
-        return PollState(self.next_poll_on, self.empty_polls, self.poll_failures)
-
-    @property
-    def group_id(self) -> str | None:
-        return None if self.scope == SYSTEM_SCOPE else self.scope
-
-    @property
-    def key(self) -> str:
-        """The mail-in key: `post#<groupId>`, or `comment#system`."""
-        return mailbox_key(self.scope)
-
-    @property
-    def is_post(self) -> bool:
-        return self.kind == EMAIL_TO_POST
-
-    @property
-    def account(self) -> str:
-        """Which maildrop its UIDLs belong to (server, port and user name)."""
-        from chalicelib.store.mail import account_key
-
-        return account_key(self.server_name, self.server_port, self.server_username)
 
 
 def _context(scope: str) -> dict[str, str]:
@@ -214,11 +168,11 @@ class MailboxSettingsService:
         """What a poll found, and so when the mailbox is polled next, in one write; the third
         failure in a row writes the administrators' email (a domain event) with it."""
         before = mailbox.poll_state
-        events: list[Any] = []
+        announcements: list[Any] = []
         if failure is not None:
             after = poll_schedule.after_failure(before, when)
             if poll_schedule.tells_administrators(before, after):
-                events.append(
+                announcements.append(
                     MailboxFailing(
                         mailbox=mailbox.key,
                         group_id=mailbox.group_id,
@@ -240,7 +194,7 @@ class MailboxSettingsService:
             empty_polls=after.empty_polls,
             failures=after.failures,
             error=failure.message if failure is not None else None,
-            events=events,
+            announcements=announcements,
         )
         return after
 
@@ -355,14 +309,6 @@ class MailboxSettingsService:
 
 
 # --- the mail-in job's view ----------------------------------------------------------------------
-
-POST_KEY_PREFIX = "post#"
-COMMENT_KEY = "comment#system"
-
-
-def mailbox_key(scope: str) -> str:
-    """The mail-in key of a mailbox: `post#<groupId>`, or `comment#system`."""
-    return COMMENT_KEY if scope == SYSTEM_SCOPE else f"{POST_KEY_PREFIX}{scope}"
 
 
 def scope_of_key(key: str) -> str | None:

@@ -30,7 +30,7 @@ from chalicelib.domain.announcements import (
     announcement_from_json,
     announcement_to_json,
 )
-from chalicelib.domain.letters import Letter
+from chalicelib.domain.letters import Letter, News
 from chalicelib.domain.ports.content import CommentReader, PostReader
 from chalicelib.domain.ports.notify import (
     Alerts,
@@ -123,6 +123,17 @@ class Occurrence:
         if self.kind == "newPost":
             return str(self.post.title)
         return f"New comment on: {self.post.title}"
+
+    def news(self) -> News:
+        """What its instant email tells, as plain values (mail/outgoing.py renders them)."""
+        return News(
+            kind=self.kind,
+            group_name=str(self.group.name),
+            post_title=str(self.post.title),
+            author_name=self.author_name,
+            content_html=self.content_html,
+            url=self.url,
+        )
 
 
 @dataclass
@@ -228,13 +239,13 @@ class NotifyService:
     def __call__(self, item: Recorded) -> None:
         """The subscriber of new posts and comments (other events pass): raises when some
         recipient was not told, so the drain delivers the event again."""
-        if isinstance(item.event, PostCreated | CommentCreated):
-            report = self.handle(item.event)
+        if isinstance(item.announcement, PostCreated | CommentCreated):
+            report = self.handle(item.announcement)
             if report.failed:
                 raise NotificationsFailed(f"{report.failed} notification(s) failed")
 
     def handle(self, event: Any) -> DeliveryReport:
-        event = event.event if isinstance(event, Recorded) else event
+        event = event.announcement if isinstance(event, Recorded) else event
         recipients = self.recipients(event)
         if len(recipients) <= self.inline_limit:
             return self.deliver(event, recipients)
@@ -351,7 +362,7 @@ class NotifyService:
             return False  # a hard bounce or a complaint: see services/suppressions.py
         if not self.digests.claim_instant(user.id, occurrence.id, self.clock()):
             return False
-        subject, text, body_html = instant_email(occurrence, self.why(recipient, occurrence))
+        subject, text, body_html = instant_email(occurrence.news(), self.why(recipient, occurrence))
         link = recipient.subscription and unsubscribe_url(
             user.id, recipient.subscription, self.clock()
         )

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from chalicelib.domain.ports.people import Player, PlayerStore
+from chalicelib.domain.players import CreateRefused, Player
+from chalicelib.domain.ports.people import PlayerStore
 from chalicelib.errors import FieldError, NotFound, ValidationFailed, as_text
 from chalicelib.schemas.player import CardOut, LogOut, PlayerCreate, PlayerOut, QuestOut
 
@@ -51,8 +52,6 @@ class PlayerService:
         self.level_exponent = level_exponent
 
     def create(self, body: PlayerCreate) -> PlayerOut:
-        from chalicelib.store.player import CreateRefused
-
         try:
             record = self.players.create(
                 id=body.id,

@@ -13,8 +13,10 @@ polls in a row found nothing, how many failed in a row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
+
+from chalicelib.domain.mailboxes import PollState
 
 POLL_AFTER_MAIL = timedelta(minutes=5)
 FAILURE_FIRST_WAIT = timedelta(minutes=30)
@@ -26,15 +28,6 @@ ALERT_AT_FAILURE = 3
 DISPATCH_LEAD = timedelta(minutes=2)
 # Doubling stops well before any wait could overflow.
 _MAX_DOUBLINGS = 16
-
-
-@dataclass(frozen=True)
-class PollState:
-    """A mailbox's rhythm: `next_poll_on` None while it is disabled."""
-
-    next_poll_on: datetime | None
-    empty_polls: int = 0
-    failures: int = 0
 
 
 def _doubled(first: timedelta, times: int, longest: timedelta) -> timedelta:

@@ -306,3 +306,18 @@ def _hash_key_value(model: Any, key: dict[str, Any]) -> Any:
         if attribute.is_hash_key:
             return attribute.deserialize(key[attribute.attr_name][attribute.attr_type])
     raise ValueError(f"{model.__name__} has no hash key")
+
+
+Frozen = TypeVar("Frozen")
+
+
+def frozen(record: Model, kind: type[Frozen], **shaped: Any) -> Frozen:
+    """`record` as the rules hold it: the frozen domain record `kind` (chalicelib/domain), each
+    field read from the record's attribute of the same name, or taken from `shaped` where the
+    value needs shaping (a JSON list made a tuple)."""
+    import dataclasses
+
+    names = [f.name for f in dataclasses.fields(cast(Any, kind))]
+    return kind(
+        **{name: shaped[name] if name in shaped else getattr(record, name) for name in names}
+    )

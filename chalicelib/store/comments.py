@@ -6,7 +6,8 @@ deleted, unapproved and spam-reported comments of a group) is a Query over exact
 Writes are guarded by `version` (optimistic locking), so two moderators cannot overwrite each other.
 A write that makes a comment visible or invisible moves its post's `comments_count` in the same
 transaction: the count is always the number of members of the post's visible list. A write that
-announces domain events puts their outbox items (store/outbox.py) in the same transaction too.
+announces domain events (`announcements`) puts their outbox items (store/outbox.py) in the same
+transaction too.
 """
 
 from __future__ import annotations
@@ -150,12 +151,12 @@ class CommentRepository(CommentStore):
             return None
 
     def insert(
-        self, *, author_alias: str | None = None, events: Sequence[Any] = (), **values: Any
+        self, *, author_alias: str | None = None, announcements: Sequence[Any] = (), **values: Any
     ) -> bool:
-        """Store a new comment and the outbox items of `events`; False when one with this id
-        exists already (conditional put: then neither is written)."""
+        """Store a new comment and the outbox items of `announcements`; False when one with this
+        id exists already (conditional put: then neither is written)."""
         condition = CommentRecord.id.does_not_exist()
-        return _write_counted(CommentRecord(**values), condition, author_alias, events)
+        return _write_counted(CommentRecord(**values), condition, author_alias, announcements)
 
     def visible_page(
         self, post_id: str, *, limit: int, after: CommentRecord | None
@@ -233,36 +234,36 @@ class CommentRepository(CommentStore):
     # --- conditional writes: False when the stored comment is no longer the one that was read ---
 
     def replace_if_unchanged(
-        self, record: CommentRecord, *, was_deleted: bool, events: Sequence[Any] = ()
+        self, record: CommentRecord, *, was_deleted: bool, announcements: Sequence[Any] = ()
     ) -> bool:
-        """Write `record` (and the outbox items of `events`) if the stored item is still the
-        version read (and as deleted as it was)."""
+        """Write `record` (and the outbox items of `announcements`) if the stored item is still
+        the version read (and as deleted as it was)."""
         state = (
             CommentRecord.deleted_on.exists()
             if was_deleted
             else CommentRecord.deleted_on.does_not_exist()
         )
         # PynamoDB adds `version = <version read>`
-        return _write_counted(record, state, events=events)
+        return _write_counted(record, state, announcements=announcements)
 
-    def purge_if_unchanged(self, record: CommentRecord, events: Sequence[Any] = ()) -> bool:
+    def purge_if_unchanged(self, record: CommentRecord, announcements: Sequence[Any] = ()) -> bool:
         """Remove a deleted comment (and its embedded reports) if nobody changed it since read."""
         cache.forget(POSITION, [int(record.id)])
-        if not events:
+        if not announcements:
             return conditionally(lambda: record.delete(condition=CommentRecord.deleted_on.exists()))
         return _transact_first_conditional(
             lambda write: write.delete(record, condition=CommentRecord.deleted_on.exists()),
-            events,
+            announcements,
         )
 
     def purge_if_deleted_before(
-        self, comment_id: int, cutoff: datetime, events: Sequence[Any] = ()
+        self, comment_id: int, cutoff: datetime, announcements: Sequence[Any] = ()
     ) -> bool:
         """Remove a comment that is (still) deleted at or before `cutoff`: one that was undeleted,
         or deleted again since, in the meantime is left alone."""
         cache.forget(POSITION, [int(comment_id)])
         condition = CommentRecord.deleted_on <= cutoff
-        if not events:
+        if not announcements:
             return conditionally(
                 lambda: CommentRecord(id=comment_id).delete(
                     condition=condition, add_version_condition=False
@@ -272,16 +273,16 @@ class CommentRepository(CommentStore):
             lambda write: write.delete(
                 CommentRecord(id=comment_id), condition=condition, add_version_condition=False
             ),
-            events,
+            announcements,
         )
 
 
-def _transact_first_conditional(change: Any, events: Sequence[Any]) -> bool:
-    """`change` (one conditional write) and the outbox items of `events` in one transaction;
-    False when the change's condition did not hold (then nothing is written)."""
+def _transact_first_conditional(change: Any, announcements: Sequence[Any]) -> bool:
+    """`change` (one conditional write) and the outbox items of `announcements` in one
+    transaction; False when the change's condition did not hold (then nothing is written)."""
     from chalicelib.clock import utc_now
 
-    items = outbox.records(events, utc_now())
+    items = outbox.records(announcements, utc_now())
     connection = CommentRecord._get_connection().connection
     for attempt in range(1, RACE_ATTEMPTS + 1):
         try:
@@ -301,7 +302,7 @@ def _write_counted(
     record: CommentRecord,
     condition: Any,
     author_alias: str | None = None,
-    events: Sequence[Any] = (),
+    announcements: Sequence[Any] = (),
 ) -> bool:
     """Save the comment under `condition`; False when the condition (or the version) failed.
 
@@ -314,7 +315,7 @@ def _write_counted(
     record.refresh_index_keys(author_alias)
     cache.forget(POSITION, [int(record.id)])
     delta = int(record.visible_post_id is not None) - int(was_visible)
-    if delta == 0 and not events:
+    if delta == 0 and not announcements:
         return conditionally(lambda: record.save(condition=condition))
 
     def change(write: TransactWrite) -> None:
@@ -329,7 +330,7 @@ def _write_counted(
     # The comment first: a failed condition on it (not as read, or exists already) is False.
     # Another transaction that wrote the same post at the same moment (DynamoDB cancels one of
     # two) wrote nothing, and the same transaction may simply run again.
-    return _transact_first_conditional(change, events)
+    return _transact_first_conditional(change, announcements)
 
 
 def _list_page(

@@ -346,11 +346,11 @@ class MailboxRepository:
         empty_polls: int,
         failures: int,
         error: str | None = None,
-        events: Sequence[Any] = (),
+        announcements: Sequence[Any] = (),
     ) -> bool:
         """One poll's outcome and the mailbox's next poll, in one write: a good poll (`error`
         None) sets `last_processed` and clears the last error; a failed one keeps the error.
-        `events` (domain events) go to the outbox in the same transaction.
+        `announcements` (domain events) go to the outbox in the same transaction.
 
         Only while the mailbox is enabled (a mailbox disabled meanwhile keeps out of the due
         index): False, and only the outcome is noted, when it is not.
@@ -374,10 +374,10 @@ class MailboxRepository:
             actions += [MailboxRecord.last_error.set(error), MailboxRecord.last_error_on.set(when)]
         condition = MailboxRecord.enabled_kind.exists()
         record = MailboxRecord(scope)
-        if not events:
+        if not announcements:
             written = conditionally(lambda: record.update(actions=actions, condition=condition))
         else:
-            items = outbox.records(events, when)
+            items = outbox.records(announcements, when)
             try:
                 with TransactWrite(connection=MailboxRecord._get_connection().connection) as tx:
                     tx.update(record, actions=actions, condition=condition)

@@ -14,7 +14,7 @@ in one transaction, which is why an event's duration is capped (schemas/events.p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -43,9 +43,6 @@ from chalicelib.store.base import (
     table_meta,
     transact,
 )
-
-# What a write announces: the domain events of the record as it will be stored.
-Happened = Callable[["EventRecord"], Sequence[Any]]
 
 EVENT_COUNTER = "events"
 # The event's texts by their keys in the API, for a record too large to store.
@@ -204,14 +201,14 @@ class EventRepository(EventStore):
 
     # --- writes: the event and its calendar items change together ---------------------------
 
-    def create(self, *, happened: Happened | None = None, **values: Any) -> EventRecord:
-        """`happened(record)` names the domain events the write announces: their outbox items
-        go in the same transaction (so for `update` and `delete`)."""
+    def create(self, *, announcements: Sequence[object] = (), **values: Any) -> EventRecord:
+        """`announcements`: the domain events the write announces, as the service made them;
+        their outbox items go in the same transaction (so for `update` and `delete`)."""
         record = EventRecord(**values)
         record.refresh_keys()
         ensure_fits(record, EVENT_TEXTS)
         entries = record.calendar_entries()
-        items = _outbox_items(happened, record)
+        items = _outbox_items(announcements)
 
         def fill(write: TransactWrite) -> None:
             write.save(record, condition=EventRecord.id.does_not_exist())
@@ -223,7 +220,7 @@ class EventRepository(EventStore):
         return record
 
     def update(
-        self, record: EventRecord, *, happened: Happened | None = None, **changes: Any
+        self, record: EventRecord, *, announcements: Sequence[object] = (), **changes: Any
     ) -> EventRecord:
         before = {entry.month_key: entry for entry in record.calendar_entries()}
         old_group = record.group_id
@@ -234,7 +231,7 @@ class EventRepository(EventStore):
         cache.forget(POSITION, [int(record.id)])
         after = record.calendar_entries()
         kept = {entry.month_key for entry in after} if record.group_id == old_group else set()
-        items = _outbox_items(happened, record)
+        items = _outbox_items(announcements)
         # The version condition (added by PynamoDB) makes a concurrent edit fail as a whole,
         # so the calendar items always describe the stored event.
 
@@ -250,10 +247,10 @@ class EventRepository(EventStore):
         _commit(record.id, fill)
         return record
 
-    def delete(self, record: EventRecord, *, happened: Happened | None = None) -> None:
+    def delete(self, record: EventRecord, *, announcements: Sequence[object] = ()) -> None:
         cache.forget(POSITION, [int(record.id)])
         entries = record.calendar_entries()
-        items = _outbox_items(happened, record)
+        items = _outbox_items(announcements)
 
         def fill(write: TransactWrite) -> None:
             write.delete(record)
@@ -344,12 +341,12 @@ def _inside(start_key: str, moment: datetime, upcoming: bool) -> bool:
     return start_key < f"{sort_moment(moment)}#"
 
 
-def _outbox_items(happened: Happened | None, record: EventRecord) -> list[Any]:
-    if happened is None:
+def _outbox_items(announcements: Sequence[object]) -> list[Any]:
+    if not announcements:
         return []
     from chalicelib.clock import utc_now
 
-    return outbox.records(happened(record), utc_now())
+    return outbox.records(announcements, utc_now())
 
 
 def _commit(event_id: Any, fill: Any) -> None:

@@ -19,7 +19,6 @@ few requests per chunk of mails, not per mail.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -55,12 +54,6 @@ from chalicelib.store.base import (
 
 ENTRY = "entry#"
 UIDL = "uidl#"
-
-
-def account_key(host: str, port: int, username: str) -> str:
-    """Which maildrop a UIDL belongs to (short hash: user names need not show in keys)."""
-    text = f"{host.strip().lower()}:{int(port)}:{username}"
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def status_partition(mailbox: str, status: str) -> str:

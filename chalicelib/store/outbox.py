@@ -43,11 +43,11 @@ class OutboxRecord(Model):
     expires = TTLAttribute()
 
 
-def records(events: Iterable[Any], now: datetime) -> list[OutboxRecord]:
-    """One unsaved outbox item per event, each with a new id."""
+def records(announcements: Iterable[Any], now: datetime) -> list[OutboxRecord]:
+    """One unsaved outbox item per announcement, each with a new id."""
     made = []
-    for event in events:
-        data = announcement_to_json(event)
+    for announcement in announcements:
+        data = announcement_to_json(announcement)
         kind = data.pop("type")
         made.append(
             OutboxRecord(
@@ -77,12 +77,13 @@ def save_all(items: Sequence[OutboxRecord]) -> None:
 
 
 class Outbox:
-    """Records events outside a store transaction (a rejected mail: before its log entry)."""
+    """Records announcements outside a store transaction (a rejected mail: before its log
+    entry)."""
 
-    def save(self, events: Sequence[Any]) -> None:
+    def save(self, announcements: Sequence[Any]) -> None:
         from chalicelib.clock import utc_now
 
-        save_all(records(events, utc_now()))
+        save_all(records(announcements, utc_now()))
 
 
 def from_image(image: dict[str, Any]) -> tuple[str, Any]:

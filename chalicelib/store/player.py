@@ -15,7 +15,8 @@ from pynamodb.attributes import BooleanAttribute, JSONAttribute, NumberAttribute
 from pynamodb.models import Model
 
 from chalicelib.aws import error_code
-from chalicelib.store.base import UtcAttribute, register, table_meta, transact
+from chalicelib.domain.players import CreateRefused, Player
+from chalicelib.store.base import UtcAttribute, frozen, register, table_meta, transact
 
 
 @register
@@ -34,6 +35,11 @@ class PlayerRecord(Model):
     cards = JSONAttribute(default=list)
     log = JSONAttribute(default=list)
 
+    def as_player(self) -> Player:
+        """The record as the rules hold it (domain/players.py)."""
+        lists = {name: tuple(getattr(self, name) or ()) for name in ("quests", "cards", "log")}
+        return frozen(self, Player, **lists)
+
 
 @register
 class PlayerNameRecord(Model):
@@ -47,19 +53,10 @@ def name_key(name: str) -> str:
     return name.strip().lower()
 
 
-class CreateRefused(Exception):
-    """The create was cancelled: which of its conditions failed."""
-
-    def __init__(self, *, id_taken: bool, name_taken: bool) -> None:
-        super().__init__("player id or name taken")
-        self.id_taken = id_taken
-        self.name_taken = name_taken
-
-
 class PlayerRepository:
-    def get(self, player_id: str) -> PlayerRecord | None:
+    def get(self, player_id: str) -> Player | None:
         try:
-            return PlayerRecord.get(player_id)
+            return PlayerRecord.get(player_id).as_player()
         except PlayerRecord.DoesNotExist:
             return None
 
@@ -68,7 +65,7 @@ class PlayerRepository:
             return {}
         return {p.id: p for p in PlayerRecord.batch_get(list(player_ids))}
 
-    def create(self, **values: Any) -> PlayerRecord:
+    def create(self, **values: Any) -> Player:
         """Store a new player; raise CreateRefused when its id or its name is taken."""
         from pynamodb.exceptions import TransactWriteError
         from pynamodb.transactions import TransactWrite
@@ -89,7 +86,7 @@ class PlayerRepository:
             if len(failed) == 2 and any(failed):
                 raise CreateRefused(id_taken=failed[0], name_taken=failed[1]) from None
             raise
-        return player
+        return player.as_player()
 
     def put_loaded(self, players: list[dict[str, Any]], now: datetime) -> None:
         """Upsert fixture players with their name items (the fixture is authoritative).

@@ -104,16 +104,16 @@ class PostRepository:
         record.save(condition=PostRecord.id.does_not_exist() if only_if_new else None)
         return record
 
-    def insert(self, *, events: Sequence[Any] = (), **values: Any) -> PostRecord | None:
-        """Store a new post, with the outbox items of `events` in the same transaction, and
+    def insert(self, *, announcements: Sequence[Any] = (), **values: Any) -> PostRecord | None:
+        """Store a new post, with the outbox items of `announcements` in the same transaction, and
         answer it; None when one with this id exists already (then nothing is written)."""
         record = PostRecord(**values)
         record.refresh_index_keys()
         condition = PostRecord.id.does_not_exist()
-        if not events:
+        if not announcements:
             stored = conditionally(lambda: record.save(condition=condition))
             return record if stored else None
-        items = outbox.records(events, utc_now())
+        items = outbox.records(announcements, utc_now())
 
         def fill(write: TransactWrite) -> None:
             write.save(record, condition=condition)

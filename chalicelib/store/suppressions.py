@@ -11,7 +11,8 @@ from datetime import datetime
 from pynamodb.attributes import UnicodeAttribute
 from pynamodb.models import Model
 
-from chalicelib.store.base import UtcAttribute, register, table_meta
+from chalicelib.domain.suppressions import Suppression
+from chalicelib.store.base import UtcAttribute, frozen, register, table_meta
 
 
 @register
@@ -25,19 +26,19 @@ class SuppressionRecord(Model):
     feedback_id = UnicodeAttribute(default="")
     suppressed_on = UtcAttribute()
 
+    def as_suppression(self) -> Suppression:
+        """The record as the rules hold it (domain/suppressions.py)."""
+        return frozen(self, Suppression)
+
 
 def normal(address: str) -> str:
     return address.strip().lower()
 
 
 class SuppressionRepository:
-    def get(self, address: str) -> SuppressionRecord | None:
-        if not address.strip():
-            return None
-        try:
-            return SuppressionRecord.get(normal(address))
-        except SuppressionRecord.DoesNotExist:
-            return None
+    def get(self, address: str) -> Suppression | None:
+        record = _record(address)
+        return record.as_suppression() if record is not None else None
 
     def is_suppressed(self, address: str) -> bool:
         return self.get(address) is not None
@@ -54,8 +55,17 @@ class SuppressionRepository:
         ).save()
 
     def clear(self, address: str) -> bool:
-        record = self.get(address)
+        record = _record(address)
         if record is None:
             return False
         record.delete()
         return True
+
+
+def _record(address: str) -> SuppressionRecord | None:
+    if not address.strip():
+        return None
+    try:
+        return SuppressionRecord.get(normal(address))
+    except SuppressionRecord.DoesNotExist:
+        return None

@@ -184,8 +184,8 @@ def test_a_refused_login_is_done_with_backs_off_and_is_told_once_per_streak():
     record = store.get("garden")
     assert record.poll_failures == 4 and record.failing == "failing"
     assert record.last_error.startswith("The mail server refused the user name or password")
-    assert [type(e) for e in store.events] == [MailboxFailing]
-    [told] = store.events
+    assert [type(e) for e in store.announcements] == [MailboxFailing]
+    [told] = store.announcements
     assert told.failures == 3 and told.reason == "login" and told.group_id == "garden"
     assert store.count_failing() == 1
     # Fixed: the good poll ends the streak and leaves the failing index.

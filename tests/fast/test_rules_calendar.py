@@ -260,7 +260,7 @@ def test_a_moderator_creates_an_event_stored_clean_and_searchable(w):
     assert stored.search_text == search_text("Swap", stored.content, "Shed", "")
     assert (out.author.id, out.editor.id, out.group.slug) == ("mo", "mo", "garden")
     assert out.url.endswith(f"/garden/events/{out.id}")
-    assert [type(e) for e in w.events.outbox.events] == [EventCreated]
+    assert [type(e) for e in w.events.outbox.announcements] == [EventCreated]
 
 
 def test_a_member_may_not_create_an_event(w):
@@ -322,7 +322,7 @@ def test_a_moved_event_keeps_its_duration_when_no_end_is_sent(w):
     stored = w.events.get(out.id)
     assert stored.end_date - stored.start_date == 2 * HOUR
     assert [e.id for e in page.events] == [out.id]
-    assert EventMoved in [type(e) for e in w.events.outbox.events]
+    assert EventMoved in [type(e) for e in w.events.outbox.announcements]
 
 
 def test_a_move_with_an_end_before_the_start_is_refused_as_sent(w):
@@ -360,7 +360,7 @@ def test_only_a_moderator_deletes_an_event_and_the_deletion_is_announced(w):
         w.service.delete(out.id, w.member)
     assert w.service.delete(out.id, w.moderator).id == out.id
     assert w.events.get(out.id) is None
-    assert type(w.events.outbox.events[-1]) is EventDeleted
+    assert type(w.events.outbox.announcements[-1]) is EventDeleted
 
 
 def test_upcoming_ascends_from_now_and_expired_descends(w):

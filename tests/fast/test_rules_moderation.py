@@ -90,7 +90,7 @@ class World:
         return int(self.posts.get("p1").comments_count or 0)
 
     def events(self) -> list[type]:
-        return [type(e) for e in self.comments.outbox.events]
+        return [type(e) for e in self.comments.outbox.announcements]
 
 
 @pytest.fixture
@@ -430,13 +430,15 @@ class RivalFirst(fakes.FakeCommentRepository):
         if rival is not None:
             rival()
 
-    def replace_if_unchanged(self, record, *, was_deleted, events=()):
+    def replace_if_unchanged(self, record, *, was_deleted, announcements=()):
         self._first()
-        return super().replace_if_unchanged(record, was_deleted=was_deleted, events=events)
+        return super().replace_if_unchanged(
+            record, was_deleted=was_deleted, announcements=announcements
+        )
 
-    def purge_if_unchanged(self, record, events=()):
+    def purge_if_unchanged(self, record, announcements=()):
         self._first()
-        return super().purge_if_unchanged(record, events)
+        return super().purge_if_unchanged(record, announcements)
 
 
 def rival_undeletes(world: World, comment_id: int) -> None:
@@ -493,7 +495,7 @@ def test_a_comment_that_never_stops_changing_is_given_up_with_a_409(w):
     comment_id = w.comment("unapproved")
 
     class AlwaysStale(fakes.FakeCommentRepository):
-        def replace_if_unchanged(self, record, *, was_deleted, events=()):
+        def replace_if_unchanged(self, record, *, was_deleted, announcements=()):
             return False
 
     stale = AlwaysStale(w.posts)

@@ -41,7 +41,7 @@ class RecordingParts:
         def handle(item: Recorded) -> None:
             if name == self.fail:
                 raise RuntimeError(f"{name} failed")
-            told.append(item.event)
+            told.append(item.announcement)
 
         return handle
 

@@ -290,7 +290,7 @@ def test_a_mail_becomes_a_post_with_its_event_and_the_mailbox_is_emptied(world):
     assert (result.seen, result.posted, result.deleted) == (1, 1, 1)
     [post] = [row for row in world.posts.rows.values() if row.values.get("source") == "email"]
     assert post.title == "Seed swap" and post.slug == "seed-swap"
-    assert post.events == [PostCreated(post_id=post.id, group_id="g1", author_id="ann")]
+    assert post.announcements == [PostCreated(post_id=post.id, group_id="g1", author_id="ann")]
     entry = world.entries()["Seed swap"]
     assert (entry.status, entry.post_id, entry.attempts) == ("posted", post.id, 1)
     assert maildrop.messages == {}
@@ -326,7 +326,7 @@ def test_an_unreadable_mail_is_rejected_announced_and_logged_with_its_headers(wo
     entry = world.entries()["Broken"]
     assert result.rejected == 1 and entry.status == "rejected"
     assert entry.reason.startswith("cannot be read")
-    [event] = world.outbox.events
+    [event] = world.outbox.announcements
     assert isinstance(event, MailRejected) and event.message_id == "b@x"
     assert event.reason == entry.reason
 
@@ -340,7 +340,7 @@ def test_a_mail_larger_than_the_limit_is_rejected_without_download(world):
 
 def test_rejections_are_announced_with_their_reasons(world):
     world.poll(FakeMaildrop(mail(sender="stranger@example.org", subject="Who?")))
-    [event] = world.outbox.events
+    [event] = world.outbox.announcements
     assert isinstance(event, MailRejected)
     assert (event.mailbox, event.group_id, event.reason) == (
         "post#g1",
@@ -409,7 +409,7 @@ def test_a_crash_after_the_comment_is_stored_reuses_its_kept_id(world):
     assert result.commented == 1
     mailed = [row for row in world.comments.rows.values() if row.values.get("source") == "email"]
     assert len(mailed) == 1 and mailed[0].id == 101  # the one counter value, kept on the entry
-    assert mailed[0].events[0] == CommentCreated(
+    assert mailed[0].announcements[0] == CommentCreated(
         comment_id=101, post_id="p1", group_id="g1", author_id="ann", is_approved=False
     )
 

@@ -38,17 +38,19 @@ def racing_service(rival_acts: Callable[[], None]):
             if rival is not None:
                 rival()
 
-        def replace_if_unchanged(self, record, *, was_deleted, events=()):
+        def replace_if_unchanged(self, record, *, was_deleted, announcements=()):
             self._rival()
-            return super().replace_if_unchanged(record, was_deleted=was_deleted, events=events)
+            return super().replace_if_unchanged(
+                record, was_deleted=was_deleted, announcements=announcements
+            )
 
-        def purge_if_unchanged(self, record, events=()):
+        def purge_if_unchanged(self, record, announcements=()):
             self._rival()
-            return super().purge_if_unchanged(record, events)
+            return super().purge_if_unchanged(record, announcements)
 
-        def purge_if_deleted_before(self, comment_id, cutoff, events=()):
+        def purge_if_deleted_before(self, comment_id, cutoff, announcements=()):
             self._rival()
-            return super().purge_if_deleted_before(comment_id, cutoff, events)
+            return super().purge_if_deleted_before(comment_id, cutoff, announcements)
 
     return CommentService(
         RivalFirst(), deps.group_service(), deps.comment_presenter(), clock=lambda: NOW

@@ -75,7 +75,7 @@ def test_a_poll_moves_the_mailbox_and_a_failure_streak_shows_in_the_failing_inde
         empty_polls=0,
         failures=3,
         error="refused",
-        events=[event],
+        announcements=[event],
     )
     record = mailboxes.get("garden")
     assert (record.poll_failures, record.last_error, record.last_error_on) == (3, "refused", T0)

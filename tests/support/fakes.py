@@ -194,14 +194,14 @@ def _stored(record: Any) -> Any:
 
 
 class FakeOutbox:
-    """The domain events each write announced, in order (the store puts them in the outbox in
+    """The domain announcements each write announced, in order (the store puts them in the outbox in
     the write's transaction)."""
 
     def __init__(self) -> None:
-        self.events: list[Any] = []
+        self.announcements: list[Any] = []
 
-    def add(self, events: Any) -> None:
-        self.events.extend(events)
+    def add(self, announcements: Any) -> None:
+        self.announcements.extend(announcements)
 
 
 class FakePostRepository:
@@ -241,7 +241,7 @@ class FakePostRepository:
             ordered = [p for p in ordered if text in p.search_text]
         return [_stored(p) for p in ordered[:limit]]
 
-    def insert(self, *, events: Any = (), **values: Any) -> Any:
+    def insert(self, *, announcements: Any = (), **values: Any) -> Any:
         from chalicelib.store.posts import PostRecord
 
         if values["id"] in self._posts:
@@ -249,7 +249,7 @@ class FakePostRepository:
         record = PostRecord(**values)
         record.refresh_index_keys()
         self._posts[record.id] = _stored(record)
-        self.outbox.add(events)
+        self.outbox.add(announcements)
         return record
 
     def put(self, **values: Any) -> Any:
@@ -326,49 +326,64 @@ class FakeCommentRepository(CommentStore):
 
     # --- writes -----------------------------------------------------------------------------
 
-    def insert(self, *, author_alias: str | None = None, events: Any = (), **values: Any) -> bool:
+    def insert(
+        self, *, author_alias: str | None = None, announcements: Any = (), **values: Any
+    ) -> bool:
         from chalicelib.store.comments import CommentRecord
 
         if int(values["id"]) in self._comments:
             return False
         record = CommentRecord(**values)
         record.version = 1
-        self._save(record, was_visible=False, author_alias=author_alias, events=events)
+        self._save(
+            record, was_visible=False, author_alias=author_alias, announcements=announcements
+        )
         return True
 
-    def replace_if_unchanged(self, record: Any, *, was_deleted: bool, events: Any = ()) -> bool:
+    def replace_if_unchanged(
+        self, record: Any, *, was_deleted: bool, announcements: Any = ()
+    ) -> bool:
         stored = self._comments.get(int(record.id))
         if stored is None or stored.version != record.version or stored.is_deleted != was_deleted:
             return False
         record.version = int(record.version) + 1
-        self._save(record, was_visible=stored.visible_post_id is not None, events=events)
+        self._save(
+            record, was_visible=stored.visible_post_id is not None, announcements=announcements
+        )
         return True
 
-    def purge_if_unchanged(self, record: Any, events: Any = ()) -> bool:
+    def purge_if_unchanged(self, record: Any, announcements: Any = ()) -> bool:
         stored = self._comments.get(int(record.id))
         if stored is None or stored.version != record.version or not stored.is_deleted:
             return False
         del self._comments[int(record.id)]
-        self.outbox.add(events)
+        self.outbox.add(announcements)
         return True
 
-    def purge_if_deleted_before(self, comment_id: int, cutoff: datetime, events: Any = ()) -> bool:
+    def purge_if_deleted_before(
+        self, comment_id: int, cutoff: datetime, announcements: Any = ()
+    ) -> bool:
         stored = self._comments.get(int(comment_id))
         if stored is None or stored.deleted_on is None or stored.deleted_on > cutoff:
             return False
         del self._comments[int(comment_id)]
-        self.outbox.add(events)
+        self.outbox.add(announcements)
         return True
 
     def _save(
-        self, record: Any, *, was_visible: bool, author_alias: str | None = None, events: Any = ()
+        self,
+        record: Any,
+        *,
+        was_visible: bool,
+        author_alias: str | None = None,
+        announcements: Any = (),
     ) -> None:
         record.refresh_index_keys(author_alias)
         delta = int(record.visible_post_id is not None) - int(was_visible)
         if delta:
             self.posts.move_count(record.post_id, delta)
         self._comments[int(record.id)] = _stored(record)
-        self.outbox.add(events)
+        self.outbox.add(announcements)
 
 
 def _created(comment: Any) -> Any:
@@ -417,7 +432,7 @@ class FakeEventRepository(EventStore):
     def get_many(self, event_ids: Any) -> dict[int, Any]:
         return {int(i): _stored(self._events[int(i)]) for i in event_ids if int(i) in self._events}
 
-    def create(self, *, happened: Any = None, **values: Any) -> Any:
+    def create(self, *, announcements: Any = (), **values: Any) -> Any:
         from chalicelib.errors import Conflict
         from chalicelib.store.events import EventRecord
 
@@ -426,21 +441,20 @@ class FakeEventRepository(EventStore):
             raise Conflict("state", int(record.id), "exists")
         record.refresh_keys()
         record.version = 1
-        return self._write(record, happened)
+        return self._write(record, announcements)
 
-    def update(self, record: Any, *, happened: Any = None, **changes: Any) -> Any:
+    def update(self, record: Any, *, announcements: Any = (), **changes: Any) -> Any:
         self._require_unchanged(record)
         for name, value in changes.items():
             setattr(record, name, value)
         record.refresh_keys()
         record.version = int(record.version) + 1
-        return self._write(record, happened)
+        return self._write(record, announcements)
 
-    def delete(self, record: Any, *, happened: Any = None) -> None:
+    def delete(self, record: Any, *, announcements: Any = ()) -> None:
         self._require_unchanged(record)
         del self._events[int(record.id)]
-        if happened is not None:
-            self.outbox.add(happened(record))
+        self.outbox.add(announcements)
 
     def put_many(self, records: Any) -> None:
         for record in records:
@@ -503,10 +517,9 @@ class FakeEventRepository(EventStore):
                 "The event was changed or deleted at the same time; read it again and retry.",
             )
 
-    def _write(self, record: Any, happened: Any) -> Any:
+    def _write(self, record: Any, announcements: Any) -> Any:
         self._events[int(record.id)] = _stored(record)
-        if happened is not None:
-            self.outbox.add(happened(record))
+        self.outbox.add(announcements)
         return record
 
 

@@ -276,7 +276,7 @@ class FakeRow:
     """A post or comment as the fakes keep it."""
 
     values: dict[str, Any]
-    events: list[Any]
+    announcements: list[Any]
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -313,10 +313,10 @@ class FakeMailPosts:
     def slugs(self, group_id: str) -> list[str]:
         return [r.slug for r in self._group(group_id)]
 
-    def insert(self, *, events: Sequence[object] = (), **values: Any) -> FakeRow | None:
+    def insert(self, *, announcements: Sequence[object] = (), **values: Any) -> FakeRow | None:
         if values["id"] in self.rows:
             return None  # the conditional put: nothing is written
-        return self._keep(FakeRow(values, list(events)))
+        return self._keep(FakeRow(values, list(announcements)))
 
 
 class FakeMailComments:
@@ -331,10 +331,10 @@ class FakeMailComments:
     def get(self, comment_id: int) -> FakeRow | None:
         return self.rows.get(int(comment_id))
 
-    def insert(self, *, events: Sequence[object] = (), **values: Any) -> bool:
+    def insert(self, *, announcements: Sequence[object] = (), **values: Any) -> bool:
         if int(values["id"]) in self.rows:
             return False
-        self.rows[int(values["id"])] = FakeRow({"is_deleted": False, **values}, list(events))
+        self.rows[int(values["id"])] = FakeRow({"is_deleted": False, **values}, list(announcements))
         return True
 
 
@@ -350,10 +350,10 @@ class FakeCounters:
 
 class FakeOutbox:
     def __init__(self) -> None:
-        self.events: list[object] = []
+        self.announcements: list[object] = []
 
-    def save(self, events: Sequence[object]) -> None:
-        self.events.extend(events)
+    def save(self, announcements: Sequence[object]) -> None:
+        self.announcements.extend(announcements)
 
 
 def add_user(

@@ -41,14 +41,14 @@ def _copy(record: FakeMailboxRecord) -> FakeMailboxRecord:
 
 
 class FakeMailboxRepository:
-    """store/connectors.py `MailboxRepository` in memory; `events` are the outbox items its
+    """store/connectors.py `MailboxRepository` in memory; `announcements` are the outbox items its
     writes carried, `reads` counts the due index items read (a Query's items)."""
 
     def __init__(self) -> None:
         self._records: dict[str, FakeMailboxRecord] = {}
         # (due_key, scope) of every enabled mailbox, sorted: the due index.
         self._due: list[tuple[str, str]] = []
-        self.events: list[Any] = []
+        self.announcements: list[Any] = []
         self.reads = 0
 
     # --- the due index ---------------------------------------------------------------------------
@@ -120,7 +120,7 @@ class FakeMailboxRepository:
         empty_polls: int,
         failures: int,
         error: str | None = None,
-        events: Sequence[Any] = (),
+        announcements: Sequence[Any] = (),
     ) -> bool:
         record = self._records.get(scope)
         if record is None or not record.enabled_kind:
@@ -138,7 +138,7 @@ class FakeMailboxRepository:
             record.last_error = record.last_error_on = None
         else:
             record.last_error, record.last_error_on = error, when
-        self.events.extend(events)
+        self.announcements.extend(announcements)
         return True
 
     def record_last_processed(self, scope: str, when: datetime) -> bool:

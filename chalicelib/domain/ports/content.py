@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -145,11 +145,11 @@ class CommentStore(CommentReader, Protocol):
     ) -> Sequence[Comment]: ...
     def deleted_before(self, cutoff: datetime, *, limit: int, after: Any) -> Sequence[Comment]: ...
     def replace_if_unchanged(
-        self, record: Any, *, was_deleted: bool, events: Sequence[object] = ()
+        self, record: Any, *, was_deleted: bool, announcements: Sequence[object] = ()
     ) -> bool: ...
-    def purge_if_unchanged(self, record: Any, events: Sequence[object] = ()) -> bool: ...
+    def purge_if_unchanged(self, record: Any, announcements: Sequence[object] = ()) -> bool: ...
     def purge_if_deleted_before(
-        self, comment_id: int, cutoff: datetime, events: Sequence[object] = ()
+        self, comment_id: int, cutoff: datetime, announcements: Sequence[object] = ()
     ) -> bool: ...
 
 
@@ -213,10 +213,6 @@ class Event(EventFields, Protocol):
     def start_key(self) -> str: ...
 
 
-# The domain events a write announces, made from the record as stored.
-Happened = Callable[[Any], Sequence[object]]
-
-
 @dataclass(frozen=True)
 class EventListing:
     """A page of a group's events: starting after `moment` ascending (upcoming) or before it
@@ -230,15 +226,18 @@ class EventListing:
 
 
 class EventStore(Protocol):
-    """An update or delete of an event changed since it was read raises Conflict (`state`).
+    """An update or delete of an event changed since it was read raises Conflict (`state`);
+    `announcements` (domain events, made by the service) go to the outbox in the same write.
     The store and its fake subclass this: they list an `EventListing`, `page` says it in words."""
 
     def get(self, event_id: int) -> Event | None: ...
     def position(self, event_id: int) -> Event | None: ...
     def next_id(self) -> int: ...
-    def create(self, *, happened: Happened | None = None, **values: Any) -> Event: ...
-    def update(self, record: Any, *, happened: Happened | None = None, **changes: Any) -> Event: ...
-    def delete(self, record: Any, *, happened: Happened | None = None) -> None: ...
+    def create(self, *, announcements: Sequence[object] = (), **values: Any) -> Event: ...
+    def update(
+        self, record: Any, *, announcements: Sequence[object] = (), **changes: Any
+    ) -> Event: ...
+    def delete(self, record: Any, *, announcements: Sequence[object] = ()) -> None: ...
     def page(
         self,
         group_id: str,

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
 from chalicelib.domain.letters import Letter
+from chalicelib.domain.suppressions import Suppression
 
 
 class SubscriptionSettings(Protocol):
@@ -148,14 +149,9 @@ class PendingDigestItems(Protocol):
     def take(self, record: Any, day: str, now: datetime) -> bool: ...
 
 
-class Suppression(Protocol):
-    @property
-    def reason(self) -> str: ...
-    @property
-    def suppressed_on(self) -> datetime: ...
-
-
 class SuppressionStore(Protocol):
+    """Suppressed addresses as frozen records (domain/suppressions.py)."""
+
     def get(self, address: str) -> Suppression | None: ...
     def suppress(
         self, address: str, reason: str, detail: str, feedback_id: str, now: datetime

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from chalicelib.domain.players import Player
+
 # --- groups and users -----------------------------------------------------------------------------
 
 
@@ -160,30 +162,9 @@ class PeopleIndex(Protocol):
 # --- players and feed keys -------------------------------------------------------------------------
 
 
-class Player(Protocol):
-    @property
-    def id(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def experience(self) -> float: ...
-    @property
-    def is_public_profile(self) -> bool: ...
-    @property
-    def last_log_notifation(self) -> datetime | None: ...
-    @property
-    def last_log_read(self) -> datetime | None: ...
-    @property
-    def last_modified(self) -> datetime: ...
-    @property
-    def quests(self) -> Sequence[Any]: ...  # JSON objects, checked when answered
-    @property
-    def cards(self) -> Sequence[Any]: ...
-    @property
-    def log(self) -> Sequence[Any]: ...
-
-
 class PlayerStore(Protocol):
+    """Players as frozen records (domain/players.py): the store maps its items once."""
+
     def create(self, **values: Any) -> Player: ...
     def get(self, player_id: str) -> Player | None: ...
 
