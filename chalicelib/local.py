@@ -103,13 +103,15 @@ def _cannot_load(path: Path, first: Any) -> SystemExit:
     )
 
 
-def migrate_on_start(created_empty: list[str]) -> bool:
+def migrate_on_start(created: list[str], loaded_export: bool) -> bool:
     """Stored items of an older release brought to this one's shape (`cli migrate`); the
-    migrations of `created_empty` (tables just created, nothing loaded into them yet) have
-    nothing to read and are recorded done without reading them. True when any ran."""
+    migrations of tables just `created` have nothing to read and are recorded done without
+    reading them, unless an export (written by an older Agora) was loaded into them. True when
+    any ran."""
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.migrate import run_migrations
 
+    created_empty = [] if loaded_export else created
     ran = False
     for line in run_migrations(Deadline.unbounded(), created_empty).lines:
         if not line.endswith(": already done"):
@@ -367,13 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     except PortBusy as busy:
         print(busy, file=sys.stderr)
         return 1
-    # The demo's password hashes (argon2 at full strength, C code that leaves the interpreter
-    # free) are computed beside the start's own work, when the demo will be loaded.
-    from chalicelib.local_demo import DemoPasswordHashes
-
-    demo_hashes = DemoPasswordHashes.start(
-        DEMO_FIXTURE, settings.demo and not snapshot.path.exists()
-    )
+    demo_hashes = start_demo_hashes(settings, snapshot)
     aws_server = start_embedded_aws(settings.aws_port)
     endpoint = f"http://127.0.0.1:{settings.aws_port}"
     os.environ["AWS_ENDPOINT_URL"] = endpoint
@@ -402,8 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     created = create_tables(wait=False)
     if export is not None:
         load_export(export, exported)
-    # An export loaded into them was written by an older Agora: its migrations read it.
-    migrated = migrate_on_start(created if export is None else [])
+    migrated = migrate_on_start(created, loaded_export=export is not None)
     credentials = None
     if settings.demo:
         fixture = json.loads(DEMO_FIXTURE.read_text(encoding="utf-8"))
@@ -435,14 +430,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     scheduler = Scheduler(scheduled_jobs())
     scheduler.start()
-    if restored and (migrated or export is not None or not snapshot.export_path.exists()):
-        # What is served must be on disk first: the migrated data; the export's data (the old
-        # snapshot is set aside: a start would find none and load the demo over it); the
-        # export beside a snapshot that has none (an older release's folder).
-        snapshot.save()
-    # Otherwise restored data is on disk as it is served, and new data (the demo, which a start
-    # loads again) is saved beside the serving: neither delays the first answer.
-    saver = start_periodic_snapshot(snapshot, save_first=not restored)
+    saver = start_snapshots(snapshot, restored, changed=migrated or export is not None)
     serving = threading.Thread(target=server.server.serve_forever, name="agora-api", daemon=True)
     serving.start()
 
@@ -463,6 +451,27 @@ def main(argv: list[str] | None = None) -> int:
     stop_request.wait()
     orderly_stop(snapshot, saver, intake, scheduler, server, aws_server)
     return 0
+
+
+def start_demo_hashes(settings: Any, snapshot: Any) -> Any:
+    """The demo's password hashes (argon2 at full strength, C code that leaves the interpreter
+    free), computed beside the start's own work when the demo will be loaded."""
+    from chalicelib.local_demo import DemoPasswordHashes
+
+    return DemoPasswordHashes.start(DEMO_FIXTURE, settings.demo and not snapshot.path.exists())
+
+
+def start_snapshots(snapshot: Any, restored: bool, changed: bool) -> Any:
+    """The start's snapshot and the periodic ones. What is served must be on disk before it is
+    served when it differs from the restored snapshot (`changed`: a migration's changes, an
+    export loaded in place of an unreadable snapshot, which is set aside, so that a start would
+    find nothing and load the demo over it) or when the snapshot has no export beside it (an
+    older release's folder). Restored data otherwise is on disk as it is served, and new data
+    (the demo, which a start loads again) is saved beside the serving: neither delays the first
+    answer."""
+    if restored and (changed or not snapshot.export_path.exists()):
+        snapshot.save()
+    return start_periodic_snapshot(snapshot, save_first=not restored)
 
 
 def start_periodic_snapshot(snapshot: Any, save_first: bool = False) -> Any:
