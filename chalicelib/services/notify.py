@@ -36,6 +36,7 @@ from chalicelib.domain.ports.notify import (
     Alerts,
     DigestQueue,
     Fanout,
+    Identities,
     Mailer,
     NewAlert,
     Subscriptions,
@@ -226,6 +227,7 @@ class NotifyService:
     alerts: Alerts
     digests: DigestQueue
     mail: Mailer
+    identities: Identities
     fanout: Fanout
     clock: Callable[[], datetime]
     inline_limit: int = INLINE_LIMIT
@@ -374,6 +376,7 @@ class NotifyService:
                 body_html,
                 link or None,
                 thread=self.thread(occurrence),
+                identity=self.identities.of(occurrence.group),
             )
             message_id = self.mail.send(occurrence.group, letter)
         except Exception:
