@@ -279,28 +279,17 @@ def outgoing_mail() -> OutgoingMail:
         SesMailer(),
         get_settings().sender_address,
         suppressions().is_suppressed,
-        reply_address=comment_reply_address,
         site_host=site_host(),
     )
 
 
 def sending_identities() -> SendingIdentities:
-    """Each group's email identity with its newsletter disclaimer, read once per service built:
-    the letters carry it down to the outgoing mail."""
+    """Each group's email identity with its newsletter disclaimer, and the email-to-comment
+    mailbox's address, read once per service built: the letters carry them down to the outgoing
+    mail."""
     from chalicelib.services.sending_identity import SendingIdentities
 
-    return SendingIdentities(group_email_service(), newsletter_service())
-
-
-def comment_reply_address() -> str:
-    """The email-to-comment mailbox's `emailAddress` while it is enabled ("" otherwise): instant
-    emails about posts and comments are answered there (replies by email)."""
-    from chalicelib.domain.mailboxes import SYSTEM_SCOPE
-
-    record = mailboxes().get(SYSTEM_SCOPE)
-    if record is None or not record.is_enabled:
-        return ""
-    return str(getattr(record, "email_address", "") or "")
+    return SendingIdentities(group_email_service(), newsletter_service(), mailboxes())
 
 
 class _OutgoingMailOnFirstUse:

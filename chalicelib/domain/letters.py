@@ -25,7 +25,8 @@ class Letter:
 
     The text part is rendered from `html` (`text` is used only when there is no HTML). `thread`:
     the ids of our own that tie a mail about a post or comment to it (chalicelib/mail/threads.py),
-    post first; such a mail is answerable by email when replies by email are on."""
+    post first; such a mail is answerable by email when replies by email are on, at
+    `reply_address` (the email-to-comment mailbox's; "" when replies by email are off)."""
 
     to: tuple[str, str]  # (name, address)
     subject: str
@@ -33,6 +34,7 @@ class Letter:
     html: str
     unsubscribe_url: str | None = None
     thread: tuple[str, ...] = ()
+    reply_address: str = ""
     identity: Identity = field(kw_only=True)
 
 

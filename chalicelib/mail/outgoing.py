@@ -78,7 +78,6 @@ class OutgoingMail:
         mailer: Any,
         sender: str,
         is_suppressed: Callable[[str], bool] = lambda address: False,
-        reply_address: Callable[[], str] = lambda: "",
         site_host: str = "localhost",
     ) -> None:
         self.mailer = mailer
@@ -87,23 +86,15 @@ class OutgoingMail:
         # verified domain (issue 24).
         self.sender = sender
         self.is_suppressed = is_suppressed
-        # The email-to-comment mailbox's address when replies by email are on (read once).
-        self._reply_address_of = reply_address
-        self._reply_address: str | None = None
         # AGORA_BASE_URL's host: List-Id names the group under it.
         self.site_host = site_host
-
-    def reply_address(self) -> str:
-        if self._reply_address is None:
-            self._reply_address = self._reply_address_of() or ""
-        return self._reply_address
 
     def send(self, group: Any, letter: Letter) -> str:
         """Send under the group's name (`letter.identity`) from the platform's sender; answers
         the message id.
 
-        Reply-To is the email-to-comment mailbox's address on a letter about a post or comment
-        (`letter.thread`) when replies by email are on, the group's own address otherwise; the
+        Reply-To is the email-to-comment mailbox's address (`letter.reply_address`) on a letter
+        about a post or comment (`letter.thread`) when replies by email are on, the group's own address otherwise; the
         group's address is then named in the footer. `letter.unsubscribe_url` adds RFC 8058
         one-click unsubscribe headers and a visible link; the group's disclaimer ends the footer.
         """
@@ -119,7 +110,7 @@ class OutgoingMail:
 
         identity = letter.identity
         group_address = identity.address if identity.address != self.sender else ""
-        replies = self.reply_address() if letter.thread else ""
+        replies = letter.reply_address if letter.thread else ""
         footer = _footer(identity, bool(replies), group_address, letter.unsubscribe_url)
         content = letter.html or text_to_html(letter.text)
         body_html = mail_layout(letter.subject, content, footer)

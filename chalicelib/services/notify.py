@@ -369,13 +369,15 @@ class NotifyService:
             user.id, recipient.subscription, self.clock()
         )
         try:
+            thread = self.thread(occurrence)
             letter = Letter(
                 (user.alias, user.email),
                 subject,
                 text,
                 body_html,
                 link or None,
-                thread=self.thread(occurrence),
+                thread=thread,
+                reply_address=self.identities.reply_address() if thread else "",
                 identity=self.identities.of(occurrence.group),
             )
             message_id = self.mail.send(occurrence.group, letter)

@@ -50,18 +50,24 @@ def identity(name: str = "Garden Club") -> Identity:
 
 
 class GardenIdentities:
-    """The services' identity look-up: every group goes under the Garden Club's identity."""
+    """The services' identity look-up: every group goes under the Garden Club's identity;
+    replies by email go to `reply_address` ("": they are off)."""
+
+    def __init__(self, reply_address: str = "") -> None:
+        self._reply_address = reply_address
 
     def of(self, group: object) -> Identity:
         return identity()
 
+    def reply_address(self) -> str:
+        return self._reply_address
 
-def outgoing(reply_address: str = "") -> tuple[OutgoingMail, CapturingSes]:
+
+def outgoing() -> tuple[OutgoingMail, CapturingSes]:
     ses = CapturingSes()
     mail = OutgoingMail(
         ses,
         "noreply@community.example",
-        reply_address=lambda: reply_address,
         site_host=HOST,
     )
     return mail, ses
@@ -72,9 +78,9 @@ def instant_mails(reply_address: str = "") -> dict[str, bytes]:
     instant email of Ann's post and of her comment."""
     fakes = Fakes()
     fakes.posts.rows["p1"].values["content"] = CONTENT
-    mail, ses = outgoing(reply_address)
+    mail, ses = outgoing()
     fakes.service.mail = mail
-    fakes.service.identities = GardenIdentities()
+    fakes.service.identities = GardenIdentities(reply_address)
     fakes.subscriptions.subscribe("bob", ("author", "ann", 8), email=DIGEST)
     fakes.subscriptions.subscribe("bob", ("group", "g1", 1), email=INSTANT)
     fakes.subscriptions.subscribe("bob", ("group", "g1", 2), email=INSTANT)
@@ -120,13 +126,19 @@ def digest_mails(reply_address: str = "") -> dict[str, bytes]:
             content_html="<p>Lovely!</p>",
         ),
     ]
-    mail, ses = outgoing(reply_address)
+    mail, ses = outgoing()
     garden = Fakes().garden
     link = unsubscribe_url("bob", DIGEST_SUBSCRIPTION, SENT_ON)
     for type_id in (SUMMARY, FULL):
         subject, text, body_html = digest_email(entries, type_id, "2026-11-02")
         letter = Letter(
-            ("Bob", "bob@example.org"), subject, text, body_html, link, identity=identity()
+            ("Bob", "bob@example.org"),
+            subject,
+            text,
+            body_html,
+            link,
+            reply_address=reply_address,
+            identity=identity(),
         )
         mail.send(garden, letter)
     return {"summary digest": ses.raw[0], "full digest": ses.raw[1]}

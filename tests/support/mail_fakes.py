@@ -472,6 +472,9 @@ class NamedIdentities:
     def of(self, group: Any) -> Identity:
         return Identity(group.name, "", "")
 
+    def reply_address(self) -> str:
+        return ""
+
 
 class FakeFanout:
     def __init__(self) -> None:

@@ -168,9 +168,10 @@ class Mailer(Protocol):
 
 class Identities(Protocol):
     """chalicelib.services.sending_identity.SendingIdentities: the identity a group's letters
-    carry down to the outgoing mail."""
+    carry down to the outgoing mail, and where replies by email go ("" when they are off)."""
 
     def of(self, group: Any) -> Identity: ...
+    def reply_address(self) -> str: ...
 
 
 class Fanout(Protocol):
