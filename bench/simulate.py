@@ -153,6 +153,7 @@ def digest_world(recipients: int) -> DigestWorld:
     """A community of `recipients` members, each with one to three items queued overnight."""
     from tests.support import fakes
     from tests.support.digest_fakes import FakeDigestRepository
+    from tests.support.mail_fakes import NamedIdentities
 
     root = fakes.group("home", name="Home")
     garden = fakes.group("garden", parent_id="home", name="Garden Club")
@@ -212,6 +213,7 @@ def digest_world(recipients: int) -> DigestWorld:
         "posts": posts,
         "comments": fakes.FakeCommentRepository(),
         "mail": ses,
+        "identities": NamedIdentities(),
     }
     return DigestWorld(parts, ses, emails)
 

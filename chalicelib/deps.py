@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from chalicelib.services.event_bus import EventBusPublisher
     from chalicelib.services.mail_in import MailIngestor
     from chalicelib.services.notify import BatchReads, NotifyService
+    from chalicelib.services.sending_identity import SendingIdentities
 
 
 # --- repositories (chalicelib/store/repositories.py) ---------------------------------------------
@@ -101,7 +102,13 @@ def mailbox_failing_notice() -> Any:
     from chalicelib.services.mailbox_alerts import MailboxFailingNotice
 
     return MailboxFailingNotice(
-        mailboxes(), users(), groups(), digests(), _OutgoingMailOnFirstUse(), utc_now
+        mailboxes(),
+        users(),
+        groups(),
+        digests(),
+        _OutgoingMailOnFirstUse(),
+        sending_identities(),
+        utc_now,
     )
 
 
@@ -263,37 +270,26 @@ def sender_verifier() -> SenderVerifier:
 
 
 def outgoing_mail() -> OutgoingMail:
-    """SES, from each group's email identity with its newsletter disclaimer; suppressed addresses
-    (bounces, complaints) are never written to."""
-    from chalicelib.mail.outgoing import Identity, OutgoingMail, SesMailer
-
-    group_email, newsletter = group_email_service(), newsletter_service()
-
-    def identity_of(group: Any) -> Identity:
-        found = group_email.get(group)
-        return Identity(found.name, found.email, newsletter.get(group).disclaimer)
-
+    """SES, from the platform's sender under the identity each letter carries; suppressed
+    addresses (bounces, complaints) are never written to."""
+    from chalicelib.mail.outgoing import OutgoingMail, SesMailer
     from chalicelib.mail.threads import site_host
 
     return OutgoingMail(
         SesMailer(),
-        identity_of,
         get_settings().sender_address,
         suppressions().is_suppressed,
-        reply_address=comment_reply_address,
         site_host=site_host(),
     )
 
 
-def comment_reply_address() -> str:
-    """The email-to-comment mailbox's `emailAddress` while it is enabled ("" otherwise): instant
-    emails about posts and comments are answered there (replies by email)."""
-    from chalicelib.domain.mailboxes import SYSTEM_SCOPE
+def sending_identities() -> SendingIdentities:
+    """Each group's email identity with its newsletter disclaimer, and the email-to-comment
+    mailbox's address, read once per service built: the letters carry them down to the outgoing
+    mail."""
+    from chalicelib.services.sending_identity import SendingIdentities
 
-    record = mailboxes().get(SYSTEM_SCOPE)
-    if record is None or not record.is_enabled:
-        return ""
-    return str(getattr(record, "email_address", "") or "")
+    return SendingIdentities(group_email_service(), newsletter_service(), mailboxes())
 
 
 class _OutgoingMailOnFirstUse:
@@ -336,6 +332,7 @@ def notify_service(
         alerts=alerts(),
         digests=digests(),
         mail=_OutgoingMailOnFirstUse(),
+        identities=sending_identities(),
         fanout=QueueSender(get_settings().notify_queue, "notification chunk(s)"),
         clock=clock,
         inline_limit=INLINE_LIMIT if inline_limit is None else inline_limit,
@@ -353,6 +350,7 @@ def digest_service(clock: Callable[[], datetime] = utc_now) -> DigestService:
         posts=posts(),
         comments=comments(),
         mail=outgoing_mail(),
+        identities=sending_identities(),
         clock=clock,
     )
 

@@ -3,17 +3,30 @@ the news an instant email tells, as plain values the outgoing mail renders."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Whom a group's mail comes from: the name it goes under, the group's own address (Reply-To;
+    "" when the group never saved its email) and its disclaimer (HTML). The service that writes
+    a letter looks it up (services/sending_identity.py) and hands it down on the letter."""
+
+    name: str
+    address: str
+    disclaimer: str
 
 
 @dataclass(frozen=True)
 class Letter:
-    """One email to one person as the notifier and the digest write it; the outgoing mail adds
-    the group's identity and disclaimer, and the unsubscribe link and headers when there is a URL.
+    """One email to one person as the notifier and the digest write it, with the group's sending
+    `identity`; the outgoing mail adds the identity's name, Reply-To and disclaimer, and the
+    unsubscribe link and headers when there is a URL.
 
     The text part is rendered from `html` (`text` is used only when there is no HTML). `thread`:
     the ids of our own that tie a mail about a post or comment to it (chalicelib/mail/threads.py),
-    post first; such a mail is answerable by email when replies by email are on."""
+    post first; such a mail is answerable by email when replies by email are on, at
+    `reply_address` (the email-to-comment mailbox's; "" when replies by email are off)."""
 
     to: tuple[str, str]  # (name, address)
     subject: str
@@ -21,6 +34,8 @@ class Letter:
     html: str
     unsubscribe_url: str | None = None
     thread: tuple[str, ...] = ()
+    reply_address: str = ""
+    identity: Identity = field(kw_only=True)
 
 
 @dataclass(frozen=True)

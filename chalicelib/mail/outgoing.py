@@ -2,8 +2,8 @@
 (disclaimer, automatic-mail and one-click unsubscribe headers) and the notification templates.
 
 Rules that decide who is told live in services/notify.py and services/digests.py; they hand this
-module what to send. `chalicelib.deps.outgoing_mail` builds it with the group email settings and
-the suppression list.
+module what to send, the group's sending identity included (on the letter): it takes plain values
+only. `chalicelib.deps.outgoing_mail` builds it with the suppression list.
 """
 
 from __future__ import annotations
@@ -12,12 +12,11 @@ import email.policy
 import html
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formataddr
 from typing import Any
 
-from chalicelib.domain.letters import Letter, News
+from chalicelib.domain.letters import Identity, Letter, News
 from chalicelib.logs import get_logger
 from chalicelib.mail.list_unsubscribe import add_unsubscribe_headers, unsubscribe_paragraph
 
@@ -64,13 +63,6 @@ class SesMailer:
         return str(response["MessageId"])
 
 
-@dataclass(frozen=True)
-class Identity:
-    name: str
-    address: str  # "" when the group never saved its email
-    disclaimer: str  # HTML
-
-
 def fallback_address(base_url: str) -> str:
     """`noreply@<host of AGORA_BASE_URL>`: AGORA_MAIL_SENDER's default."""
     from urllib.parse import urlsplit
@@ -84,41 +76,25 @@ class OutgoingMail:
     def __init__(
         self,
         mailer: Any,
-        identity_of: Callable[[Any], Identity],
         sender: str,
         is_suppressed: Callable[[str], bool] = lambda address: False,
-        reply_address: Callable[[], str] = lambda: "",
         site_host: str = "localhost",
     ) -> None:
         self.mailer = mailer
-        self.identity_of = identity_of
         # The platform's one sending identity (AGORA_MAIL_SENDER): a group's own address only ever
         # goes in Reply-To, so no group administrator can make Agora speak as someone else on a
         # verified domain (issue 24).
         self.sender = sender
         self.is_suppressed = is_suppressed
-        # The email-to-comment mailbox's address when replies by email are on (read once).
-        self._reply_address_of = reply_address
-        self._reply_address: str | None = None
         # AGORA_BASE_URL's host: List-Id names the group under it.
         self.site_host = site_host
-        self._identities: dict[str, Identity] = {}
-
-    def identity(self, group: Any) -> Identity:
-        if group.id not in self._identities:
-            self._identities[group.id] = self.identity_of(group)
-        return self._identities[group.id]
-
-    def reply_address(self) -> str:
-        if self._reply_address is None:
-            self._reply_address = self._reply_address_of() or ""
-        return self._reply_address
 
     def send(self, group: Any, letter: Letter) -> str:
-        """Send under the group's name from the platform's sender; answers the message id.
+        """Send under the group's name (`letter.identity`) from the platform's sender; answers
+        the message id.
 
-        Reply-To is the email-to-comment mailbox's address on a letter about a post or comment
-        (`letter.thread`) when replies by email are on, the group's own address otherwise; the
+        Reply-To is the email-to-comment mailbox's address (`letter.reply_address`) on a letter
+        about a post or comment (`letter.thread`) when replies by email are on, the group's own address otherwise; the
         group's address is then named in the footer. `letter.unsubscribe_url` adds RFC 8058
         one-click unsubscribe headers and a visible link; the group's disclaimer ends the footer.
         """
@@ -132,9 +108,9 @@ class OutgoingMail:
         """The complete message `send` sends (tests read it as a mail client would)."""
         from chalicelib.mail.markup import mail_layout, mail_text
 
-        identity = self.identity(group)
+        identity = letter.identity
         group_address = identity.address if identity.address != self.sender else ""
-        replies = self.reply_address() if letter.thread else ""
+        replies = letter.reply_address if letter.thread else ""
         footer = _footer(identity, bool(replies), group_address, letter.unsubscribe_url)
         content = letter.html or text_to_html(letter.text)
         body_html = mail_layout(letter.subject, content, footer)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller, Need
 from chalicelib.domain.letters import Letter
-from chalicelib.domain.ports.notify import Mailer
+from chalicelib.domain.ports.notify import Identities, Mailer
 from chalicelib.logs import get_logger
 
 if TYPE_CHECKING:
@@ -80,6 +80,7 @@ class DigestService:
         posts: PostRepository,
         comments: CommentRepository,
         mail: Mailer,
+        identities: Identities,
         clock: Callable[[], datetime],
         max_items: int = MAX_ITEMS,
     ) -> None:
@@ -90,6 +91,7 @@ class DigestService:
         self.posts = posts
         self.comments = comments
         self.mail: Mailer = mail
+        self.identities = identities
         self.clock = clock
         self.max_items = max_items
 
@@ -215,9 +217,11 @@ class DigestService:
         subject, text, body_html = digest_email(entries, type_id, day)
         link = unsubscribe_url(user.id, DIGEST, now)
         try:
-            message_id = self.mail.send(
-                sender, Letter((user.alias, user.email), subject, text, body_html, link)
+            identity = self.identities.of(sender)
+            letter = Letter(
+                (user.alias, user.email), subject, text, body_html, link, identity=identity
             )
+            message_id = self.mail.send(sender, letter)
         except Exception:
             for record in taken:
                 self.digests.put_back(record)

@@ -20,8 +20,8 @@ from typing import Any, Protocol
 
 from chalicelib.auth import Caller, Need
 from chalicelib.domain.announcements import MailboxFailing, Recorded
-from chalicelib.domain.letters import Letter
-from chalicelib.domain.ports.notify import Mailer
+from chalicelib.domain.letters import Identity, Letter
+from chalicelib.domain.ports.notify import Identities, Mailer
 from chalicelib.domain.ports.people import GroupReader, UserReader
 from chalicelib.logs import get_logger
 from chalicelib.services.links import base_url
@@ -53,6 +53,7 @@ class MailboxFailingNotice:
         groups: GroupReader,
         claims: Claims,
         mail: Mailer,
+        identities: Identities,
         clock: Callable[[], datetime],
     ) -> None:
         self.mailboxes = mailboxes
@@ -60,6 +61,7 @@ class MailboxFailingNotice:
         self.groups = groups
         self.claims = claims
         self.mail = mail
+        self.identities = identities
         self.clock = clock
 
     def __call__(self, item: Recorded) -> None:
@@ -95,7 +97,8 @@ class MailboxFailingNotice:
             if not self.claims.claim_instant(user.id, occurrence, self.clock()):
                 continue  # told by an earlier run of this event
             try:
-                message_id = self.mail.send(group, failing_letter(user, group, event))
+                letter = failing_letter(user, group, event, self.identities.of(group))
+                message_id = self.mail.send(group, letter)
             except Exception:
                 self.claims.release_instant(user.id, occurrence)
                 raise
@@ -109,7 +112,7 @@ def _facts(event: MailboxFailing) -> dict[str, Any]:
     return {"mailbox": event.mailbox, "reason": event.reason, "failures": event.failures}
 
 
-def failing_letter(user: Any, group: Any, event: MailboxFailing) -> Letter:
+def failing_letter(user: Any, group: Any, event: MailboxFailing, identity: Identity) -> Letter:
     """What failed, how to fix it, and when the next try is."""
     from chalicelib.services.mailboxes import POLL_FAILURE_FIXES
 
@@ -131,4 +134,4 @@ def failing_letter(user: Any, group: Any, event: MailboxFailing) -> Letter:
     ]
     text = "\n\n".join(lines) + "\n"
     body = "".join(f"<p>{html.escape(line)}</p>" for line in lines)
-    return Letter((user.alias, user.email), subject, text, body)
+    return Letter((user.alias, user.email), subject, text, body, identity=identity)

@@ -36,6 +36,7 @@ from chalicelib.domain.ports.notify import (
     Alerts,
     DigestQueue,
     Fanout,
+    Identities,
     Mailer,
     NewAlert,
     Subscriptions,
@@ -226,6 +227,7 @@ class NotifyService:
     alerts: Alerts
     digests: DigestQueue
     mail: Mailer
+    identities: Identities
     fanout: Fanout
     clock: Callable[[], datetime]
     inline_limit: int = INLINE_LIMIT
@@ -367,13 +369,16 @@ class NotifyService:
             user.id, recipient.subscription, self.clock()
         )
         try:
+            thread = self.thread(occurrence)
             letter = Letter(
                 (user.alias, user.email),
                 subject,
                 text,
                 body_html,
                 link or None,
-                thread=self.thread(occurrence),
+                thread=thread,
+                reply_address=self.identities.reply_address() if thread else "",
+                identity=self.identities.of(occurrence.group),
             )
             message_id = self.mail.send(occurrence.group, letter)
         except Exception:

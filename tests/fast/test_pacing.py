@@ -194,6 +194,7 @@ def digest_service(users: list[str]) -> Any:
         posts=None,  # type: ignore[arg-type]
         comments=None,  # type: ignore[arg-type]
         mail=None,  # type: ignore[arg-type]
+        identities=None,  # type: ignore[arg-type]
         clock=lambda: datetime(2026, 3, 2, 6, tzinfo=UTC),
     )
 

@@ -45,15 +45,29 @@ class CapturingSes:
         return f"ses-{len(self.raw)}"
 
 
-def outgoing(
-    reply_address: str = "", name: str = "Garden Club"
-) -> tuple[OutgoingMail, CapturingSes]:
+def identity(name: str = "Garden Club") -> Identity:
+    return Identity(name, GROUP_ADDRESS, "<p>Sent by the <b>Garden Club</b>.</p>")
+
+
+class GardenIdentities:
+    """The services' identity look-up: every group goes under the Garden Club's identity;
+    replies by email go to `reply_address` ("": they are off)."""
+
+    def __init__(self, reply_address: str = "") -> None:
+        self._reply_address = reply_address
+
+    def of(self, group: object) -> Identity:
+        return identity()
+
+    def reply_address(self) -> str:
+        return self._reply_address
+
+
+def outgoing() -> tuple[OutgoingMail, CapturingSes]:
     ses = CapturingSes()
     mail = OutgoingMail(
         ses,
-        lambda group: Identity(name, GROUP_ADDRESS, "<p>Sent by the <b>Garden Club</b>.</p>"),
         "noreply@community.example",
-        reply_address=lambda: reply_address,
         site_host=HOST,
     )
     return mail, ses
@@ -64,8 +78,9 @@ def instant_mails(reply_address: str = "") -> dict[str, bytes]:
     instant email of Ann's post and of her comment."""
     fakes = Fakes()
     fakes.posts.rows["p1"].values["content"] = CONTENT
-    mail, ses = outgoing(reply_address)
+    mail, ses = outgoing()
     fakes.service.mail = mail
+    fakes.service.identities = GardenIdentities(reply_address)
     fakes.subscriptions.subscribe("bob", ("author", "ann", 8), email=DIGEST)
     fakes.subscriptions.subscribe("bob", ("group", "g1", 1), email=INSTANT)
     fakes.subscriptions.subscribe("bob", ("group", "g1", 2), email=INSTANT)
@@ -111,12 +126,21 @@ def digest_mails(reply_address: str = "") -> dict[str, bytes]:
             content_html="<p>Lovely!</p>",
         ),
     ]
-    mail, ses = outgoing(reply_address)
+    mail, ses = outgoing()
     garden = Fakes().garden
     link = unsubscribe_url("bob", DIGEST_SUBSCRIPTION, SENT_ON)
     for type_id in (SUMMARY, FULL):
         subject, text, body_html = digest_email(entries, type_id, "2026-11-02")
-        mail.send(garden, Letter(("Bob", "bob@example.org"), subject, text, body_html, link))
+        letter = Letter(
+            ("Bob", "bob@example.org"),
+            subject,
+            text,
+            body_html,
+            link,
+            reply_address=reply_address,
+            identity=identity(),
+        )
+        mail.send(garden, letter)
     return {"summary digest": ses.raw[0], "full digest": ses.raw[1]}
 
 
@@ -138,7 +162,7 @@ def mailbox_failure_mails() -> dict[str, bytes]:
     )
     mail, ses = outgoing()
     ann = SimpleNamespace(id="ann", alias="Ann", email="ann@example.org")
-    mail.send(Fakes().garden, failing_letter(ann, Fakes().garden, event))
+    mail.send(Fakes().garden, failing_letter(ann, Fakes().garden, event, identity()))
     return {"mailbox failure": ses.raw[0]}
 
 
@@ -209,10 +233,13 @@ def test_every_mail_about_one_post_names_it_in_references():
 
 @pytest.mark.fast
 def test_list_id_names_the_group_and_headers_decode_with_a_name_that_is_not_ascii():
-    mail, ses = outgoing(name="Jardín, Club & Co")
+    mail, ses = outgoing()
     title = "Semillas " + "muy largas " * 12
     group = Fakes().garden
-    mail.send(group, Letter(("Zoë", "zoe@example.org"), title, "", "<p>Hola</p>"))
+    letter = Letter(
+        ("Zoë", "zoe@example.org"), title, "", "<p>Hola</p>", identity=identity("Jardín, Club & Co")
+    )
+    mail.send(group, letter)
     [raw] = ses.raw
     assert raw.isascii()
     message = parsed(raw)

@@ -336,6 +336,7 @@ class Fakes:
             FakeMailGroups,
             FakeMailPosts,
             FakeSubscriptions,
+            NamedIdentities,
             add_user,
         )
 
@@ -385,6 +386,7 @@ class Fakes:
             alerts=self.alerts,
             digests=self.digests,
             mail=self.mail,
+            identities=NamedIdentities(),
             fanout=self.fanout,
             clock=lambda: datetime(2026, 11, 3, tzinfo=UTC),
         )

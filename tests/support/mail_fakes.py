@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from chalicelib.domain.letters import Letter
+from chalicelib.domain.letters import Identity, Letter
 from chalicelib.domain.ports.mail import (
     Fail,
     Finish,
@@ -464,6 +464,16 @@ class FakeMailer:
             raise RuntimeError("SES refused")
         self.sent.append((letter.to[1], letter.subject))
         return f"ses-{len(self.sent)}"
+
+
+class NamedIdentities:
+    """Each group's sending identity as an unsaved group email has it: the group's name."""
+
+    def of(self, group: Any) -> Identity:
+        return Identity(group.name, "", "")
+
+    def reply_address(self) -> str:
+        return ""
 
 
 class FakeFanout:

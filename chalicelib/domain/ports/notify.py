@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
-from chalicelib.domain.letters import Letter
+from chalicelib.domain.letters import Identity, Letter
 from chalicelib.domain.suppressions import Suppression
 
 
@@ -164,6 +164,14 @@ class Mailer(Protocol):
 
     def is_suppressed(self, address: str) -> bool: ...
     def send(self, group: Any, letter: Letter) -> str: ...
+
+
+class Identities(Protocol):
+    """chalicelib.services.sending_identity.SendingIdentities: the identity a group's letters
+    carry down to the outgoing mail, and where replies by email go ("" when they are off)."""
+
+    def of(self, group: Any) -> Identity: ...
+    def reply_address(self) -> str: ...
 
 
 class Fanout(Protocol):
