@@ -38,8 +38,10 @@ def browser() -> Iterator[object]:
 
 
 class Tab:
-    """One browser tab that the tests take in turn: a new context and tab cost Chromium a
-    renderer process each (about a second on a busy machine, 25 times)."""
+    """The browser tab a test drives: a new context and tab for each test, so that nothing one
+    test left in its document (a timer, a request in flight, the page it ended on) reaches the
+    next. A shared tab, its storage emptied between tests, saved about a second a test but let
+    the event form test find the calendar without its form once in a full run."""
 
     def __init__(self, browser) -> None:
         self.browser = browser
@@ -47,16 +49,7 @@ class Tab:
         self.page = None
 
     def fresh(self):
-        """The tab with empty session and local storage, as a new tab has. The document the last
-        test left stays until this test opens the console, which replaces it: a navigation to
-        an empty document in between would cost a third of a second a test."""
-        if self.page is not None and not self.page.is_closed():
-            try:
-                self.page.evaluate("() => { sessionStorage.clear(); localStorage.clear(); }")
-                return self.page
-            except Exception:
-                # Not the console's document any more, or a tab a failed test left unusable.
-                pass
+        """A new tab with empty session and local storage."""
         self.open()
         return self.page
 
@@ -82,8 +75,8 @@ def tab(browser) -> Iterator[Tab]:
 
 @pytest.fixture
 def page(tab):
-    """The shared tab, its storage emptied (no token): the test opens the console in it, signed
-    in or not (test_console.py `sign_in`)."""
+    """A new tab, its storage empty (no token): the test opens the console in it, signed in or
+    not (test_console.py `sign_in`)."""
     page = tab.fresh()
     errors: list[str] = []
 
