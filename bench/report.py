@@ -191,3 +191,22 @@ def update_readme(
     """Replace the table between the README's bench markers; False when the markers are missing."""
     body = f"Taken on {taken_on.isoformat()} on {machine}.\n\n{markdown_table(figures)}"
     return write_section(path, README_START, README_END, body)
+
+
+def agora_logs_to_file(name: str) -> Path:
+    """Agora's JSON logs (one line a request, a mail) go to bench/work/NAME, not the console: they
+    still cost what they cost in Lambda, and the table stays readable."""
+    import logging
+
+    from chalicelib.logs import JsonFormatter, get_logger
+
+    path = BENCH_DIR / "work" / name
+    path.parent.mkdir(exist_ok=True)
+    get_logger("bench")  # configures the "chalicelib" logger and its stderr handler
+    root = logging.getLogger("chalicelib")
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    to_file = logging.FileHandler(path, mode="w", encoding="utf-8")
+    to_file.setFormatter(JsonFormatter())
+    root.addHandler(to_file)
+    return path

@@ -7,7 +7,6 @@ results.json always holds one whole run).
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 import time
@@ -15,7 +14,6 @@ import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from pathlib import Path
 
 # The tests' environment (moto credentials, table prefix, token secret) before anything imports
 # `app`: the in-process figures run exactly what the tests run.
@@ -24,9 +22,9 @@ import tests.conftest  # noqa: F401
 # The mail figures read a Dovecot on loopback, as `make run` may (CONTRACT §2).
 os.environ["AGORA_MAIL_ALLOW_PRIVATE_HOSTS"] = "1"
 from bench.report import (
-    BENCH_DIR,
     RESULTS_PATH,
     Figure,
+    agora_logs_to_file,
     machine_description,
     results_document,
     skipped,
@@ -164,23 +162,6 @@ FAMILIES: dict[str, tuple[Callable[[], list[Figure]], list[tuple[str, str]]]] = 
 }
 
 
-def agora_logs_to_file() -> Path:
-    """Agora's JSON logs (one line a request, a mail) go to bench/work/agora.log, not the console:
-    they still cost what they cost in Lambda, and the table stays readable."""
-    from chalicelib.logs import JsonFormatter, get_logger
-
-    path = BENCH_DIR / "work" / "agora.log"
-    path.parent.mkdir(exist_ok=True)
-    get_logger("bench")  # configures the "chalicelib" logger and its stderr handler
-    root = logging.getLogger("chalicelib")
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-    to_file = logging.FileHandler(path, mode="w", encoding="utf-8")
-    to_file.setFormatter(JsonFormatter())
-    root.addHandler(to_file)
-    return path
-
-
 # `chalice package` (minutes when the wheels must be fetched) runs beside the families that only
 # count DynamoDB work, never beside one that takes a time.
 BESIDE_PACKAGE = ("dynamo", "purge")
@@ -223,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     chosen = arguments.only or list(FAMILIES)
 
-    agora_logs_to_file()
+    agora_logs_to_file("agora.log")
     started = time.monotonic()
     figures = run_families(chosen)
     taken_on = datetime.now(UTC).date()

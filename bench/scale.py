@@ -96,9 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     size = WORLD_SIZES[arguments.size]
 
-    from bench.run import agora_logs_to_file
+    from bench.report import agora_logs_to_file
 
-    agora_logs_to_file()
+    agora_logs_to_file("agora.log")
     twin, large, written, seconds = measure(size)
     rows, within = table(twin, large)
     counts = ", ".join(f"{count:,} {kind}" for kind, count in written.items())

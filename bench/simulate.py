@@ -30,7 +30,13 @@ from typing import Any
 # The tests' environment (the token secret that signs unsubscribe links, the settings): the
 # simulated code runs as the tests run it.
 import tests.conftest  # noqa: F401
-from bench.report import Figure, machine_description, merge_results, text_table
+from bench.report import (
+    Figure,
+    agora_logs_to_file,
+    machine_description,
+    merge_results,
+    text_table,
+)
 
 DIGEST_RECIPIENTS = 100_000
 # The digest run starts at the schedule's hour (app.py: 06:00 UTC).
@@ -315,30 +321,12 @@ def digest_figures(recipients: int = DIGEST_RECIPIENTS) -> list[Figure]:
 # --- the command ------------------------------------------------------------------------------------
 
 
-def quiet_logs() -> None:
-    """Agora's JSON log lines (a few per batch) go to bench/work/simulate.log."""
-    import logging
-
-    from bench.report import BENCH_DIR
-    from chalicelib.logs import JsonFormatter, get_logger
-
-    path = BENCH_DIR / "work" / "simulate.log"
-    path.parent.mkdir(exist_ok=True)
-    get_logger("bench")
-    root = logging.getLogger("chalicelib")
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-    to_file = logging.FileHandler(path, mode="w", encoding="utf-8")
-    to_file.setFormatter(JsonFormatter())
-    root.addHandler(to_file)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.simulate", description=__doc__)
     parser.add_argument("--only", choices=["mail", "digest"], help="run one of the two days")
     parser.add_argument("--seed", type=int, default=33, help="the mailbox day's random seed")
     arguments = parser.parse_args(argv)
-    quiet_logs()
+    agora_logs_to_file("simulate.log")
     started = time.monotonic()
     figures: list[Figure] = []
     try:
