@@ -324,7 +324,6 @@ def read_password(prompt: str = "Password: ") -> str:
 
 
 def create_admin(args: argparse.Namespace) -> int:
-    from chalicelib import deps
     from chalicelib.errors import AgoraError
 
     try:
@@ -335,6 +334,8 @@ def create_admin(args: argparse.Namespace) -> int:
             return refuse("create-admin: no password given; nothing was changed")
         except KeyboardInterrupt:
             return refuse("\ncreate-admin: interrupted; nothing was changed")
+        from chalicelib import deps  # after the prompt: a refusal there imports no service
+
         result = deps.administrator_service().create_or_promote(
             args.email, password, args.group_id, alias=args.alias
         )
