@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from chalicelib import deps
 from chalicelib.cli_progress import Progress
 
 EXIT_INVALID = 2
@@ -124,6 +123,8 @@ def load(args: argparse.Namespace) -> int:
         written[section] = n
         progress.show(f"load: {n} {section} written", sum(written.values()), total)
 
+    from chalicelib import deps
+
     try:
         report = deps.fixture_service().load(data, progress=told)
     except FixtureInvalid as invalid:
@@ -160,6 +161,8 @@ def export(args: argparse.Namespace) -> int:
             sys.stdout if args.file == "-" else _private_file(partial) as out,
             progress.running(lambda: now[0]),
         ):
+            from chalicelib import deps
+
             exporter = deps.fixture_exporter()
             write_fixture(
                 out,
@@ -196,6 +199,8 @@ def _private_file(path: Path) -> Any:
 
 
 def unlock(args: argparse.Namespace) -> int:
+    from chalicelib import deps
+
     if not deps.security_service().unlock(args.email):
         return refuse(f"unlock: no account has the address {args.email.strip()}")
     print(f"unlocked {args.email.strip()}: its sign-in throttle is lifted for every source")
@@ -329,6 +334,8 @@ def create_admin(args: argparse.Namespace) -> int:
             return refuse("create-admin: no password given; nothing was changed")
         except KeyboardInterrupt:
             return refuse("\ncreate-admin: interrupted; nothing was changed")
+        from chalicelib import deps  # after the prompt: a refusal there imports no service
+
         result = deps.administrator_service().create_or_promote(
             args.email, password, args.group_id, alias=args.alias
         )

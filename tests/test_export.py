@@ -24,13 +24,17 @@ NOT_DATA = ("/feed-key", "/openapi.json", "/docs", "/console", "/unsubscribe")
 
 
 @pytest.fixture
-def empty_aws():
+def no_tables():
     from chalicelib.settings import reload_settings
 
     with mock_aws():
         reload_settings()
-        main(["create-tables"])
         yield
+
+
+@pytest.fixture
+def empty_aws(no_tables):
+    main(["create-tables"])
 
 
 def test_export_of_a_load_loads_back_to_the_same_export(empty_aws, tmp_path, capsys):
@@ -57,14 +61,10 @@ def test_export_of_a_load_loads_back_to_the_same_export(empty_aws, tmp_path, cap
     assert json.loads(second.read_text()) == exported
 
 
-def test_a_failed_export_keeps_the_previous_file(empty_aws, tmp_path, capsys):
+def test_a_failed_export_keeps_the_previous_file(no_tables, tmp_path, capsys):
     target = tmp_path / "backup.json"
     target.write_text("previous")
     # No tables: the export fails after opening its output.
-    from chalicelib.aws import client
-
-    for name in client("dynamodb").list_tables()["TableNames"]:
-        client("dynamodb").delete_table(TableName=name)
     assert main(["export", str(target)]) == 1
     assert target.read_text() == "previous"
     assert list(tmp_path.iterdir()) == [target]
