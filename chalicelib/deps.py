@@ -1,4 +1,12 @@
-"""Composition: the repositories and collaborators each service is built with.
+"""The composition root: the repositories and collaborators each service is built with.
+
+It sits at the top with app.py, beside the entry points: app.py wires at import (blueprints,
+schedules), this module wires at run time, when a view or a job asks for the service it calls
+(Chalice views are module functions: there is no constructor to hand them a service). So only the
+entry points ask it (api/, jobs/, cli.py, local*.py), and it never calls them back; the layers
+below (services, store, mail, domain) never import it, and nothing built here calls back into it
+once built: it defines builders only, no object of its own that runs later
+(tests/fast/test_architecture.py says both).
 
 Services take everything through their constructors, typed by the Protocols of
 domain/ports (a test passes a fake, tests/support/fakes.py). One idiom each:
@@ -17,7 +25,6 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from chalicelib import secrets
 from chalicelib.clock import utc_now
-from chalicelib.domain.letters import Letter
 from chalicelib.services.administrators import AdministratorService
 from chalicelib.services.alerts import AlertService
 from chalicelib.services.comments import CommentPresenter, CommentService
@@ -106,7 +113,7 @@ def mailbox_failing_notice() -> Any:
         users(),
         groups(),
         digests(),
-        _OutgoingMailOnFirstUse(),
+        outgoing_mail(),
         sending_identities(),
         utc_now,
     )
@@ -292,25 +299,6 @@ def sending_identities() -> SendingIdentities:
     return SendingIdentities(group_email_service(), newsletter_service(), mailboxes())
 
 
-class _OutgoingMailOnFirstUse:
-    """`outgoing_mail()` made when a notification is first sent: most events have no
-    recipient, and it reads the secret and builds an SES client."""
-
-    def __init__(self) -> None:
-        self._made: OutgoingMail | None = None
-
-    def _mail(self) -> OutgoingMail:
-        if self._made is None:
-            self._made = outgoing_mail()
-        return self._made
-
-    def is_suppressed(self, address: str) -> bool:
-        return self._mail().is_suppressed(address)
-
-    def send(self, group: Any, letter: Letter) -> str:
-        return self._mail().send(group, letter)
-
-
 def notify_service(
     *,
     reads: BatchReads | None = None,
@@ -331,7 +319,7 @@ def notify_service(
         comments=comments(),
         alerts=alerts(),
         digests=digests(),
-        mail=_OutgoingMailOnFirstUse(),
+        mail=outgoing_mail(),
         identities=sending_identities(),
         fanout=QueueSender(get_settings().notify_queue, "notification chunk(s)"),
         clock=clock,

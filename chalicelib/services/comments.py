@@ -9,6 +9,7 @@ the later write fails, the comment is read again and the rule is decided anew on
 from __future__ import annotations
 
 import calendar
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
@@ -19,13 +20,8 @@ from chalicelib.domain.announcements import (
     CommentDeleted,
     CommentPurged,
 )
-from chalicelib.domain.ports.content import (
-    Comment,
-    CommentStore,
-    Post,
-    ReferenceStore,
-    SpamReport,
-)
+from chalicelib.domain.comments import Comment, PurgeCandidate, SpamReport
+from chalicelib.domain.ports.content import CommentStore, Post, ReferenceStore
 from chalicelib.domain.ports.people import Group, User
 from chalicelib.errors import Conflict, NotFound, ValidationFailed
 from chalicelib.schemas.comments import CommentOut, CommentPage, SpamReportOut
@@ -178,11 +174,9 @@ def _about(
     )
 
 
-def _purged(record: Comment, actor_id: str | None) -> CommentPurged:
+def _purged(record: Comment | PurgeCandidate, actor_id: str | None) -> CommentPurged:
     """A purge candidate from the keys-only index has no post or group."""
-    post_id: str | None = getattr(record, "post_id", None)
-    group_id: str | None = getattr(record, "group_id", None)
-    return CommentPurged(int(record.id), post_id, group_id, actor_id)
+    return CommentPurged(record.id, record.post_id, record.group_id, actor_id)
 
 
 class CommentService:
@@ -262,12 +256,10 @@ class CommentService:
         """Any comment → deleted; a comment already deleted is answered as it is."""
         now = self.clock()
 
-        def mark_deleted(comment: Comment) -> bool:
+        def mark_deleted(comment: Comment) -> Comment | None:
             if comment.is_deleted:
-                return False
-            comment.deleted_on = now
-            comment.deleted_by_id = by_user_id
-            return True
+                return None
+            return dataclasses.replace(comment, deleted_on=now, deleted_by_id=by_user_id)
 
         record, _, loaded = self._change_loaded(
             record,
@@ -280,11 +272,9 @@ class CommentService:
     def undelete(self, record: Comment) -> CommentOut:
         """Deleted → restored, approved or not as it was before; anything else is a 409."""
 
-        def restore(comment: Comment) -> bool:
+        def restore(comment: Comment) -> Comment | None:
             self._require_deleted(comment, "undeleted")
-            comment.deleted_on = None
-            comment.deleted_by_id = None
-            return True
+            return dataclasses.replace(comment, deleted_on=None, deleted_by_id=None)
 
         record, _, loaded = self._change_loaded(record, restore)
         return self._present_loaded(record, loaded)
@@ -293,12 +283,10 @@ class CommentService:
         """Unapproved → approved (deleted or not); an approved comment is answered as it is."""
         now = self.clock()
 
-        def approve(comment: Comment) -> bool:
+        def approve(comment: Comment) -> Comment | None:
             if comment.is_approved:
-                return False
-            comment.is_approved = True
-            comment.approved_on = now
-            return True
+                return None
+            return dataclasses.replace(comment, is_approved=True, approved_on=now)
 
         record, _, loaded = self._change_loaded(
             record, approve, announcements=[_about(CommentApproved, record, by_user_id)]
@@ -306,11 +294,10 @@ class CommentService:
         return self._present_loaded(record, loaded)
 
     def delete_spam_reports(self, record: Comment) -> CommentOut:
-        def clear(comment: Comment) -> bool:
+        def clear(comment: Comment) -> Comment | None:
             if not comment.spam_reports:
-                return False
-            comment.spam_reports = []
-            return True
+                return None
+            return dataclasses.replace(comment, spam_reports=())
 
         record, _, loaded = self._change_loaded(record, clear, as_spam_report=True)
         return self._present_loaded(record, loaded, as_spam_report=True)
@@ -318,7 +305,7 @@ class CommentService:
     def _change_loaded(
         self,
         record: Comment,
-        apply: Callable[[Comment], bool],
+        apply: Callable[[Comment], Comment | None],
         *,
         as_spam_report: bool = False,
         also_users: frozenset[str] = frozenset(),
@@ -386,13 +373,11 @@ class CommentService:
         """Move every live unapproved comment of the group to deleted (undeletable, purgeable)."""
         now = self.clock()
 
-        def mark_deleted(comment: Comment) -> bool:
+        def mark_deleted(comment: Comment) -> Comment | None:
             # Approved or deleted by someone else in the meantime: no longer ours to delete.
             if comment.is_deleted or comment.is_approved:
-                return False
-            comment.deleted_on = now
-            comment.deleted_by_id = by_user_id
-            return True
+                return None
+            return dataclasses.replace(comment, deleted_on=now, deleted_by_id=by_user_id)
 
         count, after = 0, None
         while True:
@@ -411,7 +396,7 @@ class CommentService:
 
     def _purge_batches(
         self,
-        candidates: Callable[[Comment | None, int], Sequence[Comment]],
+        candidates: Callable[[PurgeCandidate | None, int], Sequence[PurgeCandidate]],
         cutoff: datetime,
         deadline: Deadline,
         batch_size: int,
@@ -419,12 +404,12 @@ class CommentService:
     ) -> int:
         count, after = 0, None
         while True:
-            batch: Sequence[Comment] = candidates(after, batch_size)
+            batch: Sequence[PurgeCandidate] = candidates(after, batch_size)
             for candidate in batch:
                 # Conditional on the stored state: a comment undeleted (or deleted again) since
                 # the Query read it is left alone.
                 if self.comments.purge_if_deleted_before(
-                    int(candidate.id), cutoff, announcements=[_purged(candidate, None)]
+                    candidate.id, cutoff, announcements=[_purged(candidate, None)]
                 ):
                     count += 1
             if progress is not None:
@@ -440,23 +425,25 @@ class CommentService:
     def _change(
         self,
         record: Comment,
-        apply: Callable[[Comment], bool],
+        apply: Callable[[Comment], Comment | None],
         announcements: Sequence[ModerationEvent] = (),
     ) -> tuple[Comment, bool]:
-        """Apply a rule to the comment and write it if nobody changed it since it was read;
-        otherwise read it again and decide again. `apply` answers False when there is nothing
-        to change, and raises when the rule forbids the change. `announcements`: the domain
-        events of the change (they name the comment, its post and group, which no change moves);
-        the store writes them to the outbox in the same request, only when the change is made."""
+        """Apply a rule to the comment and write the changed copy if nobody changed the comment
+        since it was read; otherwise read it again and decide again. `apply` answers the changed
+        copy, None when there is nothing to change, and raises when the rule forbids the change.
+        `announcements`: the domain events of the change (they name the comment, its post and
+        group, which no change moves); the store writes them to the outbox in the same request,
+        only when the change is made. Answers the comment as stored afterwards."""
         for _ in range(MAX_ATTEMPTS):
-            was_deleted = record.is_deleted
-            if not apply(record):
+            changed = apply(record)
+            if changed is None:
                 return record, False
-            if self.comments.replace_if_unchanged(
-                record, was_deleted=was_deleted, announcements=announcements
-            ):
-                return record, True
-            record = self.find(int(record.id))
+            written = self.comments.replace_if_unchanged(
+                record, changed, announcements=announcements
+            )
+            if written is not None:
+                return written, True
+            record = self.find(record.id)
         raise self._still_changing(record)
 
     @staticmethod

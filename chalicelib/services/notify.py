@@ -30,6 +30,7 @@ from chalicelib.domain.announcements import (
     announcement_from_json,
     announcement_to_json,
 )
+from chalicelib.domain.comments import Comment
 from chalicelib.domain.letters import Letter, News
 from chalicelib.domain.ports.content import CommentReader, PostReader
 from chalicelib.domain.ports.notify import (
@@ -107,7 +108,7 @@ class Occurrence:
     group: Any
     post: Any
     author: Any  # None when the comment is anonymous or the account is gone
-    comment: Any
+    comment: Comment | None
     url: str
     occurred_on: datetime
 

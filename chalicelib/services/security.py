@@ -136,5 +136,6 @@ class SecurityService:
             raise Unauthorized(
                 "The password has changed since this token was issued; sign in again."
             )
-        memberships = user.memberships or {}
-        return Caller.deferred(user_id, lambda: memberships, self.groups.root_id())
+        # The memberships came with the user: the caller holds them as roles, and no call of a
+        # privilege check comes back up into this service (no closure over them).
+        return Caller.of(user, self.groups.root_id())

@@ -12,7 +12,9 @@ transaction too.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -30,11 +32,15 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import cancellation_codes, is_cancelled_by_race
+from chalicelib.domain import comments as domain
+from chalicelib.domain.comments import Comment, PurgeCandidate
 from chalicelib.domain.ports.content import CommentStore, UnapprovedListing
 from chalicelib.store import cache, outbox
 from chalicelib.store.base import (
+    Page,
     UtcAttribute,
     conditionally,
+    frozen,
     global_index,
     index_start_key,
     nullable,
@@ -101,6 +107,20 @@ class CommentRecord(Model):
     reported_by_group = global_index("reported-by-group", "reported_group_id", "last_reported_on")
     purge_index = global_index("purge", "purge_bucket", "deleted_on", keys_only=True)
 
+    def as_comment(self) -> Comment:
+        """The record as the rules hold it (domain/comments.py)."""
+        reports = tuple(
+            domain.SpamReport(r.author_id, r.created_on) for r in self.spam_reports or ()
+        )
+        return frozen(
+            self,
+            Comment,
+            id=int(self.id),
+            parent_comment_id=int(self.parent_comment_id or 0),
+            spam_reports=reports,
+            version=None if self.version is None else int(self.version),
+        )
+
     @property
     def is_deleted(self) -> bool:
         return self.deleted_on is not None
@@ -139,14 +159,14 @@ POSITION = "comment-position"
 
 
 class CommentRepository(CommentStore):
-    def position(self, comment_id: int) -> CommentRecord | None:
+    def position(self, comment_id: int) -> Comment | None:
         """The comment an `offset` names, for its place in a list: from the warm container's
         memory when a page ended there lately (this container's own writes forget it)."""
         return cache.read_through(POSITION, int(comment_id), lambda: self.get(comment_id))
 
-    def get(self, comment_id: int) -> CommentRecord | None:
+    def get(self, comment_id: int) -> Comment | None:
         try:
-            return CommentRecord.get(comment_id)
+            return CommentRecord.get(comment_id).as_comment()
         except CommentRecord.DoesNotExist:
             return None
 
@@ -155,12 +175,18 @@ class CommentRepository(CommentStore):
     ) -> bool:
         """Store a new comment and the outbox items of `announcements`; False when one with this
         id exists already (conditional put: then neither is written)."""
+        record = CommentRecord(**values)
+        record.refresh_index_keys(author_alias)
         condition = CommentRecord.id.does_not_exist()
-        return _write_counted(CommentRecord(**values), condition, author_alias, announcements)
+        return _write_counted(
+            record,
+            was_visible=False,
+            alone=lambda: record.save(condition=condition),
+            together=lambda write: write.save(record, condition=condition),
+            announcements=announcements,
+        )
 
-    def visible_page(
-        self, post_id: str, *, limit: int, after: CommentRecord | None
-    ) -> list[CommentRecord]:
+    def visible_page(self, post_id: str, *, limit: int, after: Comment | None) -> list[Comment]:
         """Approved, not deleted comments of a post, oldest first."""
         return _list_page(
             CommentRecord.visible_by_post,
@@ -178,8 +204,8 @@ class CommentRepository(CommentStore):
     # --- moderation lists: one Query each, continuing after `after`'s place in the list ---------
 
     def deleted_page(
-        self, group_id: str, *, limit: int, after: CommentRecord | None, text: str | None
-    ) -> list[CommentRecord]:
+        self, group_id: str, *, limit: int, after: Comment | None, text: str | None
+    ) -> list[Comment]:
         """Deleted comments of a group, newest deletion first."""
         return _list_page(
             CommentRecord.deleted_by_group,
@@ -193,7 +219,7 @@ class CommentRepository(CommentStore):
             position={"deleted_on": after.deleted_list_position} if after is not None else None,
         )
 
-    def unapproved(self, group_id: str, listing: UnapprovedListing) -> list[CommentRecord]:
+    def unapproved(self, group_id: str, listing: UnapprovedListing) -> list[Comment]:
         return _list_page(
             CommentRecord.unapproved_by_group,
             "unapproved_group_id",
@@ -205,8 +231,8 @@ class CommentRepository(CommentStore):
         )
 
     def reported_page(
-        self, group_id: str, *, limit: int, after: CommentRecord | None, text: str | None
-    ) -> list[CommentRecord]:
+        self, group_id: str, *, limit: int, after: Comment | None, text: str | None
+    ) -> list[Comment]:
         """Live comments of a group with spam reports, newest report first."""
         return _list_page(
             CommentRecord.reported_by_group,
@@ -221,38 +247,60 @@ class CommentRepository(CommentStore):
     # --- purge candidates: only comments deleted at or before the cutoff are read ---------------
 
     def deleted_before_in_group(
-        self, group_id: str, cutoff: datetime, *, limit: int, after: CommentRecord | None
-    ) -> list[CommentRecord]:
-        return _deleted_before(CommentRecord.deleted_by_group, group_id, cutoff, limit, after)
+        self, group_id: str, cutoff: datetime, *, limit: int, after: PurgeCandidate | None
+    ) -> list[PurgeCandidate]:
+        return _deleted_before(
+            CommentRecord.deleted_by_group, "deleted_group_id", group_id, cutoff, limit, after
+        )
 
     def deleted_before(
-        self, cutoff: datetime, *, limit: int, after: CommentRecord | None
-    ) -> list[CommentRecord]:
+        self, cutoff: datetime, *, limit: int, after: PurgeCandidate | None
+    ) -> list[PurgeCandidate]:
         """Keys of comments of every group deleted at or before `cutoff`, oldest first."""
-        return _deleted_before(CommentRecord.purge_index, PURGE_BUCKET, cutoff, limit, after)
+        return _deleted_before(
+            CommentRecord.purge_index, "purge_bucket", PURGE_BUCKET, cutoff, limit, after
+        )
 
-    # --- conditional writes: False when the stored comment is no longer the one that was read ---
+    # --- conditional writes: refused when the stored comment is no longer the one that was read -
 
     def replace_if_unchanged(
-        self, record: CommentRecord, *, was_deleted: bool, announcements: Sequence[Any] = ()
-    ) -> bool:
-        """Write `record` (and the outbox items of `announcements`) if the stored item is still
-        the version read (and as deleted as it was)."""
+        self, read: Comment, changed: Comment, *, announcements: Sequence[Any] = ()
+    ) -> Comment | None:
+        """Write `changed` (and the outbox items of `announcements`) if the stored comment is
+        still `read`: at the version read, and as deleted as it was. The comment as written, or
+        None when it was not (then nothing is written)."""
+        record = _record_of(replace(changed, version=read.version))
+        record.refresh_index_keys()
+        names = [*changed_values(read, changed), *DERIVED]
+
+        def actions() -> list[Any]:
+            # Built anew for each attempt: PynamoDB appends the version's increment to the list.
+            return [_assign(name, getattr(record, name)) for name in names]
+
         state = (
             CommentRecord.deleted_on.exists()
-            if was_deleted
+            if read.is_deleted
             else CommentRecord.deleted_on.does_not_exist()
         )
         # PynamoDB adds `version = <version read>`
-        return _write_counted(record, state, announcements=announcements)
+        written = _write_counted(
+            record,
+            was_visible=read.deleted_on is None and read.is_approved,
+            alone=lambda: record.update(actions(), condition=state),
+            together=lambda write: write.update(record, actions(), condition=state),
+            announcements=announcements,
+        )
+        return record.as_comment() if written else None
 
-    def purge_if_unchanged(self, record: CommentRecord, announcements: Sequence[Any] = ()) -> bool:
+    def purge_if_unchanged(self, record: Comment, announcements: Sequence[Any] = ()) -> bool:
         """Remove a deleted comment (and its embedded reports) if nobody changed it since read."""
-        cache.forget(POSITION, [int(record.id)])
+        cache.forget(POSITION, [record.id])
+        # PynamoDB adds `version = <version read>`
+        stored = _record_of(record)
         if not announcements:
-            return conditionally(lambda: record.delete(condition=CommentRecord.deleted_on.exists()))
+            return conditionally(lambda: stored.delete(condition=CommentRecord.deleted_on.exists()))
         return _transact_first_conditional(
-            lambda write: write.delete(record, condition=CommentRecord.deleted_on.exists()),
+            lambda write: write.delete(stored, condition=CommentRecord.deleted_on.exists()),
             announcements,
         )
 
@@ -277,9 +325,53 @@ class CommentRepository(CommentStore):
         )
 
 
+# What a replace writes besides the fields it changes: what the record derives from its state.
+DERIVED = (
+    "visible_post_id",
+    "deleted_group_id",
+    "unapproved_group_id",
+    "reported_group_id",
+    "last_reported_on",
+    "last_deleted_on",
+    "purge_bucket",
+)
+
+# The fields a change may move (the id and the version are the write's, not the change's).
+_CHANGEABLE = tuple(
+    f.name for f in dataclasses.fields(Comment) if f.name not in ("id", "version", *DERIVED)
+)
+
+
+def _record_of(comment: Comment) -> CommentRecord:
+    values = {f.name: getattr(comment, f.name) for f in dataclasses.fields(Comment)}
+    if comment.version is None:  # PynamoDB's VersionAttribute takes no None: unset is unversioned
+        del values["version"]
+    values["spam_reports"] = [
+        SpamReport(author_id=r.author_id, created_on=r.created_on) for r in comment.spam_reports
+    ]
+    return CommentRecord(**values)
+
+
+def changed_values(read: Comment, changed: Comment) -> dict[str, Any]:
+    """The stored values of the fields `changed` moved from `read` (its reports as the store's
+    report items)."""
+    record = _record_of(changed)
+    return {
+        name: getattr(record, name)
+        for name in _CHANGEABLE
+        if getattr(read, name) != getattr(changed, name)
+    }
+
+
+def _assign(name: str, value: Any) -> Any:
+    attribute = getattr(CommentRecord, name)
+    return attribute.remove() if value is None else attribute.set(value)
+
+
 def _transact_first_conditional(change: Any, announcements: Sequence[Any]) -> bool:
-    """`change` (one conditional write) and the outbox items of `announcements` in one
-    transaction; False when the change's condition did not hold (then nothing is written)."""
+    """`change` (one conditional write, and unconditional ones) and the outbox items of
+    `announcements` in one transaction; False when the change's condition did not hold (then
+    nothing is written)."""
     from chalicelib.clock import utc_now
 
     items = outbox.records(announcements, utc_now())
@@ -291,7 +383,10 @@ def _transact_first_conditional(change: Any, announcements: Sequence[Any]) -> bo
                 outbox.add_to(write, items)
             return True
         except TransactWriteError as error:
-            if (cancellation_codes(error) or [""])[0] == "ConditionalCheckFailed":
+            # The comment's write is the only one with a condition (the outbox items are new
+            # ids, the post's count is added to): wherever DynamoDB lists it among the
+            # transaction's items (deletes, puts, then updates), a failed condition is its own.
+            if "ConditionalCheckFailed" in cancellation_codes(error):
                 return False
             if not is_cancelled_by_race(error) or attempt >= RACE_ATTEMPTS:
                 raise
@@ -300,26 +395,27 @@ def _transact_first_conditional(change: Any, announcements: Sequence[Any]) -> bo
 
 def _write_counted(
     record: CommentRecord,
-    condition: Any,
-    author_alias: str | None = None,
+    *,
+    was_visible: bool,
+    alone: Callable[[], Any],
+    together: Callable[[TransactWrite], Any],
     announcements: Sequence[Any] = (),
 ) -> bool:
-    """Save the comment under `condition`; False when the condition (or the version) failed.
+    """Write the comment (`alone`, or `together` inside a transaction); False when its condition
+    (or the version) failed.
 
-    Its index keys are derived anew; `visible_post_id` still holds the stored value until then,
-    so the change in visibility is known without a read. When it changes, the post's count moves
-    in the same transaction: a failed write changes neither. Purges take only deleted comments,
-    which are not counted, so they never touch the count.
+    `record` holds the index keys derived from the state it is written with; `was_visible` says
+    whether the comment was in its post's visible list before. When that changes, the post's
+    count moves in the same transaction: a failed write changes neither. Purges take only deleted
+    comments, which are not counted, so they never touch the count.
     """
-    was_visible = record.visible_post_id is not None
-    record.refresh_index_keys(author_alias)
     cache.forget(POSITION, [int(record.id)])
     delta = int(record.visible_post_id is not None) - int(was_visible)
     if delta == 0 and not announcements:
-        return conditionally(lambda: record.save(condition=condition))
+        return conditionally(alone)
 
     def change(write: TransactWrite) -> None:
-        write.save(record, condition=condition)
+        together(write)
         if delta:
             write.update(
                 PostRecord(id=record.post_id),
@@ -339,11 +435,11 @@ def _list_page(
     key: str,
     *,
     limit: int,
-    after: CommentRecord | None,
+    after: Comment | None,
     forward: bool,
     text: str | None = None,
     position: dict[str, Any] | None = None,
-) -> list[CommentRecord]:
+) -> list[Comment]:
     """One page of a sparse comment index, right after `after`'s place in it.
 
     `after` may have left the list since (approved, undeleted, reports cleared): its start key
@@ -351,12 +447,20 @@ def _list_page(
     """
     start = None
     if after is not None:
-        start = index_start_key(after, index, {key_name: key, **(position or {})})
+        place = CommentRecord(
+            id=after.id,
+            created_on=after.created_on,
+            deleted_on=after.deleted_on,
+            last_reported_on=after.last_reported_on,
+        )
+        start = index_start_key(place, index, {key_name: key, **(position or {})})
     records = query_page(
         index, key, limit=limit, forward=forward, start_key=start, filter_condition=_matching(text)
     )
-    cache.remember(POSITION, {int(r.id): r for r in records[-1:]})
-    return records
+    page = Page(r.as_comment() for r in records)
+    page.last_read_id = records.last_read_id
+    cache.remember(POSITION, {c.id: c for c in page[-1:]})
+    return page
 
 
 def _matching(text: str | None):
@@ -365,14 +469,25 @@ def _matching(text: str | None):
 
 
 def _deleted_before(
-    index: Index, hash_key: str, cutoff: datetime, limit: int, after: CommentRecord | None
-) -> list[CommentRecord]:
-    """A page of an index sorted by `deleted_on`, oldest first, up to `cutoff`."""
-    return query_page(
+    index: Index,
+    key_name: str,
+    key: str,
+    cutoff: datetime,
+    limit: int,
+    after: PurgeCandidate | None,
+) -> list[PurgeCandidate]:
+    """A page of an index sorted by `deleted_on`, oldest first, up to `cutoff` (the every-group
+    index holds only the keys: its candidates have no post or group)."""
+    start = None
+    if after is not None:
+        place = CommentRecord(id=after.id, deleted_on=after.deleted_on)
+        start = index_start_key(place, index, {key_name: key})
+    records = query_page(
         index,
-        hash_key,
+        key,
         limit=limit,
         forward=True,
-        after=after,
+        start_key=start,
         range_key_condition=CommentRecord.deleted_on <= cutoff,
     )
+    return [PurgeCandidate(int(r.id), r.deleted_on, r.post_id, r.group_id) for r in records]

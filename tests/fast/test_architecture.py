@@ -253,3 +253,66 @@ def test_the_store_and_the_mail_never_import_services():
 def test_the_domain_imports_no_layer():
     assert len([n for n in _modules() if n.startswith("chalicelib.domain.")]) >= 3
     assert _importers("chalicelib.domain", LAYERS) == []
+
+
+# The composition root (chalicelib/deps.py): app.py wires at import, deps at run time, when an
+# entry point (a view, a job, the CLI, make run) asks for the service it calls. Chalice views are
+# module functions, with no constructor to take a service: asking the root is how they get one.
+COMPOSITION_ROOT = "chalicelib.deps"
+ENTRY_POINTS = ("chalicelib.api", "chalicelib.jobs", "chalicelib.cli", "chalicelib.local")
+
+
+def _is_entry_point(name: str) -> bool:
+    return any(
+        name == e or name.startswith(e + ".") or name.startswith(e + "_") for e in ENTRY_POINTS
+    )
+
+
+def test_only_the_entry_points_ask_the_composition_root():
+    """Services, store, mail, domain and the shared modules (auth, settings, …) take what they
+    need through their constructors and arguments: none of them reaches up to the root."""
+    askers = {
+        name
+        for name, path in _modules().items()
+        if name != COMPOSITION_ROOT and COMPOSITION_ROOT in {_own(n) for n in _imported(path)}
+    }
+    assert "chalicelib.api.events" in askers and "chalicelib.jobs.outbox" in askers
+    assert sorted(n for n in askers if not _is_entry_point(n)) == []
+
+
+def test_the_composition_root_never_calls_an_entry_point_back():
+    imported = {_own(n) for n in _imported(_modules()[COMPOSITION_ROOT])}
+    assert sorted(n for n in imported if n and _is_entry_point(n)) == []
+
+
+def _objects_defined(path: Path) -> list[str]:
+    """The classes (but TypedDicts), nested functions and lambdas a module defines."""
+    tree = _tree(path)
+    top = {id(node) for node in tree.body}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            if not any(isinstance(b, ast.Name) and b.id == "TypedDict" for b in node.bases):
+                found.append(f"class {node.name}")
+        elif isinstance(node, ast.FunctionDef) and id(node) not in top:
+            found.append(f"def {node.name}")
+        elif isinstance(node, ast.Lambda):
+            found.append(f"lambda at line {node.lineno}")
+    return found
+
+
+def test_the_builders_rule_sees_a_wrapper_a_closure_and_a_lambda(tmp_path):
+    source = tmp_path / "probe.py"
+    source.write_text(
+        "from typing import TypedDict\nclass Parts(TypedDict):\n    a: int\n"
+        "class OnFirstUse:\n    pass\n"
+        "def build():\n    def later():\n        pass\n    return lambda: later\n"
+    )
+    assert _objects_defined(source) == ["class OnFirstUse", "def later", "lambda at line 9"]
+
+
+def test_the_composition_root_defines_builders_only():
+    """What deps builds is made of the layers' own classes: no object defined in deps runs after
+    it was handed over (a wrapper or a closure of deps in the run-time path would be a call back
+    up into the root)."""
+    assert _objects_defined(_modules()[COMPOSITION_ROOT]) == []

@@ -4,6 +4,7 @@ taken again when a rival moderator changed the comment between our read and our 
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -240,7 +241,7 @@ def reports(*minutes: int) -> list[Any]:
 def test_clearing_spam_reports_empties_them_and_answers_a_spam_report_record(w):
     comment_id = w.comment(spam_reports=reports(5, 1))
     answer = w.service.delete_spam_reports(w.find(comment_id))
-    assert w.stored(comment_id).spam_reports == []
+    assert w.stored(comment_id).spam_reports == ()
     assert (answer.type, answer.spam_reports, answer.reports) == ("commentSpamReport", 0, [])
 
 
@@ -430,11 +431,9 @@ class RivalFirst(fakes.FakeCommentRepository):
         if rival is not None:
             rival()
 
-    def replace_if_unchanged(self, record, *, was_deleted, announcements=()):
+    def replace_if_unchanged(self, read, changed, *, announcements=()):
         self._first()
-        return super().replace_if_unchanged(
-            record, was_deleted=was_deleted, announcements=announcements
-        )
+        return super().replace_if_unchanged(read, changed, announcements=announcements)
 
     def purge_if_unchanged(self, record, announcements=()):
         self._first()
@@ -443,8 +442,9 @@ class RivalFirst(fakes.FakeCommentRepository):
 
 def rival_undeletes(world: World, comment_id: int) -> None:
     theirs = world.comments.get(comment_id)
-    theirs.deleted_on = theirs.deleted_by_id = None
-    world.comments.replace_if_unchanged(theirs, was_deleted=True)
+    world.comments.replace_if_unchanged(
+        theirs, dataclasses.replace(theirs, deleted_on=None, deleted_by_id=None)
+    )
 
 
 @pytest.fixture
@@ -481,8 +481,9 @@ def test_an_approval_after_a_rival_deletion_approves_the_deleted_comment(race):
 
     def rival() -> None:
         theirs = race.comments.get(comment_id)
-        theirs.deleted_on, theirs.deleted_by_id = NOW, "bob"
-        race.comments.replace_if_unchanged(theirs, was_deleted=False)
+        race.comments.replace_if_unchanged(
+            theirs, dataclasses.replace(theirs, deleted_on=NOW, deleted_by_id="bob")
+        )
 
     race.comments.rival = rival
     answer = race.service.approve(mine, "mo")
@@ -495,8 +496,8 @@ def test_a_comment_that_never_stops_changing_is_given_up_with_a_409(w):
     comment_id = w.comment("unapproved")
 
     class AlwaysStale(fakes.FakeCommentRepository):
-        def replace_if_unchanged(self, record, *, was_deleted, announcements=()):
-            return False
+        def replace_if_unchanged(self, read, changed, *, announcements=()):
+            return None
 
     stale = AlwaysStale(w.posts)
     stale._comments = w.comments._comments

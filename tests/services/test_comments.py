@@ -38,11 +38,9 @@ def racing_service(rival_acts: Callable[[], None]):
             if rival is not None:
                 rival()
 
-        def replace_if_unchanged(self, record, *, was_deleted, announcements=()):
+        def replace_if_unchanged(self, read, changed, *, announcements=()):
             self._rival()
-            return super().replace_if_unchanged(
-                record, was_deleted=was_deleted, announcements=announcements
-            )
+            return super().replace_if_unchanged(read, changed, announcements=announcements)
 
         def purge_if_unchanged(self, record, announcements=()):
             self._rival()

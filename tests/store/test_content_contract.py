@@ -4,6 +4,7 @@ Every test runs on both; a rule test that passes on a fake holds on the store.""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -125,8 +126,9 @@ def test_the_visible_list_is_oldest_first_and_the_posts_count_follows_it(posts, 
     assert ids(comments.visible_page("p1", limit=10, after=None)) == [1, 2]
     assert int(posts.get("p1").comments_count) == 2
     first = comments.get(1)
-    first.deleted_on, first.deleted_by_id = at(10), "mod"
-    assert comments.replace_if_unchanged(first, was_deleted=False)
+    assert comments.replace_if_unchanged(
+        first, replace(first, deleted_on=at(10), deleted_by_id="mod")
+    )
     assert int(posts.get("p1").comments_count) == 1
     assert ids(comments.visible_page("p1", limit=10, after=None)) == [2]
     assert ids(comments.visible_page("p1", limit=10, after=comments.get(2))) == []
@@ -135,20 +137,18 @@ def test_the_visible_list_is_oldest_first_and_the_posts_count_follows_it(posts, 
 def test_a_write_of_a_comment_changed_since_it_was_read_is_refused(comments):
     add_comment(comments, 1, 0)
     mine, theirs = comments.get(1), comments.get(1)
-    theirs.is_approved = False
-    assert comments.replace_if_unchanged(theirs, was_deleted=False)
-    assert int(theirs.version) == 2
-    mine.deleted_on = at(5)
-    assert comments.replace_if_unchanged(mine, was_deleted=False) is False
+    written = comments.replace_if_unchanged(theirs, replace(theirs, is_approved=False))
+    assert int(written.version) == 2 and int(comments.get(1).version) == 2
+    assert comments.replace_if_unchanged(mine, replace(mine, deleted_on=at(5))) is None
     stored = comments.get(1)
     assert (stored.is_approved, stored.deleted_on) == (False, None)
 
 
 def test_a_write_expecting_the_wrong_deleted_state_is_refused(comments):
     add_comment(comments, 1, 0)
-    record = comments.get(1)
-    record.is_approved = False
-    assert comments.replace_if_unchanged(record, was_deleted=True) is False
+    # The comment as read says deleted; the stored one is not.
+    record = replace(comments.get(1), deleted_on=at(3))
+    assert comments.replace_if_unchanged(record, replace(record, is_approved=False)) is None
     assert comments.get(1).is_approved is True
 
 
@@ -175,9 +175,8 @@ def test_the_deleted_list_is_newest_deletion_first_and_an_undeleted_offset_keeps
         add_comment(comments, n, n, deleted_on=at(deleted), deleted_by_id="mod")
     add_comment(comments, 4, 4)
     assert ids(comments.deleted_page("g", limit=10, after=None, text=None)) == [1, 3, 2]
-    restored = comments.get(3)
-    restored.deleted_on = restored.deleted_by_id = None
-    assert comments.replace_if_unchanged(restored, was_deleted=True)
+    read = comments.get(3)
+    assert comments.replace_if_unchanged(read, replace(read, deleted_on=None, deleted_by_id=None))
     offset = comments.get(3)
     assert offset.deleted_list_position == at(20)
     assert ids(comments.deleted_page("g", limit=10, after=offset, text=None)) == [2]
@@ -191,8 +190,7 @@ def test_the_spam_report_list_is_newest_report_first_and_drops_deleted_comments(
     add_comment(comments, 3, 3)
     assert ids(comments.reported_page("g", limit=10, after=None, text=None)) == [2, 1]
     reported = comments.get(2)
-    reported.deleted_on = at(70)
-    assert comments.replace_if_unchanged(reported, was_deleted=False)
+    assert comments.replace_if_unchanged(reported, replace(reported, deleted_on=at(70)))
     assert ids(comments.reported_page("g", limit=10, after=None, text=None)) == [1]
 
 
@@ -209,8 +207,7 @@ def test_only_a_deleted_unchanged_comment_is_purged(comments):
     assert comments.purge_if_unchanged(comments.get(1)) is False
     stale = comments.get(2)
     fresh = comments.get(2)
-    fresh.content = "edited"
-    assert comments.replace_if_unchanged(fresh, was_deleted=True)
+    assert comments.replace_if_unchanged(fresh, replace(fresh, content="edited"))
     assert comments.purge_if_unchanged(stale) is False
     assert comments.purge_if_unchanged(comments.get(2)) is True
     assert comments.get(2) is None and comments.get(1) is not None

@@ -8,6 +8,7 @@ against both). Records are plain objects with the attributes the rules read.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 from datetime import datetime, timedelta
 from typing import Any
@@ -280,7 +281,7 @@ class FakeCommentRepository(CommentStore):
 
     def get(self, comment_id: int) -> Any:
         comment = self._comments.get(int(comment_id))
-        return _stored(comment) if comment else None
+        return comment.as_comment() if comment else None
 
     position = get
 
@@ -310,11 +311,13 @@ class FakeCommentRepository(CommentStore):
         self, group_id: str, cutoff: datetime, *, limit: int, after: Any
     ) -> list[Any]:
         old = [c for c in self._members("deleted_group_id", group_id) if c.deleted_on <= cutoff]
-        return _after(old, _deleted_place, after, limit, newest_first=False)
+        return _candidates(_after(old, _deleted_on, after, limit, newest_first=False))
 
     def deleted_before(self, cutoff: datetime, *, limit: int, after: Any) -> list[Any]:
         old = [c for c in self._comments.values() if c.purge_bucket and c.deleted_on <= cutoff]
-        return _after(old, _deleted_place, after, limit, newest_first=False)
+        # The every-group index holds only the keys.
+        keys = _after(old, _deleted_on, after, limit, newest_first=False)
+        return [dataclasses.replace(c, post_id=None, group_id=None) for c in _candidates(keys)]
 
     def _members(self, key_name: str, key: str, text: str | None = None) -> list[Any]:
         """A sparse index's members (and those whose search text holds `text`)."""
@@ -340,17 +343,20 @@ class FakeCommentRepository(CommentStore):
         )
         return True
 
-    def replace_if_unchanged(
-        self, record: Any, *, was_deleted: bool, announcements: Any = ()
-    ) -> bool:
-        stored = self._comments.get(int(record.id))
-        if stored is None or stored.version != record.version or stored.is_deleted != was_deleted:
-            return False
-        record.version = int(record.version) + 1
+    def replace_if_unchanged(self, read: Any, changed: Any, *, announcements: Any = ()) -> Any:
+        from chalicelib.store.comments import changed_values
+
+        stored = self._comments.get(int(read.id))
+        if stored is None or stored.version != read.version or stored.is_deleted != read.is_deleted:
+            return None
+        record = _stored(stored)
+        for name, value in changed_values(read, changed).items():
+            setattr(record, name, value)
+        record.version = int(record.version or 0) + 1
         self._save(
             record, was_visible=stored.visible_post_id is not None, announcements=announcements
         )
-        return True
+        return record.as_comment()
 
     def purge_if_unchanged(self, record: Any, announcements: Any = ()) -> bool:
         stored = self._comments.get(int(record.id))
@@ -390,6 +396,16 @@ def _created(comment: Any) -> Any:
     return comment.created_on
 
 
+def _candidates(comments: list[Any]) -> list[Any]:
+    from chalicelib.domain.comments import PurgeCandidate
+
+    return [PurgeCandidate(c.id, c.deleted_on, c.post_id, c.group_id) for c in comments]
+
+
+def _deleted_on(comment: Any) -> Any:
+    return comment.deleted_on
+
+
 def _deleted_place(comment: Any) -> Any:
     """Its place in the deleted list, kept after an undelete (CONTRACT §7 offsets)."""
     return comment.deleted_list_position
@@ -408,7 +424,7 @@ def _after(
         place = (moment(after), int(after.id))
         members = [c for c in members if ((moment(c), int(c.id)) < place) == newest_first]
         members = [c for c in members if (moment(c), int(c.id)) != place]
-    return [_stored(c) for c in members[:limit]]
+    return [c.as_comment() for c in members[:limit]]
 
 
 class FakeEventRepository(EventStore):

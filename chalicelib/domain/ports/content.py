@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from chalicelib.domain.comments import Comment, PurgeCandidate
 from chalicelib.domain.ports.people import Group, User
 
 # --- documents (feed, newsletter, group email, system pages) --------------------------------------
@@ -55,51 +56,6 @@ class PostStore(PostReader, Protocol):
     ) -> Sequence[Post]: ...
 
 
-class SpamReport(Protocol):
-    @property
-    def author_id(self) -> str: ...
-    @property
-    def created_on(self) -> datetime: ...
-
-
-class Comment(Protocol):
-    """A comment as moderation reads and changes it; `version` guards the write."""
-
-    @property
-    def id(self) -> float: ...
-    @property
-    def post_id(self) -> str: ...
-    @property
-    def group_id(self) -> str: ...
-    @property
-    def author_id(self) -> str: ...
-    @property
-    def content(self) -> str: ...
-    @property
-    def created_on(self) -> datetime: ...
-    @property
-    def parent_comment_id(self) -> float: ...
-    @property
-    def rating(self) -> float: ...
-    @property
-    def votes(self) -> float: ...
-    @property
-    def is_anonymous(self) -> bool: ...
-    @property
-    def is_deleted(self) -> bool: ...
-    @property
-    def deleted_list_position(self) -> datetime | None: ...
-    @property
-    def last_reported_on(self) -> datetime | None: ...
-
-    is_approved: bool
-    approved_on: datetime | None
-    deleted_on: datetime | None
-    deleted_by_id: str | None
-    # The store's report items (each a SpamReport): a list the rules may empty.
-    spam_reports: list[Any]
-
-
 class CommentReader(Protocol):
     def get(self, comment_id: int) -> Comment | None: ...
 
@@ -109,28 +65,31 @@ class UnapprovedListing:
     """A page of a group's live comments awaiting approval, by creation time."""
 
     limit: int
-    after: Any
+    after: Comment | None
     text: str | None
     newest_first: bool
 
 
 class CommentStore(CommentReader, Protocol):
     """The moderation lists are one Query each, continuing after `after`'s place in the list;
-    a conditional write answers False when the stored comment is no longer the one read.
+    a conditional write is refused (None, False) when the stored comment is no longer the one
+    read (domain/comments.py: the rules hand the store the comment as read and as changed).
     The store and its fake subclass this: they list an `UnapprovedListing`, `unapproved_page`
     says it in words (its defaults are the moderation page's)."""
 
     def position(self, comment_id: int) -> Comment | None: ...
-    def visible_page(self, post_id: str, *, limit: int, after: Any) -> Sequence[Comment]: ...
+    def visible_page(
+        self, post_id: str, *, limit: int, after: Comment | None
+    ) -> Sequence[Comment]: ...
     def deleted_page(
-        self, group_id: str, *, limit: int, after: Any, text: str | None
+        self, group_id: str, *, limit: int, after: Comment | None, text: str | None
     ) -> Sequence[Comment]: ...
     def unapproved_page(
         self,
         group_id: str,
         *,
         limit: int,
-        after: Any,
+        after: Comment | None,
         text: str | None = None,
         newest_first: bool = True,
     ) -> Sequence[Comment]:
@@ -138,16 +97,18 @@ class CommentStore(CommentReader, Protocol):
 
     def unapproved(self, group_id: str, listing: UnapprovedListing) -> Sequence[Comment]: ...
     def reported_page(
-        self, group_id: str, *, limit: int, after: Any, text: str | None
+        self, group_id: str, *, limit: int, after: Comment | None, text: str | None
     ) -> Sequence[Comment]: ...
     def deleted_before_in_group(
-        self, group_id: str, cutoff: datetime, *, limit: int, after: Any
-    ) -> Sequence[Comment]: ...
-    def deleted_before(self, cutoff: datetime, *, limit: int, after: Any) -> Sequence[Comment]: ...
+        self, group_id: str, cutoff: datetime, *, limit: int, after: PurgeCandidate | None
+    ) -> Sequence[PurgeCandidate]: ...
+    def deleted_before(
+        self, cutoff: datetime, *, limit: int, after: PurgeCandidate | None
+    ) -> Sequence[PurgeCandidate]: ...
     def replace_if_unchanged(
-        self, record: Any, *, was_deleted: bool, announcements: Sequence[object] = ()
-    ) -> bool: ...
-    def purge_if_unchanged(self, record: Any, announcements: Sequence[object] = ()) -> bool: ...
+        self, read: Comment, changed: Comment, *, announcements: Sequence[object] = ()
+    ) -> Comment | None: ...
+    def purge_if_unchanged(self, record: Comment, announcements: Sequence[object] = ()) -> bool: ...
     def purge_if_deleted_before(
         self, comment_id: int, cutoff: datetime, announcements: Sequence[object] = ()
     ) -> bool: ...
