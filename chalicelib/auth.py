@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum, IntEnum
@@ -64,17 +64,6 @@ class Caller:
         """The user as a caller: their role in each group they belong to."""
         return cls(user.id, roles_of(user.memberships or {}), root_group_id)
 
-    @classmethod
-    def deferred(
-        cls,
-        user_id: str,
-        memberships: Callable[[], Mapping[str, str]],
-        root_group_id: str | None,
-    ) -> Caller:
-        """A caller whose memberships are read (by `memberships`) only when a privilege is asked
-        about, once: a route that needs no more than the user id reads nothing."""
-        return cls(user_id, _Memberships(lambda: roles_of(memberships())), root_group_id)
-
     def role_in(self, group_id: str) -> Role:
         return self.roles.get(group_id, Role.REGULAR)
 
@@ -132,28 +121,6 @@ def refusal(need: Need, group: GroupLike | None) -> str:
 
 def roles_of(memberships: Mapping[str, str]) -> dict[str, Role]:
     return {group_id: Role.named(role) for group_id, role in memberships.items()}
-
-
-class _Memberships(Mapping[str, Role]):
-    """A caller's roles by group, read on first use and kept for the rest of the call."""
-
-    def __init__(self, load: Callable[[], dict[str, Role]]) -> None:
-        self._load = load
-        self._roles: dict[str, Role] | None = None
-
-    def _read(self) -> dict[str, Role]:
-        if self._roles is None:
-            self._roles = self._load()
-        return self._roles
-
-    def __getitem__(self, group_id: str) -> Role:
-        return self._read()[group_id]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._read())
-
-    def __len__(self) -> int:
-        return len(self._read())
 
 
 # --- passwords ---------------------------------------------------------------------------------

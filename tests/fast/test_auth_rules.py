@@ -136,21 +136,6 @@ def test_a_refusal_says_who_may(need, group, message):
     assert refusal(need, group) == message
 
 
-def test_a_deferred_caller_reads_memberships_once_and_only_when_asked():
-    reads = []
-
-    def memberships() -> dict[str, str]:
-        reads.append(1)
-        return {"garden": "moderator"}
-
-    who = Caller.deferred("u", memberships, ROOT)
-    assert who.has(Need.SIGNED_IN) and reads == []
-    assert who.has(Need.MODERATOR, GARDEN)
-    assert not who.is_root_admin
-    assert who.role_in("elsewhere") is Role.REGULAR
-    assert reads == [1]
-
-
 def test_roles_are_named_in_any_case_and_ordered():
     assert Role.named("Moderator") is Role.MODERATOR
     assert Role.REGULAR < Role.MEMBER < Role.MODERATOR < Role.ADMINISTRATOR
