@@ -32,7 +32,7 @@ def sign_in(page, agora, who=ANN) -> None:
     # Only for this page load: a reload afterwards finds what the console left in the storage.
     with page.add_init_script(script):
         page.goto(f"{agora.base}/console/")
-    expect(page.get_by_role("navigation", name="Console")).to_be_visible()
+    shown(page)
 
 
 def sign_in_with_the_form(page, who) -> None:
@@ -40,7 +40,15 @@ def sign_in_with_the_form(page, who) -> None:
     page.get_by_label("Email").fill(who[0])
     page.get_by_label("Password").fill(who[1])
     page.get_by_role("button", name="Sign in").click()
+    shown(page)
+
+
+def shown(page) -> None:
+    """The console signed in and its first page drawn. A link followed while that page's module
+    still loads may have its page replaced by the first one when that module arrives (app.js
+    `route`), so the tests wait for it before they go elsewhere."""
     expect(page.get_by_role("navigation", name="Console")).to_be_visible()
+    expect(page.locator("#main > .loading")).to_have_count(0)
 
 
 _TOKENS: dict[tuple[str, str], str] = {}
