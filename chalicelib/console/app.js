@@ -96,8 +96,14 @@ async function loadGroupPlaces() {
   knowGroups(groups.length ? groups : context.session.groups);
 }
 
+// Each route() is numbered: a page whose module arrives after the person has moved on to
+// another page is not drawn over it. (Every page's render replaces #main's children before it
+// first waits, so only the wait for the module can let an older page land on a newer one.)
+let routing = 0;
+
 async function route() {
   if (!context.session) return;
+  const mine = ++routing;
   const visible = PAGES.filter((page) => page.visible(context.session));
   const wanted = location.hash.replace(/^#\/?/, "").split("?")[0];
   const page = PAGES.find((p) => p.path === wanted);
@@ -117,6 +123,7 @@ async function route() {
   main.replaceChildren(h("p", { class: "loading" }, "Loading…"));
   try {
     const module = await import(page.module);
+    if (mine !== routing) return;
     await module.render(main, context);
   } catch (error) {
     console.error(error);

@@ -44,9 +44,8 @@ def sign_in_with_the_form(page, who) -> None:
 
 
 def shown(page) -> None:
-    """The console signed in and its first page drawn. A link followed while that page's module
-    still loads may have its page replaced by the first one when that module arrives (app.js
-    `route`), so the tests wait for it before they go elsewhere."""
+    """The console signed in and its first page drawn, before the test goes elsewhere (a page
+    whose module arrives late is not drawn over a later one: the test of app.js `route` below)."""
     expect(page.get_by_role("navigation", name="Console")).to_be_visible()
     expect(page.locator("#main > .loading")).to_have_count(0)
 
@@ -815,3 +814,26 @@ def test_the_group_chooser_shows_the_groups_as_a_tree_and_a_group_administrator_
     expect(page.get_by_role("form", name="Feed settings")).to_be_visible()
     expect(page.get_by_role("heading", name="Home page")).to_have_count(0)
     expect(page.get_by_role("link", name="Profile fields")).to_have_count(0)
+
+
+def test_a_page_whose_module_arrives_late_is_not_drawn_over_the_page_opened_after_it(agora, page):
+    """A person who clicks Profile fields, then Settings before the first page's module has
+    arrived, stays on Settings when it arrives (app.js `route` numbers its routes)."""
+    sign_in(page, agora)
+    held = []
+    page.route("**/console/profile-fields.js", lambda route: held.append(route))  # answered later
+    with page.expect_request("**/console/profile-fields.js"):
+        page.get_by_role("link", name="Profile fields").click()
+    for _ in range(100):  # the route's handler runs when Playwright next hears from the browser
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held, "the console did not ask for the profile fields page's module"
+    page.get_by_role("link", name="Settings").click()
+    expect(page.get_by_role("heading", name="Settings", level=1)).to_be_visible()
+    held[0].continue_()
+    # Importing the module again waits for the same load: route() saw it arrive first.
+    page.evaluate("async () => { await import('./profile-fields.js'); }")
+    expect(page.get_by_role("heading", name="Settings", level=1)).to_be_visible()
+    expect(page.get_by_role("heading", name="Profile fields")).to_have_count(0)
+    assert page.url.endswith("#/settings")
