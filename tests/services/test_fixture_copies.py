@@ -29,10 +29,13 @@ def cast(c: Community) -> Community:
 
 
 def stored() -> dict[str, list[str]]:
-    """Every table's items as JSON, in key order."""
+    """Every table's items as JSON (with the type moto keeps their attributes in), in order."""
     _, backend = moto_dynamodb()
     return {
-        name: sorted(json.dumps(item.to_json(), sort_keys=True) for item in table.all_items())
+        name: sorted(
+            json.dumps({**item.to_json(), "kept as": type(item.attrs).__name__}, sort_keys=True)
+            for item in table.all_items()
+        )
         for name, table in backend.tables.items()
     }
 
