@@ -3,6 +3,7 @@ DynamoDB request counter (botocore event hooks) for the O(pageSize) tests."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import pickle
@@ -16,7 +17,6 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
-from chalicelib import deps
 from tests.support import REPO_ROOT
 
 
@@ -51,20 +51,66 @@ def aws(request: pytest.FixtureRequest) -> Iterator[None]:
     # Code under test runs threads too (mail polls mailboxes in parallel): moto's DynamoDB gets
     # the same lock as make run's, so the threads race as they would on DynamoDB, not in moto.
     serialise_moto_dynamodb()
-    with mock_aws():
+    number_communities_from_zero()
+    with in_process_aws():
         reload_settings()
-        from chalicelib.local import ensure_queue
         from chalicelib.store import cache
         from chalicelib.store.groups import GroupRepository
 
         GroupRepository.forget_cache()
         cache.forget()
         empty_tables()
-        ensure_queue(get_settings().mailbox_queue)
-        ensure_queue(get_settings().notify_queue)
+        empty_queues(get_settings().mailbox_queue, get_settings().notify_queue)
         yield
         GroupRepository.forget_cache()
         cache.forget()
+
+
+# moto's callbacks for the `requests` library, made the first time moto's patching is enabled in
+# this process and given to it again ever after.
+_MOTO_CALLBACKS: list[Any] = []
+
+
+def in_process_aws() -> Any:
+    """`mock_aws()`, whose start resets every backend as always but does not build moto's 1,300
+    `responses` callbacks anew (10 ms of CPU a test): they hold no state of a test (a URL
+    pattern and moto's dispatcher each), so the first start's are registered again."""
+    from moto.core.models import MockAWS
+
+    mock = mock_aws()
+
+    def enable_patching(reset: bool = True) -> None:
+        from moto.core.models import botocore_stubber, responses_mock
+
+        if not _MOTO_CALLBACKS:
+            MockAWS._enable_patching(mock, reset=reset)
+            _MOTO_CALLBACKS.extend(responses_mock.registered())
+            return
+        # MockAWS._enable_patching, with the callbacks it made the first time.
+        botocore_stubber.enabled = True
+        if reset:
+            mock.reset()
+        responses_mock.start()
+        for callback in _MOTO_CALLBACKS:
+            responses_mock.add(callback)
+
+    mock._enable_patching = enable_patching  # type: ignore[method-assign]
+    return mock
+
+
+def empty_queues(*names: str) -> None:
+    """The queues, empty, in the current (fresh) moto SQS: made as its CreateQueue makes them
+    (with no attributes, as `chalicelib.local.ensure_queue` asks), without the 5 ms of botocore
+    and moto's parsing each request costs."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.sqs.models import sqs_backends
+
+    from chalicelib.aws import client
+
+    region = client("sqs").meta.region_name
+    backend = sqs_backends[DEFAULT_ACCOUNT_ID][region]
+    for name in names:
+        backend.create_queue(name)
 
 
 # moto's tables as create_tables left them the first time, by (account, region), pickled: each
@@ -176,7 +222,25 @@ def client(aws: None) -> Iterator[Any]:
 
 
 def new_id() -> str:
+    """An id no test's community holds (random): for an unknown id, or a record a test adds."""
     return str(uuid.uuid4())
+
+
+# A `Community`'s ids are uuid5 of this namespace and "<community>/<id>": the n-th community a test
+# builds gives the same ids in every test (so the same cast is the same fixture document, loaded
+# once per worker: tests/support/seeding.py), and two communities of one test never share an id.
+COMMUNITY_IDS = uuid.UUID("6f1c7a52-3d0e-4b8e-9a51-0c2f7b9e4d11")
+_communities_built = itertools.count()
+
+
+def _next_community() -> int:
+    return next(_communities_built)
+
+
+def number_communities_from_zero() -> None:
+    """The next `Community` is the test's first (the `aws` fixture starts each test with it)."""
+    global _communities_built
+    _communities_built = itertools.count()
 
 
 def z(moment: datetime) -> str:
@@ -196,11 +260,18 @@ class Community:
     players: list[dict[str, Any]] = field(default_factory=list)
     next_comment_id: int = 1
     clock: datetime = datetime(2026, 1, 1, tzinfo=UTC)
+    number: int = field(default_factory=_next_community)
+    ids_made: int = 0
+
+    def new_id(self) -> str:
+        """This community's next id: the same for the same cast in every test (`COMMUNITY_IDS`)."""
+        self.ids_made += 1
+        return str(uuid.uuid5(COMMUNITY_IDS, f"{self.number}/{self.ids_made}"))
 
     def group(
         self, slug: str, parent: str | None = None, access: str = "public", **extra: Any
     ) -> str:
-        group_id = new_id()
+        group_id = self.new_id()
         parent_id = parent if parent is not None else (self.root if self.groups else None)
         self.groups.append(
             {
@@ -225,7 +296,7 @@ class Community:
         password: str | None = None,
         email: str | None = None,
     ) -> str:
-        user_id = new_id()
+        user_id = self.new_id()
         entry: dict[str, Any] = {
             "id": user_id,
             "alias": slug.replace("-", " ").title(),
@@ -243,7 +314,7 @@ class Community:
         return z(self.clock)
 
     def post(self, group_id: str, author_id: str, title: str = "A post", **extra: Any) -> str:
-        post_id = new_id()
+        post_id = self.new_id()
         self.posts.append(
             {
                 "id": post_id,
@@ -285,8 +356,11 @@ class Community:
         }
 
     def load(self) -> Community:
+        """Load the fixture: for real, or as a copy of the same document's earlier load into a
+        fresh backend (tests/support/fixture_copies.py: the same stored items)."""
+        from tests.support.fixture_copies import COPIES
 
-        deps.fixture_service().load(self.as_fixture())
+        COPIES.load(self.as_fixture())
         return self
 
 
