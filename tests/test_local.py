@@ -212,16 +212,20 @@ def test_the_demo_has_events_in_its_calendar_and_feed_and_a_home_page(running):
 def test_a_guessers_address_does_not_lock_the_owner_out_from_another(running):
     """Issue 24: 36 wrong guesses from 127.0.0.2 (the server sees that peer address, as API
     Gateway sees a `sourceIp`); the owner signs in from 127.0.0.3 all the same."""
+    from tests.support.throttle_windows import in_one_throttle_window
+
     login = "/api/v1/en_US/security/login"
-    guesses = [
-        running.request(
-            "POST",
-            login,
-            {"email": running.admin_email, "password": f"guess {n}"},
-            source="127.0.0.2",
-        )[0]
-        for n in range(36)
-    ]
+    guesses = in_one_throttle_window(
+        lambda: [
+            running.request(
+                "POST",
+                login,
+                {"email": running.admin_email, "password": f"guess {n}"},
+                source="127.0.0.2",
+            )[0]
+            for n in range(36)
+        ]
+    )
     assert guesses[:5] == [401] * 5 and set(guesses[5:]) == {429}
     status, body = running.request(
         "POST",
