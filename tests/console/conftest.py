@@ -53,9 +53,9 @@ class Tab:
     tab leaves the console when the next test starts (its document ends, and with it its timers
     and requests) and stays open, on a static file of the console's site, until the test after
     that: it keeps the site's renderer process alive for the next tab (`browser`). One tab
-    reused for all tests saved about a second a test but let the event form test find the
-    calendar without its form once in a full run (probably a link followed before the first
-    page was drawn, which test_console.py `shown` now waits for)."""
+    reused for all tests once let the event form test find the calendar without its form: a
+    link followed while the first page's module loaded, whose page was then drawn over the
+    newer one (fixed in app.js `route`, and tested)."""
 
     def __init__(self, browser, base: str) -> None:
         self.browser = browser
