@@ -4,6 +4,7 @@ in moto, and an API call still succeeds when the bus refuses (a botocore hook in
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 
 import pytest
@@ -196,6 +197,10 @@ def test_api_call_never_calls_the_bus_and_a_refused_event_waits_for_the_next_dra
 
     events_client = client("events")
     events_client.meta.events.register_first("before-call.events.PutEvents", refuse)
+    # Agora's loggers do not propagate to the root logger, where caplog listens: it listens on
+    # theirs.
+    agora_logger = logging.getLogger("chalicelib")
+    agora_logger.addHandler(caplog.handler)
     try:
         status, body = api.post(
             EVENT,
@@ -211,6 +216,7 @@ def test_api_call_never_calls_the_bus_and_a_refused_event_waits_for_the_next_dra
         assert drain() == 0  # refused: the record stays for the next drain
     finally:
         events_client.meta.events.unregister("before-call.events.PutEvents", refuse)
+        agora_logger.removeHandler(caplog.handler)
     assert status == 200 and body["success"] is True
     assert api.get(f"{EVENT}/{body['object']['id']}", world.ann)[0] == 200
     assert calls == ["PutEvents"] * 3  # retried a bounded number of times per drain
