@@ -49,7 +49,7 @@ CHEAP_SHARED_FIXTURES = frozenset({"dovecot", "password_hash"})
 
 def shared_setup_group(item: pytest.Item) -> str | None:
     """The xdist group of a test whose expensive setup outlives it: the session fixture's name
-    (the console's `make run` and Chromium) or the module's path (a module's own `make run`), so
+    or the module's path (a module's own `make run`, the console's `make run` and Chromium), so
     one worker starts it once. Other tests have none and go to whichever worker is free."""
     fixture_info = getattr(item, "_fixtureinfo", None)
     if fixture_info is None:
@@ -68,6 +68,9 @@ def shared_setup_group(item: pytest.Item) -> str | None:
     return module_wide
 
 
+# First: xdist's own hook reads the xdist_group markers to name each test's group, so they must
+# be there before it runs (it ran first, and every group was dealt out test by test).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under `--dist loadgroup` each test goes to the first free worker, so both stay busy to
     the end (`loadfile` left one idle while the other ran the slowest file), except the tests
