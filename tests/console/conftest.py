@@ -18,14 +18,16 @@ AXE = REPO_ROOT / "node_modules" / "axe-core" / "axe.min.js"
 SCREENSHOTS = REPO_ROOT / "build" / "console-screenshots"
 
 
-@pytest.fixture(scope="session")
+# Module-wide, not session-wide: the browser tests are one module, and what it started ends with
+# its last test instead of idling (an idle `make run` still runs its schedule) to the session's end.
+@pytest.fixture(scope="module")
 def agora() -> Iterator[RunningAgora]:
     running = start_agora()
     yield running
     running.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
@@ -84,7 +86,7 @@ class Tab:
         self.context = self.page = self.keeper = None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def tab(browser, agora) -> Iterator[Tab]:
     shared = Tab(browser, agora.base)
     yield shared
