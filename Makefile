@@ -49,7 +49,10 @@ test: $(STAMP) dovecot spamassassin chromium $(NODE_STAMP)
 	@# fails when any part failed, and says which.
 	@# A run where every part passed writes the suite's size and its time into README
 	@# (bench/figures.py), so the README says what the last good run measured.
-	@started=$$(date +%s); \
+	@# Bytecode is written (a machine may say PYTHONDONTWRITEBYTECODE): each pytest process would
+	@# otherwise rewrite every test module's assertions anew (about 10 s of CPU a process), and
+	@# each `make run` or CLI process the suite starts compile what it imports of chalicelib.
+	@unset PYTHONDONTWRITEBYTECODE; started=$$(date +%s); \
 	$(MAKE) --no-print-directory lint >build/lint.log 2>&1 & lint=$$!; \
 	$(MAKE) --no-print-directory $(PACKAGE_CHECKED) >build/package.log 2>&1 & package=$$!; \
 	PYTHONPATH=. $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --junitxml=build/junit.xml; tests=$$?; \
