@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 
 from tests.support import REPO_ROOT
-from tests.support.fuzz_hooks import PAGE_REFUSALS, REACHED_FILE, STATE_RULES
 from tests.support.running import start_agora
 
 # Schemathesis's own default for the check, to which the operations of STATE_RULES add 400.
@@ -50,6 +49,10 @@ DEMO_IDS = {
 
 def config(token: str) -> str:
     """schemathesis.toml: the token, and the demo's ids for path parameters 80% of the time."""
+    # Imported here, not at collection: the hooks import Schemathesis (about 1 s of CPU in each
+    # pytest process).
+    from tests.support.fuzz_hooks import PAGE_REFUSALS, STATE_RULES
+
     lines = [f'headers = {{ "X-Auth" = "{token}" }}', ""]
     for name, values in DEMO_IDS.items():
         lines += [f"[dictionaries.{name}]", f"values = {json.dumps(values)}", ""]
@@ -102,6 +105,8 @@ def test_fuzzing_every_operation_with_every_check_finds_nothing(tmp_path):
             "--generation-deterministic",
             "--continue-on-failure",
         ]
+        from tests.support.fuzz_hooks import REACHED_FILE
+
         hooks = {"SCHEMATHESIS_HOOKS": str(REPO_ROOT / "tests" / "support" / "fuzz_hooks.py")}
         env = {**os.environ, **hooks, REACHED_FILE: str(reached), "NO_COLOR": "1"}
         run = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
