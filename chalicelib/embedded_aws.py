@@ -112,6 +112,23 @@ def _restore(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
         table.items[hash_key] = item
 
 
+def stream_record_count(table_name: str) -> int | None:
+    """How many records the stream of the embedded DynamoDB's table `table_name` holds (None: no
+    such table with a stream, or more than one, in any account and region), read in this process
+    without a call."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    shards = [
+        backend.tables[table_name].stream_shard
+        for by_region in list(dynamodb_backends.values())
+        for backend in list(by_region.values())
+        if table_name in backend.tables
+    ]
+    if len(shards) != 1 or shards[0] is None:
+        return None
+    return len(shards[0].items)
+
+
 def start_moto_server(port: int = 0) -> Any:
     """A ThreadedMotoServer on loopback (port 0: a free one), safe for concurrent clients."""
     from moto.server import ThreadedMotoServer
