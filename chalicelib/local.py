@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from chalicelib.local_lifecycle import Intake, Scheduler, StopRequest, orderly_stop
+from chalicelib.local_lifecycle import Intake, OutboxDrain, Scheduler, StopRequest, orderly_stop
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 DEMO_FIXTURE = PROJECT_DIR / "demo" / "community.json"
@@ -248,7 +248,7 @@ def scheduled_jobs() -> list[tuple[str, Any, Callable[[], Any]]]:
         ("deliver-notifications", schedules.Every(minutes=1), notify.drain_queue),
         # In AWS the outbox table's stream triggers drain-outbox; here the scheduler reads the
         # stream every second (jobs/outbox.py), so a write's consequences follow it at once.
-        ("drain-outbox", schedules.Every(seconds=1), outbox.drain_in_process),
+        ("drain-outbox", schedules.Every(seconds=1), OutboxDrain(outbox.drain_in_process)),
     ]
 
 

@@ -103,6 +103,9 @@ class LocalSnapshot:
         self.export_path = folder / EXPORT_NAME
         self.export = export
         self._save_lock = threading.Lock()
+        # The pickled state this process last wrote, snapshot and export both: a save of the same
+        # state (an idle timer's, a stop's after it) writes nothing.
+        self._written: bytes | None = None
 
     def make_private(self) -> None:
         """The folder 700 and every file in it 600, however they were made (an older release
@@ -131,7 +134,9 @@ class LocalSnapshot:
 
     def save(self) -> None:
         """Write the state of every moto backend in use, replacing the last snapshot at once;
-        then the export beside it."""
+        then the export beside it. Nothing is written when the state pickles to the same bytes
+        as this process's last save and both files are still there: the export (which reads
+        every table through the embedded AWS) is most of a save's cost."""
         from moto.core.base_backend import BackendDict
 
         from chalicelib.embedded_aws import DYNAMODB_LOCK
@@ -151,16 +156,24 @@ class LocalSnapshot:
                 _BackendPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(
                     (SNAPSHOT_FORMAT, _moto_version(), state)
                 )
+            state_bytes = buffer.getvalue()
+            if state_bytes == self._written and self._both_files_exist():
+                return
+            self._written = None
             self.make_private()
             partial = self.path.with_suffix(".partial")
             with _private_file(partial, binary=True) as file:
-                file.write(buffer.getvalue())
+                file.write(state_bytes)
             os.replace(partial, self.path)
             if self.export is not None:
                 # Read through the embedded AWS's server, outside its lock (the reads take it).
                 partial_export = self.export_path.with_suffix(".partial")
                 self.export(partial_export)
                 os.replace(partial_export, self.export_path)
+            self._written = state_bytes
+
+    def _both_files_exist(self) -> bool:
+        return self.path.exists() and (self.export is None or self.export_path.exists())
 
     def restore(self) -> bool:
         """Put the saved state into moto's backends; False when there is none to restore.
