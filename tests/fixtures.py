@@ -51,6 +51,7 @@ def aws(request: pytest.FixtureRequest) -> Iterator[None]:
     # Code under test runs threads too (mail polls mailboxes in parallel): moto's DynamoDB gets
     # the same lock as make run's, so the threads race as they would on DynamoDB, not in moto.
     serialise_moto_dynamodb()
+    share_symmetric_keys_unused_rsa_key()
     number_communities_from_zero()
     with in_process_aws():
         reload_settings()
@@ -64,6 +65,32 @@ def aws(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
         GroupRepository.forget_cache()
         cache.forget()
+
+
+_SYMMETRIC_RSA_KEY: list[Any] = []
+
+
+def share_symmetric_keys_unused_rsa_key() -> None:
+    """moto's KMS makes every key an RSA-2048 private key, a SYMMETRIC_DEFAULT key too, which
+    only Sign, Verify and GetPublicKey would use (KMS refuses all three for a symmetric key, and
+    Agora calls none of them): tens of ms of CPU for each test that asks for `kms_key`. In this process a symmetric key gets one such
+    key made once; its own id and key material (what encrypts) are still new for every key, and
+    every other key spec (RSA_*, ECC_*, HMAC_*) still gets a fresh private key of its own."""
+    import moto.kms.models as kms_models
+
+    original = kms_models.generate_private_key
+    if getattr(original, "shares_symmetric_key", False):
+        return
+
+    def generate_private_key(key_spec: str) -> Any:
+        if key_spec != "SYMMETRIC_DEFAULT":
+            return original(key_spec)
+        if not _SYMMETRIC_RSA_KEY:
+            _SYMMETRIC_RSA_KEY.append(original(key_spec))
+        return _SYMMETRIC_RSA_KEY[0]
+
+    generate_private_key.shares_symmetric_key = True  # type: ignore[attr-defined]
+    kms_models.generate_private_key = generate_private_key  # type: ignore[assignment]
 
 
 # moto's callbacks for the `requests` library, made the first time moto's patching is enabled in
