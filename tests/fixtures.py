@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
-from tests.support import REPO_ROOT
+from tests.support import REPO_ROOT, moto_speedups
 
 
 @pytest.fixture(autouse=True)
@@ -52,6 +52,7 @@ def aws(request: pytest.FixtureRequest) -> Iterator[None]:
     # the same lock as make run's, so the threads race as they would on DynamoDB, not in moto.
     serialise_moto_dynamodb()
     share_symmetric_keys_unused_rsa_key()
+    moto_speedups.install()
     number_communities_from_zero()
     with in_process_aws():
         reload_settings()
