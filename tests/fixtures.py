@@ -153,10 +153,13 @@ def moto_dynamodb() -> tuple[tuple[str, str], Any]:
     from moto.core import DEFAULT_ACCOUNT_ID
     from moto.dynamodb.models import dynamodb_backends
 
+    from chalicelib.store.base import MODELS
     from chalicelib.store.tables import all_models
 
-    # The region the tables' clients call (botocore's, from AWS_DEFAULT_REGION).
-    region = all_models()[0]._get_connection().connection.client.meta.region_name
+    # The region the tables' clients call (botocore's, from AWS_DEFAULT_REGION). all_models()
+    # lists and imports the store's modules (4 ms a call): once they are, any model tells.
+    model = MODELS[0] if MODELS else all_models()[0]
+    region = model._get_connection().connection.client.meta.region_name
     return (DEFAULT_ACCOUNT_ID, region), dynamodb_backends[DEFAULT_ACCOUNT_ID][region]
 
 

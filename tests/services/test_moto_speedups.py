@@ -106,3 +106,16 @@ def test_an_action_moto_has_no_method_for_is_still_refused(aws):
 
         assert ours == released(DynamoHandler)
     assert "query" in ours and "not_an_action" not in ours
+
+
+def test_a_fresh_backend_lists_the_regions_released_moto_lists(aws):
+    from moto.core.base_backend import AccountSpecificBackend
+
+    def regions(service: str) -> list[str]:
+        return AccountSpecificBackend(service, "123456789012", object, True, ["extra-1"]).regions
+
+    for service in ("dynamodb", "sqs", "kms", "s3"):
+        ours = regions(service)
+        with moto_speedups.as_released():
+            assert ours == regions(service)
+        assert "us-east-1" in ours and ours[-1] == "extra-1"
