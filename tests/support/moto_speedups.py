@@ -110,8 +110,10 @@ def query_only_candidate_items() -> None:
         index_name = args[6] if len(args) > 6 else kwargs.get("index_name")
         if index_name:
             chosen = unsorted_items(table)
-        else:
+        elif hash_key is not None:
             chosen = items_under(table, hash_key)
+        else:  # no hash key to look items up by: as released
+            return query(table, hash_key, *args, **kwargs)
         by_table = _query_candidates.__dict__.setdefault("by_table", {})
         by_table[id(table)] = chosen
         try:
@@ -132,8 +134,6 @@ def unsorted_items(table: Any) -> list[Any]:
 
 def items_under(table: Any, hash_key: Any) -> list[Any]:
     """The items stored under `hash_key`: what `Table.all_items` holds whose hash key equals it."""
-    if hash_key is None:
-        return unsorted_items(table)
     stored = table.items.get(hash_key)
     if stored is None:
         return []
