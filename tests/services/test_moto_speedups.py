@@ -38,7 +38,7 @@ def queries(table: Any) -> list[dict[str, Any]]:
     for index_name, hash_attr, range_attr in keys_of(table):
         hash_values = [item.attrs[hash_attr].to_json() for item in items if hash_attr in item.attrs]
         unique = list({repr(value): value for value in hash_values}.values())
-        for hash_value in [*unique[:4], {"S": "never-stored"}]:
+        for hash_value in [*unique[:2], {"S": "never-stored"}]:
             base = {
                 "TableName": table.name,
                 "KeyConditionExpression": "#h = :h",
@@ -84,8 +84,9 @@ def answers(requests: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 def test_every_query_answers_as_released_moto_answers(community):
     stored_community(community)
     _, backend = moto_dynamodb()
-    requests = [request for table in backend.tables.values() for request in queries(table)]
-    assert len(requests) > 200
+    filled = [table for table in backend.tables.values() if table.items]
+    requests = [request for table in filled for request in queries(table)]
+    assert len(filled) > 5 and len(requests) > 100
     assert any("IndexName" in request for request in requests)
 
     ours = answers(requests)
