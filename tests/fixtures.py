@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
-from tests.support import REPO_ROOT
+from tests.support import REPO_ROOT, moto_speedups
 
 
 @pytest.fixture(autouse=True)
@@ -51,6 +51,8 @@ def aws(request: pytest.FixtureRequest) -> Iterator[None]:
     # Code under test runs threads too (mail polls mailboxes in parallel): moto's DynamoDB gets
     # the same lock as make run's, so the threads race as they would on DynamoDB, not in moto.
     serialise_moto_dynamodb()
+    share_symmetric_keys_unused_rsa_key()
+    moto_speedups.install()
     number_communities_from_zero()
     with in_process_aws():
         reload_settings()
@@ -64,6 +66,32 @@ def aws(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
         GroupRepository.forget_cache()
         cache.forget()
+
+
+_SYMMETRIC_RSA_KEY: list[Any] = []
+
+
+def share_symmetric_keys_unused_rsa_key() -> None:
+    """moto's KMS makes every key an RSA-2048 private key, a SYMMETRIC_DEFAULT key too, which
+    only Sign, Verify and GetPublicKey would use (KMS refuses all three for a symmetric key, and
+    Agora calls none of them): tens of ms of CPU for each test that asks for `kms_key`. In this process a symmetric key gets one such
+    key made once; its own id and key material (what encrypts) are still new for every key, and
+    every other key spec (RSA_*, ECC_*, HMAC_*) still gets a fresh private key of its own."""
+    import moto.kms.models as kms_models
+
+    original = kms_models.generate_private_key
+    if getattr(original, "shares_symmetric_key", False):
+        return
+
+    def generate_private_key(key_spec: str) -> Any:
+        if key_spec != "SYMMETRIC_DEFAULT":
+            return original(key_spec)
+        if not _SYMMETRIC_RSA_KEY:
+            _SYMMETRIC_RSA_KEY.append(original(key_spec))
+        return _SYMMETRIC_RSA_KEY[0]
+
+    generate_private_key.shares_symmetric_key = True  # type: ignore[attr-defined]
+    kms_models.generate_private_key = generate_private_key  # type: ignore[assignment]
 
 
 # moto's callbacks for the `requests` library, made the first time moto's patching is enabled in
@@ -125,10 +153,13 @@ def moto_dynamodb() -> tuple[tuple[str, str], Any]:
     from moto.core import DEFAULT_ACCOUNT_ID
     from moto.dynamodb.models import dynamodb_backends
 
+    from chalicelib.store.base import MODELS
     from chalicelib.store.tables import all_models
 
-    # The region the tables' clients call (botocore's, from AWS_DEFAULT_REGION).
-    region = all_models()[0]._get_connection().connection.client.meta.region_name
+    # The region the tables' clients call (botocore's, from AWS_DEFAULT_REGION). all_models()
+    # lists and imports the store's modules (4 ms a call): once they are, any model tells.
+    model = MODELS[0] if MODELS else all_models()[0]
+    region = model._get_connection().connection.client.meta.region_name
     return (DEFAULT_ACCOUNT_ID, region), dynamodb_backends[DEFAULT_ACCOUNT_ID][region]
 
 
@@ -179,6 +210,7 @@ def embedded_moto_server() -> Iterator[None]:
     """The `moto_server` fixture's server, for code outside a test (the bench's lease race)."""
     from chalicelib import aws
     from chalicelib.embedded_aws import start_moto_server, stop_moto_server
+    from chalicelib.store.tables import all_models
 
     # The server serialises moto's DynamoDB calls (as make run's does): that gives moto
     # DynamoDB's guarantee that each call is atomic, and nothing more, so races between calls
@@ -186,6 +218,11 @@ def embedded_moto_server() -> Iterator[None]:
     server = start_moto_server()
     host, port = server.get_host_and_port()
     previous = os.environ.get("AWS_ENDPOINT_URL")
+    # The clients and PynamoDB connections of the in-process mock, given back afterwards: made
+    # anew they cost 0.8 s of CPU (24 tables' botocore sessions and clients), and they would be
+    # the same (no endpoint; moto intercepts every client made after it was imported).
+    kept_clients = dict(aws._clients) if previous is None else {}
+    kept_connections = {model: model._connection for model in all_models()}
     os.environ["AWS_ENDPOINT_URL"] = f"http://{host}:{port}"
     aws.reset()
     try:
@@ -199,6 +236,10 @@ def embedded_moto_server() -> Iterator[None]:
         else:
             os.environ["AWS_ENDPOINT_URL"] = previous
         aws.reset()
+        if previous is None:
+            aws._clients.update(kept_clients)
+            for model, connection in kept_connections.items():
+                model._connection = connection
         stop_moto_server(server)
 
 

@@ -3,6 +3,7 @@ what loading it stores: every table's items, no stream record, no message, the c
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -145,3 +146,49 @@ def test_documents_whose_load_stores_its_time_are_always_loaded(community: Commu
     new_backend()
     copies.load(document)
     assert (copies.loaded, copies.restored) == (2, 0)
+
+
+def test_a_load_on_top_of_the_last_load_is_copied_too(community: Community) -> None:
+    from chalicelib.auth import verify_password
+    from chalicelib.store.documents import DocumentRepository
+    from chalicelib.store.users import UserRepository
+
+    first = copy.deepcopy(two_groups(community).as_fixture())
+    community.user("late-speaker", {community.garden: "member"}, password=PASSWORD)
+    community.post(community.garden, community.member, "Later post")
+    second = community.as_fixture()
+
+    # Loaded for real, the second on top of the first; then both restored in a fresh backend.
+    copies = FixtureCopies()
+    copies.load(first)
+    copies.load(second)
+    assert (copies.loaded, copies.restored) == (2, 0)
+    both = stored()
+    new_backend()
+    copies.load(first)
+    copies.load(second)
+    assert (copies.loaded, copies.restored) == (2, 2)
+    assert stored() == both
+    speaker = UserRepository().by_email("late-speaker@example.org")
+    assert speaker is not None and verify_password(speaker.password_hash, PASSWORD)
+
+    # The second alone in a fresh backend is a document of its own: loaded, and it stores the
+    # same as the two loads (but for the passwords' salts).
+    new_backend()
+    copies.load(second)
+    assert (copies.loaded, copies.restored) == (3, 2)
+    assert without_password_hashes(stored()) == without_password_hashes(both)
+
+    # Anything written between the two loads: the second goes through the loader, the record
+    # stays.
+    new_backend()
+    copies.load(first)
+    DocumentRepository().put("system", "note", {"content": "written in between"})
+    copies.load(second)
+    assert (copies.loaded, copies.restored) == (4, 3)
+    after_a_write = stored()
+    notes = after_a_write.pop("agora-test-documents")
+    assert len(notes) == len(both["agora-test-documents"]) + 1
+    assert without_password_hashes(after_a_write) == without_password_hashes(
+        {name: items for name, items in both.items() if name != "agora-test-documents"}
+    )

@@ -58,26 +58,30 @@ def seed_mail_log(
     group_id: str, post_ids: Sequence[str], count: int, *, newest: datetime, domain: str
 ) -> list[str]:
     """`count` posted mails in the group's mailbox log, newest first a minute apart from
-    `newest`, each naming one of `post_ids` in turn; answers the entry ids in that order."""
+    `newest`, each naming one of `post_ids` in turn; answers the entry ids in that order. Stored
+    as `save_entry` stores each, in batches (`write_all`) rather than a request each."""
     from chalicelib.services.mailboxes import mailbox_key
     from chalicelib.store.mail import MailRepository
 
     mail = MailRepository()
     entries = []
+    records = []
     for index in range(count):
         entry_id = str(uuid.uuid4())
-        record = mail.new_entry(
-            mailbox_key(group_id),
-            entry_id,
-            newest - timedelta(minutes=index),
-            message_id=f"<{index}@{domain}>",
-            sender="someone@example.org",
-            subject=f"Mail {index}",
-            status="posted",
-            post_id=post_ids[index % len(post_ids)],
+        records.append(
+            mail.new_entry(
+                mailbox_key(group_id),
+                entry_id,
+                newest - timedelta(minutes=index),
+                message_id=f"<{index}@{domain}>",
+                sender="someone@example.org",
+                subject=f"Mail {index}",
+                status="posted",
+                post_id=post_ids[index % len(post_ids)],
+            )
         )
-        mail.save_entry(record)
         entries.append(entry_id)
+    mail.write_all(records)
     return entries
 
 
