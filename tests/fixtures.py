@@ -172,12 +172,17 @@ def empty_tables() -> None:
     earlier test (positions live in memory, per ARN) never reads this test's stream from a stale
     position.
     """
-    from chalicelib.store.tables import create_tables
+    from chalicelib.store.tables import all_models, create_tables
 
     where, backend = moto_dynamodb()
     if where not in _TABLES_AS_CREATED:
         create_tables(wait=False)
-        _TABLES_AS_CREATED[where] = pickle.dumps(dict(backend.tables))
+        # Agora's tables only: the process-wide backend may hold another test's own table (an
+        # embedded server's), which every later copy would bring back with its items.
+        ours = {model.Meta.table_name for model in all_models()}
+        _TABLES_AS_CREATED[where] = pickle.dumps(
+            {name: table for name, table in backend.tables.items() if name in ours}
+        )
         return
     tables = pickle.loads(_TABLES_AS_CREATED[where])
     for table in tables.values():
