@@ -5,8 +5,11 @@ SDK it was tested with, not whichever older one the Lambda runtime bundles (whos
 or Secrets Manager behaviour the tests never saw). What makes that SDK large is botocore's
 description of every AWS service (28 MB); only the services Agora calls are kept
 (`SERVICES_CALLED`; tests/test_package.py checks it against the code). Also dropped:
-pycountry's translations (Agora answers in en_US) and Swagger UI's files other than the two
-the reference page serves. Usage: python -m infra.slim_package build/package/deployment.zip
+pycountry's translations (Agora answers in en_US), Swagger UI's files other than the two
+the reference page serves, and bytecode the build machine left beside Agora's code (`chalice
+package` copies chalicelib's `__pycache__` as it finds it; Lambda's Python reads none of it).
+
+Usage: python -m infra.slim_package build/package/deployment.zip
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ SWAGGER_UI_SERVED = ("swagger-ui.css", "swagger-ui-bundle.js")
 
 
 def dropped(name: str) -> bool:
+    if name.startswith("__pycache__/") or "/__pycache__/" in name:
+        return True
     if name.startswith("botocore/data/"):
         # Top-level files (endpoints, partitions, retry rules) stay; service folders only if used.
         rest = name.removeprefix("botocore/data/")
