@@ -148,6 +148,12 @@ def verify_password(password_hash: str | None, password: str) -> bool:
         return False
 
 
+def made_at_current_cost(password_hash: str) -> bool:
+    """Whether a stored hash was made with today's argon2 parameters: its header says, without
+    the cost of a verification."""
+    return not _hasher().check_needs_rehash(password_hash)
+
+
 @functools.cache
 def _dummy_hash() -> str:
     return hash_password("no account has this password")

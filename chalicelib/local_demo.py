@@ -53,10 +53,10 @@ def shipped_hashes(path: Path) -> dict[str, str]:
 def usable_hash(shipped: dict[str, str], password: str) -> str | None:
     """The shipped hash made for exactly `password` at the production parameters, else None.
     (Checking the parameters reads the hash's header; verifying would cost as much as hashing.)"""
-    from chalicelib.auth import _hasher
+    from chalicelib.auth import made_at_current_cost
 
     found = shipped.get(password_key(password))
-    if found is None or _hasher().check_needs_rehash(found):
+    if found is None or not made_at_current_cost(found):
         return None
     return found
 
