@@ -135,9 +135,34 @@ def start_moto_server(port: int = 0) -> Any:
 
     serialise_moto_dynamodb()
     share_data_loader_with_moto()
+    remember_each_hosts_backend()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     return server
+
+
+def remember_each_hosts_backend() -> None:
+    """moto's server finds the backend of each request anew: it lists moto's package folder (some
+    250 `isdir` calls) and tries each of 180 URL patterns, 1 to 3 ms a request, under the lock that
+    every request of the server takes. The answer depends only on the host and on moto's installed
+    files, so each server remembers it per host (idempotent, process-wide)."""
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    find = DomainDispatcherApplication.get_backend_for_host
+    if getattr(find, "remembers", False):
+        return
+
+    def remembered(dispatcher: Any, host: str | None) -> Any:
+        known = dispatcher.__dict__.setdefault("_agora_backend_by_host", {})
+        if host not in known:
+            backend = find(dispatcher, host)
+            if not backend:
+                return backend  # asked again next time: moto may infer the host otherwise
+            known[host] = backend
+        return known[host]
+
+    remembered.remembers = True  # type: ignore[attr-defined]
+    DomainDispatcherApplication.get_backend_for_host = remembered  # type: ignore[method-assign]
 
 
 def share_data_loader_with_moto() -> None:
