@@ -162,7 +162,7 @@ def remember_each_hosts_backend() -> None:
         return known[host]
 
     remembered.remembers = True  # type: ignore[attr-defined]
-    DomainDispatcherApplication.get_backend_for_host = remembered  # type: ignore[method-assign]
+    DomainDispatcherApplication.get_backend_for_host = remembered  # type: ignore[method-assign,assignment]
 
 
 def share_data_loader_with_moto() -> None:
