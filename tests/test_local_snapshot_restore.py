@@ -1,0 +1,56 @@
+"""make run's snapshot restored (chalicelib/local_persistence.py): the embedded AWS comes back as it
+was saved, its KMS keys' private keys included, and a save of what was restored writes nothing
+unless the export beside the snapshot may be older than it."""
+
+from __future__ import annotations
+
+from chalicelib.aws import client
+from chalicelib.local_persistence import LocalSnapshot
+
+MESSAGE = b"signed before the restart"
+
+
+def test_asymmetric_keys_sign_and_verify_as_before_after_a_restore(aws, tmp_path):
+    kms = client("kms")
+    keys = {
+        spec: kms.create_key(KeySpec=spec, KeyUsage="SIGN_VERIFY")["KeyMetadata"]["KeyId"]
+        for spec in ("RSA_2048", "ECC_NIST_P256")
+    }
+    algorithm = {"RSA_2048": "RSASSA_PKCS1_V1_5_SHA_256", "ECC_NIST_P256": "ECDSA_SHA_256"}
+    before = {
+        spec: (
+            kms.get_public_key(KeyId=key)["PublicKey"],
+            kms.sign(KeyId=key, Message=MESSAGE, SigningAlgorithm=algorithm[spec])["Signature"],
+        )
+        for spec, key in keys.items()
+    }
+    snapshot = LocalSnapshot(tmp_path, export=None)
+    snapshot.save()
+    for key in keys.values():
+        kms.schedule_key_deletion(KeyId=key, PendingWindowInDays=7)
+
+    assert LocalSnapshot(tmp_path, export=None).restore()
+
+    for spec, key in keys.items():
+        public_key, signature = before[spec]
+        assert kms.describe_key(KeyId=key)["KeyMetadata"]["KeyState"] == "Enabled"
+        assert kms.get_public_key(KeyId=key)["PublicKey"] == public_key
+        verified = kms.verify(
+            KeyId=key, Message=MESSAGE, Signature=signature, SigningAlgorithm=algorithm[spec]
+        )
+        assert verified["SignatureValid"] is True
+        # What the restored private key signs, the public key from before verifies.
+        again = kms.sign(KeyId=key, Message=b"after", SigningAlgorithm=algorithm[spec])
+        _assert_public_key_verifies(public_key, b"after", again["Signature"], spec)
+
+
+def _assert_public_key_verifies(public_der: bytes, message: bytes, signature: bytes, spec: str):
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec, padding
+    from cryptography.hazmat.primitives.serialization import load_der_public_key
+
+    public_key = load_der_public_key(public_der)
+    if spec.startswith("RSA"):
+        public_key.verify(signature, message, padding.PKCS1v15(), hashes.SHA256())  # type: ignore[union-attr,call-arg]
+    else:
+        public_key.verify(signature, message, ec.ECDSA(hashes.SHA256()))  # type: ignore[union-attr,call-arg]
