@@ -185,6 +185,8 @@ def share_token_secret(settings: Any) -> str:
     Unset, AGORA_TOKEN_SECRET resolves there (settings.token_secret_setting), so the API, the
     scheduled jobs and a CLI given only the variables `make run` prints all sign with the same
     secret. A secret the user set is stored too; a `secretsmanager:` reference is left alone.
+    A stored secret that already holds the value keeps its version: a restart changes nothing in
+    the embedded AWS, so a stop after it has nothing new to save (local_persistence).
     Answers the secret's id.
     """
     from chalicelib.aws import client
@@ -199,7 +201,8 @@ def share_token_secret(settings: Any) -> str:
             Name=settings.token_secret_id, SecretString=value or secrets.token_urlsafe(32)
         )
     except manager.exceptions.ResourceExistsException:
-        if value:
+        stored = manager.get_secret_value(SecretId=settings.token_secret_id) if value else {}
+        if value and stored.get("SecretString") != value:
             manager.put_secret_value(SecretId=settings.token_secret_id, SecretString=value)
     return str(settings.token_secret_id)
 

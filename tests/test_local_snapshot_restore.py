@@ -54,3 +54,31 @@ def _assert_public_key_verifies(public_der: bytes, message: bytes, signature: by
         public_key.verify(signature, message, padding.PKCS1v15(), hashes.SHA256())  # type: ignore[union-attr,call-arg]
     else:
         public_key.verify(signature, message, ec.ECDSA(hashes.SHA256()))  # type: ignore[union-attr,call-arg]
+
+
+def test_the_token_secret_keeps_its_version_when_a_restart_brings_the_same_value(aws, monkeypatch):
+    from chalicelib.local import share_token_secret
+    from chalicelib.settings import reload_settings
+
+    manager = client("secretsmanager")
+    monkeypatch.setenv("AGORA_TOKEN_SECRET", "kept-between-runs-" + "k" * 24)
+    settings = reload_settings()
+    secret_id = share_token_secret(settings)
+    first = manager.get_secret_value(SecretId=secret_id)
+    assert first["SecretString"] == "kept-between-runs-" + "k" * 24
+
+    # A restart: the same value, already stored.
+    assert share_token_secret(reload_settings()) == secret_id
+    again = manager.get_secret_value(SecretId=secret_id)
+    assert (again["SecretString"], again["VersionId"]) == (
+        first["SecretString"],
+        first["VersionId"],
+    )
+    assert len(manager.list_secret_version_ids(SecretId=secret_id)["Versions"]) == 1
+
+    # A value the user changed is stored as the new current version.
+    monkeypatch.setenv("AGORA_TOKEN_SECRET", "changed-by-the-user-" + "c" * 24)
+    share_token_secret(reload_settings())
+    changed = manager.get_secret_value(SecretId=secret_id)
+    assert changed["SecretString"] == "changed-by-the-user-" + "c" * 24
+    assert changed["VersionId"] != first["VersionId"]
