@@ -6,7 +6,8 @@ state of every moto backend in use (DynamoDB tables and items, the KMS key with 
 queues, SES identities, …), pickled whole: restored, it is the same embedded AWS, key ids and all.
 It is written on stop (Ctrl-C, SIGTERM), on a timer and at a start whose data is not on disk yet
 (the demo, a migration's changes, an export loaded), atomically (a crash mid-write keeps the
-previous snapshot), and loaded on start. The token secret that `make run` generates lives beside it,
+previous snapshot), and loaded on start; a save of the state already on disk (as restored, or as
+last written) writes nothing. The token secret that `make run` generates lives beside it,
 so tokens issued before a restart stay valid.
 
 A snapshot holds moto's own objects, so only the moto it was written with can read it. Each save
@@ -106,8 +107,8 @@ class LocalSnapshot:
         self.export_path = folder / EXPORT_NAME
         self.export = export
         self._save_lock = threading.Lock()
-        # The pickled state this process last wrote, snapshot and export both: a save of the same
-        # state (an idle timer's, a stop's after it) writes nothing.
+        # The pickled state this process last wrote (or restored), snapshot and export both: a
+        # save of the same state (an idle timer's, a stop's after it) writes nothing.
         self._written: bytes | None = None
 
     def make_private(self) -> None:
@@ -138,28 +139,11 @@ class LocalSnapshot:
     def save(self) -> None:
         """Write the state of every moto backend in use, replacing the last snapshot at once;
         then the export beside it. Nothing is written when the state pickles to the same bytes
-        as this process's last save and both files are still there: the export (which reads
-        every table through the embedded AWS) is most of a save's cost."""
-        from moto.core.base_backend import BackendDict
-
-        from chalicelib.embedded_aws import DYNAMODB_LOCK
-
+        as this process's last save (or as the state it restored, when that snapshot's export was
+        complete) and both files are still there: the export (which reads every table through
+        the embedded AWS) is most of a save's cost."""
         with self._save_lock:
-            buffer = io.BytesIO()
-            # DynamoDB's handler holds this lock per call: the tables are pickled between calls,
-            # each call whole. Other services change seldom (a queue message, a KMS call).
-            with DYNAMODB_LOCK:
-                state = [
-                    (backends.service_name, account, region, backend)
-                    # moto's registry of backends, a class attribute of a generic class.
-                    for backends in list(BackendDict._instances)  # type: ignore[misc]
-                    for account, by_region in list(backends.items())
-                    for region, backend in list(by_region.items())
-                ]
-                _BackendPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(
-                    (SNAPSHOT_FORMAT, _moto_version(), state)
-                )
-            state_bytes = buffer.getvalue()
+            state_bytes = self._pickled_state()
             if state_bytes == self._written and self._both_files_exist():
                 return
             self._written = None
@@ -174,6 +158,39 @@ class LocalSnapshot:
                 self.export(partial_export)
                 os.replace(partial_export, self.export_path)
             self._written = state_bytes
+
+    @staticmethod
+    def _pickled_state() -> bytes:
+        """The state of every moto backend in use, pickled as a snapshot holds it."""
+        from moto.core.base_backend import BackendDict
+
+        from chalicelib.embedded_aws import DYNAMODB_LOCK
+
+        buffer = io.BytesIO()
+        # DynamoDB's handler holds this lock per call: the tables are pickled between calls, each
+        # call whole. Other services change seldom (a queue message, a KMS call).
+        with DYNAMODB_LOCK:
+            state = [
+                (backends.service_name, account, region, backend)
+                # moto's registry of backends, a class attribute of a generic class.
+                for backends in list(BackendDict._instances)  # type: ignore[misc]
+                for account, by_region in list(backends.items())
+                for region, backend in list(by_region.items())
+            ]
+            _BackendPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(
+                (SNAPSHOT_FORMAT, _moto_version(), state)
+            )
+        return buffer.getvalue()
+
+    def _export_is_current(self) -> bool:
+        """The export beside the snapshot was written after it, as each save writes them: not
+        the previous save's export beside a snapshot whose save was cut short (a crash)."""
+        if self.export is None:
+            return True
+        try:
+            return self.export_path.stat().st_mtime_ns >= self.path.stat().st_mtime_ns
+        except FileNotFoundError:
+            return False
 
     def _both_files_exist(self) -> bool:
         return self.path.exists() and (self.export is None or self.export_path.exists())
@@ -197,6 +214,13 @@ class LocalSnapshot:
             raise self._incompatible(snapshot_format, moto_version)
         for service, account, region, backend in state:
             get_backend(service)[account][region] = backend
+        if self._export_is_current():
+            # What was just restored is on disk, snapshot and export both: a save of that same
+            # state (a stop after a restart that changed nothing) writes neither again. The
+            # restored state is pickled afresh (10 ms): its bytes are this process's to compare,
+            # not the file's (another process's pickle of the same state may differ).
+            with self._save_lock:
+                self._written = self._pickled_state()
         return True
 
     def _incompatible(self, snapshot_format: Any, moto_version: str) -> SnapshotIncompatible:

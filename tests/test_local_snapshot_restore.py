@@ -4,6 +4,8 @@ unless the export beside the snapshot may be older than it."""
 
 from __future__ import annotations
 
+import os
+
 from chalicelib.aws import client
 from chalicelib.local_persistence import LocalSnapshot
 
@@ -82,3 +84,62 @@ def test_the_token_secret_keeps_its_version_when_a_restart_brings_the_same_value
     changed = manager.get_secret_value(SecretId=secret_id)
     assert changed["SecretString"] == "changed-by-the-user-" + "c" * 24
     assert changed["VersionId"] != first["VersionId"]
+
+
+def _counting_export(exports: list):
+    def export(path):
+        exports.append(path)
+        path.write_text("{}", encoding="utf-8")
+
+    return export
+
+
+def test_a_restored_state_saved_unchanged_writes_nothing_and_a_change_writes_both(aws, tmp_path):
+    exports: list = []
+    LocalSnapshot(tmp_path, export=_counting_export(exports)).save()
+    assert len(exports) == 1
+    written = tmp_path.joinpath("embedded-aws.pickle").read_bytes()
+    stamps = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
+
+    # The next start: restored, then saved (the timer's, the stop's) with nothing changed.
+    restarted = LocalSnapshot(tmp_path, export=_counting_export(exports))
+    assert restarted.restore()
+    restarted.save()
+    restarted.save()
+    assert len(exports) == 1
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == stamps
+    assert restarted.path.read_bytes() == written
+
+    client("sqs").create_queue(QueueName="agora-test-changed-after-restore")
+    restarted.save()
+    assert len(exports) == 2 and restarted.path.read_bytes() != written
+    # Saved again, and the queue comes back with a restore.
+    assert LocalSnapshot(tmp_path, export=None).restore()
+    assert any(
+        url.endswith("/agora-test-changed-after-restore")
+        for url in client("sqs").list_queues().get("QueueUrls", [])
+    )
+
+
+def test_a_restored_snapshot_whose_export_is_older_or_missing_gets_its_export_written(
+    aws, tmp_path
+):
+    exports: list = []
+    LocalSnapshot(tmp_path, export=_counting_export(exports)).save()
+    snapshot_file = tmp_path / "embedded-aws.pickle"
+    export_file = tmp_path / "community.json"
+    # A save cut short after the snapshot: the export beside it is the previous save's.
+    older = snapshot_file.stat().st_mtime_ns - 1_000_000_000
+    os.utime(export_file, ns=(older, older))
+    restarted = LocalSnapshot(tmp_path, export=_counting_export(exports))
+    assert restarted.restore()
+    restarted.save()
+    assert len(exports) == 2
+    assert export_file.stat().st_mtime_ns >= snapshot_file.stat().st_mtime_ns
+
+    # No export at all (a folder of an older release): the first save writes it.
+    export_file.unlink()
+    again = LocalSnapshot(tmp_path, export=_counting_export(exports))
+    assert again.restore()
+    again.save()
+    assert len(exports) == 3 and export_file.exists()
