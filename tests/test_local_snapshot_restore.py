@@ -143,3 +143,65 @@ def test_a_restored_snapshot_whose_export_is_older_or_missing_gets_its_export_wr
     assert again.restore()
     again.save()
     assert len(exports) == 3 and export_file.exists()
+
+
+def _everything_a_start_makes(settings):
+    from chalicelib.local import (
+        ensure_kms_key,
+        ensure_mail_sender,
+        ensure_queue,
+        share_token_secret,
+    )
+
+    ensure_kms_key(settings.kms_key_id)
+    ensure_queue(settings.mailbox_queue)
+    ensure_queue(settings.notify_queue)
+    ensure_mail_sender(settings.sender_address)
+    share_token_secret(settings)
+
+
+def test_a_restored_embedded_aws_holds_what_a_start_makes_and_anything_missing_is_seen(
+    aws, monkeypatch, tmp_path
+):
+    from chalicelib.local_restored import embedded_aws_holds
+    from chalicelib.settings import reload_settings
+
+    monkeypatch.setenv("AGORA_TOKEN_SECRET", "restored-with-the-rest-" + "r" * 24)
+    settings = reload_settings()
+    assert not embedded_aws_holds(settings)  # an empty embedded AWS: the start makes them
+    _everything_a_start_makes(settings)
+    assert embedded_aws_holds(settings)
+    # Not restored from a snapshot (a first start, an export loaded): the calls are made.
+    assert not embedded_aws_holds(settings, restored=False)
+    LocalSnapshot(tmp_path, export=None).save()
+
+    # What each start setting may change since the last run, or a call may have removed.
+    kms, sqs = client("kms"), client("sqs")
+    monkeypatch.setenv("AGORA_KMS_KEY_ID", "alias/another-key")
+    assert not embedded_aws_holds(reload_settings())
+    monkeypatch.setenv("AGORA_MAIL_SENDER", "noreply@another.example")
+    assert not embedded_aws_holds(reload_settings())
+    monkeypatch.delenv("AGORA_KMS_KEY_ID")
+    monkeypatch.delenv("AGORA_MAIL_SENDER")
+    monkeypatch.setenv("AGORA_TOKEN_SECRET", "another-value-set-by-the-user-" + "a" * 24)
+    assert not embedded_aws_holds(reload_settings())
+    monkeypatch.setenv("AGORA_TOKEN_SECRET", "restored-with-the-rest-" + "r" * 24)
+    assert embedded_aws_holds(reload_settings())
+    kms.delete_alias(AliasName=settings.kms_key_id)
+    assert not embedded_aws_holds(settings)
+    assert LocalSnapshot(tmp_path, export=None).restore()
+    sqs.delete_queue(QueueUrl=sqs.get_queue_url(QueueName=settings.notify_queue)["QueueUrl"])
+    assert not embedded_aws_holds(settings)
+    assert LocalSnapshot(tmp_path, export=None).restore()
+    client("ses").delete_identity(Identity=settings.sender_address.rsplit("@", 1)[1])
+    assert not embedded_aws_holds(settings)
+    assert LocalSnapshot(tmp_path, export=None).restore()
+    client("secretsmanager").delete_secret(
+        SecretId=settings.token_secret_id, ForceDeleteWithoutRecovery=True
+    )
+    assert not embedded_aws_holds(settings)
+    # Restored, it holds them all again; made by the calls once more, too.
+    assert LocalSnapshot(tmp_path, export=None).restore()
+    assert embedded_aws_holds(settings)
+    _everything_a_start_makes(settings)
+    assert embedded_aws_holds(settings)
