@@ -185,7 +185,9 @@ def share_token_secret(settings: Any) -> str:
     Unset, AGORA_TOKEN_SECRET resolves there (settings.token_secret_setting), so the API, the
     scheduled jobs and a CLI given only the variables `make run` prints all sign with the same
     secret. A secret the user set is stored too; a `secretsmanager:` reference is left alone.
-    A stored secret already holding the value keeps its version. Answers the secret's id.
+    A stored secret that already holds the value keeps its version: a restart changes nothing in
+    the embedded AWS, so a stop after it has nothing new to save (local_persistence).
+    Answers the secret's id.
     """
     from chalicelib.aws import client
     from chalicelib.signing_keys import REFERENCE_PREFIX
@@ -376,7 +378,6 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["AWS_ENDPOINT_URL"] = endpoint
 
     from chalicelib import aws
-    from chalicelib.local_restored import embedded_aws_holds
     from chalicelib.store.tables import create_tables
 
     aws.reset()
@@ -391,12 +392,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"make run: {error}")  # and it goes on, from the export
         restored, export = True, error.export
         exported = read_export(export)
-    if not embedded_aws_holds(settings, restored=restored and export is None):
-        ensure_kms_key(settings.kms_key_id)
-        ensure_queue(settings.mailbox_queue)
-        ensure_queue(settings.notify_queue)
-        ensure_mail_sender(settings.sender_address)
-        share_token_secret(settings)
+    ensure_kms_key(settings.kms_key_id)
+    ensure_queue(settings.mailbox_queue)
+    ensure_queue(settings.notify_queue)
+    ensure_mail_sender(settings.sender_address)
+    share_token_secret(settings)
     # The embedded DynamoDB makes a table ACTIVE as it creates it: no DescribeTable to wait on.
     created = create_tables(wait=False)
     if export is not None:
