@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -40,17 +41,27 @@ def recording() -> Iterator[Recorder]:
     """Wraps moto's `ActionResult.execute_result` (whatever is installed: ours, with moto's own
     underneath) to keep each answer and what moto's own writes for the same result."""
     from moto.core.responses import ActionResult
+    from moto.core.serialize import ResponseSerializer
 
     installed = ActionResult.execute_result
     moto_own = installed.moto_own  # ours is installed, keeping moto's own
+    moto_serialize = ResponseSerializer.serialize
     recorder = Recorder()
+    serialized_by_moto: list[int] = []
+
+    def counted_serialize(serializer: Any, result: Any) -> Any:
+        serialized_by_moto.append(1)
+        return moto_serialize(serializer, result)
 
     def execute_result(action_result: Any, context: Any) -> Any:
+        before = len(serialized_by_moto)
         sent = installed(action_result, context)
+        by_moto = len(serialized_by_moto) > before
         recorder.answers.append(
             {
                 "service": context.service_model.service_name,
                 "operation": context.operation_model.name,
+                "by_moto": by_moto,
                 "sent": copied(sent),  # moto adds its headers to the dict afterwards
                 "released": copied(moto_own(action_result, context)),
                 "cheap": copied(cheap_answer(action_result.result, context)),
@@ -59,10 +70,12 @@ def recording() -> Iterator[Recorder]:
         return sent
 
     ActionResult.execute_result = execute_result  # type: ignore[method-assign]
+    ResponseSerializer.serialize = counted_serialize  # type: ignore[method-assign]
     try:
         yield recorder
     finally:
         ActionResult.execute_result = installed  # type: ignore[method-assign]
+        ResponseSerializer.serialize = moto_serialize  # type: ignore[method-assign]
 
 
 def copied(answer: Any) -> Any:
@@ -115,10 +128,11 @@ def check(calls: Calls) -> set[str]:
         status, headers, body = answer["released"]
         assert answer["sent"] == answer["released"], operation
         assert parsed == released_parsed(api, answer), operation
-        if status == 200:
+        if status == 200:  # written by ours, not by moto's serializer
             assert answer["cheap"] == answer["released"], operation
+            assert not answer["by_moto"], operation
         else:
-            assert answer["cheap"] is None, operation  # errors: moto's own
+            assert answer["cheap"] is None and answer["by_moto"], operation  # errors: moto's own
     return {answer["operation"] for _, _, _, answer in calls.pairs}
 
 
@@ -457,6 +471,115 @@ def test_a_blob_is_written_as_moto_writes_it(community):
     _, _, body = recorder.answers[0]["sent"]
     assert base64.b64encode(BLOB).decode() in body
     assert got["Item"] == test_every_kind
+
+
+class Stored:
+    """An object, not a dict: moto's picker reads its attributes (snake_case ones too)."""
+
+    def __init__(self, **attributes: Any) -> None:
+        self.__dict__.update(attributes)
+
+
+WHEN = datetime.datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=datetime.UTC)
+
+# (operation, a result as a handler might hand it over, whether ours writes it or leaves it to
+# moto's own serializer; None: moto's fails)
+HOSTILE_RESULTS: list[tuple[str, Any, bool | None]] = [
+    ("GetItem", None, True),
+    ("GetItem", {}, True),
+    ("GetItem", {"Item": None}, True),
+    ("GetItem", {"Item": {"a": None, "b": {"S": None, "N": "1"}, "c": {"L": [None, {}]}}}, True),
+    ("GetItem", {"Item": {"b": {"B": "not bytes", "BS": ["x", b"\x00"]}}}, True),
+    ("GetItem", {"ConsumedCapacity": {"TableName": "t", "CapacityUnits": 1, "Table": None}}, True),
+    ("GetItem", {"Item": {"x": {"NULL": True, "BOOL": 0, "SS": [], "M": {}}}, "Extra": 1}, True),
+    (
+        "Query",
+        {"Items": [{"a": {"S": "x"}}], "Count": True, "ScannedCount": "3"},
+        True,
+    ),
+    ("Query", {"ItemList": [{"a": {"S": "x"}}], "consumed_capacity": {"capacity_units": 2}}, True),
+    (
+        "Query",
+        {"Items": [], "LastEvaluatedKey": {}, "ConsumedCapacity": {"ReadCapacityUnits": 0.5}},
+        True,
+    ),
+    (
+        "DescribeTable",
+        {
+            "Table": {
+                "TableName": "t",
+                "TableStatus": 5,
+                "CreationDateTime": WHEN,
+                "TableSizeBytes": "12",
+                "ItemCount": 1.0,
+                "KeySchema": ({"AttributeName": "pk", "KeyType": "HASH"},),
+                "StreamSpecification": None,
+                "BillingModeSummary": {"LastUpdateToPayPerRequestDateTime": 1767225600.5},
+            }
+        },
+        True,
+    ),
+    ("DescribeTable", {"Table": {"CreationDateTime": "2026-01-01T00:00:00Z"}}, True),
+    ("DescribeTable", {"Table": Stored(table_name="t", item_count=3)}, False),
+    ("DescribeTable", Stored(Table={"TableName": "t"}), False),
+    ("GetItem", {"Item": {"": {"S": "x"}}}, False),
+    # moto's picker indexes it, so a missing member reads as the default
+    (
+        "GetItem",
+        defaultdict(dict, {"Item": {"a": {"S": "x"}}}),
+        False,
+    ),  # moto writes the members into the map
+    ("GetItem", {"Item": "not a map"}, None),
+    ("Query", {"Items": [None]}, None),
+    (
+        "BatchGetItem",
+        {
+            "Responses": {"t": [{"a": {"N": "1"}}], "u": []},
+            "UnprocessedKeys": {"t": {"Keys": [{"a": {"S": "k"}}], "AttributesToGet": None}},
+        },
+        True,
+    ),
+    (
+        "TransactGetItems",
+        {"Responses": [{"Item": {"a": {"S": "x"}}}, {}, {"Item": None}], "ConsumedCapacity": []},
+        True,
+    ),
+    ("ListTables", {"TableNames": ["a", 1, None], "LastEvaluatedTableName": "a"}, True),
+]
+
+
+@pytest.mark.parametrize(("operation", "result", "ours"), HOSTILE_RESULTS)
+def test_an_odd_result_is_written_as_released_moto_writes_it(aws, operation, result, ours):
+    """None members, values of other types, aliases moto's picker finds (snake_case, the shape's
+    name), tuples, timestamps of each form: ours writes them as moto's does; objects, a map's
+    empty key and a structure that is not one are moto's own to write."""
+    import copy
+
+    from moto.core.responses import ActionContext, ActionResult
+    from moto.core.serialize import JSONSerializer
+    from moto.core.utils import get_service_model
+    from moto.dynamodb.responses import DynamoHandler
+
+    service = get_service_model("dynamodb")
+    context = ActionContext(
+        service, service.operation_model(operation), JSONSerializer, DynamoHandler()
+    )
+    moto_own = ActionResult.execute_result.moto_own
+    written = cheap_answer(result, context)
+    if ours is None:  # moto fails to write it: so does the answer
+        with pytest.raises(AttributeError):
+            moto_own(ActionResult(copy.deepcopy(result)), context)
+        with pytest.raises(AttributeError):
+            ActionResult.execute_result(ActionResult(result), context)
+        assert written is None
+        return
+    released = moto_own(ActionResult(copy.deepcopy(result)), context)
+    sent = ActionResult.execute_result(ActionResult(result), context)
+    assert sent == released
+    if ours:
+        assert written == released
+    else:
+        assert written is None
 
 
 @pytest.fixture
