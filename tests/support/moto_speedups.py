@@ -19,8 +19,8 @@ _install_lock = threading.Lock()
 _REPLACED: list[tuple[Any, str, Any]] = []
 
 
-def _replace(owner: Any, name: str, new: Any) -> None:
-    _REPLACED.append((owner, name, getattr(owner, name)))
+def _replace(owner: Any, name: str, new: Any, released: Any = None) -> None:
+    _REPLACED.append((owner, name, getattr(owner, name) if released is None else released))
     setattr(owner, name, new)
 
 
@@ -45,6 +45,7 @@ def install() -> None:
         cache_handler_method_names()
         cache_regions_per_service()
         query_only_candidate_items()
+        serialise_dynamodb_answers_cheaply()
         _installed = True
 
 
@@ -78,6 +79,19 @@ def cache_regions_per_service() -> None:
         return list(regions_of(service_name))
 
     _replace(AccountSpecificBackend, "_generate_regions", generate_regions)
+
+
+def serialise_dynamodb_answers_cheaply() -> None:
+    """DynamoDB's answers written without moto's per-member alias machinery, as `make run`'s
+    embedded AWS writes them (chalicelib/embedded_aws.py). A server that a test started may have
+    installed it in this process already: moto's own is what `as_released` puts back either way."""
+    from moto.core.responses import ActionResult
+
+    from chalicelib.embedded_aws import cheap_execute_result
+
+    current = ActionResult.execute_result
+    moto_own = getattr(current, "moto_own", current)
+    _replace(ActionResult, "execute_result", cheap_execute_result(moto_own), released=moto_own)
 
 
 # Per thread: id(table) → the items its running query may answer (see below).
