@@ -47,6 +47,51 @@ def thread_session() -> Any:
 
 pynamodb_connection.get_session = thread_session
 
+# PynamoDB also makes a botocore client per table connection: about 10 ms of CPU each, 0.25 s for
+# the 24 tables of a `make run` start, a CLI load or export, or a function's cold start touching
+# them. botocore clients are thread-safe, and every table's connection asks for the same client
+# (same region, endpoint and table_meta's timeouts and retries), so the connections share one,
+# made on the first connection's thread. A connection that sends extra headers (none of ours)
+# keeps a client of its own: PynamoDB adds them with a hook on the client it made.
+# PynamoDB's own `Connection.client` (a property): it makes a client when the connection has none.
+_make_pynamodb_client: Callable[[Any], Any] = vars(pynamodb_connection.Connection)["client"].fget
+_shared_clients: dict[tuple[Any, ...], Any] = {}
+_shared_clients_lock = threading.Lock()
+
+
+def _lacks_credentials(client: Any) -> bool:
+    """PynamoDB's own test: a client whose credentials came back empty is made again."""
+    return bool(client._request_signer and not client._request_signer._credentials)
+
+
+def shared_client(connection: Any) -> Any:
+    """`Connection.client`, shared by the connections that would make the same client."""
+    if connection._extra_headers is not None:
+        return _make_pynamodb_client(connection)
+    found = connection._client
+    if found is not None and not _lacks_credentials(found):
+        return found
+    key = (
+        _session_generation[0],
+        connection.region,
+        connection.host,
+        connection._connect_timeout_seconds,
+        connection._read_timeout_seconds,
+        connection._max_pool_connections,
+        repr(connection._retry_configuration),
+        connection._max_retry_attempts_exception,
+    )
+    with _shared_clients_lock:
+        shared = _shared_clients.get(key)
+        if shared is None or _lacks_credentials(shared):
+            connection._client = None
+            shared = _shared_clients[key] = _make_pynamodb_client(connection)
+        connection._client = shared
+    return shared
+
+
+pynamodb_connection.Connection.client = property(shared_client)  # type: ignore[method-assign,assignment]
+
 M = TypeVar("M", bound=type[Model])
 
 
@@ -76,6 +121,10 @@ def table_meta(stem: str, **extra: Any) -> MetaProtocol:
         "connect_timeout_seconds": 2,
         "read_timeout_seconds": 5,
         "max_retry_attempts": 3,
+        # Every table's connection shares one client (above), and so one pool of connections to
+        # DynamoDB: as many as the 24 tables' own pools of PynamoDB's default 10 held in total
+        # would be more than a `make run` under load opens; a function uses one at a time.
+        "max_pool_connections": 50,
         **extra,
     }
     # PynamoDB reads `Meta` as a class holding these attributes; its stubs call that a protocol.
@@ -119,6 +168,8 @@ def register(model: M) -> M:
 @aws.on_reset
 def reset_connections() -> None:
     _session_generation[0] += 1
+    with _shared_clients_lock:
+        _shared_clients.clear()
     for model in MODELS:
         model._connection = None
 
