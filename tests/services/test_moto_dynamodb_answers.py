@@ -1,7 +1,8 @@
-"""moto's DynamoDB (and DynamoDB Streams) answers, written by chalicelib/embedded_aws.py's cheap
-serializer as the tests' moto and `make run`'s embedded AWS run it, are byte for byte what
-released moto's serializer writes, and botocore parses them into the same answer: for every
-operation Agora uses, over a stored community and a table holding every kind of attribute."""
+"""moto's DynamoDB (and DynamoDB Streams) answers, written by the cheap serializer of
+chalicelib/embedded_aws_answers.py as the tests' moto and `make run`'s embedded AWS run it, are
+byte for byte what released moto's serializer writes, and botocore parses them into the same
+answer: for every operation Agora uses, over a stored community and a table holding every kind
+of attribute."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from botocore.exceptions import ClientError
 from botocore.parsers import create_parser
 
 from chalicelib.aws import client
-from chalicelib.embedded_aws import cheap_answer, start_moto_server, stop_moto_server
+from chalicelib.embedded_aws import start_moto_server, stop_moto_server
+from chalicelib.embedded_aws_answers import cheap_answer
 from chalicelib.store.outbox import streams_client
 from tests.fixtures import moto_dynamodb
 from tests.services.test_moto_speedups import stored_community

@@ -83,11 +83,12 @@ def cache_regions_per_service() -> None:
 
 def serialise_dynamodb_answers_cheaply() -> None:
     """DynamoDB's answers written without moto's per-member alias machinery, as `make run`'s
-    embedded AWS writes them (chalicelib/embedded_aws.py). A server that a test started may have
-    installed it in this process already: moto's own is what `as_released` puts back either way."""
+    embedded AWS writes them (chalicelib/embedded_aws_answers.py). A server that a test started
+    may have installed it in this process already: moto's own is what `as_released` puts back
+    either way."""
     from moto.core.responses import ActionResult
 
-    from chalicelib.embedded_aws import cheap_execute_result
+    from chalicelib.embedded_aws_answers import cheap_execute_result
 
     current = ActionResult.execute_result
     moto_own = getattr(current, "moto_own", current)
