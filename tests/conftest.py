@@ -48,9 +48,9 @@ hypothesis_settings.load_profile("agora")
 gc.set_threshold(50_000, 20, 100)
 
 
-# --- sharing out the tests between xdist workers (`make test`: -n 2 --dist loadgroup) ----------
+# --- sharing out the tests between xdist workers (`make test`: -n 3 --dist loadgroup) ----------
 
-# Fixtures kept for a whole module or session that are cheap to make again on the other worker
+# Fixtures kept for a whole module or session that are cheap to make again on another worker
 # (a Dovecot starts in about two seconds): their tests are dealt out one by one like the rest.
 CHEAP_SHARED_FIXTURES = frozenset({"dovecot", "password_hash"})
 
@@ -80,13 +80,13 @@ def shared_setup_group(item: pytest.Item) -> str | None:
 # be there before it runs (it ran first, and every group was dealt out test by test).
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under `--dist loadgroup` each test goes to the first free worker, so both stay busy to
+    """Under `--dist loadgroup` each test goes to the first free worker, so all stay busy to
     the end (`loadfile` left one idle while the other ran the slowest file), except the tests
     that share an expensive setup, which stay together (`shared_setup_group`).
 
     The tests marked slow (servers, processes, Chromium: up to minutes each) come first, the
-    longest jobs first, so that the many short tests even the two workers out at the end
-    instead of one worker starting the fuzzing when the other has nothing left. The order is
+    longest jobs first, so that the many short tests even the workers out at the end
+    instead of one worker starting the fuzzing when the others have nothing left. The order is
     otherwise the collection's (the sort is stable), the same in every worker."""
     _refuse_fast_tests_with_aws_or_servers(items)
     for item in items:

@@ -89,7 +89,7 @@ def test_ten_stops_right_after_a_change_keep_every_change(tmp_path):
     # The burner spins from each cycle's change through its stop (the part whose timing matters);
     # it is paused (SIGSTOP) while make run starts, where it would only burn a core. It runs
     # under SCHED_IDLE: it takes a core only when nothing else wants it, so it fills a quiet
-    # machine, and under `make test` (where the other worker keeps the cores busy) it takes
+    # machine, and under `make test` (where the other workers keep the cores busy) it takes
     # nothing from the suite (at nice 10 it took 7 s of CPU there).
     spin = "import os\nos.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\nwhile True: pass"
     burner = subprocess.Popen([sys.executable, "-c", spin])
