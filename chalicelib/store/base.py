@@ -53,8 +53,13 @@ pynamodb_connection.get_session = thread_session
 # (same region, endpoint and table_meta's timeouts and retries), so the connections share one,
 # made on the first connection's thread. A connection that sends extra headers (none of ours)
 # keeps a client of its own: PynamoDB adds them with a hook on the client it made.
-# PynamoDB's own `Connection.client` (a property): it makes a client when the connection has none.
-_make_pynamodb_client: Callable[[Any], Any] = vars(pynamodb_connection.Connection)["client"].fget
+# PynamoDB's own `Connection.client` (a property) makes a client when the connection has none. A
+# reload of this module (infra/build.py loads the store under a stage's table names) finds ours in
+# its place, which keeps PynamoDB's.
+_found_client = vars(pynamodb_connection.Connection)["client"]
+_make_pynamodb_client: Callable[[Any], Any] = (
+    getattr(_found_client, "make", None) or _found_client.fget
+)
 _shared_clients: dict[tuple[Any, ...], Any] = {}
 _shared_clients_lock = threading.Lock()
 
@@ -90,7 +95,23 @@ def shared_client(connection: Any) -> Any:
     return shared
 
 
-pynamodb_connection.Connection.client = property(shared_client)  # type: ignore[method-assign,assignment]
+class _SharedClient:
+    """`Connection.client` as a descriptor that gives way to the instance: once a connection has
+    its client (with credentials) it holds it as a plain attribute, read on each call as
+    PynamoDB's own `_client` was, without coming back here."""
+
+    make = staticmethod(_make_pynamodb_client)
+
+    def __get__(self, connection: Any, owner: type | None = None) -> Any:
+        if connection is None:
+            return self
+        client = shared_client(connection)
+        if not _lacks_credentials(client):
+            connection.__dict__["client"] = client
+        return client
+
+
+pynamodb_connection.Connection.client = _SharedClient()  # type: ignore[method-assign,assignment]
 
 M = TypeVar("M", bound=type[Model])
 

@@ -55,11 +55,15 @@ def test_every_tables_connection_shares_one_client_until_the_endpoint_moves(monk
     assert made[0].meta.config.max_pool_connections == 50
     assert made[0].meta.config.connect_timeout == 2 and made[0].meta.config.read_timeout == 5
 
-    # A client whose credentials came back empty is made again, as PynamoDB does, for all.
+    # A shared client whose credentials came back empty is made again, as PynamoDB does, for the
+    # connections that ask next.
     made[0]._request_signer._credentials = None
-    again = connections[1].client
+    for model in all_models():
+        model._connection = None  # connections that have not asked for a client yet
+    later = [model._get_connection().connection for model in all_models()]
+    again = later[0].client
     assert again is not made[0] and again._request_signer._credentials is not None
-    assert connections[0].client is again
+    assert {id(connection.client) for connection in later} == {id(again)}
 
     # aws.reset() (the endpoint moved) forgets the client with the connections.
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:2")
