@@ -150,8 +150,13 @@ def verify_password(password_hash: str | None, password: str) -> bool:
 
 def made_at_current_cost(password_hash: str) -> bool:
     """Whether a stored hash was made with today's argon2 parameters: its header says, without
-    the cost of a verification."""
-    return not _hasher().check_needs_rehash(password_hash)
+    the cost of a verification. Text that is no argon2 hash was not."""
+    from argon2.exceptions import InvalidHashError
+
+    try:
+        return not _hasher().check_needs_rehash(password_hash)
+    except InvalidHashError:
+        return False
 
 
 @functools.cache

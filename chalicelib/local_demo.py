@@ -42,12 +42,17 @@ def fixture_passwords(fixture: dict[str, Any]) -> list[str]:
 
 
 def shipped_hashes(path: Path) -> dict[str, str]:
-    """The hashes shipped in `path` by password key ({} when there is no such file)."""
+    """The hashes shipped in `path` by password key ({} when there is no such file, or it is not
+    the document `write_shipped_hashes` writes: the file only saves work, so a damaged one
+    means hashing afresh, never a start that fails)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    except (OSError, UnicodeDecodeError, ValueError):
         return {}
-    return {str(key): str(value) for key, value in data.get("hashes", {}).items()}
+    hashes = data.get("hashes") if isinstance(data, dict) else None
+    if not isinstance(hashes, dict):
+        return {}
+    return {key: value for key, value in hashes.items() if isinstance(value, str)}
 
 
 def usable_hash(shipped: dict[str, str], password: str) -> str | None:

@@ -14,6 +14,7 @@ from chalicelib.local_demo import (
     DemoPasswordHashes,
     password_key,
     shipped_hashes,
+    usable_hash,
     write_shipped_hashes,
 )
 
@@ -84,3 +85,29 @@ def test_a_hash_made_at_other_parameters_is_not_used_and_rewriting_keeps_the_goo
     # Written again, nothing changes: the hashes are kept, none is made.
     assert write_shipped_hashes(tmp_path / "community.json", hashes_path) == []
     assert shipped_hashes(hashes_path) == written
+
+
+def test_a_damaged_hashes_file_means_hashing_afresh_never_a_failed_start(tmp_path):
+    fixture = {"users": [{"id": "u1", "password": "one"}]}
+    (tmp_path / "community.json").write_text(json.dumps(fixture), encoding="utf-8")
+    hashes_path = tmp_path / HASHES_NAME
+    good = {password_key("one"): "$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA"}
+    damaged = [
+        b"",
+        b"{not json",
+        b"\xff\xfe\x00binary",
+        json.dumps([good]).encode(),
+        json.dumps({"hashes": [good]}).encode(),
+        json.dumps({"hashes": {password_key("one"): 42}}).encode(),
+        json.dumps({"hashes": {password_key("one"): "not an argon2 hash"}}).encode(),
+        json.dumps({"hashes": {password_key("one"): "$argon2id$" + "x" * 10_000}}).encode(),
+    ]
+    for content in damaged:
+        hashes_path.write_bytes(content)
+        assert usable_hash(shipped_hashes(hashes_path), "one") is None, content
+    # What a start makes of the last one: the password hashed afresh, at production cost.
+    made = DemoPasswordHashes.start(
+        tmp_path / "community.json", wanted=True, hashes_path=hashes_path
+    ).into(fixture)["users"][0]["passwordHash"]
+    assert extract_parameters(made) == profiles.RFC_9106_LOW_MEMORY
+    assert verify_password(made, "one")
