@@ -38,7 +38,7 @@ def serialise_moto_dynamodb() -> None:
             with DYNAMODB_LOCK:
                 return call_action(handler)
 
-        DynamoHandler.call_action = one_call_at_a_time  # type: ignore[method-assign]
+        DynamoHandler.call_action = one_call_at_a_time
 
         transact = DynamoDBBackend.transact_write_items
 
@@ -56,11 +56,11 @@ def serialise_moto_dynamodb() -> None:
 
         # moto's method, replaced on its class (typed with moto's own `self`): a boundary mypy
         # cannot follow.
-        DynamoDBBackend.transact_write_items = transact_with_item_rollback  # type: ignore[method-assign,assignment]
+        DynamoDBBackend.transact_write_items = transact_with_item_rollback
         # moto's transaction takes `copy.deepcopy(table)` as its snapshot: that one copy (and only
         # that: items are still deep-copied where moto copies them) becomes the table itself. An
         # object stands in for the module moto imported (mypy sees a module-typed name).
-        backend_module.copy = _NoTableCopy(Table)  # type: ignore[assignment]
+        backend_module.copy = _NoTableCopy(Table)
         _patched = True
 
 
@@ -165,7 +165,7 @@ def remember_each_hosts_backend() -> None:
         return known[host]
 
     remembered.remembers = True  # type: ignore[attr-defined]
-    DomainDispatcherApplication.get_backend_for_host = remembered  # type: ignore[method-assign,assignment]
+    DomainDispatcherApplication.get_backend_for_host = remembered
 
 
 def share_data_loader_with_moto() -> None:

@@ -29,7 +29,7 @@ def serialise_dynamodb_answers_cheaply() -> None:
     with _install_lock:
         current = ActionResult.execute_result
         if getattr(current, "moto_own", None) is None:
-            ActionResult.execute_result = cheap_execute_result(current)  # type: ignore[method-assign]
+            ActionResult.execute_result = cheap_execute_result(current)
 
 
 def cheap_execute_result(moto_own: Any) -> Any:

@@ -173,7 +173,7 @@ class LocalSnapshot:
             state = [
                 (backends.service_name, account, region, backend)
                 # moto's registry of backends, a class attribute of a generic class.
-                for backends in list(BackendDict._instances)  # type: ignore[misc]
+                for backends in list(BackendDict._instances)
                 for account, by_region in list(backends.items())
                 for region, backend in list(by_region.items())
             ]
