@@ -27,6 +27,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 ARCHITECTURES = ("x86_64", "arm64")
@@ -139,6 +140,35 @@ def split_arch(argv: list[str]) -> tuple[str, list[str]]:
     return arch, argv[:at] + argv[at + 2 :]
 
 
+def read_and_write_templates_with_libyaml() -> None:
+    """`chalice package` reads the merged template and writes the packaged one with PyYAML's
+    pure-Python parser and emitter (2 of its 3 s); the C ones give the same documents
+    (infra/yaml_text.py). Its `!Ref`-style tags still become intrinsic functions."""
+    import yaml
+    from chalice.package import YAMLTemplateSerializer
+
+    from infra import yaml_text
+
+    if not hasattr(yaml, "CSafeLoader"):
+        return  # no libyaml: chalice's own pure-Python reading and writing
+
+    def load_template(self: YAMLTemplateSerializer, file_contents: str, filename: str = "") -> Any:
+        class TemplateLoader(yaml.CSafeLoader):  # the tags for this load alone, as chalice's
+            pass
+
+        TemplateLoader.add_multi_constructor("!", self._custom_sam_instrinsics)
+        try:
+            return yaml.load(file_contents, Loader=TemplateLoader)  # noqa: S506 (a safe loader)
+        except yaml.scanner.ScannerError:
+            raise RuntimeError(f"Expected {filename} to be valid YAML template.") from None
+
+    def serialize_template(_self: YAMLTemplateSerializer, contents: dict[str, Any]) -> str:
+        return yaml_text.dump(contents, allow_unicode=True)
+
+    YAMLTemplateSerializer.load_template = load_template  # type: ignore[method-assign]
+    YAMLTemplateSerializer.serialize_template = serialize_template  # type: ignore[method-assign,assignment]
+
+
 def main(argv: list[str]) -> int:
     from chalice.cli import main as chalice_main
     from chalice.config import Config
@@ -153,6 +183,7 @@ def main(argv: list[str]) -> int:
     BaseLambdaDeploymentPackager._get_requirements_filename = (  # type: ignore[method-assign]
         lambda self, project_dir: self._osutils.joinpath(project_dir, "no-such-requirements.txt")
     )
+    read_and_write_templates_with_libyaml()
     sys.argv = ["chalice", "package", *argv]
     try:
         chalice_main()

@@ -25,3 +25,31 @@ def test_a_template_folded_by_the_pure_python_emitter_is_up_to_date_and_a_change
     changed = pure_python.replace("agora-dev-", "agora-other-", 1)
     assert build._differs(committed, changed, ".yaml")
     assert build._differs("{}\n", "{ }\n", ".json")  # other files: their text
+
+
+def test_chalice_reads_and_writes_templates_through_libyaml_as_through_pyyaml(monkeypatch):
+    """infra.package has `chalice package` parse and emit with libyaml: the same documents, its
+    `!Ref`-style tags still made intrinsic functions."""
+    from chalice.package import YAMLTemplateSerializer
+
+    from infra.package import read_and_write_templates_with_libyaml
+
+    tagged = (
+        "A: !Ref Table\nB: !GetAtt Function.Arn\nC: !Sub ['${A}', {A: 1}]\nD: !If [c, 1, 2]\n"
+        "E: {Ref: Other}\nF: [1, 'é', null]\n"
+    )
+    written = {"Resources": {"T": {"Properties": {"Name": "é", "List": [1, None, True]}}}}
+    serializer = YAMLTemplateSerializer()
+    read_by_pyyaml = serializer.load_template(tagged)
+    written_by_pyyaml = serializer.serialize_template(written)
+    # Put chalice's own methods back after the test.
+    for name in ("load_template", "serialize_template"):
+        monkeypatch.setattr(YAMLTemplateSerializer, name, getattr(YAMLTemplateSerializer, name))
+    read_and_write_templates_with_libyaml()
+
+    assert serializer.load_template(tagged) == read_by_pyyaml
+    assert read_by_pyyaml["A"] == {"Ref": "Table"}
+    assert read_by_pyyaml["B"] == {"Fn::GetAtt": ["Function", "Arn"]}
+    assert serializer.serialize_template(written) == written_by_pyyaml
+    with pytest.raises(RuntimeError, match="valid YAML template"):
+        serializer.load_template("a: 'unclosed", "bad.yaml")
