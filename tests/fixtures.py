@@ -341,6 +341,7 @@ class Community:
         roles: dict[str, str] | None = None,
         password: str | None = None,
         email: str | None = None,
+        password_hash: str | None = None,
     ) -> str:
         user_id = self.new_id()
         entry: dict[str, Any] = {
@@ -352,6 +353,8 @@ class Community:
         }
         if password is not None:
             entry["password"] = password
+        if password_hash is not None:
+            entry["passwordHash"] = password_hash  # as an export carries it
         self.users.append(entry)
         return user_id
 

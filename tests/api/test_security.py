@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from chalicelib import deps
+from tests.support.passwords import cheap_hash
 from tests.support.throttle_windows import in_one_throttle_window
 
 LOGIN = "/api/v1/en_US/security/login"
@@ -19,6 +20,20 @@ def admin(community):
         "pw-admin",
         {community.root: "administrator"},
         password="correct horse",
+        email="Ann@Example.org",
+    )
+    community.load()
+    return community.users[-1]["id"]
+
+
+@pytest.fixture
+def guessed_admin(community):
+    """The same account for the tests that guess its password many times: stored with a hash at
+    argon2's lowest cost, as a fixture may give it (tests/support/passwords.py)."""
+    community.user(
+        "pw-admin",
+        {community.root: "administrator"},
+        password_hash=cheap_hash("correct horse"),
         email="Ann@Example.org",
     )
     community.load()
@@ -50,7 +65,7 @@ def test_wrong_password_and_unknown_email_answer_the_same(api, admin):
     assert wrong[1]["object"] is None
 
 
-def test_repeated_failures_are_throttled(api, admin):
+def test_repeated_failures_are_throttled(api, guessed_admin):
     def scenario() -> tuple[list[int], int, dict]:
         wrong = [
             api.post(LOGIN, body={"email": "ann@example.org", "password": "nope"})[0]
@@ -117,7 +132,7 @@ def test_password_is_stored_only_as_a_slow_hash(aws, admin):
     assert stored.startswith("$argon2") and "correct horse" not in stored
 
 
-def test_throttle_window_expires_and_a_new_one_counts_afresh(admin):
+def test_throttle_window_expires_and_a_new_one_counts_afresh(guessed_admin):
     from chalicelib.errors import TooManyRequests, Unauthorized
 
     now = [datetime(2026, 11, 1, 12, 0, tzinfo=UTC)]
@@ -135,7 +150,7 @@ def test_throttle_window_expires_and_a_new_one_counts_afresh(admin):
     assert service.login("ann@example.org", "correct horse").count(".") == 2
 
 
-def test_a_good_sign_in_clears_the_failures(api, admin):
+def test_a_good_sign_in_clears_the_failures(api, guessed_admin):
     def sign_in(password: str) -> int:
         return api.post(LOGIN, body={"email": "ann@example.org", "password": password})[0]
 

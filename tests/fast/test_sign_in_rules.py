@@ -18,6 +18,7 @@ from chalicelib.services.security import (
     SecurityService,
 )
 from tests.support.fakes import FakeGroupRepository, FakeLoginAttemptRepository, FakeUserRepository
+from tests.support.passwords import cheap_hash
 
 pytestmark = pytest.mark.fast
 
@@ -28,12 +29,9 @@ PASSWORD = "correct horse battery staple"
 
 @pytest.fixture(scope="module")
 def password_hash() -> str:
-    """Argon2 at its cheapest: a hash carries its own parameters, so verifying this one takes
-    microseconds where the production parameters take tens of milliseconds a guess (and these
-    tests guess hundreds of times). The production parameters are checked once below."""
-    from argon2 import PasswordHasher
-
-    return PasswordHasher(time_cost=1, memory_cost=8, parallelism=1).hash(PASSWORD)
+    """Argon2 at its cheapest (tests/support/passwords.py): these tests guess hundreds of times.
+    The production parameters are checked once below."""
+    return cheap_hash(PASSWORD)
 
 
 def test_a_stored_password_is_argon2id_at_the_production_cost():

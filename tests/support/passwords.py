@@ -1,0 +1,21 @@
+"""Stored passwords for the tests that guess many times.
+
+A stored argon2 hash carries its own parameters, and a check reads them from it: a hash made at
+argon2's lowest cost is checked in microseconds, where the production parameters (64 MiB, three
+passes) take about 0.3 s of CPU a check. A throttle test makes dozens of checks, and what it
+tests is the counting, not the hash: its account is stored with this hash, through the real
+paths (a fixture's or an export's `passwordHash`). What the production parameters are, and that
+a password set through the API or the CLI is hashed with them, is tested where it matters
+(tests/fast/test_sign_in_rules.py, tests/api/test_security.py)."""
+
+from __future__ import annotations
+
+import functools
+
+
+@functools.cache
+def cheap_hash(password: str) -> str:
+    """`password` as an argon2id hash at the lowest cost argon2 allows."""
+    from argon2 import PasswordHasher
+
+    return PasswordHasher(time_cost=1, memory_cost=8, parallelism=1).hash(password)
