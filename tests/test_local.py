@@ -284,6 +284,25 @@ def _cli(running, *command: str, stdin: str | None = None) -> subprocess.Complet
 
 
 @pytest.mark.slow
+def test_create_admin_with_only_make_runs_variables_makes_a_root_administrator(running):
+    """`cli create-admin` given the variables `make run` printed: the new administrator signs in
+    over HTTP with the password typed at the prompt, and may do what only a root administrator
+    may (read the system-wide email-to-comment log)."""
+    email, password = "cli-made-admin@example.org", "a password typed at the prompt"
+    made = _cli(running, "create-admin", "--email", email, stdin=password + "\n")
+    assert made.returncode == 0, made.stderr
+    status, body = running.request(
+        "POST", "/api/v1/en_US/security/login", {"email": email, "password": password}
+    )
+    assert status == 200, body
+    signed_in = {"X-Auth": body["object"]}
+    status, body = running.request(
+        "GET", "/api/v1/en_US/connector/email-to-comment/log", headers=signed_in
+    )
+    assert status == 200 and body["success"] is True, body
+
+
+@pytest.mark.slow
 def test_a_crowd_of_guessers_does_not_lock_the_owner_out_and_unlock_lifts_the_throttle(
     running, tmp_path
 ):
