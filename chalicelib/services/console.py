@@ -7,19 +7,20 @@ uses (auth.py decides, nothing here re-implements a rule).
 
 from __future__ import annotations
 
+from collections import defaultdict, deque
 from typing import Any
 
 from chalicelib.auth import Caller, Need
-from chalicelib.domain.ports.people import GroupTree, UserReader
+from chalicelib.domain.ports.people import GroupDirectory, UserReader
 from chalicelib.schemas.console import ConsoleGroup, ConsoleSession
 
-# A tree walk from the root: communities have tens of groups, not thousands; the cap keeps a
-# corrupted parent chain from looping.
+# Communities have tens of groups, not thousands: the session reads at most this many, in one
+# Query (a group is a few hundred bytes: a thousand fit in DynamoDB's 1 MB answer).
 MAX_GROUPS = 1000
 
 
 class ConsoleService:
-    def __init__(self, groups: GroupTree, users: UserReader) -> None:
+    def __init__(self, groups: GroupDirectory, users: UserReader) -> None:
         self.groups = groups
         self.users = users
 
@@ -34,20 +35,29 @@ class ConsoleService:
         )
 
     def _visible(self, caller: Caller) -> list[Any]:
-        ordered: list[Any] = []
+        """The groups the caller moderates or administers, parents first: a walk of the tree
+        from the root, each group's children by name. The tree is read whole from the by-name
+        index, one Query, where the walk used to read each group and query its children (two
+        requests a group). A group whose parent chain does not reach the root is not shown."""
+        if not caller.root_group_id:
+            return []
+        by_id: dict[str, Any] = {}
+        children: defaultdict[str | None, list[Any]] = defaultdict(list)
+        for group in self.groups.by_name(limit=MAX_GROUPS, after=None):
+            by_id[group.id] = group
+            children[group.parent_id].append(group)
+        root = by_id.get(caller.root_group_id)
+        queue = deque([root] if root is not None else [])
         seen: set[str] = set()
-        queue = [caller.root_group_id] if caller.root_group_id else []
-        while queue and len(seen) < MAX_GROUPS:
-            group_id = queue.pop(0)
-            if group_id in seen:
-                continue
-            seen.add(group_id)
-            group = self.groups.get(group_id)
-            if group is None:
-                continue
+        ordered: list[Any] = []
+        while queue:
+            group = queue.popleft()
+            if group.id in seen:
+                continue  # a corrupted parent chain cannot loop
+            seen.add(group.id)
             if caller.has(Need.MODERATOR, group) or caller.has(Need.GROUP_ADMIN, group):
                 ordered.append(group)
-            queue.extend(self.groups.children_of(group_id))
+            queue.extend(children[group.id])
         return ordered
 
     @staticmethod

@@ -97,9 +97,6 @@ class GroupRepository:
             return key.id
         return None
 
-    def children_of(self, group_id: str) -> list[str]:
-        return [g.id for g in GroupRecord.children.query(group_id)]
-
     def by_name(self, *, limit: int, after: GroupRecord | None) -> Page:
         """One page of every group by name (one Query), right after group `after`'s place."""
         start_key = None

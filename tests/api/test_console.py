@@ -68,3 +68,27 @@ def test_root_administrator_session_holds_every_group_parents_first(api, cast):
     assert ids[0] == cast.root
     assert set(ids) == {cast.root, cast.garden, cast.other, cast.child}
     assert all(g["mayAdminister"] for g in body["object"]["groups"])
+
+
+def test_a_session_reads_the_whole_group_tree_in_one_query(api, community, dynamo_counter):
+    """Thirty groups three levels deep: the tree comes from one Query of the by-name index, not
+    a read and a children Query for each group; each parent still comes before its children."""
+    from tests.fixtures import two_groups
+
+    cast = two_groups(community)
+    parents = [cast.root]
+    for level in range(3):
+        parents = [
+            community.group(f"level-{level}-{n}", parent=parents[n % len(parents)])
+            for n in range(10)
+        ]
+    community.load()
+    api.get("/console/api/session", cast.root_admin)  # the caller's user warm, as on any call
+    dynamo_counter.reset()
+    status, body = api.get("/console/api/session", cast.root_admin)
+    assert status == 200, body
+    assert dict(dynamo_counter.requests) == {"Query": 1}
+    groups = body["object"]["groups"]
+    assert len(groups) == 33
+    place = {g["id"]: n for n, g in enumerate(groups)}
+    assert all(place[g["parentId"]] < place[g["id"]] for g in groups if g["parentId"])

@@ -38,8 +38,8 @@ class GroupStore(GroupReader, Protocol):
     def get_many(self, group_ids: set[str]) -> Mapping[str, Group]: ...
 
 
-class GroupTree(GroupStore, Protocol):
-    def children_of(self, group_id: str) -> list[str]: ...
+class GroupDirectory(Protocol):
+    def by_name(self, *, limit: int, after: Any | None) -> Sequence[Group]: ...
 
 
 class User(Protocol):
