@@ -163,7 +163,7 @@ def read_and_write_templates_with_libyaml() -> None:
         return  # no libyaml: chalice's own pure-Python reading and writing
 
     def load_template(self: YAMLTemplateSerializer, file_contents: str, filename: str = "") -> Any:
-        class TemplateLoader(yaml.CSafeLoader):  # the tags for this load alone, as chalice's
+        class TemplateLoader(yaml.CSafeLoader):  # chalice's tags, for this loader alone
             pass
 
         TemplateLoader.add_multi_constructor("!", self._custom_sam_instrinsics)
