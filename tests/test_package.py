@@ -96,6 +96,31 @@ def test_bytecode_left_by_the_build_machine_is_not_shipped():
     assert not dropped("chalicelib/api/posts.py") and not dropped("app.py")
 
 
+def test_slimming_drops_what_agora_never_reads_and_leaves_a_slim_zip_as_it_is(tmp_path):
+    import zipfile
+
+    from infra.slim_package import slim
+
+    kept = {"app.py": b"app", "botocore/data/dynamodb/2012-08-10/service-2.json.gz": b"\x1f\x8b"}
+    never_read = {
+        "botocore/data/ec2/2016-11-15/service-2.json.gz": b"\x00" * 4096,
+        "chalicelib/__pycache__/app.cpython-311.pyc": b"\x00" * 100,
+    }
+    fat, slim_zip = tmp_path / "fat.zip", tmp_path / "slim.zip"
+    for path, members in ((fat, kept | never_read), (slim_zip, kept)):
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, data in members.items():
+                archive.writestr(name, data)
+
+    before, after = slim(fat)
+    assert after < before
+    with zipfile.ZipFile(fat) as archive:
+        assert {name: archive.read(name) for name in archive.namelist()} == kept
+    written = slim_zip.read_bytes()
+    assert slim(slim_zip) == (len(written), len(written))
+    assert slim_zip.read_bytes() == written
+
+
 # ELF e_machine (bytes 18-19, little-endian): what a compiled module runs on.
 ELF_MACHINES = {62: "x86_64", 183: "aarch64"}
 
@@ -145,6 +170,17 @@ def test_arm64_package_ships_aarch64_wheels_and_arm64_functions(tmp_path):
                     machines.setdefault(machine, []).append(name)
     assert set(machines) == {"aarch64"}, {k: v[:3] for k, v in machines.items()}
     assert any("pydantic_core" in name for name in machines["aarch64"])
+    # infra.package writes the zip without what slimming would drop (infra.slim_package), with
+    # Agora's code and the service descriptions it calls.
+    from infra.slim_package import dropped
+
+    with zipfile.ZipFile(out / "deployment.zip") as archive:
+        names = archive.namelist()
+    assert [name for name in names if dropped(name)] == []
+    assert {"app.py", "chalicelib/services/console.py", "botocore/data/endpoints.json"} <= set(
+        names
+    )
+    assert any(name.startswith("botocore/data/dynamodb/") for name in names)
     template = yaml_text.load((out / "sam.yaml").read_text())
     architectures = {
         tuple(r["Properties"]["Architectures"])
