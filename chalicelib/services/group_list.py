@@ -6,18 +6,15 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from chalicelib.auth import Caller, Role
+from chalicelib.domain.ports.people import GroupDirectory, GroupStore
 from chalicelib.errors import ValidationFailed
 from chalicelib.schemas.group_list import GroupListed, GroupListQuery, GroupPage
 from chalicelib.services.links import group_ref
 from chalicelib.services.paging import next_offset
 
 
-class GroupListing(Protocol):
-    def get(self, group_id: str) -> Any | None: ...
-
-    def get_many(self, group_ids: set[str]) -> dict[str, Any]: ...
-
-    def by_name(self, *, limit: int, after: Any | None) -> Sequence[Any]: ...
+class GroupListing(GroupStore, GroupDirectory, Protocol):
+    """Groups by id, and every group by name."""
 
 
 def name_order(group: Any) -> tuple[str, str]:
