@@ -64,11 +64,11 @@ def test_a_changed_demo_password_is_hashed_afresh_and_the_others_are_the_shipped
 
 
 def test_a_hash_made_at_other_parameters_is_not_used_and_rewriting_keeps_the_good_ones(tmp_path):
-    from argon2 import PasswordHasher
+    from tests.support.passwords import cheap_hash
 
     fixture = {"users": [{"id": "u1", "password": "one"}, {"id": "u2", "password": "two"}]}
     (tmp_path / "community.json").write_text(json.dumps(fixture), encoding="utf-8")
-    cheap = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1).hash("one")
+    cheap = cheap_hash("one")
     shipped = DEMO_FIXTURE.with_name(HASHES_NAME)
     admin_hash = shipped_hashes(shipped)[password_key("agora-demo-admin")]
     hashes_path = tmp_path / HASHES_NAME
