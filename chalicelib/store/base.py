@@ -73,9 +73,6 @@ def shared_client(connection: Any) -> Any:
     """`Connection.client`, shared by the connections that would make the same client."""
     if connection._extra_headers is not None:
         return _make_pynamodb_client(connection)
-    found = connection._client
-    if found is not None and not _lacks_credentials(found):
-        return found
     key = (
         _session_generation[0],
         connection.region,
