@@ -10,7 +10,7 @@ NODE_STAMP := node_modules/.installed
 # in one.
 TEST_WORKERS ?= 3
 
-.PHONY: run test bench simulate cost scale load lint typecheck format dovecot spamassassin chromium clean package infra lock deploy restore
+.PHONY: run test docs figures bench simulate cost scale load lint typecheck format dovecot spamassassin chromium clean package infra lock deploy restore
 
 # requirements*.txt name what we depend on; requirements*.lock (make lock) pin every package,
 # indirect ones included, to a version and its files' hashes: two installs are the same install.
@@ -50,8 +50,8 @@ test: $(STAMP) dovecot spamassassin chromium $(NODE_STAMP)
 	@# lint and the package check mostly wait on files and processes: they run beside the suite,
 	@# their output kept in build/ and shown when they end. Every part runs to its end; make
 	@# fails when any part failed, and says which.
-	@# A run where every part passed writes the suite's size and its time into README
-	@# (bench/figures.py), so the README says what the last good run measured.
+	@# A run where every part passed records the suite's size and its time in build/figures.json
+	@# (bench/figures.py); `make figures` puts them in the manual. A test run changes no tracked file.
 	@# Bytecode is written (a machine may say PYTHONDONTWRITEBYTECODE): each pytest process would
 	@# otherwise rewrite every test module's assertions anew (about 10 s of CPU a process), and
 	@# each `make run` or CLI process the suite starts compile what it imports of chalicelib.
@@ -68,7 +68,17 @@ test: $(STAMP) dovecot spamassassin chromium $(NODE_STAMP)
 	PYTHONPATH=. $(BIN)/python -m bench.figures tests build/junit.xml $$(( $$(date +%s) - started )) \
 	  --workers $(TEST_WORKERS)
 
-## bench: bench/results.json and README's Benchmarks table, in under 10 minutes (wrk installed when missing)
+## docs: the manual (docs/, mkdocs.yml) as a static site in build/docs/, strict: a broken link or
+## anchor fails the build
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+## figures: what the last `make test` and `make package` measured (build/figures.json) into
+## bench/figures.json and the manual's pages (the suite's size and time, the package's size)
+figures: $(STAMP)
+	PYTHONPATH=. $(BIN)/python -m bench.figures publish
+
+## bench: bench/results.json and docs/benchmarks.md's Benchmarks table, in under 10 minutes (wrk installed when missing)
 bench: $(STAMP) dovecot
 	@command -v wrk >/dev/null 2>&1 || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -80,23 +90,23 @@ bench: $(STAMP) dovecot
 simulate: $(STAMP)
 	PYTHONPATH=. $(BIN)/python -m bench.simulate
 
-## cost: README's monthly AWS cost table for three community sizes, from bench/prices.json and the
+## cost: docs/benchmarks.md's monthly AWS cost table for three community sizes, from bench/prices.json and the
 ## measured figures of bench/results.json (no network; `make bench` refreshes it too)
 cost: $(STAMP)
 	PYTHONPATH=. $(BIN)/python -m bench.cost
 
 ## scale: every counted read in a large community (SCALE=large: 100,000 members, 1,000,000 posts;
-## medium, small: a tenth, a hundredth) against the same club alone; the table goes to README
+## medium, small: a tenth, a hundredth) against the same club alone; the table goes to docs/benchmarks.md
 SCALE ?= large
 scale: $(STAMP)
 	PYTHONPATH=. nice -n 19 $(BIN)/python -m bench.scale --size $(SCALE)
 
 ## load: 8 administrators share 3,000 operations against make run, then every acknowledged write is checked
-## (WORKERS=… OPERATIONS=… to change them); the table goes to README's Load section
+## (WORKERS=… OPERATIONS=… to change them); the table goes to docs/benchmarks.md's Load section
 WORKERS ?= 8
 OPERATIONS ?= 3000
 load: $(STAMP)
-	PYTHONPATH=. $(BIN)/python -m bench.admin_load --workers $(WORKERS) --operations $(OPERATIONS) --write-readme
+	PYTHONPATH=. $(BIN)/python -m bench.admin_load --workers $(WORKERS) --operations $(OPERATIONS) --write-page
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -126,7 +136,7 @@ package: $(STAMP)
 	PYTHONPATH=. $(BIN)/python -m infra.slim_package build/package/deployment.zip
 	@# cfn-lint with its serverless rules; what fails on purpose is infra/lint-exceptions.json
 	PYTHONPATH=. $(BIN)/python -m infra.lint build/package/sam.yaml
-	@# README's package size is this zip's (bench/figures.py), for the architecture it names.
+	@# The manual's package size is this zip's (recorded in build/, `make figures` publishes it).
 	[ "$(ARCH)" != x86_64 ] || PYTHONPATH=. $(BIN)/python -m bench.figures package \
 	  build/package/deployment.zip --arch $(ARCH)
 

@@ -1,14 +1,14 @@
-"""`make cost`: what a month of Agora costs on AWS for three community sizes, into README.
+"""`make cost`: what a month of Agora costs on AWS for three community sizes, into docs/benchmarks.md.
 
 Prices come from bench/prices.json (published on-demand list prices with their date and source).
 DynamoDB work per call comes from bench/results.json (`make bench`'s measured figures) where a
 figure exists, and the scheduled work from `make simulate`'s day of 10,000 mailboxes (polls, KMS
 Decrypts) and of 100,000 digests (the fan-out's workers); how many mailboxes one invocation polls
 and each sender's share of the sending rate come from the code. Every other quantity is an
-assumption written in TRAFFIC or SIZES below, and the README shows them beside the table. Nothing here reaches the network: the suite runs it
-(tests/fast/test_cost.py) and checks that README holds what it writes.
+assumption written in TRAFFIC or SIZES below, and the page shows them beside the table. Nothing here reaches the network: the suite runs it
+(tests/fast/test_cost.py) and checks that the page holds what it writes.
 
-`python -m bench.cost` rewrites README's cost block; `--check` only says whether it is current.
+`python -m bench.cost` rewrites the page's cost block; `--check` only says whether it is current.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from bench.report import read_section, write_section
 BENCH_DIR = Path(__file__).resolve().parent
 PRICES_PATH = BENCH_DIR / "prices.json"
 RESULTS_PATH = BENCH_DIR / "results.json"
-README_PATH = BENCH_DIR.parent / "README.md"
+PAGE = BENCH_DIR.parent / "docs" / "benchmarks.md"
 INFRA_PATH = BENCH_DIR.parent / "infra" / "prod.yaml"
-README_START = "<!-- cost:start -->"
-README_END = "<!-- cost:end -->"
+BLOCK_START = "<!-- cost:start -->"
+BLOCK_END = "<!-- cost:end -->"
 MINUTES_PER_MONTH = 30 * 24 * 60
 LAMBDA_GB = 0.5  # .chalice/config.json: lambda_memory_size 512
 
@@ -386,27 +386,32 @@ def current_block() -> str:
     return cost_block(load_prices(), measured, missing, infra_counts())
 
 
-def readme_block(path: Path = README_PATH) -> str | None:
-    return read_section(path, README_START, README_END)
+def page_block(path: Path = PAGE) -> str | None:
+    return read_section(path, BLOCK_START, BLOCK_END)
 
 
-def write_readme(block: str, path: Path = README_PATH) -> bool:
-    return write_section(path, README_START, README_END, block)
+def write_page(block: str, path: Path = PAGE) -> bool:
+    return write_section(path, BLOCK_START, BLOCK_END, block)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.cost", description=__doc__)
-    parser.add_argument("--check", action="store_true", help="exit 1 when README is not current")
+    parser.add_argument("--check", action="store_true", help="exit 1 when the page is not current")
     arguments = parser.parse_args(argv)
     block = current_block()
     if arguments.check:
-        if readme_block() != block:
-            print("README.md's cost table is not current: run `make cost`", file=sys.stderr)
+        if page_block() != block:
+            print(
+                "docs/benchmarks.md's cost table is not current: run `make cost`", file=sys.stderr
+            )
             return 1
         return 0
     print(block)
-    if not write_readme(block):
-        print(f"README.md has no {README_START} … {README_END} block", file=sys.stderr)
+    if not write_page(block):
+        print(
+            f"{PAGE.relative_to(BENCH_DIR.parent)} has no {BLOCK_START} … {BLOCK_END} block",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -1,17 +1,21 @@
-"""README figures that come from the build itself: the package's size and the suite's size and time.
+"""Figures the manual quotes that come from the build itself: the package's size and the suite's
+size and time.
 
 `make package` runs `python -m bench.figures package build/package/deployment.zip`; `make test`
-runs `python -m bench.figures tests build/junit.xml SECONDS` once every part of it passed. Each
-records what it measured in bench/figures.json (the source) and writes it into README.md between
-inline markers (`<!-- figure:NAME -->…<!-- /figure:NAME -->`, invisible once rendered), so the
-README says what was measured last and nothing typed by hand; tests/fast/test_readme_figures.py
-checks that README and source agree.
+runs `python -m bench.figures tests build/junit.xml SECONDS` once every part of it passed. Each only
+records what it measured in build/figures.json (untracked: a test run leaves the tree as it was).
+`make figures` (`python -m bench.figures publish`) takes those records into bench/figures.json (the
+source) and writes them into the manual's pages between inline markers
+(`<!-- figure:NAME -->…<!-- /figure:NAME -->`, invisible once rendered), so the docs say what was
+measured last and nothing typed by hand; tests/fast/test_readme_figures.py checks that the pages
+and the source agree.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -21,7 +25,10 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SOURCE = REPO_ROOT / "bench" / "figures.json"
-README = REPO_ROOT / "README.md"
+# What the last `make test` and `make package` measured, until `make figures` publishes it.
+MEASURED = REPO_ROOT / "build" / "figures.json"
+# The pages whose markers hold the figures: the suite's in the tests page, the package's in deploy.
+PAGES = [REPO_ROOT / "docs" / "development.md", REPO_ROOT / "docs" / "deploy.md"]
 
 
 def _replace(path: Path, text: str) -> None:
@@ -42,9 +49,9 @@ def _minutes_and_seconds(seconds: float) -> str:
     return f"{minutes} minute{'s' if minutes != 1 else ''} {rest} seconds"
 
 
-# Each README figure: its name (the marker's) and how the source's record reads in the sentence.
+# Each figure: its name (the marker's) and how the source's record reads in the sentence.
 def rendered(source: dict[str, Any]) -> dict[str, str]:
-    """The text each README marker holds for this source (only the figures it records)."""
+    """The text each marker holds for this source (only the figures it records)."""
     shown: dict[str, str] = {}
     package = source.get("package")
     if package:
@@ -62,8 +69,8 @@ def rendered(source: dict[str, Any]) -> dict[str, str]:
     return shown
 
 
-def read_readme_figures(text: str, names: list[str]) -> dict[str, str | None]:
-    """What README's markers hold for each name (None where the marker is missing)."""
+def read_figures(text: str, names: list[str]) -> dict[str, str | None]:
+    """What the markers of `text` hold for each name (None where the marker is missing)."""
     found: dict[str, str | None] = {}
     for name in names:
         match = _marker(name).search(text)
@@ -71,22 +78,33 @@ def read_readme_figures(text: str, names: list[str]) -> dict[str, str | None]:
     return found
 
 
-def write_readme(source: dict[str, Any], path: Path | None = None) -> list[str]:
-    """Put every figure of `source` between its markers (of README.md unless `path`); answers the
-    names whose marker is missing (their figure is then not written)."""
-    path = path or README
-    text = path.read_text(encoding="utf-8")
-    missing = []
-    for name, value in rendered(source).items():
-        pattern = _marker(name)
-        if not pattern.search(text):
-            missing.append(name)
-            continue
-        text = pattern.sub(
-            lambda _, n=name, v=value: f"<!-- figure:{n} -->{v}<!-- /figure:{n} -->", text
-        )
-    _replace(path, text)
-    return missing
+def read_page_figures(names: list[str], pages: list[Path] | None = None) -> dict[str, str | None]:
+    """What the pages' markers hold for each name, whichever page holds it."""
+    found: dict[str, str | None] = dict.fromkeys(names)
+    for page in pages or PAGES:
+        shown = read_figures(page.read_text(encoding="utf-8"), names)
+        found.update({name: text for name, text in shown.items() if text is not None})
+    return found
+
+
+def write_pages(source: dict[str, Any], pages: list[Path] | None = None) -> list[str]:
+    """Put every figure of `source` between its markers, in whichever page holds them; answers the
+    names no page marks (their figure is then not written). A page is rewritten only when its text
+    changes."""
+    written: set[str] = set()
+    for page in pages or PAGES:
+        text = original = page.read_text(encoding="utf-8")
+        for name, value in rendered(source).items():
+            pattern = _marker(name)
+            if not pattern.search(text):
+                continue
+            written.add(name)
+            text = pattern.sub(
+                lambda _, n=name, v=value: f"<!-- figure:{n} -->{v}<!-- /figure:{n} -->", text
+            )
+        if text != original:
+            _replace(page, text)
+    return [name for name in rendered(source) if name not in written]
 
 
 def load_source(path: Path | None = None) -> dict[str, Any]:
@@ -110,8 +128,6 @@ def package_figures(zip_path: Path, arch: str, today: str) -> dict[str, Any]:
 def test_figures(junit: Path, seconds: float, workers: int, today: str) -> dict[str, Any]:
     """The tests pytest ran (its JUnit report: every test, passed or skipped) and the time the
     whole `make test` took."""
-    import os
-
     root = ElementTree.parse(junit).getroot()
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
     count = sum(int(suite.get("tests", 0)) for suite in suites)
@@ -125,30 +141,48 @@ def test_figures(junit: Path, seconds: float, workers: int, today: str) -> dict[
     }
 
 
+def publish(measured: Path, source: Path | None = None, pages: list[Path] | None = None) -> int:
+    """`make figures`: the last measurements into the source and the pages."""
+    found = load_source(measured)
+    if not found:
+        print(
+            f"nothing measured yet in {measured}: run make test (and make package)", file=sys.stderr
+        )
+        return 1
+    everything = load_source(source)
+    for part, figures in found.items():
+        everything = record(part, figures, source)
+    missing = write_pages(everything, pages)
+    for name in missing:
+        print(f"no page of the manual has a <!-- figure:{name} --> marker", file=sys.stderr)
+    print(f"figures: {', '.join(f'{k} {v}' for k, v in rendered(found).items())}")
+    return 1 if missing else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.figures", description=__doc__)
     parts = parser.add_subparsers(dest="part", required=True)
-    package = parts.add_parser("package", help="the package's size, from its zip")
+    package = parts.add_parser("package", help="record the package's size, from its zip")
     package.add_argument("zip", type=Path)
     package.add_argument("--arch", default="x86_64")
-    tests = parts.add_parser("tests", help="the suite's size and time, from a make test run")
+    tests = parts.add_parser("tests", help="record the suite's size and time, from a make test run")
     tests.add_argument("junit", type=Path, help="pytest's --junitxml report")
     tests.add_argument("seconds", type=float, help="how long make test took")
     tests.add_argument("--workers", type=int, default=2)
+    parts.add_parser("publish", help="the recorded figures into bench/figures.json and the manual")
     args = parser.parse_args(argv)
+    if args.part == "publish":
+        return publish(MEASURED)
     today = datetime.now(UTC).date().isoformat()
     if args.part == "package":
         figures = package_figures(args.zip, args.arch, today)
     else:
         figures = test_figures(args.junit, args.seconds, args.workers, today)
-    source = record(args.part, figures)
-    missing = write_readme(source)
-    for name in missing:
-        print(f"README.md has no <!-- figure:{name} --> marker", file=sys.stderr)
-    print(
-        f"README figures: {', '.join(f'{k} {v}' for k, v in rendered({args.part: figures}).items())}"
-    )
-    return 1 if missing else 0
+    MEASURED.parent.mkdir(parents=True, exist_ok=True)
+    record(args.part, figures, MEASURED)
+    shown = ", ".join(f"{k} {v}" for k, v in rendered({args.part: figures}).items())
+    print(f"measured (make figures writes them into the manual): {shown}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Figures, the printed table, bench/results.json and the README's Benchmarks section."""
+"""Figures, the printed table, bench/results.json and the Benchmarks table of docs/benchmarks.md."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from typing import Any
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 RESULTS_PATH = BENCH_DIR / "results.json"
-README_PATH = REPO_ROOT / "README.md"
-# `make bench` replaces only what sits between these two lines of the README.
-README_START = "<!-- bench:start -->"
-README_END = "<!-- bench:end -->"
+# The manual's page that holds every generated benchmark table (bench, load, scale, cost).
+PAGE = REPO_ROOT / "docs" / "benchmarks.md"
+# `make bench` replaces only what sits between these two lines of the page.
+BLOCK_START = "<!-- bench:start -->"
+BLOCK_END = "<!-- bench:end -->"
 
 
 @dataclass
@@ -174,7 +175,7 @@ def read_section(path: Path, start: str, end: str) -> str | None:
 
 def write_section(path: Path, start: str, end: str, body: str) -> bool:
     """Put `body` between the markers `start` and `end` (each on its own line) of a file, the
-    rest as it was; False, and nothing written, when the file lacks them. Every README table of
+    rest as it was; False, and nothing written, when the file lacks them. Every generated table of
     the bench (`make bench`, `make cost`, `make scale`, `make load`) is written so."""
     text = path.read_text(encoding="utf-8")
     pattern = _section(start, end)
@@ -185,12 +186,10 @@ def write_section(path: Path, start: str, end: str, body: str) -> bool:
     return True
 
 
-def update_readme(
-    figures: list[Figure], taken_on: date, machine: str, path: Path = README_PATH
-) -> bool:
-    """Replace the table between the README's bench markers; False when the markers are missing."""
+def update_page(figures: list[Figure], taken_on: date, machine: str, path: Path = PAGE) -> bool:
+    """Replace the table between the page's bench markers; False when the markers are missing."""
     body = f"Taken on {taken_on.isoformat()} on {machine}.\n\n{markdown_table(figures)}"
-    return write_section(path, README_START, README_END, body)
+    return write_section(path, BLOCK_START, BLOCK_END, body)
 
 
 def agora_logs_to_file(name: str) -> Path:

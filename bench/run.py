@@ -1,4 +1,4 @@
-"""`make bench`: run every figure family, print one table, write bench/results.json and the README.
+"""`make bench`: run every figure family, print one table, write bench/results.json and docs/benchmarks.md.
 
 `python -m bench.run --only mail purge` runs some families and only prints (nothing is written:
 results.json always holds one whole run).
@@ -29,7 +29,7 @@ from bench.report import (
     results_document,
     skipped,
     text_table,
-    update_readme,
+    update_page,
     write_results,
 )
 
@@ -219,13 +219,15 @@ def main(argv: list[str] | None = None) -> int:
     write_results(results_document(figures, taken_on, machine))
     print(f"wrote {RESULTS_PATH.relative_to(RESULTS_PATH.parents[1])}", end="")
     print(
-        " and README.md's Benchmarks section" if update_readme(figures, taken_on, machine) else ""
+        " and docs/benchmarks.md's Benchmarks table"
+        if update_page(figures, taken_on, machine)
+        else ""
     )
     # The cost table is priced from these figures: it follows them (`make cost` alone redoes it).
-    from bench.cost import current_block, write_readme
+    from bench.cost import current_block, write_page
 
-    if write_readme(current_block()):
-        print("and README.md's cost table")
+    if write_page(current_block()):
+        print("and its cost table")
     return 0
 
 

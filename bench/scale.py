@@ -10,7 +10,7 @@ are keyed by group, post or id, so the ratio should be 1.0 everywhere.
 
 In-process moto keeps every item in memory and serialises each one it returns: the large size
 takes a long time and several GB; run it with `nice` on a shared machine. The table goes to
-README's scale block (`--no-readme` only prints).
+docs/benchmarks.md's scale block (`--no-page` only prints).
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ import tests.conftest  # noqa: F401  (the tests' environment: moto credentials, 
 # and the next "warm" call re-reads what a warm container would still hold. The cache outlives
 # moto's slowness here; what is counted is DynamoDB's work, not moto's time.
 os.environ["AGORA_CACHE_SECONDS"] = "3600"
-from bench.report import README_PATH, machine_description, write_section
+from bench.report import PAGE, machine_description, write_section
 from bench.world import WORLD_SIZES, WorldSize
 
 TWIN_CLUB = 100
-README_START = "<!-- scale:start -->"
-README_END = "<!-- scale:end -->"
+BLOCK_START = "<!-- scale:start -->"
+BLOCK_END = "<!-- scale:end -->"
 # Within this ratio a read's cost "does not grow" (the issue's 1.1).
 TOLERANCE = 1.1
 
@@ -85,14 +85,14 @@ def table(twin: dict, large: dict) -> tuple[str, bool]:
     return "\n".join(lines), within
 
 
-def update_readme(body: str) -> bool:
-    return write_section(README_PATH, README_START, README_END, body)
+def update_page(body: str) -> bool:
+    return write_section(PAGE, BLOCK_START, BLOCK_END, body)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__)
     parser.add_argument("--size", choices=sorted(WORLD_SIZES), default="large")
-    parser.add_argument("--no-readme", action="store_true", help="print only")
+    parser.add_argument("--no-page", action="store_true", help="print only")
     arguments = parser.parse_args(argv)
     size = WORLD_SIZES[arguments.size]
 
@@ -111,8 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         f"every read within {TOLERANCE} of its twin: {'yes' if within else 'NO'}.\n\n{rows}"
     )
     print(body)
-    if not arguments.no_readme and update_readme(body):
-        print("wrote README.md's scale table")
+    if not arguments.no_page and update_page(body):
+        print("wrote docs/benchmarks.md's scale table")
     return 0 if within else 1
 
 

@@ -1,4 +1,4 @@
-"""`make simulate`: a simulated day of the scheduled work, at the size the README prices.
+"""`make simulate`: a simulated day of the scheduled work, at the size docs/benchmarks.md prices.
 
 - The mailbox day (bench/mail_day.py): 10,000 mailboxes polled through the real dispatch,
   scheduling, lease, back-off and poll code, against the fixed 5-minute rhythm.

@@ -1,4 +1,4 @@
-"""`make bench`'s bookkeeping: the results file's shape, wrk's and importtime's output, the README.
+"""`make bench`'s bookkeeping: the results file's shape, wrk's and importtime's output, the manual's Benchmarks table.
 
 Benchmarks measure; these tests never time anything, they only check what the bench writes.
 """
@@ -13,12 +13,12 @@ import pytest
 from bench.cold_start import import_ms
 from bench.load import parse_wrk
 from bench.report import (
-    README_END,
-    README_START,
+    BLOCK_END,
+    BLOCK_START,
     RESULTS_PATH,
     Figure,
     results_document,
-    update_readme,
+    update_page,
 )
 
 ISSUE_NAMES = {
@@ -95,27 +95,27 @@ def test_import_time_is_the_app_module_s_own_line(tmp_path):
     assert import_ms(tmp_path) > 0
 
 
-def test_readme_table_is_replaced_between_the_markers_and_nothing_else(tmp_path):
-    readme = tmp_path / "README.md"
-    readme.write_text(f"# Title\n\nintro\n\n{README_START}\nold table\n{README_END}\n\n## After\n")
+def test_the_pages_table_is_replaced_between_the_markers_and_nothing_else(tmp_path):
+    page = tmp_path / "benchmarks.md"
+    page.write_text(f"# Title\n\nintro\n\n{BLOCK_START}\nold table\n{BLOCK_END}\n\n## After\n")
     figures = [
         Figure("cold_start_import", 700, 40, "ms"),
         Figure("load_p99_ms", None, 50, "ms", "x"),
     ]
-    assert update_readme(figures, date(2026, 11, 22), "2 cores", path=readme)
-    text = readme.read_text()
-    assert text.startswith("# Title\n\nintro\n\n") and text.endswith(f"{README_END}\n\n## After\n")
+    assert update_page(figures, date(2026, 11, 22), "2 cores", path=page)
+    text = page.read_text()
+    assert text.startswith("# Title\n\nintro\n\n") and text.endswith(f"{BLOCK_END}\n\n## After\n")
     assert "old table" not in text
     assert "Taken on 2026-11-22 on 2 cores." in text
     assert "| `cold_start_import` | 700 | 40 | 17.5 | ms |" in text
     assert "| `load_p99_ms` | n/a (x) | 50 | n/a | ms |" in text
 
 
-def test_readme_without_markers_is_left_alone(tmp_path):
-    readme = tmp_path / "README.md"
-    readme.write_text("# Title\n")
-    assert not update_readme([], date(2026, 11, 22), "2 cores", path=readme)
-    assert readme.read_text() == "# Title\n"
+def test_a_page_without_markers_is_left_alone(tmp_path):
+    page = tmp_path / "benchmarks.md"
+    page.write_text("# Title\n")
+    assert not update_page([], date(2026, 11, 22), "2 cores", path=page)
+    assert page.read_text() == "# Title\n"
 
 
 def test_results_document_has_the_issue_shape():

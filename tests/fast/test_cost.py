@@ -1,4 +1,4 @@
-"""`make cost` (bench/cost.py): it runs without the network, README holds exactly what it writes,
+"""`make cost` (bench/cost.py): it runs without the network, docs/benchmarks.md holds exactly what it writes,
 every price names its source, and a figure the bench did not measure is said to be assumed."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from bench import cost
 pytestmark = pytest.mark.fast
 
 
-def test_the_script_runs_and_readme_holds_its_table():
-    assert cost.main(["--check"]) == 0, "run `make cost` and commit README.md"
-    block = cost.readme_block()
+def test_the_script_runs_and_the_page_holds_its_table():
+    assert cost.main(["--check"]) == 0, "run `make cost` and commit docs/benchmarks.md"
+    block = cost.page_block()
     assert block is not None
     for size in cost.SIZES:
         assert size.name in block
@@ -70,15 +70,15 @@ def test_a_figure_the_bench_did_not_measure_is_named_as_assumed(tmp_path):
     assert "`ddb_requests_per_call_event_get`" in block
 
 
-def test_readme_without_the_block_is_left_alone(tmp_path):
-    readme = tmp_path / "README.md"
-    readme.write_text("# Title\n")
-    assert not cost.write_readme("table", path=readme)
-    assert readme.read_text() == "# Title\n"
-    readme.write_text(f"a\n{cost.README_START}\nold\n{cost.README_END}\nb\n")
-    assert cost.write_readme("new", path=readme)
-    assert readme.read_text() == f"a\n{cost.README_START}\nnew\n{cost.README_END}\nb\n"
-    assert cost.readme_block(readme) == "new"
+def test_a_page_without_the_block_is_left_alone(tmp_path):
+    page = tmp_path / "benchmarks.md"
+    page.write_text("# Title\n")
+    assert not cost.write_page("table", path=page)
+    assert page.read_text() == "# Title\n"
+    page.write_text(f"a\n{cost.BLOCK_START}\nold\n{cost.BLOCK_END}\nb\n")
+    assert cost.write_page("new", path=page)
+    assert page.read_text() == f"a\n{cost.BLOCK_START}\nnew\n{cost.BLOCK_END}\nb\n"
+    assert cost.page_block(page) == "new"
 
 
 def simulated_results(tmp_path, **figures: float | None):
@@ -133,7 +133,7 @@ def test_many_mailboxes_an_invocation_are_fewer_invocations_and_less_compute(tmp
 def test_the_large_community_within_400_dollars_once_polls_follow_the_mail(tmp_path):
     """The issue's target, from a simulated day like the one the poller's design gives (polls
     every 15 minutes at most, one Decrypt per container, ten mailboxes an invocation): the
-    lead's `make simulate && make cost` puts the measured figures in README."""
+    lead's `make simulate && make cost` puts the measured figures in docs/benchmarks.md."""
     prices, infra = cost.load_prices(), cost.infra_counts()
     measured, _ = simulated_results(
         tmp_path, mail_day_polls=960_000, mail_day_kms_calls=300, digest_100k_s=7_700

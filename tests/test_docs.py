@@ -1,0 +1,75 @@
+"""The front page and the manual (issue 51): README is a front page that links into docs/, and
+`make docs` builds docs/ with MkDocs strictly, so a broken link or anchor fails the build."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.support import REPO_ROOT
+
+README = REPO_ROOT / "README.md"
+DOCS = REPO_ROOT / "docs"
+
+
+def mkdocs_build(config: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--config-file",
+            str(config),
+            "--site-dir",
+            str(site),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        timeout=120,
+    )
+
+
+def test_the_manual_builds_strictly_with_every_page_in_its_nav(tmp_path):
+    config = yaml.safe_load((REPO_ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    assert config["strict"] is True
+    assert config["site_dir"] == "build/docs"
+    nav_pages = {next(iter(entry.values())) for entry in config["nav"]}
+    assert nav_pages == {p.name for p in DOCS.glob("*.md")}
+    built = mkdocs_build(REPO_ROOT / "mkdocs.yml", tmp_path / "site")
+    assert built.returncode == 0, built.stderr
+    assert (tmp_path / "site" / "index.html").exists()
+    assert (tmp_path / "site" / "console-moderation.png").exists()
+
+
+def test_a_broken_link_fails_the_build(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text("# Home\n\nSee [the missing page](missing.md#nowhere).\n")
+    config = yaml.safe_load((REPO_ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config.update(docs_dir=str(docs), nav=[{"Home": "index.md"}])
+    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
+    built = mkdocs_build(tmp_path / "mkdocs.yml", tmp_path / "site")
+    assert built.returncode != 0
+    assert "missing.md" in built.stderr
+
+
+@pytest.mark.fast
+def test_the_readme_is_a_front_page_whose_links_lead_somewhere():
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 250
+    assert len(list(DOCS.glob("*.md"))) >= 5
+    for sections in ("## Two commands", "## A five-minute tour", "## Where to read on"):
+        assert sections in text
+    targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text)
+    local = [t for t in targets if not re.match(r"[a-z]+:", t)]
+    assert local, "README links into docs/"
+    assert [t for t in local if not (REPO_ROOT / t).exists()] == []
