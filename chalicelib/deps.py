@@ -322,6 +322,8 @@ def notify_service(
         mail=outgoing_mail(),
         identities=sending_identities(),
         fanout=QueueSender(get_settings().notify_queue, "notification chunk(s)"),
+        # infra.build names each queue's dead-letter queue so.
+        dead_letters=QueueSender(f"{get_settings().notify_queue}-dead", "dead letter(s)"),
         clock=clock,
         inline_limit=INLINE_LIMIT if inline_limit is None else inline_limit,
         chunk_size=CHUNK_SIZE if chunk_size is None else chunk_size,

@@ -39,7 +39,8 @@ class Needs:
     """What one function's code calls. Tables and queues by stem: `posts` is `agora-<stage>-posts`;
     queues by their key in `infra.build.stage_names` (`queue`, `notify_queue`, `feedback_queue`,
     `scheduled_failures`: a scheduled function's on-failure destination, which Lambda sends to with
-    the function's role; `outbox_dead_letters`: drain-outbox's)."""
+    the function's role; `outbox_dead_letters`: drain-outbox's; `notify_dead_letters`: where a
+    notification that can never be built goes)."""
 
     reads: tuple[str, ...] = ()
     # Tables read whole, by pages (migrate only: a Scan is never on a request path).
@@ -131,8 +132,9 @@ FUNCTIONS: dict[str, Needs] = {
         reads=_NOTIFY_READS,
         writes=_NOTIFY_WRITES,
         triggered_by="notify_queue",
-        # The rest of a chunk its deadline leaves goes back on the queue.
-        sends_to=("notify_queue",),
+        # The rest of a chunk its deadline leaves goes back on the queue; a chunk whose email
+        # can never be built goes to its dead-letter queue (services/notify.py).
+        sends_to=("notify_queue", "notify_dead_letters"),
         token_secret=True,
         sends_mail=True,
     ),
@@ -141,7 +143,7 @@ FUNCTIONS: dict[str, Needs] = {
     "drain-outbox": Needs(
         reads=_NOTIFY_READS,
         writes=_NOTIFY_WRITES,
-        sends_to=("notify_queue", "outbox_dead_letters"),
+        sends_to=("notify_queue", "notify_dead_letters", "outbox_dead_letters"),
         token_secret=True,
         sends_mail=True,
         domain_events=True,

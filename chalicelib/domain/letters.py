@@ -38,6 +38,12 @@ class Letter:
     identity: Identity = field(kw_only=True)
 
 
+class MessageUnbuildable(Exception):
+    """A letter that no mail message can be made of (a header value the email package refuses,
+    such as a title holding U+2028): building it again fails again, so it is never retried
+    (services/notify.py sends it to the dead-letter queue with this reason)."""
+
+
 @dataclass(frozen=True)
 class News:
     """What an instant email tells (services/notify.py makes it from the post or comment as

@@ -16,7 +16,7 @@ from email.message import EmailMessage
 from email.utils import formataddr
 from typing import Any
 
-from chalicelib.domain.letters import Identity, Letter, News
+from chalicelib.domain.letters import Identity, Letter, MessageUnbuildable, News
 from chalicelib.logs import get_logger
 from chalicelib.mail.list_unsubscribe import add_unsubscribe_headers, unsubscribe_paragraph
 
@@ -52,15 +52,25 @@ class SesMailer:
         # The configuration set publishes bounces and complaints to SNS (services/suppressions.py).
         configuration_set = get_settings().ses_configuration_set
         extra = {"ConfigurationSetName": configuration_set} if configuration_set else {}
+        data = serialised(message)
         try:
-            response = client("ses").send_raw_email(
-                RawMessage={"Data": message.as_bytes()}, **extra
-            )
+            response = client("ses").send_raw_email(RawMessage={"Data": data}, **extra)
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") == "MessageRejected":
                 raise MessageRejected(str(error)) from error
             raise
         return str(response["MessageId"])
+
+
+# What the email package raises on a value it cannot put in a message: never an AWS fault.
+BUILD_ERRORS = (ValueError, TypeError, LookupError, UnicodeError)
+
+
+def serialised(message: EmailMessage) -> bytes:
+    try:
+        return message.as_bytes()
+    except BUILD_ERRORS as error:
+        raise MessageUnbuildable(f"{type(error).__name__}: {error}") from error
 
 
 def fallback_address(base_url: str) -> str:
@@ -97,11 +107,15 @@ class OutgoingMail:
         about a post or comment (`letter.thread`) when replies by email are on, the group's own address otherwise; the
         group's address is then named in the footer. `letter.unsubscribe_url` adds RFC 8058
         one-click unsubscribe headers and a visible link; the group's disclaimer ends the footer.
+        A letter no message can be made of raises `MessageUnbuildable` (it would fail again).
         """
         to = letter.to
         if self.is_suppressed(to[1]):
             raise AddressSuppressed(to[1])
-        message = self.build(group, letter)
+        try:
+            message = self.build(group, letter)
+        except BUILD_ERRORS as error:
+            raise MessageUnbuildable(f"{type(error).__name__}: {error}") from error
         return str(self.mailer.send(message))
 
     def build(self, group: Any, letter: Letter) -> EmailMessage:

@@ -15,11 +15,10 @@ at least once, so every one of those writes is conditional on the occurrence: to
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from chalicelib import metrics
 from chalicelib.auth import Caller, Need
@@ -31,7 +30,7 @@ from chalicelib.domain.announcements import (
     announcement_to_json,
 )
 from chalicelib.domain.comments import Comment
-from chalicelib.domain.letters import Letter, News
+from chalicelib.domain.letters import Letter, MessageUnbuildable, News
 from chalicelib.domain.ports.content import CommentReader, PostReader
 from chalicelib.domain.ports.notify import (
     Alerts,
@@ -46,6 +45,8 @@ from chalicelib.domain.ports.notify import (
 from chalicelib.domain.ports.people import GroupReader, UserReader
 from chalicelib.logs import get_logger
 from chalicelib.mail.outgoing import instant_email
+from chalicelib.services.dead_letters import send_dead_letter
+from chalicelib.services.notify_reads import BatchReads as BatchReads
 from chalicelib.services.unsubscribe import subscription_label, unsubscribe_url
 
 log = get_logger("notify")
@@ -147,6 +148,8 @@ class DeliveryReport:
     skipped: int = 0
     failed: int = 0
     fanned_out: int = 0
+    # Recipients whose email can never be built: sent to the dead-letter queue, not retried.
+    dead_lettered: int = 0
 
 
 # --- fan-out -----------------------------------------------------------------------------------
@@ -176,40 +179,6 @@ def parse_chunk(body: str) -> tuple[Any, list[Recipient]]:
     return announcement_from_json(data["event"]), [Recipient(**r) for r in data["recipients"]]
 
 
-# --- what one batch of events reads once --------------------------------------------------------
-
-ValueT = TypeVar("ValueT")
-
-
-class BatchReads:
-    """What the notifications of one batch of events (a drain of outbox records) read once.
-
-    A poll that posts a hundred mails into one group records a hundred events about the same
-    group and author: their subscribers are read for the first and reused for the rest, and the
-    drain reads the batch's posts in one BatchGetItem and hands them in here (issue 14's budget
-    of DynamoDB requests per mail). Made by the drain (jobs/outbox.py) and given to the
-    `NotifyService` of that batch; it lives as long as the batch, so a subscription changed
-    during a batch counts from the next one on. Thread-safe.
-    """
-
-    def __init__(self, posts: Mapping[str, Any] | None = None) -> None:
-        self._posts = dict(posts or {})
-        self._read: dict[tuple[object, ...], Any] = {}
-        self._lock = threading.Lock()
-
-    def post(self, post_id: str) -> Any:
-        """The post as the drain read it, else None (read it from the table)."""
-        return self._posts.get(post_id)
-
-    def once(self, key: tuple[object, ...], read: Callable[[], ValueT]) -> ValueT:
-        # Reading under the lock: two workers asking for the same key read it once, not twice.
-        with self._lock:
-            if key not in self._read:
-                self._read[key] = read()
-            value: ValueT = self._read[key]
-            return value
-
-
 class NotificationsFailed(RuntimeError):
     """Some recipients of an event were not told: the drain delivers the event again (those
     already told are not told twice)."""
@@ -231,6 +200,9 @@ class NotifyService:
     identities: Identities
     fanout: Fanout
     clock: Callable[[], datetime]
+    # Where an announcement whose email can never be built goes, once, with its reason (the
+    # notification queue's dead-letter queue); None: nowhere (logged and counted only).
+    dead_letters: Fanout | None = None
     inline_limit: int = INLINE_LIMIT
     chunk_size: int = CHUNK_SIZE
     # The batch being drained (None: every read is fresh, as for one event told alone).
@@ -313,6 +285,7 @@ class NotifyService:
             report.skipped = len(recipients)
             return report
         users = self.users.get_many({r.user_id for r in recipients})
+        unbuildable: list[tuple[Recipient, str]] = []
         for recipient in recipients:
             user = users.get(recipient.user_id)
             if user is None or not self.may_enter(user, occurrence.group):
@@ -320,17 +293,45 @@ class NotifyService:
                 continue
             try:
                 self._tell(user, recipient, occurrence, report)
+            except MessageUnbuildable as error:
+                unbuildable.append((recipient, str(error)))
             except Exception:
                 # One recipient's failure must not keep the others uninformed.
                 report.failed += 1
                 log.exception(
                     "notification failed", extra={"user": user.id, "occurrence": occurrence.id}
                 )
+        if unbuildable:
+            self.dead_letter(event, occurrence, unbuildable, report)
         log.info("notifications delivered", extra={"occurrence": occurrence.id, **asdict(report)})
         metrics.emit("NotificationsSent", report.emailed)
         if report.failed:
             metrics.emit("NotificationFailed", report.failed)
         return report
+
+    def dead_letter(
+        self,
+        event: Any,
+        occurrence: Occurrence,
+        unbuildable: list[tuple[Recipient, str]],
+        report: DeliveryReport,
+    ) -> None:
+        """A poison announcement: sent once to the dead-letter queue (services/dead_letters.py).
+        The recipients' claims stay, so a delivery of the same event again (another recipient's
+        AWS fault) does not send it twice; when the queue refuses it (an AWS fault), the claims
+        are released and the recipients count as failed: the event is delivered again."""
+        chunk = chunk_body(event, [recipient for recipient, _ in unbuildable])
+        try:
+            send_dead_letter(
+                self.dead_letters, chunk, [why for _, why in unbuildable], occurrence.id
+            )
+        except Exception:
+            log.exception("dead letter not sent", extra={"occurrence": occurrence.id})
+            for recipient, _ in unbuildable:
+                self.digests.release_instant(recipient.user_id, occurrence.id)
+            report.failed += len(unbuildable)
+            return
+        report.dead_lettered += len(unbuildable)
 
     def _tell(
         self, user: Any, recipient: Recipient, occurrence: Occurrence, report: DeliveryReport
@@ -382,6 +383,8 @@ class NotifyService:
                 identity=self.identities.of(occurrence.group),
             )
             message_id = self.mail.send(occurrence.group, letter)
+        except MessageUnbuildable:
+            raise  # the claim stays: it would fail again (`dead_letter`)
         except Exception:
             self.digests.release_instant(user.id, occurrence.id)
             raise
