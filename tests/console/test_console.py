@@ -83,11 +83,20 @@ def moderate(page, comment, button: str, announced: str) -> None:
     expect(comment).to_have_count(0)
 
 
+def open_page(page, name: str) -> None:
+    """Open a console page from the navigation and wait until it is drawn: until then the page
+    before it (whose group chooser is labelled "Group" too) may still be what the locators find."""
+    page.get_by_role("link", name=name).click()
+    expect(page.get_by_role("heading", level=1, name=name)).to_be_visible()
+
+
 def choose_group(page, name: str) -> None:
     """Choose a group by its name (its option is indented by its depth in the tree)."""
     chooser = page.get_by_label("Group", exact=True)
     option = chooser.locator("option").filter(has_text=re.compile(rf"^\s*{re.escape(name)}\s*$"))
-    chooser.select_option(option.get_attribute("value"))
+    value = option.get_attribute("value")
+    chooser.select_option(value)
+    expect(chooser).to_have_value(value)
 
 
 def test_root_administrator_signs_in_sees_every_page_and_is_signed_out_by_an_expired_token(
@@ -160,7 +169,7 @@ def test_moderation_approves_asks_before_a_bulk_delete_clears_reports_and_purges
     the keyboard and a comment's spam reports are cleared; a deleted comment is purged for good
     and another undeleted."""
     sign_in(page, agora)
-    page.get_by_role("link", name="Moderation").click()
+    open_page(page, "Moderation")
     choose_group(page, "Gardening Club")
     expect(page.get_by_role("tab", name="Unapproved")).to_have_attribute("aria-selected", "true")
     comment = page.locator('li[data-comment-id="104"]')
@@ -248,7 +257,7 @@ def gardening_event(agora, title: str, day: int, hours: tuple[int, int], **extra
 
 def open_the_gardening_calendar(page, agora) -> None:
     sign_in(page, agora)
-    page.get_by_role("link", name="Events").click()
+    open_page(page, "Events")
     choose_group(page, "Gardening Club")
 
 
@@ -414,7 +423,7 @@ def test_settings_show_a_feed_error_beside_its_field_then_store_a_good_one_and_a
     assert last_error["message"].startswith("Could not connect to the mail server")
 
     sign_in(page, agora)
-    page.get_by_role("link", name="Settings").click()
+    open_page(page, "Settings")
     choose_group(page, "Gardening Club")
     feed = page.get_by_role("form", name="Feed settings")
     editor = feed.get_by_label("Editor email")
@@ -622,11 +631,12 @@ def test_mail_log_reads_the_api_its_outcome_filter_asks_it_and_notifications_sav
 
     rows = page.locator("tr[data-status]")
     expect(rows).to_have_count(3)
-    assert {rows.nth(i).get_attribute("data-status") for i in range(3)} == {"rejected"}
+    for index in range(3):
+        expect(rows.nth(index)).to_have_attribute("data-status", "rejected")
     expect(rows.first).to_contain_text("test rejected")
     screenshot(page, "mail-log-rejected")
 
-    page.get_by_role("link", name="Notifications").click()
+    open_page(page, "Notifications")
     choose_group(page, "Gardening Club")
     expect(page.get_by_role("heading", name="Group: Gardening Club")).to_be_visible()
     form = page.get_by_role("form", name="Notifications")
@@ -661,7 +671,7 @@ def test_notifications_find_a_person_by_three_letters_and_show_their_subscriptio
 
     # A group administrator: the search offers the members of the group chosen.
     sign_in(page, agora, GUS)
-    page.get_by_role("link", name="Notifications").click()
+    open_page(page, "Notifications")
     choose_group(page, "Gardening Club")
     person = page.get_by_role("combobox", name="Person")
     person.press_sequentially("Sam")
@@ -703,7 +713,7 @@ def test_load_more_shows_only_when_more_follow(agora, page):
     for day in range(1, 5):
         pruning(day)
     sign_in(page, agora)
-    page.get_by_role("link", name="Events").click()
+    open_page(page, "Events")
     choose_group(page, "Tomato Growers")
     page.get_by_label("Filter").fill("pruning")
     upcoming = page.locator(".event-list").first
@@ -731,7 +741,7 @@ def test_notifications_add_a_post_and_an_author_and_save_everything_at_once(agor
     post = next(p for p in body["object"]["posts"] if p["id"] == SEED_SWAP)
 
     sign_in(page, agora)
-    page.get_by_role("link", name="Notifications").click()
+    open_page(page, "Notifications")
     choose_group(page, "Gardening Club")
     person = page.get_by_role("combobox", name="Person")
     person.press_sequentially("Sam")
@@ -783,11 +793,9 @@ def test_the_group_chooser_shows_the_groups_as_a_tree_and_a_group_administrator_
     with page.expect_response(lambda r: "/api/v1/en_US/group/list" in r.url) as listed:
         sign_in(page, agora)
     assert listed.value.status == 200
-    page.get_by_role("link", name="Settings").click()
+    open_page(page, "Settings")
     options = page.get_by_label("Group", exact=True).locator("option")
-    expect(options).to_have_count(8)
-    shown = [(int(o.get_attribute("data-depth")), o.inner_text().strip()) for o in options.all()]
-    assert shown == [
+    tree = [
         (0, "Agora Community"),
         (1, "Gardening Club"),
         (2, "Tomato Growers"),
@@ -797,20 +805,24 @@ def test_the_group_chooser_shows_the_groups_as_a_tree_and_a_group_administrator_
         (1, "Staff Room"),
         (2, "Moderators Lounge"),
     ]
-    # Each level is indented one step more.
-    texts = options.evaluate_all("options => options.map(o => o.textContent)")
-    assert texts[2] == "\u00a0" * 8 + "Tomato Growers"
+    # Each option's depth, and its text indented one step (four no-break spaces) a level, read
+    # by assertions that wait for them.
+    expect(options).to_have_count(len(tree))
+    for index, (depth, name) in enumerate(tree):
+        expect(options.nth(index)).to_have_attribute("data-depth", str(depth))
+        expect(options.nth(index)).to_have_js_property("textContent", "\u00a0" * 4 * depth + name)
     screenshot(page, "group-chooser")
 
     # Gus administers a club and its subgroup: the subgroup sits under it.
     page.get_by_role("button", name="Sign out").click()
     # A group administrator sees only their groups and no system settings.
     sign_in_with_the_form(page, GUS)
-    page.get_by_role("link", name="Settings").click()
+    open_page(page, "Settings")
     options = page.get_by_label("Group", exact=True).locator("option")
     expect(options).to_have_count(2)
     expect(options).to_have_text(["Gardening Club", "Tomato Growers"])
-    assert [o.get_attribute("data-depth") for o in options.all()] == ["0", "1"]
+    expect(options.nth(0)).to_have_attribute("data-depth", "0")
+    expect(options.nth(1)).to_have_attribute("data-depth", "1")
     expect(page.get_by_role("form", name="Feed settings")).to_be_visible()
     expect(page.get_by_role("heading", name="Home page")).to_have_count(0)
     expect(page.get_by_role("link", name="Profile fields")).to_have_count(0)
