@@ -149,6 +149,14 @@ class PayloadTooLarge(AgoraError):
         super().__init__(message, _field_error("body", "", message), 413)
 
 
+class UnsupportedMediaType(AgoraError):
+    """A body that does not say it is JSON (CONTRACT §6: 415, key `Content-Type`)."""
+
+    def __init__(self, content_type: str) -> None:
+        message = "The request body must be JSON, sent with Content-Type: application/json."
+        super().__init__(message, _field_error("Content-Type", content_type, message), 415)
+
+
 class TooManyRequests(AgoraError):
     def __init__(
         self, message: str = "Too many attempts; try again later.", retry_after: int = 60

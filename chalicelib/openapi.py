@@ -40,6 +40,7 @@ ERROR_STATUSES = {
         " that still has fields, or a write that raced another one"
     ),
     "413": "Body larger than 1 MiB",
+    "415": "A body whose `Content-Type` is not `application/json` (a `charset` parameter allowed)",
     "429": "Too many failed sign-ins",
     "503": "AWS throttled, failed or timed out beyond the retries: send again after Retry-After",
 }
@@ -148,17 +149,7 @@ def _operation(spec: RouteSpec, defs: dict[str, Any]) -> dict[str, Any]:
         }
     if spec.path.endswith(".ics"):
         responses["304"] = {"description": "Not modified: `If-None-Match` names the current ETag"}
-    for status in ERROR_STATUSES:
-        if status == "401" and spec.need is None and spec.path not in MAY_ANSWER_401:
-            continue
-        if status == "400" and spec.content_type == "text/html":
-            # A page for people (the unsubscribe confirmation) says what is wrong as a page.
-            responses[status] = {
-                "description": ERROR_STATUSES[status],
-                "content": {"text/html": {"schema": {"type": "string"}}},
-            }
-            continue
-        responses[status] = {"$ref": f"#/components/responses/Error{status}"}
+    responses.update(_error_responses(spec))
     operation: dict[str, Any] = {
         "operationId": spec.handler.__name__,
         "summary": spec.summary,
@@ -183,6 +174,25 @@ def _operation(spec: RouteSpec, defs: dict[str, Any]) -> dict[str, Any]:
             },
         }
     return operation
+
+
+def _error_responses(spec: RouteSpec) -> dict[str, Any]:
+    """The errors a route may answer: 401 where a token is looked at, 415 where a body is."""
+    responses: dict[str, Any] = {}
+    for status in ERROR_STATUSES:
+        if status == "401" and spec.need is None and spec.path not in MAY_ANSWER_401:
+            continue
+        if status == "415" and spec.body_model is None:
+            continue
+        if status == "400" and spec.content_type == "text/html":
+            # A page for people (the unsubscribe confirmation) says what is wrong as a page.
+            responses[status] = {
+                "description": ERROR_STATUSES[status],
+                "content": {"text/html": {"schema": {"type": "string"}}},
+            }
+            continue
+        responses[status] = {"$ref": f"#/components/responses/Error{status}"}
+    return responses
 
 
 @functools.cache

@@ -183,7 +183,7 @@ def test_an_answer_keeps_other_characters_unescaped() -> None:
     ("chalice_status", "status", "message"),
     [
         (405, 405, "This method is not allowed on this path."),
-        (415, 400, "The request body must be JSON."),
+        (415, 415, "The request body must be JSON, sent with Content-Type: application/json."),
         (403, 403, "Not found."),
         (413, 413, "The request body is too large."),
         (500, 500, "Something went wrong on our side; it has been logged."),

@@ -82,7 +82,11 @@ class Call(Generic[PathT, QueryT, BodyT]):
             if spec is None or spec.body_model is None:
                 self._raw_body = None
             else:
-                self._raw_body = read_body(self.request.raw_body, required=spec.body_required)
+                self._raw_body = read_body(
+                    self.request.raw_body,
+                    required=spec.body_required,
+                    content_type=(self.request.headers or {}).get("content-type"),
+                )
         return self._raw_body
 
     @property

@@ -8,14 +8,17 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from chalicelib.api.routing.strict_json import parse_json
 from chalicelib.envelope import validation_failed
-from chalicelib.errors import BadRequest, PayloadTooLarge
+from chalicelib.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
 
 MAX_BODY_BYTES = 1024 * 1024
+
+# The charsets a JSON body may name: JSON between systems is UTF-8 (RFC 8259 §8.1).
+JSON_CHARSETS = frozenset({"utf-8", "utf8"})
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-def read_body(raw: bytes | None, *, required: bool) -> Any:
+def read_body(raw: bytes | None, *, required: bool, content_type: str | None) -> Any:
     """The body as strict JSON; an empty one is `{}` where its fields may come from the query."""
     raw = raw or b""
     if len(raw) > MAX_BODY_BYTES:
@@ -24,7 +27,30 @@ def read_body(raw: bytes | None, *, required: bool) -> Any:
         if not required:
             return {}
         raise BadRequest("The request body is empty; this route takes a JSON object.")
+    require_json(content_type)
     return parse_json(raw)
+
+
+def require_json(content_type: str | None) -> None:
+    """A body is read only when it says it is JSON (CONTRACT §6), whatever it holds.
+
+    A `text/plain`, form or typeless body is what a page on another site can make a browser send
+    without asking first (a CORS "simple" request): reading it as JSON let such a page sign in
+    with guesses in a visitor's name, spending their throttle. A body that says
+    `application/json` makes the browser ask (a preflight), which only allowed origins pass.
+    """
+    media_type, *parameters = (content_type or "").split(";")
+    if media_type.strip().lower() != "application/json" or not all(
+        _is_json_charset(parameter) for parameter in parameters
+    ):
+        raise UnsupportedMediaType(content_type or "")
+
+
+def _is_json_charset(parameter: str) -> bool:
+    name, _, value = parameter.partition("=")
+    if not name.strip() and not value:
+        return True  # an empty parameter, as in `application/json;`
+    return name.strip().lower() == "charset" and value.strip().strip('"').lower() in JSON_CHARSETS
 
 
 @overload

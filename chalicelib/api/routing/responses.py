@@ -14,7 +14,13 @@ from chalicelib.envelope import (
     internal_error_payload,
     success_payload,
 )
-from chalicelib.errors import AgoraError, Conflict, ServiceUnavailable, has_surrogate
+from chalicelib.errors import (
+    AgoraError,
+    Conflict,
+    ServiceUnavailable,
+    UnsupportedMediaType,
+    has_surrogate,
+)
 from chalicelib.logs import get_logger
 
 if TYPE_CHECKING:
@@ -86,7 +92,7 @@ CHALICE_ERRORS = {
     404: "Not found.",
     405: "This method is not allowed on this path.",
     413: "The request body is too large.",
-    415: "The request body must be JSON.",
+    415: UnsupportedMediaType("").message,
     500: "Something went wrong on our side; it has been logged.",
 }
 
@@ -96,10 +102,13 @@ def enveloped(response: Response) -> Response:
     body = response.body
     if response.status_code < 400 or not isinstance(body, dict) or "Code" not in body:
         return response
-    status = 400 if response.status_code == 415 else response.status_code
-    message = CHALICE_ERRORS.get(response.status_code, str(body.get("Message", "")))
+    status = response.status_code
+    message = CHALICE_ERRORS.get(status, str(body.get("Message", "")))
     headers = {k: str(v) for k, v in response.headers.items() if k.lower() == "allow"}
-    return json_response(status, failure_payload(message), headers)
+    payload = failure_payload(message)
+    if status == 415:
+        payload = error_payload(UnsupportedMediaType(""))
+    return json_response(status, payload, headers)
 
 
 def envelope_middleware(event: Any, get_response: Callable[[Any], Response]) -> Response:
