@@ -29,16 +29,14 @@ class GroupListService:
         self.groups = groups
 
     def page(self, caller: Caller, query: GroupListQuery) -> GroupPage:
-        after = None
-        if query.offset:
-            after = self.groups.get(query.offset)
-            if after is None:
-                raise ValidationFailed.one("offset", query.offset, "no group has this id")
         if caller.is_root_admin:
             # Every group: one Query of the by-name index, sized by the page.
+            after = self.groups.get(query.offset) if query.offset else None
+            if query.offset and after is None:
+                raise not_in_list(query.offset)
             records: Sequence[Any] = self.groups.by_name(limit=query.page_size, after=after)
         else:
-            records = self._managed(caller, query.page_size, after)
+            records = self._managed(caller, query.page_size, query.offset)
         return GroupPage(
             offset=next_offset(records, query.offset, lambda g: g.id),
             groups=[
@@ -47,11 +45,24 @@ class GroupListService:
             ],
         )
 
-    def _managed(self, caller: Caller, limit: int, after: Any | None) -> list[Any]:
+    def _managed(self, caller: Caller, limit: int, offset: str | None) -> list[Any]:
         """The groups the caller moderates or administers: their memberships (already read with
-        the caller) name them, one BatchGetItem per 100 reads their names."""
+        the caller) name them, one BatchGetItem per 100 reads their names. The offset is one of
+        them: any other group's id, hidden or not, is the same 400 as an unknown one."""
         ids = {group_id for group_id, role in caller.roles.items() if role >= Role.MODERATOR}
-        found = sorted(self.groups.get_many(ids).values(), key=name_order)
-        if after is not None:
+        if offset and offset not in ids:
+            raise not_in_list(offset)
+        by_id = self.groups.get_many(ids)
+        found = sorted(by_id.values(), key=name_order)
+        if offset:
+            after = by_id.get(offset)
+            if after is None:  # the membership names a group that is gone
+                raise not_in_list(offset)
             found = [g for g in found if name_order(g) > name_order(after)]
         return found[:limit]
+
+
+def not_in_list(offset: str) -> ValidationFailed:
+    """One answer for an id no group has and for a group the caller's list does not hold: the
+    list tells no one which groups exist."""
+    return ValidationFailed.one("offset", offset, "the list holds no group with this id")

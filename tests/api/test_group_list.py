@@ -78,9 +78,21 @@ def test_a_moderators_pages_follow_each_other(api, people):
     assert [g["name"] for g in first["groups"]] == ["Beds"]
     second = api.get_object(f"{LIST}?pageSize=1&offset={first['offset']}", people.both)
     assert [g["name"] for g in second["groups"]] == ["Garden"]
-    # Any group's id continues after its place, also one the caller does not manage.
-    after_alpine = api.get_object(f"{LIST}?offset={people.alpine}", people.both)
-    assert [g["name"] for g in after_alpine["groups"]] == ["Beds", "Garden"]
+
+
+@pytest.mark.parametrize("who", ["both", "member", "garden_admin"])
+def test_an_offset_outside_the_callers_list_is_the_same_400_as_an_unknown_id(api, people, who):
+    """No oracle: a group the caller does not manage (Alpine, a private group; Other, where
+    `both` is a member) answers exactly as an id no group has."""
+    user = getattr(people, who)
+    answers = [
+        api.get(f"{LIST}?offset={group_id}", user)
+        for group_id in (people.alpine, people.other, "3f2504e0-4f89-11d3-9a0c-0305e82c3301")
+    ]
+
+    assert [status for status, _ in answers] == [400, 400, 400]
+    messages = {(e["key"], e["message"]) for _, body in answers for e in body["errors"]}
+    assert messages == {("offset", "the list holds no group with this id")}
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,7 @@ UNKNOWN_OFFSET: Rule = (
     "offset",
     r"no \w+( of this group)? has this id|is not the id of an alert of this user"
     r"|this comment has never been (in the deleted list|reported)"
-    r"|the search's list holds no user with this id",
+    r"|the search's list holds no user with this id|the list holds no group with this id",
 )
 # The paged lists (CONTRACT §7), and marking alerts read, which answers the first page.
 PAGED_LISTS = (
