@@ -41,7 +41,7 @@ ERROR_STATUSES = {
     ),
     "413": "Body larger than 1 MiB",
     "415": "A body whose `Content-Type` is not `application/json` (a `charset` parameter allowed)",
-    "429": "Too many failed sign-ins",
+    "429": "Too many failed sign-ins, or a second poll now of a mailbox within a minute",
     "503": "AWS throttled, failed or timed out beyond the retries: send again after Retry-After",
 }
 

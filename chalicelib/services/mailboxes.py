@@ -7,6 +7,7 @@ services/poll_schedule.py). Passwords are stored only as KMS ciphertexts bound t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -24,7 +25,7 @@ from chalicelib.domain.mailboxes import (
     PollState,
     mailbox_key,
 )
-from chalicelib.errors import Conflict, ValidationFailed
+from chalicelib.errors import Conflict, TooManyRequests, ValidationFailed
 from chalicelib.schemas.common import AccessWarning
 from chalicelib.schemas.connectors import (
     POP3S_PORT,
@@ -46,6 +47,10 @@ class Cipher(Protocol):
     def encrypt(self, plaintext: str, context: Mapping[str, str]) -> bytes: ...
 
     def decrypt(self, ciphertext: bytes, context: Mapping[str, str]) -> str: ...
+
+
+# "Poll now" makes a mailbox due at most this often (CONTRACT §5: 429 with Retry-After).
+POLL_NOW_EVERY = timedelta(minutes=1)
 
 
 def _context(scope: str) -> dict[str, str]:
@@ -113,11 +118,22 @@ class MailboxSettingsService:
         return EmailToCommentOut(**self._fields(record, self._password(record)))
 
     def _poll_now(self, scope: str) -> Any:
-        if self.mailboxes.poll_due_at(scope, self.clock()) is None:
+        """At most once a minute a mailbox (CONTRACT §5): else any host an administrator names
+        could be made a target of Agora's connections as often as they ask, failure back-off or
+        not."""
+        now = self.clock()
+        record, made_due = self.mailboxes.poll_due_at(scope, now, not_since=now - POLL_NOW_EVERY)
+        if record is None:
             raise Conflict(
                 "isEnabled", False, "The mailbox is disabled: enable it to have it polled."
             )
-        return self.mailboxes.get(scope)
+        if not made_due:
+            left = record.poll_now_on + POLL_NOW_EVERY - now
+            raise TooManyRequests(
+                "This mailbox was asked to poll less than a minute ago; it is already due.",
+                retry_after=max(1, math.ceil(left.total_seconds())),
+            )
+        return record
 
     # --- mail-in ---------------------------------------------------------------------------------
 

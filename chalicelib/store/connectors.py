@@ -274,6 +274,8 @@ class MailboxRecord(Model):
     due_shard = UnicodeAttribute(null=True)
     due_key = UnicodeAttribute(null=True)
     failing = UnicodeAttribute(null=True)
+    # When "poll now" last made the mailbox due: the next one waits a minute (CONTRACT §5).
+    poll_now_on = UtcAttribute(null=True)
 
     enabled = EnabledMailboxIndex()
     due = DueMailboxIndex()
@@ -325,17 +327,34 @@ class MailboxRepository:
         record.update(actions=actions)
         return record
 
-    def poll_due_at(self, scope: str, when: datetime) -> MailboxRecord | None:
-        """Make an enabled mailbox due at `when` ("poll now"), its empty streak reset; None
-        when it is not enabled (nothing written)."""
+    def poll_due_at(
+        self, scope: str, when: datetime, *, not_since: datetime
+    ) -> tuple[MailboxRecord | None, bool]:
+        """Make an enabled mailbox due at `when` ("poll now"), its empty streak reset, unless
+        "poll now" already did after `not_since`: (the record, True) when written, (the record
+        as stored, False) when too soon, (None, False) when it is not enabled. One conditional
+        write, so two requests at once make it due once."""
         record = MailboxRecord(scope)
         done = conditionally(
             lambda: record.update(
-                actions=[*_due_actions(scope, when), MailboxRecord.empty_polls.set(0)],
-                condition=MailboxRecord.enabled_kind.exists(),
+                actions=[
+                    *_due_actions(scope, when),
+                    MailboxRecord.empty_polls.set(0),
+                    MailboxRecord.poll_now_on.set(when),
+                ],
+                condition=MailboxRecord.enabled_kind.exists()
+                & (
+                    MailboxRecord.poll_now_on.does_not_exist()
+                    | (MailboxRecord.poll_now_on <= not_since)
+                ),
             )
         )
-        return record if done else None
+        if done:
+            return record, True
+        stored = self.get(scope)
+        if stored is None or not stored.enabled_kind:
+            return None, False
+        return stored, False
 
     def record_poll(
         self,

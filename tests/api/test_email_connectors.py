@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from chalicelib import deps
-from tests.fixtures import group_summary, new_id, with_two_groups
+from chalicelib.errors import TooManyRequests
+from tests.fixtures import auth, group_summary, new_id, with_two_groups
+from tests.support.mailbox_fakes import FakeCipher
 from tests.support.privileges import GARDEN_ADMINISTRATORS_ONLY, caller
 
 POST_SETTINGS = "/api/v1/en_US/connector/email-to-post/{}"
@@ -442,3 +445,120 @@ def test_the_poll_routes_are_in_the_openapi_document(api):
     ):
         assert "202" in paths[path]["post"]["responses"]
         assert "409" in paths[path]["post"]["responses"]
+
+
+# --- poll now: at most once a minute a mailbox (CONTRACT §5) -----------------------------------
+
+
+def test_poll_now_again_within_a_minute_is_429_with_the_seconds_left(api, people):
+    from chalicelib.store.connectors import MailboxRepository
+
+    api.put(to_post(people.garden), people.garden_admin, GOOD)
+    poll = f"{to_post(people.garden)}/poll"
+    first = api.post(poll, people.garden_admin, None)
+    # The poll fails meanwhile: the mailbox backs off for 30 minutes.
+    backed_off = datetime.now(UTC) + timedelta(minutes=30)
+    MailboxRepository().record_poll(
+        people.garden,
+        datetime.now(UTC),
+        next_poll_on=backed_off,
+        empty_polls=0,
+        failures=1,
+        error="login refused",
+    )
+
+    response = api.client.http.post(poll, headers={**auth(people.garden_admin)})
+
+    assert first[0] == 202
+    body = json.loads(response.body)
+    assert response.status_code == 429 and body["success"] is False
+    assert 1 <= int(response.headers["Retry-After"]) <= 60
+    # The back-off stands: this poll now made nothing due.
+    _, read = api.get(to_post(people.garden), people.garden_admin)
+    assert abs(_moment(read["object"]["nextPollOn"]) - backed_off) < timedelta(milliseconds=1)
+    # The other mailbox has its own minute.
+    api.put(COMMENT_SETTINGS, people.root_admin, GOOD)
+    assert api.post(f"{COMMENT_SETTINGS}/poll", people.root_admin, None)[0] == 202
+
+
+def test_poll_now_a_minute_later_makes_the_mailbox_due_again(people):
+    from chalicelib.services.mailboxes import MailboxSettingsService
+    from chalicelib.store.connectors import MailboxRepository
+
+    moments = iter([T_POLL, T_POLL + timedelta(seconds=59), T_POLL + timedelta(seconds=60)])
+    service = MailboxSettingsService(MailboxRepository(), FakeCipher(), clock=lambda: next(moments))
+    enable_garden(people.garden)
+
+    first = service.poll_email_to_post(garden_of(people))
+    with pytest.raises(TooManyRequests) as refused:
+        service.poll_email_to_post(garden_of(people))
+    again = service.poll_email_to_post(garden_of(people))
+
+    assert first.next_poll_on == T_POLL
+    assert refused.value.retry_after == 1
+    assert again.next_poll_on == T_POLL + timedelta(seconds=60)
+
+
+def test_concurrent_poll_nows_make_the_mailbox_due_once(moto_server):
+    """Eight requests at once, on threads, against a real (threaded) DynamoDB endpoint: one
+    conditional write wins, the other seven are told to wait."""
+    import threading
+
+    from chalicelib.services.mailboxes import MailboxSettingsService
+    from chalicelib.store.connectors import MailboxRepository
+    from tests.fixtures import Community
+
+    community = Community()
+    community.group("home")
+    community.load()
+    enable_garden(community.root)
+    service = MailboxSettingsService(MailboxRepository(), FakeCipher(), clock=lambda: T_POLL)
+    group = deps.group_service().get(community.root, key="groupId")
+    start = threading.Barrier(8)
+    outcomes: list[str] = []
+    lock = threading.Lock()
+
+    def poll_now() -> None:
+        start.wait()
+        try:
+            service.poll_email_to_post(group)
+            outcome = "due"
+        except TooManyRequests as refused:
+            outcome = f"429 after {refused.retry_after}"
+        with lock:
+            outcomes.append(outcome)
+
+    threads = [threading.Thread(target=poll_now) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert sorted(outcomes) == ["429 after 60"] * 7 + ["due"]
+
+
+T_POLL = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+def enable_garden(scope: str) -> None:
+    from chalicelib.store.connectors import MailboxRepository
+
+    MailboxRepository().save_settings(
+        scope,
+        "emailToPost",
+        {
+            "server_name": "pop.example.org",
+            "server_port": 995,
+            "server_username": "garden",
+            "password": FakeCipher().encrypt("pw", {"agora:scope": scope}),
+            "is_enabled": True,
+            "is_ssl": True,
+            "delete_processed": False,
+            "editor_id": "ann",
+        },
+        next_poll_on=T_POLL + timedelta(minutes=5),
+    )
+
+
+def garden_of(people):
+    return deps.group_service().get(people.garden, key="groupId")

@@ -59,10 +59,26 @@ def test_poll_now_makes_an_enabled_mailbox_due_and_refuses_a_disabled_one(mailbo
     save(mailboxes, "garden", due=T0 + timedelta(minutes=5))
     save(mailboxes, "off", enabled=False)
     assert set(mailboxes.due_scopes(T0)) == set()
-    assert mailboxes.poll_due_at("garden", T0) is not None
-    assert mailboxes.poll_due_at("off", T0) is None
-    assert mailboxes.poll_due_at("nobody", T0) is None
+    since = T0 - timedelta(minutes=1)
+    assert mailboxes.poll_due_at("garden", T0, not_since=since)[1] is True
+    assert mailboxes.poll_due_at("off", T0, not_since=since) == (None, False)
+    assert mailboxes.poll_due_at("nobody", T0, not_since=since) == (None, False)
     assert set(mailboxes.due_scopes(T0)) == {"garden"}
+
+
+def test_poll_now_again_within_the_limit_writes_nothing_and_names_the_last_one(mailboxes):
+    save(mailboxes, "garden", due=T0 + timedelta(minutes=5))
+    mailboxes.poll_due_at("garden", T0, not_since=T0 - timedelta(minutes=1))
+    later = T0 + timedelta(seconds=40)
+
+    record, made_due = mailboxes.poll_due_at(
+        "garden", later, not_since=later - timedelta(minutes=1)
+    )
+
+    assert made_due is False and record.poll_now_on == T0 and record.next_poll_on == T0
+    after = T0 + timedelta(minutes=1)
+    assert mailboxes.poll_due_at("garden", after, not_since=T0)[1] is True
+    assert mailboxes.get("garden").next_poll_on == after
 
 
 def test_a_poll_moves_the_mailbox_and_a_failure_streak_shows_in_the_failing_index(mailboxes):

@@ -103,13 +103,18 @@ class FakeMailboxRepository:
         self._records[scope] = record
         return _copy(record)
 
-    def poll_due_at(self, scope: str, when: datetime) -> FakeMailboxRecord | None:
+    def poll_due_at(
+        self, scope: str, when: datetime, *, not_since: datetime
+    ) -> tuple[FakeMailboxRecord | None, bool]:
         record = self._records.get(scope)
         if record is None or not record.enabled_kind:
-            return None
+            return None, False
+        if record.poll_now_on is not None and record.poll_now_on > not_since:
+            return _copy(record), False
         self._set_due(record, when)
         record.empty_polls = 0
-        return _copy(record)
+        record.poll_now_on = when
+        return _copy(record), True
 
     def record_poll(
         self,
