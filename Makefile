@@ -38,7 +38,7 @@ lock: $(STAMP)
 RESET ?=
 run: $(STAMP)
 	@# exec: the signal that stops make (kill, Ctrl-C) reaches Agora itself, which saves its data.
-	PYTHONPATH=. exec $(BIN)/python -m chalicelib.local $(if $(filter 1 yes true,$(RESET)),--reset)
+	PYTHONPATH=. exec $(BIN)/python -m agora_local $(if $(filter 1 yes true,$(RESET)),--reset)
 
 ## test: lint, format check, infra up to date, package + cfn-lint, and the whole pytest suite
 ## (the first two beside the suite; the package again only when what it is made of changed)

@@ -28,7 +28,7 @@ def in_process_aws() -> Iterator[None]:
     """A fresh moto AWS with every table and the mailbox queue (as the tests' `aws` fixture)."""
     from moto import mock_aws
 
-    from chalicelib.embedded_aws import serialise_moto_dynamodb
+    from agora_local.embedded_aws import serialise_moto_dynamodb
     from chalicelib.settings import get_settings, reload_settings
 
     # Code under test runs threads too (mail polls mailboxes in parallel): moto's DynamoDB gets
@@ -36,7 +36,7 @@ def in_process_aws() -> Iterator[None]:
     serialise_moto_dynamodb()
     with mock_aws():
         reload_settings()
-        from chalicelib.local import ensure_kms_key, ensure_queue
+        from agora_local.run import ensure_kms_key, ensure_queue
         from chalicelib.store import cache
         from chalicelib.store.groups import GroupRepository
         from chalicelib.store.tables import create_tables

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
-from tests.support import REPO_ROOT, moto_speedups
+from agora_local import moto_speedups
+from tests.support import REPO_ROOT
 
 
 @pytest.fixture(autouse=True)
@@ -45,7 +46,7 @@ def aws(request: pytest.FixtureRequest) -> Iterator[None]:
     """
     if request.node.get_closest_marker("fast"):
         pytest.fail("a test marked fast asked for moto (the fast tier runs without AWS)")
-    from chalicelib.embedded_aws import serialise_moto_dynamodb
+    from agora_local.embedded_aws import serialise_moto_dynamodb
     from chalicelib.settings import get_settings, reload_settings
 
     # Code under test runs threads too (mail polls mailboxes in parallel): moto's DynamoDB gets
@@ -128,7 +129,7 @@ def in_process_aws() -> Any:
 
 def empty_queues(*names: str) -> None:
     """The queues, empty, in the current (fresh) moto SQS: made as its CreateQueue makes them
-    (with no attributes, as `chalicelib.local.ensure_queue` asks), without the 5 ms of botocore
+    (with no attributes, as `agora_local.run.ensure_queue` asks), without the 5 ms of botocore
     and moto's parsing each request costs."""
     from moto.core import DEFAULT_ACCOUNT_ID
     from moto.sqs.models import sqs_backends
@@ -213,8 +214,8 @@ def moto_server():
 @contextmanager
 def embedded_moto_server() -> Iterator[None]:
     """The `moto_server` fixture's server, for code outside a test (the bench's lease race)."""
+    from agora_local.embedded_aws import start_moto_server, stop_moto_server
     from chalicelib import aws
-    from chalicelib.embedded_aws import start_moto_server, stop_moto_server
     from chalicelib.store.tables import all_models
 
     # The server serialises moto's DynamoDB calls (as make run's does): that gives moto
@@ -251,7 +252,7 @@ def embedded_moto_server() -> Iterator[None]:
 @pytest.fixture
 def kms_key(aws: None) -> str:
     """The KMS key that encrypts stored secrets (moto makes key material: opt in where needed)."""
-    from chalicelib.local import ensure_kms_key
+    from agora_local.run import ensure_kms_key
     from chalicelib.settings import get_settings
 
     return ensure_kms_key(get_settings().kms_key_id)

@@ -328,7 +328,7 @@ def run_cli(env: dict[str, str], *arguments: str, stdin: str = "") -> subprocess
 
 @pytest.mark.slow
 def test_only_aws_endpoint_url_is_enough_for_make_runs_embedded_aws():
-    from chalicelib.embedded_aws import start_moto_server, stop_moto_server
+    from agora_local.embedded_aws import start_moto_server, stop_moto_server
 
     server = start_moto_server()
     try:

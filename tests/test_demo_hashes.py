@@ -7,8 +7,7 @@ import json
 
 from argon2 import extract_parameters, profiles
 
-from chalicelib.auth import verify_password
-from chalicelib.local_demo import (
+from agora_local.demo import (
     DEMO_FIXTURE,
     HASHES_NAME,
     DemoPasswordHashes,
@@ -17,6 +16,7 @@ from chalicelib.local_demo import (
     usable_hash,
     write_shipped_hashes,
 )
+from chalicelib.auth import verify_password
 
 
 def demo_fixture() -> dict:

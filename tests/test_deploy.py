@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from chalicelib.embedded_aws import start_moto_server, stop_moto_server
+from agora_local.embedded_aws import start_moto_server, stop_moto_server
 from infra.deploy import PACKAGE, main
 
 GOOD = {"--stage": "prod", "--base-url": "https://c.example.org", "--alarm-email": "ops@c.org"}

@@ -8,7 +8,7 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from chalicelib.embedded_aws import start_moto_server, stop_moto_server
+from agora_local.embedded_aws import start_moto_server, stop_moto_server
 
 TABLE = "embedded-aws-test"
 

@@ -1,4 +1,4 @@
-"""The embedded AWS remembers which of moto's backends serves each host (chalicelib/embedded_aws.py
+"""The embedded AWS remembers which of moto's backends serves each host (agora_local/embedded_aws.py
 `remember_each_hosts_backend`): the same backend as released moto finds, found once."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ HOSTS = [
 def test_each_host_gets_released_motos_backend_and_the_listing_is_read_once(monkeypatch):
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
-    from chalicelib.embedded_aws import remember_each_hosts_backend
+    from agora_local.embedded_aws import remember_each_hosts_backend
 
     released = DomainDispatcherApplication(create_backend_app)
     remember_each_hosts_backend()

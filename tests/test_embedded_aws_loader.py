@@ -1,5 +1,5 @@
 """The embedded AWS's own botocore session reads botocore's JSON through the data loader Agora's
-sessions share (chalicelib/embedded_aws.py): the endpoints file is parsed once a process."""
+sessions share (agora_local/embedded_aws.py): the endpoints file is parsed once a process."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 def test_the_embedded_aws_shares_agoras_data_loader():
     from moto.core.base_backend import AccountSpecificBackend
 
+    from agora_local.embedded_aws import start_moto_server, stop_moto_server
     from chalicelib import aws
-    from chalicelib.embedded_aws import start_moto_server, stop_moto_server
 
     server = start_moto_server()
     try:

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from chalicelib.embedded_aws import start_moto_server, stop_moto_server
+from agora_local.embedded_aws import start_moto_server, stop_moto_server
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures
 from tests.support import REPO_ROOT
 from tests.support.running import run_module

@@ -79,7 +79,7 @@ def _run_with_busy(variable: str) -> subprocess.CompletedProcess:
                 "PYTHONPATH": str(REPO_ROOT),
             }
         )
-        result = run_module("chalicelib.local", env=env, timeout=60)
+        result = run_module("agora_local", env=env, timeout=60)
     result.busy = busy  # type: ignore[attr-defined]
     return result
 
@@ -166,7 +166,7 @@ def test_make_run_answers_cors_preflight_for_an_allowed_origin_only(running):
 def test_permalinks_follow_agora_port_when_agora_base_url_is_unset(monkeypatch, tmp_path):
     """make run's setup: AGORA_BASE_URL unset follows AGORA_PORT (a post's url opens on the
     server); set, it is kept."""
-    from chalicelib.local import prepare_persistence
+    from agora_local.run import prepare_persistence
     from chalicelib.settings import reload_settings
 
     monkeypatch.delenv("AGORA_BASE_URL", raising=False)

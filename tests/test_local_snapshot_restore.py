@@ -1,4 +1,4 @@
-"""make run's snapshot restored (chalicelib/local_persistence.py): the embedded AWS comes back as it
+"""make run's snapshot restored (agora_local/persistence.py): the embedded AWS comes back as it
 was saved, its KMS keys' private keys included, and a save of what was restored writes nothing
 unless the export beside the snapshot may be older than it."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
+from agora_local.persistence import LocalSnapshot
 from chalicelib.aws import client
-from chalicelib.local_persistence import LocalSnapshot
 
 MESSAGE = b"signed before the restart"
 
@@ -59,7 +59,7 @@ def _assert_public_key_verifies(public_der: bytes, message: bytes, signature: by
 
 
 def test_the_token_secret_keeps_its_version_when_a_restart_brings_the_same_value(aws, monkeypatch):
-    from chalicelib.local import share_token_secret
+    from agora_local.run import share_token_secret
     from chalicelib.settings import reload_settings
 
     manager = client("secretsmanager")

@@ -31,8 +31,8 @@ def log_format(monkeypatch):
 
 
 def test_make_runs_scheduler_logs_a_poll_report_as_data(capsys, log_format):
+    from agora_local.run import Scheduler
     from chalicelib.jobs.schedules import Every
-    from chalicelib.local import Scheduler
 
     log_format(None)
     ran = threading.Event()

@@ -102,7 +102,7 @@ def test_the_cli_and_make_run_name_a_bad_variable_in_one_line(tmp_path):
 
     env = {**os.environ, "AGORA_BASE_URL": "community.example.org", "AGORA_PORTT": "1"}
     env.pop("AWS_ENDPOINT_URL", None)
-    for command in (["chalicelib.cli", "create-tables"], ["chalicelib.local"]):
+    for command in (["chalicelib.cli", "create-tables"], ["agora_local"]):
         result = subprocess.run(
             [sys.executable, "-m", *command],
             cwd=REPO_ROOT,

@@ -1,10 +1,10 @@
-"""make run's snapshot (chalicelib/local_persistence.py): a save of the state last saved writes
+"""make run's snapshot (agora_local/persistence.py): a save of the state last saved writes
 nothing, neither the snapshot nor the export (which reads every table: most of a save's cost)."""
 
 from __future__ import annotations
 
+from agora_local.persistence import LocalSnapshot
 from chalicelib.aws import client
-from chalicelib.local_persistence import LocalSnapshot
 
 
 def test_a_save_of_unchanged_state_writes_nothing_and_a_change_or_a_lost_file_writes(aws, tmp_path):

@@ -1,4 +1,4 @@
-"""`make run`'s access log (chalicelib/local.py): a feed key in a URL is never written."""
+"""`make run`'s access log (agora_local/run.py): a feed key in a URL is never written."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from chalicelib.local import RedactedAccessLog, redact_secrets
+from agora_local.run import RedactedAccessLog, redact_secrets
 
 pytestmark = pytest.mark.fast
 

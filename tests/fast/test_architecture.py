@@ -118,6 +118,20 @@ def _importers(package: str, forbidden: tuple[str, ...]) -> list[str]:
     return offenders
 
 
+# What only `make run` and the tests run: the zip Lambda runs holds chalicelib, never these.
+NEVER_SHIPPED = ("agora_local", "tests", "bench", "moto", "werkzeug", "playwright")
+
+
+def test_chalicelib_never_imports_what_is_not_shipped():
+    """make run's code (agora_local), the tests and the local-only libraries sit above chalicelib:
+    an import of one would fail in Lambda, or put moto's patches back into the zip."""
+    assert _importers("chalicelib", NEVER_SHIPPED) == []
+    app = _imported(REPO_ROOT / "app.py")
+    assert (
+        sorted(i for i in app if any(i == f or i.startswith(f + ".") for f in NEVER_SHIPPED)) == []
+    )
+
+
 def test_the_import_rule_sees_function_level_and_from_imports(tmp_path):
     source = tmp_path / "probe.py"
     source.write_text(
@@ -256,10 +270,10 @@ def test_the_domain_imports_no_layer():
 
 
 # The composition root (chalicelib/deps.py): app.py wires at import, deps at run time, when an
-# entry point (a view, a job, the CLI, make run) asks for the service it calls. Chalice views are
+# entry point (a view, a job, the CLI; make run's agora_local from outside) asks for the service it calls. Chalice views are
 # module functions, with no constructor to take a service: asking the root is how they get one.
 COMPOSITION_ROOT = "chalicelib.deps"
-ENTRY_POINTS = ("chalicelib.api", "chalicelib.jobs", "chalicelib.cli", "chalicelib.local")
+ENTRY_POINTS = ("chalicelib.api", "chalicelib.jobs", "chalicelib.cli")
 
 
 def _is_entry_point(name: str) -> bool:

@@ -1,11 +1,11 @@
 """make run's drain-outbox runs the drain only when the outbox stream holds a record it has not
-told (chalicelib/local_lifecycle.py OutboxDrain): an idle make run asks the embedded AWS nothing."""
+told (agora_local/lifecycle.py OutboxDrain): an idle make run asks the embedded AWS nothing."""
 
 from __future__ import annotations
 
 import pytest
 
-from chalicelib.local_lifecycle import OutboxDrain
+from agora_local.lifecycle import OutboxDrain
 
 pytestmark = pytest.mark.fast
 

@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+import agora_local.run
 from tests.support import REPO_ROOT
 
 pytestmark = pytest.mark.fast
@@ -30,7 +31,8 @@ def docstring_nodes(tree: ast.AST) -> set[int]:
 
 def test_no_string_of_the_code_names_an_internal_document():
     named = []
-    for path in sorted((REPO_ROOT / "chalicelib").rglob("*.py")):
+    paths = [*(REPO_ROOT / "chalicelib").rglob("*.py"), *(REPO_ROOT / "agora_local").rglob("*.py")]
+    for path in sorted(paths):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         docstrings = docstring_nodes(tree)
         for node in ast.walk(tree):
@@ -58,9 +60,7 @@ def test_no_help_names_an_internal_document():
     helps = [root.format_help()]
     for action in root._subparsers._group_actions:  # type: ignore[union-attr]
         helps += [command.format_help() for command in action.choices.values()]
-    from chalicelib import local
-
-    helps.append(local.__doc__ or "")
+    helps.append(agora_local.run.__doc__ or "")
     assert [h for h in helps if INTERNAL.search(h)] == []
 
 

@@ -17,7 +17,7 @@ from tests.support import REPO_ROOT
 
 WAITER = """
 import time
-from chalicelib.local_lifecycle import StopRequest
+from agora_local.lifecycle import StopRequest
 request = StopRequest()
 request.install()
 print("waiting", flush=True)

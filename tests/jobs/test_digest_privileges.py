@@ -18,7 +18,7 @@ from tests.test_privileges import assert_granted, declared_tables, recorder  # n
 @pytest.fixture
 def stage_queue(monkeypatch):
     """The digest queue under its deployed name, so that the recorded calls name it."""
-    from chalicelib.local import ensure_queue
+    from agora_local.run import ensure_queue
     from chalicelib.settings import reload_settings
 
     monkeypatch.setenv("AGORA_DIGEST_QUEUE", "agora-dev-digest-jobs")

@@ -153,8 +153,8 @@ def test_schedule_queues_batches_the_worker_sends_once_and_the_cli_sends_in_proc
 ):
     """Through app.py: the daily schedule queues the day's recipients; the digest queue's
     function sends them; the same batch delivered again sends nothing more."""
+    from agora_local.run import ensure_queue
     from chalicelib.cli import main
-    from chalicelib.local import ensure_queue
     from chalicelib.settings import get_settings
 
     queue = get_settings().digest_queue

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from agora_local.run import ensure_kms_key
 from chalicelib import secrets
 from chalicelib.aws import client
-from chalicelib.local import ensure_kms_key
 from chalicelib.settings import get_settings
 
 

@@ -1,5 +1,5 @@
 """moto's DynamoDB (and DynamoDB Streams) answers, written by the cheap serializer of
-chalicelib/embedded_aws_answers.py as the tests' moto and `make run`'s embedded AWS run it, are
+agora_local/embedded_aws_answers.py as the tests' moto and `make run`'s embedded AWS run it, are
 byte for byte what released moto's serializer writes, and botocore parses them into the same
 answer: for every operation Agora uses, over a stored community and a table holding every kind
 of attribute."""
@@ -19,9 +19,9 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 from botocore.parsers import create_parser
 
+from agora_local.embedded_aws import start_moto_server, stop_moto_server
+from agora_local.embedded_aws_answers import cheap_answer
 from chalicelib.aws import client
-from chalicelib.embedded_aws import start_moto_server, stop_moto_server
-from chalicelib.embedded_aws_answers import cheap_answer
 from chalicelib.store.outbox import streams_client
 from tests.fixtures import moto_dynamodb
 from tests.services.test_moto_speedups import stored_community

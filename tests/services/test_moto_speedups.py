@@ -1,4 +1,4 @@
-"""moto as the tests run it (tests/support/moto_speedups.py) answers every query as released moto
+"""moto as the tests run it (agora_local/moto_speedups.py) answers every query as released moto
 does: each table and index of a stored community, every stored key and one never stored, both
 directions, in pages and whole, with a range condition."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from agora_local import moto_speedups
 from chalicelib.aws import client
 from tests.fixtures import Community, moto_dynamodb, two_groups
-from tests.support import moto_speedups
 
 
 def stored_community(c: Community) -> None:

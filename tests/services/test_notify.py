@@ -256,9 +256,9 @@ def test_mail_sender_setting_is_the_from_address(world, monkeypatch):
 
 
 def test_many_subscribers_fan_out_through_sqs(world):
+    from agora_local.run import ensure_queue
     from chalicelib.aws import client
     from chalicelib.jobs.notify import drain_queue
-    from chalicelib.local import ensure_queue
 
     c = world
     ensure_queue(get_settings().notify_queue)

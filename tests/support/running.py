@@ -146,7 +146,7 @@ def start_agora(
     as_a_user: bool = False,
     sigint_ignored: bool = False,
 ) -> RunningAgora:
-    """Start `python -m chalicelib.local` (or `command`, such as `make run`) and wait until it says
+    """Start `python -m agora_local` (or `command`, such as `make run`) and wait until it says
     it serves. Its data goes to a new temporary folder unless AGORA_DATA_DIR is given, so that a
     test never reads or overwrites the data of a developer's own `make run`.
 
@@ -177,7 +177,7 @@ def start_agora(
     if "AGORA_DATA_DIR" not in env:
         temporary_data_dir = env["AGORA_DATA_DIR"] = tempfile.mkdtemp(prefix="agora-run-")
     process = subprocess.Popen(
-        command or [sys.executable, "-m", "chalicelib.local"],
+        command or [sys.executable, "-m", "agora_local"],
         cwd=REPO_ROOT,
         env=env,
         stdout=subprocess.PIPE,

@@ -3,7 +3,7 @@
     PYTHONPATH=. .venv/bin/python -m tests.upgrade.regenerate [COMMIT]   # default: PREVIOUS
 
 It checks COMMIT out in a temporary git worktree (sharing this clone's .venv), starts that
-release's `make run` (python -m chalicelib.local) on a new data folder, and through its API and
+release's `make run` (python -m agora_local) on a new data folder, and through its API and
 its own store code makes a community such a deployment holds: the demo, changed by hand (a feed
 setting, an event, an approved comment), mailboxes enabled and disabled, and mail log entries of
 every status. Then it writes, under tests/upgrade/:
@@ -105,7 +105,7 @@ def start_old(worktree: Path, data_dir: Path) -> RunningAgora:
         "PYTHONUNBUFFERED": "1",
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "chalicelib.local"],
+        [sys.executable, "-m", "agora_local"],
         cwd=worktree,
         env=env,
         stdout=subprocess.PIPE,

@@ -117,7 +117,7 @@ def start_on(folder: Path) -> subprocess.CompletedProcess[str]:
         "AGORA_AWS_PORT": str(free_port()),
         "PYTHONPATH": str(HERE.parent.parent),
     }
-    return run_module("chalicelib.local", env=env)
+    return run_module("agora_local", env=env)
 
 
 @pytest.mark.slow

@@ -4,7 +4,7 @@ a password has none.
 Loading the demo stores its eight passwords as argon2 hashes at the production cost (the demo is
 what a user meets, so its accounts are as hard to guess as any): a third of a second of one core
 each, the largest part of a first start's CPU. The hashes are therefore shipped beside the demo
-fixture (demo/password-hashes.json, written by `python -m chalicelib.local_demo`), each under the
+fixture (demo/password-hashes.json, written by `python -m agora_local.demo`), each under the
 SHA-256 of the password it was made for, so that a hash is used only for exactly that password.
 A password the file has no hash for (the demo's passwords were changed), or whose hash was made
 at other parameters than production's, is hashed afresh on background threads started before the
@@ -136,8 +136,8 @@ def write_shipped_hashes(fixture_path: Path, hashes_path: Path) -> list[str]:
         "about": (
             f"argon2id hashes, at the production parameters, of the passwords of {fixture_path.name}"
             ", each under the SHA-256 of its password; written by `python -m "
-            "chalicelib.local_demo`. make run's first start stores them instead of hashing the "
-            "demo's public passwords again (see chalicelib/local_demo.py)."
+            "agora_local.demo`. make run's first start stores them instead of hashing the "
+            "demo's public passwords again (see agora_local/demo.py)."
         ),
         "hashes": dict(sorted(hashes.items())),
     }
@@ -146,7 +146,7 @@ def write_shipped_hashes(fixture_path: Path, hashes_path: Path) -> list[str]:
 
 
 if __name__ == "__main__":
-    # python -m chalicelib.local_demo: after a change of the demo's passwords (or of the
+    # python -m agora_local.demo: after a change of the demo's passwords (or of the
     # production parameters), so that make run's first start does not hash them.
     fresh = write_shipped_hashes(DEMO_FIXTURE, DEMO_FIXTURE.with_name(HASHES_NAME))
     print(f"{DEMO_FIXTURE.with_name(HASHES_NAME)}: {len(fresh)} hashed afresh", file=sys.stderr)

@@ -133,7 +133,7 @@ def start_moto_server(port: int = 0) -> Any:
     """A ThreadedMotoServer on loopback (port 0: a free one), safe for concurrent clients."""
     from moto.server import ThreadedMotoServer
 
-    from chalicelib.embedded_aws_answers import serialise_dynamodb_answers_cheaply
+    from agora_local.embedded_aws_answers import serialise_dynamodb_answers_cheaply
 
     serialise_moto_dynamodb()
     serialise_dynamodb_answers_cheaply()

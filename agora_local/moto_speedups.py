@@ -83,12 +83,12 @@ def cache_regions_per_service() -> None:
 
 def serialise_dynamodb_answers_cheaply() -> None:
     """DynamoDB's answers written without moto's per-member alias machinery, as `make run`'s
-    embedded AWS writes them (chalicelib/embedded_aws_answers.py). A server that a test started
+    embedded AWS writes them (agora_local/embedded_aws_answers.py). A server that a test started
     may have installed it in this process already: moto's own is what `as_released` puts back
     either way."""
     from moto.core.responses import ActionResult
 
-    from chalicelib.embedded_aws_answers import cheap_execute_result
+    from agora_local.embedded_aws_answers import cheap_execute_result
 
     current = ActionResult.execute_result
     moto_own = getattr(current, "moto_own", current)
@@ -118,7 +118,7 @@ def query_only_candidate_items() -> None:
     def candidates_or_all_items(table: Any) -> list[Any]:
         chosen = getattr(_query_candidates, "by_table", {}).get(id(table))
         if chosen is not None:
-            return chosen  # type: ignore[no-any-return]
+            return chosen
         return all_items(table)
 
     def query_with_candidates(table: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:

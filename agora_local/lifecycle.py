@@ -1,6 +1,6 @@
 """`make run`'s running parts that stop: the scheduler thread (and its drain of the outbox), the
 intake of requests, and the one orderly stop that saves first, whatever signals arrive
-(chalicelib/local.py starts them)."""
+(agora_local/run.py starts them)."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ class OutboxDrain:
 
 
 def outbox_stream_records() -> int | None:
-    from chalicelib.embedded_aws import stream_record_count
+    from agora_local.embedded_aws import stream_record_count
     from chalicelib.settings import get_settings
 
     return stream_record_count(get_settings().table_name("outbox"))

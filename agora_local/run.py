@@ -2,7 +2,7 @@
 
 An embedded AWS (moto's server on loopback: DynamoDB, KMS, SQS, …), the tables, the demo community,
 the API served by Chalice's local server, and a thread that runs the scheduled jobs on their
-schedules. Ctrl-C stops all of it. Run it as `python -m chalicelib.local`.
+schedules. Ctrl-C stops all of it. Run it as `python -m agora_local` (`make run`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from chalicelib.local_lifecycle import Intake, OutboxDrain, Scheduler, StopRequest, orderly_stop
+from agora_local.lifecycle import Intake, OutboxDrain, Scheduler, StopRequest, orderly_stop
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 DEMO_FIXTURE = PROJECT_DIR / "demo" / "community.json"
@@ -46,7 +46,7 @@ def prepare_persistence(reset: bool) -> Any:
     """The snapshot of this run's data folder (emptied first on `RESET=1`), with the token secret
     kept there unless AGORA_TOKEN_SECRET is set; and AGORA_BASE_URL following AGORA_PORT when it
     is not set, so that permalinks name the port the API listens on."""
-    from chalicelib.local_persistence import LocalSnapshot
+    from agora_local.persistence import LocalSnapshot
     from chalicelib.settings import reload_settings
 
     settings = reload_settings()
@@ -121,7 +121,7 @@ def migrate_on_start(created: list[str], loaded_export: bool) -> bool:
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m chalicelib.local", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m agora_local", description=__doc__)
     parser.add_argument(
         "--reset", action="store_true", help="delete the saved data first (make run RESET=1)"
     )
@@ -150,7 +150,7 @@ def check_port_free(port: int, variable: str) -> None:
 def start_embedded_aws(port: int) -> Any:
     import logging
 
-    from chalicelib.embedded_aws import start_moto_server
+    from agora_local.embedded_aws import start_moto_server
 
     # One access-log line per AWS call would bury the API's own log.
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
@@ -186,7 +186,7 @@ def share_token_secret(settings: Any) -> str:
     scheduled jobs and a CLI given only the variables `make run` prints all sign with the same
     secret. A secret the user set is stored too; a `secretsmanager:` reference is left alone.
     A stored secret that already holds the value keeps its version: a restart changes nothing in
-    the embedded AWS, so a stop after it has nothing new to save (local_persistence).
+    the embedded AWS, so a stop after it has nothing new to save (agora_local.persistence).
     Answers the secret's id.
     """
     from chalicelib.aws import client
@@ -351,7 +351,7 @@ def local_server(host: str, port: int, intake: Intake | None = None) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     arguments = parse_arguments(argv)
-    from chalicelib.local_persistence import SnapshotIncompatible
+    from agora_local.persistence import SnapshotIncompatible
     from chalicelib.settings import SettingsError, reload_settings
 
     try:
@@ -459,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
 def start_demo_hashes(settings: Any, snapshot: Any) -> Any:
     """The demo's password hashes (argon2 at full strength, C code that leaves the interpreter
     free), computed beside the start's own work when the demo will be loaded."""
-    from chalicelib.local_demo import DemoPasswordHashes
+    from agora_local.demo import DemoPasswordHashes
 
     return DemoPasswordHashes.start(DEMO_FIXTURE, settings.demo and not snapshot.path.exists())
 
@@ -478,7 +478,7 @@ def start_snapshots(snapshot: Any, restored: bool, changed: bool) -> Any:
 
 
 def start_periodic_snapshot(snapshot: Any, save_first: bool = False) -> Any:
-    from chalicelib.local_persistence import PeriodicSnapshot
+    from agora_local.persistence import PeriodicSnapshot
 
     saver = PeriodicSnapshot(snapshot, SNAPSHOT_SECONDS, save_first)
     saver.start()

@@ -52,6 +52,22 @@ def _load_private_key(der: bytes) -> Any:
     return load_der_private_key(der, password=None, unsafe_skip_rsa_key_validation=True)
 
 
+# Where make run's modules lived before they left chalicelib (the zip Lambda runs): a snapshot
+# saved then names its helpers there.
+_MOVED_MODULES = {
+    "chalicelib.local_persistence": "agora_local.persistence",
+    "chalicelib.embedded_aws": "agora_local.embedded_aws",
+    "chalicelib.embedded_aws_answers": "agora_local.embedded_aws_answers",
+}
+
+
+class _SnapshotUnpickler(pickle.Unpickler):
+    """Reads a snapshot, this release's or one saved before make run's code moved."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        return super().find_class(_MOVED_MODULES.get(module, module), name)
+
+
 class _BackendPickler(pickle.Pickler):
     """Pickles moto's backends: their locks become new locks, their asymmetric KMS keys (which
     `cryptography` does not pickle) travel as DER bytes."""
@@ -164,7 +180,7 @@ class LocalSnapshot:
         """The state of every moto backend in use, pickled as a snapshot holds it."""
         from moto.core.base_backend import BackendDict
 
-        from chalicelib.embedded_aws import DYNAMODB_LOCK
+        from agora_local.embedded_aws import DYNAMODB_LOCK
 
         buffer = io.BytesIO()
         # DynamoDB's handler holds this lock per call: the tables are pickled between calls, each
@@ -207,7 +223,8 @@ class LocalSnapshot:
         from moto.backends import get_backend
 
         try:
-            snapshot_format, moto_version, state = pickle.loads(self.path.read_bytes())
+            with self.path.open("rb") as file:
+                snapshot_format, moto_version, state = _SnapshotUnpickler(file).load()
         except Exception as error:  # another moto's classes: not even the header can be read
             snapshot_format, moto_version, state = None, f"unreadable: {type(error).__name__}", []
         if snapshot_format != SNAPSHOT_FORMAT or moto_version != _moto_version():
