@@ -8,6 +8,8 @@ description of every AWS service (28 MB); only the services Agora calls are kept
 pycountry's translations (Agora answers in en_US), Swagger UI's files other than the two
 the reference page serves, and bytecode the build machine left beside Agora's code (`chalice
 package` copies chalicelib's `__pycache__` as it finds it; Lambda's Python reads none of it).
+It then refuses a zip with a module that imports what only `make run` and the tests use (moto,
+werkzeug, playwright: their code lives in agora_local, outside the zip).
 
 Usage: python -m infra.slim_package build/package/deployment.zip
 """
@@ -15,6 +17,7 @@ Usage: python -m infra.slim_package build/package/deployment.zip
 from __future__ import annotations
 
 import os
+import re
 import sys
 import zipfile
 from pathlib import Path
@@ -49,6 +52,25 @@ def dropped(name: str) -> bool:
     return name.startswith(NEVER_READ)
 
 
+# Libraries only make run (agora_local) and the tests use: Lambda has none of them installed.
+LOCAL_ONLY = ("moto", "werkzeug", "playwright")
+_LOCAL_ONLY_IMPORT = re.compile(
+    rb"^[ \t]*(?:from|import)[ \t]+(?:" + b"|".join(n.encode() for n in LOCAL_ONLY) + rb")\b",
+    re.MULTILINE,
+)
+
+
+def local_only_importers(path: Path) -> list[str]:
+    """The modules in the zip that import moto, werkzeug or playwright (at the top or in a
+    function)."""
+    with zipfile.ZipFile(path) as archive:
+        return [
+            name
+            for name in archive.namelist()
+            if name.endswith(".py") and _LOCAL_ONLY_IMPORT.search(archive.read(name))
+        ]
+
+
 def slim(path: Path) -> tuple[int, int]:
     before = path.stat().st_size
     with zipfile.ZipFile(path) as source:
@@ -69,3 +91,6 @@ def slim(path: Path) -> tuple[int, int]:
 if __name__ == "__main__":
     before, after = slim(Path(sys.argv[1]))
     print(f"{sys.argv[1]}: {before / 1e6:.1f} MB -> {after / 1e6:.1f} MB")
+    importers = local_only_importers(Path(sys.argv[1]))
+    if importers:
+        sys.exit(f"{sys.argv[1]}: modules import {', '.join(LOCAL_ONLY)}: {', '.join(importers)}")

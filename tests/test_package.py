@@ -121,6 +121,33 @@ def test_slimming_drops_what_agora_never_reads_and_leaves_a_slim_zip_as_it_is(tm
     assert slim_zip.read_bytes() == written
 
 
+@pytest.mark.fast
+def test_a_module_importing_what_only_make_run_uses_is_found_in_the_zip(tmp_path):
+    """`make package` refuses such a zip (infra.slim_package): the zip it wrote before make run's
+    code left chalicelib held the embedded AWS, which imports moto in its functions."""
+    import zipfile
+
+    from infra.slim_package import local_only_importers
+
+    members = {
+        "chalicelib/embedded_aws.py": b"def start():\n    from moto.server import ThreadedMotoServer\n",
+        "chalicelib/served.py": b"import werkzeug.serving\n",
+        "chalicelib/console/page.py": b"from playwright.sync_api import sync_playwright\n",
+        "chalicelib/fine.py": b"import json\n# moto is not imported here\ntext = 'import moto'\n",
+        "motor/__init__.py": b"import motoring\n",
+        "chalicelib/data.txt": b"import moto\n",
+    }
+    path = tmp_path / "deployment.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    assert sorted(local_only_importers(path)) == [
+        "chalicelib/console/page.py",
+        "chalicelib/embedded_aws.py",
+        "chalicelib/served.py",
+    ]
+
+
 # ELF e_machine (bytes 18-19, little-endian): what a compiled module runs on.
 ELF_MACHINES = {62: "x86_64", 183: "aarch64"}
 
@@ -177,6 +204,12 @@ def test_arm64_package_ships_aarch64_wheels_and_arm64_functions(tmp_path):
     with zipfile.ZipFile(out / "deployment.zip") as archive:
         names = archive.namelist()
     assert [name for name in names if dropped(name)] == []
+    # make run's code (agora_local) stays out: nothing in the zip imports moto, werkzeug or
+    # playwright (the x86_64 zip has the same modules: `make package` checks it the same way).
+    from infra.slim_package import local_only_importers
+
+    assert local_only_importers(out / "deployment.zip") == []
+    assert not any(name.startswith("agora_local/") for name in names)
     assert {"app.py", "chalicelib/services/console.py", "botocore/data/endpoints.json"} <= set(
         names
     )
