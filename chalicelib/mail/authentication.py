@@ -23,6 +23,9 @@ The rules:
   (text appended past `l=`, or a second unsigned `Subject:` put on top, would otherwise be read
   as the signer's). Headers are counted as dkimpy reads them and as the mail parser reads them,
   the larger count deciding, so every instance the parser can read is one the signature covers.
+* One reading: a header block that the signature check and the mail parser would split into
+  different header lines (a bare CR, a bare LF among CRLF line ends, a NUL, or any other
+  difference: chalicelib/mail/reading.py) is read by no signature; the mail counts as unsigned.
 * SPF is not checked: over POP3 Agora does not know the connecting address. A domain whose mail
   passes DMARC only through SPF (no DKIM signature) is rejected under its `reject`/`quarantine`.
 * Verdict: an aligned signature that counts and verifies: genuine (`verified`). Otherwise,
@@ -50,6 +53,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from chalicelib.logs import get_logger
+from chalicelib.mail.reading import reading_problem
 
 log = get_logger("mail")
 
@@ -356,6 +360,11 @@ class SenderVerifier:
         look-up failure that kept one from being checked)."""
         import dkim
 
+        # One reading (chalicelib/mail/reading.py): a header block the parser would split where
+        # dkimpy does not is read by no signature.
+        ambiguous = reading_problem(raw)
+        if ambiguous is not None:
+            return None, [f"no DKIM signature counts: {ambiguous}"], None
         try:
             signed = dkim.DKIM(raw, logger=_QUIET, minkey=1024)
             count = sum(1 for name, _ in signed.headers if name.lower() == b"dkim-signature")

@@ -7,6 +7,8 @@ real Dovecot. The rules alone are tested with a dict standing in for DNS.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -237,15 +239,17 @@ def test_a_header_the_signature_does_not_name_makes_it_not_count():
 
 
 @pytest.mark.fast
-def test_a_header_hidden_behind_a_bare_carriage_return_is_counted_as_the_parser_reads_it():
-    """dkimpy splits lines at CRLF or LF, the mail parser at a bare CR too: the Subject the
-    parser would read is counted."""
+def test_a_header_hidden_behind_a_bare_carriage_return_makes_no_signature_count():
+    """dkimpy splits lines at CRLF or LF, the mail parser at a bare CR too: one reading
+    (tests/mail/test_one_reading.py) or none."""
     raw = signed(threaded("ann@strict.example"), "strict.example")
     raw = b"X-Note: a\rSubject: Chosen by the attacker\r\n" + raw
 
     verdict = verdict_of(raw)
 
-    assert verdict.spoofed and "every Subject header" in verdict.reason
+    assert verdict.spoofed and "no DKIM signature counts: its header block holds a CR" in (
+        verdict.reason
+    )
 
 
 @pytest.mark.fast
@@ -576,6 +580,40 @@ def test_verify_posts_signed_mail_and_rejects_spoofs(members):
     assert "does not cover every Message-ID header" in entries["Replayed"].reason
     titles = {post.title for post in PostRecord.by_group.query(config.group_id)}
     assert titles == {"Genuine", "Hello"}
+    assert result.failed == 0 and mailbox.count() == 0
+
+
+def test_a_mail_read_two_ways_through_dovecot_makes_no_comment(members):
+    """Issue 47's exploit, kept byte for byte by Dovecot: one unsigned header on top of ann's
+    genuine signed mail hides, behind bare CRs, a From, a Subject naming a post, and text; the
+    DKIM-Signature is moved below the other headers. Verified today by dkimpy (it reads the
+    genuine headers), read by the parser as a comment of ann's: now read by no signature."""
+    from chalicelib.store.comments import CommentRecord
+    from chalicelib.store.mail import MailRecord
+
+    mailbox, _ = members
+    genuine = signed(mail("ann@signed.example", subject="Lunch"), "signed.example")
+    head, _, body = genuine.partition(b"\r\n\r\n")
+    fields = re.split(rb"\r\n(?![ \t])", head)
+    hidden = (
+        b"X-Note: a\rFrom: ann@signed.example\rSubject: Re: https://community.example/garden/"
+        b"hello\r\rSend your password to evil@attacker.example.\r\r"
+    )
+    raw = b"\r\n".join([hidden, *fields[1:], fields[0]]) + b"\r\n\r\n" + body
+    mailbox.deliver(raw, as_sent=True)
+    comments_box = mailbox.connector("system")
+
+    result = deps.mail_ingestor().poll(comments_box, lambda: False)
+
+    assert list(CommentRecord.scan()) == []
+    entries = list(MailRecord.received.query(comments_box.key))
+    assert [(entry.status, entry.sender) for entry in entries] == [
+        ("rejected", "ann@signed.example")
+    ]
+    assert entries[0].reason == (
+        "spoofed: signed.example publishes DMARC p=reject and no DKIM signature counts: its "
+        "header block holds a CR that does not end a line (a bare CR)"
+    )
     assert result.failed == 0 and mailbox.count() == 0
 
 

@@ -160,15 +160,16 @@ class Dovecot:
         # stays unknown for a while; a file it has never read has no such delay.
         (self.passwd_dir / name).write_text(line)
 
-    def deliver(self, user: str, raw: bytes) -> bytes:
+    def deliver(self, user: str, raw: bytes, *, as_sent: bool = False) -> bytes:
         """Put a mail into the user's `Maildir/new` and return the bytes as stored.
 
         Line ends become CRLF and the mail ends with one, so what is stored is exactly what a
-        POP3 RETR hands back. Written in `tmp/` and renamed, as the maildir format asks, so the
-        server never sees half a file.
+        POP3 RETR hands back; `as_sent` stores the bytes untouched instead (a bare CR, as a
+        mail path that keeps them delivers it). Written in `tmp/` and renamed, as the maildir
+        format asks, so the server never sees half a file.
         """
         maildir = self._maildir(user)
-        stored = normalise_line_ends(raw)
+        stored = raw if as_sent else normalise_line_ends(raw)
         name = f"{time.time_ns()}.P{os.getpid()}Q{next(self._delivery_numbers)}.agora-tests"
         staging = maildir / "tmp" / name
         staging.write_bytes(stored)
@@ -322,8 +323,8 @@ class DovecotMailbox:
     user: str
     password: str
 
-    def deliver(self, raw: bytes) -> bytes:
-        return self.server.deliver(self.user, raw)
+    def deliver(self, raw: bytes, *, as_sent: bool = False) -> bytes:
+        return self.server.deliver(self.user, raw, as_sent=as_sent)
 
     def count(self) -> int:
         return self.server.count(self.user)
