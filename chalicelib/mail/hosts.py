@@ -6,9 +6,12 @@ service or to anything on the function's network (server-side request forgery). 
 checked by every address it resolves to, on save and again when connecting (DNS may change in
 between); the connection then goes to an address that was checked, never to a fresh look-up.
 
-An IPv6 address that carries an IPv4 address is judged by the IPv4 address: IPv4-mapped
-(`::ffff:a.b.c.d`), IPv4-compatible (`::a.b.c.d`), NAT64 (`64:ff9b::/96`, RFC 6052) and 6to4
-(`2002::/16`, RFC 3056) all reach that IPv4 host through a translator or a tunnel.
+An IPv6 address that carries an IPv4 address is judged by the IPv4 address too: IPv4-mapped
+(`::ffff:a.b.c.d`), SIIT (`::ffff:0:a.b.c.d`, RFC 2765), IPv4-compatible (`::a.b.c.d`), NAT64
+(`64:ff9b::/96`, RFC 6052), local-use NAT64 (`64:ff9b:1::/48`, RFC 8215: its operator chooses the
+prefix length within it, so every RFC 6052 position is read), 6to4 (`2002::/16`, RFC 3056) and
+Teredo (`2001::/32`, RFC 4380: its server and its client) all reach that IPv4 host through a
+translator or a tunnel. The `ipaddress` module's own readings are used where it has them.
 """
 
 from __future__ import annotations
@@ -46,40 +49,85 @@ def system_resolver(host: str, port: int) -> list[str]:
 
 
 NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")
+SIIT = ipaddress.IPv6Network("::ffff:0:0:0/96")
+# RFC 6052 §2.2: the prefix lengths an IPv4 address may follow in a NAT64 address.
+RFC6052_PREFIXES = (32, 40, 48, 56, 64, 96)
 
 
 def _address(text: str) -> Address:
-    address = ipaddress.ip_address(text.split("%", 1)[0])  # a zone id (fe80::1%eth0) is dropped
-    return embedded_ipv4(address) or address
+    return ipaddress.ip_address(text.split("%", 1)[0])  # a zone id (fe80::1%eth0) is dropped
 
 
-def embedded_ipv4(address: Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 address carries (module docstring), or None."""
+def embedded_ipv4s(address: Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries (module docstring), or none."""
     if not isinstance(address, ipaddress.IPv6Address):
-        return None
-    if address.ipv4_mapped is not None:
-        return address.ipv4_mapped  # ::ffff:169.254.169.254
-    if address.sixtofour is not None:
-        return address.sixtofour  # 2002:a9fe:a9fe::1
+        return []
     number = int(address)
-    if address in NAT64 or (number >> 32 == 0 and number > 1):  # not :: nor ::1
-        return ipaddress.IPv4Address(number & 0xFFFFFFFF)  # 64:ff9b::a9fe:a9fe, ::a9fe:a9fe
-    return None
+    low = ipaddress.IPv4Address(number & 0xFFFFFFFF)
+    if address.ipv4_mapped is not None:
+        return [address.ipv4_mapped]  # ::ffff:169.254.169.254
+    if address.sixtofour is not None:
+        return [address.sixtofour]  # 2002:a9fe:a9fe::1
+    if address.teredo is not None:
+        return list(address.teredo)  # (server, client)
+    if address in LOCAL_NAT64:
+        return list(dict.fromkeys(_rfc6052(number, length) for length in RFC6052_PREFIXES))
+    if address in SIIT or address in NAT64 or (number >> 32 == 0 and number > 1):
+        return [low]  # ::ffff:0:a9fe:a9fe, 64:ff9b::a9fe:a9fe, ::a9fe:a9fe (not :: nor ::1)
+    return []
+
+
+def _rfc6052(number: int, prefix: int) -> ipaddress.IPv4Address:
+    """The IPv4 address after a `prefix`-bit NAT64 prefix (RFC 6052 §2.2: bits 64-71 are
+    skipped)."""
+    if prefix == 96:
+        return ipaddress.IPv4Address(number & 0xFFFFFFFF)
+    squeezed = (number >> 64) << 56 | (number & ((1 << 56) - 1))  # the 120 bits without u
+    return ipaddress.IPv4Address((squeezed >> (120 - prefix - 32)) & 0xFFFFFFFF)
 
 
 def refusal(text: str, allow_private: bool) -> str | None:
-    """Why this address may not be connected to, or None when it may."""
+    """Why this address may not be connected to, or None when it may. An address carrying IPv4
+    addresses is refused when it or any of them may never be used, and is private when any of
+    them is (the translator or tunnel reaches them, whatever network the IPv6 prefix is in)."""
     address = _address(text)
-    what = text if str(address) == text.split("%", 1)[0] else f"{text} (which carries {address})"
-    if address in METADATA_ADDRESSES or address.is_link_local:
-        return f"{what} is a link-local or cloud metadata address, never a mail server"
-    if address.is_unspecified or address.is_multicast:
-        return f"{what} is not the address of a single server"
-    if not address.is_global and not allow_private:
+    carried: list[tuple[str, Address]] = [
+        (f"{text} (which carries {ipv4})", ipv4) for ipv4 in embedded_ipv4s(address)
+    ]
+    never = _never_reason(text, address, carried)
+    if never is not None or allow_private:
+        return never
+    return _private_reason(text, address, carried)
+
+
+def _never_reason(text: str, address: Address, carried: list[tuple[str, Address]]) -> str | None:
+    for what, candidate in [(text, address), *carried]:
+        if candidate in METADATA_ADDRESSES or candidate.is_link_local:
+            return f"{what} is a link-local or cloud metadata address, never a mail server"
+    # A local-use NAT64 address is read at every prefix length, most of them junk (0.0.0.0):
+    # only an unambiguous reading is judged a single server or not.
+    for what, candidate in [(text, address), *(carried if len(carried) == 1 else [])]:
+        if candidate.is_unspecified or candidate.is_multicast:
+            return f"{what} is not the address of a single server"
+    return None
+
+
+def _private_reason(text: str, address: Address, carried: list[tuple[str, Address]]) -> str | None:
+    if address in LOCAL_NAT64:  # RFC 8215: a network's own prefix, never global
         return (
-            f"{what} is a loopback or private-network address; only public mail servers are "
-            "allowed here (AGORA_MAIL_ALLOW_PRIVATE_HOSTS)"
+            f"{text} is a local-use NAT64 address (64:ff9b:1::/48), a private network's; only "
+            "public mail servers are allowed here (AGORA_MAIL_ALLOW_PRIVATE_HOSTS)"
         )
+    # Judged by what it carries, and a Teredo address by itself too (2001::/32 is not global).
+    teredo = isinstance(address, ipaddress.IPv6Address) and address.teredo is not None
+    itself = [(text, address)] if teredo or not carried else []
+    for what, candidate in [*carried, *itself]:
+        if not candidate.is_global:
+            return (
+                f"{what} is a loopback or private-network address; only public mail servers "
+                "are allowed here (AGORA_MAIL_ALLOW_PRIVATE_HOSTS)"
+            )
     return None
 
 

@@ -120,3 +120,55 @@ def test_a_host_that_does_not_resolve_is_a_dns_failure_in_plain_words():
     assert message.startswith("The mail server's name could not be found: check the server name.")
     assert "pop.nowhere.example does not resolve to any address" in message
     assert "private" not in message and "refused" not in message
+
+
+# Every IPv6 embedding CONTRACT §8 names, each carrying a link-local (metadata) and a private
+# IPv4 address: (link-local form, private form).
+EMBEDDINGS = {
+    "IPv4-mapped ::ffff:0:0/96": ("::ffff:a9fe:a9fe", "::ffff:a01:203"),
+    "SIIT ::ffff:0:0:0/96": ("::ffff:0:a9fe:a9fe", "::ffff:0:a01:203"),
+    "IPv4-compatible ::/96": ("::a9fe:a9fe", "::a01:203"),
+    "NAT64 64:ff9b::/96": ("64:ff9b::a9fe:a9fe", "64:ff9b::a01:203"),
+    "local-use NAT64 64:ff9b:1::/48, at /96": ("64:ff9b:1::a9fe:a9fe", "64:ff9b:1::a01:203"),
+    # RFC 6052 §2.2: after a /64, /56 or /48 prefix the IPv4 address skips bits 64-71.
+    "local-use NAT64, at /64": ("64:ff9b:1:0:a9:fea9:fe00:0", "64:ff9b:1:0:a:102:300:0"),
+    "local-use NAT64, at /56": ("64:ff9b:1:a9:fe:a9fe::", "64:ff9b:1:a:1:203::"),
+    "local-use NAT64, at /48": ("64:ff9b:1:a9fe:a9:fe00::", "64:ff9b:1:a01:2:300::"),
+    "6to4 2002::/16": ("2002:a9fe:a9fe::1", "2002:a01:203::1"),
+    # Teredo: server 93.184.215.14, client XOR 0xffffffff (RFC 4380 §4).
+    "Teredo 2001::/32": ("2001:0:5db8:d70e::5601:5601", "2001:0:5db8:d70e::f5fe:fdfc"),
+}
+
+
+@pytest.mark.parametrize("address", [link for link, _ in EMBEDDINGS.values()], ids=EMBEDDINGS)
+@pytest.mark.parametrize("allow_private", [False, True])
+def test_every_embedding_of_a_link_local_address_is_never_allowed(address, allow_private):
+    reason = refusal(address, allow_private) or ""
+
+    assert reason == (
+        f"{address} (which carries 169.254.169.254) is a link-local or cloud metadata address, "
+        "never a mail server"
+    )
+
+
+@pytest.mark.parametrize("address", [private for _, private in EMBEDDINGS.values()], ids=EMBEDDINGS)
+def test_every_embedding_of_a_private_address_is_private(address):
+    reason = refusal(address, False) or ""
+
+    if address.startswith("64:ff9b:1:"):  # read at every prefix length: named by its prefix
+        assert reason.startswith(f"{address} is a local-use NAT64 address (64:ff9b:1::/48)")
+    else:
+        assert reason.startswith(f"{address} (which carries 10.1.2.3) is a loopback or private")
+    assert "AGORA_MAIL_ALLOW_PRIVATE_HOSTS" in reason
+    assert refusal(address, True) is None
+
+
+def test_a_local_use_nat64_address_is_never_public():
+    """RFC 8215: 64:ff9b:1::/48 is a network's own, whatever public address it carries."""
+    assert "AGORA_MAIL_ALLOW_PRIVATE_HOSTS" in (refusal("64:ff9b:1::5db8:d70e", False) or "")
+    assert refusal("64:ff9b:1::5db8:d70e", True) is None
+
+
+def test_a_teredo_address_of_public_ends_is_still_not_global():
+    assert "AGORA_MAIL_ALLOW_PRIVATE_HOSTS" in (refusal("2001:0:5db8:d70e::a247:28f1", False) or "")
+    assert refusal("2001:0:5db8:d70e::a247:28f1", True) is None
