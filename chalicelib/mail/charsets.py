@@ -17,9 +17,15 @@ def clean_text(value: str) -> str:
     return _CONTROL.sub("", value)
 
 
+# What breaks a line (CONTRACT §8: CR, LF, NEL, U+2028, U+2029, VT, FF, and the separators
+# str.splitlines also ends a line at), and the tab: each becomes a space in a one-line text.
+_LINE_BREAKS = re.compile("[\t\r\n\v\f\x1c-\x1e\x85\u2028\u2029]+")
+
+
 def clean_line(value: str) -> str:
-    """One line of text (a subject, a name): tabs and line ends become spaces, other controls go."""
-    value = re.sub("[\t\r\n]+", " ", value)
+    """One line of text (a subject, a name): tabs and line breaks become spaces (a title holding
+    U+2028 would break the mail header it goes into), other controls go."""
+    value = _LINE_BREAKS.sub(" ", value)
     return _CONTROL.sub("", value).strip()
 
 
