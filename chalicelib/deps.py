@@ -88,6 +88,7 @@ posts = repositories.posts
 profile_items = repositories.profile_items
 refs = repositories.refs
 search_index = repositories.search_index
+slot_clock = repositories.slot_clock
 suppressions = repositories.suppressions
 users = repositories.users
 

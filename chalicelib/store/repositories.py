@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from chalicelib.store.alerts import AlertRepository
     from chalicelib.store.comments import CommentRepository
     from chalicelib.store.connectors import ConnectorRepository, MailboxRepository
-    from chalicelib.store.counters import CounterRepository
+    from chalicelib.store.counters import CounterRepository, SlotClock
     from chalicelib.store.digests import DigestRepository
     from chalicelib.store.documents import DocumentRepository
     from chalicelib.store.events import EventRepository
@@ -127,6 +127,13 @@ def counters() -> CounterRepository:
     from chalicelib.store.counters import CounterRepository
 
     return CounterRepository()
+
+
+@functools.cache
+def slot_clock() -> SlotClock:
+    from chalicelib.store.counters import SlotClock
+
+    return SlotClock()
 
 
 @functools.cache

@@ -142,3 +142,28 @@ class FakeDigestRepository:
                 FakeDigestRecord(user_id, INSTANT + occurrence_id),
             )
             stored.message_id = message_id
+
+
+class FakeSlotClock:
+    """The sending clock of store/counters.py (`SlotClock.take_slot`) in memory: the same
+    answers (tests/store/test_slot_clock.py holds both to them), no request."""
+
+    def __init__(self) -> None:
+        self.free: dict[str, int] = {}
+        self.held: dict[str, int] = {}
+        self.refused = 0
+        self._lock = threading.Lock()
+
+    def take_slot(self, name: str, now: int, interval: int, *, first: bool) -> Any:
+        from chalicelib.store.counters import Slot
+
+        with self._lock:
+            held = self.held.get(name, 0)
+            if not first and held > now:
+                self.refused += 1
+                return Slot(False, held)
+            slot = max(self.free.get(name, now), now)
+            self.free[name] = slot + interval
+            if first:
+                self.held[name] = slot + interval
+            return Slot(True, slot)
