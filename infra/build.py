@@ -215,17 +215,17 @@ def template(stage: str) -> dict[str, Any]:
     resources["PollMailbox"] = {"DependsOn": ["MailboxQueue"]}
     resources["DeliverNotifications"] = {"DependsOn": ["NotificationQueue", "TokenSecret"]}
     resources["DeliverDigests"] = {"DependsOn": ["DigestQueue", "TokenSecret"]}
-    # Every function that sends mail splits AGORA_MAIL_SEND_RATE the same way (jobs/pacing.py);
-    # the daily schedule reads it too (it warns when the day's digests cannot fit in the day).
+    resources.update(feedback_resources(names))
+    resources.update(outbox_resources(names))
+    resources["SesFeedback"] = {"DependsOn": ["SesFeedbackQueue"]}
+    # Every function that sends mail draws from AGORA_MAIL_SEND_RATE (jobs/pacing.py); the
+    # daily schedule reads it too (it warns when the day's digests cannot fit in the day).
     rate = str(Settings.model_fields["mail_send_rate"].default)
     for logical in (*(sender.logical_id for sender in SENDERS.values()), "SendDigests"):
         merge(
             resources.setdefault(logical, {}),
             {"Properties": {"Environment": {"Variables": {"AGORA_MAIL_SEND_RATE": rate}}}},
         )
-    resources.update(feedback_resources(names))
-    resources.update(outbox_resources(names))
-    resources["SesFeedback"] = {"DependsOn": ["SesFeedbackQueue"]}
     # Domain events for the organisation's own systems (services/event_bus.py, README).
     resources["EventBus"] = {
         "Type": "AWS::Events::EventBus",

@@ -47,13 +47,13 @@ def role_id(function: str) -> str:
 # keeps the rest of the account's concurrency however much mail or notification work queues up.
 # poll-mailbox's comes from the mailbox fleet the stage is declared for (infra/fleet.py).
 MAX_CONCURRENCY = {
-    "dev": {"PollMailbox": FLEETS["dev"].concurrency, "DeliverNotifications": 2},
-    "prod": {"PollMailbox": FLEETS["prod"].concurrency, "DeliverNotifications": 10},
+    "dev": {"PollMailbox": FLEETS["dev"].concurrency},
+    "prod": {"PollMailbox": FLEETS["prod"].concurrency},
 }
-# The functions that send mail run as many workers as the sending rate's split counts on
-# (chalicelib/jobs/pacing.py: workers × per-worker rate stays within AGORA_MAIL_SEND_RATE).
+# The SQS-triggered functions that send mail run as many workers as chalicelib/jobs/pacing.py
+# says (they share one sending clock: the rate holds whatever their number).
 for _caps in MAX_CONCURRENCY.values():
-    _caps.update({sender.logical_id: sender.workers for sender in SENDERS.values()})
+    _caps.update({s.logical_id: s.workers for s in SENDERS.values() if s.workers is not None})
 
 # The SQS-triggered functions answer which messages failed (chalicelib.jobs.base.each_message),
 # so that one bad message is delivered again alone rather than with its whole batch.

@@ -2,7 +2,7 @@
 
 In AWS the daily schedule (`send-digests`) only lists the users with queued items and puts them
 on the digest queue in batches (`enqueue_daily_digests`); the queue's function (`deliver-digests`)
-sends each batch (`deliver_batch`), paced at its share of `AGORA_MAIL_SEND_RATE`
+sends each batch (`deliver_batch`), paced by `AGORA_MAIL_SEND_RATE` after any instant mail
 (chalicelib/jobs/pacing.py), so 100,000 digests take about two hours of two workers instead of
 stopping at one function's 15-minute limit. A batch is the day's: its users get the digest of the
 day it was queued, once (the claim per user and day, store/digests.py), however often SQS
@@ -10,8 +10,7 @@ delivers it. A batch still on the queue when its day is over is not sent: its us
 as `DigestsLeftOver` (alarmed) and their items wait for the next day's digest.
 
 `python -m chalicelib.cli send-digests`, `make run`'s scheduler and the tests send the day in this
-process (`run_daily_digests`) with the same batches and the same `send_batch`, paced at the
-digests' whole share of the rate.
+process (`run_daily_digests`) with the same batches and the same `send_batch`, paced the same way.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from chalicelib.jobs.base import Deadline, PartsFailed, require_token_secret
 from chalicelib.logs import get_logger
 
 if TYPE_CHECKING:
-    from chalicelib.jobs.pacing import Pacer
+    from chalicelib.jobs.pacing import SendingRate
     from chalicelib.services.digests import DigestRun, DigestService
 
 log = get_logger("jobs.digests")
@@ -91,7 +90,7 @@ def enqueue_daily_digests(
     Sent ten batches a request as they are read, so a run stopped at its deadline (counted as
     stopped early) has queued everyone before that point; a second run the same day queues the
     users again, and the claim per user and day sends each digest once."""
-    from chalicelib.jobs.pacing import configured_rate, job_rate
+    from chalicelib.jobs.pacing import configured_rate
     from chalicelib.services.digests import BATCH_SIZE
 
     service = service or _service(now)
@@ -110,7 +109,8 @@ def enqueue_daily_digests(
             bodies = []
     if bodies:
         queue.send(bodies)
-    rate = job_rate(WORKER, configured_rate())
+    # At best, the whole rate: nothing else to send.
+    rate = configured_rate()
     started = service.clock()
     seconds_left = 86_400 - (started.hour * 3600 + started.minute * 60 + started.second)
     log.info(
@@ -141,14 +141,17 @@ def deliver_batch(
     deadline: Deadline,
     *,
     service: DigestService | None = None,
-    pacer: Pacer | None = None,
+    pacer: SendingRate | None = None,
     queue: Any = None,
     now: datetime | None = None,
+    threads: int = SENDING_THREADS,
 ) -> DigestRun:
-    """Send one batch's digests at this worker's pace. Users the deadline leaves go back on the
-    queue as a new batch of the same day; a user whose digest failed fails the message, after
-    the others were sent, so SQS delivers it again (those sent are skipped: one per day)."""
-    from chalicelib.jobs.pacing import PacedMail, worker_pacer
+    """Send one batch's digests at the pace of the shared rate. Users the deadline leaves (it
+    may come while instant mail has the rate) go back on the queue as a new batch of the same
+    day; a user whose digest failed fails the message, after the others were sent, so SQS
+    delivers it again (those sent are skipped: one per day). `threads`: users prepared side by
+    side (`make simulate` runs one)."""
+    from chalicelib.jobs.pacing import PacedMail, sending_rate
     from chalicelib.services.digests import DigestRun
 
     day, users = parse_batch(body)
@@ -158,8 +161,9 @@ def deliver_batch(
         log.warning("digest batch of a past day left over", extra={"day": day, "users": len(users)})
         metrics.emit("DigestsLeftOver", len(users))
         return DigestRun(left=users)
-    service.mail = PacedMail(service.mail, pacer or worker_pacer(WORKER))
-    run = service.send_batch(users, day, deadline.expired, threads=SENDING_THREADS)
+    pacer = pacer or sending_rate(WORKER, expired=deadline.expired)
+    service.mail = PacedMail(service.mail, pacer)
+    run = service.send_batch(users, day, deadline.expired, threads=threads)
     if run.left:
         (queue or _queue()).send([batch_body(day, run.left)])
     log.info(
@@ -184,11 +188,11 @@ def run_daily_digests(deadline: Deadline, *, now: datetime | None = None) -> Dig
     the clock, and with it the day (tests). Refuses to start without the token secret (every
     digest carries a signed unsubscribe link).
     """
-    from chalicelib.jobs.pacing import PacedMail, in_process_pacer
+    from chalicelib.jobs.pacing import paced
 
     require_token_secret()
     service = _service(now)
-    service.mail = PacedMail(service.mail, in_process_pacer(WORKER))
+    service.mail = paced(WORKER, service.mail, expired=deadline.expired)
     run = service.send_all(deadline.expired, threads=SENDING_THREADS)
     log.info(
         "daily digests",

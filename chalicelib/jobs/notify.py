@@ -5,8 +5,8 @@
 - `drain_queue`: `make run` has no SQS trigger; its scheduler receives and delivers the messages,
   same code.
 
-Instant emails share `AGORA_MAIL_SEND_RATE` with the digests (chalicelib/jobs/pacing.py): each
-execution sends at its per-worker rate, the whole process at the queue's share in `make run`.
+Instant emails share `AGORA_MAIL_SEND_RATE` with every other sender (chalicelib/jobs/pacing.py),
+ahead of the digests: each send takes the next free moment of the stack's one sending clock.
 
 Not Powertools' BatchProcessor (ses-feedback uses it): the trigger's batch size is 1, so a raise
 already is the partial batch response, and this function's cold start does not pay for importing
@@ -22,7 +22,7 @@ from chalicelib.jobs.base import Deadline
 from chalicelib.logs import get_logger
 
 if TYPE_CHECKING:
-    from chalicelib.jobs.pacing import Pacer
+    from chalicelib.jobs.pacing import SendingRate
 
 log = get_logger("jobs.notify")
 
@@ -37,18 +37,17 @@ def deliver_from_queue(
     *,
     service: Any = None,
     deadline: Deadline | None = None,
-    pacer: Pacer | None = None,
+    pacer: SendingRate | None = None,
     requeue: Any = None,
 ) -> list[dict[str, int]]:
-    """Deliver each chunk, its instant emails paced at this worker's share of the sending rate.
+    """Deliver each chunk, its instant emails paced by the shared sending rate.
 
     The recipients go a few at a time; when the deadline comes before the chunk is done, the
-    rest go back on the queue as a new chunk (a chunk of 50 instant emails at half a mail a
-    second outlasts the function's 2 minutes), and this one is done.
+    rest go back on the queue as a new chunk, and this one is done.
     """
     from dataclasses import asdict
 
-    from chalicelib.jobs.pacing import PacedMail, worker_pacer
+    from chalicelib.jobs.pacing import PacedMail, sending_rate
     from chalicelib.logs import invocation
     from chalicelib.services.notify import (
         DeliveryReport,
@@ -58,7 +57,7 @@ def deliver_from_queue(
     )
 
     service = service or deps.notify_service()
-    pacer = pacer or worker_pacer(WORKER)
+    pacer = pacer or sending_rate(WORKER)
     service.mail = PacedMail(service.mail, pacer)
     deadline = deadline or Deadline.unbounded()
     # As many recipients as the pacer lets through in a few seconds, between deadline checks.
@@ -96,9 +95,7 @@ def drain_queue(*, max_messages: int = 1000, queue_name: str | None = None) -> i
 
     queue_name = queue_name or get_settings().notify_queue
     from chalicelib.aws import client
-    from chalicelib.jobs.pacing import in_process_pacer
 
-    pacer = in_process_pacer(WORKER)
     sqs = client("sqs")
     queue_url = sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
     delivered = 0
@@ -110,8 +107,7 @@ def drain_queue(*, max_messages: int = 1000, queue_name: str | None = None) -> i
             break
         for message in messages:
             try:
-                # This process is all of the queue's workers: it paces at their whole share.
-                deliver_from_queue([message["Body"]], pacer=pacer)
+                deliver_from_queue([message["Body"]])
             except Exception:
                 # Left on the queue: visible again after its timeout, for the next drain.
                 log.exception("notification chunk failed")

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 log = get_logger("jobs.outbox")
 
+# This function, as chalicelib/jobs/pacing.py knows it.
+DRAIN = "drain-outbox"
 # Records told per `drain_records` call in process (Lambda's batch size is the event source's).
 BATCH = 100
 
@@ -100,17 +102,27 @@ class SubscriberParts(Protocol):
 
 
 class AppSubscribers:
-    """The subscribers as the app composes them (chalicelib/deps.py)."""
+    """The subscribers as the app composes them (chalicelib/deps.py); the mail they send
+    themselves (instant emails of small events, mailbox failure emails) takes its moments from
+    the stack's one sending rate, as instant mail (jobs/pacing.py)."""
 
     def posts(self, post_ids: set[str]) -> Mapping[str, Any]:
         return deps.posts().get_many(post_ids)
 
     def notify(self, reads: BatchReads) -> Handler:
-        return deps.notify_service(reads=reads)
+        from chalicelib.jobs.pacing import paced
+
+        service = deps.notify_service(reads=reads)
+        service.mail = paced(DRAIN, service.mail)
+        return service
 
     def mailbox_failing_notice(self) -> Handler:
-        handler: Handler = deps.mailbox_failing_notice()
-        return handler
+        from chalicelib.jobs.pacing import paced
+
+        handler = deps.mailbox_failing_notice()
+        handler.mail = paced(DRAIN, handler.mail)
+        notice: Handler = handler
+        return notice
 
     def event_bus(self) -> Handler:
         return deps.event_bus_publisher()

@@ -1,58 +1,80 @@
 """One sending rate for the whole stack: SES takes `AGORA_MAIL_SEND_RATE` mails a second from the
 account (14 at first), whichever function sends them.
 
-Each function that sends mail gets a share of the rate; its trigger runs at most `workers`
-executions at once (infra/operations.py reads them from here into the template), and each
-execution paces its own sends at `share × rate ÷ workers` with a `Pacer`. The sum of
-workers × per-worker rate is never above the rate (tests/fast/test_pacing.py checks it on the
-generated template). The digests get most of it: 100,000 digests are sent in
-100,000 ÷ (13/14 × 14) s, within 1.1 × 100,000 ÷ 14 s; instant notifications keep the rest.
+Every mail of the stack takes a moment on one clock before it goes: an item of the counters table
+holding the next free moment (in nanoseconds), which each sender moves on by 1/rate with a
+conditional ADD (store/counters.py `SlotClock.take_slot`), then sleeps until the moment it took.
+Moments are handed out once and 1/rate apart, so no second ever holds more than the rate,
+however many functions and executions send; and whoever has mail takes the moments the others
+leave: digests alone get the whole rate, so does an instant burst.
 
-A process that runs a job in itself (`send-digests` on the command line, `make run`'s scheduler)
-is all of that job's workers at once: it paces at the job's whole share.
+Instant mail goes first. Instant senders (deliver-notifications, drain-outbox's own instant
+emails and its mailbox failure emails) take the next free moment whatever it is, and hold the
+clock until the end of the moment they took; each takes its next right after it sent, so the hold
+lasts while any of them has mail. The digests take a moment only while the clock is not held:
+an instant burst waits behind at most the moments the digests had already taken, and the digests
+take up again at the first moment no instant sender took (a slow instant sender leaves moments to
+them). A digest worker whose deadline comes while it waits puts its users back on the queue
+(`SendDeferred`). One item written once per mail: 3 million digests a month are
+3 million writes ($3.75 on demand), beside SES's $300.
 
-Nothing here reads the network or the clock at import; the clock and the sleep are given (a fake
-one in the tests and in `make simulate`).
+Why not one paced queue: the digests are built by the worker that claims them (the claim per user
+and day, the items taken), and an instant email by the worker that claims its (user, occurrence):
+moving the sending out to a single paced consumer would split each claim from its send, and a
+queue cannot put one kind of message before another. A clock shared through one item keeps the
+claims and the sends where they are and adds one request per mail.
+
+The functions that send mail from an SQS trigger run at most `workers` executions at once
+(infra/operations.py reads them from here into the template). That no longer divides the rate:
+it is how many senders may wait on the clock together. Nothing here reads the network or the
+clock at import; the clock, the sleep and the slot store are given (fakes in the tests and in
+`make simulate`).
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
+
+from chalicelib.domain.ports.notify import SendDeferred
 
 
 @dataclass(frozen=True)
 class Sender:
     """A function that sends mail: its logical id in the template, the most executions of it
-    its trigger starts at once, and its share of the sending rate."""
+    its trigger starts at once (None: not an SQS trigger), and whether its mail goes first."""
 
     logical_id: str
-    workers: int
-    share: float
+    workers: int | None
+    instant: bool
 
 
-# Chalice function name -> its part of the rate. The shares add up to 1.
+# Chalice function name -> how it sends.
 SENDERS: dict[str, Sender] = {
-    "deliver-digests": Sender("DeliverDigests", workers=2, share=13 / 14),
-    "deliver-notifications": Sender("DeliverNotifications", workers=2, share=1 / 14),
+    # Each execution sends about 10 mails a second of its own round trips (the claim, SES, the
+    # record): 4 keep the whole rate for a burst, ahead of the digests' 2, and leave most of a
+    # new account's 10 concurrent executions to the API and the mail polls.
+    "deliver-notifications": Sender("DeliverNotifications", workers=4, instant=True),
+    "deliver-digests": Sender("DeliverDigests", workers=2, instant=False),
+    # Instant emails of events with 25 recipients or fewer, and mailbox failure emails.
+    "drain-outbox": Sender("DrainOutbox", workers=None, instant=True),
 }
 
-# A sliver over each interval: float rounding never lets rate + 1 sends into one second.
-_SLACK_S = 1e-6
+# The counters item every sender's moments come from.
+SLOT_CLOCK = "mail-send-slots"
+# How long a sender that waits for instant mail sleeps at least before it looks again (a clock's
+# rounding may wake it a nanosecond before the hold ends).
+_RETRY_S = 1e-6
 
 
-def job_rate(function: str, rate: float) -> float:
-    """Mails a second all executions of `function` may send together."""
-    return rate * SENDERS[function].share
+class SlotStore(Protocol):
+    """store/counters.py `SlotClock` (a fake in the tests and `make simulate`)."""
 
-
-def per_worker_rate(function: str, rate: float) -> float:
-    """Mails a second one execution of `function` may send (its workers share its part)."""
-    sender = SENDERS[function]
-    return job_rate(function, rate) / sender.workers
+    def take_slot(self, name: str, now: int, interval: int, *, first: bool) -> Any: ...
 
 
 def configured_rate() -> float:
@@ -61,52 +83,66 @@ def configured_rate() -> float:
     return float(get_settings().mail_send_rate)
 
 
-class Pacer:
-    """Lets through at most `rate` sends a second: consecutive sends are at least 1/rate apart.
+class SendingRate:
+    """This sender's way to the shared rate: `wait()` takes the next moment it may send at and
+    sleeps until it; at most `rate` of them in any second across every sender of the stack.
 
-    So any second holds at most ⌈rate⌉ of them (exactly `rate` for a whole number). `wait()`
-    blocks until the next send may go and takes its turn; thread-safe (a worker sending from
-    several threads shares one pacer).
+    `instant`: takes the next free moment and holds the clock; otherwise (digests) waits while
+    instant mail holds it, and `expired` (a deadline's) ends that wait with `SendDeferred`.
+    Thread-safe: the moments come from the store one request at a time.
     """
 
     def __init__(
         self,
         rate: float,
+        slots: SlotStore,
         *,
-        clock: Callable[[], float] = time.monotonic,
+        instant: bool,
+        clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
+        expired: Callable[[], bool] = lambda: False,
     ) -> None:
         if rate <= 0:
             raise ValueError("the rate must be above 0")
         self.rate = rate
-        self.interval = 1.0 / rate + _SLACK_S
+        # Whole nanoseconds, rounded up: 14 moments a second are 1.000000008 s from first to
+        # fifteenth, never under a second.
+        self.interval = math.ceil(1e9 / rate)
+        self.instant = instant
+        self.slots = slots
         self.clock = clock
         self.sleep = sleep
-        self._next: float | None = None
-        self._lock = threading.Lock()
+        self.expired = expired
 
     def wait(self) -> float:
         """Block until a send may go; answers the moment it may (the clock's)."""
-        with self._lock:
+        while True:
             now = self.clock()
-            if self._next is not None:
+            slot = self.slots.take_slot(
+                SLOT_CLOCK, round(now * 1e9), self.interval, first=self.instant
+            )
+            if slot.taken:
+                at = slot.at / 1e9
                 # A sleep may wake a little early: look at the clock again.
-                while now < self._next:
-                    self.sleep(self._next - now)
+                while now < at:
+                    self.sleep(at - now)
                     now = self.clock()
-            self._next = now + self.interval
-            return now
+                return now
+            if self.expired():
+                raise SendDeferred("instant mail is using the sending rate; sent later")
+            # Instant mail holds the clock: look again when its hold ends.
+            self.sleep(max(slot.at / 1e9 - now, _RETRY_S))
 
 
 class PacedMail:
-    """A mailer (`is_suppressed`, `send`) whose sends wait for the pacer; the rest is as given.
+    """A mailer (`is_suppressed`, `send`) whose sends wait for their moment; the rest is as given.
 
     One send at a time: threads that prepare digests side by side would otherwise each take a
-    turn and then reach SES together, bunched (the send is a few milliseconds of building the
+    moment and then reach SES together, bunched (the send is a few milliseconds of building the
     message and one SES call).
     """
 
-    def __init__(self, mail: Any, pacer: Pacer) -> None:
+    def __init__(self, mail: Any, pacer: SendingRate) -> None:
         self.mail = mail
         self.pacer = pacer
         self._one_at_a_time = threading.Lock()
@@ -120,22 +156,19 @@ class PacedMail:
             return str(self.mail.send(group, letter))
 
 
-# One pacer per function in this process (a warm Lambda container keeps it between invocations,
-# so a new invocation does not start with a burst).
-_pacers: dict[tuple[str, float], Pacer] = {}
-_pacers_lock = threading.Lock()
+def sending_rate(function: str, *, expired: Callable[[], bool] | None = None) -> SendingRate:
+    """The shared rate as `function` draws from it, on the stack's slot clock (the counters
+    table); `expired`: its deadline, for a sender that waits behind instant mail."""
+    from chalicelib import deps
+
+    return SendingRate(
+        configured_rate(),
+        deps.slot_clock(),
+        instant=SENDERS[function].instant,
+        expired=expired or (lambda: False),
+    )
 
 
-def worker_pacer(function: str) -> Pacer:
-    """This execution's pacer for `function`, at its per-worker rate."""
-    rate = per_worker_rate(function, configured_rate())
-    with _pacers_lock:
-        key = (function, rate)
-        if key not in _pacers:
-            _pacers[key] = Pacer(rate)
-        return _pacers[key]
-
-
-def in_process_pacer(function: str) -> Pacer:
-    """A pacer at the whole of `function`'s part: one process doing all of that job's work."""
-    return Pacer(job_rate(function, configured_rate()))
+def paced(function: str, mail: Any, *, expired: Callable[[], bool] | None = None) -> PacedMail:
+    """`mail` sending at `function`'s place in the shared rate."""
+    return PacedMail(mail, sending_rate(function, expired=expired))

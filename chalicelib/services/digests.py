@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller, Need
 from chalicelib.domain.letters import Letter
-from chalicelib.domain.ports.notify import Identities, Mailer
+from chalicelib.domain.ports.notify import Identities, Mailer, SendDeferred
 from chalicelib.logs import get_logger
 
 if TYPE_CHECKING:
@@ -147,6 +147,12 @@ class DigestService:
                 return
             try:
                 sent = self.send_one(user_id, day)
+            except SendDeferred:
+                # Instant mail had the rate until the deadline: nothing was sent or kept.
+                with lock:
+                    run.stopped_early = True
+                    run.left.append(user_id)
+                return
             except Exception as error:
                 # The others are still sent; this user's items wait for the next run.
                 log.exception("digest failed", extra={"user": user_id, "day": day})

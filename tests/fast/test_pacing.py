@@ -1,6 +1,7 @@
-"""The one sending rate (chalicelib/jobs/pacing.py): a pacer never lets more than its rate through
-in any second, the functions that send never add up to more than AGORA_MAIL_SEND_RATE in the
-generated template, and the digests' batches hold everyone once."""
+"""The one sending rate (chalicelib/jobs/pacing.py): every sender takes its moments from one clock,
+so the stack never lets more than the rate through in any second; instant mail goes first; the
+generated template gives every sending function the rate and the clock; the digests' batches hold
+everyone once."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from typing import Any
 import pytest
 
 from bench import simulate
-from chalicelib.jobs.pacing import SENDERS, PacedMail, Pacer, job_rate, per_worker_rate
+from chalicelib.domain.ports.notify import SendDeferred
+from chalicelib.jobs.pacing import SENDERS, PacedMail, SendingRate
 from tests.support import REPO_ROOT
+from tests.support.digest_fakes import FakeSlotClock
 
 pytestmark = pytest.mark.fast
 
@@ -38,32 +41,38 @@ class FakeClock:
 
 def most_in_any_second(moments: list[float]) -> int:
     """The most moments in any window [t, t + 1) (bench/simulate.py's count, which `make
-    simulate` reports as the digests' peak rate), whatever order they came in."""
+    simulate` reports as the stack's peak rate), whatever order they came in."""
     return simulate.most_in_any_second(sorted(moments))
 
 
-@pytest.mark.parametrize("rate", [14, 13, 6.5, 1, 0.5])
+def rate(clock: FakeClock, slots: Any, per_second: float, *, instant: bool, **given: Any) -> Any:
+    return SendingRate(per_second, slots, instant=instant, clock=clock, sleep=clock.sleep, **given)
+
+
+@pytest.mark.parametrize("per_second", [14, 13, 6.5, 1, 0.5])
 @pytest.mark.parametrize("early", [0.0, 0.003])
-def test_a_pacer_never_lets_more_than_its_rate_through_in_any_second(rate, early):
+def test_senders_on_one_clock_never_let_more_than_the_rate_through_in_any_second(per_second, early):
     clock = FakeClock(early=early)
-    pacer = Pacer(rate, clock=clock, sleep=clock.sleep)
-    moments = [pacer.wait() for _ in range(500)]
+    slots = FakeSlotClock()
+    senders = [rate(clock, slots, per_second, instant=n == 0) for n in range(3)]
+    # Three senders, one after the other and all at once: the sum is paced, not each.
+    moments = [senders[n % 3].wait() for n in range(500)]
     assert moments == sorted(moments)
-    assert most_in_any_second(moments) <= math.ceil(rate)
+    assert most_in_any_second(moments) <= math.ceil(per_second)
     # And no slower than the rate: 500 sends take 499 intervals.
-    assert moments[-1] - moments[0] == pytest.approx(499 / rate, rel=1e-4)
+    assert moments[-1] - moments[0] == pytest.approx(499 / per_second, rel=1e-4)
 
 
 def test_whole_seconds_of_a_whole_rate_hold_exactly_the_rate():
     clock = FakeClock(start=0.0)
-    pacer = Pacer(14, clock=clock, sleep=clock.sleep)
+    pacer = rate(clock, FakeSlotClock(), 14, instant=False)
     per_second = Counter(int(pacer.wait()) for _ in range(14 * 100))
     assert set(per_second.values()) == {14}
 
 
 def test_time_spent_between_sends_counts_towards_the_interval():
     clock = FakeClock()
-    pacer = Pacer(10, clock=clock, sleep=clock.sleep)
+    pacer = rate(clock, FakeSlotClock(), 10, instant=True)
     pacer.wait()
     clock.work(0.5)  # preparing the next mail took longer than the interval
     before = clock.sleeps
@@ -74,9 +83,29 @@ def test_time_spent_between_sends_counts_towards_the_interval():
     assert clock.sleeps > before  # half the interval left to wait
 
 
-def test_a_pacer_refuses_a_rate_of_zero():
+def test_a_rate_of_zero_is_refused():
     with pytest.raises(ValueError):
-        Pacer(0)
+        SendingRate(0, FakeSlotClock(), instant=True)
+
+
+def test_a_digest_waits_while_instant_mail_holds_the_clock_and_takes_the_next_moment_after():
+    clock = FakeClock(start=0.0)
+    slots = FakeSlotClock()
+    instant = rate(clock, slots, 10, instant=True)
+    digests = rate(clock, slots, 10, instant=False)
+    instant.wait()  # 0.0: held until 0.1
+    assert digests.wait() == pytest.approx(0.1)  # waited for the hold to end, lost nothing
+    assert slots.refused == 1
+
+
+def test_a_digest_whose_deadline_comes_while_instant_mail_holds_the_clock_is_deferred():
+    clock = FakeClock(start=0.0)
+    slots = FakeSlotClock()
+    rate(clock, slots, 10, instant=True).wait()
+    digests = rate(clock, slots, 10, instant=False, expired=lambda: True)
+    with pytest.raises(SendDeferred):
+        digests.wait()
+    assert clock.now == 0.0  # it gave up at once: no moment taken, none slept
 
 
 class CountingMail:
@@ -92,26 +121,16 @@ class CountingMail:
         return f"id-{len(self.sent)}"
 
 
-def test_paced_mail_waits_for_the_pacer_and_answers_the_message_id():
+def test_paced_mail_waits_for_its_moment_and_answers_the_message_id():
     clock = FakeClock()
     mail = CountingMail(clock)
-    paced = PacedMail(mail, Pacer(2, clock=clock, sleep=clock.sleep))
+    paced = PacedMail(mail, rate(clock, FakeSlotClock(), 2, instant=True))
     assert [paced.send(None, None) for _ in range(5)] == [f"id-{n}" for n in range(1, 6)]
     assert most_in_any_second(mail.sent) <= 2
     assert paced.is_suppressed("gone@example.org") and not paced.is_suppressed("a@example.org")
 
 
-# --- the split of the rate -------------------------------------------------------------------------
-
-
-def test_the_shares_add_up_to_the_whole_rate_and_the_digests_finish_in_time():
-    assert sum(sender.share for sender in SENDERS.values()) == pytest.approx(1.0)
-    for function, sender in SENDERS.items():
-        assert per_worker_rate(function, 14) * sender.workers == pytest.approx(
-            job_rate(function, 14)
-        )
-    # The issue's bound: 100,000 digests within 1.1 × 100,000 / 14 seconds.
-    assert 100_000 / job_rate("deliver-digests", 14) <= 1.1 * 100_000 / 14
+# --- every sender in the template ------------------------------------------------------------------
 
 
 def template_resources(stage: str) -> dict[str, Any]:
@@ -121,47 +140,26 @@ def template_resources(stage: str) -> dict[str, Any]:
     return dict(yaml_text.load(text.split("\n", 1)[1])["Resources"])
 
 
-def sending_in_template(resources: dict[str, Any]) -> tuple[float, dict[str, tuple[int, float]]]:
-    """The template's AGORA_MAIL_SEND_RATE, and per sending function: the most executions its
-    trigger starts (MaximumConcurrency) and the per-worker rate the code computes there."""
-    rates = set()
-    found = {}
-    for function, sender in SENDERS.items():
-        properties = resources[sender.logical_id]["Properties"]
-        rate = float(properties["Environment"]["Variables"]["AGORA_MAIL_SEND_RATE"])
-        rates.add(rate)
-        [source] = properties["Events"].values()
-        workers = int(source["Properties"]["ScalingConfig"]["MaximumConcurrency"])
-        found[function] = (workers, per_worker_rate(function, rate))
-    [rate] = rates  # every sender is given the same rate
-    return rate, found
-
-
-def within_rate(rate: float, senders: dict[str, tuple[int, float]]) -> bool:
-    return sum(workers * each for workers, each in senders.values()) <= rate + 1e-9
-
-
-@pytest.mark.parametrize("stage", ["dev", "prod"])
-def test_workers_times_their_rate_never_exceed_the_send_rate_in_the_template(stage):
-    rate, senders = sending_in_template(template_resources(stage))
-    assert within_rate(rate, senders), senders
-
-
-def test_the_rule_fails_when_a_trigger_starts_more_workers_than_the_split_counts_on():
-    resources = template_resources("prod")
-    source = next(iter(resources["DeliverDigests"]["Properties"]["Events"].values()))
-    source["Properties"]["ScalingConfig"]["MaximumConcurrency"] = 3
-    rate, senders = sending_in_template(resources)
-    assert not within_rate(rate, senders)
-
-
-def test_every_function_granted_ses_but_the_outbox_drain_is_paced():
-    """drain-outbox sends the instant emails of an event with 25 recipients or fewer inline; it is
-    not paced yet (its share would come out of the notifications')."""
+def test_every_function_granted_ses_draws_from_the_one_clock():
     from infra.privileges import FUNCTIONS
 
     senders = {name for name, needs in FUNCTIONS.items() if needs.sends_mail}
-    assert senders - {"drain-outbox"} == set(SENDERS)
+    assert senders == set(SENDERS)
+    for name in senders:
+        assert "counters" in FUNCTIONS[name].writes, name
+
+
+@pytest.mark.parametrize("stage", ["dev", "prod"])
+def test_every_sender_in_the_template_has_the_same_rate_and_its_workers(stage):
+    resources = template_resources(stage)
+    rates = set()
+    for sender in SENDERS.values():
+        properties = resources[sender.logical_id]["Properties"]
+        rates.add(properties["Environment"]["Variables"]["AGORA_MAIL_SEND_RATE"])
+        if sender.workers is not None:
+            [source] = properties["Events"].values()
+            assert source["Properties"]["ScalingConfig"]["MaximumConcurrency"] == sender.workers
+    assert len(rates) == 1
 
 
 # --- the digests' batches ---------------------------------------------------------------------------

@@ -1,15 +1,16 @@
 # ruff: noqa: F811 - `world`, the notification tests' fixture, is a parameter by design
-"""deliver-notifications paces its instant emails at its share of the sending rate, and a chunk
-its deadline cannot finish is split: the rest goes back on the queue, nobody is told twice."""
+"""deliver-notifications paces its instant emails on the stack's sending clock, and a chunk its
+deadline cannot finish is split: the rest goes back on the queue, nobody is told twice."""
 
 from __future__ import annotations
 
 from chalicelib.domain.announcements import PostCreated
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.notify import deliver_from_queue
-from chalicelib.jobs.pacing import Pacer
+from chalicelib.jobs.pacing import SendingRate
 from chalicelib.services.notify import Recipient, chunk_body, parse_chunk
 from tests.services.test_notify import INSTANT, email_of, world  # noqa: F401 - fixture
+from tests.support.digest_fakes import FakeSlotClock
 from tests.support.notify import recipients, sent_mail
 
 
@@ -40,7 +41,8 @@ def test_a_chunk_the_deadline_cannot_finish_is_split_and_the_rest_requeued(world
         [Recipient(fan, email_alert_id=INSTANT, reason="All new group posts") for fan in fans],
     )
     clock = FakeClock()
-    pacer = Pacer(0.2, clock=clock, sleep=clock.sleep)  # one mail per step of 5 s
+    # One mail per step of 5 s.
+    pacer = SendingRate(0.2, FakeSlotClock(), instant=True, clock=clock, sleep=clock.sleep)
     # Out of time from the start: a delivery still does one step, so every chunk moves on.
     deadline = Deadline(lambda: 0, margin_ms=0)
     queue = Queue()

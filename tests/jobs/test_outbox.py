@@ -224,3 +224,25 @@ def test_a_write_that_fails_records_no_event(api, world, bus):  # noqa: F811
     assert api.post(f"{COMMENT}/{c.waiting}/approve", c.ann)[0] == 200  # and then it works
     assert drain() == 1
     assert [e["detail-type"] for e in bus()] == ["Comment Approved"]
+
+
+def test_the_drains_own_instant_mails_take_their_moments_from_the_one_sending_clock(
+    api,
+    world,
+    bus,  # noqa: F811
+):
+    from chalicelib.jobs.pacing import SLOT_CLOCK, SendingRate, configured_rate
+    from chalicelib.store.counters import CounterRecord
+
+    c = world
+    before = time.time_ns()
+    deps.outbox().save([PostCreated(c.hello, c.garden, c.ann)])
+    drain()
+    after = time.time_ns()
+    assert recipients(sent_mail()) == sorted(email_of(c, fan) for fan in c.fans)
+    interval = SendingRate(configured_rate(), deps.slot_clock(), instant=True).interval
+    clock = CounterRecord.get(SLOT_CLOCK, consistent_read=True)
+    # Three mails, three moments from the first one on; taken as instant mail (held to the last).
+    first = int(clock.value) - 3 * interval
+    assert before <= first <= after
+    assert int(clock.first_until) == int(clock.value)

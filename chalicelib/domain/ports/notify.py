@@ -166,6 +166,11 @@ class Mailer(Protocol):
     def send(self, group: Any, letter: Letter) -> str: ...
 
 
+class SendDeferred(Exception):
+    """The mailer found no moment to send at before its deadline (instant mail had the sending
+    rate): nothing was sent, and the mail is to be sent later."""
+
+
 class Identities(Protocol):
     """chalicelib.services.sending_identity.SendingIdentities: the identity a group's letters
     carry down to the outgoing mail, and where replies by email go ("" when they are off)."""
