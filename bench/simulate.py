@@ -4,15 +4,25 @@
   scheduling, lease, back-off and poll code, against the fixed 5-minute rhythm.
 - The digest day (here): 100,000 digest recipients through the real fan-out (the daily job puts
   them on the queue in batches), the real digest worker (`deliver_batch`: claims, batches, the
-  pacer at its share of AGORA_MAIL_SEND_RATE) on as many workers as the template lets its trigger
+  sending clock shared by every sender) on as many workers as the template lets its trigger
   start, the real digest service (items, claims, the digest's text, its signed unsubscribe link),
   the digests table in memory (held to the PynamoDB repository's contract:
-  tests/store/test_digest_contract.py), a fake clock per worker and a fake SES that notes when
-  each mail went and to whom. SQS delivers every 25th batch twice.
+  tests/store/test_digest_contract.py), and a fake SES that notes when each mail went and to
+  whom. Ten minutes in, a post to 10,000 instant subscribers: the notifications' real fan-out
+  (past 25 recipients, chunks on the queue) and the real deliver-notifications worker
+  (`deliver_from_queue`: the claim per (user, occurrence), the instant email, its deadline) on
+  its trigger's executions. Every execution runs the real blocking code in its thread on one
+  simulated clock (bench/sim_time.py), so they meet at the sending clock (store/counters.py's,
+  in memory: tests/store/test_slot_clock.py) in the order of their moments. SQS delivers every
+  25th message twice.
 
 The figures go into bench/results.json beside their references (`make bench` keeps them); `make
 cost` prices the month from them. `python -m bench.simulate --only digest` runs the digest day
 alone.
+
+Figures: `digest_100k_s` (the schedule to the last digest), `digest_100k_peak_rate` (the most mails
+of the whole stack in any second of the day), `notify_10k_s` (the post to its last instant email),
+`notify_10k_peak_rate` (the most mails of the stack in any second of that burst).
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 # The tests' environment (the token secret that signs unsubscribe links, the settings): the
@@ -37,14 +48,26 @@ from bench.report import (
     merge_results,
     text_table,
 )
+from bench.sim_time import SimulatedTime
 
 DIGEST_RECIPIENTS = 100_000
+# A post to this many instant subscribers, this long after the digests began.
+INSTANT_RECIPIENTS = 10_000
+POST_AT_S = 600.0
+# An idle execution polls its queue this often; a failed message is visible again after this.
+POLL_S = 1.0
+VISIBILITY_S = 300.0
 # The digest run starts at the schedule's hour (app.py: 06:00 UTC).
 DAY_START = datetime(2026, 3, 2, 6, 0, tzinfo=UTC)
 # SQS delivers a message more than once: every this many batches, a second copy.
 DUPLICATE_EVERY = 25
 
-DIGEST_FIGURES = [("digest_100k_s", "s"), ("digest_100k_peak_rate", "mails/s")]
+DIGEST_FIGURES = [
+    ("digest_100k_s", "s"),
+    ("digest_100k_peak_rate", "mails/s"),
+    ("notify_10k_s", "s"),
+    ("notify_10k_peak_rate", "mails/s"),
+]
 MAIL_DAY_FIGURES = [
     ("mail_day_polls", "polls"),
     ("mail_day_delay_p50_s", "s"),
@@ -80,29 +103,15 @@ def mail_day_figures(seed: int) -> list[Figure]:
 # --- the digest day ---------------------------------------------------------------------------------
 
 
-class WorkerClock:
-    """One execution's time, in seconds since the run began: it passes only when the code sleeps
-    (the pacer) or the simulation moves it on (waiting for a message)."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += max(seconds, 0.0)
-
-
 class FakeSes:
-    """SES where the digest service hands its letters over (the Mailer port OutgoingMail fills):
-    notes each mail's moment (on the sending worker's clock) and its recipient. The MIME message
+    """SES where the digest and notification services hand their letters over (the Mailer port
+    OutgoingMail fills): notes each mail's moment (on the simulated clock) and its recipient. The MIME message
     is not built: 100,000 of them would take most of the simulation's 10 minutes, and building
     one is no part of the fan-out (`make bench` and the mail tests cover it)."""
 
     def __init__(self) -> None:
         self.sent: list[tuple[float, str]] = []
-        self.clock: WorkerClock | None = None
+        self.clock: SimulatedTime | None = None
 
     def is_suppressed(self, address: str) -> bool:
         return False
@@ -118,19 +127,6 @@ class Message:
     visible_at: float
     number: int
     body: str = field(compare=False)
-
-
-class FakeQueue:
-    """The digest queue: messages become visible at a moment; `send` is QueueSender's."""
-
-    def __init__(self) -> None:
-        self.waiting: list[Message] = []
-        self.numbers = itertools.count()
-        self.now = 0.0
-
-    def send(self, bodies: list[str]) -> None:
-        for body in bodies:
-            heapq.heappush(self.waiting, Message(self.now, next(self.numbers), body))
 
 
 class ReadOnly:
@@ -224,63 +220,214 @@ def digest_world(recipients: int) -> DigestWorld:
     return DigestWorld(parts, ses, emails)
 
 
-def digest_day(recipients: int = DIGEST_RECIPIENTS) -> dict[str, float]:
-    """Send the day's digests to `recipients` members through the fan-out; answers how long it
-    took (seconds from the schedule to the last mail), the most mails in any second, and checks
-    that everyone got exactly one."""
-    from bench.report import REPO_ROOT
+class SimQueue:
+    """An SQS queue on the simulated clock: `send` is QueueSender's; a message taken is gone
+    unless its handler fails (then it is visible again after the visibility timeout); every
+    DUPLICATE_EVERY-th is delivered twice (at least once)."""
+
+    def __init__(self, sim: SimulatedTime) -> None:
+        self.sim = sim
+        self.waiting: list[Message] = []
+        self.numbers = itertools.count()
+        self.taken = 0
+        self.busy = 0  # executions handling a message (they may send more)
+
+    def send(self, bodies: list[str]) -> None:
+        for body in bodies:
+            heapq.heappush(self.waiting, Message(self.sim.now, next(self.numbers), body))
+
+    def take(self) -> str | None:
+        if not self.waiting or self.waiting[0].visible_at > self.sim.now:
+            return None
+        message = heapq.heappop(self.waiting)
+        self.taken += 1
+        if self.taken % DUPLICATE_EVERY == 0:
+            self.send([message.body])
+        return message.body
+
+
+def worker(sim: SimulatedTime, queue: SimQueue, handle: Any, timeout: int) -> None:
+    """One execution of an SQS-triggered function: takes messages while there are any (polling
+    an empty queue while another execution may still put some back), each under its deadline."""
     from chalicelib.jobs.base import Deadline
-    from chalicelib.jobs.digests import WORKER, deliver_batch, enqueue_daily_digests
-    from chalicelib.jobs.pacing import SENDERS, Pacer, configured_rate, per_worker_rate
-    from chalicelib.services.digests import DigestService
 
-    world = digest_world(recipients)
-    timeout = _function_timeout(REPO_ROOT, WORKER)
+    while True:
+        body = queue.take()
+        if body is None:
+            if not queue.waiting and not queue.busy:
+                return
+            sim.sleep(POLL_S)
+            continue
+        queue.busy += 1
+        started = sim.now
+        deadline = Deadline(lambda s=started: int((s + timeout - sim.now) * 1000))
+        try:
+            handle(body, deadline)
+        except Exception:
+            # Failed: visible again after the visibility timeout, as SQS does.
+            heapq.heappush(
+                queue.waiting, Message(sim.now + VISIBILITY_S, next(queue.numbers), body)
+            )
+        finally:
+            queue.busy -= 1
 
-    def service(clock: WorkerClock) -> DigestService:
-        return DigestService(
-            **world.service_parts, clock=lambda: DAY_START + timedelta(seconds=clock.now)
+
+@dataclass
+class InstantWorld:
+    parts: dict[str, Any]
+    event: Any
+    emails: list[str]
+
+
+class Subscribers:
+    """The subscriptions index as the notifications read it: `fans` follow the group's new
+    posts by instant email."""
+
+    def __init__(self, fans: list[str]) -> None:
+        from chalicelib.store.notifications import sort_key
+
+        self.views = [
+            SimpleNamespace(
+                user_id=fan,
+                email_alert_id=1,
+                show_screen_alert=False,
+                show_red_label=False,
+                sort_key=sort_key("group", "garden", 1, "garden"),
+            )
+            for fan in fans
+        ]
+
+    def subscribers(self, kind: str, target_id: str, notification_id: int) -> list[Any]:
+        wanted = (kind, target_id, notification_id) == ("group", "garden", 1)
+        return self.views if wanted else []
+
+
+def instant_world(world: DigestWorld, fans: int) -> InstantWorld:
+    """`fans` other members who take the garden's new posts by instant email; the post is one
+    of the garden's (its author is not a member any more: "Someone")."""
+    from chalicelib.domain.announcements import PostCreated
+    from tests.support import fakes
+    from tests.support.digest_fakes import FakeDigestRepository
+
+    users = ReadOnly({})
+    emails = []
+    for number in range(fans):
+        user_id = f"fan-{number:05d}"
+        email = f"fan{number}@example.org"
+        emails.append(email)
+        users.records[user_id] = fakes.FakeRecord(
+            id=user_id, email=email, alias=f"Fan {number}", memberships={}
         )
-
-    # The schedule: everyone onto the queue, at the start of the run.
-    queue = FakeQueue()
-    scheduler = WorkerClock()
-    enqueue_daily_digests(Deadline.unbounded(), service=service(scheduler), queue=queue)
-
-    workers = [WorkerClock() for _ in range(SENDERS[WORKER].workers)]
-    rate = per_worker_rate(WORKER, configured_rate())
-    pacers = [Pacer(rate, clock=clock, sleep=clock.sleep) for clock in workers]
-    delivered = 0
-    while queue.waiting:
-        # The execution free first takes the next message (waiting for it if need be).
-        index = min(range(len(workers)), key=lambda i: workers[i].now)
-        clock = workers[index]
-        message = heapq.heappop(queue.waiting)
-        clock.now = max(clock.now, message.visible_at)
-        delivered += 1
-        if delivered % DUPLICATE_EVERY == 0:
-            # At least once: the same message again, to whichever execution is free next.
-            heapq.heappush(queue.waiting, Message(clock.now, next(queue.numbers), message.body))
-        started = clock.now
-        deadline = Deadline(lambda c=clock, s=started: int((s + timeout - c.now) * 1000))
-        world.ses.clock = clock
-        queue.now = clock.now
-        deliver_batch(
-            message.body, deadline, service=service(clock), pacer=pacers[index], queue=queue
-        )
-    times = sorted(moment for moment, _ in world.ses.sent)
-    per_recipient = Counter(to for _, to in world.ses.sent)
-    wrong = [email for email in world.emails if per_recipient[email] != 1]
-    if wrong or len(per_recipient) != recipients:
-        raise RuntimeError(
-            f"{len(wrong)} recipient(s) did not get exactly one digest (e.g. {wrong[:3]})"
-        )
-    return {
-        "sent": float(len(times)),
-        "seconds": times[-1] if times else 0.0,
-        "peak_rate": float(most_in_any_second(times)),
-        "batches": float(delivered),
+    parts = {
+        **{name: world.service_parts[name] for name in ("groups", "posts", "comments", "mail")},
+        "identities": world.service_parts["identities"],
+        "notifications": Subscribers(sorted(users.records)),
+        "users": users,
+        "alerts": None,  # nobody asked for screen alerts
+        "digests": FakeDigestRepository(),  # the claims per (user, occurrence)
     }
+    return InstantWorld(parts, PostCreated("post-0", "garden", "author"), emails)
+
+
+def send_day(
+    recipients: int = DIGEST_RECIPIENTS, fans: int = INSTANT_RECIPIENTS, post_at: float = POST_AT_S
+) -> dict[str, float]:
+    """The day's digests to `recipients` members through the fan-out and, `post_at` seconds
+    into it, a post told to `fans` instant subscribers through the notifications' fan-out,
+    every sender on the one sending clock. Answers when the last digest and the last instant
+    mail went (the latter from the post), the most mails of the stack in any second, and in any
+    second of the burst; checks that everyone got exactly one of each."""
+    from bench.report import REPO_ROOT
+    from chalicelib.domain.announcements import Recorded
+    from chalicelib.jobs import digests as digest_job
+    from chalicelib.jobs import notify as notify_job
+    from chalicelib.jobs.base import Deadline
+    from chalicelib.jobs.pacing import SENDERS, SendingRate, configured_rate
+    from chalicelib.services.digests import DigestService
+    from chalicelib.services.notify import NotifyService
+    from tests.support.digest_fakes import FakeSlotClock
+
+    sim = SimulatedTime()
+    world = digest_world(recipients)
+    instant = instant_world(world, fans)
+    world.ses.clock = sim
+    slots = FakeSlotClock()
+    rate = configured_rate()
+    digest_queue, notify_queue = SimQueue(sim), SimQueue(sim)
+
+    def moment() -> datetime:
+        return DAY_START + timedelta(seconds=sim.now)
+
+    def pacer(function: str, deadline: Deadline) -> SendingRate:
+        return SendingRate(
+            rate, slots, instant=SENDERS[function].instant, clock=sim, sleep=sim.sleep,
+            expired=deadline.expired,
+        )  # fmt: skip
+
+    def deliver_digests(body: str, deadline: Deadline) -> None:
+        service = DigestService(**world.service_parts, clock=moment)
+        digest_job.deliver_batch(
+            body, deadline, service=service, pacer=pacer(digest_job.WORKER, deadline),
+            queue=digest_queue, threads=1,
+        )  # fmt: skip
+
+    def deliver_notifications(body: str, deadline: Deadline) -> None:
+        service = NotifyService(**instant.parts, fanout=notify_queue, clock=moment)
+        notify_job.deliver_from_queue(
+            [body], service=service, deadline=deadline,
+            pacer=pacer(notify_job.WORKER, deadline), requeue=notify_queue,
+        )  # fmt: skip
+
+    def start(function: str, queue: SimQueue, handle: Any) -> None:
+        timeout = _function_timeout(REPO_ROOT, function)
+        for _ in range(SENDERS[function].workers or 1):
+            sim.start(sim.now, lambda: worker(sim, queue, handle, timeout))
+
+    def schedule() -> None:
+        # The daily schedule: everyone onto the queue; the trigger starts its executions.
+        service = DigestService(**world.service_parts, clock=moment)
+        digest_job.enqueue_daily_digests(Deadline.unbounded(), service=service, queue=digest_queue)
+        start(digest_job.WORKER, digest_queue, deliver_digests)
+
+    def post() -> None:
+        # The outbox drain tells the notifications of the post: past 25 recipients, a fan-out.
+        NotifyService(**instant.parts, fanout=notify_queue, clock=moment)(
+            Recorded("event-post-0", instant.event)
+        )
+        start(notify_job.WORKER, notify_queue, deliver_notifications)
+
+    sim.start(0.0, schedule)
+    sim.start(post_at, post)
+    sim.run()
+
+    fan_emails = set(instant.emails)
+    digest_times = sorted(at for at, to in world.ses.sent if to not in fan_emails)
+    instant_times = sorted(at for at, to in world.ses.sent if to in fan_emails)
+    everything = sorted(at for at, _ in world.ses.sent)
+    _each_once(world.ses.sent, world.emails, "digest")
+    _each_once(world.ses.sent, instant.emails, "instant email")
+    burst_end = instant_times[-1] if instant_times else post_at
+    return {
+        "sent": float(len(digest_times)),
+        "seconds": digest_times[-1] if digest_times else 0.0,
+        "peak_rate": float(most_in_any_second(everything)),
+        "batches": float(digest_queue.taken),
+        "instant_sent": float(len(instant_times)),
+        "instant_seconds": burst_end - post_at,
+        "instant_peak_rate": float(
+            most_in_any_second([at for at in everything if post_at <= at <= burst_end])
+        ),
+    }
+
+
+def _each_once(sent: list[tuple[float, str]], emails: list[str], what: str) -> None:
+    wanted = set(emails)
+    per_recipient = Counter(to for _, to in sent if to in wanted)
+    wrong = [email for email in emails if per_recipient[email] != 1]
+    if wrong:
+        raise RuntimeError(
+            f"{len(wrong)} recipient(s) did not get exactly one {what} (e.g. {wrong[:3]})"
+        )
 
 
 def _function_timeout(root: Any, function: str) -> int:
@@ -301,20 +448,25 @@ def most_in_any_second(moments: list[float]) -> int:
     return most
 
 
-def digest_figures(recipients: int = DIGEST_RECIPIENTS) -> list[Figure]:
-    """The digest day against what SES's rate allows at best: everyone at exactly the rate."""
+def digest_figures(
+    recipients: int = DIGEST_RECIPIENTS, fans: int = INSTANT_RECIPIENTS
+) -> list[Figure]:
+    """The day of digests and an instant burst against what SES's rate allows at best: everyone
+    at exactly the rate (the digests' reference is theirs alone; the burst comes out of it)."""
     from chalicelib.jobs.pacing import configured_rate
 
     rate = configured_rate()
-    found = digest_day(recipients)
+    found = send_day(recipients, fans)
     print(
-        f"simulate: {found['sent']:,.0f} digests in {found['batches']:,.0f} batch deliveries, "
-        f"each recipient once",
+        f"simulate: {found['sent']:,.0f} digests in {found['batches']:,.0f} batch deliveries and "
+        f"{found['instant_sent']:,.0f} instant emails, each recipient once",
         file=sys.stderr,
     )
     return [
         Figure("digest_100k_s", found["seconds"], recipients / rate, "s"),
         Figure("digest_100k_peak_rate", found["peak_rate"], rate, "mails/s"),
+        Figure("notify_10k_s", found["instant_seconds"], fans / rate, "s"),
+        Figure("notify_10k_peak_rate", found["instant_peak_rate"], rate, "mails/s"),
     ]
 
 

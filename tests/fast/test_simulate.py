@@ -1,23 +1,27 @@
-"""`make simulate`'s digest day, small: the real fan-out, claims and pacing on fake clocks send
-each recipient one digest, never more than the rate in any second, in about recipients ÷ the
-digests' share of the rate (fake seconds: nothing here is timed)."""
+"""`make simulate`'s day, small: the real digest and notification fan-outs, claims and the one
+sending clock, every execution on one simulated clock, send each recipient one digest and each
+instant subscriber one email, never more than the rate in any second; the instant burst goes
+first and no moment is lost (fake seconds: nothing here is timed)."""
 
 from __future__ import annotations
 
 import pytest
 
 from bench import simulate
-from chalicelib.jobs.pacing import job_rate
+from bench.sim_time import SimulatedTime
 
 pytestmark = pytest.mark.fast
 
 
-def test_a_small_digest_day_sends_each_once_within_the_rate():
-    found = simulate.digest_day(400)
-    assert found["sent"] == 400  # digest_day raises when anyone got none or two
-    assert found["peak_rate"] <= 14
-    assert found["seconds"] == pytest.approx(400 / job_rate("deliver-digests", 14), rel=0.02)
-    # Four batches of 100 on the two workers, two each.
+def test_a_small_day_sends_each_once_within_the_rate_instant_mail_first():
+    found = simulate.send_day(400, fans=120, post_at=10.0)
+    assert found["sent"] == 400 and found["instant_sent"] == 120  # else send_day raises
+    assert found["peak_rate"] <= 14 and found["instant_peak_rate"] <= 14
+    # The burst takes the whole rate (at most the digests' moments already taken before it).
+    assert found["instant_seconds"] <= (120 + 2) / 14
+    # And the stack never left a moment unused: 520 mails, 519 intervals from the first.
+    assert found["seconds"] == pytest.approx(519 / 14, abs=1e-6)
+    # Four batches of 100, every 25th message delivered twice: none here.
     assert found["batches"] == 4
 
 
@@ -25,3 +29,73 @@ def test_the_busiest_second_is_found_wherever_it_starts():
     assert simulate.most_in_any_second([0.5, 0.9, 1.2, 1.4, 3.0]) == 4
     assert simulate.most_in_any_second([0.0, 1.0, 2.0]) == 1
     assert simulate.most_in_any_second([]) == 0
+
+
+def test_simulated_executions_run_one_at_a_time_in_the_order_of_their_moments():
+    sim = SimulatedTime()
+    seen: list[tuple[str, float]] = []
+
+    def execution(name: str, naps: list[float]) -> None:
+        for nap in naps:
+            seen.append((name, sim.now))
+            sim.sleep(nap)
+        seen.append((name, sim.now))
+
+    sim.start(0.0, lambda: execution("a", [2.0, 2.0]))
+    sim.start(1.0, lambda: execution("b", [2.0]))
+    sim.start(0.5, lambda: sim.start(sim.now + 0.25, lambda: execution("c", [])))
+    sim.run()
+    assert seen == [("a", 0.0), ("c", 0.75), ("b", 1.0), ("a", 2.0), ("b", 3.0), ("a", 4.0)]
+
+
+def test_an_error_in_a_simulated_execution_reaches_the_run():
+    sim = SimulatedTime()
+
+    def failing() -> None:
+        sim.sleep(1.0)
+        raise RuntimeError("boom")
+
+    sim.start(0.0, failing)
+    with pytest.raises(RuntimeError, match="boom"):
+        sim.run()
+
+
+class DeferringMail:
+    """SES behind a sending clock that instant mail holds past the deadline from the second
+    mail on (the digest worker's `SendDeferred`)."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    def is_suppressed(self, address: str) -> bool:
+        return False
+
+    def send(self, group, letter) -> str:
+        from chalicelib.domain.ports.notify import SendDeferred
+
+        if self.sent:
+            raise SendDeferred("held")
+        self.sent.append(letter.to[1])
+        return "id-1"
+
+
+def test_digests_deferred_by_instant_mail_are_left_for_the_queue_not_failed_nor_lost():
+    from chalicelib.services.digests import DigestService
+
+    world = simulate.digest_world(3)
+    mail = DeferringMail()
+    parts = {**world.service_parts, "mail": mail}
+    service = DigestService(**parts, clock=lambda: simulate.DAY_START)
+    day = service.today()
+    users = ["user-000000", "user-000001", "user-000002"]
+    run = service.send_batch(users, day, lambda: False)
+    assert (run.sent, run.failed, run.failures) == (1, 0, [])
+    assert run.left == users[1:] and run.stopped_early
+    # Their items wait and their day is free: the batch requeued sends them.
+    parts["mail"] = world.ses
+    world.ses.clock = SimulatedTime()
+    again = DigestService(**parts, clock=lambda: simulate.DAY_START).send_batch(
+        run.left, day, lambda: False
+    )
+    assert again.sent == 2
+    assert sorted(to for _, to in world.ses.sent) == ["member1@example.org", "member2@example.org"]
