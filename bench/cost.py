@@ -4,7 +4,7 @@ Prices come from bench/prices.json (published on-demand list prices with their d
 DynamoDB work per call comes from bench/results.json (`make bench`'s measured figures) where a
 figure exists, and the scheduled work from `make simulate`'s day of 10,000 mailboxes (polls, KMS
 Decrypts) and of 100,000 digests (the fan-out's workers); how many mailboxes one invocation polls
-and each sender's share of the sending rate come from the code. Every other quantity is an
+and how many digest workers send come from the code. Every other quantity is an
 assumption written in TRAFFIC or SIZES below, and the page shows them beside the table. Nothing here reaches the network: the suite runs it
 (tests/fast/test_cost.py) and checks that the page holds what it writes.
 
@@ -43,6 +43,8 @@ class Size:
     posts: int
     comments: int
     events: int
+    # Daily digests a member gets a month on top of TRAFFIC's mails (0: TRAFFIC's mix alone).
+    digests_per_member: float = 0
 
 
 SIZES = [
@@ -50,6 +52,13 @@ SIZES = [
     Size("10,000 members", 10_000, 1_000, 100, 100_000, 300_000, 10_000),
     Size("100,000 members", 100_000, 10_000, 10_000, 1_000_000, 3_000_000, 100_000),
 ]
+# The same large community where every member takes the daily digest (`make simulate`'s day of
+# 100,000 digests, every day): 30 digests a member a month, TRAFFIC's instant mail besides.
+EVERY_MEMBER_DIGEST = Size(
+    "100,000 members, all on daily digests",
+    100_000, 10_000, 10_000, 1_000_000, 3_000_000, 100_000, digests_per_member=30,
+)  # fmt: skip
+COLUMNS = [*SIZES, EVERY_MEMBER_DIGEST]
 
 # Assumed traffic (not measured): (key, value, what it says).
 TRAFFIC: list[tuple[str, float, str]] = [
@@ -58,7 +67,11 @@ TRAFFIC: list[tuple[str, float, str]] = [
     ("single_reads", 40, "single-record reads (a post, an event) per active member a month"),
     ("page_reads", 40, "list pages (posts, events, comments, calendar) per active member a month"),
     ("writes", 3, "writes (post, comment, event, settings) per active member a month"),
-    ("mails_out", 8, "mails sent per member a month (digests and notifications)"),
+    (
+        "mails_out",
+        8,
+        "mails sent per member a month (digests and notifications; see the last column)",
+    ),
     ("mails_in", 20, "mails posted through each mailbox a month"),
     ("write_rru", 2, "read units of one write (its group and its author)"),
     ("write_wru", 3, "write units of one write (the record, an index entry, a counter)"),
@@ -132,18 +145,15 @@ def load_measured(path: Path = RESULTS_PATH) -> tuple[dict[str, float], list[str
 
 def code_figures() -> dict[str, float]:
     """What the code sets: mailboxes one poll invocation takes (1 where the poller takes one), the
-    digest batch, and the digest and notification workers' pace at the default sending rate."""
+    digest batch, and the digest workers (billed while they wait for their moments)."""
     from chalicelib.jobs import mail_poll
-    from chalicelib.jobs.pacing import SENDERS, per_worker_rate
+    from chalicelib.jobs.pacing import SENDERS
     from chalicelib.services.digests import BATCH_SIZE
-    from chalicelib.settings import Settings
 
-    rate = float(Settings.model_fields["mail_send_rate"].default)
     return {
         "mailboxes_per_message": float(getattr(mail_poll, "MAILBOXES_PER_MESSAGE", 1)),
         "digest_batch": float(BATCH_SIZE),
-        "digest_workers": float(SENDERS["deliver-digests"].workers),
-        "notification_worker_rate": per_worker_rate("deliver-notifications", rate),
+        "digest_workers": float(SENDERS["deliver-digests"].workers or 1),
     }
 
 
@@ -222,23 +232,24 @@ def monthly_cost(
     # A warm container decrypts a mailbox's password once (the simulated day counts the calls).
     kms_requests = m["mail_day_kms_calls"] * 30 * fleet
 
-    # Mail out: the digests through the fan-out (batches of users on a queue, workers paced at
-    # their share of the sending rate: billed while they wait), instant notifications in jobs
-    # of a few mails each, paced at theirs.
-    mails_out = size.members * t["mails_out"]
-    digests = mails_out * t["digest_share"]
-    instants = mails_out - digests
+    # Mail out: the digests through the fan-out (batches of users on a queue, workers paced by
+    # the one sending rate: billed while they wait, as the simulated day's), instant
+    # notifications in jobs of a few mails each, first on the sending clock (no wait of their
+    # own unless a burst queues them). Every mail takes its moment with one UpdateItem.
+    instants = size.members * t["mails_out"] * (1 - t["digest_share"])
+    digests = size.members * (size.digests_per_member or t["mails_out"] * t["digest_share"])
+    mails_out = digests + instants
     digest_worker_ms = m["digest_100k_s"] * code["digest_workers"] * 1000 / SIMULATED_DIGESTS
     digest_messages = digests / code["digest_batch"]
     jobs = instants / t["mails_per_job"]
     digest_runs = 30
     # send (ten a request for the digests), receive, delete; the idle polls of four queues.
     sqs_requests += jobs * 3 + digest_messages * 2.1 + 4 * t["sqs_idle_receives"]
-    instant_ms = max(t["mail_out_ms"], 1000 / code["notification_worker_rate"])
+    instant_ms = t["mail_out_ms"] + t["ddb_ms"]
     out_ms = digests * max(t["mail_out_ms"], digest_worker_ms) + instants * instant_ms
     out_ms += digest_runs * 1000
     rru += mails_out * 2  # the member and their subscription
-    wru += mails_out  # the digest or notification state
+    wru += mails_out * 2  # the digest or notification state, the sending clock
 
     invocations = api_calls + dispatches + poll_invocations + jobs + digest_messages
     invocations += digest_runs + 1  # +1 purge
@@ -271,6 +282,7 @@ def monthly_cost(
         "eventbridge": writes / 1e6 * p["eventbridge_event_million"],
         # Not dollars: what the table's notes show.
         "_api_calls": api_calls,
+        "_mails_out": mails_out,
         "_invocations": invocations,
         "_gb_seconds": gb_seconds,
         "_polls": polls,
@@ -311,7 +323,7 @@ def cost_block(
     missing: list[str],
     infra: dict[str, int],
 ) -> str:
-    costs = [monthly_cost(size, prices, measured, infra) for size in SIZES]
+    costs = [monthly_cost(size, prices, measured, infra) for size in COLUMNS]
     lines = [
         f"Prices of {prices['taken_on']} ({prices['region']}, on-demand list prices, no free "
         "tier: `bench/prices.json`); DynamoDB work per call, and the polls, KMS calls and digest "
@@ -319,8 +331,8 @@ def cost_block(
         + (f" (not measured, assumed: {', '.join(f'`{n}`' for n in missing)})" if missing else "")
         + ".",
         "",
-        "| monthly cost | " + " | ".join(size.name for size in SIZES) + " |",
-        "|---|" + "---:|" * len(SIZES),
+        "| monthly cost | " + " | ".join(size.name for size in COLUMNS) + " |",
+        "|---|" + "---:|" * len(COLUMNS),
     ]
     for key, label in LINES:
         lines.append(f"| {label} | " + " | ".join(dollars(c[key]) for c in costs) + " |")
@@ -333,9 +345,10 @@ def cost_block(
     lines.append("| total (arm64) | " + " | ".join(dollars(v) for v in arm) + " |")
     lines.append(
         "| per member | "
-        + " | ".join(dollars(v / size.members) for v, size in zip(x86, SIZES, strict=True))
+        + " | ".join(dollars(v / size.members) for v, size in zip(x86, COLUMNS, strict=True))
         + " |"
     )
+    lines.append("| mails sent | " + " | ".join(count(c["_mails_out"]) for c in costs) + " |")
     lines.append("| API calls | " + " | ".join(count(c["_api_calls"]) for c in costs) + " |")
     lines.append("| mailbox polls | " + " | ".join(count(c["_polls"]) for c in costs) + " |")
     lines.append(

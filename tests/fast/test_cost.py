@@ -141,3 +141,18 @@ def test_the_large_community_within_400_dollars_once_polls_follow_the_mail(tmp_p
     code = {**cost.code_figures(), "mailboxes_per_message": 10.0}
     lines = cost.monthly_cost(cost.SIZES[-1], prices, measured, infra, code)
     assert sum(lines[key] for key, _ in cost.LINES) <= 400
+
+
+def test_a_community_where_every_member_takes_the_daily_digest_is_priced():
+    prices, infra = cost.load_prices(), cost.infra_counts()
+    measured, _ = cost.load_measured()
+    large = cost.monthly_cost(cost.SIZES[-1], prices, measured, infra)
+    every = cost.monthly_cost(cost.EVERY_MEMBER_DIGEST, prices, measured, infra)
+    # 30 digests a member a month, and the same instant mail as the large community's.
+    assert every["_mails_out"] - large["_mails_out"] == pytest.approx(100_000 * (30 - 8 * 0.5))
+    assert every["_mails_out"] >= 3_000_000
+    per_thousand = prices["prices"]["ses_thousand_mails"]["usd"]
+    assert every["ses"] == pytest.approx(every["_mails_out"] / 1000 * per_thousand)
+    assert every["lambda_compute"] > large["lambda_compute"]
+    assert every["dynamodb_requests"] > large["dynamodb_requests"]
+    assert cost.EVERY_MEMBER_DIGEST.name in cost.current_block()
