@@ -44,6 +44,8 @@ class Comment:
     source: str
     # None for a comment no write of the store has versioned yet (the fixture loader's).
     version: int | None
+    # Why mail-in held it for approval when its sender was not verified (None otherwise).
+    held_because: str | None = None
 
     @property
     def is_deleted(self) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import model_serializer
+from pydantic import Field, model_serializer
 
 from chalicelib.schemas.common import ApiModel, PostRef, Record, UserRef, UtcDateTime
 
@@ -33,6 +33,15 @@ class CommentOut(Record):
     spam_reports: int = 0
     # Only in `commentSpamReport` records.
     reports: list[SpamReportOut] | None = None
+    held_because: str | None = Field(
+        default=None,
+        description=(
+            "Response only: why a comment that came by email waits for approval when its sender"
+            " was not verified (no DKIM signature of the sender's domain counted, in the"
+            " verifier's words); null otherwise."
+        ),
+        json_schema_extra={"readOnly": True},
+    )
 
     # Unannotated return: the OpenAPI schema stays the model's own rather than a bare object.
     @model_serializer(mode="wrap")

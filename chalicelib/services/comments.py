@@ -138,6 +138,7 @@ class CommentPresenter:
             is_anonymous=bool(record.is_anonymous),
             parent_comment_id=int(record.parent_comment_id or 0),
             spam_reports=len(reports),
+            held_because=record.held_because,
             reports=[
                 SpamReportOut(created_on=r.created_on, author=user_ref(users.get(r.author_id)))
                 for r in sorted(reports, key=lambda r: r.created_on, reverse=True)

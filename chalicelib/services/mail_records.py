@@ -148,4 +148,5 @@ class PlanStore:
             "is_approved": plan.is_approved,
             "approved_on": now if plan.is_approved else None,
             "source": "email",
+            "held_because": plan.held_because or None,
         }

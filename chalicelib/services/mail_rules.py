@@ -48,6 +48,9 @@ class Plan:
     content: str = ""
     is_approved: bool = True
     notes: list[str] = field(default_factory=list)
+    # Why a comment waits for approval when its sender was not verified (the verifier's words):
+    # the moderation console shows it (CommentOut.held_because).
+    held_because: str = ""
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,7 @@ def hold_unverified(plan: Plan, why: str) -> Plan:
     if plan.status == MailStatus.POSTED:
         return Plan(MailStatus.REJECTED, f"{why}; a post by email needs a verified sender")
     plan.is_approved = False
+    plan.held_because = why
     plan.notes.insert(0, f"{why}; held for approval")
     return plan
 

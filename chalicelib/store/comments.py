@@ -88,6 +88,8 @@ class CommentRecord(Model):
     spam_reports = ListAttribute(of=SpamReport, default=list)
     # Where the mail that created it came from, when it did (mail-in idempotency).
     source = UnicodeAttribute(default="fixture")
+    # Why mail-in held it for approval when its sender was not verified (None otherwise).
+    held_because = nullable(UnicodeAttribute(null=True))
     # Lower-cased content and author alias, for the case-insensitive `filter`.
     search_text = UnicodeAttribute(default="")
 
