@@ -59,6 +59,7 @@ from chalicelib.store import repositories
 if TYPE_CHECKING:
     from chalicelib.mail.authentication import SenderVerifier
     from chalicelib.mail.outgoing import OutgoingMail
+    from chalicelib.mail.reply_keys import ReplyKeys
     from chalicelib.services.event_bus import EventBusPublisher
     from chalicelib.services.mail_in import MailIngestor
     from chalicelib.services.notify import BatchReads, NotifyService
@@ -216,6 +217,7 @@ class IngestorParts(TypedDict, total=False):
     authserv_id: str | None
     verifier: SenderVerifier | None
     unverified: str
+    reply_keys: Any
     planner: Any
     counters: Any
     mail: Any
@@ -237,6 +239,7 @@ _PLANNER_PARTS = (
     "authserv_id",
     "verifier",
     "unverified",
+    "reply_keys",
 )
 
 
@@ -256,6 +259,7 @@ def mail_ingestor(**given: Unpack[IngestorParts]) -> MailIngestor:
         "authserv_id": settings.mail_authserv_id if mode == "header" else None,
         "verifier": sender_verifier() if mode == "verify" else None,
         "unverified": settings.mail_unverified,
+        "reply_keys": reply_keys(),
         "counters": counters(),
         "mail": mail(),
         "outbox": outbox(),
@@ -265,6 +269,14 @@ def mail_ingestor(**given: Unpack[IngestorParts]) -> MailIngestor:
     planning = {name: parts.pop(name) for name in _PLANNER_PARTS}
     parts.setdefault("planner", MailPlanner(**planning))
     return MailIngestor(posts=planning["posts"], comments=planning["comments"], **parts)
+
+
+def reply_keys() -> ReplyKeys:
+    """Reply keys (chalicelib/mail/reply_keys.py) under the token secret."""
+    from chalicelib.auth import signing_keys
+    from chalicelib.mail.reply_keys import ReplyKeys, TokenSecrets
+
+    return ReplyKeys(TokenSecrets(signing_keys()))
 
 
 def sender_verifier() -> SenderVerifier:
@@ -325,6 +337,7 @@ def notify_service(
         fanout=QueueSender(get_settings().notify_queue, "notification chunk(s)"),
         # infra.build names each queue's dead-letter queue so.
         dead_letters=QueueSender(f"{get_settings().notify_queue}-dead", "dead letter(s)"),
+        reply_keys=reply_keys(),
         clock=clock,
         inline_limit=INLINE_LIMIT if inline_limit is None else inline_limit,
         chunk_size=CHUNK_SIZE if chunk_size is None else chunk_size,

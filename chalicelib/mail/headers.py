@@ -174,12 +174,33 @@ def _addresses(message: EmailMessage, name: str) -> list[str]:
 
 
 def recipients_of(message: EmailMessage) -> tuple[str, ...]:
+    """The addresses the mail was sent to: To, Cc, and Delivered-To (the receiving server's
+    record of the mailbox it delivered to: the one a Bcc or a forward leaves out of To and Cc).
+    Mail-in looks for a reply key in them (chalicelib/mail/reply_keys.py)."""
     found: list[str] = []
-    for name in ("To", "Cc"):
-        for address in _addresses(message, name):
-            if address not in found:
-                found.append(address)
+    for address in [
+        *_addresses(message, "To"),
+        *_addresses(message, "Cc"),
+        *_delivered_to(message),
+    ]:
+        if address not in found:
+            found.append(address)
     return tuple(found)
+
+
+def _delivered_to(message: EmailMessage) -> list[str]:
+    """Every Delivered-To's plain address (the standard parser reads it as unstructured text)."""
+    from email.utils import getaddresses
+
+    values = header_texts(message, "Delivered-To")
+    if sum(len(value) for value in values) > MAX_ADDRESS_HEADER_CHARS:
+        return []
+    found = []
+    for _, address in getaddresses(values):
+        username, at, domain = address.rpartition("@")
+        if at and _PLAIN_LOCAL_PART.fullmatch(username) and _PLAIN_DOMAIN.fullmatch(domain):
+            found.append(f"{username}@{domain}".lower())
+    return found
 
 
 def authentication_results_of(message: Message) -> list[AuthenticationResult]:

@@ -15,10 +15,13 @@ from chalicelib.services import mail_rules
 from chalicelib.services.mail_rules import Plan
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from chalicelib.domain.mailboxes import Mailbox
     from chalicelib.domain.ports.mail import MailComments, MailGroups, MailPosts
     from chalicelib.domain.ports.people import AccountFinder
     from chalicelib.mail.parse import ParsedMail
+    from chalicelib.mail.reply_keys import KeyedReply
 
 
 class SenderCheck(Protocol):
@@ -36,6 +39,12 @@ class SenderVerifier(Protocol):
     """AGORA_MAIL_AUTH=verify: chalicelib.mail.authentication.SenderVerifier."""
 
     def verify(self, raw: bytes, from_domain: str, *, last_attempt: bool) -> SenderCheck: ...
+
+
+class ReplyKeyReader(Protocol):
+    """Reads a mail's reply key (chalicelib.mail.reply_keys.ReplyKeys)."""
+
+    def read(self, addresses: Iterable[str]) -> KeyedReply | None: ...
 
 
 class Planner(Protocol):
@@ -59,6 +68,7 @@ class MailPlanner:
         authserv_id: str | None = None,
         verifier: SenderVerifier | None = None,
         unverified: str = "hold",
+        reply_keys: ReplyKeyReader | None = None,
     ) -> None:
         self.users = users
         self.groups = groups
@@ -71,6 +81,8 @@ class MailPlanner:
         self.verifier = verifier
         # AGORA_MAIL_UNVERIFIED: what a mail whose sender the verifier could not verify becomes.
         self.unverified = unverified
+        # Reply keys (CONTRACT §9): None reads none (every mail follows the rules without one).
+        self.reply_keys = reply_keys
         # Senders and groups repeat within a mailbox: each is read once per poll.
         self._authors: dict[str, Any] = {}
         self._groups: dict[str, Any] = {}
@@ -90,6 +102,9 @@ class MailPlanner:
             return verdict
         address = parsed.from_address or ""  # never empty here: screened above
         author = self._author(address)
+        by_key = self._plan_by_key(mailbox, parsed, author)
+        if by_key is not None:
+            return by_key
         if author is None:
             return mail_rules.unknown_sender(parsed)
         # Only a member's mail is worth DNS look-ups; a temporary DNS failure raises, so the
@@ -114,6 +129,50 @@ class MailPlanner:
                 return mail_rules.hold_unverified(plan, sender.reason)
             plan.notes.insert(0, sender.reason)
         return plan
+
+    def _plan_by_key(self, mailbox: Mailbox, parsed: ParsedMail, author: Any) -> Plan | None:
+        """What a mail to the email-to-comment mailbox with a valid reply key (in To, Cc or
+        Delivered-To) becomes; None for one without (a key that does not verify is no key: the
+        mail follows the rules as one without)."""
+        if self.reply_keys is None or mailbox.is_post:
+            return None
+        keyed = self.reply_keys.read(parsed.to_addresses)
+        if keyed is None:
+            return None
+        if author is None or not keyed.is_for(str(author.id)):
+            return Plan(MailStatus.REJECTED, "reply key of another member")
+        return self._plan_keyed(parsed, author, keyed)
+
+    def _plan_keyed(self, parsed: ParsedMail, author: Any, keyed: KeyedReply) -> Plan:
+        """A reply with its recipient's own key, from their own address: theirs as a signed mail
+        would be (no DKIM check: only their mailbox received the key), about what the key names
+        (it is signed, the headers are not: it wins over `References` and the subject, which
+        name something only when the key's post or comment is gone)."""
+        caller = Caller.of(author, self.groups.root_id())
+        target = (
+            self.find_keyed(keyed)
+            or self.find_replied(parsed)
+            or self.find_permalink(parsed.subject)
+        )
+        plan = mail_rules.plan_comment(parsed, author, caller, target)
+        if plan.status == MailStatus.COMMENTED:
+            plan.notes.insert(0, f"sender verified: reply key of {parsed.from_address}")
+        return plan
+
+    def find_keyed(self, keyed: KeyedReply) -> tuple[Any, Any, int] | None:
+        """The (group, post, parent comment id) a reply key names: its post, or its comment's
+        post and the comment (the post itself when the comment is deleted)."""
+        parent = 0
+        post_id = keyed.post_id
+        if keyed.comment_id is not None:
+            comment = self.comments.get(keyed.comment_id)
+            if comment is None:
+                return None
+            post_id = comment.post_id
+            parent = 0 if comment.is_deleted else int(comment.id)
+        post = self.posts.get(post_id) if post_id else None
+        group = self._group(post.group_id) if post is not None else None
+        return (group, post, parent) if group is not None else None
 
     def _author(self, address: str) -> Any:
         # Under the lock: the poll's workers asking for the same sender read it once, not once

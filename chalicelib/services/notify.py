@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from chalicelib import metrics
 from chalicelib.auth import Caller, Need
@@ -29,8 +29,7 @@ from chalicelib.domain.announcements import (
     announcement_from_json,
     announcement_to_json,
 )
-from chalicelib.domain.comments import Comment
-from chalicelib.domain.letters import Letter, MessageUnbuildable, News
+from chalicelib.domain.letters import Letter, MessageUnbuildable
 from chalicelib.domain.ports.content import CommentReader, PostReader
 from chalicelib.domain.ports.notify import (
     Alerts,
@@ -47,6 +46,7 @@ from chalicelib.logs import get_logger
 from chalicelib.mail.outgoing import instant_email
 from chalicelib.services.dead_letters import send_dead_letter
 from chalicelib.services.notify_reads import BatchReads as BatchReads
+from chalicelib.services.occurrence import Occurrence
 from chalicelib.services.unsubscribe import subscription_label, unsubscribe_url
 
 log = get_logger("notify")
@@ -101,45 +101,6 @@ class Recipient:
 
 
 @dataclass
-class Occurrence:
-    """The post or comment an event is about, loaded once per delivery."""
-
-    id: str  # post-<postId> | comment-<commentId>: the key of everything told about it
-    kind: str  # newPost | newComment
-    group: Any
-    post: Any
-    author: Any  # None when the comment is anonymous or the account is gone
-    comment: Comment | None
-    url: str
-    occurred_on: datetime
-
-    @property
-    def author_name(self) -> str:
-        return self.author.alias if self.author is not None else "Someone"
-
-    @property
-    def content_html(self) -> str:
-        return (self.comment.content if self.comment is not None else self.post.content) or ""
-
-    @property
-    def headline(self) -> str:
-        if self.kind == "newPost":
-            return str(self.post.title)
-        return f"New comment on: {self.post.title}"
-
-    def news(self) -> News:
-        """What its instant email tells, as plain values (mail/outgoing.py renders them)."""
-        return News(
-            kind=self.kind,
-            group_name=str(self.group.name),
-            post_title=str(self.post.title),
-            author_name=self.author_name,
-            content_html=self.content_html,
-            url=self.url,
-        )
-
-
-@dataclass
 class DeliveryReport:
     recipients: int = 0
     alerts: int = 0
@@ -179,6 +140,14 @@ def parse_chunk(body: str) -> tuple[Any, list[Recipient]]:
     return announcement_from_json(data["event"]), [Recipient(**r) for r in data["recipients"]]
 
 
+class ReplyKeyMaker(Protocol):
+    """Makes a recipient's reply address (chalicelib.mail.reply_keys.ReplyKeys)."""
+
+    def address(
+        self, mailbox_address: str, user_id: str, post_id: str, comment_id: int | None = None
+    ) -> str: ...
+
+
 class NotificationsFailed(RuntimeError):
     """Some recipients of an event were not told: the drain delivers the event again (those
     already told are not told twice)."""
@@ -203,6 +172,9 @@ class NotifyService:
     # Where an announcement whose email can never be built goes, once, with its reason (the
     # notification queue's dead-letter queue); None: nowhere (logged and counted only).
     dead_letters: Fanout | None = None
+    # Reply keys (CONTRACT §9): each recipient's Reply-To names them and the post or comment;
+    # None: the email-to-comment mailbox's address as it is.
+    reply_keys: ReplyKeyMaker | None = None
     inline_limit: int = INLINE_LIMIT
     chunk_size: int = CHUNK_SIZE
     # The batch being drained (None: every read is fresh, as for one event told alone).
@@ -346,14 +318,14 @@ class NotifyService:
                 show_screen_alert=recipient.show_screen_alert,
                 kind=occurrence.kind,
                 reason=recipient.reason,
-                refs=self.refs(occurrence),
+                refs=occurrence.refs(),
                 occurred_on=occurrence.occurred_on,
             )
         ):
             report.alerts += 1
         if recipient.email_alert_id == DIGEST:
             if self.digests.queue(
-                user.id, occurrence.id, self.digest_item(occurrence, recipient), now
+                user.id, occurrence.id, occurrence.digest_item(recipient.reason), now
             ):
                 report.queued += 1
         elif recipient.email_alert_id == INSTANT and user.email:
@@ -371,7 +343,7 @@ class NotifyService:
             user.id, recipient.subscription, self.clock()
         )
         try:
-            thread = self.thread(occurrence)
+            thread = occurrence.thread()
             letter = Letter(
                 (user.alias, user.email),
                 subject,
@@ -379,7 +351,7 @@ class NotifyService:
                 body_html,
                 link or None,
                 thread=thread,
-                reply_address=self.identities.reply_address() if thread else "",
+                reply_address=self.reply_address(user.id, occurrence) if thread else "",
                 identity=self.identities.of(occurrence.group),
             )
             message_id = self.mail.send(occurrence.group, letter)
@@ -392,6 +364,16 @@ class NotifyService:
         return True
 
     # --- helpers ---------------------------------------------------------------------------------
+
+    def reply_address(self, user_id: str, occurrence: Occurrence) -> str:
+        """The email-to-comment mailbox's address with the recipient's reply key ("" when
+        replies by email are off)."""
+        address = self.identities.reply_address()
+        if not address or self.reply_keys is None:
+            return address
+        comment = occurrence.comment
+        comment_id = int(comment.id) if comment is not None else None
+        return self.reply_keys.address(address, user_id, str(occurrence.post.id), comment_id)
 
     def root_id(self) -> str | None:
         if self._root_id is None:
@@ -442,55 +424,3 @@ class NotifyService:
             post=occurrence.post.title,
             author=occurrence.author_name,
         )
-
-    @staticmethod
-    def thread(occurrence: Occurrence) -> tuple[str, ...]:
-        """Our ids of the post, the comment replied to and the comment (mail/threads.py)."""
-        from chalicelib.mail.threads import comment_id_of, post_id_of, site_host
-
-        host = site_host()
-        post_id = str(occurrence.post.id)
-        ids = [post_id_of(post_id, host)]
-        comment = occurrence.comment
-        if comment is not None:
-            parent = int(getattr(comment, "parent_comment_id", 0) or 0)
-            if parent:
-                ids.append(comment_id_of(parent, post_id, host))
-            ids.append(comment_id_of(int(comment.id), post_id, host))
-        return tuple(ids)
-
-    @staticmethod
-    def refs(occurrence: Occurrence) -> dict[str, Any]:
-        """What an alert shows, kept on it (so a page of alerts is one Query)."""
-        from chalicelib.services.links import group_ref, post_ref, user_ref
-
-        author = user_ref(occurrence.author).model_dump(mode="json", by_alias=True)
-        if occurrence.author is None:
-            author["alias"] = author["extendedAlias"] = occurrence.author_name
-        return {
-            "title": occurrence.headline,
-            "group": group_ref(occurrence.group).model_dump(mode="json", by_alias=True),
-            "post": post_ref(occurrence.post, occurrence.group).model_dump(
-                mode="json", by_alias=True
-            ),
-            "author": author,
-            "commentId": int(occurrence.comment.id) if occurrence.comment is not None else None,
-            "url": occurrence.url,
-        }
-
-    @staticmethod
-    def digest_item(occurrence: Occurrence, recipient: Recipient) -> dict[str, Any]:
-        from chalicelib.clock import iso
-
-        return {
-            "kind": occurrence.kind,
-            "groupId": occurrence.group.id,
-            "groupName": occurrence.group.name,
-            "postId": occurrence.post.id,
-            "commentId": int(occurrence.comment.id) if occurrence.comment is not None else None,
-            "title": occurrence.headline,
-            "url": occurrence.url,
-            "author": occurrence.author_name,
-            "occurredOn": iso(occurrence.occurred_on),
-            "reason": recipient.reason,
-        }

@@ -147,7 +147,14 @@ def test_with_replies_by_email_instant_mail_answers_to_the_comment_mailbox(
     deps.domain_events().publish(PostCreated(world.hello, world.garden, world.ann))
     drain()
     [message] = sent_mail()
-    assert message["Reply-To"].addresses[0].addr_spec == "comments@community.example"
+    # The address with the recipient's reply key (CONTRACT §9), which names them and the post.
+    reply_to = message["Reply-To"].addresses[0]
+    local, _, key = reply_to.username.partition("+")
+    assert (local, reply_to.domain) == ("comments", "community.example")
+    assert len(reply_to.username) <= 64 and key == key.lower()
+    keyed = deps.reply_keys().read([reply_to.addr_spec.upper()])  # an MTA may change its case
+    assert keyed is not None and (keyed.post_id, keyed.comment_id) == (world.hello, None)
+    assert keyed.is_for(world.group_fan) and not keyed.is_for(world.ann)
     assert "To write to the group instead: garden@community.example" in text_of(message)
     assert str(message["References"]) == f"<post.{world.hello}@community.example>"
 

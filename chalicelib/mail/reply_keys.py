@@ -1,0 +1,148 @@
+"""Reply keys (CONTRACT §9, §11), as Discourse's `reply_by_email_address` has them: an instant
+email about a post or comment is answered at `local+KEY@domain`, the email-to-comment mailbox's
+address with a key that names the recipient and what the email was about. A reply that reaches
+the mailbox with a valid key is the recipient's when it comes from their own address, even
+unsigned (only their mailbox received the key), and is refused when it comes from anyone else's.
+
+The key is signed with a key of its own derived from the token secret, and has to survive mail:
+MTAs may lowercase a local part, and a local part holds at most 64 octets (RFC 5321 §4.5.3.1.1).
+So it is base32, lowercase, without padding, at most 50 characters ("replies+" and a key are 58):
+
+    kind (1 byte: 1 post, 2 comment)
+    recipient (6 bytes: an HMAC of the user id, not the id itself: a UUID would not fit)
+    target (the post's id as its 16 UUID bytes, or the comment's id as 8 bytes)
+    signature (8 bytes: HMAC-SHA256 of all the above, cut; each guess costs the guesser a mail)
+
+The signature covers the recipient's fingerprint, so a key is valid or not on its own; whether it
+is the sender's is then a comparison of the sender's fingerprint with the key's. A post id that
+is not a UUID (never one Agora makes, CONTRACT §4) gets no key: its email keeps the plain address.
+The post of a comment is not in its key (it would not fit): mail-in reads it from the comment.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import re
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+POST, COMMENT = 1, 2
+FINGERPRINT_BYTES = 6
+SIGNATURE_BYTES = 8
+_KEY = re.compile(r"^[a-z2-7]{37}$|^[a-z2-7]{50}$")
+
+
+def derived(secret: str) -> bytes:
+    """The reply keys' own key: nothing made with the token secret for another purpose (a sign-in
+    token, an unsubscribe link) is ever a valid reply key, nor the other way round."""
+    return hmac.new(secret.encode(), b"agora:reply-key", hashlib.sha256).digest()
+
+
+def fingerprint(key: bytes, user_id: str) -> bytes:
+    return hmac.new(key, b"user\0" + user_id.encode(), hashlib.sha256).digest()[:FINGERPRINT_BYTES]
+
+
+def _signature(key: bytes, payload: bytes) -> bytes:
+    return hmac.new(key, b"key\0" + payload, hashlib.sha256).digest()[:SIGNATURE_BYTES]
+
+
+@dataclass(frozen=True)
+class KeyedReply:
+    """What a valid key names: the post (`comment_id` None) or the comment replied to, and whose
+    key it is (`is_for`)."""
+
+    post_id: str | None
+    comment_id: int | None
+    _fingerprint: bytes
+    _key: bytes
+
+    def is_for(self, user_id: str) -> bool:
+        return hmac.compare_digest(self._fingerprint, fingerprint(self._key, user_id))
+
+
+class TokenSecrets:
+    """The token secrets a provider (chalicelib/signing_keys.py) holds, current first: keys are
+    made with the current one and read with it and the one before (a reply may come weeks after
+    its email, past the provider's rotation window for sign-in tokens)."""
+
+    def __init__(self, provider: Any) -> None:
+        self.provider = provider
+
+    def __call__(self) -> list[str]:
+        keys = self.provider.keys()
+        return [str(keys.current), *([str(keys.previous)] if keys.previous else [])]
+
+
+class ReplyKeys:
+    """Makes and reads reply keys. `secrets` answers the token secrets, the current one first
+    (a key made before a rotation still reads after it)."""
+
+    def __init__(self, secrets: Callable[[], Sequence[str]]) -> None:
+        self.secrets = secrets
+
+    def key(self, user_id: str, post_id: str, comment_id: int | None = None) -> str | None:
+        """The key of `user_id`'s email about the post (or the comment); None when the post id
+        is not a UUID."""
+        if comment_id is not None:
+            target = bytes([COMMENT]), int(comment_id).to_bytes(8, "big")
+        else:
+            try:
+                target = bytes([POST]), uuid.UUID(post_id).bytes
+            except (ValueError, AttributeError, TypeError):
+                return None
+        key = derived(self.secrets()[0])
+        payload = target[0] + fingerprint(key, user_id) + target[1]
+        raw = payload + _signature(key, payload)
+        return base64.b32encode(raw).decode("ascii").rstrip("=").lower()
+
+    def address(
+        self, mailbox_address: str, user_id: str, post_id: str, comment_id: int | None = None
+    ) -> str:
+        """`local+KEY@domain` for the mailbox's `local@domain`; the address as it is when no key
+        can be made (a post id that is not a UUID, an address without `@`)."""
+        local, at, domain = mailbox_address.rpartition("@")
+        key = self.key(user_id, post_id, comment_id)
+        if not at or not local or key is None:
+            return mailbox_address
+        return f"{local}+{key}@{domain}"
+
+    def read(self, addresses: Iterable[str]) -> KeyedReply | None:
+        """The first valid key among the addresses' `+KEY` suffixes (a mail's To, Cc and
+        Delivered-To); None when none holds one (a key that does not verify is no key)."""
+        secrets = self.secrets()
+        for address in addresses:
+            local = str(address).rpartition("@")[0]
+            suffix = local.rpartition("+")[2].lower() if "+" in local else ""
+            if not _KEY.match(suffix):
+                continue
+            found = _verified(suffix, [derived(secret) for secret in secrets])
+            if found is not None:
+                return found
+        return None
+
+
+def _verified(suffix: str, keys: list[bytes]) -> KeyedReply | None:
+    try:
+        raw = base64.b32decode(suffix.upper() + "=" * (-len(suffix) % 8))
+    except (binascii.Error, ValueError):
+        return None
+    # One spelling per key: the last character's unused bits would otherwise let several
+    # spellings (a "tampered" key) decode to the same bytes.
+    if base64.b32encode(raw).decode("ascii").rstrip("=").lower() != suffix:
+        return None
+    payload, signature = raw[:-SIGNATURE_BYTES], raw[-SIGNATURE_BYTES:]
+    kind, fingerprint_bytes = payload[0], payload[1 : 1 + FINGERPRINT_BYTES]
+    target = payload[1 + FINGERPRINT_BYTES :]
+    for key in keys:
+        if not hmac.compare_digest(signature, _signature(key, payload)):
+            continue
+        if kind == POST and len(target) == 16:
+            return KeyedReply(str(uuid.UUID(bytes=target)), None, fingerprint_bytes, key)
+        if kind == COMMENT and len(target) == 8:
+            return KeyedReply(None, int.from_bytes(target, "big"), fingerprint_bytes, key)
+    return None

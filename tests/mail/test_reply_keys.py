@@ -1,0 +1,140 @@
+"""Reply keys (CONTRACT §9, chalicelib/mail/reply_keys.py): what a key holds and how it survives
+mail, then keyed replies through a real Dovecot in `verify` mode with `hold`: from the
+recipient's own address, unsigned, a comment as a signed one would be; from another address,
+rejected; a tampered key, ignored (and the comment it becomes held, saying why)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chalicelib import deps
+from chalicelib.mail.reply_keys import ReplyKeys
+from tests.mail.test_authentication import entries_by_subject, members  # noqa: F401
+from tests.support.mail_messages import email_message
+
+POST = "0a673c21-1ca9-537f-871c-70bf10dcf840"
+USER = "6f1c1a43-9c55-5a4f-8f55-3d2f5b0f6a11"
+OTHER = "9b2e4f58-3a1d-5c7e-b0c4-1f2a3b4c5d6e"
+
+
+def keys(*secrets: str) -> ReplyKeys:
+    return ReplyKeys(lambda: list(secrets or ["the token secret"]))
+
+
+# --- the key ----------------------------------------------------------------------------------
+
+
+@pytest.mark.fast
+def test_a_key_names_its_recipient_and_its_post_or_comment_in_a_short_lowercase_local_part():
+    made = keys()
+    post_key, comment_key = made.key(USER, POST), made.key(USER, POST, 4_000_000_123)
+    assert post_key is not None and comment_key is not None
+    for key in (post_key, comment_key):
+        assert key.isascii() and key == key.lower() and key.isalnum()
+        assert len(f"replies+{key}") <= 64  # RFC 5321's limit of a local part
+    keyed = made.read([f"replies+{post_key}@community.example"])
+    assert keyed is not None and (keyed.post_id, keyed.comment_id) == (POST, None)
+    assert keyed.is_for(USER) and not keyed.is_for(OTHER)
+    keyed = made.read([f"REPLIES+{comment_key.upper()}@COMMUNITY.EXAMPLE"])  # an MTA upper-cased it
+    assert keyed is not None and (keyed.post_id, keyed.comment_id) == (None, 4_000_000_123)
+    assert made.address("replies@community.example", USER, POST) == (
+        f"replies+{post_key}@community.example"
+    )
+
+
+@pytest.mark.fast
+def test_a_key_made_before_a_rotation_still_reads_and_another_secrets_key_does_not():
+    old = keys("old secret").key(USER, POST)
+    assert keys("new secret", "old secret").read([f"r+{old}@x.example"]) is not None
+    assert keys("new secret").read([f"r+{old}@x.example"]) is None
+
+
+@pytest.mark.fast
+def test_no_key_for_a_post_id_that_is_not_a_uuid_and_the_address_stays_plain():
+    assert keys().key(USER, "p1") is None
+    assert keys().address("replies@community.example", USER, "p1") == "replies@community.example"
+    assert keys().address("no-at-sign", USER, POST) == "no-at-sign"
+
+
+@pytest.mark.fast
+def test_a_key_changed_anywhere_in_any_way_does_not_verify():
+    made = keys()
+    for key in (made.key(USER, POST), made.key(USER, POST, 7)):
+        assert key is not None
+        for position in range(len(key)):
+            for letter in "abcdefghijklmnopqrstuvwxyz234567":
+                changed = key[:position] + letter + key[position + 1 :]
+                if changed != key:
+                    assert made.read([f"replies+{changed}@x.example"]) is None, changed
+        assert made.read([f"replies+{key[:-1]}@x.example", f"replies+{key}x@x.example"]) is None
+
+
+@pytest.mark.fast
+@given(st.lists(st.text(max_size=120), max_size=4))
+def test_reading_any_addresses_never_raises_and_finds_no_key_we_did_not_make(addresses):
+    assert keys().read(addresses) is None
+
+
+# --- keyed replies through Dovecot, verify mode, hold --------------------------------------------
+
+
+def keyed_mail(sender: str, subject: str, body: str, key: str, header: str = "To") -> bytes:
+    address = f"comments+{key}@community.example"
+    to = address if header == "To" else "comments@community.example"
+    headers = {header: address} if header != "To" else None
+    raw = email_message(sender, subject, body, to=to, headers=headers).as_bytes()
+    return raw.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+
+
+def test_keyed_replies_from_the_right_and_the_wrong_address_and_a_tampered_key(
+    members,  # noqa: F811
+    community,
+):
+    from chalicelib.store.comments import CommentRecord
+
+    mailbox, _ = members
+    ids = {user["email"]: user["id"] for user in community.users}
+    post = community.posts[0]["id"]
+    bob = deps.reply_keys().key(ids["bob@nodmarc.example"], post)
+    assert bob is not None
+    tampered = bob[:-1] + ("a" if bob[-1] != "a" else "b")
+    permalink = "Re: https://community.example/garden/hello"
+    # Unsigned, from a domain without DMARC: held in `hold` mode, unless keyed.
+    mailbox.deliver(keyed_mail("bob@nodmarc.example", "Keyed", "Keyed reply.", bob, "Delivered-To"))
+    mailbox.deliver(keyed_mail("ann@signed.example", "Stolen", "Not mine.", bob))
+    mailbox.deliver(keyed_mail("bob@nodmarc.example", permalink, "Tampered.", tampered, "Cc"))
+
+    comments_box = mailbox.connector("system")
+    result = deps.mail_ingestor().poll(comments_box, lambda: False)
+
+    assert (result.commented, result.rejected) == (2, 1)
+    entries = entries_by_subject(comments_box)
+    assert entries["Keyed"].status == "commented"
+    assert entries["Keyed"].reason == (
+        "approved; sender verified: reply key of bob@nodmarc.example"
+    )
+    assert (entries["Stolen"].status, entries["Stolen"].reason) == (
+        "rejected",
+        "reply key of another member",
+    )
+    assert entries[permalink].reason.startswith("awaiting approval; sender not verified")
+    found = {c.content: c for c in CommentRecord.scan()}
+    keyed, held = found["<p>Keyed reply.</p>"], found["<p>Tampered.</p>"]
+    assert (keyed.post_id, keyed.is_approved, keyed.held_because) == (post, True, None)
+    assert held.is_approved is False
+    assert held.held_because == (
+        "sender not verified: nodmarc.example publishes no DMARC policy (the mail has no DKIM "
+        "signature of nodmarc.example)"
+    )
+
+
+@pytest.mark.fast
+def test_the_openapi_document_has_held_because_on_comments_as_a_read_only_field():
+    import app  # noqa: F401 - registers the routes
+    from chalicelib.openapi import openapi_document
+
+    field = openapi_document()["components"]["schemas"]["CommentOut"]["properties"]["heldBecause"]
+    assert field["readOnly"] is True
+    assert field["anyOf"] == [{"type": "string"}, {"type": "null"}]
