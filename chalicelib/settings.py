@@ -183,11 +183,9 @@ class Settings(BaseModel):
 
     def table_name(self, stem: str) -> str:
         """The table of `stem`: AGORA_TABLE_NAMES' entry for it, else prefix + stem."""
-        for entry in self.table_names.split(","):
-            name, _, table = entry.strip().partition("=")
-            if name.strip() == stem and table.strip():
-                return table.strip()
-        return f"{self.table_prefix}{stem}"
+        return table_names(self.table_names, self.table_prefix).get(
+            stem, f"{self.table_prefix}{stem}"
+        )
 
     @property
     def token_secret_id(self) -> str:
@@ -202,6 +200,22 @@ class Settings(BaseModel):
         if self.token_secret is not None and self.token_secret.get_secret_value():
             return self.token_secret.get_secret_value()
         return f"secretsmanager:{self.token_secret_id}"
+
+
+def table_names(value: str, prefix: str) -> dict[str, str]:
+    """AGORA_TABLE_NAMES as stem -> table: tables restored under another name (`make restore`),
+    comma-separated. A name holds its stem (`<prefix><stem>.<time>`: no stem has a dot); an
+    entry `stem=table` names it outright."""
+    found = {}
+    for entry in value.split(","):
+        stem, equals, table = (part.strip() for part in entry.strip().partition("="))
+        if not equals:
+            stem, table = stem.removeprefix(prefix).partition(".")[0], stem
+            if stem == table or not table.startswith(prefix):
+                continue
+        if stem and table:
+            found[stem] = table
+    return found
 
 
 def parse_dns_servers(value: str) -> list[tuple[str, int]]:

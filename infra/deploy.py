@@ -33,6 +33,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from infra.rollout import SETTINGS_DIGEST, settings_digest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "build" / "package"
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"]
@@ -183,6 +185,16 @@ def packaged_template(stage: str) -> dict[str, Any]:
     return template
 
 
+def with_settings_digest(
+    template: dict[str, Any], given: dict[str, str], previous: dict[str, str]
+) -> dict[str, str]:
+    """The parameters given, and SettingsDigest: every function's version is named after the
+    functions and the values they read (infra.rollout), those kept from the stack included, so
+    that a changed setting publishes a version of every function and moves its alias."""
+    kept = {k: previous[k] for k in KEPT_PARAMETERS if k in previous}
+    return {**given, SETTINGS_DIGEST: settings_digest(template, {**kept, **given})}
+
+
 def ensure_bucket(s3: Any, account: str, region: str) -> str:
     bucket = f"agora-deploy-{account}-{region}"
     try:
@@ -262,11 +274,12 @@ def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
         )
     if not getattr(args, "api_gateway_account", False):
         require_api_gateway_logging_role(session)
-    given = [{"ParameterKey": k, "ParameterValue": v} for k, v in parameters.items()]
     # Parameters set outside make deploy's arguments (make restore's TableNames) stay as they are.
     # (Only those the stack has: a stack from before a parameter existed takes its default.)
-    previous = _stack_parameter_keys(cloudformation, stack) if exists else set()
+    previous = _stack_parameter_values(cloudformation, stack) if exists else {}
     kept = [{"ParameterKey": k, "UsePreviousValue": True} for k in KEPT_PARAMETERS if k in previous]
+    parameters = with_settings_digest(template, parameters, previous)
+    given = [{"ParameterKey": k, "ParameterValue": v} for k, v in parameters.items()]
     change_set = f"deploy-{digest}-{hashlib.sha256(body).hexdigest()[:8]}"
     cloudformation.create_change_set(
         StackName=stack,
@@ -426,9 +439,9 @@ def require_api_gateway_logging_role(session: Any) -> None:
         )
 
 
-def _stack_parameter_keys(cloudformation: Any, stack: str) -> set[str]:
+def _stack_parameter_values(cloudformation: Any, stack: str) -> dict[str, str]:
     [found] = cloudformation.describe_stacks(StackName=stack)["Stacks"]
-    return {p["ParameterKey"] for p in found.get("Parameters", [])}
+    return {p["ParameterKey"]: p.get("ParameterValue", "") for p in found.get("Parameters", [])}
 
 
 def _stack_exists_quietly(cloudformation: Any, stack: str) -> bool:

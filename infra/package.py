@@ -8,7 +8,8 @@ every hash) for the pinned runtime's interpreter and Linux platform with pip, ch
 compiled module is built for that Python, runs Chalice with that runtime and no requirements of
 its own, and adds the installed packages to the zip.
 
-    python -m infra.package [--arch arm64] --stage dev --merge-template infra/dev.yaml build/package
+    python -m infra.package [--arch arm64] [--template-only] --stage dev \
+        --merge-template infra/dev.yaml build/package
 
 `--arch` (x86_64 or arm64, `make package ARCH=…`) picks the functions' architecture and the lock
 built for it: requirements.lock for x86_64, requirements-arm64.lock for arm64 (Graviton, about
@@ -185,8 +186,13 @@ def main(argv: list[str]) -> int:
     from chalice.deploy.packager import BaseLambdaDeploymentPackager
 
     arch, argv = split_arch(argv)
+    # --template-only: the packaged template as make package writes it, beside a zip of Agora's
+    # code alone (2 s instead of installing and adding the dependencies): what the rehearsals of
+    # a deploy read (tests/test_restore.py).
+    template_only = "--template-only" in argv
+    argv = [arg for arg in argv if arg != "--template-only"]
     runtime = pinned_runtime()
-    dependencies = install_dependencies(runtime, arch)
+    dependencies = None if template_only else install_dependencies(runtime, arch)
     # Chalice has no option for these; each is read through these methods only.
     Config.lambda_python_version = property(lambda _self: runtime)  # type: ignore[assignment,method-assign]
     Config.lambda_architecture = property(lambda _self: arch)  # type: ignore[assignment,method-assign]
@@ -200,7 +206,8 @@ def main(argv: list[str]) -> int:
     except SystemExit as done:
         if done.code not in (0, None):
             raise
-    add_to_zip(Path(argv[-1]) / "deployment.zip", dependencies)
+    if dependencies is not None:
+        add_to_zip(Path(argv[-1]) / "deployment.zip", dependencies)
     call_the_alias(Path(argv[-1]))
     return 0
 

@@ -8,10 +8,13 @@ DynamoDB restores a table only into a new table. So:
    grants cover `agora-<stage>-<stem>.*`: infra/build.py), on-demand, encrypted;
 2. wait until it is ACTIVE, then give it what the stack gives its tables and a restore does not
    carry over: point-in-time recovery, deletion protection, the TTL attribute;
-3. update the stack with its previous template and one parameter changed, `TableNames`
-   (`stem=name,…`; every function's AGORA_TABLE_NAMES, read by chalicelib/settings.py
-   `table_name`): every function then reads and writes the restored table. `make deploy` keeps
-   the parameter (UsePreviousValue) until it is set again.
+3. update the stack with its previous template and two parameters changed: `TableNames` (the
+   restored tables' names, comma-separated; every function's AGORA_TABLE_NAMES, read by
+   chalicelib/settings.py `table_name`, which takes a table's stem from its name) and
+   `SettingsDigest` (infra.rollout: without it no function would publish a version, and every
+   alias would keep the old environment). Every function then reads and writes the restored
+   table, and the DynamoDB throttles alarm names it (infra.watch). `make deploy` keeps the
+   parameter (UsePreviousValue) until it is set again.
 
 The damaged table is left as it was, under its own name, for a person to compare, copy from or
 delete; the stack's resource is still that table (its alarms, its retention). Restoring it again
@@ -27,6 +30,8 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from infra.rollout import SETTINGS_DIGEST, settings_digest
+
 NOT_RESTORED = {"outbox": "its stream drives drain-outbox; it holds a week of deliveries only"}
 PARAMETER = "TableNames"
 
@@ -40,23 +45,22 @@ def parameters() -> dict[str, Any]:
         PARAMETER: {
             "Type": "String",
             "Default": "",
-            "Description": "Tables restored under another name, stem=name,... (make restore "
+            "Description": "Tables restored under another name, comma-separated (make restore "
             "sets it; every function's AGORA_TABLE_NAMES)",
         }
     }
 
 
-def parse_names(value: str) -> dict[str, str]:
-    names = {}
-    for entry in value.split(","):
-        stem, _, table = entry.strip().partition("=")
-        if stem.strip() and table.strip():
-            names[stem.strip()] = table.strip()
-    return names
+def parse_names(value: str, prefix: str) -> dict[str, str]:
+    """TableNames as stem -> table (Settings.table_name reads it the same way)."""
+    from chalicelib.settings import table_names
+
+    return table_names(value, prefix)
 
 
 def format_names(names: dict[str, str]) -> str:
-    return ",".join(f"{stem}={table}" for stem, table in sorted(names.items()))
+    """The restored tables' names: each holds its stem (`<prefix><stem>.<time>`)."""
+    return ",".join(table for _, table in sorted(names.items()))
 
 
 def parse_time(text: str) -> datetime:
@@ -80,6 +84,14 @@ def _stack_parameters(cloudformation: Any, stack: str) -> dict[str, str]:
     return {p["ParameterKey"]: p.get("ParameterValue", "") for p in found.get("Parameters", [])}
 
 
+def _original_template(cloudformation: Any, stack: str) -> dict[str, Any]:
+    """The stack's template as deployed (before the SAM transform): what SettingsDigest hashes."""
+    from infra import yaml_text
+
+    body = cloudformation.get_template(StackName=stack, TemplateStage="Original")["TemplateBody"]
+    return dict(yaml_text.load(body)) if isinstance(body, str) else dict(body)
+
+
 def restore(session: Any, stage: str, stem: str, when: str) -> str:
     """Restore, prepare, switch the stack; answers the table the stack now names."""
     prefix = f"agora-{stage}-"
@@ -90,7 +102,12 @@ def restore(session: Any, stage: str, stem: str, when: str) -> str:
     current = _stack_parameters(cloudformation, stack)
     if PARAMETER not in current:
         raise RestoreError(f"{stack} has no {PARAMETER} parameter: run make deploy first")
-    names = parse_names(current[PARAMETER])
+    if SETTINGS_DIGEST not in current:
+        raise RestoreError(
+            f"{stack} has no {SETTINGS_DIGEST} parameter, so no function would see the restored "
+            "table: run make deploy first"
+        )
+    names = parse_names(current[PARAMETER], prefix)
     dynamodb = session.client("dynamodb")
     if when == "original":
         names.pop(stem, None)
@@ -117,12 +134,16 @@ def restore(session: Any, stage: str, stem: str, when: str) -> str:
         prepare(dynamodb, original["TableName"], target)
         names[stem] = target
     print(f"{stack}: {PARAMETER}={format_names(names) or '(none)'}", flush=True)
+    changed = {PARAMETER: format_names(names)}
+    changed[SETTINGS_DIGEST] = settings_digest(
+        _original_template(cloudformation, stack), {**current, **changed}
+    )
     cloudformation.update_stack(
         StackName=stack,
         UsePreviousTemplate=True,
         Parameters=[
-            {"ParameterKey": key, "ParameterValue": format_names(names)}
-            if key == PARAMETER
+            {"ParameterKey": key, "ParameterValue": changed[key]}
+            if key in changed
             else {"ParameterKey": key, "UsePreviousValue": True}
             for key in current
         ],

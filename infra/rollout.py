@@ -11,6 +11,17 @@ with alarms that roll it back, and API Gateway access logs.
   correlation id (API Gateway's request id, which the API uses when the caller sends no
   `X-Correlation-Id`; see chalicelib/api/routing.py).
 
+A version sees the stack's settings (issue 48): SAM names each function's `AWS::Lambda::Version`
+after a hash of its properties with the stack's parameters unresolved (aws-sam-translator #1640),
+so a deploy that changed only `BaseUrl`, `MailSenderDomain` or `TableNames` (make restore)
+published no version, and every alias kept the old environment. `AutoPublishCodeSha256` is the
+version's whole identity instead: the parameter `SettingsDigest`, a hash of every function's
+properties and of the values of the parameters they read (`settings_digest`), which `make deploy`
+and `make restore` compute and pass. SAM also appends it to each function's description, so
+Lambda publishes a new version even when nothing else of the function changed. (Baking the
+values into the template would make `make restore` rewrite and upload the template; reading them
+at run time from SSM would add a cache, its grants and a window where functions disagree.)
+
 Chalice writes the API's integration as `${APIHandler.Arn}` in its OpenAPI body, which calls the
 function itself, not the alias: `point_api_at_alias` rewrites the packaged template
 (infra/package.py calls it), since the body is generated at package time, not by `infra.build`.
@@ -18,7 +29,9 @@ function itself, not the alias: `point_api_at_alias` rewrites the packaged templ
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from typing import Any
 
 from chalicelib.settings import SERVICE
@@ -35,6 +48,10 @@ ROLLBACK_ALARMS = ("ErrorsAlarm", "DurationAlarm")
 # CodeDeploy's PreTraffic hook (app.py `pre-traffic`, chalicelib/jobs/pre_traffic.py). SAM's
 # CodeDeploy role may only invoke functions named CodeDeployHook_*.
 HOOK = "PreTraffic"
+# The parameter every function's version is named after (AutoPublishCodeSha256).
+SETTINGS_DIGEST = "SettingsDigest"
+# What of a function's properties is not the function itself: how it rolls out.
+NOT_THE_FUNCTION = ("DeploymentPreference", "AutoPublishCodeSha256", "AutoPublishAlias")
 LOG_RETENTION_DAYS = {"dev": 14, "prod": 90}
 
 # API Gateway's own variables only: an access log cannot read request headers or the body.
@@ -63,7 +80,13 @@ APIGATEWAY_LOGS_POLICY = (
 def rollout_resources(stage: str) -> dict[str, Any]:
     prefix = f"agora-{stage}"
     resources: dict[str, Any] = {
-        logical: {"Properties": {"AutoPublishAlias": ALIAS}} for logical in FUNCTIONS
+        logical: {
+            "Properties": {
+                "AutoPublishAlias": ALIAS,
+                "AutoPublishCodeSha256": {"Ref": SETTINGS_DIGEST},
+            }
+        }
+        for logical in FUNCTIONS
     }
     if stage == "prod":
         for logical in FUNCTIONS:
@@ -175,6 +198,14 @@ def parameters(stage: str) -> dict[str, Any]:
             "Description": "true: the stack sets the account's API Gateway logging role (for "
             "every API of the account and region); make deploy API_GATEWAY_ACCOUNT=1",
         },
+        SETTINGS_DIGEST: {
+            "Type": "String",
+            "Default": "",
+            "AllowedPattern": "^[0-9a-f]*$",
+            "Description": "make deploy and make restore set it: a hash of the functions and of "
+            "the parameters they read; each new value publishes a version of every function. A "
+            "parameter the functions read changed any other way reaches no function",
+        },
         "RollbackOnAlarms": {
             "Type": "String",
             "AllowedValues": ["true", "false"],
@@ -231,3 +262,59 @@ def point_api_at_alias(template: dict[str, Any]) -> dict[str, Any]:
         }:
             properties["FunctionName"] = {"Ref": "APIHandler.Alias"}
     return template
+
+
+def _referenced(value: Any, template: dict[str, Any], found: set[str]) -> None:
+    """Names a value refers to: `Ref`, `${Name}` in `Fn::Sub`, and the parameters of the
+    conditions its `Fn::If`s test."""
+    if isinstance(value, list):
+        for item in value:
+            _referenced(item, template, found)
+        return
+    if not isinstance(value, dict):
+        return
+    for key, inner in value.items():
+        if key == "Ref" and isinstance(inner, str):
+            found.add(inner)
+        elif key == "Fn::Sub":
+            text = inner if isinstance(inner, str) else inner[0]
+            found.update(re.findall(r"\$\{([A-Za-z0-9]+)\}", text))
+            if isinstance(inner, list):
+                _referenced(inner[1:], template, found)
+        elif key == "Fn::If":
+            condition = template.get("Conditions", {}).get(inner[0], {})
+            _referenced(condition, template, found)
+            _referenced(inner[1:], template, found)
+        else:
+            _referenced(inner, template, found)
+
+
+def function_parameters(template: dict[str, Any]) -> list[str]:
+    """The stack parameters the functions' own properties read (their environment, mostly)."""
+    found: set[str] = set()
+    for resource in template["Resources"].values():
+        if resource.get("Type") == "AWS::Serverless::Function":
+            properties = resource.get("Properties", {})
+            own = {k: v for k, v in properties.items() if k not in NOT_THE_FUNCTION}
+            _referenced(own, template, found)
+    return sorted(found & (set(template.get("Parameters", {})) - {SETTINGS_DIGEST}))
+
+
+def settings_digest(template: dict[str, Any], values: dict[str, str]) -> str:
+    """SettingsDigest: a hash of every function's properties (its code's location, which names
+    the zip's hash, included) and of the values of the parameters they read (a parameter not
+    given takes its default, as the stack does)."""
+    parameters = template.get("Parameters", {})
+    settings = {
+        name: str(values.get(name, parameters[name].get("Default", "")))
+        for name in function_parameters(template)
+    }
+    functions = {
+        logical: {
+            k: v for k, v in resource.get("Properties", {}).items() if k not in NOT_THE_FUNCTION
+        }
+        for logical, resource in template["Resources"].items()
+        if resource.get("Type") == "AWS::Serverless::Function"
+    }
+    text = json.dumps({"functions": functions, "settings": settings}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -219,13 +219,21 @@ def account_alarms(stage: str) -> dict[str, Any]:
 
 
 def throttle_alarm(stage: str, tables: dict[str, str]) -> dict[str, Any]:
-    """DynamoDB throttles of the stage's tables and their indexes, in one query."""
+    """DynamoDB throttles of the stage's tables and their indexes, in one query; the tables
+    `make restore` switched the stack onto (parameter TableNames) are named too."""
     prefix = f"agora-{stage}"
     where = " OR ".join(f"TableName = '{table}'" for table in sorted(tables.values()))
-    query = (
-        'SELECT SUM(ThrottledRequests) FROM SCHEMA("AWS/DynamoDB", Operation, TableName) '
-        f"WHERE {where}"
-    )
+    query = {
+        "Fn::Sub": [
+            'SELECT SUM(ThrottledRequests) FROM SCHEMA("AWS/DynamoDB", Operation, TableName) '
+            f"WHERE {where} OR TableName = '${{Restored}}'",
+            {
+                "Restored": {
+                    "Fn::Join": ["' OR TableName = '", {"Fn::Split": [",", {"Ref": "TableNames"}]}]
+                }
+            },
+        ]
+    }
     return {
         "DynamoDbThrottlesAlarm": _alarm(
             "DynamoDB throttled requests to a table of this stage or one of its indexes (the "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 
 import pytest
 
@@ -81,6 +82,8 @@ def test_deploy_uploads_the_package_and_makes_a_change_set_with_the_parameters(m
             StackName="agora-dev", ChangeSetName=summary["ChangeSetName"]
         )
         parameters = {p["ParameterKey"]: p["ParameterValue"] for p in change_set["Parameters"]}
+        # Every function's version is named after it (infra.rollout, tests/test_restore.py).
+        assert re.fullmatch("[0-9a-f]{64}", parameters.pop("SettingsDigest"))
         assert parameters == {
             "BaseUrl": "https://community.example.org",
             "AlarmEmail": "ops@example.org",

@@ -13,6 +13,7 @@ from agora_local.embedded_aws import start_moto_server, stop_moto_server
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures
 from tests.support import REPO_ROOT
 from tests.support.running import run_module
+from tests.support.sam_stack import moto_stack, translated
 
 PACKAGED = REPO_ROOT / "build" / "package" / "sam.yaml"
 
@@ -53,135 +54,24 @@ STACK_PARAMETERS = {
 }
 CODE_BUCKET, CODE_KEY = "agora-code", "deployment.zip"
 
-# Every resource of the translated template that moto's CloudFormation does not create, by type,
-# and why that is acceptable (what checks it instead). A type missing here fails the test.
-MOTO_LACKS = {
-    "AWS::CloudWatch::Alarm": "no alarm model in moto's CloudFormation: each alarm is created "
-    "through CloudWatch's API instead (put_alarms), which checks its properties",
-    "AWS::Lambda::Alias": "no alias model: references to an alias become the function itself "
-    "(alias_as_function); the alias and its rollout are asserted on the translated template",
-    "AWS::CodeDeploy::Application": "no CodeDeploy in moto: the canary's deployment group, "
-    "alarms and rollback are asserted on the translated template",
-    "AWS::CodeDeploy::DeploymentGroup": "as AWS::CodeDeploy::Application",
-    "AWS::ApiGateway::Stage": "no stage model: its access log format and throttling are "
-    "asserted on the translated template",
-    "AWS::ApiGateway::Account": "an account-wide API Gateway setting moto does not model",
-    "AWS::SecretsManager::Secret": "no secret model: the token secret's run-time reading is "
-    "tests/test_signing_keys.py's, on a secret made through Secrets Manager's API",
-    "AWS::SES::ConfigurationSet": "no SES in moto's CloudFormation: sending with the "
-    "configuration set is tests/jobs' (moto SES API)",
-    "AWS::SES::ConfigurationSetEventDestination": "as AWS::SES::ConfigurationSet; the path "
-    "SNS -> SQS -> ses-feedback is tested from the queue on (tests/jobs)",
-    "AWS::SES::EmailIdentity": "conditional on MailSenderDomain, empty here; no SES model",
-    "AWS::SNS::Subscription": "no subscription model: the queue's subscription is asserted on "
-    "the template",
-    "AWS::SQS::QueuePolicy": "no queue-policy model: the policy is asserted on the template",
-    "AWS::Lambda::EventInvokeConfig": "no model in moto's CloudFormation: the schedules' retries "
-    "and on-failure queue are asserted on the template (check_operations)",
-    "AWS::Logs::MetricFilter": "no metric-filter model in moto's CloudFormation: the 429 "
-    "filter and its alarm are asserted on the template",
-    "AWS::Budgets::Budget": "no Budgets in moto: its amount and subscriber are asserted on the "
-    "template (test_prod_template_sees_silent_failures_and_keeps_its_data)",
-}
-# Resources the test takes out before creating the stack, and why.
-TAKEN_OUT = {
-    "AWS::ApiGateway::Deployment": "moto's RestApi ignores the OpenAPI Body, so a deployment "
-    "fails with 'no methods'; the API itself is exercised by the smoke run on the tables",
-}
-
-
-class _NoManagedPolicies:
-    """The translator looks up managed policies by name only for a function's `Policies`;
-    Chalice gives each function a Role, so there is nothing to look up."""
-
-    def load(self) -> dict[str, str]:
-        return {}
-
-
-def translated(packaged: dict, code_uri: str) -> dict:
-    """The SAM template as CloudFormation would expand it (aws-sam-translator)."""
-    import copy
-
-    from samtranslator.translator.transform import transform
-
-    template = copy.deepcopy(packaged)
-    for resource in template["Resources"].values():
-        if resource["Type"] == "AWS::Serverless::Function":
-            resource["Properties"]["CodeUri"] = code_uri
-    return transform(template, STACK_PARAMETERS, _NoManagedPolicies())
-
-
-def alias_as_function(template: dict) -> dict:
-    """References to an alias (which moto cannot make) become its function's ARN."""
-    resources = template["Resources"]
-    aliases = {
-        name: r["Properties"]["FunctionName"]["Ref"]
-        for name, r in resources.items()
-        if r["Type"] == "AWS::Lambda::Alias"
-    }
-
-    # moto answers a Ref to a version with its object, which an environment variable (the
-    # PreTraffic hook's) cannot hold: a version's ARN is written out as CloudFormation gives it.
-    versions = {
-        name: r["Properties"]["FunctionName"]["Ref"]
-        for name, r in resources.items()
-        if r["Type"] == "AWS::Lambda::Version"
-    }
-
-    def resolve(value):
-        if isinstance(value, dict):
-            if set(value) == {"Ref"} and value["Ref"] in aliases:
-                return {"Fn::GetAtt": [aliases[value["Ref"]], "Arn"]}
-            if set(value) == {"Ref"} and value["Ref"] in versions:
-                return {"Fn::Join": [":", [{"Fn::GetAtt": [versions[value["Ref"]], "Arn"]}, "1"]]}
-            return {k: resolve(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [resolve(v) for v in value]
-        return value
-
-    template = resolve(template)
-    for resource in template["Resources"].values():
-        # CloudFormation makes an event source mapping after its function, which waits for its
-        # queue (DependsOn); moto follows only the mapping's own DependsOn.
-        if resource["Type"] == "AWS::Lambda::EventSourceMapping":
-            function = resource["Properties"]["FunctionName"]["Fn::GetAtt"][0]
-            resource["DependsOn"] = template["Resources"][function].get("DependsOn", [])
-    return template
-
-
-def moto_stack(template: dict) -> tuple[dict, dict[str, str], dict]:
-    """What moto's CloudFormation is given, what it will skip (logical id -> type) and the
-    alarms, which are made through CloudWatch's API. Fails on a skip without a reason."""
-    from moto.cloudformation.parsing import get_model_map
-
-    created = set(get_model_map())
-    resources = alias_as_function(template)["Resources"]
-    skipped = {
-        name: r["Type"]
-        for name, r in resources.items()
-        if r["Type"] not in created and r.get("Condition") != "HasMailSenderDomain"
-    }
-    unexplained = sorted({kind for kind in skipped.values() if kind not in MOTO_LACKS})
-    assert not unexplained, f"moto would skip these without a reason in MOTO_LACKS: {unexplained}"
-    kept = {n: r for n, r in resources.items() if r["Type"] not in TAKEN_OUT}
-    alarms = {n: r for n, r in resources.items() if r["Type"] == "AWS::CloudWatch::Alarm"}
-    # An output of a resource moto skips (the SES identity's DKIM records) cannot be resolved by
-    # moto; what it says is the template's (test_privileges checks the identity).
-    outputs = {
-        name: output
-        for name, output in template.get("Outputs", {}).items()
-        if not any(f'"{logical}"' in json.dumps(output) for logical in skipped)
-    }
-    stack = {**template, "Resources": kept, "Outputs": outputs}
-    return stack, skipped, alarms
-
 
 def put_alarms(cloudwatch, alarms: dict, physical: dict[str, str]) -> None:
     """Create each alarm as CloudFormation would, through CloudWatch's API (which checks it)."""
 
     def resolve(value):
         if isinstance(value, dict) and set(value) == {"Ref"}:
-            return physical[value["Ref"]]
+            # A resource, or a parameter the stack was given (TableNames: none restored).
+            return physical.get(value["Ref"], STACK_PARAMETERS.get(value["Ref"], ""))
+        # The throttles alarm's query, with the restored tables (infra.watch).
+        if (
+            isinstance(value, dict)
+            and set(value) == {"Fn::Sub"}
+            and isinstance(value["Fn::Sub"], list)
+        ):
+            text, variables = value["Fn::Sub"]
+            for name, inner in variables.items():
+                text = text.replace("${" + name + "}", resolve(inner))
+            return text
         # The version-scoped dimensions (infra.operations.version_dimensions).
         if (
             isinstance(value, dict)
@@ -228,7 +118,7 @@ def test_translated_stack_creates_in_moto_and_the_api_and_every_job_work_on_it(
         pytest.skip("run `make package` first (make test does)")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")  # the translator's pseudo parameters
     packaged = yaml_text.load(PACKAGED.read_text())
-    expanded = translated(packaged, f"s3://{CODE_BUCKET}/{CODE_KEY}")
+    expanded = translated(packaged, f"s3://{CODE_BUCKET}/{CODE_KEY}", STACK_PARAMETERS)
     template, skipped, alarms = moto_stack(expanded)
     assert sum(r["Type"] == "AWS::DynamoDB::Table" for r in template["Resources"].values()) >= 10
     server = start_moto_server()
@@ -734,8 +624,11 @@ def test_prod_template_watches_every_failure_class_and_deploys_by_canary():
     assert alarms["agora-prod-ses-complaint-rate"]["Threshold"] <= 0.001
     tables = [r for r in resources.values() if r.get("Type") == "AWS::DynamoDB::Table"]
     # Throttles of every table and index: one query, naming each table of the stage.
-    [query] = [m["Expression"] for m in alarms["agora-prod-dynamodb-throttles"]["Metrics"]]
+    [expression] = [m["Expression"] for m in alarms["agora-prod-dynamodb-throttles"]["Metrics"]]
+    query, restored = expression["Fn::Sub"]
     assert "ThrottledRequests" in query and "Operation, TableName" in query
+    # The tables make restore switched the stack onto (tests/test_restore.py).
+    assert "TableName = '${Restored}'" in query and "TableNames" in json.dumps(restored)
     assert all(f"'{t['Properties']['TableName']}'" in query for t in tables)
     dashboard = resources["Dashboard"]["Properties"]
     assert dashboard["DashboardName"] == "agora-prod"

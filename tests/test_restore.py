@@ -1,81 +1,354 @@
-"""`make restore` rehearsed against moto (issue 38): a table back to a point in time, in a new
-table with what the stack gives its tables, and the stack switched onto it through its
-TableNames parameter, which every function reads as AGORA_TABLE_NAMES."""
+"""`make restore` and a changed setting, rehearsed on the stack CloudFormation makes of the real
+package (issues 38, 48): the prod template `make package` writes, expanded by the pinned
+aws-sam-translator (the transform CloudFormation applies) with the parameters `make deploy` and
+`make restore` pass. After a change of any parameter the functions read, every function publishes
+a version, and every alias (which every queue, stream, schedule and the API invoke) names it; the
+version is published from the function as updated, whose environment holds the new value.
+
+SAM named each version after the function's properties with the parameters unresolved
+(aws-sam-translator #1640): a change of BaseUrl, MailSenderDomain or TableNames alone published
+no version, and every alias kept the old environment."""
 
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from infra.deploy import with_settings_digest
+from infra.operations import ALIAS
 from infra.restore import PARAMETER, RestoreError, format_names, parse_names, restore
+from tests.support.running import run_module
+from tests.support.sam_stack import moto_stack, translated
 
-STACK = {
-    "Parameters": {PARAMETER: {"Type": "String", "Default": ""}},
-    "Resources": {
-        "PostsTable": {
-            "Type": "AWS::DynamoDB::Table",
-            "Properties": {
-                "TableName": "agora-prod-posts",
-                "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
-                "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
-                "BillingMode": "PAY_PER_REQUEST",
-                "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
-            },
-        },
-    },
+CODE = "s3://agora-code/deployment.zip"
+# What make deploy passes (with SettingsDigest, which it computes), and a second value of each
+# parameter the functions read.
+DEPLOYED = {
+    "BaseUrl": "https://community.example.org",
+    "AlarmEmail": "ops@example.org",
+    "MailSenderDomain": "",
+    "ManageApiGatewayAccount": "true",
+    "RollbackOnAlarms": "true",
+}
+CHANGED = {
+    "BaseUrl": "https://club.example.net",
+    "MailSenderDomain": "mail.example.net",
+    PARAMETER: "agora-prod-posts.20261126T080000Z",
+}
+RESTORED = "agora-prod-posts.20261126T080000Z"
+
+
+@pytest.fixture(scope="module")
+def packaged(tmp_path_factory) -> tuple[dict[str, Any], Path]:
+    """The prod template as `make package STAGE=prod` writes it (the zip holds Agora's code
+    only: infra.package --template-only), and its zip."""
+    from infra import yaml_text
+    from tests.support import REPO_ROOT
+
+    out = tmp_path_factory.mktemp("package")
+    done = run_module(
+        "infra.package", "--template-only", "--stage", "prod",
+        "--merge-template", "infra/prod.yaml", str(out),
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "AWS_DEFAULT_REGION": "us-east-1"},
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    return yaml_text.load((out / "sam.yaml").read_text()), out / "deployment.zip"
+
+
+def deployed_parameters(template: dict, given: dict[str, str], previous: dict[str, str]) -> dict:
+    """The parameter values of the stack after `make deploy` with `given` (infra.deploy's own
+    computation, SettingsDigest included), those it keeps from `previous` included."""
+    parameters = with_settings_digest(template, given, previous)
+    kept = {k: v for k, v in previous.items() if k not in parameters}
+    return {**kept, **parameters}
+
+
+def expanded(template: dict, parameters: dict[str, str]) -> dict:
+    return translated(template, CODE, parameters)
+
+
+def _condition(template: dict, value: Any, parameters: dict[str, str]) -> Any:
+    [(function, argument)] = value.items()
+    if function == "Fn::Equals":
+        left, right = (resolved(template, a, parameters) for a in argument)
+        return left == right
+    if function == "Fn::Not":
+        return not _condition(template, argument[0], parameters)
+    if function == "Condition":
+        return _condition(template, template["Conditions"][argument], parameters)
+    raise AssertionError(f"a condition the test does not evaluate: {value}")
+
+
+def resolved(template: dict, value: Any, parameters: dict[str, str]) -> Any:
+    """A property's value as CloudFormation resolves it with these parameters (the functions
+    used in environments; pseudo parameters and resources stay as they are)."""
+    if isinstance(value, list):
+        return [resolved(template, v, parameters) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if len(value) != 1:
+        return {k: resolved(template, v, parameters) for k, v in value.items()}
+    [(function, argument)] = value.items()
+    defaults = {k: str(p.get("Default", "")) for k, p in template["Parameters"].items()}
+    if function == "Ref" and argument in template["Parameters"]:
+        return parameters.get(argument, defaults[argument])
+    if function == "Fn::If":
+        condition, yes, no = argument
+        chosen = _condition(template, template["Conditions"][condition], parameters)
+        return resolved(template, yes if chosen else no, parameters)
+    if function == "Fn::Select":
+        index, items = argument
+        return resolved(template, items, parameters)[index]
+    if function == "Fn::Split":
+        separator, text = argument
+        return resolved(template, text, parameters).split(separator)
+    if function == "Fn::Join":
+        separator, items = argument
+        return separator.join(resolved(template, items, parameters))
+    if function == "Fn::Sub":
+        text, variables = argument if isinstance(argument, list) else (argument, {})
+        for name, inner in variables.items():
+            text = text.replace("${" + name + "}", resolved(template, inner, parameters))
+        for name in template["Parameters"]:
+            text = text.replace("${" + name + "}", parameters.get(name, defaults[name]))
+        return text
+    return {function: resolved(template, argument, parameters)}
+
+
+def aliased_functions(template: dict) -> list[str]:
+    return sorted(
+        logical
+        for logical, r in template["Resources"].items()
+        if r["Type"] == "AWS::Serverless::Function" and "AutoPublishAlias" in r["Properties"]
+    )
+
+
+def version_of(stack: dict, logical: str) -> str:
+    [version] = [
+        name
+        for name, r in stack["Resources"].items()
+        if r["Type"] == "AWS::Lambda::Version"
+        and r["Properties"]["FunctionName"] == {"Ref": logical}
+    ]
+    return version
+
+
+def invokers(stack: dict) -> dict[str, Any]:
+    """What invokes a function, by resource: its queue's or stream's event source mapping, its
+    schedule's rule target, the API's integrations and the permissions to invoke."""
+    found: dict[str, Any] = {}
+    for name, r in stack["Resources"].items():
+        properties = r.get("Properties", {})
+        if r["Type"] in ("AWS::Lambda::EventSourceMapping", "AWS::Lambda::Permission"):
+            found[name] = properties["FunctionName"]
+        elif r["Type"] == "AWS::Events::Rule":
+            [target] = properties["Targets"]
+            found[name] = target["Arn"]
+    body = json.dumps(stack["Resources"]["RestAPI"]["Properties"]["Body"])
+    found["RestAPI"] = (
+        {"Ref": f"APIHandlerAlias{ALIAS}"} if f"APIHandlerAlias{ALIAS}" in body else body
+    )
+    return found
+
+
+# What each parameter must become in every function's environment.
+EXPECTED = {
+    "BaseUrl": ("AGORA_BASE_URL", CHANGED["BaseUrl"]),
+    "MailSenderDomain": ("AGORA_MAIL_SENDER", "noreply@" + CHANGED["MailSenderDomain"]),
+    PARAMETER: ("AGORA_TABLE_NAMES", CHANGED[PARAMETER]),
 }
 
 
+@pytest.mark.parametrize("parameter", sorted(CHANGED))
+def test_a_changed_setting_publishes_every_function_and_moves_every_alias(packaged, parameter):
+    template, _ = packaged
+    before = deployed_parameters(template, DEPLOYED, {})
+    after = deployed_parameters(template, {**DEPLOYED, parameter: CHANGED[parameter]}, before)
+    old, new = expanded(template, before), expanded(template, after)
+    functions = aliased_functions(template)
+    assert len(functions) == 10
+    variable, value = EXPECTED[parameter]
+    for logical in functions:
+        version = version_of(new, logical)
+        assert version != version_of(old, logical), f"{logical}: no new version for {parameter}"
+        function = new["Resources"][logical]["Properties"]
+        # Lambda publishes a version only of a function that changed: SAM writes the digest in
+        # its description, so it does even when the environment did not change.
+        assert function["Description"] != old["Resources"][logical]["Properties"]["Description"]
+        environment = resolved(template, function["Environment"]["Variables"], after)
+        assert environment[variable] == value, logical
+        alias = new["Resources"][f"{logical}Alias{ALIAS}"]["Properties"]
+        assert alias["FunctionVersion"] == {"Fn::GetAtt": [version, "Version"]}
+        assert alias["FunctionName"] == {"Ref": logical}
+    callers = invokers(new)
+    # 4 queues and the outbox stream, 3 schedules (and their permissions), the API.
+    assert len([c for c in callers if c.endswith(("SqsEventSource", "OutboxStream"))]) == 5
+    assert len([c for c in callers if c.endswith("Event")]) == 3
+    for name, target in callers.items():
+        assert target in [{"Ref": f"{logical}Alias{ALIAS}"} for logical in functions], name
+
+
+def test_a_deploy_that_changes_nothing_publishes_nothing(packaged):
+    template, _ = packaged
+    before = deployed_parameters(template, DEPLOYED, {})
+    again = deployed_parameters(template, DEPLOYED, before)
+    assert again == before
+    # The alarms' parameters are not the functions': a changed email address publishes nothing.
+    other = deployed_parameters(template, {**DEPLOYED, "AlarmEmail": "pager@example.org"}, before)
+    assert other["SettingsDigest"] == before["SettingsDigest"]
+
+
+class TransformingCloudFormation:
+    """moto's CloudFormation as CloudFormation runs a SAM template (botocore hooks on the calls
+    make restore makes): GetTemplate of the original stage answers the SAM template, and an
+    UpdateStack with the previous template expands it again with the new parameters."""
+
+    STACK = "agora-prod"
+
+    def __init__(self, session, template: dict, parameters: dict[str, str]) -> None:
+        # Every parameter given (moto keeps no default for an update's UsePreviousValue).
+        defaults = {k: str(p.get("Default", "")) for k, p in template["Parameters"].items()}
+        self.template, self.parameters = template, {**defaults, **parameters}
+        self.cloudformation = session.client("cloudformation")
+        self.cloudformation.create_stack(
+            StackName=self.STACK,
+            TemplateBody=json.dumps(self.moto_ready()),
+            Parameters=self.given(),
+            Capabilities=["CAPABILITY_IAM"],
+        )
+        # The session's: make restore makes its own client from it.
+        events = session.events
+        events.register("provide-client-params.cloudformation.UpdateStack", self.update)
+        events.register("before-call.cloudformation.GetTemplate", self.original)
+
+    def moto_ready(self) -> dict:
+        stack, _, _ = moto_stack(expanded(self.template, self.parameters))
+        return stack
+
+    def given(self) -> list[dict[str, str]]:
+        return [{"ParameterKey": k, "ParameterValue": v} for k, v in self.parameters.items()]
+
+    def original(self, params, **_kwargs):
+        if params.get("body", {}).get("TemplateStage") != "Original":
+            return None
+        from botocore.awsrequest import AWSResponse
+
+        return AWSResponse("", 200, {}, None), {"TemplateBody": json.dumps(self.template)}
+
+    def update(self, params, **_kwargs):
+        if not params.pop("UsePreviousTemplate", False):
+            return
+        for entry in params["Parameters"]:
+            if not entry.get("UsePreviousValue"):
+                self.parameters[entry["ParameterKey"]] = entry["ParameterValue"]
+        params.update(TemplateBody=json.dumps(self.moto_ready()), Parameters=self.given())
+
+
 @pytest.fixture
-def prod(monkeypatch):
+def prod(packaged, monkeypatch):
+    """A prod stack made from the package, as make deploy leaves it, and its posts table with
+    what the stack gives it (deletion protection, TTL) and one item."""
     import boto3
     from moto import mock_aws
 
+    template, zip_path = packaged
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     with mock_aws():
         session = boto3.session.Session(region_name="us-east-1")
-        session.client("cloudformation").create_stack(
-            StackName="agora-prod", TemplateBody=json.dumps(STACK)
+        s3 = session.client("s3")
+        s3.create_bucket(Bucket="agora-code")
+        s3.put_object(Bucket="agora-code", Key="deployment.zip", Body=zip_path.read_bytes())
+        stack = TransformingCloudFormation(
+            session, template, deployed_parameters(template, DEPLOYED, {})
         )
         dynamodb = session.client("dynamodb")
-        dynamodb.update_table(TableName="agora-prod-posts", DeletionProtectionEnabled=True)
         dynamodb.update_time_to_live(
             TableName="agora-prod-posts",
             TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiresAt"},
         )
         dynamodb.put_item(TableName="agora-prod-posts", Item={"id": {"S": "kept"}})
-        yield session
+        yield session, stack
 
 
-def stack_parameter(session) -> str:
+def stack_parameter(session, name: str = PARAMETER) -> str:
     [stack] = session.client("cloudformation").describe_stacks(StackName="agora-prod")["Stacks"]
-    return {p["ParameterKey"]: p["ParameterValue"] for p in stack["Parameters"]}[PARAMETER]
+    return {p["ParameterKey"]: p["ParameterValue"] for p in stack["Parameters"]}[name]
 
 
-def test_a_table_is_restored_into_a_new_table_and_the_stack_switched_onto_it(prod, monkeypatch):
-    dynamodb = prod.client("dynamodb")
-    table = restore(prod, "prod", "posts", "2026-11-26T08:00:00Z")
+def function_environments(session) -> dict[str, dict[str, str]]:
+    """Each aliased function's environment, by function name (the PreTraffic hook has none)."""
+    return {
+        f["FunctionName"]: f["Environment"]["Variables"]
+        for f in session.client("lambda").list_functions()["Functions"]
+        if "AGORA_TABLE_NAMES" in f.get("Environment", {}).get("Variables", {})
+    }
 
-    assert table == "agora-prod-posts.20261126T080000Z"
+
+def stack_versions(session) -> set[str]:
+    """The logical ids of the stack's function versions (SAM names one per function)."""
+    resources = session.client("cloudformation").describe_stack_resources(StackName="agora-prod")
+    return {
+        r["LogicalResourceId"]
+        for r in resources["StackResources"]
+        if r.get("ResourceType") == "AWS::Lambda::Version"
+    }
+
+
+def test_a_table_is_restored_and_every_function_publishes_a_version_on_it(prod, monkeypatch):
+    session, stack = prod
+    dynamodb = session.client("dynamodb")
+    before = function_environments(session)
+    assert len(before) == 10 and {e["AGORA_TABLE_NAMES"] for e in before.values()} == {""}
+    versions = stack_versions(session)
+    assert len(versions) == 10
+
+    table = restore(session, "prod", "posts", "2026-11-26T08:00:00Z")
+
+    assert table == RESTORED
     assert dynamodb.scan(TableName=table)["Items"] == [{"id": {"S": "kept"}}]
     backups = dynamodb.describe_continuous_backups(TableName=table)["ContinuousBackupsDescription"]
     assert backups["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"] == "ENABLED"
-    described = dynamodb.describe_table(TableName=table)["Table"]
-    assert described["DeletionProtectionEnabled"] is True
+    assert dynamodb.describe_table(TableName=table)["Table"]["DeletionProtectionEnabled"] is True
     ttl = dynamodb.describe_time_to_live(TableName=table)["TimeToLiveDescription"]
     assert ttl["AttributeName"] == "expiresAt"
-    # The stack now names it (every function's AGORA_TABLE_NAMES: tests/test_infra.py).
-    assert stack_parameter(prod) == f"posts={table}"
+    assert stack_parameter(session) == table
     # The damaged table stays, untouched, for a person to compare with.
     assert "agora-prod-posts" in dynamodb.list_tables()["TableNames"]
+    # Every function reads the restored table, and the stack holds a new version of each, which
+    # CloudFormation publishes after the function's update (the version names the function), and
+    # which its alias names (the test above: moto has no alias, nor that order of an update).
+    after = function_environments(session)
+    assert set(after) == set(before)
+    assert {e["AGORA_TABLE_NAMES"] for e in after.values()} == {table}
+    restored_versions = stack_versions(session)
+    assert len(restored_versions) == 10 and not restored_versions & versions
+    # The DynamoDB throttles alarm names the restored table (the dashboard's search takes the
+    # stage's prefix, which the restored name starts with).
+    expanded_now = expanded(stack.template, stack.parameters)
+    alarm = expanded_now["Resources"]["DynamoDbThrottlesAlarm"]["Properties"]
+    [query] = [
+        resolved(stack.template, m["Expression"], stack.parameters) for m in alarm["Metrics"]
+    ]
+    assert f"TableName = '{table}'" in query and "TableName = 'agora-prod-users'" in query
+    body = expanded_now["Resources"]["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    [throttles] = [
+        w for w in json.loads(body)["widgets"] if w["properties"]["title"].startswith("DynamoDB")
+    ]
+    searches = [metric[0]["expression"] for metric in throttles["properties"]["metrics"]]
+    assert searches and all("TableName" in q and '"agora-prod"' in q for q in searches)
 
     # The functions read the restored table: the store's models take the override.
     from chalicelib.settings import reload_settings
     from chalicelib.store.base import table_meta
 
     monkeypatch.setenv("AGORA_TABLE_PREFIX", "agora-prod-")
-    monkeypatch.setenv("AGORA_TABLE_NAMES", stack_parameter(prod))
+    monkeypatch.setenv("AGORA_TABLE_NAMES", stack_parameter(session))
     reload_settings()
     try:
         assert table_meta("posts").table_name == table
@@ -85,28 +358,35 @@ def test_a_table_is_restored_into_a_new_table_and_the_stack_switched_onto_it(pro
         monkeypatch.delenv("AGORA_TABLE_PREFIX")
         reload_settings()
 
-    # Back to the original table, nothing restored.
-    assert restore(prod, "prod", "posts", "original") == "agora-prod-posts"
-    assert stack_parameter(prod) == ""
+    # Back to the original table, nothing restored: again a version on it.
+    assert restore(session, "prod", "posts", "original") == "agora-prod-posts"
+    assert stack_parameter(session) == ""
+    assert {e["AGORA_TABLE_NAMES"] for e in function_environments(session).values()} == {""}
+    assert not stack_versions(session) & restored_versions
 
 
 def test_what_is_not_restored_says_why(prod):
+    session, _ = prod
     with pytest.raises(RestoreError, match="stream"):
-        restore(prod, "prod", "outbox", "2026-11-26T08:00:00Z")
+        restore(session, "prod", "outbox", "2026-11-26T08:00:00Z")
     with pytest.raises(RestoreError, match="time zone"):
-        restore(prod, "prod", "posts", "2026-11-26T08:00:00")
+        restore(session, "prod", "posts", "2026-11-26T08:00:00")
     with pytest.raises(RestoreError, match="no table agora-prod-nothing"):
-        restore(prod, "prod", "nothing", "2026-11-26T08:00:00Z")
-    assert stack_parameter(prod) == ""
+        restore(session, "prod", "nothing", "2026-11-26T08:00:00Z")
+    assert stack_parameter(session) == ""
 
 
 @pytest.mark.fast
 def test_table_names_round_trip():
     names = {"users": "agora-prod-users.20261126T080000Z", "posts": "agora-prod-posts.x"}
-    assert parse_names(format_names(names)) == names
-    assert parse_names(" , posts = p ,bad") == {"posts": "p"}
+    assert parse_names(format_names(names), "agora-prod-") == names
+    # Hostile or old entries: a stem=name entry still names its table; what names no table of
+    # the stage (another prefix, no stem) is ignored.
+    assert parse_names(" , posts = p ,bad,agora-prod-,agora-dev-users.x", "agora-prod-") == {
+        "posts": "p"
+    }
     from chalicelib.settings import Settings
 
-    settings = Settings(table_prefix="agora-prod-", table_names="posts=agora-prod-posts.x")
+    settings = Settings(table_prefix="agora-prod-", table_names="agora-prod-posts.x")
     assert settings.table_name("posts") == "agora-prod-posts.x"
     assert settings.table_name("post") == "agora-prod-post"
