@@ -143,6 +143,10 @@ export async function render(main, context) {
           h("dt", {}, "Author"), h("dd", {}, comment.author?.alias || "Anonymous"),
           h("dt", {}, "Post"), h("dd", {}, comment.post?.url ? h("a", { href: comment.post.url }, comment.post.title || comment.post.id) : comment.post?.title || ""),
           h("dt", {}, "State"), h("dd", { class: "state" }, state),
+          // Mail-in held it because no signature proved its sender: the name on it is a claim.
+          comment.heldBecause && !comment.isApproved
+            ? [h("dt", {}, "Sender"), h("dd", { class: "unverified" }, `Not verified: ${comment.heldBecause.replace(/^sender not verified: /i, "")}`)]
+            : [],
           dates.map(([label, date]) => [h("dt", {}, label), h("dd", {}, h("time", { datetime: date }, formatDate(date)))]),
           comment.spamReports ? [h("dt", {}, "Spam reports"), h("dd", {}, String(comment.spamReports))] : [],
           comment.deletedBy ? [h("dt", {}, "Deleted by"), h("dd", {}, comment.deletedBy.alias)] : [],

@@ -163,17 +163,49 @@ def test_root_administrator_signs_in_sees_every_page_and_is_signed_out_by_an_exp
     assert page.evaluate("() => sessionStorage.length") == 0
 
 
+# A comment as mail-in stores one it held because its sender was not verified (issue 47).
+SEED_HELD_COMMENT = """
+import json, sys
+from datetime import UTC, datetime
+from chalicelib.store.comments import CommentRepository
+
+post_id, group_id = sys.argv[1:3]
+users = json.load(open("demo/community.json", encoding="utf-8"))["users"]
+mia = next(u for u in users if u["email"] == "mia@agora.example")
+CommentRepository().insert(
+    author_alias=mia["alias"], id=9001, post_id=post_id, group_id=group_id, author_id=mia["id"],
+    content="<p>Signed by nobody.</p>", created_on=datetime.now(UTC), is_approved=False,
+    source="email", held_because="sender not verified: example.org publishes no DMARC policy",
+)
+"""
+
+
 def test_moderation_approves_asks_before_a_bulk_delete_clears_reports_and_purges(agora, page):
-    """Gardening Club's Moderation page, one tab after another: approving a comment moves it out
-    of Unapproved; the bulk delete asks first and a refusal changes nothing; the tabs work from
-    the keyboard and a comment's spam reports are cleared; a deleted comment is purged for good
-    and another undeleted."""
+    """Gardening Club's Moderation page, one tab after another: a comment held because its
+    sender was not verified says so and why; approving a comment moves it out of Unapproved; the
+    bulk delete asks first and a refusal changes nothing; the tabs work from the keyboard and a
+    comment's spam reports are cleared; a deleted comment is purged for good and another
+    undeleted."""
+    import os
+    import subprocess
+    import sys
+
+    from bench.admin_load import aws_environment
+    from tests.support.running import REPO_ROOT
+
+    env = {**os.environ, **aws_environment(agora.output), "PYTHONPATH": str(REPO_ROOT)}
+    seed = [sys.executable, "-c", SEED_HELD_COMMENT, SEED_SWAP, GARDENING]
+    subprocess.run(seed, env=env, check=True, cwd=REPO_ROOT)
     sign_in(page, agora)
     open_page(page, "Moderation")
     choose_group(page, "Gardening Club")
     expect(page.get_by_role("tab", name="Unapproved")).to_have_attribute("aria-selected", "true")
+    expect(page.locator('li[data-comment-id="9001"] .unverified')).to_have_text(
+        "Not verified: example.org publishes no DMARC policy"
+    )
     comment = page.locator('li[data-comment-id="104"]')
     expect(comment).to_contain_text("Author")
+    expect(comment.locator(".unverified")).to_have_count(0)
     screenshot(page, "moderation")
     assert axe_violations(page) == []
 
