@@ -77,6 +77,37 @@ def test_reading_any_addresses_never_raises_and_finds_no_key_we_did_not_make(add
     assert keys().read(addresses) is None
 
 
+# --- what a keyed reply becomes (fakes) ----------------------------------------------------------
+
+
+def keyed_plan(world, key: str | None, box=None, **options):
+    from tests.mail.test_mail_in_fast import comments_box, mail, plan_of
+
+    to = f"replies+{key}@community.example"
+    raw = mail(subject="Re: [Garden] Hello", **options).replace(
+        b"To: inbox@community.example", f"To: {to}".encode()
+    )
+    return plan_of(world, raw, box or comments_box(), reply_keys=keys())
+
+
+@pytest.mark.fast
+def test_the_key_names_what_the_reply_answers_over_its_references():
+    from tests.mail.test_mail_in_fast import World, posts_box
+
+    world = World()
+    key = keys().key("ann", "p1", 7)
+    references = {"References": "<post.p1@community.example>"}
+    plan = keyed_plan(world, key, headers=references)
+    assert (plan.status, plan.post.id, plan.parent_comment_id) == ("commented", "p1", 7)
+    assert plan.notes[0] == "sender verified: reply key of ann@example.org"
+    # The comment deleted since: the reply goes to its post.
+    world.first_comment.values["is_deleted"] = True
+    assert keyed_plan(world, key).parent_comment_id == 0
+    # Another member's key, or a key on an email-to-post mailbox (ignored there).
+    assert keyed_plan(world, keys().key("mod", "p1", 7)).reason == "reply key of another member"
+    assert keyed_plan(world, key, box=posts_box()).status == "posted"
+
+
 # --- keyed replies through Dovecot, verify mode, hold --------------------------------------------
 
 
