@@ -351,6 +351,29 @@ def create_admin(args: argparse.Namespace) -> int:
     return 0
 
 
+def deliver(args: argparse.Namespace) -> int:
+    from chalicelib.cli_mail import MailCommandError
+    from chalicelib.cli_mail import deliver as deliver_mail
+
+    try:
+        print(deliver_mail(args.mailbox, args.file))
+    except MailCommandError as error:
+        return refuse(f"deliver: {error}", EXIT_AWS)
+    return 0
+
+
+def sent_mail(args: argparse.Namespace) -> int:
+    from chalicelib.cli_mail import MailCommandError, print_lines, sent_mail_lines
+
+    if args.last < 1:
+        return refuse("sent-mail: --last must be 1 or more")
+    try:
+        print_lines(sent_mail_lines(args.to, args.last, args.raw))
+    except MailCommandError as error:
+        return refuse(f"sent-mail: {error}", EXIT_AWS)
+    return 0
+
+
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "create-tables": (create_tables, "create the tables (and indexes) that do not exist yet"),
     "load": (load, "validate a fixture file, then upsert everything in it"),
@@ -371,6 +394,15 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "unlock": (
         unlock,
         "end the sign-in throttle of an account (every source), for a locked-out member",
+    ),
+    "deliver": (
+        deliver,
+        "against make run: put a mail (RFC 5322 file, - for stdin) into one of its local "
+        "mailboxes (a group id or slug, or `comments`)",
+    ),
+    "sent-mail": (
+        sent_mail,
+        "against make run: the mail its embedded SES holds, newest first (--raw ID: one message)",
     ),
 }
 
@@ -394,6 +426,17 @@ def parser() -> argparse.ArgumentParser:
                 action="store_true",
                 help="poll only the mailboxes the schedule would poll now",
             )
+        if name == "deliver":
+            command.add_argument(
+                "mailbox", help="a group's id (its email-to-post mailbox), or `comments`"
+            )
+            command.add_argument("file", help="the mail, as a mail server stores it (- for stdin)")
+        if name == "sent-mail":
+            command.add_argument("--to", help="only mail to this address (or part of it)")
+            command.add_argument(
+                "--last", type=int, default=20, help="how many, newest first (default 20)"
+            )
+            command.add_argument("--raw", metavar="ID", help="print this message as it travels")
         if name == "create-admin":
             command.add_argument("--email", required=True, help="the administrator's address")
             command.add_argument(
