@@ -15,11 +15,12 @@ import secrets
 import socket
 import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agora_local.lifecycle import Intake, OutboxDrain, Scheduler, StopRequest, orderly_stop
+from agora_local.jobs import scheduled_jobs
+from agora_local.lifecycle import Intake, Scheduler, StopRequest, orderly_stop
+from agora_local.mailboxes import serve_local_mail
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 DEMO_FIXTURE = PROJECT_DIR / "demo" / "community.json"
@@ -226,35 +227,6 @@ def demo_root_administrator(fixture: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def scheduled_jobs() -> list[tuple[str, Any, Callable[[], Any]]]:
-    from chalicelib.jobs import comment_purge, digests, mail_poll, notify, outbox, schedules
-    from chalicelib.jobs.base import Deadline
-
-    return [
-        (
-            "poll-mail",
-            schedules.MAIL_POLL,
-            # What the deployed schedule polls: the mailboxes that are due.
-            lambda: mail_poll.poll_all_in_process(Deadline.unbounded(), due=True),
-        ),
-        (
-            "purge-comments",
-            schedules.COMMENT_PURGE,
-            lambda: comment_purge.purge_old_deleted_comments(Deadline.unbounded()),
-        ),
-        (
-            "send-digests",
-            schedules.DAILY_DIGEST,
-            lambda: digests.send_daily_digests(Deadline.unbounded()),
-        ),
-        # In AWS the queue triggers a function; here the scheduler takes the chunks off it.
-        ("deliver-notifications", schedules.Every(minutes=1), notify.drain_queue),
-        # In AWS the outbox table's stream triggers drain-outbox; here the scheduler reads the
-        # stream every second (jobs/outbox.py), so a write's consequences follow it at once.
-        ("drain-outbox", schedules.Every(seconds=1), OutboxDrain(outbox.drain_in_process)),
-    ]
-
-
 # A feed key in a URL stands for its user's sign-in: the access log shows that a key was sent,
 # never which.
 _SECRET_QUERY = re.compile(r"([?&;]key=)[^&;\s\"']*", re.IGNORECASE)
@@ -414,6 +386,9 @@ def main(argv: list[str] | None = None) -> int:
 
             report = deps.fixture_service().load(demo_hashes.into(fixture))
             print("demo data: " + ", ".join(f"{n} {k}" for k, n in report.counts.items()))
+    # The demo's mailboxes on a local Dovecot (made with the demo, served again on later starts).
+    demo_loaded = bool(settings.demo and not restored)
+    mail = serve_local_mail(snapshot.folder, demo_loaded, fixture if demo_loaded else None)
 
     # From here on the first SIGINT or SIGTERM asks for the one orderly stop below; it is only
     # remembered, so that no exception lands in the middle of a save or a job. SIGINT too,
@@ -455,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
 
     stop_request.wait()
     orderly_stop(snapshot, saver, intake, scheduler, server, aws_server)
+    if mail is not None:
+        mail.stop()
     return 0
 
 

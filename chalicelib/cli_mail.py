@@ -272,5 +272,10 @@ def sent_mail_lines(to: str | None, last: int, raw_id: str | None) -> list[str]:
 
 
 def print_lines(lines: Sequence[str]) -> None:
-    for line in lines:
-        print(line)
+    try:
+        for line in lines:
+            print(line)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # A reader that stopped early (`| head -1`) had what it wanted; nothing more to say.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
