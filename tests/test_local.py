@@ -356,3 +356,51 @@ def test_a_crowd_of_guessers_does_not_lock_the_owner_out_and_unlock_lifts_the_th
     assert attempt(password, "127.0.0.41")[0] == 200
     unknown = _cli(running, "unlock", "--email", "nobody@example.org")
     assert unknown.returncode != 0 and "no account" in unknown.stderr
+
+
+def shell_blocks(text: str, start: str, end: str | None = None) -> list[str]:
+    """The ```sh blocks of `text`: between the tour markers, or (no `end`) the first after the
+    heading `start`."""
+    if end is None:
+        section = text.split(start, 1)[1].split("\n## ", 1)[0]
+        return [section.split("```sh\n", 1)[1].split("\n```", 1)[0]]
+    parts = [chunk.split(end, 1)[0] for chunk in text.split(start)[1:]]
+    return [part.split("```sh\n", 1)[1].split("\n```", 1)[0] for part in parts]
+
+
+@pytest.mark.slow
+def test_the_readme_tour_and_the_manuals_mail_walk_run_against_make_run(running, tmp_path):
+    """The front page's tour as a newcomer pastes it (its port made make run's), then the mail
+    walk of docs/mail.md: a mail delivered becomes a post, the member who follows the group is
+    sent its notification, and his reply by email becomes a comment on it."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    tour = shell_blocks(readme, "<!-- tour:start -->", "<!-- tour:end -->")
+    assert len(tour) == 2
+    walk = shell_blocks(
+        (REPO_ROOT / "docs" / "mail.md").read_text(encoding="utf-8"),
+        "## Try it: a post by mail, a notification, a reply",
+    )
+    site = running.base.replace("127.0.0.1", "localhost")
+    script = "\n".join([*tour, *walk]).replace("http://localhost:8000", site)
+    (tmp_path / ".venv").symlink_to(REPO_ROOT / ".venv")
+    env = {name: os.environ[name] for name in ("PATH", "HOME", "LANG") if name in os.environ}
+    # What a newcomer's shell holds once they pasted make run's lines (and, as make run's data
+    # is not in the clone's .agora-run here, where it is).
+    env.update(running.printed, PYTHONPATH=str(REPO_ROOT))
+    env["AGORA_DATA_DIR"] = running.temporary_data_dir
+    done = subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    shown = done.stdout
+    assert "Gardening Club" in shown and "Compost tips for beginners" in shown
+    assert "Tomatoes ripening early this year" in shown
+    assert "to Gus Gardener <gus@agora.example>" in shown
+    assert "[Gardening Club] Tomatoes ripening early this year" in shown
+    assert "why: All new group posts in Gardening Club" in shown
+    assert "Gus Gardener <p>Mine too! The fleece goes on tonight.</p>" in shown
