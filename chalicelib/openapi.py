@@ -16,6 +16,7 @@ from pydantic.json_schema import models_json_schema
 
 from chalicelib.api.routing import ROUTES, RouteSpec
 from chalicelib.auth import Need
+from chalicelib.schemas.api_index import API_TITLE
 
 REF = "#/components/schemas/{model}"
 
@@ -321,7 +322,7 @@ def openapi_document() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
         "info": {
-            "title": "Agora community platform administration API",
+            "title": API_TITLE,
             "version": "v1",
             "description": "Every answer is the envelope {success, message, timestamp, errors, object}.",
         },

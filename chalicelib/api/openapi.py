@@ -17,9 +17,13 @@ from chalice import Blueprint, Response
 
 from chalicelib.api.routing import Call, route
 from chalicelib.envelope import JSON_HEADERS, Headers, failure_payload
+from chalicelib.schemas.api_index import API_TITLE, ApiIndex, ApiLinks
 
 openapi_api = Blueprint(__name__)
 DOCS_PATH = "/api/v1/en_US/docs"
+OPENAPI_PATH = "/api/v1/en_US/openapi.json"
+# Chalice routes `/api/v1/en_US/` (CONTRACT §10) here too: a path may not end with `/`.
+INDEX_PATH = "/api/v1/en_US"
 # The files the page loads, with their content types (the package holds more: never served).
 DOCS_ASSETS = {
     "swagger-ui.css": "text/css; charset=utf-8",
@@ -27,7 +31,22 @@ DOCS_ASSETS = {
 }
 
 
-@route(openapi_api, "GET", "/api/v1/en_US/openapi.json", need=None, response=dict[str, Any])
+@route(openapi_api, "GET", INDEX_PATH, need=None, response=ApiIndex)
+def get_api_index(call: Call[None, None, None]) -> ApiIndex:
+    """An index of the API: links to its reference page, its OpenAPI document and the console."""
+    base = server_url(call.request).rstrip("/")
+    return ApiIndex(
+        name=API_TITLE,
+        version="v1",
+        links=ApiLinks(
+            docs=f"{base}{DOCS_PATH}",
+            openapi=f"{base}{OPENAPI_PATH}",
+            console=f"{base}/console/",
+        ),
+    )
+
+
+@route(openapi_api, "GET", OPENAPI_PATH, need=None, response=dict[str, Any])
 def get_openapi_document(call: Call[None, None, None]) -> Any:
     """The OpenAPI 3.1 document of this API (the document itself, not an envelope)."""
     from chalicelib.openapi import openapi_document
