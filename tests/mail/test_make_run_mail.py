@@ -216,14 +216,23 @@ def test_next_poll_poll_now_and_the_back_off_of_a_broken_mailbox_over_http(runni
     assert _moment(body["object"]["nextPollOn"]) < saved_at + timedelta(minutes=6)
     before = sent_to(running)[running.admin_email]
 
+    status, body = running.request("POST", f"{path}/poll", None, headers=auth)
+    assert status == 202, body
+    assert _moment(body["object"]["nextPollOn"]) <= datetime.now(UTC)
     errors_on = []
-    for _ in range(4):
+    for attempt in range(4):
         asked_at = datetime.now(UTC)
-        status, body = running.request("POST", f"{path}/poll", None, headers=auth)
-        assert status == 202, body
-        assert _moment(body["object"]["nextPollOn"]) <= datetime.now(UTC)
-        # The CLI polls what the schedule would (make run's own schedule may get there first).
-        cli(running, "poll-mail", "--due")
+        if attempt:
+            # Poll now again within the minute: refused, and the back-off stands (CONTRACT §5).
+            status, headers, payload = running.raw("POST", f"{path}/poll", None, auth)
+            assert status == 429 and 1 <= int(headers["Retry-After"]) <= 60, payload
+            _, body = running.request("GET", path, headers=auth)
+            assert _moment(body["object"]["nextPollOn"]) > asked_at + timedelta(minutes=25)
+            # The operator's command polls every enabled mailbox at once.
+            cli(running, "poll-mail")
+        else:
+            # The CLI polls what the schedule would (make run's own schedule may get there first).
+            cli(running, "poll-mail", "--due")
         status, body = running.request("GET", path, headers=auth)
         settings = body["object"]
         assert settings["lastError"]["message"].startswith(
@@ -245,3 +254,4 @@ def test_next_poll_poll_now_and_the_back_off_of_a_broken_mailbox_over_http(runni
     assert status == 200 and body["object"]["nextPollOn"] is None
     status, body = running.request("POST", f"{path}/poll", None, headers=auth)
     assert status == 409 and body["errors"][0]["key"] == "isEnabled"
+
