@@ -19,7 +19,15 @@ from collections.abc import Mapping
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+)
 
 ENV_PREFIX = "AGORA_"
 # Powertools' service name, pinned here only: the log lines' `service`, and the functions'
@@ -89,6 +97,8 @@ class Settings(BaseModel):
     # The longest wait, in minutes, between two scheduled polls of a mailbox that keeps finding
     # nothing (CONTRACT §9): each empty poll doubles the wait from 5 minutes up to this.
     mail_poll_max_minutes: int = Field(default=15, ge=5, le=24 * 60)
+    # Set by `from_environ` from AWS_ENDPOINT_URL (no AGORA_ variable of its own).
+    _on_embedded_aws: bool = PrivateAttr(default=False)
 
     @field_validator("base_url")
     @classmethod
@@ -135,11 +145,20 @@ class Settings(BaseModel):
 
     @property
     def mail_auth_mode(self) -> Literal["off", "header", "verify"]:
-        """AGORA_MAIL_AUTH, or its default: `header` when AGORA_MAIL_AUTHSERV_ID is set, else
-        `off` (the packaged stack sets `verify` in its functions' environment)."""
+        """AGORA_MAIL_AUTH, or its default (CONTRACT §2): `header` when AGORA_MAIL_AUTHSERV_ID is
+        set, else `off` against `make run`'s embedded AWS (its demo mail is signed by no one) and
+        `verify` everywhere else: a CLI polling from a laptop against AWS checks senders as the
+        deployed functions do, instead of importing forged mail."""
         if self.mail_auth is not None:
             return self.mail_auth
-        return "header" if self.mail_authserv_id else "off"
+        if self.mail_authserv_id:
+            return "header"
+        return "off" if self.on_embedded_aws else "verify"
+
+    @property
+    def on_embedded_aws(self) -> bool:
+        """AWS_ENDPOINT_URL names `make run`'s embedded AWS (an endpoint on loopback)."""
+        return self._on_embedded_aws
 
     @property
     def dns_server_addresses(self) -> list[tuple[str, int]]:
@@ -166,9 +185,19 @@ class Settings(BaseModel):
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """The settings that `environ` (default: the process environment) gives."""
+        """The settings that `environ` (default: the process environment) gives.
+
+        Pointed at `make run`'s embedded AWS, a process (make run's jobs, or a CLI given only the
+        endpoint and the key pair) gets `make run`'s own defaults: mailboxes on loopback and
+        private networks allowed, and no sender checks (mail_auth_mode)."""
         environ = os.environ if environ is None else environ
-        return cls.model_validate(agora_variables(environ))
+        variables = agora_variables(environ)
+        embedded = on_embedded_aws(environ)
+        if embedded:
+            variables.setdefault("mail_allow_private_hosts", "1")
+        settings = cls.model_validate(variables)
+        settings._on_embedded_aws = embedded
+        return settings
 
     @property
     def public_base_url(self) -> str:
@@ -284,6 +313,15 @@ LOCAL_REGION = "us-east-1"
 LOCAL_CREDENTIAL = "agora-local"
 
 
+def on_embedded_aws(environ: Mapping[str, str]) -> bool:
+    """AWS_ENDPOINT_URL is on loopback: `make run`'s embedded AWS (AWS itself never is)."""
+    try:
+        host = urlsplit(environ.get("AWS_ENDPOINT_URL", "").strip()).hostname
+    except ValueError:
+        return False
+    return host in LOOPBACK_HOSTS
+
+
 def local_endpoint_defaults(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """AWS variables to add for a CLI pointed at `make run`'s embedded AWS.
 
@@ -305,7 +343,7 @@ def local_endpoint_defaults(environ: Mapping[str, str] | None = None) -> dict[st
             f"AWS_ENDPOINT_URL must be a URL with its scheme, such as http://{endpoint} "
             f"(got {endpoint!r})"
         )
-    if parts.hostname not in LOOPBACK_HOSTS:
+    if not on_embedded_aws(environ):
         return {}
     defaults = {}
     if not (environ.get("AWS_DEFAULT_REGION") or environ.get("AWS_REGION")):

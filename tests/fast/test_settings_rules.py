@@ -52,10 +52,41 @@ def test_a_bad_dns_server_is_named_in_the_error(value, message):
         Settings.from_environ({"AGORA_DNS_SERVERS": value})
 
 
-def test_mail_auth_defaults_to_header_only_with_an_authserv_id():
-    assert Settings.from_environ({}).mail_auth_mode == "off"
-    with_id = Settings.from_environ({"AGORA_MAIL_AUTHSERV_ID": "mx.example.org"})
-    assert with_id.mail_auth_mode == "header"
+MAKE_RUN = "http://127.0.0.1:8001"
+AWS = "https://dynamodb.eu-west-1.amazonaws.com"
+
+
+@pytest.mark.parametrize(
+    ("environ", "mode"),
+    [
+        ({}, "verify"),  # a function, or a CLI against AWS
+        ({"AWS_ENDPOINT_URL": AWS}, "verify"),
+        ({"AWS_ENDPOINT_URL": "http://localhost.example.org:8001"}, "verify"),
+        ({"AWS_ENDPOINT_URL": MAKE_RUN}, "off"),  # make run, or a CLI pointed at it
+        ({"AWS_ENDPOINT_URL": "http://localhost:8001"}, "off"),
+        ({"AWS_ENDPOINT_URL": "http://[::1]:8001"}, "off"),
+        ({"AGORA_MAIL_AUTHSERV_ID": "mx.example.org"}, "header"),
+        ({"AGORA_MAIL_AUTHSERV_ID": "mx.example.org", "AWS_ENDPOINT_URL": MAKE_RUN}, "header"),
+        ({"AGORA_MAIL_AUTH": "verify", "AWS_ENDPOINT_URL": MAKE_RUN}, "verify"),
+        ({"AGORA_MAIL_AUTH": "off"}, "off"),
+    ],
+)
+def test_mail_auth_defaults_to_verify_except_against_make_runs_embedded_aws(environ, mode):
+    assert Settings.from_environ(environ).mail_auth_mode == mode
+
+
+@pytest.mark.parametrize(
+    ("environ", "allowed"),
+    [
+        ({}, False),
+        ({"AWS_ENDPOINT_URL": AWS}, False),
+        ({"AWS_ENDPOINT_URL": MAKE_RUN}, True),
+        ({"AWS_ENDPOINT_URL": MAKE_RUN, "AGORA_MAIL_ALLOW_PRIVATE_HOSTS": "0"}, False),
+        ({"AGORA_MAIL_ALLOW_PRIVATE_HOSTS": "1"}, True),
+    ],
+)
+def test_private_mail_hosts_are_allowed_by_default_only_against_make_run(environ, allowed):
+    assert Settings.from_environ(environ).mail_allow_private_hosts is allowed
 
 
 def test_mail_auth_is_read_case_and_space_insensitively_and_wins_over_the_default():
@@ -63,7 +94,7 @@ def test_mail_auth_is_read_case_and_space_insensitively_and_wins_over_the_defaul
         {"AGORA_MAIL_AUTH": "  Verify ", "AGORA_MAIL_AUTHSERV_ID": "mx.example.org"}
     )
     assert settings.mail_auth_mode == "verify"
-    assert Settings.from_environ({"AGORA_MAIL_AUTH": "  "}).mail_auth_mode == "off"
+    assert Settings.from_environ({"AGORA_MAIL_AUTH": "  "}).mail_auth_mode == "verify"
 
 
 def test_mail_auth_header_without_an_authserv_id_is_refused():

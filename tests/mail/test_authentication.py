@@ -714,7 +714,8 @@ def test_a_dns_outage_outlasting_the_attempts_rejects_by_the_documented_policy(m
 @pytest.mark.parametrize(
     ("environ", "mode"),
     [
-        ({}, "off"),
+        ({}, "verify"),
+        ({"AWS_ENDPOINT_URL": "http://127.0.0.1:8001"}, "off"),
         ({"AGORA_MAIL_AUTHSERV_ID": "mx.example.org"}, "header"),
         ({"AGORA_MAIL_AUTHSERV_ID": "mx.example.org", "AGORA_MAIL_AUTH": "verify"}, "verify"),
         ({"AGORA_MAIL_AUTH": " Verify "}, "verify"),

@@ -255,3 +255,40 @@ def test_next_poll_poll_now_and_the_back_off_of_a_broken_mailbox_over_http(runni
     status, body = running.request("POST", f"{path}/poll", None, headers=auth)
     assert status == 409 and body["errors"][0]["key"] == "isEnabled"
 
+
+TOMATOES = next(g["id"] for g in DEMO["groups"] if g["slug"] == "gardening-tomatoes")
+
+
+@pytest.mark.slow
+def test_a_cli_given_only_the_endpoint_and_key_pair_polls_as_make_runs_jobs_do(running, mailbox):
+    """Issue 51: given the endpoint and the key pair alone, `poll-mail` refused the loopback
+    mailboxes (private hosts) and pushed them 30 minutes out. Pointed at make run's embedded AWS,
+    the CLI takes make run's defaults: loopback hosts allowed, senders read as they come."""
+    import secrets
+
+    auth = {"X-Auth": running.token()}
+    path = f"/api/v1/en_US/connector/email-to-post/{TOMATOES}"
+    status, body = running.request("PUT", path, mailbox.api_settings(), headers=auth)
+    assert status == 200, body
+    title = f"Blight on the cherry tomatoes {secrets.token_hex(3)}"
+    mailbox.deliver(mail("gus@agora.example", title, "Pick off the lower leaves."))
+    only = ("AWS_ENDPOINT_URL", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+    env = {name: os.environ[name] for name in ("PATH", "HOME", "LANG") if name in os.environ}
+    env.update({name: running.printed[name] for name in only}, PYTHONPATH=str(REPO_ROOT))
+
+    polled = subprocess.run(
+        [sys.executable, "-m", "chalicelib.cli", "poll-mail"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert polled.returncode == 0, polled.stdout + polled.stderr
+    status, body = running.request("GET", path, headers=auth)
+    assert body["object"]["lastError"] is None, body["object"]["lastError"]
+    status, body = running.request(
+        "GET", f"/api/v1/en_US/post/list/{TOMATOES}?pageSize=5", headers=auth
+    )
+    assert [p["source"] for p in body["object"]["posts"] if p["title"] == title] == ["email"]
