@@ -241,18 +241,54 @@ def poll_mail(args: argparse.Namespace) -> int:
     due = bool(getattr(args, "due", False))
     progress = Progress()
     polled: list[str] = []
+    named = MailboxNames()
 
     def told(line: str) -> None:
         polled.append(line)
-        progress.line(line)
+        progress.line(named(line))
 
-    # One line per mailbox as soon as it is done: a slow server shows which mailbox it is.
+    def failed(line: str) -> None:
+        polled.append(line)
+        progress.line(named(line), file=sys.stderr)
+
+    # One line per mailbox as soon as it is done: a slow server shows which mailbox it is. A
+    # mailbox that could not be polled has its one line on stderr (CONTRACT §3), said once.
     with progress.running(lambda: f"poll-mail: {len(polled)} mailbox(es) polled"):
-        report = poll_all_in_process(Deadline.unbounded(), on_line=told, due=due)
+        report = poll_all_in_process(Deadline.unbounded(), on_line=told, on_failure=failed, due=due)
     if not report.lines:
         print("no mailbox is due" if due else "no enabled mailbox")
     drain()
-    return _failed(report.failures)
+    return EXIT_AWS if report.failures else 0
+
+
+class MailboxNames:
+    """A poll's line as people name its mailbox: `Gardening (gardening): …` for a group's
+    email-to-post mailbox, `comments: …` for the email-to-comment one (as `deliver` names it),
+    rather than the store's key (`post#<group id>`)."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, str] = {}
+
+    def __call__(self, line: str) -> str:
+        key, colon, rest = line.partition(": ")
+        return f"{self.name(key)}{colon}{rest}"
+
+    def name(self, key: str) -> str:
+        if key not in self.known:
+            self.known[key] = self._look_up(key)
+        return self.known[key]
+
+    @staticmethod
+    def _look_up(key: str) -> str:
+        from chalicelib import deps
+        from chalicelib.domain.mailboxes import COMMENT_KEY, POST_KEY_PREFIX
+
+        if key == COMMENT_KEY:
+            return "comments"
+        if not key.startswith(POST_KEY_PREFIX):
+            return key
+        group = deps.groups().get(key.removeprefix(POST_KEY_PREFIX))
+        return key if group is None else f"{group.name} ({group.slug})"
 
 
 def _failed(failures: list[str]) -> int:

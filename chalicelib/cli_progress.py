@@ -52,11 +52,12 @@ class Progress:
             self.stream.flush()
             self.width = 0
 
-    def line(self, text: str) -> None:
-        """A result line on stdout; the status line (when shown) is drawn again under it."""
+    def line(self, text: str, file: Any = None) -> None:
+        """A result line on stdout (or `file`: stderr for a failure); the status line (when
+        shown) is drawn again under it."""
         with self.lock:
             self._wipe()
-            print(text, flush=True)
+            print(text, file=file or sys.stdout, flush=True)
             if self.shown and self.text:
                 self._draw(self.text)
 

@@ -147,15 +147,19 @@ def _poll_leased(
                 log.exception("could not record the mailbox's last error", extra={"mailbox": key})
             return MailboxPolled(f"{key}: error: {message}", reason, retry=True)
         # The mailbox's own server or settings: backed off, its administrators told at the third.
-        log.warning(
-            "mailbox poll failed",
-            extra={"mailbox": key, "reason": failure.reason, "why": failure.message},
-        )
+        # Not a warning of the platform's: one line at INFO (a CLI prints the failure itself).
         metrics.emit("MailboxPollFailed", 1, Reason=failure.reason)
         state = source.record_poll(mailbox, clock(), found_mail=False, failure=failure)
-        line = f"{key}: error: {failure.message}"
-        log.info("mailbox polled", extra={"mailbox": key, "summary": line, "next": str(state)})
-        return MailboxPolled(line, failure.reason)
+        log.info(
+            "mailbox poll failed",
+            extra={
+                "mailbox": key,
+                "reason": failure.reason,
+                "why": failure.message,
+                "next": str(state),
+            },
+        )
+        return MailboxPolled(f"{key}: error: {failure.message}", failure.reason)
     line = result.line()
     emit_outcomes(result)
     found = (result.seen - result.skipped) > 0 or result.left > 0
@@ -181,11 +185,13 @@ def poll_all_in_process(
     source: Any = None,
     ingestor: Any = None,
     on_line: Callable[[str], None] | None = None,
+    on_failure: Callable[[str], None] | None = None,
     due: bool = False,
     now: datetime | None = None,
 ) -> PollReport:
     """Poll every enabled mailbox in this process (CLI, `make run`), or with `due` only those the
-    schedule would poll now; `on_line` is told each mailbox's line as soon as it is done."""
+    schedule would poll now; `on_line` is told each mailbox's line as soon as it is done, or
+    `on_failure`, when given, the line of a mailbox that could not be polled."""
     from chalicelib.jobs.base import require_token_secret
     from chalicelib.services.poll_schedule import dispatch_horizon
 
@@ -208,8 +214,9 @@ def poll_all_in_process(
             if polled.failure is not None:
                 report.failures.append(line)
         report.lines.append(line)
-        if on_line is not None:
-            on_line(line)
+        told = on_failure if on_failure is not None and line in report.failures else on_line
+        if told is not None:
+            told(line)
     return report
 
 

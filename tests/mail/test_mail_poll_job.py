@@ -42,7 +42,7 @@ def test_cli_poll_mail_imports_and_the_log_endpoint_shows_it(configured, api, ca
     configured.mailbox.deliver(mail("nobody@example.org", "Stranger", "hello"))
     assert main(["poll-mail"]) == 0
     out = capsys.readouterr().out
-    assert f"post#{configured.garden}: seen 2, posted 1" in out
+    assert "Garden (garden): seen 2, posted 1" in out
     status, body = api.get(
         f"/api/v1/en_US/connector/email-to-post/{configured.garden}/log?pageSize=1",
         configured.admin,
@@ -138,7 +138,7 @@ def test_email_to_comment_mailbox_through_settings(configured, api, mailbox, cap
     assert status == 200, body
     mailbox.deliver(mail("ann@example.org", f"Re: {BASE}/garden/hello", "Nice one"))
     main(["poll-mail"])
-    assert "comment#system: seen 1, posted 0, commented 1" in capsys.readouterr().out
+    assert "comments: seen 1, posted 0, commented 1" in capsys.readouterr().out
     status, body = api.get("/api/v1/en_US/connector/email-to-comment/log", root)
     [entry] = body["object"]["entries"]
     assert entry["status"] == "commented" and entry["post"]["id"] == configured.hello
@@ -174,10 +174,14 @@ def test_closed_port_and_wrong_password_show_last_error_until_a_good_poll(
 
     assert main(["poll-mail"]) == 1
     out, err = capsys.readouterr()
+    # One line each, on stderr, naming the mailbox as people do: said once (issue 51).
     failures = [line for line in err.splitlines() if not line.startswith("{")]
     assert len(failures) == 2, err
-    assert any(line.startswith(f"post#{c.garden}: error: Could not connect") for line in failures)
-    assert any(line.startswith("comment#system: error: ") for line in failures)
+    assert any(line.startswith("Garden (garden): error: Could not connect") for line in failures)
+    assert any(line.startswith("comments: error: ") for line in failures)
+    people_lines = [line for line in (out + err).splitlines() if not line.startswith("{")]
+    assert sum("Could not connect" in line for line in people_lines) == 1, out + err
+    assert f"post#{c.garden}" not in "\n".join(people_lines)
     reasons = {
         m["Reason"]: value(m, "MailboxPollFailed") for m in _emf_lines(out, "MailboxPollFailed")
     }
@@ -200,6 +204,24 @@ def test_closed_port_and_wrong_password_show_last_error_until_a_good_poll(
     for path, user in ((post_path, c.admin), (f"{comment_path}/{c.garden}", root)):
         settings = api.get(path, user)[1]["object"]
         assert settings["lastError"] is None and settings["lastProcessed"] is not None
+
+
+def test_a_failed_poll_is_one_line_on_a_terminal_naming_the_group(configured, api, capsys):
+    """Issue 51: the CLI said a failed poll three times (its line, a log warning, the failure
+    list) and named the mailbox `post#<uuid>`."""
+    from tests.support.running import free_port
+
+    c = configured
+    closed = {**c.mailbox.api_settings(), "serverPort": free_port()}
+    assert api.put(f"/api/v1/en_US/connector/email-to-post/{c.garden}", c.admin, closed)[0] == 200
+    capsys.readouterr()
+
+    assert main(["poll-mail"]) == 1
+
+    out, err = capsys.readouterr()
+    assert out == ""
+    [line] = err.splitlines()
+    assert line.startswith("Garden (garden): error: Could not connect to the mail server"), err
 
 
 def test_a_mailbox_that_refuses_is_done_with_and_backs_off_while_the_other_is_polled(

@@ -87,7 +87,7 @@ def test_cli_poll_mail_with_only_make_runs_variables_notifies_each_subscriber_on
 
     polled = cli(running, "poll-mail")
     assert polled.returncode == 0, polled.stdout + polled.stderr
-    assert f"post#{GARDENING}: seen 1, posted 1" in polled.stdout
+    assert "Gardening Club (gardening): seen 1, posted 1" in polled.stdout
 
     # Delivered by the CLI itself, or (past the inline limit) by make run's scheduler.
     instant = {"sam@agora.example", "mia@agora.example"}
@@ -183,7 +183,7 @@ def test_replies_to_a_notification_from_thunderbird_and_gmail_become_comments_on
     replies_box.deliver(mail("mia@agora.example", f"Re: {post['url']}", "Rosemary too?"))
     polled = cli(running, "poll-mail")
     assert polled.returncode == 0, polled.stdout + polled.stderr
-    assert "comment#system: seen 3, posted 0, commented 3," in polled.stdout, polled.stdout
+    assert "comments: seen 3, posted 0, commented 3," in polled.stdout, polled.stdout
 
     status, body = running.request("GET", f"/api/v1/en_US/post/{post['id']}/comments", headers=auth)
     assert status == 200, body
