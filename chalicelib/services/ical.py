@@ -6,8 +6,8 @@ One VEVENT per event that starts `LOOK_BACK` ago or later (at most `MAX_EVENTS`,
 - DTSTAMP and LAST-MODIFIED are the event's `modifiedOn`: an unchanged calendar is byte-for-byte
   the same, so its ETag holds and readers get a 304.
 - All-day events have DATE values; DTEND is exclusive (RFC 5545 §3.6.1): the day after the last
-  day the event occupies (an all-day event without `endDate` takes its one day). Timed events
-  have UTC DATE-TIME values.
+  day the event occupies (an all-day event without `endDate` takes its one day); DURATION in its
+  place where that day would be after 9999-12-31. Timed events have UTC DATE-TIME values.
 - ORGANIZER is free text in Agora. RFC 5545 wants a calendar address there, so the text goes in
   `CN` and the address is `mailto:` the text when it is an email address, else the conventional
   `invalid:nomail` (as Apple Calendar writes for people without one).
@@ -59,20 +59,27 @@ def matches(if_none_match: str | None, etag: str) -> bool:
     return "*" in candidates or any(c.removeprefix("W/") == etag for c in candidates)
 
 
-def all_day_span(start: datetime, end: datetime | None) -> tuple[date, date]:
-    """First day and exclusive end day of an all-day event."""
+def all_day_span(start: datetime, end: datetime | None) -> tuple[date, int]:
+    """First day of an all-day event and the number of days it occupies (at least one)."""
     first = start.astimezone(UTC).date()
     if end is None:
-        return first, _next_day(first)
+        return first, 1
     end = end.astimezone(UTC)
-    # An end at midnight is exclusive already; any later time still occupies that day.
-    last_exclusive = end.date() if end.time() == time(0) else _next_day(end.date())
-    return first, max(last_exclusive, _next_day(first))
+    # An end at midnight is exclusive; any later time still occupies that day.
+    last = end.date() - timedelta(days=1) if end.time() == time(0) else end.date()
+    return first, max((last - first).days + 1, 1)
 
 
-def _next_day(day: date) -> date:
-    # 9999-12-31 has no next day: its event ends with it (the latest date iCalendar can write).
-    return day if day == date.max else day + timedelta(days=1)
+def add_all_day_span(event: Any, start: datetime, end: datetime | None) -> None:
+    """DTSTART and its exclusive DTEND (RFC 5545 §3.6.1); or, when that day would be after
+    9999-12-31 (which no DATE can write), DURATION in days, which says the same: the event
+    still ends after the day it starts, not on it."""
+    first, days = all_day_span(start, end)
+    event.add("dtstart", first)
+    if (date.max - first).days >= days:
+        event.add("dtend", first + timedelta(days=days))
+    else:
+        event.add("duration", timedelta(days=days))
 
 
 def organizer_value(text: str) -> Any:
@@ -120,9 +127,7 @@ def render_calendar(group: Group, records: Sequence[Event]) -> str:
         event.add("dtstamp", modified)
         event.add("last-modified", modified)
         if record.all_day:
-            first, after_last = all_day_span(record.start_date, record.end_date)
-            event.add("dtstart", first)
-            event.add("dtend", after_last)
+            add_all_day_span(event, record.start_date, record.end_date)
         else:
             start = record.start_date.astimezone(UTC)
             event.add("dtstart", start)

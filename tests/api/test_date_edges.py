@@ -75,6 +75,8 @@ def test_an_all_day_event_on_the_last_day_of_the_calendar_is_in_the_ics(api, cli
     assert response.status_code == 200
     text = response.body.decode()
     assert "DTSTART;VALUE=DATE:99991231" in text
+    # It ends after the day it starts (issue 51): the day after cannot be written, its length can.
+    assert "DURATION:P1D" in text and "DTEND;VALUE=DATE:99991231" not in text
 
 
 # Moments at the two edges: the first and the last day, with or without a fraction, and an offset

@@ -107,14 +107,36 @@ def test_start_keys_order_by_moment_then_id_whatever_the_offset_of_the_moment():
 @pytest.mark.parametrize(
     ("start", "end", "span"),
     [
-        (NOW, None, (date(2026, 11, 21), date(2026, 11, 22))),
-        (NOW, datetime(2026, 11, 23, tzinfo=UTC), (date(2026, 11, 21), date(2026, 11, 23))),
-        (NOW, datetime(2026, 11, 23, 0, 1, tzinfo=UTC), (date(2026, 11, 21), date(2026, 11, 24))),
-        (NOW, NOW, (date(2026, 11, 21), date(2026, 11, 22))),
+        (NOW, None, (date(2026, 11, 21), 1)),
+        (NOW, datetime(2026, 11, 23, tzinfo=UTC), (date(2026, 11, 21), 2)),
+        (NOW, datetime(2026, 11, 23, 0, 1, tzinfo=UTC), (date(2026, 11, 21), 3)),
+        (NOW, NOW, (date(2026, 11, 21), 1)),
     ],
 )
-def test_an_all_day_span_ends_on_the_exclusive_day_after_its_last(start, end, span):
+def test_an_all_day_span_counts_the_days_up_to_its_exclusive_end(start, end, span):
     assert ical.all_day_span(start, end) == span
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "written"),
+    [
+        (NOW, None, {"DTSTART": "20261121", "DTEND": "20261122"}),
+        (datetime(9999, 12, 30, tzinfo=UTC), None, {"DTSTART": "99991230", "DTEND": "99991231"}),
+        (datetime(9999, 12, 31, tzinfo=UTC), None, {"DTSTART": "99991231", "DURATION": "P1D"}),
+        (
+            datetime(9999, 12, 30, tzinfo=UTC),
+            datetime(9999, 12, 31, 12, tzinfo=UTC),
+            {"DTSTART": "99991230", "DURATION": "P2D"},
+        ),
+    ],
+)
+def test_an_all_day_event_ends_after_the_day_it_starts_up_to_the_last_date(start, end, written):
+    from icalendar import Event
+
+    event = Event()
+    ical.add_all_day_span(event, start, end)
+
+    assert {name: value.to_ical().decode() for name, value in event.items()} == written
 
 
 @pytest.mark.parametrize(
