@@ -99,12 +99,9 @@ def _value_at(submitted: Any, loc: tuple[Any, ...]) -> Any:
 
 
 def _readable(error: ErrorDetails) -> str:
-    message = str(error.get("msg") or "is not valid")
-    # "Value error, must be ..." → "must be ...": the prefix says nothing to an administrator.
-    for prefix in ("Value error, ", "Assertion failed, "):
-        if message.startswith(prefix):
-            message = message[len(prefix) :]
-    return message
+    from chalicelib.schemas.messages import people_message
+
+    return people_message(error)
 
 
 def validation_failed(

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from chalicelib.schemas.common import JSON_TYPES
 from chalicelib.schemas.fixture import Fixture
+from chalicelib.schemas.messages import people_message
 from chalicelib.services.fixture_references import (
     MAX_DEPTH,
     FixtureError,
@@ -129,7 +130,7 @@ def validate_fixture(data: Any, stored: StoredCommunity | None = None) -> Fixtur
             ctx = item.get("ctx") or {}
             if "field" in ctx:
                 loc = (*loc, ctx["field"])
-            message = str(item["msg"]).removeprefix("Value error, ")
+            message = people_message(item)
             errors.append(FixtureError(json_path(loc), message))
         # The references of the records that are valid are checked in the same round: one fix
         # per run would make a long file a long evening.

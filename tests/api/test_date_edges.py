@@ -79,6 +79,29 @@ def test_an_all_day_event_on_the_last_day_of_the_calendar_is_in_the_ics(api, cli
     assert "DURATION:P1D" in text and "DTEND;VALUE=DATE:99991231" not in text
 
 
+@pytest.mark.parametrize(
+    ("sent", "says"),
+    [
+        ("10000-01-01T00:00:00Z", "is outside the dates Agora can store"),
+        ("0000-01-01T00:00:00Z", "is outside the dates Agora can store"),
+        ("2026-13-01T00:00:00Z", "month value is outside expected range of 1-12"),
+        ("2026-01-01T25:00:00Z", "is not a date and time such as 2026-04-01T09:00:00Z"),
+    ],
+)
+def test_a_date_that_is_not_one_says_why_in_peoples_words(api, world, sent, says):
+    created = create(api, world, sent, None, all_day=True)
+    calendar = api.get(
+        f"{EVENT}/list/calendar/{world.root}?calendarStartDate={sent}"
+        "&calendarEndDate=2026-02-01T00:00:00Z",
+        world.mod,
+    )
+
+    for (status, body), key in ((created, "startDate"), (calendar, "calendarStartDate")):
+        assert status == 400 and [e["key"] for e in body["errors"]] == [key], body
+        message = body["errors"][0]["message"]
+        assert says in message and "separator" not in message and "Input should" not in message
+
+
 # Moments at the two edges: the first and the last day, with or without a fraction, and an offset
 # that keeps them in the calendar or takes them out of it.
 EDGE_DAYS = ["0001-01-01", "0001-01-02", "9999-12-30", "9999-12-31"]
