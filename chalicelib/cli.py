@@ -234,6 +234,7 @@ def write_fixture(
 
 
 def poll_mail(args: argparse.Namespace) -> int:
+    from chalicelib.cli_mail import MailboxNames
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.mail_poll import poll_all_in_process
 
@@ -259,36 +260,6 @@ def poll_mail(args: argparse.Namespace) -> int:
         print("no mailbox is due" if due else "no enabled mailbox")
     drain()
     return EXIT_AWS if report.failures else 0
-
-
-class MailboxNames:
-    """A poll's line as people name its mailbox: `Gardening (gardening): …` for a group's
-    email-to-post mailbox, `comments: …` for the email-to-comment one (as `deliver` names it),
-    rather than the store's key (`post#<group id>`)."""
-
-    def __init__(self) -> None:
-        self.known: dict[str, str] = {}
-
-    def __call__(self, line: str) -> str:
-        key, colon, rest = line.partition(": ")
-        return f"{self.name(key)}{colon}{rest}"
-
-    def name(self, key: str) -> str:
-        if key not in self.known:
-            self.known[key] = self._look_up(key)
-        return self.known[key]
-
-    @staticmethod
-    def _look_up(key: str) -> str:
-        from chalicelib import deps
-        from chalicelib.domain.mailboxes import COMMENT_KEY, POST_KEY_PREFIX
-
-        if key == COMMENT_KEY:
-            return "comments"
-        if not key.startswith(POST_KEY_PREFIX):
-            return key
-        group = deps.groups().get(key.removeprefix(POST_KEY_PREFIX))
-        return key if group is None else f"{group.name} ({group.slug})"
 
 
 def _failed(failures: list[str]) -> int:

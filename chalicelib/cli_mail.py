@@ -279,3 +279,33 @@ def print_lines(lines: Sequence[str]) -> None:
     except BrokenPipeError:
         # A reader that stopped early (`| head -1`) had what it wanted; nothing more to say.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+class MailboxNames:
+    """A poll's line as people name its mailbox: `Gardening (gardening): …` for a group's
+    email-to-post mailbox, `comments: …` for the email-to-comment one (as `deliver` names it),
+    rather than the store's key (`post#<group id>`)."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, str] = {}
+
+    def __call__(self, line: str) -> str:
+        key, colon, rest = line.partition(": ")
+        return f"{self.name(key)}{colon}{rest}"
+
+    def name(self, key: str) -> str:
+        if key not in self.known:
+            self.known[key] = self._look_up(key)
+        return self.known[key]
+
+    @staticmethod
+    def _look_up(key: str) -> str:
+        from chalicelib import deps
+        from chalicelib.domain.mailboxes import COMMENT_KEY, POST_KEY_PREFIX
+
+        if key == COMMENT_KEY:
+            return COMMENTS
+        if not key.startswith(POST_KEY_PREFIX):
+            return key
+        group = deps.groups().get(key.removeprefix(POST_KEY_PREFIX))
+        return key if group is None else f"{group.name} ({group.slug})"
