@@ -132,11 +132,16 @@ def test_replies_to_a_notification_from_thunderbird_and_gmail_become_comments_on
     auth = {"X-Auth": running.token()}
     replies_box = DovecotMailbox(server=dovecot, user=f"re{secrets.token_hex(4)}", password="pw")
     dovecot.add_user(replies_box.user, replies_box.password)
-    for path, box in (
-        (f"/api/v1/en_US/connector/email-to-post/{GARDENING}", mailbox),
-        ("/api/v1/en_US/connector/email-to-comment", replies_box),
+    for path, box, address in (
+        (f"/api/v1/en_US/connector/email-to-post/{GARDENING}", mailbox, {}),
+        (
+            "/api/v1/en_US/connector/email-to-comment",
+            replies_box,
+            {"emailAddress": "replies@agora.example"},
+        ),
     ):
-        status, body = running.request("PUT", path, box.api_settings(), headers=auth)
+        settings = {**box.api_settings(), **address}
+        status, body = running.request("PUT", path, settings, headers=auth)
         assert status == 200, body
     status, body = running.request(
         "POST",
@@ -176,8 +181,11 @@ def test_replies_to_a_notification_from_thunderbird_and_gmail_become_comments_on
     assert str(notification["List-Unsubscribe"]).startswith(f"<{site}/api/v1/en_US/unsubscribe?")
     assert str(notification["References"]) == f"<post.{post['id']}@localhost>"
 
+    # Thunderbird answers at the Reply-To: the mailbox's address with Mia's reply key (§9).
+    reply_to = notification["Reply-To"].addresses[0].addr_spec
+    assert reply_to.startswith("replies+") and reply_to.endswith("@agora.example")
     mia = "Mia <mia@agora.example>"
-    replies_box.deliver(thunderbird_reply(notification, mia, "Two sage cuttings for me!", "x@y"))
+    replies_box.deliver(thunderbird_reply(notification, mia, "Two sage cuttings for me!", reply_to))
     replies_box.deliver(gmail_reply(notification, mia, "And a fuchsia, please.", "x@y"))
     # A new mail naming the permalink in its subject, as before replies by email.
     replies_box.deliver(mail("mia@agora.example", f"Re: {post['url']}", "Rosemary too?"))
@@ -192,6 +200,12 @@ def test_replies_to_a_notification_from_thunderbird_and_gmail_become_comments_on
         "<p>Rosemary too?</p>",
         "<p>Two sage cuttings for me!</p>",
     ]
+    status, body = running.request(
+        "GET", "/api/v1/en_US/connector/email-to-comment/log", headers=auth
+    )
+    assert status == 200, body
+    reasons = [entry["reason"] for entry in body["object"]["entries"]]
+    assert reasons.count("approved; sender verified: reply key of mia@agora.example") == 1
 
 
 PHOTOGRAPHY = next(g["id"] for g in DEMO["groups"] if g["slug"] == "photography")
