@@ -77,6 +77,40 @@ def test_reading_any_addresses_never_raises_and_finds_no_key_we_did_not_make(add
     assert keys().read(addresses) is None
 
 
+@pytest.mark.fast
+@given(st.lists(st.text(alphabet=st.characters(codec="utf-8"), max_size=200), max_size=3))
+def test_any_delivered_to_headers_give_plain_addresses_or_none(values):
+    from chalicelib.mail.parse import parse_mail
+
+    head = b"From: ann@example.org\r\nTo: replies@community.example\r\n"
+    for value in values:
+        head += b"Delivered-To: " + " ".join(value.split()).encode() + b"\r\n"
+    parsed = parse_mail(head + b"\r\nHello.\r\n")
+    assert parsed.to_addresses[0] == "replies@community.example"
+    for address in parsed.to_addresses:
+        local, at, domain = address.rpartition("@")
+        assert at and local and domain and address == address.lower() and " " not in address
+
+
+@pytest.mark.fast
+def test_a_key_in_delivered_to_is_read_after_to_and_cc():
+    from chalicelib.mail.parse import parse_mail
+
+    key = keys().key(USER, POST)
+    raw = (
+        "From: ann@example.org\r\nTo: Replies <replies@community.example>\r\n"
+        f"Cc: someone@example.org\r\nDelivered-To: replies+{key}@community.example\r\n"
+        "Subject: Re: hello\r\n\r\nHello.\r\n"
+    )
+    parsed = parse_mail(raw.encode())
+    assert parsed.to_addresses == (
+        "replies@community.example",
+        "someone@example.org",
+        f"replies+{key}@community.example",
+    )
+    assert keys().read(parsed.to_addresses) is not None
+
+
 # --- what a keyed reply becomes (fakes) ----------------------------------------------------------
 
 
