@@ -10,11 +10,13 @@ from __future__ import annotations
 import poplib
 import socket
 import ssl
+import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Protocol, Self, TypeVar
 
 from chalicelib.domain.mailboxes import Mailbox
+from chalicelib.mail.pop3_socket import PinnedPOP3, PinnedPOP3SSL, Watchdog
 
 if TYPE_CHECKING:
     from chalicelib.mail.hosts import HostPolicy
@@ -26,6 +28,12 @@ MAX_RECONNECTS = 3
 
 DEFAULT_CONNECT_TIMEOUT_SECONDS = 10.0
 DEFAULT_READ_TIMEOUT_SECONDS = 30.0
+# One deadline for a whole POP3 session, reconnections included: the read timeout bounds one
+# read only, and a server sending a byte every 25 s would otherwise hold the poll (and the
+# mailboxes polled beside it) until Lambda kills the function. A poll stops starting new mail
+# after 240 s (jobs/mail_poll.POLL_SECONDS) and poll-mailbox runs for at most 300 s: the session
+# ends between the two, leaving time to store what it read.
+SESSION_SECONDS = 270.0
 
 
 # Read RETR in pieces of this size: a line may be longer (minified HTML has megabyte lines), but
@@ -66,37 +74,16 @@ class SessionLost(Exception):
     broken = True
 
 
+class SessionExpired(SessionLost):
+    """The session went on past its deadline (SESSION_SECONDS): the connection was dropped and
+    the poll ends here, its lastError saying why."""
+
+    reason = "timeout"
+
+
 class MessageTooLarge(MailboxError):
     """RETR sent more than the caller's limit (the server's LIST size was wrong); the rest of the
     message was read and dropped, so the session is still usable."""
-
-
-class _PinnedPOP3(poplib.POP3):
-    """poplib's client, connecting to an address already checked rather than looking the
-    host up again (a second look-up could answer another address)."""
-
-    def __init__(self, host: str, port: int, address: str, *, timeout: float) -> None:
-        self._address = address
-        super().__init__(host, port, timeout=timeout)
-
-    def _create_socket(self, timeout: Any) -> socket.socket:
-        return socket.create_connection((self._address, self.port), timeout)
-
-
-class _PinnedPOP3SSL(poplib.POP3_SSL):
-    """The same over TLS: the certificate is still checked against the host's name."""
-
-    def __init__(
-        self, host: str, port: int, address: str, *, timeout: float, context: ssl.SSLContext
-    ) -> None:
-        self._address = address
-        # Kept here too: poplib keeps it as `context`, which its type stubs do not declare.
-        self._tls = context
-        super().__init__(host, port, timeout=timeout, context=context)
-
-    def _create_socket(self, timeout: Any) -> socket.socket:
-        sock = socket.create_connection((self._address, self.port), timeout)
-        return self._tls.wrap_socket(sock, server_hostname=self.host)
 
 
 class Pop3Mailbox:
@@ -118,9 +105,11 @@ class Pop3Mailbox:
         hosts: HostPolicy | None = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_SECONDS,
         read_timeout: float = DEFAULT_READ_TIMEOUT_SECONDS,
+        session_seconds: float = SESSION_SECONDS,
     ) -> None:
         """`hosts` checks the host's addresses before connecting (chalicelib/mail/hosts.py);
-        the connection goes to the address it checked. None: the host is trusted (tests)."""
+        the connection goes to the address it checked. None: the host is trusted (tests).
+        The session ends `session_seconds` after it starts, or at `end_by`'s earlier time."""
         self.host = host
         self.hosts = hosts
         self.port = port
@@ -129,8 +118,19 @@ class Pop3Mailbox:
         self._where = f"{'pop3s' if is_ssl else 'pop3'}://{username}@{host}:{port}"
         self._is_open = False
         self._broken = False
-        self._connection = self._connect(connect_timeout)
+        self._session_seconds = session_seconds
+        self._watchdog = Watchdog(time.monotonic() + session_seconds)
+        try:
+            self._connection = self._connect(connect_timeout)
+        except MailboxError as error:
+            self._watchdog.stop()
+            if self._watchdog.expired:
+                raise self._expired_error("connecting") from error
+            raise
         self._is_open = True
+        if self._watchdog.expired:  # a greeting cut short by the deadline reads as one
+            self.close()
+            raise self._expired_error("connecting")
         try:
             # poplib applies one timeout to connect and reads; widen it once connected.
             self._connection.sock.settimeout(read_timeout)
@@ -159,14 +159,17 @@ class Pop3Mailbox:
                 raise MailboxError(f"{self._where}: refused: {refused}", reason="refused") from None
         try:
             if self.is_ssl:
-                return _PinnedPOP3SSL(
+                return PinnedPOP3SSL(
                     self.host,
                     self.port,
                     address,
                     timeout=connect_timeout,
                     context=ssl.create_default_context(),
+                    watchdog=self._watchdog,
                 )
-            return _PinnedPOP3(self.host, self.port, address, timeout=connect_timeout)
+            return PinnedPOP3(
+                self.host, self.port, address, timeout=connect_timeout, watchdog=self._watchdog
+            )
         except ssl.SSLError as error:
             raise MailboxError(f"{self._where}: TLS failed: {error}", reason="tls") from error
         except socket.gaierror as error:
@@ -184,8 +187,30 @@ class Pop3Mailbox:
             # repeated, so the settings page cannot be used to read other services' banners.
             raise MailboxError(f"{self._where}: {NOT_POP3}", reason="connection") from None
 
+    def end_by(self, deadline: float) -> None:
+        """End the session at `deadline` (time.monotonic()) when that is earlier than its own
+        end: the connection is dropped then, and the command in progress raises
+        `SessionExpired`."""
+        self._watchdog.end_by(deadline)
+
+    def _expired_error(self, action: str) -> SessionExpired:
+        self._broken = True
+        return SessionExpired(
+            f"{self._where}: the session went on longer than {self._session_seconds:g} seconds "
+            f"({action} was not done); the rest of the mail waits for the next poll"
+        )
+
     def _call(self, action: str, method: Callable[..., ResultT], *args: object) -> ResultT:
-        """Run one poplib command, turning its errors into `MailboxError`."""
+        """Run one poplib command, turning its errors into `MailboxError` (`SessionExpired`
+        once the session's deadline dropped the connection)."""
+        try:
+            return self._command(action, method, *args)
+        except Exception as error:
+            if not self._watchdog.expired:
+                raise
+            raise self._expired_error(action) from error
+
+    def _command(self, action: str, method: Callable[..., ResultT], *args: object) -> ResultT:
         try:
             return method(*args)
         except MailboxError:
@@ -287,6 +312,7 @@ class Pop3Mailbox:
     def close(self) -> None:
         """Drop the connection without QUIT (deletions of this session are not committed)."""
         self._is_open = False
+        self._watchdog.stop()
         try:
             self._connection.close()
         except OSError:
@@ -364,8 +390,16 @@ class MailSession:
     markers make the next poll delete them.
     """
 
-    def __init__(self, opener: Callable[[Mailbox], Pop3Server], mailbox: Mailbox) -> None:
+    def __init__(
+        self,
+        opener: Callable[[Mailbox], Pop3Server],
+        mailbox: Mailbox,
+        session_seconds: float = SESSION_SECONDS,
+    ) -> None:
         self._reopen: Callable[[], Pop3Server] = lambda: opener(mailbox)
+        # One deadline for every connection of the poll (SESSION_SECONDS).
+        self.session_seconds = session_seconds
+        self.ends_at = time.monotonic() + session_seconds
         self.reconnects = 0
         self.numbers: dict[str, int] = {}
         self.sizes: dict[str, int] = {}
@@ -373,7 +407,15 @@ class MailSession:
         self.server = self._open()
 
     def _open(self) -> Pop3Server:
+        if time.monotonic() >= self.ends_at:
+            raise SessionExpired(
+                f"the session went on longer than {self.session_seconds:g} seconds; the rest "
+                "of the mail waits for the next poll"
+            )
         server = self._reopen()
+        end_by = getattr(server, "end_by", None)  # a Pop3Mailbox; tests' fakes keep no time
+        if end_by is not None:
+            end_by(self.ends_at)
         sizes = server.listing()
         uidls = server.uidls()
         self.numbers, self.sizes, self.order = {}, {}, []

@@ -1,0 +1,165 @@
+"""One deadline for a whole POP3 session (chalicelib/mail/pop3.py, SESSION_SECONDS): a server that
+sends a byte now and then never trips the per-read timeout, and held a poll (and the mailboxes
+polled beside it) until Lambda killed the function. Tried against a tiny local server that
+trickles its answers; the session ends at its deadline and the mailbox's lastError says why."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from chalicelib import deps
+from chalicelib.jobs.base import Deadline
+from chalicelib.jobs.mail_poll import LEASE, POLL_SECONDS, poll_mailbox
+from chalicelib.mail.pop3 import SESSION_SECONDS, MailSession, Pop3Mailbox, SessionExpired
+from chalicelib.services.mailboxes import EMAIL_TO_POST, Mailbox
+from tests.mail.test_ingest import FakeDirectory
+
+KEY = "post#garden"
+# How long the test server trickles at most, so that a client without a session deadline ends
+# (with another error) instead of hanging the suite.
+TRICKLE_LIMIT_SECONDS = 8.0
+SESSION = 1.0  # the deadline the tests give a session
+
+
+class TricklingServer:
+    """POP3 on loopback: greets and takes USER and PASS at once (or trickles its greeting), then
+    answers any other command one byte every `interval` seconds, a line that never ends."""
+
+    def __init__(self, *, trickle_greeting: bool = False, interval: float = 0.2) -> None:
+        self.trickle_greeting = trickle_greeting
+        self.interval = interval
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> TricklingServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self.listener.close()
+        self._thread.join(timeout=TRICKLE_LIMIT_SECONDS + 2)
+
+    def _serve(self) -> None:
+        try:
+            connection, _ = self.listener.accept()
+        except OSError:
+            return
+        with connection:
+            try:
+                self._talk(connection)
+            except OSError:
+                pass  # the client dropped the connection
+
+    def _talk(self, connection: socket.socket) -> None:
+        if self.trickle_greeting:
+            self._trickle(connection, b"+OK ")
+            return
+        connection.sendall(b"+OK ready\r\n")
+        for line in connection.makefile("rb"):
+            if line.upper().startswith((b"USER", b"PASS")):
+                connection.sendall(b"+OK\r\n")
+            else:
+                self._trickle(connection, b"+OK ")
+                return
+
+    def _trickle(self, connection: socket.socket, start: bytes) -> None:
+        connection.sendall(start)
+        ends = time.monotonic() + TRICKLE_LIMIT_SECONDS
+        while time.monotonic() < ends and not self._stop.wait(self.interval):
+            connection.sendall(b"x")
+
+
+@pytest.fixture
+def trickling() -> Iterator[TricklingServer]:
+    with TricklingServer() as server:
+        yield server
+
+
+def open_trickling(port: int) -> Pop3Mailbox:
+    return Pop3Mailbox(
+        "127.0.0.1", port, "garden", "secret", is_ssl=False, read_timeout=5, session_seconds=SESSION
+    )
+
+
+def test_a_command_answered_a_byte_at_a_time_ends_at_the_session_deadline(trickling):
+    mailbox = open_trickling(trickling.port)
+
+    with pytest.raises(SessionExpired) as raised:
+        mailbox.listing()
+
+    assert raised.value.reason == "timeout"
+    assert str(raised.value) == (
+        f"pop3://garden@127.0.0.1:{trickling.port}: the session went on longer than 1 seconds "
+        "(LIST was not done); the rest of the mail waits for the next poll"
+    )
+    assert not mailbox.is_usable
+
+
+def test_a_greeting_sent_a_byte_at_a_time_ends_at_the_session_deadline():
+    with TricklingServer(trickle_greeting=True) as server:
+        with pytest.raises(SessionExpired, match=r"longer than 1 seconds \(connecting was not"):
+            open_trickling(server.port)
+
+
+def test_a_poll_against_a_trickling_server_ends_with_a_plain_last_error(aws, trickling):
+    box = Mailbox(
+        scope="garden",
+        kind=EMAIL_TO_POST,
+        server_name="127.0.0.1",
+        server_port=trickling.port,
+        server_username="garden",
+        has_password=True,
+        password="secret",
+        is_ssl=False,
+    )
+    directory = FakeDirectory({KEY: box})
+    ingestor = deps.mail_ingestor(open_mailbox=lambda _: open_trickling(trickling.port))
+
+    polled = poll_mailbox(KEY, Deadline.unbounded(), source=directory, ingestor=ingestor)
+
+    assert polled.failure == "timeout" and not polled.retry
+    _, message = directory.last_errors[KEY]
+    assert message == (
+        "The mail server did not answer in time. (pop3://garden@127.0.0.1:"
+        f"{trickling.port}: the session went on longer than 1 seconds (LIST was not done); the "
+        "rest of the mail waits for the next poll)"
+    )
+
+
+class Reopens:
+    """An opener whose every session breaks: counts how often it was asked to connect."""
+
+    def __init__(self) -> None:
+        self.opened = 0
+
+    def __call__(self, mailbox: Mailbox) -> object:
+        from tests.support.mail_fakes import FakePop3
+
+        self.opened += 1
+        return FakePop3({})
+
+
+@pytest.mark.fast
+def test_a_session_past_its_deadline_does_not_reconnect():
+    opener = Reopens()
+    box = Mailbox("garden", EMAIL_TO_POST, "pop.example.org", 995, "garden")
+    session = MailSession(opener, box, session_seconds=60)
+    session.ends_at = time.monotonic() - 1  # its minute is over
+    session.server.is_usable = False  # type: ignore[attr-defined]  # the fake's own flag
+
+    with pytest.raises(SessionExpired, match="longer than 60 seconds"):
+        session.ensure_usable()
+    assert opener.opened == 1
+
+
+@pytest.mark.fast
+def test_the_session_deadline_falls_after_the_polls_and_within_its_lease():
+    assert POLL_SECONDS < SESSION_SECONDS < LEASE.total_seconds()
