@@ -153,12 +153,16 @@ $(PACKAGE_CHECKED): $(STAMP) $(PACKAGE_INPUTS)
 ## [ALLOW_REPLACE=1: a change may replace or delete a table or the token secret]
 ## [API_GATEWAY_ACCOUNT=1: the stack sets the account's API Gateway logging role]
 ## [ROLLBACK_ALARMS=0: a prod canary ignores the new version's alarms, to land a fix]
+## [ALL_AT_ONCE=1: the emergency switch: a prod deploy moves the API to the new version at once,
+##  no canary, no rollback alarm (the jobs always move at once); the PreTraffic hook still runs]
 ALLOW_REPLACE ?=
 API_GATEWAY_ACCOUNT ?=
 ROLLBACK_ALARMS ?= 1
+ALL_AT_ONCE ?=
 DEPLOY_FLAGS = $(if $(filter 1 yes true,$(ALLOW_REPLACE)),--allow-replace) \
   $(if $(filter 1 yes true,$(API_GATEWAY_ACCOUNT)),--api-gateway-account) \
-  $(if $(filter 0 no false,$(ROLLBACK_ALARMS)),--no-rollback-alarms)
+  $(if $(filter 0 no false,$(ROLLBACK_ALARMS)),--no-rollback-alarms) \
+  $(if $(filter 1 yes true,$(ALL_AT_ONCE)),--all-at-once)
 deploy: $(STAMP)
 	PYTHONPATH=. $(BIN)/python -m infra.deploy --check --stage "$(STAGE)" --base-url "$(BASE_URL)" \
 	  --alarm-email "$(ALARM_EMAIL)" --mail-sender-domain "$(MAIL_SENDER_DOMAIN)"

@@ -25,7 +25,9 @@ METRICS = {
     "NotificationFailed": "Count",  # recipients not told (SES or DynamoDB failed): retried
     "EventPublishFailed": "Count",  # domain events EventBridge refused after the tries: retried
     "CommentsPurged": "Count",
-    "ServerErrors": "Count",  # API answers with a 5xx status
+    # API answers with a 5xx status; dimension Version (VERSIONED): the rollback alarm of a
+    # deploy's canary counts the new version's own (infra.operations, infra.rollout).
+    "ServerErrors": "Count",
     # A mailbox that could not be polled; dimension Reason: connection, tls, login, timeout,
     # dns, other (chalicelib.mail.pop3.FAILURE_REASONS).
     "MailboxPollFailed": "Count",
@@ -41,6 +43,11 @@ METRICS = {
     "ScheduledRunCompleted": "Count",
     "DigestsLeftOver": "Count",  # users whose digest of the day was not sent that day
 }
+
+
+# Metrics that name the Lambda version that counted them (dimension `Version`): the routing
+# layer answers every exception with a 500, so Lambda's own Errors never sees the API fail.
+VERSIONED = frozenset({"ServerErrors"})
 
 
 def _stage() -> str:
@@ -69,6 +76,9 @@ def _write(name: str, value: float, dimensions: dict[str, str]) -> None:
     unit = MetricUnit(METRICS[name])
     with single_metric(name=name, unit=unit, value=value, namespace=NAMESPACE) as metric:
         metric.add_dimension(name="Stage", value=_stage())
+        if name in VERSIONED:
+            version = os.environ.get("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
+            dimensions = {**dimensions, "Version": version}
         for key in sorted(dimensions):
             metric.add_dimension(name=key, value=dimensions[key])
         # Ties the metric to the log lines of the same work (not a dimension: no metric of its own).

@@ -272,6 +272,7 @@ def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
         parameters["RollbackOnAlarms"] = (
             "false" if getattr(args, "no_rollback_alarms", False) else "true"
         )
+        parameters["DeployAllAtOnce"] = "true" if getattr(args, "all_at_once", False) else "false"
     if not getattr(args, "api_gateway_account", False):
         require_api_gateway_logging_role(session)
     # Parameters set outside make deploy's arguments (make restore's TableNames) stay as they are.
@@ -512,6 +513,11 @@ def parser() -> argparse.ArgumentParser:
         "--api-gateway-account",
         action="store_true",
         help="let the stack set the account's API Gateway logging role (every API's)",
+    )
+    parser.add_argument(
+        "--all-at-once",
+        action="store_true",
+        help="a prod deploy moves the API at once, with no rollback alarm (an emergency fix)",
     )
     parser.add_argument(
         "--no-rollback-alarms",

@@ -77,6 +77,10 @@ SCHEDULED_RETRIES = {
 MAILBOXES_FAILING_PERCENT = 5
 MAILBOXES_FAILING_AT_LEAST = 2
 
+# 5xx answers of one API version in a minute that roll its deploy back (one may be an AWS
+# failure that outlasted the retries; two in a minute of a canary's 10% are the version's).
+API_VERSION_5XX = 2
+
 # The alias every deploy publishes (infra/rollout.py): triggers and schedules invoke it.
 ALIAS = "live"
 
@@ -227,6 +231,24 @@ def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
             EvaluationPeriods=5,
             DatapointsToAlarm=1,
         )
+    # The routing layer answers every exception with a 500, so Lambda's Errors stays 0 when the
+    # API fails: the answers themselves, counted by the version that gave them, roll a deploy
+    # back (infra.rollout) and then watch the live version.
+    resources["APIHandlerServerErrorsAlarm"] = _alarm(
+        f"The api function's current version answered {API_VERSION_5XX} or more calls in a "
+        "minute with a 5xx status (metric ServerErrors of its version): the log group "
+        "/aws/lambda/<function> has each one's stack trace (filter level = ERROR). During a "
+        "deploy this rolls the new version back.",
+        agora_metric(
+            f"{prefix}-api-version-5xx",
+            "ServerErrors",
+            {"Stage": prefix, "Version": version_dimensions("APIHandler")["ExecutedVersion"]},
+        ),
+        Period=60,
+        EvaluationPeriods=5,
+        DatapointsToAlarm=1,
+        Threshold=API_VERSION_5XX,
+    )
     resources["Api5xxAlarm"] = _alarm(
         "The API answered 5xx (500: an unexpected error, logged with its stack trace; 503: AWS "
         "failures that outlasted the retries; 502/504: the function failed or timed out).",

@@ -5,8 +5,12 @@ with alarms that roll it back, and API Gateway access logs.
   (`AutoPublishAlias`); triggers (SQS, schedules, the API) call the alias, so a deploy is one
   switch, and a bad version can be stepped back from in the console.
 - In prod the API's alias moves by CodeDeploy, 10% of calls for 10 minutes first
-  (`Canary10Percent10Minutes`); the API 5xx, API latency and api-errors alarms roll it back.
-  The jobs move at once: nothing measures them within minutes (a schedule may run monthly).
+  (`Canary10Percent10Minutes`), after the PreTraffic hook has signed in and read and written
+  through the new version; the new version's own errors, 5xx answers and p99 duration roll it
+  back. The jobs move at once, with the stack (no CodeDeploy): their failures are alarmed, never
+  a rollback, so no job's error can roll an API fix back (issue 48), and nothing measures a
+  monthly schedule within minutes anyway. `make deploy ALL_AT_ONCE=1` (parameter
+  DeployAllAtOnce) moves the API at once too, with no rollback alarm: the emergency switch.
 - Access logs: one JSON line per API call in `/aws/apigateway/agora-<stage>-access`, with the
   correlation id (API Gateway's request id, which the API uses when the caller sends no
   `X-Correlation-Id`; see chalicelib/api/routing.py).
@@ -38,13 +42,12 @@ from chalicelib.settings import SERVICE
 from infra.operations import ALIAS, FUNCTIONS
 
 CANARY = "Canary10Percent10Minutes"
-# The jobs move behind their alias the same way, each watched by its own new version's alarms:
-# the SQS and stream ones see work within minutes; a schedule may not run during a canary.
-JOB_CANARY = "Canary10Percent5Minutes"
-# What rolls a prod deploy back: the new version's own alarms (ExecutedVersion, 1-minute periods:
-# infra.operations.version_dimensions), never the whole API's, so an alarm already firing on the
-# old version does not roll back the fix. The hook has checked the version before any traffic.
-ROLLBACK_ALARMS = ("ErrorsAlarm", "DurationAlarm")
+# What rolls a prod deploy back: the new version's own alarms (ExecutedVersion, Version; 1-minute
+# periods: infra.operations.version_dimensions), never the whole API's, so an alarm already firing
+# on the old version does not roll back the fix. The hook has checked the version before any
+# traffic. The routing layer answers a failure with a 500, which is no Lambda error: the
+# version's 5xx answers (ServerErrors) are one of them.
+ROLLBACK_ALARMS = ("ErrorsAlarm", "DurationAlarm", "ServerErrorsAlarm")
 # CodeDeploy's PreTraffic hook (app.py `pre-traffic`, chalicelib/jobs/pre_traffic.py). SAM's
 # CodeDeploy role may only invoke functions named CodeDeployHook_*.
 HOOK = "PreTraffic"
@@ -89,21 +92,19 @@ def rollout_resources(stage: str) -> dict[str, Any]:
         for logical in FUNCTIONS
     }
     if stage == "prod":
-        for logical in FUNCTIONS:
-            preference: dict[str, Any] = {
-                "Type": CANARY if logical == "APIHandler" else JOB_CANARY,
-                "Alarms": {
-                    "Fn::If": [
-                        "RollbackOnAlarms",
-                        [{"Ref": f"{logical}{alarm}"} for alarm in ROLLBACK_ALARMS],
-                        # SAM reads a list with no alarm as none (make deploy ROLLBACK_ALARMS=0).
-                        [{"Ref": "AWS::NoValue"}],
-                    ]
-                },
-            }
-            if logical == "APIHandler":
-                preference["Hooks"] = {"PreTraffic": {"Ref": HOOK}}
-            resources[logical]["Properties"]["DeploymentPreference"] = preference
+        # The API alone: the jobs' aliases move with the stack (module docstring).
+        resources["APIHandler"]["Properties"]["DeploymentPreference"] = {
+            "Type": {"Fn::If": ["DeploysAllAtOnce", "AllAtOnce", CANARY]},
+            "Alarms": {
+                "Fn::If": [
+                    "RollbackOnAlarms",
+                    [{"Ref": f"APIHandler{alarm}"} for alarm in ROLLBACK_ALARMS],
+                    # SAM reads a list with no alarm as none (make deploy ROLLBACK_ALARMS=0).
+                    [{"Ref": "AWS::NoValue"}],
+                ]
+            },
+            "Hooks": {"PreTraffic": {"Ref": HOOK}},
+        }
     resources.update(hook_resources(stage))
     resources["ApiAccessLogGroup"] = {
         "Type": "AWS::Logs::LogGroup",
@@ -214,8 +215,15 @@ def parameters(stage: str) -> dict[str, Any]:
             "(make deploy ROLLBACK_ALARMS=0, to land a fix that the alarms would refuse)",
         },
     }
+    found["DeployAllAtOnce"] = {
+        "Type": "String",
+        "AllowedValues": ["true", "false"],
+        "Default": "false",
+        "Description": "true: a prod deploy moves the API to the new version at once, with no "
+        "rollback alarm (make deploy ALL_AT_ONCE=1, the emergency switch)",
+    }
     if stage != "prod":  # no canary outside prod
-        del found["RollbackOnAlarms"]
+        del found["RollbackOnAlarms"], found["DeployAllAtOnce"]
     return found
 
 
@@ -224,7 +232,13 @@ def conditions(stage: str) -> dict[str, Any]:
         "ManagesApiGatewayAccount": {"Fn::Equals": [{"Ref": "ManageApiGatewayAccount"}, "true"]}
     }
     if stage == "prod":
-        found["RollbackOnAlarms"] = {"Fn::Equals": [{"Ref": "RollbackOnAlarms"}, "true"]}
+        found["DeploysAllAtOnce"] = {"Fn::Equals": [{"Ref": "DeployAllAtOnce"}, "true"]}
+        found["RollbackOnAlarms"] = {
+            "Fn::And": [
+                {"Fn::Equals": [{"Ref": "RollbackOnAlarms"}, "true"]},
+                {"Fn::Not": [{"Condition": "DeploysAllAtOnce"}]},
+            ]
+        }
     return found
 
 

@@ -204,3 +204,7 @@ def test_a_5xx_answer_emits_server_errors(api, community, capsys, in_lambda):
     assert status >= 500 and body["success"] is False
     [metric] = emf(json_lines(capsys.readouterr().out), "ServerErrors")
     assert value(metric, "ServerErrors") == 1 and metric["correlationId"]
+    # The version that answered (Lambda's AWS_LAMBDA_FUNCTION_VERSION): what a deploy's canary
+    # rolls back on (infra.operations APIHandlerServerErrorsAlarm).
+    [dimensions] = metric["_aws"]["CloudWatchMetrics"][0]["Dimensions"]
+    assert "Version" in dimensions and metric["Version"] == "$LATEST"
