@@ -125,8 +125,13 @@ function mailboxStatus(object, pollPath) {
   const polled = object.lastProcessed
     ? h("p", { class: "mailbox-polled" }, "Last read: ", when(object.lastProcessed))
     : h("p", { class: "mailbox-polled" }, "Not read yet.");
-  const nextText = (next) =>
-    next ? ["Next poll: ", when(next)] : ["Not polled while the connector is disabled."];
+  // A mailbox due already (Poll now, or a time the schedule has not reached yet) is polled at the
+  // schedule's next look: never shown as a time gone by.
+  const nextText = (next) => {
+    if (!next) return ["Not polled while the connector is disabled."];
+    if (Date.parse(next) <= Date.now()) return ["Next poll: due now, at the schedule's next look."];
+    return ["Next poll: ", when(next)];
+  };
   const next = h("p", { class: "mailbox-next-poll" }, ...nextText(object.nextPollOn));
   const pollNow = h(
     "button",

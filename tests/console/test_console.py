@@ -881,3 +881,19 @@ def test_a_page_whose_module_arrives_late_is_not_drawn_over_the_page_opened_afte
     expect(page.get_by_role("heading", name="Settings", level=1)).to_be_visible()
     expect(page.get_by_role("heading", name="Profile fields")).to_have_count(0)
     assert page.url.endswith("#/settings")
+
+
+def test_poll_now_shows_the_next_poll_as_due_now_never_as_a_time_gone_by(agora, page):
+    """make run wires each demo group's connector to its own mailbox (due 5 minutes after it was
+    saved); Poll now makes it due at once, which Settings says in words, not as a past time."""
+    sign_in(page, agora)
+    open_page(page, "Settings")
+    choose_group(page, "Tomato Growers")
+    card = page.get_by_role("region", name="Email-to-post connector")
+    next_poll = card.locator(".mailbox-next-poll")
+    expect(next_poll).to_contain_text("Next poll: ")
+    with page.expect_response(lambda r: r.url.endswith("/poll")) as asked:
+        card.get_by_role("button", name="Poll now").click()
+    assert asked.value.status == 202
+    expect(next_poll).to_have_text("Next poll: due now, at the schedule's next look.")
+    expect(next_poll.locator("time")).to_have_count(0)
