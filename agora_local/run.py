@@ -21,6 +21,7 @@ from typing import Any
 from agora_local.jobs import scheduled_jobs
 from agora_local.lifecycle import Intake, Scheduler, StopRequest, orderly_stop
 from agora_local.mailboxes import serve_local_mail
+from agora_local.permalinks import console_address
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 DEMO_FIXTURE = PROJECT_DIR / "demo" / "community.json"
@@ -293,6 +294,12 @@ def local_server(host: str, port: int, intake: Intake | None = None) -> Any:
             raise AttributeError(name)
 
         def _send_error_response(self, error: LocalGatewayException) -> None:
+            # A permalink (AGORA_BASE_URL names this server here) opens its post or event in
+            # the console (agora_local/permalinks.py).
+            target = console_address(self.path) if self.command in ("GET", "HEAD") else None
+            if target is not None:
+                self._send_http_response(302, {"Location": target, "Content-Length": "0"}, b"")
+                return
             # Chalice's gateway says 403 "Missing Authentication Token" for a path it does not
             # know, as API Gateway does; Agora answers 404 in the envelope (CONTRACT §6).
             body = json.dumps(not_found_payload()).encode()

@@ -10,6 +10,8 @@ const PAGES = [
   { path: "mail-log", name: "Mail log", module: "./mail-log.js", visible: (s) => s.groups.some((g) => g.mayAdminister) },
   { path: "profile-fields", name: "Profile fields", module: "./profile-fields.js", visible: (s) => s.isRootAdmin },
   { path: "notifications", name: "Notifications", module: "./notifications.js", visible: (s) => s.groups.some((g) => g.mayAdminister) },
+  // Not in the navigation: what a post's permalink opens (make run redirects it here).
+  { path: "post", name: "Post", module: "./post.js", visible: (s) => s.groups.some((g) => g.mayModerate), linkedOnly: true },
 ];
 
 const main = document.getElementById("main");
@@ -69,7 +71,7 @@ async function start() {
     h("button", { type: "button", class: "link", onclick: () => signOut("You have signed out.") }, "Sign out"),
   );
   who.hidden = false;
-  const visible = PAGES.filter((page) => page.visible(context.session));
+  const visible = PAGES.filter((page) => page.visible(context.session) && !page.linkedOnly);
   nav.replaceChildren(h("ul", {}, visible.map((page) => h("li", {}, h("a", { href: `#/${page.path}`, dataset: { page: page.path } }, page.name)))));
   nav.hidden = false;
   if (!visible.length) {

@@ -12,6 +12,9 @@ const startOfDay = (iso) => Date.UTC(...iso.slice(0, 10).split("-").map((n, i) =
 
 export async function render(main, context) {
   const groups = context.session.groups.filter((g) => g.mayModerate);
+  // An event's permalink opens here (`#/events?group=ID&event=ID`, make run's redirect).
+  const linked = new URLSearchParams(location.hash.split("?")[1] || "");
+  if (groups.some((g) => g.id === linked.get("group"))) context.groupId = linked.get("group");
   if (!groups.some((g) => g.id === context.groupId)) context.groupId = groups[0].id;
   const now = new Date();
   context.month ??= Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
@@ -190,6 +193,14 @@ export async function render(main, context) {
     }
   }
 
+  if (linked.get("event")) {
+    const answer = await api("GET", `event/${encodeURIComponent(linked.get("event"))}`);
+    if (report(answer)) {
+      const start = answer.object.startDate;
+      context.month = Date.UTC(Number(start.slice(0, 4)), Number(start.slice(5, 7)) - 1, 1);
+      editor.edit(answer.object);
+    }
+  }
   refresh();
 }
 

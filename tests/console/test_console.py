@@ -897,3 +897,41 @@ def test_poll_now_shows_the_next_poll_as_due_now_never_as_a_time_gone_by(agora, 
     assert asked.value.status == 202
     expect(next_poll).to_have_text("Next poll: due now, at the schedule's next look.")
     expect(next_poll.locator("time")).to_have_count(0)
+
+
+def test_a_posts_and_an_events_permalink_open_them_in_the_console(agora, page):
+    """make run answers the permalinks it makes (AGORA_BASE_URL names its server) with the
+    console page that shows them; a path that names nothing stays the envelope's 404."""
+    import urllib.error
+    import urllib.request
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    opener = urllib.request.build_opener(NoRedirect)
+    with pytest.raises(urllib.error.HTTPError) as redirected:
+        opener.open(f"{agora.base}/gardening/compost-tips", timeout=30)
+    assert redirected.value.code == 302
+    assert redirected.value.headers["Location"] == (
+        "/console/#/post?id=5c12a49d-39ee-5921-bd7e-0b8b5bc6f8b1"
+    )
+    for nothing in ("/gardening/no-such-post", "/no-such-group", "/gardening/events/999999"):
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            opener.open(agora.base + nothing, timeout=30)
+        assert missing.value.code == 404, nothing
+
+    sign_in(page, agora)
+    page.goto(f"{agora.base}/gardening/compost-tips")
+    expect(page.get_by_role("heading", level=1, name="Compost tips for beginners")).to_be_visible()
+    comments = page.get_by_role("region", name=re.compile(r"^Comments"))
+    expect(comments.locator('li[data-comment-id="106"]')).to_contain_text("cheap watches")
+    expect(page.locator("iframe.preview")).to_have_count(1)
+    screenshot(page, "post")
+    assert axe_violations(page) == []
+
+    page.goto(f"{agora.base}/gardening/events/2")
+    expect(page.get_by_role("heading", level=1, name="Events")).to_be_visible()
+    expect(page.get_by_role("heading", name="Edit event 2")).to_be_visible()
+    expect(page.get_by_label("Title")).to_have_value("Winter pruning workshop")
+    expect(page.get_by_label("Group", exact=True)).to_have_value(GARDENING)
