@@ -290,24 +290,30 @@ def root_administrator_id(fixture: dict[str, Any]) -> str | None:
     return None
 
 
-def serve_local_mail(
-    folder: Path, demo_loaded: bool, fixture: dict[str, Any] | None
-) -> LocalPop3 | None:
-    """Start the local mailboxes: made and wired to the connectors when the demo was just loaded,
-    served again from `mail.json` on later starts; None (and one line saying why) without them.
-    Whatever becomes of them, the embedded SES records when it sends from here on."""
+class NoMailboxes:
+    """What make run stops when it serves no local mailboxes."""
+
+    def stop(self) -> None:
+        pass
+
+
+def serve_local_mail(folder: Path, demo_loaded: bool, demo: Path) -> LocalPop3 | NoMailboxes:
+    """Start the local mailboxes: made and wired to the connectors when the demo (its fixture
+    `demo`) was just loaded, served again from `mail.json` on later starts; NoMailboxes (and one
+    line saying why) without them. Whatever becomes of them, the embedded SES records when it
+    sends from here on."""
     from chalicelib.settings import get_settings
 
     record_send_times()
     state_path = folder / STATE_FILE
     binary = dovecot_binary()
     if not demo_loaded and not state_path.exists():
-        return None
+        return NoMailboxes()
     if binary is None:
         print(
             f"mail: Dovecot is not installed, so make run serves no local mailboxes ({INSTALL_HINT})"
         )
-        return None
+        return NoMailboxes()
     if demo_loaded:
         accounts = _accounts(_stored_groups(), {})
         port = _free_port()
@@ -323,8 +329,8 @@ def serve_local_mail(
         server = LocalPop3(folder, port, accounts, binary).start()
     except (RuntimeError, OSError) as error:
         print(f"mail: no local mailboxes: {error}")
-        return None
-    editor_id = root_administrator_id(fixture) if fixture else None
+        return NoMailboxes()
+    editor_id = root_administrator_id(json.loads(demo.read_text(encoding="utf-8")))
     if demo_loaded and editor_id:
         # The demo's people write from agora.example; its groups' addresses live there too.
         host = urlsplit(get_settings().public_base_url).hostname or "localhost"

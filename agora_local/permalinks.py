@@ -34,9 +34,15 @@ def console_address(path: str) -> str | None:
     if len(parts) == 2:
         post = deps.posts().by_slug(group.id, parts[1].lower())
         return None if post is None else f"/console/#/post?id={quote(post.id)}"
-    if parts[1] != "events" or not parts[2].isdigit() or len(parts[2]) > 18:
+    return _event_address(group.id, parts[1], parts[2])
+
+
+def _event_address(group_id: str, section: str, number: str) -> str | None:
+    from chalicelib import deps
+
+    if section != "events" or not number.isdigit() or len(number) > 18:
         return None
-    event = deps.events().get(int(parts[2]))
-    if event is None or event.group_id != group.id:
+    event = deps.events().get(int(number))
+    if event is None or event.group_id != group_id:
         return None
-    return f"/console/#/events?group={quote(group.id)}&event={event.id}"
+    return f"/console/#/events?group={quote(group_id)}&event={event.id}"

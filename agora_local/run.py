@@ -394,8 +394,7 @@ def main(argv: list[str] | None = None) -> int:
             report = deps.fixture_service().load(demo_hashes.into(fixture))
             print("demo data: " + ", ".join(f"{n} {k}" for k, n in report.counts.items()))
     # The demo's mailboxes on a local Dovecot (made with the demo, served again on later starts).
-    demo_loaded = bool(settings.demo and not restored)
-    mail = serve_local_mail(snapshot.folder, demo_loaded, fixture if demo_loaded else None)
+    mail = serve_local_mail(snapshot.folder, bool(settings.demo and not restored), DEMO_FIXTURE)
 
     # From here on the first SIGINT or SIGTERM asks for the one orderly stop below; it is only
     # remembered, so that no exception lands in the middle of a save or a job. SIGINT too,
@@ -437,8 +436,7 @@ def main(argv: list[str] | None = None) -> int:
 
     stop_request.wait()
     orderly_stop(snapshot, saver, intake, scheduler, server, aws_server)
-    if mail is not None:
-        mail.stop()
+    mail.stop()
     return 0
 
 
