@@ -34,6 +34,7 @@ from typing import Any
 POST, COMMENT = 1, 2
 FINGERPRINT_BYTES = 6
 SIGNATURE_BYTES = 8
+MAX_LOCAL_PART = 64  # octets (RFC 5321 §4.5.3.1.1)
 _KEY = re.compile(r"^[a-z2-7]{37}$|^[a-z2-7]{50}$")
 
 
@@ -104,10 +105,11 @@ class ReplyKeys:
         self, mailbox_address: str, user_id: str, post_id: str, comment_id: int | None = None
     ) -> str:
         """`local+KEY@domain` for the mailbox's `local@domain`; the address as it is when no key
-        can be made (a post id that is not a UUID, an address without `@`)."""
+        can be made (a post id that is not a UUID, an address without `@`) or when the mailbox's
+        local part is so long that with the key it would pass the 64 octets mail allows."""
         local, at, domain = mailbox_address.rpartition("@")
         key = self.key(user_id, post_id, comment_id)
-        if not at or not local or key is None:
+        if not at or not local or key is None or len(f"{local}+{key}".encode()) > MAX_LOCAL_PART:
             return mailbox_address
         return f"{local}+{key}@{domain}"
 

@@ -52,10 +52,15 @@ def test_a_key_made_before_a_rotation_still_reads_and_another_secrets_key_does_n
 
 
 @pytest.mark.fast
-def test_no_key_for_a_post_id_that_is_not_a_uuid_and_the_address_stays_plain():
+def test_the_address_stays_plain_without_a_uuid_post_id_or_room_for_the_key():
     assert keys().key(USER, "p1") is None
     assert keys().address("replies@community.example", USER, "p1") == "replies@community.example"
     assert keys().address("no-at-sign", USER, POST) == "no-at-sign"
+    # A local part that the key would take past 64 octets keeps the plain address.
+    long_local = f"{'r' * 13}@community.example"
+    assert keys().address(long_local, USER, POST) != long_local
+    longer = f"{'r' * 14}@community.example"
+    assert keys().address(longer, USER, POST) == longer
 
 
 @pytest.mark.fast
