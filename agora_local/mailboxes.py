@@ -25,6 +25,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -297,7 +298,12 @@ class NoMailboxes:
         pass
 
 
-def serve_local_mail(folder: Path, demo_loaded: bool, demo: Path) -> LocalPop3 | NoMailboxes:
+def serve_local_mail(
+    folder: Path,
+    demo_loaded: bool,
+    demo: Path,
+    find_dovecot: Callable[[], str | None] = dovecot_binary,
+) -> LocalPop3 | NoMailboxes:
     """Start the local mailboxes: made and wired to the connectors when the demo (its fixture
     `demo`) was just loaded, served again from `mail.json` on later starts; NoMailboxes (and one
     line saying why) without them. Whatever becomes of them, the embedded SES records when it
@@ -306,7 +312,7 @@ def serve_local_mail(folder: Path, demo_loaded: bool, demo: Path) -> LocalPop3 |
 
     record_send_times()
     state_path = folder / STATE_FILE
-    binary = dovecot_binary()
+    binary = find_dovecot()
     if not demo_loaded and not state_path.exists():
         return NoMailboxes()
     if binary is None:

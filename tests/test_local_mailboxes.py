@@ -1,0 +1,80 @@
+"""make run's own POP3 mailboxes (agora_local/mailboxes.py): a real Dovecot that `cli deliver`
+writes into and POP3 reads from, gone with make run; and without Dovecot, one line saying how to
+get it. The whole path through make run is tests/test_local.py's tour."""
+
+from __future__ import annotations
+
+import json
+import os
+import poplib
+
+import pytest
+
+from agora_local.mailboxes import (
+    Account,
+    LocalPop3,
+    NoMailboxes,
+    dovecot_binary,
+    serve_local_mail,
+)
+from chalicelib import cli_mail
+from tests.support import REPO_ROOT
+
+
+@pytest.fixture
+def binary() -> str:
+    found = dovecot_binary()
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("Dovecot is required in CI (make test installs it)")
+        pytest.skip("needs Dovecot (apt-get install dovecot-pop3d)")
+    return found
+
+
+def test_a_delivered_mail_is_read_over_pop3_and_everything_goes_with_the_stop(tmp_path, binary):
+    from tests.support.running import free_port
+
+    folder = tmp_path / "data"
+    folder.mkdir(mode=0o700)
+    accounts = [
+        Account("076e75e0-7661-51c5-9ccc-8a2b790e771e", "Gardening Club", "gardening", "pw-one"),
+        Account("comments", "email-to-comment", "", "pw-two"),
+    ]
+    port = free_port()
+    server = LocalPop3(folder, port, accounts, binary).start()
+    try:
+        mail = tmp_path / "m.eml"
+        mail.write_bytes(b"From: sam@agora.example\nSubject: Hi\n\nHello\n")
+        cli_mail.deliver("gardening", str(mail), folder)
+        session = poplib.POP3("127.0.0.1", port, timeout=10)
+        try:
+            session.user(accounts[0].name)
+            session.pass_("pw-one")
+            assert session.stat()[0] == 1
+            assert b"Subject: Hi" in b"\r\n".join(session.retr(1)[1])
+        finally:
+            session.quit()
+        with pytest.raises(poplib.error_proto):
+            other = poplib.POP3("127.0.0.1", port, timeout=10)
+            other.user("comments")
+            other.pass_("wrong")
+        listed = json.loads((folder / cli_mail.MAILBOXES_FILE).read_text())
+        assert [m["name"] for m in listed["mailboxes"]] == [a.name for a in accounts]
+        assert (folder / cli_mail.MAILBOXES_FILE).stat().st_mode & 0o777 == 0o600
+        assert folder.stat().st_mode & 0o777 == 0o700  # Dovecot never needed it opened
+    finally:
+        server.stop()
+    assert server.process is not None and server.process.poll() is not None
+    assert not (folder / cli_mail.MAILBOXES_FILE).exists()
+    with pytest.raises(OSError):
+        poplib.POP3("127.0.0.1", port, timeout=2)
+
+
+def test_without_dovecot_make_run_says_how_to_get_it_and_starts_without_mailboxes(tmp_path, capsys):
+    served = serve_local_mail(tmp_path, True, REPO_ROOT / "demo" / "community.json", lambda: None)
+    assert isinstance(served, NoMailboxes)
+    said = capsys.readouterr().out
+    assert said.count("\n") == 1
+    assert "Dovecot is not installed" in said and "apt-get install dovecot-pop3d" in said
+    assert list(tmp_path.iterdir()) == []
+    served.stop()
