@@ -61,6 +61,33 @@ def test_export_of_a_load_loads_back_to_the_same_export(empty_aws, tmp_path, cap
     assert json.loads(second.read_text()) == exported
 
 
+def test_a_mailed_post_and_comment_keep_their_source_through_export_and_load(
+    empty_aws, tmp_path, capsys
+):
+    """Issue 51: export then load turned a mailed post's `source` from `email` to `fixture`."""
+    from chalicelib.store.comments import CommentRecord
+    from chalicelib.store.posts import PostRecord
+
+    demo = json.loads(DEMO.read_text())
+    post_id, comment_id = demo["posts"][0]["id"], demo["comments"][0]["id"]
+    assert main(["load", str(DEMO)]) == 0
+    # As mail in writes them.
+    PostRecord(post_id).update(actions=[PostRecord.source.set("email")])
+    CommentRecord(comment_id).update(actions=[CommentRecord.source.set("email")])
+    exported = tmp_path / "exported.json"
+    assert main(["export", str(exported)]) == 0
+    assert main(["load", str(DEMO)]) == 0  # the fixture's own records are `fixture` again
+
+    assert main(["load", str(exported)]) == 0
+
+    capsys.readouterr()
+    assert PostRecord.get(post_id).source == "email"
+    assert CommentRecord.get(comment_id).source == "email"
+    sources = {p["id"]: p.get("source") for p in json.loads(exported.read_text())["posts"]}
+    assert sources[post_id] == "email"
+    assert {s for i, s in sources.items() if i != post_id} == {None}  # the default, left out
+
+
 def test_a_failed_export_keeps_the_previous_file(no_tables, tmp_path, capsys):
     target = tmp_path / "backup.json"
     target.write_text("previous")

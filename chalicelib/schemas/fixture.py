@@ -11,6 +11,9 @@ from chalicelib.schemas.common import ApiModel, Guid, LongText, UtcDateTime, rul
 from chalicelib.schemas.player import CardFields, LogCardFields, LogFields, QuestFields
 
 RoleName = Literal["regular", "member", "moderator", "administrator"]
+# Where a post or comment came from: a fixture, or mail in (CONTRACT §10 `source`). Optional in
+# the file, `fixture` when left out; `export` writes it for mailed ones only, so `load` keeps it.
+Source = Literal["fixture", "email"]
 
 DEFAULT_PERMISSIONS: dict[str, list[RoleName]] = {
     "post": ["member", "moderator", "administrator"],
@@ -74,6 +77,7 @@ class FixturePost(FixtureModel):
     slug: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9-]*$")
     content: LongText = ""
     created_on: UtcDateTime
+    source: Source = "fixture"
 
 
 class FixtureSpamReport(FixtureModel):
@@ -96,6 +100,7 @@ class FixtureComment(FixtureModel):
     deleted_on: UtcDateTime | None = None
     deleted_by_id: Guid | None = None
     spam_reports: list[FixtureSpamReport] = Field(default_factory=list)
+    source: Source = "fixture"
 
     @model_validator(mode="after")
     def _deleted_needs_both(self) -> FixtureComment:

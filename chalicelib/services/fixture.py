@@ -112,6 +112,12 @@ def _exported(section: str, record: Any) -> dict[str, Any]:
     }
 
 
+def _source(record: Any) -> dict[str, str]:
+    """`source` of a mailed post or comment, so that `load` keeps it (a fixture's is the
+    default, left out: an export of a fixture-made community stays as it was)."""
+    return {"source": "email"} if record.source == "email" else {}
+
+
 class FixtureService:
     def __init__(self, store: FixtureStore) -> None:
         self.store = store
@@ -235,7 +241,7 @@ class FixtureService:
                 taken.add((p.group_id, slug))
             content = clean_html(p.content)
             out.append(
-                {**_loaded("posts", p), "slug": slug, "content": content, "source": "fixture"}
+                {**_loaded("posts", p), "slug": slug, "content": content, "source": p.source}
             )
         return out
 
@@ -249,7 +255,7 @@ class FixtureService:
             "spam_reports": [
                 {"author_id": r.author_id, "created_on": r.created_on} for r in c.spam_reports
             ],
-            "source": "fixture",
+            "source": c.source,
             "author_alias": aliases.get(c.author_id, ""),
         }
 
@@ -298,7 +304,7 @@ class FixtureExporter:
 
     @staticmethod
     def _post(p: Any) -> dict[str, Any]:
-        return _exported("posts", p)
+        return {**_exported("posts", p), **_source(p)}
 
     @staticmethod
     def _comment(c: Any) -> dict[str, Any]:
@@ -308,6 +314,7 @@ class FixtureExporter:
                 {"authorId": r.author_id, "createdOn": _date(r.created_on)}
                 for r in c.spam_reports or []
             ],
+            **_source(c),
         }
 
     @staticmethod
