@@ -23,6 +23,7 @@ The rules:
   (text appended past `l=`, or a second unsigned `Subject:` put on top, would otherwise be read
   as the signer's). Headers are counted as dkimpy reads them and as the mail parser reads them,
   the larger count deciding, so every instance the parser can read is one the signature covers.
+  A signature signing one of `MIME_HEADERS` (how the body is read) must sign every instance too.
 * One reading: a header block that the signature check and the mail parser would split into
   different header lines (a bare CR, a bare LF among CRLF line ends, a NUL, or any other
   difference: chalicelib/mail/reading.py) is read by no signature; the mail counts as unsigned.
@@ -61,6 +62,9 @@ MAX_SIGNATURES = 3
 # The headers Agora reads from a mail (sender, title, threading, dedup): a signature counts only
 # when it signs every instance of each.
 COVERED_HEADERS = ("from", "subject", "message-id", "date", "to", "in-reply-to", "references")
+# The headers that say how the parser reads the (signed) body: a signature that signs one of them
+# must sign every instance, or an unsigned one put on top would change how its body is read.
+MIME_HEADERS = ("content-type", "content-transfer-encoding", "mime-version")
 # Seconds for one name's look-up, all resolvers and retries included.
 DNS_LIFETIME = 3.0
 
@@ -414,13 +418,13 @@ def _header_counts(raw: bytes, dkim_headers: list[Any]) -> dict[str, int]:
     from email import policy
     from email.parser import BytesHeaderParser
 
-    counts = dict.fromkeys(COVERED_HEADERS, 0)
+    counts = dict.fromkeys((*COVERED_HEADERS, *MIME_HEADERS), 0)
     for name, _ in dkim_headers:
         key = bytes(name).decode("ascii", "replace").lower()
         if key in counts:
             counts[key] += 1
     parsed = BytesHeaderParser(policy=policy.compat32).parsebytes(raw.lstrip(b"\r\n\t "))
-    for key in COVERED_HEADERS:
+    for key in counts:
         counts[key] = max(counts[key], len(parsed.get_all(key) or []))
     return counts
 
@@ -437,10 +441,12 @@ def _uncovered(
         size = len(canonical.canonicalize_body(body))
         if int(length) < size:
             return f"the whole body (it signs {int(length)} of its {size} bytes)"
-    for name in COVERED_HEADERS:
+    for name in (*COVERED_HEADERS, *MIME_HEADERS):
         signed = sum(1 for signed_name in signed_names if signed_name == name.encode())
+        if name in MIME_HEADERS and not signed:
+            continue  # not signed at all: the signer left how its body reads to the mail path
         if present[name] > signed:
-            title = name.title().replace("-Id", "-ID")
+            title = name.title().replace("-Id", "-ID").replace("Mime-", "MIME-")
             return f"every {title} header (the mail has {present[name]}, it signs {signed})"
     return ""
 

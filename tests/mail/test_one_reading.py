@@ -30,7 +30,7 @@ from chalicelib.mail.authentication import SenderVerifier
 from chalicelib.mail.parse import MailParseError, parse_mail
 from chalicelib.mail.reading import header_block, reading_problem
 from tests.mail.test_authentication import FakeDns, records, threaded
-from tests.support.dkim_signing import dkim_record, signed
+from tests.support.dkim_signing import SIGNED_HEADERS, dkim_record, signed
 
 MEMBER = b"ann@strict.example"
 PERMALINK = b"Re: https://community.example/garden/hello"
@@ -205,6 +205,35 @@ def test_under_p_none_a_mail_read_two_ways_is_unverified_saying_why():
     )
 
 
+SIGNING_MIME = (*SIGNED_HEADERS, "content-type", "content-transfer-encoding", "mime-version")
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"Content-Transfer-Encoding: base64",
+        b"Content-Type: multipart/mixed; boundary=roses",
+        b"MIME-Version: 2.0",
+    ],
+)
+def test_an_unsigned_mime_header_on_top_of_one_the_signature_signs_makes_it_not_count(header):
+    """The parser reads the first Content-Type or Content-Transfer-Encoding: one put on top
+    would change how the signed body reads."""
+    raw = signed(threaded(MEMBER.decode()), "strict.example", headers=SIGNING_MIME)
+    assert verdict_of(raw).verified
+
+    verdict = verdict_of(header + b"\r\n" + raw)
+
+    assert not verdict.verified and "does not cover every" in verdict.reason
+    assert "(the mail has 2, it signs 1)" in verdict.reason
+
+
+@pytest.mark.fast
+def test_a_signature_that_signs_no_mime_header_still_counts():
+    assert verdict_of(genuine()).verified  # its h= names none of them (tests/support/dkim_signing)
+
+
 @pytest.mark.fast
 def test_a_mail_stored_with_lf_line_ends_throughout_still_verifies():
     raw = genuine().replace(b"\r\n", b"\n")
@@ -356,7 +385,9 @@ def attacked(draw) -> bytes:
 @example(smuggled(EXPLOIT, signature_last=False))
 def test_property_a_verified_mail_is_read_as_it_was_signed(raw):
     """Whatever an attacker adds to a genuine signed mail, either no signature counts or the
-    parser reads the genuine sender, subject, thread and text."""
+    parser reads the genuine sender, subject, thread and text. (MIME headers are left out of
+    the names: one the signer did not sign at all is not the signer's to begin with; one it did
+    sign is the test above.)"""
     verdict = verdict_of(raw)
 
     assert not verdict.verified or read_as_signed(raw)
