@@ -51,6 +51,8 @@ def purge_comments(event):
 @lambda_handler
 @heartbeat("send-digests")
 def send_digests(event):
+    # The monthly purge's daily check rides on this daily run (infra/watch.py alarms its metric).
+    comment_purge.report_last_run()
     return digests.scheduled_daily_digests(Deadline.from_lambda(event.context))
 
 
@@ -82,7 +84,8 @@ def handle_ses_feedback(event):
 def drain_outbox(event, context):
     with invocation(context):
         require_token_secret()  # its notifications carry unsubscribe links
-        return outbox.handle_stream_batch(event)
+        # Its "it ran" signal: alarmed when the outbox is written and the drain stays silent.
+        return heartbeat("drain-outbox")(outbox.handle_stream_batch)(event)
 
 
 # Invoked by `make deploy` after each stack update, again until it answers done (infra/deploy.py):

@@ -42,6 +42,8 @@ METRICS = {
     # missing data (chalicelib.jobs.base.heartbeat).
     "ScheduledRunCompleted": "Count",
     "DigestsLeftOver": "Count",  # users whose digest of the day was not sent that day
+    # Days since the monthly purge last completed, from the daily check (jobs/comment_purge.py).
+    "PurgeRunAgeDays": "None",
 }
 
 

@@ -116,10 +116,15 @@ FUNCTIONS: dict[str, Needs] = {
         kms=("kms:Decrypt",),
     ),
     # A purged comment was counted out of its post when it was deleted: only comments change.
-    "purge-comments": Needs(writes=("comments", "outbox"), sends_to=("scheduled_failures",)),
+    # counters: the time of its last completed run, which a daily check reads (its heartbeat).
+    "purge-comments": Needs(
+        writes=("comments", "counters", "outbox"), sends_to=("scheduled_failures",)
+    ),
     # The daily schedule only queues the day's recipients (the pending-items index) in batches;
-    # deliver-digests sends them.
-    "send-digests": Needs(reads=("digests",), sends_to=("digest_queue", "scheduled_failures")),
+    # deliver-digests sends them. It also checks when the monthly purge last ran (counters).
+    "send-digests": Needs(
+        reads=("digests",), writes=("counters",), sends_to=("digest_queue", "scheduled_failures")
+    ),
     "deliver-digests": Needs(
         reads=_NOTIFY_READS,
         writes=_NOTIFY_WRITES,

@@ -31,15 +31,16 @@ STREAM_SOURCES = {"DrainOutbox": ("outbox", 3600)}
 
 # Scheduled job (app.py's name) -> (alarm period in seconds, periods without a completed run
 # before the alarm fires). Sized to the schedule: 3 missed 5-minute rounds; a daily run 2 hours
-# late. CloudWatch looks back 7 days at most, so the monthly purge has no heartbeat alarm: its
-# missed run is the schedule-failed alarm, the scheduled-failures queue and its errors alarm.
+# late. CloudWatch looks back 7 days at most, so the monthly purge's is a daily check instead:
+# the days since its last completed run (jobs/comment_purge.py), alarmed past PURGE_AGE_DAYS.
 HEARTBEATS = {
     "dispatch-mail-polls": (300, 3),
     "send-digests": (3600, 26),
 }
-UNWATCHED_SCHEDULES = {
-    "purge-comments": "monthly, beyond the 7 days an alarm can look back",
-}
+PURGE_AGE_DAYS = 32
+# The outbox drain runs when the outbox is written (its stream): silent while writes go on, for
+# this many seconds twice in a row, is a disabled or broken trigger.
+DRAIN_SILENCE_SECONDS = 900
 
 # A share of the account's concurrency the stack's functions may claim before somebody looks
 # (a new account has 10 in all; the usual quota is 1,000).
@@ -123,6 +124,86 @@ def heartbeat_alarms(stage: str) -> dict[str, Any]:
             TreatMissingData="breaching",
         )
     return resources
+
+
+def silence_alarms(stage: str) -> dict[str, Any]:
+    """The monthly purge and the outbox drain, which no per-run alarm sees stop."""
+    prefix = f"agora-{stage}"
+
+    def stat(metric_id: str, namespace: str, name: str, dimensions: dict[str, Any]) -> dict:
+        return {
+            "Id": metric_id,
+            "ReturnData": False,
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": namespace,
+                    "MetricName": name,
+                    "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()],
+                },
+                "Period": DRAIN_SILENCE_SECONDS,
+                "Stat": "Sum",
+            },
+        }
+
+    return {
+        "PurgeCommentsHeartbeatAlarm": _alarm(
+            f"The monthly purge of deleted comments has not completed for {PURGE_AGE_DAYS} days, "
+            "or the daily check (send-digests' run) did not report it for two days (metric "
+            "PurgeRunAgeDays, missing data breaching): its schedule is disabled, it fails or "
+            "times out (its errors and schedule-failed alarms, the scheduled-failures queue). "
+            "Run `python -m chalicelib.cli purge-comments`; deleted comments are kept until it "
+            "runs (CONTRACT §8).",
+            alarm_metric(
+                f"{prefix}-purge-comments-heartbeat",
+                "Agora",
+                "PurgeRunAgeDays",
+                {"Stage": prefix, **SERVICE_DIMENSIONS},
+                Statistic="Maximum",
+            ),
+            Threshold=PURGE_AGE_DAYS,
+            Period=86400,
+            EvaluationPeriods=2,
+            DatapointsToAlarm=2,
+            TreatMissingData="breaching",
+        ),
+        "DrainOutboxSilentAlarm": _alarm(
+            f"The outbox ({prefix}-outbox) was written but drain-outbox did not run for "
+            f"{DRAIN_SILENCE_SECONDS * 2 // 60} minutes: notifications and domain events are not "
+            "sent. Its stream trigger is disabled or deleted, or the function cannot start (its "
+            "throttles, its role). Check the event source mapping's state (`aws lambda "
+            "list-event-source-mappings`) and drain-outbox's log. (A drain that runs and fails "
+            "is its errors and iterator-age alarms.)",
+            {
+                "AlarmName": f"{prefix}-drain-outbox-silent",
+                "Metrics": [
+                    stat(
+                        "written",
+                        "AWS/DynamoDB",
+                        "ConsumedWriteCapacityUnits",
+                        {"TableName": f"{prefix}-outbox"},
+                    ),
+                    stat(
+                        "drained",
+                        "Agora",
+                        "ScheduledRunCompleted",
+                        {"Job": "drain-outbox", "Stage": prefix, **SERVICE_DIMENSIONS},
+                    ),
+                    {
+                        # A drain that reported nothing counts as silent (its missing data
+                        # breaches); no write at all is nothing to drain.
+                        "Id": "silent",
+                        "Expression": "IF(FILL(written, 0) > 0 AND FILL(drained, 0) == 0, 1, 0)",
+                        "Label": "outbox written, drain silent",
+                        "ReturnData": True,
+                    },
+                ],
+            },
+            Statistic=None,
+            Period=None,
+            EvaluationPeriods=2,
+            DatapointsToAlarm=2,
+        ),
+    }
 
 
 def account_alarms(stage: str) -> dict[str, Any]:
@@ -358,6 +439,7 @@ def watch_resources(stage: str, names: dict[str, str], tables: dict[str, str]) -
     return {
         **stream_alarms(stage),
         **heartbeat_alarms(stage),
+        **silence_alarms(stage),
         **account_alarms(stage),
         **throttle_alarm(stage, tables),
         **api_alarms(stage),

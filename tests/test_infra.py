@@ -701,7 +701,7 @@ def test_prod_template_sees_silent_failures_and_keeps_its_data():
     account's limits, the budget; the token secret retained; the hook and its grants; log
     permissions on the stack's own log groups, not a stack name."""
     from infra import yaml_text
-    from infra.watch import HEARTBEATS, UNWATCHED_SCHEDULES
+    from infra.watch import HEARTBEATS, PURGE_AGE_DAYS
 
     prod = yaml_text.load((REPO_ROOT / "infra" / "prod.yaml").read_text().split("\n", 1)[1])
     resources = prod["Resources"]
@@ -715,9 +715,22 @@ def test_prod_template_sees_silent_failures_and_keeps_its_data():
         "IteratorAge",
         [{"Name": "FunctionName", "Value": {"Ref": "DrainOutbox"}}],
     )
-    assert set(HEARTBEATS) | set(UNWATCHED_SCHEDULES) == {
+    assert set(HEARTBEATS) | {"purge-comments"} == {
         "dispatch-mail-polls", "purge-comments", "send-digests"
     }  # fmt: skip
+    # Silence is an alarm (issue 48): the monthly purge by a daily check of the days since its
+    # last run, the outbox drain when the outbox is written and the drain reports no run.
+    purge = alarms["agora-prod-purge-comments-heartbeat"]
+    assert (purge["MetricName"], purge["Threshold"]) == ("PurgeRunAgeDays", PURGE_AGE_DAYS)
+    assert purge["TreatMissingData"] == "breaching" and purge["Period"] == 86400
+    assert purge["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    silent = alarms["agora-prod-drain-outbox-silent"]
+    metrics = {m["Id"]: m for m in silent["Metrics"]}
+    drained = metrics["drained"]["MetricStat"]["Metric"]
+    assert {"Name": "Job", "Value": "drain-outbox"} in drained["Dimensions"]
+    written = metrics["written"]["MetricStat"]["Metric"]
+    assert written["Dimensions"] == [{"Name": "TableName", "Value": "agora-prod-outbox"}]
+    assert "FILL(drained, 0) == 0" in metrics["silent"]["Expression"]
     for job, (period, periods) in HEARTBEATS.items():
         beat = alarms[f"agora-prod-{job}-heartbeat"]
         assert beat["TreatMissingData"] == "breaching"

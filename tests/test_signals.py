@@ -208,3 +208,14 @@ def test_a_5xx_answer_emits_server_errors(api, community, capsys, in_lambda):
     # rolls back on (infra.operations APIHandlerServerErrorsAlarm).
     [dimensions] = metric["_aws"]["CloudWatchMetrics"][0]["Dimensions"]
     assert "Version" in dimensions and metric["Version"] == "$LATEST"
+
+
+def test_every_outbox_drain_emits_its_heartbeat(world, capsys, in_lambda):
+    """drain-outbox's "it ran" signal, empty batch or not: its silence while the outbox is written
+    is alarmed (infra/watch.py DrainOutboxSilentAlarm)."""
+    from app import drain_outbox
+
+    capsys.readouterr()
+    assert drain_outbox({"Records": []}, None) == {"batchItemFailures": []}
+    [metric] = emf(json_lines(capsys.readouterr().out), "ScheduledRunCompleted")
+    assert value(metric, "ScheduledRunCompleted") == 1 and metric["Job"] == "drain-outbox"

@@ -1,12 +1,16 @@
 """The monthly purge of comments deleted more than a calendar month ago (CONTRACT §8).
 
 `app.py`'s schedule, `python -m chalicelib.cli purge-comments` and the tests call this function.
+
+Its heartbeat: CloudWatch cannot look back a month, so a completed run stamps its time in the
+counters table, and a daily check (`report_last_run`, app.py's daily schedule) emits the days
+since as PurgeRunAgeDays, alarmed past 32 days and when missing (infra/watch.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 
 from chalicelib import deps, metrics
 from chalicelib.jobs.base import Deadline
@@ -36,4 +40,35 @@ def purge_old_deleted_comments(
     )
     log.info("purged deleted comments", extra={"count": count})
     metrics.emit("CommentsPurged", count)
+    record_run(now or utc_now())
     return count
+
+
+# The counters item that holds when the last purge completed (epoch seconds).
+LAST_RUN = "purge-comments:last-run"
+
+
+def record_run(moment: datetime) -> None:
+    from chalicelib.store.counters import CounterRepository
+
+    CounterRepository().stamp(LAST_RUN, int(moment.timestamp()))
+
+
+def report_last_run(now: datetime | None = None) -> float | None:
+    """The days since the last completed purge, emitted as PurgeRunAgeDays; answers them (None:
+    the counters table could not be read, logged, and no metric: the alarm sees missing data).
+    A stack that never purged yet counts from its first check, so a new one does not page."""
+    from chalicelib.store.counters import CounterRepository
+
+    moment = now or datetime.now(UTC)
+    try:
+        last = CounterRepository().read(LAST_RUN)
+        if last is None:
+            record_run(moment)
+            last = int(moment.timestamp())
+    except Exception:  # noqa: BLE001 - the daily run it rides on goes on; the alarm sees silence
+        log.exception("the last purge's time could not be read")
+        return None
+    days = max(0.0, (moment.timestamp() - last) / 86400)
+    metrics.emit("PurgeRunAgeDays", round(days, 2))
+    return days

@@ -32,6 +32,16 @@ class CounterRepository:
         counter.update(actions=[CounterRecord.value.add(1)])
         return int(counter.value)
 
+    def stamp(self, name: str, value: int) -> None:
+        """Set `name` to `value` (a job's last completed run, in epoch seconds)."""
+        CounterRecord(name, value=value).save()
+
+    def read(self, name: str) -> int | None:
+        try:
+            return int(CounterRecord.get(name, consistent_read=True).value)
+        except CounterRecord.DoesNotExist:
+            return None
+
     def raise_to(self, name: str, at_least: int) -> None:
         """Make sure ids handed out later start above `at_least` (loaded fixture ids)."""
         conditionally(

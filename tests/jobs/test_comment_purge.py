@@ -142,3 +142,47 @@ def test_cli_purge_comments_runs_it_once(garden, capsys):
     assert main(["purge-comments"]) == 0
     assert capsys.readouterr().out.strip() == "purged 1 comment(s)"
     assert remaining([old]) == []
+
+
+def purge_age_metrics(capsys) -> list[float]:
+    from tests.support.emf import emf, json_lines, value
+
+    lines = emf(json_lines(capsys.readouterr().out), "PurgeRunAgeDays")
+    return [value(line, "PurgeRunAgeDays") for line in lines]
+
+
+def test_the_daily_check_reports_the_days_since_the_last_completed_purge(
+    garden, capsys, monkeypatch
+):
+    """The purge's heartbeat (issue 48): CloudWatch cannot look back a month, so each completed
+    run stamps its time and the daily check emits the days since (alarmed past 32, and when
+    missing: infra/watch.py)."""
+    from chalicelib.jobs.comment_purge import report_last_run
+
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "agora-test-SendDigests")  # EMF in Lambda
+    garden.load()
+    capsys.readouterr()
+    # A stack that never purged counts from its first check: no page on a new stack.
+    assert report_last_run(NOW) == 0
+    assert report_last_run(NOW + timedelta(days=33)) == 33
+    assert purge_age_metrics(capsys) == [0, 33]
+    purge_old_deleted_comments(Deadline.unbounded(), now=NOW + timedelta(days=33))
+    assert report_last_run(NOW + timedelta(days=34, hours=12)) == 1.5
+    # A run stopped at its deadline (the rest waits for the next) still completed.
+    purge_old_deleted_comments(expired_deadline(), now=NOW + timedelta(days=40))
+    assert report_last_run(NOW + timedelta(days=40)) == 0
+    assert purge_age_metrics(capsys) == [1.5, 0]
+
+
+def test_a_check_that_cannot_read_reports_nothing_and_the_alarm_sees_silence(
+    garden, capsys, monkeypatch
+):
+    from chalicelib.aws import client
+    from chalicelib.jobs.comment_purge import report_last_run
+
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "agora-test-SendDigests")
+    garden.load()
+    client("dynamodb").delete_table(TableName="agora-test-counters")
+    capsys.readouterr()
+    assert report_last_run(NOW) is None  # and the daily run it rides on goes on
+    assert purge_age_metrics(capsys) == []
