@@ -27,6 +27,8 @@ def test_the_commands_are_the_contract_s():
         "create-admin",
         "unlock",
         "migrate",
+        "sent-mail",
+        "deliver",
     }
 
 
