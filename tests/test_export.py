@@ -21,6 +21,9 @@ BASE_URL = "http://community.example.org"
 # GET routes that are not reads of stored data: the feed key is minted on first read (a new secret
 # per deployment), the rest are documents and pages about the API itself.
 NOT_DATA = ("/feed-key", "/openapi.json", "/docs", "/console", "/unsubscribe")
+# Mailbox settings are not in the fixture format (export leaves them out: docs/cli.md), and make
+# run saves the demo's pointing at its own local mailboxes, which a load does not.
+NOT_IN_THE_FIXTURE = ("/connector/email-to-post", "/connector/email-to-comment")
 
 
 @pytest.fixture
@@ -145,7 +148,7 @@ def every_read(agora: RunningAgora, token: str) -> dict[str, tuple[int, object]]
     assert status == 200
     answers: dict[str, tuple[int, object]] = {}
     for path, operations in document["paths"].items():
-        if "get" not in operations or any(part in path for part in NOT_DATA):
+        if "get" not in operations or any(part in path for part in NOT_DATA + NOT_IN_THE_FIXTURE):
             continue
         names = re.findall(r"{(\w+)}", path)
         if any(name not in ids for name in names):
