@@ -7,19 +7,23 @@ group's Unapproved list shows its comments (or says it is empty). The reference 
 HTTP calls the page needs (the page itself, sign-in, the session, the first list page) from
 Python, one after the other: the ratio is what the browser and the console add to the API's work.
 Sign-in hashes a password slowly on purpose, in both.
+
+`make bench` runs it with the rest; `python -m bench.console` runs it alone against a `make run`
+of its own and writes its figure into bench/results.json (the others stay as they were).
 """
 
 from __future__ import annotations
 
 import shutil
 import statistics
+import sys
 import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.report import Figure, skipped
+from bench.report import Figure, machine_description, merge_results, skipped, text_table
 
 NAMES = [("console_first_page", "ms")]
 RUNS = 5
@@ -86,3 +90,22 @@ def _api_run(running: Any) -> float:
     )
     assert status == 200, page
     return (time.perf_counter() - started) * 1000
+
+
+def main() -> int:
+    from datetime import UTC, datetime
+
+    from bench.report import agora_logs_to_file
+
+    agora_logs_to_file("console.log")
+    figures = console_figures()
+    print(text_table(figures))
+    if any(figure.value is None for figure in figures):
+        return 1
+    merge_results(figures, datetime.now(UTC).date(), machine_description())
+    print("wrote bench/results.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

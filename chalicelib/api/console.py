@@ -8,7 +8,7 @@ few tens of KB; API Gateway and the Lambda handle them as they handle any small 
 
 from __future__ import annotations
 
-import functools
+import hashlib
 import re
 from pathlib import Path
 from typing import Any
@@ -44,31 +44,81 @@ SECURITY_HEADERS: Headers = {
     ),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
-    # Small files that change with each deployment: revalidate rather than serve a stale console.
+    # The page, and a file asked for without its current version: revalidate rather than serve
+    # a stale console (a versioned file is kept for good: ConsoleAssets).
     "Cache-Control": "no-cache",
 }
 
 
-@functools.cache
-def _asset(name: str) -> str | None:
-    path = ASSETS / name
-    if not ASSET_NAME.match(name) or not path.is_file():
-        return None
-    return path.read_text(encoding="utf-8")
+# Where one console file names another: `href="style.css"`, `src="app.js"`, `from "./api.js"`,
+# `import("./events.js")`, `module: "./moderation.js"` (rewritten only when the file exists).
+REFERENCE = re.compile(r"""(["'])(\./)?([a-z0-9][a-z0-9-]*\.(?:js|css|svg))\1""")
+# A versioned file never changes under its URL: a browser keeps it for good. The page itself,
+# which names the versions, is asked again each time.
+FOR_GOOD = "public, max-age=31536000, immutable"
+ENTRY = "index.html"
 
 
-def _file(name: str) -> Response:
-    text = _asset(name)
-    if text is None:
+class ConsoleAssets:
+    """The console's files as served: each reference to another file carries that file's
+    version (`app.js?v=…`, a hash of what it serves, its own references included), so a file
+    asked for with its current version is cached for good, and a deployment that changes any
+    file changes the URLs that lead to it, up to index.html."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._served: dict[str, tuple[str, str]] = {}
+
+    def source(self, name: str) -> str | None:
+        path = self.directory / name
+        if not ASSET_NAME.match(name) or not path.is_file():
+            return None
+        return path.read_text(encoding="utf-8")
+
+    def served(self, name: str, naming: tuple[str, ...] = ()) -> tuple[str, str] | None:
+        """The file's text with its references versioned, and its own version; None when
+        there is no such file. `naming`: the files whose references led here (a loop among
+        them is named without a version)."""
+        if name in self._served:
+            return self._served[name]
+        if not naming and name != ENTRY and ENTRY not in self._served:
+            # Versions are worked out from the page down, whichever file is asked for first: a
+            # loop is cut at the same place in every process.
+            self.served(ENTRY)
+            return self.served(name)
+        text = self.source(name)
+        if text is None:
+            return None
+
+        def versioned(found: re.Match[str]) -> str:
+            quote, dot, other = found.groups()
+            known = None if other in (name, *naming) else self.served(other, (*naming, name))
+            if known is None:
+                return found.group(0)  # not a file of ours, or a loop: named as it is
+            return f"{quote}{dot or ''}{other}?v={known[1]}{quote}"
+
+        text = REFERENCE.sub(versioned, text)
+        version = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        self._served[name] = (text, version)
+        return text, version
+
+
+ASSET_FILES = ConsoleAssets(ASSETS)
+
+
+def _file(name: str, version: str | None = None) -> Response:
+    served = ASSET_FILES.served(name)
+    if served is None:
         return Response(
             body=_json(failure_payload("There is no such file in the console.")),
             status_code=404,
             headers=JSON_HEADERS,
         )
-    content_type = CONTENT_TYPES[Path(name).suffix]
-    return Response(
-        body=text, status_code=200, headers={"Content-Type": content_type, **SECURITY_HEADERS}
-    )
+    text, current = served
+    headers = {"Content-Type": CONTENT_TYPES[Path(name).suffix], **SECURITY_HEADERS}
+    if version == current and name != ENTRY:
+        headers["Cache-Control"] = FOR_GOOD
+    return Response(body=text, status_code=200, headers=headers)
 
 
 def _json(payload: dict[str, Any]) -> str:
@@ -91,7 +141,10 @@ def console_index() -> Response:
 def console_asset(asset: str) -> Response:
     # Every page names its icon (index.html's `<link rel="icon">`), so no browser asks the site's
     # root for one; `favicon.ico` beside the page answers the same icon for those that ask anyway.
-    return _file(FAVICON if asset == "favicon.ico" else asset)
+    # `?v=` names the version the page asked for: only the current one is cached for good.
+    query = console_api.current_request.query_params
+    version = query.get("v") if query else None
+    return _file(FAVICON if asset == "favicon.ico" else asset, version)
 
 
 @route(console_api, "GET", "/console/api/session", response=ConsoleSession)

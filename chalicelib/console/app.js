@@ -59,13 +59,21 @@ function showSignIn(reason = "") {
 }
 
 async function start() {
+  // The session and the group tree are asked for together, and the first page is drawn once the
+  // session is here: the group list only places groups in the choosers, which it redraws.
+  let placed = false;
+  loadGroupPlaces().then((places) => {
+    if (!places.length) return;
+    placed = true;
+    knowGroups(places);
+  });
   const answer = await loadSession();
   if (!answer.ok) {
     if (answer.status !== 401) signOut(failure(answer));
     return;
   }
   context.session = answer.object;
-  await loadGroupPlaces();
+  if (!placed) knowGroups(context.session.groups);
   who.replaceChildren(
     h("span", {}, `Signed in as ${context.session.alias || context.session.email}`),
     h("button", { type: "button", class: "link", onclick: () => signOut("You have signed out.") }, "Sign out"),
@@ -82,7 +90,7 @@ async function start() {
 }
 
 // Where each group sits (its parent): the API's group list, every page (a community has tens of
-// groups, a few pages at most). Unread, the choosers use the session's own parentId.
+// groups, a few pages at most). Unread (none answered), the choosers use the session's parentId.
 async function loadGroupPlaces() {
   const groups = [];
   let offset = "";
@@ -95,7 +103,7 @@ async function loadGroupPlaces() {
     if (!page.length || !next || next === offset) break;
     offset = next;
   }
-  knowGroups(groups.length ? groups : context.session.groups);
+  return groups;
 }
 
 // Each route() is numbered: a page whose module arrives after the person has moved on to

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 
@@ -18,12 +21,77 @@ def test_console_page_and_its_files_have_their_content_types(client):
     page = client.http.get("/console/")
     assert page.status_code == 200
     assert page.headers["Content-Type"] == "text/html; charset=utf-8"
-    assert b'<script type="module" src="app.js">' in page.body
+    assert re.search(rb'<script type="module" src="app\.js\?v=[0-9a-f]{16}">', page.body)
     assert "script-src 'self'" in page.headers["Content-Security-Policy"]
     assert page.headers["X-Content-Type-Options"] == "nosniff"
     for name, kind in [("app.js", "text/javascript"), ("style.css", "text/css")]:
         answer = client.http.get(f"/console/{name}")
         assert answer.status_code == 200 and answer.headers["Content-Type"].startswith(kind)
+
+
+def references(text: str) -> list[tuple[str, str]]:
+    """Each console file a page or module names, with the version it asks for ("" for none)."""
+    found = re.findall(
+        r"""["'](?:\./)?([a-z0-9-]+\.(?:js|css|svg))(?:\?v=([0-9a-f]+))?["']""", text
+    )
+    return [(name, version) for name, version in found if name != "index.html"]
+
+
+def test_every_file_the_console_names_carries_its_version_and_is_then_kept_for_good(client):
+    page = client.http.get("/console/")
+    assert page.headers["Cache-Control"] == "no-cache"  # the page names the versions: asked again
+    seen, waiting = set(), references(page.body.decode())
+    assert {"app.js", "api.js", "ui.js", "moderation.js", "style.css", "favicon.svg"} <= {
+        name for name, _ in waiting
+    }
+    while waiting:
+        name, version = waiting.pop()
+        assert version, f"{name} is named without its version"
+        if (name, version) in seen:
+            continue
+        seen.add((name, version))
+        answer = client.http.get(f"/console/{name}?v={version}")
+        assert answer.status_code == 200, name
+        assert answer.headers["Cache-Control"] == "public, max-age=31536000, immutable", name
+        waiting += references(answer.body.decode())
+    # Every page module is reached from the page, each in one version.
+    assert len({name for name, _ in seen}) == len(seen) >= 10
+
+
+@pytest.mark.parametrize("asked", ["", "?v=", "?v=0000000000000000", "?v=%00%ff", "?v=a&v=b"])
+def test_a_file_asked_for_without_its_current_version_is_asked_again_next_time(client, asked):
+    answer = client.http.get(f"/console/app.js{asked}")
+    assert answer.status_code == 200 and answer.headers["Cache-Control"] == "no-cache"
+
+
+def test_a_changed_file_changes_its_version_and_those_of_the_files_that_lead_to_it(tmp_path):
+    from chalicelib.api.console import ConsoleAssets
+
+    def write(files: dict[str, str]) -> ConsoleAssets:
+        for name, text in files.items():
+            (tmp_path / name).write_text(text)
+        return ConsoleAssets(Path(tmp_path))
+
+    files = {
+        "index.html": '<script type="module" src="app.js"></script>',
+        "app.js": 'import { a } from "./api.js"; const page = "./page.js"; const x = "other.js";',
+        "api.js": 'import "./app.js"; export const a = 1;',  # a loop: named as it is
+        "page.js": 'import { a } from "./api.js";',
+    }
+    first = write(files)
+    before = {name: first.served(name) for name in files}
+    # Asked for in another order (another process), the same versions.
+    again = write(files)
+    assert {name: again.served(name) for name in reversed(files)} == before
+    changed = write({"page.js": 'import { a } from "./api.js"; // changed'})
+    after = {name: changed.served(name) for name in files}
+    assert before["api.js"] == after["api.js"]  # leads nowhere that changed
+    for name in ("page.js", "app.js", "index.html"):
+        assert before[name][1] != after[name][1], name
+    text = after["app.js"][0]
+    assert f'"./page.js?v={after["page.js"][1]}"' in text
+    assert '"other.js"' in text  # not a file of the console: left as it was
+    assert '"./app.js"' in after["api.js"][0]
 
 
 def test_bare_console_path_redirects_to_the_slash_so_relative_links_work(client):
