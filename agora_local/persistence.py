@@ -10,9 +10,13 @@ previous snapshot), and loaded on start; a save of the state already on disk (as
 last written) writes nothing. The token secret that `make run` generates lives beside it,
 so tokens issued before a restart stay valid.
 
-A snapshot holds moto's own objects, so only the moto it was written with can read it. Each save
-therefore also writes the community in the fixture format of `cli export` beside it
-(`community.json`): when a later Agora comes with another moto (or another snapshot format),
+A snapshot holds moto's own objects, so only the moto it was written with can read it. A stop (and
+a start that changed what it restored: a migration, an export loaded) therefore also writes the community in the fixture format
+of `cli export` beside it (`community.json`); the timer's saves do not: the export reads every
+table through the embedded AWS (Scans in the middle of what the API is answering, twice a minute
+after any change), while the snapshot is pickled in process, with no request. After a crash the
+export is the last stop's, older than the snapshot: the next start sees it and the next stop
+writes it again. When a later Agora comes with another moto (or another snapshot format),
 `make run` says so in one line and loads that export into the new store instead, setting the old
 snapshot aside, rather than starting from the demo. Stored items of an older shape are brought to
 the current one by `migrate`, which `make run` runs on every start.
@@ -123,9 +127,11 @@ class LocalSnapshot:
         self.export_path = folder / EXPORT_NAME
         self.export = export
         self._save_lock = threading.Lock()
-        # The pickled state this process last wrote (or restored), snapshot and export both: a
-        # save of the same state (an idle timer's, a stop's after it) writes nothing.
+        # The pickled state this process last wrote (or restored) as the snapshot, and the one
+        # the export beside it holds: a save of the same state (an idle timer's, a stop's after
+        # it) writes nothing.
         self._written: bytes | None = None
+        self._exported: bytes | None = None
 
     def make_private(self) -> None:
         """The folder 700 and every file in it 600, however they were made (an older release
@@ -152,28 +158,31 @@ class LocalSnapshot:
             file.write(secret)
         return secret
 
-    def save(self) -> None:
+    def save(self, *, export: bool = True) -> None:
         """Write the state of every moto backend in use, replacing the last snapshot at once;
-        then the export beside it. Nothing is written when the state pickles to the same bytes
-        as this process's last save (or as the state it restored, when that snapshot's export was
-        complete) and both files are still there: the export (which reads every table through
-        the embedded AWS) is most of a save's cost."""
+        then (`export`: a stop's save, a start's) the export beside it. Each is written only
+        when the state pickles to other bytes than this process last wrote there (or restored)
+        or its file is gone: the export (which reads every table through the embedded AWS) is
+        most of a save's cost, so the timer's saves (`export=False`) leave it to the stop."""
         with self._save_lock:
             state_bytes = self._pickled_state()
-            if state_bytes == self._written and self._both_files_exist():
+            if state_bytes != self._written or not self.path.exists():
+                self._written = None
+                self.make_private()
+                partial = self.path.with_suffix(".partial")
+                with _private_file(partial, binary=True) as file:
+                    file.write(state_bytes)
+                os.replace(partial, self.path)
+                self._written = state_bytes
+            if not export or self.export is None:
                 return
-            self._written = None
-            self.make_private()
-            partial = self.path.with_suffix(".partial")
-            with _private_file(partial, binary=True) as file:
-                file.write(state_bytes)
-            os.replace(partial, self.path)
-            if self.export is not None:
+            if state_bytes != self._exported or not self.export_path.exists():
+                self._exported = None
                 # Read through the embedded AWS's server, outside its lock (the reads take it).
                 partial_export = self.export_path.with_suffix(".partial")
                 self.export(partial_export)
                 os.replace(partial_export, self.export_path)
-            self._written = state_bytes
+                self._exported = state_bytes
 
     @staticmethod
     def _pickled_state() -> bytes:
@@ -208,9 +217,6 @@ class LocalSnapshot:
         except FileNotFoundError:
             return False
 
-    def _both_files_exist(self) -> bool:
-        return self.path.exists() and (self.export is None or self.export_path.exists())
-
     def restore(self) -> bool:
         """Put the saved state into moto's backends; False when there is none to restore.
 
@@ -231,13 +237,14 @@ class LocalSnapshot:
             raise self._incompatible(snapshot_format, moto_version)
         for service, account, region, backend in state:
             get_backend(service)[account][region] = backend
-        if self._export_is_current():
-            # What was just restored is on disk, snapshot and export both: a save of that same
-            # state (a stop after a restart that changed nothing) writes neither again. The
-            # restored state is pickled afresh (10 ms): its bytes are this process's to compare,
-            # not the file's (another process's pickle of the same state may differ).
-            with self._save_lock:
-                self._written = self._pickled_state()
+        # What was just restored is on disk as the snapshot, and as the export when that is
+        # current: a save of that same state (a stop after a restart that changed nothing) writes
+        # neither again. The restored state is pickled afresh (10 ms): its bytes are this
+        # process's to compare, not the file's (another process's pickle of the same state may
+        # differ).
+        with self._save_lock:
+            self._written = self._pickled_state()
+            self._exported = self._written if self._export_is_current() else None
         return True
 
     def _incompatible(self, snapshot_format: Any, moto_version: str) -> SnapshotIncompatible:
@@ -302,7 +309,8 @@ class PeriodicSnapshot(threading.Thread):
         from chalicelib.logs import get_logger
 
         try:
-            self.snapshot.save()
+            # The snapshot only: the export, which reads every table, is the stop's.
+            self.snapshot.save(export=False)
         except Exception:
             # A backend changed while pickled (a dict resized): the next tick tries again.
             get_logger("snapshot").exception("snapshot not written")
