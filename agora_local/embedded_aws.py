@@ -16,6 +16,8 @@ import copy
 import threading
 from typing import Any
 
+from agora_local.key_pair import KeyPair
+
 # Reentrant: the transaction wrapper below also runs inside the handler's lock.
 DYNAMODB_LOCK = threading.RLock()
 _patched = False
@@ -129,17 +131,17 @@ def stream_record_count(table_name: str) -> int | None:
     return len(shards[0].items)
 
 
-def start_moto_server(port: int = 0) -> Any:
-    """A ThreadedMotoServer on loopback (port 0: a free one), safe for concurrent clients."""
-    from moto.server import ThreadedMotoServer
-
+def start_moto_server(key_pair: KeyPair, port: int = 0) -> Any:
+    """A ThreadedMotoServer on loopback (port 0: a free one), safe for concurrent clients, that
+    answers only requests signed with `key_pair` and never a browser (embedded_aws_gate)."""
     from agora_local.embedded_aws_answers import serialise_dynamodb_answers_cheaply
+    from agora_local.embedded_aws_gate import GatedMotoServer
 
     serialise_moto_dynamodb()
     serialise_dynamodb_answers_cheaply()
     share_data_loader_with_moto()
     remember_each_hosts_backend()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server = GatedMotoServer(key_pair, ip_address="127.0.0.1", port=port)
     server.start()
     return server
 

@@ -18,7 +18,7 @@ import pytest
 from moto import mock_aws
 
 from agora_local import moto_speedups
-from tests.support import REPO_ROOT
+from tests.support import REPO_ROOT, suite_key_pair
 
 
 @pytest.fixture(autouse=True)
@@ -221,7 +221,7 @@ def embedded_moto_server() -> Iterator[None]:
     # The server serialises moto's DynamoDB calls (as make run's does): that gives moto
     # DynamoDB's guarantee that each call is atomic, and nothing more, so races between calls
     # (a read, then a conditional write) play out as they would against DynamoDB.
-    server = start_moto_server()
+    server = start_moto_server(suite_key_pair())
     host, port = server.get_host_and_port()
     previous = os.environ.get("AWS_ENDPOINT_URL")
     # The clients and PynamoDB connections of the in-process mock, given back afterwards: made

@@ -12,7 +12,7 @@ from moto import mock_aws
 
 from chalicelib.aws import client
 from chalicelib.cli import Progress, main
-from tests.support import REPO_ROOT
+from tests.support import REPO_ROOT, suite_key_pair
 from tests.support.running import run_module
 
 DEMO = REPO_ROOT / "demo" / "community.json"
@@ -327,14 +327,21 @@ def run_cli(env: dict[str, str], *arguments: str, stdin: str = "") -> subprocess
 
 
 @pytest.mark.slow
-def test_only_aws_endpoint_url_is_enough_for_make_runs_embedded_aws():
+def test_the_endpoint_and_the_key_pair_are_enough_for_make_runs_embedded_aws():
+    """The embedded AWS answers only its key pair (CONTRACT §2): with the endpoint alone the CLI
+    is refused, in one line naming the credentials; with the pair it works."""
     from agora_local.embedded_aws import start_moto_server, stop_moto_server
 
-    server = start_moto_server()
+    pair = suite_key_pair()
+    server = start_moto_server(pair)
     try:
         host, port = server.get_host_and_port()
         env = {"AWS_ENDPOINT_URL": f"http://{host}:{port}", "AGORA_TABLE_PREFIX": "agora-first-"}
-        result = run_cli(env, "create-tables")
+        refused = run_cli(env, "create-tables")
+        assert refused.returncode != 0
+        assert "AWS refused the credentials" in refused.stderr, refused.stderr
+
+        result = run_cli({**env, **pair.environment()}, "create-tables")
         assert result.returncode == 0, result.stderr
         assert "agora-first-posts" in result.stdout
     finally:

@@ -13,6 +13,7 @@ import pytest
 
 from agora_local.embedded_aws import start_moto_server, stop_moto_server
 from infra.deploy import PACKAGE, main
+from tests.support import suite_key_pair
 
 GOOD = {"--stage": "prod", "--base-url": "https://c.example.org", "--alarm-email": "ops@c.org"}
 
@@ -50,7 +51,7 @@ def test_deploy_uploads_the_package_and_makes_a_change_set_with_the_parameters(m
         if os.environ.get("CI"):
             pytest.fail("build/package/sam.yaml is missing: make test runs make package first")
         pytest.skip("run `make package` first (make test does)")
-    server = start_moto_server()
+    server = start_moto_server(suite_key_pair())
     port = server.get_host_and_port()[1]
     try:
         monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{port}")

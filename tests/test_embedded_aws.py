@@ -9,13 +9,14 @@ import pytest
 from botocore.config import Config
 
 from agora_local.embedded_aws import start_moto_server, stop_moto_server
+from tests.support import suite_key_pair
 
 TABLE = "embedded-aws-test"
 
 
 @pytest.fixture(scope="module")
 def dynamodb():
-    server = start_moto_server()
+    server = start_moto_server(suite_key_pair())
     host, port = server.get_host_and_port()
     client = boto3.client(
         "dynamodb",

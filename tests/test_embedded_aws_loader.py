@@ -9,8 +9,9 @@ def test_the_embedded_aws_shares_agoras_data_loader():
 
     from agora_local.embedded_aws import start_moto_server, stop_moto_server
     from chalicelib import aws
+    from tests.support import suite_key_pair
 
-    server = start_moto_server()
+    server = start_moto_server(suite_key_pair())
     try:
         moto_session = AccountSpecificBackend.get_session()._session
         shared = aws.session().get_component("data_loader")

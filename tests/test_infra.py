@@ -11,7 +11,7 @@ import pytest
 
 from agora_local.embedded_aws import start_moto_server, stop_moto_server
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures
-from tests.support import REPO_ROOT
+from tests.support import REPO_ROOT, suite_key_pair
 from tests.support.running import run_module
 from tests.support.sam_stack import moto_stack, translated
 
@@ -121,7 +121,7 @@ def test_translated_stack_creates_in_moto_and_the_api_and_every_job_work_on_it(
     expanded = translated(packaged, f"s3://{CODE_BUCKET}/{CODE_KEY}", STACK_PARAMETERS)
     template, skipped, alarms = moto_stack(expanded)
     assert sum(r["Type"] == "AWS::DynamoDB::Table" for r in template["Resources"].values()) >= 10
-    server = start_moto_server()
+    server = start_moto_server(suite_key_pair())
     port = server.get_host_and_port()[1]
     try:
         endpoint = f"http://127.0.0.1:{port}"

@@ -25,6 +25,7 @@ from chalicelib.aws import client
 from chalicelib.store.outbox import streams_client
 from tests.fixtures import moto_dynamodb
 from tests.services.test_moto_speedups import stored_community
+from tests.support import suite_key_pair
 
 SCRATCH = "answers-scratch"
 BLOB = bytes(range(256))  # every byte value, not valid UTF-8
@@ -586,7 +587,7 @@ def test_an_odd_result_is_written_as_released_moto_writes_it(aws, operation, res
 
 @pytest.fixture
 def embedded() -> Iterator[Callable[[str], Any]]:
-    server = start_moto_server()
+    server = start_moto_server(suite_key_pair())
     host, port = server.get_host_and_port()
 
     def make(service: str) -> Any:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agora_local.key_pair import KeyPair
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -22,3 +24,9 @@ def mail_corpus_dir() -> Path:
 def mail_corpus_files() -> list[Path]:
     folder = mail_corpus_dir()
     return sorted(folder.glob("*.eml")) if folder.is_dir() else []
+
+
+def suite_key_pair() -> KeyPair:
+    """The key pair the suite's AWS clients sign with (tests/conftest.py sets it in the
+    environment): an embedded AWS a test starts answers only requests signed with it."""
+    return KeyPair(os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"])
