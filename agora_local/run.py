@@ -12,6 +12,7 @@ import json
 import os
 import re
 import secrets
+import shlex
 import socket
 import sys
 import threading
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agora_local.jobs import scheduled_jobs
+from agora_local.key_pair import KeyPair, folder_key_pair
 from agora_local.lifecycle import Intake, Scheduler, StopRequest, orderly_stop
 from agora_local.mailboxes import serve_local_mail
 from agora_local.permalinks import console_address
@@ -30,13 +32,58 @@ DEFAULT_DATA_DIR = PROJECT_DIR / ".agora-run"
 SNAPSHOT_SECONDS = 30.0
 
 
-def _prepare_environment() -> None:
-    """AWS's standard variables, set only when the user has not set them."""
+# AWS credentials of the environment that make run never uses (nor passes to its embedded AWS):
+# its own key pair replaces them.
+FOREIGN_CREDENTIALS = ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE")
+
+
+def _prepare_environment(key_pair: KeyPair) -> None:
+    """AWS's standard variables for make run's own process: the data folder's key pair, whatever
+    the environment held (a real key is never used); the region unless the user set one."""
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-    os.environ.setdefault("AWS_ACCESS_KEY_ID", "agora-local")
-    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "agora-local")
+    os.environ.update(key_pair.environment())
+    for name in FOREIGN_CREDENTIALS:
+        os.environ.pop(name, None)
     # The demo's and a developer's POP3 servers live on loopback or the local network (CONTRACT §2).
     os.environ.setdefault("AGORA_MAIL_ALLOW_PRIVATE_HOSTS", "1")
+
+
+# Settings only make run itself reads (or a secret the CLI finds in the embedded Secrets Manager):
+# not among the variables printed for the CLI.
+NOT_FOR_THE_CLI = (
+    "AGORA_PORT",
+    "AGORA_AWS_PORT",
+    "AGORA_DATA_DIR",
+    "AGORA_DEMO",
+    "AGORA_TOKEN_SECRET",
+)
+
+
+def cli_environment(settings: Any) -> dict[str, str]:
+    """Every variable a CLI needs to act on this make run as its own jobs do (CONTRACT §2): the
+    embedded AWS and its key pair, the site's address on this port, and each AGORA_ setting the
+    user gave make run (a table prefix, a KMS key, …)."""
+    printed = {
+        "AWS_ENDPOINT_URL": os.environ["AWS_ENDPOINT_URL"],
+        "AWS_DEFAULT_REGION": os.environ["AWS_DEFAULT_REGION"],
+        "AWS_ACCESS_KEY_ID": os.environ["AWS_ACCESS_KEY_ID"],
+        "AWS_SECRET_ACCESS_KEY": os.environ["AWS_SECRET_ACCESS_KEY"],
+        # With it, `cli poll-mail` polls the same (loopback) mailboxes.
+        "AGORA_MAIL_ALLOW_PRIVATE_HOSTS": os.environ["AGORA_MAIL_ALLOW_PRIVATE_HOSTS"],
+        # The site's address on this port: the CLI's links and its permalink matching use it.
+        "AGORA_BASE_URL": settings.public_base_url,
+    }
+    for name, value in sorted(os.environ.items()):
+        setting = name.removeprefix("AGORA_").lower()
+        if name.startswith("AGORA_") and setting in type(settings).model_fields:
+            if name not in NOT_FOR_THE_CLI and name not in printed:
+                printed[name] = value
+    return printed
+
+
+def export_lines(variables: dict[str, str]) -> list[str]:
+    """`export NAME=value`, one a line, quoted for a POSIX shell: pasted, they set each one."""
+    return [f"export {name}={shlex.quote(value)}" for name, value in variables.items()]
 
 
 def data_folder(settings: Any) -> Path:
@@ -149,14 +196,14 @@ def check_port_free(port: int, variable: str) -> None:
             ) from None
 
 
-def start_embedded_aws(port: int) -> Any:
+def start_embedded_aws(port: int, key_pair: KeyPair) -> Any:
     import logging
 
     from agora_local.embedded_aws import start_moto_server
 
     # One access-log line per AWS call would bury the API's own log.
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    return start_moto_server(port)
+    return start_moto_server(key_pair, port)
 
 
 def ensure_kms_key(alias: str) -> str:
@@ -335,7 +382,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         snapshot = prepare_persistence(arguments.reset)
-        _prepare_environment()
+        key_pair = folder_key_pair(snapshot.folder)
+        _prepare_environment(key_pair)
         settings = reload_settings()
     except SettingsError as error:
         print(f"make run: {error}", file=sys.stderr)
@@ -352,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
         print(busy, file=sys.stderr)
         return 1
     demo_hashes = start_demo_hashes(settings, snapshot)
-    aws_server = start_embedded_aws(settings.aws_port)
+    aws_server = start_embedded_aws(settings.aws_port, key_pair)
     endpoint = f"http://127.0.0.1:{settings.aws_port}"
     os.environ["AWS_ENDPOINT_URL"] = endpoint
 
@@ -422,14 +470,9 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"Agora API:          http://127.0.0.1:{settings.port}/api/v1/en_US/")
     print(f"Console:            http://127.0.0.1:{settings.port}/console/")
-    print(f"AWS_ENDPOINT_URL={endpoint}")
-    print(f"AWS_DEFAULT_REGION={os.environ['AWS_DEFAULT_REGION']}")
-    print(f"AWS_ACCESS_KEY_ID={os.environ['AWS_ACCESS_KEY_ID']}")
-    print(f"AWS_SECRET_ACCESS_KEY={os.environ['AWS_SECRET_ACCESS_KEY']}")
-    # With these, `python -m chalicelib.cli poll-mail` polls the same (loopback) mailboxes.
-    print(f"AGORA_MAIL_ALLOW_PRIVATE_HOSTS={os.environ['AGORA_MAIL_ALLOW_PRIVATE_HOSTS']}")
-    # The site's address on this port: the CLI's links and its permalink matching use it.
-    print(f"AGORA_BASE_URL={settings.public_base_url}")
+    print("For the CLI (python -m chalicelib.cli), paste into a shell:")
+    for line in export_lines(cli_environment(settings)):
+        print(line)
     if credentials:
         print(f"root administrator: {credentials[0]} / {credentials[1]}")
     print("Ctrl-C stops everything.", flush=True)

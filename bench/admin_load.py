@@ -17,6 +17,7 @@ import itertools
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import threading
@@ -154,8 +155,8 @@ def aws_environment(output: list[str]) -> dict[str, str]:
     `AGORA_*` setting its loopback mailboxes need), so the CLI works on what `make run` does."""
     env = {}
     for line in output:
-        if match := re.match(r"((?:AWS|AGORA)_[A-Z_]+)=(\S+)$", line.strip()):
-            env[match.group(1)] = match.group(2)
+        if match := re.match(r"export ((?:AWS|AGORA)_[A-Z_]+)=(.*)$", line.strip()):
+            env[match.group(1)] = "".join(shlex.split(match.group(2)))
     return env
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -12,11 +14,17 @@ from tests.support import REPO_ROOT
 from tests.support.running import free_port, run_module, start_agora
 
 CORS_ORIGIN = "https://app.example.org"
+# An operator's real AWS credentials in the shell that starts make run (AWS's documented examples).
+REAL_LOOKING = {
+    "AWS_ACCESS_KEY_ID": "AKIAIOSFODNN7EXAMPLE",
+    "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "AWS_SESSION_TOKEN": "FwoGZXIvYXdzEXAMPLESESSIONTOKEN",
+}
 
 
 @pytest.fixture(scope="module")
 def running():
-    agora = start_agora({"AGORA_CORS_ORIGINS": CORS_ORIGIN})
+    agora = start_agora({"AGORA_CORS_ORIGINS": CORS_ORIGIN, **REAL_LOOKING})
     yield agora
     agora.stop()
 
@@ -31,6 +39,20 @@ def test_make_run_prints_credentials_and_serves_the_home_page(running):
     )
     assert status == 200 and body["success"] is True
     assert body["object"]["type"] == "HomePage"
+
+
+@pytest.mark.slow
+def test_make_run_prints_a_key_pair_of_its_own_never_the_environments(running):
+    """CONTRACT §2: whatever AWS key the environment holds, make run neither uses nor prints it;
+    its own pair is kept in the data folder, readable by its owner only."""
+    output = "".join(running.output)
+    assert [value for value in REAL_LOOKING.values() if value in output] == []
+    kept = Path(running.temporary_data_dir) / "aws-key-pair.json"
+    assert kept.stat().st_mode & 0o777 == 0o600
+    stored = json.loads(kept.read_text())
+    assert running.printed["AWS_ACCESS_KEY_ID"] == stored["accessKeyId"]
+    assert running.printed["AWS_SECRET_ACCESS_KEY"] == stored["secretAccessKey"]
+    assert "AWS_SESSION_TOKEN" not in running.printed
 
 
 @pytest.mark.slow

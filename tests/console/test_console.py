@@ -651,7 +651,7 @@ def test_mail_log_reads_the_api_its_outcome_filter_asks_it_and_notifications_sav
     screenshot(page, "mail-log")
     assert axe_violations(page) == []
 
-    env = {**os.environ, "AWS_ENDPOINT_URL": agora.aws_endpoint, "PYTHONPATH": str(REPO_ROOT)}
+    env = {**os.environ, **agora.printed, "PYTHONPATH": str(REPO_ROOT)}
     subprocess.run(
         [sys.executable, "-c", SEED_MAIL_LOG, GARDENING], env=env, check=True, cwd=REPO_ROOT
     )

@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import time
-import urllib.request
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
@@ -37,11 +36,12 @@ def running():
 
 
 def cli(running, *command: str) -> subprocess.CompletedProcess:
-    """The CLI with nothing but what `make run` printed (and what any process has)."""
+    """The CLI in a shell given nothing but the `export` lines `make run` printed, pasted as
+    they are (and what any process has)."""
     env = {name: os.environ[name] for name in ("PATH", "HOME", "LANG") if name in os.environ}
-    env.update(running.printed, PYTHONPATH=str(REPO_ROOT))
+    script = "\n".join([*running.export_lines, 'exec "$@"'])
     return subprocess.run(
-        [sys.executable, "-m", "chalicelib.cli", *command],
+        ["bash", "-c", script, "cli", sys.executable, "-m", "chalicelib.cli", *command],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,
@@ -52,8 +52,7 @@ def cli(running, *command: str) -> subprocess.CompletedProcess:
 
 def sent_to(running) -> Counter[str]:
     """Recipients of every mail the embedded SES accepted (moto's model data)."""
-    with urllib.request.urlopen(running.aws_endpoint + "/moto-api/data.json", timeout=30) as r:
-        data = json.load(r)
+    data = running.moto_api("data.json")
     return Counter(parseaddr(to)[1] for m in data["ses"]["RawMessage"] for to in m["destinations"])
 
 
@@ -61,14 +60,15 @@ def sent_to(running) -> Counter[str]:
 def test_cli_poll_mail_with_only_make_runs_variables_notifies_each_subscriber_once(
     running, mailbox
 ):
-    assert set(running.printed) == {
-        "AWS_ENDPOINT_URL",
-        "AWS_DEFAULT_REGION",
-        "AWS_ACCESS_KEY_ID",
-        "AWS_SECRET_ACCESS_KEY",
-        "AGORA_MAIL_ALLOW_PRIVATE_HOSTS",  # its demo mailboxes are on loopback (CONTRACT §2)
-        "AGORA_BASE_URL",  # the site on make run's own port: the CLI's links and permalinks
-    }
+    assert [line.split("=", 1)[0] for line in running.export_lines] == [
+        "export AWS_ENDPOINT_URL",
+        "export AWS_DEFAULT_REGION",
+        "export AWS_ACCESS_KEY_ID",  # make run's own key pair (CONTRACT §2)
+        "export AWS_SECRET_ACCESS_KEY",
+        "export AGORA_MAIL_ALLOW_PRIVATE_HOSTS",  # its demo mailboxes are on loopback
+        "export AGORA_BASE_URL",  # the site on make run's own port: the CLI's links and permalinks
+    ]
+    assert running.printed["AWS_ACCESS_KEY_ID"].startswith("AGORALOCAL")
     assert running.printed["AGORA_BASE_URL"] == running.base.replace("127.0.0.1", "localhost")
     auth = {"X-Auth": running.token()}
     settings = mailbox.api_settings()
@@ -105,8 +105,7 @@ def test_cli_poll_mail_with_only_make_runs_variables_notifies_each_subscriber_on
 def raw_sent(running) -> list[tuple[list[str], EmailMessage]]:
     """Every mail the embedded SES accepted, as a recipient reads it: with the Message-ID that
     SES writes (moto leaves it out), `<{SES id}@email.amazonses.com>`."""
-    with urllib.request.urlopen(running.aws_endpoint + "/moto-api/data.json", timeout=30) as r:
-        data = json.load(r)
+    data = running.moto_api("data.json")
     found = []
     for sent in data["ses"]["RawMessage"]:
         message = email.message_from_string(sent["raw_data"], policy=email.policy.default)

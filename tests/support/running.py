@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -33,8 +34,10 @@ class RunningAgora:
     admin_email: str = ""
     admin_password: str = ""
     aws_endpoint: str = ""
-    # The variables it printed for the CLI (AWS_ENDPOINT_URL, region, credentials).
+    # The variables it printed for the CLI (AWS_ENDPOINT_URL, region, its key pair, …), and the
+    # `export NAME=value` lines themselves, as printed.
     printed: dict[str, str] = field(default_factory=dict)
+    export_lines: list[str] = field(default_factory=list)
     # The data folder start_agora made for this run (removed on stop), or "" when given.
     temporary_data_dir: str = ""
 
@@ -110,6 +113,19 @@ class RunningAgora:
         if not self._token:
             self._token = self.login()
         return self._token
+
+    def moto_api(self, path: str) -> Any:
+        """A JSON page of the embedded AWS's `/moto-api/` (the mail SES accepted, …), asked with
+        HTTP Basic of the key pair make run printed."""
+        import base64
+
+        pair = f"{self.printed['AWS_ACCESS_KEY_ID']}:{self.printed['AWS_SECRET_ACCESS_KEY']}"
+        request = urllib.request.Request(
+            f"{self.aws_endpoint}/moto-api/{path}",
+            headers={"Authorization": "Basic " + base64.b64encode(pair.encode()).decode()},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.load(response)
 
     def stop(self, how: signal.Signals | None = None) -> None:
         """Stop it with `how`. Unsaid: when its data folder is this run's temporary one (removed
@@ -196,10 +212,10 @@ def start_agora(
         running.output.append(line)
         if match := re.match(r"root administrator: (\S+) / (\S+)", line):
             running.admin_email, running.admin_password = match.groups()
-        if line.startswith("AWS_ENDPOINT_URL="):
-            running.aws_endpoint = line.strip().split("=", 1)[1]
-        if match := re.match(r"((?:AWS|AGORA)_[A-Z_]+)=(\S+)$", line.strip()):
-            running.printed[match.group(1)] = match.group(2)
+        if match := re.match(r"export ((?:AWS|AGORA)_[A-Z_]+)=(.*)$", line.rstrip("\n")):
+            running.export_lines.append(line.rstrip("\n"))
+            running.printed[match.group(1)] = "".join(shlex.split(match.group(2)))
+        running.aws_endpoint = running.printed.get("AWS_ENDPOINT_URL", "")
         if line.startswith("Ctrl-C stops everything."):
             return running
         if time.monotonic() > deadline:
