@@ -468,6 +468,15 @@ def main(argv: list[str] | None = None) -> int:
     serving = threading.Thread(target=server.server.serve_forever, name="agora-api", daemon=True)
     serving.start()
 
+    print_banner(settings, credentials)
+    stop_request.wait()
+    orderly_stop(snapshot, saver, intake, scheduler, server, aws_server)
+    mail.stop()
+    return 0
+
+
+def print_banner(settings: Any, credentials: tuple[str, str] | None) -> None:
+    """What make run serves, and the variables that give a CLI working on it."""
     print(f"Agora API:          http://127.0.0.1:{settings.port}/api/v1/en_US/")
     print(f"Console:            http://127.0.0.1:{settings.port}/console/")
     print("For the CLI (python -m chalicelib.cli), paste into a shell:")
@@ -476,11 +485,6 @@ def main(argv: list[str] | None = None) -> int:
     if credentials:
         print(f"root administrator: {credentials[0]} / {credentials[1]}")
     print("Ctrl-C stops everything.", flush=True)
-
-    stop_request.wait()
-    orderly_stop(snapshot, saver, intake, scheduler, server, aws_server)
-    mail.stop()
-    return 0
 
 
 def start_demo_hashes(settings: Any, snapshot: Any) -> Any:
