@@ -78,6 +78,9 @@ MAILBOX_HOST: Rule = (
 )
 # An enabled mailbox needs a password: the one sent, or one stored before.
 PASSWORD_KEPT: Rule = ("serverPassword", r"an enabled connector needs the POP3 account's password")
+# Two values of one body: an enabled mailbox needs its user name (reached once a password is
+# stored, as make run stores the demo's: the password rule answers first otherwise).
+USER_NAMED: Rule = ("serverUsername", r"an enabled connector needs the POP3 account's username")
 # No two flags of a list may name the same day or hour: unique by one key of an object, which
 # JSON Schema's uniqueItems (whole items) cannot say.
 ONCE: Rule = ("skipDays|skipHours", r"'.*' appears more than once")
@@ -114,8 +117,12 @@ STATE_RULES: dict[str, tuple[Rule, ...]] = {
     "POST /api/v1/en_US/profile/section": (SECTION_NAME,),
     "PUT /api/v1/en_US/profile/section/{sectionId}": (SECTION_NAME,),
     "POST /rest/v1/en_US/player": ((r"id|name", r"(id|name) is already taken"),),
-    "PUT /api/v1/en_US/connector/email-to-comment": (MAILBOX_HOST, PASSWORD_KEPT),
-    "PUT /api/v1/en_US/connector/email-to-post/{groupId}": (MAILBOX_HOST, PASSWORD_KEPT),
+    "PUT /api/v1/en_US/connector/email-to-comment": (MAILBOX_HOST, PASSWORD_KEPT, USER_NAMED),
+    "PUT /api/v1/en_US/connector/email-to-post/{groupId}": (
+        MAILBOX_HOST,
+        PASSWORD_KEPT,
+        USER_NAMED,
+    ),
     "PUT /api/v1/en_US/feed/settings/{groupId}": (ONCE,),
     # The unsubscribe token is signed: a client cannot make one that the API accepts.
     "POST /api/v1/en_US/unsubscribe": (("token", r"the unsubscribe link is not valid"),),
