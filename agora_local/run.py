@@ -403,6 +403,9 @@ def main(argv: list[str] | None = None) -> int:
     aws_server = start_embedded_aws(settings.aws_port, key_pair)
     endpoint = f"http://127.0.0.1:{settings.aws_port}"
     os.environ["AWS_ENDPOINT_URL"] = endpoint
+    # Read again now that they point at the embedded AWS: its defaults follow (mail auth off,
+    # private mailbox hosts allowed), as for a CLI given the endpoint.
+    settings = reload_settings()
 
     from chalicelib import aws
     from chalicelib.store.tables import create_tables

@@ -305,3 +305,32 @@ def test_a_cli_given_only_the_endpoint_and_key_pair_polls_as_make_runs_jobs_do(r
         "GET", f"/api/v1/en_US/post/list/{TOMATOES}?pageSize=5", headers=auth
     )
     assert [p["source"] for p in body["object"]["posts"] if p["title"] == title] == ["email"]
+
+
+@pytest.mark.slow
+def test_make_runs_own_schedule_reads_unsigned_mail_as_its_cli_does(running, mailbox):
+    """make run sets its endpoint after reading its settings: read again, its jobs take the
+    embedded AWS's defaults too (no sender check), not `verify`'s, which rejects the demo's
+    unsigned mail."""
+    import secrets
+
+    auth = {"X-Auth": running.token()}
+    path = f"/api/v1/en_US/connector/email-to-post/{TOMATOES}"
+    status, body = running.request("PUT", path, mailbox.api_settings(), headers=auth)
+    assert status == 200, body
+    title = f"Tomato feed {secrets.token_hex(3)}"
+    mailbox.deliver(mail("gus@agora.example", title, "Comfrey tea works."))
+
+    status, body = running.request("POST", f"{path}/poll", None, headers=auth)
+
+    assert status == 202, body
+    listing = f"/api/v1/en_US/connector/email-to-post/{TOMATOES}/log?pageSize=5"
+    deadline = time.monotonic() + 90
+    entries: list[dict] = []
+    while time.monotonic() < deadline:
+        entries = running.request("GET", listing, headers=auth)[1]["object"]["entries"]
+        if any(e["subject"] == title for e in entries):
+            break
+        time.sleep(0.5)
+    [entry] = [e for e in entries if e["subject"] == title]
+    assert entry["status"] == "posted", entry
