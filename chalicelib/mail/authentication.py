@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from chalicelib.logs import get_logger
-from chalicelib.mail.reading import reading_problem
+from chalicelib.mail.reading import mail_bytes, reading_problem
 
 log = get_logger("mail")
 
@@ -369,6 +369,7 @@ class SenderVerifier:
         ambiguous = reading_problem(raw)
         if ambiguous is not None:
             return None, [f"no DKIM signature counts: {ambiguous}"], None
+        raw = mail_bytes(raw)  # what the parser reads, byte for byte
         try:
             signed = dkim.DKIM(raw, logger=_QUIET, minkey=1024)
             count = sum(1 for name, _ in signed.headers if name.lower() == b"dkim-signature")
@@ -423,7 +424,7 @@ def _header_counts(raw: bytes, dkim_headers: list[Any]) -> dict[str, int]:
         key = bytes(name).decode("ascii", "replace").lower()
         if key in counts:
             counts[key] += 1
-    parsed = BytesHeaderParser(policy=policy.compat32).parsebytes(raw.lstrip(b"\r\n\t "))
+    parsed = BytesHeaderParser(policy=policy.compat32).parsebytes(raw)
     for key in counts:
         counts[key] = max(counts[key], len(parsed.get_all(key) or []))
     return counts

@@ -13,6 +13,7 @@ from email.parser import BytesParser
 from chalicelib.mail.charsets import BINARY, clean_line, decoded_text
 from chalicelib.mail.headers import decode_words, header_text
 from chalicelib.mail.markup import chosen_body, text_to_html
+from chalicelib.mail.reading import mail_bytes
 
 MAX_MIME_DEPTH = 20
 MAX_MIME_HEADER_CHARS = 4000
@@ -34,9 +35,10 @@ class Attachment:
 
 
 def read_message(raw: bytes) -> EmailMessage:
-    # Some exports start with blank lines, which a strict parser reads as "no headers at all".
-    # An mbox "From " line is read by the parser as the unix-from and needs nothing here.
-    content = raw.lstrip(b"\r\n\t ")
+    # Some exports start with blank lines, which a strict parser reads as "no headers at all";
+    # the signature check reads the same bytes (chalicelib/mail/reading.py). An mbox "From "
+    # line is read by the parser as the unix-from and needs nothing here.
+    content = mail_bytes(raw)
     # Cheap early answers for MIME bombs: the standard parser recurses per level, and its time
     # grows faster than the number of parts.
     if len(_MIME_NESTING_HINT.findall(content, 0, _HINT_WINDOW)) > MAX_MIME_DEPTH:

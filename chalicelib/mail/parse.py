@@ -84,6 +84,7 @@ from chalicelib.mail.mime import (
     forwarded_body,
     read_message,
 )
+from chalicelib.mail.reading import reading_problem
 
 # Callers import these from here (the mail's facts and the text helpers in one place).
 __all__ = [
@@ -131,6 +132,9 @@ class ParsedMail:
     authentication_results: tuple[AuthenticationResult, ...]
     # Why the mail has nothing to post (rules in the module docstring); None when it has text.
     body_problem: str | None = None
+    # Why its header block reads differently to a signature check (chalicelib/mail/reading.py):
+    # no signature, nor a receiving server's verdict on it, is about what is read here.
+    reading_problem: str | None = None
 
     @property
     def dedup_key(self) -> str:
@@ -213,6 +217,7 @@ def _parsed(raw: bytes, message: EmailMessage) -> ParsedMail:
         is_spam=is_spam_mail(message),
         authentication_results=tuple(authentication_results_of(message)),
         body_problem=body_problem_of(text, body, attachments),
+        reading_problem=reading_problem(raw),
     )
 
 

@@ -6,6 +6,8 @@ and ends the header block at the first line that is not a header, where dkimpy r
 So one unsigned header hiding `\\rFrom: …\\rSubject: …\\r\\r<text>` in front of a genuine signed
 mail verifies (dkimpy reads the genuine headers) while the parser reads the hidden ones. The rules:
 
+* Both read the same bytes, `mail_bytes(raw)`: the mail without the blank lines some exports
+  start with (the parser would read none of its headers after them).
 * The header block is everything up to and including dkimpy's first empty line (the parser's
   block never reaches past it: every line end dkimpy sees, the parser sees too).
 * A header block holding a NUL, a CR that does not start a CRLF, or an LF without its CR while
@@ -14,7 +16,8 @@ mail verifies (dkimpy reads the genuine headers) while the parser reads the hidd
 * Otherwise the two readings are compared: the same header fields (names and values) in the
   same order, and the body starting at the same byte. Any difference (an empty header name, a
   `From ` line the parser pushes into the body, or one between a header and its folded line,
-  which the parser drops and dkimpy reads on) and no signature counts.
+  which the parser drops and dkimpy reads on) and no signature counts. A header block dkimpy
+  refuses (a line that is no header) is read by no signature anyway.
 """
 
 from __future__ import annotations
@@ -29,6 +32,12 @@ _BARE_CR = re.compile(rb"\r(?!\n)")
 _BARE_LF = re.compile(rb"(?<!\r)\n")
 
 
+def mail_bytes(raw: bytes) -> bytes:
+    """The bytes both the signature check and the parser read: leading blank lines (and white
+    space) dropped, as some exports start with them."""
+    return raw.lstrip(b"\r\n\t ")
+
+
 def header_block(raw: bytes) -> bytes:
     """The header block as dkimpy reads it, its closing empty line included."""
     end = _BLOCK_END.search(raw)
@@ -38,6 +47,7 @@ def header_block(raw: bytes) -> bytes:
 def reading_problem(raw: bytes) -> str | None:
     """Why the signature check and the mail parser would read `raw`'s headers differently (plain
     words for the mail log), or None when they read the same header lines."""
+    raw = mail_bytes(raw)
     block = header_block(raw)
     if b"\0" in block:
         return "its header block holds a NUL byte"
@@ -45,7 +55,9 @@ def reading_problem(raw: bytes) -> str | None:
         return "its header block holds a CR that does not end a line (a bare CR)"
     if b"\r\n" in block and _BARE_LF.search(block):
         return "its header block mixes LF line ends with CRLF ones (a bare LF)"
-    if _signature_reading(raw) != _parser_reading(raw):
+    signature = _signature_reading(raw)
+    # A header block dkimpy refuses is no reading of its: no signature of the mail verifies.
+    if signature is not None and signature != _parser_reading(raw):
         return "its header block reads differently to the signature check and to the mail reader"
     return None
 
@@ -68,11 +80,9 @@ def _signature_reading(raw: bytes) -> Reading:
 
 
 def _parser_reading(raw: bytes) -> Reading:
-    """The same as the mail parser reads `raw` (chalicelib.mail.mime.read_message: leading blank
-    lines dropped, then the standard parser)."""
-    content = raw.lstrip(b"\r\n\t ")
+    """The same as the mail parser (chalicelib.mail.mime.read_message) reads `raw`."""
     try:
-        message = BytesParser(policy=policy.compat32).parsebytes(content, headersonly=True)
+        message = BytesParser(policy=policy.compat32).parsebytes(raw, headersonly=True)
     except Exception:  # the parser refuses it: parse_mail rejects the mail
         return None
     # The payload as the parser keeps it: get_payload() would decode 8-bit bytes by its charset.

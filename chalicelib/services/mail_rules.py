@@ -70,6 +70,14 @@ def screen(parsed: Any, authserv_id: str | None) -> Plan | None:
         return Plan(MailStatus.IGNORED, f"auto-reply: {parsed.auto_reason}")
     if authserv_id and dmarc_failed(parsed, authserv_id):
         return Plan(MailStatus.REJECTED, f"spoofed: DMARC failed at {authserv_id}")
+    if authserv_id and parsed.reading_problem:
+        # One reading (CONTRACT §9): the receiving server's DMARC verdict is about its own reading
+        # of the mail, and this one reads two ways; it is the signer's only with AGORA_MAIL_AUTH=off.
+        return Plan(
+            MailStatus.REJECTED,
+            f"sender not verified: {parsed.reading_problem}, so the DMARC result of "
+            f"{authserv_id} may be about another reading of it",
+        )
     if parsed.is_spam:
         return Plan(MailStatus.REJECTED, "marked as spam by the receiving server")
     if not parsed.from_address:

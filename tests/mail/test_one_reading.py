@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from chalicelib.mail.authentication import SenderVerifier
 from chalicelib.mail.parse import MailParseError, parse_mail
-from chalicelib.mail.reading import header_block, reading_problem
+from chalicelib.mail.reading import header_block, mail_bytes, reading_problem
 from tests.mail.test_authentication import FakeDns, records, threaded
 from tests.support.dkim_signing import SIGNED_HEADERS, dkim_record, signed
 
@@ -235,6 +235,26 @@ def test_a_signature_that_signs_no_mime_header_still_counts():
 
 
 @pytest.mark.fast
+def test_the_parsed_mail_says_when_it_reads_two_ways():
+    """What mail-in's header mode (no signature check of ours) goes by."""
+    assert parse_mail(smuggled(EXPLOIT)).reading_problem == (
+        "its header block holds a CR that does not end a line (a bare CR)"
+    )
+    assert parse_mail(genuine()).reading_problem is None
+    assert parse_mail(genuine().replace(b"\r\n", b"\n")).reading_problem is None
+
+
+@pytest.mark.fast
+def test_a_mail_starting_with_blank_lines_is_verified_as_the_parser_reads_it():
+    """Some exports start with a blank line: dkimpy alone would read no header at all, the
+    parser skips it; both now read the mail after it."""
+    raw = b"\r\n" + genuine()
+
+    assert reading_problem(raw) is None
+    assert verdict_of(raw).verified and read_as_signed(raw)
+
+
+@pytest.mark.fast
 def test_a_mail_stored_with_lf_line_ends_throughout_still_verifies():
     raw = genuine().replace(b"\r\n", b"\n")
 
@@ -319,7 +339,7 @@ def header_blocks(draw) -> bytes:
 
 
 def signature_reading(raw: bytes) -> tuple[list[tuple[bytes, bytes]], bytes]:
-    headers, body = dkim.rfc822_parse(raw)
+    headers, body = dkim.rfc822_parse(mail_bytes(raw))
     fields = [(bytes(n).lower(), _value(bytes(v))) for n, v in headers]
     return fields, body.replace(b"\r\n", b"\n")
 
@@ -328,9 +348,7 @@ def parser_reading(raw: bytes) -> tuple[list[tuple[bytes, bytes]], bytes]:
     from email import policy
     from email.parser import BytesParser
 
-    message = BytesParser(policy=policy.compat32).parsebytes(
-        raw.lstrip(b"\r\n\t "), headersonly=True
-    )
+    message = BytesParser(policy=policy.compat32).parsebytes(mail_bytes(raw), headersonly=True)
     fields = [
         (n.encode("ascii", "surrogateescape").lower(), _value(v.encode("ascii", "surrogateescape")))
         for n, v in message.raw_items()
@@ -351,7 +369,7 @@ def _value(value: bytes) -> bytes:
 @example(b"From: a\r\nFrom the moderators\r\n\r\nBody line.\r\n")
 def test_property_one_reading_means_the_same_header_fields_and_body(raw):
     """Whenever the mail is not refused, every header field dkimpy reads (name and value, in
-    order) is the one the parser reads, and the body starts at the same byte."""
+    order) is the one the parser reads, and the body is the same, both reading the same bytes."""
     if reading_problem(raw) is not None:
         return
     try:

@@ -154,3 +154,20 @@ def test_a_cut_never_leaves_half_a_tag():
     markup = "<p>" + "a" * 99 + '<a href="https://example.org/' + "x" * 500 + '">link</a></p>'
     fitted, truncated = mail_rules.fit_html(markup, 300)
     assert truncated and "<a" not in fitted and "href" not in fitted
+
+
+def test_under_header_mode_a_mail_read_two_ways_is_not_the_senders():
+    """CONTRACT §9: a header block read two ways is the signer's only with AGORA_MAIL_AUTH=off;
+    the receiving server's DMARC pass was about its own reading."""
+    problem = "its header block holds a CR that does not end a line (a bare CR)"
+    two_ways = parsed(reading_problem=problem)
+
+    plan = mail_rules.screen(two_ways, "mx.community.example")
+
+    assert plan is not None and plan.status == "rejected"
+    assert plan.reason == (
+        f"sender not verified: {problem}, so the DMARC result of mx.community.example may be "
+        "about another reading of it"
+    )
+    assert mail_rules.screen(two_ways, None) is None  # AGORA_MAIL_AUTH=off: read as it is
+    assert mail_rules.screen(parsed(), "mx.community.example") is None
