@@ -150,6 +150,9 @@ $(PACKAGE_CHECKED): $(STAMP) $(PACKAGE_INPUTS)
 	touch $@
 
 ## deploy: make deploy STAGE=prod BASE_URL=https://… ALARM_EMAIL=ops@… [MAIL_SENDER_DOMAIN=…] [ARCH=arm64]
+## [PAGE_EMAIL=…: paged for data loss, an API members cannot use, mail stopped (default ALARM_EMAIL)]
+## [SES_DAILY_QUOTA=…: the account's SES 24-hour quota; MONTHLY_BUDGET_USD=…: the month's budget
+##  (each kept from the last deploy when not given; defaults 200 and 25)]
 ## [ALLOW_REPLACE=1: a change may replace or delete a table or the token secret]
 ## [API_GATEWAY_ACCOUNT=1: the stack sets the account's API Gateway logging role]
 ## [ROLLBACK_ALARMS=0: a prod canary ignores the new version's alarms, to land a fix]
@@ -159,16 +162,20 @@ ALLOW_REPLACE ?=
 API_GATEWAY_ACCOUNT ?=
 ROLLBACK_ALARMS ?= 1
 ALL_AT_ONCE ?=
+PAGE_EMAIL ?=
+SES_DAILY_QUOTA ?=
+MONTHLY_BUDGET_USD ?=
 DEPLOY_FLAGS = $(if $(filter 1 yes true,$(ALLOW_REPLACE)),--allow-replace) \
   $(if $(filter 1 yes true,$(API_GATEWAY_ACCOUNT)),--api-gateway-account) \
   $(if $(filter 0 no false,$(ROLLBACK_ALARMS)),--no-rollback-alarms) \
   $(if $(filter 1 yes true,$(ALL_AT_ONCE)),--all-at-once)
+DEPLOY_SETTINGS = --stage "$(STAGE)" --base-url "$(BASE_URL)" --alarm-email "$(ALARM_EMAIL)" \
+  --mail-sender-domain "$(MAIL_SENDER_DOMAIN)" --page-email "$(PAGE_EMAIL)" \
+  --ses-daily-quota "$(SES_DAILY_QUOTA)" --monthly-budget-usd "$(MONTHLY_BUDGET_USD)"
 deploy: $(STAMP)
-	PYTHONPATH=. $(BIN)/python -m infra.deploy --check --stage "$(STAGE)" --base-url "$(BASE_URL)" \
-	  --alarm-email "$(ALARM_EMAIL)" --mail-sender-domain "$(MAIL_SENDER_DOMAIN)"
+	PYTHONPATH=. $(BIN)/python -m infra.deploy --check $(DEPLOY_SETTINGS)
 	$(MAKE) package STAGE=$(STAGE) ARCH=$(ARCH)
-	PYTHONPATH=. $(BIN)/python -m infra.deploy --stage "$(STAGE)" --base-url "$(BASE_URL)" \
-	  --alarm-email "$(ALARM_EMAIL)" --mail-sender-domain "$(MAIL_SENDER_DOMAIN)" $(DEPLOY_FLAGS)
+	PYTHONPATH=. $(BIN)/python -m infra.deploy $(DEPLOY_SETTINGS) $(DEPLOY_FLAGS)
 
 ## restore: make restore STAGE=prod TABLE=posts TIME=2026-11-26T08:00:00Z: the table as it was
 ## then, restored into a new table, and the stack switched onto it (TIME=original: back)

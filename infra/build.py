@@ -24,7 +24,7 @@ from typing import Any
 
 from chalicelib.jobs.pacing import SENDERS
 from chalicelib.settings import Settings
-from infra import monitoring, operations, privileges, restore, rollout, watch
+from infra import monitoring, operations, paging, privileges, restore, rollout, watch
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = ("dev", "prod")
@@ -283,6 +283,9 @@ def template(stage: str) -> dict[str, Any]:
     merge(resources, monitoring.monitoring_resources(stage, names, tables))
     merge(resources, watch.watch_resources(stage, names, tables))
     merge(resources, rollout.rollout_resources(stage))
+    resources.update(paging.share_alarms(stage))
+    # Last, once every alarm is made: the page and ticket topics, and one page per cause.
+    resources.update(paging.route(stage, resources))
     return {
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": f"Agora ({stage}): tables, secrets key, queues, token secret, API limits, "
@@ -292,8 +295,13 @@ def template(stage: str) -> dict[str, Any]:
             **watch.parameters(),
             **rollout.parameters(stage),
             **restore.parameters(),
+            **paging.parameters(),
         },
-        "Conditions": {**operations.conditions(), **rollout.conditions(stage)},
+        "Conditions": {
+            **operations.conditions(),
+            **rollout.conditions(stage),
+            **paging.conditions(),
+        },
         "Resources": resources,
         "Outputs": operations.outputs(),
     }

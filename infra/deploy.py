@@ -158,6 +158,15 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise DeployError(
             f"ALARM_EMAIL must be an address that receives the alarms (got {args.alarm_email!r})"
         )
+    for name, value in (
+        ("SES_DAILY_QUOTA", getattr(args, "ses_daily_quota", "")),
+        ("MONTHLY_BUDGET_USD", getattr(args, "monthly_budget_usd", "")),
+    ):
+        if value and not re.fullmatch(r"[1-9][0-9]{0,9}", str(value)):
+            raise DeployError(f"{name} must be a whole number above 0 (got {value!r})")
+    page = getattr(args, "page_email", "") or ""
+    if page and not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", page):
+        raise DeployError(f"PAGE_EMAIL must be an address that is paged (got {page!r})")
     domain = args.mail_sender_domain or ""
     if domain and not re.fullmatch(r"[A-Za-z0-9.-]+\.[A-Za-z]{2,}", domain):
         raise DeployError(f"MAIL_SENDER_DOMAIN must be a domain name (got {domain!r})")
@@ -264,6 +273,7 @@ def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
         "BaseUrl": args.base_url,
         "AlarmEmail": args.alarm_email,
         "MailSenderDomain": args.mail_sender_domain or "",
+        "PageEmail": getattr(args, "page_email", "") or "",
         "ManageApiGatewayAccount": "true"
         if getattr(args, "api_gateway_account", False)
         else "false",
@@ -273,12 +283,23 @@ def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
             "false" if getattr(args, "no_rollback_alarms", False) else "true"
         )
         parameters["DeployAllAtOnce"] = "true" if getattr(args, "all_at_once", False) else "false"
+    # The SES quota and the budget: set when given, else kept (KEPT_PARAMETERS) or the default.
+    for name, given_value in (
+        ("SesDailyQuota", getattr(args, "ses_daily_quota", "")),
+        ("MonthlyBudgetUsd", getattr(args, "monthly_budget_usd", "")),
+    ):
+        if given_value:
+            parameters[name] = str(given_value)
     if not getattr(args, "api_gateway_account", False):
         require_api_gateway_logging_role(session)
     # Parameters set outside make deploy's arguments (make restore's TableNames) stay as they are.
     # (Only those the stack has: a stack from before a parameter existed takes its default.)
     previous = _stack_parameter_values(cloudformation, stack) if exists else {}
-    kept = [{"ParameterKey": k, "UsePreviousValue": True} for k in KEPT_PARAMETERS if k in previous]
+    kept = [
+        {"ParameterKey": k, "UsePreviousValue": True}
+        for k in KEPT_PARAMETERS
+        if k in previous and k not in parameters
+    ]
     parameters = with_settings_digest(template, parameters, previous)
     given = [{"ParameterKey": k, "ParameterValue": v} for k, v in parameters.items()]
     change_set = f"deploy-{digest}-{hashlib.sha256(body).hexdigest()[:8]}"
@@ -500,6 +521,9 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--base-url", default="")
     parser.add_argument("--alarm-email", default="")
     parser.add_argument("--mail-sender-domain", default="")
+    parser.add_argument("--page-email", default="", help="paged address (default: alarm email)")
+    parser.add_argument("--ses-daily-quota", default="", help="the account's SES 24-hour quota")
+    parser.add_argument("--monthly-budget-usd", default="", help="the month's budget, in USD")
     parser.add_argument("--check", action="store_true", help="validate the arguments only")
     parser.add_argument(
         "--review", action="store_true", help="create the change set, leave executing it to you"

@@ -27,6 +27,10 @@ GOOD = {"--stage": "prod", "--base-url": "https://c.example.org", "--alarm-email
         ({"--alarm-email": "ops"}, "ALARM_EMAIL must be"),
         ({"--stage": "qa"}, "STAGE must be dev or prod"),
         ({"--mail-sender-domain": "not a domain"}, "MAIL_SENDER_DOMAIN must be"),
+        ({"--ses-daily-quota": "lots"}, "SES_DAILY_QUOTA must be"),
+        ({"--ses-daily-quota": "0"}, "SES_DAILY_QUOTA must be"),
+        ({"--monthly-budget-usd": "-5"}, "MONTHLY_BUDGET_USD must be"),
+        ({"--page-email": "pager"}, "PAGE_EMAIL must be"),
     ],
 )
 def test_bad_arguments_are_one_line_before_any_work(capsys, change, message):
@@ -63,6 +67,8 @@ def test_deploy_uploads_the_package_and_makes_a_change_set_with_the_parameters(m
             mail_sender_domain="example.org",
             review=True,
             api_gateway_account=True,  # moto's account has no API Gateway logging role
+            ses_daily_quota="50000",
+            monthly_budget_usd="",  # not given: the stack's default, or the last deploy's
         )
         deploy(args, session)
         s3 = session.client("s3")
@@ -89,6 +95,8 @@ def test_deploy_uploads_the_package_and_makes_a_change_set_with_the_parameters(m
             "BaseUrl": "https://community.example.org",
             "AlarmEmail": "ops@example.org",
             "MailSenderDomain": "example.org",
+            "PageEmail": "",
+            "SesDailyQuota": "50000",
             "ManageApiGatewayAccount": "true",
         }
     finally:

@@ -511,14 +511,17 @@ def check_operations(endpoint: str, packaged: dict, alarms: dict, physical: dict
     for function in ("api", "poll-mailbox", "deliver-notifications", "send-digests"):
         assert f"agora-dev-{function}-errors" in made
     assert "agora-dev-lambda-throttles" in made  # one for the account's functions
-    assert all(a["AlarmActions"] == [topic] and a["AlarmDescription"] for a in made.values())
+    # A ticket mails the topic; a member of a cause's composite (infra.paging) mails nobody.
+    assert all(a["AlarmActions"] in ([topic], []) and a["AlarmDescription"] for a in made.values())
+    assert made["agora-dev-mailbox-dead-letters"]["AlarmActions"] == [topic]
     dead = made["agora-dev-mailbox-dead-letters"]
     assert dead["Namespace"] == "AWS/SQS" and dead["Dimensions"] == [
         {"Name": "QueueName", "Value": "agora-dev-mailbox-jobs-dead"}
     ]
-    failed = made["agora-dev-mail-failed"]
-    assert (failed["Namespace"], failed["MetricName"]) == ("Agora", "MailHandled")
-    assert {"Name": "Outcome", "Value": "failed"} in failed["Dimensions"]
+    failed = {m["Id"]: m for m in made["agora-dev-mail-failed"]["Metrics"]}
+    metric = failed["failed"]["MetricStat"]["Metric"]
+    assert (metric["Namespace"], metric["MetricName"]) == ("Agora", "MailHandled")
+    assert {"Name": "Outcome", "Value": "failed"} in metric["Dimensions"]
 
     groups = {
         g["logGroupName"]: g.get("retentionInDays")
@@ -619,7 +622,8 @@ def test_prod_template_watches_every_failure_class_and_deploys_by_canary():
         "agora-prod-put-events-failed",
     ):
         assert name in alarms, name
-    assert all(a["AlarmDescription"] and a["AlarmActions"] for a in alarms.values())
+    # Each says what it means; a member of a paged cause mails nobody itself (infra.paging).
+    assert all(a["AlarmDescription"] for a in alarms.values())
     assert alarms["agora-prod-ses-bounce-rate"]["Threshold"] < 0.05
     assert alarms["agora-prod-ses-complaint-rate"]["Threshold"] <= 0.001
     tables = [r for r in resources.values() if r.get("Type") == "AWS::DynamoDB::Table"]
@@ -748,6 +752,7 @@ def test_prod_template_sees_silent_failures_and_keeps_its_data():
     for alarm in alarms.values():
         if alarm.get("Namespace") == "Agora" and alarm["MetricName"] != "ApiThrottled":
             assert {"Name": "service", "Value": "agora"} in alarm["Dimensions"], alarm
+    check_paging(prod, alarms)
     [budget] = [r for r in resources.values() if r.get("Type") == "AWS::Budgets::Budget"]
     [subscriber] = budget["Properties"]["NotificationsWithSubscribers"][0]["Subscribers"]
     assert subscriber["Address"] == {"Ref": "AlarmEmail"}
@@ -792,3 +797,39 @@ def test_prod_template_sees_silent_failures_and_keeps_its_data():
         role = name.removesuffix("LogsPolicy")
         assert statement["Resource"] == {"Fn::GetAtt": [f"{role}LogGroup", "Arn"]}
         assert policy["Properties"]["Roles"] == [{"Ref": f"{role}Role"}]
+
+
+def check_paging(prod: dict, alarms: dict) -> None:
+    """Issue 48: a page topic for data loss, members locked out and mail stopped for everyone,
+    one composite per cause; a ticket topic for the rest, on alarm only; mail-failed a share of
+    the mail handled; the API's 5xx seen for a quiet API too."""
+    from infra.paging import CAUSES
+
+    resources = prod["Resources"]
+    topics = {n: r for n, r in resources.items() if r.get("Type") == "AWS::SNS::Topic"}
+    assert {"PageTopic", "AlarmTopic"} <= set(topics)
+    page = topics["PageTopic"]["Properties"]["Subscription"][0]["Endpoint"]
+    assert page == {"Fn::If": ["HasPageEmail", {"Ref": "PageEmail"}, {"Ref": "AlarmEmail"}]}
+    composites = {n: r["Properties"] for n, r in resources.items()
+                  if r.get("Type") == "AWS::CloudWatch::CompositeAlarm"}  # fmt: skip
+    assert set(composites) == {"ApiDownAlarm", "MailStoppedAlarm", "DataLossAlarm"}
+    members = set()
+    for logical, composite in composites.items():
+        assert composite["AlarmActions"] == [{"Ref": "PageTopic"}]
+        for member in CAUSES[logical][1]:
+            name = resources[member]["Properties"]["AlarmName"]
+            assert f'ALARM("{name}")' in composite["AlarmRule"]
+            members.add(name)
+    assert {"agora-prod-api-5xx", "agora-prod-api-5xx-quiet", "agora-prod-api-version-5xx",
+            "agora-prod-drain-outbox-silent", "agora-prod-outbox-dead-letters"} <= members  # fmt: skip
+    for name, alarm in alarms.items():
+        assert "OKActions" not in alarm, name  # a ticket mails once; a page's recovery pages
+        expected = None if name in members else [{"Ref": "AlarmTopic"}]
+        assert alarm.get("AlarmActions") == expected, name
+    # The rollback alarms are members: their state still rolls a deploy back.
+    assert "agora-prod-api-errors" in members
+    share = {m["Id"]: m for m in alarms["agora-prod-mail-failed"]["Metrics"]}
+    assert "failed" in share and "posted" in share and "/ (" in share["share"]["Expression"]
+    quiet = alarms["agora-prod-api-5xx-quiet"]
+    periods = {m["MetricStat"]["Period"] for m in quiet["Metrics"] if "MetricStat" in m}
+    assert periods == {3600} and "errors / calls" in quiet["Metrics"][2]["Expression"]

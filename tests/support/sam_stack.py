@@ -10,6 +10,8 @@ import json
 MOTO_LACKS = {
     "AWS::CloudWatch::Alarm": "no alarm model in moto's CloudFormation: each alarm is created "
     "through CloudWatch's API instead (put_alarms), which checks its properties",
+    "AWS::CloudWatch::CompositeAlarm": "no composite alarm in moto's CloudFormation: the page "
+    "per cause (infra.paging) is asserted on the template, its members made through CloudWatch",
     "AWS::Lambda::Alias": "no alias model: references to an alias become the function itself "
     "(alias_as_function); the alias and its rollout are asserted on the translated template",
     "AWS::CodeDeploy::Application": "no CodeDeploy in moto: the canary's deployment group, "
