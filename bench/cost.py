@@ -148,7 +148,7 @@ def code_figures() -> dict[str, float]:
     digest batch, and the digest workers (billed while they wait for their moments)."""
     from chalicelib.jobs import mail_poll
     from chalicelib.jobs.pacing import SENDERS
-    from chalicelib.services.digests import BATCH_SIZE
+    from chalicelib.services.notify.digests import BATCH_SIZE
 
     return {
         "mailboxes_per_message": float(getattr(mail_poll, "MAILBOXES_PER_MESSAGE", 1)),

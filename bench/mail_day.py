@@ -225,8 +225,8 @@ def simulate(mailboxes: int, seed: int, mails: float = MAILS_PER_DAY) -> dict[st
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.mail_poll import dispatch, parse_message, poll_mailbox
     from chalicelib.schemas.connectors import MailboxSettingsUpdate
-    from chalicelib.services.mail_in import MailIngestor
-    from chalicelib.services.mail_planner import MailPlanner
+    from chalicelib.services.mail_in.ingest import MailIngestor
+    from chalicelib.services.mail_in.planner import MailPlanner
     from chalicelib.services.mailboxes import (
         EMAIL_TO_POST,
         MailboxDirectory,

@@ -245,7 +245,7 @@ class RaceIngestor:
         self.log = log
 
     def poll(self, mailbox: Any, should_stop: Any) -> Any:
-        from chalicelib.services.mail_in import PollResult
+        from chalicelib.services.mail_in.ingest import PollResult
 
         key = mailbox.key
         with self.log.lock:

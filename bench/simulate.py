@@ -343,8 +343,8 @@ def send_day(
     from chalicelib.jobs import notify as notify_job
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.pacing import SENDERS, SendingRate, configured_rate
-    from chalicelib.services.digests import DigestService
-    from chalicelib.services.notify import NotifyService
+    from chalicelib.services.notify.delivery import NotifyService
+    from chalicelib.services.notify.digests import DigestService
     from tests.support.digest_fakes import FakeSlotClock
 
     sim = SimulatedTime()

@@ -30,7 +30,6 @@ from chalicelib.services.alerts import AlertService
 from chalicelib.services.comments import CommentPresenter, CommentService
 from chalicelib.services.connectors import LocalConnectorService
 from chalicelib.services.console import ConsoleService
-from chalicelib.services.digests import DigestService
 from chalicelib.services.events import EventService
 from chalicelib.services.feed import FeedService
 from chalicelib.services.feed_keys import FeedKeyService
@@ -43,6 +42,8 @@ from chalicelib.services.mail_log import MailLogService
 from chalicelib.services.mailboxes import MailboxDirectory, MailboxSettingsService
 from chalicelib.services.newsletter import NewsletterService
 from chalicelib.services.notifications import NotificationService
+from chalicelib.services.notify.digests import DigestService
+from chalicelib.services.notify.unsubscribe import UnsubscribeService
 from chalicelib.services.player import PlayerService
 from chalicelib.services.posts import PostService
 from chalicelib.services.profile import ProfileService
@@ -51,7 +52,6 @@ from chalicelib.services.security import SecurityService
 from chalicelib.services.subscribers import DomainEvents
 from chalicelib.services.suppressions import SuppressionService
 from chalicelib.services.system_pages import SystemPageService
-from chalicelib.services.unsubscribe import UnsubscribeService
 from chalicelib.services.user_search import UserSearchService
 from chalicelib.settings import get_settings
 from chalicelib.store import repositories
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from chalicelib.mail.reply_keys import ReplyKeys
     from chalicelib.services.event_bus import EventBusPublisher
     from chalicelib.services.mail_in import MailIngestor
-    from chalicelib.services.notify import BatchReads, NotifyService
+    from chalicelib.services.notify.delivery import BatchReads, NotifyService
     from chalicelib.services.sending_identity import SendingIdentities
 
 
@@ -246,7 +246,7 @@ _PLANNER_PARTS = (
 def mail_ingestor(**given: Unpack[IngestorParts]) -> MailIngestor:
     """The mail-in of the configured mailboxes; `given` parts replace the configured ones."""
     from chalicelib.services.mail_in import MailIngestor  # the mail jobs only
-    from chalicelib.services.mail_planner import MailPlanner
+    from chalicelib.services.mail_in.planner import MailPlanner
 
     settings = get_settings()
     mode = settings.mail_auth_mode
@@ -322,7 +322,7 @@ def notify_service(
     """Imported when an event is told, not at cold start: most requests publish none. `reads`:
     what the batch being drained read once; the limits are the service's unless a test says."""
     from chalicelib.aws import QueueSender
-    from chalicelib.services.notify import CHUNK_SIZE, INLINE_LIMIT, NotifyService
+    from chalicelib.services.notify.delivery import CHUNK_SIZE, INLINE_LIMIT, NotifyService
 
     return NotifyService(
         notifications=notifications(),

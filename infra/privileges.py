@@ -57,7 +57,7 @@ class Needs:
     notes: tuple[str, ...] = field(default=(), compare=False)
 
 
-# Notification mail (services/notify.py): who follows what, who is suppressed, the group's name,
+# Notification mail (services/notify/delivery.py): who follows what, who is suppressed, the group's name,
 # address and disclaimer, the digest queue; an unsubscribe link in every mail.
 # mailboxes: an instant email's Reply-To is the email-to-comment mailbox's address when it is set
 # (replies by email), and the drain tells administrators that a mailbox keeps failing.
@@ -139,7 +139,7 @@ FUNCTIONS: dict[str, Needs] = {
         writes=_NOTIFY_WRITES,
         triggered_by="notify_queue",
         # The rest of a chunk its deadline leaves goes back on the queue; a chunk whose email
-        # can never be built goes to its dead-letter queue (services/notify.py).
+        # can never be built goes to its dead-letter queue (services/notify/delivery.py).
         sends_to=("notify_queue", "notify_dead_letters"),
         token_secret=True,
         sends_mail=True,

@@ -342,7 +342,7 @@ def test_api_calls_stay_within_the_api_grant(community, kms_key, api, recorder, 
 
 def test_deliver_notifications_mails_a_chunk_within_its_grant(community, recorder, client):
     from chalicelib.domain.announcements import PostCreated
-    from chalicelib.services.notify import Recipient, chunk_body
+    from chalicelib.services.notify.delivery import Recipient, chunk_body
     from chalicelib.settings import get_settings
     from tests.support.notify import recipients, sent_mail, subscribe, verify_sender_domain
 

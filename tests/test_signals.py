@@ -12,7 +12,7 @@ import pytest
 from chalicelib import deps
 from chalicelib.domain.announcements import PostCreated
 from chalicelib.logs import invocation
-from chalicelib.services.notify import Recipient, chunk_body
+from chalicelib.services.notify.delivery import Recipient, chunk_body
 from chalicelib.settings import get_settings
 from tests.services.test_notify import INSTANT, email_of, world  # noqa: F401 - fixture
 from tests.support.emf import emf, json_lines, value
@@ -86,7 +86,7 @@ def test_purge_emits_comments_purged_and_mail_outcomes_carry_their_dimension(
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.comment_purge import purge_old_deleted_comments
     from chalicelib.jobs.mail_poll import emit_outcomes
-    from chalicelib.services.mail_in import PollResult
+    from chalicelib.services.mail_in.ingest import PollResult
 
     capsys.readouterr()
     purge_old_deleted_comments(Deadline.unbounded())

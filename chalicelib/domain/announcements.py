@@ -118,7 +118,7 @@ class MailboxFailing:
 
 
 # Every event by its JSON `type`: outbox items (store/outbox.py) and notification chunks
-# (services/notify.py) carry them so.
+# (services/notify/delivery.py) carry them so.
 _BY_TYPE = {
     kind.__name__: kind
     for kind in (

@@ -41,12 +41,12 @@ class Letter:
 class MessageUnbuildable(Exception):
     """A letter that no mail message can be made of (a header value the email package refuses,
     such as a title holding U+2028): building it again fails again, so it is never retried
-    (services/notify.py sends it to the dead-letter queue with this reason)."""
+    (services/notify/delivery.py sends it to the dead-letter queue with this reason)."""
 
 
 @dataclass(frozen=True)
 class News:
-    """What an instant email tells (services/notify.py makes it from the post or comment as
+    """What an instant email tells (services/notify/delivery.py makes it from the post or comment as
     stored; mail/outgoing.py `instant_email` renders it)."""
 
     kind: str  # newPost | newComment

@@ -26,7 +26,7 @@ from chalicelib.logs import get_logger
 
 if TYPE_CHECKING:
     from chalicelib.jobs.pacing import SendingRate
-    from chalicelib.services.digests import DigestRun, DigestService
+    from chalicelib.services.notify.digests import DigestRun, DigestService
 
 log = get_logger("jobs.digests")
 
@@ -91,7 +91,7 @@ def enqueue_daily_digests(
     stopped early) has queued everyone before that point; a second run the same day queues the
     users again, and the claim per user and day sends each digest once."""
     from chalicelib.jobs.pacing import configured_rate
-    from chalicelib.services.digests import BATCH_SIZE
+    from chalicelib.services.notify.digests import BATCH_SIZE
 
     service = service or _service(now)
     queue = queue or _queue()
@@ -152,7 +152,7 @@ def deliver_batch(
     delivers it again (those sent are skipped: one per day). `threads`: users prepared side by
     side (`make simulate` runs one)."""
     from chalicelib.jobs.pacing import PacedMail, sending_rate
-    from chalicelib.services.digests import DigestRun
+    from chalicelib.services.notify.digests import DigestRun
 
     day, users = parse_batch(body)
     service = service or _service(now)

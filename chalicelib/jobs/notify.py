@@ -49,7 +49,7 @@ def deliver_from_queue(
 
     from chalicelib.jobs.pacing import PacedMail, sending_rate
     from chalicelib.logs import invocation
-    from chalicelib.services.notify import (
+    from chalicelib.services.notify.delivery import (
         DeliveryReport,
         chunk_body,
         chunk_correlation,

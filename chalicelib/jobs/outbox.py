@@ -9,7 +9,7 @@
   the same stream (store/outbox.StreamReader) and run the same `drain_records`.
 
 Delivery is at least once. Each notification is claimed per (occurrence, user) before it is
-sent (services/notify.py), so a record delivered twice sends no mail twice; the bus's consumers
+sent (services/notify/delivery.py), so a record delivered twice sends no mail twice; the bus's consumers
 drop repeats by `domainEventId`.
 """
 
@@ -30,7 +30,7 @@ from chalicelib.logs import get_logger
 from chalicelib.services.subscribers import DomainEvents
 
 if TYPE_CHECKING:
-    from chalicelib.services.notify import BatchReads
+    from chalicelib.services.notify.delivery import BatchReads
 
 log = get_logger("jobs.outbox")
 
@@ -83,7 +83,7 @@ def drain_records(
     return None
 
 
-# The events notifications are about (services/notify.py); the notice of a failing mailbox
+# The events notifications are about (services/notify/delivery.py); the notice of a failing mailbox
 # (services/mailbox_alerts.py) is told `MailboxFailing`; the bus is told every kind.
 NOTIFIED = (PostCreated, CommentCreated)
 NOTICED = (MailboxFailing,)
@@ -134,7 +134,7 @@ def subscribers_of_batch(announcements: Sequence[object], parts: SubscriberParts
     and an SQS sender). Notifications read what the batch shares once: its posts in one
     BatchGetItem (not one GetItem each: a mail poll of a hundred posts is drained in batches of a
     hundred), each subscriber list once (`BatchReads`)."""
-    from chalicelib.services.notify import BatchReads
+    from chalicelib.services.notify.delivery import BatchReads
 
     handlers: list[Handler] = []
     notified = [a for a in announcements if isinstance(a, NOTIFIED)]

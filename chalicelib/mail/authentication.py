@@ -32,7 +32,7 @@ The rules:
 * Verdict: an aligned signature that counts and verifies: genuine (`verified`). Otherwise,
   `p=reject` or `quarantine`: spoofed (rejected); `p=none` or no record: not spoofed but not
   verified, and the reason says which (`AGORA_MAIL_UNVERIFIED` decides what such a mail becomes:
-  services/mail_planner.py).
+  services/mail_in/planner.py).
 * DNS failures (a timeout, SERVFAIL) are temporary: `DnsUnavailable` is raised and the mail is
   retried by the next poll, unless they cannot change the verdict (an unreachable key of a domain
   publishing no policy). On the mail's last attempt (`last_attempt`), what is still unknown is

@@ -1,6 +1,6 @@
 """The one-click unsubscribe of an outgoing email (RFC 8058): its headers and its footer link.
 
-The URL is made where the email is written (services/unsubscribe.py `unsubscribe_url`); the mail
+The URL is made where the email is written (services/notify/unsubscribe.py `unsubscribe_url`); the mail
 only carries it.
 """
 

@@ -1,7 +1,7 @@
 """Agora's own outgoing mail: the SES adapter, the group's sending identity, message building
 (disclaimer, automatic-mail and one-click unsubscribe headers) and the notification templates.
 
-Rules that decide who is told live in services/notify.py and services/digests.py; they hand this
+Rules that decide who is told live in services/notify/delivery.py and services/notify/digests.py; they hand this
 module what to send, the group's sending identity included (on the letter): it takes plain values
 only. `chalicelib.deps.outgoing_mail` builds it with the suppression list.
 """

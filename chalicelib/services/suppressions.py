@@ -4,7 +4,7 @@ A permanent (hard) bounce suppresses each recipient that failed; a complaint sup
 recipient who complained; a transient bounce (mailbox full, greylisting) changes nothing, since SES
 retries those itself. Both SES formats are read: identity notifications (`notificationType`) and
 configuration-set events (`eventType`). A suppressed address gets no notification or digest email
-(services/notify.py, services/digests.py); the user's notification list shows an access warning
+(services/notify/delivery.py, services/notify/digests.py); the user's notification list shows an access warning
 `EMAIL_SUPPRESSED`; an administrator clears it (`DELETE /api/v1/en_US/user/{userId}/email-suppression`).
 """
 

@@ -4,7 +4,7 @@ hooks (store/posts.py, store/comments.py) whoever writes them (API, fixture load
 from __future__ import annotations
 
 # DynamoDB's item limit is 400 KB; a post or comment from mail keeps its content under 150,000
-# bytes (services/mail_rules.py), which leaves this much for its search copy.
+# bytes (services/mail_in/rules.py), which leaves this much for its search copy.
 MAX_SEARCH_TEXT_BYTES = 60_000
 
 

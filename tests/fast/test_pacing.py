@@ -178,7 +178,7 @@ class PendingUsers:
 def digest_service(users: list[str]) -> Any:
     from datetime import UTC, datetime
 
-    from chalicelib.services.digests import DigestService
+    from chalicelib.services.notify.digests import DigestService
 
     return DigestService(
         digests=PendingUsers(users),  # type: ignore[arg-type]

@@ -80,7 +80,7 @@ class DeferringMail:
 
 
 def test_digests_deferred_by_instant_mail_are_left_for_the_queue_not_failed_nor_lost():
-    from chalicelib.services.digests import DigestService
+    from chalicelib.services.notify.digests import DigestService
 
     world = simulate.digest_world(3)
     mail = DeferringMail()

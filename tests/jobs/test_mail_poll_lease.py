@@ -8,7 +8,7 @@ from typing import Any
 
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.mail_poll import LEASE, poll_mailbox
-from chalicelib.services.mail_in import PollResult
+from chalicelib.services.mail_in.ingest import PollResult
 from chalicelib.services.mailboxes import EMAIL_TO_POST, Mailbox
 from chalicelib.store.mail import MailboxLeaseRecord, MailRepository
 from tests.mail.test_ingest import FakeDirectory

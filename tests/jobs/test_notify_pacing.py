@@ -8,7 +8,7 @@ from chalicelib.domain.announcements import PostCreated
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.notify import deliver_from_queue
 from chalicelib.jobs.pacing import SendingRate
-from chalicelib.services.notify import Recipient, chunk_body, parse_chunk
+from chalicelib.services.notify.delivery import Recipient, chunk_body, parse_chunk
 from tests.services.test_notify import INSTANT, email_of, world  # noqa: F401 - fixture
 from tests.support.digest_fakes import FakeSlotClock
 from tests.support.notify import recipients, sent_mail

@@ -5,7 +5,7 @@ messageId and delivered again alone; the others of its batch are done and not re
 from __future__ import annotations
 
 from chalicelib.domain.announcements import PostCreated
-from chalicelib.services.notify import Recipient, chunk_body
+from chalicelib.services.notify.delivery import Recipient, chunk_body
 from chalicelib.settings import get_settings
 from tests.services.test_notify import INSTANT, email_of, world  # noqa: F401 - fixture
 from tests.support.notify import recipients, sent_mail

@@ -16,7 +16,7 @@ import pytest
 from chalicelib import deps
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.mail_poll import poll_mailbox
-from chalicelib.services.mail_in import Mailbox, MailIngestor
+from chalicelib.services.mail_in.ingest import Mailbox, MailIngestor
 from chalicelib.services.poll_schedule import PollState
 from tests.support.mail_fakes import CRASH_STEPS, Crash, CrashAt, PlannerDying
 from tests.support.mail_messages import email_message
@@ -358,7 +358,7 @@ def test_poll_is_bounded_and_leaves_the_rest(world):
 
 
 def test_ids_are_stable_for_the_same_mail():
-    from chalicelib.services.mail_in import MailIngestor
+    from chalicelib.services.mail_in.ingest import MailIngestor
 
     assert MailIngestor._entry_id("post#x", "message-id:a@b") == MailIngestor._entry_id(
         "post#x", "message-id:a@b"

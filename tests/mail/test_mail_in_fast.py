@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from chalicelib.domain.announcements import CommentCreated, MailRejected, PostCreated
-from chalicelib.services.mail_in import MailIngestor, PollResult
-from chalicelib.services.mail_planner import MailPlanner
+from chalicelib.services.mail_in.ingest import MailIngestor, PollResult
+from chalicelib.services.mail_in.planner import MailPlanner
 from chalicelib.services.mailboxes import Mailbox
 from tests.mail.test_ingest import mail as raw_mail
 from tests.support.fakes import FakeUserRepository
@@ -463,7 +463,7 @@ def test_quarantined_counts_as_failed_and_unknown_statuses_count_nothing():
 
 
 def test_entry_ids_are_the_same_for_the_same_mail_and_mailbox():
-    from chalicelib.services.mail_records import derived_id
+    from chalicelib.services.mail_in.records import derived_id
 
     assert derived_id("post#x", "message-id:a@b") == derived_id("post#x", "message-id:a@b")
     assert derived_id("post#x", "message-id:a@b") != derived_id("post#y", "message-id:a@b")

@@ -9,7 +9,7 @@ import pytest
 
 from chalicelib.auth import Caller
 from chalicelib.mail.parse import AuthenticationResult, ParsedMail
-from chalicelib.services import mail_rules
+from chalicelib.services.mail_in import rules as mail_rules
 
 pytestmark = pytest.mark.fast  # pure: parsed values and files, no AWS, no server
 

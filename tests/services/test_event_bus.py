@@ -10,7 +10,7 @@ import secrets
 import pytest
 
 from chalicelib import deps
-from chalicelib.services.mail_in import Mailbox
+from chalicelib.services.mail_in.ingest import Mailbox
 from tests.mail.conftest import dovecot  # noqa: F401 - the mail-in half of the kinds
 from tests.support.mail_messages import email_message
 from tests.support.notify import verify_sender_domain

@@ -284,7 +284,7 @@ def test_many_subscribers_fan_out_through_sqs(world):
 
 
 def test_sqs_function_delivers_a_chunk_through_app_wiring(world, client):
-    from chalicelib.services.notify import Recipient, chunk_body
+    from chalicelib.services.notify.delivery import Recipient, chunk_body
 
     body = chunk_body(
         PostCreated(world.hello, world.garden, world.ann),
@@ -301,7 +301,7 @@ def test_sqs_function_delivers_a_chunk_through_app_wiring(world, client):
 def test_a_batch_reads_subscribers_once_and_outside_one_every_event_reads_them(
     world, dynamo_counter
 ):
-    from chalicelib.services.notify import BatchReads
+    from chalicelib.services.notify.delivery import BatchReads
 
     c = world
     subscribe(c.group_fan, "group", c.garden, 1, email=INSTANT)
@@ -332,7 +332,7 @@ class Fakes:
     def __init__(self) -> None:
         from types import SimpleNamespace
 
-        from chalicelib.services.notify import NotifyService
+        from chalicelib.services.notify.delivery import NotifyService
         from tests.support.fakes import FakeUserRepository
         from tests.support.mail_fakes import (
             FakeAlerts,
@@ -527,7 +527,7 @@ def dataclasses_replace(recipient, **changes):
 
 @pytest.mark.fast
 def test_a_suppressed_address_gets_no_instant_email(fakes):
-    from chalicelib.services.notify import Recipient
+    from chalicelib.services.notify.delivery import Recipient
 
     fakes.mail.suppressed.add("bob@example.org")
     report = fakes.service.deliver(NEW_POST, [Recipient("bob", email_alert_id=INSTANT)])
@@ -536,7 +536,7 @@ def test_a_suppressed_address_gets_no_instant_email(fakes):
 
 @pytest.mark.fast
 def test_an_occurrence_is_emailed_once_however_often_it_is_delivered(fakes):
-    from chalicelib.services.notify import Recipient
+    from chalicelib.services.notify.delivery import Recipient
 
     recipient = Recipient("bob", email_alert_id=INSTANT)
     first = fakes.service.deliver(NEW_POST, [recipient])
@@ -547,7 +547,7 @@ def test_an_occurrence_is_emailed_once_however_often_it_is_delivered(fakes):
 
 @pytest.mark.fast
 def test_a_failed_send_releases_its_claim_and_spares_the_others(fakes):
-    from chalicelib.services.notify import Recipient
+    from chalicelib.services.notify.delivery import Recipient
 
     fakes.mail.failing.add("bob@example.org")
     report = fakes.service.deliver(
@@ -561,7 +561,7 @@ def test_a_failed_send_releases_its_claim_and_spares_the_others(fakes):
 @pytest.mark.fast
 def test_the_event_handler_raises_when_someone_was_not_told(fakes):
     from chalicelib.domain.announcements import Recorded
-    from chalicelib.services.notify import NotificationsFailed
+    from chalicelib.services.notify.delivery import NotificationsFailed
 
     fakes.subscriptions.subscribe("bob", ("group", "g1", 1), email=INSTANT)
     fakes.mail.failing.add("bob@example.org")
@@ -571,7 +571,7 @@ def test_the_event_handler_raises_when_someone_was_not_told(fakes):
 
 @pytest.mark.fast
 def test_a_gone_or_unapproved_comment_tells_nobody_at_delivery(fakes):
-    from chalicelib.services.notify import Recipient
+    from chalicelib.services.notify.delivery import Recipient
 
     fakes.comments.rows[5].values["deleted_on"] = datetime(2026, 11, 3, tzinfo=UTC)
     report = fakes.service.deliver(NEW_COMMENT, [Recipient("bob", show_screen_alert=True)])
@@ -580,7 +580,7 @@ def test_a_gone_or_unapproved_comment_tells_nobody_at_delivery(fakes):
 
 @pytest.mark.fast
 def test_a_comment_alert_names_the_comment_and_its_author(fakes):
-    from chalicelib.services.notify import Recipient
+    from chalicelib.services.notify.delivery import Recipient
 
     fakes.service.deliver(NEW_COMMENT, [Recipient("bob", show_screen_alert=True, reason="r")])
     alert = fakes.alerts.stored[("bob", "comment-5")]
@@ -591,7 +591,7 @@ def test_a_comment_alert_names_the_comment_and_its_author(fakes):
 
 @pytest.mark.fast
 def test_many_recipients_are_fanned_out_in_chunks(fakes):
-    from chalicelib.services.notify import parse_chunk
+    from chalicelib.services.notify.delivery import parse_chunk
 
     for user in ("bob", "cy"):
         fakes.subscriptions.subscribe(user, ("group", "g1", 1), email=DIGEST)
@@ -608,7 +608,7 @@ def test_many_recipients_are_fanned_out_in_chunks(fakes):
 def test_a_batch_reads_each_subscriber_list_once_and_uses_the_posts_it_was_given(fakes):
     import dataclasses
 
-    from chalicelib.services.notify import BatchReads, Recipient
+    from chalicelib.services.notify.delivery import BatchReads, Recipient
 
     fakes.subscriptions.subscribe("bob", ("group", "g1", 1), screen=True)
     prefetched = fakes.posts.rows["p1"]
@@ -624,7 +624,7 @@ def test_a_batch_reads_each_subscriber_list_once_and_uses_the_posts_it_was_given
 
 @pytest.mark.fast
 def test_recipients_merge_keeps_the_stronger_email_and_either_flag():
-    from chalicelib.services.notify import Recipient
+    from chalicelib.services.notify.delivery import Recipient
 
     digest = Recipient("u", email_alert_id=DIGEST, show_red_label=True, subscription="a")
     instant = Recipient("u", email_alert_id=INSTANT, show_screen_alert=True, subscription="b")
@@ -635,7 +635,7 @@ def test_recipients_merge_keeps_the_stronger_email_and_either_flag():
 
 @pytest.mark.fast
 def test_a_chunk_carries_the_event_and_its_recipients():
-    from chalicelib.services.notify import Recipient, chunk_body, parse_chunk
+    from chalicelib.services.notify.delivery import Recipient, chunk_body, parse_chunk
 
     recipients_of_chunk = [Recipient("bob", email_alert_id=INSTANT, reason="All new group posts")]
     assert parse_chunk(chunk_body(NEW_COMMENT, recipients_of_chunk)) == (

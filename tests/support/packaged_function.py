@@ -79,7 +79,7 @@ def setup(pop3_port: int, user: str, password: str) -> None:
 
 def chunk() -> str:
     from chalicelib.domain.announcements import PostCreated
-    from chalicelib.services.notify import Recipient, chunk_body
+    from chalicelib.services.notify.delivery import Recipient, chunk_body
 
     post = next(p for p in DEMO["posts"] if p["groupId"] == GARDENING)
     return chunk_body(

@@ -1,6 +1,6 @@
 """What a mail becomes, with what that needs looked up: the sender's user, the mailbox's group,
 the post a permalink names, the sender's DKIM/DMARC word. The rules themselves are pure
-(`chalicelib.services.mail_rules`); the ingestor (services/mail_in.py) stores the plan.
+(`chalicelib.services.mail_in.rules`); the ingestor (services/mail_in/ingest.py) stores the plan.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import threading
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
+import chalicelib.services.mail_in.rules as mail_rules
 from chalicelib.auth import Caller
 from chalicelib.domain.mail_status import MailStatus
-from chalicelib.services import mail_rules
-from chalicelib.services.mail_rules import Plan
+from chalicelib.services.mail_in.rules import Plan
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

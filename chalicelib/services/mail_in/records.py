@@ -21,8 +21,8 @@ from chalicelib.domain.ports.mail import (
     MailPosts,
 )
 from chalicelib.services.links import slugify
-from chalicelib.services.mail_report import plain
-from chalicelib.services.mail_rules import Plan
+from chalicelib.services.mail_in.report import plain
+from chalicelib.services.mail_in.rules import Plan
 
 # Mail ids derive from this namespace, so that the same mail always maps to the same records.
 MAIL_NAMESPACE = uuid.UUID("1b2f6c3e-58a4-4f0d-9c47-0a9e1f3b7d21")

@@ -1,6 +1,6 @@
 """The post or comment a notification is about, as one delivery loaded it, and what is told of
 it: the instant email's news, an alert's references, a digest item, the ids that thread its emails
-(services/notify.py delivers them)."""
+(services/notify/delivery.py delivers them)."""
 
 from __future__ import annotations
 

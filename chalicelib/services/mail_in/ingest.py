@@ -9,7 +9,7 @@ The order of steps is what makes a crash between any two of them harmless:
 3. count the attempt on the mail's log entry, keyed by (mailbox, Message-ID or content hash),
    BEFORE planning or importing: a mail that kills the process (a Lambda timeout) is counted
    like one that raises, and is quarantined after `max_attempts`;
-4. plan (pure rules, `chalicelib.services.mail_rules`) and store the post or comment with a
+4. plan (pure rules, `chalicelib.services.mail_in.rules`) and store the post or comment with a
    conditional put (its id derives from the entry, so a retry finds it there);
 5. write the final log entry and the UIDL marker (in batches: one BatchWriteItem for many mails);
    a crash before that leaves the entry `processing`, and the retry finds the post stored;
@@ -27,8 +27,8 @@ A mail whose attempt was counted by an earlier poll that never finished is a sus
 handled on its own, so a mail that kills the process never takes the others down with it twice.
 
 Who does what: the POP3 session of a poll is `chalicelib.mail.pop3.MailSession`; what a mail
-becomes, `services/mail_planner.py` (rules in `mail_rules`); what it stores,
-`services/mail_records.py`; the log's steps (`Reserve`, `Finish`, `Quarantine`, `Fail`, `Skip`,
+becomes, `services/mail_in/planner.py` (rules in `mail_rules`); what it stores,
+`services/mail_in/records.py`; the log's steps (`Reserve`, `Finish`, `Quarantine`, `Fail`, `Skip`,
 domain/ports/mail.py) are applied by the store. This module orders them.
 """
 
@@ -59,11 +59,11 @@ from chalicelib.domain.ports.mail import (
 )
 from chalicelib.logs import get_logger
 from chalicelib.mail.pop3 import MailSession, Pop3Server, open_pop3
-from chalicelib.services.mail_chunk import DownloadedMail, settle_repeats, sort_chunk
-from chalicelib.services.mail_planner import Planner
-from chalicelib.services.mail_records import PlanStore, derived_id
-from chalicelib.services.mail_report import PollResult, clean_field, plain, plain_error
-from chalicelib.services.mail_rules import Plan
+from chalicelib.services.mail_in.chunk import DownloadedMail, settle_repeats, sort_chunk
+from chalicelib.services.mail_in.planner import Planner
+from chalicelib.services.mail_in.records import PlanStore, derived_id
+from chalicelib.services.mail_in.report import PollResult, clean_field, plain, plain_error
+from chalicelib.services.mail_in.rules import Plan
 
 if TYPE_CHECKING:
     from chalicelib.mail.parse import ParsedMail, ReadableHeaders
@@ -95,7 +95,7 @@ class MailIngestor:
         max_attempts: int = 3,
         workers: int = 4,
     ) -> None:
-        # What a mail becomes (services/mail_planner.py): looked up, then the pure rules.
+        # What a mail becomes (services/mail_in/planner.py): looked up, then the pure rules.
         self.planner = planner
         self.mail = mail
         self.records = PlanStore(

@@ -44,10 +44,10 @@ from chalicelib.domain.ports.notify import (
 from chalicelib.domain.ports.people import GroupReader, UserReader
 from chalicelib.logs import get_logger
 from chalicelib.mail.outgoing import instant_email
-from chalicelib.services.dead_letters import send_dead_letter
-from chalicelib.services.notify_reads import BatchReads as BatchReads
-from chalicelib.services.occurrence import Occurrence
-from chalicelib.services.unsubscribe import subscription_label, unsubscribe_url
+from chalicelib.services.notify.dead_letters import send_dead_letter
+from chalicelib.services.notify.occurrence import Occurrence
+from chalicelib.services.notify.reads import BatchReads as BatchReads
+from chalicelib.services.notify.unsubscribe import subscription_label, unsubscribe_url
 
 log = get_logger("notify")
 
@@ -288,7 +288,7 @@ class NotifyService:
         unbuildable: list[tuple[Recipient, str]],
         report: DeliveryReport,
     ) -> None:
-        """A poison announcement: sent once to the dead-letter queue (services/dead_letters.py).
+        """A poison announcement: sent once to the dead-letter queue (services/notify/dead_letters.py).
         The recipients' claims stay, so a delivery of the same event again (another recipient's
         AWS fault) does not send it twice; when the queue refuses it (an AWS fault), the claims
         are released and the recipients count as failed: the event is delivered again."""

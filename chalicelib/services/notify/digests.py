@@ -218,7 +218,7 @@ class DigestService:
         sender = (self.groups.get(root_id) if root_id else None) or self.groups.get(
             entries[0].item["groupId"]
         )
-        from chalicelib.services.unsubscribe import DIGEST, unsubscribe_url
+        from chalicelib.services.notify.unsubscribe import DIGEST, unsubscribe_url
 
         subject, text, body_html = digest_email(entries, type_id, day)
         link = unsubscribe_url(user.id, DIGEST, now)
@@ -261,7 +261,7 @@ def digest_email(entries: list[DigestEntry], type_id: int, day: str) -> tuple[st
     The text part is rendered from the HTML when it is sent (chalicelib/mail/outgoing.py)."""
     from chalicelib.mail.outgoing import HEADING, LINK, MUTED, reason_paragraph, shown_content
     from chalicelib.services.notifications import DIGEST_NAMES
-    from chalicelib.services.unsubscribe import DIGEST, subscription_label
+    from chalicelib.services.notify.unsubscribe import DIGEST, subscription_label
 
     name = DIGEST_NAMES.get(type_id, DIGEST_NAMES[SUMMARY])
     count = len(entries)

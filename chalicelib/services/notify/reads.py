@@ -1,4 +1,4 @@
-"""What the notifications of one batch of events read once (services/notify.py, jobs/outbox.py)."""
+"""What the notifications of one batch of events read once (services/notify/delivery.py, jobs/outbox.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A chunk of downloaded mail, sorted before any of it is imported (services/mail_in.py).
+"""A chunk of downloaded mail, sorted before any of it is imported (services/mail_in/ingest.py).
 
 Pure: what each mail's log entry says (none yet, handled, out of attempts, or interrupted)
 decides whether it is imported now, skipped, quarantined or handled alone as a suspect; a mail
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from chalicelib.domain.mail_status import FINAL, MailStatus
 from chalicelib.domain.ports.mail import LogEntry, Quarantine, Skip, Step
-from chalicelib.services.mail_report import plain
+from chalicelib.services.mail_in.report import plain
 
 if TYPE_CHECKING:
     from chalicelib.mail.parse import ParsedMail
