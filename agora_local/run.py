@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import secrets
 import shlex
 import socket
@@ -19,6 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from agora_local.access_log import OneLineAccessLog
 from agora_local.jobs import scheduled_jobs
 from agora_local.key_pair import KeyPair, folder_key_pair
 from agora_local.lifecycle import Intake, Scheduler, StopRequest, orderly_stop
@@ -275,27 +275,12 @@ def demo_root_administrator(fixture: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-# A feed key in a URL stands for its user's sign-in: the access log shows that a key was sent,
-# never which.
-_SECRET_QUERY = re.compile(r"([?&;]key=)[^&;\s\"']*", re.IGNORECASE)
-
-
-def redact_secrets(text: str) -> str:
-    """An access-log text with every `key=` query value replaced."""
-    return _SECRET_QUERY.sub(r"\1[redacted]", text)
-
-
-class RedactedAccessLog:
-    """http.server's access and error log lines, with feed keys left out."""
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  http.server's name
-        shown = (redact_secrets(arg) if isinstance(arg, str) else arg for arg in args)
-        super().log_message(format, *shown)  # type: ignore[misc]
-
-
-def local_server(host: str, port: int, intake: Intake | None = None) -> Any:
+def local_server(
+    host: str, port: int, intake: Intake | None = None, readable_log: bool = False
+) -> Any:
     """Chalice's local server, answering unknown paths with the envelope as API Gateway does,
-    and serving through `intake` (so that a stop can close it)."""
+    and serving through `intake` (so that a stop can close it); one log line a request, the
+    readable access line when `readable_log` (a terminal: agora_local/access_log.py)."""
     gate = intake or Intake()
     from http.server import BaseHTTPRequestHandler
 
@@ -312,16 +297,17 @@ def local_server(host: str, port: int, intake: Intake | None = None) -> Any:
 
     from chalicelib.api.routing import not_found_payload
 
-    class EnvelopeRequestHandler(RedactedAccessLog, ChaliceRequestHandler):
+    class EnvelopeRequestHandler(OneLineAccessLog, ChaliceRequestHandler):
+        readable = readable_log
+
         def handle_one_request(self) -> None:
             # Once the stop has begun, a request (a new one on a kept-alive connection too) is
-            # not read: the connection closes unanswered, so nothing is acknowledged that the
-            # last snapshot may miss.
+            # answered 503 unread: nothing is acknowledged that the last snapshot may miss.
             if not gate.enter():
-                self.close_connection = True
+                self.answer_stopping()
                 return
             try:
-                super().handle_one_request()
+                self.serve_one(super().handle_one_request)
             finally:
                 gate.leave()
 
@@ -455,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
     stop_request.install()
     intake = Intake()
     try:
-        server = local_server("127.0.0.1", settings.port, intake)
+        server = local_server("127.0.0.1", settings.port, intake, readable_log(settings))
     except OSError as error:
         # Taken while the demo data loaded.
         print(
@@ -476,6 +462,11 @@ def main(argv: list[str] | None = None) -> int:
     orderly_stop(snapshot, saver, intake, scheduler, server, aws_server)
     mail.stop()
     return 0
+
+
+def readable_log(settings: Any) -> bool:
+    """A person reads make run's log on a terminal, unless AGORA_LOG_FORMAT chose a format."""
+    return settings.log_format is None and sys.stderr.isatty()
 
 
 def print_banner(settings: Any, credentials: tuple[str, str] | None) -> None:

@@ -1,4 +1,5 @@
-"""`make run`'s access log (agora_local/run.py): a feed key in a URL is never written."""
+"""`make run`'s access log (agora_local/access_log.py): a feed key or an unsubscribe token in a URL
+is never written."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from agora_local.run import RedactedAccessLog, redact_secrets
+from agora_local.access_log import RedactedAccessLog, redact_secrets
 
 pytestmark = pytest.mark.fast
 
 KEY = "Zk3q_9bW0s-ExampleFeedKeyThatIsLongEnough1234"
+TOKEN = "eyJhbGciOiJIUzI1NiJ9.unsubscribe-token-example.c2lnbmF0dXJl"
 
 
 class Handler(RedactedAccessLog, BaseHTTPRequestHandler):
@@ -47,10 +49,44 @@ def test_the_access_line_of_a_feed_read_by_key_shows_no_key(path):
 
     written = handler.written.getvalue()
     assert KEY not in written
-    assert written.count("=[redacted]") == 2 and '" 200 512' in written
+    assert written.count("=[redacted]") == 2 and '" 200' in written
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"/api/v1/en_US/unsubscribe?token={TOKEN}",
+        f"/api/v1/en_US/unsubscribe?list=digest&TOKEN={TOKEN}",
+        f"/api/v1/en_US/unsubscribe?token={TOKEN}&list=digest",
+    ],
+)
+def test_the_access_line_of_an_unsubscribe_link_shows_no_token(path):
+    handler = Handler(f"GET {path} HTTP/1.1")
+
+    handler.log_request(200, 512)
+    handler.log_error("code %d, message %s", 400, f"Bad request ({path!r})")
+
+    written = handler.written.getvalue()
+    assert TOKEN not in written and "unsubscribe-token" not in written
+    assert written.count("=[redacted]") == 2
 
 
 def test_other_query_values_are_kept():
-    assert redact_secrets("GET /x?offset=5&pageSize=10&monkey=1 HTTP/1.1") == (
-        "GET /x?offset=5&pageSize=10&monkey=1 HTTP/1.1"
+    assert redact_secrets("GET /x?offset=5&pageSize=10&monkey=1&tokens=2 HTTP/1.1") == (
+        "GET /x?offset=5&pageSize=10&monkey=1&tokens=2 HTTP/1.1"
     )
+
+
+class JsonLogHandler(Handler):
+    """The handler away from a terminal: Agora's JSON `request` record is the request's line."""
+
+    readable = False
+
+
+def test_away_from_a_terminal_the_access_line_gives_way_to_agoras_record():
+    handler = JsonLogHandler(f"GET /api/v1/en_US/unsubscribe?token={TOKEN} HTTP/1.1")
+
+    handler.log_request(200, 512)
+    assert handler.written.getvalue() == ""
+    handler.log_error("code %d, message %s", 400, "Bad request")  # errors are still written
+    assert "Bad request" in handler.written.getvalue()
