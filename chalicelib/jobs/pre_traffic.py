@@ -1,7 +1,8 @@
 """CodeDeploy's PreTraffic hook of a prod deploy: before any call reaches the API's new version,
 ask that version itself for one thing that needs no AWS (the OpenAPI document: the code imports,
 routes and answers) and one read (a group's feed: the tables, the role, the settings). Anything
-but the expected answer fails the hook, and CodeDeploy keeps every call on the old version.
+but the expected status and shape (the document; the envelope of a refusal) fails the hook, and
+CodeDeploy keeps every call on the old version.
 
 The new version is the stack's `APIHandler.Version` (the hook's AGORA_PRE_TRAFFIC_VERSION, set by
 infra/rollout.py); the answer goes back with PutLifecycleEventHookExecutionStatus, whatever
@@ -20,15 +21,42 @@ from chalicelib.logs import get_logger
 VERSION_VARIABLE = "AGORA_PRE_TRAFFIC_VERSION"
 # A group id no community has: the read must answer 404 in the envelope after asking DynamoDB.
 PROBE_GROUP = "00000000-0000-4000-8000-00000000d091"
-# (method, path, resource path, path parameters, statuses that mean the version works)
-CHECKS: tuple[tuple[str, str, str, dict[str, str] | None, tuple[int, ...]], ...] = (
-    ("GET", "/api/v1/en_US/openapi.json", "/api/v1/en_US/openapi.json", None, (200,)),
+
+
+def _openapi_document(body: Any) -> bool:
+    return isinstance(body, dict) and "openapi" in body and bool(body.get("paths"))
+
+
+def _envelope_refusal(body: Any) -> bool:
+    """The API's envelope (CONTRACT §5) of a refusal: success false, a message, no object."""
+    return (
+        isinstance(body, dict)
+        and body.get("success") is False
+        and isinstance(body.get("message"), str)
+        and body.get("object") is None
+    )
+
+
+# (method, path, resource path, path parameters, statuses that mean the version works, the shape
+# its JSON body must have): a 5xx, another status or a wrong shape fails the version.
+CHECKS: tuple[
+    tuple[str, str, str, dict[str, str] | None, tuple[int, ...], Callable[[Any], bool]], ...
+] = (
+    (
+        "GET",
+        "/api/v1/en_US/openapi.json",
+        "/api/v1/en_US/openapi.json",
+        None,
+        (200,),
+        _openapi_document,
+    ),
     (
         "GET",
         f"/api/v1/en_US/feed/{PROBE_GROUP}",
         "/api/v1/en_US/feed/{groupId}",
         {"groupId": PROBE_GROUP},
         (404,),
+        _envelope_refusal,
     ),
 )
 
@@ -63,17 +91,26 @@ def proxy_event(
 def check(invoke: Callable[[dict[str, Any]], dict[str, Any]]) -> list[str]:
     """Each check's failure, one line each (none: the version may take traffic)."""
     failures = []
-    for method, path, resource, parameters, expected in CHECKS:
+    for method, path, resource, parameters, expected, shaped in CHECKS:
         try:
             answer = invoke(proxy_event(method, path, resource, parameters))
         except Exception as error:  # noqa: BLE001 - every failure is the hook's answer
             failures.append(f"{method} {path}: {type(error).__name__}: {error}")
             continue
         status = answer.get("statusCode")
+        text = str(answer.get("body") or answer.get("errorMessage") or "")
         if status not in expected:
-            body = str(answer.get("body") or answer.get("errorMessage") or "")[:300]
-            failures.append(f"{method} {path}: {status} (expected {expected}): {body}")
+            failures.append(f"{method} {path}: {status} (expected {expected}): {text[:300]}")
+        elif not shaped(_json(text)):
+            failures.append(f"{method} {path}: {status} of the wrong shape: {text[:300]}")
     return failures
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def lambda_invoker(client: Any, function: str) -> Callable[[dict[str, Any]], dict[str, Any]]:

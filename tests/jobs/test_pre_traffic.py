@@ -80,6 +80,16 @@ def test_a_working_version_passes_both_checks_and_codedeploy_is_told(aws):
             },
             "500",
         ),
+        # The expected status in the wrong shape: an answer outside the envelope.
+        (
+            lambda event: {
+                "StatusCode": 200,
+                "Payload": io.BytesIO(
+                    json.dumps({"statusCode": 404, "body": "<html>Not Found</html>"}).encode()
+                ),
+            },
+            "wrong shape",
+        ),
         # The version crashed at import (a missing dependency): Lambda's FunctionError.
         (
             lambda event: {
