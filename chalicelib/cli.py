@@ -459,6 +459,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from chalicelib import logs
+    from chalicelib.domain.audit import Actor, acting_as
     from chalicelib.settings import MissingSetting, SettingsError, local_endpoint_defaults
 
     args = parser().parse_args(argv)
@@ -471,7 +472,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             aws.reset()
         # Results on stdout; on stderr only what went wrong, in plain words (AGORA_LOG_FORMAT=json:
         # the JSON lines the deployed functions write).
-        with logs.for_people():
+        # What the command changes is recorded as its own doing (CONTRACT §12).
+        with logs.for_people(), acting_as(Actor(system=args.command, via="cli")):
             return COMMANDS[args.command][0](args)
     except MissingSetting as error:
         # CONTRACT §2: a command that lacks a setting refuses to start, one line naming it.

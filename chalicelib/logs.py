@@ -66,6 +66,12 @@ def current_correlation_id() -> str | None:
     return str(found) if found else None
 
 
+def bound_request_id() -> str | None:
+    """The Lambda request id of the work in progress (an API request's), if one was bound."""
+    found = (_context.get() or {}).get("requestId")
+    return str(found) if found else None
+
+
 def correlation_id() -> str:
     """The correlation id to pass on (in an SQS message); a new one when none was bound."""
     return current_correlation_id() or str(uuid.uuid4())

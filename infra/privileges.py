@@ -79,6 +79,7 @@ FUNCTIONS: dict[str, Needs] = {
         # Every table but the mailbox leases, which only a poll takes.
         writes=(
             "alerts",
+            "audit",
             "comments",
             "connector-groups",
             "connectors",
@@ -111,14 +112,24 @@ FUNCTIONS: dict[str, Needs] = {
     # is recorded in the outbox with the write, and sent by drain-outbox.
     "poll-mailbox": Needs(
         reads=(*_NOTIFY_READS, "connectors", "connector-groups"),
-        writes=("comments", "counters", "mail", "mailbox-leases", "mailboxes", "outbox", "posts"),
+        writes=(
+            "audit",
+            "comments",
+            "counters",
+            "mail",
+            "mailbox-leases",
+            "mailboxes",
+            "outbox",
+            "posts",
+        ),
         triggered_by="queue",
         kms=("kms:Decrypt",),
     ),
     # A purged comment was counted out of its post when it was deleted: only comments change.
     # counters: the time of its last completed run, which a daily check reads (its heartbeat).
+    # audit: each purge is recorded in the audit log with it.
     "purge-comments": Needs(
-        writes=("comments", "counters", "outbox"), sends_to=("scheduled_failures",)
+        writes=("audit", "comments", "counters", "outbox"), sends_to=("scheduled_failures",)
     ),
     # The daily schedule only queues the day's recipients (the pending-items index) in batches;
     # deliver-digests sends them. It also checks when the monthly purge last ran (counters).

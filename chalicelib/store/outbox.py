@@ -22,11 +22,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pynamodb.attributes import TTLAttribute, UnicodeAttribute
+from pynamodb.exceptions import TransactWriteError
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib import aws
 from chalicelib.domain.announcements import announcement_from_json, announcement_to_json
+from chalicelib.domain.audit import AuditEntry
+from chalicelib.store import audit
 from chalicelib.store.base import UtcAttribute, register, table_meta
 
 KEEP_FOR = timedelta(days=7)  # past the stream's 24 h and the drain's retries
@@ -43,10 +46,14 @@ class OutboxRecord(Model):
     expires = TTLAttribute()
 
 
-def records(announcements: Iterable[Any], now: datetime) -> list[OutboxRecord]:
-    """One unsaved outbox item per announcement, each with a new id."""
-    made = []
+def records(announcements: Iterable[Any], now: datetime) -> list[Model]:
+    """One unsaved outbox item per announcement, each with a new id; an audit entry among them
+    (domain/audit.py) is its audit log item instead, so that it rides in the same transaction."""
+    made: list[Model] = []
     for announcement in announcements:
+        if isinstance(announcement, AuditEntry):
+            made.append(audit.record_of(announcement))
+            continue
         data = announcement_to_json(announcement)
         kind = data.pop("type")
         made.append(
@@ -61,13 +68,35 @@ def records(announcements: Iterable[Any], now: datetime) -> list[OutboxRecord]:
     return made
 
 
-def add_to(write: TransactWrite, items: Sequence[OutboxRecord]) -> None:
+def add_to(write: TransactWrite, items: Sequence[Model]) -> None:
     """Put the items in the transaction being built (new ids: no condition needed)."""
     for item in items:
         write.save(item)
 
 
-def save_all(items: Sequence[OutboxRecord]) -> None:
+def update_with(
+    record: Model, actions: list[Any], riders: Sequence[Any], condition: Any = None
+) -> bool:
+    """An update of `record` and the items of `riders` (domain events, audit entries) in one
+    transaction; False, with nothing written, when `condition` did not hold."""
+    from chalicelib.aws import cancellation_codes
+    from chalicelib.clock import utc_now
+
+    items = records(riders, utc_now())
+    try:
+        with TransactWrite(connection=record._get_connection().connection) as write:
+            write.update(record, actions=actions, condition=condition)
+            add_to(write, items)
+    except TransactWriteError as error:
+        # PynamoDB sends the puts (the riders, new ids) before the update: wherever DynamoDB
+        # lists the update's failed condition, it is the only condition of the transaction.
+        if condition is None or "ConditionalCheckFailed" not in cancellation_codes(error):
+            raise
+        return False
+    return True
+
+
+def save_all(items: Sequence[Model]) -> None:
     """Put items outside a transaction (BatchWriteItem): before the change they announce."""
     if not items:
         return

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from chalicelib.store.alerts import AlertRepository
+    from chalicelib.store.audit import AuditRepository
     from chalicelib.store.comments import CommentRepository
     from chalicelib.store.connectors import ConnectorRepository, MailboxRepository
     from chalicelib.store.counters import CounterRepository, SlotClock
@@ -197,3 +198,10 @@ def outbox() -> Outbox:
     from chalicelib.store.outbox import Outbox
 
     return Outbox()
+
+
+@functools.cache
+def audit() -> AuditRepository:
+    from chalicelib.store.audit import AuditRepository
+
+    return AuditRepository()

@@ -18,6 +18,7 @@ from chalicelib.api.routing.responses import (
     unexpected_response,
 )
 from chalicelib.auth import Need
+from chalicelib.domain.audit import Actor, acting_as
 from chalicelib.errors import AgoraError, ValidationFailed
 
 if TYPE_CHECKING:
@@ -86,13 +87,25 @@ def answer(call: Call[Any, Any, Any], path_values: dict[str, str]) -> Response:
     try:
         admit(call, path_values)
         read_inputs(call, spec)
-        return success_response(spec.handler(call))
+        with acting_as(_actor(call)):
+            return success_response(spec.handler(call))
     except AgoraError as error:
         if isinstance(error, ValidationFailed) and error.submitted is None:
             error.submitted = call.submitted if call.submitted is not None else call.parsed_body
         return error_response(error)
     except Exception as error:
         return unexpected_response(error, {"route": spec.path, "method": spec.method})
+
+
+def _actor(call: Call[Any, Any, Any]) -> Actor:
+    """Who the changes of this call are recorded as (CONTRACT §12): the signed-in user, through
+    the API, with the request's id (Lambda's, which the request's log line carries too)."""
+    context = (getattr(call.request, "context", None) or {}).get("requestId")
+    request_id = _current_request_id() or context
+    user_id = call.caller.user_id if call.caller is not None else None
+    return Actor(
+        user_id=user_id, system=None if user_id else "api", via="api", request_id=request_id
+    )
 
 
 def read_inputs(call: Call[Any, Any, Any], spec: RouteSpec) -> None:
@@ -109,6 +122,12 @@ def _lambda_context(blueprint: Any) -> Any:
         return blueprint.lambda_context
     except Exception:  # noqa: BLE001 - no context outside Lambda (tests calling views directly)
         return None
+
+
+def _current_request_id() -> str | None:
+    from chalicelib.logs import bound_request_id
+
+    return bound_request_id()
 
 
 def _request_id(blueprint: Any) -> str | None:
