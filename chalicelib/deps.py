@@ -27,6 +27,7 @@ from chalicelib import secrets
 from chalicelib.clock import utc_now
 from chalicelib.services.administrators import AdministratorService
 from chalicelib.services.alerts import AlertService
+from chalicelib.services.audit import AuditService
 from chalicelib.services.comments import CommentPresenter, CommentService
 from chalicelib.services.connectors import LocalConnectorService
 from chalicelib.services.console import ConsoleService
@@ -69,6 +70,7 @@ if TYPE_CHECKING:
 # --- repositories (chalicelib/store/repositories.py) ---------------------------------------------
 
 alerts = repositories.alerts
+audit = repositories.audit
 comments = repositories.comments
 connectors = repositories.connectors
 counters = repositories.counters
@@ -149,6 +151,10 @@ def event_service() -> EventService:
 
 def alert_service() -> AlertService:
     return AlertService(alerts(), users(), groups(), utc_now)
+
+
+def audit_service() -> AuditService:
+    return AuditService(audit(), refs())
 
 
 def mail_log_service() -> MailLogService:

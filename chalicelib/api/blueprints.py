@@ -7,6 +7,7 @@ from typing import Any
 
 def all_blueprints() -> list[Any]:
     from chalicelib.api.alerts import alerts_api
+    from chalicelib.api.audit import audit_api
     from chalicelib.api.comments import comments_api
     from chalicelib.api.connectors import connectors_api
     from chalicelib.api.console import console_api
@@ -33,6 +34,7 @@ def all_blueprints() -> list[Any]:
         security_api,
         connectors_api,
         mail_log_api,
+        audit_api,
         system_pages_api,
         user_search_api,
         group_list_api,
