@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from chalicelib import deps, metrics
+from chalicelib.domain.audit import acting_as_job
 from chalicelib.jobs.base import Deadline
 from chalicelib.logs import get_logger
 
@@ -35,9 +36,11 @@ def purge_old_deleted_comments(
     from chalicelib.services.comments import BATCH_SIZE
 
     service = deps.comment_service(clock=(lambda: now) if now is not None else utc_now)
-    count = service.purge_old_deleted(
-        deadline, batch_size=batch_size or BATCH_SIZE, progress=progress
-    )
+    # Each comment purged is the job's own decision, in the log with it (CONTRACT §12).
+    with acting_as_job("purge-comments"):
+        count = service.purge_old_deleted(
+            deadline, batch_size=batch_size or BATCH_SIZE, progress=progress
+        )
     log.info("purged deleted comments", extra={"count": count})
     metrics.emit("CommentsPurged", count)
     record_run(now or utc_now())

@@ -99,8 +99,27 @@ def poll_mailbox(
     `lease_for` is how long a poller that dies mid-poll keeps others off the mailbox; production
     keeps LEASE (the bench's lease race shortens it to measure a takeover in seconds).
     """
+    from chalicelib.domain.audit import acting_as_job
     from chalicelib.services.poll_schedule import is_due
 
+    with acting_as_job("poll-mailbox"):
+        return _poll_if_due(
+            key, deadline, source, ingestor, owner, lease_for, due_by, clock, leases, is_due
+        )
+
+
+def _poll_if_due(
+    key: str,
+    deadline: Deadline,
+    source: Any,
+    ingestor: Any,
+    owner: str | None,
+    lease_for: timedelta,
+    due_by: datetime | None,
+    clock: Callable[[], datetime],
+    leases: Any,
+    is_due: Callable[..., bool],
+) -> MailboxPolled:
     source = source or default_source()
     mailbox = source.mailbox(key)
     if mailbox is None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.auth import hash_password, verify_password
+from chalicelib.domain import audit
 from chalicelib.domain.ports.people import GroupStore, UserStore
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.services.links import slugify
@@ -87,21 +88,44 @@ class AdministratorService:
             user = self._new_user(address, display_name)
         promoted, password_changed = _changes(user, group_id, password, created=created)
         alias_changed = not created and display_name is not None and user.alias != display_name
+        before = None if created else _audited(user, group_id)
         if alias_changed:
             user.alias = display_name
         if created or promoted or password_changed or alias_changed:
-            memberships = dict(user.memberships or {})
-            memberships[group_id] = "administrator"
-            user.memberships = memberships
-            if created or password_changed:
-                user.password_hash = hash_password(password)
-            if password_changed:
-                # Sessions end on a new password: every token issued before it is refused.
-                user.token_version = int(getattr(user, "token_version", 0) or 0) + 1
-            self.users.save(user)
+            self._save(user, group_id, password, before, password_changed=password_changed)
         return AdministratorResult(
             user.id, group_id, created, promoted, password_changed, user.alias, alias_changed
         )
+
+    def _save(
+        self,
+        user: Any,
+        group_id: str,
+        password: str,
+        before: dict[str, Any] | None,
+        *,
+        password_changed: bool,
+    ) -> None:
+        """The account as an administrator of the group, its audit entry in the same write
+        (`before`: the account as read; None: new)."""
+        created = before is None
+        memberships = dict(user.memberships or {})
+        memberships[group_id] = "administrator"
+        user.memberships = memberships
+        if created or password_changed:
+            user.password_hash = hash_password(password)
+        if password_changed:
+            # Sessions end on a new password: every token issued before it is refused.
+            user.token_version = int(getattr(user, "token_version", 0) or 0) + 1
+        entry = audit.entry(
+            "admin.create",
+            target=("user", user.id),
+            group_id=group_id,
+            before=before,
+            after=_audited(user, group_id),
+            secrets={"password"},
+        )
+        self.users.save(user, audit=entry)
 
     def _group(self, group_id: str | None) -> str:
         """The group named, which must exist; else the root group, which must exist too."""
@@ -129,6 +153,16 @@ class AdministratorService:
             slug=slugify(display_name or local, "administrator"),
             memberships={},
         )
+
+
+def _audited(user: Any, group_id: str) -> dict[str, Any]:
+    """What the command changes of the account, by the API's names (CONTRACT §12)."""
+    return {
+        "alias": user.alias,
+        "email": user.email,
+        "role": dict(user.memberships or {}).get(group_id),
+        "password": user.password_hash,
+    }
 
 
 def _check_password(password: str) -> None:

@@ -26,6 +26,8 @@ from chalicelib.domain.ports.people import Group, User
 from chalicelib.errors import Conflict, NotFound, ValidationFailed
 from chalicelib.schemas.comments import CommentOut, CommentPage, SpamReportOut
 from chalicelib.schemas.common import IntPageQuery, Result
+from chalicelib.services.comment_audit import audited as _audited
+from chalicelib.services.comment_audit import purge_entry as _purge_entry
 from chalicelib.services.links import comment_url, post_ref, user_ref
 from chalicelib.services.paging import next_offset
 
@@ -267,6 +269,7 @@ class CommentService:
             mark_deleted,
             also_users=frozenset({by_user_id}),
             announcements=[_about(CommentDeleted, record, by_user_id)],
+            action="comment.delete",
         )
         return self._present_loaded(record, loaded)
 
@@ -277,7 +280,7 @@ class CommentService:
             self._require_deleted(comment, "undeleted")
             return dataclasses.replace(comment, deleted_on=None, deleted_by_id=None)
 
-        record, _, loaded = self._change_loaded(record, restore)
+        record, _, loaded = self._change_loaded(record, restore, action="comment.undelete")
         return self._present_loaded(record, loaded)
 
     def approve(self, record: Comment, by_user_id: str | None = None) -> CommentOut:
@@ -290,7 +293,10 @@ class CommentService:
             return dataclasses.replace(comment, is_approved=True, approved_on=now)
 
         record, _, loaded = self._change_loaded(
-            record, approve, announcements=[_about(CommentApproved, record, by_user_id)]
+            record,
+            approve,
+            announcements=[_about(CommentApproved, record, by_user_id)],
+            action="comment.approve",
         )
         return self._present_loaded(record, loaded)
 
@@ -300,7 +306,9 @@ class CommentService:
                 return None
             return dataclasses.replace(comment, spam_reports=())
 
-        record, _, loaded = self._change_loaded(record, clear, as_spam_report=True)
+        record, _, loaded = self._change_loaded(
+            record, clear, as_spam_report=True, action="comment.deleteSpamReports"
+        )
         return self._present_loaded(record, loaded, as_spam_report=True)
 
     def _change_loaded(
@@ -311,11 +319,12 @@ class CommentService:
         as_spam_report: bool = False,
         also_users: frozenset[str] = frozenset(),
         announcements: Sequence[ModerationEvent] = (),
+        action: str = "comment.update",
     ) -> tuple[Comment, bool, Loaded]:
         """`_change`, with what the answer needs read before the write: once the change is made,
         no failing read can answer an error for it."""
         loaded = self.presenter.load([record], as_spam_report=as_spam_report, also_users=also_users)
-        record, changed = self._change(record, apply, announcements)
+        record, changed = self._change(record, apply, announcements, action)
         return record, changed, loaded
 
     def _present_loaded(
@@ -330,7 +339,7 @@ class CommentService:
             # Presented first: afterwards there is nothing left to read.
             purged = self.presenter.present_one(record)
             if self.comments.purge_if_unchanged(
-                record, announcements=[_purged(record, by_user_id)]
+                record, announcements=[_purged(record, by_user_id), *_purge_entry(record)]
             ):
                 return purged
             record = self.find(int(record.id))
@@ -387,7 +396,10 @@ class CommentService:
             )
             for record in batch:
                 _, changed = self._change(
-                    record, mark_deleted, [_about(CommentDeleted, record, by_user_id)]
+                    record,
+                    mark_deleted,
+                    [_about(CommentDeleted, record, by_user_id)],
+                    "comment.delete",
                 )
                 count += changed
             # At least one batch per call, so every call makes progress; then stop in time.
@@ -410,7 +422,9 @@ class CommentService:
                 # Conditional on the stored state: a comment undeleted (or deleted again) since
                 # the Query read it is left alone.
                 if self.comments.purge_if_deleted_before(
-                    candidate.id, cutoff, announcements=[_purged(candidate, None)]
+                    candidate.id,
+                    cutoff,
+                    announcements=[_purged(candidate, None), *_purge_entry(candidate)],
                 ):
                     count += 1
             if progress is not None:
@@ -428,6 +442,7 @@ class CommentService:
         record: Comment,
         apply: Callable[[Comment], Comment | None],
         announcements: Sequence[ModerationEvent] = (),
+        action: str = "comment.update",
     ) -> tuple[Comment, bool]:
         """Apply a rule to the comment and write the changed copy if nobody changed the comment
         since it was read; otherwise read it again and decide again. `apply` answers the changed
@@ -440,7 +455,7 @@ class CommentService:
             if changed is None:
                 return record, False
             written = self.comments.replace_if_unchanged(
-                record, changed, announcements=announcements
+                record, changed, announcements=[*announcements, *_audited(action, record, changed)]
             )
             if written is not None:
                 return written, True

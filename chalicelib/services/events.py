@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller, Need
+from chalicelib.domain import audit
 from chalicelib.domain.announcements import (
     EventCreated,
     EventDeleted,
@@ -121,7 +122,10 @@ class EventService:
             editor_id=caller.user_id,
             created_on=now,
             modified_on=now,
-            announcements=self._announced(EventCreated, caller.user_id, event_id, group.id, fields),
+            announcements=[
+                *self._announced(EventCreated, caller.user_id, event_id, group.id, fields),
+                *_audited("event.create", event_id, None, {**fields, "group_id": group.id}),
+            ],
             **fields,
         )
         return self._out([record], group, people)[0]
@@ -139,9 +143,10 @@ class EventService:
             group_id=group.id,
             editor_id=caller.user_id,
             modified_on=self.clock(),
-            announcements=self._announced(
-                EventUpdated, caller.user_id, record.id, group.id, fields
-            ),
+            announcements=[
+                *self._announced(EventUpdated, caller.user_id, record.id, group.id, fields),
+                *_audited("event.update", record.id, record, {**fields, "group_id": group.id}),
+            ],
             **fields,
         )
         return self._out([record], group, people)[0]
@@ -154,7 +159,8 @@ class EventService:
             announcements=[
                 EventDeleted(
                     event_id=int(record.id), group_id=record.group_id, actor_id=caller.user_id
-                )
+                ),
+                *_audited("event.delete", record.id, record, None),
             ],
         )
         return answer
@@ -193,9 +199,10 @@ class EventService:
             record,
             editor_id=caller.user_id,
             modified_on=self.clock(),
-            announcements=self._announced(
-                EventMoved, caller.user_id, record.id, record.group_id, moved
-            ),
+            announcements=[
+                *self._announced(EventMoved, caller.user_id, record.id, record.group_id, moved),
+                *_audited("event.move", record.id, record, {**moved, "group_id": record.group_id}),
+            ],
             **dates,
         )
         shown = [r for r in shown if int(r.id) != int(record.id)]
@@ -283,6 +290,32 @@ class EventService:
             )
             for r in records
         ]
+
+
+# What an event's change records (CONTRACT §12): stored attribute → the API's field name.
+AUDITED = {
+    "title": "title",
+    "all_day": "allDay",
+    "start_date": "startDate",
+    "end_date": "endDate",
+    "content": "content",
+    "organizer": "organizer",
+    "location": "location",
+    "group_id": "groupId",
+}
+
+
+def _audited(action: str, event_id: Any, read: Any, written: Any) -> list[audit.AuditEntry]:
+    """The audit entry of an event's write: `read` the event before it (None: new), `written`
+    its fields after it (None: deleted)."""
+    before = audit.fields_of(read, AUDITED)
+    return audit.entry(
+        action,
+        target=("event", int(event_id)),
+        group_id=(written or {}).get("group_id") or getattr(read, "group_id", None),
+        before=before,
+        after=audit.fields_of(written, AUDITED),
+    )
 
 
 def _later(moment: datetime, span: timedelta) -> datetime:

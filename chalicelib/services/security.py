@@ -15,6 +15,7 @@ from chalicelib.auth import (
     verify_password,
 )
 from chalicelib.clock import utc_now
+from chalicelib.domain import audit
 from chalicelib.domain.ports.people import GroupStore, LoginAttemptStore, UserStore
 from chalicelib.errors import FieldError, TooManyRequests, Unauthorized
 
@@ -116,9 +117,18 @@ class SecurityService:
         """End the sign-in throttle of the account with this address (every source), for an
         administrator helping its owner; False when no account has the address."""
         address = email.strip().lower()
-        if not address or self.users.by_email(address) is None:
+        user = self.users.by_email(address) if address else None
+        if user is None:
             return False
-        self.attempts.end_windows(address, self.clock(), FAILURE_WINDOW)
+        entry = audit.entry(
+            "user.unlock",
+            target=("user", user.id),
+            group_id=None,
+            before=None,
+            after=None,
+            always=True,
+        )
+        self.attempts.end_windows(address, self.clock(), FAILURE_WINDOW, audit=entry)
         return True
 
     def caller_for_token(self, token: str | None) -> Caller:

@@ -37,11 +37,9 @@ from pynamodb.attributes import (
     NumberAttribute,
     UnicodeAttribute,
 )
-from pynamodb.exceptions import TransactWriteError
 from pynamodb.expressions.update import Action
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
-from pynamodb.transactions import TransactWrite
 
 from chalicelib.store import outbox
 from chalicelib.store.base import (
@@ -294,13 +292,21 @@ class MailboxRepository:
             return None
 
     def save_settings(
-        self, scope: str, kind: str, values: dict[str, Any], next_poll_on: datetime | None = None
+        self,
+        scope: str,
+        kind: str,
+        values: dict[str, Any],
+        next_poll_on: datetime | None = None,
+        audit: Sequence[Any] = (),
+        read: MailboxRecord | None = None,
     ) -> MailboxRecord:
         """Write the settings an administrator edits; `last_processed` (the poller's) is kept.
 
         `values` holds attribute names; a `password` of None keeps the stored ciphertext.
         An enabled mailbox is due at `next_poll_on` with its streaks reset; a disabled one
-        leaves the due and failing indexes.
+        leaves the due and failing indexes. `audit` (its entries) go in the same transaction,
+        which answers no item: the record answered is then `read` (the item as the caller read
+        it) with the update applied.
         """
         record = MailboxRecord(scope)
         actions: list[Action] = [MailboxRecord.kind.set(kind)]
@@ -324,33 +330,35 @@ class MailboxRepository:
                 MailboxRecord.due_shard.remove(),
                 MailboxRecord.due_key.remove(),
             ]
-        record.update(actions=actions)
-        return record
+        if not audit:
+            record.update(actions=actions)
+            return record
+        outbox.update_with(record, actions, audit)
+        return _applied(read, scope, kind, values, next_poll_on)
 
     def poll_due_at(
-        self, scope: str, when: datetime, *, not_since: datetime
+        self, scope: str, when: datetime, *, not_since: datetime, audit: Sequence[Any] = ()
     ) -> tuple[MailboxRecord | None, bool]:
         """Make an enabled mailbox due at `when` ("poll now"), its empty streak reset, unless
         "poll now" already did after `not_since`: (the record, True) when written, (the record
         as stored, False) when too soon, (None, False) when it is not enabled. One conditional
-        write, so two requests at once make it due once."""
+        write, so two requests at once make it due once; `audit` (the change's entries) in the
+        same transaction, after which the record is read (a transaction answers no item)."""
         record = MailboxRecord(scope)
-        done = conditionally(
-            lambda: record.update(
-                actions=[
-                    *_due_actions(scope, when),
-                    MailboxRecord.empty_polls.set(0),
-                    MailboxRecord.poll_now_on.set(when),
-                ],
-                condition=MailboxRecord.enabled_kind.exists()
-                & (
-                    MailboxRecord.poll_now_on.does_not_exist()
-                    | (MailboxRecord.poll_now_on <= not_since)
-                ),
-            )
+        actions = [
+            *_due_actions(scope, when),
+            MailboxRecord.empty_polls.set(0),
+            MailboxRecord.poll_now_on.set(when),
+        ]
+        condition = MailboxRecord.enabled_kind.exists() & (
+            MailboxRecord.poll_now_on.does_not_exist() | (MailboxRecord.poll_now_on <= not_since)
         )
+        if not audit:
+            done = conditionally(lambda: record.update(actions=actions, condition=condition))
+        else:
+            done = outbox.update_with(record, actions, audit, condition)
         if done:
-            return record, True
+            return (self.get(scope) if audit else record), True
         stored = self.get(scope)
         if stored is None or not stored.enabled_kind:
             return None, False
@@ -396,18 +404,7 @@ class MailboxRepository:
         if not announcements:
             written = conditionally(lambda: record.update(actions=actions, condition=condition))
         else:
-            items = outbox.records(announcements, when)
-            try:
-                with TransactWrite(connection=MailboxRecord._get_connection().connection) as tx:
-                    tx.update(record, actions=actions, condition=condition)
-                    outbox.add_to(tx, items)
-                written = True
-            except TransactWriteError as error_:
-                from chalicelib.aws import cancellation_codes
-
-                if (cancellation_codes(error_) or [""])[0] != "ConditionalCheckFailed":
-                    raise
-                written = False
+            written = outbox.update_with(record, actions, announcements, condition)
         if not written:
             if error is None:
                 self.record_last_processed(scope, when)
@@ -463,6 +460,28 @@ class MailboxRepository:
     def count_failing(self) -> int:
         """Enabled mailboxes whose last poll failed at their own server (a sparse index)."""
         return int(MailboxRecord.failing_index.count(FAILING))
+
+
+def _applied(
+    read: MailboxRecord | None,
+    scope: str,
+    kind: str,
+    values: dict[str, Any],
+    next_poll_on: datetime | None,
+) -> MailboxRecord:
+    """`read` (or a new item) as `save_settings`'s update leaves it."""
+    record = MailboxRecord.from_raw_data(read.serialize()) if read else MailboxRecord(scope)
+    record.kind = kind
+    for name, value in values.items():
+        if not (name == "password" and value is None):
+            setattr(record, name, value)
+    record.empty_polls, record.poll_failures, record.failing = 0, 0, None
+    enabled = bool(values.get("is_enabled")) and next_poll_on is not None
+    record.enabled_kind = kind if enabled else None
+    due = due_index_values(scope, next_poll_on) if enabled and next_poll_on else {}
+    record.next_poll_on = next_poll_on if enabled else None
+    record.due_shard, record.due_key = due.get("due_shard"), due.get("due_key")
+    return record
 
 
 def _due_actions(scope: str, next_poll_on: datetime) -> list[Action]:

@@ -12,8 +12,10 @@ only when an attempt was refused, so the owner's usual sign-in costs one write m
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
 from pynamodb.models import Model
@@ -124,13 +126,27 @@ class LoginAttemptRepository(LoginAttemptStore):
             },
         )
 
-    def end_windows(self, email_lower: str, now: datetime, window: timedelta) -> None:
+    def end_windows(
+        self, email_lower: str, now: datetime, window: timedelta, audit: Sequence[Any] = ()
+    ) -> None:
+        """End the account's current window; `audit` (the change's entries) in the same
+        transaction."""
         from chalicelib.aws import client
 
         number, _ = window_of(now, window)
+        key = f"{email_lower}#{number}"
+        if audit:
+            from pynamodb.transactions import TransactWrite
+
+            from chalicelib.store import outbox
+
+            items = outbox.records(audit, now)
+            with TransactWrite(connection=LoginAttemptRecord._get_connection().connection) as tx:
+                tx.delete(LoginAttemptRecord(key))
+                outbox.add_to(tx, items)
+            return
         client("dynamodb").delete_item(
-            TableName=LoginAttemptRecord.Meta.table_name,
-            Key={"email_lower": {"S": f"{email_lower}#{number}"}},
+            TableName=LoginAttemptRecord.Meta.table_name, Key={"email_lower": {"S": key}}
         )
 
 

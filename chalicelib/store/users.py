@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pynamodb.attributes import JSONAttribute, NumberAttribute, UnicodeAttribute
@@ -62,12 +63,24 @@ class UserRepository:
             return user
         return None
 
-    def save(self, user: UserRecord) -> UserRecord:
-        """Store the user, and what the people search finds them by (store/user_search.py)."""
+    def save(self, user: UserRecord, audit: Sequence[Any] = ()) -> UserRecord:
+        """Store the user, and what the people search finds them by (store/user_search.py);
+        `audit` (the change's entries) in the same transaction as the user."""
         from chalicelib.store.user_search import SearchIndex
 
         before = self._read(user.id)
-        user.save()
+        if audit:
+            from pynamodb.transactions import TransactWrite
+
+            from chalicelib.clock import utc_now
+            from chalicelib.store import outbox
+
+            items = outbox.records(audit, utc_now())
+            with TransactWrite(connection=UserRecord._get_connection().connection) as write:
+                write.save(user)
+                outbox.add_to(write, items)
+        else:
+            user.save()
         SearchIndex().replace([(before, user)])
         self.forget({user.id})
         return user

@@ -116,7 +116,7 @@ class FakeUserRepository:
         defaults = {"avatar_url": None, "password_hash": None, "memberships": {}}
         return FakeRecord(**{**defaults, **values})
 
-    def save(self, user: Any) -> Any:
+    def save(self, user: Any, audit: Any = ()) -> Any:
         was = self._users.get(user.id)
         old_email = getattr(was, "email_lower", None)
         if old_email and self._by_email.get(old_email) == user.id:
@@ -160,7 +160,9 @@ class FakeLoginAttemptRepository(LoginAttemptStore):
     def remember_source(self, email_lower: str, source: str, until: datetime) -> None:
         self._known[(email_lower, source)] = until
 
-    def end_windows(self, email_lower: str, now: datetime, window: timedelta) -> None:
+    def end_windows(
+        self, email_lower: str, now: datetime, window: timedelta, audit: Any = ()
+    ) -> None:
         from chalicelib.store.login_attempts import window_of
 
         self._windows.pop(f"{email_lower}#{window_of(now, window)[0]}", None)
@@ -200,9 +202,14 @@ class FakeOutbox:
 
     def __init__(self) -> None:
         self.announcements: list[Any] = []
+        # The audit entries that rode in the same writes (the store puts them in the audit log).
+        self.audit: list[Any] = []
 
     def add(self, announcements: Any) -> None:
-        self.announcements.extend(announcements)
+        from chalicelib.domain.audit import AuditEntry
+
+        for item in announcements:
+            (self.audit if isinstance(item, AuditEntry) else self.announcements).append(item)
 
 
 class FakePostRepository:

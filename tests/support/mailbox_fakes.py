@@ -49,6 +49,7 @@ class FakeMailboxRepository:
         # (due_key, scope) of every enabled mailbox, sorted: the due index.
         self._due: list[tuple[str, str]] = []
         self.announcements: list[Any] = []
+        self.audit: list[Any] = []
         self.reads = 0
 
     # --- the due index ---------------------------------------------------------------------------
@@ -83,7 +84,13 @@ class FakeMailboxRepository:
         return _copy(found) if found is not None else None
 
     def save_settings(
-        self, scope: str, kind: str, values: dict[str, Any], next_poll_on: datetime | None = None
+        self,
+        scope: str,
+        kind: str,
+        values: dict[str, Any],
+        next_poll_on: datetime | None = None,
+        audit: Any = (),
+        read: Any = None,
     ) -> FakeMailboxRecord:
         record = self._records.get(scope) or FakeMailboxRecord(scope)
         record.kind = kind
@@ -104,7 +111,7 @@ class FakeMailboxRepository:
         return _copy(record)
 
     def poll_due_at(
-        self, scope: str, when: datetime, *, not_since: datetime
+        self, scope: str, when: datetime, *, not_since: datetime, audit: Any = ()
     ) -> tuple[FakeMailboxRecord | None, bool]:
         record = self._records.get(scope)
         if record is None or not record.enabled_kind:
@@ -143,7 +150,10 @@ class FakeMailboxRepository:
             record.last_error = record.last_error_on = None
         else:
             record.last_error, record.last_error_on = error, when
-        self.announcements.extend(announcements)
+        from chalicelib.domain.audit import AuditEntry
+
+        for item in announcements:
+            (self.audit if isinstance(item, AuditEntry) else self.announcements).append(item)
         return True
 
     def record_last_processed(self, scope: str, when: datetime) -> bool:

@@ -77,7 +77,7 @@ class AccountFinder(Protocol):
 
 class UserStore(UserReader, AccountFinder, Protocol):
     def new(self, **values: Any) -> Account: ...
-    def save(self, user: Any) -> Account: ...
+    def save(self, user: Any, audit: Sequence[Any] = ()) -> Account: ...
 
 
 class TakenAttempt(Protocol):
@@ -131,7 +131,9 @@ class LoginAttemptStore(Protocol):
         """The owner signed in from `source`: remember it until `until`."""
         ...
 
-    def end_windows(self, email_lower: str, now: datetime, window: timedelta) -> None:
+    def end_windows(
+        self, email_lower: str, now: datetime, window: timedelta, audit: Sequence[Any] = ()
+    ) -> None:
         """Forget every attempt on the account in the window `now` falls in (every source)."""
         ...
 

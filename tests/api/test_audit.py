@@ -1,0 +1,223 @@
+"""The audit log (CONTRACT §12, §10, §5): each change an entry in the change's own transaction,
+read by group and in whole, newest first."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.test_aws_faults import (
+    FAULT_URL,
+    _dynamodb_clients,
+    _error_response,
+    _set_attempts,
+    stored_state,
+)
+
+AUDIT = "/api/v1/en_US/audit"
+MAILBOX = "/api/v1/en_US/connector/email-to-post/{}"
+EVENT = "/api/v1/en_US/event"
+COMMENTS = "/api/v1/en_US/comment/post"
+
+SETTINGS = {
+    "serverName": "pop.example.org",
+    "serverPort": 995,
+    "serverUsername": "garden-inbox",
+    "serverPassword": "first secret",
+    "isEnabled": True,
+    "isSSL": True,
+    "deleteProcessed": False,
+}
+EVENT_BODY = {
+    "title": "Spring fair",
+    "startDate": "2026-04-01T09:00:00Z",
+    "endDate": "2026-04-01T17:00:00Z",
+    "allDay": False,
+    "content": "<p>Stalls</p>",
+    "organizer": "Council",
+    "location": "Square",
+}
+
+
+@pytest.fixture
+def people(community, kms_key):
+    from tests.fixtures import two_groups
+
+    c = two_groups(community)
+    c.post_id = c.post(c.garden, c.member, title="Roses", slug="roses")
+    return c
+
+
+def entries(api, user, path=AUDIT, **query):
+    params = "&".join(f"{k}={v}" for k, v in query.items())
+    status, body = api.get(path + (f"?{params}" if params else ""), user)
+    assert status == 200, body
+    return body["object"]["entries"]
+
+
+def group_log(api, people, **query):
+    return entries(api, people.garden_admin, f"{AUDIT}/{people.garden}", **query)
+
+
+def test_a_mailbox_settings_change_is_one_entry_with_the_password_only_said_to_change(api, people):
+    people.load()
+    assert api.put(MAILBOX.format(people.garden), people.garden_admin, SETTINGS)[0] == 200
+    changed = {**SETTINGS, "serverPassword": "second secret", "serverName": "mail.example.org"}
+    assert api.put(MAILBOX.format(people.garden), people.garden_admin, changed)[0] == 200
+
+    newest, first = group_log(api, people)
+    assert newest["type"] == "auditEntry" and newest["action"] == "emailToPost.update"
+    assert newest["actor"]["id"] == people.garden_admin and newest["via"] == "api"
+    assert newest["actor"]["alias"] == "Garden Admin"
+    assert newest["group"]["id"] == people.garden
+    assert newest["target"] == {"type": "emailToPost", "id": people.garden}
+    assert newest["changes"] == [
+        {"field": "serverName", "before": "pop.example.org", "after": "mail.example.org"},
+        {"field": "serverPassword", "before": "(set)", "after": "(changed)"},
+    ]
+    assert newest["requestId"] and newest["requestId"] != first["requestId"]
+    assert {"field": "serverPassword", "before": None, "after": "(set)"} in first["changes"]
+    assert "first secret" not in str(first) and "second secret" not in str(newest)
+
+
+def test_a_refused_write_and_a_write_that_changes_nothing_record_nothing(api, people):
+    people.load()
+    assert api.put(MAILBOX.format(people.garden), people.garden_admin, SETTINGS)[0] == 200
+    unchanged = {k: v for k, v in SETTINGS.items() if k != "serverPassword"}
+    assert api.put(MAILBOX.format(people.garden), people.garden_admin, unchanged)[0] == 200
+    bad = {**SETTINGS, "serverPort": 0}
+    assert api.put(MAILBOX.format(people.garden), people.garden_admin, bad)[0] == 400
+    assert api.put(MAILBOX.format(people.garden), people.member, SETTINGS)[0] == 403
+    assert len(group_log(api, people)) == 1
+
+
+def test_an_events_create_update_and_delete_are_three_entries_newest_first(api, people):
+    people.load()
+    status, body = api.post(EVENT, people.moderator, {**EVENT_BODY, "groupId": people.garden})
+    assert status == 200, body
+    event_id = body["object"]["id"]
+    moved = {**EVENT_BODY, "title": "Summer fair"}
+    assert api.put(f"{EVENT}/{event_id}", people.moderator, moved)[0] == 200
+    assert api.delete(f"{EVENT}/{event_id}", people.moderator)[0] == 200
+
+    log = group_log(api, people)
+    assert [e["action"] for e in log] == ["event.delete", "event.update", "event.create"]
+    assert {e["target"]["id"] for e in log} == {str(event_id)}
+    assert log[1]["changes"] == [
+        {"field": "title", "before": "Spring fair", "after": "Summer fair"}
+    ]
+    assert {"field": "startDate", "before": None, "after": "2026-04-01T09:00:00Z"} in log[2][
+        "changes"
+    ]
+    assert {"field": "title", "before": "Summer fair", "after": None} in log[0]["changes"]
+    assert all(e["actor"]["id"] == people.moderator for e in log)
+
+
+def test_moderation_is_recorded_and_filtered_by_resource_and_actor(api, people):
+    comment = people.comment(people.post_id, people.member, isApproved=False)
+    people.load()
+    assert api.post(f"{COMMENTS}/{comment}/approve", people.moderator)[0] == 200
+    assert api.post(f"{COMMENTS}/{comment}/approve", people.moderator)[0] == 200  # no change
+    assert api.delete(f"{COMMENTS}/{comment}", people.garden_admin)[0] == 200
+    assert api.post(f"{COMMENTS}/{comment}/purge", people.garden_admin)[0] == 200
+
+    log = group_log(api, people, action="comment")
+    assert [e["action"] for e in log] == ["comment.purge", "comment.delete", "comment.approve"]
+    assert {"field": "isApproved", "before": False, "after": True} in log[2]["changes"]
+    assert [e["action"] for e in group_log(api, people, action="comment.delete")] == [
+        "comment.delete"
+    ]
+    by_moderator = group_log(api, people, actorId=people.moderator)
+    assert [e["action"] for e in by_moderator] == ["comment.approve"]
+
+
+def test_pages_newest_first_by_entry_id_and_an_unknown_offset_is_400(api, people):
+    people.load()
+    for port in (110, 111, 112, 113, 114):
+        body = {**SETTINGS, "serverPort": port, "isSSL": False}
+        assert api.put(MAILBOX.format(people.garden), people.garden_admin, body)[0] == 200
+    whole = group_log(api, people)
+    assert len(whole) == 5
+    ports = [next(c["after"] for c in e["changes"] if c["field"] == "serverPort") for e in whole]
+    assert ports == [114, 113, 112, 111, 110]
+    status, body = api.get(f"{AUDIT}/{people.garden}?pageSize=2", people.garden_admin)
+    first = body["object"]
+    assert [e["id"] for e in first["entries"]] == [e["id"] for e in whole[:2]]
+    assert first["offset"] == whole[1]["id"]
+    second = group_log(api, people, pageSize=2, offset=first["offset"])
+    assert [e["id"] for e in second] == [e["id"] for e in whole[2:4]]
+    unknown = "00000000-0000-4000-8000-000000000000"
+    status, body = api.get(f"{AUDIT}/{people.garden}?offset={unknown}", people.garden_admin)
+    assert status == 400 and body["errors"][0]["key"] == "offset"
+    # An entry of another group's log is no place in this one.
+    status, body = api.get(f"{AUDIT}/{people.other}?offset={whole[0]['id']}", people.other_admin)
+    assert status == 400 and body["errors"][0]["key"] == "offset"
+
+
+@pytest.mark.parametrize(
+    ("who", "whole", "garden", "other"),
+    [
+        ("root_admin", 200, 200, 200),
+        ("garden_admin", 403, 200, 403),
+        ("moderator", 403, 403, 403),
+        ("member", 403, 403, 403),
+        (None, 401, 401, 401),
+    ],
+)
+def test_who_may_read_which_log(api, people, who, whole, garden, other):
+    people.load()
+    user = getattr(people, who) if who else None
+    assert api.get(AUDIT, user)[0] == whole
+    assert api.get(f"{AUDIT}/{people.garden}", user)[0] == garden
+    assert api.get(f"{AUDIT}/{people.other}", user)[0] == other
+
+
+def test_the_root_reads_every_groups_entries_and_those_of_no_group(api, people):
+    people.load()
+    assert api.put(MAILBOX.format(people.garden), people.garden_admin, SETTINGS)[0] == 200
+    assert api.put(MAILBOX.format(people.other), people.other_admin, SETTINGS)[0] == 200
+    log = entries(api, people.root_admin)
+    assert [e["group"]["id"] for e in log] == [people.other, people.garden]
+    assert group_log(api, people)[0]["id"] == log[1]["id"]
+
+
+def _fail_transactions(request, **_):
+    """A botocore hook: every TransactWriteItems fails on the server (moto never sees it)."""
+    target = request.headers.get("X-Amz-Target", b"")
+    if not (target.decode() if isinstance(target, bytes) else target).endswith(
+        "TransactWriteItems"
+    ):
+        return None
+    request.url = FAULT_URL
+    return _error_response(500, "InternalServerError", "Internal server error")
+
+
+@pytest.fixture
+def failing_transactions(aws):
+    clients = _dynamodb_clients()
+    for client in clients:
+        client.meta.events.register_first("before-send.dynamodb", _fail_transactions)
+        _set_attempts(client, 1)
+    yield
+    for client in clients:
+        client.meta.events.unregister("before-send.dynamodb", _fail_transactions)
+        _set_attempts(client, 3)
+
+
+def test_a_failed_transaction_leaves_neither_the_change_nor_its_entry(api, people, request):
+    people.load()
+    event = {**EVENT_BODY, "groupId": people.garden}
+    before = stored_state()
+    request.getfixturevalue("failing_transactions")
+    assert api.put(MAILBOX.format(people.garden), people.garden_admin, SETTINGS)[0] == 503
+    assert api.post(EVENT, people.moderator, event)[0] == 503
+    assert stored_state() == before
+
+
+def test_the_openapi_document_has_both_routes_with_their_filters(api):
+    _, document = api.get("/api/v1/en_US/openapi.json")
+    for path in (AUDIT, f"{AUDIT}/{{groupId}}"):
+        operation = document["paths"][path]["get"]
+        query = {p["name"] for p in operation["parameters"] if p["in"] == "query"}
+        assert {"offset", "pageSize", "action", "actorId"} <= query, path
+        assert operation["responses"]["200"]
+    assert "AuditEntryOut" in document["components"]["schemas"]
