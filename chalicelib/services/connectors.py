@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller, Need
+from chalicelib.domain import audit
 from chalicelib.domain.ports.people import GroupStore, User, UserReader
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.schemas.common import AccessWarning
@@ -36,7 +37,33 @@ if TYPE_CHECKING:
     from chalicelib.services.mailboxes import Cipher
     from chalicelib.store.connectors import ConnectorRepository
 
+
 # The ids of the connector kinds in `type` (the spec gives none).
+def _audit_fields(record: Any) -> dict[str, Any]:
+    """What a group's configuration of a connector shows, by the API's names (CONTRACT §12)."""
+    if record is None:
+        return {"isEnabled": False}
+    settings = dict(record.settings or {})
+    return {
+        "isEnabled": bool(record.is_enabled),
+        "inheritSettings": record.inherit_settings,
+        "settings.applicationId": settings.get("applicationId"),
+        "settings.allowGuest": settings.get("allowGuest"),
+        "settings.applicationSecret": record.secret,
+    }
+
+
+def _audited(connector: Any, group: Any, stored: Any, record: Any) -> list[audit.AuditEntry]:
+    return audit.entry(
+        "connector.update",
+        target=("connector", connector.id),
+        group_id=group.id,
+        before=_audit_fields(stored),
+        after=_audit_fields(record),
+        secrets={"settings.applicationSecret"},
+    )
+
+
 KIND_TYPES = {"chat": (1, "Chat"), "crm": (2, "CRM")}
 
 
@@ -136,13 +163,24 @@ class LocalConnectorService:
             record.inherit_settings, record.settings, record.secret = False, {}, None
         record.editor_id = caller.user_id
         record.modified_on = self.clock()
-        self.connectors.save_configuration(record)
+        entry = _audited(connector, group, stored, record)
+        self.connectors.save_configuration(record, audit=entry)
         return self.get(connector, group, caller)
 
     def set_status(
         self, connector: Any, group: Any, enabled: bool, caller: Caller
     ) -> LocalConnectorOut:
-        self.connectors.set_enabled(group.id, connector.id, enabled, caller.user_id, self.clock())
+        stored = self.connectors.configuration(group.id, connector.id)
+        entry = audit.entry(
+            "connector.update",
+            target=("connector", connector.id),
+            group_id=group.id,
+            before={"isEnabled": bool(stored is not None and stored.is_enabled)},
+            after={"isEnabled": enabled},
+        )
+        self.connectors.set_enabled(
+            group.id, connector.id, enabled, caller.user_id, self.clock(), audit=entry
+        )
         return self.get(connector, group, caller)
 
     def _apply_chat(self, record: Any, group: Any, update: ChatConnectorUpdate) -> None:

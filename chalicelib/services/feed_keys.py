@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from chalicelib.auth import Caller, derived_secret
+from chalicelib.domain import audit
 from chalicelib.domain.ports.people import FeedKeyStore, GroupStore, UserReader
 from chalicelib.errors import Forbidden, Unauthorized
 from chalicelib.schemas.feed_keys import FeedKeyOut
@@ -62,7 +63,16 @@ class FeedKeyService:
                 return self._out(user_id, str(record.nonce), record.created_on)
             nonce = secrets.token_urlsafe(NONCE_BYTES)
             now = self.clock()
-            if self.keys.create(user_id, nonce, hash_of(key_of(user_id, nonce)), now):
+            made = audit.entry(
+                "feedKey.create",
+                target=("feedKey", user_id),
+                group_id=None,
+                before={"key": None},
+                after={"key": nonce},
+                secrets={"key"},
+                at=now,
+            )
+            if self.keys.create(user_id, nonce, hash_of(key_of(user_id, nonce)), now, audit=made):
                 return self._out(user_id, nonce, now)
         raise RuntimeError("the feed key kept changing while it was made")
 
@@ -71,7 +81,15 @@ class FeedKeyService:
         record = self.keys.of_user(user_id)
         if record is None:
             return False
-        self.keys.delete(record)
+        revoked = audit.entry(
+            "feedKey.revoke",
+            target=("feedKey", user_id),
+            group_id=None,
+            before={"key": record.nonce},
+            after={"key": None},
+            secrets={"key"},
+        )
+        self.keys.delete(record, audit=revoked)
         return True
 
     def caller_for(self, key: str) -> Caller:

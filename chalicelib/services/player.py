@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from chalicelib.domain import audit
 from chalicelib.domain.players import CreateRefused, Player
 from chalicelib.domain.ports.people import PlayerStore
 from chalicelib.errors import FieldError, NotFound, ValidationFailed, as_text
@@ -62,6 +63,13 @@ class PlayerService:
                 quests=[],
                 cards=[],
                 log=[],
+                audit=audit.entry(
+                    "player.create",
+                    target=("player", body.id),
+                    group_id=None,
+                    before=None,
+                    after={"id": body.id, "name": body.name},
+                ),
             )
         except CreateRefused as refused:
             errors = []

@@ -13,6 +13,7 @@ from chalicelib.schemas.system_pages import (
     PremiumPageUpdate,
     PrivateLandingPageOut,
 )
+from chalicelib.services.audited import put_document
 
 SYSTEM_SCOPE = "system"
 HOME = "homePage"
@@ -58,4 +59,13 @@ class SystemPageService:
     def _put(self, scope: str, kind: str, doc: dict[str, Any], editor_id: str) -> dict[str, Any]:
         from chalicelib.clock import utc_now
 
-        return self.documents.put(scope, kind, doc, modified_on=utc_now(), editor_id=editor_id)
+        group_id = None if scope == SYSTEM_SCOPE else scope
+        return put_document(
+            self.documents,
+            scope,
+            kind,
+            doc,
+            group_id=group_id,
+            modified_on=utc_now(),
+            editor_id=editor_id,
+        )

@@ -150,9 +150,15 @@ class ConnectorRepository:
             return {}
         return {(c.group_id, c.connector_id): c for c in ConnectorGroupRecord.batch_get(unique)}
 
-    def save_configuration(self, record: ConnectorGroupRecord) -> ConnectorGroupRecord:
+    def save_configuration(
+        self, record: ConnectorGroupRecord, audit: Sequence[Any] = ()
+    ) -> ConnectorGroupRecord:
+        """Store the configuration; `audit` (the change's entries) in the same transaction."""
         record.refresh_index_keys()
-        record.save()
+        if not audit:
+            record.save()
+            return record
+        outbox.save_with(record, audit)
         return record
 
     def set_enabled(
@@ -162,8 +168,10 @@ class ConnectorRepository:
         enabled: bool,
         editor_id: str | None = None,
         modified_on: datetime | None = None,
+        audit: Sequence[Any] = (),
     ) -> ConnectorGroupRecord:
-        """Switch a configuration on or off, keeping its settings (one UpdateItem, an upsert)."""
+        """Switch a configuration on or off, keeping its settings (one UpdateItem, an upsert;
+        with `audit`, the change's entries, one transaction)."""
         record = ConnectorGroupRecord(group_id, connector_id, is_enabled=enabled)
         record.refresh_index_keys()
         actions: list[Any] = [ConnectorGroupRecord.is_enabled.set(enabled)]
@@ -182,7 +190,10 @@ class ConnectorRepository:
                 ConnectorGroupRecord.enabled_key.remove(),
                 ConnectorGroupRecord.connector_group.remove(),
             ]
-        record.update(actions=actions)
+        if audit:
+            outbox.update_with(record, actions, audit)
+        else:
+            record.update(actions=actions)
         return record
 
     def enabled_groups(self, connector_id: str | None = None) -> dict[str, list[str]]:

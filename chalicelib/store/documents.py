@@ -6,6 +6,7 @@ written whole; one table keeps them without a table per form.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pynamodb.attributes import JSONAttribute, UnicodeAttribute, UTCDateTimeAttribute
@@ -34,6 +35,15 @@ class DocumentRepository:
         except DocumentRecord.DoesNotExist:
             return None
 
-    def put(self, scope: str, kind: str, doc: dict[str, Any], **meta: Any) -> dict[str, Any]:
-        DocumentRecord(scope, kind, doc=doc, **meta).save()
+    def put(
+        self, scope: str, kind: str, doc: dict[str, Any], audit: Sequence[Any] = (), **meta: Any
+    ) -> dict[str, Any]:
+        """Store the document; `audit` (the change's entries) in the same transaction."""
+        record = DocumentRecord(scope, kind, doc=doc, **meta)
+        if not audit:
+            record.save()
+            return doc
+        from chalicelib.store import outbox
+
+        outbox.save_with(record, audit)
         return doc

@@ -11,7 +11,9 @@ alone (a backup, a leaked export) gives nobody a key. Revoking deletes both item
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from pynamodb.attributes import UnicodeAttribute
 from pynamodb.models import Model
@@ -48,9 +50,14 @@ class FeedKeyRepository:
         except FeedKeyRecord.DoesNotExist:
             return None
 
-    def create(self, user_id: str, nonce: str, key_hash: str, now: datetime) -> bool:
-        """Store a new key for the user; False when the user got one meanwhile (a race)."""
+    def create(
+        self, user_id: str, nonce: str, key_hash: str, now: datetime, audit: Sequence[Any] = ()
+    ) -> bool:
+        """Store a new key for the user, with `audit` (the change's entries) in the same
+        transaction; False when the user got one meanwhile (a race)."""
         from pynamodb.exceptions import TransactWriteError
+
+        from chalicelib.store import outbox
 
         mine = FeedKeyRecord(
             USER + user_id, user_id=user_id, nonce=nonce, key_hash=key_hash, created_on=now
@@ -60,13 +67,19 @@ class FeedKeyRepository:
             with TransactWrite(connection=FeedKeyRecord._get_connection().connection) as write:
                 write.save(mine, condition=FeedKeyRecord.pk.does_not_exist())
                 write.save(lookup, condition=FeedKeyRecord.pk.does_not_exist())
+                outbox.add_to(write, outbox.records(audit, now))
         except TransactWriteError as error:
             if error_code(error) == "TransactionCanceledException":
                 return False
             raise
         return True
 
-    def delete(self, record: FeedKeyRecord) -> None:
+    def delete(self, record: FeedKeyRecord, audit: Sequence[Any] = ()) -> None:
+        from chalicelib.clock import utc_now
+        from chalicelib.store import outbox
+
+        items = outbox.records(audit, utc_now())
         with TransactWrite(connection=FeedKeyRecord._get_connection().connection) as write:
             write.delete(FeedKeyRecord(KEY + str(record.key_hash)))
             write.delete(record)
+            outbox.add_to(write, items)

@@ -74,6 +74,17 @@ def add_to(write: TransactWrite, items: Sequence[Model]) -> None:
         write.save(item)
 
 
+def save_with(record: Model, riders: Sequence[Any]) -> None:
+    """A put of `record` and the items of `riders` (domain events, audit entries) in one
+    transaction."""
+    from chalicelib.clock import utc_now
+
+    items = records(riders, utc_now())
+    with TransactWrite(connection=record._get_connection().connection) as write:
+        write.save(record)
+        add_to(write, items)
+
+
 def update_with(
     record: Model, actions: list[Any], riders: Sequence[Any], condition: Any = None
 ) -> bool:

@@ -8,6 +8,7 @@ Quests, cards and log entries are kept on the player item as JSON, as the spec n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -65,11 +66,16 @@ class PlayerRepository:
             return {}
         return {p.id: p for p in PlayerRecord.batch_get(list(player_ids))}
 
-    def create(self, **values: Any) -> Player:
-        """Store a new player; raise CreateRefused when its id or its name is taken."""
+    def create(self, audit: Sequence[Any] = (), **values: Any) -> Player:
+        """Store a new player, with `audit` (its entries) in the same transaction; raise
+        CreateRefused when its id or its name is taken."""
         from pynamodb.exceptions import TransactWriteError
         from pynamodb.transactions import TransactWrite
 
+        from chalicelib.clock import utc_now
+        from chalicelib.store import outbox
+
+        items = outbox.records(audit, utc_now())
         player = PlayerRecord(**values)
         name = PlayerNameRecord(name_key(player.name), player_id=player.id)
         connection = PlayerRecord._get_connection().connection
@@ -77,12 +83,13 @@ class PlayerRepository:
         def fill(transaction: TransactWrite) -> None:
             transaction.save(player, condition=PlayerRecord.id.does_not_exist())
             transaction.save(name, condition=PlayerNameRecord.name_lower.does_not_exist())
+            outbox.add_to(transaction, items)  # after the two whose reasons are read below
 
         try:
             transact(connection, fill)
         except TransactWriteError as error:
             reasons = error.cancellation_reasons if error_code(error) else []
-            failed = [bool(r and r.code == "ConditionalCheckFailed") for r in reasons]
+            failed = [bool(r and r.code == "ConditionalCheckFailed") for r in reasons[:2]]
             if len(failed) == 2 and any(failed):
                 raise CreateRefused(id_taken=failed[0], name_taken=failed[1]) from None
             raise

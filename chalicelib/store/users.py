@@ -70,15 +70,9 @@ class UserRepository:
 
         before = self._read(user.id)
         if audit:
-            from pynamodb.transactions import TransactWrite
-
-            from chalicelib.clock import utc_now
             from chalicelib.store import outbox
 
-            items = outbox.records(audit, utc_now())
-            with TransactWrite(connection=UserRecord._get_connection().connection) as write:
-                write.save(user)
-                outbox.add_to(write, items)
+            outbox.save_with(user, audit)
         else:
             user.save()
         SearchIndex().replace([(before, user)])

@@ -1,0 +1,37 @@
+"""Writes of whole settings documents with their audit entry (CONTRACT §12): the document as it
+was is read first (what the entry's `before` shows, and a save that changes nothing writes
+nothing), then the new one and its entry are one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from chalicelib.domain import audit
+from chalicelib.domain.ports.content import DocumentStore
+
+
+def put_document(
+    documents: DocumentStore,
+    scope: str,
+    kind: str,
+    doc: dict[str, Any],
+    *,
+    group_id: str | None,
+    secrets: Collection[str] = (),
+    **meta: Any,
+) -> dict[str, Any]:
+    """Store `doc` as the document (`kind`, `scope`), recorded as `<kind>.update`; a document
+    that already holds exactly `doc` is left as it is."""
+    before = documents.get(scope, kind)
+    entry = audit.entry(
+        f"{kind}.update",
+        target=(kind, scope),
+        group_id=group_id,
+        before=before or {},
+        after=doc,
+        secrets=secrets,
+    )
+    if not entry and before is not None:
+        return doc
+    return documents.put(scope, kind, doc, audit=entry, **meta)
