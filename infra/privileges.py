@@ -171,7 +171,8 @@ FUNCTIONS: dict[str, Needs] = {
     "migrate": Needs(
         scans=("groups", "mail", "mailboxes", "posts", "users"),
         reads=("comments",),
-        writes=("counters", "groups", "mail", "mailboxes", "posts", "user-search"),
+        # A migration that changed items is recorded in the audit log when it finishes.
+        writes=("audit", "counters", "groups", "mail", "mailboxes", "posts", "user-search"),
     ),
     # Bounces and complaints: it suppresses addresses, and nothing else (never sends mail).
     "ses-feedback": Needs(writes=("email-suppressions",), triggered_by="feedback_queue"),

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import hash_password, verify_password
+from chalicelib.domain import audit
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.fixture import (
     Fixture,
@@ -162,6 +163,16 @@ class FixtureService:
         if fixture.home_page is not None:
             self._load_home_page(fixture.home_page)
             written("home page", 1)
+        # One entry for the load, naming how many of each it upserted (CONTRACT §12).
+        self.store.write_audit(
+            audit.entry(
+                "fixture.load",
+                target=("fixture", "load"),
+                group_id=None,
+                before=None,
+                after={section: count for section, count in report.counts.items() if count},
+            )
+        )
         return report
 
     def _load_comments(

@@ -151,6 +151,13 @@ class FixtureStore:
             records.append(EventRecord(**values))
         repository.put_many(records)
 
+    def write_audit(self, entries: Any) -> None:
+        """The load's audit entries, once its sections are written (a load is many batches,
+        not one transaction)."""
+        from chalicelib.store.audit import AuditRepository
+
+        AuditRepository().save(entries)
+
     def write_document(self, scope: str, kind: str, doc: dict[str, Any]) -> None:
         from chalicelib.clock import utc_now
         from chalicelib.store.documents import DocumentRepository

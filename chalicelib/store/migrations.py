@@ -145,7 +145,7 @@ def run(
             state.position = position
             if position is None:
                 state.done, state.finished_on = True, datetime.now(UTC)
-            state.save()
+            _save_state(state, migration)
             outcome.examined, outcome.changed = int(state.examined), int(state.changed)
             outcome.done = bool(state.done)
             if on_page is not None:
@@ -155,6 +155,25 @@ def run(
         if not outcome.done:
             break  # the deadline: later migrations wait for the next run, in order
     return outcomes
+
+
+def _save_state(state: MigrationStateRecord, migration: Migration) -> None:
+    """The record of the page; the page that finishes a migration that changed items is
+    recorded in the audit log in the same transaction (CONTRACT §12: `migrate`'s changes)."""
+    from chalicelib.domain import audit
+    from chalicelib.store import outbox
+
+    finished = audit.entry(
+        "migration.run",
+        target=("migration", migration.name),
+        group_id=None,
+        before=None,
+        after={"changed": int(state.changed)},
+    )
+    if state.done and int(state.changed):
+        outbox.save_with(state, finished)
+    else:
+        state.save()
 
 
 # --- the migrations, oldest first -------------------------------------------------------------
