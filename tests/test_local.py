@@ -428,3 +428,77 @@ def test_the_readme_tour_and_the_manuals_mail_walk_run_against_make_run(running,
     assert "Gus Gardener <p>Mine too! The fleece goes on tonight.</p>" in shown
     # Run where a newcomer runs it (the clone), it leaves the clone as it was.
     assert [path.name for path in tmp_path.iterdir()] == [".venv"]
+
+
+@pytest.mark.slow
+def test_the_audit_log_over_http_names_who_changed_what_from_what_to_what(running):
+    """CONTRACT §12 against `make run`: a settings change is one entry with the password only
+    said to change; an event's create, update and delete are three, newest first; a refused
+    write and a write that changes nothing add none; `create-admin` is the CLI's; paging and
+    the action filter work."""
+    admin = {"X-Auth": running.token()}
+    group = "44dd1629-602f-5579-88ae-f6a12ed221b1"  # Photography, in the demo
+    log = f"/api/v1/en_US/audit/{group}"
+    mailbox = f"/api/v1/en_US/connector/email-to-post/{group}"
+    settings = {
+        "serverName": "pop.example.org",
+        "serverPort": 995,
+        "serverUsername": "photos",
+        "serverPassword": "the first password",
+        "isEnabled": False,
+        "isSSL": True,
+        "deleteProcessed": False,
+    }
+
+    def entries(path: str = log) -> list[dict]:
+        status, body = running.request("GET", path, headers=admin)
+        assert status == 200, body
+        return body["object"]["entries"]
+
+    assert running.request("PUT", mailbox, settings, admin)[0] == 200
+    changed = {**settings, "serverName": "mail.example.org", "serverPassword": "the second one"}
+    assert running.request("PUT", mailbox, changed, admin)[0] == 200
+    seen = len(entries())
+    unchanged = {k: v for k, v in changed.items() if k != "serverPassword"}
+    assert running.request("PUT", mailbox, unchanged, admin)[0] == 200
+    assert running.request("PUT", mailbox, {**changed, "serverPort": 0}, admin)[0] == 400
+    newest = entries()[0]
+    assert len(entries()) == seen
+    assert newest["action"] == "emailToPost.update" and newest["via"] == "api"
+    assert newest["actor"]["alias"] and newest["requestId"]
+    assert newest["changes"] == [
+        {"field": "serverName", "before": "pop.example.org", "after": "mail.example.org"},
+        {"field": "serverPassword", "before": "(set)", "after": "(changed)"},
+    ]
+
+    event = {
+        "groupId": group,
+        "title": "Night walk",
+        "startDate": "2027-01-10T20:00:00Z",
+        "endDate": "2027-01-10T22:00:00Z",
+        "allDay": False,
+    }
+    status, body = running.request("POST", "/api/v1/en_US/event", event, admin)
+    assert status == 200, body
+    path = f"/api/v1/en_US/event/{body['object']['id']}"
+    assert running.request("PUT", path, {**event, "title": "Night photo walk"}, admin)[0] == 200
+    assert running.request("DELETE", path, None, admin)[0] == 200
+    events = entries(f"{log}?action=event")
+    assert [e["action"] for e in events[:3]] == ["event.delete", "event.update", "event.create"]
+    status, body = running.request("GET", f"{log}?pageSize=2", headers=admin)
+    assert [e["id"] for e in body["object"]["entries"]] == [e["id"] for e in events[:2]]
+    following = entries(f"{log}?pageSize=1&offset={body['object']['offset']}")
+    assert following[0]["id"] == events[2]["id"]
+
+    email = "audited-admin@example.org"
+    made = _cli(running, "create-admin", "--email", email, stdin="a long enough password\n")
+    assert made.returncode == 0, made.stderr
+    [created] = [
+        e
+        for e in entries("/api/v1/en_US/audit?action=admin.create")
+        if {"field": "email", "before": None, "after": email} in e["changes"]
+    ]
+    assert created["actor"] == {"type": "system", "name": "create-admin"}
+    assert created["via"] == "cli" and created["requestId"] is None
+    assert {"field": "password", "before": None, "after": "(set)"} in created["changes"]
+    assert running.request("GET", "/api/v1/en_US/audit")[0] == 401

@@ -176,8 +176,12 @@ def test_the_root_reads_every_groups_entries_and_those_of_no_group(api, people):
     assert api.put(MAILBOX.format(people.garden), people.garden_admin, SETTINGS)[0] == 200
     assert api.put(MAILBOX.format(people.other), people.other_admin, SETTINGS)[0] == 200
     log = entries(api, people.root_admin)
-    assert [e["group"]["id"] for e in log] == [people.other, people.garden]
+    assert [e["group"]["id"] for e in log[:2]] == [people.other, people.garden]
     assert group_log(api, people)[0]["id"] == log[1]["id"]
+    # The community's load, which belongs to no group, is the root's alone.
+    [loaded] = log[2:]
+    assert loaded["action"] == "fixture.load" and loaded["group"] is None
+    assert {"field": "groups", "before": None, "after": 3} in loaded["changes"]
 
 
 def _fail_transactions(request, **_):
@@ -221,3 +225,91 @@ def test_the_openapi_document_has_both_routes_with_their_filters(api):
         assert {"offset", "pageSize", "action", "actorId"} <= query, path
         assert operation["responses"]["200"]
     assert "AuditEntryOut" in document["components"]["schemas"]
+
+
+def test_settings_documents_connectors_players_and_feed_keys_are_recorded(api, people):
+    from tests.fixtures import new_id
+
+    chat = new_id()
+    people.connectors.append({"id": chat, "kind": "chat", "name": "Chat", "description": ""})
+    people.load()
+    page = "/api/v1/en_US/system-page/home-page"
+    connector = f"/api/v1/en_US/connector/local/{chat}/group/{people.garden}"
+    chat_settings = {"applicationId": "app", "applicationSecret": "chat secret", "allowGuest": True}
+    assert api.put(page, people.root_admin, {"content": "<p>Welcome</p>"})[0] == 200
+    assert api.put(page, people.root_admin, {"content": "<p>Welcome</p>"})[0] == 200  # same
+    body = {"isEnabled": True, "inheritSettings": False, "settings": chat_settings}
+    assert api.put(connector, people.garden_admin, body)[0] == 200
+    status_path = f"/api/v1/en_US/connector/local/{chat}/status"
+    assert (
+        api.patch(status_path, people.garden_admin, {"group": people.garden, "isEnabled": False})[0]
+        == 200
+    )
+    player = {"id": new_id(), "name": "Ann the Brave"}
+    assert api.post("/rest/v1/en_US/player", people.root_admin, player)[0] == 200
+    key = f"/api/v1/en_US/user/{people.member}/feed-key"
+    assert api.get(key, people.member)[0] == 200
+    assert api.delete(key, people.member)[0] == 200
+
+    log = entries(api, people.root_admin)
+    assert [e["action"] for e in log] == [
+        "feedKey.revoke",
+        "feedKey.create",
+        "player.create",
+        "connector.update",
+        "connector.update",
+        "homePage.update",
+        "fixture.load",
+    ]
+    assert log[0]["changes"] == [{"field": "key", "before": "(set)", "after": "(removed)"}]
+    assert log[0]["actor"]["id"] == people.member and log[0]["group"] is None
+    assert log[3]["changes"] == [{"field": "isEnabled", "before": True, "after": False}]
+    assert {"field": "settings.applicationSecret", "before": None, "after": "(set)"} in log[4][
+        "changes"
+    ]
+    assert "chat secret" not in str(log)
+    assert log[5]["changes"] == [{"field": "content", "before": None, "after": "<p>Welcome</p>"}]
+    assert [e["action"] for e in group_log(api, people)] == ["connector.update"] * 2
+
+
+def test_create_admin_and_unlock_are_recorded_as_the_cli(community, api, monkeypatch):
+    import io
+
+    from chalicelib.cli import main
+
+    community.load()
+    monkeypatch.setattr("sys.stdin", io.StringIO("a long enough password\n"))
+    assert main(["create-admin", "--email", "new.admin@example.org"]) == 0
+    monkeypatch.setattr("sys.stdin", io.StringIO("a long enough password\n"))
+    assert main(["create-admin", "--email", "new.admin@example.org"]) == 0  # nothing changes
+    assert main(["unlock", "--email", "new.admin@example.org"]) == 0
+
+    unlocked, created, _loaded = entries(api, community.users[0]["id"])
+    assert created["action"] == "admin.create" and created["via"] == "cli"
+    assert created["actor"] == {"type": "system", "name": "create-admin"}
+    assert created["group"]["id"] == community.root and created["requestId"] is None
+    assert {"field": "role", "before": None, "after": "administrator"} in created["changes"]
+    assert {"field": "password", "before": None, "after": "(set)"} in created["changes"]
+    assert unlocked["action"] == "user.unlock"
+    assert unlocked["actor"] == {"type": "system", "name": "unlock"}
+    assert unlocked["target"] == {"type": "user", "id": created["target"]["id"]}
+
+
+def test_the_monthly_purge_records_each_comment_as_its_own(api, people):
+    from chalicelib.jobs.base import Deadline
+    from chalicelib.jobs.comment_purge import purge_old_deleted_comments
+
+    comment = people.comment(
+        people.post_id,
+        people.member,
+        deletedOn="2025-01-01T00:00:00Z",
+        deletedById=people.moderator,
+    )
+    people.load()
+    assert purge_old_deleted_comments(Deadline.unbounded()) == 1
+    # The every-group index the job reads holds keys only: the entry names no group, and is
+    # in the root's log.
+    purged = entries(api, people.root_admin)[0]
+    assert purged["action"] == "comment.purge" and purged["via"] == "job"
+    assert purged["actor"] == {"type": "system", "name": "purge-comments"}
+    assert purged["target"] == {"type": "comment", "id": str(comment)}
