@@ -10,6 +10,7 @@ const PAGES = [
   { path: "mail-log", name: "Mail log", module: "./mail-log.js", visible: (s) => s.groups.some((g) => g.mayAdminister) },
   { path: "profile-fields", name: "Profile fields", module: "./profile-fields.js", visible: (s) => s.isRootAdmin },
   { path: "notifications", name: "Notifications", module: "./notifications.js", visible: (s) => s.groups.some((g) => g.mayAdminister) },
+  { path: "activity", name: "Activity", module: "./activity.js", visible: (s) => s.groups.some((g) => g.mayAdminister) },
   // Not in the navigation: what a post's permalink opens (make run redirects it here).
   { path: "post", name: "Post", module: "./post.js", visible: (s) => s.groups.some((g) => g.mayModerate), linkedOnly: true },
 ];

@@ -19,7 +19,15 @@ ANN = ("ann@agora.example", "agora-demo-admin")
 MIA = ("mia@agora.example", "agora-demo-mia")
 GUS = ("gus@agora.example", "agora-demo-gus")
 TOKEN_KEY = "agora.console.token"
-NAV = ["Moderation", "Events", "Settings", "Mail log", "Profile fields", "Notifications"]
+NAV = [
+    "Moderation",
+    "Events",
+    "Settings",
+    "Mail log",
+    "Profile fields",
+    "Notifications",
+    "Activity",
+]
 
 
 def sign_in(page, agora, who=ANN) -> None:
@@ -938,3 +946,42 @@ def test_a_posts_and_an_events_permalink_open_them_in_the_console(agora, page):
     expect(page.get_by_role("heading", name="Edit event 2")).to_be_visible()
     expect(page.get_by_label("Title")).to_have_value("Winter pruning workshop")
     expect(page.get_by_label("Group", exact=True)).to_have_value(GARDENING)
+
+
+def test_activity_shows_who_changed_what_and_its_filters_ask_the_api(agora, page):
+    """The Activity page (CONTRACT §12): a settings change made through the API shows in the
+    group's log with who made it and what changed (the password only said to change); the
+    action filter asks the API and lists only that resource's entries; root sees all groups."""
+    mailbox = f"connector/email-to-post/{GARDENING}"
+    settings = {
+        "serverName": "pop.activity.example",
+        "serverPort": 995,
+        "serverUsername": "activity",
+        "serverPassword": "an activity password",
+        "isEnabled": False,
+        "isSSL": True,
+        "deleteProcessed": False,
+    }
+    assert api(agora, "PUT", mailbox, settings)[0] == 200
+    sign_in(page, agora)
+    open_page(page, "Activity")
+    choose_group(page, "Gardening Club")
+    row = page.locator('tr[data-action="emailToPost.update"]').first
+    expect(row).to_contain_text("pop.activity.example")
+    expect(row).to_contain_text("serverPassword: — → (set)")
+    expect(row).to_contain_text("Ann")
+    assert "an activity password" not in page.content()
+    screenshot(page, "activity")
+    assert axe_violations(page) == []
+
+    with page.expect_request(lambda request: "action=event" in request.url):
+        page.get_by_label("Action").select_option("event")
+    expect(page.locator('tr[data-action^="emailToPost"]')).to_have_count(0)
+    rows = page.locator("tr[data-action]")
+    for i in range(rows.count()):
+        assert rows.nth(i).get_attribute("data-action").startswith("event.")
+    # The root group's administrator reads the whole log.
+    page.get_by_label("Action").select_option("")
+    with page.expect_request(lambda request: request.url.split("?")[0].endswith("/audit")):
+        choose_group(page, "All groups")
+    expect(page.locator('tr[data-action="emailToPost.update"]').first).to_be_visible()
