@@ -1,4 +1,4 @@
-// Activity: the audit log (CONTRACT §12), who changed what, when, from what to what, newest
+// Activity: the audit log, who changed what, when, from what to what, newest
 // first. A group's log for its administrators; "All groups" (the whole log) for the root group's.
 // The filters are the API's `?action=` (an action or its resource) and `?actorId=`: they list
 // every matching entry, not only those among the pages already loaded.

@@ -14,7 +14,6 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from chalicelib.auth import Caller
-from chalicelib.domain import audit
 from chalicelib.domain.announcements import MailboxFailing
 from chalicelib.domain.mailboxes import (
     COMMENT_KEY,
@@ -34,7 +33,7 @@ from chalicelib.schemas.connectors import (
     EmailToPostOut,
     MailboxSettingsUpdate,
 )
-from chalicelib.services import poll_schedule
+from chalicelib.services import mailbox_audit, poll_schedule
 from chalicelib.services.links import group_ref
 
 if TYPE_CHECKING:
@@ -52,28 +51,6 @@ class Cipher(Protocol):
 
 # "Poll now" makes a mailbox due at most this often (CONTRACT §5: 429 with Retry-After).
 POLL_NOW_EVERY = timedelta(minutes=1)
-# What a settings change records (CONTRACT §12): stored attribute → the API's field name.
-AUDITED = {
-    "server_name": "serverName",
-    "server_port": "serverPort",
-    "server_username": "serverUsername",
-    "password": "serverPassword",
-    "is_enabled": "isEnabled",
-    "is_ssl": "isSSL",
-    "delete_processed": "deleteProcessed",
-    "email_address": "emailAddress",
-}
-# A mailbox never saved, as its settings answer shows it.
-NEVER_SAVED: dict[str, Any] = {
-    "serverName": "",
-    "serverPort": POP3S_PORT,
-    "serverUsername": "",
-    "serverPassword": None,
-    "isEnabled": False,
-    "isSSL": True,
-    "deleteProcessed": False,
-    "emailAddress": "",
-}
 
 
 def _context(scope: str) -> dict[str, str]:
@@ -145,16 +122,7 @@ class MailboxSettingsService:
         could be made a target of Agora's connections as often as they ask, failure back-off or
         not."""
         now = self.clock()
-        kind = EMAIL_TO_COMMENT if scope == SYSTEM_SCOPE else EMAIL_TO_POST
-        asked = audit.entry(
-            "mailbox.poll",
-            target=(kind, scope),
-            group_id=None if scope == SYSTEM_SCOPE else scope,
-            before=None,
-            after=None,
-            always=True,
-            at=now,
-        )
+        asked = mailbox_audit.poll_asked(scope, now)
         record, made_due = self.mailboxes.poll_due_at(
             scope, now, not_since=now - POLL_NOW_EVERY, audit=asked
         )
@@ -233,16 +201,7 @@ class MailboxSettingsService:
                         next_poll_on=(after.next_poll_on or when).isoformat(),
                     )
                 )
-                # The job's own decision, recorded with it (CONTRACT §12).
-                announcements += audit.entry(
-                    "mailbox.failureEmail",
-                    target=(mailbox.kind, mailbox.scope),
-                    group_id=mailbox.group_id,
-                    before={"lastError": None},
-                    after={"lastError": failure.message},
-                    always=True,
-                    at=when,
-                )
+                announcements += mailbox_audit.failure_emailed(mailbox, failure.message, when)
         elif found_mail:
             after = poll_schedule.after_mail(when)
         else:
@@ -297,25 +256,12 @@ class MailboxSettingsService:
         }
         if update.email_address is not None:  # omitted: the stored address is kept
             values["email_address"] = update.email_address
-        before = audit.fields_of(stored, AUDITED) or dict(NEVER_SAVED)
-        before["emailAddress"] = before.get("emailAddress") or ""
-        after = {**before, **(audit.fields_of(values, AUDITED) or {})}
-        if ciphertext is None:  # kept
-            after["serverPassword"] = before["serverPassword"]
         record = self.mailboxes.save_settings(
             scope,
             kind,
             values,
             next_poll_on=poll_schedule.after_saved(now, update.is_enabled).next_poll_on,
-            audit=audit.entry(
-                f"{kind}.update",
-                target=(kind, scope),
-                group_id=None if scope == SYSTEM_SCOPE else scope,
-                before=before,
-                after=after,
-                secrets={"serverPassword"},
-                at=now,
-            ),
+            audit=mailbox_audit.settings_saved(kind, scope, stored, values, now),
             read=stored,
         )
         password = new_password if new_password is not None else self._password(record)

@@ -473,24 +473,16 @@ class MailboxRepository:
         return int(MailboxRecord.failing_index.count(FAILING))
 
 
-def _applied(
-    read: MailboxRecord | None,
-    scope: str,
-    kind: str,
-    values: dict[str, Any],
-    next_poll_on: datetime | None,
-) -> MailboxRecord:
+def _applied(read: Any, scope: str, kind: str, values: dict[str, Any], next_poll_on: Any) -> Any:
     """`read` (or a new item) as `save_settings`'s update leaves it."""
     record = MailboxRecord.from_raw_data(read.serialize()) if read else MailboxRecord(scope)
-    record.kind = kind
-    for name, value in values.items():
+    for name, value in {"kind": kind, **values}.items():
         if not (name == "password" and value is None):
             setattr(record, name, value)
     record.empty_polls, record.poll_failures, record.failing = 0, 0, None
     enabled = bool(values.get("is_enabled")) and next_poll_on is not None
-    record.enabled_kind = kind if enabled else None
-    due = due_index_values(scope, next_poll_on) if enabled and next_poll_on else {}
-    record.next_poll_on = next_poll_on if enabled else None
+    due = due_index_values(scope, next_poll_on) if enabled else {}
+    record.enabled_kind, record.next_poll_on = (kind, next_poll_on) if enabled else (None, None)
     record.due_shard, record.due_key = due.get("due_shard"), due.get("due_key")
     return record
 

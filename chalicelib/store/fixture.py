@@ -158,6 +158,13 @@ class FixtureStore:
 
         AuditRepository().save(entries)
 
+    def last_load(self) -> str | None:
+        """The target id of the newest `fixture.load` entry (one bounded Query)."""
+        from chalicelib.store.audit import AuditRepository
+
+        found, _ = AuditRepository().page(None, limit=1, after=None, action="fixture.load")
+        return found[0].target_id if found else None
+
     def write_document(self, scope: str, kind: str, doc: dict[str, Any]) -> None:
         from chalicelib.clock import utc_now
         from chalicelib.store.documents import DocumentRepository
