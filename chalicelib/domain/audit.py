@@ -167,6 +167,8 @@ def _shown(value: Any) -> Any:
         return text
     if isinstance(value, str):
         return value if len(value) <= LONGEST_VALUE else value[: LONGEST_VALUE - 1] + "…"
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # DynamoDB's numbers come back as floats: 995.0 is the port 995
     if isinstance(value, bool | int | float) or value is None:
         return value
     if isinstance(value, Mapping):

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from chalicelib.domain import audit
 from chalicelib.domain.ports.people import ProfileItem, ProfileStore
 from chalicelib.errors import Conflict, NotFound, ValidationFailed
 from chalicelib.schemas.profile import (
@@ -117,12 +118,13 @@ class ProfileService:
             position=0,
         )
         moves = _place(structure.ordered_sections(), section, body.position)
-        self._commit(saves=[section], moves=moves)
+        self._commit(saves=[section], moves=moves, audit=_audited("create", None, section))
         return self._section_out(section)
 
     def update_section(self, section_id: int, body: SectionUpdate) -> SectionOut:
         structure = self._load()
         section = self._section(structure, section_id)
+        before = _audit_fields(section)
         if body.name is not None:
             self._check_section_name(structure, body.name, section)
             section.name = body.name
@@ -131,7 +133,7 @@ class ProfileService:
         moves: list[ProfileItem] = []
         if body.position is not None:
             moves = _place(structure.ordered_sections(without=section), section, body.position)
-        self._commit(saves=[section], moves=moves)
+        self._commit(saves=[section], moves=moves, audit=_audited("update", before, section))
         return self._section_out(section)
 
     def delete_section(self, section_id: int) -> SectionOut:
@@ -171,7 +173,7 @@ class ProfileService:
             position=0,
         )
         moves = _place(structure.fields_in(body.section_id), field, body.position)
-        self._commit(saves=[field], moves=moves)
+        self._commit(saves=[field], moves=moves, audit=_audited("create", None, field))
         structure.fields[field_id] = field
         return self._field_out(structure, field)
 
@@ -194,7 +196,7 @@ class ProfileService:
         self._check_parent(structure, field_id, body)
         self._check_children(structure, field, body.type_id, data)
 
-        old_section = int(field.section_id)
+        old_section, before = int(field.section_id), _audit_fields(field)
         moves: list[ProfileItem] = []
         if body.section_id != old_section:
             moves += _renumber(structure.fields_in(old_section, without=field))
@@ -209,7 +211,7 @@ class ProfileService:
         field.parent_id = body.parent_id
         field.parent_selected_value_id = body.parent_selected_value_id
         field.data = data
-        self._commit(saves=[field], moves=moves)
+        self._commit(saves=[field], moves=moves, audit=_audited("update", before, field))
         return self._field_out(structure, field)
 
     def delete_field(self, field_id: str) -> FieldOut:
@@ -240,7 +242,8 @@ class ProfileService:
         fields, a field's children): deleting it would orphan them, so `refusal` names them."""
         if held_by:
             raise refusal(", ".join(i.name for i in held_by))
-        self._commit(moves=_renumber(rest), deletes=[item])
+        entry = _audited("delete", _audit_fields(item), None, item)
+        self._commit(moves=_renumber(rest), deletes=[item], audit=entry)
 
     # --- rules ------------------------------------------------------------------------------
 
@@ -333,11 +336,12 @@ class ProfileService:
         saves: Sequence[ProfileItem] = (),
         moves: Sequence[ProfileItem] = (),
         deletes: Sequence[ProfileItem] = (),
+        audit: Sequence[Any] = (),
     ) -> None:
         from chalicelib.store.profile import StaleStructure
 
         try:
-            self.repository.commit(saves=saves, moves=moves, deletes=deletes)
+            self.repository.commit(saves=saves, moves=moves, deletes=deletes, audit=audit)
         except StaleStructure:
             # A lost race is a state conflict like any other (key `state`, CONTRACT §6).
             raise Conflict(
@@ -406,3 +410,39 @@ def _data_of(body: FieldBody) -> FieldData:
     if isinstance(data, FieldData):
         return data
     return DATA_MODELS[body.type_id].model_validate(data)
+
+
+# What a change of the profile structure records (CONTRACT §12): attribute → the API's name.
+_AUDITED = {
+    "name": "name",
+    "default_visibility_id": "defaultVisibilityId",
+    "type_id": "typeId",
+    "section_id": "sectionId",
+    "parent_id": "parentId",
+    "parent_selected_value_id": "parentSelectedValueId",
+    "data": "data",
+    "position": "position",
+}
+
+
+def _audit_fields(item: ProfileItem) -> dict[str, Any]:
+    names = {a: n for a, n in _AUDITED.items() if getattr(item, a, None) is not None}
+    return audit.fields_of(item, names) or {}
+
+
+def _audited(
+    verb: str, before: dict[str, Any] | None, after: ProfileItem | None, item: Any = None
+) -> list[audit.AuditEntry]:
+    """`before` the item as read (None: new), `after` as written (None: deleted)."""
+    item = item or after
+    field = item.kind == "field"
+    return audit.entry(
+        f"{'profileField' if field else 'profileSection'}.{verb}",
+        target=(
+            "profileField" if field else "profileSection",
+            item.field_id if field else item.section_id,
+        ),
+        group_id=None,
+        before=before,
+        after=_audit_fields(after) if after is not None else None,
+    )

@@ -8,7 +8,7 @@ later transaction fails and is answered 409).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pynamodb.attributes import (
@@ -81,13 +81,20 @@ class ProfileRepository:
         saves: Iterable[ProfileItemRecord] = (),
         moves: Iterable[ProfileItemRecord] = (),
         deletes: Iterable[ProfileItemRecord] = (),
+        audit: Sequence[Any] = (),
     ) -> None:
         """Write records whole (`saves`), their new `position` only (`moves`), and deletions.
 
-        One transaction, each item conditioned on the version read; past DynamoDB's 100 items
-        (a section with more than 99 fields to shift) it goes on in further transactions.
+        One transaction, each item conditioned on the version read, with `audit` (the change's
+        entries); past DynamoDB's 100 items (a section with more than 98 fields to shift) it
+        goes on in further transactions, the entries in the first.
         """
-        operations: list[tuple[str, ProfileItemRecord]] = [
+        from chalicelib.clock import utc_now
+        from chalicelib.store import outbox
+
+        riders = outbox.records(audit, utc_now())
+        operations: list[tuple[str, Any]] = [
+            *(("rider", r) for r in riders),
             *(("save", r) for r in saves),
             *(("move", r) for r in moves),
             *(("delete", r) for r in deletes),
@@ -98,7 +105,7 @@ class ProfileRepository:
 
             def fill(transaction: TransactWrite, chunk: list = chunk) -> None:
                 for operation, record in chunk:
-                    if operation == "save":
+                    if operation in ("save", "rider"):
                         transaction.save(record)
                     elif operation == "move":
                         transaction.update(

@@ -313,3 +313,50 @@ def test_the_monthly_purge_records_each_comment_as_its_own(api, people):
     assert purged["action"] == "comment.purge" and purged["via"] == "job"
     assert purged["actor"] == {"type": "system", "name": "purge-comments"}
     assert purged["target"] == {"type": "comment", "id": str(comment)}
+
+
+def test_the_entry_rides_in_the_writes_own_transaction_with_no_extra_request(
+    api, people, dynamo_counter
+):
+    """An event's create is one TransactWriteItems, as before the log: the entry is one more
+    item in it. A settings save was one UpdateItem after its read and is now one transaction
+    after the same read (its entry needs one); no write goes to the log on its own."""
+    people.load()
+    event = {**EVENT_BODY, "groupId": people.garden}
+    assert api.post(EVENT, people.moderator, event)[0] == 200  # warms the caches
+    dynamo_counter.reset()
+    assert api.post(EVENT, people.moderator, event)[0] == 200
+    writes = {k: v for k, v in dynamo_counter.requests.items() if k not in ("GetItem", "Query")}
+    assert writes == {"UpdateItem": 1, "TransactWriteItems": 1}  # the id counter, the event
+
+    assert api.put(MAILBOX.format(people.garden), people.garden_admin, SETTINGS)[0] == 200
+    dynamo_counter.reset()
+    changed = {**SETTINGS, "serverUsername": "renamed"}
+    assert api.put(MAILBOX.format(people.garden), people.garden_admin, changed)[0] == 200
+    assert dynamo_counter.requests == {"GetItem": 1, "TransactWriteItems": 1}
+    assert [e["action"] for e in group_log(api, people)[:3]] == [
+        "emailToPost.update",
+        "emailToPost.update",
+        "event.create",
+    ]
+
+
+def test_the_profile_structures_changes_are_recorded(api, people):
+    people.load()
+    profile = "/api/v1/en_US/profile"
+    status, body = api.post(f"{profile}/section", people.root_admin, {"name": "About me"})
+    assert status == 200, body
+    section = body["object"]["id"]
+    assert api.put(f"{profile}/section/{section}", people.root_admin, {"name": "About"})[0] == 200
+    field = {"sectionId": section, "name": "Town", "typeId": 1}
+    status, body = api.post(f"{profile}/field", people.root_admin, field)
+    assert status == 200, body
+    assert api.delete(f"{profile}/field/{body['object']['id']}", people.root_admin)[0] == 200
+
+    log = entries(api, people.root_admin, action="profileSection")
+    assert [e["action"] for e in log] == ["profileSection.update", "profileSection.create"]
+    assert log[0]["changes"] == [{"field": "name", "before": "About me", "after": "About"}]
+    assert log[0]["target"] == {"type": "profileSection", "id": str(section)}
+    fields = entries(api, people.root_admin, action="profileField")
+    assert [e["action"] for e in fields] == ["profileField.delete", "profileField.create"]
+    assert {"field": "name", "before": "Town", "after": None} in fields[0]["changes"]

@@ -59,7 +59,7 @@ class FakeProfileRepository:
     def new_field(self, field_id: str, **values: Any) -> Any:
         return self._new(f"field#{field_id}", kind="field", field_id=field_id, **values)
 
-    def commit(self, saves: Any = (), moves: Any = (), deletes: Any = ()) -> None:
+    def commit(self, saves: Any = (), moves: Any = (), deletes: Any = (), audit: Any = ()) -> None:
         saves, moves, deletes = list(saves), list(moves), list(deletes)
         for record in [*saves, *moves, *deletes]:
             stored = self._items.get(record.item_key)

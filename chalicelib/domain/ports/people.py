@@ -223,4 +223,5 @@ class ProfileStore(Protocol):
         saves: Sequence[Any] = (),
         moves: Sequence[Any] = (),
         deletes: Sequence[Any] = (),
+        audit: Sequence[Any] = (),
     ) -> None: ...
