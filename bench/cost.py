@@ -90,6 +90,18 @@ TRAFFIC: list[tuple[str, float, str]] = [
     ("digest_share", 0.5, "share of the mails sent that are daily digests"),
     ("mail_out_ms", 60, "Lambda milliseconds per mail sent"),
     ("log_bytes", 900, "CloudWatch log bytes per invocation (our JSON line, Lambda's 3 lines)"),
+    (
+        "poll_wru",
+        6,
+        "write units of one mailbox poll: the lease's put and delete, the mailbox's update, its "
+        "enabled-index entry, its due-index entry moved (delete and put)",
+    ),
+    (
+        "poll_log_bytes",
+        800,
+        "log bytes of one mailbox poll: its 'mailbox polled' line and its MailHandled metric "
+        "(an EMF line, about 300 bytes), beside its invocation's",
+    ),
     ("item_kb", 1.0, "mean stored item size in KB, indexes included"),
     ("sqs_idle_receives", 650_000, "empty SQS long polls a month per queue Lambda reads (4)"),
     ("metrics", 8, "custom metrics (MailHandled by 5 outcomes, 3 others)"),
@@ -216,9 +228,10 @@ def monthly_cost(
     # The due index is read where mailboxes are due: about one item per poll (half a unit per
     # 4 KB, eventually consistent), at least one unit a dispatch.
     rru += max(dispatches, polls * t["item_kb"] / 8)
-    # A poll: GetItem (its settings), lease PutItem + DeleteItem, UpdateItem (next poll, due index).
+    # A poll: GetItem (its settings), then its writes (t["poll_wru"]: the lease's PutItem and
+    # DeleteItem, the mailbox's UpdateItem and the index entries it moves).
     rru += polls
-    wru += polls * 3
+    wru += polls * t["poll_wru"]
     mail_requests = mails_in * m["ddb_requests_per_mail"]
     rru += mail_requests / 2
     wru += mail_requests / 2
@@ -255,6 +268,8 @@ def monthly_cost(
     invocations += digest_runs + 1  # +1 purge
     gb_seconds = (api_ms + mail_ms + out_ms) / 1000 * LAMBDA_GB
     log_gb = invocations * t["log_bytes"] / 1e9
+    # Each poll's own lines besides its invocation's: "mailbox polled" and its MailHandled metric.
+    log_gb += polls * t["poll_log_bytes"] / 1e9
 
     stored_items: float = (
         size.members * 3 + size.groups * 4 + size.posts + size.comments + size.events

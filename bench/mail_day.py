@@ -17,7 +17,9 @@ Figures (seconds of the fake clock): `mail_day_polls` (POP3 sessions opened in t
 `mail_day_delay_p50_s`, `_p95_s`, `_max_s` (from a mail's arrival to its post, mails of the
 mailboxes that can be read), `mail_day_failed_logins_per_broken_mailbox`,
 `mail_day_concurrency` (executions needed: the busiest 5 minutes' execution-seconds over 300 s,
-rounded up), `mail_day_kms_calls` (Decrypts: each execution is a warm container that keeps a
+rounded up), `mail_day_concurrency_peak` (the most executions running at once, in the busiest
+second: what Lambda counts against the account's concurrency, since each dispatch releases its
+messages together), `mail_day_kms_calls` (Decrypts: each execution is a warm container that keeps a
 password it decrypted, as `chalicelib.secrets` does, and is replaced every CONTAINER_HOURS).
 
 The `reference_` figures are the fixed 5-minute rhythm before it (one message per mailbox per
@@ -61,6 +63,7 @@ KEYS = (
     "mail_day_delay_max_s",
     "mail_day_failed_logins_per_broken_mailbox",
     "mail_day_concurrency",
+    "mail_day_concurrency_peak",
     "mail_day_kms_calls",
 )
 
@@ -317,6 +320,7 @@ def simulate(mailboxes: int, seed: int, mails: float = MAILS_PER_DAY) -> dict[st
     containers = [Container(number) for number in range(cap)]
     day_polls = 0
     busiest = 0.0  # execution-seconds of the busiest dispatch interval
+    executions: list[tuple[float, float]] = []  # (start, end) of the day's executions
     failed_logins_in_day = 0
     deadline = Deadline.unbounded()
 
@@ -356,6 +360,8 @@ def simulate(mailboxes: int, seed: int, mails: float = MAILS_PER_DAY) -> dict[st
             duration = slowest + INVOCATION_OVERHEAD_S
             container.free_at = start + duration
             executed += duration
+            if 0 <= start < DAY:
+                executions.append((start, start + duration))
         if 0 <= tick < DAY:
             busiest = max(busiest, executed)
         tick += DISPATCH_SECONDS
@@ -370,8 +376,20 @@ def simulate(mailboxes: int, seed: int, mails: float = MAILS_PER_DAY) -> dict[st
         "mail_day_delay_max_s": max(fleet.delays, default=0.0),
         "mail_day_failed_logins_per_broken_mailbox": failed_logins_in_day / len(broken),
         "mail_day_concurrency": float(math.ceil(busiest / DISPATCH_SECONDS)),
+        "mail_day_concurrency_peak": float(most_at_once(executions)),
         "mail_day_kms_calls": float(cipher.kms_calls),
     }
+
+
+def most_at_once(executions: list[tuple[float, float]]) -> int:
+    """The most executions running at the same moment (each from its start to its end; one that
+    ends as another starts is not counted twice): Lambda's concurrency at the busiest second."""
+    moments = sorted([(start, 1) for start, _ in executions] + [(end, -1) for _, end in executions])
+    running = most = 0
+    for _, change in moments:  # at the same moment an end (-1) sorts before a start (+1)
+        running += change
+        most = max(most, running)
+    return most
 
 
 def reference(mailboxes: int) -> dict[str, float]:
@@ -396,8 +414,16 @@ def reference(mailboxes: int) -> dict[str, float]:
         "mail_day_concurrency": float(
             math.ceil(mailboxes * (mean_session + INVOCATION_OVERHEAD_S) / DISPATCH_SECONDS)
         ),
+        # Every mailbox's message released at once: as many executions as the trigger allows.
+        "mail_day_concurrency_peak": float(min(mailboxes, _poll_cap())),
         "mail_day_kms_calls": float(polls),
     }
+
+
+def _poll_cap() -> int:
+    from infra.operations import MAX_CONCURRENCY
+
+    return int(MAX_CONCURRENCY["prod"]["PollMailbox"])
 
 
 def _uniform_sum_quantile(share: float, wait: float, low: float, high: float) -> float:

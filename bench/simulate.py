@@ -75,6 +75,7 @@ MAIL_DAY_FIGURES = [
     ("mail_day_delay_max_s", "s"),
     ("mail_day_failed_logins_per_broken_mailbox", "logins"),
     ("mail_day_concurrency", "executions"),
+    ("mail_day_concurrency_peak", "executions"),
     ("mail_day_kms_calls", "calls"),
 ]
 
