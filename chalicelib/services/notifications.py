@@ -7,13 +7,15 @@ all author subscriptions and the personal notification (CONTRACT §8).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, TypedDict
 
 from chalicelib.auth import Caller, Need
+from chalicelib.domain import audit
 from chalicelib.domain.ports.content import PostStore
-from chalicelib.domain.ports.notify import NotificationStore, Subscription
+from chalicelib.domain.ports.notify import NotificationStore, Subscription, SubscriptionChange
 from chalicelib.domain.ports.people import Group, GroupStore, User, UserReader
 from chalicelib.errors import Forbidden, NotFound, ValidationFailed
 from chalicelib.schemas.common import EmailAlert
@@ -215,7 +217,15 @@ class NotificationService:
         return NotificationOut(**_shown("personal", notification_id, record))
 
     def update_digest(self, user: User, type_id: int) -> DigestOut:
-        self.notifications.set_digest_type(user.id, type_id, self.clock())
+        before = self.notifications.digest_type(user.id) or DEFAULT_DIGEST
+        entry = audit.entry(
+            "notification.update",
+            target=("user", user.id),
+            group_id=None,
+            before={"digest": before},
+            after={"digest": type_id},
+        )
+        self.notifications.set_digest_type(user.id, type_id, self.clock(), audit=entry)
         return digest_out(type_id)
 
     # --- helpers ---------------------------------------------------------------------------------
@@ -252,19 +262,40 @@ class NotificationService:
         body: NotificationSettings,
         group_id: str | None = None,
     ) -> Subscription:
-        return self.notifications.upsert(
-            user.id,
-            kind=kind,
-            target_id=target_id,
-            notification_id=notification_id,
-            group_id=group_id,
-            settings={
-                "email_alert_id": body.email_alert_id,
-                "show_screen_alert": body.show_screen_alert,
-                "show_red_label": body.show_red_label,
-            },
-            modified_on=self.clock(),
+        sent = {
+            "email_alert_id": body.email_alert_id,
+            "show_screen_alert": body.show_screen_alert,
+            "show_red_label": body.show_red_label,
+        }
+        change = SubscriptionChange(kind, target_id, notification_id, group_id, self.clock())
+        stored = self.notifications.subscription(user.id, change)
+        before = {
+            name: default if getattr(stored, name, None) is None else getattr(stored, name)
+            for name, default in SubscriptionChange.DEFAULTS.items()
+        }
+        after = {name: before[name] if value is None else value for name, value in sent.items()}
+        entry = audit.entry(
+            "notification.update",
+            target=("notification", f"{user.id}:{kind}:{target_id}:{notification_id}"),
+            group_id=group_id or (target_id if kind == "group" else None),
+            before=audit.fields_of(before, _AUDITED),
+            after=audit.fields_of(after, _AUDITED),
         )
+        change = dataclasses.replace(
+            change,
+            email_alert_id=int(after["email_alert_id"]),
+            show_screen_alert=bool(after["show_screen_alert"]),
+            show_red_label=bool(after["show_red_label"]),
+        )
+        return self.notifications.save_subscription(user.id, change, audit=entry)
+
+
+# What a subscription's change records (CONTRACT §12): attribute → the API's field name.
+_AUDITED = {
+    "email_alert_id": "emailAlertId",
+    "show_screen_alert": "showScreenAlert",
+    "show_red_label": "showRedLabel",
+}
 
 
 class _Shown(TypedDict):

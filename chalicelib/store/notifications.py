@@ -15,7 +15,9 @@ The digest item (`sort_key` "digest") has no `target_key`, so it stays out of th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from pynamodb.attributes import BooleanAttribute, NumberAttribute, UnicodeAttribute
 from pynamodb.expressions.update import Action
@@ -82,8 +84,16 @@ class NotificationRepository(NotificationStore):
         except NotificationRecord.DoesNotExist:
             return None
 
-    def save_subscription(self, user_id: str, change: SubscriptionChange) -> NotificationRecord:
-        """In one UpdateItem: a setting left None keeps its stored value or takes its default."""
+    def subscription(self, user_id: str, change: SubscriptionChange) -> NotificationRecord | None:
+        key = sort_key(change.kind, change.target_id, change.notification_id, change.group_id)
+        return self.get(user_id, key)
+
+    def save_subscription(
+        self, user_id: str, change: SubscriptionChange, audit: Sequence[Any] = ()
+    ) -> NotificationRecord:
+        """In one UpdateItem: a setting left None keeps its stored value or takes its default.
+        With `audit` (every setting given) one transaction, which answers no item: the record
+        answered holds the settings written."""
         kind, target_id, number = change.kind, change.target_id, change.notification_id
         record = NotificationRecord(user_id, sort_key(kind, target_id, number, change.group_id))
         actions: list[Action] = [
@@ -99,7 +109,14 @@ class NotificationRepository(NotificationStore):
             attribute = getattr(NotificationRecord, name)
             value = getattr(change, name)
             actions.append(attribute.set(value if value is not None else attribute | default))
-        record.update(actions=actions)
+        if not audit:
+            record.update(actions=actions)
+            return record
+        from chalicelib.store import outbox
+
+        outbox.update_with(record, actions, audit)
+        for name in SubscriptionChange.DEFAULTS:
+            setattr(record, name, getattr(change, name))
         return record
 
     def stop_email(self, user_id: str, key: str, modified_on: datetime) -> bool:
@@ -132,10 +149,18 @@ class NotificationRepository(NotificationStore):
         record = self.get(user_id, DIGEST_KEY)
         return int(record.digest_type_id) if record and record.digest_type_id else None
 
-    def set_digest_type(self, user_id: str, type_id: int, modified_on: datetime) -> None:
-        NotificationRecord(
+    def set_digest_type(
+        self, user_id: str, type_id: int, modified_on: datetime, audit: Sequence[Any] = ()
+    ) -> None:
+        from chalicelib.store import outbox
+
+        record = NotificationRecord(
             user_id, DIGEST_KEY, digest_type_id=type_id, modified_on=modified_on
-        ).save()
+        )
+        if audit:
+            outbox.save_with(record, audit)
+        else:
+            record.save()
 
     def subscribers(
         self, kind: str, target_id: str, notification_id: int

@@ -360,3 +360,25 @@ def test_the_profile_structures_changes_are_recorded(api, people):
     fields = entries(api, people.root_admin, action="profileField")
     assert [e["action"] for e in fields] == ["profileField.delete", "profileField.create"]
     assert {"field": "name", "before": "Town", "after": None} in fields[0]["changes"]
+
+
+def test_notifications_set_for_a_user_are_recorded_with_what_they_were(api, people):
+    people.load()
+    path = f"/api/v1/en_US/user/{people.member}/notifications"
+    body = {"groupId": people.garden, "emailAlertId": 1, "showScreenAlert": True}
+    status, answer = api.post(f"{path}/group/1", people.root_admin, body)
+    assert status == 200, answer
+    assert api.post(f"{path}/group/1", people.root_admin, body)[0] == 200  # the same: no entry
+    status, answer = api.post(f"{path}/type-digest", people.garden_admin, {"typeId": 2})
+    assert status == 200, answer
+
+    log = entries(api, people.root_admin, action="notification")
+    assert [e["action"] for e in log] == ["notification.update"] * 2
+    assert log[0]["changes"] == [{"field": "digest", "before": 1, "after": 2}]
+    assert log[0]["actor"]["id"] == people.garden_admin
+    assert log[1]["changes"] == [
+        {"field": "emailAlertId", "before": 0, "after": 1},
+        {"field": "showScreenAlert", "before": False, "after": True},
+    ]
+    assert log[1]["group"]["id"] == people.garden and log[1]["actor"]["id"] == people.root_admin
+    assert people.member in log[1]["target"]["id"]

@@ -563,7 +563,13 @@ class FakeNotificationRepository(NotificationStore):
         item = self._items.get((user_id, key))
         return _stored(item) if item else None
 
-    def save_subscription(self, user_id: str, change: SubscriptionChange) -> Any:
+    def subscription(self, user_id: str, change: SubscriptionChange) -> Any:
+        from chalicelib.store.notifications import sort_key
+
+        key = sort_key(change.kind, change.target_id, change.notification_id, change.group_id)
+        return self.get(user_id, key)
+
+    def save_subscription(self, user_id: str, change: SubscriptionChange, audit: Any = ()) -> Any:
         from chalicelib.store.notifications import NotificationRecord, sort_key, target_key
 
         kind, target_id, number = change.kind, change.target_id, change.notification_id
@@ -605,7 +611,9 @@ class FakeNotificationRepository(NotificationStore):
         item = self._items.get((user_id, DIGEST_KEY))
         return int(item.digest_type_id) if item and item.digest_type_id else None
 
-    def set_digest_type(self, user_id: str, type_id: int, modified_on: datetime) -> None:
+    def set_digest_type(
+        self, user_id: str, type_id: int, modified_on: datetime, audit: Any = ()
+    ) -> None:
         from chalicelib.store.notifications import DIGEST_KEY, NotificationRecord
 
         self._items[(user_id, DIGEST_KEY)] = NotificationRecord(

@@ -82,14 +82,23 @@ class NotificationStore(Protocol):
         )
         return self.save_subscription(user_id, change)
 
-    def save_subscription(self, user_id: str, change: SubscriptionChange) -> Subscription:
-        """Add the subscription or update it; two concurrent saves cannot lose it."""
+    def save_subscription(
+        self, user_id: str, change: SubscriptionChange, audit: Sequence[Any] = ()
+    ) -> Subscription:
+        """Add the subscription or update it; two concurrent saves cannot lose it. `audit` (the
+        change's entries) in the same transaction: then every setting of `change` is given."""
+        ...
+
+    def subscription(self, user_id: str, change: SubscriptionChange) -> Subscription | None:
+        """The stored subscription `change` would write (None: none yet)."""
         ...
 
     def stop_email(self, user_id: str, key: str, modified_on: datetime) -> bool: ...
     def stop_digest_emails(self, user_id: str, modified_on: datetime) -> bool: ...
     def digest_type(self, user_id: str) -> int | None: ...
-    def set_digest_type(self, user_id: str, type_id: int, modified_on: datetime) -> None: ...
+    def set_digest_type(
+        self, user_id: str, type_id: int, modified_on: datetime, audit: Sequence[Any] = ()
+    ) -> None: ...
 
 
 class SubscriptionView(SubscriptionSettings, Protocol):
