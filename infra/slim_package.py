@@ -6,7 +6,10 @@ or Secrets Manager behaviour the tests never saw). What makes that SDK large is 
 description of every AWS service (28 MB); only the services Agora calls are kept
 (`SERVICES_CALLED`; tests/test_package.py checks it against the code). Also dropped:
 pycountry's translations (Agora answers in en_US), Swagger UI's files other than the two
-the reference page serves, and bytecode the build machine left beside Agora's code (`chalice
+the reference page serves, the parts of lxml that nothing Agora runs loads (its objectify and
+sax extensions, its Schematron validator, and the Cython sources and C headers it ships for
+building against it: 1.9 MB of the zip; inscriptis, feedgen and quotequail load lxml.etree and
+lxml.html only, which tests/test_package.py checks), and bytecode the build machine left beside Agora's code (`chalice
 package` copies chalicelib's `__pycache__` as it finds it; Lambda's Python reads none of it).
 It then refuses a zip with a module that imports what only `make run` and the tests use (moto,
 werkzeug, playwright: their code lives in agora_local, outside the zip).
@@ -35,7 +38,14 @@ SERVICES_CALLED = (
     "sqs",
     "sts",
 )
-NEVER_READ = ("pycountry/locales/",)
+NEVER_READ = (
+    "pycountry/locales/",
+    "lxml/includes/",
+    "lxml/isoschematron/",
+    "lxml/objectify.",
+    "lxml/sax.",
+)
+LXML_BUILD_SOURCES = (".pyx", ".pxi", ".pxd", ".h")
 SWAGGER_UI_SERVED = ("swagger-ui.css", "swagger-ui-bundle.js")
 
 
@@ -49,6 +59,8 @@ def dropped(name: str) -> bool:
     if name.startswith("swagger_ui_bundle/vendor/"):
         # The reference page serves two of Swagger UI's files (chalicelib/api/openapi.py).
         return name.rsplit("/", 1)[-1] not in SWAGGER_UI_SERVED
+    if name.startswith("lxml/") and name.endswith(LXML_BUILD_SOURCES):
+        return True
     return name.startswith(NEVER_READ)
 
 

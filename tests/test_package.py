@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -94,6 +96,46 @@ def test_bytecode_left_by_the_build_machine_is_not_shipped():
     assert dropped("chalicelib/api/__pycache__/posts.cpython-312.pyc")
     assert dropped("__pycache__/app.cpython-311.pyc")
     assert not dropped("chalicelib/api/posts.py") and not dropped("app.py")
+
+
+@pytest.mark.fast
+def test_slimming_drops_no_module_that_agora_s_libraries_load():
+    """The text part of a sent mail (inscriptis), a group's RSS feed (feedgen) and the trimming
+    of a mailed reply (quotequail) run in a fresh interpreter; every module file they load,
+    named as it stands in the zip, is kept."""
+    script = """
+import sys, sysconfig
+from datetime import UTC, datetime
+from feedgen.feed import FeedGenerator
+import quotequail
+from chalicelib.mail.markup import mail_text
+from chalicelib.mail.replies import trim_reply
+
+mail_text("<p>Hello <a href='https://example.org'>there</a></p><ul><li>one</li></ul>")
+trim_reply("Thanks!\\n\\nOn Mon, Ann wrote:\\n> hello")
+quotequail.quote_html("<p>Thanks</p><blockquote>hello</blockquote>")
+feed = FeedGenerator()
+feed.title("t"); feed.link(href="https://example.org"); feed.description("d")
+entry = feed.add_entry(); entry.title("p"); entry.link(href="https://example.org/p")
+entry.pubDate(datetime(2026, 1, 1, tzinfo=UTC))
+feed.rss_str()
+site = sysconfig.get_paths()["purelib"] + "/"
+for module in list(sys.modules.values()):
+    path = getattr(module, "__file__", None) or ""
+    if path.startswith(site):
+        print(path.removeprefix(site))
+"""
+    loaded = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=REPO_ROOT
+    ).stdout.split()
+    from infra.slim_package import dropped
+
+    assert any(name.startswith("lxml/etree.") for name in loaded)
+    assert any(name.startswith("lxml/html/") for name in loaded)
+    assert [name for name in loaded if dropped(name)] == []
+    assert dropped("lxml/objectify.cpython-312-x86_64-linux-gnu.so")
+    assert dropped("lxml/includes/tree.h") and dropped("lxml/etree.pyx")
+    assert not dropped("lxml/etree.cpython-312-x86_64-linux-gnu.so")
 
 
 def test_slimming_drops_what_agora_never_reads_and_leaves_a_slim_zip_as_it_is(tmp_path):
