@@ -79,6 +79,8 @@ def _condition(template: dict, value: Any, parameters: dict[str, str]) -> Any:
         return left == right
     if function == "Fn::Not":
         return not _condition(template, argument[0], parameters)
+    if function == "Fn::And":
+        return all(_condition(template, a, parameters) for a in argument)
     if function == "Condition":
         return _condition(template, template["Conditions"][argument], parameters)
     raise AssertionError(f"a condition the test does not evaluate: {value}")
@@ -390,3 +392,35 @@ def test_table_names_round_trip():
     settings = Settings(table_prefix="agora-prod-", table_names="agora-prod-posts.x")
     assert settings.table_name("posts") == "agora-prod-posts.x"
     assert settings.table_name("post") == "agora-prod-post"
+
+
+def test_only_the_api_is_deployed_by_canary_and_its_own_5xx_roll_it_back(packaged):
+    """Issue 48, on the expanded prod package: one CodeDeploy deployment group, the API's, whose
+    rollback alarms include its version's 5xx answers; no job can roll the stack back. The
+    emergency switch (DeployAllAtOnce) moves it at once without them."""
+    template, _ = packaged
+    parameters = deployed_parameters(template, DEPLOYED, {})
+    stack = expanded(template, parameters)
+    groups = {
+        name: r["Properties"]
+        for name, r in stack["Resources"].items()
+        if r["Type"] == "AWS::CodeDeploy::DeploymentGroup"
+    }
+    assert list(groups) == ["APIHandlerDeploymentGroup"]
+    [group] = groups.values()
+    alarms = resolved(template, group["AlarmConfiguration"], parameters)
+    alarmed = json.dumps(alarms)
+    assert "APIHandlerServerErrorsAlarm" in alarmed and "APIHandlerErrorsAlarm" in alarmed
+    config = json.dumps(group["DeploymentConfigName"])
+    assert "Canary10Percent10Minutes" in config and "AllAtOnce" in config
+    # The jobs' aliases move with the stack: no update policy waits on CodeDeploy for them.
+    for logical in aliased_functions(template):
+        alias = stack["Resources"][f"{logical}Alias{ALIAS}"]
+        assert ("UpdatePolicy" in alias) == (logical == "APIHandler"), logical
+    # Silence is alarmed, and there are two topics (infra.paging, infra.watch).
+    names = {r["Properties"].get("AlarmName") for r in stack["Resources"].values()
+             if r["Type"] in ("AWS::CloudWatch::Alarm", "AWS::CloudWatch::CompositeAlarm")}  # fmt: skip
+    assert {"agora-prod-drain-outbox-silent", "agora-prod-purge-comments-heartbeat",
+            "agora-prod-api-version-5xx", "agora-prod-api-down"} <= names  # fmt: skip
+    topics = [r for r in stack["Resources"].values() if r["Type"] == "AWS::SNS::Topic"]
+    assert len(topics) >= 3  # the page, the tickets, SES's feedback
