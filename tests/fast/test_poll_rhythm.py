@@ -187,6 +187,11 @@ def test_a_refused_login_is_done_with_backs_off_and_is_told_once_per_streak():
     assert [type(e) for e in store.announcements] == [MailboxFailing]
     [told] = store.announcements
     assert told.failures == 3 and told.reason == "login" and told.group_id == "garden"
+    # The job's decision to tell them is in the audit log, written with it, as the job's own.
+    [emailed] = store.audit
+    assert emailed.action == "mailbox.failureEmail" and emailed.group_id == "garden"
+    assert (emailed.actor.system, emailed.actor.via) == ("poll-mailbox", "job")
+    assert emailed.changes[0].after.startswith("The mail server refused the user name")
     assert store.count_failing() == 1
     # Fixed: the good poll ends the streak and leaves the failing index.
     poll(directory, clock, Ingestor(found=0), "post#garden")

@@ -76,6 +76,12 @@ def test_old_mail_log_entries_are_listed_by_status_after_migrate(api, garden):
     again = run_migrations(Deadline.unbounded())
     assert again.done
     assert "mail-log-status-index: already done" in again.lines
+    # The migration that changed items is in the audit log once; those that changed none are not.
+    status, body = api.get("/api/v1/en_US/audit?action=migration", root)
+    assert status == 200, body
+    ran = {e["target"]["id"]: e["changes"] for e in body["object"]["entries"]}
+    assert ran["mail-log-status-index"] == [{"field": "changed", "before": None, "after": 30}]
+    assert "group-name-index" not in ran and len(ran) == len(body["object"]["entries"])
 
 
 def test_a_run_cut_short_resumes_from_its_position_and_brings_each_item_once(api, garden):
