@@ -182,6 +182,28 @@ def test_the_root_reads_every_groups_entries_and_those_of_no_group(api, people):
     [loaded] = log[2:]
     assert loaded["action"] == "fixture.load" and loaded["group"] is None
     assert {"field": "groups", "before": None, "after": 3} in loaded["changes"]
+    # The whole log pages as a group's does.
+    status, body = api.get(f"{AUDIT}?pageSize=2", people.root_admin)
+    assert [e["id"] for e in body["object"]["entries"]] == [e["id"] for e in log[:2]]
+    rest = entries(api, people.root_admin, pageSize=2, offset=body["object"]["offset"])
+    assert [e["id"] for e in rest] == [loaded["id"]]
+
+
+@pytest.mark.parametrize(
+    ("query", "key"),
+    [
+        ("action=<script>", "action"),
+        ("action=event.create.again", "action"),
+        (f"actorId={'x' * 101}", "actorId"),
+        ("pageSize=0", "pageSize"),
+        ("pageSize=101", "pageSize"),
+        ("offset=not-a-guid", "offset"),
+    ],
+)
+def test_hostile_filters_are_400_with_their_key(api, people, query, key):
+    people.load()
+    status, body = api.get(f"{AUDIT}?{query}", people.root_admin)
+    assert status == 400 and body["errors"][0]["key"] == key, body
 
 
 def _fail_transactions(request, **_):
@@ -293,6 +315,8 @@ def test_create_admin_and_unlock_are_recorded_as_the_cli(community, api, monkeyp
     assert unlocked["action"] == "user.unlock"
     assert unlocked["actor"] == {"type": "system", "name": "unlock"}
     assert unlocked["target"] == {"type": "user", "id": created["target"]["id"]}
+    by_command = entries(api, community.users[0]["id"], actorId="unlock")
+    assert [e["id"] for e in by_command] == [unlocked["id"]]
 
 
 def test_the_monthly_purge_records_each_comment_as_its_own(api, people):
