@@ -411,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
     ensure_kms_key(settings.kms_key_id)
     ensure_queue(settings.mailbox_queue)
     ensure_queue(settings.notify_queue)
-    # Where a notification that can never be built goes (services/notify/dead_letters.py), as in AWS.
+    # Where a notification that can never be built goes (services/notify/delivery.py), as in AWS.
     ensure_queue(f"{settings.notify_queue}-dead")
     ensure_mail_sender(settings.sender_address)
     share_token_secret(settings)

@@ -15,6 +15,10 @@ layer (LAYERS). Asking the composition root (an entry point calling chalicelib/d
 apart: it is how a Chalice view or a job gets its service (deps.py says why).
 
     PYTHONPATH=. .venv/bin/python -m bench.walk            # a few seconds; prints both walks
+    PYTHONPATH=. .venv/bin/python -m bench.walk --files    # and the files each entered, in order
+
+The mail walk is also told up to its post (the poll's return: POP3 to the stored post and its
+outbox record), the part mail in alone walks.
 
 Setup (tables, the community, the subscription) is not traced; the first run of each path is
 traced cold (imports included), as a Lambda's first call would run it.
@@ -60,6 +64,11 @@ class Walk:
     calls: int = 0
     reentries: int = 0
     pairs: set[tuple[str, str]] = field(default_factory=set)
+    marks: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+
+    def mark(self, name: str) -> None:
+        """Remember the figures so far under `name` (files, cross-file calls, re-entries)."""
+        self.marks[name] = (len(self.files), self.calls, self.reentries)
 
     @property
     def upward(self) -> list[tuple[str, str]]:
@@ -77,6 +86,10 @@ class Walk:
         out = [
             f"{title}: {len(self.files)} files, {self.calls} cross-file calls, "
             f"{self.reentries} re-entries, {len(self.upward)} upward pairs",
+        ]
+        out += [
+            f"  up to {name}: {files} files, {calls} cross-file calls, {again} re-entries"
+            for name, (files, calls, again) in self.marks.items()
         ]
         out += [f"  upward: {a} -> {b}" for a, b in self.upward]
         out += [f"  asks the composition root: {a}" for a, _ in self.asks_of_the_root]
@@ -197,6 +210,7 @@ def mail_walk(garden: str) -> tuple[Walk, str]:
     ingestor.mail.prepare()
     with traced() as walk:
         result = ingestor.poll(mailbox, lambda: False)
+        walk.mark("its post (POP3 to the stored post)")
         drain_in_process()
     return walk, result.line()
 
@@ -232,7 +246,8 @@ def event_walk(root_admin: str, garden: str) -> tuple[Walk, int]:
     return walk, status
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    files = "--files" in (sys.argv[1:] if argv is None else argv)
     os.environ["AGORA_EVENT_BUS"] = "default"
     from bench.world import in_process_aws
 
@@ -245,9 +260,13 @@ def main() -> None:
         sent = list(get_backend("ses")["123456789012"]["us-east-1"].sent_messages)
     print(f"mail poll: {line}; SES messages sent: {len(sent)}")
     print("\n".join(mail.lines("mail, poll to sent notification")))
+    if files:
+        print("\n".join(f"  {n:2d} {name}" for n, name in enumerate(mail.files, 1)))
     published = "chalicelib/services/event_bus.py" in event.files
     print(f"event PUT: status {status}; the drain ran the EventBridge publisher: {published}")
     print("\n".join(event.lines("event, PUT to its EventBridge event")))
+    if files:
+        print("\n".join(f"  {n:2d} {name}" for n, name in enumerate(event.files, 1)))
 
 
 if __name__ == "__main__":

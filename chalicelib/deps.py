@@ -20,10 +20,12 @@ domain/ports (a test passes a fake, tests/support/fakes.py). One idiom each:
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from chalicelib import secrets
+from chalicelib.auth import signing_keys
+from chalicelib.aws import QueueSender, put_events
 from chalicelib.clock import utc_now
 from chalicelib.services.administrators import AdministratorService
 from chalicelib.services.alerts import AlertService
@@ -31,6 +33,7 @@ from chalicelib.services.audit import AuditService
 from chalicelib.services.comments import CommentPresenter, CommentService
 from chalicelib.services.connectors import LocalConnectorService
 from chalicelib.services.console import ConsoleService
+from chalicelib.services.event_bus import DomainEvents
 from chalicelib.services.events import EventService
 from chalicelib.services.feed import FeedService
 from chalicelib.services.feed_keys import FeedKeyService
@@ -50,7 +53,6 @@ from chalicelib.services.posts import PostService
 from chalicelib.services.profile import ProfileService
 from chalicelib.services.rss import RssService
 from chalicelib.services.security import SecurityService
-from chalicelib.services.subscribers import DomainEvents
 from chalicelib.services.suppressions import SuppressionService
 from chalicelib.services.system_pages import SystemPageService
 from chalicelib.services.user_search import UserSearchService
@@ -63,7 +65,8 @@ if TYPE_CHECKING:
     from chalicelib.mail.reply_keys import ReplyKeys
     from chalicelib.services.event_bus import EventBusPublisher
     from chalicelib.services.mail_in import MailIngestor
-    from chalicelib.services.notify.delivery import BatchReads, NotifyService
+    from chalicelib.services.notify.delivery import NotifyService
+    from chalicelib.services.notify.occurrence import BatchReads
     from chalicelib.services.sending_identity import SendingIdentities
 
 
@@ -124,7 +127,6 @@ def mailbox_failing_notice() -> Any:
 
 
 def event_bus_publisher() -> EventBusPublisher:
-    from chalicelib.aws import put_events
     from chalicelib.services.event_bus import EventBusPublisher
 
     return EventBusPublisher(get_settings().event_bus, send=put_events)
@@ -279,7 +281,6 @@ def mail_ingestor(**given: Unpack[IngestorParts]) -> MailIngestor:
 
 def reply_keys() -> ReplyKeys:
     """Reply keys (chalicelib/mail/reply_keys.py) under the token secret."""
-    from chalicelib.auth import signing_keys
     from chalicelib.mail.reply_keys import ReplyKeys, TokenSecrets
 
     return ReplyKeys(TokenSecrets(signing_keys()))
@@ -327,7 +328,6 @@ def notify_service(
 ) -> NotifyService:
     """Imported when an event is told, not at cold start: most requests publish none. `reads`:
     what the batch being drained read once; the limits are the service's unless a test says."""
-    from chalicelib.aws import QueueSender
     from chalicelib.services.notify.delivery import CHUNK_SIZE, INLINE_LIMIT, NotifyService
 
     return NotifyService(
@@ -391,8 +391,6 @@ def local_connector_service() -> LocalConnectorService:
 
 
 def mailbox_settings_service() -> MailboxSettingsService:
-    from datetime import timedelta
-
     from chalicelib.mail.hosts import HostPolicy
 
     settings = get_settings()

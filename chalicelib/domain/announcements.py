@@ -164,6 +164,6 @@ def recorded(announcement: Any) -> Recorded:
     return Recorded(str(uuid.uuid4()), announcement)
 
 
-# A handler takes a `Recorded` (or a batch of them through `publish_all`); services/subscribers.py
+# A handler takes a `Recorded` (or a batch of them through `publish_all`); services/event_bus.py
 # tells them in order.
 Handler = Callable[[Recorded], None]

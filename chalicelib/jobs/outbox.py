@@ -27,10 +27,10 @@ from chalicelib.domain.announcements import (
     Recorded,
 )
 from chalicelib.logs import get_logger
-from chalicelib.services.subscribers import DomainEvents
+from chalicelib.services.event_bus import DomainEvents
 
 if TYPE_CHECKING:
-    from chalicelib.services.notify.delivery import BatchReads
+    from chalicelib.services.notify.occurrence import BatchReads
 
 log = get_logger("jobs.outbox")
 
@@ -134,7 +134,7 @@ def subscribers_of_batch(announcements: Sequence[object], parts: SubscriberParts
     and an SQS sender). Notifications read what the batch shares once: its posts in one
     BatchGetItem (not one GetItem each: a mail poll of a hundred posts is drained in batches of a
     hundred), each subscriber list once (`BatchReads`)."""
-    from chalicelib.services.notify.delivery import BatchReads
+    from chalicelib.services.notify.occurrence import BatchReads
 
     handlers: list[Handler] = []
     notified = [a for a in announcements if isinstance(a, NOTIFIED)]

@@ -12,13 +12,21 @@ import email.policy
 import html
 import re
 from collections.abc import Callable
+from email.header import Header
 from email.message import EmailMessage
 from email.utils import formataddr
 from typing import Any
+from urllib.parse import urlsplit
 
+from botocore.exceptions import ClientError
+
+from chalicelib.aws import client
 from chalicelib.domain.letters import Identity, Letter, MessageUnbuildable, News
 from chalicelib.logs import get_logger
-from chalicelib.mail.list_unsubscribe import add_unsubscribe_headers, unsubscribe_paragraph
+from chalicelib.mail.markup import mail_layout, mail_text
+from chalicelib.sanitize import html_to_text
+from chalicelib.sanitize import text_to_html as paragraphs
+from chalicelib.settings import get_settings
 
 log = get_logger("notify")
 
@@ -44,10 +52,6 @@ class SesMailer:
     """Sends a complete MIME message with SES (raw: our own headers go out as written)."""
 
     def send(self, message: EmailMessage) -> str:
-        from botocore.exceptions import ClientError
-
-        from chalicelib.aws import client
-        from chalicelib.settings import get_settings
 
         # The configuration set publishes bounces and complaints to SNS (services/suppressions.py).
         configuration_set = get_settings().ses_configuration_set
@@ -75,7 +79,6 @@ def serialised(message: EmailMessage) -> bytes:
 
 def fallback_address(base_url: str) -> str:
     """`noreply@<host of AGORA_BASE_URL>`: AGORA_MAIL_SENDER's default."""
-    from urllib.parse import urlsplit
 
     return f"noreply@{urlsplit(base_url).hostname or 'localhost'}"
 
@@ -120,7 +123,6 @@ class OutgoingMail:
 
     def build(self, group: Any, letter: Letter) -> EmailMessage:
         """The complete message `send` sends (tests read it as a mail client would)."""
-        from chalicelib.mail.markup import mail_layout, mail_text
 
         identity = letter.identity
         group_address = identity.address if identity.address != self.sender else ""
@@ -180,7 +182,6 @@ def list_id(name: str, group: Any, host: str) -> str:
 
 def _phrase(name: str) -> str:
     """A display name as RFC 5322 and 2047 write one (quoted, or encoded words when not ASCII)."""
-    from email.header import Header
 
     name = " ".join(name.split())
     if not name.isascii():
@@ -213,8 +214,6 @@ def _footer(
 
 
 def text_to_html(text: str) -> str:
-    from chalicelib.sanitize import text_to_html as paragraphs
-
     return paragraphs(text)
 
 
@@ -222,8 +221,6 @@ def text_to_html(text: str) -> str:
 
 
 def excerpt(markup: str, limit: int = EXCERPT_CHARS) -> str:
-    from chalicelib.sanitize import html_to_text
-
     text = " ".join(html_to_text(markup).split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
@@ -274,3 +271,27 @@ def instant_email(news: News, why: str) -> tuple[str, str, str]:
         f"{reason_paragraph(why)}"
     )
     return subject, "", body_html
+
+
+# -----------------------------------------------------------------------------------------------
+# The one-click unsubscribe of an outgoing email (RFC 8058): its headers and its footer link.
+#
+# The URL is made where the email is written (services/notify/unsubscribe.py `unsubscribe_url`); the mail
+# only carries it.
+
+
+def unsubscribe_paragraph(url: str) -> str:
+    """The visible unsubscribe link of an email's footer."""
+    return f'<p><a href="{html.escape(url)}">Unsubscribe</a> from these emails.</p>'
+
+
+def add_unsubscribe_headers(message: EmailMessage, url: str | None) -> None:
+    """RFC 8058 one-click unsubscribe (RFC 2369 header), as large mailbox providers require.
+
+    Set raw: written exactly so, `<https://…>` on one line (the URL is short enough: well under
+    RFC 5322's 998 characters), never folded into RFC 2047 encoded words, which no mail client or
+    provider reads as a URL (the message's policy must not refold raw headers:
+    chalicelib/mail/outgoing.py `MAIL_POLICY`)."""
+    if url:
+        message.set_raw("List-Unsubscribe", f"<{url}>")
+        message.set_raw("List-Unsubscribe-Post", "List-Unsubscribe=One-Click")

@@ -9,7 +9,7 @@ import pytest
 
 from chalicelib.domain.mail_status import FINAL, OUTCOMES, MailStatus, listed
 from chalicelib.schemas.mail_log import MailStatus as ApiMailStatus
-from chalicelib.services.mail_in.report import PollResult
+from chalicelib.services.mail_in.rules import PollResult
 
 pytestmark = pytest.mark.fast
 

@@ -15,7 +15,7 @@ from chalicelib.jobs.mail_poll import batches, dispatch, parse_message, poll_mai
 from chalicelib.mail.pop3 import MailboxError, SessionLost
 from chalicelib.schemas.connectors import MailboxSettingsUpdate
 from chalicelib.services import poll_schedule as rhythm
-from chalicelib.services.mail_in.report import PollResult
+from chalicelib.services.mail_in.rules import PollResult
 from chalicelib.services.mailboxes import (
     MailboxDirectory,
     MailboxSettingsService,

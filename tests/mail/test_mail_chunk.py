@@ -1,4 +1,4 @@
-"""Sorting a chunk of downloaded mail (services/mail_in/chunk.py): pure, before any import."""
+"""Sorting a chunk of downloaded mail (services/mail_in/rules.py): pure, before any import."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from chalicelib.domain.ports.mail import Quarantine, Skip
-from chalicelib.services.mail_in.chunk import (
+from chalicelib.services.mail_in.rules import (
     EXHAUSTED,
     FRESH,
     HANDLED,

@@ -463,7 +463,7 @@ def test_quarantined_counts_as_failed_and_unknown_statuses_count_nothing():
 
 
 def test_entry_ids_are_the_same_for_the_same_mail_and_mailbox():
-    from chalicelib.services.mail_in.records import derived_id
+    from chalicelib.services.mail_in.planner import derived_id
 
     assert derived_id("post#x", "message-id:a@b") == derived_id("post#x", "message-id:a@b")
     assert derived_id("post#x", "message-id:a@b") != derived_id("post#y", "message-id:a@b")

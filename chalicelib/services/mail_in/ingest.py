@@ -27,8 +27,8 @@ A mail whose attempt was counted by an earlier poll that never finished is a sus
 handled on its own, so a mail that kills the process never takes the others down with it twice.
 
 Who does what: the POP3 session of a poll is `chalicelib.mail.pop3.MailSession`; what a mail
-becomes, `services/mail_in/planner.py` (rules in `mail_rules`); what it stores,
-`services/mail_in/records.py`; the log's steps (`Reserve`, `Finish`, `Quarantine`, `Fail`, `Skip`,
+becomes and what it stores, `planner.py` (the pure rules, the chunk's sorting and the poll's
+counts in `rules.py`); the log's steps (`Reserve`, `Finish`, `Quarantine`, `Fail`, `Skip`,
 domain/ports/mail.py) are applied by the store. This module orders them.
 """
 
@@ -58,12 +58,19 @@ from chalicelib.domain.ports.mail import (
     Step,
 )
 from chalicelib.logs import get_logger
-from chalicelib.mail.pop3 import MailSession, Pop3Server, open_pop3
-from chalicelib.services.mail_in.chunk import DownloadedMail, settle_repeats, sort_chunk
-from chalicelib.services.mail_in.planner import Planner
-from chalicelib.services.mail_in.records import PlanStore, derived_id
-from chalicelib.services.mail_in.report import PollResult, clean_field, plain, plain_error
-from chalicelib.services.mail_in.rules import Plan
+from chalicelib.mail.parse import MailParseError, content_hash, headers_of, parse_mail
+from chalicelib.mail.pop3 import MailboxError, MailSession, MessageTooLarge, Pop3Server, open_pop3
+from chalicelib.services.mail_in.planner import Planner, PlanStore, derived_id
+from chalicelib.services.mail_in.rules import (
+    DownloadedMail,
+    Plan,
+    PollResult,
+    clean_field,
+    plain,
+    plain_error,
+    settle_repeats,
+    sort_chunk,
+)
 
 if TYPE_CHECKING:
     from chalicelib.mail.parse import ParsedMail, ReadableHeaders
@@ -201,8 +208,6 @@ class MailIngestor:
     def _download(
         self, session: MailSession, mailbox: Mailbox, uidl: str, result: PollResult
     ) -> DownloadedMail | None:
-        from chalicelib.mail.pop3 import MailboxError, MessageTooLarge
-
         size = session.sizes.get(uidl, 0)
         by_uidl = self._entry_id(mailbox.key, f"uidl:{mailbox.account}:{uidl}")
         if size > self.max_bytes:
@@ -280,7 +285,6 @@ class MailIngestor:
         self, mailbox: Mailbox, chunk: Sequence[DownloadedMail]
     ) -> tuple[list[DownloadedMail], list[Finish]]:
         """(the mails that parse, their entry ids set; the rejections of those that do not)."""
-        from chalicelib.mail.parse import MailParseError, content_hash, headers_of, parse_mail
 
         readable: list[DownloadedMail] = []
         unreadable: list[Finish] = []

@@ -1,4 +1,6 @@
-"""What a mail becomes (CONTRACT §9), decided from plain values: no store, no clock, no POP3.
+"""Mail in's pure decisions (CONTRACT §9), from plain values: no store, no clock, no POP3 session.
+What a mail becomes (here, first); how a downloaded chunk is sorted (below: which mail is imported
+now, skipped, quarantined or handled alone); what a poll tells (last: its counts, plain words).
 
 `MailIngestor` looks things up (the sender's user record, the group, the post a permalink names)
 and hands them in; everything here is a pure function of a `ParsedMail` and those records, so
@@ -20,11 +22,23 @@ Ignored: bounces and auto-replies (rules in `chalicelib.mail.parse`).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller
-from chalicelib.domain.mail_status import MailStatus
+from chalicelib.domain.mail_status import FINAL, OUTCOMES, MailStatus
+from chalicelib.domain.ports.mail import LogEntry, Quarantine, Skip, Step
+from chalicelib.mail.authentication import DnsUnavailable
+from chalicelib.mail.parse import clean_line, dmarc_failed, sanitise_html
+from chalicelib.mail.pop3 import MailboxError
+from chalicelib.mail.replies import trim_reply
+from chalicelib.sanitize import text_to_html
+
+if TYPE_CHECKING:
+    from chalicelib.mail.parse import ParsedMail
+
 
 # DynamoDB refuses items over 400 KB, and every index that projects all attributes stores a
 # copy of the same size: stored content stays well under it, with room for the search text
@@ -62,7 +76,6 @@ class Permalink:
 
 def screen(parsed: Any, authserv_id: str | None) -> Plan | None:
     """Ignore or reject a mail on what it says about itself; None when it may go on."""
-    from chalicelib.mail.parse import dmarc_failed
 
     if parsed.is_bounce:
         return Plan(MailStatus.IGNORED, f"bounce: {parsed.bounce_reason}")
@@ -138,8 +151,6 @@ def plan_comment(
     parsed: Any, author: Any, caller: Caller, target: tuple[Any, Any, int] | None
 ) -> Plan:
     """`target` is the (group, post, parent comment id) the subject's permalink names."""
-    from chalicelib.mail.replies import trim_reply
-    from chalicelib.sanitize import text_to_html
 
     notes = attachment_notes(parsed)
     if target is None:
@@ -188,7 +199,6 @@ def fit_html(markup: str, max_bytes: int) -> tuple[str, bool]:
     and followed by a visible note; (markup, False) when it fits already."""
     if len(markup.encode("utf-8")) <= max_bytes:
         return markup, False
-    from chalicelib.mail.parse import sanitise_html
 
     budget = max_bytes - 200
     cut = markup.encode("utf-8")[:budget].decode("utf-8", "ignore")
@@ -198,3 +208,195 @@ def fit_html(markup: str, max_bytes: int) -> tuple[str, bool]:
         cut = cut[: int(len(cut) * 0.9)]
         fitted = sanitise_html(cut)
     return f"{fitted}<p>{TRUNCATED_NOTE}</p>", True
+
+
+# -----------------------------------------------------------------------------------------------
+# A chunk of downloaded mail, sorted before any of it is imported (services/mail_in/ingest.py).
+#
+# Pure: what each mail's log entry says (none yet, handled, out of attempts, or interrupted)
+# decides whether it is imported now, skipped, quarantined or handled alone as a suspect; a mail
+# seen twice in one chunk follows the first. No I/O here: the ingestor reads the entries before and
+# writes the steps after.
+
+
+# A mail already handled, found again: counted, not a status of its own.
+SKIPPED = "skipped"
+
+# What a readable mail's entry says, before this poll's attempt.
+FRESH = "fresh"  # no entry: never seen
+HANDLED = "handled"  # a final status: the same mail again
+EXHAUSTED = "exhausted"  # attempts ran out without an outcome: the process died on it each time
+SUSPECT = "suspect"  # an earlier attempt never finished: handled alone, after the rest
+
+
+@dataclass
+class DownloadedMail:
+    """One downloaded message on its way through a chunk."""
+
+    uidl: str
+    raw: bytes
+    received_on: datetime
+    parsed: ParsedMail | None = None
+    entry_id: str = ""
+    entry: LogEntry | None = None
+    status: str = ""  # the outcome of this poll: posted, …, failed, quarantined, skipped
+    deletable: bool = False
+    outcome: list[Step] = field(default_factory=list)  # its final steps, to be written
+
+    @property
+    def logged(self) -> LogEntry:
+        assert self.entry is not None, "a mail's entry is known once its chunk is read"
+        return self.entry
+
+    @property
+    def mail(self) -> ParsedMail:
+        assert self.parsed is not None, "only readable mail is planned"
+        return self.parsed
+
+
+@dataclass
+class SortedChunk:
+    fresh: list[DownloadedMail] = field(default_factory=list)  # imported now, side by side
+    suspects: list[DownloadedMail] = field(default_factory=list)  # one at a time, fewest first
+    repeats: list[tuple[DownloadedMail, DownloadedMail]] = field(default_factory=list)
+    settled: list[Step] = field(default_factory=list)  # skips and quarantines, written at once
+
+
+def attempts_of(entry: LogEntry) -> int:
+    return int(entry.attempts or 0)
+
+
+def verdict(entry: LogEntry | None, max_attempts: int) -> str:
+    """FRESH, HANDLED, EXHAUSTED or SUSPECT: what a mail's entry says of it."""
+    if entry is None:
+        return FRESH
+    if entry.status in FINAL:
+        return HANDLED
+    if attempts_of(entry) >= max_attempts:
+        return EXHAUSTED
+    return SUSPECT
+
+
+def interrupted_reason(attempts: int) -> str:
+    return plain(
+        f"the import was interrupted {attempts} times (the process "
+        "stopped while handling it); no more retries (kept on the server)"
+    )
+
+
+def split_repeats(
+    mails: Sequence[DownloadedMail],
+) -> tuple[list[DownloadedMail], list[tuple[DownloadedMail, DownloadedMail]]]:
+    """(the first mail of each entry, in order; each later one with the first of its entry)."""
+    first_of: dict[str, DownloadedMail] = {}
+    firsts: list[DownloadedMail] = []
+    repeats: list[tuple[DownloadedMail, DownloadedMail]] = []
+    for mail in mails:
+        first = first_of.setdefault(mail.entry_id, mail)
+        if first is mail:
+            firsts.append(mail)
+        else:
+            repeats.append((mail, first))
+    return firsts, repeats
+
+
+def sort_chunk(
+    readable: Sequence[DownloadedMail], known: Mapping[str, LogEntry], max_attempts: int
+) -> SortedChunk:
+    """The readable mails of a chunk (their entry ids set) by what their stored entries say.
+    Each mail is given its entry (None: fresh); a skipped or quarantined one its status and
+    whether it may be deleted."""
+    firsts, repeats = split_repeats(readable)
+    chunk = SortedChunk(repeats=repeats)
+    for mail in firsts:
+        entry = mail.entry = known.get(mail.entry_id)
+        kind = verdict(entry, max_attempts)
+        if kind == FRESH:
+            chunk.fresh.append(mail)
+        elif kind == SUSPECT:
+            chunk.suspects.append(mail)
+        elif kind == HANDLED:
+            mail.status = SKIPPED
+            mail.deletable = mail.logged.status != MailStatus.QUARANTINED
+            chunk.settled.append(Skip(mail.logged, mail.uidl))
+        else:
+            mail.status = MailStatus.QUARANTINED
+            reason = interrupted_reason(attempts_of(mail.logged))
+            chunk.settled.append(Quarantine(mail.logged, mail.uidl, reason))
+    chunk.suspects.sort(key=lambda suspect: attempts_of(suspect.logged))
+    return chunk
+
+
+def settle_repeats(repeats: Sequence[tuple[DownloadedMail, DownloadedMail]]) -> list[Skip]:
+    """Mails seen again in the chunk that brought their first: skipped; those whose first was
+    settled are marked handled under its entry (and deletable as it is)."""
+    steps = []
+    for mail, first in repeats:
+        mail.status = SKIPPED
+        if first.status in FINAL:
+            mail.deletable = first.status != MailStatus.QUARANTINED
+            steps.append(Skip(first.logged, mail.uidl))
+    return steps
+
+
+# -----------------------------------------------------------------------------------------------
+# What a poll tells: its counts (the CLI's line, the job's log and metrics) and the plain words
+# its mail log entries may hold (no control characters, no library internals).
+
+
+MAX_REASON_CHARS = 1000
+
+
+@dataclass
+class PollResult:
+    mailbox: str
+    seen: int = 0
+    posted: int = 0
+    commented: int = 0
+    ignored: int = 0
+    rejected: int = 0
+    failed: int = 0
+    skipped: int = 0
+    deleted: int = 0
+    left: int = 0
+    error: str | None = None
+
+    def line(self) -> str:
+        counts = ", ".join(
+            f"{name} {getattr(self, name)}"
+            for name in (
+                "seen",
+                *OUTCOMES,
+                "skipped",
+                "deleted",
+                "left",
+            )
+        )
+        return f"{self.mailbox}: {counts}" + (f" (error: {self.error})" if self.error else "")
+
+    def count(self, status: str) -> None:
+        name = MailStatus.FAILED if status == MailStatus.QUARANTINED else status
+        if hasattr(self, name) and name not in ("seen", "deleted", "left", "mailbox", "error"):
+            setattr(self, name, getattr(self, name) + 1)
+
+
+def clean_field(value: str | None, limit: int) -> str | None:
+    return clean_line(value)[:limit] if value else None
+
+
+def plain(reason: str) -> str:
+    return clean_line(reason)[:MAX_REASON_CHARS]
+
+
+def plain_error(error: BaseException) -> str:
+    """What the log may say about an exception: plain words, never a library's internals (the
+    details go to the function's own log for operators)."""
+
+    if isinstance(error, MailboxError | DnsUnavailable):
+        return str(error)
+    if isinstance(error, TimeoutError):
+        return "timed out"
+    module = type(error).__module__ or ""
+    if module.startswith(("pynamodb", "botocore")):
+        return "the database did not accept or answer the write (see the job's log)"
+    return "an internal error (see the job's log)"

@@ -42,11 +42,11 @@ from chalicelib.domain.ports.notify import (
     SubscriptionView,
 )
 from chalicelib.domain.ports.people import GroupReader, UserReader
-from chalicelib.logs import get_logger
+from chalicelib.logs import correlation_id, get_logger
 from chalicelib.mail.outgoing import instant_email
-from chalicelib.services.notify.dead_letters import send_dead_letter
-from chalicelib.services.notify.occurrence import Occurrence
-from chalicelib.services.notify.reads import BatchReads as BatchReads
+from chalicelib.services.links import comment_url, post_url
+from chalicelib.services.notifications import NOTIFICATION_NAMES
+from chalicelib.services.notify.occurrence import BatchReads, Occurrence
 from chalicelib.services.notify.unsubscribe import subscription_label, unsubscribe_url
 
 log = get_logger("notify")
@@ -117,8 +117,6 @@ class DeliveryReport:
 
 
 def chunk_body(event: Any, recipients: list[Recipient]) -> str:
-    from chalicelib.logs import correlation_id
-
     # The correlation id of the request or mail poll that caused the event goes along, so the
     # delivery's log lines can be found from it.
     return json.dumps(
@@ -206,7 +204,6 @@ class NotifyService:
 
     def recipients(self, event: Any) -> list[Recipient]:
         """Everyone subscribed to this occurrence, once each, the author left out."""
-        from chalicelib.services.notifications import NOTIFICATION_NAMES
 
         if isinstance(event, PostCreated):
             wanted = [("author", event.author_id, 8), ("group", event.group_id, 1)]
@@ -288,7 +285,7 @@ class NotifyService:
         unbuildable: list[tuple[Recipient, str]],
         report: DeliveryReport,
     ) -> None:
-        """A poison announcement: sent once to the dead-letter queue (services/notify/dead_letters.py).
+        """A poison announcement: sent once to the dead-letter queue (`send_dead_letter`, below).
         The recipients' claims stay, so a delivery of the same event again (another recipient's
         AWS fault) does not send it twice; when the queue refuses it (an AWS fault), the claims
         are released and the recipients count as failed: the event is delivered again."""
@@ -386,7 +383,6 @@ class NotifyService:
 
     def occurrence(self, event: Any) -> Occurrence | None:
         """The post or comment as stored now; None when it is gone or hidden since."""
-        from chalicelib.services.links import comment_url, post_url
 
         # The drain reads the posts of its batch at once (jobs/outbox.py): not one by one.
         post = (self.reads and self.reads.post(event.post_id)) or self.posts.get(event.post_id)
@@ -424,3 +420,36 @@ class NotifyService:
             post=occurrence.post.title,
             author=occurrence.author_name,
         )
+
+
+# -----------------------------------------------------------------------------------------------
+# Poison announcements (issue 47): a notification whose email can never be built.
+#
+# A mailed subject holding U+2028 was once stored as a post title; every email about that post then
+# failed to build (the email package refuses the header) and the event was delivered again,
+# forever. A deterministic build error (`domain.letters.MessageUnbuildable`, never an AWS fault)
+# now ends here: the chunk of recipients it failed for goes, once, to the notification queue's
+# dead-letter queue with its `reason`, with an error line in the log and the metric
+# `NotificationDeadLettered` (the dead-letter queue's alarm calls an operator). AWS faults are not
+# dead-lettered: they raise, and the event is delivered again.
+
+MAX_REASON_CHARS = 2000
+
+
+def send_dead_letter(
+    queue: Fanout | None, chunk: str, reasons: Iterable[str], occurrence_id: str
+) -> None:
+    """Send `chunk` (services/notify.chunk_body: the event and its recipients) with the build
+    errors as its `reason`; raises when the queue refuses it. `queue` None: logged only."""
+    body = json.loads(chunk)
+    count = len(body["recipients"])
+    body["reason"] = f"the email cannot be built: {'; '.join(sorted(set(reasons)))}"[
+        :MAX_REASON_CHARS
+    ]
+    if queue is not None:
+        queue.send([json.dumps(body)])
+    log.error(
+        "notification cannot be built; sent to the dead-letter queue, not retried",
+        extra={"occurrence": occurrence_id, "recipients": count, "reason": body["reason"]},
+    )
+    metrics.emit("NotificationDeadLettered", count)

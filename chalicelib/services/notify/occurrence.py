@@ -4,12 +4,17 @@ it: the instant email's news, an alert's references, a digest item, the ids that
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
+from chalicelib.clock import iso
 from chalicelib.domain.comments import Comment
 from chalicelib.domain.letters import News
+from chalicelib.mail.threads import comment_id_of, post_id_of, site_host
+from chalicelib.services.links import group_ref, post_ref, user_ref
 
 
 @dataclass
@@ -52,7 +57,6 @@ class Occurrence:
 
     def thread(self) -> tuple[str, ...]:
         """Our ids of the post, the comment replied to and the comment (mail/threads.py)."""
-        from chalicelib.mail.threads import comment_id_of, post_id_of, site_host
 
         host = site_host()
         post_id = str(self.post.id)
@@ -67,7 +71,6 @@ class Occurrence:
 
     def refs(self) -> dict[str, Any]:
         """What an alert shows, kept on it (so a page of alerts is one Query)."""
-        from chalicelib.services.links import group_ref, post_ref, user_ref
 
         author = user_ref(self.author).model_dump(mode="json", by_alias=True)
         if self.author is None:
@@ -82,8 +85,6 @@ class Occurrence:
         }
 
     def digest_item(self, reason: str) -> dict[str, Any]:
-        from chalicelib.clock import iso
-
         return {
             "kind": self.kind,
             "groupId": self.group.id,
@@ -96,3 +97,39 @@ class Occurrence:
             "occurredOn": iso(self.occurred_on),
             "reason": reason,
         }
+
+
+# -----------------------------------------------------------------------------------------------
+# What the notifications of one batch of events read once (services/notify/delivery.py, jobs/outbox.py).
+
+
+ValueT = TypeVar("ValueT")
+
+
+class BatchReads:
+    """What the notifications of one batch of events (a drain of outbox records) read once.
+
+    A poll that posts a hundred mails into one group records a hundred events about the same
+    group and author: their subscribers are read for the first and reused for the rest, and the
+    drain reads the batch's posts in one BatchGetItem and hands them in here (issue 14's budget
+    of DynamoDB requests per mail). Made by the drain (jobs/outbox.py) and given to the
+    `NotifyService` of that batch; it lives as long as the batch, so a subscription changed
+    during a batch counts from the next one on. Thread-safe.
+    """
+
+    def __init__(self, posts: Mapping[str, Any] | None = None) -> None:
+        self._posts = dict(posts or {})
+        self._read: dict[tuple[object, ...], Any] = {}
+        self._lock = threading.Lock()
+
+    def post(self, post_id: str) -> Any:
+        """The post as the drain read it, else None (read it from the table)."""
+        return self._posts.get(post_id)
+
+    def once(self, key: tuple[object, ...], read: Callable[[], ValueT]) -> ValueT:
+        # Reading under the lock: two workers asking for the same key read it once, not twice.
+        with self._lock:
+            if key not in self._read:
+                self._read[key] = read()
+            value: ValueT = self._read[key]
+            return value

@@ -21,10 +21,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import quote
 
+from chalicelib.auth import derived_secret
 from chalicelib.domain.ports.content import PostStore
 from chalicelib.domain.ports.notify import NotificationStore, PendingDigestItems
 from chalicelib.domain.ports.people import GroupStore, UserReader
 from chalicelib.errors import ValidationFailed
+from chalicelib.services.links import base_url
+from chalicelib.services.notifications import NOTIFICATION_NAMES
 
 TOKEN_LIFETIME = timedelta(days=60)
 AUDIENCE = "agora:unsubscribe"
@@ -34,8 +37,6 @@ PATH = "/api/v1/en_US/unsubscribe"
 
 def issue_token(user_id: str, subscription: str, now: datetime) -> str:
     import jwt
-
-    from chalicelib.auth import derived_secret
 
     claims = {
         "sub": user_id,
@@ -50,8 +51,6 @@ def issue_token(user_id: str, subscription: str, now: datetime) -> str:
 def read_token(token: str) -> tuple[str, str]:
     """(user id, subscription) of a valid token; a 400 with key `token` otherwise."""
     import jwt
-
-    from chalicelib.auth import derived_secret
 
     try:
         claims = jwt.decode(
@@ -72,8 +71,6 @@ def read_token(token: str) -> tuple[str, str]:
 
 
 def unsubscribe_url(user_id: str, subscription: str, now: datetime) -> str:
-    from chalicelib.services.links import base_url
-
     return f"{base_url()}{PATH}?token={quote(issue_token(user_id, subscription, now))}"
 
 
@@ -83,7 +80,6 @@ def subscription_label(
     """What a subscription is called where a person reads it: "All new group posts in Garden",
     "New comments on post “Hello”", "New posts by author Ann", "the daily digest". The email's
     reason line and the unsubscribe page both say it so, from the same sort key."""
-    from chalicelib.services.notifications import NOTIFICATION_NAMES
 
     if subscription == DIGEST:
         return "the daily digest"
