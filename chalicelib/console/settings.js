@@ -132,7 +132,15 @@ function mailboxStatus(object, pollPath) {
     if (Date.parse(next) <= Date.now()) return ["Next poll: due now, at the schedule's next look."];
     return ["Next poll: ", when(next)];
   };
-  const next = h("p", { class: "mailbox-next-poll" }, ...nextText(object.nextPollOn));
+  let nextPollOn = object.nextPollOn;
+  const next = h("p", { class: "mailbox-next-poll" }, ...nextText(nextPollOn));
+  // The page may stay open past the time shown: it then says "due now", until the card is gone.
+  const watch = setInterval(() => {
+    if (!next.isConnected) clearInterval(watch);
+    else if (nextPollOn && Date.parse(nextPollOn) <= Date.now() && next.querySelector("time")) {
+      next.replaceChildren(...nextText(nextPollOn));
+    }
+  }, 5000);
   const pollNow = h(
     "button",
     {
@@ -143,7 +151,8 @@ function mailboxStatus(object, pollPath) {
         pollNow.disabled = true;
         const answer = await api("POST", pollPath);
         if (report(answer, "The mailbox will be polled at the next run of the schedule.")) {
-          next.replaceChildren(...nextText(answer.object.nextPollOn));
+          nextPollOn = answer.object.nextPollOn;
+          next.replaceChildren(...nextText(nextPollOn));
         }
         pollNow.disabled = false;
       },

@@ -986,3 +986,16 @@ def test_activity_shows_who_changed_what_and_its_filters_ask_the_api(agora, page
     with page.expect_request(lambda request: request.url.split("?")[0].endswith("/audit")):
         choose_group(page, "All groups")
     expect(page.locator('tr[data-action="emailToPost.update"]').first).to_be_visible()
+
+
+def test_a_next_poll_time_the_open_page_outlives_turns_into_due_now(agora, page):
+    """Settings left open past the next poll's time shows it due, not a time gone by."""
+    page.clock.install()
+    sign_in(page, agora)
+    open_page(page, "Settings")
+    choose_group(page, "Masterclass")
+    card = page.get_by_role("region", name="Email-to-post connector")
+    next_poll = card.locator(".mailbox-next-poll")
+    expect(next_poll).to_contain_text("Next poll")
+    page.clock.fast_forward("06:00:00")
+    expect(next_poll).to_have_text("Next poll: due now, at the schedule's next look.")
