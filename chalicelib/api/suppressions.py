@@ -23,5 +23,5 @@ PATH = "/api/v1/en_US/user/{userId}/email-suppression"
 def clear_email_suppression(call: Call[UserPath, None, None]) -> SuppressionCleared:
     """Send notification and digest email to the user's address again (after a bounce)."""
     _service, user = digest_managed_user(call.path.userId, call.signed_in)
-    cleared = deps.suppression_service().clear(user.email)
+    cleared = deps.suppression_service().clear(user.email, user.id)
     return SuppressionCleared(user_id=user.id, user_email=user.email, cleared=cleared)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from chalicelib.domain import audit
 from chalicelib.domain.ports.notify import SuppressionStore
 from chalicelib.logs import get_logger
 from chalicelib.schemas.common import AccessWarning
@@ -56,9 +57,17 @@ class SuppressionService:
             ),
         )
 
-    def clear(self, address: str) -> bool:
-        """Mail the address again (an administrator's decision); False when it was not suppressed."""
-        return self.suppressions.clear(address)
+    def clear(self, address: str, user_id: str | None = None) -> bool:
+        """Mail the address again (an administrator's decision); False when it was not suppressed.
+        Recorded in the audit log as a change of the user `user_id`."""
+        entry = audit.entry(
+            "user.update",
+            target=("user", user_id or address),
+            group_id=None,
+            before={"emailSuppressed": True},
+            after={"emailSuppressed": False},
+        )
+        return self.suppressions.clear(address, audit=entry)
 
 
 @dataclass(frozen=True)

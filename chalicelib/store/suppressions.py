@@ -6,7 +6,9 @@ here until an administrator clears it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from pynamodb.attributes import UnicodeAttribute
 from pynamodb.models import Model
@@ -54,11 +56,24 @@ class SuppressionRepository:
             suppressed_on=now,
         ).save()
 
-    def clear(self, address: str) -> bool:
+    def clear(self, address: str, audit: Sequence[Any] = ()) -> bool:
+        """Forget the address's suppression, with `audit` (the change's entries) in the same
+        transaction; False, and nothing written, when it was not suppressed."""
         record = _record(address)
         if record is None:
             return False
-        record.delete()
+        if not audit:
+            record.delete()
+            return True
+        from pynamodb.transactions import TransactWrite
+
+        from chalicelib.clock import utc_now
+        from chalicelib.store import outbox
+
+        items = outbox.records(audit, utc_now())
+        with TransactWrite(connection=SuppressionRecord._get_connection().connection) as write:
+            write.delete(record)
+            outbox.add_to(write, items)
         return True
 
 

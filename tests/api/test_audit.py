@@ -406,3 +406,20 @@ def test_notifications_set_for_a_user_are_recorded_with_what_they_were(api, peop
     ]
     assert log[1]["group"]["id"] == people.garden and log[1]["actor"]["id"] == people.root_admin
     assert people.member in log[1]["target"]["id"]
+
+
+def test_clearing_a_users_email_suppression_is_recorded_once(api, people):
+    from datetime import UTC, datetime
+
+    from chalicelib.store.suppressions import SuppressionRepository
+
+    people.load()
+    address = next(u["email"] for u in people.users if u["id"] == people.member)
+    SuppressionRepository().suppress(address, "bounce", "550", "f-1", datetime.now(UTC))
+    path = f"/api/v1/en_US/user/{people.member}/email-suppression"
+    assert api.delete(path, people.garden_admin)[1]["object"]["cleared"] is True
+    assert api.delete(path, people.garden_admin)[1]["object"]["cleared"] is False  # no change
+    [cleared] = entries(api, people.root_admin, action="user")
+    assert cleared["target"] == {"type": "user", "id": people.member}
+    assert cleared["changes"] == [{"field": "emailSuppressed", "before": True, "after": False}]
+    assert cleared["actor"]["id"] == people.garden_admin
