@@ -82,6 +82,8 @@ def test_old_mail_log_entries_are_listed_by_status_after_migrate(api, garden):
     ran = {e["target"]["id"]: e["changes"] for e in body["object"]["entries"]}
     assert ran["mail-log-status-index"] == [{"field": "changed", "before": None, "after": 30}]
     assert "group-name-index" not in ran and len(ran) == len(body["object"]["entries"])
+    actors = {(e["actor"]["name"], e["via"]) for e in body["object"]["entries"]}
+    assert actors == {("migrate", "job")}
 
 
 def test_a_run_cut_short_resumes_from_its_position_and_brings_each_item_once(api, garden):
