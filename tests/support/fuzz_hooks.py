@@ -31,6 +31,8 @@ UNKNOWN_OFFSET: Rule = (
 )
 # The paged lists (CONTRACT §7), and marking alerts read, which answers the first page.
 PAGED_LISTS = (
+    "GET /api/v1/en_US/audit",
+    "GET /api/v1/en_US/audit/{groupId}",
     "GET /api/v1/en_US/comment/post/list/{groupId}/deleted",
     "GET /api/v1/en_US/comment/post/list/{groupId}/spam-reports",
     "GET /api/v1/en_US/comment/post/list/{groupId}/unapproved",
