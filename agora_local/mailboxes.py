@@ -70,6 +70,26 @@ def _write_private(path: Path, text: str) -> None:
     partial.replace(path)
 
 
+RUNTIME_PREFIX = "agora-run-mail-"
+OWNER_FILE = "owner.pid"
+
+
+def remove_abandoned(temporary: Path) -> None:
+    """The folders of make runs killed outright (their stop never ran: a SIGKILL), whose process
+    is gone: Dovecot went with them (it ends with its parent), its files stayed."""
+    for folder in temporary.glob(f"{RUNTIME_PREFIX}*"):
+        try:
+            owner = int((folder / OWNER_FILE).read_text())
+        except (OSError, ValueError):
+            continue
+        try:
+            os.kill(owner, 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:
+            continue
+
+
 class LocalPop3:
     """Dovecot serving `accounts` on `port`; `start()`, then `stop()` when make run stops."""
 
@@ -80,8 +100,10 @@ class LocalPop3:
         self.binary = binary
         self.as_root = os.geteuid() == 0
         if self.as_root:
-            self.root = Path(tempfile.mkdtemp(prefix="agora-run-mail-"))
+            remove_abandoned(Path(tempfile.gettempdir()))
+            self.root = Path(tempfile.mkdtemp(prefix=RUNTIME_PREFIX))
             self.root.chmod(0o755)
+            (self.root / OWNER_FILE).write_text(str(os.getpid()))
             self.uid, self.gid = pwd.getpwnam("mail").pw_uid, grp.getgrnam("mail").gr_gid
         else:
             self.root = folder / "mail"

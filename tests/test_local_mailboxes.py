@@ -11,10 +11,13 @@ import poplib
 import pytest
 
 from agora_local.mailboxes import (
+    OWNER_FILE,
+    RUNTIME_PREFIX,
     Account,
     LocalPop3,
     NoMailboxes,
     dovecot_binary,
+    remove_abandoned,
     serve_local_mail,
 )
 from chalicelib import cli_mail
@@ -78,3 +81,25 @@ def test_without_dovecot_make_run_says_how_to_get_it_and_starts_without_mailboxe
     assert "Dovecot is not installed" in said and "apt-get install dovecot-pop3d" in said
     assert list(tmp_path.iterdir()) == []
     served.stop()
+
+
+def test_the_folders_of_make_runs_killed_outright_are_removed_and_no_other(tmp_path):
+    import subprocess
+    import sys
+
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    folders = {}
+    for name, owner in (("gone", gone.stdout.strip()), ("alive", str(os.getpid())), ("odd", "x")):
+        folders[name] = tmp_path / f"{RUNTIME_PREFIX}{name}"
+        folders[name].mkdir()
+        (folders[name] / OWNER_FILE).write_text(owner)
+    (tmp_path / "not-ours").mkdir()
+    remove_abandoned(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [f"{RUNTIME_PREFIX}alive", f"{RUNTIME_PREFIX}odd", "not-ours"]
+    )
