@@ -30,6 +30,7 @@ from chalicelib.clock import utc_now
 from chalicelib.services.administrators import AdministratorService
 from chalicelib.services.alerts import AlertService
 from chalicelib.services.audit import AuditService
+from chalicelib.services.canary import CanaryAccountService
 from chalicelib.services.comments import CommentPresenter, CommentService
 from chalicelib.services.connectors import LocalConnectorService
 from chalicelib.services.console import ConsoleService
@@ -181,6 +182,10 @@ def group_email_service() -> GroupEmailService:
 
 def administrator_service() -> AdministratorService:
     return AdministratorService(users(), groups())
+
+
+def canary_account_service() -> CanaryAccountService:
+    return CanaryAccountService(users())
 
 
 def feed_key_service() -> FeedKeyService:

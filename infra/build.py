@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from chalicelib.jobs.pacing import SENDERS
+from chalicelib.services.canary import SECRET_VARIABLE as CANARY_SECRET_VARIABLE
 from chalicelib.settings import Settings
 from infra import monitoring, operations, paging, privileges, restore, rollout, watch
 
@@ -47,6 +48,8 @@ GATEWAY_RESPONSES = {
 # Functions whose code reads AGORA_TOKEN_SECRET (chalicelib.auth.signing_keys).
 # The mail poll records notifications in the outbox; drain-outbox and deliver-notifications send them.
 TOKEN_SECRET_READERS = ("APIHandler", "DrainOutbox", "DeliverNotifications", "DeliverDigests")
+# Functions that read the deploy canary's password: migrate makes the account, the hook signs in.
+CANARY_SECRET_READERS = ("Migrate", "PreTraffic")
 
 
 def stage_names(stage: str) -> dict[str, str]:
@@ -67,6 +70,7 @@ def stage_names(stage: str) -> dict[str, str]:
         "event_bus": f"agora-{stage}-events",
         "key_alias": f"alias/agora-{stage}",
         "secret": f"agora-{stage}-token-secret",
+        "canary_secret": f"agora-{stage}-canary-secret",
         "scheduled_failures": f"agora-{stage}-scheduled-failures",
     }
 
@@ -210,6 +214,29 @@ def template(stage: str) -> dict[str, Any]:
             "GenerateSecretString": {"PasswordLength": 64, "ExcludePunctuation": True},
         },
     }
+    # The deploy canary's password (services/canary.py): migrate makes its account with it, the
+    # PreTraffic hook signs in with it; no other function may read it. A new value is only a
+    # new password (the next migrate sets it), so it is not kept past its stack.
+    resources["CanarySecret"] = {
+        "Type": "AWS::SecretsManager::Secret",
+        "DeletionPolicy": "Delete",
+        "UpdateReplacePolicy": "Delete",
+        "Properties": {
+            "Name": names["canary_secret"],
+            "Description": "Password of the deploy canary's account (the PreTraffic hook's sign-in)",
+            "GenerateSecretString": {"PasswordLength": 64, "ExcludePunctuation": True},
+        },
+    }
+    for logical in CANARY_SECRET_READERS:
+        merge(
+            resources.setdefault(logical, {}),
+            {
+                "DependsOn": ["CanarySecret"],
+                "Properties": {
+                    "Environment": {"Variables": {CANARY_SECRET_VARIABLE: names["canary_secret"]}}
+                },
+            },
+        )
     # The SQS trigger names the queue; the queue must exist before its event source mapping.
     # A function reading the token secret is made after it.
     resources["PollMailbox"] = {"DependsOn": ["MailboxQueue"]}
@@ -533,6 +560,16 @@ def policy(stage: str, function: str) -> dict[str, Any]:
                 "Effect": "Allow",
                 "Action": ["secretsmanager:GetSecretValue"],
                 "Resource": f"arn:aws:secretsmanager:*:*:secret:{names['secret']}-??????",
+            }
+        )
+    if needs.canary_secret:
+        statements.append(
+            {
+                # The deploy canary's password (services/canary.py): this one secret only.
+                "Sid": "CanarySecret",
+                "Effect": "Allow",
+                "Action": ["secretsmanager:GetSecretValue"],
+                "Resource": f"arn:aws:secretsmanager:*:*:secret:{names['canary_secret']}-??????",
             }
         )
     if needs.drains_outbox:

@@ -50,6 +50,7 @@ class Needs:
     triggered_by: str | None = None
     kms: tuple[str, ...] = ()  # "kms:Decrypt", "kms:Encrypt"
     token_secret: bool = False  # tokens, feed keys, unsubscribe links
+    canary_secret: bool = False  # the deploy canary's password (services/canary.py)
     sends_mail: bool = False  # ses:SendRawEmail, from AGORA_MAIL_SENDER only
     domain_events: bool = False  # events:PutEvents on the stage's bus
     drains_outbox: bool = False  # reads the outbox table's stream (drain-outbox's trigger)
@@ -172,13 +173,25 @@ FUNCTIONS: dict[str, Needs] = {
         scans=("groups", "mail", "mailboxes", "posts", "users"),
         reads=("comments",),
         # A migration that changed items is recorded in the audit log when it finishes.
-        writes=("audit", "counters", "groups", "mail", "mailboxes", "posts", "user-search"),
+        # users: the deploy canary's account, made once with the canary secret's password.
+        writes=(
+            "audit",
+            "counters",
+            "groups",
+            "mail",
+            "mailboxes",
+            "posts",
+            "user-search",
+            "users",
+        ),
+        canary_secret=True,
     ),
     # Bounces and complaints: it suppresses addresses, and nothing else (never sends mail).
     "ses-feedback": Needs(writes=("email-suppressions",), triggered_by="feedback_queue"),
     # CodeDeploy's PreTraffic hook: it calls the API's new version (granted in the template on
     # that function's versions: infra.rollout) and tells CodeDeploy; it touches no data itself.
-    "pre-traffic": Needs(deploy_hook=True),
+    # It signs in as the deploy canary: the canary secret is the one thing it reads.
+    "pre-traffic": Needs(deploy_hook=True, canary_secret=True),
 }
 
 

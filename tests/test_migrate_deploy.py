@@ -84,15 +84,23 @@ def test_a_failed_migrate_stops_deploy_with_one_line(stack):
     assert "goes on with the migrations from where they stopped" in str(failed.value)
 
 
-def test_migrate_uses_exactly_its_grant(community, recorder, client):  # noqa: F811
+def test_migrate_uses_exactly_its_grant(community, recorder, client, monkeypatch):  # noqa: F811
+    from chalicelib.aws import client as aws_client
+    from chalicelib.services import canary
     from infra import privileges
 
     root = community.users[0]["id"]
     community.comment(community.post(community.root, root), root, isApproved=True)
     community.load()
     old_entries("post#g1", 2)
+    # The stack's canary secret: migrate makes the canary's account with it too.
+    aws_client("secretsmanager").create_secret(
+        Name="agora-dev-canary-secret", SecretString="a-canary-password-of-the-stack"
+    )
+    monkeypatch.setenv(canary.SECRET_VARIABLE, "agora-dev-canary-secret")
     recorder.calls.clear()
-    assert client.lambda_.invoke("migrate", {}).payload["done"] is True
+    answer = client.lambda_.invoke("migrate", {}).payload
+    assert answer["done"] is True and "canary account" in answer["lines"][-1]
     assert_granted("migrate", recorder)
     scanned = {f"agora-dev-{t}" for t in privileges.FUNCTIONS["migrate"].scans}
     assert recorder.tables() == declared_tables("migrate") | scanned

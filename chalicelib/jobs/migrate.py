@@ -6,11 +6,14 @@ The same function runs from the CLI, from `make run`'s start and, after each sta
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from chalicelib.domain import audit
 from chalicelib.jobs.base import Deadline
+from chalicelib.services.canary import SECRET_VARIABLE
 
 
 @dataclass
@@ -47,11 +50,31 @@ def run_migrations(deadline: Deadline, created_empty: Collection[str] = ()) -> M
 INVOCATION_MARGIN_MS = 300_000
 
 
-def handle_invocation(context: Any) -> dict[str, Any]:
-    """The stack's `migrate` function: as much as fits in this invocation's time."""
+def ensure_canary_account(secret_id: str, secrets: Any) -> str:
+    """The deploy canary's account (services/canary.py), its password the secret's value: made
+    once, its password set again only when the secret changed. Answers the report's line."""
+    from chalicelib import deps
+
+    password = secrets.get_secret_value(SecretId=secret_id)["SecretString"]
+    with audit.acting_as_job("migrate"):
+        return deps.canary_account_service().ensure(password).line()
+
+
+def handle_invocation(context: Any, secrets: Any = None) -> dict[str, Any]:
+    """The stack's `migrate` function: as much as fits in this invocation's time, then the
+    canary's account, which the PreTraffic hook signs in with once make deploy has migrated
+    (the stack names its secret in AGORA_CANARY_SECRET; make run and the CLI have none)."""
     remaining = getattr(context, "get_remaining_time_in_millis", None)
     if remaining is None:
         deadline = Deadline.unbounded()
     else:
         deadline = Deadline(remaining, margin_ms=min(INVOCATION_MARGIN_MS, remaining() // 3))
-    return run_migrations(deadline).as_dict()
+    report = run_migrations(deadline)
+    secret_id = os.environ.get(SECRET_VARIABLE, "")
+    if report.done and secret_id:
+        from chalicelib import aws
+
+        report.lines.append(
+            ensure_canary_account(secret_id, secrets or aws.client("secretsmanager"))
+        )
+    return report.as_dict()
