@@ -1,6 +1,8 @@
-"""CodeDeploy's PreTraffic hook (issue 38): the new version answers its health and one read
-before any traffic moves, or the deploy stops; CodeDeploy is told either way. The "new version"
-here is the app itself, called in process with the proxy event the hook sends (moto behind it)."""
+"""CodeDeploy's PreTraffic hook (issues 38, 48): the new version answers its health, a read, and,
+signed in as the stack's canary, a read of each resource and a write it undoes, before any
+traffic moves, or the deploy stops; CodeDeploy is told either way. The "new version" here is the
+app itself, called in process with the proxy event the hook sends (moto behind it); a fault
+passed to the fake Lambda stands in for a broken version's answer to one call."""
 
 from __future__ import annotations
 
@@ -10,7 +12,13 @@ from typing import Any
 
 import pytest
 
-from chalicelib.jobs import pre_traffic
+from chalicelib.jobs import migrate, pre_traffic
+from chalicelib.services import canary
+from tests.test_privileges import allowed, recorder  # noqa: F401
+
+TOKEN_SECRET_ARN = (
+    "arn:aws:secretsmanager:us-east-1:123456789012:secret:agora-dev-token-secret-AbCdEf"
+)
 
 HOOK_EVENT = {"DeploymentId": "d-1", "LifecycleEventHookExecutionId": "hook-1"}
 VERSION = "arn:aws:lambda:us-east-1:123456789012:function:agora-prod-APIHandler:7"
@@ -27,11 +35,13 @@ class Context:
 
 
 class AppAsLambda:
-    """Lambda's Invoke, answered by the app's handler (`answer` may stand in for it)."""
+    """Lambda's Invoke, answered by the app's handler (`answer` may stand in for it; `fault`
+    may answer one call instead of the app: a proxy answer, or None to let the app answer)."""
 
-    def __init__(self, answer: Any = None) -> None:
+    def __init__(self, answer: Any = None, fault: Any = None) -> None:
         self.calls: list[tuple[str, dict]] = []
         self.answer = answer
+        self.fault = fault
 
     def invoke(self, FunctionName: str, Payload: bytes) -> dict:  # noqa: N803 - boto3's names
         event = json.loads(Payload)
@@ -40,10 +50,9 @@ class AppAsLambda:
             return self.answer(event)
         from app import app
 
-        return {
-            "StatusCode": 200,
-            "Payload": io.BytesIO(json.dumps(app(event, Context())).encode()),
-        }
+        faulty = self.fault(FunctionName, event) if self.fault else None
+        answered = faulty if faulty is not None else app(event, Context())
+        return {"StatusCode": 200, "Payload": io.BytesIO(json.dumps(answered).encode())}
 
 
 class CodeDeploy:
@@ -55,17 +64,186 @@ class CodeDeploy:
         return {"lifecycleEventHookExecutionId": status["lifecycleEventHookExecutionId"]}
 
 
-def test_a_working_version_passes_both_checks_and_codedeploy_is_told(aws):
-    lambdas, codedeploy = AppAsLambda(), CodeDeploy()
-    answer = pre_traffic.handle(HOOK_EVENT, lambdas, codedeploy, VERSION)
-    assert answer == {"status": "Succeeded", "failures": []}
+SECRET = "agora-prod-canary-secret"
+SERVING = "arn:aws:lambda:us-east-1:123456789012:function:agora-prod-APIHandler:live"
+KEY_PATH = f"/api/v1/en_US/user/{canary.USER_ID}/feed-key"
+
+
+@pytest.fixture
+def secrets(aws, monkeypatch):
+    """The stack's canary secret, named to the functions as the stack names it."""
+    from chalicelib import aws as agora_aws
+
+    client = agora_aws.client("secretsmanager")
+    client.create_secret(Name=SECRET, SecretString="a-generated-canary-password-0123456789")
+    monkeypatch.setenv(canary.SECRET_VARIABLE, SECRET)
+    return client
+
+
+@pytest.fixture
+def canary_account(community, secrets):
+    """A community, and the canary account the stack's migrate function made."""
+    community.group("garden")
+    community.load()
+    answer = migrate.handle_invocation(None, secrets)
+    assert answer["done"] and "created" in answer["lines"][-1], answer
+    return secrets
+
+
+def proxy_answer(status: int, body: Any) -> dict:
+    return {"statusCode": status, "headers": {}, "body": json.dumps(body)}
+
+
+def hook(lambdas: AppAsLambda, secrets: Any) -> tuple[dict, CodeDeploy]:
+    codedeploy = CodeDeploy()
+    told = pre_traffic.handle(HOOK_EVENT, lambdas, codedeploy, VERSION, secrets)
+    assert [t["status"] for t in codedeploy.told] == [told["status"]]
+    return told, codedeploy
+
+
+def test_a_working_version_passes_every_check_and_undoes_its_write(canary_account):
+    from chalicelib.store.feed_keys import FeedKeyRepository
+
+    lambdas = AppAsLambda()
+    told, codedeploy = hook(lambdas, canary_account)
+    assert told == {"status": "Succeeded", "failures": []}
     assert codedeploy.told == [
         {"deploymentId": "d-1", "lifecycleEventHookExecutionId": "hook-1", "status": "Succeeded"}
     ]
-    # The version itself, not the alias; the health call and the read.
-    assert [function for function, _ in lambdas.calls] == [VERSION, VERSION]
-    paths = [event["path"] for _, event in lambdas.calls]
-    assert paths == ["/api/v1/en_US/openapi.json", f"/api/v1/en_US/feed/{pre_traffic.PROBE_GROUP}"]
+    # The version itself, never the serving alias: it signed in.
+    assert {function for function, _ in lambdas.calls} == {VERSION}
+    calls = [(event["httpMethod"], event["path"]) for _, event in lambdas.calls]
+    assert calls == [
+        ("GET", "/api/v1/en_US/openapi.json"),
+        ("GET", f"/api/v1/en_US/feed/{pre_traffic.PROBE_GROUP}"),
+        ("POST", "/api/v1/en_US/security/login"),
+        ("GET", "/api/v1/en_US/group/list"),
+        ("GET", f"/api/v1/en_US/post/{pre_traffic.PROBE_POST}"),
+        ("GET", f"/api/v1/en_US/post/list/{pre_traffic.PROBE_GROUP}"),
+        ("GET", f"/api/v1/en_US/event/list/upcoming/{pre_traffic.PROBE_GROUP}"),
+        ("GET", KEY_PATH),
+        ("DELETE", KEY_PATH),
+        ("DELETE", KEY_PATH),
+    ]
+    # The write is undone: the canary has no feed key left.
+    assert FeedKeyRepository().of_user(canary.USER_ID) is None
+
+
+def test_a_version_whose_read_answers_500_fails(canary_account):
+    def post_read_fails(function, event):
+        if event["resource"] == "/api/v1/en_US/post/{postId}":
+            return proxy_answer(500, {"success": False, "message": "boom", "errors": []})
+        return None
+
+    told, _ = hook(AppAsLambda(fault=post_read_fails), canary_account)
+    assert told["status"] == "Failed"
+    assert told["failures"] == [
+        f"GET /api/v1/en_US/post/{pre_traffic.PROBE_POST}: 500 (expected (404,)): "
+        '{"success": false, "message": "boom", "errors": []}'
+    ]
+
+
+def test_a_version_whose_revoke_leaves_the_key_fails_as_not_undone(canary_account):
+    from chalicelib.store.feed_keys import FeedKeyRepository
+
+    revokes: list[str] = []
+
+    def revoke_answers_but_keeps_the_key(function, event):
+        if event["httpMethod"] == "DELETE" and not revokes:
+            revokes.append(event["path"])
+            revoked = {"type": "feedKeyRevoked", "userId": canary.USER_ID, "revoked": True}
+            return proxy_answer(
+                200, {"success": True, "message": "", "errors": [], "object": revoked}
+            )
+        return None
+
+    told, _ = hook(AppAsLambda(fault=revoke_answers_but_keeps_the_key), canary_account)
+    assert told["status"] == "Failed"
+    assert len(told["failures"]) == 1 and "not undone" in told["failures"][0]
+    # The second revoke (the app's own) is what removed the key the faulty one left.
+    assert FeedKeyRepository().of_user(canary.USER_ID) is None
+
+
+@pytest.mark.parametrize(
+    ("resource", "answer"),
+    [
+        # The group list's status, in the envelope, without its key fields.
+        ("/api/v1/en_US/group/list", {"success": True, "message": "", "errors": [], "object": []}),
+        # The write answered, but another user's key: the shape is the envelope, the field wrong.
+        (
+            pre_traffic.FEED_KEY,
+            {
+                "success": True,
+                "message": "",
+                "errors": [],
+                "object": {"type": "feedKey", "userId": "someone-else", "key": "k"},
+            },
+        ),
+        # A sign-in answered outside the envelope.
+        ("/api/v1/en_US/security/login", "a-token-not-in-an-envelope"),
+    ],
+)
+def test_a_version_answering_the_wrong_shape_fails(canary_account, resource, answer):
+    def wrong_shape(function, event):
+        return proxy_answer(200, answer) if event["resource"] == resource else None
+
+    told, _ = hook(AppAsLambda(fault=wrong_shape), canary_account)
+    assert told["status"] == "Failed"
+    assert any("wrong shape" in line for line in told["failures"]), told
+
+
+def test_the_canary_refused_by_the_new_version_only_fails_it(canary_account):
+    def new_version_refuses(function, event):
+        if function == VERSION and event["resource"] == pre_traffic.LOGIN:
+            return proxy_answer(401, {"success": False, "message": "no", "errors": [{}]})
+        return None
+
+    lambdas = AppAsLambda(fault=new_version_refuses)
+    told, _ = hook(lambdas, canary_account)
+    assert told["status"] == "Failed" and "401" in told["failures"][0]
+    logins = [f for f, e in lambdas.calls if e["resource"] == pre_traffic.LOGIN]
+    assert logins == [VERSION, VERSION, SERVING]
+
+
+def test_before_migrate_made_the_account_the_signed_in_checks_wait(community, secrets):
+    """The deploy that brings the canary runs its migrate after the hook: both versions refuse
+    the sign-in, and the version is judged on the unsigned checks."""
+    community.load()
+    lambdas = AppAsLambda()
+    told, _ = hook(lambdas, secrets)
+    assert told == {"status": "Succeeded", "failures": []}
+    logins = [f for f, e in lambdas.calls if e["resource"] == pre_traffic.LOGIN]
+    assert logins == [VERSION, VERSION, SERVING] and len(lambdas.calls) == 5
+
+
+def test_migrate_makes_the_canary_once_with_the_secrets_password_and_no_role(community, secrets):
+    from chalicelib.auth import verify_password
+    from chalicelib.store.users import UserRecord
+
+    community.group("garden")
+    community.load()
+    first = migrate.handle_invocation(None, secrets)["lines"][-1]
+    again = migrate.handle_invocation(None, secrets)["lines"][-1]
+    assert "created" in first and "nothing changed" in again
+    user = UserRecord.get(canary.USER_ID)
+    assert user.memberships == {}
+    assert verify_password(user.password_hash, "a-generated-canary-password-0123456789")
+    assert [u.id for u in UserRecord.scan() if u.email == canary.EMAIL] == [canary.USER_ID]
+    # A rotated secret: the account takes the new password, and still no role.
+    secrets.put_secret_value(SecretId=SECRET, SecretString="a-rotated-canary-password-9876543210")
+    assert "password set" in migrate.handle_invocation(None, secrets)["lines"][-1]
+    user = UserRecord.get(canary.USER_ID)
+    assert verify_password(user.password_hash, "a-rotated-canary-password-9876543210")
+    assert user.memberships == {}
+
+
+def test_migrate_without_a_canary_secret_makes_no_account(community, monkeypatch):
+    from chalicelib.store.users import UserRecord
+
+    community.load()
+    monkeypatch.delenv(canary.SECRET_VARIABLE, raising=False)
+    assert migrate.handle_invocation(None)["done"]
+    assert [u for u in UserRecord.scan() if u.email == canary.EMAIL] == []
 
 
 @pytest.mark.fast
@@ -120,3 +298,20 @@ def test_a_hook_that_cannot_call_the_version_still_answers_codedeploy(monkeypatc
     told = pre_traffic.handle(HOOK_EVENT, AppAsLambda(), codedeploy, None)
     assert pre_traffic.VERSION_VARIABLE in told["failures"][0]
     assert [t["status"] for t in codedeploy.told] == ["Failed", "Failed"]
+
+
+def test_the_hook_reads_the_canary_secret_and_nothing_else(canary_account, recorder):  # noqa: F811
+    recorder.calls.clear()
+    told, _ = hook(AppAsLambda(), canary_account)
+    assert told["status"] == "Succeeded"
+    # Its own AWS calls only: the API's (in process here) are the API's grant's business.
+    own = {c for c in recorder.calls if c[0].startswith("secretsmanager:")}
+    assert own == {
+        (
+            "secretsmanager:GetSecretValue",
+            "arn:aws:secretsmanager:us-east-1:123456789012:secret:agora-dev-canary-secret-AbCdEf",
+        )
+    }
+    assert all(allowed("pre-traffic", *call) for call in own)
+    assert not allowed("pre-traffic", "secretsmanager:GetSecretValue", TOKEN_SECRET_ARN)
+    assert not allowed("api_handler", *next(iter(own)))
