@@ -97,7 +97,8 @@ def migrate_items(event, context):
 
 
 # CodeDeploy's PreTraffic hook of a prod deploy (infra/rollout.py): the API's new version answers
-# a health call and one read before any traffic moves to it.
+# a health call, a read and, signed in as the deploy canary, its reads and a write it undoes,
+# before any traffic moves to it.
 @app.lambda_function(name="pre-traffic")
 def pre_traffic(event, context):
     from chalicelib.jobs import pre_traffic
