@@ -305,7 +305,7 @@ def outgoing_mail() -> OutgoingMail:
     """SES, from the platform's sender under the identity each letter carries; suppressed
     addresses (bounces, complaints) are never written to."""
     from chalicelib.mail.outgoing import OutgoingMail, SesMailer
-    from chalicelib.mail.threads import site_host
+    from chalicelib.mail.reply_keys import site_host
 
     return OutgoingMail(
         SesMailer(),

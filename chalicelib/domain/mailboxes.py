@@ -1,4 +1,5 @@
-"""A mailbox as every layer reads it: where its mail is, its settings and the rhythm of its polls.
+"""A mailbox as every layer reads it: where its mail is, its settings and the rhythm of its polls;
+and the statuses of its mail log (below: what a mail became, which of them are final).
 
 The settings service lists mailboxes and the mail-in job polls them (services/mailboxes.py);
 the POP3 session opens one (mail/pop3.py); the mail log is keyed by `mailbox_key`.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 
 SYSTEM_SCOPE = "system"
 EMAIL_TO_POST = "emailToPost"
@@ -86,3 +88,53 @@ class Mailbox:
     def account(self) -> str:
         """Which maildrop its UIDLs belong to (server, port and user name)."""
         return account_key(self.server_name, self.server_port, self.server_username)
+
+
+# -----------------------------------------------------------------------------------------------
+# What became of a mail: the statuses of mail log entries (stored, listed by, and in the API).
+#
+# The values are stored in the mail log and shown by the API: never rename one.
+
+
+class MailStatus(StrEnum):
+    PROCESSING = "processing"  # reserved: an import under way, or interrupted (retried)
+    POSTED = "posted"
+    COMMENTED = "commented"
+    IGNORED = "ignored"
+    REJECTED = "rejected"
+    FAILED = "failed"  # for now: the next poll tries again
+    QUARANTINED = "quarantined"  # failed for good: the mail stays on its server, never retried
+
+
+# A mail whose status is one of these is settled: its server's copy may go.
+FINAL = frozenset(
+    {
+        MailStatus.POSTED,
+        MailStatus.COMMENTED,
+        MailStatus.IGNORED,
+        MailStatus.REJECTED,
+        MailStatus.QUARANTINED,
+    }
+)
+
+# What a poll counts and reports (its line, the MailHandled metric), in order; and what the API
+# and the log's by-status index show.
+OUTCOMES = (
+    MailStatus.POSTED,
+    MailStatus.COMMENTED,
+    MailStatus.IGNORED,
+    MailStatus.REJECTED,
+    MailStatus.FAILED,
+)
+
+# An interrupted import is listed as failed (to be retried), a quarantined mail as failed (for
+# good: its reason says so).
+_LISTED: dict[str, MailStatus] = {
+    MailStatus.PROCESSING: MailStatus.FAILED,
+    MailStatus.QUARANTINED: MailStatus.FAILED,
+}
+
+
+def listed(status: str) -> str:
+    """The status a stored one is counted, listed and shown under (an unknown one as it is)."""
+    return str(_LISTED.get(status, status))

@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from chalicelib import deps
-from chalicelib.domain.mail_status import OUTCOMES, MailStatus
+from chalicelib.domain.mailboxes import OUTCOMES, MailStatus
 from chalicelib.jobs.base import Deadline
 from chalicelib.logs import get_logger
 

@@ -10,8 +10,7 @@ from email import policy
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
 
-from chalicelib.mail.charsets import BINARY, clean_line, decoded_text
-from chalicelib.mail.headers import decode_words, header_text
+from chalicelib.mail.headers import BINARY, clean_line, decode_words, decoded_text, header_text
 from chalicelib.mail.markup import chosen_body, text_to_html
 from chalicelib.mail.reading import mail_bytes
 

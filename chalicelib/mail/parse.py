@@ -61,13 +61,16 @@ from email import policy
 from email.message import EmailMessage, Message
 from email.parser import BytesHeaderParser
 
-from chalicelib.mail.charsets import clean_line, clean_text, decode_bytes, looks_binary
 from chalicelib.mail.headers import (
     ANGLE_ID,
     AuthenticationResult,
     authentication_results_of,
+    clean_line,
+    clean_text,
     date_of,
+    decode_bytes,
     header_text,
+    looks_binary,
     message_id_of,
     recipients_of,
     sender_of,

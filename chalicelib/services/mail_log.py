@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from chalicelib.domain.mail_status import MailStatus, listed
+from chalicelib.domain.mailboxes import MailStatus, listed
 from chalicelib.domain.ports.mail import MailLogPages
 from chalicelib.schemas.mail_log import MailLogEntryOut, MailLogPage, MailLogQuery
 from chalicelib.services.links import post_ref

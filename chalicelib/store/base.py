@@ -1,4 +1,5 @@
-"""What every table shares: names and timeouts from settings, the model registry, paging."""
+"""What every table shares: names and timeouts from settings, the model registry, paging; and the
+text the `filter` of posts and comments searches (below)."""
 
 from __future__ import annotations
 
@@ -406,3 +407,23 @@ def frozen(record: Model, kind: type[Frozen], **shaped: Any) -> Frozen:
     return kind(
         **{name: shaped[name] if name in shaped else getattr(record, name) for name in names}
     )
+
+
+# -----------------------------------------------------------------------------------------------
+# What the `filter` of posts and comments searches: one rule, applied by the records' index-key
+# hooks (store/posts.py, store/comments.py) whoever writes them (API, fixture loader, mail in).
+
+
+# DynamoDB's item limit is 400 KB; a post or comment from mail keeps its content under 150,000
+# bytes (services/mail_in/rules.py), which leaves this much for its search copy.
+MAX_SEARCH_TEXT_BYTES = 60_000
+
+
+def search_text(*parts: str) -> str:
+    """The parts' text (HTML reduced to its text), lower-cased (DynamoDB's `contains` is
+    case-sensitive), cut to `MAX_SEARCH_TEXT_BYTES` of UTF-8."""
+    text = "\n".join(parts).lower()
+    data = text.encode("utf-8")
+    if len(data) <= MAX_SEARCH_TEXT_BYTES:
+        return text
+    return data[:MAX_SEARCH_TEXT_BYTES].decode("utf-8", "ignore")

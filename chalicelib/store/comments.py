@@ -137,7 +137,7 @@ class CommentRecord(Model):
         is not stored with it), also what the `filter` searches: the text and the alias."""
         if author_alias is not None:
             from chalicelib.sanitize import html_to_text
-            from chalicelib.store.search import search_text
+            from chalicelib.store.base import search_text
 
             self.search_text = search_text(html_to_text(self.content or ""), author_alias)
         live = self.deleted_on is None

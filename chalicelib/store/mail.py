@@ -7,7 +7,7 @@ Table `mail`, hash `mailbox` (e.g. `post#<groupId>`, `comment#system`), range `s
   `received` orders entries by `received_key` (newest first for the log endpoints).
   The sparse global index `by-status` lists a mailbox's entries of one status, newest first:
   its hash `status_mailbox` is `<mailbox>#<listed status>` (the status the mail log shows:
-  `domain.mail_status.listed`), its range the same `received_key`; set on every write of an entry.
+  `domain.mailboxes.listed`), its range the same `received_key`; set on every write of an entry.
 - `uidl#<account>#<uidl>`: this message on the server is handled (its entry id and final status),
   so a kept mail is skipped without downloading it again. `<account>` hashes server, port and
   user name: RFC 1939 makes a UIDL unique only within one maildrop, so a connector pointed at
@@ -27,7 +27,7 @@ from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, LocalSecondaryIndex
 from pynamodb.models import Model
 
-from chalicelib.domain.mail_status import MailStatus, listed
+from chalicelib.domain.mailboxes import MailStatus, listed
 from chalicelib.domain.ports.mail import (
     Fail,
     Finish,

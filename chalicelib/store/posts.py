@@ -51,7 +51,7 @@ class PostRecord(Model):
         """What the `filter` searches, derived from the title and content: every writer of a new
         post calls this, so the rule lives here only."""
         from chalicelib.sanitize import html_to_text
-        from chalicelib.store.search import search_text
+        from chalicelib.store.base import search_text
 
         self.search_text = search_text(self.title, html_to_text(self.content or ""))
 

@@ -1,4 +1,4 @@
-"""The mail statuses (chalicelib/domain/mail_status.py): stored and shown values never change."""
+"""The mail statuses (chalicelib/domain/mailboxes.py): stored and shown values never change."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import get_args
 
 import pytest
 
-from chalicelib.domain.mail_status import FINAL, OUTCOMES, MailStatus, listed
+from chalicelib.domain.mailboxes import FINAL, OUTCOMES, MailStatus, listed
 from chalicelib.schemas.mail_log import MailStatus as ApiMailStatus
 from chalicelib.services.mail_in.rules import PollResult
 

@@ -38,7 +38,7 @@ def test_a_later_write_without_the_alias_keeps_the_search_text():
 
 
 def test_search_text_of_a_huge_post_is_cut_to_its_byte_budget_on_a_character_boundary():
-    from chalicelib.store.search import MAX_SEARCH_TEXT_BYTES
+    from chalicelib.store.base import MAX_SEARCH_TEXT_BYTES
 
     post = PostRecord(id="p", title="Big", content="<p>" + "é" * MAX_SEARCH_TEXT_BYTES + "</p>")
     post.refresh_index_keys()

@@ -41,8 +41,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from chalicelib.domain.announcements import MailRejected
-from chalicelib.domain.mail_status import MailStatus
-from chalicelib.domain.mailboxes import Mailbox
+from chalicelib.domain.mailboxes import Mailbox, MailStatus
 from chalicelib.domain.ports.mail import (
     Counters,
     Fail,

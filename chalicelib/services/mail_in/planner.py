@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import chalicelib.services.mail_in.rules as mail_rules
 from chalicelib.auth import Caller
 from chalicelib.domain.announcements import CommentCreated, PostCreated
-from chalicelib.domain.mail_status import MailStatus
+from chalicelib.domain.mailboxes import MailStatus
 from chalicelib.domain.ports.mail import (
     Counters,
     Finish,
@@ -25,7 +25,7 @@ from chalicelib.domain.ports.mail import (
     MailLog,
     MailPosts,
 )
-from chalicelib.mail.threads import reply_targets
+from chalicelib.mail.reply_keys import reply_targets
 from chalicelib.services.links import slugify
 from chalicelib.services.mail_in.rules import Plan, plain
 
@@ -90,7 +90,7 @@ class MailPlanner:
         self.posts = posts
         self.comments = comments
         self.base_url = base_url.rstrip("/")
-        # Our ids' host (mail/threads.py): AGORA_BASE_URL's, as the notifications wrote them.
+        # Our ids' host (mail/reply_keys.py): AGORA_BASE_URL's, as the notifications wrote them.
         self.host = urlsplit(self.base_url).hostname or "localhost"
         self.authserv_id = authserv_id
         self.verifier = verifier
@@ -205,7 +205,7 @@ class MailPlanner:
 
     def find_replied(self, parsed: ParsedMail) -> tuple[Any, Any, int] | None:
         """The (group, post, parent comment id) that the mail's `In-Reply-To` or `References`
-        names with one of our ids (chalicelib/mail/threads.py): the nearest that still exists,
+        names with one of our ids (chalicelib/mail/reply_keys.py): the nearest that still exists,
         so a reply to a deleted comment goes to its post."""
 
         for named in reply_targets(parsed.in_reply_to, parsed.references, self.host):

@@ -28,7 +28,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller
-from chalicelib.domain.mail_status import FINAL, OUTCOMES, MailStatus
+from chalicelib.domain.mailboxes import FINAL, OUTCOMES, MailStatus
 from chalicelib.domain.ports.mail import LogEntry, Quarantine, Skip, Step
 from chalicelib.mail.authentication import DnsUnavailable
 from chalicelib.mail.parse import clean_line, dmarc_failed, sanitise_html
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 # DynamoDB refuses items over 400 KB, and every index that projects all attributes stores a
 # copy of the same size: stored content stays well under it, with room for the search text
-# (store/search.py).
+# (store/base.py).
 MAX_CONTENT_BYTES = 150_000
 MAX_TITLE_CHARS = 300
 TRUNCATED_NOTE = "[The mail was longer than this; the rest was not imported.]"

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from chalicelib.clock import iso
 from chalicelib.domain.comments import Comment
 from chalicelib.domain.letters import News
-from chalicelib.mail.threads import comment_id_of, post_id_of, site_host
+from chalicelib.mail.reply_keys import comment_id_of, post_id_of, site_host
 from chalicelib.services.links import group_ref, post_ref, user_ref
 
 
@@ -56,7 +56,7 @@ class Occurrence:
         )
 
     def thread(self) -> tuple[str, ...]:
-        """Our ids of the post, the comment replied to and the comment (mail/threads.py)."""
+        """Our ids of the post, the comment replied to and the comment (mail/reply_keys.py)."""
 
         host = site_host()
         post_id = str(self.post.id)
