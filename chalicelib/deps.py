@@ -321,7 +321,7 @@ def sending_identities() -> SendingIdentities:
     mail."""
     from chalicelib.services.sending_identity import SendingIdentities
 
-    return SendingIdentities(group_email_service(), newsletter_service(), mailboxes())
+    return SendingIdentities(documents(), mailboxes())
 
 
 def notify_service(

@@ -11,8 +11,9 @@ from typing import Any, Protocol
 
 from chalicelib.domain.letters import Identity
 from chalicelib.domain.mailboxes import SYSTEM_SCOPE
-from chalicelib.services.group_email import GroupEmailService
-from chalicelib.services.newsletter import NewsletterService
+from chalicelib.domain.ports.content import DocumentStore
+from chalicelib.services.group_email import KIND as GROUP_EMAIL
+from chalicelib.services.newsletter import KIND as NEWSLETTER
 
 
 class Mailboxes(Protocol):
@@ -25,20 +26,24 @@ class SendingIdentities:
     """Each group's identity and the reply address, read once per instance (a drain or a digest
     run)."""
 
-    def __init__(
-        self, group_email: GroupEmailService, newsletter: NewsletterService, mailboxes: Mailboxes
-    ) -> None:
-        self.group_email = group_email
-        self.newsletter = newsletter
+    def __init__(self, documents: DocumentStore, mailboxes: Mailboxes) -> None:
+        self.documents = documents
         self.mailboxes = mailboxes
         self._identities: dict[str, Identity] = {}
         self._reply_address: str | None = None
 
     def of(self, group: Any) -> Identity:
         if group.id not in self._identities:
-            found = self.group_email.get(group)
-            disclaimer = self.newsletter.get(group).disclaimer
-            self._identities[group.id] = Identity(found.name, found.email, disclaimer)
+            # The documents as GroupEmailService and NewsletterService keep them, read here
+            # without their API records: unsaved, a group's mail goes under its name, from no
+            # address of its own, with no disclaimer.
+            email = self.documents.get(group.id, GROUP_EMAIL) or {}
+            newsletter = self.documents.get(group.id, NEWSLETTER) or {}
+            self._identities[group.id] = Identity(
+                email.get("name") or group.name,
+                email.get("email", ""),
+                newsletter.get("disclaimer", ""),
+            )
         return self._identities[group.id]
 
     def reply_address(self) -> str:
