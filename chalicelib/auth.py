@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -11,7 +13,7 @@ from typing import Any, Protocol
 
 from chalicelib.errors import Forbidden, Unauthorized
 from chalicelib.settings import get_settings
-from chalicelib.signing_keys import TOKEN_LIFETIME
+from chalicelib.signing_keys import TOKEN_LIFETIME, provider_for
 
 TOKEN_ALGORITHM = "HS256"
 
@@ -126,6 +128,9 @@ def roles_of(memberships: Mapping[str, str]) -> dict[str, Role]:
 # --- passwords ---------------------------------------------------------------------------------
 
 
+# argon2 (6 ms) and PyJWT (72 ms) are imported where a password or a token is checked: the
+# schedules and the queues' functions, which check neither, never load them (cold start,
+# bench/hidden_imports.py --cost).
 @functools.cache
 def _hasher() -> Any:
     from argon2 import PasswordHasher
@@ -170,7 +175,6 @@ def _dummy_hash() -> str:
 def signing_keys() -> Any:
     """The provider of the signing secret named by AGORA_TOKEN_SECRET (itself, or a Secrets
     Manager reference read at run time: chalicelib/signing_keys.py; unset, the stage's secret)."""
-    from chalicelib.signing_keys import provider_for
 
     return provider_for(get_settings().token_secret_setting)
 
@@ -182,8 +186,6 @@ def _secret() -> str:
 def derived_secret(purpose: str) -> bytes:
     """A key of its own for each other use of the signing secret (feed keys, unsubscribe links),
     so that nothing made for one purpose is ever valid for another."""
-    import hashlib
-    import hmac
 
     return hmac.new(_secret().encode(), f"agora:{purpose}".encode(), hashlib.sha256).digest()
 

@@ -16,6 +16,8 @@ _lock = threading.Lock()
 _forgetters: list[Callable[[], None]] = []
 
 
+# botocore is imported where a client is made (botocore.config alone adds 75 ms to `import app`,
+# bench/hidden_imports.py --cost): a route that never calls AWS never loads it.
 @functools.cache
 def client_config(service: str = "") -> Any:
     from botocore.config import Config

@@ -21,6 +21,7 @@ from chalicelib.errors import (
     echoed,
     shortened,
 )
+from chalicelib.schemas.messages import people_message
 
 # Headers as Chalice's Response takes them (a value may be a list: one header sent several times).
 Headers = dict[str, str | list[str]]
@@ -99,8 +100,6 @@ def _value_at(submitted: Any, loc: tuple[Any, ...]) -> Any:
 
 
 def _readable(error: ErrorDetails) -> str:
-    from chalicelib.schemas.messages import people_message
-
     return people_message(error)
 
 

@@ -6,6 +6,7 @@ error body.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,7 +64,6 @@ def _full_text(value: Any) -> str:
         return safe_text(value)
     if isinstance(value, bool):
         return "true" if value else "false"
-    import json
 
     try:
         return safe_text(json.dumps(value, default=str, ensure_ascii=False))

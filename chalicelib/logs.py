@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -113,7 +114,6 @@ def _safe_id(value: Any) -> str | None:
 
 def lambda_handler(function: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """app.py's scheduled and SQS functions: their lines carry the invocation's context."""
-    import functools
 
     @functools.wraps(function)
     def handler(event: Any) -> Any:

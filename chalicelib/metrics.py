@@ -13,8 +13,14 @@ stack. Each metric value goes out as it happens rather than in one flush per inv
 
 from __future__ import annotations
 
+import io
+import json
 import os
+from contextlib import redirect_stdout
 from typing import Any
+
+from chalicelib.logs import current_correlation_id
+from chalicelib.settings import get_settings
 
 NAMESPACE = "Agora"
 
@@ -53,16 +59,11 @@ VERSIONED = frozenset({"ServerErrors"})
 
 
 def _stage() -> str:
-    from chalicelib.settings import get_settings
-
     return get_settings().table_prefix.rstrip("-")
 
 
 def document(name: str, value: float, **dimensions: str) -> dict[str, Any]:
     """The EMF document of one metric value, as `emit` writes it."""
-    import io
-    import json
-    from contextlib import redirect_stdout
 
     written = io.StringIO()
     with redirect_stdout(written):
@@ -90,8 +91,6 @@ def _write(name: str, value: float, dimensions: dict[str, str]) -> None:
 
 
 def _correlation() -> str | None:
-    from chalicelib.logs import current_correlation_id
-
     return current_correlation_id()
 
 

@@ -17,6 +17,8 @@ from pydantic.json_schema import models_json_schema
 from chalicelib.api.routing import ROUTES, RouteSpec
 from chalicelib.auth import Need
 from chalicelib.schemas.api_index import API_TITLE
+from chalicelib.schemas.profile_fields import DATA_MODELS
+from chalicelib.services.notifications import NOTIFICATION_NAMES
 
 REF = "#/components/schemas/{model}"
 
@@ -234,7 +236,6 @@ def _standard_bounds(node: Any) -> None:
 def _notification_ids(paths: dict[str, dict[str, Any]]) -> None:
     """Each kind of notification has its own ids (spec "Notifications"): the path names the kind,
     and its `notificationId` is one of that kind's."""
-    from chalicelib.services.notifications import NOTIFICATION_NAMES
 
     for path, operations in paths.items():
         kind = re.search(r"/notifications/(\w+)/\{notificationId\}$", path)
@@ -251,7 +252,6 @@ def _field_data_by_type(defs: dict[str, Any]) -> None:
     """A profile field's `data` is checked against the model of its `typeId` (closed: unknown keys
     are a 400), so the document says so: one branch per type, `typeId` and the `data` it takes.
     An update without `typeId` is checked against the stored type: its `data` fits one of them."""
-    from chalicelib.schemas.profile_fields import DATA_MODELS
 
     models: list[tuple[type[BaseModel], Literal["validation"]]] = [
         (model, "validation") for model in DATA_MODELS.values()

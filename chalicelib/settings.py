@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import ipaddress
 import os
 import sys
 from collections.abc import Mapping
@@ -25,6 +26,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     SecretStr,
+    ValidationError,
     ValidationInfo,
     field_validator,
 )
@@ -249,7 +251,6 @@ def table_names(value: str, prefix: str) -> dict[str, str]:
 
 def parse_dns_servers(value: str) -> list[tuple[str, int]]:
     """`host:port,...` (an IP address, `[v6]:port`, port 53 when left out) as (address, port)."""
-    import ipaddress
 
     servers = []
     for item in (part.strip() for part in value.split(",")):
@@ -356,8 +357,6 @@ def local_endpoint_defaults(environ: Mapping[str, str] | None = None) -> dict[st
 
 @functools.cache
 def get_settings() -> Settings:
-    from pydantic import ValidationError
-
     for line in unknown_variables(os.environ):
         print(f"warning: {line}", file=sys.stderr)
     try:

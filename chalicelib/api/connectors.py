@@ -11,7 +11,9 @@ from chalice import Blueprint, Response
 
 from chalicelib import deps
 from chalicelib.api.routing import Call, Routes, route, validate
+from chalicelib.api.routing.responses import json_response
 from chalicelib.auth import Need
+from chalicelib.envelope import success_payload
 from chalicelib.schemas.connectors import (
     UPDATE_MODELS,
     EmailToCommentOut,
@@ -54,8 +56,6 @@ def poll_email_to_post(call: Call[GroupPath, None, None]) -> Response:
 
 def accepted(answer: EmailToPostOut | EmailToCommentOut) -> Response:
     """202: the poll is asked for, not done; `object` is the settings with `nextPollOn` now."""
-    from chalicelib.api.routing.responses import json_response
-    from chalicelib.envelope import success_payload
 
     return json_response(202, success_payload(answer))
 

@@ -9,6 +9,7 @@ few tens of KB; API Gateway and the Lambda handle them as they handle any small 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -122,8 +123,6 @@ def _file(name: str, version: str | None = None) -> Response:
 
 
 def _json(payload: dict[str, Any]) -> str:
-    import json
-
     return json.dumps(payload, ensure_ascii=False)
 
 

@@ -18,7 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from chalice import Response
+
 from chalicelib.envelope import Headers
+from chalicelib.settings import get_settings
 
 ALLOWED_HEADERS = ("Content-Type", "X-Auth", "Authorization", "x-api-auth-key", "X-Correlation-Id")
 EXPOSED_HEADERS = ("Retry-After", "ETag", "Allow", "X-Correlation-Id")
@@ -34,7 +37,6 @@ def _origin(headers: Mapping[str, str] | None) -> str | None:
 
 def allowed_origin(headers: Mapping[str, str] | None) -> str | None:
     """The request's origin when AGORA_CORS_ORIGINS lists it, else None."""
-    from chalicelib.settings import get_settings
 
     origin = _origin(headers)
     if origin is None:
@@ -71,7 +73,6 @@ def preflight_headers(request_headers: Mapping[str, str] | None, methods: list[s
 
 def add_preflight_routes(app: Any) -> None:
     """An OPTIONS route on every path of the app (call after registering the blueprints)."""
-    from chalice import Response
 
     for path, methods in list(app.routes.items()):
         if "OPTIONS" in methods:

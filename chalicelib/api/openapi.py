@@ -8,7 +8,9 @@ the page is relative, so it works under API Gateway's stage prefix and behind a 
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -141,8 +143,6 @@ _PAGE_SCRIPT = """
 @functools.cache
 def docs_policy() -> str:
     """The docs page's Content-Security-Policy: its own files and script only, never framed."""
-    import base64
-    import hashlib
 
     digest = base64.b64encode(hashlib.sha256(_PAGE_SCRIPT.encode()).digest()).decode()
     return (

@@ -17,6 +17,7 @@ from chalicelib.envelope import Headers
 from chalicelib.schemas.feed_keys import FeedQuery
 from chalicelib.schemas.paths import GroupPath
 from chalicelib.services.ical import CONTENT_TYPE as ICAL_CONTENT_TYPE
+from chalicelib.services.ical import etag_of, matches
 from chalicelib.services.rss import CONTENT_TYPE
 
 rss_api = Blueprint(__name__)
@@ -60,7 +61,6 @@ def group_feed(call: Call[GroupPath, FeedQuery, None]) -> Response:
 @route(rss_api, "GET", ICAL_PATH, need=None, group="groupId", content_type=ICAL_CONTENT_TYPE)
 def group_calendar(call: Call[GroupPath, FeedQuery, None]) -> Response:
     """iCalendar (RFC 5545) of the group's events from 90 days back on; 304 on a matching ETag."""
-    from chalicelib.services.ical import etag_of, matches
 
     require_feed_reader(call, ICAL_PATH)
     body = deps.ical_service().calendar(call.group)

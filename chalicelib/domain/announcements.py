@@ -14,6 +14,7 @@ in camelCase (README, "Domain events").
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -159,7 +160,6 @@ def recorded(announcement: Any) -> Recorded:
     """`announcement` as handlers take it; one told directly (a test) gets a new id."""
     if isinstance(announcement, Recorded):
         return announcement
-    import uuid
 
     return Recorded(str(uuid.uuid4()), announcement)
 

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from chalicelib import metrics
+from chalicelib.auth import signing_keys
+from chalicelib.logs import get_logger
+from chalicelib.settings import MissingSetting, get_settings
+from chalicelib.signing_keys import REFERENCE_PREFIX
 
 # Stop starting new work this long before Lambda would kill the function (or a tenth of the
 # function's time, for short ones).
@@ -48,9 +55,6 @@ def require_token_secret() -> None:
     Every notification and digest carries an unsubscribe link signed with it: without it a mail
     job would fail once per mail (CONTRACT §2). Called before any mail is touched.
     """
-    from chalicelib.auth import signing_keys
-    from chalicelib.settings import MissingSetting, get_settings
-    from chalicelib.signing_keys import REFERENCE_PREFIX
 
     setting = get_settings().token_secret_setting
     try:
@@ -74,7 +78,6 @@ def each_message(records: Iterable[Any], handle: Callable[[str], Any]) -> dict[s
     """Handle each SQS record's body on its own and answer Lambda's partial batch response
     (FunctionResponseTypes ReportBatchItemFailures, infra/operations.py): only the messages that
     failed are delivered again, never the whole batch."""
-    from chalicelib.logs import get_logger
 
     failures = []
     for record in records:
@@ -93,13 +96,10 @@ def heartbeat(job: str) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]
     """A scheduled job's "it ran" signal: the metric ScheduledRunCompleted (dimension Job) once
     its run returns. Its alarm treats missing data as breaching (infra/watch.py), so a disabled
     schedule, a run that never starts or one that always fails is seen, not only one that raised."""
-    import functools
 
     def decorate(function: Callable[[Any], Any]) -> Callable[[Any], Any]:
         @functools.wraps(function)
         def run(event: Any) -> Any:
-            from chalicelib import metrics
-
             result = function(event)
             metrics.emit("ScheduledRunCompleted", 1, Job=job)
             return result

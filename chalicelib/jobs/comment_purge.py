@@ -13,9 +13,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from chalicelib import deps, metrics
+from chalicelib.clock import utc_now
 from chalicelib.domain.audit import acting_as_job
 from chalicelib.jobs.base import Deadline
 from chalicelib.logs import get_logger
+from chalicelib.services.comments import BATCH_SIZE
 
 log = get_logger("jobs.comment_purge")
 
@@ -32,8 +34,6 @@ def purge_old_deleted_comments(
     Stops once `deadline` expires (after at least one batch) and leaves the rest, oldest first, for
     the next run. `now` fixes the clock (tests); `batch_size` the comments handled per Query.
     """
-    from chalicelib.clock import utc_now
-    from chalicelib.services.comments import BATCH_SIZE
 
     service = deps.comment_service(clock=(lambda: now) if now is not None else utc_now)
     # Each comment purged is the job's own decision, in the log with it (CONTRACT §12).

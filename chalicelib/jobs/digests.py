@@ -21,8 +21,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from chalicelib import deps, metrics
+from chalicelib.aws import QueueSender
+from chalicelib.clock import utc_now
 from chalicelib.jobs.base import Deadline, PartsFailed, require_token_secret
-from chalicelib.logs import get_logger
+from chalicelib.jobs.pacing import PacedMail, configured_rate, paced, sending_rate
+from chalicelib.logs import correlation_id, get_logger
+from chalicelib.services.notify.digests import BATCH_SIZE, DigestRun
+from chalicelib.settings import get_settings
 
 if TYPE_CHECKING:
     from chalicelib.jobs.pacing import SendingRate
@@ -41,8 +46,6 @@ SENDING_THREADS = 4
 
 
 def batch_body(day: str, user_ids: list[str]) -> str:
-    from chalicelib.logs import correlation_id
-
     return json.dumps({"day": day, "users": user_ids, "correlationId": correlation_id()})
 
 
@@ -55,15 +58,10 @@ def parse_batch(body: str) -> tuple[str, list[str]]:
 
 
 def _service(now: datetime | None) -> DigestService:
-    from chalicelib.clock import utc_now
-
     return deps.digest_service(clock=(lambda: now) if now is not None else utc_now)
 
 
 def _queue() -> Any:
-    from chalicelib.aws import QueueSender
-    from chalicelib.settings import get_settings
-
     return QueueSender(get_settings().digest_queue, "digest batch(es)")
 
 
@@ -90,8 +88,6 @@ def enqueue_daily_digests(
     Sent ten batches a request as they are read, so a run stopped at its deadline (counted as
     stopped early) has queued everyone before that point; a second run the same day queues the
     users again, and the claim per user and day sends each digest once."""
-    from chalicelib.jobs.pacing import configured_rate
-    from chalicelib.services.notify.digests import BATCH_SIZE
 
     service = service or _service(now)
     queue = queue or _queue()
@@ -151,8 +147,6 @@ def deliver_batch(
     day; a user whose digest failed fails the message, after the others were sent, so SQS
     delivers it again (those sent are skipped: one per day). `threads`: users prepared side by
     side (`make simulate` runs one)."""
-    from chalicelib.jobs.pacing import PacedMail, sending_rate
-    from chalicelib.services.notify.digests import DigestRun
 
     day, users = parse_batch(body)
     service = service or _service(now)
@@ -188,7 +182,6 @@ def run_daily_digests(deadline: Deadline, *, now: datetime | None = None) -> Dig
     the clock, and with it the day (tests). Refuses to start without the token secret (every
     digest carries a signed unsubscribe link).
     """
-    from chalicelib.jobs.pacing import paced
 
     require_token_secret()
     service = _service(now)

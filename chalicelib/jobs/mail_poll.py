@@ -29,10 +29,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from chalicelib import deps
+from chalicelib import deps, metrics
+from chalicelib.clock import utc_now
+from chalicelib.domain.audit import acting_as_job
 from chalicelib.domain.mailboxes import OUTCOMES, MailStatus
-from chalicelib.jobs.base import Deadline
-from chalicelib.logs import get_logger
+from chalicelib.jobs.base import Deadline, require_token_secret
+from chalicelib.logs import correlation_id, get_logger, invocation
+from chalicelib.services.mailboxes import mailbox_failure, poll_failure
+from chalicelib.services.poll_schedule import dispatch_horizon, is_due
 
 log = get_logger("mail_poll")
 
@@ -72,8 +76,6 @@ def default_source() -> Any:
 
 
 def _now() -> datetime:
-    from chalicelib.clock import utc_now
-
     return utc_now()
 
 
@@ -99,8 +101,6 @@ def poll_mailbox(
     `lease_for` is how long a poller that dies mid-poll keeps others off the mailbox; production
     keeps LEASE (the bench's lease race shortens it to measure a takeover in seconds).
     """
-    from chalicelib.domain.audit import acting_as_job
-    from chalicelib.services.poll_schedule import is_due
 
     with acting_as_job("poll-mailbox"):
         return _poll_if_due(
@@ -147,9 +147,6 @@ def _poll_leased(
     ingestor: Any,
     clock: Callable[[], datetime],
 ) -> MailboxPolled:
-    from chalicelib import metrics
-    from chalicelib.services.mailboxes import mailbox_failure, poll_failure
-
     try:
         ingestor = ingestor or deps.mail_ingestor()
         result = ingestor.poll(mailbox, lambda: deadline.expired() or poll_deadline.expired())
@@ -190,7 +187,6 @@ def _poll_leased(
 def emit_outcomes(result: Any) -> None:
     """Mails handled by outcome (CloudWatch metric MailHandled); `failed` always, so that its
     alarm sees a zero rather than no data."""
-    from chalicelib import metrics
 
     for outcome in OUTCOMES:
         count = getattr(result, outcome, 0)
@@ -211,8 +207,6 @@ def poll_all_in_process(
     """Poll every enabled mailbox in this process (CLI, `make run`), or with `due` only those the
     schedule would poll now; `on_line` is told each mailbox's line as soon as it is done, or
     `on_failure`, when given, the line of a mailbox that could not be polled."""
-    from chalicelib.jobs.base import require_token_secret
-    from chalicelib.services.poll_schedule import dispatch_horizon
 
     require_token_secret()  # notifications of the mail need it: refuse before touching any
     source = source or default_source()
@@ -250,9 +244,6 @@ def dispatch(
     send: Callable[[list[str]], Any] | None = None,
 ) -> int:
     """Send the due mailboxes, MAILBOXES_PER_MESSAGE to a message; answers how many."""
-    from chalicelib import metrics
-    from chalicelib.logs import correlation_id
-    from chalicelib.services.poll_schedule import dispatch_horizon
     from chalicelib.store.base import sort_moment
 
     source = source or default_source()
@@ -280,7 +271,6 @@ def dispatch(
 def count_fleet(source: Any, now: datetime) -> None:
     """The share-failing alarm's figures: failing mailboxes each run (a sparse index of them),
     enabled ones once in FLEET_COUNT_MINUTES."""
-    from chalicelib import metrics
 
     try:
         if now.minute % FLEET_COUNT_MINUTES < 5:
@@ -345,7 +335,6 @@ def poll_from_queue(body: str, deadline: Deadline) -> str:
     """The SQS-triggered function, one message of several mailboxes: raises (so that this
     message is reported as a batch item failure and delivered again) only when the platform
     failed for one of them; the others are no longer due by then, and are skipped."""
-    from chalicelib.logs import invocation
 
     keys, due_by, correlation = parse_message(body)
     with invocation(correlation=correlation):

@@ -29,12 +29,11 @@ class MigrationReport:
 def run_migrations(deadline: Deadline, created_empty: Collection[str] = ()) -> MigrationReport:
     """`created_empty`: tables just created, written only by this code since (`make run`'s
     start): their migrations have nothing to read (store/migrations.py `run`)."""
-    from chalicelib.domain.audit import acting_as_job
     from chalicelib.store import migrations
 
     everything = migrations.migrations()
     # What the migrations change is recorded as the job's (or the CLI command's that runs it).
-    with acting_as_job("migrate"):
+    with audit.acting_as_job("migrate"):
         outcomes = migrations.run(everything, deadline.expired, created_empty=created_empty)
     ran = {o.name for o in outcomes}
     lines = [o.line() for o in outcomes]

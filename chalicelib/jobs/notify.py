@@ -15,11 +15,15 @@ it. A larger batch would take it up as jobs/ses_feedback.py does.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from chalicelib import deps
+from chalicelib.aws import QueueSender, client
 from chalicelib.jobs.base import Deadline
-from chalicelib.logs import get_logger
+from chalicelib.jobs.pacing import PacedMail, sending_rate
+from chalicelib.logs import get_logger, invocation
+from chalicelib.settings import get_settings
 
 if TYPE_CHECKING:
     from chalicelib.jobs.pacing import SendingRate
@@ -45,10 +49,7 @@ def deliver_from_queue(
     The recipients go a few at a time; when the deadline comes before the chunk is done, the
     rest go back on the queue as a new chunk, and this one is done.
     """
-    from dataclasses import asdict
 
-    from chalicelib.jobs.pacing import PacedMail, sending_rate
-    from chalicelib.logs import invocation
     from chalicelib.services.notify.delivery import (
         DeliveryReport,
         chunk_body,
@@ -83,18 +84,13 @@ def deliver_from_queue(
 
 
 def _requeue() -> Any:
-    from chalicelib.aws import QueueSender
-    from chalicelib.settings import get_settings
-
     return QueueSender(get_settings().notify_queue, "notification chunk(s)")
 
 
 def drain_queue(*, max_messages: int = 1000, queue_name: str | None = None) -> int:
     """Receive and deliver queued chunks in this process; answers the number delivered."""
-    from chalicelib.settings import get_settings
 
     queue_name = queue_name or get_settings().notify_queue
-    from chalicelib.aws import client
 
     sqs = client("sqs")
     queue_url = sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]

@@ -40,7 +40,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from chalicelib import deps
 from chalicelib.domain.ports.notify import SendDeferred
+from chalicelib.settings import get_settings
 
 
 @dataclass(frozen=True)
@@ -78,8 +80,6 @@ class SlotStore(Protocol):
 
 
 def configured_rate() -> float:
-    from chalicelib.settings import get_settings
-
     return float(get_settings().mail_send_rate)
 
 
@@ -159,7 +159,6 @@ class PacedMail:
 def sending_rate(function: str, *, expired: Callable[[], bool] | None = None) -> SendingRate:
     """The shared rate as `function` draws from it, on the stack's slot clock (the counters
     table); `expired`: its deadline, for a sender that waits behind instant mail."""
-    from chalicelib import deps
 
     return SendingRate(
         configured_rate(),

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from chalicelib import aws
 from chalicelib.logs import get_logger
 from chalicelib.services import canary
 
@@ -315,7 +316,6 @@ def handle(
     secrets: Any = None,
 ) -> dict[str, Any]:
     """Run the checks against the new version and tell CodeDeploy; answers what was told."""
-    from chalicelib import aws
 
     version = version or os.environ.get(VERSION_VARIABLE, "")
     failures = _failures(version, lambda_client or aws.client("lambda"), secrets)

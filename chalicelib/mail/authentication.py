@@ -51,7 +51,15 @@ import functools
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from email import policy
+from email.parser import BytesHeaderParser
 from typing import Any, Literal
+
+import dkim
+import dns.exception
+import dns.resolver
+from dkim.canonicalization import CanonicalizationPolicy
+from publicsuffixlist import PublicSuffixList
 
 from chalicelib.logs import get_logger
 from chalicelib.mail.reading import mail_bytes, reading_problem
@@ -142,7 +150,6 @@ def parse_dmarc_record(text: str) -> DmarcRecord | None:
 @functools.cache
 def _suffix_list() -> Any:
     """The Public Suffix List the package ships (parsed once, about 0.1 s; never downloaded)."""
-    from publicsuffixlist import PublicSuffixList
 
     return PublicSuffixList()
 
@@ -241,9 +248,6 @@ class DnsTxt:
         return known
 
     def _look_up(self, name: str) -> list[bytes] | None:
-        import dns.exception
-        import dns.resolver
-
         resolver = self._resolver_now()
         try:
             answer = resolver.resolve(name + ".", "TXT", search=False)  # type: ignore[attr-defined]
@@ -362,7 +366,6 @@ class SenderVerifier:
     ) -> tuple[str | None, list[str], DnsUnavailable | None]:
         """(the aligned domain whose signature verified, or None; why the others did not; a
         look-up failure that kept one from being checked)."""
-        import dkim
 
         # One reading (chalicelib/mail/reading.py): a header block the parser would split where
         # dkimpy does not is read by no signature.
@@ -416,8 +419,6 @@ class SenderVerifier:
 def _header_counts(raw: bytes, dkim_headers: list[Any]) -> dict[str, int]:
     """How often each of `COVERED_HEADERS` appears: as dkimpy reads the header block and as the
     mail parser does (chalicelib.mail.mime reads it so), the larger of the two."""
-    from email import policy
-    from email.parser import BytesHeaderParser
 
     counts = dict.fromkeys((*COVERED_HEADERS, *MIME_HEADERS), 0)
     for name, _ in dkim_headers:
@@ -434,7 +435,6 @@ def _uncovered(
     signature: dict[bytes, bytes], signed_names: list[bytes], present: dict[str, int], body: bytes
 ) -> str:
     """What of the mail a signature leaves unsigned that Agora would read, or "" when nothing."""
-    from dkim.canonicalization import CanonicalizationPolicy
 
     length = signature.get(b"l")
     if length is not None:

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from email import errors
 from email.header import decode_header, make_header
 from email.message import EmailMessage, Message
-from email.utils import parsedate_to_datetime
+from email.utils import getaddresses, parsedate_to_datetime
 from typing import Any
 
 # Longer header values are cut before decoding (RFC 2047 decoding is slower than linear).
@@ -188,7 +188,6 @@ def recipients_of(message: EmailMessage) -> tuple[str, ...]:
 
 def _delivered_to(message: EmailMessage) -> list[str]:
     """Every Delivered-To's plain address (the standard parser reads it as unstructured text)."""
-    from email.utils import getaddresses
 
     values = header_texts(message, "Delivered-To")
     if sum(len(value) for value in values) > MAX_ADDRESS_HEADER_CHARS:

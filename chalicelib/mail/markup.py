@@ -7,6 +7,9 @@ import html as html_lib
 import re
 from typing import Any
 
+import nh3
+from inscriptis import get_text
+
 
 def chosen_body(text_parts: list[str], html_parts: list[str]) -> tuple[str, str]:
     """(plain text, sanitised HTML): the text/plain parts when there are any, else the HTML."""
@@ -34,7 +37,6 @@ def sanitise_html(markup: str) -> str:
 
     Only http(s) and mailto links survive: cid: and data: images point nowhere once imported.
     """
-    import nh3  # import here: only HTML-only mails need it
 
     return nh3.clean(
         markup,
@@ -52,7 +54,6 @@ _BLOCK_END = re.compile(
 
 def html_to_text(markup: str) -> str:
     """Readable text of mail HTML (line breaks kept at block ends), for search and trimming."""
-    import nh3
 
     # Newlines go next to the tags, not instead of them: removing closing tags would change how
     # the HTML parser nests (and reorders) table content.
@@ -101,7 +102,6 @@ def mail_text(markup: str) -> str:
     inscriptis (Apache-2.0, on lxml that Lambda ships for mail-in already) lays the text out
     from a CSS model of the HTML; html2text was the other choice, but it is GPL-3.0.
     """
-    from inscriptis import get_text  # import here: only the mail jobs need it (~70 ms)
 
     text = get_text(markup, _text_config())
     # A link whose text is its address needs it once: "[https://x](https://x)" reads "https://x",

@@ -16,7 +16,9 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Protocol, Self, TypeVar
 
 from chalicelib.domain.mailboxes import Mailbox
+from chalicelib.mail.hosts import HostPolicy, HostRefused, HostUnresolved
 from chalicelib.mail.pop3_socket import PinnedPOP3, PinnedPOP3SSL, Watchdog
+from chalicelib.settings import get_settings
 
 if TYPE_CHECKING:
     from chalicelib.mail.hosts import HostPolicy
@@ -146,8 +148,6 @@ class Pop3Mailbox:
             raise
 
     def _connect(self, connect_timeout: float) -> poplib.POP3:
-        from chalicelib.mail.hosts import HostRefused, HostUnresolved
-
         address = self.host.strip("[]")
         if self.hosts is not None:
             try:
@@ -369,8 +369,6 @@ class Pop3Server(Protocol):
 def open_pop3(mailbox: Mailbox, hosts: HostPolicy | None = None) -> Pop3Server:
     """The default way to open a mailbox: a POP3 session, logged in, on a host the policy allows
     (AGORA_MAIL_ALLOW_PRIVATE_HOSTS's, unless one is given)."""
-    from chalicelib.mail.hosts import HostPolicy
-    from chalicelib.settings import get_settings
 
     return Pop3Mailbox(
         mailbox.server_name,

@@ -26,6 +26,8 @@ import re
 from email import policy
 from email.parser import BytesParser
 
+import dkim
+
 # dkimpy's end of the header block: its first empty line, CRLF or LF (the mail's first line too).
 _BLOCK_END = re.compile(rb"\A\r?\n|\r?\n\r?\n")
 _BARE_CR = re.compile(rb"\r(?!\n)")
@@ -69,7 +71,6 @@ Reading = tuple[tuple[Field, ...], int] | None
 def _signature_reading(raw: bytes) -> Reading:
     """(the header fields dkimpy reads, in order; where it starts the body), or None when dkimpy
     cannot read the mail (then no signature of it verifies anyway)."""
-    import dkim
 
     try:
         headers, _ = dkim.rfc822_parse(raw)

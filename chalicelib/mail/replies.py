@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+import quotequail
+
 _QUOTED_LINE = re.compile(r"^[ \t]*>")
 _SIGNATURE_DELIMITER = re.compile(r"^--[ \t]?$")  # "-- " per RFC 3676; many clients drop the space
 _MOBILE_SIGNATURE = re.compile(
@@ -61,7 +63,6 @@ def trim_reply(text: str) -> str:
 def _cut_at_reply_header(text: str) -> str:
     """Top-posted reply: the text above the reply header. Bottom-posted or inline reply (nothing
     above the header): the whole text minus the header line(s), for the `>` pass to finish."""
-    import quotequail  # import here: only mail-in runs need it
 
     lines = text.split("\n")
     # quotequail tries dozens of patterns on every line: only the first lines are searched (a

@@ -7,7 +7,6 @@ unsigned (only their mailbox received the key), and is refused when it comes fro
 The key is signed with a key of its own derived from the token secret, and has to survive mail:
 MTAs may lowercase a local part, and a local part holds at most 64 octets (RFC 5321 §4.5.3.1.1).
 So it is base32, lowercase, without padding, at most 50 characters ("replies+" and a key are 58):
-
     kind (1 byte: 1 post, 2 comment)
     recipient (6 bytes: an HMAC of the user id, not the id itself: a UUID would not fit)
     target (the post's id as its 16 UUID bytes, or the comment's id as 8 bytes)
@@ -30,6 +29,9 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
+
+from chalicelib.settings import get_settings
 
 POST, COMMENT = 1, 2
 FINGERPRINT_BYTES = 6
@@ -218,8 +220,5 @@ def reply_targets(
 
 def site_host() -> str:
     """AGORA_BASE_URL's host: the right-hand side of our ids."""
-    from urllib.parse import urlsplit
-
-    from chalicelib.settings import get_settings
 
     return urlsplit(get_settings().public_base_url).hostname or "localhost"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import types
+import typing
 import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -152,7 +154,6 @@ def document_trimming(schema: dict[str, Any], model: Any = None) -> None:
 
 def _max_length(annotation: Any, metadata: list[Any]) -> int | None:
     """The maximum length a field's text may have, wherever its type declares it."""
-    import typing
 
     found = [getattr(m, "max_length", None) for m in metadata]
     for argument in typing.get_args(annotation):
@@ -178,8 +179,6 @@ NOT_JSON_TYPE = _NotJsonType()
 
 def _json_kind(annotation: Any) -> type | None:
     """`bool` or `int` when a field holds a JSON boolean or integer (or null), else None."""
-    import types
-    import typing
 
     options = (
         typing.get_args(annotation)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, WithJsonSchema, field_validator
 
@@ -17,8 +18,6 @@ DEFAULT_TTL_MINUTES = 60
 
 
 def _web_url(text: str) -> str:
-    from urllib.parse import urlsplit
-
     if not text:
         return text
     parts = urlsplit(text)

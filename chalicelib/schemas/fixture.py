@@ -8,6 +8,7 @@ from pydantic import AfterValidator, ConfigDict, Field, model_validator
 
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.common import ApiModel, Guid, LongText, UtcDateTime, rule_error
+from chalicelib.schemas.events import end_date_problem
 from chalicelib.schemas.player import CardFields, LogCardFields, LogFields, QuestFields
 
 RoleName = Literal["regular", "member", "moderator", "administrator"]
@@ -63,7 +64,6 @@ class FixtureUser(FixtureModel):
 
     @model_validator(mode="after")
     def _one_password(self) -> FixtureUser:
-
         if self.password is not None and self.password_hash is not None:
             raise rule_error("passwordHash", "give password or passwordHash, not both")
         return self
@@ -104,7 +104,6 @@ class FixtureComment(FixtureModel):
 
     @model_validator(mode="after")
     def _deleted_needs_both(self) -> FixtureComment:
-
         if (self.deleted_on is None) != (self.deleted_by_id is None):
             raise rule_error("deletedById", "deletedOn and deletedById go together")
         return self
@@ -129,8 +128,6 @@ class FixtureEvent(FixtureModel):
 
     @model_validator(mode="after")
     def _end_date(self) -> FixtureEvent:
-
-        from chalicelib.schemas.events import end_date_problem
 
         problem = end_date_problem(self.start_date, self.end_date, self.all_day)
         if problem:

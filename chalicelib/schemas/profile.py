@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field, StringConstraints
+from pydantic import BeforeValidator, Field, StringConstraints, create_model
 
 from chalicelib.schemas.common import ApiModel, Guid, JsonInt, Record, SingleLine
 from chalicelib.schemas.profile_fields import DATA_MODELS, FieldType
@@ -83,7 +83,6 @@ def field_body_model(field_type: FieldType) -> type[FieldBody]:
 
     Made on first use: building thirteen models at import would slow every cold start.
     """
-    from pydantic import create_model
 
     data_model = DATA_MODELS[field_type]
     model: type[FieldBody] = create_model(

@@ -6,6 +6,8 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field, field_validator
 
+from chalicelib.errors import has_surrogate
+from chalicelib.sanitize import MIN_SEARCH_CHARACTERS, search_key
 from chalicelib.schemas.common import ApiModel, Guid, Record, UserRef
 
 # Longer than any alias or address worth typing; a longer `q` is a 400, not a slow search.
@@ -34,9 +36,6 @@ class UserSearchQuery(ApiModel):
     @field_validator("q")
     @classmethod
     def _searchable(cls, value: str) -> str:
-        from chalicelib.errors import has_surrogate
-        from chalicelib.sanitize import MIN_SEARCH_CHARACTERS, search_key
-
         if "\n" in value or "\r" in value:
             raise ValueError("must be one line")
         if has_surrogate(value):

@@ -16,6 +16,8 @@ from chalicelib.auth import hash_password, verify_password
 from chalicelib.domain import audit
 from chalicelib.domain.ports.people import GroupStore, UserStore
 from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.sanitize import without_controls
+from chalicelib.schemas.common import email_address
 from chalicelib.services.links import slugify
 
 MIN_PASSWORD_LENGTH = 8
@@ -49,8 +51,6 @@ class AdministratorResult:
 
 
 def _email(text: str) -> str:
-    from chalicelib.schemas.common import email_address
-
     try:
         return email_address(text.strip())
     except ValueError as error:
@@ -58,8 +58,6 @@ def _email(text: str) -> str:
 
 
 def _alias(text: str) -> str:
-    from chalicelib.sanitize import without_controls
-
     if any(c in text for c in "\n\r\v\f\x85\u2028\u2029"):
         raise ValidationFailed.one("alias", text, "must be one line: line breaks are not allowed")
     alias = without_controls(text).strip()

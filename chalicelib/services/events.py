@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import Caller, Need
+from chalicelib.clock import iso, utc_now
 from chalicelib.domain import audit
 from chalicelib.domain.announcements import (
     EventCreated,
@@ -60,8 +61,6 @@ class EventService:
         groups: GroupService,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
-        from chalicelib.clock import utc_now
-
         self.events = events
         self.users = users
         self.groups = groups
@@ -78,7 +77,6 @@ class EventService:
         """The domain event of a write: the event as the write stores it (`said`: its fields by
         name), handed to the store, which puts it in the outbox in the same transaction
         (domain/announcements.py)."""
-        from chalicelib.clock import iso
 
         end = said["end_date"]
         return [

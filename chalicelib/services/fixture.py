@@ -10,6 +10,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth import hash_password, verify_password
@@ -24,6 +25,7 @@ from chalicelib.schemas.fixture import (
     FixturePost,
     FixtureUser,
 )
+from chalicelib.services.events import stored_fields
 from chalicelib.services.fixture_references import (  # the loader's errors, for its callers
     FixtureError,
     StoredCommunity,
@@ -34,6 +36,7 @@ from chalicelib.services.fixture_rules import (  # the loader's errors, for its 
     validate_fixture,
 )
 from chalicelib.services.links import slugify
+from chalicelib.services.system_pages import HOME, SYSTEM_SCOPE
 
 __all__ = ["FixtureError", "FixtureExporter", "FixtureInvalid", "FixtureService"]
 
@@ -55,8 +58,6 @@ def _whole(value: Any) -> int:
 
 
 def _date(value: Any) -> str | None:
-    from datetime import UTC
-
     return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
@@ -209,8 +210,6 @@ class FixtureService:
         return comments
 
     def _load_home_page(self, home_page: Any) -> None:
-        from chalicelib.services.system_pages import HOME, SYSTEM_SCOPE
-
         content = clean_html(home_page.content)
         self.store.write_document(SYSTEM_SCOPE, HOME, {"content": content})
 
@@ -237,8 +236,6 @@ class FixtureService:
 
     @staticmethod
     def _event(e: Any) -> dict[str, Any]:
-        from chalicelib.services.events import stored_fields
-
         return {
             **_loaded("events", e),
             "editor_id": e.author_id,
@@ -305,8 +302,6 @@ class FixtureExporter:
         yield "players", (self._player(p) for p in self.store.players())
 
     def home_page(self) -> dict[str, Any] | None:
-        from chalicelib.services.system_pages import HOME, SYSTEM_SCOPE
-
         doc = self.store.document(SYSTEM_SCOPE, HOME)
         return None if doc is None else {"content": str(doc.get("content", ""))}
 

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 from chalicelib.auth import Caller, Role
 from chalicelib.domain.ports.people import GroupDirectory, GroupStore
 from chalicelib.errors import ValidationFailed
+from chalicelib.sanitize import search_key
 from chalicelib.schemas.group_list import GroupListed, GroupListQuery, GroupPage
 from chalicelib.services.links import group_ref
 from chalicelib.services.paging import next_offset
@@ -19,7 +20,6 @@ class GroupListing(GroupStore, GroupDirectory, Protocol):
 
 def name_order(group: Any) -> tuple[str, str]:
     """The list's order for groups read by id: the by-name index's (store/groups.py) order."""
-    from chalicelib.sanitize import search_key
 
     return (search_key(group.name)[:200], group.id)
 

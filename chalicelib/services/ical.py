@@ -17,12 +17,18 @@ One VEVENT per event that starts `LOOK_BACK` ago or later (at most `MAX_EVENTS`,
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, time, timedelta
+from email.utils import parseaddr
 from typing import Any
+from urllib.parse import urlsplit
 
 from chalicelib.domain.ports.content import Event, EventStore
 from chalicelib.domain.ports.people import Group
+from chalicelib.sanitize import html_to_text
+from chalicelib.services.events import event_url
+from chalicelib.services.links import base_url
 
 LOOK_BACK = timedelta(days=90)
 MAX_EVENTS = 1000
@@ -82,9 +88,9 @@ def add_all_day_span(event: Any, start: datetime, end: datetime | None) -> None:
         event.add("duration", timedelta(days=days))
 
 
+# icalendar (70 ms at `import app`, bench/hidden_imports.py --cost) is imported when a calendar
+# is written: only the calendar feed's route needs it.
 def organizer_value(text: str) -> Any:
-    from email.utils import parseaddr
-
     from icalendar import vCalAddress
 
     name, address = parseaddr(text)
@@ -96,21 +102,13 @@ def organizer_value(text: str) -> Any:
 
 def plain_text(markup: str) -> str:
     """Text of sanitised HTML with its paragraphs and line breaks kept as lines."""
-    import re
-
-    from chalicelib.sanitize import html_to_text
 
     lines = re.sub(r"(?i)<br\s*/?>|</(p|div|li|h[1-6]|blockquote|pre|tr)>", "\n", markup)
     return re.sub(r"\n{3,}", "\n\n", html_to_text(lines)).strip()
 
 
 def render_calendar(group: Group, records: Sequence[Event]) -> str:
-    from urllib.parse import urlsplit
-
     from icalendar import Calendar, Event
-
-    from chalicelib.services.events import event_url
-    from chalicelib.services.links import base_url
 
     host = urlsplit(base_url()).hostname or "localhost"
     calendar = Calendar()

@@ -5,6 +5,7 @@ Post url = `{base}/{group slug}/{post slug}`; comment url = post url + `#` + id 
 
 from __future__ import annotations
 
+import re
 from typing import Protocol
 
 from chalicelib.schemas.common import GroupRef, PostRef, UserRef
@@ -94,7 +95,6 @@ def post_ref(post: _PostShown, group: _Slugged) -> PostRef:
 
 def slugify(text: str, fallback: str = "item") -> str:
     """URL slug: lowercase ASCII words joined by `-`."""
-    import re
     import unicodedata
 
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()

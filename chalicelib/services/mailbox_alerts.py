@@ -25,6 +25,7 @@ from chalicelib.domain.ports.notify import Identities, Mailer
 from chalicelib.domain.ports.people import GroupReader, UserReader
 from chalicelib.logs import get_logger
 from chalicelib.services.links import base_url
+from chalicelib.services.mailboxes import POLL_FAILURE_FIXES
 
 log = get_logger("mailbox_alerts")
 
@@ -114,7 +115,6 @@ def _facts(event: MailboxFailing) -> dict[str, Any]:
 
 def failing_letter(user: Any, group: Any, event: MailboxFailing, identity: Identity) -> Letter:
     """What failed, how to fix it, and when the next try is."""
-    from chalicelib.services.mailboxes import POLL_FAILURE_FIXES
 
     which = "email-to-comment" if event.group_id is None else "email-to-post"
     where = (

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from chalicelib.domain.ports.content import Post, PostStore
 from chalicelib.domain.ports.people import Group, User, UserReader
+from chalicelib.sanitize import xml_text as x
 from chalicelib.schemas.feed import FeedSettingsOut
+from chalicelib.services.links import group_url, post_url
 
 if TYPE_CHECKING:
     from chalicelib.services.feed import FeedService
@@ -43,9 +45,6 @@ def render_feed(
     group: Group, settings: FeedSettingsOut, posts: Sequence[Post], authors: Mapping[str, User]
 ) -> str:
     from feedgen.feed import FeedGenerator
-
-    from chalicelib.sanitize import xml_text as x
-    from chalicelib.services.links import group_url, post_url
 
     # Every text passes through `x`: XML cannot carry control characters at all (lxml refuses
     # them), and stored text may hold some (written before they were removed, or mailed in).
@@ -79,8 +78,6 @@ def render_feed(
 
 def _apply_settings(feed: Any, group: Group, settings: FeedSettingsOut) -> None:
     """The feed settings' channel elements (the module docstring maps each one)."""
-    from chalicelib.sanitize import xml_text as x
-    from chalicelib.services.links import group_url
 
     feed.ttl(settings.ttl)
     if settings.image_url:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.clock import utc_now
 from chalicelib.domain.ports.content import DocumentStore
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.system_pages import (
@@ -57,8 +58,6 @@ class SystemPageService:
         return page
 
     def _put(self, scope: str, kind: str, doc: dict[str, Any], editor_id: str) -> dict[str, Any]:
-        from chalicelib.clock import utc_now
-
         group_id = None if scope == SYSTEM_SCOPE else scope
         return put_document(
             self.documents,

@@ -3,8 +3,11 @@ text the `filter` of posts and comments searches (below)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import random
 import threading
+import time
 import types
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -25,6 +28,7 @@ from pynamodb.transactions import TransactWrite
 
 from chalicelib import aws
 from chalicelib.aws import error_code, is_cancelled_by_race
+from chalicelib.errors import ValidationFailed
 from chalicelib.settings import get_settings
 
 MODELS: list[type[Model]] = []
@@ -241,7 +245,6 @@ def ensure_fits(record: Model, texts: dict[str, str]) -> None:
     event's search text repeats its content)."""
     if item_size(record) <= ITEM_LIMIT_BYTES:
         return
-    from chalicelib.errors import ValidationFailed
 
     name = max(texts, key=lambda attr: len((getattr(record, attr) or "").encode("utf-8")))
     raise ValidationFailed.one(
@@ -264,8 +267,6 @@ def transact(connection: Any, fill: Callable[[TransactWrite], None]) -> None:
     it runs again here, a bounded number of times after a short random pause, and then the
     cancellation is raised like any other (the API answers 409 with key `state`).
     """
-    import random
-    import time
 
     for attempt in range(TRANSACTION_ATTEMPTS):
         try:
@@ -401,7 +402,6 @@ def frozen(record: Model, kind: type[Frozen], **shaped: Any) -> Frozen:
     """`record` as the rules hold it: the frozen domain record `kind` (chalicelib/domain), each
     field read from the record's attribute of the same name, or taken from `shaped` where the
     value needs shaping (a JSON list made a tuple)."""
-    import dataclasses
 
     names = [f.name for f in dataclasses.fields(cast(Any, kind))]
     return kind(

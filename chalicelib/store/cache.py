@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from chalicelib.settings import get_settings
+
 # A bound on the memory of one container: a page names at most a few dozen records.
 MAX_ENTRIES = 5000
 
@@ -43,8 +45,6 @@ def one_call() -> Iterator[None]:
 
 
 def cache_seconds() -> float:
-    from chalicelib.settings import get_settings
-
     return get_settings().cache_seconds
 
 

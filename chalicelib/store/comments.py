@@ -32,6 +32,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import cancellation_codes, is_cancelled_by_race
+from chalicelib.clock import utc_now
 from chalicelib.domain import comments as domain
 from chalicelib.domain.comments import Comment, PurgeCandidate
 from chalicelib.domain.ports.content import CommentStore, UnapprovedListing
@@ -374,7 +375,6 @@ def _transact_first_conditional(change: Any, announcements: Sequence[Any]) -> bo
     """`change` (one conditional write, and unconditional ones) and the outbox items of
     `announcements` in one transaction; False when the change's condition did not hold (then
     nothing is written)."""
-    from chalicelib.clock import utc_now
 
     items = outbox.records(announcements, utc_now())
     connection = CommentRecord._get_connection().connection

@@ -12,6 +12,7 @@ from typing import Any
 from pynamodb.attributes import JSONAttribute, UnicodeAttribute, UTCDateTimeAttribute
 from pynamodb.models import Model
 
+from chalicelib.store import outbox
 from chalicelib.store.base import register, table_meta
 
 SYSTEM_SCOPE = "system"
@@ -43,7 +44,6 @@ class DocumentRepository:
         if not audit:
             record.save()
             return doc
-        from chalicelib.store import outbox
 
         outbox.save_with(record, audit)
         return doc

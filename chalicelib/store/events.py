@@ -28,6 +28,8 @@ from pynamodb.exceptions import TransactWriteError
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
+from chalicelib.aws import error_code, is_unavailable
+from chalicelib.clock import utc_now
 from chalicelib.domain.ports.content import EventListing, EventStore
 from chalicelib.errors import Conflict
 from chalicelib.store import cache, outbox
@@ -43,6 +45,7 @@ from chalicelib.store.base import (
     table_meta,
     transact,
 )
+from chalicelib.store.counters import CounterRecord, CounterRepository
 
 EVENT_COUNTER = "events"
 # The event's texts by their keys in the API, for a record too large to store.
@@ -174,13 +177,10 @@ class EventRepository(EventStore):
         return cache.read_through(POSITION, int(event_id), lambda: self.get(event_id))
 
     def next_id(self) -> int:
-        from chalicelib.store.counters import CounterRepository
-
         return CounterRepository().next_value(EVENT_COUNTER)
 
     def reserve_ids(self, count: int) -> range:
         """`count` consecutive new ids in one atomic request (bulk loads)."""
-        from chalicelib.store.counters import CounterRecord
 
         counter = CounterRecord(EVENT_COUNTER)
         counter.update(actions=[CounterRecord.value.add(count)])
@@ -344,7 +344,6 @@ def _inside(start_key: str, moment: datetime, upcoming: bool) -> bool:
 def _outbox_items(announcements: Sequence[object]) -> list[Any]:
     if not announcements:
         return []
-    from chalicelib.clock import utc_now
 
     return outbox.records(announcements, utc_now())
 
@@ -353,7 +352,6 @@ def _commit(event_id: Any, fill: Any) -> None:
     """One transaction for the event and its calendar items; its cancellation on a changed or
     deleted event (after the store's retries of a mere race) is a 409 (CONTRACT §6, key `state`).
     A cancellation for throttling is left to the router (503)."""
-    from chalicelib.aws import error_code, is_unavailable
 
     try:
         transact(EventRecord._get_connection().connection, fill)

@@ -1,7 +1,6 @@
 """Feed keys: a secret per user that stands for sign-in on the group feeds (`?key=`).
 
 Table `feed-keys`, hash `pk`, two items per key:
-
     user#<userId>   the user's current key: `nonce` (what the key is derived from) and `key_hash`
     key#<sha256>    the key's hash → `user_id`: how a feed request finds its user (one GetItem)
 
@@ -16,10 +15,13 @@ from datetime import datetime
 from typing import Any
 
 from pynamodb.attributes import UnicodeAttribute
+from pynamodb.exceptions import TransactWriteError
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import error_code
+from chalicelib.clock import utc_now
+from chalicelib.store import outbox
 from chalicelib.store.base import UtcAttribute, register, table_meta
 
 USER = "user#"
@@ -55,9 +57,6 @@ class FeedKeyRepository:
     ) -> bool:
         """Store a new key for the user, with `audit` (the change's entries) in the same
         transaction; False when the user got one meanwhile (a race)."""
-        from pynamodb.exceptions import TransactWriteError
-
-        from chalicelib.store import outbox
 
         mine = FeedKeyRecord(
             USER + user_id, user_id=user_id, nonce=nonce, key_hash=key_hash, created_on=now
@@ -75,9 +74,6 @@ class FeedKeyRepository:
         return True
 
     def delete(self, record: FeedKeyRecord, audit: Sequence[Any] = ()) -> None:
-        from chalicelib.clock import utc_now
-        from chalicelib.store import outbox
-
         items = outbox.records(audit, utc_now())
         with TransactWrite(connection=FeedKeyRecord._get_connection().connection) as write:
             write.delete(FeedKeyRecord(KEY + str(record.key_hash)))

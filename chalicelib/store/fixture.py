@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
+from chalicelib.clock import utc_now
+from chalicelib.store.audit import AuditRepository
 from chalicelib.store.comments import CommentRecord, CommentRepository, SpamReport
+from chalicelib.store.connectors import CATALOGUE, ConnectorRecord, ConnectorRepository
 from chalicelib.store.counters import CounterRepository
+from chalicelib.store.documents import DocumentRepository
+from chalicelib.store.events import CalendarEntryRecord, EventRecord, EventRepository
 from chalicelib.store.groups import GroupRecord, GroupRepository, group_record
+from chalicelib.store.player import PlayerRecord, PlayerRepository
 from chalicelib.store.posts import PostRecord
+from chalicelib.store.user_search import SearchIndex
 from chalicelib.store.users import UserRecord, UserRepository
 
 
@@ -79,7 +87,6 @@ class FixtureStore:
     def write_users(self, users: list[dict[str, Any]]) -> None:
         """The users, and what the people search finds them by (the items a reload no longer
         gives a user, an old alias or membership, are deleted: store/user_search.py)."""
-        from chalicelib.store.user_search import SearchIndex
 
         ids = [values["id"] for values in users]
         fields = ["id", "alias", "email", "slug", "memberships"]
@@ -126,9 +133,6 @@ class FixtureStore:
         (its dates may have changed). An event without `created_on` gets the time of its first
         load, and a reload keeps that time and its `modified_on` (loading twice changes nothing).
         """
-        from datetime import UTC, datetime
-
-        from chalicelib.store.events import CalendarEntryRecord, EventRecord, EventRepository
 
         if not events:
             return
@@ -154,21 +158,16 @@ class FixtureStore:
     def write_audit(self, entries: Any) -> None:
         """The load's audit entries, once its sections are written (a load is many batches,
         not one transaction)."""
-        from chalicelib.store.audit import AuditRepository
 
         AuditRepository().save(entries)
 
     def last_load(self) -> str | None:
         """The target id of the newest `fixture.load` entry (one bounded Query)."""
-        from chalicelib.store.audit import AuditRepository
 
         found, _ = AuditRepository().page(None, limit=1, after=None, action="fixture.load")
         return found[0].target_id if found else None
 
     def write_document(self, scope: str, kind: str, doc: dict[str, Any]) -> None:
-        from chalicelib.clock import utc_now
-        from chalicelib.store.documents import DocumentRepository
-
         repository = DocumentRepository()
         # Loading the same file again changes nothing, its time included.
         if repository.get(scope, kind) != doc:
@@ -196,9 +195,6 @@ class FixtureStore:
         A reload keeps the first load's `createdOn` (and author, when the file names none) and the
         groups' own settings.
         """
-        from datetime import UTC, datetime
-
-        from chalicelib.store.connectors import ConnectorRecord, ConnectorRepository
 
         if not connectors:
             return
@@ -225,9 +221,6 @@ class FixtureStore:
                 repository.set_enabled(root_id, c.id, c.is_enabled)
 
     def write_players(self, players: list[Any]) -> None:
-        from chalicelib.clock import utc_now
-        from chalicelib.store.player import PlayerRepository
-
         def entries(items: list[Any]) -> list[dict[str, Any]]:
             # Stored as the spec names the fields, so a read validates them straight back.
             return [item.model_dump(mode="json", by_alias=True) for item in items]
@@ -279,23 +272,16 @@ class FixtureExportStore:
         return iter(CommentRecord.scan(page_size=EXPORT_PAGE))
 
     def events(self) -> Iterator[Any]:
-        from chalicelib.store.events import EventRecord
-
         return iter(EventRecord.scan(page_size=EXPORT_PAGE))
 
     def players(self) -> Iterator[Any]:
-        from chalicelib.store.player import PlayerRecord
-
         return iter(PlayerRecord.scan(page_size=EXPORT_PAGE))
 
     def document(self, scope: str, kind: str) -> dict[str, Any] | None:
-        from chalicelib.store.documents import DocumentRepository
-
         return DocumentRepository().get(scope, kind)
 
     def connectors(self) -> Iterator[tuple[Any, bool]]:
         """The catalogue (one Query), each with whether it is enabled in the root group."""
-        from chalicelib.store.connectors import CATALOGUE, ConnectorRecord, ConnectorRepository
 
         repository = ConnectorRepository()
         root_id = GroupRepository().root_id()

@@ -8,8 +8,10 @@ from typing import Any
 from pynamodb.attributes import JSONAttribute, UnicodeAttribute
 from pynamodb.models import Model
 
+from chalicelib.sanitize import search_key
 from chalicelib.store import cache
 from chalicelib.store.base import Page, global_index, nullable, query_page, register, table_meta
+from chalicelib.store.batch import read_many
 
 ROOT_PARENT_KEY = "-"
 # Every group's `listing`: the one hash key of the by-name index, which lists them all by name.
@@ -21,7 +23,6 @@ SEPARATOR = "\x1f"  # never in a stored name (control characters are removed)
 
 def name_key_of(name: str, group_id: str) -> str:
     """The group's place in the list by name: case and accents ignored, ties by id."""
-    from chalicelib.sanitize import search_key
 
     return f"{search_key(name)[:MAX_SORT_NAME]}{SEPARATOR}{group_id}"
 
@@ -79,8 +80,6 @@ class GroupRepository:
             return None
 
     def get_many(self, group_ids: set[str]) -> dict[str, GroupRecord]:
-        from chalicelib.store.batch import read_many
-
         return read_many({GroupRecord: {i for i in group_ids if i}})[GroupRecord]
 
     def by_slug(self, slug: str) -> GroupRecord | None:

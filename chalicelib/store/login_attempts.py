@@ -20,6 +20,7 @@ from typing import Any
 from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
 from pynamodb.models import Model
 
+from chalicelib.aws import client, error_code
 from chalicelib.domain.ports.people import LoginAttemptStore, SignInAttempt
 from chalicelib.store.base import register, table_meta
 
@@ -55,7 +56,6 @@ class LoginAttemptRepository(LoginAttemptStore):
         """Count one attempt for the account from its source in the current window, unless the
         source has had `per_source` attempts on this account or the account `per_account` from
         all sources: then None, and nothing is counted."""
-        from chalicelib.aws import client, error_code
 
         number, ends = window_of(attempt.now, attempt.window)
         counter = f"{attempt.email_lower}#{number}"
@@ -93,7 +93,6 @@ class LoginAttemptRepository(LoginAttemptStore):
     def forget_source(self, attempt: Attempt) -> None:
         """The owner got in from this source: its attempts of the window no longer count, here
         nor in the account's total."""
-        from chalicelib.aws import client
 
         client("dynamodb").update_item(
             TableName=LoginAttemptRecord.Meta.table_name,
@@ -104,8 +103,6 @@ class LoginAttemptRepository(LoginAttemptStore):
         )
 
     def is_known_source(self, email_lower: str, source: str, now: datetime) -> bool:
-        from chalicelib.aws import client
-
         found = client("dynamodb").get_item(
             TableName=LoginAttemptRecord.Meta.table_name,
             Key={"email_lower": {"S": known_key(email_lower, source)}},
@@ -116,8 +113,6 @@ class LoginAttemptRepository(LoginAttemptStore):
         return expires is not None and int(expires) > now.timestamp()
 
     def remember_source(self, email_lower: str, source: str, until: datetime) -> None:
-        from chalicelib.aws import client
-
         client("dynamodb").put_item(
             TableName=LoginAttemptRecord.Meta.table_name,
             Item={
@@ -131,7 +126,6 @@ class LoginAttemptRepository(LoginAttemptStore):
     ) -> None:
         """End the account's current window; `audit` (the change's entries) in the same
         transaction."""
-        from chalicelib.aws import client
 
         number, _ = window_of(now, window)
         key = f"{email_lower}#{number}"

@@ -28,7 +28,17 @@ from typing import Any
 from pynamodb.attributes import BooleanAttribute, JSONAttribute, NumberAttribute, UnicodeAttribute
 from pynamodb.models import Model
 
+from chalicelib.clock import utc_now
+from chalicelib.domain import audit
+from chalicelib.store import outbox
 from chalicelib.store.base import UtcAttribute, conditionally, table_meta
+from chalicelib.store.comments import CommentRepository
+from chalicelib.store.connectors import MailboxRecord, due_index_values
+from chalicelib.store.groups import LISTED, GroupRecord, GroupRepository, name_key_of
+from chalicelib.store.mail import ENTRY, MailRecord, status_partition
+from chalicelib.store.posts import PostRecord
+from chalicelib.store.user_search import SearchIndex
+from chalicelib.store.users import UserRecord
 
 STATE_PREFIX = "migration#"
 # Items a Scan request reads (before its filter): one page's work stays well inside a second.
@@ -160,8 +170,6 @@ def run(
 def _save_state(state: MigrationStateRecord, migration: Migration) -> None:
     """The record of the page; the page that finishes a migration that changed items is
     recorded in the audit log in the same transaction (CONTRACT §12: `migrate`'s changes)."""
-    from chalicelib.domain import audit
-    from chalicelib.store import outbox
 
     finished = audit.entry(
         "migration.run",
@@ -182,7 +190,6 @@ def _save_state(state: MigrationStateRecord, migration: Migration) -> None:
 def _list_mail_entries_by_status(records: list[Any]) -> int:
     """Mail log entries written before the `by-status` index (37d7cdd) lack its hash key: set
     it, unless a writer changed the entry's status meanwhile (it set the key itself)."""
-    from chalicelib.store.mail import MailRecord, status_partition
 
     def list_one(record: MailRecord) -> None:
         record.update(
@@ -200,8 +207,6 @@ def _list_mail_entries_by_status(records: list[Any]) -> int:
 
 
 def _mail_entries_unlisted() -> Any:
-    from chalicelib.store.mail import ENTRY, MailRecord
-
     return (
         MailRecord.sk.startswith(ENTRY)
         & MailRecord.status.exists()
@@ -213,7 +218,6 @@ def _index_people(records: list[Any]) -> int:
     """Users written before the people search (1124b01) have no search items, and those indexed
     before its 4-character buckets (643b07e) lack those: write each user's items as the current
     code does (puts of the same items: idempotent; stale items were deleted by their writers)."""
-    from chalicelib.store.user_search import SearchIndex
 
     SearchIndex().replace([(None, user) for user in records])
     return len(records)
@@ -223,8 +227,6 @@ def _recount_comments(records: list[Any]) -> int:
     """Posts stored before `commentsCount` was kept on the post (72806cb) have none, and a
     comment written since then moved it from 0: set each post's count from its visible comments
     (one count Query), unless a comment write moved it meanwhile."""
-    from chalicelib.store.comments import CommentRepository
-    from chalicelib.store.posts import PostRecord
 
     comments = CommentRepository()
     changed = 0
@@ -249,8 +251,6 @@ def _schedule_mailboxes(records: list[Any]) -> int:
     """Enabled mailboxes saved before the due index (polls follow the mail) have none of its
     keys, so the schedule would never poll them again: each is due now, its streaks at 0, unless
     a writer scheduled or disabled it meanwhile."""
-    from chalicelib.clock import utc_now
-    from chalicelib.store.connectors import MailboxRecord, due_index_values
 
     now = utc_now()
     changed = 0
@@ -273,8 +273,6 @@ def _schedule_mailboxes(records: list[Any]) -> int:
 
 
 def _mailboxes_unscheduled() -> Any:
-    from chalicelib.store.connectors import MailboxRecord
-
     return MailboxRecord.enabled_kind.exists() & MailboxRecord.due_key.does_not_exist()
 
 
@@ -282,7 +280,6 @@ def _list_groups_by_name(records: list[Any]) -> int:
     """Groups stored before the group list's by-name index have none of its keys, so the list
     would not show them: set them as every writer of a group now does, unless the group was
     renamed meanwhile (its writer set them)."""
-    from chalicelib.store.groups import LISTED, GroupRecord, GroupRepository, name_key_of
 
     changed = 0
     for group in records:
@@ -301,18 +298,11 @@ def _list_groups_by_name(records: list[Any]) -> int:
 
 
 def _groups_unlisted() -> Any:
-    from chalicelib.store.groups import GroupRecord
-
     return GroupRecord.name_key.does_not_exist()
 
 
 def migrations() -> list[Migration]:
     """Every migration, in the order they run (a new one goes at the end)."""
-    from chalicelib.store.connectors import MailboxRecord
-    from chalicelib.store.groups import GroupRecord
-    from chalicelib.store.mail import MailRecord
-    from chalicelib.store.posts import PostRecord
-    from chalicelib.store.users import UserRecord
 
     return [
         Migration(

@@ -1,13 +1,11 @@
 """Notification subscriptions: one item per (user, subscription), and the digest choice per user.
 
 The table is keyed by user, so a user's list is a few Queries on key prefixes:
-
     sort_key   group#<groupId>#<n>  post#<groupId>#<postId>#<n>  author#<authorId>#<n>  personal#<n>
 
 The group of a post is part of its sort key because the list shows the post subscriptions of one
 group. The `subscribers` index answers the other direction (who is subscribed to this?), which
 sending notification emails needs without a Scan:
-
     target_key group#<groupId>#<n>  post#<postId>#<n>  author#<authorId>#<n>  personal#<userId>#<n>
 
 The digest item (`sort_key` "digest") has no `target_key`, so it stays out of that index.
@@ -25,7 +23,15 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
 from chalicelib.domain.ports.notify import NotificationStore, SubscriptionChange
-from chalicelib.store.base import UtcAttribute, index_meta, nullable, register, table_meta
+from chalicelib.store import outbox
+from chalicelib.store.base import (
+    UtcAttribute,
+    conditionally,
+    index_meta,
+    nullable,
+    register,
+    table_meta,
+)
 
 DIGEST_KEY = "digest"
 # email_alert_id of a subscription whose notifications go into the daily digest.
@@ -112,7 +118,6 @@ class NotificationRepository(NotificationStore):
         if not audit:
             record.update(actions=actions)
             return record
-        from chalicelib.store import outbox
 
         outbox.update_with(record, actions, audit)
         for name in SubscriptionChange.DEFAULTS:
@@ -122,7 +127,6 @@ class NotificationRepository(NotificationStore):
     def stop_email(self, user_id: str, key: str, modified_on: datetime) -> bool:
         """Email alert of one subscription to none (one-click unsubscribe); False when it was
         none already or the subscription is gone. Alerts and red labels stay as they are."""
-        from chalicelib.store.base import conditionally
 
         record = NotificationRecord(user_id, key)
         return conditionally(
@@ -152,8 +156,6 @@ class NotificationRepository(NotificationStore):
     def set_digest_type(
         self, user_id: str, type_id: int, modified_on: datetime, audit: Sequence[Any] = ()
     ) -> None:
-        from chalicelib.store import outbox
-
         record = NotificationRecord(
             user_id, DIGEST_KEY, digest_type_id=type_id, modified_on=modified_on
         )

@@ -27,6 +27,8 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib import aws
+from chalicelib.aws import cancellation_codes, client
+from chalicelib.clock import utc_now
 from chalicelib.domain.announcements import announcement_from_json, announcement_to_json
 from chalicelib.domain.audit import AuditEntry
 from chalicelib.store import audit
@@ -77,7 +79,6 @@ def add_to(write: TransactWrite, items: Sequence[Model]) -> None:
 def save_with(record: Model, riders: Sequence[Any]) -> None:
     """A put of `record` and the items of `riders` (domain events, audit entries) in one
     transaction."""
-    from chalicelib.clock import utc_now
 
     items = records(riders, utc_now())
     with TransactWrite(connection=record._get_connection().connection) as write:
@@ -90,8 +91,6 @@ def update_with(
 ) -> bool:
     """An update of `record` and the items of `riders` (domain events, audit entries) in one
     transaction; False, with nothing written, when `condition` did not hold."""
-    from chalicelib.aws import cancellation_codes
-    from chalicelib.clock import utc_now
 
     items = records(riders, utc_now())
     try:
@@ -121,8 +120,6 @@ class Outbox:
     entry)."""
 
     def save(self, announcements: Sequence[Any]) -> None:
-        from chalicelib.clock import utc_now
-
         save_all(records(announcements, utc_now()))
 
 
@@ -220,7 +217,6 @@ def streams_client() -> Any:
     With a custom endpoint (`make run`'s moto server) botocore sends both services there. Without
     one, the streams endpoint is named outright: moto's in-process mock only answers it under
     that host (notes/moto-dynamodb-streams.md), and it is the real one in AWS too."""
-    from chalicelib.aws import client
 
     dynamodb = client("dynamodb")
     endpoint = dynamodb.meta.endpoint_url

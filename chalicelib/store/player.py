@@ -13,10 +13,14 @@ from datetime import datetime
 from typing import Any
 
 from pynamodb.attributes import BooleanAttribute, JSONAttribute, NumberAttribute, UnicodeAttribute
+from pynamodb.exceptions import TransactWriteError
 from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import error_code
+from chalicelib.clock import utc_now
 from chalicelib.domain.players import CreateRefused, Player
+from chalicelib.store import outbox
 from chalicelib.store.base import UtcAttribute, frozen, register, table_meta, transact
 
 
@@ -69,11 +73,6 @@ class PlayerRepository:
     def create(self, audit: Sequence[Any] = (), **values: Any) -> Player:
         """Store a new player, with `audit` (its entries) in the same transaction; raise
         CreateRefused when its id or its name is taken."""
-        from pynamodb.exceptions import TransactWriteError
-        from pynamodb.transactions import TransactWrite
-
-        from chalicelib.clock import utc_now
-        from chalicelib.store import outbox
 
         items = outbox.records(audit, utc_now())
         player = PlayerRecord(**values)

@@ -12,6 +12,7 @@ from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import cancellation_codes
 from chalicelib.clock import utc_now
+from chalicelib.sanitize import html_to_text
 from chalicelib.store import cache, outbox
 from chalicelib.store.base import (
     UtcAttribute,
@@ -19,6 +20,7 @@ from chalicelib.store.base import (
     global_index,
     query_page,
     register,
+    search_text,
     table_meta,
     transact,
 )
@@ -50,8 +52,6 @@ class PostRecord(Model):
     def refresh_index_keys(self) -> None:
         """What the `filter` searches, derived from the title and content: every writer of a new
         post calls this, so the rule lives here only."""
-        from chalicelib.sanitize import html_to_text
-        from chalicelib.store.base import search_text
 
         self.search_text = search_text(self.title, html_to_text(self.content or ""))
 

@@ -22,7 +22,10 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import error_code, is_unavailable
+from chalicelib.clock import utc_now
+from chalicelib.store import outbox
 from chalicelib.store.base import nullable, register, table_meta, transact
+from chalicelib.store.counters import CounterRepository
 
 STRUCTURE = "profile"
 SECTION_COUNTER = "profileSections"
@@ -62,8 +65,6 @@ class ProfileRepository:
         return list(ProfileItemRecord.query(STRUCTURE))
 
     def next_section_id(self) -> int:
-        from chalicelib.store.counters import CounterRepository
-
         return CounterRepository().next_value(SECTION_COUNTER)
 
     def new_section(self, section_id: int, **values: Any) -> ProfileItemRecord:
@@ -89,8 +90,6 @@ class ProfileRepository:
         entries); past DynamoDB's 100 items (a section with more than 98 fields to shift) it
         goes on in further transactions, the entries in the first.
         """
-        from chalicelib.clock import utc_now
-        from chalicelib.store import outbox
 
         riders = outbox.records(audit, utc_now())
         operations: list[tuple[str, Any]] = [

@@ -11,6 +11,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.store.batch import read_many
+from chalicelib.store.events import EventRecord
+from chalicelib.store.groups import GroupRecord
+from chalicelib.store.posts import PostRecord
+from chalicelib.store.users import UserRecord
 
 if TYPE_CHECKING:
     from pynamodb.models import Model
@@ -37,11 +41,6 @@ class ReferenceReader:
         posts: Iterable[str | None] = (),
         events: Iterable[int | None] = (),
     ) -> Refs:
-        from chalicelib.store.events import EventRecord
-        from chalicelib.store.groups import GroupRecord
-        from chalicelib.store.posts import PostRecord
-        from chalicelib.store.users import UserRecord
-
         asked: dict[type[Model], set[Any]] = {
             UserRecord: {u for u in users if u},
             GroupRecord: {g for g in groups if g},

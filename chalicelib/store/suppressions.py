@@ -12,8 +12,11 @@ from typing import Any
 
 from pynamodb.attributes import UnicodeAttribute
 from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
 
+from chalicelib.clock import utc_now
 from chalicelib.domain.suppressions import Suppression
+from chalicelib.store import outbox
 from chalicelib.store.base import UtcAttribute, frozen, register, table_meta
 
 
@@ -65,10 +68,6 @@ class SuppressionRepository:
         if not audit:
             record.delete()
             return True
-        from pynamodb.transactions import TransactWrite
-
-        from chalicelib.clock import utc_now
-        from chalicelib.store import outbox
 
         items = outbox.records(audit, utc_now())
         with TransactWrite(connection=SuppressionRecord._get_connection().connection) as write:

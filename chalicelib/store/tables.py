@@ -10,6 +10,7 @@ from typing import Any
 from pynamodb.models import Model
 
 import chalicelib.store as store_package
+from chalicelib.aws import client
 from chalicelib.store.base import MODELS
 
 
@@ -27,7 +28,6 @@ def create_tables(wait: bool = True) -> list[str]:
     waited for in turn: its TTL is switched on right after, which DynamoDB refuses while the
     table is still being created.
     """
-    from chalicelib.aws import client
 
     models = all_models()  # first: their names come from the settings, which may refuse
     existing: set[str] = set()

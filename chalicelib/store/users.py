@@ -10,6 +10,8 @@ from pynamodb.models import Model
 
 from chalicelib.store import cache
 from chalicelib.store.base import global_index, nullable, register, table_meta
+from chalicelib.store.batch import read_many
+from chalicelib.store.user_search import SearchIndex
 
 
 @register
@@ -49,8 +51,6 @@ class UserRepository:
             return None
 
     def get_many(self, user_ids: set[str]) -> dict[str, UserRecord]:
-        from chalicelib.store.batch import read_many
-
         return read_many({UserRecord: {i for i in user_ids if i}})[UserRecord]
 
     @staticmethod
@@ -66,7 +66,6 @@ class UserRepository:
     def save(self, user: UserRecord, audit: Sequence[Any] = ()) -> UserRecord:
         """Store the user, and what the people search finds them by (store/user_search.py);
         `audit` (the change's entries) in the same transaction as the user."""
-        from chalicelib.store.user_search import SearchIndex
 
         before = self._read(user.id)
         if audit:

@@ -11,6 +11,7 @@ from typing import Any
 
 from chalicelib import deps
 from chalicelib.api.routing.call import Call, RouteSpec
+from chalicelib.api.routing.inputs import validate
 from chalicelib.auth import Caller, Need, token_from_headers
 from chalicelib.errors import NotFound
 from chalicelib.schemas.common import parse_guid
@@ -26,7 +27,6 @@ def authenticate(request: Any, path: str) -> Caller:
 
 def admit(call: Call[Any, Any, Any], path_values: dict[str, str]) -> None:
     """Authenticate, validate the path, find the route's group and check the privilege."""
-    from chalicelib.api.routing.inputs import validate
 
     spec = call.spec
     assert spec is not None

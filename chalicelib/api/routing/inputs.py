@@ -9,6 +9,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from chalicelib.api.routing.strict_json import parse_json
 from chalicelib.envelope import validation_failed
 from chalicelib.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from chalicelib.schemas.common import JSON_TYPES
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -66,7 +67,6 @@ def validate(model: Any, data: Any, prefix: str = "body", *, json_types: bool | 
 
     A body's booleans and integers must be JSON's own (`json_types`, the default for a body);
     the path's and the query string's are text, read as the document's types."""
-    from chalicelib.schemas.common import JSON_TYPES
 
     strict = prefix == "body" if json_types is None else json_types
     context = JSON_TYPES if strict else None

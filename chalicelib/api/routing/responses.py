@@ -7,6 +7,10 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from chalice import Response
+
+from chalicelib.api.cors import response_headers
+from chalicelib.aws import error_code, is_unavailable
 from chalicelib.envelope import (
     JSON_HEADERS,
     error_payload,
@@ -35,8 +39,6 @@ RACE_CODES = ("TransactionCanceledException", "ConditionalCheckFailedException")
 def json_response(
     status: int, payload: dict[str, Any], headers: Mapping[str, str] | None = None
 ) -> Response:
-    from chalice import Response
-
     text = json.dumps(payload, ensure_ascii=False)
     if has_surrogate(text):
         # A lone surrogate that reached an answer cannot be UTF-8: escape it rather than
@@ -59,7 +61,6 @@ def error_response(error: AgoraError) -> Response:
 
 def aws_failure(error: Exception) -> AgoraError | None:
     """AWS errors no store or service handled, as the caller should see them (CONTRACT §6)."""
-    from chalicelib.aws import error_code, is_unavailable
 
     if is_unavailable(error):
         return ServiceUnavailable()
@@ -79,8 +80,6 @@ def unexpected_response(error: Exception, route: Mapping[str, str]) -> Response:
 
 
 def is_response(result: object) -> bool:
-    from chalice import Response
-
     return isinstance(result, Response)
 
 
@@ -114,7 +113,6 @@ def enveloped(response: Response) -> Response:
 def envelope_middleware(event: Any, get_response: Callable[[Any], Response]) -> Response:
     """Chalice answers some requests before any view runs (405, 415, its own 500): envelope them.
     Every answer, these included, carries the CORS headers its origin is allowed (api/cors.py)."""
-    from chalicelib.api.cors import response_headers
 
     response = enveloped(get_response(event))
     if event.method != "OPTIONS":  # a preflight answers its own CORS headers

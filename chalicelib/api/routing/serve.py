@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from chalicelib import metrics
 from chalicelib.api.routing.call import Call, RouteSpec
 from chalicelib.api.routing.gate import admit
 from chalicelib.api.routing.inputs import validate
@@ -20,6 +21,8 @@ from chalicelib.api.routing.responses import (
 from chalicelib.auth import Need
 from chalicelib.domain.audit import Actor, acting_as
 from chalicelib.errors import AgoraError, ValidationFailed
+from chalicelib.logs import bound_request_id, invocation
+from chalicelib.store import cache
 
 if TYPE_CHECKING:
     from chalice.app import Response
@@ -29,9 +32,6 @@ def serve(blueprint: Any, spec: RouteSpec, path_values: dict[str, str]) -> Respo
     """One request, its log lines tied by the Lambda request id and a correlation id (the
     caller's `X-Correlation-Id`, else API Gateway's request id, which its access log carries as
     `correlationId`, else a new one), which the answer names and queued work inherits."""
-    from chalicelib import metrics
-    from chalicelib.logs import invocation
-    from chalicelib.store import cache
 
     request = blueprint.current_request
     headers = request.headers or {}
@@ -125,8 +125,6 @@ def _lambda_context(blueprint: Any) -> Any:
 
 
 def _current_request_id() -> str | None:
-    from chalicelib.logs import bound_request_id
-
     return bound_request_id()
 
 

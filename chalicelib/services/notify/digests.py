@@ -26,7 +26,7 @@ from chalicelib.domain.letters import Letter
 from chalicelib.domain.ports.notify import Identities, Mailer, SendDeferred
 from chalicelib.logs import get_logger
 from chalicelib.services.notifications import DIGEST_NAMES
-from chalicelib.services.notify.unsubscribe import DIGEST, unsubscribe_url
+from chalicelib.services.notify.unsubscribe import DIGEST, subscription_label, unsubscribe_url
 
 if TYPE_CHECKING:
     from chalicelib.store.comments import CommentRepository
@@ -261,7 +261,6 @@ def digest_email(entries: list[DigestEntry], type_id: int, day: str) -> tuple[st
     """Subject, text and HTML: the items by group, oldest first; content in the full digest.
     The text part is rendered from the HTML when it is sent (chalicelib/mail/outgoing.py)."""
     from chalicelib.mail.outgoing import HEADING, LINK, MUTED, reason_paragraph, shown_content
-    from chalicelib.services.notify.unsubscribe import DIGEST, subscription_label
 
     name = DIGEST_NAMES.get(type_id, DIGEST_NAMES[SUMMARY])
     count = len(entries)
