@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from chalicelib import deps
+from chalicelib.clock import utc_now
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.mail_poll import poll_mailbox
 from chalicelib.services.mail_in.ingest import Mailbox, MailIngestor
@@ -516,7 +517,7 @@ def test_a_name_that_resolves_to_a_private_address_only_at_connect_time_is_refus
 
     dns = {"pop.rebinding.example": ["93.184.215.14"]}
     hosts = HostPolicy(False, lambda host, port: dns.get(host, []))
-    service = MailboxSettingsService(MailboxRepository(), secrets, datetime.now, hosts)
+    service = MailboxSettingsService(MailboxRepository(), secrets, utc_now, hosts)
     update = MailboxSettingsUpdate.model_validate(
         {
             "serverName": "pop.rebinding.example",
