@@ -72,6 +72,15 @@ def expanded(template: dict, parameters: dict[str, str]) -> dict:
     return translated(template, CODE, parameters)
 
 
+@pytest.fixture(scope="module")
+def deployed(packaged) -> tuple[dict[str, str], dict]:
+    """The stack's parameters after a `make deploy` with DEPLOYED, and the template SAM makes of
+    them: every changed-setting case starts from it (a translation costs about a second)."""
+    template, _ = packaged
+    before = deployed_parameters(template, DEPLOYED, {})
+    return before, expanded(template, before)
+
+
 def _condition(template: dict, value: Any, parameters: dict[str, str]) -> Any:
     [(function, argument)] = value.items()
     if function == "Fn::Equals":
@@ -167,11 +176,13 @@ EXPECTED = {
 
 
 @pytest.mark.parametrize("parameter", sorted(CHANGED))
-def test_a_changed_setting_publishes_every_function_and_moves_every_alias(packaged, parameter):
+def test_a_changed_setting_publishes_every_function_and_moves_every_alias(
+    packaged, deployed, parameter
+):
     template, _ = packaged
-    before = deployed_parameters(template, DEPLOYED, {})
+    before, old = deployed
     after = deployed_parameters(template, {**DEPLOYED, parameter: CHANGED[parameter]}, before)
-    old, new = expanded(template, before), expanded(template, after)
+    new = expanded(template, after)
     functions = aliased_functions(template)
     assert len(functions) == 10
     variable, value = EXPECTED[parameter]
