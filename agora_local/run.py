@@ -299,6 +299,10 @@ def local_server(
 
     class EnvelopeRequestHandler(OneLineAccessLog, ChaliceRequestHandler):
         readable = readable_log
+        # The headers and the body go out in two writes: with Nagle's algorithm the body waits
+        # for the client's delayed ACK of the headers (40 ms on Linux) on a kept-alive
+        # connection, as a browser's are.
+        disable_nagle_algorithm = True
 
         def handle_one_request(self) -> None:
             # Once the stop has begun, a request (a new one on a kept-alive connection too) is
