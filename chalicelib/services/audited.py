@@ -5,6 +5,7 @@ nothing), then the new one and its entry are one transaction."""
 from __future__ import annotations
 
 from collections.abc import Collection
+from datetime import datetime
 from typing import Any
 
 from chalicelib.domain import audit
@@ -35,3 +36,19 @@ def put_document(
     if not entry and before is not None:
         return doc
     return documents.put(scope, kind, doc, audit=entry, **meta)
+
+
+def put_group_document(
+    documents: DocumentStore,
+    group_id: str,
+    kind: str,
+    doc: dict[str, Any],
+    *,
+    modified_on: datetime,
+    editor_id: str,
+) -> dict[str, Any]:
+    """A group's own settings document (feed, group email, newsletter), as `put_document`."""
+    return put_document(
+        documents, group_id, kind, doc,
+        group_id=group_id, modified_on=modified_on, editor_id=editor_id,
+    )  # fmt: skip

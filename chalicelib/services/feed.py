@@ -15,7 +15,7 @@ from chalicelib.schemas.feed import (
     FeedSettingsUpdate,
     NamedFlag,
 )
-from chalicelib.services.audited import put_document
+from chalicelib.services.audited import put_group_document
 from chalicelib.services.links import group_ref
 
 KIND = "feedSettings"
@@ -36,14 +36,8 @@ class FeedService:
         doc = update.model_dump(by_alias=True, exclude=set(_FLAGS))
         for name, alias in _FLAGS.items():
             doc[alias] = [flag.name for flag in getattr(update, name) if flag.selected]
-        put_document(
-            self.documents,
-            group.id,
-            KIND,
-            doc,
-            group_id=group.id,
-            modified_on=self.clock(),
-            editor_id=editor_id,
+        put_group_document(
+            self.documents, group.id, KIND, doc, modified_on=self.clock(), editor_id=editor_id
         )
         return self._out(group, doc)
 

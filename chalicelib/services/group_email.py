@@ -8,7 +8,7 @@ from typing import Any
 
 from chalicelib.domain.ports.content import DocumentStore
 from chalicelib.schemas.group_email import GroupEmailOut, GroupEmailUpdate
-from chalicelib.services.audited import put_document
+from chalicelib.services.audited import put_group_document
 from chalicelib.services.links import group_ref
 
 KIND = "groupEmail"
@@ -28,14 +28,8 @@ class GroupEmailService:
             "name": update.name,
             "newsletterName": update.newsletter_name or update.name,
         }
-        put_document(
-            self.documents,
-            group.id,
-            KIND,
-            doc,
-            group_id=group.id,
-            modified_on=self.clock(),
-            editor_id=editor_id,
+        put_group_document(
+            self.documents, group.id, KIND, doc, modified_on=self.clock(), editor_id=editor_id
         )
         return self._out(group, doc)
 

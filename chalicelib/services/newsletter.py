@@ -9,7 +9,7 @@ from typing import Any
 from chalicelib.domain.ports.content import DocumentStore
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.newsletter import NewsletterSettingsOut, NewsletterSettingsUpdate
-from chalicelib.services.audited import put_document
+from chalicelib.services.audited import put_group_document
 from chalicelib.services.links import group_ref
 
 KIND = "newsletterSettings"
@@ -28,13 +28,7 @@ class NewsletterService:
         self, group: Any, update: NewsletterSettingsUpdate, editor_id: str
     ) -> NewsletterSettingsOut:
         doc = {"disclaimer": clean_html(update.disclaimer)}
-        put_document(
-            self.documents,
-            group.id,
-            KIND,
-            doc,
-            group_id=group.id,
-            modified_on=self.clock(),
-            editor_id=editor_id,
+        put_group_document(
+            self.documents, group.id, KIND, doc, modified_on=self.clock(), editor_id=editor_id
         )
         return NewsletterSettingsOut(group=group_ref(group), disclaimer=doc["disclaimer"])
