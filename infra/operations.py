@@ -487,3 +487,21 @@ def outputs() -> dict[str, Any]:
             },
         },
     }
+
+
+def metric_stat(metric_id: str, namespace: str, name: str, dimensions: dict[str, str], stat: str,
+          period: int) -> dict[str, Any]:  # fmt: skip
+    """One metric of a metric-math alarm, read but not the alarm's own value."""
+    return {
+        "Id": metric_id,
+        "ReturnData": False,
+        "MetricStat": {
+            "Metric": {
+                "Namespace": namespace,
+                "MetricName": name,
+                "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()],
+            },
+            "Period": period,
+            "Stat": stat,
+        },
+    }

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from infra.operations import METRICS_NAMESPACE, SERVICE_DIMENSIONS
+from infra.operations import METRICS_NAMESPACE, SERVICE_DIMENSIONS, metric_stat
 from infra.operations import _alarm as _base_alarm
 
 PAGE_TOPIC = "PageTopic"
@@ -85,23 +85,6 @@ def conditions() -> dict[str, Any]:
     return {"HasPageEmail": {"Fn::Not": [{"Fn::Equals": [{"Ref": "PageEmail"}, ""]}]}}
 
 
-def _stat(metric_id: str, namespace: str, name: str, dimensions: dict[str, str], stat: str,
-          period: int) -> dict[str, Any]:  # fmt: skip
-    return {
-        "Id": metric_id,
-        "ReturnData": False,
-        "MetricStat": {
-            "Metric": {
-                "Namespace": namespace,
-                "MetricName": name,
-                "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()],
-            },
-            "Period": period,
-            "Stat": stat,
-        },
-    }
-
-
 def _math_alarm(description: str, name: str, metrics: list[dict[str, Any]], **more: Any) -> dict:
     alarm = _base_alarm(description, {"AlarmName": name, "Metrics": metrics}, **more)
     for key in ("Statistic", "Period"):
@@ -115,7 +98,9 @@ def share_alarms(stage: str) -> dict[str, Any]:
     api = {"ApiName": prefix, "Stage": "api"}
     mail = {"Stage": prefix, **SERVICE_DIMENSIONS}
     outcomes = [
-        _stat(outcome, METRICS_NAMESPACE, "MailHandled", {**mail, "Outcome": outcome}, "Sum", 3600)
+        metric_stat(
+            outcome, METRICS_NAMESPACE, "MailHandled", {**mail, "Outcome": outcome}, "Sum", 3600
+        )
         for outcome in MAIL_OUTCOMES
     ]
     handled = " + ".join(f"FILL({outcome}, 0)" for outcome in MAIL_OUTCOMES)
@@ -126,8 +111,8 @@ def share_alarms(stage: str) -> dict[str, Any]:
             "count never sees. Read the API function's log (filter level = ERROR).",
             f"{prefix}-api-5xx-quiet",
             [
-                _stat("errors", "AWS/ApiGateway", "5XXError", api, "Sum", 3600),
-                _stat("calls", "AWS/ApiGateway", "Count", api, "Sum", 3600),
+                metric_stat("errors", "AWS/ApiGateway", "5XXError", api, "Sum", 3600),
+                metric_stat("calls", "AWS/ApiGateway", "Count", api, "Sum", 3600),
                 {
                     "Id": "share",
                     "Expression": f"IF(calls >= {QUIET_5XX_CALLS}, errors / calls, 0)",

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.operations import SERVICE_DIMENSIONS, alarm_metric
+from infra.operations import SERVICE_DIMENSIONS, alarm_metric, metric_stat
 from infra.operations import _alarm as _base_alarm
 
 # Stream-triggered function -> (its source table's stem, the age in seconds worth a look).
@@ -130,21 +130,6 @@ def silence_alarms(stage: str) -> dict[str, Any]:
     """The monthly purge and the outbox drain, which no per-run alarm sees stop."""
     prefix = f"agora-{stage}"
 
-    def stat(metric_id: str, namespace: str, name: str, dimensions: dict[str, Any]) -> dict:
-        return {
-            "Id": metric_id,
-            "ReturnData": False,
-            "MetricStat": {
-                "Metric": {
-                    "Namespace": namespace,
-                    "MetricName": name,
-                    "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()],
-                },
-                "Period": DRAIN_SILENCE_SECONDS,
-                "Stat": "Sum",
-            },
-        }
-
     return {
         "PurgeCommentsHeartbeatAlarm": _alarm(
             f"The monthly purge of deleted comments has not completed for {PURGE_AGE_DAYS} days, "
@@ -176,17 +161,21 @@ def silence_alarms(stage: str) -> dict[str, Any]:
             {
                 "AlarmName": f"{prefix}-drain-outbox-silent",
                 "Metrics": [
-                    stat(
+                    metric_stat(
                         "written",
                         "AWS/DynamoDB",
                         "ConsumedWriteCapacityUnits",
                         {"TableName": f"{prefix}-outbox"},
+                        "Sum",
+                        DRAIN_SILENCE_SECONDS,
                     ),
-                    stat(
+                    metric_stat(
                         "drained",
                         "Agora",
                         "ScheduledRunCompleted",
                         {"Job": "drain-outbox", "Stage": prefix, **SERVICE_DIMENSIONS},
+                        "Sum",
+                        DRAIN_SILENCE_SECONDS,
                     ),
                     {
                         # A drain that reported nothing counts as silent (its missing data
