@@ -3,7 +3,7 @@
 // The filters are the API's `?action=` (an action or its resource) and `?actorId=`: they list
 // every matching entry, not only those among the pages already loaded.
 import { api } from "./api.js";
-import { formatDate, groupChooser, h, nextId, pager, report } from "./ui.js";
+import { formatDate, groupChooser, h, logTable, nextId, pager, report } from "./ui.js";
 
 const ALL = "";
 const PAGE_SIZE = 50;
@@ -29,16 +29,12 @@ export async function render(main, context) {
   const action = h("select", { id: actionId }, h("option", { value: "" }, "Every action"), RESOURCES.map((r) => h("option", { value: r }, r)));
   const actor = h("select", { id: actorSelectId }, h("option", { value: "" }, "Anyone"));
   const actors = new Map();
-  const rows = h("tbody", {});
-  const table = h(
-    "table",
-    { class: "activity" },
-    h("caption", { class: "hint" }, "Newest first"),
-    h("thead", {}, h("tr", {}, ["When", "Who", "Action", "Group", "Target", "Changes"].map((t) => h("th", { scope: "col" }, t)))),
-    rows,
-  );
-  const empty = h("p", { class: "empty", hidden: true }, "No change matches.");
-  const more = h("button", { type: "button", class: "more", hidden: true, onclick: () => load(false) }, "Load more");
+  const { rows, table, empty, more } = logTable({
+    className: "activity",
+    headings: ["When", "Who", "Action", "Group", "Target", "Changes"],
+    emptyText: "No change matches.",
+    onMore: () => load(false),
+  });
   main.replaceChildren(
     h("h1", {}, "Activity"),
     h(

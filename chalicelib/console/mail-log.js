@@ -2,7 +2,7 @@
 // The outcome filter is the API's `?status=`: it lists every entry of that outcome, not only
 // those among the pages already loaded.
 import { api } from "./api.js";
-import { formatDate, h, nextId, pager, report } from "./ui.js";
+import { formatDate, h, logTable, nextId, pager, report } from "./ui.js";
 
 const OUTCOMES = ["posted", "commented", "ignored", "rejected", "failed"];
 const PAGE_SIZE = 50;
@@ -19,16 +19,12 @@ export async function render(main, context) {
   const outcomeId = nextId("outcome");
   const mailboxSelect = h("select", { id: mailboxId }, mailboxes.map((m) => h("option", { value: m.id, selected: m === mailbox }, m.name)));
   const outcome = h("select", { id: outcomeId }, h("option", { value: "" }, "All outcomes"), OUTCOMES.map((o) => h("option", { value: o }, o)));
-  const rows = h("tbody", {});
-  const table = h(
-    "table",
-    { class: "mail-log" },
-    h("caption", { class: "hint" }, "Newest first"),
-    h("thead", {}, h("tr", {}, ["Received", "From", "Subject", "Outcome", "Reason", "Result"].map((t) => h("th", { scope: "col" }, t)))),
-    rows,
-  );
-  const empty = h("p", { class: "empty", hidden: true }, "No mail matches.");
-  const more = h("button", { type: "button", class: "more", hidden: true, onclick: () => load(false) }, "Load more");
+  const { rows, table, empty, more } = logTable({
+    className: "mail-log",
+    headings: ["Received", "From", "Subject", "Outcome", "Reason", "Result"],
+    emptyText: "No mail matches.",
+    onMore: () => load(false),
+  });
   main.replaceChildren(
     h("h1", {}, "Mail log"),
     h(

@@ -510,3 +510,18 @@ export function picker({ label, hint, search, onChoose, value = "", itemsOf, nam
     status,
   );
 }
+
+// A log page's table (newest first), its "nothing matches" line and its "Load more" button.
+export function logTable({ className, headings, emptyText, onMore }) {
+  const rows = h("tbody", {});
+  const table = h(
+    "table",
+    { class: className },
+    h("caption", { class: "hint" }, "Newest first"),
+    h("thead", {}, h("tr", {}, headings.map((t) => h("th", { scope: "col" }, t)))),
+    rows,
+  );
+  const empty = h("p", { class: "empty", hidden: true }, emptyText);
+  const more = h("button", { type: "button", class: "more", hidden: true, onclick: onMore }, "Load more");
+  return { rows, table, empty, more };
+}
