@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from enum import Enum, IntEnum
 from typing import Any, Protocol
 
+from chalicelib.domain.groups import Group
 from chalicelib.errors import Forbidden, Unauthorized
 from chalicelib.settings import get_settings
 from chalicelib.signing_keys import TOKEN_LIFETIME, provider_for
@@ -45,11 +46,6 @@ class Need(Enum):
     ROOT_ADMIN = "root group administrator"
 
 
-class GroupLike(Protocol):
-    id: str
-    access: str
-
-
 class UserLike(Protocol):
     id: str
     memberships: Mapping[str, str] | None
@@ -75,7 +71,7 @@ class Caller:
             self.role_in(self.root_group_id) is Role.ADMINISTRATOR
         )
 
-    def has(self, need: Need, group: GroupLike | None = None) -> bool:
+    def has(self, need: Need, group: Group | None = None) -> bool:
         if need is Need.SIGNED_IN:
             return True
         if self.is_root_admin:
@@ -92,25 +88,24 @@ class Caller:
         # ENTER: anyone signed in enters a public group; private and premium need membership.
         return group.access == "public" or role >= Role.MEMBER
 
-    def may(self, action: str, group: Any) -> bool:
+    def may(self, action: str, group: Group) -> bool:
         """A group permission (`post`, `comment`, `commentWithoutApproval`): the roles the group
         grants it to, among those who may enter it; a root administrator may do everything."""
         if self.is_root_admin:
             return True
-        granted = (group.permissions or {}).get(action, [])
+        granted = group.permissions.get(action, ())
         return self.has(Need.ENTER, group) and self.role_in(group.id).label in granted
 
-    def require(self, need: Need, group: GroupLike | None = None) -> None:
+    def require(self, need: Need, group: Group | None = None) -> None:
         if not self.has(need, group):
             raise Forbidden(refusal(need, group))
 
 
-def refusal(need: Need, group: GroupLike | None) -> str:
+def refusal(need: Need, group: Group | None) -> str:
     """The 403 message in plain words: who may, and which group (by name, with its id)."""
     if need is Need.ROOT_ADMIN or group is None:
         return "Only a root group administrator may do this."
-    name = getattr(group, "name", None)
-    which = f'group "{name}" ({group.id})' if name else f"group {group.id}"
+    which = f'group "{group.name}" ({group.id})' if group.name else f"group {group.id}"
     if need is Need.GROUP_ADMIN:
         return f"Only an administrator of {which}, or a root group administrator, may do this."
     if need is Need.MODERATOR:

@@ -9,7 +9,7 @@ from typing import Generic, Protocol, TypeVar
 from pydantic import BaseModel
 
 from chalicelib.api.routing import Call, Routes, call_type, made_view
-from chalicelib.domain.ports.people import Group
+from chalicelib.domain.groups import Group
 from chalicelib.schemas.paths import GroupPath
 
 OutT = TypeVar("OutT", bound=BaseModel, covariant=True)

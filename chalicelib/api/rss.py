@@ -12,7 +12,7 @@ from chalice import Blueprint, Response
 from chalicelib import deps
 from chalicelib.api.routing import Call, authenticate, route
 from chalicelib.auth import Need
-from chalicelib.domain.ports.people import Group
+from chalicelib.domain.groups import Group
 from chalicelib.envelope import Headers
 from chalicelib.schemas.feed_keys import FeedQuery
 from chalicelib.schemas.paths import GroupPath

@@ -8,9 +8,9 @@ uses (auth.py decides, nothing here re-implements a rule).
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from typing import Any
 
 from chalicelib.auth import Caller, Need
+from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.people import GroupDirectory, UserReader
 from chalicelib.schemas.console import ConsoleGroup, ConsoleSession
 
@@ -34,22 +34,22 @@ class ConsoleService:
             groups=[self._entry(caller, group) for group in self._visible(caller)],
         )
 
-    def _visible(self, caller: Caller) -> list[Any]:
+    def _visible(self, caller: Caller) -> list[Group]:
         """The groups the caller moderates or administers, parents first: a walk of the tree
         from the root, each group's children by name. The tree is read whole from the by-name
         index, one Query, where the walk used to read each group and query its children (two
         requests a group). A group whose parent chain does not reach the root is not shown."""
         if not caller.root_group_id:
             return []
-        by_id: dict[str, Any] = {}
-        children: defaultdict[str | None, list[Any]] = defaultdict(list)
+        by_id: dict[str, Group] = {}
+        children: defaultdict[str | None, list[Group]] = defaultdict(list)
         for group in self.groups.by_name(limit=MAX_GROUPS, after=None):
             by_id[group.id] = group
             children[group.parent_id].append(group)
         root = by_id.get(caller.root_group_id)
         queue = deque([root] if root is not None else [])
         seen: set[str] = set()
-        ordered: list[Any] = []
+        ordered: list[Group] = []
         while queue:
             group = queue.popleft()
             if group.id in seen:
@@ -61,7 +61,7 @@ class ConsoleService:
         return ordered
 
     @staticmethod
-    def _entry(caller: Caller, group: Any) -> ConsoleGroup:
+    def _entry(caller: Caller, group: Group) -> ConsoleGroup:
         return ConsoleGroup(
             id=group.id,
             name=group.name,

@@ -15,8 +15,9 @@ from chalicelib.domain.announcements import (
     EventMoved,
     EventUpdated,
 )
+from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.content import Event, EventFields, EventStore
-from chalicelib.domain.ports.people import Group, User, UserReader
+from chalicelib.domain.ports.people import User, UserReader
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.sanitize import clean_html, html_to_text
 from chalicelib.schemas.events import (

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from chalicelib.auth import Caller, Role
+from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.people import GroupDirectory, GroupStore
 from chalicelib.errors import ValidationFailed
 from chalicelib.sanitize import search_key
@@ -18,7 +19,7 @@ class GroupListing(GroupStore, GroupDirectory, Protocol):
     """Groups by id, and every group by name."""
 
 
-def name_order(group: Any) -> tuple[str, str]:
+def name_order(group: Group) -> tuple[str, str]:
     """The list's order for groups read by id: the by-name index's (store/groups.py) order."""
 
     return (search_key(group.name)[:200], group.id)
@@ -34,7 +35,7 @@ class GroupListService:
             after = self.groups.get(query.offset) if query.offset else None
             if query.offset and after is None:
                 raise not_in_list(query.offset)
-            records: Sequence[Any] = self.groups.by_name(limit=query.page_size, after=after)
+            records: Sequence[Group] = self.groups.by_name(limit=query.page_size, after=after)
         else:
             records = self._managed(caller, query.page_size, query.offset)
         return GroupPage(
@@ -45,7 +46,7 @@ class GroupListService:
             ],
         )
 
-    def _managed(self, caller: Caller, limit: int, offset: str | None) -> list[Any]:
+    def _managed(self, caller: Caller, limit: int, offset: str | None) -> list[Group]:
         """The groups the caller moderates or administers: their memberships (already read with
         the caller) name them, one BatchGetItem per 100 reads their names. The offset is one of
         them: any other group's id, hidden or not, is the same 400 as an unknown one."""

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from chalicelib.domain.ports.people import Group, GroupStore
+from chalicelib.domain.groups import Group
+from chalicelib.domain.ports.people import GroupStore
 from chalicelib.errors import NotFound
 
 

@@ -24,8 +24,8 @@ from email.utils import parseaddr
 from typing import Any
 from urllib.parse import urlsplit
 
+from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.content import Event, EventStore
-from chalicelib.domain.ports.people import Group
 from chalicelib.sanitize import html_to_text
 from chalicelib.services.events import event_url
 from chalicelib.services.links import base_url

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.content import CommentStore, Post, PostStore
-from chalicelib.domain.ports.people import Group, User, UserReader
+from chalicelib.domain.ports.people import User, UserReader
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.schemas.comments import CommentPage
 from chalicelib.schemas.common import GuidPageQuery, IntPageQuery

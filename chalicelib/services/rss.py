@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.content import Post, PostStore
-from chalicelib.domain.ports.people import Group, User, UserReader
+from chalicelib.domain.ports.people import User, UserReader
 from chalicelib.sanitize import xml_text as x
 from chalicelib.schemas.feed import FeedSettingsOut
 from chalicelib.services.links import group_url, post_url

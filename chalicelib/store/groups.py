@@ -8,9 +8,17 @@ from typing import Any
 from pynamodb.attributes import JSONAttribute, UnicodeAttribute
 from pynamodb.models import Model
 
+from chalicelib.domain.groups import Group
 from chalicelib.sanitize import search_key
 from chalicelib.store import cache
-from chalicelib.store.base import Page, global_index, nullable, query_page, register, table_meta
+from chalicelib.store.base import (
+    frozen,
+    global_index,
+    nullable,
+    query_page,
+    register,
+    table_meta,
+)
 from chalicelib.store.batch import read_many
 
 ROOT_PARENT_KEY = "-"
@@ -52,6 +60,11 @@ class GroupRecord(Model):
     by_slug = global_index("slug", "slug")
     by_name = global_index("by-name", "listing", "name_key", range_type=UnicodeAttribute)
 
+    def as_group(self) -> Group:
+        """The item as the rules hold it (domain/groups.py)."""
+        granted = {action: tuple(roles) for action, roles in dict(self.permissions or {}).items()}
+        return frozen(self, Group, permissions=granted)
+
 
 def group_record(**values: Any) -> GroupRecord:
     """A group as it is stored, with the keys of the indexes that list it (every writer of
@@ -69,8 +82,9 @@ class GroupRepository:
     _root_cache: tuple[float, str] | None = None
     ROOT_CACHE_SECONDS = 60.0
 
-    def get(self, group_id: str) -> GroupRecord | None:
-        return cache.read_through(GroupRecord.CACHE_KIND, group_id, lambda: self._read(group_id))
+    def get(self, group_id: str) -> Group | None:
+        found = cache.read_through(GroupRecord.CACHE_KIND, group_id, lambda: self._read(group_id))
+        return found.as_group() if found is not None else None
 
     @staticmethod
     def _read(group_id: str) -> GroupRecord | None:
@@ -79,12 +93,13 @@ class GroupRepository:
         except GroupRecord.DoesNotExist:
             return None
 
-    def get_many(self, group_ids: set[str]) -> dict[str, GroupRecord]:
-        return read_many({GroupRecord: {i for i in group_ids if i}})[GroupRecord]
+    def get_many(self, group_ids: set[str]) -> dict[str, Group]:
+        found = read_many({GroupRecord: {i for i in group_ids if i}})[GroupRecord]
+        return {group_id: item.as_group() for group_id, item in found.items()}
 
-    def by_slug(self, slug: str) -> GroupRecord | None:
+    def by_slug(self, slug: str) -> Group | None:
         for group in GroupRecord.by_slug.query(slug, limit=1):
-            return group
+            return group.as_group()
         return None
 
     def root_id(self) -> str | None:
@@ -96,7 +111,7 @@ class GroupRepository:
             return key.id
         return None
 
-    def by_name(self, *, limit: int, after: GroupRecord | None) -> Page:
+    def by_name(self, *, limit: int, after: Group | None) -> list[Group]:
         """One page of every group by name (one Query), right after group `after`'s place."""
         start_key = None
         if after is not None:
@@ -105,16 +120,17 @@ class GroupRepository:
                 "listing": {"S": LISTED},
                 "name_key": {"S": name_key_of(after.name, after.id)},
             }
-        return query_page(
+        page = query_page(
             GroupRecord.by_name, LISTED, limit=limit, forward=True, start_key=start_key
         )
+        return [item.as_group() for item in page]
 
-    def put(self, **values: Any) -> GroupRecord:
+    def put(self, **values: Any) -> Group:
         record = group_record(**values)
         record.save()
         GroupRepository._root_cache = None
         cache.forget(GroupRecord.CACHE_KIND, [record.id])
-        return record
+        return record.as_group()
 
     @staticmethod
     def add_listing_keys() -> int:

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from chalicelib.domain.groups import Group
 from chalicelib.store.batch import read_many
 from chalicelib.store.events import EventRecord
 from chalicelib.store.groups import GroupRecord
@@ -25,7 +26,7 @@ class Refs:
     """What a record or page names, by id: people, groups, posts, events."""
 
     users: dict[str, Any] = field(default_factory=dict)
-    groups: dict[str, Any] = field(default_factory=dict)
+    groups: dict[str, Group] = field(default_factory=dict)
     posts: dict[str, Any] = field(default_factory=dict)
     events: dict[int, Any] = field(default_factory=dict)
 
@@ -50,7 +51,7 @@ class ReferenceReader:
         found = read_many({model: keys for model, keys in asked.items() if keys})
         return Refs(
             users=found.get(UserRecord, {}),
-            groups=found.get(GroupRecord, {}),
+            groups={k: g.as_group() for k, g in found.get(GroupRecord, {}).items()},
             posts=found.get(PostRecord, {}),
             events=found.get(EventRecord, {}),
         )

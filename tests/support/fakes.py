@@ -13,6 +13,7 @@ import itertools
 from datetime import datetime, timedelta
 from typing import Any
 
+from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.content import (
     CommentStore,
     EventListing,
@@ -171,17 +172,17 @@ class FakeLoginAttemptRepository(LoginAttemptStore):
 class FakeGroupRepository:
     """The groups the rules look up, and the root group's id."""
 
-    def __init__(self, *groups: Any) -> None:
+    def __init__(self, *groups: Group) -> None:
         self._groups = {g.id: g for g in groups}
 
-    def get(self, group_id: str) -> Any:
+    def get(self, group_id: str) -> Group | None:
         return self._groups.get(group_id)
 
-    def get_many(self, group_ids: set[str]) -> dict[str, Any]:
+    def get_many(self, group_ids: set[str]) -> dict[str, Group]:
         return {i: self._groups[i] for i in group_ids if i in self._groups}
 
     def root_id(self) -> str | None:
-        roots = [g.id for g in self._groups.values() if not getattr(g, "parent_id", None)]
+        roots = [g.id for g in self._groups.values() if not g.parent_id]
         return roots[0] if roots else None
 
 
@@ -645,16 +646,13 @@ class FakeReferenceReader:
 
 def group(
     group_id: str, *, parent_id: str | None = None, access: str = "public", **values: Any
-) -> Any:
-    """A group record as the store holds it (never saved)."""
-    from chalicelib.store.groups import GroupRecord
-
-    return GroupRecord(
+) -> Group:
+    """A group record as the store answers it (domain/groups.py)."""
+    return Group(
         id=group_id,
         name=values.pop("name", group_id.title()),
         slug=values.pop("slug", group_id),
         parent_id=parent_id,
-        parent_key=parent_id or "-",
         access=access,
         **values,
     )

@@ -8,7 +8,8 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from chalicelib.domain.comments import Comment, PurgeCandidate
-from chalicelib.domain.ports.people import Group, User
+from chalicelib.domain.groups import Group
+from chalicelib.domain.ports.people import User
 
 # --- documents (feed, newsletter, group email, system pages) --------------------------------------
 

@@ -7,26 +7,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from chalicelib.domain.groups import Group
 from chalicelib.domain.players import Player
 
 # --- groups and users -----------------------------------------------------------------------------
-
-
-class Group(Protocol):
-    # Plain attributes, as chalicelib.auth's GroupLike asks of what it is shown.
-    id: str
-    access: str
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def slug(self) -> str: ...
-    @property
-    def parent_id(self) -> str | None: ...
-    @property
-    def thumb_url(self) -> str | None: ...
-    @property
-    def permissions(self) -> Mapping[str, Any]: ...
 
 
 class GroupReader(Protocol):
@@ -39,7 +23,7 @@ class GroupStore(GroupReader, Protocol):
 
 
 class GroupDirectory(Protocol):
-    def by_name(self, *, limit: int, after: Any | None) -> Sequence[Group]: ...
+    def by_name(self, *, limit: int, after: Group | None) -> Sequence[Group]: ...
 
 
 class User(Protocol):
