@@ -17,12 +17,12 @@ from infra.operations import (
     FUNCTIONS,
     METRICS_NAMESPACE,
     SERVICE_DIMENSIONS,
+    _alarm,
     agora_metric,
     alarm_metric,
     queued_messages,
     version_dimensions,
 )
-from infra.operations import _alarm as _base_alarm
 
 # The three queues with their dead-letter queues: logical stem -> (queue key, dead-letter key,
 # how old the oldest message may grow before somebody should look, in seconds).
@@ -51,12 +51,19 @@ SES_BOUNCE_WARNING = 0.04
 SES_COMPLAINT_WARNING = 0.001
 
 
-def _alarm(description: str, metric: dict[str, Any], **overrides: Any) -> dict[str, Any]:
-    """infra.operations' alarm, where an override of None drops a default (a percentile
-    replaces `Statistic`; metric math has no `Statistic` nor `Period` of its own)."""
-    alarm = _base_alarm(description, metric, **overrides)
-    alarm["Properties"] = {k: v for k, v in alarm["Properties"].items() if v is not None}
-    return alarm
+def _p99_alarm(description: str, metric: tuple[str, str, str, dict[str, Any]], threshold: int,
+               minutes_over: int) -> dict[str, Any]:  # fmt: skip
+    """A p99 in milliseconds (alarm name, namespace, metric, dimensions) over `threshold` in
+    `minutes_over` of 5 minutes: a rollout's canary (infra.rollout) sees it within its ten."""
+    return _alarm(
+        description,
+        alarm_metric(*metric, ExtendedStatistic="p99", Unit="Milliseconds"),
+        Statistic=None,
+        Threshold=threshold,
+        Period=60,
+        EvaluationPeriods=5,
+        DatapointsToAlarm=minutes_over,
+    )
 
 
 def function_timeouts() -> dict[str, int]:
@@ -159,42 +166,31 @@ def latency_alarms(stage: str) -> dict[str, Any]:
                 "mid-run: read its log for what grew (mailbox size, batch size), and raise the "
                 "timeout in .chalice/config.json or make the job stop earlier."
             )
-        resources[f"{logical}DurationAlarm"] = _alarm(
+        # The current version's: it rolls a slow new version back (infra.rollout).
+        resources[f"{logical}DurationAlarm"] = _p99_alarm(
             f"p99 duration of {name} is over {threshold} ms. " + advice,
-            alarm_metric(
+            (
                 f"{prefix}-{name}-duration-p99",
                 "AWS/Lambda",
                 "Duration",
                 version_dimensions(logical),
-                ExtendedStatistic="p99",
-                Unit="Milliseconds",
             ),
-            Statistic=None,
-            Threshold=threshold,
-            # Minutes, the current version's: it rolls a slow new version back (infra.rollout).
-            Period=60,
-            EvaluationPeriods=5,
-            DatapointsToAlarm=3 if logical == "APIHandler" else 1,
+            threshold,
+            3 if logical == "APIHandler" else 1,
         )
-    # Minute periods: a rollout's canary (infra.rollout) must see it within its ten minutes.
-    resources["ApiLatencyAlarm"] = _alarm(
+    resources["ApiLatencyAlarm"] = _p99_alarm(
         f"p99 latency of the API, as API Gateway measures it, is over {API_LATENCY_P99_MS} ms "
         "in 3 of 5 minutes. Right after a deploy, CodeDeploy rolls back by itself; otherwise "
         "compare with the api function's duration alarm (the function is slow) and look for a "
         "throttled table or a slow AWS call in the X-Ray traces.",
-        alarm_metric(
+        (
             f"{prefix}-api-latency-p99",
             "AWS/ApiGateway",
             "Latency",
             {"ApiName": prefix, "Stage": "api"},
-            ExtendedStatistic="p99",
-            Unit="Milliseconds",
         ),
-        Statistic=None,
-        Threshold=API_LATENCY_P99_MS,
-        Period=60,
-        EvaluationPeriods=5,
-        DatapointsToAlarm=3,
+        API_LATENCY_P99_MS,
+        3,
     )
     return resources
 

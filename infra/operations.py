@@ -120,6 +120,8 @@ def conditions() -> dict[str, Any]:
 
 
 def _alarm(description: str, metric: dict[str, Any], **overrides: Any) -> dict[str, Any]:
+    """A CloudWatch alarm on `metric`, where an override of None drops a default (a percentile
+    replaces `Statistic`; metric math has no `Statistic` nor `Period` of its own)."""
     properties = {
         "AlarmDescription": description,
         "ActionsEnabled": True,
@@ -135,7 +137,22 @@ def _alarm(description: str, metric: dict[str, Any], **overrides: Any) -> dict[s
         **metric,
         **overrides,
     }
-    return {"Type": "AWS::CloudWatch::Alarm", "Properties": properties}
+    return {
+        "Type": "AWS::CloudWatch::Alarm",
+        "Properties": {k: v for k, v in properties.items() if v is not None},
+    }
+
+
+def math_alarm(description: str, alarm_name: str, metrics: list[dict[str, Any]],
+               value: dict[str, Any], **overrides: Any) -> dict[str, Any]:  # fmt: skip
+    """An alarm on `value`, an expression (its `Id`, `Expression`, `Label`) over `metrics`."""
+    return _alarm(
+        description,
+        {"AlarmName": alarm_name, "Metrics": [*metrics, {**value, "ReturnData": True}]},
+        Statistic=None,
+        Period=None,
+        **overrides,
+    )
 
 
 # What waits on a queue that should stay empty, and what to do about it.
@@ -302,29 +319,11 @@ def mailboxes_failing_alarm(prefix: str) -> dict[str, Any]:
     """The share of enabled mailboxes failing, as dispatch-mail-polls counts them (the least
     failing count of 15 minutes over the enabled count of the same 15 minutes)."""
 
-    def stat(metric_id: str, name: str, stat_name: str) -> dict[str, Any]:
-        return {
-            "Id": metric_id,
-            "ReturnData": False,
-            "MetricStat": {
-                "Metric": {
-                    "Namespace": METRICS_NAMESPACE,
-                    "MetricName": name,
-                    # Powertools adds the service's dimension to every metric (agora_metric).
-                    "Dimensions": [
-                        {"Name": name, "Value": value}
-                        for name, value in {"Stage": prefix, **SERVICE_DIMENSIONS}.items()
-                    ],
-                },
-                "Period": 900,
-                "Stat": stat_name,
-            },
-        }
-
+    dimensions = {"Stage": prefix, **SERVICE_DIMENSIONS}
     share = (
         f"IF(failing >= {MAILBOXES_FAILING_AT_LEAST} AND enabled > 0, 100 * failing / enabled, 0)"
     )
-    alarm = _alarm(
+    return math_alarm(
         f"At least {MAILBOXES_FAILING_PERCENT}% of the enabled mailboxes (and at least "
         f"{MAILBOXES_FAILING_AT_LEAST}) failed at their own mail servers for 15 minutes: not one "
         "group's typo (each group's administrators are told of theirs) but something shared. "
@@ -332,24 +331,19 @@ def mailboxes_failing_alarm(prefix: str) -> dict[str, Any]:
         "`timeout` or `connection` from one provider is that provider or our addresses being "
         "blocked by it; many `tls` is a certificate change; many `refused` or `dns` is name "
         "resolution in the function's network.",
-        {
-            "AlarmName": f"{prefix}-mailboxes-failing",
-            "Metrics": [
-                stat("failing", "MailboxesFailing", "Minimum"),
-                stat("enabled", "MailboxesEnabled", "Maximum"),
-                {
-                    "Id": "share",
-                    "Expression": share,
-                    "Label": "percent of enabled mailboxes failing",
-                    "ReturnData": True,
-                },
-            ],
-        },
+        f"{prefix}-mailboxes-failing",
+        [
+            # Powertools adds the service's dimension to every metric (agora_metric).
+            metric_stat(
+                "failing", METRICS_NAMESPACE, "MailboxesFailing", dimensions, "Minimum", 900
+            ),
+            metric_stat(
+                "enabled", METRICS_NAMESPACE, "MailboxesEnabled", dimensions, "Maximum", 900
+            ),
+        ],
+        {"Id": "share", "Expression": share, "Label": "percent of enabled mailboxes failing"},
         Threshold=MAILBOXES_FAILING_PERCENT,
     )
-    for name in ("Statistic", "Period"):
-        alarm["Properties"].pop(name, None)
-    return alarm
 
 
 def operations_resources(

@@ -22,8 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.operations import SERVICE_DIMENSIONS, alarm_metric, metric_stat
-from infra.operations import _alarm as _base_alarm
+from infra.operations import SERVICE_DIMENSIONS, _alarm, alarm_metric, math_alarm, metric_stat
 
 # Stream-triggered function -> (its source table's stem, the age in seconds worth a look).
 # Records leave a DynamoDB stream after 24 hours: an hour leaves time to fix the cause.
@@ -52,12 +51,6 @@ API_4XX_SHARE = 0.25
 # Dollars a month above which the budget mails (a parameter; what `make cost` says a small club
 # pays, with room).
 DEFAULT_MONTHLY_BUDGET_USD = 25
-
-
-def _alarm(description: str, metric: dict[str, Any], **overrides: Any) -> dict[str, Any]:
-    alarm = _base_alarm(description, metric, **overrides)
-    alarm["Properties"] = {k: v for k, v in alarm["Properties"].items() if v is not None}
-    return alarm
 
 
 def parameters() -> dict[str, Any]:
@@ -151,44 +144,39 @@ def silence_alarms(stage: str) -> dict[str, Any]:
             DatapointsToAlarm=2,
             TreatMissingData="breaching",
         ),
-        "DrainOutboxSilentAlarm": _alarm(
+        "DrainOutboxSilentAlarm": math_alarm(
             f"The outbox ({prefix}-outbox) was written but drain-outbox did not run for "
             f"{DRAIN_SILENCE_SECONDS * 2 // 60} minutes: notifications and domain events are not "
             "sent. Its stream trigger is disabled or deleted, or the function cannot start (its "
             "throttles, its role). Check the event source mapping's state (`aws lambda "
             "list-event-source-mappings`) and drain-outbox's log. (A drain that runs and fails "
             "is its errors and iterator-age alarms.)",
+            f"{prefix}-drain-outbox-silent",
+            [
+                metric_stat(
+                    "written",
+                    "AWS/DynamoDB",
+                    "ConsumedWriteCapacityUnits",
+                    {"TableName": f"{prefix}-outbox"},
+                    "Sum",
+                    DRAIN_SILENCE_SECONDS,
+                ),
+                metric_stat(
+                    "drained",
+                    "Agora",
+                    "ScheduledRunCompleted",
+                    {"Job": "drain-outbox", "Stage": prefix, **SERVICE_DIMENSIONS},
+                    "Sum",
+                    DRAIN_SILENCE_SECONDS,
+                ),
+            ],
             {
-                "AlarmName": f"{prefix}-drain-outbox-silent",
-                "Metrics": [
-                    metric_stat(
-                        "written",
-                        "AWS/DynamoDB",
-                        "ConsumedWriteCapacityUnits",
-                        {"TableName": f"{prefix}-outbox"},
-                        "Sum",
-                        DRAIN_SILENCE_SECONDS,
-                    ),
-                    metric_stat(
-                        "drained",
-                        "Agora",
-                        "ScheduledRunCompleted",
-                        {"Job": "drain-outbox", "Stage": prefix, **SERVICE_DIMENSIONS},
-                        "Sum",
-                        DRAIN_SILENCE_SECONDS,
-                    ),
-                    {
-                        # A drain that reported nothing counts as silent (its missing data
-                        # breaches); no write at all is nothing to drain.
-                        "Id": "silent",
-                        "Expression": "IF(FILL(written, 0) > 0 AND FILL(drained, 0) == 0, 1, 0)",
-                        "Label": "outbox written, drain silent",
-                        "ReturnData": True,
-                    },
-                ],
+                # A drain that reported nothing counts as silent (its missing data breaches); no
+                # write at all is nothing to drain.
+                "Id": "silent",
+                "Expression": "IF(FILL(written, 0) > 0 AND FILL(drained, 0) == 0, 1, 0)",
+                "Label": "outbox written, drain silent",
             },
-            Statistic=None,
-            Period=None,
             EvaluationPeriods=2,
             DatapointsToAlarm=2,
         ),
@@ -225,26 +213,18 @@ def account_alarms(stage: str) -> dict[str, Any]:
         },
     }
     return {
-        "AccountConcurrencyAlarm": _alarm(
+        "AccountConcurrencyAlarm": math_alarm(
             f"The account's Lambda functions claimed {CONCURRENCY_SHARE:.0%} or more of its "
             "concurrency quota: the next surge throttles the API and every job (this stack's and "
             "any other in the account). Ask AWS for a higher 'Concurrent executions' quota "
             "(Service Quotas), or lower the SQS triggers' MaximumConcurrency.",
+            f"{prefix}-account-concurrency",
+            [claimed, limit],
             {
-                "AlarmName": f"{prefix}-account-concurrency",
-                "Metrics": [
-                    claimed,
-                    limit,
-                    {
-                        "Id": "share",
-                        "Expression": "claimed / SERVICE_QUOTA(limit)",
-                        "Label": "share of the concurrency quota",
-                        "ReturnData": True,
-                    },
-                ],
+                "Id": "share",
+                "Expression": "claimed / SERVICE_QUOTA(limit)",
+                "Label": "share of the concurrency quota",
             },
-            Statistic=None,
-            Period=None,
             Threshold=CONCURRENCY_SHARE,
             EvaluationPeriods=2,
         ),
@@ -255,34 +235,29 @@ def account_alarms(stage: str) -> dict[str, Any]:
             "SQS and stream triggers retry; the API answered 429 or 502).",
             alarm_metric(f"{prefix}-lambda-throttles", "AWS/Lambda", "Throttles"),
         ),
-        "SesQuotaAlarm": _alarm(
+        "SesQuotaAlarm": math_alarm(
             f"SES sent {SES_QUOTA_SHARE:.0%} or more of the account's 24-hour quota (parameter "
             "SesDailyQuota): past it, every notification and digest fails. Request a higher "
             "quota in the SES console (Account dashboard), and set SesDailyQuota to it.",
+            f"{prefix}-ses-quota",
+            [
+                {
+                    "Id": "sent",
+                    "ReturnData": False,
+                    "MetricStat": {
+                        "Metric": {"Namespace": "AWS/SES", "MetricName": "Send"},
+                        # A UTC day's sending so far (SES's quota is a rolling 24 hours: close
+                        # enough to warn at 80%).
+                        "Period": 86400,
+                        "Stat": "Sum",
+                    },
+                }
+            ],
             {
-                "AlarmName": f"{prefix}-ses-quota",
-                "Metrics": [
-                    {
-                        "Id": "sent",
-                        "ReturnData": False,
-                        "MetricStat": {
-                            "Metric": {"Namespace": "AWS/SES", "MetricName": "Send"},
-                            # A UTC day's sending so far (SES's quota is a rolling 24 hours:
-                            # close enough to warn at 80%).
-                            "Period": 86400,
-                            "Stat": "Sum",
-                        },
-                    },
-                    {
-                        "Id": "share",
-                        "Expression": {"Fn::Sub": "sent / ${SesDailyQuota}"},
-                        "Label": "share of the 24-hour quota",
-                        "ReturnData": True,
-                    },
-                ],
+                "Id": "share",
+                "Expression": {"Fn::Sub": "sent / ${SesDailyQuota}"},
+                "Label": "share of the 24-hour quota",
             },
-            Statistic=None,
-            Period=None,
             Threshold=SES_QUOTA_SHARE,
         ),
     }
@@ -305,26 +280,15 @@ def throttle_alarm(stage: str, tables: dict[str, str]) -> dict[str, Any]:
         ]
     }
     return {
-        "DynamoDbThrottlesAlarm": _alarm(
+        "DynamoDbThrottlesAlarm": math_alarm(
             "DynamoDB throttled requests to a table of this stage or one of its indexes (the "
             "dashboard's throttle widget names the table and the index). "
             "On-demand tables throttle when traffic more than doubles its previous peak within "
             "30 minutes, or on a hot key: read the throttled functions' logs for the key, and "
             "pre-warm the table before a known surge.",
-            {
-                "AlarmName": f"{prefix}-dynamodb-throttles",
-                "Metrics": [
-                    {
-                        "Id": "throttled",
-                        "Expression": query,
-                        "Period": 300,
-                        "Label": "throttled requests",
-                        "ReturnData": True,
-                    }
-                ],
-            },
-            Statistic=None,
-            Period=None,
+            f"{prefix}-dynamodb-throttles",
+            [],
+            {"Id": "throttled", "Expression": query, "Period": 300, "Label": "throttled requests"},
         )
     }
 
