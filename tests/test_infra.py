@@ -10,6 +10,7 @@ import os
 import pytest
 
 from agora_local.embedded_aws import start_moto_server, stop_moto_server
+from infra import yaml_text
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures
 from tests.support import REPO_ROOT, suite_key_pair
 from tests.support.running import run_module
@@ -109,8 +110,6 @@ def test_translated_stack_creates_in_moto_and_the_api_and_every_job_work_on_it(
     monkeypatch, mailbox
 ):
     import boto3
-
-    from infra import yaml_text
 
     if not PACKAGED.exists():
         if os.environ.get("CI"):
@@ -574,19 +573,31 @@ def check_operations(endpoint: str, packaged: dict, alarms: dict, physical: dict
     assert set(packaged["Parameters"]) >= {"BaseUrl", "AlarmEmail", "MailSenderDomain"}
 
 
+def prod_template() -> dict:
+    """infra/prod.yaml as generated (its first line is a comment that says so)."""
+    return yaml_text.load((REPO_ROOT / "infra" / "prod.yaml").read_text().split("\n", 1)[1])
+
+
+def alarms_by_name(resources: dict) -> dict[str, dict]:
+    """The template's CloudWatch alarms: name -> properties."""
+    return {
+        r["Properties"]["AlarmName"]: r["Properties"]
+        for r in resources.values()
+        if r.get("Type") == "AWS::CloudWatch::Alarm"
+    }
+
+
 def test_prod_is_not_traced_and_keeps_logs_longer():
     """X-Ray is off (issue 38): without a tracer it showed Lambda's segments only; the logs'
     correlationId follows a request instead. The serverless rules' tracing warnings are listed
     exceptions with that reason."""
     import json
 
-    from infra import yaml_text
-
     config = json.loads((REPO_ROOT / ".chalice" / "config.json").read_text())
     assert not any(stage.get("xray") for stage in config["stages"].values())
     retention = {s: config["stages"][s]["log_retention_in_days"] for s in ("dev", "prod")}
     assert retention["prod"] > retention["dev"]
-    prod = yaml_text.load((REPO_ROOT / "infra" / "prod.yaml").read_text().split("\n", 1)[1])
+    prod = prod_template()
     assert prod["Resources"]["RestAPI"]["Properties"]["TracingEnabled"] is False
     assert "AWSXRayDaemonWriteAccess" not in json.dumps(prod)
     exceptions = json.loads((REPO_ROOT / "infra" / "lint-exceptions.json").read_text())
@@ -597,15 +608,9 @@ def test_prod_is_not_traced_and_keeps_logs_longer():
 def test_prod_template_watches_every_failure_class_and_deploys_by_canary():
     """Issue 26: the alarms and dashboard, aliases with a canary and its rollback alarms, access
     logs with the correlation id, and stage throttling, in the generated prod template."""
-    from infra import yaml_text
-
-    prod = yaml_text.load((REPO_ROOT / "infra" / "prod.yaml").read_text().split("\n", 1)[1])
+    prod = prod_template()
     resources = prod["Resources"]
-    alarms = {
-        r["Properties"]["AlarmName"]: r["Properties"]
-        for r in resources.values()
-        if r.get("Type") == "AWS::CloudWatch::Alarm"
-    }
+    alarms = alarms_by_name(resources)
     for name in (
         "agora-prod-ses-feedback-dead-letters",
         "agora-prod-mailbox-jobs-age",
@@ -704,16 +709,11 @@ def test_prod_template_sees_silent_failures_and_keeps_its_data():
     """Issue 38: IteratorAge, a heartbeat per frequent schedule (missing data breaching), the
     account's limits, the budget; the token secret retained; the hook and its grants; log
     permissions on the stack's own log groups, not a stack name."""
-    from infra import yaml_text
     from infra.watch import HEARTBEATS, PURGE_AGE_DAYS
 
-    prod = yaml_text.load((REPO_ROOT / "infra" / "prod.yaml").read_text().split("\n", 1)[1])
+    prod = prod_template()
     resources = prod["Resources"]
-    alarms = {
-        r["Properties"]["AlarmName"]: r["Properties"]
-        for r in resources.values()
-        if r.get("Type") == "AWS::CloudWatch::Alarm"
-    }
+    alarms = alarms_by_name(resources)
     age = alarms["agora-prod-outbox-stream-iterator-age"]
     assert (age["MetricName"], age["Dimensions"]) == (
         "IteratorAge",
