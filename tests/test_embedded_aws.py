@@ -9,7 +9,7 @@ import pytest
 from botocore.config import Config
 
 from agora_local.embedded_aws import start_moto_server, stop_moto_server
-from tests.support import suite_key_pair
+from tests.support import create_pk_sk_table, suite_key_pair
 
 TABLE = "embedded-aws-test"
 
@@ -24,18 +24,7 @@ def dynamodb():
         region_name="us-east-1",
         config=Config(retries={"max_attempts": 1}, max_pool_connections=16),
     )
-    client.create_table(
-        TableName=TABLE,
-        KeySchema=[
-            {"AttributeName": "pk", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_pk_sk_table(client, TABLE)
     yield client
     # Forgets the table too: the module's slow test runs first, apart from its other test, and
     # each sets this fixture up (moto's backends outlive a server).

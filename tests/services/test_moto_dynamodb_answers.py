@@ -25,7 +25,12 @@ from chalicelib.aws import client
 from chalicelib.store.outbox import streams_client
 from tests.fixtures import moto_dynamodb
 from tests.services.test_moto_speedups import stored_community
-from tests.support import suite_key_pair
+from tests.support import (
+    PK_SK_ATTRIBUTES,
+    PK_SK_KEY_SCHEMA,
+    create_pk_sk_table,
+    suite_key_pair,
+)
 
 SCRATCH = "answers-scratch"
 BLOB = bytes(range(256))  # every byte value, not valid UTF-8
@@ -170,15 +175,8 @@ def scratch_table_scenario(call: Calls) -> None:
         "dynamodb",
         "create_table",
         TableName=SCRATCH,
-        KeySchema=[
-            {"AttributeName": "pk", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-            {"AttributeName": "gsi", "AttributeType": "S"},
-        ],
+        KeySchema=PK_SK_KEY_SCHEMA,
+        AttributeDefinitions=[*PK_SK_ATTRIBUTES, {"AttributeName": "gsi", "AttributeType": "S"}],
         GlobalSecondaryIndexes=[
             {
                 "IndexName": "by-gsi",
@@ -456,18 +454,7 @@ def test_a_blob_is_written_as_moto_writes_it(aws):
     """The base64 of the raw bytes, never of their base64 (what the item holds on the wire)."""
     dynamodb = client("dynamodb")
     stored = every_kind_of_item("p", "1")
-    dynamodb.create_table(
-        TableName=SCRATCH,
-        KeySchema=[
-            {"AttributeName": "pk", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_pk_sk_table(dynamodb, SCRATCH)
     dynamodb.put_item(TableName=SCRATCH, Item=stored)
     with recording() as recorder:
         got = dynamodb.get_item(TableName=SCRATCH, Key={"pk": {"S": "p"}, "sk": {"S": "1"}})

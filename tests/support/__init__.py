@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from agora_local.key_pair import KeyPair
 
@@ -30,3 +31,23 @@ def suite_key_pair() -> KeyPair:
     """The key pair the suite's AWS clients sign with (tests/conftest.py sets it in the
     environment): an embedded AWS a test starts answers only requests signed with it."""
     return KeyPair(os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"])
+
+
+# A scratch table keyed by two strings, `pk` (hash) and `sk` (range), billed per request.
+PK_SK_KEY_SCHEMA = [
+    {"AttributeName": "pk", "KeyType": "HASH"},
+    {"AttributeName": "sk", "KeyType": "RANGE"},
+]
+PK_SK_ATTRIBUTES = [
+    {"AttributeName": "pk", "AttributeType": "S"},
+    {"AttributeName": "sk", "AttributeType": "S"},
+]
+
+
+def create_pk_sk_table(dynamodb: Any, name: str) -> None:
+    dynamodb.create_table(
+        TableName=name,
+        KeySchema=PK_SK_KEY_SCHEMA,
+        AttributeDefinitions=PK_SK_ATTRIBUTES,
+        BillingMode="PAY_PER_REQUEST",
+    )
