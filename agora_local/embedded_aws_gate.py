@@ -94,17 +94,21 @@ def request_headers(environ: Mapping[str, Any]) -> dict[str, str]:
     return headers
 
 
-def signature_refusal(
-    method: str,
-    raw_path: str,
-    query: str,
-    headers: Mapping[str, str],
-    body: bytes,
-    key_pair: KeyPair,
-    now: datetime,
-) -> Refusal | None:
+@dataclass(frozen=True)
+class SentRequest:
+    """A request as it came, its `raw_path` and `query` still percent-encoded."""
+
+    method: str
+    raw_path: str
+    query: str
+    headers: Mapping[str, str]
+    body: bytes
+
+
+def signature_refusal(sent: SentRequest, key_pair: KeyPair, now: datetime) -> Refusal | None:
     """None when the request is signed (SigV4, Authorization header) with `key_pair`; else why
-    not. `raw_path` and `query` are as sent, still percent-encoded."""
+    not."""
+    headers = sent.headers
     authorization = headers.get("authorization")
     if not authorization:
         return MISSING
@@ -124,11 +128,9 @@ def signature_refusal(
     if abs(now - signed_at) > ALLOWED_SKEW:
         return _bad_signature("Signature expired: signed more than 15 minutes from now")
     declared = headers.get("x-amz-content-sha256")
-    if declared is not None and declared != hashlib.sha256(body).hexdigest():
+    if declared is not None and declared != hashlib.sha256(sent.body).hexdigest():
         return _bad_signature("The body is not the one X-Amz-Content-SHA256 names")
-    expected = _expected_signature(
-        method, raw_path, query, headers, body, key_pair, parsed, signed, stamp
-    )
+    expected = _expected_signature(sent, key_pair, parsed, signed, stamp)
     if expected is None or not hmac.compare_digest(expected, parsed["signature"]):
         return _bad_signature(
             "The request signature we calculated does not match the signature you provided"
@@ -137,23 +139,19 @@ def signature_refusal(
 
 
 def _expected_signature(
-    method: str,
-    raw_path: str,
-    query: str,
-    headers: Mapping[str, str],
-    body: bytes,
-    key_pair: KeyPair,
-    parsed: re.Match[str],
-    signed: list[str],
-    stamp: str,
+    sent: SentRequest, key_pair: KeyPair, parsed: re.Match[str], signed: list[str], stamp: str
 ) -> str | None:
     """The signature botocore's signer makes of this request with the pair's secret (None when
     a header it names was not sent)."""
+    headers = sent.headers
     if any(name not in headers for name in signed):
         return None
-    url = f"http://{headers['host']}{raw_path}" + (f"?{query}" if query else "")
+    url = f"http://{headers['host']}{sent.raw_path}" + (f"?{sent.query}" if sent.query else "")
     request = AWSRequest(
-        method=method, url=url, headers={name: headers[name] for name in signed}, data=body
+        method=sent.method,
+        url=url,
+        headers={name: headers[name] for name in signed},
+        data=sent.body,
     )
     request.context["timestamp"] = stamp
     signer_class = S3SigV4Auth if parsed["service"] == "s3" else SigV4Auth
@@ -225,15 +223,14 @@ class AwsGate:
         body = _read_body(environ)
         headers = request_headers(environ)
         raw = urlsplit(str(environ.get("RAW_URI") or environ.get("REQUEST_URI") or path))
-        refusal = signature_refusal(
+        sent = SentRequest(
             str(environ.get("REQUEST_METHOD", "GET")),
             raw.path,
             str(environ.get("QUERY_STRING", "")),
             headers,
             body,
-            self.key_pair,
-            self.now(),
         )
+        refusal = signature_refusal(sent, self.key_pair, self.now())
         if refusal is not None:
             return _aws_error(start_response, refusal, headers)
         environ["wsgi.input"] = io.BytesIO(body)

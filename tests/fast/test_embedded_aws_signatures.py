@@ -11,7 +11,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from agora_local.embedded_aws_gate import signature_refusal
+from agora_local.embedded_aws_gate import SentRequest, signature_refusal
 from agora_local.key_pair import KeyPair
 
 pytestmark = pytest.mark.fast
@@ -37,7 +37,7 @@ def signed(path: str = "/", query: str = "") -> tuple[dict[str, str], datetime]:
 
 
 def check(headers, now, path="/", query="", body=BODY, method="POST"):
-    return signature_refusal(method, path, query, headers, body, PAIR, now)
+    return signature_refusal(SentRequest(method, path, query, headers, body), PAIR, now)
 
 
 def test_a_signature_is_good_for_fifteen_minutes_either_way():
