@@ -12,7 +12,7 @@ import pytest
 
 from chalicelib.api.routing import ROUTES
 from tests.fixtures import auth
-from tests.support.passwords import cheap_hash
+from tests.support.passwords import guessed_administrator
 from tests.support.seeding import seed_events
 from tests.support.throttle_windows import in_one_throttle_window
 
@@ -39,14 +39,21 @@ JSON = ["application/json", "Application/JSON; Charset=UTF-8", 'application/json
 
 @pytest.fixture
 def owner(community):
-    community.user(
-        "pw-admin",
-        {community.root: "administrator"},
-        password_hash=cheap_hash("correct horse"),
-        email="ann@example.org",
-    )
+    return guessed_administrator(community, "ann@example.org")
+
+
+@pytest.fixture
+def root_event(community):
+    """The root administrator's id, and an event of theirs in the root group."""
+    root_admin = community.users[0]["id"]
     community.load()
-    return community.users[-1]["id"]
+    (event_id,) = seed_events(
+        community.root,
+        [datetime(2026, 4, 1, 9, tzinfo=UTC)],
+        authors=[root_admin],
+        written_on=datetime(2026, 3, 1, tzinfo=UTC),
+    )
+    return root_admin, event_id
 
 
 def send(client, method, path, content_type, body, headers=None):
@@ -92,16 +99,9 @@ def test_refused_sign_ins_are_no_attempts_against_the_throttle(client, owner):
     assert status == 200 and body["success"] is True
 
 
-def test_every_route_with_a_body_refuses_one_that_is_not_json(client, community):
+def test_every_route_with_a_body_refuses_one_that_is_not_json(client, community, root_event):
     """From the root administrator, who passes every privilege: the body is what is refused."""
-    root_admin = community.users[0]["id"]
-    community.load()
-    (event_id,) = seed_events(
-        community.root,
-        [datetime(2026, 4, 1, 9, tzinfo=UTC)],
-        authors=[root_admin],
-        written_on=datetime(2026, 3, 1, tzinfo=UTC),
-    )
+    root_admin, event_id = root_event
     values = {
         "groupId": community.root,
         "connectorId": community.new_id(),
@@ -136,16 +136,9 @@ def test_no_token_is_401_and_no_privilege_403_before_the_body_is_looked_at(clien
     assert unprivileged[0] == 403 and unprivileged[1]["errors"] == []
 
 
-def test_an_empty_body_needs_no_content_type(client, community):
+def test_an_empty_body_needs_no_content_type(client, root_event):
     """The calendar move takes its fields from the query string: no body, nothing to label."""
-    root_admin = community.users[0]["id"]
-    community.load()
-    (event_id,) = seed_events(
-        community.root,
-        [datetime(2026, 4, 1, 9, tzinfo=UTC)],
-        authors=[root_admin],
-        written_on=datetime(2026, 3, 1, tzinfo=UTC),
-    )
+    root_admin, event_id = root_event
     query = (
         "startDate=2026-04-02T09:00:00Z&calendarStartDate=2026-04-01T00:00:00Z"
         "&calendarEndDate=2026-05-01T00:00:00Z"

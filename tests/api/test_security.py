@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from chalicelib import deps
-from tests.support.passwords import cheap_hash
+from tests.support.passwords import guessed_administrator
 from tests.support.throttle_windows import in_one_throttle_window
 
 LOGIN = "/api/v1/en_US/security/login"
@@ -30,14 +30,7 @@ def admin(community):
 def guessed_admin(community):
     """The same account for the tests that guess its password many times: stored with a hash at
     argon2's lowest cost, as a fixture may give it (tests/support/passwords.py)."""
-    community.user(
-        "pw-admin",
-        {community.root: "administrator"},
-        password_hash=cheap_hash("correct horse"),
-        email="Ann@Example.org",
-    )
-    community.load()
-    return community.users[-1]["id"]
+    return guessed_administrator(community, "Ann@Example.org")
 
 
 def test_login_returns_a_token_that_opens_the_home_page(api, admin):

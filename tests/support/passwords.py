@@ -11,6 +11,7 @@ a password set through the API or the CLI is hashed with them, is tested where i
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 
 @functools.cache
@@ -19,3 +20,16 @@ def cheap_hash(password: str) -> str:
     from argon2 import PasswordHasher
 
     return PasswordHasher(time_cost=1, memory_cost=8, parallelism=1).hash(password)
+
+
+def guessed_administrator(community: Any, email: str) -> str:
+    """The root group's administrator `pw-admin` (password "correct horse", at `email`) for the
+    tests that guess its password many times, stored with a cheap hash; its id."""
+    community.user(
+        "pw-admin",
+        {community.root: "administrator"},
+        password_hash=cheap_hash("correct horse"),
+        email=email,
+    )
+    community.load()
+    return community.users[-1]["id"]
