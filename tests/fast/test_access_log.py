@@ -33,6 +33,14 @@ class Handler(RedactedAccessLog, BaseHTTPRequestHandler):
             super().log_message(format, *args)
 
 
+def logged(path: str) -> str:
+    """What the handler writes for a GET of `path` answered 200, and for the same path refused."""
+    handler = Handler(f"GET {path} HTTP/1.1")
+    handler.log_request(200, 512)
+    handler.log_error("code %d, message %s", 400, f"Bad request ({path!r})")
+    return handler.written.getvalue()
+
+
 @pytest.mark.parametrize(
     "path",
     [
@@ -42,12 +50,8 @@ class Handler(RedactedAccessLog, BaseHTTPRequestHandler):
     ],
 )
 def test_the_access_line_of_a_feed_read_by_key_shows_no_key(path):
-    handler = Handler(f"GET {path} HTTP/1.1")
+    written = logged(path)
 
-    handler.log_request(200, 512)
-    handler.log_error("code %d, message %s", 400, f"Bad request ({path!r})")
-
-    written = handler.written.getvalue()
     assert KEY not in written
     assert written.count("=[redacted]") == 2 and '" 200' in written
 
@@ -61,12 +65,8 @@ def test_the_access_line_of_a_feed_read_by_key_shows_no_key(path):
     ],
 )
 def test_the_access_line_of_an_unsubscribe_link_shows_no_token(path):
-    handler = Handler(f"GET {path} HTTP/1.1")
+    written = logged(path)
 
-    handler.log_request(200, 512)
-    handler.log_error("code %d, message %s", 400, f"Bad request ({path!r})")
-
-    written = handler.written.getvalue()
     assert TOKEN not in written and "unsubscribe-token" not in written
     assert written.count("=[redacted]") == 2
 
