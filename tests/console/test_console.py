@@ -426,12 +426,10 @@ def test_settings_show_a_feed_error_beside_its_field_then_store_a_good_one_and_a
     server refuses connections: after a poll, Settings shows its lastError with the time, beside
     the form (issue 23)."""
     import os
-    import subprocess
-    import sys
 
     from bench.admin_load import aws_environment
     from tests.support import REPO_ROOT
-    from tests.support.running import free_port
+    from tests.support.running import free_port, run_module
 
     photography = "44dd1629-602f-5579-88ae-f6a12ed221b1"
     closed = {
@@ -446,14 +444,7 @@ def test_settings_show_a_feed_error_beside_its_field_then_store_a_good_one_and_a
     assert api(agora, "PUT", f"connector/email-to-post/{photography}", closed)[0] == 200
     try:
         env = {**os.environ, **aws_environment(agora.output), "PYTHONPATH": str(REPO_ROOT)}
-        polled = subprocess.run(
-            [sys.executable, "-m", "chalicelib.cli", "poll-mail"],
-            cwd=REPO_ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        polled = run_module("chalicelib.cli", "poll-mail", env=env)
         assert polled.returncode == 1, polled.stdout + polled.stderr
     finally:
         # Switched off again, so the other tests' polls leave it alone.
@@ -894,14 +885,19 @@ def test_a_page_whose_module_arrives_late_is_not_drawn_over_the_page_opened_afte
     assert page.url.endswith("#/settings")
 
 
+def connector_card(page, agora, group: str):
+    """Settings of `group`, signed in: its email-to-post connector's card and next-poll line."""
+    sign_in(page, agora)
+    open_page(page, "Settings")
+    choose_group(page, group)
+    card = page.get_by_role("region", name="Email-to-post connector")
+    return card, card.locator(".mailbox-next-poll")
+
+
 def test_poll_now_shows_the_next_poll_as_due_now_never_as_a_time_gone_by(agora, page):
     """make run wires each demo group's connector to its own mailbox (due 5 minutes after it was
     saved); Poll now makes it due at once, which Settings says in words, not as a past time."""
-    sign_in(page, agora)
-    open_page(page, "Settings")
-    choose_group(page, "Tomato Growers")
-    card = page.get_by_role("region", name="Email-to-post connector")
-    next_poll = card.locator(".mailbox-next-poll")
+    card, next_poll = connector_card(page, agora, "Tomato Growers")
     expect(next_poll).to_contain_text("Next poll: ")
     with page.expect_response(lambda r: r.url.endswith("/poll")) as asked:
         card.get_by_role("button", name="Poll now").click()
@@ -991,11 +987,7 @@ def test_activity_shows_who_changed_what_and_its_filters_ask_the_api(agora, page
 def test_a_next_poll_time_the_open_page_outlives_turns_into_due_now(agora, page):
     """Settings left open past the next poll's time shows it due, not a time gone by."""
     page.clock.install()
-    sign_in(page, agora)
-    open_page(page, "Settings")
-    choose_group(page, "Masterclass")
-    card = page.get_by_role("region", name="Email-to-post connector")
-    next_poll = card.locator(".mailbox-next-poll")
+    _, next_poll = connector_card(page, agora, "Masterclass")
     expect(next_poll).to_contain_text("Next poll")
     page.clock.fast_forward("06:00:00")
     expect(next_poll).to_have_text("Next poll: due now, at the schedule's next look.")

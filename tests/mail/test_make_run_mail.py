@@ -8,6 +8,7 @@ import email
 import email.policy
 import json
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -20,7 +21,7 @@ import pytest
 
 from tests.mail.test_ingest import mail
 from tests.support import REPO_ROOT
-from tests.support.running import start_agora
+from tests.support.running import run_module, start_agora
 
 DEMO = json.loads((REPO_ROOT / "demo" / "community.json").read_text())
 GARDENING = next(g["id"] for g in DEMO["groups"] if g["slug"] == "gardening")
@@ -50,6 +51,17 @@ def cli(running, *command: str) -> subprocess.CompletedProcess:
     )
 
 
+def subscribe_to_gardening(running, auth: dict, name: str, alert: int) -> None:
+    """The demo member `name` is told of Gardening Club's new posts by `alert` (instant, digest)."""
+    status, body = running.request(
+        "POST",
+        f"/api/v1/en_US/user/{USERS[name]}/notifications/group/1",
+        {"groupId": GARDENING, "emailAlertId": alert},
+        headers=auth,
+    )
+    assert status == 200, body
+
+
 def sent_to(running) -> Counter[str]:
     """Recipients of every mail the embedded SES accepted (moto's model data)."""
     data = running.moto_api("data.json")
@@ -76,13 +88,7 @@ def test_cli_poll_mail_with_only_make_runs_variables_notifies_each_subscriber_on
     status, body = running.request("PUT", path, settings, headers=auth)
     assert status == 200, body
     for name, alert in (("sam", INSTANT), ("mia", INSTANT), ("pat", DIGEST)):
-        status, body = running.request(
-            "POST",
-            f"/api/v1/en_US/user/{USERS[name]}/notifications/group/1",
-            {"groupId": GARDENING, "emailAlertId": alert},
-            headers=auth,
-        )
-        assert status == 200, body
+        subscribe_to_gardening(running, auth, name, alert)
     mailbox.deliver(mail("gus@agora.example", "Seedlings to give away", "Tomatoes, come by."))
 
     polled = cli(running, "poll-mail")
@@ -123,8 +129,6 @@ def test_replies_to_a_notification_from_thunderbird_and_gmail_become_comments_on
     """A member answers the instant email of a new post with their mail client's Reply: only
     `In-Reply-To`/`References` tie the reply to the post (no permalink in the subject); each
     reply becomes one comment on that post, without the quoted notification."""
-    import secrets
-
     from tests.support.dovecot import DovecotMailbox
     from tests.support.replies import gmail_reply, thunderbird_reply
 
@@ -142,13 +146,7 @@ def test_replies_to_a_notification_from_thunderbird_and_gmail_become_comments_on
         settings = {**box.api_settings(), **address}
         status, body = running.request("PUT", path, settings, headers=auth)
         assert status == 200, body
-    status, body = running.request(
-        "POST",
-        f"/api/v1/en_US/user/{USERS['mia']}/notifications/group/1",
-        {"groupId": GARDENING, "emailAlertId": INSTANT},
-        headers=auth,
-    )
-    assert status == 200, body
+    subscribe_to_gardening(running, auth, "mia", INSTANT)
     title = f"Cuttings to share {secrets.token_hex(3)}"
     mailbox.deliver(mail("gus@agora.example", title, "Fuchsia and sage.\n\nCome by Saturday."))
     polled = cli(running, "poll-mail")
@@ -283,31 +281,31 @@ def _failed_poll(running, path: str, auth: dict, seen: list[str]) -> dict:
 TOMATOES = next(g["id"] for g in DEMO["groups"] if g["slug"] == "gardening-tomatoes")
 
 
+def mail_to_tomatoes(running, mailbox, auth: dict, subject: str, text: str) -> tuple[str, str]:
+    """Tomato Growers' email-to-post connector set to `mailbox`, which then holds a mail of Gus
+    whose title is `subject` and a suffix no other run wrote: the connector's path, the title."""
+    path = f"/api/v1/en_US/connector/email-to-post/{TOMATOES}"
+    status, body = running.request("PUT", path, mailbox.api_settings(), headers=auth)
+    assert status == 200, body
+    title = f"{subject} {secrets.token_hex(3)}"
+    mailbox.deliver(mail("gus@agora.example", title, text))
+    return path, title
+
+
 @pytest.mark.slow
 def test_a_cli_given_only_the_endpoint_and_key_pair_polls_as_make_runs_jobs_do(running, mailbox):
     """Issue 51: given the endpoint and the key pair alone, `poll-mail` refused the loopback
     mailboxes (private hosts) and pushed them 30 minutes out. Pointed at make run's embedded AWS,
     the CLI takes make run's defaults: loopback hosts allowed, senders read as they come."""
-    import secrets
-
     auth = {"X-Auth": running.token()}
-    path = f"/api/v1/en_US/connector/email-to-post/{TOMATOES}"
-    status, body = running.request("PUT", path, mailbox.api_settings(), headers=auth)
-    assert status == 200, body
-    title = f"Blight on the cherry tomatoes {secrets.token_hex(3)}"
-    mailbox.deliver(mail("gus@agora.example", title, "Pick off the lower leaves."))
+    path, title = mail_to_tomatoes(
+        running, mailbox, auth, "Blight on the cherry tomatoes", "Pick off the lower leaves."
+    )
     only = ("AWS_ENDPOINT_URL", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
     env = {name: os.environ[name] for name in ("PATH", "HOME", "LANG") if name in os.environ}
     env.update({name: running.printed[name] for name in only}, PYTHONPATH=str(REPO_ROOT))
 
-    polled = subprocess.run(
-        [sys.executable, "-m", "chalicelib.cli", "poll-mail"],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    polled = run_module("chalicelib.cli", "poll-mail", env=env)
 
     assert polled.returncode == 0, polled.stdout + polled.stderr
     status, body = running.request("GET", path, headers=auth)
@@ -323,14 +321,8 @@ def test_make_runs_own_schedule_reads_unsigned_mail_as_its_cli_does(running, mai
     """make run sets its endpoint after reading its settings: read again, its jobs take the
     embedded AWS's defaults too (no sender check), not `verify`'s, which rejects the demo's
     unsigned mail."""
-    import secrets
-
     auth = {"X-Auth": running.token()}
-    path = f"/api/v1/en_US/connector/email-to-post/{TOMATOES}"
-    status, body = running.request("PUT", path, mailbox.api_settings(), headers=auth)
-    assert status == 200, body
-    title = f"Tomato feed {secrets.token_hex(3)}"
-    mailbox.deliver(mail("gus@agora.example", title, "Comfrey tea works."))
+    path, title = mail_to_tomatoes(running, mailbox, auth, "Tomato feed", "Comfrey tea works.")
 
     status, body = running.request("POST", f"{path}/poll", None, headers=auth)
 
