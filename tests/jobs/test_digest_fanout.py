@@ -13,7 +13,7 @@ import pytest
 from chalicelib.domain.announcements import PostCreated
 from chalicelib.jobs.base import Deadline, PartsFailed
 from chalicelib.jobs.digests import batch_body, deliver_batch, enqueue_daily_digests, parse_batch
-from tests.jobs.test_digests import DAY_ONE, email_of, publish, run, world  # noqa: F401
+from tests.jobs.test_digests import DAY_ONE, email_of, publish, run, ses_refusing, world  # noqa: F401
 from tests.support import notify
 from tests.support.emf import value
 
@@ -81,27 +81,9 @@ def test_a_batch_found_after_its_day_is_left_over_and_its_items_wait(world, caps
 def test_a_digest_ses_refuses_fails_the_batch_after_the_others_and_is_sent_when_redelivered(
     world,
 ):
-    from botocore.exceptions import ClientError
-
-    from chalicelib.aws import client
-
     [body] = queued(world)
-    refused = email_of(world, world.sam).encode()
-
-    def refuse(params, **_):
-        if refused in params["RawMessage"]["Data"]:
-            raise ClientError(
-                {"Error": {"Code": "Throttling", "Message": "Maximum sending rate exceeded."}},
-                "SendRawEmail",
-            )
-
-    ses = client("ses")
-    ses.meta.events.register("provide-client-params.ses.SendRawEmail", refuse)
-    try:
-        with pytest.raises(PartsFailed) as failed:
-            deliver_batch(body, Deadline.unbounded(), now=DAY_ONE)
-    finally:
-        ses.meta.events.unregister("provide-client-params.ses.SendRawEmail", refuse)
+    with ses_refusing(email_of(world, world.sam)), pytest.raises(PartsFailed) as failed:
+        deliver_batch(body, Deadline.unbounded(), now=DAY_ONE)
     [line] = failed.value.lines
     assert line.startswith(f"digest of user {world.sam} failed: ") and "Throttling" in line
     assert notify.recipients(notify.sent_mail()) == [email_of(world, world.fay)]

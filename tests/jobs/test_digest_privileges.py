@@ -5,12 +5,9 @@ daily schedule reads the pending index and queues; the queue's function sends.""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
-from chalicelib.domain.announcements import PostCreated
-from tests.jobs.test_digests import publish, queued_bodies, world  # noqa: F401 - fixture
+from tests.jobs.test_digests import digests_scheduled, queued_bodies, world  # noqa: F401 - fixture
 from tests.support import notify
 from tests.test_privileges import assert_granted, declared_tables, recorder  # noqa: F401
 
@@ -29,13 +26,7 @@ def stage_queue(monkeypatch):
 
 
 def test_the_schedule_and_the_worker_stay_within_their_grants(world, recorder, client, stage_queue):
-    publish(PostCreated(world.hello, world.garden, world.ann), datetime.now(UTC))
-    event = client.events.generate_cw_event(
-        source="aws.events",
-        detail_type="Scheduled Event",
-        detail={},
-        resources=["arn:aws:events:us-east-1:123456789012:rule/send-digests"],
-    )
+    event = digests_scheduled(world, client)
     recorder.calls.clear()
     assert client.lambda_.invoke("send-digests", event).payload["recipients"] == 2
     assert_granted("send-digests", recorder)
