@@ -152,6 +152,22 @@ class DigestWorld:
     emails: list[str]
 
 
+def _members(count: int, user_id: str, mailbox: str, alias: str) -> tuple[ReadOnly, list[str]]:
+    """`count` users of no group (ids `user_id` formatted with their number, mail to
+    `mailbox<number>@example.org`, aliases `alias <number>`), and their emails in order."""
+    from tests.support import fakes
+
+    users = ReadOnly({})
+    emails = []
+    for number in range(count):
+        email = f"{mailbox}{number}@example.org"
+        emails.append(email)
+        users.records[user_id.format(number)] = fakes.FakeRecord(
+            id=user_id.format(number), email=email, alias=f"{alias} {number}", memberships={}
+        )
+    return users, emails
+
+
 def digest_world(recipients: int) -> DigestWorld:
     """A community of `recipients` members, each with one to three items queued overnight."""
     from tests.support import fakes
@@ -178,16 +194,9 @@ def digest_world(recipients: int) -> DigestWorld:
             for n in range(50)
         }
     )
-    users = ReadOnly({})
+    users, emails = _members(recipients, "user-{:06d}", "member", "Member")
     digests = FakeDigestRepository()
-    emails = []
-    for number in range(recipients):
-        user_id = f"user-{number:06d}"
-        email = f"member{number}@example.org"
-        emails.append(email)
-        users.records[user_id] = fakes.FakeRecord(
-            id=user_id, email=email, alias=f"Member {number}", memberships={}
-        )
+    for number, user_id in enumerate(users.records):
         for item in range(1 + number % 3):
             post = (number + item) % 50
             digests.queue(
@@ -307,18 +316,9 @@ def instant_world(world: DigestWorld, fans: int) -> InstantWorld:
     """`fans` other members who take the garden's new posts by instant email; the post is one
     of the garden's (its author is not a member any more: "Someone")."""
     from chalicelib.domain.announcements import PostCreated
-    from tests.support import fakes
     from tests.support.digest_fakes import FakeDigestRepository
 
-    users = ReadOnly({})
-    emails = []
-    for number in range(fans):
-        user_id = f"fan-{number:05d}"
-        email = f"fan{number}@example.org"
-        emails.append(email)
-        users.records[user_id] = fakes.FakeRecord(
-            id=user_id, email=email, alias=f"Fan {number}", memberships={}
-        )
+    users, emails = _members(fans, "fan-{:05d}", "fan", "Fan")
     parts = {
         **{name: world.service_parts[name] for name in ("groups", "posts", "comments", "mail")},
         "identities": world.service_parts["identities"],
