@@ -193,19 +193,9 @@ def world() -> dict[str, Any]:
 def mail_walk(garden: str) -> tuple[Walk, str]:
     from chalicelib import deps
     from chalicelib.jobs.outbox import drain_in_process
-    from chalicelib.services.mailboxes import Mailbox
-    from tests.support.mail_fakes import FakeMaildrop
+    from tests.support.mail_fakes import FakeMaildrop, fake_server_mailbox
 
-    mailbox = Mailbox(
-        scope=garden,
-        kind="emailToPost",
-        server_name="pop.example.org",
-        server_port=110,
-        server_username="garden",
-        password="secret",
-        is_ssl=False,
-        delete_processed=True,
-    )
+    mailbox = fake_server_mailbox(garden)
     ingestor = deps.mail_ingestor(open_mailbox=FakeMaildrop(a_mail()))
     ingestor.mail.prepare()
     with traced() as walk:

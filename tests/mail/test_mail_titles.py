@@ -10,8 +10,7 @@ import pytest
 
 from chalicelib import deps
 from chalicelib.mail.parse import headers_of, parse_mail
-from chalicelib.services.mailboxes import Mailbox
-from tests.support.mail_fakes import FakePop3
+from tests.support.mail_fakes import FakePop3, fake_server_mailbox
 from tests.support.notify import sent_mail, subscribe, verify_sender_domain
 from tests.support.outbox import drain
 
@@ -65,15 +64,7 @@ def test_a_mailed_u2028_subject_makes_a_one_line_title_whose_notification_goes_o
     c.load()
     verify_sender_domain()
     subscribe(fan, "group", garden, 1, email=1)  # instant email of new posts
-    box = Mailbox(
-        scope=garden,
-        kind="emailToPost",
-        server_name="pop.example.org",
-        server_port=995,
-        server_username="garden",
-        password="secret",
-        is_ssl=True,
-    )
+    box = fake_server_mailbox(garden)
     maildrop = FakePop3({"u1": mail_titled("Roses\u2028in bloom")})
 
     result = deps.mail_ingestor(open_mailbox=lambda _: maildrop).poll(box, lambda: False)

@@ -22,11 +22,28 @@ from chalicelib.domain.ports.mail import (
     Step,
 )
 from chalicelib.domain.ports.notify import NewAlert, SubscriptionChange
+from chalicelib.services.mailboxes import Mailbox
 from tests.support.fakes import (
     FakeGroupRepository,
     FakeNotificationRepository,
     FakeUserRepository,
 )
+
+
+def fake_server_mailbox(scope: str) -> Mailbox:
+    """The group `scope`'s email-to-post mailbox, as a poll whose maildrop is a fake (FakePop3,
+    FakeMaildrop) is given it: its server is never reached."""
+    return Mailbox(
+        scope=scope,
+        kind="emailToPost",
+        server_name="pop.example.org",
+        server_port=110,
+        server_username="garden",
+        password="secret",
+        is_ssl=False,
+        delete_processed=True,
+    )
+
 
 # --- the mail log --------------------------------------------------------------------------------
 
