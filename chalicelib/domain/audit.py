@@ -18,12 +18,18 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TypeAlias
+
+from chalicelib.domain.json import JsonValue
 
 # A value longer than this is cut (CONTRACT §12).
 LONGEST_VALUE = 200
 SET, CHANGED, REMOVED = "(set)", "(changed)", "(removed)"
 VIAS = ("api", "cli", "job")
+
+# A thing's fields by the API's names, as a service read or wrote them: any value (a date, a
+# ciphertext, a number); an entry shows each as JSON (`_shown`).
+Fields: TypeAlias = Mapping[str, object]
 
 
 @dataclass(frozen=True)
@@ -71,8 +77,8 @@ def acting_as_job(name: str) -> Iterator[Actor]:
 @dataclass(frozen=True)
 class Change:
     field: str
-    before: Any
-    after: Any
+    before: JsonValue
+    after: JsonValue
 
 
 @dataclass(frozen=True)
@@ -90,10 +96,10 @@ class AuditEntry:
 def entry(
     action: str,
     *,
-    target: tuple[str, Any],
+    target: tuple[str, str | int],
     group_id: str | None,
-    before: Mapping[str, Any] | None,
-    after: Mapping[str, Any] | None,
+    before: Fields | None,
+    after: Fields | None,
     secrets: Collection[str] = (),
     always: bool = False,
     at: datetime | None = None,
@@ -122,7 +128,7 @@ def entry(
     ]
 
 
-def fields_of(source: Any, names: Mapping[str, str]) -> dict[str, Any] | None:
+def fields_of(source: object, names: Mapping[str, str]) -> dict[str, object] | None:
     """The API's fields of a stored record or a mapping of attribute values: `names` maps each
     attribute to its API name. None stays None (a thing that does not exist)."""
     if source is None:
@@ -133,8 +139,8 @@ def fields_of(source: Any, names: Mapping[str, str]) -> dict[str, Any] | None:
 
 
 def diff(
-    before: Mapping[str, Any] | None,
-    after: Mapping[str, Any] | None,
+    before: Fields | None,
+    after: Fields | None,
     secrets: Collection[str] = (),
 ) -> tuple[Change, ...]:
     """One change per field whose value differs, in the order the fields are first named."""
@@ -152,7 +158,7 @@ def diff(
     return tuple(found)
 
 
-def _secret_change(name: str, was: Any, now: Any) -> Change | None:
+def _secret_change(name: str, was: object, now: object) -> Change | None:
     if was == now or (not was and not now):
         return None
     if not now:
@@ -160,7 +166,7 @@ def _secret_change(name: str, was: Any, now: Any) -> Change | None:
     return Change(name, SET if was else None, CHANGED if was else SET)
 
 
-def _shown(value: Any) -> Any:
+def _shown(value: object) -> JsonValue:
     """A value as an entry shows it: JSON's types, dates in ISO 8601 UTC, long texts cut."""
     if isinstance(value, datetime):
         text = value.astimezone(UTC).isoformat().replace("+00:00", "Z")

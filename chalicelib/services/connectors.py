@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from chalicelib.auth import Caller, Need
 from chalicelib.domain import audit
-from chalicelib.domain.ports.people import GroupStore, User, UserReader
+from chalicelib.domain.connectors import Connector, ConnectorConfiguration
+from chalicelib.domain.ports.people import Group, GroupStore, User, UserReader
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.schemas.common import AccessWarning
 from chalicelib.schemas.connectors import (
@@ -38,22 +39,25 @@ if TYPE_CHECKING:
     from chalicelib.store.connectors import ConnectorRepository
 
 
-# The ids of the connector kinds in `type` (the spec gives none).
-def _audit_fields(record: Any) -> dict[str, Any]:
+def _audit_fields(config: ConnectorConfiguration | None) -> audit.Fields:
     """What a group's configuration of a connector shows, by the API's names (CONTRACT §12)."""
-    if record is None:
+    if config is None:
         return {"isEnabled": False}
-    settings = dict(record.settings or {})
     return {
-        "isEnabled": bool(record.is_enabled),
-        "inheritSettings": record.inherit_settings,
-        "settings.applicationId": settings.get("applicationId"),
-        "settings.allowGuest": settings.get("allowGuest"),
-        "settings.applicationSecret": record.secret,
+        "isEnabled": config.is_enabled,
+        "inheritSettings": config.inherit_settings,
+        "settings.applicationId": config.application_id,
+        "settings.allowGuest": config.allow_guest,
+        "settings.applicationSecret": config.secret,
     }
 
 
-def _audited(connector: Any, group: Any, stored: Any, record: Any) -> list[audit.AuditEntry]:
+def _audited(
+    connector: Connector,
+    group: Group,
+    stored: ConnectorConfiguration | None,
+    record: ConnectorConfiguration,
+) -> list[audit.AuditEntry]:
     return audit.entry(
         "connector.update",
         target=("connector", connector.id),
@@ -64,6 +68,7 @@ def _audited(connector: Any, group: Any, stored: Any, record: Any) -> list[audit
     )
 
 
+# The ids of the connector kinds in `type` (the spec gives none).
 KIND_TYPES = {"chat": (1, "Chat"), "crm": (2, "CRM")}
 
 
@@ -87,13 +92,14 @@ def _secret_context(group_id: str, connector_id: str) -> dict[str, str]:
 class _View:
     """What presenting one connector in one group needs, gathered with a few batched reads."""
 
-    group: Any
+    group: Group
     caller: Caller
-    configs: dict[str, Any]  # connector id → the group's configuration
-    ancestors: list[Any]  # the group's parents, nearest first
-    ancestor_configs: dict[tuple[str, str], Any]  # (group id, connector id) → configuration
+    configs: dict[str, ConnectorConfiguration]  # connector id → the group's configuration
+    ancestors: list[Group]  # the group's parents, nearest first
+    # (group id, connector id) → configuration
+    ancestor_configs: dict[tuple[str, str], ConnectorConfiguration]
     enabled_groups: dict[str, list[str]]  # connector id → ids of groups where it is enabled
-    groups: dict[str, Any]  # group id → group (for `groups` and `inheritedFrom`)
+    groups: dict[str, Group]  # group id → group (for `groups` and `inheritedFrom`)
     users: Mapping[str, User]  # user id → user (author, editor)
 
 
@@ -114,7 +120,7 @@ class LocalConnectorService:
         self.cipher = cipher
         self.clock = clock
 
-    def find(self, connector_id: str) -> Any:
+    def find(self, connector_id: str) -> Connector:
         connector = self.connectors.get(connector_id)
         if connector is None:
             raise NotFound("connectorId", connector_id, "connector")
@@ -122,7 +128,7 @@ class LocalConnectorService:
 
     # --- reads -----------------------------------------------------------------------------------
 
-    def get(self, connector: Any, group: Any, caller: Caller) -> LocalConnectorOut:
+    def get(self, connector: Connector, group: Group, caller: Caller) -> LocalConnectorOut:
         config = self.connectors.configuration(group.id, connector.id)
         configs = {connector.id: config} if config is not None else {}
         view = self._gather(
@@ -130,7 +136,7 @@ class LocalConnectorService:
         )
         return self._present(connector, view)
 
-    def list(self, group: Any, caller: Caller) -> LocalConnectorList:
+    def list(self, group: Group, caller: Caller) -> LocalConnectorList:
         catalogue = sorted(self.connectors.catalogue(), key=lambda c: (c.name.lower(), c.id))
         configs = self.connectors.configurations_of_group(group.id)
         # One Query answers the enabled groups of every connector (the list shows them all).
@@ -141,34 +147,28 @@ class LocalConnectorService:
 
     def update(
         self,
-        connector: Any,
-        group: Any,
+        connector: Connector,
+        group: Group,
         update: LocalConnectorUpdate,
         caller: Caller,
     ) -> LocalConnectorOut:
         stored = self.connectors.configuration(group.id, connector.id)
-        record = self.connectors.new_configuration(group.id, connector.id)
-        if stored is not None:
-            record.inherit_settings = stored.inherit_settings
-            record.settings = dict(stored.settings or {})
-            record.secret = stored.secret
-        record.is_enabled = (
-            update.is_enabled
-            if update.is_enabled is not None
-            else bool(stored is not None and stored.is_enabled)
-        )
+        record = stored or ConnectorConfiguration(group.id, connector.id)
+        if update.is_enabled is not None:
+            record = replace(record, is_enabled=update.is_enabled)
         if isinstance(update, ChatConnectorUpdate):
-            self._apply_chat(record, group, update)
+            record = self._apply_chat(record, group, update)
         else:
-            record.inherit_settings, record.settings, record.secret = False, {}, None
-        record.editor_id = caller.user_id
-        record.modified_on = self.clock()
+            record = replace(
+                record, inherit_settings=False, application_id=None, allow_guest=None, secret=None
+            )
+        record = replace(record, editor_id=caller.user_id, modified_on=self.clock())
         entry = _audited(connector, group, stored, record)
         self.connectors.save_configuration(record, audit=entry)
         return self.get(connector, group, caller)
 
     def set_status(
-        self, connector: Any, group: Any, enabled: bool, caller: Caller
+        self, connector: Connector, group: Group, enabled: bool, caller: Caller
     ) -> LocalConnectorOut:
         stored = self.connectors.configuration(group.id, connector.id)
         entry = audit.entry(
@@ -183,7 +183,9 @@ class LocalConnectorService:
         )
         return self.get(connector, group, caller)
 
-    def _apply_chat(self, record: Any, group: Any, update: ChatConnectorUpdate) -> None:
+    def _apply_chat(
+        self, record: ConnectorConfiguration, group: Group, update: ChatConnectorUpdate
+    ) -> ConnectorConfiguration:
         inherit = update.inherit
         if inherit is not None:
             if inherit and not group.parent_id:
@@ -192,32 +194,35 @@ class LocalConnectorService:
                     True,
                     "the root group has no parent group to inherit settings from",
                 )
-            record.inherit_settings = inherit
+            record = replace(record, inherit_settings=inherit)
         # Without `settings` in the body the group's own settings are kept (for when it stops
         # inheriting); with them they are replaced, the secret only when a new one is sent.
-        if "settings" in update.model_fields_set:
-            settings = update.settings
-            record.settings = {
-                "applicationId": settings.application_id,
-                "allowGuest": settings.allow_guest,
-            }
-            if settings.application_secret:
-                record.secret = self.cipher.encrypt(
-                    settings.application_secret, _secret_context(group.id, record.connector_id)
-                )
+        if "settings" not in update.model_fields_set:
+            return record
+        settings = update.settings
+        secret = record.secret
+        if settings.application_secret:
+            context = _secret_context(group.id, record.connector_id)
+            secret = self.cipher.encrypt(settings.application_secret, context)
+        return replace(
+            record,
+            application_id=settings.application_id,
+            allow_guest=settings.allow_guest,
+            secret=secret,
+        )
 
     # --- presenting ------------------------------------------------------------------------------
 
     def _gather(
         self,
-        group: Any,
+        group: Group,
         caller: Caller,
-        connectors: builtins.list[Any],
-        configs: dict[str, Any],
+        connectors: builtins.list[Connector],
+        configs: dict[str, ConnectorConfiguration],
         enabled_groups: dict[str, builtins.list[str]],
     ) -> _View:
-        ancestors: builtins.list[Any] = []
-        ancestor_configs: dict[tuple[str, str], Any] = {}
+        ancestors: builtins.list[Group] = []
+        ancestor_configs: dict[tuple[str, str], ConnectorConfiguration] = {}
         inheriting = [
             c.id
             for c in connectors
@@ -247,17 +252,17 @@ class LocalConnectorService:
         )
 
     @staticmethod
-    def _inherits(config: Any, group: Any) -> bool:
+    def _inherits(config: ConnectorConfiguration | None, group: Group) -> bool:
         if not group.parent_id:
             return False
         if config is None or config.inherit_settings is None:
             return True
         return bool(config.inherit_settings)
 
-    def _present(self, connector: Any, view: _View) -> LocalConnectorOut:
+    def _present(self, connector: Connector, view: _View) -> LocalConnectorOut:
         config = view.configs.get(connector.id)
         warnings: builtins.list[AccessWarning] = []
-        settings: dict[str, Any] = {}
+        settings: dict[str, object] = {}
         if connector.kind == "chat":
             chat = self._chat_settings(connector, config, view, warnings)
             settings = chat.model_dump(mode="json", by_alias=True)
@@ -266,6 +271,7 @@ class LocalConnectorService:
         ]
         # Never edited for this group: the connector as created.
         edited = config if config is not None and config.modified_on is not None else None
+        modified_on = (edited.modified_on if edited else None) or connector.created_on
         return LocalConnectorOut(
             id=connector.id,
             type=connector_type(connector.kind),
@@ -274,7 +280,7 @@ class LocalConnectorService:
             is_enabled=bool(config is not None and config.is_enabled),
             created_on=connector.created_on,
             author=user_ref(view.users.get(connector.author_id or "")),
-            modified_on=edited.modified_on if edited else connector.created_on,
+            modified_on=modified_on,
             editor=user_ref(
                 view.users.get((edited.editor_id if edited else connector.author_id) or "")
             ),
@@ -284,18 +290,21 @@ class LocalConnectorService:
         )
 
     def _chat_settings(
-        self, connector: Any, config: Any, view: _View, warnings: builtins.list[AccessWarning]
+        self,
+        connector: Connector,
+        config: ConnectorConfiguration | None,
+        view: _View,
+        warnings: builtins.list[AccessWarning],
     ) -> ChatSettingsOut:
         inherits = self._inherits(config, view.group)
         source_group, source = view.group, config
         if inherits:
             source_group, source = self._inherited_source(connector.id, view)
-        own = dict(source.settings or {}) if source is not None else {}
         secret = ""
         if source is not None and source.secret:
             if source_group.id == view.group.id or view.caller.has(Need.GROUP_ADMIN, source_group):
                 secret = self.cipher.decrypt(
-                    bytes(source.secret), _secret_context(source_group.id, connector.id)
+                    source.secret, _secret_context(source_group.id, connector.id)
                 )
             else:
                 warnings.append(
@@ -310,13 +319,15 @@ class LocalConnectorService:
                 )
         return ChatSettingsOut(
             inherit_settings=inherits,
-            application_id=own.get("applicationId", ""),
+            application_id=(source.application_id or "") if source is not None else "",
             application_secret=secret,
-            allow_guest=bool(own.get("allowGuest", False)),
+            allow_guest=bool(source is not None and source.allow_guest),
             inherited_from=group_ref(source_group) if inherits else None,
         )
 
-    def _inherited_source(self, connector_id: str, view: _View) -> tuple[Any, Any]:
+    def _inherited_source(
+        self, connector_id: str, view: _View
+    ) -> tuple[Group, ConnectorConfiguration | None]:
         """The nearest parent with settings of its own (the root always has its own)."""
         for ancestor in view.ancestors:
             config = view.ancestor_configs.get((ancestor.id, connector_id))

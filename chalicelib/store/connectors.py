@@ -41,10 +41,13 @@ from pynamodb.expressions.update import Action
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 
+from chalicelib.domain.audit import AuditEntry
+from chalicelib.domain.connectors import Connector, ConnectorConfiguration
 from chalicelib.store import outbox
 from chalicelib.store.base import (
     UtcAttribute,
     conditionally,
+    frozen,
     index_meta,
     register,
     sort_moment,
@@ -67,6 +70,9 @@ class ConnectorRecord(Model):
     description = UnicodeAttribute(default="")
     author_id = UnicodeAttribute(null=True)
     created_on = UtcAttribute()
+
+    def as_connector(self) -> Connector:
+        return frozen(self, Connector, description=self.description or "")
 
 
 class EnabledConnectorIndex(GlobalSecondaryIndex):
@@ -96,6 +102,35 @@ class ConnectorGroupRecord(Model):
 
     enabled = EnabledConnectorIndex()
 
+    @classmethod
+    def of(cls, config: ConnectorConfiguration) -> ConnectorGroupRecord:
+        """The item that stores `config`, its index keys derived."""
+        settings = {"applicationId": config.application_id, "allowGuest": config.allow_guest}
+        record = cls(
+            config.group_id,
+            config.connector_id,
+            is_enabled=config.is_enabled,
+            inherit_settings=config.inherit_settings,
+            # A connector without settings of its own (a CRM's) stores none.
+            settings=settings if any(v is not None for v in settings.values()) else {},
+            secret=config.secret,
+            editor_id=config.editor_id,
+            modified_on=config.modified_on,
+        )
+        record.refresh_index_keys()
+        return record
+
+    def as_configuration(self) -> ConnectorConfiguration:
+        settings = self.settings or {}
+        return frozen(
+            self,
+            ConnectorConfiguration,
+            is_enabled=bool(self.is_enabled),
+            application_id=settings.get("applicationId"),
+            allow_guest=settings.get("allowGuest"),
+            secret=bytes(self.secret) if self.secret else None,
+        )
+
     def refresh_index_keys(self) -> None:
         if self.is_enabled:
             self.enabled_key = ENABLED
@@ -106,20 +141,20 @@ class ConnectorGroupRecord(Model):
 
 
 class ConnectorRepository:
-    def catalogue(self) -> list[ConnectorRecord]:
-        return list(ConnectorRecord.query(CATALOGUE))
+    def catalogue(self) -> list[Connector]:
+        return [record.as_connector() for record in ConnectorRecord.query(CATALOGUE)]
 
-    def get(self, connector_id: str) -> ConnectorRecord | None:
+    def get(self, connector_id: str) -> Connector | None:
         try:
-            return ConnectorRecord.get(CATALOGUE, connector_id)
+            return ConnectorRecord.get(CATALOGUE, connector_id).as_connector()
         except ConnectorRecord.DoesNotExist:
             return None
 
-    def get_many(self, connector_ids: Iterable[str]) -> dict[str, ConnectorRecord]:
+    def get_many(self, connector_ids: Iterable[str]) -> dict[str, Connector]:
         keys = [(CATALOGUE, connector_id) for connector_id in set(connector_ids)]
         if not keys:
             return {}
-        return {c.id: c for c in ConnectorRecord.batch_get(keys)}
+        return {c.id: c.as_connector() for c in ConnectorRecord.batch_get(keys)}
 
     def put_connectors(self, records: list[ConnectorRecord]) -> None:
         with ConnectorRecord.batch_write() as batch:
@@ -128,38 +163,36 @@ class ConnectorRepository:
 
     # --- per-group configurations ----------------------------------------------------------------
 
-    def new_configuration(self, group_id: str, connector_id: str) -> ConnectorGroupRecord:
-        """An unsaved configuration of a connector in a group, for save_configuration."""
-        return ConnectorGroupRecord(group_id, connector_id)
-
-    def configuration(self, group_id: str, connector_id: str) -> ConnectorGroupRecord | None:
+    def configuration(self, group_id: str, connector_id: str) -> ConnectorConfiguration | None:
         try:
-            return ConnectorGroupRecord.get(group_id, connector_id)
+            return ConnectorGroupRecord.get(group_id, connector_id).as_configuration()
         except ConnectorGroupRecord.DoesNotExist:
             return None
 
-    def configurations_of_group(self, group_id: str) -> dict[str, ConnectorGroupRecord]:
-        return {c.connector_id: c for c in ConnectorGroupRecord.query(group_id)}
+    def configurations_of_group(self, group_id: str) -> dict[str, ConnectorConfiguration]:
+        return {c.connector_id: c.as_configuration() for c in ConnectorGroupRecord.query(group_id)}
 
     def configurations(
         self, keys: Iterable[tuple[str, str]]
-    ) -> dict[tuple[str, str], ConnectorGroupRecord]:
+    ) -> dict[tuple[str, str], ConnectorConfiguration]:
         """Configurations by (group id, connector id), e.g. of a group's parents: one BatchGet."""
         unique = list(set(keys))
         if not unique:
             return {}
-        return {(c.group_id, c.connector_id): c for c in ConnectorGroupRecord.batch_get(unique)}
+        return {
+            (c.group_id, c.connector_id): c.as_configuration()
+            for c in ConnectorGroupRecord.batch_get(unique)
+        }
 
     def save_configuration(
-        self, record: ConnectorGroupRecord, audit: Sequence[Any] = ()
-    ) -> ConnectorGroupRecord:
+        self, config: ConnectorConfiguration, audit: Sequence[AuditEntry] = ()
+    ) -> None:
         """Store the configuration; `audit` (the change's entries) in the same transaction."""
-        record.refresh_index_keys()
+        record = ConnectorGroupRecord.of(config)
         if not audit:
             record.save()
-            return record
+            return
         outbox.save_with(record, audit)
-        return record
 
     def set_enabled(
         self,
@@ -168,13 +201,13 @@ class ConnectorRepository:
         enabled: bool,
         editor_id: str | None = None,
         modified_on: datetime | None = None,
-        audit: Sequence[Any] = (),
-    ) -> ConnectorGroupRecord:
+        audit: Sequence[AuditEntry] = (),
+    ) -> None:
         """Switch a configuration on or off, keeping its settings (one UpdateItem, an upsert;
         with `audit`, the change's entries, one transaction)."""
         record = ConnectorGroupRecord(group_id, connector_id, is_enabled=enabled)
         record.refresh_index_keys()
-        actions: list[Any] = [ConnectorGroupRecord.is_enabled.set(enabled)]
+        actions: list[Action] = [ConnectorGroupRecord.is_enabled.set(enabled)]
         if editor_id is not None and modified_on is not None:
             actions += [
                 ConnectorGroupRecord.editor_id.set(editor_id),
@@ -194,7 +227,6 @@ class ConnectorRepository:
             outbox.update_with(record, actions, audit)
         else:
             record.update(actions=actions)
-        return record
 
     def enabled_groups(self, connector_id: str | None = None) -> dict[str, list[str]]:
         """Group ids where each connector is enabled: one Query (paged by DynamoDB) on the index.
