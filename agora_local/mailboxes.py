@@ -279,6 +279,8 @@ def wire_connectors(accounts: list[Account], port: int, editor_id: str, site_hos
             service.update_email_to_comment(update, editor_id)
         else:
             group = deps.groups().get(account.name)
+            if group is None:
+                raise LookupError(f"no group {account.name!r} for its local mailbox")
             service.update_email_to_post(group, update, editor_id)
 
 

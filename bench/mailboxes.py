@@ -72,7 +72,7 @@ def mailbox_figures() -> list[Figure]:
 def write_mailboxes(enabled: int, disabled: int) -> list[str]:
     """Email-to-post mailboxes of as many groups, 25 to a BatchWriteItem; the enabled scopes."""
     from chalicelib.services.mailboxes import EMAIL_TO_POST
-    from chalicelib.store.connectors import MailboxRecord, due_index_values
+    from chalicelib.store.mailboxes import MailboxRecord, due_index_values
 
     scopes = [str(uuid.uuid4()) for _ in range(enabled + disabled)]
     due = DISPATCHED_AT - timedelta(minutes=1)
@@ -103,7 +103,7 @@ def dispatch_figures(enabled: int = DISPATCHED, disabled: int = DISABLED) -> lis
     from chalicelib.aws import send_batches
     from chalicelib.jobs.mail_poll import dispatch
     from chalicelib.settings import get_settings
-    from chalicelib.store.connectors import MailboxRecord
+    from chalicelib.store.mailboxes import MailboxRecord
 
     queue_name = get_settings().mailbox_queue
     with in_process_aws():

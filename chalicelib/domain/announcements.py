@@ -15,9 +15,11 @@ in camelCase (README, "Domain events").
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TypeAlias, cast, get_args
+
+from chalicelib.domain.json import JsonObject
 
 
 @dataclass(frozen=True)
@@ -118,33 +120,36 @@ class MailboxFailing:
     next_poll_on: str
 
 
+# Every kind of event.
+Announcement: TypeAlias = (
+    PostCreated
+    | CommentCreated
+    | CommentApproved
+    | CommentDeleted
+    | CommentPurged
+    | EventCreated
+    | EventUpdated
+    | EventMoved
+    | EventDeleted
+    | MailRejected
+    | MailboxFailing
+)
+
 # Every event by its JSON `type`: outbox items (store/outbox.py) and notification chunks
 # (services/notify/delivery.py) carry them so.
-_BY_TYPE = {
-    kind.__name__: kind
-    for kind in (
-        PostCreated,
-        CommentCreated,
-        CommentApproved,
-        CommentDeleted,
-        CommentPurged,
-        EventCreated,
-        EventUpdated,
-        EventMoved,
-        EventDeleted,
-        MailRejected,
-        MailboxFailing,
-    )
+_BY_TYPE: dict[str, Callable[..., Announcement]] = {
+    kind.__name__: kind for kind in get_args(Announcement)
 }
 
 
-def announcement_to_json(event: Any) -> dict[str, Any]:
-    return {"type": type(event).__name__, **asdict(event)}
+def announcement_to_json(event: Announcement) -> JsonObject:
+    # Every field is JSON as it is (the module's docstring).
+    return {"type": type(event).__name__, **cast(JsonObject, asdict(event))}
 
 
-def announcement_from_json(data: dict[str, Any]) -> Any:
+def announcement_from_json(data: Mapping[str, object]) -> Announcement:
     values = {k: v for k, v in data.items() if k != "type"}
-    return _BY_TYPE[data["type"]](**values)
+    return _BY_TYPE[str(data["type"])](**values)
 
 
 @dataclass(frozen=True)
@@ -153,10 +158,10 @@ class Recorded:
     on every delivery, so a consumer of the bus can drop repeats."""
 
     id: str
-    announcement: Any
+    announcement: Announcement
 
 
-def recorded(announcement: Any) -> Recorded:
+def recorded(announcement: Announcement | Recorded) -> Recorded:
     """`announcement` as handlers take it; one told directly (a test) gets a new id."""
     if isinstance(announcement, Recorded):
         return announcement

@@ -45,8 +45,9 @@ class PollState:
 class Mailbox:
     """A mailbox: its settings as the API edits them and, for a poll, its password.
 
-    The one mailbox type: the settings service lists them (password left empty), the mail-in
-    job polls them (`MailboxDirectory.mailbox` fills the password in from the same read).
+    The one mailbox type: the store reads them (store/mailboxes.py, the password as its KMS
+    ciphertext), the settings service shows them, the mail-in job polls them
+    (`MailboxDirectory.mailbox` fills the plain password in from the same read).
     """
 
     scope: str  # the group id (email-to-post), or `system` (email-to-comment)
@@ -66,6 +67,16 @@ class Mailbox:
     next_poll_on: datetime | None = None
     empty_polls: int = 0
     poll_failures: int = 0
+    # As stored: the KMS ciphertext of the password (None: none saved).
+    password_ciphertext: bytes | None = field(default=None, repr=False)
+    # The last poll that could not reach the mailbox, in plain words (None after a good one).
+    last_error: str | None = None
+    last_error_on: datetime | None = None
+    # Who saved the settings last, and when.
+    editor_id: str | None = None
+    modified_on: datetime | None = None
+    # When "poll now" last made the mailbox due (CONTRACT §5: once a minute).
+    poll_now_on: datetime | None = None
 
     @property
     def poll_state(self) -> PollState:
@@ -88,6 +99,24 @@ class Mailbox:
     def account(self) -> str:
         """Which maildrop its UIDLs belong to (server, port and user name)."""
         return account_key(self.server_name, self.server_port, self.server_username)
+
+
+@dataclass(frozen=True)
+class MailboxEdit:
+    """What an administrator's save of a mailbox's settings writes (the poller's state is kept):
+    a `password` (ciphertext) of None keeps the stored one, an `email_address` of None the stored
+    address."""
+
+    server_name: str
+    server_port: int
+    server_username: str
+    password: bytes | None
+    is_enabled: bool
+    is_ssl: bool
+    delete_processed: bool
+    editor_id: str
+    modified_on: datetime
+    email_address: str | None = None
 
 
 # -----------------------------------------------------------------------------------------------

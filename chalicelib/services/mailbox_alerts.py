@@ -31,7 +31,7 @@ log = get_logger("mailbox_alerts")
 
 
 class MailboxEditors(Protocol):
-    """Who saved a mailbox's settings (store/connectors.py `MailboxRepository.get`)."""
+    """Who saved a mailbox's settings (store/mailboxes.py `MailboxRepository.get`)."""
 
     def get(self, scope: str) -> Any: ...
 

@@ -4,25 +4,29 @@ and the poll job's email to the administrators of a mailbox that keeps failing."
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from chalicelib.domain import audit
-from chalicelib.domain.mailboxes import EMAIL_TO_COMMENT, EMAIL_TO_POST, SYSTEM_SCOPE
+from chalicelib.domain.mailboxes import (
+    EMAIL_TO_COMMENT,
+    EMAIL_TO_POST,
+    SYSTEM_SCOPE,
+    Mailbox,
+    MailboxEdit,
+)
 from chalicelib.schemas.connectors import POP3S_PORT
 
-# Stored attribute → the API's field name.
+# Attribute → the API's field name (the password compared as its ciphertext).
 AUDITED = {
     "server_name": "serverName",
     "server_port": "serverPort",
     "server_username": "serverUsername",
-    "password": "serverPassword",
     "is_enabled": "isEnabled",
     "is_ssl": "isSSL",
     "delete_processed": "deleteProcessed",
     "email_address": "emailAddress",
 }
 # A mailbox never saved, as its settings answer shows it.
-NEVER_SAVED: dict[str, Any] = {
+NEVER_SAVED: audit.Fields = {
     "serverName": "",
     "serverPort": POP3S_PORT,
     "serverUsername": "",
@@ -39,15 +43,22 @@ def _group_of(scope: str) -> str | None:
 
 
 def settings_saved(
-    kind: str, scope: str, stored: Any, values: dict[str, Any], now: datetime
+    kind: str, scope: str, stored: Mailbox | None, edit: MailboxEdit, now: datetime
 ) -> list[audit.AuditEntry]:
-    """`stored` the settings read (None: never saved), `values` the attributes written (a
-    `password` of None keeps the stored one); the password is only said to have changed."""
-    before = audit.fields_of(stored, AUDITED) or dict(NEVER_SAVED)
+    """`stored` the settings read (None: never saved), `edit` what is written (a password or
+    address of None keeps the stored one); the password is only said to have changed."""
+    before = dict(NEVER_SAVED)
+    if stored is not None:
+        before = {
+            **(audit.fields_of(stored, AUDITED) or {}),
+            "serverPassword": stored.password_ciphertext,
+        }
     before["emailAddress"] = before.get("emailAddress") or ""
-    after = {**before, **(audit.fields_of(values, AUDITED) or {})}
-    if values.get("password") is None:  # kept
-        after["serverPassword"] = before["serverPassword"]
+    after = {**before, **(audit.fields_of(edit, AUDITED) or {})}
+    if edit.password is not None:
+        after["serverPassword"] = edit.password
+    if edit.email_address is None:  # kept
+        after["emailAddress"] = before["emailAddress"]
     return audit.entry(
         f"{kind}.update",
         target=(kind, scope),
@@ -72,7 +83,7 @@ def poll_asked(scope: str, now: datetime) -> list[audit.AuditEntry]:
     )
 
 
-def failure_emailed(mailbox: Any, message: str, when: datetime) -> list[audit.AuditEntry]:
+def failure_emailed(mailbox: Mailbox, message: str, when: datetime) -> list[audit.AuditEntry]:
     """The poll job's own decision to tell the administrators, recorded with it."""
     return audit.entry(
         "mailbox.failureEmail",

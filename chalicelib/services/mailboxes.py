@@ -11,10 +11,11 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict
 
 from chalicelib.auth import Caller
-from chalicelib.domain.announcements import MailboxFailing
+from chalicelib.domain.announcements import Announcement, MailboxFailing
+from chalicelib.domain.audit import AuditEntry
 from chalicelib.domain.mailboxes import (
     COMMENT_KEY,
     EMAIL_TO_COMMENT,
@@ -22,15 +23,18 @@ from chalicelib.domain.mailboxes import (
     POST_KEY_PREFIX,
     SYSTEM_SCOPE,
     Mailbox,
+    MailboxEdit,
     PollState,
     mailbox_key,
 )
+from chalicelib.domain.ports.people import Group
 from chalicelib.errors import Conflict, TooManyRequests, ValidationFailed
 from chalicelib.schemas.common import AccessWarning
 from chalicelib.schemas.connectors import (
     POP3S_PORT,
     EmailToCommentOut,
     EmailToPostOut,
+    MailboxPollError,
     MailboxSettingsUpdate,
 )
 from chalicelib.services import mailbox_audit, poll_schedule
@@ -38,7 +42,7 @@ from chalicelib.services.links import group_ref
 
 if TYPE_CHECKING:
     from chalicelib.mail.hosts import HostPolicy
-    from chalicelib.store.connectors import MailboxRepository
+    from chalicelib.store.mailboxes import MailboxRepository
 
 
 class Cipher(Protocol):
@@ -56,6 +60,22 @@ POLL_NOW_EVERY = timedelta(minutes=1)
 def _context(scope: str) -> dict[str, str]:
     # Binds each ciphertext to its mailbox: copied to another item it does not decrypt.
     return {"agora:table": "mailboxes", "agora:scope": scope}
+
+
+class _Shown(TypedDict):
+    """A mailbox's settings as its answer shows them (`EmailToPostOut`, `EmailToCommentOut`)."""
+
+    server_name: str
+    server_port: int
+    server_username: str
+    server_password: str
+    is_enabled: bool
+    isSSL: bool  # the spec spells it so (the field's alias)
+    delete_processed: bool
+    last_processed: datetime | None
+    last_error: MailboxPollError | None
+    email_address: str
+    next_poll_on: datetime | None
 
 
 class MailboxSettingsService:
@@ -77,13 +97,13 @@ class MailboxSettingsService:
 
     # --- the API ---------------------------------------------------------------------------------
 
-    def email_to_post(self, group: Any) -> EmailToPostOut:
+    def email_to_post(self, group: Group) -> EmailToPostOut:
         record = self.mailboxes.get(group.id)
         fields = self._fields(record, self._password(record))
         return EmailToPostOut(group=group_ref(group), **fields)
 
     def update_email_to_post(
-        self, group: Any, update: MailboxSettingsUpdate, editor_id: str
+        self, group: Group, update: MailboxSettingsUpdate, editor_id: str
     ) -> EmailToPostOut:
         record, password = self._save(group.id, EMAIL_TO_POST, update, editor_id)
         return EmailToPostOut(group=group_ref(group), **self._fields(record, password))
@@ -106,7 +126,7 @@ class MailboxSettingsService:
         record, password = self._save(SYSTEM_SCOPE, EMAIL_TO_COMMENT, update, editor_id)
         return EmailToCommentOut(**self._fields(record, password))
 
-    def poll_email_to_post(self, group: Any) -> EmailToPostOut:
+    def poll_email_to_post(self, group: Group) -> EmailToPostOut:
         """ "Poll now": the group's mailbox is due at once (409 `isEnabled` when disabled)."""
         record = self._poll_now(group.id)
         return EmailToPostOut(
@@ -117,7 +137,7 @@ class MailboxSettingsService:
         record = self._poll_now(SYSTEM_SCOPE)
         return EmailToCommentOut(**self._fields(record, self._password(record)))
 
-    def _poll_now(self, scope: str) -> Any:
+    def _poll_now(self, scope: str) -> Mailbox:
         """At most once a minute a mailbox (CONTRACT §5): else any host an administrator names
         could be made a target of Agora's connections as often as they ask, failure back-off or
         not."""
@@ -131,7 +151,7 @@ class MailboxSettingsService:
                 "isEnabled", False, "The mailbox is disabled: enable it to have it polled."
             )
         if not made_due:
-            left = record.poll_now_on + POLL_NOW_EVERY - now
+            left = (record.poll_now_on or now) + POLL_NOW_EVERY - now
             raise TooManyRequests(
                 "This mailbox was asked to poll less than a minute ago; it is already due.",
                 retry_after=max(1, math.ceil(left.total_seconds())),
@@ -146,19 +166,17 @@ class MailboxSettingsService:
         Read from a sparse index holding only enabled mailboxes (paged by DynamoDB; no Scan).
         """
         for kind in (EMAIL_TO_POST, EMAIL_TO_COMMENT):
-            for record in self.mailboxes.enabled(kind):
-                yield self._mailbox(record)
+            yield from self.mailboxes.enabled(kind)
 
     def mailbox(self, scope: str) -> Mailbox | None:
-        record = self.mailboxes.get(scope)
-        return self._mailbox(record) if record is not None else None
+        return self.mailboxes.get(scope)
 
     def mailbox_and_password(self, scope: str) -> tuple[Mailbox, str] | None:
         """The mailbox and its decrypted password, from one read of its record (a poll's)."""
         record = self.mailboxes.get(scope)
         if record is None:
             return None
-        return self._mailbox(record), self._password(record)
+        return record, self._password(record)
 
     def decrypted_password(self, scope: str) -> str:
         """The POP3 password of a mailbox in plain text ("" when none is stored)."""
@@ -187,7 +205,7 @@ class MailboxSettingsService:
         """What a poll found, and so when the mailbox is polled next, in one write; the third
         failure in a row writes the administrators' email (a domain event) with it."""
         before = mailbox.poll_state
-        announcements: list[Any] = []
+        announcements: list[Announcement | AuditEntry] = []
         if failure is not None:
             after = poll_schedule.after_failure(before, when)
             if poll_schedule.tells_administrators(before, after):
@@ -222,7 +240,7 @@ class MailboxSettingsService:
 
     def _save(
         self, scope: str, kind: str, update: MailboxSettingsUpdate, editor_id: str
-    ) -> tuple[Any, str]:
+    ) -> tuple[Mailbox, str]:
         if self.hosts is not None:
             from chalicelib.mail.hosts import HostRefused
 
@@ -232,7 +250,7 @@ class MailboxSettingsService:
                 raise ValidationFailed.one("serverName", update.server_name, str(refused)) from None
         stored = self.mailboxes.get(scope)
         new_password = update.new_password
-        has_password = new_password is not None or (stored is not None and stored.password)
+        has_password = new_password is not None or (stored is not None and stored.has_password)
         if update.is_enabled and not has_password:
             raise ValidationFailed.one(
                 "serverPassword",
@@ -243,19 +261,18 @@ class MailboxSettingsService:
         if new_password is not None:
             ciphertext = self.cipher.encrypt(new_password, _context(scope))
         now = self.clock()
-        values = {
-            "server_name": update.server_name,
-            "server_port": update.port,
-            "server_username": update.server_username,
-            "password": ciphertext,
-            "is_enabled": update.is_enabled,
-            "is_ssl": update.is_ssl,
-            "delete_processed": update.delete_processed,
-            "editor_id": editor_id,
-            "modified_on": now,
-        }
-        if update.email_address is not None:  # omitted: the stored address is kept
-            values["email_address"] = update.email_address
+        values = MailboxEdit(
+            server_name=update.server_name,
+            server_port=update.port,
+            server_username=update.server_username,
+            password=ciphertext,
+            is_enabled=update.is_enabled,
+            is_ssl=update.is_ssl,
+            delete_processed=update.delete_processed,
+            editor_id=editor_id,
+            modified_on=now,
+            email_address=update.email_address,  # None (omitted): the stored address is kept
+        )
         record = self.mailboxes.save_settings(
             scope,
             kind,
@@ -267,13 +284,13 @@ class MailboxSettingsService:
         password = new_password if new_password is not None else self._password(record)
         return record, password
 
-    def _password(self, record: Any) -> str:
-        if record is None or not record.password:
+    def _password(self, record: Mailbox | None) -> str:
+        if record is None or not record.password_ciphertext:
             return ""
-        return self.cipher.decrypt(bytes(record.password), _context(record.scope))
+        return self.cipher.decrypt(record.password_ciphertext, _context(record.scope))
 
     @staticmethod
-    def _fields(record: Any, password: str) -> dict[str, Any]:
+    def _fields(record: Mailbox | None, password: str) -> _Shown:
         if record is None:
             # Never saved: a disabled connector with POP3-over-SSL defaults.
             return {
@@ -282,52 +299,33 @@ class MailboxSettingsService:
                 "server_username": "",
                 "server_password": "",
                 "is_enabled": False,
-                "is_ssl": True,
+                "isSSL": True,
                 "delete_processed": False,
                 "last_processed": None,
                 "last_error": None,
                 "email_address": "",
                 "next_poll_on": None,
             }
-        enabled = bool(record.is_enabled)
+        enabled = record.is_enabled
         return {
             "server_name": record.server_name,
-            "server_port": int(record.server_port),
+            "server_port": record.server_port,
             "server_username": record.server_username,
             "server_password": password,
             "is_enabled": enabled,
-            "is_ssl": bool(record.is_ssl),
-            "delete_processed": bool(record.delete_processed),
+            "isSSL": record.is_ssl,
+            "delete_processed": record.delete_processed,
             "last_processed": record.last_processed,
             "last_error": (
-                {"on": record.last_error_on, "message": record.last_error}
+                MailboxPollError(on=record.last_error_on, message=record.last_error)
                 if record.last_error and record.last_error_on
                 else None
             ),
-            "email_address": record.email_address or "",
+            "email_address": record.email_address,
             # An enabled mailbox written before polls had a time is due at once (the next
             # dispatch polls it): shown so until its first poll gives it one.
             "next_poll_on": (record.next_poll_on or record.modified_on) if enabled else None,
         }
-
-    @staticmethod
-    def _mailbox(record: Any) -> Mailbox:
-        return Mailbox(
-            scope=record.scope,
-            kind=record.kind,
-            server_name=record.server_name,
-            server_port=int(record.server_port),
-            server_username=record.server_username,
-            is_enabled=bool(record.is_enabled),
-            is_ssl=bool(record.is_ssl),
-            delete_processed=bool(record.delete_processed),
-            last_processed=record.last_processed,
-            has_password=bool(record.password),
-            email_address=record.email_address or "",
-            next_poll_on=record.next_poll_on,
-            empty_polls=int(record.empty_polls or 0),
-            poll_failures=int(record.poll_failures or 0),
-        )
 
 
 # --- the mail-in job's view ----------------------------------------------------------------------

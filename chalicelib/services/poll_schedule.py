@@ -7,7 +7,7 @@ minutes, doubling with each failure in a row up to 6 hours; the third failure in
 group's administrators, once per streak. A fault of the platform changes nothing here: the poll
 is retried as it was.
 
-The state is three values stored on the mailbox (store/connectors.py): when it is due, how many
+The state is three values stored on the mailbox (store/mailboxes.py): when it is due, how many
 polls in a row found nothing, how many failed in a row.
 """
 

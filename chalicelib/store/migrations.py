@@ -33,9 +33,9 @@ from chalicelib.domain import audit
 from chalicelib.store import outbox
 from chalicelib.store.base import UtcAttribute, conditionally, table_meta
 from chalicelib.store.comments import CommentRepository
-from chalicelib.store.connectors import MailboxRecord, due_index_values
 from chalicelib.store.groups import LISTED, GroupRecord, GroupRepository, name_key_of
 from chalicelib.store.mail import ENTRY, MailRecord, status_partition
+from chalicelib.store.mailboxes import MailboxRecord, due_index_values
 from chalicelib.store.posts import PostRecord
 from chalicelib.store.user_search import SearchIndex
 from chalicelib.store.users import UserRecord

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from chalicelib.store.alerts import AlertRepository
     from chalicelib.store.audit import AuditRepository
     from chalicelib.store.comments import CommentRepository
-    from chalicelib.store.connectors import ConnectorRepository, MailboxRepository
+    from chalicelib.store.connectors import ConnectorRepository
     from chalicelib.store.counters import CounterRepository, SlotClock
     from chalicelib.store.digests import DigestRepository
     from chalicelib.store.documents import DocumentRepository
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from chalicelib.store.groups import GroupRepository
     from chalicelib.store.login_attempts import LoginAttemptRepository
     from chalicelib.store.mail import MailRepository
+    from chalicelib.store.mailboxes import MailboxRepository
     from chalicelib.store.notifications import NotificationRepository
     from chalicelib.store.outbox import Outbox
     from chalicelib.store.player import PlayerRepository
@@ -175,7 +176,7 @@ def connectors() -> ConnectorRepository:
 
 @functools.cache
 def mailboxes() -> MailboxRepository:
-    from chalicelib.store.connectors import MailboxRepository
+    from chalicelib.store.mailboxes import MailboxRepository
 
     return MailboxRepository()
 

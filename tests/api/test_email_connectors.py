@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from chalicelib import deps
+from chalicelib.domain.mailboxes import MailboxEdit
 from chalicelib.errors import TooManyRequests
 from tests.fixtures import auth, group_summary, new_id, with_two_groups
 from tests.support.mailbox_fakes import FakeCipher
@@ -43,7 +44,7 @@ def people(community, kms_key):
 def stored_mailbox(scope: str) -> dict:
     """The raw DynamoDB item, as anyone with table access would see it."""
     from chalicelib.aws import client
-    from chalicelib.store.connectors import MailboxRecord
+    from chalicelib.store.mailboxes import MailboxRecord
 
     item = client("dynamodb").get_item(
         TableName=MailboxRecord.Meta.table_name, Key={"scope": {"S": scope}}
@@ -451,7 +452,7 @@ def test_the_poll_routes_are_in_the_openapi_document(api):
 
 
 def test_poll_now_again_within_a_minute_is_429_with_the_seconds_left(api, people):
-    from chalicelib.store.connectors import MailboxRepository
+    from chalicelib.store.mailboxes import MailboxRepository
 
     api.put(to_post(people.garden), people.garden_admin, GOOD)
     poll = f"{to_post(people.garden)}/poll"
@@ -483,7 +484,7 @@ def test_poll_now_again_within_a_minute_is_429_with_the_seconds_left(api, people
 
 def test_poll_now_a_minute_later_makes_the_mailbox_due_again(people):
     from chalicelib.services.mailboxes import MailboxSettingsService
-    from chalicelib.store.connectors import MailboxRepository
+    from chalicelib.store.mailboxes import MailboxRepository
 
     moments = iter([T_POLL, T_POLL + timedelta(seconds=59), T_POLL + timedelta(seconds=60)])
     service = MailboxSettingsService(MailboxRepository(), FakeCipher(), clock=lambda: next(moments))
@@ -505,7 +506,7 @@ def test_concurrent_poll_nows_make_the_mailbox_due_once(moto_server):
     import threading
 
     from chalicelib.services.mailboxes import MailboxSettingsService
-    from chalicelib.store.connectors import MailboxRepository
+    from chalicelib.store.mailboxes import MailboxRepository
     from tests.fixtures import Community
 
     community = Community()
@@ -541,21 +542,22 @@ T_POLL = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
 
 def enable_garden(scope: str) -> None:
-    from chalicelib.store.connectors import MailboxRepository
+    from chalicelib.store.mailboxes import MailboxRepository
 
     MailboxRepository().save_settings(
         scope,
         "emailToPost",
-        {
-            "server_name": "pop.example.org",
-            "server_port": 995,
-            "server_username": "garden",
-            "password": FakeCipher().encrypt("pw", {"agora:scope": scope}),
-            "is_enabled": True,
-            "is_ssl": True,
-            "delete_processed": False,
-            "editor_id": "ann",
-        },
+        MailboxEdit(
+            server_name="pop.example.org",
+            server_port=995,
+            server_username="garden",
+            password=FakeCipher().encrypt("pw", {"agora:scope": scope}),
+            is_enabled=True,
+            is_ssl=True,
+            delete_processed=False,
+            editor_id="ann",
+            modified_on=T_POLL,
+        ),
         next_poll_on=T_POLL + timedelta(minutes=5),
     )
 

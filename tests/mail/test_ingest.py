@@ -512,8 +512,8 @@ def test_a_name_that_resolves_to_a_private_address_only_at_connect_time_is_refus
     from chalicelib.mail.pop3 import MailboxError, open_pop3
     from chalicelib.schemas.connectors import MailboxSettingsUpdate
     from chalicelib.services.mailboxes import MailboxSettingsService
-    from chalicelib.store.connectors import MailboxRepository
     from chalicelib.store.groups import GroupRepository
+    from chalicelib.store.mailboxes import MailboxRepository
 
     dns = {"pop.rebinding.example": ["93.184.215.14"]}
     hosts = HostPolicy(False, lambda host, port: dns.get(host, []))

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from chalicelib.domain.announcements import MailboxFailing
+from chalicelib.domain.mailboxes import MailboxEdit
 from tests.support.mailbox_fakes import FakeMailboxRepository
 
 T0 = datetime(2026, 11, 26, 8, 0, tzinfo=UTC)
@@ -16,7 +17,7 @@ T0 = datetime(2026, 11, 26, 8, 0, tzinfo=UTC)
 
 @pytest.fixture
 def mailboxes(kind):
-    from chalicelib.store.connectors import MailboxRepository
+    from chalicelib.store.mailboxes import MailboxRepository
 
     return FakeMailboxRepository() if kind == "fake" else MailboxRepository()
 
@@ -25,18 +26,18 @@ def save(mailboxes, scope: str, *, enabled: bool = True, due: datetime | None = 
     mailboxes.save_settings(
         scope,
         "emailToPost",
-        {
-            "server_name": "pop.example.org",
-            "server_port": 995,
-            "server_username": scope,
-            "password": b"ciphertext",
-            "is_enabled": enabled,
-            "is_ssl": True,
-            "delete_processed": False,
-            "editor_id": "ann",
-            "modified_on": T0,
-            "email_address": f"{scope}@example.org",
-        },
+        MailboxEdit(
+            server_name="pop.example.org",
+            server_port=995,
+            server_username=scope,
+            password=b"ciphertext",
+            is_enabled=enabled,
+            is_ssl=True,
+            delete_processed=False,
+            editor_id="ann",
+            modified_on=T0,
+            email_address=f"{scope}@example.org",
+        ),
         next_poll_on=due if enabled else None,
     )
 
@@ -51,8 +52,8 @@ def test_the_due_query_answers_enabled_mailboxes_due_by_the_horizon_in_every_sha
     record = mailboxes.get("g03")
     assert record.email_address == "g03@example.org"
     assert record.next_poll_on == T0 + timedelta(minutes=3)
-    assert record.due_shard.startswith("due#") and record.due_key.endswith("#g03")
-    assert mailboxes.get("off").due_key is None and mailboxes.get("off").next_poll_on is None
+    assert record.password_ciphertext == b"ciphertext" and record.has_password
+    assert mailboxes.get("off").next_poll_on is None
 
 
 def test_poll_now_makes_an_enabled_mailbox_due_and_refuses_a_disabled_one(mailboxes):
@@ -123,14 +124,14 @@ def test_saving_the_settings_ends_a_failure_streak(mailboxes):
     )
     save(mailboxes, "garden", due=T0 + timedelta(minutes=5))
     record = mailboxes.get("garden")
-    assert record.poll_failures == 0 and record.failing is None
+    assert record.poll_failures == 0
     assert mailboxes.count_failing() == 0
 
 
 def test_the_dispatch_query_reads_about_as_many_items_as_are_due(aws):
     """1,000 enabled mailboxes, 30 due: the Queries read 30 items, not 1,000 (moto's
     ScannedCount of each Query page)."""
-    from chalicelib.store.connectors import MailboxRecord, MailboxRepository, due_index_values
+    from chalicelib.store.mailboxes import MailboxRecord, MailboxRepository, due_index_values
 
     repository = MailboxRepository()
     with MailboxRecord.batch_write() as batch:

@@ -213,12 +213,18 @@ def test_posts_from_before_comments_count_count_their_comments_after_migrate(api
 
 def test_a_mailbox_disabled_meanwhile_is_not_scheduled_by_the_migration(aws):
     from chalicelib.clock import utc_now
+    from chalicelib.domain.mailboxes import MailboxEdit
     from chalicelib.store import migrations
-    from chalicelib.store.connectors import MailboxRecord, MailboxRepository
+    from chalicelib.store.mailboxes import MailboxRecord, MailboxRepository
+
+    def edit(enabled: bool) -> MailboxEdit:
+        return MailboxEdit(
+            "pop.example.org", 995, "u", None, enabled, True, False, "ann", utc_now()
+        )
 
     mailboxes = MailboxRepository()
     for scope in ("g1", "g2"):
-        mailboxes.save_settings(scope, "emailToPost", {"is_enabled": True}, next_poll_on=utc_now())
+        mailboxes.save_settings(scope, "emailToPost", edit(True), next_poll_on=utc_now())
         MailboxRecord(scope).update(  # as saved before the due index
             actions=[
                 MailboxRecord.due_shard.remove(),
@@ -226,8 +232,9 @@ def test_a_mailbox_disabled_meanwhile_is_not_scheduled_by_the_migration(aws):
                 MailboxRecord.next_poll_on.remove(),
             ]
         )
-    stale = [mailboxes.get("g1"), mailboxes.get("g2")]
-    mailboxes.save_settings("g2", "emailToPost", {"is_enabled": False})
+    # The items as the migration's scan reads them.
+    stale = [MailboxRecord.get("g1"), MailboxRecord.get("g2")]
+    mailboxes.save_settings("g2", "emailToPost", edit(False))
 
     schedule = next(m for m in migrations.migrations() if m.name == "mailbox-due-index")
     assert schedule.bring(stale) == 1

@@ -2,20 +2,29 @@
 tests/store/test_mailbox_store_contract.py (the same scenarios against moto and against these).
 
 The fake's records are plain objects with `MailboxRecord`'s attribute names and defaults (the
-PynamoDB model's attribute access would cost the simulated day's million polls minutes), and the
-due index's keys come from the store's own `due_index_values`, so the due order is the store's.
+PynamoDB model's attribute access would cost the simulated day's million polls minutes), read out
+as the store's own `mailbox_of` makes them frozen mailboxes; what a save and a poll write are the
+store's own `edited_values` and `polled_values`, and the due index's keys its `due_index_values`,
+so the due order is the store's.
 """
 
 from __future__ import annotations
 
 import bisect
-import copy
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from chalicelib.domain.audit import AuditEntry
+from chalicelib.domain.mailboxes import Mailbox, MailboxEdit
 from chalicelib.store.base import sort_moment
-from chalicelib.store.connectors import FAILING, MailboxRecord, due_index_values
+from chalicelib.store.mailboxes import (
+    MailboxRecord,
+    due_index_values,
+    edited_values,
+    mailbox_of,
+    polled_values,
+)
 
 # Every attribute of the store's record, with its default (None for those without one).
 _FIELDS = {
@@ -35,13 +44,18 @@ class FakeMailboxRecord:
         self.scope = scope
 
 
-def _copy(record: FakeMailboxRecord) -> FakeMailboxRecord:
-    """A copy, as a read from DynamoDB is: changing it changes nothing stored."""
-    return copy.copy(record)
+def _read(record: FakeMailboxRecord) -> Mailbox:
+    """The mailbox as a read from DynamoDB answers it (a frozen copy)."""
+    return mailbox_of(record)
+
+
+def _write(record: FakeMailboxRecord, values: Mapping[str, object]) -> None:
+    for name, value in values.items():
+        setattr(record, name, value)
 
 
 class FakeMailboxRepository:
-    """store/connectors.py `MailboxRepository` in memory; `announcements` are the outbox items its
+    """store/mailboxes.py `MailboxRepository` in memory; `announcements` are the outbox items its
     writes carried, `reads` counts the due index items read (a Query's items)."""
 
     def __init__(self) -> None:
@@ -79,28 +93,24 @@ class FakeMailboxRepository:
     def prepare(self) -> None:
         pass
 
-    def get(self, scope: str) -> FakeMailboxRecord | None:
+    def get(self, scope: str) -> Mailbox | None:
         found = self._records.get(scope)
-        return _copy(found) if found is not None else None
+        return _read(found) if found is not None else None
 
     def save_settings(
         self,
         scope: str,
         kind: str,
-        values: dict[str, Any],
+        edit: MailboxEdit,
         next_poll_on: datetime | None = None,
         audit: Any = (),
         read: Any = None,
-    ) -> FakeMailboxRecord:
+    ) -> Mailbox:
         record = self._records.get(scope) or FakeMailboxRecord(scope)
-        record.kind = kind
-        for name, value in values.items():
-            if name == "password" and value is None:
-                continue
-            setattr(record, name, value)
+        _write(record, edited_values(kind, edit))
         record.empty_polls, record.poll_failures, record.failing = 0, 0, None
         self._unindex(record)
-        if values.get("is_enabled") and next_poll_on is not None:
+        if edit.is_enabled and next_poll_on is not None:
             record.enabled_kind = kind
             self._records[scope] = record
             self._set_due(record, next_poll_on)
@@ -108,20 +118,20 @@ class FakeMailboxRepository:
             record.enabled_kind = None
             record.next_poll_on = record.due_shard = record.due_key = None
         self._records[scope] = record
-        return _copy(record)
+        return _read(record)
 
     def poll_due_at(
         self, scope: str, when: datetime, *, not_since: datetime, audit: Any = ()
-    ) -> tuple[FakeMailboxRecord | None, bool]:
+    ) -> tuple[Mailbox | None, bool]:
         record = self._records.get(scope)
         if record is None or not record.enabled_kind:
             return None, False
         if record.poll_now_on is not None and record.poll_now_on > not_since:
-            return _copy(record), False
+            return _read(record), False
         self._set_due(record, when)
         record.empty_polls = 0
         record.poll_now_on = when
-        return _copy(record), True
+        return _read(record), True
 
     def record_poll(
         self,
@@ -143,15 +153,10 @@ class FakeMailboxRepository:
                     self.record_poll_failed(scope, when, error)
             return False
         self._set_due(record, next_poll_on)
-        record.empty_polls, record.poll_failures = empty_polls, failures
-        record.failing = FAILING if failures else None
-        if error is None:
-            record.last_processed = when
-            record.last_error = record.last_error_on = None
-        else:
-            record.last_error, record.last_error_on = error, when
-        from chalicelib.domain.audit import AuditEntry
-
+        _write(
+            record,
+            polled_values(when, empty_polls=empty_polls, failures=failures, error=error),
+        )
         for item in announcements:
             (self.audit if isinstance(item, AuditEntry) else self.announcements).append(item)
         return True
@@ -171,11 +176,11 @@ class FakeMailboxRepository:
         record.last_error, record.last_error_on = message, when
         return True
 
-    def enabled(self, kind: str) -> Iterator[FakeMailboxRecord]:
+    def enabled(self, kind: str) -> Iterator[Mailbox]:
         for scope in sorted(self._records):
             record = self._records[scope]
             if record.enabled_kind == kind:
-                yield _copy(record)
+                yield _read(record)
 
     def due_scopes(self, horizon: datetime) -> Iterator[str]:
         upper = f"{sort_moment(horizon)}#~"

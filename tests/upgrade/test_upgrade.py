@@ -160,7 +160,7 @@ def test_every_user_of_the_previous_release_is_found_by_the_people_search(api, u
 
 def test_every_enabled_mailbox_of_the_previous_release_is_scheduled(upgraded):
     from chalicelib.clock import utc_now
-    from chalicelib.store.connectors import MailboxRepository
+    from chalicelib.store.mailboxes import MailboxRepository
 
     items, _ = upgraded
     enabled = {i["scope"]["S"] for i in items["mailboxes"] if i["is_enabled"]["BOOL"]}

@@ -149,7 +149,7 @@ class BatchReads:
 
 
 class Mailboxes(Protocol):
-    """The mailboxes' settings (store/connectors.py `MailboxRepository.get`)."""
+    """The mailboxes' settings (store/mailboxes.py `MailboxRepository.get`)."""
 
     def get(self, scope: str) -> Any: ...
 
