@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 from chalicelib.auth import Caller, Need
 from chalicelib.domain import audit
 from chalicelib.domain.connectors import Connector, ConnectorConfiguration
-from chalicelib.domain.ports.people import Group, GroupStore, User, UserReader
+from chalicelib.domain.groups import Group
+from chalicelib.domain.ports.people import GroupStore, User, UserReader
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.schemas.common import AccessWarning
 from chalicelib.schemas.connectors import (

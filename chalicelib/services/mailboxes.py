@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol, TypedDict
 from chalicelib.auth import Caller
 from chalicelib.domain.announcements import Announcement, MailboxFailing
 from chalicelib.domain.audit import AuditEntry
+from chalicelib.domain.groups import Group
 from chalicelib.domain.mailboxes import (
     COMMENT_KEY,
     EMAIL_TO_COMMENT,
@@ -27,7 +28,6 @@ from chalicelib.domain.mailboxes import (
     PollState,
     mailbox_key,
 )
-from chalicelib.domain.ports.people import Group
 from chalicelib.errors import Conflict, TooManyRequests, ValidationFailed
 from chalicelib.schemas.common import AccessWarning
 from chalicelib.schemas.connectors import (
