@@ -8,7 +8,7 @@ from chalicelib import deps
 from chalicelib.api.routing import Call, route
 from chalicelib.auth import Caller, Need
 from chalicelib.domain.groups import Group
-from chalicelib.domain.ports.content import Post
+from chalicelib.domain.posts import Post
 from chalicelib.schemas.comments import CommentPage
 from chalicelib.schemas.common import GuidPageQuery, IntPageQuery
 from chalicelib.schemas.paths import GroupPath, PostPath

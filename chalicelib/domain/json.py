@@ -10,3 +10,9 @@ from typing import TypeAlias
 
 JsonValue: TypeAlias = "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
 JsonObject: TypeAlias = "dict[str, JsonValue]"
+
+
+def text_field(doc: JsonObject, key: str) -> str:
+    """A document's text field; "" where it is absent (a field never saved) or not text."""
+    value = doc.get(key)
+    return value if isinstance(value, str) else ""

@@ -6,8 +6,10 @@ Post url = `{base}/{group slug}/{post slug}`; comment url = post url + `#` + id 
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Protocol
 
+from chalicelib.domain.posts import Post
 from chalicelib.schemas.common import GroupRef, PostRef, UserRef
 from chalicelib.settings import get_settings
 
@@ -24,13 +26,6 @@ class _GroupShown(_Slugged, Protocol):
     def name(self) -> str: ...
     @property
     def thumb_url(self) -> str | None: ...
-
-
-class _PostShown(_Slugged, Protocol):
-    @property
-    def id(self) -> str: ...
-    @property
-    def title(self) -> str: ...
 
 
 class _PersonShown(_Slugged, Protocol):
@@ -89,14 +84,12 @@ def user_ref(user: _PersonShown | None) -> UserRef:
     )
 
 
-def post_ref(post: _PostShown, group: _Slugged) -> PostRef:
+def post_ref(post: Post, group: _Slugged) -> PostRef:
     return PostRef(id=post.id, title=post.title, slug=post.slug, url=post_url(group, post))
 
 
 def slugify(text: str, fallback: str = "item") -> str:
     """URL slug: lowercase ASCII words joined by `-`."""
-    import unicodedata
-
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
     return slug[:80].strip("-") or fallback

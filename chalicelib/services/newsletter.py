@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from chalicelib.domain.json import text_field
 from chalicelib.domain.ports.content import DocumentStore
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.newsletter import NewsletterSettingsOut, NewsletterSettingsUpdate
@@ -22,7 +23,9 @@ class NewsletterService:
 
     def get(self, group: Any) -> NewsletterSettingsOut:
         doc = self.documents.get(group.id, KIND) or {}
-        return NewsletterSettingsOut(group=group_ref(group), disclaimer=doc.get("disclaimer", ""))
+        return NewsletterSettingsOut(
+            group=group_ref(group), disclaimer=text_field(doc, "disclaimer")
+        )
 
     def update(
         self, group: Any, update: NewsletterSettingsUpdate, editor_id: str

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from chalicelib.domain.groups import Group
-from chalicelib.domain.ports.content import CommentStore, Post, PostStore
+from chalicelib.domain.ports.content import CommentStore, PostStore
 from chalicelib.domain.ports.people import User, UserReader
+from chalicelib.domain.posts import Post
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.schemas.comments import CommentPage
 from chalicelib.schemas.common import GuidPageQuery, IntPageQuery
@@ -80,9 +81,9 @@ class PostService:
             created_on=post.created_on,
             source="email" if post.source == "email" else "fixture",
             # Kept on the post by every comment write: no comment is read to answer it.
-            comments_count=int(post.comments_count or 0),
+            comments_count=post.comments_count,
         )
 
     def group_id_of(self, post: Post) -> str:
         """The id of the group a post is in (whose privilege a reader needs)."""
-        return str(post.group_id)
+        return post.group_id

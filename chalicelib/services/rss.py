@@ -9,16 +9,19 @@ when blank); `editorEmail` → `<managingEditor>`; `webmasterEmail` → `<webMas
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from chalicelib.domain.groups import Group
-from chalicelib.domain.ports.content import Post, PostStore
+from chalicelib.domain.ports.content import PostStore
 from chalicelib.domain.ports.people import User, UserReader
+from chalicelib.domain.posts import Post
 from chalicelib.sanitize import xml_text as x
 from chalicelib.schemas.feed import FeedSettingsOut
 from chalicelib.services.links import group_url, post_url
 
 if TYPE_CHECKING:
+    from feedgen.feed import FeedGenerator
+
     from chalicelib.services.feed import FeedService
 
 FEED_ITEMS = 20
@@ -36,7 +39,7 @@ class RssService:
         self.users = users
         self.feed_settings = feed_settings
 
-    def feed(self, group: Any) -> str:
+    def feed(self, group: Group) -> str:
         posts = self.posts.page_newest_first(group.id, limit=FEED_ITEMS, after=None, text=None)
         authors = self.users.get_many({post.author_id for post in posts})
         return render_feed(group, self.feed_settings.get(group), posts, authors)
@@ -77,7 +80,7 @@ def render_feed(
     return rss.decode("utf-8")
 
 
-def _apply_settings(feed: Any, group: Group, settings: FeedSettingsOut) -> None:
+def _apply_settings(feed: FeedGenerator, group: Group, settings: FeedSettingsOut) -> None:
     """The feed settings' channel elements (the module docstring maps each one)."""
 
     feed.ttl(settings.ttl)

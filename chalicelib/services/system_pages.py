@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from chalicelib.clock import utc_now
+from chalicelib.domain.json import JsonObject
 from chalicelib.domain.ports.content import DocumentStore
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.system_pages import (
@@ -27,20 +26,20 @@ class SystemPageService:
         self.documents = documents
 
     def home_page(self) -> HomePageOut:
-        return HomePageOut(**(self.documents.get(SYSTEM_SCOPE, HOME) or {}))
+        return HomePageOut.model_validate(self.documents.get(SYSTEM_SCOPE, HOME) or {})
 
     def update_home_page(self, update: PageUpdate, editor_id: str) -> HomePageOut:
-        doc = {"content": clean_html(update.content)}
-        return HomePageOut(**self._put(SYSTEM_SCOPE, HOME, doc, editor_id))
+        doc: JsonObject = {"content": clean_html(update.content)}
+        return HomePageOut.model_validate(self._put(SYSTEM_SCOPE, HOME, doc, editor_id))
 
     def private_landing_page(self, group_id: str) -> PrivateLandingPageOut:
-        return PrivateLandingPageOut(**(self.documents.get(group_id, PRIVATE) or {}))
+        return PrivateLandingPageOut.model_validate(self.documents.get(group_id, PRIVATE) or {})
 
     def update_private_landing_page(
         self, group_id: str, update: PageUpdate, editor_id: str
     ) -> PrivateLandingPageOut:
-        doc = {"content": clean_html(update.content)}
-        return PrivateLandingPageOut(**self._put(group_id, PRIVATE, doc, editor_id))
+        doc: JsonObject = {"content": clean_html(update.content)}
+        return PrivateLandingPageOut.model_validate(self._put(group_id, PRIVATE, doc, editor_id))
 
     def premium_landing_page(self, group_id: str) -> PremiumLandingPageOut:
         doc = self.documents.get(group_id, PREMIUM) or {}
@@ -57,7 +56,7 @@ class SystemPageService:
         self._put(group_id, PREMIUM, doc, editor_id)
         return page
 
-    def _put(self, scope: str, kind: str, doc: dict[str, Any], editor_id: str) -> dict[str, Any]:
+    def _put(self, scope: str, kind: str, doc: JsonObject, editor_id: str) -> JsonObject:
         group_id = None if scope == SYSTEM_SCOPE else scope
         return put_document(
             self.documents,

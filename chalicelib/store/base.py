@@ -333,6 +333,12 @@ class Page(list):
 
     last_read_id: Any = None
 
+    def mapped(self, as_record: Callable[[Any], object]) -> Page:
+        """The same page, each item as the rules hold it (a frozen domain record)."""
+        page = Page(as_record(item) for item in self)
+        page.last_read_id = self.last_read_id
+        return page
+
 
 def query_page(
     index: Index | type[Model],

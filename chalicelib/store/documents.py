@@ -7,11 +7,12 @@ written whole; one table keeps them without a table per form.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from datetime import datetime
 
 from pynamodb.attributes import JSONAttribute, UnicodeAttribute, UTCDateTimeAttribute
 from pynamodb.models import Model
 
+from chalicelib.domain.json import JsonObject
 from chalicelib.store import outbox
 from chalicelib.store.base import register, table_meta
 
@@ -30,17 +31,25 @@ class DocumentRecord(Model):
 
 
 class DocumentRepository:
-    def get(self, scope: str, kind: str) -> dict[str, Any] | None:
+    def get(self, scope: str, kind: str) -> JsonObject | None:
         try:
-            return DocumentRecord.get(scope, kind).doc
+            doc: JsonObject = DocumentRecord.get(scope, kind).doc
         except DocumentRecord.DoesNotExist:
             return None
+        return doc
 
     def put(
-        self, scope: str, kind: str, doc: dict[str, Any], audit: Sequence[Any] = (), **meta: Any
-    ) -> dict[str, Any]:
+        self,
+        scope: str,
+        kind: str,
+        doc: JsonObject,
+        audit: Sequence[object] = (),
+        *,
+        modified_on: datetime | None = None,
+        editor_id: str | None = None,
+    ) -> JsonObject:
         """Store the document; `audit` (the change's entries) in the same transaction."""
-        record = DocumentRecord(scope, kind, doc=doc, **meta)
+        record = DocumentRecord(scope, kind, doc=doc, modified_on=modified_on, editor_id=editor_id)
         if not audit:
             record.save()
             return doc

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Unpack
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.exceptions import TransactWriteError
@@ -12,11 +12,13 @@ from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import cancellation_codes
 from chalicelib.clock import utc_now
+from chalicelib.domain.posts import NewPost, Post
 from chalicelib.sanitize import html_to_text
 from chalicelib.store import cache, outbox
 from chalicelib.store.base import (
     UtcAttribute,
     conditionally,
+    frozen,
     global_index,
     query_page,
     register,
@@ -55,29 +57,39 @@ class PostRecord(Model):
 
         self.search_text = search_text(self.title, html_to_text(self.content or ""))
 
+    def as_post(self) -> Post:
+        """The record as the rules hold it (domain/posts.py)."""
+        return frozen(
+            self,
+            Post,
+            content=self.content or "",
+            comments_count=int(self.comments_count or 0),
+        )
+
 
 # Where a page ended: the `offset` of the next page names it (chalicelib.store.cache).
 POSITION = "post-position"
 
 
 class PostRepository:
-    def position(self, post_id: str) -> PostRecord | None:
+    def position(self, post_id: str) -> Post | None:
         """The post an `offset` names, for its place in the group's list: from the warm
         container's memory when a page ended there lately (its place never changes)."""
-        return cache.read_through(POSITION, post_id, lambda: self.get(post_id))
+        found: Post | None = cache.read_through(POSITION, post_id, lambda: self.get(post_id))
+        return found
 
-    def get(self, post_id: str) -> PostRecord | None:
+    def get(self, post_id: str) -> Post | None:
         try:
-            return PostRecord.get(post_id)
+            return PostRecord.get(post_id).as_post()
         except PostRecord.DoesNotExist:
             return None
 
-    def get_many(self, post_ids: set[str]) -> dict[str, PostRecord]:
+    def get_many(self, post_ids: set[str]) -> dict[str, Post]:
         if not post_ids:
             return {}
-        return {p.id: p for p in PostRecord.batch_get(list(post_ids))}
+        return {p.id: p.as_post() for p in PostRecord.batch_get(list(post_ids))}
 
-    def by_slug(self, group_id: str, slug: str) -> PostRecord | None:
+    def by_slug(self, group_id: str, slug: str) -> Post | None:
         for key in PostRecord.by_group_slug.query(group_id, PostRecord.slug == slug, limit=1):
             return self.get(key.id)
         return None
@@ -87,24 +99,26 @@ class PostRepository:
         return [key.slug for key in PostRecord.by_group_slug.query(group_id)]
 
     def page_newest_first(
-        self, group_id: str, *, limit: int, after: PostRecord | None, text: str | None
-    ) -> list[PostRecord]:
+        self, group_id: str, *, limit: int, after: Post | None, text: str | None
+    ) -> list[Post]:
+        place = None
+        if after is not None:
+            place = PostRecord(id=after.id, group_id=after.group_id, created_on=after.created_on)
         records = query_page(
             PostRecord.by_group,
             group_id,
             limit=limit,
             forward=False,
-            after=after,
+            after=place,
             filter_condition=PostRecord.search_text.contains(text) if text else None,
         )
-        cache.remember(POSITION, {r.id: r for r in records[-1:]})
-        return records
+        posts = records.mapped(PostRecord.as_post)
+        cache.remember(POSITION, {p.id: p for p in posts[-1:]})
+        return posts
 
-    def save(self, record: PostRecord, *, only_if_new: bool = False) -> PostRecord:
-        record.save(condition=PostRecord.id.does_not_exist() if only_if_new else None)
-        return record
-
-    def insert(self, *, announcements: Sequence[Any] = (), **values: Any) -> PostRecord | None:
+    def insert(
+        self, *, announcements: Sequence[object] = (), **values: Unpack[NewPost]
+    ) -> Post | None:
         """Store a new post, with the outbox items of `announcements` in the same transaction, and
         answer it; None when one with this id exists already (then nothing is written)."""
         record = PostRecord(**values)
@@ -112,7 +126,7 @@ class PostRepository:
         condition = PostRecord.id.does_not_exist()
         if not announcements:
             stored = conditionally(lambda: record.save(condition=condition))
-            return record if stored else None
+            return record.as_post() if stored else None
         items = outbox.records(announcements, utc_now())
 
         def fill(write: TransactWrite) -> None:
@@ -125,10 +139,10 @@ class PostRepository:
             if (cancellation_codes(error) or [""])[0] == "ConditionalCheckFailed":
                 return None
             raise
-        return record
+        return record.as_post()
 
-    def put(self, **values: Any) -> PostRecord:
+    def put(self, **values: Unpack[NewPost]) -> Post:
         record = PostRecord(**values)
         record.refresh_index_keys()
         record.save()
-        return record
+        return record.as_post()

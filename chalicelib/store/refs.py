@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.domain.groups import Group
+from chalicelib.domain.posts import Post
 from chalicelib.store.batch import read_many
 from chalicelib.store.events import EventRecord
 from chalicelib.store.groups import GroupRecord
@@ -27,7 +28,7 @@ class Refs:
 
     users: dict[str, Any] = field(default_factory=dict)
     groups: dict[str, Group] = field(default_factory=dict)
-    posts: dict[str, Any] = field(default_factory=dict)
+    posts: dict[str, Post] = field(default_factory=dict)
     events: dict[int, Any] = field(default_factory=dict)
 
 
@@ -52,6 +53,6 @@ class ReferenceReader:
         return Refs(
             users=found.get(UserRecord, {}),
             groups={k: g.as_group() for k, g in found.get(GroupRecord, {}).items()},
-            posts=found.get(PostRecord, {}),
+            posts={key: post.as_post() for key, post in found.get(PostRecord, {}).items()},
             events=found.get(EventRecord, {}),
         )

@@ -10,8 +10,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 import itertools
+from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Unpack
 
 from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.content import (
@@ -22,6 +23,8 @@ from chalicelib.domain.ports.content import (
 )
 from chalicelib.domain.ports.notify import NotificationStore, SubscriptionChange
 from chalicelib.domain.ports.people import LoginAttemptStore, SignInAttempt
+from chalicelib.domain.posts import NewPost, Post
+from chalicelib.store.posts import PostRecord
 from chalicelib.store.profile import STRUCTURE, StaleStructure
 
 
@@ -214,31 +217,34 @@ class FakeOutbox:
 
 
 class FakePostRepository:
+    """Posts as the store keeps them (its own records, never saved); every answer is the frozen
+    record the store answers (domain/posts.py)."""
+
     def __init__(self, outbox: FakeOutbox | None = None) -> None:
-        self._posts: dict[str, Any] = {}
+        self._posts: dict[str, PostRecord] = {}
         self.outbox = outbox or FakeOutbox()
 
-    def get(self, post_id: str) -> Any:
+    def get(self, post_id: str) -> Post | None:
         post = self._posts.get(post_id)
-        return _stored(post) if post else None
+        return post.as_post() if post else None
 
     position = get
 
-    def get_many(self, post_ids: set[str]) -> dict[str, Any]:
-        return {i: _stored(self._posts[i]) for i in post_ids if i in self._posts}
+    def get_many(self, post_ids: set[str]) -> dict[str, Post]:
+        return {i: self._posts[i].as_post() for i in post_ids if i in self._posts}
 
-    def by_slug(self, group_id: str, slug: str) -> Any:
+    def by_slug(self, group_id: str, slug: str) -> Post | None:
         for post in self._posts.values():
             if (post.group_id, post.slug) == (group_id, slug):
-                return _stored(post)
+                return post.as_post()
         return None
 
     def slugs(self, group_id: str) -> list[str]:
         return sorted(p.slug for p in self._posts.values() if p.group_id == group_id)
 
     def page_newest_first(
-        self, group_id: str, *, limit: int, after: Any, text: str | None
-    ) -> list[Any]:
+        self, group_id: str, *, limit: int, after: Post | None, text: str | None
+    ) -> list[Post]:
         ordered = sorted(
             (p for p in self._posts.values() if p.group_id == group_id),
             key=lambda p: (p.created_on, p.id),
@@ -248,26 +254,22 @@ class FakePostRepository:
             ordered = [p for p in ordered if (p.created_on, p.id) < (after.created_on, after.id)]
         if text:
             ordered = [p for p in ordered if text in p.search_text]
-        return [_stored(p) for p in ordered[:limit]]
+        return [p.as_post() for p in ordered[:limit]]
 
-    def insert(self, *, announcements: Any = (), **values: Any) -> Any:
-        from chalicelib.store.posts import PostRecord
-
+    def insert(
+        self, *, announcements: Sequence[object] = (), **values: Unpack[NewPost]
+    ) -> Post | None:
         if values["id"] in self._posts:
             return None
-        record = PostRecord(**values)
-        record.refresh_index_keys()
-        self._posts[record.id] = _stored(record)
+        post = self.put(**values)
         self.outbox.add(announcements)
-        return record
+        return post
 
-    def put(self, **values: Any) -> Any:
-        from chalicelib.store.posts import PostRecord
-
+    def put(self, **values: Unpack[NewPost]) -> Post:
         record = PostRecord(**values)
         record.refresh_index_keys()
-        self._posts[record.id] = _stored(record)
-        return record
+        self._posts[record.id] = record
+        return record.as_post()
 
     def move_count(self, post_id: str, delta: int) -> None:
         """What a comment write does to its post in the same transaction."""

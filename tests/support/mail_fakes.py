@@ -336,12 +336,16 @@ class FakeMailPosts:
         return self._keep(FakeRow(values, list(announcements)))
 
 
+# What the comment store fills in when a write leaves it out (store/comments.py).
+COMMENT_DEFAULTS = {"is_deleted": False, "parent_comment_id": 0}
+
+
 class FakeMailComments:
     def __init__(self) -> None:
         self.rows: dict[int, FakeRow] = {}
 
     def add(self, **values: Any) -> FakeRow:
-        row = FakeRow({"is_deleted": False, **values}, [])
+        row = FakeRow({**COMMENT_DEFAULTS, **values}, [])
         self.rows[int(values["id"])] = row
         return row
 
@@ -351,7 +355,7 @@ class FakeMailComments:
     def insert(self, *, announcements: Sequence[object] = (), **values: Any) -> bool:
         if int(values["id"]) in self.rows:
             return False
-        self.rows[int(values["id"])] = FakeRow({"is_deleted": False, **values}, list(announcements))
+        self.rows[int(values["id"])] = FakeRow({**COMMENT_DEFAULTS, **values}, list(announcements))
         return True
 
 

@@ -9,7 +9,9 @@ from typing import Any, Protocol
 
 from chalicelib.domain.comments import Comment, PurgeCandidate
 from chalicelib.domain.groups import Group
+from chalicelib.domain.json import JsonObject
 from chalicelib.domain.ports.people import User
+from chalicelib.domain.posts import Post
 
 # --- documents (feed, newsletter, group email, system pages) --------------------------------------
 
@@ -17,32 +19,20 @@ from chalicelib.domain.ports.people import User
 class DocumentStore(Protocol):
     """One JSON document per (scope, kind): a group's or the system's settings."""
 
-    def get(self, scope: str, kind: str) -> dict[str, Any] | None: ...
-    def put(self, scope: str, kind: str, doc: dict[str, Any], **meta: Any) -> dict[str, Any]: ...
+    def get(self, scope: str, kind: str) -> JsonObject | None: ...
+    def put(
+        self,
+        scope: str,
+        kind: str,
+        doc: JsonObject,
+        audit: Sequence[object] = (),
+        *,
+        modified_on: datetime | None = None,
+        editor_id: str | None = None,
+    ) -> JsonObject: ...
 
 
 # --- posts and comments ---------------------------------------------------------------------------
-
-
-class Post(Protocol):
-    @property
-    def id(self) -> str: ...
-    @property
-    def group_id(self) -> str: ...
-    @property
-    def author_id(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def slug(self) -> str: ...
-    @property
-    def content(self) -> str: ...
-    @property
-    def created_on(self) -> datetime: ...
-    @property
-    def source(self) -> str: ...
-    @property
-    def comments_count(self) -> float: ...
 
 
 class PostReader(Protocol):
@@ -53,7 +43,7 @@ class PostStore(PostReader, Protocol):
     def get_many(self, post_ids: set[str]) -> Mapping[str, Post]: ...
     def position(self, post_id: str) -> Post | None: ...
     def page_newest_first(
-        self, group_id: str, *, limit: int, after: Any, text: str | None
+        self, group_id: str, *, limit: int, after: Post | None, text: str | None
     ) -> Sequence[Post]: ...
 
 

@@ -9,13 +9,17 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar, cast
 
 from chalicelib.clock import iso
 from chalicelib.domain.comments import Comment
+from chalicelib.domain.groups import Group
+from chalicelib.domain.json import JsonObject, text_field
 from chalicelib.domain.letters import Identity, News
 from chalicelib.domain.mailboxes import SYSTEM_SCOPE
 from chalicelib.domain.ports.content import DocumentStore
+from chalicelib.domain.ports.people import User
+from chalicelib.domain.posts import Post
 from chalicelib.mail.reply_keys import comment_id_of, post_id_of, site_host
 from chalicelib.services.group_email import KIND as GROUP_EMAIL
 from chalicelib.services.links import group_ref, post_ref, user_ref
@@ -28,9 +32,9 @@ class Occurrence:
 
     id: str  # post-<postId> | comment-<commentId>: the key of everything told about it
     kind: str  # newPost | newComment
-    group: Any
-    post: Any
-    author: Any  # None when the comment is anonymous or the account is gone
+    group: Group
+    post: Post
+    author: User | None  # None when the comment is anonymous or the account is gone
     comment: Comment | None
     url: str
     occurred_on: datetime
@@ -46,15 +50,15 @@ class Occurrence:
     @property
     def headline(self) -> str:
         if self.kind == "newPost":
-            return str(self.post.title)
+            return self.post.title
         return f"New comment on: {self.post.title}"
 
     def news(self) -> News:
         """What its instant email tells, as plain values (mail/outgoing.py renders them)."""
         return News(
             kind=self.kind,
-            group_name=str(self.group.name),
-            post_title=str(self.post.title),
+            group_name=self.group.name,
+            post_title=self.post.title,
             author_name=self.author_name,
             content_html=self.content_html,
             url=self.url,
@@ -64,17 +68,16 @@ class Occurrence:
         """Our ids of the post, the comment replied to and the comment (mail/reply_keys.py)."""
 
         host = site_host()
-        post_id = str(self.post.id)
+        post_id = self.post.id
         ids = [post_id_of(post_id, host)]
         comment = self.comment
         if comment is not None:
-            parent = int(getattr(comment, "parent_comment_id", 0) or 0)
-            if parent:
-                ids.append(comment_id_of(parent, post_id, host))
-            ids.append(comment_id_of(int(comment.id), post_id, host))
+            if comment.parent_comment_id:
+                ids.append(comment_id_of(comment.parent_comment_id, post_id, host))
+            ids.append(comment_id_of(comment.id, post_id, host))
         return tuple(ids)
 
-    def refs(self) -> dict[str, Any]:
+    def refs(self) -> JsonObject:
         """What an alert shows, kept on it (so a page of alerts is one Query)."""
 
         author = user_ref(self.author).model_dump(mode="json", by_alias=True)
@@ -85,17 +88,17 @@ class Occurrence:
             "group": group_ref(self.group).model_dump(mode="json", by_alias=True),
             "post": post_ref(self.post, self.group).model_dump(mode="json", by_alias=True),
             "author": author,
-            "commentId": int(self.comment.id) if self.comment is not None else None,
+            "commentId": self.comment.id if self.comment is not None else None,
             "url": self.url,
         }
 
-    def digest_item(self, reason: str) -> dict[str, Any]:
+    def digest_item(self, reason: str) -> JsonObject:
         return {
             "kind": self.kind,
             "groupId": self.group.id,
             "groupName": self.group.name,
             "postId": self.post.id,
-            "commentId": int(self.comment.id) if self.comment is not None else None,
+            "commentId": self.comment.id if self.comment is not None else None,
             "title": self.headline,
             "url": self.url,
             "author": self.author_name,
@@ -122,12 +125,12 @@ class BatchReads:
     during a batch counts from the next one on. Thread-safe.
     """
 
-    def __init__(self, posts: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, posts: Mapping[str, Post] | None = None) -> None:
         self._posts = dict(posts or {})
-        self._read: dict[tuple[object, ...], Any] = {}
+        self._read: dict[tuple[object, ...], object] = {}
         self._lock = threading.Lock()
 
-    def post(self, post_id: str) -> Any:
+    def post(self, post_id: str) -> Post | None:
         """The post as the drain read it, else None (read it from the table)."""
         return self._posts.get(post_id)
 
@@ -136,8 +139,8 @@ class BatchReads:
         with self._lock:
             if key not in self._read:
                 self._read[key] = read()
-            value: ValueT = self._read[key]
-            return value
+            # What `read` answered for this key: the caller's own type.
+            return cast(ValueT, self._read[key])
 
 
 # -----------------------------------------------------------------------------------------------
@@ -148,10 +151,19 @@ class BatchReads:
 # down on the letter; chalicelib/mail/outgoing.py renders them from the values and asks nothing back.
 
 
+class ReplyMailbox(Protocol):
+    """What the reply address is read from: the email-to-comment mailbox's settings."""
+
+    @property
+    def is_enabled(self) -> bool: ...
+    @property
+    def email_address(self) -> str | None: ...
+
+
 class Mailboxes(Protocol):
     """The mailboxes' settings (store/mailboxes.py `MailboxRepository.get`)."""
 
-    def get(self, scope: str) -> Any: ...
+    def get(self, scope: str) -> ReplyMailbox | None: ...
 
 
 class SendingIdentities:
@@ -164,7 +176,7 @@ class SendingIdentities:
         self._identities: dict[str, Identity] = {}
         self._reply_address: str | None = None
 
-    def of(self, group: Any) -> Identity:
+    def of(self, group: Group) -> Identity:
         if group.id not in self._identities:
             # The documents as GroupEmailService and NewsletterService keep them, read here
             # without their API records: unsaved, a group's mail goes under its name, from no
@@ -172,9 +184,9 @@ class SendingIdentities:
             email = self.documents.get(group.id, GROUP_EMAIL) or {}
             newsletter = self.documents.get(group.id, NEWSLETTER) or {}
             self._identities[group.id] = Identity(
-                email.get("name") or group.name,
-                email.get("email", ""),
-                newsletter.get("disclaimer", ""),
+                text_field(email, "name") or group.name,
+                text_field(email, "email"),
+                text_field(newsletter, "disclaimer"),
             )
         return self._identities[group.id]
 
@@ -184,5 +196,5 @@ class SendingIdentities:
         if self._reply_address is None:
             record = self.mailboxes.get(SYSTEM_SCOPE)
             enabled = record is not None and record.is_enabled
-            self._reply_address = str(getattr(record, "email_address", "") or "") if enabled else ""
+            self._reply_address = (record.email_address or "") if enabled and record else ""
         return self._reply_address
