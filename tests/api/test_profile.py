@@ -41,6 +41,11 @@ def make_field(api, admin: str, section_id: int, type_id: int, name: str, **extr
     return body["object"]
 
 
+def about_field(api, admin: str, type_id: int, name: str, **extra: Any) -> dict:
+    """A field made in a new section About."""
+    return make_field(api, admin, make_section(api, admin, "About")["id"], type_id, name, **extra)
+
+
 def structure(api, admin: str) -> dict:
     status, body = api.get(PROFILE, admin)
     assert status == 200, body
@@ -251,47 +256,54 @@ def test_section_delete_closes_the_gap_in_positions(api, admin):
     assert make_section(api, admin, "D")["position"] == 3
 
 
-@pytest.mark.parametrize("method", ["PUT", "DELETE"])
-def test_unknown_section_is_404_and_a_non_integer_id_is_400(api, admin, method):
-    status, body = api.call(method, f"{SECTION}/424242", admin, {"name": "x"})
-    assert status == 404 and error_keys(body) == ["sectionId"]
-    status, body = api.call(method, f"{SECTION}/first", admin, {"name": "x"})
-    assert status == 400 and error_keys(body) == ["sectionId"]
-
-
 # --- fields of every type: create, then read back -------------------------------------------------
 
 RED = "11111111-1111-4111-8111-111111111111"
 BLUE = "22222222-2222-4222-8222-222222222222"
+
+
+def option(key: str, value: str, position: int) -> dict[str, Any]:
+    """An option as a list field answers it."""
+    return {"key": key, "value": value, "position": position}
+
+
+# What a field answers for what it was not sent: not required, no message.
+OPTIONAL = {"required": False, "requiredMessage": ""}
+TEXT_BOX = {
+    "taggable": True,
+    "description": " Shown below ",
+    "type": "singleline",
+    "maxLength": 40,
+    "required": True,
+    "requiredMessage": "Needed",
+    "defaultValue": "n/a",
+    "validateRegEx": "^[a-z/]+$",
+    "validateMessage": "Letters only",
+}
+RADIO_BUTTONS = {
+    "direction": "Vertical",
+    "columns": 2,
+    "options": [{"key": RED, "value": "Red"}, {"key": BLUE, "value": "Blue"}],
+    "defaultValue": option(RED, "Red", 1),
+}
+AUTO_COMPLETE = {
+    "taggable": True,
+    "defaultValue": "Paris",
+    "maxLength": 60,
+    "allowFreeInput": True,
+    "displayAsDropDown": True,
+    "enableRemoteDataSource": True,
+    "remoteDataSourceUrl": "https://example.org/cities",
+    "options": [{"key": "paris", "value": "Paris"}, {"key": "rome", "value": "Rome"}],
+}
 
 # (typeId, typeName, data sent, data answered)
 TYPE_CASES = [
     (
         1,
         "TextBox",
-        {
-            "taggable": True,
-            "description": " Shown below ",
-            "type": "singleline",
-            "maxLength": 40,
-            "required": True,
-            "requiredMessage": "Needed",
-            "defaultValue": "n/a",
-            "validateRegEx": "^[a-z/]+$",
-            "validateMessage": "Letters only",
-        },
-        {
-            "taggable": True,
-            "description": "Shown below",
-            "type": "SingleLine",
-            "lines": 0,
-            "maxLength": 40,
-            "required": True,
-            "requiredMessage": "Needed",
-            "defaultValue": "n/a",
-            "validateRegEx": "^[a-z/]+$",
-            "validateMessage": "Letters only",
-        },
+        TEXT_BOX,
+        {**TEXT_BOX, "description": "Shown below", "type": "SingleLine", "lines": 0},
     ),
     (
         2,
@@ -318,13 +330,10 @@ TYPE_CASES = [
         {
             "taggable": True,
             "description": "",
-            "defaultValue": {"key": BLUE, "value": "Blue", "position": 2},
+            "defaultValue": option(BLUE, "Blue", 2),
             "required": True,
             "requiredMessage": "Pick one",
-            "options": [
-                {"key": RED, "value": "Red", "position": 1},
-                {"key": BLUE, "value": "Blue", "position": 2},
-            ],
+            "options": [option(RED, "Red", 1), option(BLUE, "Blue", 2)],
         },
     ),
     (
@@ -333,21 +342,14 @@ TYPE_CASES = [
         {
             "direction": "horizontal",
             "columns": 3,
-            "options": [
-                {"key": RED, "value": "Red", "position": 2},
-                {"key": BLUE, "value": "Blue", "position": 1},
-            ],
+            "options": [option(RED, "Red", 2), option(BLUE, "Blue", 1)],
         },
         {
             "taggable": False,
             "direction": "Horizontal",
             "columns": 3,
-            "required": False,
-            "requiredMessage": "",
-            "options": [
-                {"key": BLUE, "value": "Blue", "position": 1},
-                {"key": RED, "value": "Red", "position": 2},
-            ],
+            **OPTIONAL,
+            "options": [option(BLUE, "Blue", 1), option(RED, "Red", 2)],
         },
     ),
     (
@@ -359,8 +361,7 @@ TYPE_CASES = [
             "description": "",
             "type": "url",
             "maxLength": 200,
-            "required": False,
-            "requiredMessage": "",
+            **OPTIONAL,
             "defaultValue": "https://example.org/me",
         },
     ),
@@ -368,23 +369,12 @@ TYPE_CASES = [
     (
         7,
         "RadioButtonList",
+        RADIO_BUTTONS,
         {
-            "direction": "Vertical",
-            "columns": 2,
-            "options": [{"key": RED, "value": "Red"}, {"key": BLUE, "value": "Blue"}],
-            "defaultValue": {"key": RED, "value": "Red", "position": 1},
-        },
-        {
+            **RADIO_BUTTONS,
             "taggable": False,
-            "defaultValue": {"key": RED, "value": "Red", "position": 1},
-            "direction": "Vertical",
-            "columns": 2,
-            "required": False,
-            "requiredMessage": "",
-            "options": [
-                {"key": RED, "value": "Red", "position": 1},
-                {"key": BLUE, "value": "Blue", "position": 2},
-            ],
+            **OPTIONAL,
+            "options": [option(RED, "Red", 1), option(BLUE, "Blue", 2)],
         },
     ),
     # CountryDropDownList: see test_country_list_is_prefilled_with_iso_3166_countries.
@@ -392,12 +382,7 @@ TYPE_CASES = [
         9,
         "HTMLBox",
         {"defaultValue": "<p>Hi<script>x()</script></p>", "required": True},
-        {
-            "description": "",
-            "defaultValue": "<p>Hi</p>",
-            "required": True,
-            "requiredMessage": "",
-        },
+        {"description": "", "defaultValue": "<p>Hi</p>", "required": True, "requiredMessage": ""},
     ),
     (10, "WorkHistory", {"taggable": True}, {"taggable": True}),
     (
@@ -406,41 +391,22 @@ TYPE_CASES = [
         {"options": [{"key": RED, "value": "School"}], "defaultValue": "school"},
         {
             "taggable": False,
-            "defaultValue": {"key": RED, "value": "School", "position": 1},
+            "defaultValue": option(RED, "School", 1),
             "description": "",
-            "options": [{"key": RED, "value": "School", "position": 1}],
+            "options": [option(RED, "School", 1)],
         },
     ),
     (
         12,
         "AutoCompleteTextBox",
+        AUTO_COMPLETE,
         {
-            "taggable": True,
-            "defaultValue": "Paris",
-            "maxLength": 60,
-            "allowFreeInput": True,
-            "displayAsDropDown": True,
-            "enableRemoteDataSource": True,
-            "remoteDataSourceUrl": "https://example.org/cities",
-            "options": [{"key": "paris", "value": "Paris"}, {"key": "rome", "value": "Rome"}],
-        },
-        {
-            "taggable": True,
-            "defaultValue": "Paris",
+            **AUTO_COMPLETE,
             "description": "",
-            "maxLength": 60,
-            "required": False,
-            "requiredMessage": "",
+            **OPTIONAL,
             "validateRegEx": "",
             "validateMessage": "",
-            "allowFreeInput": True,
-            "displayAsDropDown": True,
-            "enableRemoteDataSource": True,
-            "remoteDataSourceUrl": "https://example.org/cities",
-            "options": [
-                {"key": "paris", "value": "Paris", "position": 1},
-                {"key": "rome", "value": "Rome", "position": 2},
-            ],
+            "options": [option("paris", "Paris", 1), option("rome", "Rome", 2)],
         },
     ),
     (
@@ -490,8 +456,7 @@ def test_field_of_each_type_is_created_and_read_back(
 def test_country_list_is_prefilled_with_iso_3166_countries(api, admin):
     import pycountry
 
-    section = make_section(api, admin, "About")
-    created = make_field(api, admin, section["id"], 8, "Country", data={"required": True})
+    created = about_field(api, admin, 8, "Country", data={"required": True})
 
     assert created["typeName"] == "CountryDropDownList"
     data = created["data"]
@@ -506,22 +471,19 @@ def test_country_list_is_prefilled_with_iso_3166_countries(api, admin):
     assert field_in_structure(api, admin, created["id"])["data"] == data
 
     # A country has the same key in every country list, so values compare across fields.
-    other = make_field(api, admin, section["id"], 8, "Country of birth")
+    other = make_field(api, admin, created["sectionId"], 8, "Country of birth")
     assert other["data"]["options"] == options
 
 
 def test_country_default_may_be_named_by_country_name(api, admin):
-    section = make_section(api, admin, "About")
-    created = make_field(api, admin, section["id"], 8, "Country", data={"defaultValue": "france"})
+    created = about_field(api, admin, 8, "Country", data={"defaultValue": "france"})
     assert created["data"]["defaultValue"]["value"] == "France"
 
 
 def test_options_without_keys_get_guid_keys_and_positions_in_list_order(api, admin):
-    section = make_section(api, admin, "About")
-    created = make_field(
+    created = about_field(
         api,
         admin,
-        section["id"],
         3,
         "Size",
         data={"options": [{"value": "S"}, {"value": "M"}, {"value": "L"}]},
@@ -533,10 +495,7 @@ def test_options_without_keys_get_guid_keys_and_positions_in_list_order(api, adm
 
 
 def test_multiline_text_box_keeps_its_lines(api, admin):
-    section = make_section(api, admin, "About")
-    created = make_field(
-        api, admin, section["id"], 1, "Bio", data={"type": "MultiLine", "lines": 5}
-    )
+    created = about_field(api, admin, 1, "Bio", data={"type": "MultiLine", "lines": 5})
     assert created["data"]["type"] == "MultiLine" and created["data"]["lines"] == 5
 
 
@@ -604,8 +563,7 @@ def test_field_data_is_validated_for_its_type(api, admin, type_id, data, key):
 
 
 def test_description_of_exactly_255_characters_is_accepted(api, admin):
-    section = make_section(api, admin, "About")
-    created = make_field(api, admin, section["id"], 6, "Intro", data={"description": "d" * 255})
+    created = about_field(api, admin, 6, "Intro", data={"description": "d" * 255})
     assert created["data"]["description"] == "d" * 255
 
 
@@ -660,16 +618,13 @@ def with_parent(api, admin):
 
 @pytest.mark.parametrize("parent_type", [3, 4, 7])
 def test_list_field_can_be_a_parent(api, admin, parent_type):
-    section = make_section(api, admin, "About")
-    parent = make_field(
-        api, admin, section["id"], parent_type, "Parent", data={"options": [{"value": "Yes"}]}
-    )
+    parent = about_field(api, admin, parent_type, "Parent", data={"options": [{"value": "Yes"}]})
     key = parent["data"]["options"][0]["key"]
 
     child = make_field(
         api,
         admin,
-        section["id"],
+        parent["sectionId"],
         1,
         "Employer",
         parentId=parent["id"].upper(),
@@ -726,11 +681,9 @@ def test_parent_link_is_validated(api, admin, with_parent, link, key):
 
 
 def test_no_parent_may_be_sent_as_empty_values(api, admin):
-    section = make_section(api, admin, "About")
-    child = make_field(
+    child = about_field(
         api,
         admin,
-        section["id"],
         1,
         "Nickname",
         parentId="00000000-0000-0000-0000-000000000000",
@@ -811,11 +764,9 @@ def test_a_field_cannot_become_its_own_ancestor(api, admin, with_parent):
 
 
 def test_field_update_changes_type_specific_data_and_keeps_the_rest(api, admin):
-    section = make_section(api, admin, "About")
-    created = make_field(
+    created = about_field(
         api,
         admin,
-        section["id"],
         1,
         "Nickname",
         data={"description": "What friends call you", "maxLength": 100, "required": True},
@@ -840,8 +791,7 @@ def test_field_update_changes_type_specific_data_and_keeps_the_rest(api, admin):
 
 
 def test_field_update_validates_the_merged_data(api, admin):
-    section = make_section(api, admin, "About")
-    created = make_field(api, admin, section["id"], 1, "Nickname")
+    created = about_field(api, admin, 1, "Nickname")
     path = f"{FIELD}/{created['id']}"
 
     for data, key in [
@@ -856,11 +806,9 @@ def test_field_update_validates_the_merged_data(api, admin):
 
 
 def test_list_update_keeps_option_keys_and_drops_a_default_whose_option_is_gone(api, admin):
-    section = make_section(api, admin, "About")
-    created = make_field(
+    created = about_field(
         api,
         admin,
-        section["id"],
         3,
         "Size",
         data={"options": [{"value": "S"}, {"value": "M"}], "defaultValue": "M"},
@@ -885,8 +833,7 @@ def test_list_update_keeps_option_keys_and_drops_a_default_whose_option_is_gone(
 
 
 def test_field_update_to_another_type_starts_from_that_types_defaults(api, admin):
-    section = make_section(api, admin, "About")
-    created = make_field(api, admin, section["id"], 1, "Homepage", data={"maxLength": 30})
+    created = about_field(api, admin, 1, "Homepage", data={"maxLength": 30})
 
     status, body = api.put(f"{FIELD}/{created['id']}", admin, {"typeId": 5, "data": {}})
 
@@ -934,11 +881,21 @@ def test_field_positions_stay_in_order_after_inserts_moves_and_deletes(api, admi
 
 
 @pytest.mark.parametrize("method", ["PUT", "DELETE"])
-def test_unknown_field_is_404_and_a_malformed_id_is_400(api, admin, method):
-    status, body = api.call(method, f"{FIELD}/{uuid.uuid4()}", admin, {"name": "x"})
-    assert status == 404 and error_keys(body) == ["fieldId"]
-    status, body = api.call(method, f"{FIELD}/42", admin, {"name": "x"})
-    assert status == 400 and error_keys(body) == ["fieldId"]
+@pytest.mark.parametrize(
+    ("path", "unknown", "malformed", "key"),
+    [
+        (SECTION, "424242", "first", "sectionId"),  # a section's id is an integer
+        (FIELD, "33333333-3333-4333-8333-333333333333", "42", "fieldId"),  # a field's a UUID
+    ],
+    ids=["section", "field"],
+)
+def test_an_unknown_id_is_404_and_a_malformed_one_400(
+    api, admin, method, path, unknown, malformed, key
+):
+    status, body = api.call(method, f"{path}/{unknown}", admin, {"name": "x"})
+    assert status == 404 and error_keys(body) == [key]
+    status, body = api.call(method, f"{path}/{malformed}", admin, {"name": "x"})
+    assert status == 400 and error_keys(body) == [key]
 
 
 def test_concurrent_change_makes_the_later_write_a_409(api, admin):
