@@ -29,6 +29,7 @@ from chalicelib.schemas.paths import ConnectorGroupPath, ConnectorPath, GroupPat
 connectors_api = Blueprint(__name__)
 PREFIX = "/api/v1/en_US/connector"
 group_admin = Routes(connectors_api, Need.GROUP_ADMIN, "groupId")
+root_admin = Routes(connectors_api, Need.ROOT_ADMIN)
 
 
 # --- email-to-post -------------------------------------------------------------------------------
@@ -69,13 +70,7 @@ def get_email_to_comment(call: Call[GroupPath, None, None]) -> EmailToCommentOut
     return deps.mailbox_settings_service().email_to_comment(call.signed_in)
 
 
-@route(
-    connectors_api,
-    "PUT",
-    f"{PREFIX}/email-to-comment",
-    need=Need.ROOT_ADMIN,
-    response=EmailToCommentOut,
-)
+@root_admin("PUT", f"{PREFIX}/email-to-comment", EmailToCommentOut)
 def update_email_to_comment(call: Call[None, None, MailboxSettingsUpdate]) -> EmailToCommentOut:
     """Replace the system-wide email-to-comment settings."""
     return deps.mailbox_settings_service().update_email_to_comment(
@@ -83,13 +78,7 @@ def update_email_to_comment(call: Call[None, None, MailboxSettingsUpdate]) -> Em
     )
 
 
-@route(
-    connectors_api,
-    "POST",
-    f"{PREFIX}/email-to-comment/poll",
-    need=Need.ROOT_ADMIN,
-    response=EmailToCommentOut,
-)
+@root_admin("POST", f"{PREFIX}/email-to-comment/poll", EmailToCommentOut)
 def poll_email_to_comment(call: Call[None, None, None]) -> Response:
     """Poll now: the email-to-comment mailbox is due at once (202; 409 when disabled)."""
     return accepted(deps.mailbox_settings_service().poll_email_to_comment())
