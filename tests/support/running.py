@@ -154,6 +154,23 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def popen_agora(
+    command: list[str], cwd: Path, env: dict[str, str], sigint_ignored: bool = False
+) -> subprocess.Popen:
+    """`make run`'s server (or `command`) started in `cwd`, its output read as text lines."""
+    return subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        # Its own process group: a test's Ctrl-C (SIGINT to the group) reaches it, not pytest.
+        start_new_session=True,
+        preexec_fn=_ignore_sigint if sigint_ignored else None,
+    )
+
+
 def start_agora(
     extra_env: dict[str, str] | None = None,
     timeout: float = 90,
@@ -192,16 +209,8 @@ def start_agora(
     temporary_data_dir = ""
     if "AGORA_DATA_DIR" not in env:
         temporary_data_dir = env["AGORA_DATA_DIR"] = tempfile.mkdtemp(prefix="agora-run-")
-    process = subprocess.Popen(
-        command or [sys.executable, "-m", "agora_local"],
-        cwd=REPO_ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        # Its own process group: a test's Ctrl-C (SIGINT to the group) reaches it, not pytest.
-        start_new_session=True,
-        preexec_fn=_ignore_sigint if sigint_ignored else None,
+    process = popen_agora(
+        command or [sys.executable, "-m", "agora_local"], REPO_ROOT, env, sigint_ignored
     )
     running = RunningAgora(
         process=process, base=f"http://127.0.0.1:{port}", temporary_data_dir=temporary_data_dir

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.support.running import REPO_ROOT, RunningAgora, free_port
+from tests.support.running import REPO_ROOT, RunningAgora, free_port, popen_agora
 
 PREVIOUS = "9c0829a"
 HERE = Path(__file__).resolve().parent
@@ -104,15 +104,7 @@ def start_old(worktree: Path, data_dir: Path) -> RunningAgora:
         "PYTHONPATH": str(worktree),
         "PYTHONUNBUFFERED": "1",
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agora_local"],
-        cwd=worktree,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
+    process = popen_agora([sys.executable, "-m", "agora_local"], worktree, env)
     running = RunningAgora(process=process, base=f"http://127.0.0.1:{port}")
     assert process.stdout is not None
     for line in process.stdout:
