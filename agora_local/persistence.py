@@ -36,6 +36,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from chalicelib.jobs.outbox import drain_checkpoint, resume_drain, resume_drain_at_end
+
 SNAPSHOT_NAME = "embedded-aws.pickle"
 TOKEN_SECRET_NAME = "token-secret"
 EXPORT_NAME = "community.json"
@@ -202,8 +204,12 @@ class LocalSnapshot:
                 for account, by_region in list(backends.items())
                 for region, backend in list(by_region.items())
             ]
+            # Where the outbox drain got to: every record it names is in the stream pickled here
+            # (no record is written while the lock is held), so a restart tells each record after
+            # it once and none before it again.
+            checkpoint = drain_checkpoint()
             _BackendPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(
-                (SNAPSHOT_FORMAT, _moto_version(), state)
+                (SNAPSHOT_FORMAT, _moto_version(), state, checkpoint)
             )
         return buffer.getvalue()
 
@@ -230,13 +236,19 @@ class LocalSnapshot:
 
         try:
             with self.path.open("rb") as file:
-                snapshot_format, moto_version, state = _SnapshotUnpickler(file).load()
+                snapshot_format, moto_version, state, *rest = _SnapshotUnpickler(file).load()
         except Exception as error:  # another moto's classes: not even the header can be read
             snapshot_format, moto_version, state = None, f"unreadable: {type(error).__name__}", []
+            rest = []
         if snapshot_format != SNAPSHOT_FORMAT or moto_version != _moto_version():
             raise self._incompatible(snapshot_format, moto_version)
         for service, account, region, backend in state:
             get_backend(service)[account][region] = backend
+        if rest:
+            resume_drain(rest[0])
+        else:
+            # An older release kept no checkpoint; its drain told the records as they came.
+            resume_drain_at_end()
         # What was just restored is on disk as the snapshot, and as the export when that is
         # current: a save of that same state (a stop after a restart that changed nothing) writes
         # neither again. The restored state is pickled afresh (10 ms): its bytes are this

@@ -157,6 +157,43 @@ def _forget_readers() -> None:
     _readers.clear()
 
 
+def drain_checkpoint() -> dict[str, dict[str, Any]]:
+    """Where this process's drain got to in each stream, as plain data (`make run` keeps it in
+    its snapshot: without it a restart would tell every record again, mailing a member about
+    posts made before he subscribed)."""
+    return {
+        arn: {"after": dict(reader.checkpoint().after), "told": reader.told}
+        for arn, reader in _readers.items()
+    }
+
+
+def resume_drain(checkpoint: Mapping[str, Mapping[str, Any]]) -> None:
+    """Drain from where `drain_checkpoint` said another process had got to."""
+    from chalicelib.store.outbox import ReaderCheckpoint, StreamReader
+
+    _readers.clear()
+    for arn, place in checkpoint.items():
+        after = tuple((str(shard), sequence) for shard, sequence in place["after"].items())
+        _readers[arn] = StreamReader(arn, checkpoint=ReaderCheckpoint(after, int(place["told"])))
+
+
+def resume_drain_at_end() -> None:
+    """Drain only what is written from now on (a snapshot kept no checkpoint: its records were
+    told by the process that wrote them)."""
+    from chalicelib.store.outbox import StreamReader, stream_arn
+
+    arn = stream_arn()
+    _readers.clear()
+    reader = _readers[arn] = StreamReader(arn)
+    for shard, records in reader.read():
+        reader.commit(shard, records[-1]["dynamodb"]["SequenceNumber"], len(records))
+
+
+def records_told() -> int:
+    """How many records this process's drain has told (its checkpoint's included)."""
+    return sum(reader.told for reader in _readers.values())
+
+
 def drain_in_process(reader: Any = None) -> int:
     """Read the outbox stream here and tell what is new; answers how many records were told.
     A record that fails stays where it is: the next drain tells it (and what follows) again."""
@@ -174,7 +211,7 @@ def drain_in_process(reader: Any = None) -> int:
             failed = drain_records(chunk)
             done = chunk if failed is None else _before(chunk, failed)
             if done:
-                reader.commit(shard, done[-1]["dynamodb"]["SequenceNumber"])
+                reader.commit(shard, done[-1]["dynamodb"]["SequenceNumber"], len(done))
                 told += len(done)
             if failed is not None:
                 break  # this shard waits for the next drain, in order

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -145,14 +146,24 @@ class StreamReader:
 
     It keeps, per shard, where the next read starts; `commit` moves that past what was handled,
     so a failed record is read again by the next `read`, as Lambda's checkpoint does. `latest`
-    starts at the stream's end (a CLI command drains what it itself wrote); otherwise at its
-    beginning. One reader per process and stream: positions live in memory only.
+    starts at the stream's end (a CLI command drains what it itself wrote); `checkpoint` where
+    another reader of the stream got to (`checkpoint()`: `make run` keeps it in its snapshot, as
+    Lambda's event source mapping keeps its own across deploys); otherwise at its beginning.
+    `told` counts the records committed, the checkpoint's included.
     """
 
-    def __init__(self, arn: str | None = None, *, latest: bool = False) -> None:
+    def __init__(
+        self,
+        arn: str | None = None,
+        *,
+        latest: bool = False,
+        checkpoint: ReaderCheckpoint | None = None,
+    ) -> None:
         self.arn = arn or stream_arn()
         self.latest = latest
-        self._after: dict[str, str | None] = {}  # shard -> sequence number handled last
+        # shard -> sequence number handled last
+        self._after: dict[str, str | None] = dict(checkpoint.after) if checkpoint else {}
+        self.told = checkpoint.told if checkpoint else 0
         if latest:
             for shard in self._shards():
                 self._after[shard] = self._last_sequence(shard)
@@ -207,8 +218,22 @@ class StreamReader:
                 batches.append((shard, found))
         return batches
 
-    def commit(self, shard: str, sequence_number: str) -> None:
+    def commit(self, shard: str, sequence_number: str, records: int = 1) -> None:
+        """`records` up to `sequence_number` of `shard` are handled: none is read again."""
         self._after[shard] = sequence_number
+        self.told += records
+
+    def checkpoint(self) -> ReaderCheckpoint:
+        return ReaderCheckpoint(after=tuple(self._after.items()), told=self.told)
+
+
+@dataclass(frozen=True)
+class ReaderCheckpoint:
+    """Where a stream reader got to: per shard the sequence number handled last (None: none
+    yet), and how many records it has handled in all."""
+
+    after: tuple[tuple[str, str | None], ...]
+    told: int
 
 
 def streams_client() -> Any:

@@ -32,7 +32,7 @@ class FakeStream:
 
 def test_the_drain_runs_for_new_records_only_and_retries_a_failed_one_every_time():
     stream = FakeStream()
-    drain = OutboxDrain(stream.drain, stream.count)
+    drain = OutboxDrain(stream.drain, stream.count, lambda: stream.told)
     assert drain() == 0 and stream.drains == 0  # an empty stream: no call
     stream.records = 3
     assert drain() == 3 and stream.drains == 1
@@ -46,5 +46,5 @@ def test_the_drain_runs_for_new_records_only_and_retries_a_failed_one_every_time
 
 def test_without_a_count_the_drain_always_runs():
     stream = FakeStream()
-    drain = OutboxDrain(stream.drain, lambda: None)
+    drain = OutboxDrain(stream.drain, lambda: None, lambda: stream.told)
     assert drain() == 0 and drain() == 0 and stream.drains == 2

@@ -1,0 +1,107 @@
+"""make run's snapshot keeps where the outbox drain got to (agora_local/persistence.py): restarted,
+`make run` tells each outbox record once, as Lambda's event source mapping does across deploys.
+Before, a restart read the restored stream from its start: the bus got every domain event again
+and a member who subscribed after a post was mailed about it. The embedded AWS is moto in this
+process; a restart is a restore into it with the drain's readers forgotten (a new process)."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from agora_local.lifecycle import OutboxDrain
+from agora_local.persistence import LocalSnapshot, _BackendPickler, _SnapshotUnpickler
+from chalicelib import deps
+from chalicelib.domain.announcements import PostCreated
+from chalicelib.jobs.outbox import _forget_readers, drain_in_process
+from tests.services.test_event_bus import bus  # noqa: F401 - the bus and a reader of it
+from tests.support.notify import recipients, sent_mail, subscribe, verify_sender_domain
+
+INSTANT = 1
+
+
+@pytest.fixture
+def world(community):
+    c = community
+    c.garden = c.group("garden")
+    c.ann = c.user("ann", {c.garden: "moderator"})
+    c.fan = c.user("fan", {c.garden: "member"})
+    c.late = c.user("late", {c.garden: "member"})
+    c.hello = c.post(c.garden, c.ann, title="Hello", slug="hello")
+    c.later = c.post(c.garden, c.ann, title="Later", slug="later")
+    c.load()
+    verify_sender_domain()
+    subscribe(c.fan, "group", c.garden, 1, email=INSTANT)
+    return c
+
+
+def email_of(c, user_id: str) -> str:
+    return next(u["email"] for u in c.users if u["id"] == user_id)
+
+
+def restart(snapshot: LocalSnapshot) -> None:
+    """What a stop and a start do to the drain: its readers die with the process, the snapshot
+    puts the saved state back."""
+    _forget_readers()
+    assert snapshot.restore()
+
+
+def test_a_restart_tells_no_record_again_and_none_is_lost(world, bus, tmp_path):  # noqa: F811
+    c = world
+    snapshot = LocalSnapshot(tmp_path, export=None)
+    deps.outbox().save([PostCreated(c.hello, c.garden, c.ann)])
+    assert drain_in_process() == 1
+    assert recipients(sent_mail()) == [email_of(c, c.fan)]
+    assert [e["detail-type"] for e in bus()] == ["Post Created"]
+    # Written before the stop, not yet told: the restart must tell it, once.
+    deps.outbox().save([PostCreated(c.later, c.garden, c.ann)])
+    snapshot.save()
+
+    restart(snapshot)
+    subscribe(c.late, "group", c.garden, 1, email=INSTANT)  # after Hello was told
+    drain = OutboxDrain(drain_in_process)
+    assert drain() == 1  # Later only
+    assert drain() == 0
+    mail = sent_mail()
+    assert recipients([m for m in mail if "Hello" in str(m["Subject"])]) == [email_of(c, c.fan)]
+    assert recipients([m for m in mail if "Later" in str(m["Subject"])]) == sorted(
+        [email_of(c, c.fan), email_of(c, c.late)]
+    )
+    [told] = bus()
+    assert (told["detail-type"], told["detail"]["postId"]) == ("Post Created", c.later)
+
+    # And again: the checkpoint the restarted drain saves is its own.
+    snapshot.save()
+    restart(snapshot)
+    assert OutboxDrain(drain_in_process)() == 0
+    assert bus() == []
+
+
+def test_a_snapshot_of_the_last_release_starts_the_drain_at_the_streams_end(
+    world,
+    bus,  # noqa: F811
+    tmp_path,
+):
+    c = world
+    snapshot = LocalSnapshot(tmp_path, export=None)
+    deps.outbox().save([PostCreated(c.hello, c.garden, c.ann)])
+    assert drain_in_process() == 1
+    assert [e["detail-type"] for e in bus()] == ["Post Created"]
+    snapshot.save()
+    # The last release wrote (format, moto version, state): no checkpoint.
+    with snapshot.path.open("rb") as file:
+        header = _SnapshotUnpickler(file).load()
+    with snapshot.path.open("wb") as file:
+        _BackendPickler(file, protocol=pickle.HIGHEST_PROTOCOL).dump(tuple(header[:3]))
+
+    restart(snapshot)
+    subscribe(c.late, "group", c.garden, 1, email=INSTANT)
+    drain = OutboxDrain(drain_in_process)
+    assert drain() == 0
+    assert bus() == []
+    assert recipients(sent_mail()) == [email_of(c, c.fan)]
+    deps.outbox().save([PostCreated(c.later, c.garden, c.ann)])
+    assert drain() == 1
+    [told] = bus()
+    assert (told["detail-type"], told["detail"]["postId"]) == ("Post Created", c.later)
