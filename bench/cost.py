@@ -159,7 +159,7 @@ def code_figures() -> dict[str, float]:
     """What the code sets: mailboxes one poll invocation takes (1 where the poller takes one), the
     digest batch, and the digest workers (billed while they wait for their moments)."""
     from chalicelib.jobs import mail_poll
-    from chalicelib.jobs.pacing import SENDERS
+    from chalicelib.mail.outgoing import SENDERS
     from chalicelib.services.notify.digests import BATCH_SIZE
 
     return {

@@ -343,9 +343,10 @@ def send_day(
     from chalicelib.jobs import digests as digest_job
     from chalicelib.jobs import notify as notify_job
     from chalicelib.jobs.base import Deadline
-    from chalicelib.jobs.pacing import SENDERS, SendingRate, configured_rate
+    from chalicelib.mail.outgoing import SENDERS, SendingRate
     from chalicelib.services.notify.delivery import NotifyService
     from chalicelib.services.notify.digests import DigestService
+    from chalicelib.settings import get_settings
     from tests.support.digest_fakes import FakeSlotClock
 
     sim = SimulatedTime()
@@ -353,7 +354,7 @@ def send_day(
     instant = instant_world(world, fans)
     world.ses.clock = sim
     slots = FakeSlotClock()
-    rate = configured_rate()
+    rate = get_settings().mail_send_rate
     digest_queue, notify_queue = SimQueue(sim), SimQueue(sim)
 
     def moment() -> datetime:
@@ -454,9 +455,9 @@ def digest_figures(
 ) -> list[Figure]:
     """The day of digests and an instant burst against what SES's rate allows at best: everyone
     at exactly the rate (the digests' reference is theirs alone; the burst comes out of it)."""
-    from chalicelib.jobs.pacing import configured_rate
+    from chalicelib.settings import get_settings
 
-    rate = configured_rate()
+    rate = get_settings().mail_send_rate
     found = send_day(recipients, fans)
     print(
         f"simulate: {found['sent']:,.0f} digests in {found['batches']:,.0f} batch deliveries and "

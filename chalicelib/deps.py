@@ -48,7 +48,7 @@ from chalicelib.services.mailboxes import MailboxDirectory, MailboxSettingsServi
 from chalicelib.services.newsletter import NewsletterService
 from chalicelib.services.notifications import NotificationService
 from chalicelib.services.notify.digests import DigestService
-from chalicelib.services.notify.unsubscribe import UnsubscribeService
+from chalicelib.services.notify.emails import UnsubscribeService
 from chalicelib.services.player import PlayerService
 from chalicelib.services.posts import PostService
 from chalicelib.services.profile import ProfileService
@@ -64,8 +64,9 @@ from chalicelib.store import repositories
 # each would add to every function's cold start (`import app`; bench/hidden_imports.py --cost):
 # mail in 136 ms, the instant email's delivery 64 ms, the sender checks 58 ms, outgoing mail 45 ms.
 if TYPE_CHECKING:
+    from chalicelib.domain.ports.notify import Mailer
     from chalicelib.mail.authentication import SenderVerifier
-    from chalicelib.mail.outgoing import OutgoingMail
+    from chalicelib.mail.outgoing import OutgoingMail, PacedMail, SendingRate
     from chalicelib.mail.reply_keys import ReplyKeys
     from chalicelib.services.event_bus import EventBusPublisher
     from chalicelib.services.mail_in import MailIngestor
@@ -313,6 +314,30 @@ def outgoing_mail() -> OutgoingMail:
         suppressions().is_suppressed,
         site_host=site_host(),
     )
+
+
+def sending_rate(function: str, *, expired: Callable[[], bool] | None = None) -> SendingRate:
+    """The stack's one sending rate as the job `function` draws from it (its place in
+    mail/outgoing.py `SENDERS`), on the counters table's slot clock; `expired`: its deadline, for
+    a sender that waits behind instant mail."""
+    from chalicelib.mail.outgoing import SENDERS, SendingRate
+
+    rate, instant = get_settings().mail_send_rate, SENDERS[function].instant
+    return SendingRate(rate, slot_clock(), instant=instant, expired=expired)
+
+
+def paced(
+    function: str,
+    mail: Mailer,
+    *,
+    expired: Callable[[], bool] | None = None,
+    pacer: SendingRate | None = None,
+) -> PacedMail:
+    """`mail` sending at the job `function`'s place in the shared rate (`pacer`: that place as a
+    test or `make simulate` gives it)."""
+    from chalicelib.mail.outgoing import PacedMail
+
+    return PacedMail(mail, pacer or sending_rate(function, expired=expired))
 
 
 def sending_identities() -> SendingIdentities:

@@ -73,7 +73,7 @@ class Settings(BaseModel):
     # Name of the SQS queue that carries batches of the day's digest recipients (fan-out).
     digest_queue: str = "agora-digest-jobs"
     # Mails a second SES takes from this account (its sending quota), shared by every function
-    # that sends: chalicelib/jobs/pacing.py splits it between them.
+    # that sends: chalicelib/mail/outgoing.py splits it between them.
     mail_send_rate: float = Field(default=14.0, gt=0)
     # SQS queue that SES bounce and complaint notifications reach through SNS (infra).
     ses_feedback_queue: str = "agora-ses-feedback"

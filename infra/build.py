@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from chalicelib.jobs.pacing import SENDERS
+from chalicelib.mail.outgoing import SENDERS
 from chalicelib.services.canary import SECRET_VARIABLE as CANARY_SECRET_VARIABLE
 from chalicelib.settings import Settings
 from infra import monitoring, operations, paging, privileges, restore, rollout, watch
@@ -245,7 +245,7 @@ def template(stage: str) -> dict[str, Any]:
     resources.update(feedback_resources(names))
     resources.update(outbox_resources(names))
     resources["SesFeedback"] = {"DependsOn": ["SesFeedbackQueue"]}
-    # Every function that sends mail draws from AGORA_MAIL_SEND_RATE (jobs/pacing.py); the
+    # Every function that sends mail draws from AGORA_MAIL_SEND_RATE (mail/outgoing.py); the
     # daily schedule reads it too (it warns when the day's digests cannot fit in the day).
     rate = str(Settings.model_fields["mail_send_rate"].default)
     for logical in (*(sender.logical_id for sender in SENDERS.values()), "SendDigests"):

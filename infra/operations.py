@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chalicelib.jobs.pacing import SENDERS
+from chalicelib.mail.outgoing import SENDERS
 from chalicelib.settings import SERVICE
 from infra.fleet import FLEETS
 
@@ -50,7 +50,7 @@ MAX_CONCURRENCY = {
     "dev": {"PollMailbox": FLEETS["dev"].concurrency},
     "prod": {"PollMailbox": FLEETS["prod"].concurrency},
 }
-# The SQS-triggered functions that send mail run as many workers as chalicelib/jobs/pacing.py
+# The SQS-triggered functions that send mail run as many workers as chalicelib/mail/outgoing.py
 # says (they share one sending clock: the rate holds whatever their number).
 for _caps in MAX_CONCURRENCY.values():
     _caps.update({s.logical_id: s.workers for s in SENDERS.values() if s.workers is not None})

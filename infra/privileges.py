@@ -71,7 +71,7 @@ _NOTIFY_READS = (
     "posts",
     "users",
 )
-# counters: every mail takes its moment from the sending clock there (chalicelib/jobs/pacing.py).
+# counters: every mail takes its moment from the sending clock there (chalicelib/mail/outgoing.py).
 _NOTIFY_WRITES = ("alerts", "counters", "digests", "notifications")
 
 # Chalice's function names: `api_handler` is the API; the others are app.py's `name=`s.

@@ -3,7 +3,7 @@
 In AWS the daily schedule (`send-digests`) only lists the users with queued items and puts them
 on the digest queue in batches (`enqueue_daily_digests`); the queue's function (`deliver-digests`)
 sends each batch (`deliver_batch`), paced by `AGORA_MAIL_SEND_RATE` after any instant mail
-(chalicelib/jobs/pacing.py), so 100,000 digests take about two hours of two workers instead of
+(chalicelib/mail/outgoing.py), so 100,000 digests take about two hours of two workers instead of
 stopping at one function's 15-minute limit. A batch is the day's: its users get the digest of the
 day it was queued, once (the claim per user and day, store/digests.py), however often SQS
 delivers it. A batch still on the queue when its day is over is not sent: its users are counted
@@ -24,18 +24,17 @@ from chalicelib import deps, metrics
 from chalicelib.aws import QueueSender
 from chalicelib.clock import utc_now
 from chalicelib.jobs.base import Deadline, PartsFailed, require_token_secret
-from chalicelib.jobs.pacing import PacedMail, configured_rate, paced, sending_rate
 from chalicelib.logs import correlation_id, get_logger
 from chalicelib.services.notify.digests import BATCH_SIZE, DigestRun
 from chalicelib.settings import get_settings
 
 if TYPE_CHECKING:
-    from chalicelib.jobs.pacing import SendingRate
+    from chalicelib.mail.outgoing import SendingRate
     from chalicelib.services.notify.digests import DigestRun, DigestService
 
 log = get_logger("jobs.digests")
 
-# The function that sends the batches (app.py), as chalicelib/jobs/pacing.py knows it.
+# The function that sends the batches (app.py), as the sending rate knows it (`SENDERS`).
 WORKER = "deliver-digests"
 # Users whose digests one execution prepares side by side (each waits on DynamoDB and SES; the
 # pacer keeps the sends themselves at the worker's rate).
@@ -106,7 +105,7 @@ def enqueue_daily_digests(
     if bodies:
         queue.send(bodies)
     # At best, the whole rate: nothing else to send.
-    rate = configured_rate()
+    rate = get_settings().mail_send_rate
     started = service.clock()
     seconds_left = 86_400 - (started.hour * 3600 + started.minute * 60 + started.second)
     log.info(
@@ -155,8 +154,7 @@ def deliver_batch(
         log.warning("digest batch of a past day left over", extra={"day": day, "users": len(users)})
         metrics.emit("DigestsLeftOver", len(users))
         return DigestRun(left=users)
-    pacer = pacer or sending_rate(WORKER, expired=deadline.expired)
-    service.mail = PacedMail(service.mail, pacer)
+    service.mail = deps.paced(WORKER, service.mail, expired=deadline.expired, pacer=pacer)
     run = service.send_batch(users, day, deadline.expired, threads=threads)
     if run.left:
         (queue or _queue()).send([batch_body(day, run.left)])
@@ -185,7 +183,7 @@ def run_daily_digests(deadline: Deadline, *, now: datetime | None = None) -> Dig
 
     require_token_secret()
     service = _service(now)
-    service.mail = paced(WORKER, service.mail, expired=deadline.expired)
+    service.mail = deps.paced(WORKER, service.mail, expired=deadline.expired)
     run = service.send_all(deadline.expired, threads=SENDING_THREADS)
     log.info(
         "daily digests",

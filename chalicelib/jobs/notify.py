@@ -5,7 +5,7 @@
 - `drain_queue`: `make run` has no SQS trigger; its scheduler receives and delivers the messages,
   same code.
 
-Instant emails share `AGORA_MAIL_SEND_RATE` with every other sender (chalicelib/jobs/pacing.py),
+Instant emails share `AGORA_MAIL_SEND_RATE` with every other sender (chalicelib/mail/outgoing.py),
 ahead of the digests: each send takes the next free moment of the stack's one sending clock.
 
 Not Powertools' BatchProcessor (ses-feedback uses it): the trigger's batch size is 1, so a raise
@@ -21,16 +21,15 @@ from typing import TYPE_CHECKING, Any
 from chalicelib import deps
 from chalicelib.aws import QueueSender, client
 from chalicelib.jobs.base import Deadline
-from chalicelib.jobs.pacing import PacedMail, sending_rate
 from chalicelib.logs import get_logger, invocation
 from chalicelib.settings import get_settings
 
 if TYPE_CHECKING:
-    from chalicelib.jobs.pacing import SendingRate
+    from chalicelib.mail.outgoing import SendingRate
 
 log = get_logger("jobs.notify")
 
-# The function that delivers the chunks (app.py), as chalicelib/jobs/pacing.py knows it.
+# The function that delivers the chunks (app.py), as the sending rate knows it (`SENDERS`).
 WORKER = "deliver-notifications"
 # Seconds of sending between two looks at the deadline.
 STEP_SECONDS = 5
@@ -58,8 +57,8 @@ def deliver_from_queue(
     )
 
     service = service or deps.notify_service()
-    pacer = pacer or sending_rate(WORKER)
-    service.mail = PacedMail(service.mail, pacer)
+    pacer = pacer or deps.sending_rate(WORKER)
+    service.mail = deps.paced(WORKER, service.mail, pacer=pacer)
     deadline = deadline or Deadline.unbounded()
     # As many recipients as the pacer lets through in a few seconds, between deadline checks.
     step = max(1, int(pacer.rate * STEP_SECONDS))

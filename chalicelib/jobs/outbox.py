@@ -26,7 +26,6 @@ from chalicelib.domain.announcements import (
     PostCreated,
     Recorded,
 )
-from chalicelib.jobs.pacing import paced
 from chalicelib.logs import get_logger
 from chalicelib.services.event_bus import DomainEvents
 
@@ -38,7 +37,7 @@ log = get_logger("jobs.outbox")
 # The outbox's store and the notifications' reads are imported when the drain runs: at the top
 # they would add 264 ms (the store) to every function's `import app` (bench/hidden_imports.py --cost).
 
-# This function, as chalicelib/jobs/pacing.py knows it.
+# This function, as the sending rate knows it (chalicelib/mail/outgoing.py `SENDERS`).
 DRAIN = "drain-outbox"
 # Records told per `drain_records` call in process (Lambda's batch size is the event source's).
 BATCH = 100
@@ -108,19 +107,19 @@ class SubscriberParts(Protocol):
 class AppSubscribers:
     """The subscribers as the app composes them (chalicelib/deps.py); the mail they send
     themselves (instant emails of small events, mailbox failure emails) takes its moments from
-    the stack's one sending rate, as instant mail (jobs/pacing.py)."""
+    the stack's one sending rate, as instant mail (mail/outgoing.py)."""
 
     def posts(self, post_ids: set[str]) -> Mapping[str, Any]:
         return deps.posts().get_many(post_ids)
 
     def notify(self, reads: BatchReads) -> Handler:
         service = deps.notify_service(reads=reads)
-        service.mail = paced(DRAIN, service.mail)
+        service.mail = deps.paced(DRAIN, service.mail)
         return service
 
     def mailbox_failing_notice(self) -> Handler:
         handler = deps.mailbox_failing_notice()
-        handler.mail = paced(DRAIN, handler.mail)
+        handler.mail = deps.paced(DRAIN, handler.mail)
         notice: Handler = handler
         return notice
 

@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import email.policy
 import html
+import math
 import re
+import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from email.header import Header
 from email.message import EmailMessage
 from email.utils import formataddr
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
 from chalicelib.aws import client
 from chalicelib.domain.letters import Identity, Letter, MessageUnbuildable, News
+from chalicelib.domain.ports.notify import Mailer, SendDeferred
 from chalicelib.logs import get_logger
 from chalicelib.mail.markup import mail_layout, mail_text
 from chalicelib.sanitize import html_to_text
@@ -77,10 +81,146 @@ def serialised(message: EmailMessage) -> bytes:
         raise MessageUnbuildable(f"{type(error).__name__}: {error}") from error
 
 
-def fallback_address(base_url: str) -> str:
-    """`noreply@<host of AGORA_BASE_URL>`: AGORA_MAIL_SENDER's default."""
+# -----------------------------------------------------------------------------------------------
+# One sending rate for the whole stack: SES takes `AGORA_MAIL_SEND_RATE` mails a second from the
+# account (14 at first), whichever function sends them.
+#
+# Every mail takes a moment on one clock before it goes: an item of the counters table holding the
+# next free moment (in nanoseconds), which each sender moves on by 1/rate with a conditional ADD
+# (store/counters.py `SlotClock.take_slot`), then sleeps until the moment it took. Moments are
+# handed out once and 1/rate apart, so no second ever holds more than the rate, however many
+# functions and executions send; whoever has mail takes the moments the others leave.
+#
+# Instant mail goes first. Instant senders take the next free moment whatever it is and hold the
+# clock until the end of the moment they took; the digests take a moment only while the clock is
+# not held, and a digest worker whose deadline comes while it waits puts its users back on the
+# queue (`SendDeferred`). One item written once per mail: 3 million digests a month are 3 million
+# writes ($3.75 on demand), beside SES's $300. Why not one paced queue: the digests are built by
+# the worker that claims them and an instant email by the worker that claims its (user,
+# occurrence); a single paced consumer would split each claim from its send, and a queue cannot
+# put one kind of message before another.
+#
+# The jobs drive it (which function sends, as instant mail or not, until which deadline);
+# chalicelib/deps.py builds a function's `SendingRate` on the stack's slot clock. Nothing here
+# reads the network or the clock at import: the clock, the sleep and the slot store are given
+# (fakes in the tests and in `make simulate`).
 
-    return f"noreply@{urlsplit(base_url).hostname or 'localhost'}"
+
+@dataclass(frozen=True)
+class Sender:
+    """A function that sends mail: its logical id in the template, the most executions of it
+    its trigger starts at once (None: not an SQS trigger), and whether its mail goes first."""
+
+    logical_id: str
+    workers: int | None
+    instant: bool
+
+
+# Chalice function name -> how it sends. `workers` is how many senders may wait on the clock
+# together (infra/operations.py reads them into the template), not a share of the rate.
+SENDERS: dict[str, Sender] = {
+    # Each execution sends about 10 mails a second of its own round trips (the claim, SES, the
+    # record): 4 keep the whole rate for a burst, ahead of the digests' 2, and leave most of a
+    # new account's 10 concurrent executions to the API and the mail polls.
+    "deliver-notifications": Sender("DeliverNotifications", workers=4, instant=True),
+    "deliver-digests": Sender("DeliverDigests", workers=2, instant=False),
+    # Instant emails of events with 25 recipients or fewer, and mailbox failure emails.
+    "drain-outbox": Sender("DrainOutbox", workers=None, instant=True),
+}
+
+# The counters item every sender's moments come from.
+SLOT_CLOCK = "mail-send-slots"
+# How long a sender that waits for instant mail sleeps at least before it looks again (a clock's
+# rounding may wake it a nanosecond before the hold ends).
+_RETRY_S = 1e-6
+
+
+class SlotStore(Protocol):
+    """store/counters.py `SlotClock` (a fake in the tests and `make simulate`)."""
+
+    def take_slot(self, name: str, now: int, interval: int, *, first: bool) -> Slot: ...
+
+
+class Slot(Protocol):
+    """A moment asked for: `taken`, at `at` (ns); else the clock is held until `at`."""
+
+    @property
+    def taken(self) -> bool: ...
+    @property
+    def at(self) -> int: ...
+
+
+class SendingRate:
+    """This sender's way to the shared rate: `wait()` takes the next moment it may send at and
+    sleeps until it; at most `rate` of them in any second across every sender of the stack.
+
+    `instant`: takes the next free moment and holds the clock; otherwise (digests) waits while
+    instant mail holds it, and `expired` (a deadline's; None: never) ends that wait with
+    `SendDeferred`. Thread-safe: the moments come from the store one request at a time.
+    """
+
+    def __init__(
+        self,
+        rate: float,
+        slots: SlotStore,
+        *,
+        instant: bool,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
+        expired: Callable[[], bool] | None = None,
+    ) -> None:
+        if rate <= 0:
+            raise ValueError("the rate must be above 0")
+        self.rate = rate
+        # Whole nanoseconds, rounded up: 14 moments a second are 1.000000008 s from first to
+        # fifteenth, never under a second.
+        self.interval = math.ceil(1e9 / rate)
+        self.instant = instant
+        self.slots = slots
+        self.clock = clock
+        self.sleep = sleep
+        self.expired = expired
+
+    def wait(self) -> float:
+        """Block until a send may go; answers the moment it may (the clock's)."""
+        while True:
+            now = self.clock()
+            slot = self.slots.take_slot(
+                SLOT_CLOCK, round(now * 1e9), self.interval, first=self.instant
+            )
+            if slot.taken:
+                at = slot.at / 1e9
+                # A sleep may wake a little early: look at the clock again.
+                while now < at:
+                    self.sleep(at - now)
+                    now = self.clock()
+                return now
+            if self.expired is not None and self.expired():
+                raise SendDeferred("instant mail is using the sending rate; sent later")
+            # Instant mail holds the clock: look again when its hold ends.
+            self.sleep(max(slot.at / 1e9 - now, _RETRY_S))
+
+
+class PacedMail:
+    """A mailer (`is_suppressed`, `send`) whose sends wait for their moment; the rest is as given.
+
+    One send at a time: threads that prepare digests side by side would otherwise each take a
+    moment and then reach SES together, bunched (the send is a few milliseconds of building the
+    message and one SES call).
+    """
+
+    def __init__(self, mail: Mailer, pacer: SendingRate) -> None:
+        self.mail = mail
+        self.pacer = pacer
+        self._one_at_a_time = threading.Lock()
+
+    def is_suppressed(self, address: str) -> bool:
+        return self.mail.is_suppressed(address)
+
+    def send(self, group: object, letter: Letter) -> str:
+        with self._one_at_a_time:
+            self.pacer.wait()
+            return self.mail.send(group, letter)
 
 
 class OutgoingMail:

@@ -2,7 +2,7 @@
 
 The same table keeps the sending rate's clock (`take_slot`): one item whose value is the next
 free moment to send a mail, which every sender of the stack moves on by one interval with a
-conditional ADD (chalicelib/jobs/pacing.py).
+conditional ADD (chalicelib/mail/outgoing.py).
 """
 
 from __future__ import annotations

@@ -266,6 +266,42 @@ def test_the_store_and_the_mail_never_import_services():
     assert offenders == []
 
 
+# Each layer's rank (ARCHITECTURE.md, low to high): a module imports only its own rank or lower.
+# The jobs once called up from services at run time without importing anything (an object of
+# jobs/pacing.py handed to a service): tests/jobs/test_layers_at_run_time.py looks at those.
+RANKS = {
+    "chalicelib.domain": 0,
+    "chalicelib.store": 1,
+    "chalicelib.mail": 1,
+    "chalicelib.services": 2,
+    "chalicelib.api": 3,
+    "chalicelib.jobs": 3,
+}
+
+
+def _rank(name: str) -> int | None:
+    return next((r for p, r in RANKS.items() if name == p or name.startswith(p + ".")), None)
+
+
+def _upward_imports() -> list[str]:
+    offenders = []
+    for name, path in _modules().items():
+        rank = _rank(name)
+        for imported in sorted({_own(n) for n in _imported(path) if n.startswith("chalicelib")}):
+            above = _rank(imported or "")
+            if rank is not None and above is not None and above > rank:
+                offenders.append(f"{name} imports {imported}")
+    return offenders
+
+
+def test_no_layer_imports_a_higher_one():
+    """Services never import the jobs or the API, the store and the mail never a service: the
+    pair services -> jobs included, which no rule named before."""
+    assert _rank("chalicelib.services.notify.delivery") == 2
+    assert _rank("chalicelib.jobs.outbox") == 3 and _rank("chalicelib.deps") is None
+    assert _upward_imports() == []
+
+
 def test_the_domain_imports_no_layer():
     assert len([n for n in _modules() if n.startswith("chalicelib.domain.")]) >= 3
     assert _importers("chalicelib.domain", LAYERS) == []

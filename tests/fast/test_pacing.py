@@ -1,4 +1,4 @@
-"""The one sending rate (chalicelib/jobs/pacing.py): every sender takes its moments from one clock,
+"""The one sending rate (chalicelib/mail/outgoing.py): every sender takes its moments from one clock,
 so the stack never lets more than the rate through in any second; instant mail goes first; the
 generated template gives every sending function the rate and the clock; the digests' batches hold
 everyone once."""
@@ -13,7 +13,7 @@ import pytest
 
 from bench import simulate
 from chalicelib.domain.ports.notify import SendDeferred
-from chalicelib.jobs.pacing import SENDERS, PacedMail, SendingRate
+from chalicelib.mail.outgoing import SENDERS, PacedMail, SendingRate
 from tests.support import REPO_ROOT
 from tests.support.digest_fakes import FakeSlotClock
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from chalicelib.domain.announcements import PostCreated
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.notify import deliver_from_queue
-from chalicelib.jobs.pacing import SendingRate
+from chalicelib.mail.outgoing import SendingRate
 from chalicelib.services.notify.delivery import Recipient, chunk_body, parse_chunk
 from tests.services.test_notify import INSTANT, email_of, world  # noqa: F401 - fixture
 from tests.support.digest_fakes import FakeSlotClock

@@ -231,7 +231,8 @@ def test_the_drains_own_instant_mails_take_their_moments_from_the_one_sending_cl
     world,
     bus,  # noqa: F811
 ):
-    from chalicelib.jobs.pacing import SLOT_CLOCK, SendingRate, configured_rate
+    from chalicelib.jobs.outbox import DRAIN
+    from chalicelib.mail.outgoing import SLOT_CLOCK
     from chalicelib.store.counters import CounterRecord
 
     c = world
@@ -240,7 +241,7 @@ def test_the_drains_own_instant_mails_take_their_moments_from_the_one_sending_cl
     drain()
     after = time.time_ns()
     assert recipients(sent_mail()) == sorted(email_of(c, fan) for fan in c.fans)
-    interval = SendingRate(configured_rate(), deps.slot_clock(), instant=True).interval
+    interval = deps.sending_rate(DRAIN).interval
     clock = CounterRecord.get(SLOT_CLOCK, consistent_read=True)
     # Three mails, three moments from the first one on; taken as instant mail (held to the last).
     first = int(clock.value) - 3 * interval
