@@ -108,7 +108,7 @@ import sys, sysconfig
 from datetime import UTC, datetime
 from feedgen.feed import FeedGenerator
 import quotequail
-from chalicelib.mail.markup import mail_text
+from chalicelib.mail.outgoing import mail_text
 from chalicelib.mail.replies import trim_reply
 
 mail_text("<p>Hello <a href='https://example.org'>there</a></p><ul><li>one</li></ul>")

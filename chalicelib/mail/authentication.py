@@ -26,7 +26,7 @@ The rules:
   A signature signing one of `MIME_HEADERS` (how the body is read) must sign every instance too.
 * One reading: a header block that the signature check and the mail parser would split into
   different header lines (a bare CR, a bare LF among CRLF line ends, a NUL, or any other
-  difference: chalicelib/mail/reading.py) is read by no signature; the mail counts as unsigned.
+  difference: chalicelib/mail/mime.py) is read by no signature; the mail counts as unsigned.
 * SPF is not checked: over POP3 Agora does not know the connecting address. A domain whose mail
   passes DMARC only through SPF (no DKIM signature) is rejected under its `reject`/`quarantine`.
 * Verdict: an aligned signature that counts and verifies: genuine (`verified`). Otherwise,
@@ -62,7 +62,7 @@ from dkim.canonicalization import CanonicalizationPolicy
 from publicsuffixlist import PublicSuffixList
 
 from chalicelib.logs import get_logger
-from chalicelib.mail.reading import mail_bytes, reading_problem
+from chalicelib.mail.mime import mail_bytes, reading_problem
 
 log = get_logger("mail")
 
@@ -367,7 +367,7 @@ class SenderVerifier:
         """(the aligned domain whose signature verified, or None; why the others did not; a
         look-up failure that kept one from being checked)."""
 
-        # One reading (chalicelib/mail/reading.py): a header block the parser would split where
+        # One reading (chalicelib/mail/mime.py): a header block the parser would split where
         # dkimpy does not is read by no signature.
         ambiguous = reading_problem(raw)
         if ambiguous is not None:

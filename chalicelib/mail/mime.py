@@ -1,18 +1,22 @@
-"""Walking a mail's MIME tree without being taken down by it: bombs (depth, part count, giant
-parameters) refused before and while parsing, then the sender's text and HTML parts, the
-attachments, and a forwarded mail's text when the sender wrote none."""
+"""Reading a mail without being taken down by it: its bytes read once, as the signature check
+reads them (below); its MIME tree walked, bombs (depth, part count, giant parameters) refused
+before and while parsing; then the sender's text and HTML parts, the attachments, and a forwarded
+mail's text when the sender wrote none; and its bodies as HTML and as text (plain text made into
+paragraphs, mail HTML made safe to show, HTML read back as text for search and trimming)."""
 
 from __future__ import annotations
 
+import html as html_lib
 import re
 from dataclasses import dataclass, field
 from email import policy
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
 
+import dkim
+import nh3
+
 from chalicelib.mail.headers import BINARY, clean_line, decode_words, decoded_text, header_text
-from chalicelib.mail.markup import chosen_body, text_to_html
-from chalicelib.mail.reading import mail_bytes
 
 MAX_MIME_DEPTH = 20
 MAX_MIME_HEADER_CHARS = 4000
@@ -35,7 +39,7 @@ class Attachment:
 
 def read_message(raw: bytes) -> EmailMessage:
     # Some exports start with blank lines, which a strict parser reads as "no headers at all";
-    # the signature check reads the same bytes (chalicelib/mail/reading.py). An mbox "From "
+    # the signature check reads the same bytes (`mail_bytes`, below). An mbox "From "
     # line is read by the parser as the unix-from and needs nothing here.
     content = mail_bytes(raw)
     # Cheap early answers for MIME bombs: the standard parser recurses per level, and its time
@@ -256,3 +260,160 @@ def _payload_size(part: Message) -> int:
     except Exception:  # a size is not worth rejecting a mail for
         return 0
     return len(payload)
+
+
+# -----------------------------------------------------------------------------------------------
+# Mail bodies as HTML and as text: plain text made into paragraphs, mail HTML made safe to show,
+# and HTML read back as text (for search and trimming).
+
+
+def chosen_body(text_parts: list[str], html_parts: list[str]) -> tuple[str, str]:
+    """(plain text, sanitised HTML): the text/plain parts when there are any, else the HTML."""
+    text = "\n\n".join(part.strip("\n") for part in text_parts if part.strip())
+    if text:
+        return text, text_to_html(text)
+    markup = "\n".join(html_parts)
+    if not markup.strip():
+        return "", ""
+    return html_to_text(markup), sanitise_html(markup)
+
+
+def text_to_html(text: str) -> str:
+    """Plain text as escaped HTML paragraphs: blank lines split paragraphs, lines get <br>."""
+    paragraphs = re.split(r"\n\s*\n", text.replace("\r\n", "\n").strip())
+    return "".join(
+        "<p>" + html_lib.escape(paragraph.strip("\n")).replace("\n", "<br>") + "</p>"
+        for paragraph in paragraphs
+        if paragraph.strip()
+    )
+
+
+def sanitise_html(markup: str) -> str:
+    """Mail HTML made safe to show: no scripts, styles, event handlers or javascript: links.
+
+    Only http(s) and mailto links survive: cid: and data: images point nowhere once imported.
+    """
+
+    return nh3.clean(
+        markup,
+        clean_content_tags={"script", "style", "head", "title"},
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer nofollow",
+    ).strip()
+
+
+_HTML_BLOCK_END = re.compile(
+    r"<\s*(?:br\s*/?|hr\s*/?|/\s*(?:p|div|li|tr|h[1-6]|blockquote|pre|table|ul|ol))\s*>",
+    re.IGNORECASE,
+)
+
+
+def html_to_text(markup: str) -> str:
+    """Readable text of mail HTML (line breaks kept at block ends), for search and trimming."""
+
+    # Newlines go next to the tags, not instead of them: removing closing tags would change how
+    # the HTML parser nests (and reorders) table content.
+    with_breaks = _HTML_BLOCK_END.sub(lambda tag: tag.group(0) + "\n", markup)
+    without_tags = nh3.clean(
+        with_breaks, tags=set(), clean_content_tags={"script", "style", "head", "title"}
+    )
+    text = html_lib.unescape(without_tags).replace("\xa0", " ")
+    # Source indentation and runs of spaces mean nothing in HTML (outside <pre>, a rare case).
+    lines = [" ".join(line.split()) for line in text.replace("\r\n", "\n").split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+# -----------------------------------------------------------------------------------------------
+# One reading of a mail (CONTRACT §9): the header lines the signature check reads must be the
+# ones the mail parser reads, or no signature counts for the mail.
+#
+# dkimpy ends a header line at CRLF or LF only; the standard mail parser also ends one at a bare CR,
+# and ends the header block at the first line that is not a header, where dkimpy refuses the mail.
+# So one unsigned header hiding `\rFrom: …\rSubject: …\r\r<text>` in front of a genuine signed
+# mail verifies (dkimpy reads the genuine headers) while the parser reads the hidden ones. The rules:
+#
+# * Both read the same bytes, `mail_bytes(raw)`: the mail without the blank lines some exports
+#   start with (the parser would read none of its headers after them).
+# * The header block is everything up to and including dkimpy's first empty line (the parser's
+#   block never reaches past it: every line end dkimpy sees, the parser sees too).
+# * A header block holding a NUL, a CR that does not start a CRLF, or an LF without its CR while
+#   another line ends in CRLF, is read by no signature. A header block whose lines all end in LF
+#   (mail stored by Dovecot or in a maildir) is one reading and stays verifiable.
+# * Otherwise the two readings are compared: the same header fields (names and values) in the
+#   same order, and the body starting at the same byte. Any difference (an empty header name, a
+#   `From ` line the parser pushes into the body, or one between a header and its folded line,
+#   which the parser drops and dkimpy reads on) and no signature counts. A header block dkimpy
+#   refuses (a line that is no header) is read by no signature anyway.
+
+# dkimpy's end of the header block: its first empty line, CRLF or LF (the mail's first line too).
+_HEADER_BLOCK_END = re.compile(rb"\A\r?\n|\r?\n\r?\n")
+_BARE_CR = re.compile(rb"\r(?!\n)")
+_BARE_LF = re.compile(rb"(?<!\r)\n")
+
+
+def mail_bytes(raw: bytes) -> bytes:
+    """The bytes both the signature check and the parser read: leading blank lines (and white
+    space) dropped, as some exports start with them."""
+    return raw.lstrip(b"\r\n\t ")
+
+
+def header_block(raw: bytes) -> bytes:
+    """The header block as dkimpy reads it, its closing empty line included."""
+    end = _HEADER_BLOCK_END.search(raw)
+    return raw[: end.end()] if end else raw
+
+
+def reading_problem(raw: bytes) -> str | None:
+    """Why the signature check and the mail parser would read `raw`'s headers differently (plain
+    words for the mail log), or None when they read the same header lines."""
+    raw = mail_bytes(raw)
+    block = header_block(raw)
+    if b"\0" in block:
+        return "its header block holds a NUL byte"
+    if _BARE_CR.search(block):
+        return "its header block holds a CR that does not end a line (a bare CR)"
+    if b"\r\n" in block and _BARE_LF.search(block):
+        return "its header block mixes LF line ends with CRLF ones (a bare LF)"
+    signature = _signature_reading(raw)
+    # A header block dkimpy refuses is no reading of its: no signature of the mail verifies.
+    if signature is not None and signature != _parser_reading(raw):
+        return "its header block reads differently to the signature check and to the mail reader"
+    return None
+
+
+Field = tuple[bytes, bytes]
+Reading = tuple[tuple[Field, ...], int] | None
+
+
+def _signature_reading(raw: bytes) -> Reading:
+    """(the header fields dkimpy reads, in order; where it starts the body), or None when dkimpy
+    cannot read the mail (then no signature of it verifies anyway)."""
+
+    try:
+        headers, _ = dkim.rfc822_parse(raw)
+    except Exception:  # dkimpy refuses the header block: no signature can be checked
+        return None
+    fields = tuple(_field(bytes(name), bytes(value)) for name, value in headers)
+    return fields, len(header_block(raw))
+
+
+def _parser_reading(raw: bytes) -> Reading:
+    """The same as the mail parser (`read_message`, above) reads `raw`."""
+    try:
+        message = BytesParser(policy=policy.compat32).parsebytes(raw, headersonly=True)
+    except Exception:  # the parser refuses it: parse_mail rejects the mail
+        return None
+    # The payload as the parser keeps it: get_payload() would decode 8-bit bytes by its charset.
+    body = message._payload  # type: ignore[attr-defined]  # noqa: SLF001
+    rest = body.encode("ascii", "surrogateescape") if isinstance(body, str) else b""
+    fields = tuple(
+        _field(name.encode("ascii", "surrogateescape"), value.encode("ascii", "surrogateescape"))
+        for name, value in message.raw_items()
+    )
+    return fields, len(raw) - len(rest)
+
+
+def _field(name: bytes, value: bytes) -> Field:
+    """A header field as both readers keep it: the name in lower case, the value without the
+    white space after the colon and its last line end (the parser drops both)."""
+    return name.lower(), value.replace(b"\r\n", b"\n").lstrip(b" \t").rstrip(b"\n")

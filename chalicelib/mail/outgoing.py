@@ -22,12 +22,12 @@ from email.utils import formataddr
 from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
+from inscriptis import get_text
 
 from chalicelib.aws import client
 from chalicelib.domain.letters import Identity, Letter, MessageUnbuildable, News
 from chalicelib.domain.ports.notify import Mailer, SendDeferred
 from chalicelib.logs import get_logger
-from chalicelib.mail.markup import mail_layout, mail_text
 from chalicelib.sanitize import html_to_text
 from chalicelib.sanitize import text_to_html as paragraphs
 from chalicelib.settings import get_settings
@@ -37,7 +37,7 @@ log = get_logger("notify")
 EXCERPT_CHARS = 300
 # A post or comment up to this much HTML is shown whole in its email; a longer one as an excerpt.
 FULL_CONTENT_CHARS = 20_000
-# Inline styles (mail clients drop <style>): chalicelib/mail/markup.py lays the page out.
+# Inline styles (mail clients drop <style>): `mail_layout` (below) lays the page out.
 LINK = "color:#1d4ed8"
 MUTED = "margin:0 0 8px;color:#4b5563"
 HEADING = "margin:0 0 16px;font-size:20px;line-height:1.3"
@@ -355,6 +355,69 @@ def _footer(
 
 def text_to_html(text: str) -> str:
     return paragraphs(text)
+
+
+# --- the look: a small inline-styled layout, and the text part made from it -----------------------
+
+FONT = "-apple-system,BlinkMacSystemFont,'Segoe UI',Roboto,Helvetica,Arial,sans-serif"
+# Mail clients drop <style> and most CSS: every style is inline, the layout a single table.
+_PAGE = (
+    '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+    '<meta name="viewport" content="width=device-width,initial-scale=1">'
+    "<title>{title}</title></head>"
+    '<body style="margin:0;padding:0;background-color:#f3f4f6">'
+    '<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0"'
+    ' style="background-color:#f3f4f6"><tr><td align="center" style="padding:24px 12px">'
+    '<table role="presentation" width="600" cellpadding="0" cellspacing="0" border="0"'
+    ' style="width:100%;max-width:600px;background-color:#ffffff;border:1px solid #e5e7eb">'
+    '<tr><td style="padding:24px;font-family:{font};font-size:16px;line-height:1.5;'
+    'color:#111827">{content}</td></tr>'
+    '<tr><td style="padding:16px 24px;border-top:1px solid #e5e7eb;font-family:{font};'
+    'font-size:13px;line-height:1.5;color:#4b5563">{footer}</td></tr>'
+    "</table></td></tr></table></body></html>"
+)
+
+
+def mail_layout(title: str, content_html: str, footer_html: str) -> str:
+    """The HTML part: the content in a card, the footer (why it came, how to stop it) below."""
+    return _PAGE.format(
+        title=html.escape(title), font=FONT, content=content_html, footer=footer_html
+    )
+
+
+def mail_text(markup: str) -> str:
+    """The text part of a mail, rendered from its HTML by inscriptis: paragraphs stay apart,
+    list items keep their bullets and numbers, a link shows its address after its text.
+
+    inscriptis (Apache-2.0, on lxml that Lambda ships for mail-in already) lays the text out
+    from a CSS model of the HTML; html2text was the other choice, but it is GPL-3.0.
+    """
+
+    text = get_text(markup, _text_config())
+    # A link whose text is its address needs it once: "[https://x](https://x)" reads "https://x",
+    # "[a@b](mailto:a@b)" reads "a@b".
+    text = re.sub(r"\[(\S+)\]\((?:mailto:)?\1\)", r"\1", text)
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n")
+
+
+_CONFIG: list[Any] = []
+
+
+def _text_config() -> Any:
+    if not _CONFIG:
+        from inscriptis.css_profiles import STRICT_CSS_PROFILE
+        from inscriptis.html_properties import Display
+        from inscriptis.model.config import ParserConfig
+        from inscriptis.model.html_element import HtmlElement
+
+        css = STRICT_CSS_PROFILE.copy()
+        # A quotation is set off as in a plain-text mail: indented, a blank line around it.
+        css["blockquote"] = HtmlElement(
+            display=Display.block, margin_before=1, margin_after=1, padding_inline=4
+        )
+        _CONFIG.append(ParserConfig(css=css, display_links=True))
+    return _CONFIG[0]
 
 
 # --- templates -----------------------------------------------------------------------------------

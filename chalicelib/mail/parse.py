@@ -76,7 +76,6 @@ from chalicelib.mail.headers import (
     sender_of,
     subject_of,
 )
-from chalicelib.mail.markup import html_to_text, sanitise_html, text_to_html
 from chalicelib.mail.mime import (
     Attachment,
     MailParseError,
@@ -85,9 +84,12 @@ from chalicelib.mail.mime import (
     check_structure,
     chosen_body,
     forwarded_body,
+    html_to_text,
     read_message,
+    reading_problem,
+    sanitise_html,
+    text_to_html,
 )
-from chalicelib.mail.reading import reading_problem
 
 # Callers import these from here (the mail's facts and the text helpers in one place).
 __all__ = [
@@ -135,7 +137,7 @@ class ParsedMail:
     authentication_results: tuple[AuthenticationResult, ...]
     # Why the mail has nothing to post (rules in the module docstring); None when it has text.
     body_problem: str | None = None
-    # Why its header block reads differently to a signature check (chalicelib/mail/reading.py):
+    # Why its header block reads differently to a signature check (chalicelib/mail/mime.py):
     # no signature, nor a receiving server's verdict on it, is about what is read here.
     reading_problem: str | None = None
 
