@@ -47,7 +47,7 @@ class MessageUnbuildable(Exception):
 @dataclass(frozen=True)
 class News:
     """What an instant email tells (services/notify/delivery.py makes it from the post or comment as
-    stored; mail/outgoing.py `instant_email` renders it)."""
+    stored; services/notify/emails.py `instant_email` writes it)."""
 
     kind: str  # newPost | newComment
     group_name: str

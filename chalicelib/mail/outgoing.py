@@ -1,9 +1,10 @@
-"""Agora's own outgoing mail: the SES adapter, the group's sending identity, message building
-(disclaimer, automatic-mail and one-click unsubscribe headers) and the notification templates.
+"""Agora's own outgoing mail, from a letter to SES: the SES adapter and the stack's one sending
+rate; the message built from the letter (the group's sending identity, disclaimer, automatic-mail
+and one-click unsubscribe headers), laid out in one inline-styled page with its text part.
 
-Rules that decide who is told live in services/notify/delivery.py and services/notify/digests.py; they hand this
-module what to send, the group's sending identity included (on the letter): it takes plain values
-only. `chalicelib.deps.outgoing_mail` builds it with the suppression list.
+Who is told and what the email says are decided in services/notify (delivery.py, digests.py,
+emails.py); they hand this module the letter, the group's sending identity included: it takes
+plain values only. `chalicelib.deps.outgoing_mail` builds it with the suppression list.
 """
 
 from __future__ import annotations
@@ -25,23 +26,13 @@ from botocore.exceptions import ClientError
 from inscriptis import get_text
 
 from chalicelib.aws import client
-from chalicelib.domain.letters import Identity, Letter, MessageUnbuildable, News
+from chalicelib.domain.letters import Identity, Letter, MessageUnbuildable
 from chalicelib.domain.ports.notify import Mailer, SendDeferred
 from chalicelib.logs import get_logger
-from chalicelib.sanitize import html_to_text
 from chalicelib.sanitize import text_to_html as paragraphs
 from chalicelib.settings import get_settings
 
 log = get_logger("notify")
-
-EXCERPT_CHARS = 300
-# A post or comment up to this much HTML is shown whole in its email; a longer one as an excerpt.
-FULL_CONTENT_CHARS = 20_000
-# Inline styles (mail clients drop <style>): `mail_layout` (below) lays the page out.
-LINK = "color:#1d4ed8"
-MUTED = "margin:0 0 8px;color:#4b5563"
-HEADING = "margin:0 0 16px;font-size:20px;line-height:1.3"
-SMALL = "margin:16px 0 0;font-size:13px;color:#4b5563"
 
 
 class MessageRejected(Exception):
@@ -420,67 +411,11 @@ def _text_config() -> Any:
     return _CONFIG[0]
 
 
-# --- templates -----------------------------------------------------------------------------------
-
-
-def excerpt(markup: str, limit: int = EXCERPT_CHARS) -> str:
-    text = " ".join(html_to_text(markup).split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def shown_content(markup: str, url: str) -> str:
-    """A post's or comment's stored (sanitised) HTML as the mail shows it: whole, or when it is
-    long an excerpt and a link to the rest."""
-    e = html.escape
-    if len(markup) <= FULL_CONTENT_CHARS:
-        return f"<div>{markup}</div>"
-    return (
-        f"<p>{e(excerpt(markup))}</p>"
-        f'<p><a href="{e(url)}" style="{LINK}">Read the rest on the site</a></p>'
-    )
-
-
-def reason_paragraph(why: str) -> str:
-    """The line that says why the mail came: the subscription its unsubscribe link ends."""
-    return (
-        f'<p style="{SMALL}">You receive this email because of your subscription: '
-        f"{html.escape(why)}.</p>"
-    )
-
-
-def instant_email(news: News, why: str) -> tuple[str, str, str]:
-    """Subject, text and HTML of the instant email: who wrote what where, the post's or comment's
-    content, a link to it, and why it came (`why`: the subscription it is sent for, as
-    `services.unsubscribe.subscription_label` names it)."""
-    group_name, post_title = news.group_name, news.post_title
-    e = html.escape
-    if news.kind == "newPost":
-        intro = f"{news.author_name} posted in {group_name}:"
-        subject = f"[{group_name}] {post_title}"
-        title = post_title
-        action = "Open the post"
-    else:
-        intro = f"{news.author_name} commented on “{post_title}” in {group_name}:"
-        # The post's subject with "Re:": mail clients that thread by subject (Gmail) keep the
-        # comments with their post.
-        subject = f"Re: [{group_name}] {post_title}"
-        title = f"Comment on “{post_title}”"
-        action = "Open the comment"
-    body_html = (
-        f'<p style="{MUTED}">{e(intro)}</p>'
-        f'<h2 style="{HEADING}"><a href="{e(news.url)}" style="{LINK}">{e(title)}</a></h2>'
-        f"{shown_content(news.content_html, news.url)}"
-        f'<p><a href="{e(news.url)}" style="{LINK}">{action}</a></p>'
-        f"{reason_paragraph(why)}"
-    )
-    return subject, "", body_html
-
-
 # -----------------------------------------------------------------------------------------------
 # The one-click unsubscribe of an outgoing email (RFC 8058): its headers and its footer link.
 #
-# The URL is made where the email is written (services/notify/unsubscribe.py `unsubscribe_url`); the mail
-# only carries it.
+# The URL is made where the email is written (services/notify/emails.py `unsubscribe_url`); the
+# mail only carries it.
 
 
 def unsubscribe_paragraph(url: str) -> str:

@@ -91,8 +91,8 @@ def instant_mails(reply_address: str = "") -> dict[str, bytes]:
 
 def digest_mails(reply_address: str = "") -> dict[str, bytes]:
     from chalicelib.services.notify.digests import FULL, SUMMARY, DigestEntry, digest_email
-    from chalicelib.services.notify.unsubscribe import DIGEST as DIGEST_SUBSCRIPTION
-    from chalicelib.services.notify.unsubscribe import unsubscribe_url
+    from chalicelib.services.notify.emails import DIGEST as DIGEST_SUBSCRIPTION
+    from chalicelib.services.notify.emails import unsubscribe_url
 
     entries = [
         DigestEntry(
@@ -278,7 +278,7 @@ def test_the_html_part_is_a_whole_page_with_inline_styles():
 def test_the_reason_names_the_subscription_the_unsubscribe_link_ends():
     """Bob follows the group instantly and the author by digest: the post's instant email was
     sent for the group subscription, and says so."""
-    from chalicelib.services.notify.unsubscribe import read_token
+    from chalicelib.services.notify.emails import read_token
 
     raw = instant_mails()["instant post"]
     text = " ".join(text_of(parsed(raw)).split())

@@ -140,7 +140,7 @@ def test_bad_tokens_are_400_with_key_token_and_change_nothing(world, client, tok
     import json
 
     from chalicelib.auth import issue_token
-    from chalicelib.services.notify.unsubscribe import issue_token as issue_unsubscribe
+    from chalicelib.services.notify.emails import issue_token as issue_unsubscribe
 
     key = f"group#{world.garden}#1"
     subscribe(world.fan, "group", world.garden, 1, email=INSTANT)
@@ -195,7 +195,7 @@ def new_post(c) -> str:
 
 
 def test_an_unsubscribe_token_is_no_sign_in_token(world, client):
-    from chalicelib.services.notify.unsubscribe import issue_token
+    from chalicelib.services.notify.emails import issue_token
 
     token = issue_token(world.fan, f"group#{world.garden}#1", datetime.now(UTC))
     answer = client.http.get(f"/api/v1/en_US/user/{world.fan}/feed-key", headers={"X-Auth": token})

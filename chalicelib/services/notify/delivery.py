@@ -43,11 +43,10 @@ from chalicelib.domain.ports.notify import (
 )
 from chalicelib.domain.ports.people import GroupReader, UserReader
 from chalicelib.logs import correlation_id, get_logger
-from chalicelib.mail.outgoing import instant_email
 from chalicelib.services.links import comment_url, post_url
 from chalicelib.services.notifications import NOTIFICATION_NAMES
+from chalicelib.services.notify.emails import instant_email, subscription_label, unsubscribe_url
 from chalicelib.services.notify.occurrence import BatchReads, Occurrence
-from chalicelib.services.notify.unsubscribe import subscription_label, unsubscribe_url
 
 log = get_logger("notify")
 

@@ -26,7 +26,16 @@ from chalicelib.domain.letters import Letter
 from chalicelib.domain.ports.notify import Identities, Mailer, SendDeferred
 from chalicelib.logs import get_logger
 from chalicelib.services.notifications import DIGEST_NAMES
-from chalicelib.services.notify.unsubscribe import DIGEST, subscription_label, unsubscribe_url
+from chalicelib.services.notify.emails import (
+    DIGEST,
+    HEADING,
+    LINK,
+    MUTED,
+    reason_paragraph,
+    shown_content,
+    subscription_label,
+    unsubscribe_url,
+)
 
 if TYPE_CHECKING:
     from chalicelib.store.comments import CommentRepository
@@ -260,8 +269,6 @@ class DigestService:
 def digest_email(entries: list[DigestEntry], type_id: int, day: str) -> tuple[str, str, str]:
     """Subject, text and HTML: the items by group, oldest first; content in the full digest.
     The text part is rendered from the HTML when it is sent (chalicelib/mail/outgoing.py)."""
-    from chalicelib.mail.outgoing import HEADING, LINK, MUTED, reason_paragraph, shown_content
-
     name = DIGEST_NAMES.get(type_id, DIGEST_NAMES[SUMMARY])
     count = len(entries)
     subject = f"{name} for {day}: {count} new {'item' if count == 1 else 'items'}"
