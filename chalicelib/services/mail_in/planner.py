@@ -10,7 +10,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 import chalicelib.services.mail_in.rules as mail_rules
@@ -27,14 +27,15 @@ from chalicelib.domain.ports.mail import (
 )
 from chalicelib.mail.reply_keys import reply_targets
 from chalicelib.services.links import slugify
-from chalicelib.services.mail_in.rules import Plan, plain
+from chalicelib.services.mail_in.rules import Plan, Target, plain
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from chalicelib.domain.mailboxes import Mailbox
+    from chalicelib.domain.ports.content import Post
     from chalicelib.domain.ports.mail import MailComments, MailGroups, MailPosts
-    from chalicelib.domain.ports.people import AccountFinder
+    from chalicelib.domain.ports.people import Account, AccountFinder, Group
     from chalicelib.mail.parse import ParsedMail
     from chalicelib.mail.reply_keys import KeyedReply
 
@@ -99,8 +100,8 @@ class MailPlanner:
         # Reply keys (CONTRACT §9): None reads none (every mail follows the rules without one).
         self.reply_keys = reply_keys
         # Senders and groups repeat within a mailbox: each is read once per poll.
-        self._authors: dict[str, Any] = {}
-        self._groups: dict[str, Any] = {}
+        self._authors: dict[str, Account | None] = {}
+        self._groups: dict[str, Group | None] = {}
         self._lock = threading.Lock()
 
     def begin_poll(self) -> None:
@@ -145,7 +146,9 @@ class MailPlanner:
             plan.notes.insert(0, sender.reason)
         return plan
 
-    def _plan_by_key(self, mailbox: Mailbox, parsed: ParsedMail, author: Any) -> Plan | None:
+    def _plan_by_key(
+        self, mailbox: Mailbox, parsed: ParsedMail, author: Account | None
+    ) -> Plan | None:
         """What a mail to the email-to-comment mailbox with a valid reply key (in To, Cc or
         Delivered-To) becomes; None for one without (a key that does not verify is no key: the
         mail follows the rules as one without)."""
@@ -158,7 +161,7 @@ class MailPlanner:
             return Plan(MailStatus.REJECTED, "reply key of another member")
         return self._plan_keyed(parsed, author, keyed)
 
-    def _plan_keyed(self, parsed: ParsedMail, author: Any, keyed: KeyedReply) -> Plan:
+    def _plan_keyed(self, parsed: ParsedMail, author: Account, keyed: KeyedReply) -> Plan:
         """A reply with its recipient's own key, from their own address: theirs as a signed mail
         would be (no DKIM check: only their mailbox received the key), about what the key names
         (it is signed, the headers are not: it wins over `References` and the subject, which
@@ -174,7 +177,7 @@ class MailPlanner:
             plan.notes.insert(0, f"sender verified: reply key of {parsed.from_address}")
         return plan
 
-    def find_keyed(self, keyed: KeyedReply) -> tuple[Any, Any, int] | None:
+    def find_keyed(self, keyed: KeyedReply) -> Target | None:
         """The (group, post, parent comment id) a reply key names: its post, or its comment's
         post and the comment (the post itself when the comment is deleted)."""
         parent = 0
@@ -185,11 +188,11 @@ class MailPlanner:
                 return None
             post_id = comment.post_id
             parent = 0 if comment.is_deleted else int(comment.id)
-        post = self.posts.get(post_id) if post_id else None
+        post: Post | None = self.posts.get(post_id) if post_id else None
         group = self._group(post.group_id) if post is not None else None
-        return (group, post, parent) if group is not None else None
+        return (group, post, parent) if group is not None and post is not None else None
 
-    def _author(self, address: str) -> Any:
+    def _author(self, address: str) -> Account | None:
         # Under the lock: the poll's workers asking for the same sender read it once, not once
         # each (issue 14's request budget, which the outbox drain shares).
         with self._lock:
@@ -197,13 +200,13 @@ class MailPlanner:
                 self._authors[address] = self.users.by_email(address)
             return self._authors[address]
 
-    def _group(self, group_id: str) -> Any:
+    def _group(self, group_id: str) -> Group | None:
         with self._lock:
             if group_id not in self._groups:
                 self._groups[group_id] = self.groups.get(group_id)
             return self._groups[group_id]
 
-    def find_replied(self, parsed: ParsedMail) -> tuple[Any, Any, int] | None:
+    def find_replied(self, parsed: ParsedMail) -> Target | None:
         """The (group, post, parent comment id) that the mail's `In-Reply-To` or `References`
         names with one of our ids (chalicelib/mail/reply_keys.py): the nearest that still exists,
         so a reply to a deleted comment goes to its post."""
@@ -220,7 +223,7 @@ class MailPlanner:
                 return group, post, parent
         return None
 
-    def find_permalink(self, subject: str) -> tuple[Any, Any, int] | None:
+    def find_permalink(self, subject: str) -> Target | None:
         """The (group, post, parent comment id) of the first permalink in the subject that names
         an existing post (and comment)."""
         for link in mail_rules.permalink_candidates(subject, self.base_url):
@@ -233,7 +236,7 @@ class MailPlanner:
                 return group, post, parent
         return None
 
-    def _parent_comment(self, post: Any, comment_id: int | None) -> int | None:
+    def _parent_comment(self, post: Post, comment_id: int | None) -> int | None:
         """The comment a reply answers: 0 for the post itself, the id of a live comment of that
         post, or None when the named comment is not one (the caller tries the next name)."""
         if comment_id is None:
@@ -293,58 +296,70 @@ class PlanStore:
         """Store the post or comment with its event (a conditional put: a retry finds it there);
         answers the mail's final step, for a batch write."""
         notes = "; ".join(plan.notes)
-        post_id = None
         if plan.status == MailStatus.POSTED:
-            post_id = entry.post_id or derived_id(mailbox_key, f"post:{entry.entry_id}")
-            # Its event goes in the same transaction (a retry that finds the post there finds
-            # the event recorded with it).
-            self.posts.insert(
-                announcements=[
-                    PostCreated(post_id=post_id, group_id=plan.group.id, author_id=plan.author.id)
-                ],
-                **self._post_values(post_id, plan, received_on),
-            )
-            reason = plain(notes or "posted")
-        elif plan.status == MailStatus.COMMENTED:
-            if entry.comment_id:
-                comment_id = int(entry.comment_id)
-            else:
-                # The id is kept on the entry before the comment is stored: a retry after a
-                # crash reuses it, so the conditional put finds the comment already there.
-                comment_id = self.counters.next_value(COMMENT_COUNTER)
-                self.mail.keep_comment_id(entry, comment_id, plan.post.id)
-            self.comments.insert(
-                announcements=[
-                    CommentCreated(
-                        comment_id=comment_id,
-                        post_id=plan.post.id,
-                        group_id=plan.group.id,
-                        author_id=plan.author.id,
-                        is_approved=plan.is_approved,
-                    )
-                ],
-                **self._comment_values(comment_id, plan, received_on),
-            )
+            post_id = self._store_post(mailbox_key, entry, plan, received_on)
+            return Finish(entry, uidl, plan.status, plain(notes or "posted"), post_id=post_id)
+        if plan.status == MailStatus.COMMENTED:
+            self._store_comment(entry, plan, received_on)
             state = "approved" if plan.is_approved else "awaiting approval"
-            reason = plain(state + (f"; {notes}" if notes else ""))
-        else:
-            reason = plain(plan.reason)
-        return Finish(entry, uidl, plan.status, reason, post_id=post_id)
+            return Finish(entry, uidl, plan.status, plain(state + (f"; {notes}" if notes else "")))
+        return Finish(entry, uidl, plan.status, plain(plan.reason))
 
     # --- records -----------------------------------------------------------------------------
 
-    def _post_values(self, post_id: str, plan: Plan, created_on: datetime | None) -> dict[str, Any]:
-        slug = self._free_slug(plan.group.id, slugify(plan.title, "post"), post_id)
-        return {
-            "id": post_id,
-            "group_id": plan.group.id,
-            "author_id": plan.author.id,
-            "title": plan.title,
-            "slug": slug,
+    def _store_post(
+        self, mailbox_key: str, entry: LogEntry, plan: Plan, created_on: datetime | None
+    ) -> str:
+        author, group = plan.made_by()
+        post_id = entry.post_id or derived_id(mailbox_key, f"post:{entry.entry_id}")
+        # Its event goes in the same transaction (a retry that finds the post there finds the
+        # event recorded with it).
+        self.posts.insert(
+            announcements=[PostCreated(post_id=post_id, group_id=group.id, author_id=author.id)],
+            id=post_id,
+            group_id=group.id,
+            author_id=author.id,
+            title=plan.title,
+            slug=self._free_slug(group.id, slugify(plan.title, "post"), post_id),
+            content=plan.content,
+            created_on=created_on or self.clock(),
+            source="email",
+        )
+        return post_id
+
+    def _store_comment(self, entry: LogEntry, plan: Plan, created_on: datetime | None) -> None:
+        author, group = plan.made_by()
+        post = plan.commented()
+        if entry.comment_id:
+            comment_id = int(entry.comment_id)
+        else:
+            # The id is kept on the entry before the comment is stored: a retry after a crash
+            # reuses it, so the conditional put finds the comment already there.
+            comment_id = self.counters.next_value(COMMENT_COUNTER)
+            self.mail.keep_comment_id(entry, comment_id, post.id)
+        created = CommentCreated(
+            comment_id=comment_id,
+            post_id=post.id,
+            group_id=group.id,
+            author_id=author.id,
+            is_approved=plan.is_approved,
+        )
+        now = created_on or self.clock()
+        values: dict[str, object] = {
+            "id": comment_id,
+            "post_id": post.id,
+            "group_id": group.id,
+            "author_id": author.id,
+            "author_alias": author.alias,
             "content": plan.content,
-            "created_on": created_on or self.clock(),
+            "created_on": now,
+            "parent_comment_id": plan.parent_comment_id,
+            "is_approved": plan.is_approved,
+            "approved_on": now if plan.is_approved else None,
             "source": "email",
+            "held_because": plan.held_because or None,
         }
+        self.comments.insert(announcements=[created], **values)
 
     def _free_slug(self, group_id: str, slug: str, post_id: str) -> str:
         """`slug`, or `slug-<id prefix>` when the group has it: the group's slugs are read once
@@ -356,22 +371,3 @@ class PlanStore:
             chosen = slug if slug not in taken else f"{slug}-{post_id[:8]}"
             taken.add(chosen)
             return chosen
-
-    def _comment_values(
-        self, comment_id: int, plan: Plan, created_on: datetime | None
-    ) -> dict[str, Any]:
-        now = created_on or self.clock()
-        return {
-            "id": comment_id,
-            "post_id": plan.post.id,
-            "group_id": plan.group.id,
-            "author_id": plan.author.id,
-            "author_alias": plan.author.alias,
-            "content": plan.content,
-            "created_on": now,
-            "parent_comment_id": plan.parent_comment_id,
-            "is_approved": plan.is_approved,
-            "approved_on": now if plan.is_approved else None,
-            "source": "email",
-            "held_because": plan.held_because or None,
-        }

@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from chalicelib.auth import Caller
 from chalicelib.domain.mailboxes import FINAL, OUTCOMES, MailStatus
@@ -37,7 +37,12 @@ from chalicelib.mail.replies import trim_reply
 from chalicelib.sanitize import text_to_html
 
 if TYPE_CHECKING:
+    from chalicelib.domain.ports.content import Post
+    from chalicelib.domain.ports.people import Account, Group
     from chalicelib.mail.parse import ParsedMail
+
+# What a comment by mail answers: the group, the post, and the comment replied to (0: the post).
+Target = tuple["Group", "Post", int]
 
 
 # DynamoDB refuses items over 400 KB, and every index that projects all attributes stores a
@@ -54,9 +59,9 @@ class Plan:
 
     status: MailStatus  # posted, commented, ignored or rejected
     reason: str
-    author: Any = None
-    group: Any = None
-    post: Any = None  # the commented post
+    author: Account | None = None
+    group: Group | None = None
+    post: Post | None = None  # the commented post
     parent_comment_id: int = 0
     title: str = ""
     content: str = ""
@@ -66,6 +71,18 @@ class Plan:
     # the moderation console shows it (CommentOut.held_because).
     held_because: str = ""
 
+    def made_by(self) -> tuple[Account, Group]:
+        """The author and the group of the post or comment this plan stores."""
+        if self.author is None or self.group is None:
+            raise ValueError(f"a plan that stores a {self.status} mail names its author and group")
+        return self.author, self.group
+
+    def commented(self) -> Post:
+        """The post the comment this plan stores goes under."""
+        if self.post is None:
+            raise ValueError("a plan that stores a comment names its post")
+        return self.post
+
 
 @dataclass(frozen=True)
 class Permalink:
@@ -74,7 +91,7 @@ class Permalink:
     comment_id: int | None
 
 
-def screen(parsed: Any, authserv_id: str | None) -> Plan | None:
+def screen(parsed: ParsedMail, authserv_id: str | None) -> Plan | None:
     """Ignore or reject a mail on what it says about itself; None when it may go on."""
 
     if parsed.is_bounce:
@@ -111,18 +128,18 @@ def hold_unverified(plan: Plan, why: str) -> Plan:
     return plan
 
 
-def unknown_sender(parsed: Any) -> Plan:
+def unknown_sender(parsed: ParsedMail) -> Plan:
     return Plan(MailStatus.REJECTED, f"unknown sender {parsed.from_address}")
 
 
-def attachment_notes(parsed: Any) -> list[str]:
+def attachment_notes(parsed: ParsedMail) -> list[str]:
     if not parsed.attachments:
         return []
     names = ", ".join(a.filename or a.content_type for a in parsed.attachments)
     return [f"{len(parsed.attachments)} attachment(s) not imported: {names}"[:300]]
 
 
-def plan_post(parsed: Any, author: Any, caller: Caller, group: Any | None) -> Plan:
+def plan_post(parsed: ParsedMail, author: Account, caller: Caller, group: Group | None) -> Plan:
     notes = attachment_notes(parsed)
     if group is None:
         return Plan(MailStatus.REJECTED, "the mailbox's group no longer exists")
@@ -148,7 +165,7 @@ def plan_post(parsed: Any, author: Any, caller: Caller, group: Any | None) -> Pl
 
 
 def plan_comment(
-    parsed: Any, author: Any, caller: Caller, target: tuple[Any, Any, int] | None
+    parsed: ParsedMail, author: Account, caller: Caller, target: Target | None
 ) -> Plan:
     """`target` is the (group, post, parent comment id) the subject's permalink names."""
 
