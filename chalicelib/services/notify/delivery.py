@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from chalicelib import metrics
 from chalicelib.auth import Caller, Need
@@ -41,7 +41,7 @@ from chalicelib.domain.ports.notify import (
     Subscriptions,
     SubscriptionView,
 )
-from chalicelib.domain.ports.people import GroupReader, UserReader
+from chalicelib.domain.ports.people import Group, GroupReader, User, UserReader
 from chalicelib.logs import correlation_id, get_logger
 from chalicelib.services.links import comment_url, post_url
 from chalicelib.services.notifications import NOTIFICATION_NAMES
@@ -55,6 +55,9 @@ CHUNK_SIZE = 50
 
 INSTANT = 1
 DIGEST = 2
+
+# The domain events notifications are about.
+Notified = PostCreated | CommentCreated
 
 
 # --- what happened, and to whom it is told -----------------------------------------------------
@@ -115,7 +118,7 @@ class DeliveryReport:
 # --- fan-out -----------------------------------------------------------------------------------
 
 
-def chunk_body(event: Any, recipients: list[Recipient]) -> str:
+def chunk_body(event: Notified, recipients: list[Recipient]) -> str:
     # The correlation id of the request or mail poll that caused the event goes along, so the
     # delivery's log lines can be found from it.
     return json.dumps(
@@ -132,9 +135,12 @@ def chunk_correlation(body: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def parse_chunk(body: str) -> tuple[Any, list[Recipient]]:
+def parse_chunk(body: str) -> tuple[Notified, list[Recipient]]:
     data = json.loads(body)
-    return announcement_from_json(data["event"]), [Recipient(**r) for r in data["recipients"]]
+    event = announcement_from_json(data["event"])
+    if not isinstance(event, Notified):
+        raise ValueError(f"a notification chunk is about a new post or comment, not {event!r}")
+    return event, [Recipient(**r) for r in data["recipients"]]
 
 
 class ReplyKeyMaker(Protocol):
@@ -188,7 +194,7 @@ class NotifyService:
             if report.failed:
                 raise NotificationsFailed(f"{report.failed} notification(s) failed")
 
-    def handle(self, event: Any) -> DeliveryReport:
+    def handle(self, event: Notified | Recorded) -> DeliveryReport:
         event = event.announcement if isinstance(event, Recorded) else event
         recipients = self.recipients(event)
         if len(recipients) <= self.inline_limit:
@@ -201,7 +207,7 @@ class NotifyService:
         log.info("notifications fanned out", extra={"recipients": len(recipients)})
         return DeliveryReport(recipients=len(recipients), fanned_out=len(chunks))
 
-    def recipients(self, event: Any) -> list[Recipient]:
+    def recipients(self, event: object) -> list[Recipient]:
         """Everyone subscribed to this occurrence, once each, the author left out."""
 
         if isinstance(event, PostCreated):
@@ -243,7 +249,7 @@ class NotifyService:
 
     # --- delivery (inline, or one SQS chunk) -----------------------------------------------------
 
-    def deliver(self, event: Any, recipients: Iterable[Recipient]) -> DeliveryReport:
+    def deliver(self, event: Notified, recipients: Iterable[Recipient]) -> DeliveryReport:
         recipients = list(recipients)
         report = DeliveryReport(recipients=len(recipients))
         if not recipients:
@@ -279,7 +285,7 @@ class NotifyService:
 
     def dead_letter(
         self,
-        event: Any,
+        event: Notified,
         occurrence: Occurrence,
         unbuildable: list[tuple[Recipient, str]],
         report: DeliveryReport,
@@ -302,7 +308,7 @@ class NotifyService:
         report.dead_lettered += len(unbuildable)
 
     def _tell(
-        self, user: Any, recipient: Recipient, occurrence: Occurrence, report: DeliveryReport
+        self, user: User, recipient: Recipient, occurrence: Occurrence, report: DeliveryReport
     ) -> None:
         now = self.clock()
         if recipient.show_alert and self.alerts.add(
@@ -328,7 +334,7 @@ class NotifyService:
             if self.send_instant(user, recipient, occurrence):
                 report.emailed += 1
 
-    def send_instant(self, user: Any, recipient: Recipient, occurrence: Occurrence) -> bool:
+    def send_instant(self, user: User, recipient: Recipient, occurrence: Occurrence) -> bool:
         """One email per (user, occurrence): claimed first, released if SES fails."""
         if self.mail.is_suppressed(user.email):
             return False  # a hard bounce or a complaint: see services/suppressions.py
@@ -376,11 +382,11 @@ class NotifyService:
             self._root_id = self.groups.root_id()
         return self._root_id
 
-    def may_enter(self, user: Any, group: Any) -> bool:
+    def may_enter(self, user: User, group: Group) -> bool:
         caller = Caller.of(user, self.root_id())
         return caller.has(Need.ENTER, group)
 
-    def occurrence(self, event: Any) -> Occurrence | None:
+    def occurrence(self, event: Notified) -> Occurrence | None:
         """The post or comment as stored now; None when it is gone or hidden since."""
 
         # The drain reads the posts of its batch at once (jobs/outbox.py): not one by one.

@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from chalicelib.auth import Caller, Need
 from chalicelib.domain.letters import Letter
@@ -38,8 +38,9 @@ from chalicelib.services.notify.emails import (
 )
 
 if TYPE_CHECKING:
+    from chalicelib.domain.ports.people import User
     from chalicelib.store.comments import CommentRepository
-    from chalicelib.store.digests import DigestRepository
+    from chalicelib.store.digests import DigestRecord, DigestRepository
     from chalicelib.store.groups import GroupRepository
     from chalicelib.store.notifications import NotificationRepository
     from chalicelib.store.posts import PostRepository
@@ -74,9 +75,24 @@ class DigestRun:
         self.left += other.left
 
 
+class DigestItem(TypedDict):
+    """A queued item as services/notify/occurrence.py writes it (`Occurrence.digest_item`)."""
+
+    kind: str
+    groupId: str
+    groupName: str
+    postId: str
+    commentId: int | None
+    title: str
+    url: str
+    author: str
+    occurredOn: str
+    reason: str
+
+
 @dataclass
 class DigestEntry:
-    item: dict[str, Any]
+    item: DigestItem
     content_html: str = ""
 
 
@@ -216,10 +232,10 @@ class DigestService:
     def _send(
         self,
         user_id: str,
-        user: Any,
+        user: User,
         day: str,
         entries: list[DigestEntry],
-        taken: list[Any],
+        taken: list[DigestRecord],
         now: datetime,
     ) -> None:
         """Send the digest of the taken items; when the mail fails they are put back and the
@@ -245,7 +261,7 @@ class DigestService:
             raise
         self.digests.finish_day(user_id, day, len(entries), message_id)
 
-    def _visible_entries(self, user: Any, taken: list[Any]) -> list[DigestEntry]:
+    def _visible_entries(self, user: User, taken: list[DigestRecord]) -> list[DigestEntry]:
         """The items whose post or comment still exists in a group the user may enter."""
         items = [record.item for record in taken]
         groups = self.groups.get_many({item["groupId"] for item in items})
