@@ -32,10 +32,11 @@ from chalicelib.services.mail_in.rules import Plan, Target, plain
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from chalicelib.domain.groups import Group
     from chalicelib.domain.mailboxes import Mailbox
-    from chalicelib.domain.ports.content import Post
     from chalicelib.domain.ports.mail import MailComments, MailGroups, MailPosts
-    from chalicelib.domain.ports.people import Account, AccountFinder, Group
+    from chalicelib.domain.ports.people import Account, AccountFinder
+    from chalicelib.domain.posts import Post
     from chalicelib.mail.parse import ParsedMail
     from chalicelib.mail.reply_keys import KeyedReply
 

@@ -37,8 +37,9 @@ from chalicelib.mail.replies import trim_reply
 from chalicelib.sanitize import text_to_html
 
 if TYPE_CHECKING:
-    from chalicelib.domain.ports.content import Post
-    from chalicelib.domain.ports.people import Account, Group
+    from chalicelib.domain.groups import Group
+    from chalicelib.domain.ports.people import Account
+    from chalicelib.domain.posts import Post
     from chalicelib.mail.parse import ParsedMail
 
 # What a comment by mail answers: the group, the post, and the comment replied to (0: the post).

@@ -29,6 +29,7 @@ from chalicelib.domain.announcements import (
     announcement_from_json,
     announcement_to_json,
 )
+from chalicelib.domain.groups import Group
 from chalicelib.domain.letters import Letter, MessageUnbuildable
 from chalicelib.domain.ports.content import CommentReader, PostReader
 from chalicelib.domain.ports.notify import (
@@ -41,7 +42,7 @@ from chalicelib.domain.ports.notify import (
     Subscriptions,
     SubscriptionView,
 )
-from chalicelib.domain.ports.people import Group, GroupReader, User, UserReader
+from chalicelib.domain.ports.people import GroupReader, User, UserReader
 from chalicelib.logs import correlation_id, get_logger
 from chalicelib.services.links import comment_url, post_url
 from chalicelib.services.notifications import NOTIFICATION_NAMES
@@ -194,8 +195,10 @@ class NotifyService:
             if report.failed:
                 raise NotificationsFailed(f"{report.failed} notification(s) failed")
 
-    def handle(self, event: Notified | Recorded) -> DeliveryReport:
-        event = event.announcement if isinstance(event, Recorded) else event
+    def handle(self, told: Notified | Recorded) -> DeliveryReport:
+        event = told.announcement if isinstance(told, Recorded) else told
+        if not isinstance(event, Notified):
+            return DeliveryReport()  # other events tell nobody
         recipients = self.recipients(event)
         if len(recipients) <= self.inline_limit:
             return self.deliver(event, recipients)
