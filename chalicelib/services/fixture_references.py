@@ -11,12 +11,26 @@ reported as dangling too.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any
+from typing import TypeVar
 
-from chalicelib.schemas.fixture import Fixture
+from chalicelib.schemas.fixture import (
+    Fixture,
+    FixtureComment,
+    FixtureEvent,
+    FixtureModel,
+    FixturePost,
+)
+
+Item = TypeVar("Item")
+Value = TypeVar("Value", bound=Hashable)
+Authored = TypeVar("Authored", FixturePost, FixtureEvent)
+
+# What can name a record: the file's ids (GUID strings, comment and event numbers), and in an
+# invalid file whatever scalar a record gives as its `id`.
+RecordId = str | int | float
 
 
 @dataclass(frozen=True)
@@ -69,41 +83,44 @@ class Known:
     """What a reference may name: the file's valid records, the stored ones, and, in an invalid
     file, the ids its invalid records give."""
 
-    groups: set[Any]
-    users: set[Any]
-    posts: set[Any]
-    comments: dict[Any, Any]  # id → the file's valid comment
-    stored_comments: dict[int, str]  # id → post id
+    groups: Container[RecordId]
+    users: Container[RecordId]
+    posts: Container[RecordId]
+    comments: Mapping[int, FixtureComment]  # id → the file's valid comment
+    stored_comments: Mapping[int, str]  # id → post id
     # In an invalid file, the ids of all its comments: a reply's parent is checked once the file
     # is valid (the parent may have errors of its own).
-    file_comments: set[Any]
-    parents: dict[Any, Any]  # group id → parent id, stored and given
+    file_comments: Container[RecordId]
+    parents: Mapping[str, str | None]  # group id → parent id, stored and given
 
 
-def present(items: list[Any]) -> list[tuple[int, Any]]:
+def present(items: Sequence[Item | None]) -> list[tuple[int, Item]]:
     """(index, record) of every valid record of a section."""
     return [(i, item) for i, item in enumerate(items) if item is not None]
 
 
-def duplicates(values: Iterable[Any]) -> set[Any]:
+def duplicates(values: Iterable[Value]) -> set[Value]:
     return {value for value, n in Counter(values).items() if n > 1}
 
 
-def raw_ids(data: Any, section: str) -> set[Any]:
-    """Ids an invalid file gives in a section, valid records or not."""
+def raw_ids(data: object, section: str) -> set[RecordId]:
+    """Ids an invalid file gives in a section, valid records or not (`data`: the file's JSON,
+    whatever it holds). An id that is a list or an object names nothing, and cannot be held in a
+    set: it is left out (its record has its own error)."""
     items = data.get(section) if isinstance(data, dict) else None
+    records = (
+        item for item in (items if isinstance(items, list) else []) if isinstance(item, dict)
+    )
     return {
-        item.get("id")
-        for item in (items if isinstance(items, list) else [])
-        if isinstance(item, dict)
+        record_id for record_id in (r.get("id") for r in records) if isinstance(record_id, RecordId)
     }
 
 
-def known_ids(f: Fixture, stored: StoredCommunity, raw: Any = None) -> Known:
-    def given(section: str) -> set[Any]:
+def known_ids(f: Fixture, stored: StoredCommunity, raw: object = None) -> Known:
+    def given(section: str) -> set[RecordId]:
         return raw_ids(raw, section) if raw is not None else set()
 
-    parents: dict[Any, Any] = {gid: parent for gid, (parent, _) in stored.groups.items()}
+    parents: dict[str, str | None] = {gid: parent for gid, (parent, _) in stored.groups.items()}
     parents.update({g.id: g.parent_id for _, g in present(f.groups)})
     return Known(
         groups={g.id for _, g in present(f.groups)} | set(stored.groups) | given("groups"),
@@ -116,7 +133,7 @@ def known_ids(f: Fixture, stored: StoredCommunity, raw: Any = None) -> Known:
     )
 
 
-def root_errors(f: Fixture, stored: StoredCommunity, raw: Any = None) -> list[FixtureError]:
+def root_errors(f: Fixture, stored: StoredCommunity, raw: object = None) -> list[FixtureError]:
     """One root group in all: the stored root stays the root unless the file gives it again (with
     a parent, it is not). Not asked while some group is invalid: it may be the root."""
     if raw is not None and any(g is None for g in f.groups):
@@ -139,7 +156,7 @@ def root_errors(f: Fixture, stored: StoredCommunity, raw: Any = None) -> list[Fi
 
 
 def repeated(
-    section: str, items: list[Any], key: str, value: Callable[[Any], Any]
+    section: str, items: Sequence[Item | None], key: str, value: Callable[[Item], Hashable]
 ) -> list[FixtureError]:
     """An error at each record whose `value` another record of the section has too."""
     seen = duplicates(value(item) for _, item in present(items))
@@ -191,14 +208,15 @@ def duplicate_errors(f: Fixture, stored: StoredCommunity) -> list[FixtureError]:
     """Ids and slugs given twice; addresses and slugs taken; player names given twice."""
     errors = []
     for section, key in UNIQUE:
-        errors += repeated(section, getattr(f, section), key, attrgetter(key))
+        items: Sequence[FixtureModel | None] = getattr(f, section)
+        errors += repeated(section, items, key, attrgetter(key))
     errors += email_errors(f, stored)
     errors += slug_errors(f, stored)
     errors += repeated("players", f.players, "name", lambda player: player.name.lower())
     return errors
 
 
-def cycle_in(group_id: Any, parent_id: Any, parents: dict[Any, Any]) -> bool:
+def cycle_in(group_id: str, parent_id: str | None, parents: Mapping[str, str | None]) -> bool:
     """Whether following parents up from a group comes back to a group already passed (a chain
     is followed `MAX_DEPTH` groups up at most)."""
     seen, current = {group_id}, parent_id
@@ -221,7 +239,7 @@ def group_errors(f: Fixture, known: Known) -> list[FixtureError]:
     return errors
 
 
-def missing(path: str, kind: str, value: Any, ids: set[Any]) -> list[FixtureError]:
+def missing(path: str, kind: str, value: RecordId, ids: Container[RecordId]) -> list[FixtureError]:
     """The error of a reference to a `kind` that is nowhere (none when it is somewhere)."""
     return [] if value in ids else [FixtureError(path, f"no {kind} has id {value}")]
 
@@ -237,15 +255,18 @@ def membership_errors(f: Fixture, known: Known) -> list[FixtureError]:
     return errors
 
 
-def post_errors(f: Fixture, known: Known) -> list[FixtureError]:
+def authored_errors(
+    section: str, items: Sequence[Authored | None], known: Known
+) -> list[FixtureError]:
+    """A post's or an event's group and author must be somewhere."""
     errors = []
-    for i, post in present(f.posts):
-        errors += missing(f"posts[{i}].groupId", "group", post.group_id, known.groups)
-        errors += missing(f"posts[{i}].authorId", "user", post.author_id, known.users)
+    for i, item in present(items):
+        errors += missing(f"{section}[{i}].groupId", "group", item.group_id, known.groups)
+        errors += missing(f"{section}[{i}].authorId", "user", item.author_id, known.users)
     return errors
 
 
-def parent_comment_error(i: int, comment: Any, known: Known) -> list[FixtureError]:
+def parent_comment_error(i: int, comment: FixtureComment, known: Known) -> list[FixtureError]:
     """A reply's parent must be a comment of the same post, given or stored."""
     parent_id = comment.parent_comment_id
     if not parent_id or parent_id in known.file_comments:
@@ -274,15 +295,7 @@ def comment_errors(f: Fixture, known: Known) -> list[FixtureError]:
     return errors
 
 
-def event_errors(f: Fixture, known: Known) -> list[FixtureError]:
-    errors = []
-    for i, event in present(f.events):
-        errors += missing(f"events[{i}].groupId", "group", event.group_id, known.groups)
-        errors += missing(f"events[{i}].authorId", "user", event.author_id, known.users)
-    return errors
-
-
-def reference_errors(f: Fixture, stored: StoredCommunity, raw: Any = None) -> list[FixtureError]:
+def reference_errors(f: Fixture, stored: StoredCommunity, raw: object = None) -> list[FixtureError]:
     """Duplicates, dangling references and a second root, in the file and against the `stored`
     community; `raw`: the file, when some records are invalid (None in `f`)."""
     known = known_ids(f, stored, raw)
@@ -291,7 +304,7 @@ def reference_errors(f: Fixture, stored: StoredCommunity, raw: Any = None) -> li
         *duplicate_errors(f, stored),
         *group_errors(f, known),
         *membership_errors(f, known),
-        *post_errors(f, known),
+        *authored_errors("posts", f.posts, known),
         *comment_errors(f, known),
-        *event_errors(f, known),
+        *authored_errors("events", f.events, known),
     ]

@@ -4,12 +4,22 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from chalicelib.schemas.common import JSON_TYPES
-from chalicelib.schemas.fixture import Fixture
+from chalicelib.schemas.fixture import (
+    Fixture,
+    FixtureComment,
+    FixtureConnector,
+    FixtureEvent,
+    FixtureGroup,
+    FixtureModel,
+    FixturePlayer,
+    FixturePost,
+    FixtureUser,
+)
 from chalicelib.schemas.messages import people_message
 from chalicelib.services.fixture_references import (
     MAX_DEPTH,
@@ -19,6 +29,9 @@ from chalicelib.services.fixture_references import (
     reference_errors,
 )
 
+if TYPE_CHECKING:
+    from chalicelib.store.fixture import FixtureStore
+
 
 class FixtureInvalid(Exception):
     def __init__(self, errors: list[FixtureError]) -> None:
@@ -26,14 +39,14 @@ class FixtureInvalid(Exception):
         self.errors = errors
 
 
-def json_path(loc: tuple[Any, ...]) -> str:
+def json_path(loc: tuple[int | str, ...]) -> str:
     path = ""
     for part in loc:
         path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
     return path or "$"
 
 
-def stored_community(store: Any, data: Any) -> StoredCommunity:
+def stored_community(store: FixtureStore, data: object) -> StoredCommunity:
     """Read what the store holds of the records `data` (a fixture file, valid or not) gives or
     names: one Query for the root, BatchGetItems by id, and a Query per new slug or address."""
     f = _valid_records(data)
@@ -54,7 +67,9 @@ def stored_community(store: Any, data: Any) -> StoredCommunity:
     return stored
 
 
-def _named_groups(f: Fixture, groups: Iterable[Any], users: Iterable[Any]) -> set[str]:
+def _named_groups(
+    f: Fixture, groups: Iterable[FixtureGroup], users: Iterable[FixtureUser]
+) -> set[str]:
     """The groups the file's records name: parents, memberships, posts' and events' groups
     (`groups`, `users`: the file's, one by id)."""
     named = {g.parent_id for g in groups if g.parent_id}
@@ -65,7 +80,7 @@ def _named_groups(f: Fixture, groups: Iterable[Any], users: Iterable[Any]) -> se
 
 
 def _stored_groups(
-    store: Any, wanted: set[str], file_groups: set[str]
+    store: FixtureStore, wanted: set[str], file_groups: set[str]
 ) -> dict[str, tuple[str | None, str]]:
     """The stored groups `wanted`, and their stored ancestors (up to `MAX_DEPTH` generations)."""
     groups: dict[str, tuple[str | None, str]] = {}
@@ -93,7 +108,9 @@ def _named_users(f: Fixture) -> set[str]:
     return named
 
 
-def _slug_holders(store: Any, stored: StoredCommunity, groups: Iterable[Any]) -> dict[str, str]:
+def _slug_holders(
+    store: FixtureStore, stored: StoredCommunity, groups: Iterable[FixtureGroup]
+) -> dict[str, str]:
     """The stored group holding each slug the file gives a group anew."""
     holders = {}
     for group in groups:
@@ -105,7 +122,9 @@ def _slug_holders(store: Any, stored: StoredCommunity, groups: Iterable[Any]) ->
     return holders
 
 
-def _email_holders(store: Any, stored: StoredCommunity, users: Iterable[Any]) -> dict[str, str]:
+def _email_holders(
+    store: FixtureStore, stored: StoredCommunity, users: Iterable[FixtureUser]
+) -> dict[str, str]:
     """The stored user holding each address the file gives a user anew."""
     holders = {}
     for user in users:
@@ -117,7 +136,7 @@ def _email_holders(store: Any, stored: StoredCommunity, users: Iterable[Any]) ->
     return holders
 
 
-def validate_fixture(data: Any, stored: StoredCommunity | None = None) -> Fixture:
+def validate_fixture(data: object, stored: StoredCommunity | None = None) -> Fixture:
     """The fixture, or FixtureInvalid listing every error with its JSON path; checked against
     the `stored` community (none: an empty store)."""
     stored = stored or StoredCommunity()
@@ -143,17 +162,25 @@ def validate_fixture(data: Any, stored: StoredCommunity | None = None) -> Fixtur
     return fixture
 
 
-SECTIONS = ("groups", "users", "posts", "comments", "events", "connectors", "players")
+# Each section's record, by its name in the file.
+SECTIONS: dict[str, type[FixtureModel]] = {
+    "groups": FixtureGroup,
+    "users": FixtureUser,
+    "posts": FixturePost,
+    "comments": FixtureComment,
+    "events": FixtureEvent,
+    "connectors": FixtureConnector,
+    "players": FixturePlayer,
+}
 
 
-def _valid_records(data: Any) -> Fixture:
+def _valid_records(data: object) -> Fixture:
     """The records of an invalid file that are valid on their own, each at its index (None where
     a record is not), for the reference checks."""
-    sections: dict[str, list[Any]] = {}
-    for name in SECTIONS:
+    sections: dict[str, list[FixtureModel | None]] = {}
+    for name, model in SECTIONS.items():
         items = data.get(name) if isinstance(data, dict) else None
-        model = Fixture.model_fields[name].annotation.__args__[0]  # type: ignore[union-attr]
-        checked: list[Any] = []
+        checked: list[FixtureModel | None] = []
         for item in items if isinstance(items, list) else []:
             try:
                 checked.append(model.model_validate(item, context=JSON_TYPES))

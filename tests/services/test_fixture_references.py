@@ -7,6 +7,8 @@ import json
 from types import SimpleNamespace as Rec
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chalicelib.schemas.fixture import Fixture
 from chalicelib.services.fixture_references import (
@@ -23,6 +25,7 @@ from chalicelib.services.fixture_references import (
     reference_errors,
     root_errors,
 )
+from chalicelib.services.fixture_rules import FixtureInvalid, validate_fixture
 from tests.support import REPO_ROOT
 
 pytestmark = pytest.mark.fast
@@ -199,3 +202,76 @@ def test_a_cycle_through_stored_parents_is_found_and_a_long_chain_ends():
     assert cycle_in("g", "s", {"s": "t", "t": "g"})
     chain = {f"n{k}": f"n{k + 1}" for k in range(500)}
     assert not cycle_in("start", "n0", chain)
+
+
+GROUP = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+USER = "3f2504e0-4f89-11d3-9a0c-0305e82c3302"
+POST = "3f2504e0-4f89-11d3-9a0c-0305e82c3303"
+WHEN = "2026-01-02T10:00:00Z"
+
+
+def test_an_id_that_is_a_list_or_an_object_is_its_record_s_error_and_names_nothing():
+    """A hostile file's unhashable ids (they crashed the reference checks with a TypeError) are
+    errors of their records; a reference to what such a record meant to be is dangling."""
+    data = {
+        "groups": [
+            {"id": GROUP, "name": "Home", "slug": "home"},
+            {"id": [GROUP], "name": "Two", "slug": "two", "parentId": GROUP},
+        ],
+        "users": [{"id": {"id": USER}, "alias": "Ann", "email": "ann@x.example", "slug": "ann"}],
+        "posts": [
+            {"id": POST, "groupId": GROUP, "authorId": USER, "title": "T", "createdOn": WHEN}
+        ],
+        "comments": [
+            {"id": [1], "postId": POST, "authorId": USER, "createdOn": WHEN},
+            {"id": 2, "postId": POST, "authorId": USER, "createdOn": WHEN, "parentCommentId": 1},
+        ],
+    }
+    with pytest.raises(FixtureInvalid) as raised:
+        validate_fixture(data)
+    assert [str(e) for e in raised.value.errors] == [
+        "groups[1].id: must be a GUID string",
+        "users[0].id: must be a GUID string",
+        "comments[0].id: Input should be a valid integer",
+        f"posts[0].authorId: no user has id {USER}",
+        f"comments[1].authorId: no user has id {USER}",
+        "comments[1].parentCommentId: no comment of the same post has this id",
+    ]
+
+
+# JSON as a file may hold it (json.loads takes NaN too).
+ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3)
+    ),
+    max_leaves=10,
+)
+SECTIONS = ("groups", "users", "posts", "comments", "events", "connectors", "players")
+
+
+@settings(max_examples=40)  # each example validates the whole demo file (about 15 ms)
+@given(
+    section=st.sampled_from(SECTIONS),
+    index=st.integers(0, 7),
+    key=st.sampled_from(
+        ["id", "groupId", "parentId", "authorId", "postId", "parentCommentId", None]
+    ),
+    value=ANY_JSON,
+)
+def test_any_json_in_a_record_is_listed_as_errors_never_raised_as_another_exception(
+    section, index, key, value
+):
+    """The loader reads hostile files: whatever JSON stands in a record, or in one of its
+    fields, the demo with it either validates or lists its errors with their paths."""
+    data = copy.deepcopy(DEMO)
+    records = data[section]
+    at = index % len(records)
+    if key is None:
+        records[at] = value
+    else:
+        records[at][key] = value
+    try:
+        validate_fixture(data)
+    except FixtureInvalid as invalid:
+        assert invalid.errors and all(e.path and e.message for e in invalid.errors)
