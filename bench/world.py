@@ -377,24 +377,37 @@ def grow_world(club: Club, size: WorldSize, *, threads: int = WRITE_THREADS) -> 
         )
 
     def comments(start: int, stop: int) -> None:
+        from chalicelib.domain.comments import Comment
+
         local = random.Random(start)
         rows = []
         for i in range(start, stop):
             post_index = local.randrange(len(post_ids))
             rows.append(
-                {
-                    "id": FIRST_COMMENT_ID + i,
-                    "post_id": post_ids[post_index],
+                Comment(
+                    id=FIRST_COMMENT_ID + i,
+                    post_id=post_ids[post_index],
                     # Any group: the comment lists are keyed by post and group, never read whole.
-                    "group_id": group_ids[post_index % len(group_ids)],
-                    "author_id": local.choice(member_ids),
-                    "author_alias": "Member",
-                    "content": f"<p>comment {i}</p>",
-                    "created_on": WORLD_EPOCH + timedelta(minutes=i),
-                    "spam_reports": [],
-                }
+                    group_id=group_ids[post_index % len(group_ids)],
+                    author_id=local.choice(member_ids),
+                    content=f"<p>comment {i}</p>",
+                    created_on=WORLD_EPOCH + timedelta(minutes=i),
+                    parent_comment_id=0,
+                    is_approved=True,
+                    approved_on=None,
+                    rating=0,
+                    votes=0,
+                    is_anonymous=False,
+                    deleted_on=None,
+                    deleted_by_id=None,
+                    last_deleted_on=None,
+                    last_reported_on=None,
+                    spam_reports=(),
+                    source="fixture",
+                    version=None,
+                )
             )
-        store.write_comments(rows)
+        store.write_comments(rows, dict.fromkeys(member_ids, "Member"))
 
     def events(start: int, stop: int) -> None:
         from chalicelib.store.events import EventRecord, EventRepository

@@ -10,7 +10,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -209,8 +209,8 @@ def unlock(args: argparse.Namespace) -> int:
 
 def write_fixture(
     out: Any,
-    sections: Iterator[tuple[str, Iterator[dict[str, Any]]]],
-    home_page: Callable[[], dict[str, Any] | None],
+    sections: Iterator[tuple[str, Iterator[Mapping[str, object]]]],
+    home_page: Callable[[], Mapping[str, object] | None],
     counts: dict[str, int],
     progress: Callable[[str, int], None],
 ) -> None:

@@ -8,20 +8,44 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC
-from typing import TYPE_CHECKING, Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, cast
 
 from chalicelib.auth import hash_password, verify_password
 from chalicelib.domain import audit
+from chalicelib.domain.comments import Comment, SpamReport
+from chalicelib.domain.fixture import (
+    CommentDocument,
+    ConnectorDocument,
+    ConnectorValues,
+    EventDocument,
+    EventValues,
+    FixtureDocument,
+    GroupDocument,
+    GroupValues,
+    HomePageDocument,
+    MailedSource,
+    PlayerDocument,
+    PlayerValues,
+    PostDocument,
+    PostValues,
+    UserDocument,
+    UserValues,
+)
+from chalicelib.domain.json import JsonObject, JsonValue
+from chalicelib.domain.players import Player
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.fixture import (
     Fixture,
     FixtureComment,
+    FixtureConnector,
     FixtureEvent,
     FixtureGroup,
+    FixtureHomePage,
     FixtureModel,
+    FixturePlayer,
     FixturePost,
     FixtureUser,
 )
@@ -41,7 +65,14 @@ from chalicelib.services.system_pages import HOME, SYSTEM_SCOPE
 __all__ = ["FixtureError", "FixtureExporter", "FixtureInvalid", "FixtureService"]
 
 if TYPE_CHECKING:
-    from chalicelib.store.fixture import FixtureStore
+    from pydantic import BaseModel
+
+    from chalicelib.store.connectors import ConnectorRecord
+    from chalicelib.store.events import EventRecord
+    from chalicelib.store.fixture import FixtureExportStore, FixtureStore
+    from chalicelib.store.groups import GroupRecord
+    from chalicelib.store.posts import PostRecord
+    from chalicelib.store.users import UserRecord
 
 
 @dataclass
@@ -49,26 +80,32 @@ class FixtureReport:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def _same(value: Any) -> Any:
+# How a value the store answers is written to the file.
+Convert = Callable[..., JsonValue]
+
+
+def _same(value: JsonValue) -> JsonValue:
     return value
 
 
-def _whole(value: Any) -> int:
+def _whole(value: float | None) -> int:
     return int(value or 0)  # the store answers numbers as floats, an unset one as None
 
 
-def _date(value: Any) -> str | None:
+def _date(value: datetime | None) -> str | None:
     return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def _fields(names: str, convert: Callable[[Any], Any] = _same) -> dict[str, Callable[[Any], Any]]:
+def _fields(names: str, convert: Convert = _same) -> dict[str, Convert]:
     return dict.fromkeys(names.split(), convert)
 
 
 # What a fixture record and its stored record hold alike, by the fixture model's field name (the
 # stored attribute's too), in the order `export` writes them: `load` copies each in as it is,
-# `export` writes it under its JSON name, converted from what the store answers.
-SHARED: dict[str, tuple[type[FixtureModel], dict[str, Callable[[Any], Any]]]] = {
+# `export` writes it under its JSON name, converted from what the store answers. The documents
+# and values they make are declared in domain/fixture.py (tests/services/test_fixture_documents.py
+# holds each to its declaration, key by key).
+SHARED: dict[str, tuple[type[FixtureModel], dict[str, Convert]]] = {
     "groups": (FixtureGroup, _fields("id name slug parent_id access thumb_url")),
     "users": (FixtureUser, _fields("id alias email password_hash slug avatar_url")),
     "posts": (
@@ -101,14 +138,23 @@ SHARED: dict[str, tuple[type[FixtureModel], dict[str, Callable[[Any], Any]]]] = 
             "created_on": _date,
         },
     ),
+    "players": (
+        FixturePlayer,
+        {
+            **_fields("id name"),
+            "experience": _whole,
+            "is_public_profile": bool,
+            **_fields("last_log_notifation last_log_read last_modified", _date),
+        },
+    ),
 }
 
 
-def _loaded(section: str, item: FixtureModel) -> dict[str, Any]:
+def _loaded(section: str, item: FixtureModel) -> dict[str, object]:
     return {name: getattr(item, name) for name in SHARED[section][1]}
 
 
-def _exported(section: str, record: Any) -> dict[str, Any]:
+def _exported(section: str, record: object) -> JsonObject:
     model, fields = SHARED[section]
     return {
         model.model_fields[name].alias or name: convert(getattr(record, name))
@@ -116,19 +162,26 @@ def _exported(section: str, record: Any) -> dict[str, Any]:
     }
 
 
-def _source(record: Any) -> dict[str, str]:
-    """`source` of a mailed post or comment, so that `load` keeps it (a fixture's is the
-    default, left out: an export of a fixture-made community stays as it was)."""
-    return {"source": "email"} if record.source == "email" else {}
+# `source` of a mailed post or comment, so that `load` keeps it (a fixture's is the default, left
+# out: an export of a fixture-made community stays as it was).
+MAILED: MailedSource = "email"
+
+
+def _entries(items: Sequence[BaseModel]) -> list[JsonObject]:
+    # Stored as the spec names the fields, so a read validates them straight back.
+    return [item.model_dump(mode="json", by_alias=True) for item in items]
 
 
 class FixtureService:
     def __init__(self, store: FixtureStore) -> None:
         self.store = store
 
-    def load(self, data: Any, progress: Callable[[str, int], None] | None = None) -> FixtureReport:
-        """Validate the whole fixture, then upsert it section by section; `progress(section,
-        count)` is told as each section is written (the CLI shows it on a terminal)."""
+    def load(
+        self, data: object, progress: Callable[[str, int], None] | None = None
+    ) -> FixtureReport:
+        """Validate the whole fixture (`data`: the file's JSON, untrusted), then upsert it
+        section by section; `progress(section, count)` is told as each section is written (the
+        CLI shows it on a terminal)."""
         stored = stored_community(self.store, data)
         fixture = validate_fixture(data, stored)
         report = FixtureReport()
@@ -159,9 +212,12 @@ class FixtureService:
             self.store.raise_counter("events", max(e["id"] for e in events))
         written("events", len(events))
 
-        self.store.write_connectors(fixture.connectors)
+        self.store.write_connectors(
+            [self._connector(c) for c in fixture.connectors],
+            {c.id: c.is_enabled for c in fixture.connectors},
+        )
         written("connectors", len(fixture.connectors))
-        self.store.write_players(fixture.players)
+        self.store.write_players([self._player(p) for p in fixture.players])
         written("players", len(fixture.players))
         if fixture.home_page is not None:
             self._load_home_page(fixture.home_page)
@@ -169,7 +225,7 @@ class FixtureService:
         self._record(data, report)
         return report
 
-    def _record(self, data: Any, report: FixtureReport) -> None:
+    def _record(self, data: object, report: FixtureReport) -> None:
         """One audit entry for the load, naming how many of each it upserted; the file is named
         by its digest, and loading the file the last load loaded again records nothing (it
         changes nothing)."""
@@ -191,9 +247,9 @@ class FixtureService:
         self,
         fixture: Fixture,
         stored: StoredCommunity,
-        posts: list[dict[str, Any]],
+        posts: list[PostValues],
         reloaded: set[str],
-    ) -> list[dict[str, Any]]:
+    ) -> list[Comment]:
         """Write the file's comments, recount the posts they are on (and the reloaded ones) and
         raise the comment counter past them."""
         # A comment may be on a stored post, by a stored user.
@@ -202,23 +258,24 @@ class FixtureService:
             **{user_id: alias for user_id, (_, alias) in stored.users.items()},
             **{u.id: u.alias for u in fixture.users},
         }
-        comments = [self._comment(c, groups_of_posts, aliases) for c in fixture.comments]
-        self.store.write_comments(comments)
-        self.store.recount_comments(sorted(reloaded | {c["post_id"] for c in comments}))
+        comments = [self._comment(c, groups_of_posts) for c in fixture.comments]
+        self.store.write_comments(comments, aliases)
+        self.store.recount_comments(sorted(reloaded | {c.post_id for c in comments}))
         if comments:
-            self.store.raise_counter("comments", max(c["id"] for c in comments))
+            self.store.raise_counter("comments", max(c.id for c in comments))
         return comments
 
-    def _load_home_page(self, home_page: Any) -> None:
+    def _load_home_page(self, home_page: FixtureHomePage) -> None:
         content = clean_html(home_page.content)
         self.store.write_document(SYSTEM_SCOPE, HOME, {"content": content})
 
     @staticmethod
-    def _group(g: Any) -> dict[str, Any]:
-        return {**_loaded("groups", g), "permissions": g.permissions.model_dump(by_alias=True)}
+    def _group(g: FixtureGroup) -> GroupValues:
+        values = {**_loaded("groups", g), "permissions": g.permissions.model_dump(by_alias=True)}
+        return cast(GroupValues, values)  # SHARED's note: the test holds it to its keys
 
     @staticmethod
-    def _user(u: Any, stored_hash: str | None, stored_version: int) -> dict[str, Any]:
+    def _user(u: FixtureUser, stored_hash: str | None, stored_version: int) -> UserValues:
         password_hash = u.password_hash
         if u.password is not None:
             keep = stored_hash is not None and verify_password(stored_hash, u.password)
@@ -226,17 +283,18 @@ class FixtureService:
         # A password the reload changes (or removes) ends the user's earlier sessions; an
         # unchanged one keeps them (loading twice changes nothing).
         changed = stored_hash is not None and password_hash != stored_hash
-        return {
+        values = {
             **_loaded("users", u),
             "token_version": stored_version + 1 if changed else stored_version,
             "email_lower": u.email.lower(),
             "password_hash": password_hash,
             "memberships": {m.group_id: m.role for m in u.memberships},
         }
+        return cast(UserValues, values)  # SHARED's note: the test holds it to its keys
 
     @staticmethod
-    def _event(e: Any) -> dict[str, Any]:
-        return {
+    def _event(e: FixtureEvent) -> EventValues:
+        values = {
             **_loaded("events", e),
             "editor_id": e.author_id,
             # Omitted: the time of the first load (the store keeps it on a reload).
@@ -244,9 +302,10 @@ class FixtureService:
             "modified_on": e.created_on,
             **stored_fields(e),
         }
+        return cast(EventValues, values)  # SHARED's note: the test holds it to its keys
 
     @staticmethod
-    def _posts(f: Fixture) -> list[dict[str, Any]]:
+    def _posts(f: Fixture) -> list[PostValues]:
         taken: set[tuple[str, str]] = {(p.group_id, p.slug) for p in f.posts if p.slug}
         out = []
         for p in f.posts:
@@ -259,24 +318,45 @@ class FixtureService:
                     slug, n = f"{base}-{n}", n + 1
                 taken.add((p.group_id, slug))
             content = clean_html(p.content)
-            out.append(
-                {**_loaded("posts", p), "slug": slug, "content": content, "source": p.source}
-            )
+            values = {**_loaded("posts", p), "slug": slug, "content": content, "source": p.source}
+            out.append(cast(PostValues, values))  # SHARED's note: the test holds it to its keys
         return out
 
     @staticmethod
-    def _comment(c: Any, groups: dict[str, str], aliases: dict[str, str]) -> dict[str, Any]:
-        content = clean_html(c.content)
+    def _comment(c: FixtureComment, groups: dict[str, str]) -> Comment:
+        as_given = c.model_dump(include=set(SHARED["comments"][1]) - {"content"})
+        return Comment(
+            **as_given,
+            group_id=groups[c.post_id],
+            content=clean_html(c.content),
+            # The store derives these from the state, as for every comment it writes.
+            last_deleted_on=None,
+            last_reported_on=None,
+            spam_reports=tuple(SpamReport(r.author_id, r.created_on) for r in c.spam_reports),
+            source=c.source,
+            version=None,  # a load writes a comment whole, unversioned
+        )
+
+    @staticmethod
+    def _connector(c: FixtureConnector) -> ConnectorValues:
         return {
-            **_loaded("comments", c),
-            "group_id": groups[c.post_id],
-            "content": content,
-            "spam_reports": [
-                {"author_id": r.author_id, "created_on": r.created_on} for r in c.spam_reports
-            ],
-            "source": c.source,
-            "author_alias": aliases.get(c.author_id, ""),
+            "id": c.id,
+            "kind": c.kind,
+            "name": c.name,
+            "description": c.description,
+            "author_id": c.author_id,
+            "created_on": c.created_on,
         }
+
+    @staticmethod
+    def _player(p: FixturePlayer) -> PlayerValues:
+        values = {
+            **_loaded("players", p),
+            "quests": _entries(p.quests),
+            "cards": _entries(p.cards),
+            "log": _entries(p.log),
+        }
+        return cast(PlayerValues, values)  # SHARED's note: the test holds it to its keys
 
 
 class FixtureExporter:
@@ -289,57 +369,59 @@ class FixtureExporter:
     notifications, system pages).
     """
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: FixtureExportStore) -> None:
         self.store = store
 
-    def sections(self) -> Iterator[tuple[str, Iterator[dict[str, Any]]]]:
-        yield "groups", (self._group(g) for g in self.store.groups())
-        yield "users", (self._user(u) for u in self.store.users())
-        yield "posts", (self._post(p) for p in self.store.posts())
-        yield "comments", (self._comment(c) for c in self.store.comments())
-        yield "events", (self._event(e) for e in self.store.events())
+    def sections(self) -> Iterator[tuple[str, Iterator[FixtureDocument]]]:
+        yield "groups", map(self._group, self.store.groups())
+        yield "users", map(self._user, self.store.users())
+        yield "posts", map(self._post, self.store.posts())
+        yield "comments", map(self._comment, self.store.comments())
+        yield "events", map(self._event, self.store.events())
         yield "connectors", (self._connector(c, on) for c, on in self.store.connectors())
-        yield "players", (self._player(p) for p in self.store.players())
+        yield "players", map(self._player, self.store.players())
 
-    def home_page(self) -> dict[str, Any] | None:
+    def home_page(self) -> HomePageDocument | None:
         doc = self.store.document(SYSTEM_SCOPE, HOME)
         return None if doc is None else {"content": str(doc.get("content", ""))}
 
     @staticmethod
-    def _group(g: Any) -> dict[str, Any]:
-        return {**_exported("groups", g), "permissions": g.permissions or {}}
+    def _group(g: GroupRecord) -> GroupDocument:
+        document = {**_exported("groups", g), "permissions": g.permissions or {}}
+        return cast(GroupDocument, document)  # SHARED's note: the test holds it to its keys
 
     @staticmethod
-    def _user(u: Any) -> dict[str, Any]:
-        return {
+    def _user(u: UserRecord) -> UserDocument:
+        memberships = sorted((u.memberships or {}).items())
+        document = {
             **_exported("users", u),
-            "memberships": [
-                {"groupId": group_id, "role": role}
-                for group_id, role in sorted((u.memberships or {}).items())
-            ],
+            "memberships": [{"groupId": group_id, "role": role} for group_id, role in memberships],
         }
+        return cast(UserDocument, document)  # SHARED's note: the test holds it to its keys
 
     @staticmethod
-    def _post(p: Any) -> dict[str, Any]:
-        return {**_exported("posts", p), **_source(p)}
+    def _post(p: PostRecord) -> PostDocument:
+        document = cast(PostDocument, _exported("posts", p))  # SHARED's note
+        if p.source == MAILED:
+            document["source"] = MAILED
+        return document
 
     @staticmethod
-    def _comment(c: Any) -> dict[str, Any]:
-        return {
-            **_exported("comments", c),
-            "spamReports": [
-                {"authorId": r.author_id, "createdOn": _date(r.created_on)}
-                for r in c.spam_reports or []
-            ],
-            **_source(c),
-        }
+    def _comment(c: Comment) -> CommentDocument:
+        reports = [
+            {"authorId": r.author_id, "createdOn": _date(r.created_on)} for r in c.spam_reports
+        ]
+        document = cast(CommentDocument, {**_exported("comments", c), "spamReports": reports})
+        if c.source == MAILED:  # SHARED's note: the test holds it to its keys
+            document["source"] = MAILED
+        return document
 
     @staticmethod
-    def _event(e: Any) -> dict[str, Any]:
-        return _exported("events", e)
+    def _event(e: EventRecord) -> EventDocument:
+        return cast(EventDocument, _exported("events", e))  # SHARED's note
 
     @staticmethod
-    def _connector(c: Any, enabled: bool) -> dict[str, Any]:
+    def _connector(c: ConnectorRecord, enabled: bool) -> ConnectorDocument:
         return {
             "id": c.id,
             "kind": c.kind,
@@ -351,16 +433,7 @@ class FixtureExporter:
         }
 
     @staticmethod
-    def _player(p: Any) -> dict[str, Any]:
-        return {
-            "id": p.id,
-            "name": p.name,
-            "experience": int(p.experience or 0),
-            "isPublicProfile": bool(p.is_public_profile),
-            "lastLogNotifation": _date(p.last_log_notifation),
-            "lastLogRead": _date(p.last_log_read),
-            "lastModified": _date(p.last_modified),
-            "quests": p.quests or [],
-            "cards": p.cards or [],
-            "log": p.log or [],
-        }
+    def _player(p: Player) -> PlayerDocument:
+        lists = {"quests": list(p.quests), "cards": list(p.cards), "log": list(p.log)}
+        document = {**_exported("players", p), **lists}
+        return cast(PlayerDocument, document)  # SHARED's note: the test holds it to its keys

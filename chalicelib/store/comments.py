@@ -272,7 +272,7 @@ class CommentRepository(CommentStore):
         """Write `changed` (and the outbox items of `announcements`) if the stored comment is
         still `read`: at the version read, and as deleted as it was. The comment as written, or
         None when it was not (then nothing is written)."""
-        record = _record_of(replace(changed, version=read.version))
+        record = record_of(replace(changed, version=read.version))
         record.refresh_index_keys()
         names = [*changed_values(read, changed), *DERIVED]
 
@@ -299,7 +299,7 @@ class CommentRepository(CommentStore):
         """Remove a deleted comment (and its embedded reports) if nobody changed it since read."""
         cache.forget(POSITION, [record.id])
         # PynamoDB adds `version = <version read>`
-        stored = _record_of(record)
+        stored = record_of(record)
         if not announcements:
             return conditionally(lambda: stored.delete(condition=CommentRecord.deleted_on.exists()))
         return _transact_first_conditional(
@@ -345,7 +345,7 @@ _CHANGEABLE = tuple(
 )
 
 
-def _record_of(comment: Comment) -> CommentRecord:
+def record_of(comment: Comment) -> CommentRecord:
     values = {f.name: getattr(comment, f.name) for f in dataclasses.fields(Comment)}
     if comment.version is None:  # PynamoDB's VersionAttribute takes no None: unset is unversioned
         del values["version"]
@@ -358,7 +358,7 @@ def _record_of(comment: Comment) -> CommentRecord:
 def changed_values(read: Comment, changed: Comment) -> dict[str, Any]:
     """The stored values of the fields `changed` moved from `read` (its reports as the store's
     report items)."""
-    record = _record_of(changed)
+    record = record_of(changed)
     return {
         name: getattr(record, name)
         for name in _CHANGEABLE

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 from chalicelib.clock import utc_now
+from chalicelib.domain.audit import AuditEntry
+from chalicelib.domain.comments import Comment
+from chalicelib.domain.fixture import (
+    ConnectorValues,
+    EventValues,
+    GroupValues,
+    PlayerValues,
+    PostValues,
+    UserValues,
+)
+from chalicelib.domain.json import JsonObject
+from chalicelib.domain.players import Player
 from chalicelib.store.audit import AuditRepository
-from chalicelib.store.comments import CommentRecord, CommentRepository, SpamReport
+from chalicelib.store.comments import CommentRecord, CommentRepository, record_of
 from chalicelib.store.connectors import CATALOGUE, ConnectorRecord, ConnectorRepository
 from chalicelib.store.counters import CounterRepository
 from chalicelib.store.documents import DocumentRepository
@@ -78,13 +89,13 @@ class FixtureStore:
         found = UserRepository().by_email(email)
         return found.id if found is not None else None
 
-    def write_groups(self, groups: list[dict[str, Any]]) -> None:
+    def write_groups(self, groups: Sequence[GroupValues]) -> None:
         with GroupRecord.batch_write() as batch:
             for values in groups:
                 batch.save(group_record(**values))
         GroupRepository.forget_cache()
 
-    def write_users(self, users: list[dict[str, Any]]) -> None:
+    def write_users(self, users: Sequence[UserValues]) -> None:
         """The users, and what the people search finds them by (the items a reload no longer
         gives a user, an old alias or membership, are deleted: store/user_search.py)."""
 
@@ -111,24 +122,23 @@ class FixtureStore:
             return set()
         return {p.id for p in PostRecord.batch_get(post_ids, attributes_to_get=["id"])}
 
-    def write_posts(self, posts: list[dict[str, Any]]) -> None:
+    def write_posts(self, posts: Sequence[PostValues]) -> None:
         with PostRecord.batch_write() as batch:
             for values in posts:
                 record = PostRecord(**values)
                 record.refresh_index_keys()
                 batch.save(record)
 
-    def write_comments(self, comments: list[dict[str, Any]]) -> None:
+    def write_comments(self, comments: Sequence[Comment], aliases: Mapping[str, str]) -> None:
+        """The comments, found by their text and their author's alias (`aliases`: user id →
+        alias; the alias is not stored with a comment)."""
         with CommentRecord.batch_write() as batch:
-            for values in comments:
-                reports = [SpamReport(**r) for r in values["spam_reports"]]
-                alias = values["author_alias"]
-                fields = {k: v for k, v in values.items() if k != "author_alias"}
-                record = CommentRecord(**{**fields, "spam_reports": reports})
-                record.refresh_index_keys(alias)
+            for comment in comments:
+                record = record_of(comment)
+                record.refresh_index_keys(aliases.get(comment.author_id, ""))
                 batch.save(record)
 
-    def write_events(self, events: list[dict[str, Any]]) -> None:
+    def write_events(self, events: Sequence[EventValues]) -> None:
         """Events by id with their calendar items; a reloaded event's old calendar items go first
         (its dates may have changed). An event without `created_on` gets the time of its first
         load, and a reload keeps that time and its `modified_on` (loading twice changes nothing).
@@ -145,17 +155,15 @@ class FixtureStore:
         now = datetime.now(UTC)
         records = []
         for values in events:
-            if values.get("created_on") is None:
+            record = EventRecord(**values)
+            if values["created_on"] is None:
                 loaded = stored.get(values["id"])
-                values = {
-                    **values,
-                    "created_on": loaded.created_on if loaded is not None else now,
-                    "modified_on": loaded.modified_on if loaded is not None else now,
-                }
-            records.append(EventRecord(**values))
+                record.created_on = loaded.created_on if loaded is not None else now
+                record.modified_on = loaded.modified_on if loaded is not None else now
+            records.append(record)
         repository.put_many(records)
 
-    def write_audit(self, entries: Any) -> None:
+    def write_audit(self, entries: Sequence[AuditEntry]) -> None:
         """The load's audit entries, once its sections are written (a load is many batches,
         not one transaction)."""
 
@@ -167,7 +175,7 @@ class FixtureStore:
         found, _ = AuditRepository().page(None, limit=1, after=None, action="fixture.load")
         return found[0].target_id if found else None
 
-    def write_document(self, scope: str, kind: str, doc: dict[str, Any]) -> None:
+    def write_document(self, scope: str, kind: str, doc: JsonObject) -> None:
         repository = DocumentRepository()
         # Loading the same file again changes nothing, its time included.
         if repository.get(scope, kind) != doc:
@@ -189,7 +197,9 @@ class FixtureStore:
     def raise_counter(self, name: str, at_least: int) -> None:
         CounterRepository().raise_to(name, at_least)
 
-    def write_connectors(self, connectors: list[Any]) -> None:
+    def write_connectors(
+        self, connectors: Sequence[ConnectorValues], enabled: Mapping[str, bool]
+    ) -> None:
         """The catalogue, and each connector switched on or off in the root group.
 
         A reload keeps the first load's `createdOn` (and author, when the file names none) and the
@@ -199,50 +209,23 @@ class FixtureStore:
         if not connectors:
             return
         repository = ConnectorRepository()
-        stored = repository.get_many(c.id for c in connectors)
+        stored = repository.get_many(c["id"] for c in connectors)
         now = datetime.now(UTC)
         records = []
-        for c in connectors:
-            old = stored.get(c.id)
-            records.append(
-                ConnectorRecord(
-                    id=c.id,
-                    kind=c.kind,
-                    name=c.name,
-                    description=c.description,
-                    author_id=c.author_id or (old.author_id if old else None),
-                    created_on=c.created_on or (old.created_on if old else now),
-                )
-            )
+        for values in connectors:
+            record = ConnectorRecord(**values)
+            old = stored.get(values["id"])
+            record.author_id = record.author_id or (old.author_id if old else None)
+            record.created_on = record.created_on or (old.created_on if old else now)
+            records.append(record)
         repository.put_connectors(records)
         root_id = GroupRepository().root_id()
         if root_id is not None:
-            for c in connectors:
-                repository.set_enabled(root_id, c.id, c.is_enabled)
+            for connector_id, on in enabled.items():
+                repository.set_enabled(root_id, connector_id, on)
 
-    def write_players(self, players: list[Any]) -> None:
-        def entries(items: list[Any]) -> list[dict[str, Any]]:
-            # Stored as the spec names the fields, so a read validates them straight back.
-            return [item.model_dump(mode="json", by_alias=True) for item in items]
-
-        PlayerRepository().put_loaded(
-            [
-                {
-                    "id": p.id,
-                    "name": p.name,
-                    "experience": p.experience,
-                    "is_public_profile": p.is_public_profile,
-                    "last_log_notifation": p.last_log_notifation,
-                    "last_log_read": p.last_log_read,
-                    "quests": entries(p.quests),
-                    "cards": entries(p.cards),
-                    "log": entries(p.log),
-                    "last_modified": p.last_modified,
-                }
-                for p in players
-            ],
-            utc_now(),
-        )
+    def write_players(self, players: Sequence[PlayerValues]) -> None:
+        PlayerRepository().put_loaded(players, utc_now())
 
 
 # --- export: every record, page by page ----------------------------------------------------------
@@ -268,19 +251,19 @@ class FixtureExportStore:
     def posts(self) -> Iterator[PostRecord]:
         return iter(PostRecord.scan(page_size=EXPORT_PAGE))
 
-    def comments(self) -> Iterator[CommentRecord]:
-        return iter(CommentRecord.scan(page_size=EXPORT_PAGE))
+    def comments(self) -> Iterator[Comment]:
+        return (c.as_comment() for c in CommentRecord.scan(page_size=EXPORT_PAGE))
 
-    def events(self) -> Iterator[Any]:
+    def events(self) -> Iterator[EventRecord]:
         return iter(EventRecord.scan(page_size=EXPORT_PAGE))
 
-    def players(self) -> Iterator[Any]:
-        return iter(PlayerRecord.scan(page_size=EXPORT_PAGE))
+    def players(self) -> Iterator[Player]:
+        return (p.as_player() for p in PlayerRecord.scan(page_size=EXPORT_PAGE))
 
-    def document(self, scope: str, kind: str) -> dict[str, Any] | None:
+    def document(self, scope: str, kind: str) -> JsonObject | None:
         return DocumentRepository().get(scope, kind)
 
-    def connectors(self) -> Iterator[tuple[Any, bool]]:
+    def connectors(self) -> Iterator[tuple[ConnectorRecord, bool]]:
         """The catalogue (one Query), each with whether it is enabled in the root group."""
 
         repository = ConnectorRepository()

@@ -19,6 +19,7 @@ from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import error_code
 from chalicelib.clock import utc_now
+from chalicelib.domain.fixture import PlayerValues
 from chalicelib.domain.players import CreateRefused, Player
 from chalicelib.store import outbox
 from chalicelib.store.base import UtcAttribute, frozen, register, table_meta, transact
@@ -94,7 +95,7 @@ class PlayerRepository:
             raise
         return player.as_player()
 
-    def put_loaded(self, players: list[dict[str, Any]], now: datetime) -> None:
+    def put_loaded(self, players: Sequence[PlayerValues], now: datetime) -> None:
         """Upsert fixture players with their name items (the fixture is authoritative).
 
         An unchanged player keeps its `last_modified` (loading twice changes nothing); a renamed
@@ -107,13 +108,15 @@ class PlayerRepository:
             for given in players:
                 # A file that says when a player last changed (an export) is taken at its word.
                 values = {k: v for k, v in given.items() if k != "last_modified"}
-                old = existing.get(values["id"])
+                old = existing.get(given["id"])
                 unchanged = old is not None and all(
                     getattr(old, key) == value for key, value in values.items()
                 )
                 modified = old.last_modified if old is not None and unchanged else now
                 modified = given.get("last_modified") or modified
-                batch.save(PlayerRecord(**values, last_modified=modified))
+                record = PlayerRecord(**given)
+                record.last_modified = modified
+                batch.save(record)
                 if old is not None and name_key(old.name) not in names:
                     stale.add(name_key(old.name))
         with PlayerNameRecord.batch_write() as batch:

@@ -1,0 +1,211 @@
+"""The fixture format (CONTRACT §4) on its two ways through the store: what a load hands the store
+to write (by the stored attributes' names) and the documents an export writes (by the file's JSON
+names, camelCase, in the order the file gives them).
+
+The file a load reads is not typed here: it is untrusted JSON, checked by schemas/fixture.py.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal, NotRequired, TypedDict
+
+from chalicelib.domain.json import JsonObject
+
+# --- what a load writes: a stored record's attributes, by name ------------------------------------
+
+
+class GroupValues(TypedDict):
+    id: str
+    name: str
+    slug: str
+    parent_id: str | None
+    access: str
+    thumb_url: str | None
+    permissions: dict[str, list[str]]  # action (the file's name) → the roles allowed it
+
+
+class UserValues(TypedDict):
+    id: str
+    alias: str
+    email: str
+    email_lower: str
+    slug: str
+    avatar_url: str | None
+    password_hash: str | None
+    token_version: int
+    memberships: dict[str, str]  # group id → role
+
+
+class PostValues(TypedDict):
+    id: str
+    group_id: str
+    author_id: str
+    title: str
+    slug: str
+    content: str
+    created_on: datetime
+    source: str
+
+
+class EventValues(TypedDict):
+    id: int
+    group_id: str
+    author_id: str
+    editor_id: str
+    title: str
+    all_day: bool
+    start_date: datetime
+    end_date: datetime | None
+    content: str
+    organizer: str
+    location: str
+    search_text: str
+    # None: the time of the first load (the store keeps it on a reload).
+    created_on: datetime | None
+    modified_on: datetime | None
+
+
+class ConnectorValues(TypedDict):
+    id: str
+    kind: str
+    name: str
+    description: str
+    # None: the first load's (the store keeps it on a reload), or no author at all.
+    author_id: str | None
+    created_on: datetime | None
+
+
+class PlayerValues(TypedDict):
+    id: str
+    name: str
+    experience: int
+    is_public_profile: bool
+    last_log_notifation: datetime | None  # the spec spells it so
+    last_log_read: datetime | None
+    # Quest, card and log entries as the spec names their fields: a read validates them back.
+    quests: list[JsonObject]
+    cards: list[JsonObject]
+    log: list[JsonObject]
+    last_modified: datetime | None  # None: the time of the load, or the stored one if unchanged
+
+
+# --- what an export writes: the file's documents ---------------------------------------------------
+# Dates are ISO 8601 UTC strings ending in `Z`; a date the store does not hold is null.
+
+Permissions = dict[str, list[str]]
+
+
+class GroupDocument(TypedDict):
+    id: str
+    name: str
+    slug: str
+    parentId: str | None
+    access: str
+    thumbUrl: str | None
+    permissions: Permissions
+
+
+class MembershipDocument(TypedDict):
+    groupId: str
+    role: str
+
+
+class UserDocument(TypedDict):
+    id: str
+    alias: str
+    email: str
+    passwordHash: str | None
+    slug: str
+    avatarUrl: str | None
+    memberships: list[MembershipDocument]
+
+
+# Written for a mailed post or comment only, so that `load` keeps it: a fixture's is the default.
+MailedSource = Literal["email"]
+
+
+class PostDocument(TypedDict):
+    id: str
+    groupId: str
+    authorId: str
+    title: str
+    slug: str
+    content: str
+    createdOn: str | None
+    source: NotRequired[MailedSource]
+
+
+class SpamReportDocument(TypedDict):
+    authorId: str
+    createdOn: str | None
+
+
+class CommentDocument(TypedDict):
+    id: int
+    postId: str
+    authorId: str
+    content: str
+    createdOn: str | None
+    parentCommentId: int
+    isApproved: bool
+    approvedOn: str | None
+    rating: int
+    votes: int
+    isAnonymous: bool
+    deletedOn: str | None
+    deletedById: str | None
+    spamReports: list[SpamReportDocument]
+    source: NotRequired[MailedSource]
+
+
+class EventDocument(TypedDict):
+    id: int
+    groupId: str
+    authorId: str
+    title: str
+    allDay: bool
+    startDate: str | None
+    endDate: str | None
+    content: str
+    organizer: str
+    location: str
+    createdOn: str | None
+
+
+class ConnectorDocument(TypedDict):
+    id: str
+    kind: str
+    name: str
+    description: str
+    isEnabled: bool
+    authorId: str | None
+    createdOn: str | None
+
+
+class PlayerDocument(TypedDict):
+    id: str
+    name: str
+    experience: int
+    isPublicProfile: bool
+    lastLogNotifation: str | None
+    lastLogRead: str | None
+    lastModified: str | None
+    quests: list[JsonObject]
+    cards: list[JsonObject]
+    log: list[JsonObject]
+
+
+class HomePageDocument(TypedDict):
+    content: str
+
+
+FixtureDocument = (
+    GroupDocument
+    | UserDocument
+    | PostDocument
+    | CommentDocument
+    | EventDocument
+    | ConnectorDocument
+    | PlayerDocument
+)
