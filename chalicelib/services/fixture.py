@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, cast
 from chalicelib.auth import hash_password, verify_password
 from chalicelib.domain import audit
 from chalicelib.domain.comments import Comment, SpamReport
+from chalicelib.domain.connectors import Connector
 from chalicelib.domain.fixture import (
     CommentDocument,
     ConnectorDocument,
@@ -67,7 +68,6 @@ __all__ = ["FixtureError", "FixtureExporter", "FixtureInvalid", "FixtureService"
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from chalicelib.store.connectors import ConnectorRecord
     from chalicelib.store.events import EventRecord
     from chalicelib.store.fixture import FixtureExportStore, FixtureStore
     from chalicelib.store.groups import GroupRecord
@@ -421,7 +421,7 @@ class FixtureExporter:
         return cast(EventDocument, _exported("events", e))  # SHARED's note
 
     @staticmethod
-    def _connector(c: ConnectorRecord, enabled: bool) -> ConnectorDocument:
+    def _connector(c: Connector, enabled: bool) -> ConnectorDocument:
         return {
             "id": c.id,
             "kind": c.kind,

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from chalicelib.clock import utc_now
 from chalicelib.domain.audit import AuditEntry
 from chalicelib.domain.comments import Comment
+from chalicelib.domain.connectors import Connector
 from chalicelib.domain.fixture import (
     ConnectorValues,
     EventValues,
@@ -20,7 +21,7 @@ from chalicelib.domain.json import JsonObject
 from chalicelib.domain.players import Player
 from chalicelib.store.audit import AuditRepository
 from chalicelib.store.comments import CommentRecord, CommentRepository, record_of
-from chalicelib.store.connectors import CATALOGUE, ConnectorRecord, ConnectorRepository
+from chalicelib.store.connectors import ConnectorRecord, ConnectorRepository
 from chalicelib.store.counters import CounterRepository
 from chalicelib.store.documents import DocumentRepository
 from chalicelib.store.events import CalendarEntryRecord, EventRecord, EventRepository
@@ -263,11 +264,11 @@ class FixtureExportStore:
     def document(self, scope: str, kind: str) -> JsonObject | None:
         return DocumentRepository().get(scope, kind)
 
-    def connectors(self) -> Iterator[tuple[ConnectorRecord, bool]]:
+    def connectors(self) -> Iterator[tuple[Connector, bool]]:
         """The catalogue (one Query), each with whether it is enabled in the root group."""
 
         repository = ConnectorRepository()
         root_id = GroupRepository().root_id()
         enabled = repository.enabled_groups()
-        for record in ConnectorRecord.query(CATALOGUE):
-            yield record, root_id in enabled.get(record.id, [])
+        for connector in repository.catalogue():
+            yield connector, root_id in enabled.get(connector.id, [])
