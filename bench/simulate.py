@@ -162,8 +162,8 @@ def _members(count: int, user_id: str, mailbox: str, alias: str) -> tuple[ReadOn
     for number in range(count):
         email = f"{mailbox}{number}@example.org"
         emails.append(email)
-        users.records[user_id.format(number)] = fakes.FakeRecord(
-            id=user_id.format(number), email=email, alias=f"{alias} {number}", memberships={}
+        users.records[user_id.format(number)] = fakes.user(
+            id=user_id.format(number), email=email, alias=f"{alias} {number}"
         )
     return users, emails
 

@@ -9,9 +9,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum, IntEnum
-from typing import Any, Protocol
+from typing import Any
 
 from chalicelib.domain.groups import Group
+from chalicelib.domain.users import User
 from chalicelib.errors import Forbidden, Unauthorized
 from chalicelib.settings import get_settings
 from chalicelib.signing_keys import TOKEN_LIFETIME, provider_for
@@ -46,11 +47,6 @@ class Need(Enum):
     ROOT_ADMIN = "root group administrator"
 
 
-class UserLike(Protocol):
-    id: str
-    memberships: Mapping[str, str] | None
-
-
 @dataclass(frozen=True)
 class Caller:
     user_id: str
@@ -58,9 +54,9 @@ class Caller:
     root_group_id: str | None = None
 
     @classmethod
-    def of(cls, user: UserLike, root_group_id: str | None) -> Caller:
+    def of(cls, user: User, root_group_id: str | None) -> Caller:
         """The user as a caller: their role in each group they belong to."""
-        return cls(user.id, roles_of(user.memberships or {}), root_group_id)
+        return cls(user.id, roles_of(user.memberships), root_group_id)
 
     def role_in(self, group_id: str) -> Role:
         return self.roles.get(group_id, Role.REGULAR)
@@ -183,11 +179,6 @@ def derived_secret(purpose: str) -> bytes:
     so that nothing made for one purpose is ever valid for another."""
 
     return hmac.new(_secret().encode(), f"agora:{purpose}".encode(), hashlib.sha256).digest()
-
-
-def token_version(user: Any) -> int:
-    """The user's token version: a new password raises it, which ends every earlier token."""
-    return int(getattr(user, "token_version", 0) or 0)
 
 
 def issue_token(user_id: str, now: datetime | None = None, version: int = 0) -> str:

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from chalicelib import deps
 from chalicelib.api.routing import Call, Routes, call_type, made_view, route
 from chalicelib.auth import Caller, Need
-from chalicelib.domain.ports.people import User
+from chalicelib.domain.users import User
 from chalicelib.schemas.notifications import (
     AuthorNotificationOut,
     AuthorNotificationUpsert,

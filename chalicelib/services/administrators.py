@@ -9,12 +9,12 @@ is, so running the command twice changes nothing.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 from chalicelib.auth import hash_password, verify_password
 from chalicelib.domain import audit
 from chalicelib.domain.ports.people import GroupStore, UserStore
+from chalicelib.domain.users import User
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.sanitize import without_controls
 from chalicelib.schemas.common import email_address
@@ -87,8 +87,8 @@ class AdministratorService:
         promoted, password_changed = _changes(user, group_id, password, created=created)
         alias_changed = not created and display_name is not None and user.alias != display_name
         before = None if created else _audited(user, group_id)
-        if alias_changed:
-            user.alias = display_name
+        if alias_changed and display_name is not None:
+            user = replace(user, alias=display_name)
         if created or promoted or password_changed or alias_changed:
             self._save(user, group_id, password, before, password_changed=password_changed)
         return AdministratorResult(
@@ -97,24 +97,22 @@ class AdministratorService:
 
     def _save(
         self,
-        user: Any,
+        user: User,
         group_id: str,
         password: str,
-        before: dict[str, Any] | None,
+        before: dict[str, str | None] | None,
         *,
         password_changed: bool,
     ) -> None:
         """The account as an administrator of the group, its audit entry in the same write
         (`before`: the account as read; None: new)."""
         created = before is None
-        memberships = dict(user.memberships or {})
-        memberships[group_id] = "administrator"
-        user.memberships = memberships
+        user = replace(user, memberships={**user.memberships, group_id: "administrator"})
         if created or password_changed:
-            user.password_hash = hash_password(password)
+            user = replace(user, password_hash=hash_password(password))
         if password_changed:
             # Sessions end on a new password: every token issued before it is refused.
-            user.token_version = int(getattr(user, "token_version", 0) or 0) + 1
+            user = replace(user, token_version=user.token_version + 1)
         entry = audit.entry(
             "admin.create",
             target=("user", user.id),
@@ -141,24 +139,23 @@ class AdministratorService:
             )
         return root_id
 
-    def _new_user(self, address: str, display_name: str | None) -> Any:
+    @staticmethod
+    def _new_user(address: str, display_name: str | None) -> User:
         local = address.split("@", 1)[0]
-        return self.users.new(
+        return User.new(
             id=str(uuid.uuid4()),
             alias=display_name or local,
             email=address,
-            email_lower=address.lower(),
             slug=slugify(display_name or local, "administrator"),
-            memberships={},
         )
 
 
-def _audited(user: Any, group_id: str) -> dict[str, Any]:
+def _audited(user: User, group_id: str) -> dict[str, str | None]:
     """What the command changes of the account, by the API's names (CONTRACT §12)."""
     return {
         "alias": user.alias,
         "email": user.email,
-        "role": dict(user.memberships or {}).get(group_id),
+        "role": user.memberships.get(group_id),
         "password": user.password_hash,
     }
 
@@ -170,10 +167,10 @@ def _check_password(password: str) -> None:
         )
 
 
-def _changes(user: Any, group_id: str, password: str, *, created: bool) -> tuple[bool, bool]:
+def _changes(user: User, group_id: str, password: str, *, created: bool) -> tuple[bool, bool]:
     """(promoted, password changed) of an account that stands: a password that already
     verifies keeps its hash, so a second run writes nothing. A new account is neither."""
     if created:
         return False, False
-    promoted = dict(user.memberships or {}).get(group_id) != "administrator"
+    promoted = user.memberships.get(group_id) != "administrator"
     return promoted, not verify_password(user.password_hash, password)

@@ -12,12 +12,12 @@ the account, or gives it the secret's password again after a rotation, and other
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 from chalicelib.auth import hash_password, verify_password
 from chalicelib.domain import audit
 from chalicelib.domain.ports.people import UserStore
+from chalicelib.domain.users import User
 
 # The stack's canary secret (its name), on the migrate and PreTraffic functions only (infra.build).
 SECRET_VARIABLE = "AGORA_CANARY_SECRET"
@@ -50,25 +50,18 @@ class CanaryAccountService:
         nothing. An account that already has the address keeps its id (and gets no role)."""
         if not password:
             raise ValueError("the canary secret is empty")
-        user: Any = self.users.by_email(EMAIL) or self.users.get(USER_ID)
+        user = self.users.by_email(EMAIL) or self.users.get(USER_ID)
         created = user is None
         if user is None:
-            user = self.users.new(
-                id=USER_ID,
-                alias=ALIAS,
-                email=EMAIL,
-                email_lower=EMAIL,
-                slug="deploy-canary",
-                memberships={},
-            )
+            user = User.new(id=USER_ID, alias=ALIAS, email=EMAIL, slug="deploy-canary")
         password_changed = not created and not verify_password(user.password_hash, password)
         if not (created or password_changed):
             return CanaryAccount(user.id, created=False, password_changed=False)
         before = None if created else {"email": user.email, "password": user.password_hash}
-        user.password_hash = hash_password(password)
+        user = replace(user, password_hash=hash_password(password))
         if password_changed:
             # Sessions end on a new password, as for any account.
-            user.token_version = int(getattr(user, "token_version", 0) or 0) + 1
+            user = replace(user, token_version=user.token_version + 1)
         entry = audit.entry(
             "user.create" if created else "user.update",
             target=("user", user.id),

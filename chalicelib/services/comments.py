@@ -23,8 +23,8 @@ from chalicelib.domain.announcements import (
 from chalicelib.domain.comments import Comment, PurgeCandidate, SpamReport
 from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.content import CommentStore, ReferenceStore
-from chalicelib.domain.ports.people import User
 from chalicelib.domain.posts import Post
+from chalicelib.domain.users import User
 from chalicelib.errors import Conflict, NotFound, ValidationFailed
 from chalicelib.schemas.comments import CommentOut, CommentPage, SpamReportOut
 from chalicelib.schemas.common import IntPageQuery, Result

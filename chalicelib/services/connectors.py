@@ -21,7 +21,8 @@ from chalicelib.auth import Caller, Need
 from chalicelib.domain import audit
 from chalicelib.domain.connectors import Connector, ConnectorConfiguration
 from chalicelib.domain.groups import Group
-from chalicelib.domain.ports.people import GroupStore, User, UserReader
+from chalicelib.domain.ports.people import GroupStore, UserReader
+from chalicelib.domain.users import User
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.schemas.common import AccessWarning
 from chalicelib.schemas.connectors import (

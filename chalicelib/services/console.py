@@ -28,8 +28,8 @@ class ConsoleService:
         user = self.users.get(caller.user_id)
         return ConsoleSession(
             user_id=caller.user_id,
-            alias=getattr(user, "alias", "") or "",
-            email=getattr(user, "email", "") or "",
+            alias=user.alias if user is not None else "",
+            email=user.email if user is not None else "",
             is_root_admin=caller.is_root_admin,
             groups=[self._entry(caller, group) for group in self._visible(caller)],
         )

@@ -17,7 +17,8 @@ from chalicelib.domain.announcements import (
 )
 from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.content import Event, EventFields, EventStore
-from chalicelib.domain.ports.people import User, UserReader
+from chalicelib.domain.ports.people import UserReader
+from chalicelib.domain.users import User
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.sanitize import clean_html, html_to_text
 from chalicelib.schemas.events import (

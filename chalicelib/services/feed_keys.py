@@ -60,7 +60,7 @@ class FeedKeyService:
         for _ in range(3):
             record = self.keys.of_user(user_id)
             if record is not None:
-                return self._out(user_id, str(record.nonce), record.created_on)
+                return self._out(user_id, record.nonce, record.created_on)
             nonce = secrets.token_urlsafe(NONCE_BYTES)
             now = self.clock()
             made = audit.entry(

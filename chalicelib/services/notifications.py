@@ -17,7 +17,8 @@ from chalicelib.domain import audit
 from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.content import PostStore
 from chalicelib.domain.ports.notify import NotificationStore, Subscription, SubscriptionChange
-from chalicelib.domain.ports.people import GroupStore, User, UserReader
+from chalicelib.domain.ports.people import GroupStore, UserReader
+from chalicelib.domain.users import User
 from chalicelib.errors import Forbidden, NotFound, ValidationFailed
 from chalicelib.schemas.common import EmailAlert
 from chalicelib.schemas.notifications import (

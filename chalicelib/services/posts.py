@@ -6,8 +6,9 @@ from collections.abc import Mapping
 
 from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.content import CommentStore, PostStore
-from chalicelib.domain.ports.people import User, UserReader
+from chalicelib.domain.ports.people import UserReader
 from chalicelib.domain.posts import Post
+from chalicelib.domain.users import User
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.schemas.comments import CommentPage
 from chalicelib.schemas.common import GuidPageQuery, IntPageQuery

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.content import PostStore
-from chalicelib.domain.ports.people import User, UserReader
+from chalicelib.domain.ports.people import UserReader
 from chalicelib.domain.posts import Post
+from chalicelib.domain.users import User
 from chalicelib.sanitize import xml_text as x
 from chalicelib.schemas.feed import FeedSettingsOut
 from chalicelib.services.links import group_url, post_url

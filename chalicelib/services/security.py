@@ -11,7 +11,6 @@ from chalicelib.auth import (
     Caller,
     issue_token,
     token_claims,
-    token_version,
     verify_password,
 )
 from chalicelib.clock import utc_now
@@ -108,7 +107,7 @@ class SecurityService:
             self.attempts.forget_source(attempt)
         if origin != UNKNOWN_SOURCE:
             self.attempts.remember_source(address, origin, now + KNOWN_SOURCE_DAYS)
-        return issue_token(user.id, now, version=token_version(user))
+        return issue_token(user.id, now, version=user.token_version)
 
     def _known(self, address: str, origin: str, now: datetime) -> bool:
         return origin != UNKNOWN_SOURCE and self.attempts.is_known_source(address, origin, now)
@@ -142,7 +141,7 @@ class SecurityService:
         user = self.users.get(user_id)
         if user is None:
             raise Unauthorized("The account of this token no longer exists.")
-        if token_version(user) != version:
+        if user.token_version != version:
             raise Unauthorized(
                 "The password has changed since this token was issued; sign in again."
             )

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.people import PeopleIndex, UserReader
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.sanitize import search_key
@@ -17,7 +16,7 @@ class UserSearchService:
         self.index = index
         self.users = users
 
-    def page(self, group: Any, query: UserSearchQuery) -> UserSearchPage:
+    def page(self, group: Group | None, query: UserSearchQuery) -> UserSearchPage:
         """`group` is the group of `groupId`, already privilege-checked; None when the query names
         none (the route let only a root administrator through then) or one that does not exist."""
         if query.group_id is not None and group is None:

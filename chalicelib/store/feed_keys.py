@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from pynamodb.attributes import UnicodeAttribute
 from pynamodb.exceptions import TransactWriteError
@@ -21,6 +20,8 @@ from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import error_code
 from chalicelib.clock import utc_now
+from chalicelib.domain.audit import AuditEntry
+from chalicelib.domain.users import FeedKey
 from chalicelib.store import outbox
 from chalicelib.store.base import UtcAttribute, register, table_meta
 
@@ -40,11 +41,12 @@ class FeedKeyRecord(Model):
 
 
 class FeedKeyRepository:
-    def of_user(self, user_id: str) -> FeedKeyRecord | None:
+    def of_user(self, user_id: str) -> FeedKey | None:
         try:
-            return FeedKeyRecord.get(USER + user_id, consistent_read=True)
+            item = FeedKeyRecord.get(USER + user_id, consistent_read=True)
         except FeedKeyRecord.DoesNotExist:
             return None
+        return FeedKey(user_id, str(item.nonce), str(item.key_hash), item.created_on)
 
     def user_of(self, key_hash: str) -> str | None:
         try:
@@ -53,7 +55,12 @@ class FeedKeyRepository:
             return None
 
     def create(
-        self, user_id: str, nonce: str, key_hash: str, now: datetime, audit: Sequence[Any] = ()
+        self,
+        user_id: str,
+        nonce: str,
+        key_hash: str,
+        now: datetime,
+        audit: Sequence[AuditEntry] = (),
     ) -> bool:
         """Store a new key for the user, with `audit` (the change's entries) in the same
         transaction; False when the user got one meanwhile (a race)."""
@@ -73,9 +80,9 @@ class FeedKeyRepository:
             raise
         return True
 
-    def delete(self, record: FeedKeyRecord, audit: Sequence[Any] = ()) -> None:
+    def delete(self, key: FeedKey, audit: Sequence[AuditEntry] = ()) -> None:
         items = outbox.records(audit, utc_now())
         with TransactWrite(connection=FeedKeyRecord._get_connection().connection) as write:
-            write.delete(FeedKeyRecord(KEY + str(record.key_hash)))
-            write.delete(record)
+            write.delete(FeedKeyRecord(KEY + key.key_hash))
+            write.delete(FeedKeyRecord(USER + key.user_id))
             outbox.add_to(write, items)

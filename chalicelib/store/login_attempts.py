@@ -13,15 +13,17 @@ only when an attempt was refused, so the owner's usual sign-in costs one write m
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
 from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import client, error_code
-from chalicelib.domain.ports.people import LoginAttemptStore, SignInAttempt
+from chalicelib.domain.audit import AuditEntry
+from chalicelib.domain.ports.people import LoginAttemptStore
+from chalicelib.domain.users import SignInAttempt, TakenAttempt
+from chalicelib.store import outbox
 from chalicelib.store.base import register, table_meta
 
 
@@ -35,15 +37,6 @@ class LoginAttemptRecord(Model):
     expires = TTLAttribute()
 
 
-@dataclass(frozen=True)
-class Attempt:
-    """An attempt taken: where it is counted, and how many this source had in the window."""
-
-    counter: str
-    source_name: str
-    from_source: int
-
-
 def window_of(now: datetime, window: timedelta) -> tuple[int, datetime]:
     """The number of the fixed window `now` falls in, and when that window ends."""
     seconds = int(window.total_seconds())
@@ -52,7 +45,7 @@ def window_of(now: datetime, window: timedelta) -> tuple[int, datetime]:
 
 
 class LoginAttemptRepository(LoginAttemptStore):
-    def take(self, attempt: SignInAttempt) -> Attempt | None:
+    def take(self, attempt: SignInAttempt) -> TakenAttempt | None:
         """Count one attempt for the account from its source in the current window, unless the
         source has had `per_source` attempts on this account or the account `per_account` from
         all sources: then None, and nothing is counted."""
@@ -88,9 +81,9 @@ class LoginAttemptRepository(LoginAttemptStore):
                 return None
             raise
         from_source = int(answer["Attributes"][source_name]["N"])
-        return Attempt(counter, source_name, from_source)
+        return TakenAttempt(counter, source_name, from_source)
 
-    def forget_source(self, attempt: Attempt) -> None:
+    def forget_source(self, attempt: TakenAttempt) -> None:
         """The owner got in from this source: its attempts of the window no longer count, here
         nor in the account's total."""
 
@@ -122,7 +115,11 @@ class LoginAttemptRepository(LoginAttemptStore):
         )
 
     def end_windows(
-        self, email_lower: str, now: datetime, window: timedelta, audit: Sequence[Any] = ()
+        self,
+        email_lower: str,
+        now: datetime,
+        window: timedelta,
+        audit: Sequence[AuditEntry] = (),
     ) -> None:
         """End the account's current window; `audit` (the change's entries) in the same
         transaction."""
@@ -130,10 +127,6 @@ class LoginAttemptRepository(LoginAttemptStore):
         number, _ = window_of(now, window)
         key = f"{email_lower}#{number}"
         if audit:
-            from pynamodb.transactions import TransactWrite
-
-            from chalicelib.store import outbox
-
             items = outbox.records(audit, now)
             with TransactWrite(connection=LoginAttemptRecord._get_connection().connection) as tx:
                 tx.delete(LoginAttemptRecord(key))

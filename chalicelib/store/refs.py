@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from chalicelib.domain.groups import Group
 from chalicelib.domain.posts import Post
+from chalicelib.domain.users import User
 from chalicelib.store.batch import read_many
 from chalicelib.store.events import EventRecord
 from chalicelib.store.groups import GroupRecord
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 class Refs:
     """What a record or page names, by id: people, groups, posts, events."""
 
-    users: dict[str, Any] = field(default_factory=dict)
+    users: dict[str, User] = field(default_factory=dict)
     groups: dict[str, Group] = field(default_factory=dict)
     posts: dict[str, Post] = field(default_factory=dict)
     events: dict[int, Any] = field(default_factory=dict)
@@ -51,7 +52,7 @@ class ReferenceReader:
         }
         found = read_many({model: keys for model, keys in asked.items() if keys})
         return Refs(
-            users=found.get(UserRecord, {}),
+            users={k: u.as_user() for k, u in found.get(UserRecord, {}).items()},
             groups={k: g.as_group() for k, g in found.get(GroupRecord, {}).items()},
             posts={key: post.as_post() for key, post in found.get(PostRecord, {}).items()},
             events=found.get(EventRecord, {}),

@@ -14,14 +14,15 @@ had and the new one has not (a changed alias, email or membership), and writes t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Protocol
 
 from pynamodb.attributes import UnicodeAttribute
 from pynamodb.models import Model
 
+from chalicelib.domain.users import FoundUser, User
 from chalicelib.sanitize import MIN_SEARCH_CHARACTERS, search_key
-from chalicelib.store.base import Page, query_page, register, table_meta
+from chalicelib.store.base import Page, frozen, query_page, register, table_meta
 
 # Prefixes of the shortest search's length up to BUCKET_MAX each have their own bucket.
 MIN_QUERY = MIN_SEARCH_CHARACTERS
@@ -54,6 +55,28 @@ class UserSearchRecord(Model):
     # "\n" before each term: `contains(terms, "\n" + q)` is "a term starts with q".
     terms = UnicodeAttribute()
 
+    def as_found(self) -> FoundUser:
+        """The item as the rules hold it (domain/users.py)."""
+        return frozen(self, FoundUser)
+
+
+class Listed(Protocol):
+    """What the index copies of a user: a user record, or a user item as the fixture loader and
+    the migrations read it."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def alias(self) -> str: ...
+    @property
+    def email(self) -> str: ...
+    @property
+    def slug(self) -> str: ...
+    @property
+    def avatar_url(self) -> str | None: ...
+    @property
+    def memberships(self) -> Mapping[str, str] | None: ...
+
 
 def terms_of(alias: str, email: str) -> list[str]:
     """What a person is found by, as search keys: the alias, each later word of it, the email."""
@@ -71,7 +94,7 @@ def position_of(alias: str, user_id: str) -> str:
     return f"{search_key(alias)[:MAX_SORT_ALIAS]}{SEPARATOR}{user_id}"
 
 
-def lists_of(memberships: dict[str, str] | None) -> list[str]:
+def lists_of(memberships: Mapping[str, str] | None) -> list[str]:
     return [EVERYONE, *sorted(g for g, role in (memberships or {}).items() if role in MEMBER_ROLES)]
 
 
@@ -79,7 +102,7 @@ def bucket_of(scope: str, prefix: str) -> str:
     return f"{scope}|{prefix}"
 
 
-def items_of(user: Any) -> list[UserSearchRecord]:
+def items_of(user: Listed) -> list[UserSearchRecord]:
     terms = terms_of(user.alias, user.email)
     prefixes = sorted(
         {
@@ -112,7 +135,7 @@ def _key(record: UserSearchRecord) -> tuple[str, str]:
 
 
 class SearchIndex:
-    def replace(self, changes: Iterable[tuple[Any | None, Any]]) -> None:
+    def replace(self, changes: Iterable[tuple[Listed | None, Listed]]) -> None:
         """Make the index say what each (old user or None, new user) pair's new version says."""
         with UserSearchRecord.batch_write() as batch:
             for old, new in changes:
@@ -125,7 +148,7 @@ class SearchIndex:
                     batch.save(record)
 
     def page(
-        self, query_key: str, group_id: str | None, *, limit: int, after: Any | None
+        self, query_key: str, group_id: str | None, *, limit: int, after: User | None
     ) -> Page | None:
         """One page of the people `query_key` (a search key) finds among everyone or the members
         of `group_id`, after user `after`; None when the list does not hold `after` (a page may
@@ -149,10 +172,8 @@ class SearchIndex:
             else None,
             last_read_id_of=lambda key: key["position"]["S"].rsplit(SEPARATOR, 1)[-1],
         )
-        if after is None:
-            return found
-        if not found or found[0].id != after.id:
+        if after is not None and (not found or found[0].id != after.id):
             return None
-        page = Page(found[1:])
+        page = Page(item.as_found() for item in found[1 if after is not None else 0 :])
         page.last_read_id = found.last_read_id
         return page

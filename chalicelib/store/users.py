@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
-from typing import Any
 
 from pynamodb.attributes import JSONAttribute, NumberAttribute, UnicodeAttribute
 from pynamodb.models import Model
 
-from chalicelib.store import cache
-from chalicelib.store.base import global_index, nullable, register, table_meta
+from chalicelib.domain.audit import AuditEntry
+from chalicelib.domain.users import User
+from chalicelib.store import cache, outbox
+from chalicelib.store.base import frozen, global_index, nullable, register, table_meta
 from chalicelib.store.batch import read_many
 from chalicelib.store.user_search import SearchIndex
 
@@ -35,13 +37,30 @@ class UserRecord(Model):
 
     by_email = global_index("email", "email_lower")
 
+    def as_user(self) -> User:
+        """The item as the rules hold it (domain/users.py)."""
+        return frozen(
+            self,
+            User,
+            token_version=int(self.token_version or 0),
+            memberships=dict(self.memberships or {}),
+        )
+
+    @classmethod
+    def of(cls, user: User) -> UserRecord:
+        """The item that stores `user` whole."""
+        values = dataclasses.asdict(user)
+        values["memberships"] = dict(user.memberships)
+        return cls(**values)
+
 
 class UserRepository:
     """Users by id come from the warm container's memory when it has them (sign-in never does:
     it reads the password hash afresh)."""
 
-    def get(self, user_id: str) -> UserRecord | None:
-        return cache.read_through(UserRecord.CACHE_KIND, user_id, lambda: self._read(user_id))
+    def get(self, user_id: str) -> User | None:
+        found = cache.read_through(UserRecord.CACHE_KIND, user_id, lambda: self._read(user_id))
+        return found.as_user() if found is not None else None
 
     @staticmethod
     def _read(user_id: str) -> UserRecord | None:
@@ -50,33 +69,31 @@ class UserRepository:
         except UserRecord.DoesNotExist:
             return None
 
-    def get_many(self, user_ids: set[str]) -> dict[str, UserRecord]:
-        return read_many({UserRecord: {i for i in user_ids if i}})[UserRecord]
+    def get_many(self, user_ids: set[str]) -> dict[str, User]:
+        found = read_many({UserRecord: {i for i in user_ids if i}})[UserRecord]
+        return {user_id: item.as_user() for user_id, item in found.items()}
 
     @staticmethod
     def forget(user_ids: set[str] | None = None) -> None:
         """This container changed these users: the next read is fresh."""
         cache.forget(UserRecord.CACHE_KIND, user_ids)
 
-    def by_email(self, email: str) -> UserRecord | None:
+    def by_email(self, email: str) -> User | None:
         for user in UserRecord.by_email.query(email.strip().lower(), limit=1):
-            return user
+            return user.as_user()
         return None
 
-    def save(self, user: UserRecord, audit: Sequence[Any] = ()) -> UserRecord:
-        """Store the user, and what the people search finds them by (store/user_search.py);
-        `audit` (the change's entries) in the same transaction as the user."""
+    def save(self, user: User, audit: Sequence[AuditEntry] = ()) -> User:
+        """Store the user whole, and what the people search finds them by
+        (store/user_search.py); `audit` (the change's entries) in the same transaction as the
+        user."""
 
         before = self._read(user.id)
+        item = UserRecord.of(user)
         if audit:
-            from chalicelib.store import outbox
-
-            outbox.save_with(user, audit)
+            outbox.save_with(item, audit)
         else:
-            user.save()
-        SearchIndex().replace([(before, user)])
+            item.save()
+        SearchIndex().replace([(before, item)])
         self.forget({user.id})
         return user
-
-    def new(self, **values: Any) -> UserRecord:
-        return UserRecord(**values)

@@ -238,7 +238,7 @@ class World:
         self.stranger = self.person("bob", {})
 
     def person(self, user_id: str, memberships: dict[str, str]) -> Caller:
-        user = self.users.new(
+        user = fakes.user(
             id=user_id,
             alias=user_id.title(),
             slug=user_id,

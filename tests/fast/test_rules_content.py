@@ -51,7 +51,7 @@ class World:
             ("cy", {CLUB: "member"}),
         ):
             self.users.save(
-                self.users.new(
+                fakes.user(
                     id=user_id,
                     alias=user_id.title(),
                     slug=user_id,

@@ -43,9 +43,7 @@ class World:
         self.garden = self.groups.get("garden")
         self.users = fakes.FakeUserRepository()
         for user_id, alias in (("ann", "Ann"), ("mo", "Mo"), ("bob", "Bob")):
-            self.users.save(
-                self.users.new(id=user_id, alias=alias, slug=user_id, email=f"{user_id}@x")
-            )
+            self.users.save(fakes.user(id=user_id, alias=alias, slug=user_id, email=f"{user_id}@x"))
         self.posts = fakes.FakePostRepository()
         self.comments = fakes.FakeCommentRepository(self.posts)
         self.posts.put(

@@ -3,6 +3,7 @@ pair, and who a token belongs to."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
@@ -17,7 +18,12 @@ from chalicelib.services.security import (
     WRONG_CREDENTIALS,
     SecurityService,
 )
-from tests.support.fakes import FakeGroupRepository, FakeLoginAttemptRepository, FakeUserRepository
+from tests.support.fakes import (
+    FakeGroupRepository,
+    FakeLoginAttemptRepository,
+    FakeUserRepository,
+    user,
+)
 from tests.support.passwords import cheap_hash
 
 pytestmark = pytest.mark.fast
@@ -53,7 +59,7 @@ def service(password_hash, clock) -> SecurityService:
     users = FakeUserRepository()
     for user_id, memberships in (("ann", {"root": "administrator"}), ("bob", {"g": "moderator"})):
         users.save(
-            users.new(
+            user(
                 id=user_id,
                 alias=user_id.title(),
                 email=f"{user_id.title()}@Example.org",
@@ -142,9 +148,7 @@ def test_a_good_sign_in_gives_its_address_all_its_attempts_back(service):
 def test_a_new_password_ends_earlier_tokens(service):
     token = service.login("bob@example.org", PASSWORD, "192.0.2.1")
     assert service.caller_for_token(token).user_id == "bob"
-    bob = service.users.get("bob")
-    bob.token_version = 1
-    service.users.save(bob)
+    service.users.save(dataclasses.replace(service.users.get("bob"), token_version=1))
     with pytest.raises(Unauthorized):
         service.caller_for_token(token)
     assert service.caller_for_token(service.login("bob@example.org", PASSWORD)).user_id == "bob"

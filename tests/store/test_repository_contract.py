@@ -116,7 +116,7 @@ def test_a_record_written_once_can_be_written_again_by_its_writer(profile):
 
 
 def test_users_are_found_by_id_and_by_address_whatever_its_case(users):
-    user = users.new(
+    user = fakes.user(
         id="u1",
         alias="Ann",
         email="Ann@Example.org",

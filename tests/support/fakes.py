@@ -22,8 +22,9 @@ from chalicelib.domain.ports.content import (
     UnapprovedListing,
 )
 from chalicelib.domain.ports.notify import NotificationStore, SubscriptionChange
-from chalicelib.domain.ports.people import LoginAttemptStore, SignInAttempt
+from chalicelib.domain.ports.people import LoginAttemptStore
 from chalicelib.domain.posts import NewPost, Post
+from chalicelib.domain.users import SignInAttempt, TakenAttempt, User
 from chalicelib.store.posts import PostRecord
 from chalicelib.store.profile import STRUCTURE, StaleStructure
 
@@ -100,33 +101,26 @@ class FakeProfileRepository:
 
 class FakeUserRepository:
     def __init__(self) -> None:
-        self._users: dict[str, FakeRecord] = {}
+        self._users: dict[str, User] = {}
         # email_lower -> id, as the store's email index finds a user (a simulated day looks up
         # thousands of senders among 10,000 members).
         self._by_email: dict[str, str] = {}
 
-    def get(self, user_id: str) -> Any:
-        user = self._users.get(user_id)
-        return copy.deepcopy(user) if user else None
+    def get(self, user_id: str) -> User | None:
+        return self._users.get(user_id)
 
-    def get_many(self, user_ids: set[str]) -> dict[str, Any]:
-        return {i: copy.deepcopy(self._users[i]) for i in user_ids if i in self._users}
+    def get_many(self, user_ids: set[str]) -> dict[str, User]:
+        return {i: self._users[i] for i in user_ids if i in self._users}
 
-    def by_email(self, email: str) -> Any:
-        user = self._users.get(self._by_email.get(email.strip().lower(), ""))
-        return copy.deepcopy(user) if user else None
+    def by_email(self, email: str) -> User | None:
+        return self._users.get(self._by_email.get(email.strip().lower(), ""))
 
-    def new(self, **values: Any) -> Any:
-        defaults = {"avatar_url": None, "password_hash": None, "memberships": {}}
-        return FakeRecord(**{**defaults, **values})
-
-    def save(self, user: Any, audit: Any = ()) -> Any:
+    def save(self, user: User, audit: Any = ()) -> User:
         was = self._users.get(user.id)
-        old_email = getattr(was, "email_lower", None)
-        if old_email and self._by_email.get(old_email) == user.id:
-            del self._by_email[old_email]
-        self._users[user.id] = copy.deepcopy(user)
-        if getattr(user, "email_lower", None):
+        if was is not None and self._by_email.get(was.email_lower) == user.id:
+            del self._by_email[was.email_lower]
+        self._users[user.id] = user
+        if user.email_lower:
             self._by_email[user.email_lower] = user.id
         return user
 
@@ -139,8 +133,8 @@ class FakeLoginAttemptRepository(LoginAttemptStore):
         self._windows: dict[str, dict[str, int]] = {}
         self._known: dict[tuple[str, str], datetime] = {}
 
-    def take(self, attempt: SignInAttempt) -> Any:
-        from chalicelib.store.login_attempts import Attempt, window_of
+    def take(self, attempt: SignInAttempt) -> TakenAttempt | None:
+        from chalicelib.store.login_attempts import window_of
 
         counter = f"{attempt.email_lower}#{window_of(attempt.now, attempt.window)[0]}"
         counts = self._windows.setdefault(counter, {"total": 0})
@@ -151,9 +145,9 @@ class FakeLoginAttemptRepository(LoginAttemptStore):
             return None
         counts["total"] += 1
         counts[source_name] = counts.get(source_name, 0) + 1
-        return Attempt(counter, source_name, counts[source_name])
+        return TakenAttempt(counter, source_name, counts[source_name])
 
-    def forget_source(self, attempt: Any) -> None:
+    def forget_source(self, attempt: TakenAttempt) -> None:
         counts = self._windows.get(attempt.counter, {"total": 0})
         counts["total"] -= counts.pop(attempt.source_name, 0)
 
@@ -644,6 +638,16 @@ class FakeReferenceReader:
             groups=self.groups.get_many({g for g in groups if g}),
             posts=self.posts.get_many({p for p in posts if p}),
         )
+
+
+def user(**values: Any) -> User:
+    """A user record as the store answers it (domain/users.py), from its `id`: the address
+    lower-cased unless given so."""
+    values.setdefault("email", f"{values['id']}@example.org")
+    values.setdefault("email_lower", values["email"].lower())
+    values.setdefault("alias", values["id"].title())
+    values.setdefault("slug", values["id"])
+    return User(**values)
 
 
 def group(

@@ -22,6 +22,7 @@ from chalicelib.domain.ports.mail import (
     Step,
 )
 from chalicelib.domain.ports.notify import NewAlert, SubscriptionChange
+from chalicelib.domain.users import User
 from chalicelib.services.mailboxes import Mailbox
 from tests.support.fakes import (
     FakeGroupRepository,
@@ -390,7 +391,7 @@ def add_user(
         "slug": user_id,
         "memberships": memberships,
     }
-    return users.save(users.new(**values))
+    return users.save(User(**values))
 
 
 class FakeMailGroups(FakeGroupRepository):

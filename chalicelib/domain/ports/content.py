@@ -10,8 +10,8 @@ from typing import Any, Protocol
 from chalicelib.domain.comments import Comment, PurgeCandidate
 from chalicelib.domain.groups import Group
 from chalicelib.domain.json import JsonObject
-from chalicelib.domain.ports.people import User
 from chalicelib.domain.posts import Post
+from chalicelib.domain.users import User
 
 # --- documents (feed, newsletter, group email, system pages) --------------------------------------
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from chalicelib.domain.audit import AuditEntry
 from chalicelib.domain.groups import Group
 from chalicelib.domain.players import Player
+from chalicelib.domain.users import FeedKey, FoundUser, SignInAttempt, TakenAttempt, User
 
 # --- groups and users -----------------------------------------------------------------------------
 
@@ -26,63 +27,19 @@ class GroupDirectory(Protocol):
     def by_name(self, *, limit: int, after: Group | None) -> Sequence[Group]: ...
 
 
-class User(Protocol):
-    # Plain attributes, as chalicelib.auth's UserLike asks of what it is shown.
-    id: str
-    memberships: Mapping[str, str] | None
-
-    @property
-    def alias(self) -> str: ...
-    @property
-    def email(self) -> str: ...
-    @property
-    def slug(self) -> str: ...
-    @property
-    def avatar_url(self) -> str | None: ...
-
-
 class UserReader(Protocol):
     def get(self, user_id: str) -> User | None: ...
     def get_many(self, user_ids: set[str]) -> Mapping[str, User]: ...
 
 
-class Account(User, Protocol):
-    """A user as the sign-in and `create-admin` rules change it."""
-
-    alias: str  # `create-admin --alias` names the account
-    email_lower: str
-    password_hash: str | None
-    token_version: float
-
-
 class AccountFinder(Protocol):
-    def by_email(self, email: str) -> Account | None: ...
+    def by_email(self, email: str) -> User | None: ...
 
 
 class UserStore(UserReader, AccountFinder, Protocol):
-    def new(self, **values: Any) -> Account: ...
-    def save(self, user: Any, audit: Sequence[Any] = ()) -> Account: ...
-
-
-class TakenAttempt(Protocol):
-    """A sign-in attempt counted: how many this source had in the window, itself included."""
-
-    @property
-    def from_source(self) -> int: ...
-
-
-@dataclass(frozen=True)
-class SignInAttempt:
-    """An attempt to count for an account from a source address, in the fixed window `now` falls
-    in: refused when the source has had `per_source` or the account `per_account` there (None:
-    no ceiling for the account, for a source the owner signed in from)."""
-
-    email_lower: str
-    source: str
-    now: datetime
-    window: timedelta
-    per_source: int
-    per_account: int | None
+    def save(self, user: User, audit: Sequence[AuditEntry] = ()) -> User:
+        """Store the user whole (a new one, or one as read with its changes)."""
+        ...
 
 
 class LoginAttemptStore(Protocol):
@@ -105,7 +62,7 @@ class LoginAttemptStore(Protocol):
         left in the window."""
         ...
 
-    def forget_source(self, attempt: Any) -> None: ...
+    def forget_source(self, attempt: TakenAttempt) -> None: ...
 
     def is_known_source(self, email_lower: str, source: str, now: datetime) -> bool:
         """Whether the account's owner signed in from `source` and that is remembered still."""
@@ -116,30 +73,19 @@ class LoginAttemptStore(Protocol):
         ...
 
     def end_windows(
-        self, email_lower: str, now: datetime, window: timedelta, audit: Sequence[Any] = ()
+        self,
+        email_lower: str,
+        now: datetime,
+        window: timedelta,
+        audit: Sequence[AuditEntry] = (),
     ) -> None:
         """Forget every attempt on the account in the window `now` falls in (every source)."""
         ...
 
 
-class FoundUser(Protocol):
-    """A user as the people search holds them."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def alias(self) -> str: ...
-    @property
-    def slug(self) -> str: ...
-    @property
-    def email(self) -> str: ...
-    @property
-    def avatar_url(self) -> str | None: ...
-
-
 class PeopleIndex(Protocol):
     def page(
-        self, query_key: str, group_id: str | None, *, limit: int, after: Any | None
+        self, query_key: str, group_id: str | None, *, limit: int, after: User | None
     ) -> Sequence[FoundUser] | None:
         """The page after user `after`; None when the list does not hold `after`."""
         ...
@@ -155,18 +101,16 @@ class PlayerStore(Protocol):
     def get(self, player_id: str) -> Player | None: ...
 
 
-class FeedKey(Protocol):
-    @property
-    def nonce(self) -> str | None: ...
-    @property
-    def created_on(self) -> datetime: ...
-
-
 class FeedKeyStore(Protocol):
     def create(
-        self, user_id: str, nonce: str, key_hash: str, now: datetime, audit: Sequence[Any] = ()
+        self,
+        user_id: str,
+        nonce: str,
+        key_hash: str,
+        now: datetime,
+        audit: Sequence[AuditEntry] = (),
     ) -> bool: ...
-    def delete(self, record: Any, audit: Sequence[Any] = ()) -> None: ...
+    def delete(self, key: FeedKey, audit: Sequence[AuditEntry] = ()) -> None: ...
     def of_user(self, user_id: str) -> FeedKey | None: ...
     def user_of(self, key_hash: str) -> str | None: ...
 

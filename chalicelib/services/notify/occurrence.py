@@ -18,8 +18,8 @@ from chalicelib.domain.json import JsonObject, text_field
 from chalicelib.domain.letters import Identity, News
 from chalicelib.domain.mailboxes import SYSTEM_SCOPE
 from chalicelib.domain.ports.content import DocumentStore
-from chalicelib.domain.ports.people import User
 from chalicelib.domain.posts import Post
+from chalicelib.domain.users import User
 from chalicelib.mail.reply_keys import comment_id_of, post_id_of, site_host
 from chalicelib.services.group_email import KIND as GROUP_EMAIL
 from chalicelib.services.links import group_ref, post_ref, user_ref
