@@ -35,8 +35,9 @@ if TYPE_CHECKING:
     from chalicelib.domain.groups import Group
     from chalicelib.domain.mailboxes import Mailbox
     from chalicelib.domain.ports.mail import MailComments, MailGroups, MailPosts
-    from chalicelib.domain.ports.people import Account, AccountFinder
+    from chalicelib.domain.ports.people import AccountFinder
     from chalicelib.domain.posts import Post
+    from chalicelib.domain.users import User
     from chalicelib.mail.parse import ParsedMail
     from chalicelib.mail.reply_keys import KeyedReply
 
@@ -101,7 +102,7 @@ class MailPlanner:
         # Reply keys (CONTRACT §9): None reads none (every mail follows the rules without one).
         self.reply_keys = reply_keys
         # Senders and groups repeat within a mailbox: each is read once per poll.
-        self._authors: dict[str, Account | None] = {}
+        self._authors: dict[str, User | None] = {}
         self._groups: dict[str, Group | None] = {}
         self._lock = threading.Lock()
 
@@ -148,7 +149,7 @@ class MailPlanner:
         return plan
 
     def _plan_by_key(
-        self, mailbox: Mailbox, parsed: ParsedMail, author: Account | None
+        self, mailbox: Mailbox, parsed: ParsedMail, author: User | None
     ) -> Plan | None:
         """What a mail to the email-to-comment mailbox with a valid reply key (in To, Cc or
         Delivered-To) becomes; None for one without (a key that does not verify is no key: the
@@ -162,7 +163,7 @@ class MailPlanner:
             return Plan(MailStatus.REJECTED, "reply key of another member")
         return self._plan_keyed(parsed, author, keyed)
 
-    def _plan_keyed(self, parsed: ParsedMail, author: Account, keyed: KeyedReply) -> Plan:
+    def _plan_keyed(self, parsed: ParsedMail, author: User, keyed: KeyedReply) -> Plan:
         """A reply with its recipient's own key, from their own address: theirs as a signed mail
         would be (no DKIM check: only their mailbox received the key), about what the key names
         (it is signed, the headers are not: it wins over `References` and the subject, which
@@ -193,7 +194,7 @@ class MailPlanner:
         group = self._group(post.group_id) if post is not None else None
         return (group, post, parent) if group is not None and post is not None else None
 
-    def _author(self, address: str) -> Account | None:
+    def _author(self, address: str) -> User | None:
         # Under the lock: the poll's workers asking for the same sender read it once, not once
         # each (issue 14's request budget, which the outbox drain shares).
         with self._lock:

@@ -38,8 +38,8 @@ from chalicelib.sanitize import text_to_html
 
 if TYPE_CHECKING:
     from chalicelib.domain.groups import Group
-    from chalicelib.domain.ports.people import Account
     from chalicelib.domain.posts import Post
+    from chalicelib.domain.users import User
     from chalicelib.mail.parse import ParsedMail
 
 # What a comment by mail answers: the group, the post, and the comment replied to (0: the post).
@@ -60,7 +60,7 @@ class Plan:
 
     status: MailStatus  # posted, commented, ignored or rejected
     reason: str
-    author: Account | None = None
+    author: User | None = None
     group: Group | None = None
     post: Post | None = None  # the commented post
     parent_comment_id: int = 0
@@ -72,7 +72,7 @@ class Plan:
     # the moderation console shows it (CommentOut.held_because).
     held_because: str = ""
 
-    def made_by(self) -> tuple[Account, Group]:
+    def made_by(self) -> tuple[User, Group]:
         """The author and the group of the post or comment this plan stores."""
         if self.author is None or self.group is None:
             raise ValueError(f"a plan that stores a {self.status} mail names its author and group")
@@ -140,7 +140,7 @@ def attachment_notes(parsed: ParsedMail) -> list[str]:
     return [f"{len(parsed.attachments)} attachment(s) not imported: {names}"[:300]]
 
 
-def plan_post(parsed: ParsedMail, author: Account, caller: Caller, group: Group | None) -> Plan:
+def plan_post(parsed: ParsedMail, author: User, caller: Caller, group: Group | None) -> Plan:
     notes = attachment_notes(parsed)
     if group is None:
         return Plan(MailStatus.REJECTED, "the mailbox's group no longer exists")
@@ -165,9 +165,7 @@ def plan_post(parsed: ParsedMail, author: Account, caller: Caller, group: Group 
     )
 
 
-def plan_comment(
-    parsed: ParsedMail, author: Account, caller: Caller, target: Target | None
-) -> Plan:
+def plan_comment(parsed: ParsedMail, author: User, caller: Caller, target: Target | None) -> Plan:
     """`target` is the (group, post, parent comment id) the subject's permalink names."""
 
     notes = attachment_notes(parsed)
