@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from chalicelib.auth import Caller
-from chalicelib.domain.ports.people import GroupStore, UserReader
+from chalicelib.domain.alerts import Alert
+from chalicelib.domain.ports.people import GroupStore, User, UserReader
 from chalicelib.errors import Forbidden, NotFound, ValidationFailed
 from chalicelib.schemas.alerts import AlertOut, AlertsQuery, UserAlertsOut
 
@@ -34,24 +35,24 @@ class AlertService:
         self.groups = groups
         self.clock = clock
 
-    def user(self, user_id: str) -> Any:
+    def user(self, user_id: str) -> User:
         user = self.users.get(user_id)
         if user is None:
             raise NotFound("userId", user_id, "user")
         return user
 
     @staticmethod
-    def require_reader(caller: Caller, user: Any) -> None:
+    def require_reader(caller: Caller, user: User) -> None:
         if caller.user_id == user.id or caller.is_root_admin:
             return
         raise Forbidden("Only the user or a root group administrator may read the user's alerts.")
 
     @staticmethod
-    def require_self(caller: Caller, user: Any) -> None:
+    def require_self(caller: Caller, user: User) -> None:
         if caller.user_id != user.id:
             raise Forbidden("Only the user may mark their alerts read.")
 
-    def page(self, user: Any, query: AlertsQuery) -> UserAlertsOut:
+    def page(self, user: User, query: AlertsQuery) -> UserAlertsOut:
         after = None
         if query.offset:
             after = self.alerts.get(user.id, query.offset)
@@ -68,37 +69,34 @@ class AlertService:
         alerts = [self._out(record, read_on) for record in records]
         return UserAlertsOut(
             user_id=user.id,
-            unread_count=self._unread(state),
+            unread_count=state.unread if state is not None else 0,
             read_on=read_on,
             offset=alerts[-1].id if alerts else query.offset,
             alerts=alerts,
         )
 
-    def mark_read(self, user: Any, query: AlertsQuery) -> UserAlertsOut:
+    def mark_read(self, user: User, query: AlertsQuery) -> UserAlertsOut:
         self.alerts.mark_read(user.id, self.clock())
         return self.page(user, query)
 
     @staticmethod
-    def _unread(state: Any) -> int:
-        if state is None:
-            return 0
-        return max(0, int(state.red_total or 0) - int(state.red_read or 0))
-
-    @staticmethod
-    def _out(record: Any, read_on: datetime | None) -> AlertOut:
-        refs = record.refs or {}
-        return AlertOut(
-            id=record.alert_id,
-            kind=record.kind,
-            title=refs.get("title", ""),
-            reason=record.reason or "",
-            group=refs["group"],
-            post=refs["post"],
-            author=refs["author"],
-            comment_id=refs.get("commentId"),
-            url=refs.get("url", ""),
-            created_on=record.stored_on,
-            show_screen_alert=bool(record.show_screen_alert),
-            show_red_label=bool(record.show_red_label),
-            is_read=read_on is not None and record.stored_on <= read_on,
+    def _out(alert: Alert, read_on: datetime | None) -> AlertOut:
+        refs = alert.refs
+        # Validated from a mapping: the refs are JSON as the API shows them.
+        return AlertOut.model_validate(
+            {
+                "id": alert.alert_id,
+                "kind": alert.kind,
+                "title": refs.get("title", ""),
+                "reason": alert.reason,
+                "group": refs["group"],
+                "post": refs["post"],
+                "author": refs["author"],
+                "commentId": refs.get("commentId"),
+                "url": refs.get("url", ""),
+                "createdOn": alert.stored_on,
+                "showScreenAlert": alert.show_screen_alert,
+                "showRedLabel": alert.show_red_label,
+                "isRead": read_on is not None and alert.stored_on <= read_on,
+            }
         )

@@ -30,6 +30,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import error_code
+from chalicelib.domain.alerts import Alert, AlertState
 from chalicelib.domain.ports.notify import NewAlert
 from chalicelib.store.base import (
     UtcAttribute,
@@ -80,6 +81,21 @@ class AlertRecord(Model):
 
     recent = RecentIndex()
 
+    def as_alert(self) -> Alert:
+        return Alert(
+            user_id=self.user_id,
+            alert_id=self.alert_id or "",
+            kind=self.kind or "",
+            reason=self.reason or "",
+            refs=self.refs or {},
+            stored_on=self.stored_on,
+            show_screen_alert=bool(self.show_screen_alert),
+            show_red_label=bool(self.show_red_label),
+        )
+
+    def as_state(self) -> AlertState:
+        return AlertState(int(self.red_total or 0), int(self.red_read or 0), self.read_on)
+
 
 class AlertRepository:
     def add(self, alert: NewAlert) -> bool:
@@ -112,30 +128,33 @@ class AlertRepository:
             raise
         return True
 
-    def state(self, user_id: str) -> AlertRecord | None:
+    def state(self, user_id: str) -> AlertState | None:
         try:
-            return AlertRecord.get(user_id, STATE, consistent_read=True)
+            return AlertRecord.get(user_id, STATE, consistent_read=True).as_state()
         except AlertRecord.DoesNotExist:
             return None
 
-    def get(self, user_id: str, alert_id: str) -> AlertRecord | None:
+    def get(self, user_id: str, alert_id: str) -> Alert | None:
         try:
-            return AlertRecord.get(user_id, ALERT + alert_id)
+            return AlertRecord.get(user_id, ALERT + alert_id).as_alert()
         except AlertRecord.DoesNotExist:
             return None
 
-    def page_newest_first(
-        self, user_id: str, *, limit: int, after: AlertRecord | None
-    ) -> list[AlertRecord]:
-        return query_page(
-            AlertRecord.recent,
-            user_id,
-            limit=limit,
-            forward=False,
-            after=after,
+    def page_newest_first(self, user_id: str, *, limit: int, after: Alert | None) -> list[Alert]:
+        # The page goes on from `after`'s place in the list: its time and id, as `add` keyed it.
+        place = (
+            AlertRecord(
+                after.user_id,
+                ALERT + after.alert_id,
+                recent_key=moment_key(after.stored_on, after.alert_id),
+            )
+            if after is not None
+            else None
         )
+        records = query_page(AlertRecord.recent, user_id, limit=limit, forward=False, after=place)
+        return [record.as_alert() for record in records]
 
-    def mark_read(self, user_id: str, now: datetime) -> AlertRecord:
+    def mark_read(self, user_id: str, now: datetime) -> None:
         """Everything stored so far is read: the red label drops to 0 (one UpdateItem)."""
         state = AlertRecord(user_id, STATE)
         state.update(
@@ -144,4 +163,3 @@ class AlertRepository:
                 AlertRecord.read_on.set(now),
             ]
         )
-        return state
