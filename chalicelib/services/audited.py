@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import datetime
-from typing import Any
 
 from chalicelib.domain import audit
+from chalicelib.domain.json import JsonObject
 from chalicelib.domain.ports.content import DocumentStore
 
 
@@ -16,12 +16,13 @@ def put_document(
     documents: DocumentStore,
     scope: str,
     kind: str,
-    doc: dict[str, Any],
+    doc: JsonObject,
     *,
     group_id: str | None,
     secrets: Collection[str] = (),
-    **meta: Any,
-) -> dict[str, Any]:
+    modified_on: datetime | None = None,
+    editor_id: str | None = None,
+) -> JsonObject:
     """Store `doc` as the document (`kind`, `scope`), recorded as `<kind>.update`; a document
     that already holds exactly `doc` is left as it is."""
     before = documents.get(scope, kind)
@@ -35,18 +36,20 @@ def put_document(
     )
     if not entry and before is not None:
         return doc
-    return documents.put(scope, kind, doc, audit=entry, **meta)
+    return documents.put(
+        scope, kind, doc, audit=entry, modified_on=modified_on, editor_id=editor_id
+    )
 
 
 def put_group_document(
     documents: DocumentStore,
     group_id: str,
     kind: str,
-    doc: dict[str, Any],
+    doc: JsonObject,
     *,
     modified_on: datetime,
     editor_id: str,
-) -> dict[str, Any]:
+) -> JsonObject:
     """A group's own settings document (feed, group email, newsletter), as `put_document`."""
     return put_document(
         documents, group_id, kind, doc,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
+from chalicelib.domain.groups import Group
+from chalicelib.domain.json import JsonObject
 from chalicelib.domain.ports.content import DocumentStore
 from chalicelib.schemas.feed import (
     DEFAULT_TTL_MINUTES,
@@ -26,11 +27,11 @@ class FeedService:
         self.documents = documents
         self.clock = clock
 
-    def get(self, group: Any) -> FeedSettingsOut:
+    def get(self, group: Group) -> FeedSettingsOut:
         # A group that never saved its settings answers the defaults.
         return self._out(group, self.documents.get(group.id, KIND) or {})
 
-    def update(self, group: Any, update: FeedSettingsUpdate, editor_id: str) -> FeedSettingsOut:
+    def update(self, group: Group, update: FeedSettingsUpdate, editor_id: str) -> FeedSettingsOut:
         # The document is the update as the API names it, except that only the selected days
         # and hours are stored; the answer lists all of them.
         doc = update.model_dump(by_alias=True, exclude=set(_FLAGS))
@@ -42,8 +43,8 @@ class FeedService:
         return self._out(group, doc)
 
     @staticmethod
-    def _out(group: Any, doc: dict[str, Any]) -> FeedSettingsOut:
-        days, hours = set(doc.get("skipDays", [])), set(doc.get("skipHours", []))
+    def _out(group: Group, doc: JsonObject) -> FeedSettingsOut:
+        days, hours = _selected(doc, "skipDays"), _selected(doc, "skipHours")
         return FeedSettingsOut.model_validate(
             {
                 **_UNSAVED,
@@ -58,7 +59,7 @@ class FeedService:
 # The day and hour flags, stored as the names selected.
 _FLAGS = {"skip_days": "skipDays", "skip_hours": "skipHours"}
 # What a group that never saved its settings answers: blank texts, the default time to live.
-_UNSAVED: dict[str, Any] = {
+_UNSAVED: JsonObject = {
     **{
         field.alias or name: ""
         for name, field in FeedSettingsUpdate.model_fields.items()
@@ -66,3 +67,9 @@ _UNSAVED: dict[str, Any] = {
     },
     "ttl": DEFAULT_TTL_MINUTES,
 }
+
+
+def _selected(doc: JsonObject, key: str) -> set[str]:
+    """The names a flag list of the document holds (stored as the names selected)."""
+    names = doc.get(key)
+    return {str(name) for name in names} if isinstance(names, list) else set()

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
+from chalicelib.domain.groups import Group
+from chalicelib.domain.json import JsonObject, text_field
 from chalicelib.domain.ports.content import DocumentStore
 from chalicelib.schemas.group_email import GroupEmailOut, GroupEmailUpdate
 from chalicelib.services.audited import put_group_document
@@ -19,11 +20,11 @@ class GroupEmailService:
         self.documents = documents
         self.clock = clock
 
-    def get(self, group: Any) -> GroupEmailOut:
+    def get(self, group: Group) -> GroupEmailOut:
         return self._out(group, self.documents.get(group.id, KIND) or {})
 
-    def update(self, group: Any, update: GroupEmailUpdate, editor_id: str) -> GroupEmailOut:
-        doc = {
+    def update(self, group: Group, update: GroupEmailUpdate, editor_id: str) -> GroupEmailOut:
+        doc: JsonObject = {
             "email": update.email,
             "name": update.name,
             "newsletterName": update.newsletter_name or update.name,
@@ -34,12 +35,12 @@ class GroupEmailService:
         return self._out(group, doc)
 
     @staticmethod
-    def _out(group: Any, doc: dict[str, Any]) -> GroupEmailOut:
+    def _out(group: Group, doc: JsonObject) -> GroupEmailOut:
         # Unsaved: no address yet, and generated emails are signed with the group's name.
-        name = doc.get("name") or group.name
+        name = text_field(doc, "name") or group.name
         return GroupEmailOut(
             group=group_ref(group),
-            email=doc.get("email", ""),
+            email=text_field(doc, "email"),
             name=name,
-            newsletter_name=doc.get("newsletterName") or name,
+            newsletter_name=text_field(doc, "newsletterName") or name,
         )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
+from chalicelib.domain.groups import Group
 from chalicelib.domain.json import text_field
 from chalicelib.domain.ports.content import DocumentStore
 from chalicelib.sanitize import clean_html
@@ -21,17 +21,22 @@ class NewsletterService:
         self.documents = documents
         self.clock = clock
 
-    def get(self, group: Any) -> NewsletterSettingsOut:
+    def get(self, group: Group) -> NewsletterSettingsOut:
         doc = self.documents.get(group.id, KIND) or {}
         return NewsletterSettingsOut(
             group=group_ref(group), disclaimer=text_field(doc, "disclaimer")
         )
 
     def update(
-        self, group: Any, update: NewsletterSettingsUpdate, editor_id: str
+        self, group: Group, update: NewsletterSettingsUpdate, editor_id: str
     ) -> NewsletterSettingsOut:
-        doc = {"disclaimer": clean_html(update.disclaimer)}
+        disclaimer = clean_html(update.disclaimer)
         put_group_document(
-            self.documents, group.id, KIND, doc, modified_on=self.clock(), editor_id=editor_id
+            self.documents,
+            group.id,
+            KIND,
+            {"disclaimer": disclaimer},
+            modified_on=self.clock(),
+            editor_id=editor_id,
         )
-        return NewsletterSettingsOut(group=group_ref(group), disclaimer=doc["disclaimer"])
+        return NewsletterSettingsOut(group=group_ref(group), disclaimer=disclaimer)
