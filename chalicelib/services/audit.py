@@ -5,9 +5,12 @@ in the change's own transaction (chalicelib/domain/audit.py)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING
 
 from chalicelib.domain.audit import AuditEntry
+from chalicelib.domain.groups import Group
+from chalicelib.domain.ports.content import ReferenceStore
+from chalicelib.domain.ports.people import User
 from chalicelib.schemas.audit import (
     AuditChange,
     AuditEntryOut,
@@ -16,30 +19,16 @@ from chalicelib.schemas.audit import (
     AuditTarget,
     SystemActor,
 )
+from chalicelib.schemas.common import UserRef
 from chalicelib.services.links import group_ref, user_ref
 from chalicelib.services.posts import unknown_offset
 
-
-class AuditLog(Protocol):
-    def get(self, entry_id: str) -> AuditEntry | None: ...
-
-    def page(
-        self,
-        group_id: str | None,
-        *,
-        limit: int,
-        after: AuditEntry | None,
-        action: str | None = None,
-        actor_id: str | None = None,
-    ) -> tuple[list[AuditEntry], str | None]: ...
-
-
-class References(Protocol):
-    def read(self, *, users: Any = (), groups: Any = ()) -> Any: ...
+if TYPE_CHECKING:
+    from chalicelib.store.audit import AuditRepository
 
 
 class AuditService:
-    def __init__(self, log: AuditLog, refs: References) -> None:
+    def __init__(self, log: AuditRepository, refs: ReferenceStore) -> None:
         self.log = log
         self.refs = refs
 
@@ -70,8 +59,10 @@ class AuditService:
         return [_out(e, found.users, found.groups) for e in entries]
 
 
-def _out(entry: AuditEntry, users: Mapping[str, Any], groups: Mapping[str, Any]) -> AuditEntryOut:
-    actor: Any
+def _out(
+    entry: AuditEntry, users: Mapping[str, User], groups: Mapping[str, Group]
+) -> AuditEntryOut:
+    actor: UserRef | SystemActor
     if entry.actor.user_id is not None:
         actor = user_ref(users.get(entry.actor.user_id))
         # A user gone since still names the id the entry recorded.

@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any
 
 from pynamodb.attributes import TTLAttribute, UnicodeAttribute
+from pynamodb.expressions.condition import Condition
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
@@ -158,8 +158,8 @@ class AuditRepository:
         return [entry_of(r) for r in found], found.last_read_id
 
 
-def _filter(action: str | None, actor_id: str | None) -> Any:
-    condition = None
+def _filter(action: str | None, actor_id: str | None) -> Condition | None:
+    condition: Condition | None = None
     if action:
         condition = (
             AuditRecord.action == action
