@@ -42,6 +42,22 @@ class PollState:
 
 
 @dataclass(frozen=True)
+class PollOutcome:
+    """One poll as its mailbox keeps it: when it ran, the rhythm after it (its next poll, the
+    streaks), and the error that defeated it (None: a good poll)."""
+
+    on: datetime
+    after: PollState
+    error: str | None = None
+
+    @property
+    def next_poll_on(self) -> datetime:
+        if self.after.next_poll_on is None:
+            raise ValueError("a polled mailbox is enabled: its rhythm names its next poll")
+        return self.after.next_poll_on
+
+
+@dataclass(frozen=True)
 class Mailbox:
     """A mailbox: its settings as the API edits them and, for a poll, its password.
 

@@ -25,6 +25,7 @@ from chalicelib.domain.mailboxes import (
     SYSTEM_SCOPE,
     Mailbox,
     MailboxEdit,
+    PollOutcome,
     PollState,
     mailbox_key,
 )
@@ -224,16 +225,8 @@ class MailboxSettingsService:
             after = poll_schedule.after_mail(when)
         else:
             after = poll_schedule.after_empty(before, when, self.max_wait)
-        assert after.next_poll_on is not None
-        self.mailboxes.record_poll(
-            mailbox.scope,
-            when,
-            next_poll_on=after.next_poll_on,
-            empty_polls=after.empty_polls,
-            failures=after.failures,
-            error=failure.message if failure is not None else None,
-            announcements=announcements,
-        )
+        error = failure.message if failure is not None else None
+        self.mailboxes.record_poll(mailbox.scope, PollOutcome(when, after, error), announcements)
         return after
 
     # --- helpers ---------------------------------------------------------------------------------

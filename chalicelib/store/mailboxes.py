@@ -36,7 +36,7 @@ from pynamodb.models import Model
 
 from chalicelib.domain.announcements import Announcement
 from chalicelib.domain.audit import AuditEntry
-from chalicelib.domain.mailboxes import Mailbox, MailboxEdit
+from chalicelib.domain.mailboxes import Mailbox, MailboxEdit, PollOutcome
 from chalicelib.store import outbox
 from chalicelib.store.base import (
     UtcAttribute,
@@ -159,13 +159,14 @@ def edited_values(kind: str, edit: MailboxEdit) -> dict[str, object]:
     }
 
 
-def polled_values(when: datetime, *, empty_polls: int, failures: int, error: str | None) -> Values:
+def polled_values(poll: PollOutcome) -> Values:
     """The attributes one poll's outcome writes beside its due time (None: removed): a good poll
     (`error` None) sets `last_processed` and clears the last error, a failed one notes it."""
+    when, error = poll.on, poll.error
     values: Values = {
-        "empty_polls": empty_polls,
-        "poll_failures": failures,
-        "failing": FAILING if failures else None,
+        "empty_polls": poll.after.empty_polls,
+        "poll_failures": poll.after.failures,
+        "failing": FAILING if poll.after.failures else None,
     }
     if error is None:
         return {**values, "last_processed": when, "last_error": None, "last_error_on": None}
@@ -174,6 +175,8 @@ def polled_values(when: datetime, *, empty_polls: int, failures: int, error: str
 
 # Attribute values a write sets, None for those it removes.
 Values = dict[str, object]
+# What a write carries into its transaction: domain events and audit entries.
+Riders = Sequence[Announcement | AuditEntry]
 
 
 class MailboxRepository:
@@ -257,25 +260,14 @@ class MailboxRepository:
             return None
         return record.as_mailbox() if record.enabled_kind else None
 
-    def record_poll(
-        self,
-        scope: str,
-        when: datetime,
-        *,
-        next_poll_on: datetime,
-        empty_polls: int,
-        failures: int,
-        error: str | None = None,
-        announcements: Sequence[Announcement | AuditEntry] = (),
-    ) -> bool:
-        """One poll's outcome and the mailbox's next poll, in one write (`polled_values`).
+    def record_poll(self, scope: str, poll: PollOutcome, announcements: Riders = ()) -> bool:
+        """One poll's outcome and the mailbox's next poll, in one write (`polled_values`);
         `announcements` (domain events, audit entries) go to the outbox in the same transaction.
 
         Only while the mailbox is enabled (a mailbox disabled meanwhile keeps out of the due
         index): False, and only the outcome is noted, when it is not.
         """
-        polled = polled_values(when, empty_polls=empty_polls, failures=failures, error=error)
-        actions = [*_due_actions(scope, next_poll_on), *_actions(polled)]
+        actions = [*_due_actions(scope, poll.next_poll_on), *_actions(polled_values(poll))]
         condition = MailboxRecord.enabled_kind.exists()
         record = MailboxRecord(scope)
         if not announcements:
@@ -283,10 +275,10 @@ class MailboxRepository:
         else:
             written = outbox.update_with(record, actions, announcements, condition)
         if not written:
-            if error is None:
-                self.record_last_processed(scope, when)
+            if poll.error is None:
+                self.record_last_processed(scope, poll.on)
             else:
-                self.record_poll_failed(scope, when, error)
+                self.record_poll_failed(scope, poll.on, poll.error)
         return written
 
     def record_last_processed(self, scope: str, when: datetime) -> bool:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from chalicelib import deps
-from chalicelib.domain.mailboxes import MailboxEdit
+from chalicelib.domain.mailboxes import MailboxEdit, PollOutcome, PollState
 from chalicelib.errors import TooManyRequests
 from tests.fixtures import auth, group_summary, new_id, with_two_groups
 from tests.support.mailbox_fakes import FakeCipher
@@ -459,14 +459,8 @@ def test_poll_now_again_within_a_minute_is_429_with_the_seconds_left(api, people
     first = api.post(poll, people.garden_admin, None)
     # The poll fails meanwhile: the mailbox backs off for 30 minutes.
     backed_off = datetime.now(UTC) + timedelta(minutes=30)
-    MailboxRepository().record_poll(
-        people.garden,
-        datetime.now(UTC),
-        next_poll_on=backed_off,
-        empty_polls=0,
-        failures=1,
-        error="login refused",
-    )
+    failed = PollOutcome(datetime.now(UTC), PollState(backed_off, 0, 1), "login refused")
+    MailboxRepository().record_poll(people.garden, failed)
 
     response = api.client.http.post(poll, headers={**auth(people.garden_admin)})
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from chalicelib.domain.announcements import MailboxFailing
-from chalicelib.domain.mailboxes import MailboxEdit
+from chalicelib.domain.mailboxes import MailboxEdit, PollOutcome, PollState
 from tests.support.mailbox_fakes import FakeMailboxRepository
 
 T0 = datetime(2026, 11, 26, 8, 0, tzinfo=UTC)
@@ -86,21 +86,13 @@ def test_a_poll_moves_the_mailbox_and_a_failure_streak_shows_in_the_failing_inde
     save(mailboxes, "garden")
     event = MailboxFailing("post#garden", "garden", "login", "refused", 3, T0.isoformat())
     assert mailboxes.record_poll(
-        "garden",
-        T0,
-        next_poll_on=T0 + timedelta(minutes=30),
-        empty_polls=0,
-        failures=3,
-        error="refused",
-        announcements=[event],
+        "garden", PollOutcome(T0, PollState(T0 + timedelta(minutes=30), 0, 3), "refused"), [event]
     )
     record = mailboxes.get("garden")
     assert (record.poll_failures, record.last_error, record.last_error_on) == (3, "refused", T0)
     assert mailboxes.count_failing() == 1
     assert set(mailboxes.due_scopes(T0 + timedelta(minutes=29))) == set()
-    assert mailboxes.record_poll(
-        "garden", T0, next_poll_on=T0 + timedelta(minutes=5), empty_polls=0, failures=0
-    )
+    assert mailboxes.record_poll("garden", PollOutcome(T0, PollState(T0 + timedelta(minutes=5))))
     record = mailboxes.get("garden")
     assert record.last_error is None and record.last_processed == T0
     assert mailboxes.count_failing() == 0
@@ -111,7 +103,7 @@ def test_a_poll_of_a_mailbox_disabled_meanwhile_keeps_it_out_of_the_due_index(ma
     save(mailboxes, "garden")
     save(mailboxes, "garden", enabled=False)
     assert not mailboxes.record_poll(
-        "garden", T0, next_poll_on=T0 + timedelta(minutes=5), empty_polls=0, failures=0
+        "garden", PollOutcome(T0, PollState(T0 + timedelta(minutes=5)))
     )
     assert mailboxes.get("garden").last_processed == T0
     assert set(mailboxes.due_scopes(T0 + timedelta(days=1))) == set()
@@ -119,9 +111,7 @@ def test_a_poll_of_a_mailbox_disabled_meanwhile_keeps_it_out_of_the_due_index(ma
 
 def test_saving_the_settings_ends_a_failure_streak(mailboxes):
     save(mailboxes, "garden")
-    mailboxes.record_poll(
-        "garden", T0, next_poll_on=T0 + timedelta(hours=6), empty_polls=0, failures=5, error="x"
-    )
+    mailboxes.record_poll("garden", PollOutcome(T0, PollState(T0 + timedelta(hours=6), 0, 5), "x"))
     save(mailboxes, "garden", due=T0 + timedelta(minutes=5))
     record = mailboxes.get("garden")
     assert record.poll_failures == 0

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from chalicelib.domain.audit import AuditEntry
-from chalicelib.domain.mailboxes import Mailbox, MailboxEdit
+from chalicelib.domain.mailboxes import Mailbox, MailboxEdit, PollOutcome
 from chalicelib.store.base import sort_moment
 from chalicelib.store.mailboxes import (
     MailboxRecord,
@@ -133,30 +133,17 @@ class FakeMailboxRepository:
         record.poll_now_on = when
         return _read(record), True
 
-    def record_poll(
-        self,
-        scope: str,
-        when: datetime,
-        *,
-        next_poll_on: datetime,
-        empty_polls: int,
-        failures: int,
-        error: str | None = None,
-        announcements: Sequence[Any] = (),
-    ) -> bool:
+    def record_poll(self, scope: str, poll: PollOutcome, announcements: Sequence[Any] = ()) -> bool:
         record = self._records.get(scope)
         if record is None or not record.enabled_kind:
             if record is not None:
-                if error is None:
-                    self.record_last_processed(scope, when)
+                if poll.error is None:
+                    self.record_last_processed(scope, poll.on)
                 else:
-                    self.record_poll_failed(scope, when, error)
+                    self.record_poll_failed(scope, poll.on, poll.error)
             return False
-        self._set_due(record, next_poll_on)
-        _write(
-            record,
-            polled_values(when, empty_polls=empty_polls, failures=failures, error=error),
-        )
+        self._set_due(record, poll.next_poll_on)
+        _write(record, polled_values(poll))
         for item in announcements:
             (self.audit if isinstance(item, AuditEntry) else self.announcements).append(item)
         return True
