@@ -1,5 +1,5 @@
 // The console's shell: sign-in, the navigation, and one page at a time (hash routes).
-import { api, failure, hasLiveToken, loadSession, onSignOut, signIn, signOut, token } from "./api.js";
+import { failure, hasLiveToken, loadSession, onSignOut, signIn, signOut, token } from "./api.js";
 import { announce, h, knowGroups, nextId } from "./ui.js";
 
 // Each page: its link text, its module, and who may see it (the session says what the user may do).
@@ -85,21 +85,15 @@ function warmFirstPage() {
 }
 
 async function start() {
-  // The session and the group tree are asked for together, and the first page is drawn once the
-  // session is here: the group list only places groups in the choosers, which it redraws.
-  let placed = false;
-  loadGroupPlaces().then((places) => {
-    if (!places.length) return;
-    placed = true;
-    knowGroups(places);
-  });
+  // The session is all the first page waits for: it names every group the console shows, with
+  // its parent (the choosers' tree), so nothing else is asked before the page's own list.
   const answer = await loadSession();
   if (!answer.ok) {
     if (answer.status !== 401) signOut(failure(answer));
     return;
   }
   context.session = answer.object;
-  if (!placed) knowGroups(context.session.groups);
+  knowGroups(context.session.groups);
   who.replaceChildren(
     h("span", {}, `Signed in as ${context.session.alias || context.session.email}`),
     h("button", { type: "button", class: "link", onclick: () => signOut("You have signed out.") }, "Sign out"),
@@ -113,23 +107,6 @@ async function start() {
     return;
   }
   await route();
-}
-
-// Where each group sits (its parent): the API's group list, every page (a community has tens of
-// groups, a few pages at most). Unread (none answered), the choosers use the session's parentId.
-async function loadGroupPlaces() {
-  const groups = [];
-  let offset = "";
-  for (let pages = 0; pages < 50; pages++) {
-    const answer = await api("GET", "group/list", { query: { offset, pageSize: 100 } });
-    if (!answer.ok) break;
-    const page = answer.object.groups || [];
-    groups.push(...page);
-    const next = answer.object.offset;
-    if (!page.length || !next || next === offset) break;
-    offset = next;
-  }
-  return groups;
 }
 
 // Each route() is numbered: a page whose module arrives after the person has moved on to

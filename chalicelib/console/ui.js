@@ -284,16 +284,13 @@ export function apiForm({ fields, submitLabel, save, saved, name }) {
   return form;
 }
 
-// What the console knows of each group's place (id -> {id, name, parentId}): the API's group list,
-// read once after sign-in (app.js); a group it does not hold keeps the session's parentId.
+// What the console knows of each group's place (id -> {id, name, parentId}): the session's groups
+// (app.js), every group a page may offer, so that a page showing only some of them (Settings: the
+// ones administered) still places each under its nearest shown ancestor.
 const groupPlaces = new Map();
-// The choosers on screen: the first page is drawn without waiting for the group list, and its
-// chooser is drawn again when the list arrives.
-const choosers = new Set();
 export function knowGroups(groups) {
   groupPlaces.clear();
   for (const g of groups) groupPlaces.set(g.id, { id: g.id, name: g.name, parentId: g.parentId ?? null });
-  for (const redraw of choosers) redraw();
 }
 
 // The groups in tree order, each with its depth: a group sits under its nearest ancestor among
@@ -336,20 +333,11 @@ export function groupTree(groups) {
 // indented under its parent (the option's text starts with non-breaking spaces, one step a level).
 export function groupChooser(groups, selected, onChange) {
   const id = nextId("group");
-  const options = (chosen) =>
-    groupTree(groups).map(({ group, depth }) =>
-      h("option", { value: group.id, selected: group.id === chosen, dataset: { depth: String(depth) } }, "\u00a0\u00a0\u00a0\u00a0".repeat(depth) + group.name),
-    );
-  const select = h("select", { id, onchange: () => onChange(select.value) }, options(selected));
-  const field = h("div", { class: "field group-chooser" }, h("label", { for: id }, "Group"), select);
-  let shown = false;
-  const redraw = () => {
-    shown ||= field.isConnected;
-    if (shown && !field.isConnected) choosers.delete(redraw); // its page was left
-    else select.replaceChildren(...options(select.value));
-  };
-  choosers.add(redraw);
-  return field;
+  const options = groupTree(groups).map(({ group, depth }) =>
+    h("option", { value: group.id, selected: group.id === selected, dataset: { depth: String(depth) } }, "\u00a0\u00a0\u00a0\u00a0".repeat(depth) + group.name),
+  );
+  const select = h("select", { id, onchange: () => onChange(select.value) }, options);
+  return h("div", { class: "field group-chooser" }, h("label", { for: id }, "Group"), select);
 }
 
 // A list the API pages by `offset` (the id of the last item shown), read one page ahead so that
