@@ -16,10 +16,6 @@ export async function render(main, context) {
   let tab = TABS[0];
 
   const heading = h("h1", {}, "Moderation");
-  const chooser = groupChooser(groups, context.groupId, (id) => {
-    context.groupId = id;
-    show();
-  });
   const tabButtons = TABS.map((t) =>
     h("button", { type: "button", role: "tab", id: `tab-${t.id}`, "aria-controls": "moderation-panel", onclick: () => select(t, true) }, t.name),
   );
@@ -33,7 +29,6 @@ export async function render(main, context) {
     select(TABS[(index + moves[event.key] + TABS.length) % TABS.length], true);
   });
   const panel = h("div", { role: "tabpanel", id: "moderation-panel", tabindex: "0" });
-  main.replaceChildren(heading, chooser, tablist, panel);
 
   function select(next, focus) {
     tab = next;
@@ -182,5 +177,12 @@ export async function render(main, context) {
     }
   }
 
+  // The list is asked for first: the chooser (the group tree, sorted by name) is built while the
+  // API answers.
   select(tab, false);
+  const chooser = groupChooser(groups, context.groupId, (id) => {
+    context.groupId = id;
+    show();
+  });
+  main.replaceChildren(heading, chooser, tablist, panel);
 }
