@@ -3,10 +3,9 @@
 // The filters are the API's `?action=` (an action or its resource) and `?actorId=`: they list
 // every matching entry, not only those among the pages already loaded.
 import { api } from "./api.js";
-import { formatDate, groupChooser, h, logTable, nextId, pager, report } from "./ui.js";
+import { formatDate, groupChooser, h, logList, nextId } from "./ui.js";
 
 const ALL = "";
-const PAGE_SIZE = 50;
 const RESOURCES = ["emailToPost", "emailToComment", "mailbox", "connector", "event", "comment", "page", "profile", "player", "notifications", "feedKey", "admin", "user"];
 
 const shown = (value) => (value === null || value === undefined ? "—" : typeof value === "object" ? JSON.stringify(value) : String(value));
@@ -29,11 +28,41 @@ export async function render(main, context) {
   const action = h("select", { id: actionId }, h("option", { value: "" }, "Every action"), RESOURCES.map((r) => h("option", { value: r }, r)));
   const actor = h("select", { id: actorSelectId }, h("option", { value: "" }, "Anyone"));
   const actors = new Map();
-  const { rows, table, empty, more } = logTable({
+  const { table, empty, more, load } = logList({
     className: "activity",
     headings: ["When", "Who", "Action", "Group", "Target", "Changes"],
     emptyText: "No change matches.",
-    onMore: () => load(false),
+    read: () => {
+      const path = groupId ? `audit/${groupId}` : "audit";
+      const query = { action: action.value || undefined, actorId: actor.value || undefined };
+      return (offset, pageSize) => api("GET", path, { query: { offset, pageSize, ...query } });
+    },
+    // Whoever appears in an entry becomes a choice of the "Who" filter.
+    seen: (items) => {
+      for (const e of items) {
+        const id = actorId(e.actor);
+        if (actors.has(id)) continue;
+        actors.set(id, actorName(e.actor));
+        actor.append(h("option", { value: id }, actorName(e.actor)));
+      }
+    },
+    row: (e) =>
+      h(
+        "tr",
+        { dataset: { action: e.action } },
+        h("td", {}, h("time", { datetime: e.at }, formatDate(e.at))),
+        h("td", {}, actorName(e.actor), h("span", { class: "hint" }, ` via ${e.via}`)),
+        h("td", {}, h("code", {}, e.action)),
+        h("td", {}, e.group ? e.group.name : "—"),
+        h("td", {}, `${e.target.type} ${e.target.id}`),
+        h(
+          "td",
+          {},
+          e.changes.length
+            ? h("ul", { class: "changes" }, e.changes.map((c) => h("li", {}, h("strong", {}, c.field), `: ${shown(c.before)} → ${shown(c.after)}`)))
+            : "",
+        ),
+      ),
   });
   main.replaceChildren(
     h("h1", {}, "Activity"),
@@ -50,66 +79,5 @@ export async function render(main, context) {
   );
   action.addEventListener("change", () => load(true));
   actor.addEventListener("change", () => load(true));
-
-  let entries = [];
-  let pages = null;
-  let generation = 0;
-
-  async function load(restart) {
-    const mine = restart ? ++generation : generation;
-    if (restart || !pages) {
-      entries = [];
-      const path = groupId ? `audit/${groupId}` : "audit";
-      const query = { action: action.value || undefined, actorId: actor.value || undefined };
-      pages = pager({
-        read: (offset, pageSize) => api("GET", path, { query: { offset, pageSize, ...query } }),
-        itemsOf: (object) => object.entries,
-        pageSize: PAGE_SIZE,
-      });
-    }
-    more.disabled = true;
-    const { answer, items, more: hasMore } = await pages.next();
-    if (mine !== generation) return;
-    more.disabled = false;
-    if (answer) return report(answer);
-    entries = entries.concat(items);
-    more.hidden = !hasMore;
-    draw();
-  }
-
-  function knowActors() {
-    for (const e of entries) {
-      const id = actorId(e.actor);
-      if (actors.has(id)) continue;
-      actors.set(id, actorName(e.actor));
-      actor.append(h("option", { value: id }, actorName(e.actor)));
-    }
-  }
-
-  function draw() {
-    knowActors();
-    rows.replaceChildren(
-      ...entries.map((e) =>
-        h(
-          "tr",
-          { dataset: { action: e.action } },
-          h("td", {}, h("time", { datetime: e.at }, formatDate(e.at))),
-          h("td", {}, actorName(e.actor), h("span", { class: "hint" }, ` via ${e.via}`)),
-          h("td", {}, h("code", {}, e.action)),
-          h("td", {}, e.group ? e.group.name : "—"),
-          h("td", {}, `${e.target.type} ${e.target.id}`),
-          h(
-            "td",
-            {},
-            e.changes.length
-              ? h("ul", { class: "changes" }, e.changes.map((c) => h("li", {}, h("strong", {}, c.field), `: ${shown(c.before)} → ${shown(c.after)}`)))
-              : "",
-          ),
-        ),
-      ),
-    );
-    empty.hidden = entries.length > 0;
-  }
-
   load(true);
 }

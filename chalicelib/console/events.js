@@ -1,7 +1,7 @@
 // Events: a month calendar (drag an event to another day to move it), the event form, and the
 // upcoming and expired lists. Every date is UTC, as the API gives it.
 import { api } from "./api.js";
-import { announce, apiForm, clearErrors, confirmDialog, fill, formatDate, groupChooser, h, nextId, pager, report, section, textOf } from "./ui.js";
+import { announce, apiForm, clearErrors, confirmDialog, fill, formatDate, groupChooser, h, nextId, pager, report, restartableList, section, textOf } from "./ui.js";
 
 const DAY = 86400000;
 const WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
@@ -286,31 +286,24 @@ function eventLists(context) {
     const list = h("ul", { class: "event-list", "aria-labelledby": headingId });
     const empty = h("p", { class: "empty", hidden: true }, emptyText);
     const more = h("button", { type: "button", class: "more", hidden: true, onclick: () => load(false) }, `More ${kind} events`);
-    let pages = null;
-    let generation = 0;
-    async function load(restart) {
-      const mine = restart ? ++generation : generation;
-      if (restart || !pages) {
+    const load = restartableList({
+      start: () => {
         const groupId = context.groupId;
         const text = filter.value.trim();
-        pages = pager({
+        return pager({
           read: (offset, pageSize) => api("GET", `event/list/${kind}/${groupId}`, { query: { offset, pageSize, filter: text } }),
           itemsOf: (object) => object.events,
           pageSize: PAGE_SIZE,
         });
-      }
-      more.disabled = true;
-      const { answer, items, more: hasMore } = await pages.next();
-      if (mine !== generation) return;
-      more.disabled = false;
-      if (answer) return report(answer);
-      if (restart) list.replaceChildren();
-      for (const event of items)
-        list.append(h("li", {}, h("strong", {}, event.title), " — ", h("time", { datetime: event.startDate }, formatDate(event.startDate)), event.location ? ` · ${event.location}` : "", textOf(event.content) ? h("p", { class: "hint" }, textOf(event.content)) : null));
-      // Shown only when another item follows (the pager reads one page ahead).
-      more.hidden = !hasMore;
-      empty.hidden = list.children.length > 0;
-    }
+      },
+      more,
+      show: (items, restart) => {
+        if (restart) list.replaceChildren();
+        for (const event of items)
+          list.append(h("li", {}, h("strong", {}, event.title), " — ", h("time", { datetime: event.startDate }, formatDate(event.startDate)), event.location ? ` · ${event.location}` : "", textOf(event.content) ? h("p", { class: "hint" }, textOf(event.content)) : null));
+        empty.hidden = list.children.length > 0;
+      },
+    });
     return { element: h("div", {}, h("h3", { id: headingId }, title), list, empty, more), load };
   }
   return { element, reload };

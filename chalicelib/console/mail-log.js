@@ -2,10 +2,9 @@
 // The outcome filter is the API's `?status=`: it lists every entry of that outcome, not only
 // those among the pages already loaded.
 import { api } from "./api.js";
-import { formatDate, h, logTable, nextId, pager, report } from "./ui.js";
+import { formatDate, h, logList, nextId } from "./ui.js";
 
 const OUTCOMES = ["posted", "commented", "ignored", "rejected", "failed"];
-const PAGE_SIZE = 50;
 
 export async function render(main, context) {
   const mailboxes = context.session.groups
@@ -19,11 +18,26 @@ export async function render(main, context) {
   const outcomeId = nextId("outcome");
   const mailboxSelect = h("select", { id: mailboxId }, mailboxes.map((m) => h("option", { value: m.id, selected: m === mailbox }, m.name)));
   const outcome = h("select", { id: outcomeId }, h("option", { value: "" }, "All outcomes"), OUTCOMES.map((o) => h("option", { value: o }, o)));
-  const { rows, table, empty, more } = logTable({
+  const { table, empty, more, load } = logList({
     className: "mail-log",
     headings: ["Received", "From", "Subject", "Outcome", "Reason", "Result"],
     emptyText: "No mail matches.",
-    onMore: () => load(false),
+    read: () => {
+      const path = mailbox.path;
+      const status = outcome.value || undefined;
+      return (offset, pageSize) => api("GET", path, { query: { offset, pageSize, status } });
+    },
+    row: (e) =>
+      h(
+        "tr",
+        { dataset: { status: e.status } },
+        h("td", {}, h("time", { datetime: e.receivedOn }, formatDate(e.receivedOn))),
+        h("td", {}, e.from),
+        h("td", {}, e.subject),
+        h("td", {}, h("span", { class: `outcome ${e.status}` }, e.status)),
+        h("td", {}, e.reason),
+        h("td", {}, e.post ? h("a", { href: e.post.url }, e.post.title || e.post.id) : "", e.commentId ? ` (comment ${e.commentId})` : ""),
+      ),
   });
   main.replaceChildren(
     h("h1", {}, "Mail log"),
@@ -38,55 +52,11 @@ export async function render(main, context) {
     more,
   );
 
-  let entries = [];
-  let pages = null;
-  let generation = 0;
   mailboxSelect.addEventListener("change", () => {
     mailbox = mailboxes.find((m) => m.id === mailboxSelect.value);
     if (mailbox.groupId) context.groupId = mailbox.groupId;
     load(true);
   });
   outcome.addEventListener("change", () => load(true));
-
-  async function load(restart) {
-    const mine = restart ? ++generation : generation;
-    if (restart || !pages) {
-      entries = [];
-      const path = mailbox.path;
-      const status = outcome.value;
-      pages = pager({
-        read: (offset, pageSize) => api("GET", path, { query: { offset, pageSize, status: status || undefined } }),
-        itemsOf: (object) => object.entries,
-        pageSize: PAGE_SIZE,
-      });
-    }
-    more.disabled = true;
-    const { answer, items, more: hasMore } = await pages.next();
-    if (mine !== generation) return;
-    more.disabled = false;
-    if (answer) return report(answer);
-    entries = entries.concat(items);
-    more.hidden = !hasMore;
-    draw();
-  }
-
-  function draw() {
-    rows.replaceChildren(
-      ...entries.map((e) =>
-        h(
-          "tr",
-          { dataset: { status: e.status } },
-          h("td", {}, h("time", { datetime: e.receivedOn }, formatDate(e.receivedOn))),
-          h("td", {}, e.from),
-          h("td", {}, e.subject),
-          h("td", {}, h("span", { class: `outcome ${e.status}` }, e.status)),
-          h("td", {}, e.reason),
-          h("td", {}, e.post ? h("a", { href: e.post.url }, e.post.title || e.post.id) : "", e.commentId ? ` (comment ${e.commentId})` : ""),
-        ),
-      ),
-    );
-    empty.hidden = entries.length > 0;
-  }
-
   load(true);
 }

@@ -369,6 +369,26 @@ export function pager({ read, itemsOf, pageSize, maxReads = 8 }) {
   };
 }
 
+// A paged list that a filter starts over: `load(true)` starts over with the pager `start()` makes
+// (it reads the filters as they are now), `load(false)` shows the next page. While a page is read
+// its "more" button is disabled; a page that arrives after a newer start is dropped; a failure is
+// reported; `show(items, restart)` draws a page, and "more" shows only when another item follows.
+export function restartableList({ start, more, show }) {
+  let pages = null;
+  let generation = 0;
+  return async function load(restart) {
+    const mine = restart ? ++generation : generation;
+    if (restart || !pages) pages = start();
+    more.disabled = true;
+    const { answer, items, more: hasMore } = await pages.next();
+    if (mine !== generation) return;
+    more.disabled = false;
+    if (answer) return report(answer);
+    show(items, restart);
+    more.hidden = !hasMore;
+  };
+}
+
 export function section(title, ...content) {
   const id = nextId("section");
   return h("section", { class: "card", "aria-labelledby": id }, h("h2", { id }, title), ...content);
@@ -499,8 +519,12 @@ export function picker({ label, hint, search, onChoose, value = "", itemsOf, nam
   );
 }
 
-// A log page's table (newest first), its "nothing matches" line and its "Load more" button.
-export function logTable({ className, headings, emptyText, onMore }) {
+// A log page's table (newest first), its "nothing matches" line and its "Load more" button, and
+// `load(restart)` (restartableList) that fills it: `read()` answers the API call for a page with
+// the filters as they are at that (re)start, `row(entry)` draws an entry, `seen(items)` is told
+// each page's entries before they are drawn.
+const LOG_PAGE_SIZE = 50;
+export function logList({ className, headings, emptyText, read, row, seen = () => {} }) {
   const rows = h("tbody", {});
   const table = h(
     "table",
@@ -510,6 +534,17 @@ export function logTable({ className, headings, emptyText, onMore }) {
     rows,
   );
   const empty = h("p", { class: "empty", hidden: true }, emptyText);
-  const more = h("button", { type: "button", class: "more", hidden: true, onclick: onMore }, "Load more");
-  return { rows, table, empty, more };
+  const more = h("button", { type: "button", class: "more", hidden: true, onclick: () => load(false) }, "Load more");
+  let entries = [];
+  const load = restartableList({
+    start: () => pager({ read: read(), itemsOf: (object) => object.entries, pageSize: LOG_PAGE_SIZE }),
+    more,
+    show: (items, restart) => {
+      entries = restart ? items : entries.concat(items);
+      seen(items);
+      rows.replaceChildren(...entries.map(row));
+      empty.hidden = entries.length > 0;
+    },
+  });
+  return { table, empty, more, load };
 }
