@@ -39,6 +39,7 @@ from bench.report import Figure, machine_description, merge_results, skipped, te
 
 NAMES = [("console_first_page", "ms")]
 RUNS = 5
+SETTLE = 1.0
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # Chromium's own top-chrome pages (the omnibox popup) are not preloaded in each new window: the
 # browser's interface, which a headless run never shows, is not the console's work.
@@ -88,12 +89,15 @@ def console_figures() -> list[Figure]:
 
 
 def _medians(*sides: Callable[[], float]) -> list[float]:
-    """Each side's median of RUNS, the sides taking turns (same machine, same moment)."""
+    """Each side's median of RUNS, the sides taking turns (same machine, same moment), each run
+    SETTLE seconds after the last: a closed browser context still takes tens of ms of CPU to
+    tear down, which would otherwise slow the Python run after it."""
     for run in sides:
         run()  # warm-up: the server's first requests import what they need
     times: list[list[float]] = [[] for _ in sides]
     for _ in range(RUNS):
         for run, taken in zip(sides, times, strict=True):
+            time.sleep(SETTLE)
             taken.append(run())
     return [statistics.median(taken) for taken in times]
 
