@@ -1,5 +1,5 @@
 """The fixture format (CONTRACT §4) on its two ways through the store: what a load hands the store
-to write (by the stored attributes' names) and the documents an export writes (by the file's JSON
+to write (by the stored attributes' names; a post is domain/posts.py's NewPost) and the documents an export writes (by the file's JSON
 names, camelCase, in the order the file gives them).
 
 The file a load reads is not typed here: it is untrusted JSON, checked by schemas/fixture.py.
@@ -35,17 +35,6 @@ class UserValues(TypedDict):
     password_hash: str | None
     token_version: int
     memberships: dict[str, str]  # group id → role
-
-
-class PostValues(TypedDict):
-    id: str
-    group_id: str
-    author_id: str
-    title: str
-    slug: str
-    content: str
-    created_on: datetime
-    source: str
 
 
 class EventValues(TypedDict):

@@ -31,12 +31,13 @@ from chalicelib.domain.fixture import (
     PlayerDocument,
     PlayerValues,
     PostDocument,
-    PostValues,
     UserDocument,
     UserValues,
 )
+from chalicelib.domain.groups import Group
 from chalicelib.domain.json import JsonObject, JsonValue
 from chalicelib.domain.players import Player
+from chalicelib.domain.posts import NewPost, Post
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.fixture import (
     Fixture,
@@ -70,8 +71,6 @@ if TYPE_CHECKING:
 
     from chalicelib.store.events import EventRecord
     from chalicelib.store.fixture import FixtureExportStore, FixtureStore
-    from chalicelib.store.groups import GroupRecord
-    from chalicelib.store.posts import PostRecord
     from chalicelib.store.users import UserRecord
 
 
@@ -247,7 +246,7 @@ class FixtureService:
         self,
         fixture: Fixture,
         stored: StoredCommunity,
-        posts: list[PostValues],
+        posts: list[NewPost],
         reloaded: set[str],
     ) -> list[Comment]:
         """Write the file's comments, recount the posts they are on (and the reloaded ones) and
@@ -305,7 +304,7 @@ class FixtureService:
         return cast(EventValues, values)  # SHARED's note: the test holds it to its keys
 
     @staticmethod
-    def _posts(f: Fixture) -> list[PostValues]:
+    def _posts(f: Fixture) -> list[NewPost]:
         taken: set[tuple[str, str]] = {(p.group_id, p.slug) for p in f.posts if p.slug}
         out = []
         for p in f.posts:
@@ -319,7 +318,7 @@ class FixtureService:
                 taken.add((p.group_id, slug))
             content = clean_html(p.content)
             values = {**_loaded("posts", p), "slug": slug, "content": content, "source": p.source}
-            out.append(cast(PostValues, values))  # SHARED's note: the test holds it to its keys
+            out.append(cast(NewPost, values))  # SHARED's note: the test holds it to its keys
         return out
 
     @staticmethod
@@ -386,8 +385,9 @@ class FixtureExporter:
         return None if doc is None else {"content": str(doc.get("content", ""))}
 
     @staticmethod
-    def _group(g: GroupRecord) -> GroupDocument:
-        document = {**_exported("groups", g), "permissions": g.permissions or {}}
+    def _group(g: Group) -> GroupDocument:
+        granted = {action: list(roles) for action, roles in g.permissions.items()}
+        document = {**_exported("groups", g), "permissions": granted}
         return cast(GroupDocument, document)  # SHARED's note: the test holds it to its keys
 
     @staticmethod
@@ -400,7 +400,7 @@ class FixtureExporter:
         return cast(UserDocument, document)  # SHARED's note: the test holds it to its keys
 
     @staticmethod
-    def _post(p: PostRecord) -> PostDocument:
+    def _post(p: Post) -> PostDocument:
         document = cast(PostDocument, _exported("posts", p))  # SHARED's note
         if p.source == MAILED:
             document["source"] = MAILED

@@ -14,11 +14,12 @@ from chalicelib.domain.fixture import (
     EventValues,
     GroupValues,
     PlayerValues,
-    PostValues,
     UserValues,
 )
+from chalicelib.domain.groups import Group
 from chalicelib.domain.json import JsonObject
 from chalicelib.domain.players import Player
+from chalicelib.domain.posts import NewPost, Post
 from chalicelib.store.audit import AuditRepository
 from chalicelib.store.comments import CommentRecord, CommentRepository, record_of
 from chalicelib.store.connectors import ConnectorRecord, ConnectorRepository
@@ -123,7 +124,7 @@ class FixtureStore:
             return set()
         return {p.id for p in PostRecord.batch_get(post_ids, attributes_to_get=["id"])}
 
-    def write_posts(self, posts: Sequence[PostValues]) -> None:
+    def write_posts(self, posts: Sequence[NewPost]) -> None:
         with PostRecord.batch_write() as batch:
             for values in posts:
                 record = PostRecord(**values)
@@ -243,14 +244,14 @@ class FixtureExportStore:
     items with more requests.
     """
 
-    def groups(self) -> Iterator[GroupRecord]:
-        return iter(GroupRecord.scan(page_size=EXPORT_PAGE))
+    def groups(self) -> Iterator[Group]:
+        return (g.as_group() for g in GroupRecord.scan(page_size=EXPORT_PAGE))
 
     def users(self) -> Iterator[UserRecord]:
         return iter(UserRecord.scan(page_size=EXPORT_PAGE))
 
-    def posts(self) -> Iterator[PostRecord]:
-        return iter(PostRecord.scan(page_size=EXPORT_PAGE))
+    def posts(self) -> Iterator[Post]:
+        return (p.as_post() for p in PostRecord.scan(page_size=EXPORT_PAGE))
 
     def comments(self) -> Iterator[Comment]:
         return (c.as_comment() for c in CommentRecord.scan(page_size=EXPORT_PAGE))

@@ -13,6 +13,7 @@ import pytest
 
 from chalicelib.domain import fixture as declared
 from chalicelib.domain.comments import Comment
+from chalicelib.domain.posts import NewPost
 from chalicelib.schemas.fixture import Fixture
 from chalicelib.services.fixture import FixtureExporter, FixtureService
 from tests.support import REPO_ROOT
@@ -59,7 +60,7 @@ SECTIONS = {
     "posts": (
         DEMO.posts,
         lambda p: FixtureService._posts(Fixture.model_construct(posts=[p]))[0],
-        declared.PostValues,
+        NewPost,
         FixtureExporter._post,
         declared.PostDocument,
     ),
@@ -100,7 +101,9 @@ def test_a_record_loaded_and_exported_is_the_file_s_record_with_its_declared_key
     assert records  # the demo gives every section
     for record in records:
         values = load(record)
-        assert isinstance(values, Comment) or sorted(values) == sorted(keys(values_kind))
+        if not isinstance(values, Comment):  # a dataclass: its fields are its constructor's
+            # NewPost's count is left out (a new post has none); the rest are all given.
+            assert set(values) == set(keys(values_kind)) - {"comments_count"}
         document = export(stored(values))
         # A fixture's `source` is the default, left out (the file's own `source` is optional).
         assert list(document) == [k for k in keys(document_kind) if k != "source"]
