@@ -1,6 +1,7 @@
 """The fixture format (CONTRACT §4) on its two ways through the store: what a load hands the store
-to write (by the stored attributes' names; a post is domain/posts.py's NewPost) and the documents an export writes (by the file's JSON
-names, camelCase, in the order the file gives them).
+to write (by the stored attributes' names) and the documents an export writes (by the file's JSON
+names, camelCase, in the order the file gives them). Groups, users and comments are loaded as their
+domain records, posts as domain/posts.py's NewPost: only what has no record of its own is here.
 
 The file a load reads is not typed here: it is untrusted JSON, checked by schemas/fixture.py.
 """
@@ -13,28 +14,6 @@ from typing import Literal, NotRequired, TypedDict
 from chalicelib.domain.json import JsonObject
 
 # --- what a load writes: a stored record's attributes, by name ------------------------------------
-
-
-class GroupValues(TypedDict):
-    id: str
-    name: str
-    slug: str
-    parent_id: str | None
-    access: str
-    thumb_url: str | None
-    permissions: dict[str, list[str]]  # action (the file's name) → the roles allowed it
-
-
-class UserValues(TypedDict):
-    id: str
-    alias: str
-    email: str
-    email_lower: str
-    slug: str
-    avatar_url: str | None
-    password_hash: str | None
-    token_version: int
-    memberships: dict[str, str]  # group id → role
 
 
 class EventValues(TypedDict):

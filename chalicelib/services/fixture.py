@@ -25,19 +25,18 @@ from chalicelib.domain.fixture import (
     EventValues,
     FixtureDocument,
     GroupDocument,
-    GroupValues,
     HomePageDocument,
     MailedSource,
     PlayerDocument,
     PlayerValues,
     PostDocument,
     UserDocument,
-    UserValues,
 )
 from chalicelib.domain.groups import Group
 from chalicelib.domain.json import JsonObject, JsonValue
 from chalicelib.domain.players import Player
 from chalicelib.domain.posts import NewPost, Post
+from chalicelib.domain.users import User
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.fixture import (
     Fixture,
@@ -71,7 +70,6 @@ if TYPE_CHECKING:
 
     from chalicelib.store.events import EventRecord
     from chalicelib.store.fixture import FixtureExportStore, FixtureStore
-    from chalicelib.store.users import UserRecord
 
 
 @dataclass
@@ -269,12 +267,15 @@ class FixtureService:
         self.store.write_document(SYSTEM_SCOPE, HOME, {"content": content})
 
     @staticmethod
-    def _group(g: FixtureGroup) -> GroupValues:
-        values = {**_loaded("groups", g), "permissions": g.permissions.model_dump(by_alias=True)}
-        return cast(GroupValues, values)  # SHARED's note: the test holds it to its keys
+    def _group(g: FixtureGroup) -> Group:
+        granted = g.permissions.model_dump(by_alias=True)
+        return Group(
+            **g.model_dump(include=set(SHARED["groups"][1])),
+            permissions={action: tuple(roles) for action, roles in granted.items()},
+        )
 
     @staticmethod
-    def _user(u: FixtureUser, stored_hash: str | None, stored_version: int) -> UserValues:
+    def _user(u: FixtureUser, stored_hash: str | None, stored_version: int) -> User:
         password_hash = u.password_hash
         if u.password is not None:
             keep = stored_hash is not None and verify_password(stored_hash, u.password)
@@ -282,14 +283,13 @@ class FixtureService:
         # A password the reload changes (or removes) ends the user's earlier sessions; an
         # unchanged one keeps them (loading twice changes nothing).
         changed = stored_hash is not None and password_hash != stored_hash
-        values = {
-            **_loaded("users", u),
-            "token_version": stored_version + 1 if changed else stored_version,
-            "email_lower": u.email.lower(),
-            "password_hash": password_hash,
-            "memberships": {m.group_id: m.role for m in u.memberships},
-        }
-        return cast(UserValues, values)  # SHARED's note: the test holds it to its keys
+        return User(
+            **u.model_dump(include=set(SHARED["users"][1]) - {"password_hash"}),
+            email_lower=u.email.lower(),
+            password_hash=password_hash,
+            token_version=stored_version + 1 if changed else stored_version,
+            memberships={m.group_id: m.role for m in u.memberships},
+        )
 
     @staticmethod
     def _event(e: FixtureEvent) -> EventValues:
@@ -391,8 +391,8 @@ class FixtureExporter:
         return cast(GroupDocument, document)  # SHARED's note: the test holds it to its keys
 
     @staticmethod
-    def _user(u: UserRecord) -> UserDocument:
-        memberships = sorted((u.memberships or {}).items())
+    def _user(u: User) -> UserDocument:
+        memberships = sorted(u.memberships.items())
         document = {
             **_exported("users", u),
             "memberships": [{"groupId": group_id, "role": role} for group_id, role in memberships],

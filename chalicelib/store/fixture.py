@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 
@@ -12,14 +13,13 @@ from chalicelib.domain.connectors import Connector
 from chalicelib.domain.fixture import (
     ConnectorValues,
     EventValues,
-    GroupValues,
     PlayerValues,
-    UserValues,
 )
 from chalicelib.domain.groups import Group
 from chalicelib.domain.json import JsonObject
 from chalicelib.domain.players import Player
 from chalicelib.domain.posts import NewPost, Post
+from chalicelib.domain.users import User
 from chalicelib.store.audit import AuditRepository
 from chalicelib.store.comments import CommentRecord, CommentRepository, record_of
 from chalicelib.store.connectors import ConnectorRecord, ConnectorRepository
@@ -91,22 +91,23 @@ class FixtureStore:
         found = UserRepository().by_email(email)
         return found.id if found is not None else None
 
-    def write_groups(self, groups: Sequence[GroupValues]) -> None:
+    def write_groups(self, groups: Sequence[Group]) -> None:
         with GroupRecord.batch_write() as batch:
-            for values in groups:
-                batch.save(group_record(**values))
+            for group in groups:
+                granted = {action: list(roles) for action, roles in group.permissions.items()}
+                batch.save(group_record(**{**dataclasses.asdict(group), "permissions": granted}))
         GroupRepository.forget_cache()
 
-    def write_users(self, users: Sequence[UserValues]) -> None:
+    def write_users(self, users: Sequence[User]) -> None:
         """The users, and what the people search finds them by (the items a reload no longer
         gives a user, an old alias or membership, are deleted: store/user_search.py)."""
 
-        ids = [values["id"] for values in users]
+        ids = [user.id for user in users]
         fields = ["id", "alias", "email", "slug", "memberships"]
         before = (
             {u.id: u for u in UserRecord.batch_get(ids, attributes_to_get=fields)} if ids else {}
         )
-        records = [UserRecord(**values) for values in users]
+        records = [UserRecord.of(user) for user in users]
         with UserRecord.batch_write() as batch:
             for record in records:
                 batch.save(record)
@@ -247,8 +248,8 @@ class FixtureExportStore:
     def groups(self) -> Iterator[Group]:
         return (g.as_group() for g in GroupRecord.scan(page_size=EXPORT_PAGE))
 
-    def users(self) -> Iterator[UserRecord]:
-        return iter(UserRecord.scan(page_size=EXPORT_PAGE))
+    def users(self) -> Iterator[User]:
+        return (u.as_user() for u in UserRecord.scan(page_size=EXPORT_PAGE))
 
     def posts(self) -> Iterator[Post]:
         return (p.as_post() for p in PostRecord.scan(page_size=EXPORT_PAGE))
