@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import functools
 import uuid
-from typing import Any
 
-from chalicelib.domain.ports.people import ProfileItem
+from chalicelib.domain.json import JsonObject, JsonValue
+from chalicelib.domain.profile import ProfileField
 from chalicelib.errors import ValidationFailed
 from chalicelib.schemas.profile import FieldUpdate
 from chalicelib.schemas.profile_fields import (
@@ -46,19 +46,26 @@ def country_options() -> tuple[tuple[str, str], ...]:
 # --- updates and `data` --------------------------------------------------------------------------
 
 
+def options_of(data: JsonObject) -> dict[str, str]:
+    """A list field's options as its `data` holds them: key → value."""
+    options = data.get("options")
+    if not isinstance(options, list):
+        return {}
+    return {str(o["key"]): str(o["value"]) for o in options if isinstance(o, dict)}
+
+
 def merge(
-    field: ProfileItem, sent_body: dict[str, Any], update: FieldUpdate
-) -> tuple[dict[str, Any], set[str]]:
+    field: ProfileField, sent_body: JsonObject, update: FieldUpdate
+) -> tuple[JsonObject, set[str]]:
     """The stored field as a request, with what the update sent laid over it."""
-    stored: dict[str, Any] = {
-        "sectionId": int(field.section_id),
+    stored: JsonObject = {
+        "sectionId": field.section_id,
         "name": field.name,
-        "typeId": int(field.type_id or 0),
+        "typeId": field.type_id,
         "parentId": field.parent_id,
         "parentSelectedValueId": field.parent_selected_value_id,
-        "data": field.data or {},
     }
-    sent: dict[str, Any] = {}
+    sent: JsonObject = {}
     for name in update.model_fields_set:
         alias = FieldUpdate.model_fields[name].alias or name
         sent[alias] = sent_body[alias] if alias in sent_body else sent_body.get(name)
@@ -66,28 +73,28 @@ def merge(
     if "parentId" in sent and update.parent_id is None and "parentSelectedValueId" not in sent:
         # Removing the parent removes the value it was waiting for.
         merged["parentSelectedValueId"] = None
-    stored_type = FieldType(int(field.type_id or 0))
+    stored_type = FieldType(field.type_id)
     same_type = update.type_id is None or update.type_id == stored_type
     sent_data = _camel_keys(update.type_id or stored_type, sent.get("data"))
     if same_type:
-        merged["data"] = {**stored["data"], **sent_data}
+        merged["data"] = {**field.data, **sent_data}
     else:
         # Another type's settings do not carry over: the new type starts from what was sent.
         merged["data"] = sent_data
     return merged, set(sent_data)
 
 
-def _camel_keys(field_type: FieldType, data: Any) -> dict[str, Any]:
+def _camel_keys(field_type: FieldType, data: JsonValue | None) -> JsonObject:
     if not isinstance(data, dict):
         return {}
     names = DATA_MODELS[field_type].model_fields
     return {(names[k].alias or k) if k in names else k: v for k, v in data.items()}
 
 
-def settle_data(field_type: FieldType, data: FieldData, *, sent_keys: set[str]) -> dict[str, Any]:
+def settle_data(field_type: FieldType, data: FieldData, *, sent_keys: set[str]) -> JsonObject:
     """`data` as stored and answered: option keys and positions, the list default as an option,
     the country list, sanitised HTML."""
-    settled = data.model_dump(mode="json", by_alias=True)
+    settled: JsonObject = data.model_dump(mode="json", by_alias=True)
     sent_options: list[OptionIn] | None = getattr(data, "options", None)
     if sent_options is not None:
         options = _settle_options(field_type, sent_options)
@@ -105,7 +112,8 @@ def settle_data(field_type: FieldType, data: FieldData, *, sent_keys: set[str]) 
     if field_type is FieldType.HTMLBox:
         from chalicelib.sanitize import clean_html
 
-        settled["defaultValue"] = clean_html(settled["defaultValue"])
+        html = settled["defaultValue"]
+        settled["defaultValue"] = clean_html(html) if isinstance(html, str) else html
     return settled
 
 
@@ -147,7 +155,7 @@ def _settle_options(field_type: FieldType, sent: list[OptionIn]) -> list[Option]
     ]
 
 
-def _settle_default(value: Any, options: list[Option], was_sent: bool) -> Option | None:
+def _settle_default(value: object, options: list[Option], was_sent: bool) -> Option | None:
     """A list's default names one of its options: by key, by value, or as an option object."""
     if value is None or value is False or value == "" or value == {}:
         return None
@@ -165,7 +173,7 @@ def _settle_default(value: Any, options: list[Option], was_sent: bool) -> Option
     raise ValidationFailed.one("data.defaultValue", value, "is not one of the options")
 
 
-def _default_names(value: Any) -> list[str]:
+def _default_names(value: object) -> list[str]:
     """What a sent default names: a key or value string, or an option object's key and value."""
     if isinstance(value, str):
         return [value.strip()]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from typing import Any
 
@@ -147,9 +148,7 @@ def test_a_structure_changed_between_read_and_write_is_a_409(service):
     class RivalWritesAfterOurRead(FakeProfileRepository):
         def load(self):
             ours = store.load()
-            rival = store.load()
-            rival[0].name = "Rival"
-            store.commit(saves=rival)
+            store.commit(saves=[dataclasses.replace(store.load()[0], name="Rival")])
             return ours
 
         def commit(self, **changes):

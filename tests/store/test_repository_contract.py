@@ -3,11 +3,12 @@ repositories do (against moto). A rule test that passes on a fake holds on the s
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from chalicelib.store.profile import StaleStructure
+from chalicelib.domain.profile import ProfileField, ProfileSection, StaleStructure
 from tests.support import fakes
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -35,10 +36,8 @@ def attempts(kind):
     return fakes.FakeLoginAttemptRepository() if kind == "fake" else LoginAttemptRepository()
 
 
-def _section(profile, name: str, position: int):
-    return profile.new_section(
-        profile.next_section_id(), name=name, default_visibility_id=1, position=position
-    )
+def _section(profile, name: str, position: int) -> ProfileSection:
+    return ProfileSection(profile.next_section_id(), name, position, default_visibility_id=1)
 
 
 def _by_key(records) -> dict[str, object]:
@@ -52,8 +51,15 @@ def test_profile_is_empty_then_holds_what_a_commit_saved(profile):
     assert profile.load() == []
     first, second = _section(profile, "A", 1), _section(profile, "B", 2)
     assert int(second.section_id) > int(first.section_id)
-    field = profile.new_field(
-        "f1", name="Colour", type_id=4, section_id=int(first.section_id), position=1, data={"x": 1}
+    field = ProfileField(
+        "f1",
+        name="Colour",
+        position=1,
+        section_id=first.section_id,
+        type_id=4,
+        parent_id=None,
+        parent_selected_value_id=None,
+        data={"x": 1},
     )
     profile.commit(saves=[first, second, field])
     stored = _by_key(profile.load())
@@ -68,8 +74,7 @@ def test_a_move_writes_the_position_only(profile):
     section = _section(profile, "A", 1)
     profile.commit(saves=[section])
     (loaded,) = profile.load()
-    loaded.position, loaded.name = 5, "renamed but only moved"
-    profile.commit(moves=[loaded])
+    profile.commit(moves=[replace(loaded, position=5, name="renamed but only moved")])
     (stored,) = profile.load()
     assert (int(stored.position), stored.name) == (5, "A")
 
@@ -86,30 +91,36 @@ def test_a_commit_of_a_record_changed_since_it_was_read_fails_whole(profile):
     a, b = _section(profile, "A", 1), _section(profile, "B", 2)
     profile.commit(saves=[a, b])
     mine, theirs = _by_key(profile.load()), _by_key(profile.load())
-    theirs[a.item_key].name = "Theirs"
-    profile.commit(saves=[theirs[a.item_key]])
-    mine[a.item_key].name, mine[b.item_key].name = "Mine", "Mine too"
+    profile.commit(saves=[replace(theirs[a.item_key], name="Theirs")])
     with pytest.raises(StaleStructure):
-        profile.commit(saves=[mine[b.item_key], mine[a.item_key]])
+        profile.commit(
+            saves=[
+                replace(mine[b.item_key], name="Mine too"),
+                replace(mine[a.item_key], name="Mine"),
+            ]
+        )
     stored = _by_key(profile.load())
     assert (stored[a.item_key].name, stored[b.item_key].name) == ("Theirs", "B")
 
 
 def test_a_new_record_whose_key_exists_fails(profile):
-    section = profile.new_section(7, name="A", default_visibility_id=1, position=1)
+    section = ProfileSection(7, name="A", position=1, default_visibility_id=1)
     profile.commit(saves=[section])
-    again = profile.new_section(7, name="Again", default_visibility_id=1, position=1)
+    again = ProfileSection(7, name="Again", position=1, default_visibility_id=1)
     with pytest.raises(StaleStructure):
         profile.commit(saves=[again])
     assert [r.name for r in profile.load()] == ["A"]
 
 
-def test_a_record_written_once_can_be_written_again_by_its_writer(profile):
+def test_a_record_as_loaded_after_a_write_can_be_written_again(profile):
     section = _section(profile, "A", 1)
     profile.commit(saves=[section])
-    section.name = "B"
-    profile.commit(saves=[section])
+    (loaded,) = profile.load()
+    assert loaded.version is not None and loaded.version != section.version
+    profile.commit(saves=[replace(loaded, name="B")])
     assert [r.name for r in profile.load()] == ["B"]
+    with pytest.raises(StaleStructure):  # the record as first written is stale now
+        profile.commit(saves=[replace(section, name="C")])
 
 
 # --- users and sign-in attempts -------------------------------------------------------------------

@@ -24,9 +24,9 @@ from chalicelib.domain.ports.content import (
 from chalicelib.domain.ports.notify import NotificationStore, SubscriptionChange
 from chalicelib.domain.ports.people import LoginAttemptStore
 from chalicelib.domain.posts import NewPost, Post
+from chalicelib.domain.profile import ProfileItem, StaleStructure
 from chalicelib.domain.users import SignInAttempt, TakenAttempt, User
 from chalicelib.store.posts import PostRecord
-from chalicelib.store.profile import STRUCTURE, StaleStructure
 
 
 class FakeRecord:
@@ -47,53 +47,39 @@ class FakeProfileRepository:
     version each record was read at (a stale record fails the whole commit)."""
 
     def __init__(self) -> None:
-        self._items: dict[str, FakeRecord] = {}
+        self._items: dict[str, ProfileItem] = {}
         self._section_ids = itertools.count(1)
 
-    def load(self) -> list[Any]:
-        return [copy.deepcopy(self._items[key]) for key in sorted(self._items)]
+    def load(self) -> list[ProfileItem]:
+        return [self._items[key] for key in sorted(self._items)]
 
     def next_section_id(self) -> int:
         return next(self._section_ids)
 
-    def new_section(self, section_id: int, **values: Any) -> Any:
-        return self._new(
-            f"section#{section_id:010d}", kind="section", section_id=section_id, **values
-        )
-
-    def new_field(self, field_id: str, **values: Any) -> Any:
-        return self._new(f"field#{field_id}", kind="field", field_id=field_id, **values)
-
-    def commit(self, saves: Any = (), moves: Any = (), deletes: Any = (), audit: Any = ()) -> None:
-        saves, moves, deletes = list(saves), list(moves), list(deletes)
+    def commit(
+        self,
+        saves: Sequence[ProfileItem] = (),
+        moves: Sequence[ProfileItem] = (),
+        deletes: Sequence[ProfileItem] = (),
+        audit: Any = (),
+    ) -> None:
         for record in [*saves, *moves, *deletes]:
             stored = self._items.get(record.item_key)
             if (stored.version if stored else None) != record.version:
                 raise StaleStructure()
         for record in saves:
-            record.version = (record.version or 0) + 1
-            self._items[record.item_key] = copy.deepcopy(record)
+            self._items[record.item_key] = _next_version(record)
         for record in moves:
-            record.version += 1
             stored = self._items[record.item_key]
-            stored.position, stored.version = record.position, record.version
+            self._items[record.item_key] = _next_version(
+                dataclasses.replace(stored, position=record.position)
+            )
         for record in deletes:
             del self._items[record.item_key]
 
-    @staticmethod
-    def _new(item_key: str, **values: Any) -> FakeRecord:
-        defaults = {
-            "default_visibility_id": None,
-            "field_id": None,
-            "type_id": None,
-            "parent_id": None,
-            "parent_selected_value_id": None,
-            "data": None,
-            "section_id": None,
-        }
-        return FakeRecord(
-            structure=STRUCTURE, item_key=item_key, version=None, **{**defaults, **values}
-        )
+
+def _next_version(record: ProfileItem) -> ProfileItem:
+    return dataclasses.replace(record, version=(record.version or 0) + 1)
 
 
 # --- sign-in --------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from chalicelib.domain.audit import AuditEntry
 from chalicelib.domain.groups import Group
 from chalicelib.domain.players import Player
+from chalicelib.domain.profile import ProfileItem
 from chalicelib.domain.users import FeedKey, FoundUser, SignInAttempt, TakenAttempt, User
 
 # --- groups and users -----------------------------------------------------------------------------
@@ -118,38 +119,19 @@ class FeedKeyStore(Protocol):
 # --- profile structure ----------------------------------------------------------------------------
 
 
-class ProfileItem(Protocol):
-    """A section (`kind` "section") or a field of the profile structure."""
-
-    @property
-    def item_key(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def field_id(self) -> str | None: ...
-
-    name: str
-    position: float
-    section_id: float
-    default_visibility_id: float | None
-    type_id: float | None
-    parent_id: str | None
-    parent_selected_value_id: str | None
-    data: Any  # the field's settings as JSON: a dict of the field type's keys
-
-
 class ProfileStore(Protocol):
     """The whole structure is read at once and written in all-or-nothing commits conditioned on
     the version each record was read at (a stale record fails the commit: StaleStructure)."""
 
     def load(self) -> Sequence[ProfileItem]: ...
     def next_section_id(self) -> int: ...
-    def new_section(self, section_id: int, **values: Any) -> ProfileItem: ...
-    def new_field(self, field_id: str, **values: Any) -> ProfileItem: ...
     def commit(
         self,
-        saves: Sequence[Any] = (),
-        moves: Sequence[Any] = (),
-        deletes: Sequence[Any] = (),
-        audit: Sequence[Any] = (),
-    ) -> None: ...
+        saves: Sequence[ProfileItem] = (),
+        moves: Sequence[ProfileItem] = (),
+        deletes: Sequence[ProfileItem] = (),
+        audit: Sequence[AuditEntry] = (),
+    ) -> None:
+        """Write `saves` whole, the new `position` of `moves`, and `deletes`, each only if the
+        stored record is still at the version it was read at."""
+        ...
