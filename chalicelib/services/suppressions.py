@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from chalicelib.domain import audit
+from chalicelib.domain.json import JsonObject, JsonValue
 from chalicelib.domain.ports.notify import SuppressionStore
 from chalicelib.logs import get_logger
 from chalicelib.schemas.common import AccessWarning
@@ -30,7 +30,7 @@ class SuppressionService:
         self.suppressions = suppressions
         self.clock = clock
 
-    def record(self, notification: dict[str, Any]) -> list[str]:
+    def record(self, notification: JsonObject) -> list[str]:
         """Suppress what one SES notification reports; answers the addresses suppressed."""
         kind = str(notification.get("notificationType") or notification.get("eventType") or "")
         suppressed = []
@@ -80,19 +80,20 @@ class Reported:
     feedback_id: str
 
 
-def reported_addresses(kind: str, notification: dict[str, Any]) -> list[Reported]:
+def reported_addresses(kind: str, notification: JsonObject) -> list[Reported]:
     """The addresses to suppress from one notification of `kind` (Bounce, Complaint, or any
-    other, which suppresses nothing); entries without an address are left out."""
+    other, which suppresses nothing); entries without an address, or not shaped as SES shapes
+    them, are left out."""
     if kind == "Bounce":
-        found = _bounced(notification.get("bounce") or {})
+        found = _bounced(_object(notification.get("bounce")))
     elif kind == "Complaint":
-        found = _complained(notification.get("complaint") or {})
+        found = _complained(_object(notification.get("complaint")))
     else:
         found = []
     return [each for each in found if "@" in each.address]
 
 
-def _bounced(bounce: dict[str, Any]) -> list[Reported]:
+def _bounced(bounce: JsonObject) -> list[Reported]:
     if bounce.get("bounceType") != "Permanent":
         return []
     feedback_id = str(bounce.get("feedbackId", ""))
@@ -103,16 +104,24 @@ def _bounced(bounce: dict[str, Any]) -> list[Reported]:
             str(recipient.get("diagnosticCode") or recipient.get("status") or ""),
             feedback_id,
         )
-        for recipient in bounce.get("bouncedRecipients") or []
+        for recipient in _objects(bounce.get("bouncedRecipients"))
         # A recipient still being retried ("delayed") has not failed for good.
         if recipient.get("action", "failed") == "failed"
     ]
 
 
-def _complained(complaint: dict[str, Any]) -> list[Reported]:
+def _complained(complaint: JsonObject) -> list[Reported]:
     detail = str(complaint.get("complaintFeedbackType") or "")
     feedback_id = str(complaint.get("feedbackId", ""))
     return [
         Reported(str(recipient.get("emailAddress", "")), "complaint", detail, feedback_id)
-        for recipient in complaint.get("complainedRecipients") or []
+        for recipient in _objects(complaint.get("complainedRecipients"))
     ]
+
+
+def _object(value: JsonValue) -> JsonObject:
+    return value if isinstance(value, dict) else {}
+
+
+def _objects(value: JsonValue) -> list[JsonObject]:
+    return [each for each in value if isinstance(each, dict)] if isinstance(value, list) else []

@@ -12,6 +12,7 @@ from chalicelib.domain.announcements import PostCreated
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.digests import send_daily_digests
 from chalicelib.jobs.ses_feedback import handle_from_queue
+from chalicelib.services.suppressions import reported_addresses
 from chalicelib.settings import get_settings
 from tests.support.notify import recipients, sent_mail, subscribe, verify_sender_domain
 
@@ -54,6 +55,15 @@ def bounce(address: str, bounce_type: str = "Permanent", action: str = "failed")
         },
         "mail": {"messageId": "0100018e-sent", "destination": [address]},
     }
+
+
+def test_a_notification_not_shaped_as_ses_shapes_it_suppresses_only_its_well_formed_recipients():
+    hostile = bounce("fan@example.org")
+    hostile["bounce"]["bouncedRecipients"] += ["other@example.org", None, {"emailAddress": 7}]
+    assert [r.address for r in reported_addresses("Bounce", hostile)] == ["fan@example.org"]
+    assert reported_addresses("Bounce", {"bounce": "Permanent"}) == []
+    complaint = {"complaint": {"complainedRecipients": "fan@example.org"}}
+    assert reported_addresses("Complaint", complaint) == []
 
 
 def through_the_queue(client, notification: dict) -> dict:
