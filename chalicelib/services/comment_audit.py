@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from chalicelib.domain import audit
 from chalicelib.domain.comments import Comment, PurgeCandidate
 
 
-def _audit_fields(record: Comment | None) -> dict[str, Any] | None:
+def _audit_fields(record: Comment | None) -> audit.Fields | None:
     """What a moderation changes of a comment, by the API's names (CONTRACT §12)."""
     if record is None:
         return None

@@ -258,7 +258,7 @@ class CommentService:
     # --- one comment ---------------------------------------------------------------------------
 
     def delete(self, record: Comment, by_user_id: str) -> CommentOut:
-        """Any comment → deleted; a comment already deleted is answered as it is."""
+        """A comment in any state → deleted; one already deleted is answered as it is."""
         now = self.clock()
 
         def mark_deleted(comment: Comment) -> Comment | None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from chalicelib.domain.groups import Group
 from chalicelib.domain.mailboxes import MailStatus, listed
-from chalicelib.domain.ports.mail import MailLogPages
+from chalicelib.domain.ports.mail import LogEntry, MailLogPages
+from chalicelib.domain.posts import Post
 from chalicelib.schemas.mail_log import MailLogEntryOut, MailLogPage, MailLogQuery
 from chalicelib.services.links import post_ref
 from chalicelib.services.posts import unknown_offset
@@ -38,7 +40,9 @@ class MailLogService:
         )
 
 
-def _entry_out(record: Any, posts: Mapping[str, Any], groups: Mapping[str, Any]) -> MailLogEntryOut:
+def _entry_out(
+    record: LogEntry, posts: Mapping[str, Post], groups: Mapping[str, Group]
+) -> MailLogEntryOut:
     """One log entry as the API shows it, its post (if any) read beforehand with its group."""
     post = posts.get(record.post_id) if record.post_id else None
     group = groups.get(post.group_id) if post else None

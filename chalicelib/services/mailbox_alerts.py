@@ -16,13 +16,16 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from chalicelib.auth import Caller, Need
 from chalicelib.domain.announcements import MailboxFailing, Recorded
+from chalicelib.domain.groups import Group
 from chalicelib.domain.letters import Identity, Letter
+from chalicelib.domain.mailboxes import Mailbox
 from chalicelib.domain.ports.notify import Identities, Mailer
 from chalicelib.domain.ports.people import GroupReader, UserReader
+from chalicelib.domain.users import User
 from chalicelib.logs import get_logger
 from chalicelib.services.links import base_url
 from chalicelib.services.mailboxes import POLL_FAILURE_FIXES
@@ -33,7 +36,7 @@ log = get_logger("mailbox_alerts")
 class MailboxEditors(Protocol):
     """Who saved a mailbox's settings (store/mailboxes.py `MailboxRepository.get`)."""
 
-    def get(self, scope: str) -> Any: ...
+    def get(self, scope: str) -> Mailbox | None: ...
 
 
 class Claims(Protocol):
@@ -69,7 +72,7 @@ class MailboxFailingNotice:
         if isinstance(item.announcement, MailboxFailing):
             self.tell(item.id, item.announcement)
 
-    def recipients(self, event: MailboxFailing) -> tuple[Any, list[Any]]:
+    def recipients(self, event: MailboxFailing) -> tuple[Group | None, list[User]]:
         """(the group whose administrators are told, those administrators)."""
         root_id = self.groups.root_id()
         group_id = event.group_id or root_id
@@ -77,7 +80,7 @@ class MailboxFailingNotice:
         if group is None:
             return None, []
         record = self.mailboxes.get(event.group_id or "system")
-        editor_id = getattr(record, "editor_id", None) if record is not None else None
+        editor_id = record.editor_id if record is not None else None
         editor = self.users.get(editor_id) if editor_id else None
         if editor is None or not editor.email:
             return group, []
@@ -87,7 +90,7 @@ class MailboxFailingNotice:
 
     def tell(self, event_id: str, event: MailboxFailing) -> int:
         group, people = self.recipients(event)
-        if not people:
+        if group is None or not people:
             log.warning("a failing mailbox has no administrator to tell", extra=_facts(event))
             return 0
         sent = 0
@@ -109,11 +112,11 @@ class MailboxFailingNotice:
         return sent
 
 
-def _facts(event: MailboxFailing) -> dict[str, Any]:
+def _facts(event: MailboxFailing) -> dict[str, object]:
     return {"mailbox": event.mailbox, "reason": event.reason, "failures": event.failures}
 
 
-def failing_letter(user: Any, group: Any, event: MailboxFailing, identity: Identity) -> Letter:
+def failing_letter(user: User, group: Group, event: MailboxFailing, identity: Identity) -> Letter:
     """What failed, how to fix it, and when the next try is."""
 
     which = "email-to-comment" if event.group_id is None else "email-to-post"
