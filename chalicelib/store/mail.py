@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, LocalSecondaryIndex
@@ -186,16 +186,34 @@ class MailRepository:
         return record
 
     def new_entry(
-        self, mailbox: str, entry_id: str, received_on: datetime, **values: Any
+        self,
+        mailbox: str,
+        entry_id: str,
+        received_on: datetime,
+        *,
+        message_id: str | None = None,
+        sender: str | None = None,
+        subject: str | None = None,
+        # Seeding only (tests, the console): an entry as a poll left it.
+        status: str | None = None,
+        reason: str | None = None,
+        post_id: str | None = None,
+        attempts: int = 0,
     ) -> MailRecord:
-        """An entry not stored yet (`values`: any other field)."""
+        """An entry not stored yet."""
         return MailRecord(
             mailbox,
             ENTRY + entry_id,
             entry_id=entry_id,
             received_on=received_on,
             received_key=moment_key(received_on, entry_id),
-            **values,
+            message_id=message_id,
+            sender=sender,
+            subject=subject,
+            status=status,
+            reason=reason,
+            post_id=post_id,
+            attempts=attempts,
         )
 
     def entries(self, mailbox: str, entry_ids: list[str]) -> dict[str, LogEntry]:

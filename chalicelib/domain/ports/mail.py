@@ -8,13 +8,15 @@ writes a poll's steps in batches (store/mail.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple, Protocol
+from typing import NamedTuple, Protocol, Unpack
 
-from chalicelib.domain.ports.content import CommentReader
+from chalicelib.domain.groups import Group
+from chalicelib.domain.ports.content import CommentReader, PostReader
 from chalicelib.domain.ports.people import GroupReader
+from chalicelib.domain.posts import NewPost, Post
 
 # --- records, as the services read them ---------------------------------------------------------
 
@@ -144,18 +146,20 @@ class MailLogPages(Protocol):
 
 
 class MailGroups(GroupReader, Protocol):
-    def by_slug(self, slug: str) -> Any: ...
+    def by_slug(self, slug: str) -> Group | None: ...
 
 
-class MailPosts(Protocol):
-    def get(self, post_id: str) -> Any: ...
-    def by_slug(self, group_id: str, slug: str) -> Any: ...
-    def slugs(self, group_id: str) -> Any: ...
-    def insert(self, *, announcements: Sequence[object] = ..., **values: Any) -> Any: ...
+class MailPosts(PostReader, Protocol):
+    def by_slug(self, group_id: str, slug: str) -> Post | None: ...
+    def slugs(self, group_id: str) -> Iterable[str]: ...
+    def insert(
+        self, *, announcements: Sequence[object] = ..., **values: Unpack[NewPost]
+    ) -> Post | None: ...
 
 
 class MailComments(CommentReader, Protocol):
-    def insert(self, *, announcements: Sequence[object] = ..., **values: Any) -> Any: ...
+    # The comment's fields by name (store/comments.py `CommentRecord`): False when it exists.
+    def insert(self, *, announcements: Sequence[object] = ..., **values: object) -> bool: ...
 
 
 class Counters(Protocol):

@@ -231,7 +231,7 @@ class MailPlanner:
         for link in mail_rules.permalink_candidates(subject, self.base_url):
             group = self.groups.by_slug(link.group_slug)
             post = self.posts.by_slug(group.id, link.post_slug) if group else None
-            if post is None:
+            if group is None or post is None:
                 continue
             parent = self._parent_comment(post, link.comment_id)
             if parent is not None:
