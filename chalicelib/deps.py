@@ -48,7 +48,7 @@ from chalicelib.services.mailboxes import MailboxDirectory, MailboxSettingsServi
 from chalicelib.services.newsletter import NewsletterService
 from chalicelib.services.notifications import NotificationService
 from chalicelib.services.notify.digests import DigestService
-from chalicelib.services.notify.emails import UnsubscribeService
+from chalicelib.services.notify.unsubscribe import UnsubscribeService
 from chalicelib.services.player import PlayerService
 from chalicelib.services.posts import PostService
 from chalicelib.services.profile import ProfileService
@@ -67,10 +67,10 @@ if TYPE_CHECKING:
     from chalicelib.domain.ports.notify import Mailer
     from chalicelib.mail.authentication import SenderVerifier
     from chalicelib.mail.outgoing import OutgoingMail, PacedMail, SendingRate
-    from chalicelib.mail.reply_keys import ReplyKeys
     from chalicelib.services.event_bus import EventBusPublisher
     from chalicelib.services.mail_in import MailIngestor
     from chalicelib.services.notify.delivery import NotifyService
+    from chalicelib.services.notify.emails import ReplyKeys
     from chalicelib.services.notify.occurrence import BatchReads, SendingIdentities
 
 
@@ -286,8 +286,8 @@ def mail_ingestor(**given: Unpack[IngestorParts]) -> MailIngestor:
 
 
 def reply_keys() -> ReplyKeys:
-    """Reply keys (chalicelib/mail/reply_keys.py) under the token secret."""
-    from chalicelib.mail.reply_keys import ReplyKeys, TokenSecrets
+    """Reply keys (chalicelib/services/notify/emails.py) under the token secret."""
+    from chalicelib.services.notify.emails import ReplyKeys, TokenSecrets
 
     return ReplyKeys(TokenSecrets(signing_keys()))
 
@@ -306,7 +306,7 @@ def outgoing_mail() -> OutgoingMail:
     """SES, from the platform's sender under the identity each letter carries; suppressed
     addresses (bounces, complaints) are never written to."""
     from chalicelib.mail.outgoing import OutgoingMail, SesMailer
-    from chalicelib.mail.reply_keys import site_host
+    from chalicelib.services.notify.emails import site_host
 
     return OutgoingMail(
         SesMailer(),

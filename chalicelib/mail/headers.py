@@ -174,7 +174,7 @@ def _addresses(message: EmailMessage, name: str) -> list[str]:
 def recipients_of(message: EmailMessage) -> tuple[str, ...]:
     """The addresses the mail was sent to: To, Cc, and Delivered-To (the receiving server's
     record of the mailbox it delivered to: the one a Bcc or a forward leaves out of To and Cc).
-    Mail-in looks for a reply key in them (chalicelib/mail/reply_keys.py)."""
+    Mail-in looks for a reply key in them (services/notify/emails.py)."""
     found: list[str] = []
     for address in [
         *_addresses(message, "To"),

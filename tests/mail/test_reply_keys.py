@@ -1,4 +1,4 @@
-"""Reply keys (CONTRACT §9, chalicelib/mail/reply_keys.py): what a key holds and how it survives
+"""Reply keys (CONTRACT §9, chalicelib/services/notify/emails.py): what a key holds and how it survives
 mail, then keyed replies through a real Dovecot in `verify` mode with `hold`: from the
 recipient's own address, unsigned, a comment as a signed one would be; from another address,
 rejected; a tampered key, ignored (and the comment it becomes held, saying why)."""
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chalicelib import deps
-from chalicelib.mail.reply_keys import ReplyKeys
+from chalicelib.services.notify.emails import ReplyKeys
 from tests.mail.test_authentication import entries_by_subject, members  # noqa: F401
 from tests.support.mail_messages import email_message
 

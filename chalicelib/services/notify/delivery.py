@@ -145,7 +145,7 @@ def parse_chunk(body: str) -> tuple[Notified, list[Recipient]]:
 
 
 class ReplyKeyMaker(Protocol):
-    """Makes a recipient's reply address (chalicelib.mail.reply_keys.ReplyKeys)."""
+    """Makes a recipient's reply address (emails.py `ReplyKeys`)."""
 
     def address(
         self, mailbox_address: str, user_id: str, post_id: str, comment_id: int | None = None
