@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from chalicelib.jobs.outbox import drain_checkpoint, resume_drain, resume_drain_at_end
+from chalicelib.jobs.outbox import drain_position, resume_drain, resume_drain_at_end
 
 SNAPSHOT_NAME = "embedded-aws.pickle"
 TOKEN_SECRET_NAME = "token-secret"
@@ -207,7 +207,7 @@ class LocalSnapshot:
             # Where the outbox drain got to: every record it names is in the stream pickled here
             # (no record is written while the lock is held), so a restart tells each record after
             # it once and none before it again.
-            checkpoint = drain_checkpoint()
+            checkpoint = drain_position()
             _BackendPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(
                 (SNAPSHOT_FORMAT, _moto_version(), state, checkpoint)
             )

@@ -156,24 +156,24 @@ def _forget_readers() -> None:
     _readers.clear()
 
 
-def drain_checkpoint() -> dict[str, dict[str, Any]]:
+def drain_position() -> dict[str, dict[str, Any]]:
     """Where this process's drain got to in each stream, as plain data (`make run` keeps it in
     its snapshot: without it a restart would tell every record again, mailing a member about
     posts made before he subscribed)."""
     return {
-        arn: {"after": dict(reader.checkpoint().after), "told": reader.told}
+        arn: {"after": dict(reader.position().after), "told": reader.told}
         for arn, reader in _readers.items()
     }
 
 
 def resume_drain(checkpoint: Mapping[str, Mapping[str, Any]]) -> None:
-    """Drain from where `drain_checkpoint` said another process had got to."""
-    from chalicelib.store.outbox import ReaderCheckpoint, StreamReader
+    """Drain from where `drain_position` said another process had got to."""
+    from chalicelib.store.outbox import ReaderPosition, StreamReader
 
     _readers.clear()
     for arn, place in checkpoint.items():
         after = tuple((str(shard), sequence) for shard, sequence in place["after"].items())
-        _readers[arn] = StreamReader(arn, checkpoint=ReaderCheckpoint(after, int(place["told"])))
+        _readers[arn] = StreamReader(arn, position=ReaderPosition(after, int(place["told"])))
 
 
 def resume_drain_at_end() -> None:

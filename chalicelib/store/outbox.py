@@ -146,10 +146,10 @@ class StreamReader:
 
     It keeps, per shard, where the next read starts; `commit` moves that past what was handled,
     so a failed record is read again by the next `read`, as Lambda's checkpoint does. `latest`
-    starts at the stream's end (a CLI command drains what it itself wrote); `checkpoint` where
-    another reader of the stream got to (`checkpoint()`: `make run` keeps it in its snapshot, as
+    starts at the stream's end (a CLI command drains what it itself wrote); `position` where
+    another reader of the stream got to (`position()`: `make run` keeps it in its snapshot, as
     Lambda's event source mapping keeps its own across deploys); otherwise at its beginning.
-    `told` counts the records committed, the checkpoint's included.
+    `told` counts the records committed, the position's included.
     """
 
     def __init__(
@@ -157,13 +157,13 @@ class StreamReader:
         arn: str | None = None,
         *,
         latest: bool = False,
-        checkpoint: ReaderCheckpoint | None = None,
+        position: ReaderPosition | None = None,
     ) -> None:
         self.arn = arn or stream_arn()
         self.latest = latest
         # shard -> sequence number handled last
-        self._after: dict[str, str | None] = dict(checkpoint.after) if checkpoint else {}
-        self.told = checkpoint.told if checkpoint else 0
+        self._after: dict[str, str | None] = dict(position.after) if position else {}
+        self.told = position.told if position else 0
         if latest:
             for shard in self._shards():
                 self._after[shard] = self._last_sequence(shard)
@@ -223,12 +223,12 @@ class StreamReader:
         self._after[shard] = sequence_number
         self.told += records
 
-    def checkpoint(self) -> ReaderCheckpoint:
-        return ReaderCheckpoint(after=tuple(self._after.items()), told=self.told)
+    def position(self) -> ReaderPosition:
+        return ReaderPosition(after=tuple(self._after.items()), told=self.told)
 
 
 @dataclass(frozen=True)
-class ReaderCheckpoint:
+class ReaderPosition:
     """Where a stream reader got to: per shard the sequence number handled last (None: none
     yet), and how many records it has handled in all."""
 
