@@ -8,7 +8,9 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
+
+from chalicelib.domain.ports.bus import PutEventsAnswer
 
 _lock = threading.Lock()
 # What other modules keep from AWS (PynamoDB connections, secrets), forgotten with the clients.
@@ -96,9 +98,9 @@ def send_batches(queue_name: str, bodies: list[str], what: str) -> None:
             raise RuntimeError(f"SQS refused {len(response['Failed'])} {what}")
 
 
-def put_events(entries: list[dict[str, str]]) -> dict[str, Any]:
+def put_events(entries: list[dict[str, str]]) -> PutEventsAnswer:
     """One PutEvents request; EventBridge's answer (its `FailedEntryCount` says what to retry)."""
-    return dict(client("events").put_events(Entries=entries))
+    return cast(PutEventsAnswer, dict(client("events").put_events(Entries=entries)))
 
 
 class QueueSender:

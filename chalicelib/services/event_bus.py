@@ -19,10 +19,11 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from typing import Any
 
 from chalicelib import metrics
-from chalicelib.domain.announcements import Handler, Recorded, recorded
+from chalicelib.domain.announcements import Announcement, Handler, Recorded, recorded
+from chalicelib.domain.json import JsonObject
+from chalicelib.domain.ports.bus import PutEventsAnswer
 from chalicelib.logs import get_logger
 
 log = get_logger("event_bus")
@@ -33,7 +34,7 @@ ATTEMPTS = 3
 BATCH = 10  # PutEvents takes at most 10 entries
 
 
-def detail_type(event: Any) -> str:
+def detail_type(event: Announcement) -> str:
     """`PostCreated` → `Post Created`."""
     return re.sub(r"(?<!^)(?=[A-Z])", " ", type(event).__name__)
 
@@ -47,8 +48,8 @@ class EventsNotPublished(RuntimeError):
     """PutEvents kept refusing some entries: the drain delivers them again."""
 
 
-def detail(event: Any, event_id: str) -> dict[str, Any]:
-    fields = {_camel(k): v for k, v in asdict(event).items()}
+def detail(event: Announcement, event_id: str) -> JsonObject:
+    fields: JsonObject = {_camel(k): v for k, v in asdict(event).items()}
     return {"schemaVersion": SCHEMA_VERSION, "domainEventId": event_id, **fields}
 
 
@@ -67,7 +68,7 @@ class EventBusPublisher:
     def __init__(
         self,
         bus_name: str,
-        send: Callable[[list[dict[str, str]]], dict[str, Any]],
+        send: Callable[[list[dict[str, str]]], PutEventsAnswer],
         sleep: Callable[[float], None] = time.sleep,
         attempts: int = ATTEMPTS,
     ) -> None:
@@ -76,10 +77,10 @@ class EventBusPublisher:
         self.sleep = sleep
         self.attempts = attempts
 
-    def __call__(self, announcement: Any) -> None:
+    def __call__(self, announcement: Announcement | Recorded) -> None:
         self.publish_all([announcement])
 
-    def publish_all(self, announcements: list[Any]) -> None:
+    def publish_all(self, announcements: Sequence[Announcement | Recorded]) -> None:
         if not self.bus_name or not announcements:
             return
         entries = [entry(recorded(a), self.bus_name) for a in announcements]
@@ -134,10 +135,10 @@ class DomainEvents:
     def __init__(self, handlers: Sequence[Handler] = ()) -> None:
         self.handlers = list(handlers)
 
-    def publish(self, announcement: Any) -> None:
+    def publish(self, announcement: Announcement | Recorded) -> None:
         self.publish_all([announcement])
 
-    def publish_all(self, announcements: Sequence[Any]) -> None:
+    def publish_all(self, announcements: Sequence[Announcement | Recorded]) -> None:
         """Tell every handler (a handler that can takes them as one batch). Every handler is
         told even when one fails; then the first failure is raised, so the drain runs the
         announcements again (each handler is idempotent: what was told is not told twice)."""
