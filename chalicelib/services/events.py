@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from chalicelib.auth import Caller, Need
 from chalicelib.clock import iso, utc_now
@@ -15,23 +16,15 @@ from chalicelib.domain.announcements import (
     EventMoved,
     EventUpdated,
 )
+from chalicelib.domain.events import DETAILS, Event, EventDetails, details_of
 from chalicelib.domain.groups import Group
-from chalicelib.domain.ports.content import Event, EventFields, EventStore
+from chalicelib.domain.ports.content import EventStore
 from chalicelib.domain.ports.people import UserReader
 from chalicelib.domain.users import User
 from chalicelib.errors import NotFound, ValidationFailed
-from chalicelib.sanitize import clean_html, html_to_text
-from chalicelib.schemas.events import (
-    CalendarMove,
-    CalendarQuery,
-    EventCreate,
-    EventListQuery,
-    EventOut,
-    EventPage,
-    EventUpdate,
-    EventWrite,
-    end_date_problem,
-)
+from chalicelib.sanitize import clean_html
+from chalicelib.schemas import events as wire
+from chalicelib.schemas.fixture import FixtureEvent
 from chalicelib.services.links import group_ref, group_url, user_ref
 from chalicelib.services.paging import next_offset
 
@@ -50,11 +43,6 @@ def event_url(group: Group, event_id: int) -> str:
     return f"{group_url(group)}/events/{event_id}"
 
 
-def search_text(title: str, content: str, location: str, organizer: str) -> str:
-    # One line per field: a filter never matches across two fields.
-    return "\n".join([title, html_to_text(content), location, organizer]).lower()
-
-
 class EventService:
     def __init__(
         self,
@@ -69,27 +57,20 @@ class EventService:
         self.clock = clock or utc_now
 
     @staticmethod
-    def _announced(
-        kind: type[EventFacts],
-        actor_id: str,
-        event_id: float,
-        group_id: str,
-        said: Mapping[str, Any],
-    ) -> list[EventFacts]:
-        """The domain event of a write: the event as the write stores it (`said`: its fields by
-        name), handed to the store, which puts it in the outbox in the same transaction
-        (domain/announcements.py)."""
+    def _announced(kind: type[EventFacts], actor_id: str, event: Event) -> list[EventFacts]:
+        """The domain event of a write: the event as the write stores it, handed to the store,
+        which puts it in the outbox in the same transaction (domain/announcements.py)."""
 
-        end = said["end_date"]
+        end = event.end_date
         return [
             kind(
-                event_id=int(event_id),
-                group_id=group_id,
+                event_id=event.id,
+                group_id=event.group_id,
                 actor_id=actor_id,
-                title=said["title"],
-                start_date=iso(said["start_date"]),
+                title=event.title,
+                start_date=iso(event.start_date),
                 end_date=iso(end) if end is not None else None,
-                all_day=bool(said["all_day"]),
+                all_day=event.all_day,
             )
         ]
 
@@ -104,70 +85,80 @@ class EventService:
         caller.require(need, group)
         return record, group
 
-    def get(self, event_id: int, caller: Caller) -> EventOut:
+    def get(self, event_id: int, caller: Caller) -> wire.EventOut:
         record, group = self.find(event_id, caller, Need.ENTER)
         return self._out_one(record, group)
 
-    def create(self, body: EventCreate, caller: Caller) -> EventOut:
+    def create(self, body: wire.EventCreate, caller: Caller) -> wire.EventOut:
         group = self._target_group(body, body.group_id, caller)
         now = self.clock()
         # Everything the answer needs is read before the write: once the write is done, no
         # failing read can answer 503 for an event that was stored after all.
         people = self.users.get_many({caller.user_id})
-        event_id, fields = self.events.next_id(), self._fields(body)
-        record = self.events.create(
-            id=event_id,
+        new = Event(
+            **vars(stored_details(body)),
+            id=self.events.next_id(),
             group_id=group.id,
             author_id=caller.user_id,
             editor_id=caller.user_id,
             created_on=now,
             modified_on=now,
+            version=None,
+        )
+        record = self.events.create(
+            new,
             announcements=[
-                *self._announced(EventCreated, caller.user_id, event_id, group.id, fields),
-                *_audited("event.create", event_id, None, {**fields, "group_id": group.id}),
+                *self._announced(EventCreated, caller.user_id, new),
+                *_audited("event.create", None, new),
             ],
-            **fields,
         )
         return self._out([record], group, people)[0]
 
-    def update(self, found: tuple[Event, Group], body: EventUpdate, caller: Caller) -> EventOut:
+    def update(
+        self, found: tuple[Event, Group], body: wire.EventUpdate, caller: Caller
+    ) -> wire.EventOut:
         """Replace the fields of an event `find` returned (its privilege checked before the body
         is read: CONTRACT §6)."""
         record, group = found
         if body.group_id is not None and body.group_id != record.group_id:
             group = self._target_group(body, body.group_id, caller)
         people = self.users.get_many({record.author_id, caller.user_id})  # before the write
-        fields = self._fields(body)
-        record = self.events.update(
+        changed = replace(
             record,
+            **vars(stored_details(body)),
             group_id=group.id,
             editor_id=caller.user_id,
             modified_on=self.clock(),
-            announcements=[
-                *self._announced(EventUpdated, caller.user_id, record.id, group.id, fields),
-                *_audited("event.update", record.id, record, {**fields, "group_id": group.id}),
-            ],
-            **fields,
         )
-        return self._out([record], group, people)[0]
+        stored = self.events.update(
+            record,
+            changed,
+            announcements=[
+                *self._announced(EventUpdated, caller.user_id, changed),
+                *_audited("event.update", record, changed),
+            ],
+        )
+        return self._out([stored], group, people)[0]
 
-    def delete(self, event_id: int, caller: Caller) -> EventOut:
+    def delete(self, event_id: int, caller: Caller) -> wire.EventOut:
         record, group = self.find(event_id, caller, Need.MODERATOR)
         answer = self._out_one(record, group)
         self.events.delete(
             record,
             announcements=[
-                EventDeleted(
-                    event_id=int(record.id), group_id=record.group_id, actor_id=caller.user_id
-                ),
-                *_audited("event.delete", record.id, record, None),
+                EventDeleted(event_id=record.id, group_id=record.group_id, actor_id=caller.user_id),
+                *_audited("event.delete", record, None),
             ],
         )
         return answer
 
     def move(
-        self, found: tuple[Event, Group], move: CalendarMove, caller: Caller, sent: dict[str, Any]
-    ) -> EventPage:
+        self,
+        found: tuple[Event, Group],
+        move: wire.CalendarMove,
+        caller: Caller,
+        sent: Mapping[str, object],
+    ) -> wire.EventPage:
         """Calendar update: new dates for the event `find` returned (privilege checked before the
         body is read), answered with the calendar of the period.
 
@@ -181,7 +172,7 @@ class EventService:
             end = _later(move.start_date, record.end_date - record.start_date)
         else:
             end = None
-        problem = end_date_problem(move.start_date, end, all_day)
+        problem = wire.end_date_problem(move.start_date, end, all_day)
         if problem:
             raise ValidationFailed.one("endDate", sent.get("endDate"), problem)
         start, stop = move.calendar_start_date, move.calendar_end_date
@@ -193,42 +184,46 @@ class EventService:
             | {r.editor_id for r in shown}
             | {record.author_id, caller.user_id}
         )
-        dates = {"start_date": move.start_date, "end_date": end, "all_day": all_day}
-        moved = {**said_of_itself(record), **dates}
-        self.events.update(
+        moved = replace(
             record,
+            start_date=move.start_date,
+            end_date=end,
+            all_day=all_day,
             editor_id=caller.user_id,
             modified_on=self.clock(),
-            announcements=[
-                *self._announced(EventMoved, caller.user_id, record.id, record.group_id, moved),
-                *_audited("event.move", record.id, record, {**moved, "group_id": record.group_id}),
-            ],
-            **dates,
         )
-        shown = [r for r in shown if int(r.id) != int(record.id)]
-        if self.events.overlaps(record, start, stop):
-            shown = sorted([*shown, record], key=lambda r: r.start_key)[:CALENDAR_CAP]
-        return EventPage(
-            offset=int(shown[-1].id) if shown else None, events=self._out(shown, group, people)
+        stored = self.events.update(
+            record,
+            moved,
+            announcements=[
+                *self._announced(EventMoved, caller.user_id, moved),
+                *_audited("event.move", record, moved),
+            ],
+        )
+        shown = [r for r in shown if r.id != record.id]
+        if self.events.overlaps(stored, start, stop):
+            shown = sorted([*shown, stored], key=calendar_order)[:CALENDAR_CAP]
+        return wire.EventPage(
+            offset=shown[-1].id if shown else None, events=self._out(shown, group, people)
         )
 
     # --- lists -----------------------------------------------------------------------------------
 
-    def upcoming(self, group: Group, query: EventListQuery) -> EventPage:
+    def upcoming(self, group: Group, query: wire.EventListQuery) -> wire.EventPage:
         return self._page(group, query, upcoming=True)
 
-    def expired(self, group: Group, query: EventListQuery) -> EventPage:
+    def expired(self, group: Group, query: wire.EventListQuery) -> wire.EventPage:
         return self._page(group, query, upcoming=False)
 
-    def calendar(self, group: Group, query: CalendarQuery) -> EventPage:
+    def calendar(self, group: Group, query: wire.CalendarQuery) -> wire.EventPage:
         records = self.events.overlapping(
             group.id, query.calendar_start_date, query.calendar_end_date, cap=CALENDAR_CAP
         )
-        return EventPage(
-            offset=int(records[-1].id) if records else None, events=self._out(records, group)
+        return wire.EventPage(
+            offset=records[-1].id if records else None, events=self._out(records, group)
         )
 
-    def _page(self, group: Group, query: EventListQuery, *, upcoming: bool) -> EventPage:
+    def _page(self, group: Group, query: wire.EventListQuery, *, upcoming: bool) -> wire.EventPage:
         after = None
         if query.offset:
             after = self.events.position(query.offset)
@@ -242,14 +237,14 @@ class EventService:
             after=after,
             text=query.search,
         )
-        return EventPage(
-            offset=next_offset(records, query.offset, lambda r: int(r.id)),
+        return wire.EventPage(
+            offset=next_offset(records, query.offset, lambda r: r.id),
             events=self._out(records, group),
         )
 
     # --- helpers ---------------------------------------------------------------------------------
 
-    def _target_group(self, body: EventWrite, group_id: str, caller: Caller) -> Group:
+    def _target_group(self, body: wire.EventWrite, group_id: str, caller: Caller) -> Group:
         try:
             group = self.groups.get(group_id, key="groupId")
         except NotFound:
@@ -261,11 +256,7 @@ class EventService:
         caller.require(Need.MODERATOR, group)
         return group
 
-    @staticmethod
-    def _fields(body: EventWrite) -> dict[str, Any]:
-        return stored_fields(body)
-
-    def _out_one(self, record: Event, group: Group) -> EventOut:
+    def _out_one(self, record: Event, group: Group) -> wire.EventOut:
         return self._out([record], group)[0]
 
     def _out(
@@ -273,23 +264,28 @@ class EventService:
         records: Sequence[Event],
         group: Group,
         people: Mapping[str, User] | None = None,
-    ) -> list[EventOut]:
+    ) -> list[wire.EventOut]:
         if people is None:
             people = self.users.get_many(
                 {r.author_id for r in records} | {r.editor_id for r in records}
             )
         return [
-            EventOut(
-                id=int(r.id),
+            wire.EventOut(
+                id=r.id,
                 group=group_ref(group),
                 created_on=r.created_on,
                 author=user_ref(people.get(r.author_id)),
                 editor=user_ref(people.get(r.editor_id)),
-                url=event_url(group, int(r.id)),
-                **said_of_itself(r),
+                url=event_url(group, r.id),
+                **vars(details_of(r)),
             )
             for r in records
         ]
+
+
+def calendar_order(event: Event) -> tuple[datetime, int]:
+    """Start date ascending, then id: the order of the store's lists (its `start_key`)."""
+    return event.start_date, event.id
 
 
 # What an event's change records (CONTRACT §12): stored attribute → the API's field name.
@@ -305,15 +301,16 @@ AUDITED = {
 }
 
 
-def _audited(action: str, event_id: Any, read: Any, written: Any) -> list[audit.AuditEntry]:
+def _audited(action: str, read: Event | None, written: Event | None) -> list[audit.AuditEntry]:
     """The audit entry of an event's write: `read` the event before it (None: new), `written`
-    its fields after it (None: deleted)."""
-    before = audit.fields_of(read, AUDITED)
+    the event after it (None: deleted)."""
+    event = written or read
+    assert event is not None, "a write has an event before or after it"
     return audit.entry(
         action,
-        target=("event", int(event_id)),
-        group_id=(written or {}).get("group_id") or getattr(read, "group_id", None),
-        before=before,
+        target=("event", event.id),
+        group_id=event.group_id,
+        before=audit.fields_of(read, AUDITED),
         after=audit.fields_of(written, AUDITED),
     )
 
@@ -325,18 +322,13 @@ def _later(moment: datetime, span: timedelta) -> datetime:
         return datetime.max.replace(tzinfo=UTC)
 
 
-def said_of_itself(event: EventFields) -> dict[str, Any]:
-    """The fields of `EventFields`, by name: what is sent, stored and answered alike."""
-    names = ("title", "all_day", "start_date", "end_date", "content", "organizer", "location")
-    return {name: getattr(event, name) for name in names}
-
-
-def stored_fields(event: EventFields) -> dict[str, Any]:
+def stored_details(sent: wire.EventWrite | FixtureEvent) -> EventDetails:
     """What an event written through the API or loaded from a fixture stores of what was sent:
-    its content sanitised, and the text its `filter` searches."""
-    content = clean_html(event.content)
-    return {
-        **said_of_itself(event),
-        "content": content,
-        "search_text": search_text(event.title, content, event.location, event.organizer),
-    }
+    its content sanitised (the store derives the text its `filter` searches)."""
+    said = EventDetails(**sent.model_dump(include=set(DETAILS)))
+    return replace(said, content=clean_html(said.content))
+
+
+def stored_fields(sent: wire.EventWrite | FixtureEvent) -> dict[str, object]:
+    """`stored_details` by name, for the fixture loader's bulk write (store/fixture.py)."""
+    return dict(vars(stored_details(sent)))

@@ -21,14 +21,19 @@ import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, time, timedelta
 from email.utils import parseaddr
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from chalicelib.domain.events import Event
 from chalicelib.domain.groups import Group
-from chalicelib.domain.ports.content import Event, EventStore
+from chalicelib.domain.ports.content import EventStore
 from chalicelib.sanitize import html_to_text
 from chalicelib.services.events import event_url
 from chalicelib.services.links import base_url
+
+if TYPE_CHECKING:
+    from icalendar import Event as CalendarEvent
+    from icalendar import vCalAddress
 
 LOOK_BACK = timedelta(days=90)
 MAX_EVENTS = 1000
@@ -76,7 +81,7 @@ def all_day_span(start: datetime, end: datetime | None) -> tuple[date, int]:
     return first, max((last - first).days + 1, 1)
 
 
-def add_all_day_span(event: Any, start: datetime, end: datetime | None) -> None:
+def add_all_day_span(event: CalendarEvent, start: datetime, end: datetime | None) -> None:
     """DTSTART and its exclusive DTEND (RFC 5545 §3.6.1); or, when that day would be after
     9999-12-31 (which no DATE can write), DURATION in days, which says the same: the event
     still ends after the day it starts, not on it."""
@@ -90,7 +95,7 @@ def add_all_day_span(event: Any, start: datetime, end: datetime | None) -> None:
 
 # icalendar (70 ms at `import app`, bench/hidden_imports.py --cost) is imported when a calendar
 # is written: only the calendar feed's route needs it.
-def organizer_value(text: str) -> Any:
+def organizer_value(text: str) -> vCalAddress:
     from icalendar import vCalAddress
 
     name, address = parseaddr(text)
@@ -108,7 +113,8 @@ def plain_text(markup: str) -> str:
 
 
 def render_calendar(group: Group, records: Sequence[Event]) -> str:
-    from icalendar import Calendar, Event
+    from icalendar import Calendar
+    from icalendar import Event as CalendarEvent
 
     host = urlsplit(base_url()).hostname or "localhost"
     calendar = Calendar()
@@ -119,8 +125,8 @@ def render_calendar(group: Group, records: Sequence[Event]) -> str:
     # Names the calendar in Apple, Google and Outlook when subscribed.
     calendar.add("x-wr-calname", group.name)
     for record in records:
-        event = Event()
-        event.add("uid", f"event-{int(record.id)}@{host}")
+        event = CalendarEvent()
+        event.add("uid", f"event-{record.id}@{host}")
         modified = record.modified_on.astimezone(UTC)
         event.add("dtstamp", modified)
         event.add("last-modified", modified)
@@ -138,7 +144,7 @@ def render_calendar(group: Group, records: Sequence[Event]) -> str:
         description = plain_text(record.content or "")
         if description:
             event.add("description", description)
-        event.add("url", event_url(group, int(record.id)))
+        event.add("url", event_url(group, record.id))
         calendar.add_component(event)
     text: bytes = calendar.to_ical()
     return text.decode("utf-8")

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from chalicelib.settings import get_settings
 
@@ -77,6 +77,20 @@ def remember(kind: str, records: dict[Hashable, Any]) -> None:
             _drop_expired_or_all()
         for key, record in records.items():
             _entries[(kind, key)] = (expires, record)
+
+
+class Identified(Protocol):
+    @property
+    def id(self) -> Hashable: ...
+
+
+PageT = TypeVar("PageT", bound=Sequence[Identified])
+
+
+def remember_last(kind: str, page: PageT) -> PageT:
+    """`page`, its last record remembered by id: the next page's `offset` names it."""
+    remember(kind, {record.id: record for record in page[-1:]})
+    return page
 
 
 def forget(kind: str | None = None, keys: Iterable[Hashable] | None = None) -> None:

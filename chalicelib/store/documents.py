@@ -6,13 +6,13 @@ written whole; one table keeps them without a table per form.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
+from typing import Unpack
 
 from pynamodb.attributes import JSONAttribute, UnicodeAttribute, UTCDateTimeAttribute
 from pynamodb.models import Model
 
 from chalicelib.domain.json import JsonObject
+from chalicelib.domain.ports.content import DocumentWrite
 from chalicelib.store import outbox
 from chalicelib.store.base import register, table_meta
 
@@ -39,17 +39,17 @@ class DocumentRepository:
         return doc
 
     def put(
-        self,
-        scope: str,
-        kind: str,
-        doc: JsonObject,
-        audit: Sequence[object] = (),
-        *,
-        modified_on: datetime | None = None,
-        editor_id: str | None = None,
+        self, scope: str, kind: str, doc: JsonObject, **write: Unpack[DocumentWrite]
     ) -> JsonObject:
-        """Store the document; `audit` (the change's entries) in the same transaction."""
-        record = DocumentRecord(scope, kind, doc=doc, modified_on=modified_on, editor_id=editor_id)
+        """Store the document; its audit entries in the same transaction."""
+        record = DocumentRecord(
+            scope,
+            kind,
+            doc=doc,
+            modified_on=write.get("modified_on"),
+            editor_id=write.get("editor_id"),
+        )
+        audit = write.get("audit", ())
         if not audit:
             record.save()
             return doc

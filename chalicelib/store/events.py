@@ -14,9 +14,9 @@ in one transaction, which is why an event's duration is capped (schemas/events.p
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from pynamodb.attributes import (
     BooleanAttribute,
@@ -30,14 +30,16 @@ from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import error_code, is_unavailable
 from chalicelib.clock import utc_now
+from chalicelib.domain.events import Event
 from chalicelib.domain.ports.content import EventListing, EventStore
 from chalicelib.errors import Conflict
+from chalicelib.sanitize import html_to_text
 from chalicelib.store import cache, outbox
 from chalicelib.store.base import (
     UtcAttribute,
     ensure_fits,
+    frozen,
     global_index,
-    index_start_key,
     nullable,
     query_page,
     register,
@@ -62,6 +64,11 @@ AFTER_ALL_IDS = "~"
 
 def start_key_of(start: datetime, event_id: int) -> str:
     return f"{sort_moment(start)}#{event_id:0{ID_DIGITS}d}"
+
+
+def event_search_text(title: str, content: str, location: str, organizer: str) -> str:
+    # One line per field: a filter never matches across two fields.
+    return "\n".join([title, html_to_text(content), location, organizer]).lower()
 
 
 def month_of(moment: datetime) -> str:
@@ -134,8 +141,28 @@ class EventRecord(Model):
         "group-start", "group_id", "start_key", range_type=UnicodeAttribute
     )
 
+    @classmethod
+    def of(cls, event: Event) -> EventRecord:
+        """The item that stores `event` (at the version it was read at), its keys derived."""
+        values = {f.name: getattr(event, f.name) for f in dataclasses.fields(Event)}
+        if values["version"] is None:
+            del values["version"]  # a new event: PynamoDB writes it only where none is stored
+        record = cls(**values)
+        record.refresh_keys()
+        return record
+
+    def as_event(self) -> Event:
+        """The record as the rules hold it (domain/events.py)."""
+        version = None if self.version is None else int(self.version)
+        return frozen(self, Event, id=int(self.id), version=version)
+
     def refresh_keys(self) -> None:
+        """The list key and what the `filter` searches, derived from the event: every write
+        calls this, so the rule lives here only."""
         self.start_key = start_key_of(self.start_date, int(self.id))
+        self.search_text = event_search_text(
+            self.title, self.content or "", self.location or "", self.organizer or ""
+        )
 
     def calendar_entries(self) -> list[CalendarEntryRecord]:
         until = occupied_until(self.start_date, self.end_date, self.all_day)
@@ -171,10 +198,13 @@ POSITION = "event-position"
 
 
 class EventRepository(EventStore):
-    def position(self, event_id: int) -> EventRecord | None:
+    def position(self, event_id: int) -> Event | None:
         """The event an `offset` names, for its place in the list: from the warm container's
         memory when a page ended there lately (this container's own edits forget it)."""
-        return cache.read_through(POSITION, int(event_id), lambda: self.get(event_id))
+        found: Event | None = cache.read_through(
+            POSITION, int(event_id), lambda: self.get(event_id)
+        )
+        return found
 
     def next_id(self) -> int:
         return CounterRepository().next_value(EVENT_COUNTER)
@@ -187,13 +217,17 @@ class EventRepository(EventStore):
         last = int(counter.value)
         return range(last - count + 1, last + 1)
 
-    def get(self, event_id: int) -> EventRecord | None:
+    def get(self, event_id: int) -> Event | None:
         try:
-            return EventRecord.get(event_id)
+            return EventRecord.get(event_id).as_event()
         except EventRecord.DoesNotExist:
             return None
 
-    def get_many(self, event_ids: Iterable[int]) -> dict[int, EventRecord]:
+    def get_many(self, event_ids: Iterable[int]) -> dict[int, Event]:
+        return {key: record.as_event() for key, record in self.stored_items(event_ids).items()}
+
+    def stored_items(self, event_ids: Iterable[int]) -> dict[int, EventRecord]:
+        """The items themselves, with their calendar items to replace (the fixture loader)."""
         ids = list(dict.fromkeys(event_ids))
         if not ids:
             return {}
@@ -201,11 +235,10 @@ class EventRepository(EventStore):
 
     # --- writes: the event and its calendar items change together ---------------------------
 
-    def create(self, *, announcements: Sequence[object] = (), **values: Any) -> EventRecord:
+    def create(self, event: Event, *, announcements: Sequence[object] = ()) -> Event:
         """`announcements`: the domain events the write announces, as the service made them;
         their outbox items go in the same transaction (so for `update` and `delete`)."""
-        record = EventRecord(**values)
-        record.refresh_keys()
+        record = EventRecord.of(event)
         ensure_fits(record, EVENT_TEXTS)
         entries = record.calendar_entries()
         items = _outbox_items(announcements)
@@ -216,21 +249,17 @@ class EventRepository(EventStore):
                 write.save(entry)
             outbox.add_to(write, items)
 
-        _commit(record.id, fill)
-        return record
+        _commit(event.id, fill)
+        return record.as_event()
 
-    def update(
-        self, record: EventRecord, *, announcements: Sequence[object] = (), **changes: Any
-    ) -> EventRecord:
-        before = {entry.month_key: entry for entry in record.calendar_entries()}
-        old_group = record.group_id
-        for name, value in changes.items():
-            setattr(record, name, value)
-        record.refresh_keys()
+    def update(self, read: Event, changed: Event, *, announcements: Sequence[object] = ()) -> Event:
+        """Store `changed` in place of `read`, if the stored event is still the one read."""
+        before = {entry.month_key: entry for entry in EventRecord.of(read).calendar_entries()}
+        record = EventRecord.of(dataclasses.replace(changed, version=read.version))
         ensure_fits(record, EVENT_TEXTS)
-        cache.forget(POSITION, [int(record.id)])
+        cache.forget(POSITION, [read.id])
         after = record.calendar_entries()
-        kept = {entry.month_key for entry in after} if record.group_id == old_group else set()
+        kept = {entry.month_key for entry in after} if record.group_id == read.group_id else set()
         items = _outbox_items(announcements)
         # The version condition (added by PynamoDB) makes a concurrent edit fail as a whole,
         # so the calendar items always describe the stored event.
@@ -244,11 +273,12 @@ class EventRepository(EventStore):
                 write.save(entry)
             outbox.add_to(write, items)
 
-        _commit(record.id, fill)
-        return record
+        _commit(read.id, fill)
+        return record.as_event()
 
-    def delete(self, record: EventRecord, *, announcements: Sequence[object] = ()) -> None:
-        cache.forget(POSITION, [int(record.id)])
+    def delete(self, event: Event, *, announcements: Sequence[object] = ()) -> None:
+        cache.forget(POSITION, [event.id])
+        record = EventRecord.of(event)
         entries = record.calendar_entries()
         items = _outbox_items(announcements)
 
@@ -258,7 +288,7 @@ class EventRepository(EventStore):
                 write.delete(entry)
             outbox.add_to(write, items)
 
-        _commit(record.id, fill)
+        _commit(event.id, fill)
 
     def put_many(self, records: Iterable[EventRecord]) -> None:
         """Bulk load (fixtures, tests): batch writes, not transactions."""
@@ -273,7 +303,7 @@ class EventRepository(EventStore):
 
     # --- reads ---------------------------------------------------------------------------------
 
-    def listed(self, group_id: str, listing: EventListing) -> list[EventRecord]:
+    def listed(self, group_id: str, listing: EventListing) -> list[Event]:
         """Events starting after `moment` ascending (upcoming) or before it descending (expired)."""
         upcoming, after, text = listing.upcoming, listing.after, listing.text
         moment = listing.moment
@@ -281,32 +311,31 @@ class EventRepository(EventStore):
             condition = EventRecord.start_key > f"{sort_moment(moment)}#{AFTER_ALL_IDS}"
         else:
             condition = EventRecord.start_key < f"{sort_moment(moment)}#"
-        start = None
+        place = None
         # An offset event now on the other side of `moment` sits before the whole list (DynamoDB
         # refuses a start key outside the key condition): the page starts at the beginning.
-        if after is not None and _inside(after.start_key, moment, upcoming):
-            start = index_start_key(after, EventRecord.by_group_start)
+        if after is not None and _inside(start_key_of_event(after), moment, upcoming):
+            place = EventRecord.of(after)
         records = query_page(
             EventRecord.by_group_start,
             group_id,
             limit=listing.limit,
             forward=upcoming,
-            start_key=start,
+            after=place,
             range_key_condition=condition,
             filter_condition=EventRecord.search_text.contains(text) if text else None,
         )
-        cache.remember(POSITION, {int(r.id): r for r in records[-1:]})
-        return records
+        return cache.remember_last(POSITION, records.mapped(EventRecord.as_event))
 
     @staticmethod
-    def overlaps(record: EventRecord, start: datetime, end: datetime) -> bool:
+    def overlaps(event: Event, start: datetime, end: datetime) -> bool:
         """Whether the event overlaps [start, end), as `overlapping` decides it."""
-        until = occupied_until(record.start_date, record.end_date, record.all_day)
-        return record.start_date < end and (until > start or record.start_date >= start)
+        until = occupied_until(event.start_date, event.end_date, event.all_day)
+        return event.start_date < end and (until > start or event.start_date >= start)
 
     def overlapping(
         self, group_id: str, start: datetime, end: datetime, *, cap: int
-    ) -> list[EventRecord]:
+    ) -> list[Event]:
         """Events overlapping [start, end), start date ascending, at most `cap` of them.
 
         Items come month by month, each month by start date; an event already seen in an earlier
@@ -332,7 +361,12 @@ class EventRepository(EventStore):
                 break
         found = self.get_many(ids)
         events = [found[event_id] for event_id in ids if event_id in found]
-        return sorted(events, key=lambda e: e.start_key)
+        return sorted(events, key=start_key_of_event)
+
+
+def start_key_of_event(event: Event) -> str:
+    """The event's place in its group's list (and in a calendar period)."""
+    return start_key_of(event.start_date, event.id)
 
 
 def _inside(start_key: str, moment: datetime, upcoming: bool) -> bool:
@@ -341,14 +375,14 @@ def _inside(start_key: str, moment: datetime, upcoming: bool) -> bool:
     return start_key < f"{sort_moment(moment)}#"
 
 
-def _outbox_items(announcements: Sequence[object]) -> list[Any]:
+def _outbox_items(announcements: Sequence[object]) -> list[Model]:
     if not announcements:
         return []
 
     return outbox.records(announcements, utc_now())
 
 
-def _commit(event_id: Any, fill: Any) -> None:
+def _commit(event_id: int, fill: Callable[[TransactWrite], None]) -> None:
     """One transaction for the event and its calendar items; its cancellation on a changed or
     deleted event (after the store's retries of a mere race) is a 409 (CONTRACT §6, key `state`).
     A cancellation for throttling is left to the router (503)."""

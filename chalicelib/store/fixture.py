@@ -150,7 +150,7 @@ class FixtureStore:
         if not events:
             return
         repository = EventRepository()
-        stored = repository.get_many(e["id"] for e in events)
+        stored = repository.stored_items(e["id"] for e in events)
         with CalendarEntryRecord.batch_write() as batch:
             for old in stored.values():
                 for entry in old.calendar_entries():

@@ -59,12 +59,7 @@ class PostRecord(Model):
 
     def as_post(self) -> Post:
         """The record as the rules hold it (domain/posts.py)."""
-        return frozen(
-            self,
-            Post,
-            content=self.content or "",
-            comments_count=int(self.comments_count or 0),
-        )
+        return frozen(self, Post, comments_count=int(self.comments_count or 0))
 
 
 # Where a page ended: the `offset` of the next page names it (chalicelib.store.cache).
@@ -112,9 +107,7 @@ class PostRepository:
             after=place,
             filter_condition=PostRecord.search_text.contains(text) if text else None,
         )
-        posts = records.mapped(PostRecord.as_post)
-        cache.remember(POSITION, {p.id: p for p in posts[-1:]})
-        return posts
+        return cache.remember_last(POSITION, records.mapped(PostRecord.as_post))
 
     def insert(
         self, *, announcements: Sequence[object] = (), **values: Unpack[NewPost]

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from chalicelib.domain.events import Event
 from chalicelib.domain.groups import Group
 from chalicelib.domain.posts import Post
 from chalicelib.domain.users import User
@@ -30,7 +31,7 @@ class Refs:
     users: dict[str, User] = field(default_factory=dict)
     groups: dict[str, Group] = field(default_factory=dict)
     posts: dict[str, Post] = field(default_factory=dict)
-    events: dict[int, Any] = field(default_factory=dict)
+    events: dict[int, Event] = field(default_factory=dict)
 
 
 class ReferenceReader:
@@ -55,5 +56,5 @@ class ReferenceReader:
             users={k: u.as_user() for k, u in found.get(UserRecord, {}).items()},
             groups={k: g.as_group() for k, g in found.get(GroupRecord, {}).items()},
             posts={key: post.as_post() for key, post in found.get(PostRecord, {}).items()},
-            events=found.get(EventRecord, {}),
+            events={key: event.as_event() for key, event in found.get(EventRecord, {}).items()},
         )

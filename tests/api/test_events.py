@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlencode
 
@@ -562,9 +563,9 @@ def test_a_concurrent_edit_of_the_same_event_is_a_conflict(api, club):
     event_id = create(api, club)["id"]
     repository = EventRepository()
     first, second = repository.get(event_id), repository.get(event_id)
-    repository.update(first, title="First edit")
+    repository.update(first, replace(first, title="First edit"))
     with pytest.raises(Conflict):
-        repository.update(second, start_date=T0)
+        repository.update(second, replace(second, start_date=T0))
     # The calendar still matches the stored event (April, not March).
     _, body = calendar(api, club, "2026-03-01T00:00:00Z", "2026-05-01T00:00:00Z")
     assert [e["title"] for e in body["object"]["events"]] == ["First edit"]

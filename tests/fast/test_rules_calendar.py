@@ -12,6 +12,7 @@ import pytest
 
 from chalicelib.auth import Caller, Need
 from chalicelib.domain.announcements import EventCreated, EventDeleted, EventMoved
+from chalicelib.domain.events import Event
 from chalicelib.errors import Conflict, Forbidden, ValidationFailed
 from chalicelib.schemas.events import (
     MAX_EVENT_DURATION,
@@ -23,7 +24,7 @@ from chalicelib.schemas.events import (
     end_date_problem,
 )
 from chalicelib.services import ical
-from chalicelib.services.events import EventService, search_text
+from chalicelib.services.events import EventService
 from chalicelib.services.groups import GroupService
 from chalicelib.store.base import sort_moment
 from chalicelib.store.events import months_between, occupied_until, start_key_of
@@ -185,9 +186,9 @@ def feed_lines(records: list[Any]) -> list[str]:
 
 def test_the_feed_gives_all_day_events_dates_and_timed_events_moments():
     repo = fakes.FakeEventRepository()
-    all_day = repo.create(**fields(repo, NOW, all_day=True, title="Fair"))
-    timed = repo.create(**fields(repo, NOW, end_date=NOW + HOUR, title="Talk"))
-    open_ended = repo.create(**fields(repo, NOW + DAY, title="Walk"))
+    all_day = repo.create(new_event(repo, NOW, all_day=True, title="Fair"))
+    timed = repo.create(new_event(repo, NOW, end_date=NOW + HOUR, title="Talk"))
+    open_ended = repo.create(new_event(repo, NOW + DAY, title="Walk"))
     lines = feed_lines([all_day, timed, open_ended])
     assert "X-WR-CALNAME:Garden" in lines
     assert "DTSTART;VALUE=DATE:20261121" in lines and "DTEND;VALUE=DATE:20261122" in lines
@@ -198,26 +199,16 @@ def test_the_feed_gives_all_day_events_dates_and_timed_events_moments():
 
 def test_the_feed_looks_back_ninety_days():
     repo = fakes.FakeEventRepository()
-    old = repo.create(**fields(repo, NOW - timedelta(days=91), end_date=NOW - timedelta(days=91)))
+    old = repo.create(new_event(repo, NOW - timedelta(days=91), end_date=NOW - timedelta(days=91)))
     recent = repo.create(
-        **fields(repo, NOW - timedelta(days=80), end_date=NOW - timedelta(days=80))
+        new_event(repo, NOW - timedelta(days=80), end_date=NOW - timedelta(days=80))
     )
     body = ical.IcalService(repo, lambda: NOW).calendar(fakes.group(GARDEN))
     assert f"event-{int(recent.id)}@" in body and f"event-{int(old.id)}@" not in body
 
 
-def fields(repo: Any, start: datetime, **values: Any) -> dict[str, Any]:
-    return {
-        "id": repo.next_id(),
-        "group_id": values.pop("group_id", GARDEN),
-        "author_id": "ann",
-        "editor_id": "ann",
-        "created_on": NOW,
-        "modified_on": NOW,
-        "start_date": start,
-        "title": values.pop("title", "Meet"),
-        **values,
-    }
+def new_event(repo: Any, start: datetime, **values: Any) -> Event:
+    return fakes.event(repo.next_id(), start, group_id=GARDEN, created_on=NOW, **values)
 
 
 # --- the event service ----------------------------------------------------------------------------
@@ -279,7 +270,9 @@ def test_a_moderator_creates_an_event_stored_clean_and_searchable(w):
     out = w.create(content="<p>Bring <script>x</script>seeds</p>", location="Shed", title="Swap")
     stored = w.events.get(out.id)
     assert "<script>" not in stored.content and "seeds" in stored.content
-    assert stored.search_text == search_text("Swap", stored.content, "Shed", "")
+    for text in ("swap", "seeds", "shed"):  # its title, content and location, lower-cased
+        found = w.events.page(GARDEN, moment=NOW, upcoming=True, limit=10, after=None, text=text)
+        assert [e.id for e in found] == [out.id]
     assert (out.author.id, out.editor.id, out.group.slug) == ("mo", "mo", "garden")
     assert out.url.endswith(f"/garden/events/{out.id}")
     assert [type(e) for e in w.events.outbox.announcements] == [EventCreated]

@@ -231,18 +231,8 @@ def test_purge_candidates_are_those_deleted_by_the_cutoff_oldest_first(comments)
 
 
 def add_event(events, days: float, title: str = "Meet", **values: Any) -> Any:
-    return events.create(
-        id=events.next_id(),
-        group_id=values.pop("group_id", "g"),
-        author_id="ann",
-        editor_id="ann",
-        created_on=T0,
-        modified_on=T0,
-        start_date=T0 + timedelta(days=days),
-        title=title,
-        search_text=title.lower(),
-        **values,
-    )
+    start = T0 + timedelta(days=days)
+    return events.create(fakes.event(events.next_id(), start, title=title, created_on=T0, **values))
 
 
 def test_upcoming_events_ascend_and_expired_ones_descend_from_the_moment(events):
@@ -261,9 +251,9 @@ def test_upcoming_events_ascend_and_expired_ones_descend_from_the_moment(events)
 def test_an_event_changed_since_it_was_read_cannot_be_updated_or_deleted(events):
     event = add_event(events, 1)
     mine, theirs = events.get(int(event.id)), events.get(int(event.id))
-    events.update(theirs, title="Theirs")
+    events.update(theirs, replace(theirs, title="Theirs"))
     with pytest.raises(Conflict):
-        events.update(mine, title="Mine")
+        events.update(mine, replace(mine, title="Mine"))
     with pytest.raises(Conflict):
         events.delete(mine)
     assert events.get(int(event.id)).title == "Theirs"

@@ -10,10 +10,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Unpack
 
+from chalicelib.domain.events import Event
 from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.content import (
     CommentStore,
@@ -26,6 +27,9 @@ from chalicelib.domain.ports.people import LoginAttemptStore
 from chalicelib.domain.posts import NewPost, Post
 from chalicelib.domain.profile import ProfileItem, StaleStructure
 from chalicelib.domain.users import SignInAttempt, TakenAttempt, User
+from chalicelib.errors import Conflict
+from chalicelib.store.base import sort_moment
+from chalicelib.store.events import AFTER_ALL_IDS, EventRecord, EventRepository, start_key_of_event
 from chalicelib.store.posts import PostRecord
 
 
@@ -419,60 +423,45 @@ def _after(
 
 class FakeEventRepository(EventStore):
     """Events by group and start, and the calendar's overlap rule; an update or delete of an
-    event changed since it was read is a 409 (`state`), as the store's transaction answers."""
+    event changed since it was read is a 409 (`state`), as the store's transaction answers. It
+    keeps the store's own items (never saved), whose keys the store's code derives."""
 
     def __init__(self, outbox: FakeOutbox | None = None) -> None:
-        self._events: dict[int, Any] = {}
+        self._events: dict[int, EventRecord] = {}
         self._ids = itertools.count(1)
         self.outbox = outbox or FakeOutbox()
 
     def next_id(self) -> int:
         return next(self._ids)
 
-    def get(self, event_id: int) -> Any:
+    def get(self, event_id: int) -> Event | None:
         event = self._events.get(int(event_id))
-        return _stored(event) if event else None
+        return event.as_event() if event else None
 
     position = get
 
-    def get_many(self, event_ids: Any) -> dict[int, Any]:
-        return {int(i): _stored(self._events[int(i)]) for i in event_ids if int(i) in self._events}
+    def get_many(self, event_ids: Iterable[int]) -> dict[int, Event]:
+        return {
+            int(i): self._events[int(i)].as_event() for i in event_ids if int(i) in self._events
+        }
 
-    def create(self, *, announcements: Any = (), **values: Any) -> Any:
-        from chalicelib.errors import Conflict
-        from chalicelib.store.events import EventRecord
+    def create(self, event: Event, *, announcements: Sequence[object] = ()) -> Event:
+        if event.id in self._events:
+            raise Conflict("state", event.id, "exists")
+        return self._write(dataclasses.replace(event, version=1), announcements)
 
-        record = EventRecord(**values)
-        if int(record.id) in self._events:
-            raise Conflict("state", int(record.id), "exists")
-        record.refresh_keys()
-        record.version = 1
-        return self._write(record, announcements)
+    def update(self, read: Event, changed: Event, *, announcements: Sequence[object] = ()) -> Event:
+        self._require_unchanged(read)
+        return self._write(
+            dataclasses.replace(changed, version=(read.version or 0) + 1), announcements
+        )
 
-    def update(self, record: Any, *, announcements: Any = (), **changes: Any) -> Any:
-        self._require_unchanged(record)
-        for name, value in changes.items():
-            setattr(record, name, value)
-        record.refresh_keys()
-        record.version = int(record.version) + 1
-        return self._write(record, announcements)
-
-    def delete(self, record: Any, *, announcements: Any = ()) -> None:
-        self._require_unchanged(record)
-        del self._events[int(record.id)]
+    def delete(self, event: Event, *, announcements: Sequence[object] = ()) -> None:
+        self._require_unchanged(event)
+        del self._events[event.id]
         self.outbox.add(announcements)
 
-    def put_many(self, records: Any) -> None:
-        for record in records:
-            record.refresh_keys()
-            record.version = record.version or 1
-            self._events[int(record.id)] = _stored(record)
-            self._ids = itertools.count(max(self._events) + 1)
-
-    def listed(self, group_id: str, listing: EventListing) -> list[Any]:
-        from chalicelib.store.base import sort_moment
-        from chalicelib.store.events import AFTER_ALL_IDS
-
+    def listed(self, group_id: str, listing: EventListing) -> list[Event]:
         upcoming, after, text = listing.upcoming, listing.after, listing.text
         moment = sort_moment(listing.moment)
         upcoming_from, expired_before = f"{moment}#{AFTER_ALL_IDS}", f"{moment}#"
@@ -485,48 +474,69 @@ class FakeEventRepository(EventStore):
             key=lambda e: e.start_key,
             reverse=not upcoming,
         )
-        if after is not None and inside(after.start_key):
+        after_key = start_key_of_event(after) if after is not None else None
+        if after_key is not None and inside(after_key):
             events = [
                 e
                 for e in events
-                if (e.start_key > after.start_key) == upcoming and e.start_key != after.start_key
+                if (e.start_key > after_key) == upcoming and e.start_key != after_key
             ]
         if text:
             events = [e for e in events if text in (e.search_text or "")]
-        return [_stored(e) for e in events[: listing.limit]]
+        return [e.as_event() for e in events[: listing.limit]]
 
     @staticmethod
-    def overlaps(record: Any, start: datetime, end: datetime) -> bool:
-        from chalicelib.store.events import EventRepository
+    def overlaps(event: Event, start: datetime, end: datetime) -> bool:
+        return EventRepository.overlaps(event, start, end)
 
-        return EventRepository.overlaps(record, start, end)
-
-    def overlapping(self, group_id: str, start: datetime, end: datetime, *, cap: int) -> list[Any]:
+    def overlapping(
+        self, group_id: str, start: datetime, end: datetime, *, cap: int
+    ) -> list[Event]:
         events = sorted(
             (
-                e
+                e.as_event()
                 for e in self._events.values()
-                if e.group_id == group_id and self.overlaps(e, start, end)
+                if e.group_id == group_id and self.overlaps(e.as_event(), start, end)
             ),
-            key=lambda e: e.start_key,
+            key=start_key_of_event,
         )
-        return [_stored(e) for e in events[:cap]]
+        return events[:cap]
 
-    def _require_unchanged(self, record: Any) -> None:
-        from chalicelib.errors import Conflict
-
-        stored = self._events.get(int(record.id))
-        if stored is None or stored.version != record.version:
+    def _require_unchanged(self, event: Event) -> None:
+        stored = self._events.get(event.id)
+        if stored is None or stored.version != event.version:
             raise Conflict(
                 "state",
-                int(record.id),
+                event.id,
                 "The event was changed or deleted at the same time; read it again and retry.",
             )
 
-    def _write(self, record: Any, announcements: Any) -> Any:
-        self._events[int(record.id)] = _stored(record)
+    def _write(self, event: Event, announcements: Sequence[object]) -> Event:
+        self._events[event.id] = EventRecord.of(event)
         self.outbox.add(announcements)
-        return record
+        return event
+
+
+def event(event_id: int, start: datetime, **values: Any) -> Event:
+    """A new event as the rules make one (the store versions it as it writes it)."""
+    at = values.pop("created_on", start)
+    return Event(
+        id=event_id,
+        group_id=values.pop("group_id", "g"),
+        author_id=values.pop("author_id", "ann"),
+        editor_id=values.pop("editor_id", "ann"),
+        created_on=at,
+        modified_on=values.pop("modified_on", at),
+        title=values.pop("title", "Meet"),
+        all_day=values.pop("all_day", False),
+        start_date=start,
+        end_date=values.pop("end_date", None),
+        content=values.pop("content", ""),
+        organizer=values.pop("organizer", ""),
+        location=values.pop("location", ""),
+        version=None,
+        **values,
+    )
 
 
 class FakeNotificationRepository(NotificationStore):

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol, TypedDict, Unpack
 
 from chalicelib.domain.comments import Comment, PurgeCandidate
+from chalicelib.domain.events import Event
 from chalicelib.domain.groups import Group
 from chalicelib.domain.json import JsonObject
 from chalicelib.domain.posts import Post
@@ -16,19 +17,21 @@ from chalicelib.domain.users import User
 # --- documents (feed, newsletter, group email, system pages) --------------------------------------
 
 
+class DocumentWrite(TypedDict, total=False):
+    """What rides with a document's write: its audit entries (in the same transaction), when
+    and by whom it was changed."""
+
+    audit: Sequence[object]
+    modified_on: datetime | None
+    editor_id: str | None
+
+
 class DocumentStore(Protocol):
     """One JSON document per (scope, kind): a group's or the system's settings."""
 
     def get(self, scope: str, kind: str) -> JsonObject | None: ...
     def put(
-        self,
-        scope: str,
-        kind: str,
-        doc: JsonObject,
-        audit: Sequence[object] = (),
-        *,
-        modified_on: datetime | None = None,
-        editor_id: str | None = None,
+        self, scope: str, kind: str, doc: JsonObject, **write: Unpack[DocumentWrite]
     ) -> JsonObject: ...
 
 
@@ -129,42 +132,6 @@ class ReferenceStore(Protocol):
 # --- events ---------------------------------------------------------------------------------------
 
 
-class EventFields(Protocol):
-    """What an event says of itself: as sent to the API, written in a fixture, or stored."""
-
-    @property
-    def title(self) -> str: ...
-    @property
-    def all_day(self) -> bool: ...
-    @property
-    def start_date(self) -> datetime: ...
-    @property
-    def end_date(self) -> datetime | None: ...
-    @property
-    def content(self) -> str: ...
-    @property
-    def organizer(self) -> str: ...
-    @property
-    def location(self) -> str: ...
-
-
-class Event(EventFields, Protocol):
-    @property
-    def id(self) -> float: ...
-    @property
-    def group_id(self) -> str: ...
-    @property
-    def author_id(self) -> str: ...
-    @property
-    def editor_id(self) -> str: ...
-    @property
-    def created_on(self) -> datetime: ...
-    @property
-    def modified_on(self) -> datetime: ...
-    @property
-    def start_key(self) -> str: ...
-
-
 @dataclass(frozen=True)
 class EventListing:
     """A page of a group's events: starting after `moment` ascending (upcoming) or before it
@@ -173,7 +140,7 @@ class EventListing:
     moment: datetime
     upcoming: bool
     limit: int
-    after: Any
+    after: Event | None
     text: str | None
 
 
@@ -185,11 +152,11 @@ class EventStore(Protocol):
     def get(self, event_id: int) -> Event | None: ...
     def position(self, event_id: int) -> Event | None: ...
     def next_id(self) -> int: ...
-    def create(self, *, announcements: Sequence[object] = (), **values: Any) -> Event: ...
+    def create(self, event: Event, *, announcements: Sequence[object] = ()) -> Event: ...
     def update(
-        self, record: Any, *, announcements: Sequence[object] = (), **changes: Any
+        self, read: Event, changed: Event, *, announcements: Sequence[object] = ()
     ) -> Event: ...
-    def delete(self, record: Any, *, announcements: Sequence[object] = ()) -> None: ...
+    def delete(self, event: Event, *, announcements: Sequence[object] = ()) -> None: ...
     def page(
         self,
         group_id: str,
@@ -197,13 +164,13 @@ class EventStore(Protocol):
         moment: datetime,
         upcoming: bool,
         limit: int,
-        after: Any,
+        after: Event | None,
         text: str | None,
     ) -> Sequence[Event]:
         return self.listed(group_id, EventListing(moment, upcoming, limit, after, text))
 
     def listed(self, group_id: str, listing: EventListing) -> Sequence[Event]: ...
-    def overlaps(self, record: Any, start: datetime, end: datetime) -> bool: ...
+    def overlaps(self, event: Event, start: datetime, end: datetime) -> bool: ...
     def overlapping(
         self, group_id: str, start: datetime, end: datetime, *, cap: int
     ) -> Sequence[Event]: ...
