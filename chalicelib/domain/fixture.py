@@ -28,7 +28,7 @@ class EventValues(TypedDict):
     content: str
     organizer: str
     location: str
-    search_text: str
+    # (What its `filter` searches the store derives as it writes it: store/events.py.)
     # None: the time of the first load (the store keeps it on a reload).
     created_on: datetime | None
     modified_on: datetime | None
