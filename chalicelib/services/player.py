@@ -54,15 +54,20 @@ class PlayerService:
 
     def create(self, body: PlayerCreate) -> PlayerOut:
         try:
-            record = self.players.create(
+            new = Player(
                 id=body.id,
                 name=body.name,
                 experience=0,
                 is_public_profile=False,
+                last_log_notifation=None,
+                last_log_read=None,
                 last_modified=self.clock(),
-                quests=[],
-                cards=[],
-                log=[],
+                quests=(),
+                cards=(),
+                log=(),
+            )
+            record = self.players.create(
+                new,
                 audit=audit.entry(
                     "player.create",
                     target=("player", body.id),

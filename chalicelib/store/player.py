@@ -8,9 +8,9 @@ Quests, cards and log entries are kept on the player item as JSON, as the spec n
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from pynamodb.attributes import BooleanAttribute, JSONAttribute, NumberAttribute, UnicodeAttribute
 from pynamodb.exceptions import TransactWriteError
@@ -19,6 +19,7 @@ from pynamodb.transactions import TransactWrite
 
 from chalicelib.aws import error_code
 from chalicelib.clock import utc_now
+from chalicelib.domain.audit import AuditEntry
 from chalicelib.domain.fixture import PlayerValues
 from chalicelib.domain.players import CreateRefused, Player
 from chalicelib.store import outbox
@@ -71,12 +72,15 @@ class PlayerRepository:
             return {}
         return {p.id: p for p in PlayerRecord.batch_get(list(player_ids))}
 
-    def create(self, audit: Sequence[Any] = (), **values: Any) -> Player:
+    def create(self, new: Player, audit: Sequence[AuditEntry] = ()) -> Player:
         """Store a new player, with `audit` (its entries) in the same transaction; raise
         CreateRefused when its id or its name is taken."""
 
         items = outbox.records(audit, utc_now())
-        player = PlayerRecord(**values)
+        values = dataclasses.asdict(new)
+        player = PlayerRecord(
+            **{**values, **{k: list(values[k]) for k in ("quests", "cards", "log")}}
+        )
         name = PlayerNameRecord(name_key(player.name), player_id=player.id)
         connection = PlayerRecord._get_connection().connection
 

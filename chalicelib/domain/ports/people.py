@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Protocol
 
 from chalicelib.domain.audit import AuditEntry
 from chalicelib.domain.groups import Group
@@ -98,7 +98,10 @@ class PeopleIndex(Protocol):
 class PlayerStore(Protocol):
     """Players as frozen records (domain/players.py): the store maps its items once."""
 
-    def create(self, **values: Any) -> Player: ...
+    def create(self, player: Player, audit: Sequence[AuditEntry] = ()) -> Player:
+        """Store a new player; raise CreateRefused when its id or its name is taken."""
+        ...
+
     def get(self, player_id: str) -> Player | None: ...
 
 
