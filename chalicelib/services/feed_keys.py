@@ -18,6 +18,7 @@ from datetime import datetime
 from chalicelib.auth import Caller, derived_secret
 from chalicelib.domain import audit
 from chalicelib.domain.ports.people import FeedKeyStore, GroupStore, UserReader
+from chalicelib.domain.users import FeedKey
 from chalicelib.errors import Forbidden, Unauthorized
 from chalicelib.schemas.feed_keys import FeedKeyOut
 
@@ -72,7 +73,8 @@ class FeedKeyService:
                 secrets={"key"},
                 at=now,
             )
-            if self.keys.create(user_id, nonce, hash_of(key_of(user_id, nonce)), now, audit=made):
+            made_key = FeedKey(user_id, nonce, hash_of(key_of(user_id, nonce)), now)
+            if self.keys.create(made_key, audit=made):
                 return self._out(user_id, nonce, now)
         raise RuntimeError("the feed key kept changing while it was made")
 

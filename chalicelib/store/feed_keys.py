@@ -11,7 +11,6 @@ alone (a backup, a leaked export) gives nobody a key. Revoking deletes both item
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 
 from pynamodb.attributes import UnicodeAttribute
 from pynamodb.exceptions import TransactWriteError
@@ -54,26 +53,23 @@ class FeedKeyRepository:
         except FeedKeyRecord.DoesNotExist:
             return None
 
-    def create(
-        self,
-        user_id: str,
-        nonce: str,
-        key_hash: str,
-        now: datetime,
-        audit: Sequence[AuditEntry] = (),
-    ) -> bool:
-        """Store a new key for the user, with `audit` (the change's entries) in the same
+    def create(self, key: FeedKey, audit: Sequence[AuditEntry] = ()) -> bool:
+        """Store a new key for its user, with `audit` (the change's entries) in the same
         transaction; False when the user got one meanwhile (a race)."""
 
         mine = FeedKeyRecord(
-            USER + user_id, user_id=user_id, nonce=nonce, key_hash=key_hash, created_on=now
+            USER + key.user_id,
+            user_id=key.user_id,
+            nonce=key.nonce,
+            key_hash=key.key_hash,
+            created_on=key.created_on,
         )
-        lookup = FeedKeyRecord(KEY + key_hash, user_id=user_id, created_on=now)
+        lookup = FeedKeyRecord(KEY + key.key_hash, user_id=key.user_id, created_on=key.created_on)
         try:
             with TransactWrite(connection=FeedKeyRecord._get_connection().connection) as write:
                 write.save(mine, condition=FeedKeyRecord.pk.does_not_exist())
                 write.save(lookup, condition=FeedKeyRecord.pk.does_not_exist())
-                outbox.add_to(write, outbox.records(audit, now))
+                outbox.add_to(write, outbox.records(audit, key.created_on))
         except TransactWriteError as error:
             if error_code(error) == "TransactionCanceledException":
                 return False

@@ -115,11 +115,7 @@ class LoginAttemptRepository(LoginAttemptStore):
         )
 
     def end_windows(
-        self,
-        email_lower: str,
-        now: datetime,
-        window: timedelta,
-        audit: Sequence[AuditEntry] = (),
+        self, email_lower: str, now: datetime, window: timedelta, audit: Sequence[AuditEntry] = ()
     ) -> None:
         """End the account's current window; `audit` (the change's entries) in the same
         transaction."""

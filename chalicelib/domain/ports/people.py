@@ -74,11 +74,7 @@ class LoginAttemptStore(Protocol):
         ...
 
     def end_windows(
-        self,
-        email_lower: str,
-        now: datetime,
-        window: timedelta,
-        audit: Sequence[AuditEntry] = (),
+        self, email_lower: str, now: datetime, window: timedelta, audit: Sequence[AuditEntry] = ()
     ) -> None:
         """Forget every attempt on the account in the window `now` falls in (every source)."""
         ...
@@ -106,14 +102,10 @@ class PlayerStore(Protocol):
 
 
 class FeedKeyStore(Protocol):
-    def create(
-        self,
-        user_id: str,
-        nonce: str,
-        key_hash: str,
-        now: datetime,
-        audit: Sequence[AuditEntry] = (),
-    ) -> bool: ...
+    def create(self, key: FeedKey, audit: Sequence[AuditEntry] = ()) -> bool:
+        """Store a new key; False when its user has one (a race)."""
+        ...
+
     def delete(self, key: FeedKey, audit: Sequence[AuditEntry] = ()) -> None: ...
     def of_user(self, user_id: str) -> FeedKey | None: ...
     def user_of(self, key_hash: str) -> str | None: ...
