@@ -1,5 +1,5 @@
-"""A group as the store reads it once and the rules hold it: a frozen record, not the PynamoDB
-item (store/groups.py maps one to the other)."""
+"""Groups, the community's tree: what the privilege checks, links and lists read of one. Frozen:
+the rules never change a group in place (store/groups.py maps its items to these records)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True)
 class Group:
     id: str
-    name: str
-    slug: str
     # None for the root group.
     parent_id: str | None
+    name: str
+    slug: str
     access: str  # public | private | premium
     thumb_url: str | None = None
     # The roles each permission is granted to: {"post": ["member", ...], "comment": [...],

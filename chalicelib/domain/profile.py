@@ -18,35 +18,40 @@ class StaleStructure(Exception):
     """The structure changed between our read and our write."""
 
 
-@dataclass(frozen=True)
-class ProfileSection:
+@dataclass(frozen=True, kw_only=True)
+class _Placed:
+    """What sections and fields share: a name, a place in their list, the version read."""
+
+    name: str
+    position: int
+    version: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProfileSection(_Placed):
     kind: ClassVar[str] = "section"
 
     section_id: int
-    name: str
-    position: int
     default_visibility_id: int | None
-    version: int | None = None
 
     @property
     def item_key(self) -> str:
         return f"section#{self.section_id:010d}"
 
 
-@dataclass(frozen=True)
-class ProfileField:
+@dataclass(frozen=True, kw_only=True)
+class ProfileField(_Placed):
     kind: ClassVar[str] = "field"
 
     field_id: str
-    name: str
-    position: int
+    # The section it is in.
     section_id: int
     type_id: int
-    parent_id: str | None
-    parent_selected_value_id: str | None
+    parent_id: str | None = None
+    # The parent's option whose choice shows this field.
+    parent_selected_value_id: str | None = None
     # The field's settings: the field type's keys (schemas/profile_fields.py), as answered.
     data: JsonObject
-    version: int | None = None
 
     @property
     def item_key(self) -> str:

@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class User:
     id: str
     alias: str
+    avatar_url: str | None = None
+    slug: str
     email: str
     # Addresses are compared case-insensitively (sign-in and mail senders).
     email_lower: str
-    slug: str
-    avatar_url: str | None = None
     # None: the account has no password (it cannot sign in).
     password_hash: str | None = None
     # Raised by each new password: a token issued under an older version is refused.

@@ -18,18 +18,7 @@ from chalicelib.domain.json import JsonObject
 from chalicelib.domain.ports.people import ProfileStore
 from chalicelib.domain.profile import ProfileField, ProfileItem, ProfileSection, StaleStructure
 from chalicelib.errors import Conflict, NotFound, ValidationFailed
-from chalicelib.schemas.profile import (
-    VISIBILITY_NAMES,
-    AliasAux,
-    FieldBody,
-    FieldOut,
-    FieldUpdate,
-    ProfileOut,
-    SectionCreate,
-    SectionOut,
-    SectionUpdate,
-    SectionWithFields,
-)
+from chalicelib.schemas import profile as schema
 from chalicelib.schemas.profile_fields import DATA_MODELS, PARENT_TYPES, FieldData, FieldType
 from chalicelib.services.profile_data import (
     MANDATORY_FIELDS,
@@ -41,6 +30,8 @@ from chalicelib.services.profile_data import (
 
 # A section among sections, or a field among its section's fields.
 Placed = TypeVar("Placed", bound=ProfileItem)
+Key = TypeVar("Key")
+Found = TypeVar("Found")
 
 
 def _order(record: ProfileItem) -> tuple[int, str]:
@@ -95,14 +86,14 @@ class ProfileService:
 
     # --- reads ------------------------------------------------------------------------------
 
-    def structure(self) -> ProfileOut:
+    def structure(self) -> schema.ProfileOut:
         structure = self._load()
-        return ProfileOut(
+        return schema.ProfileOut(
             mandatory_fields=[_mandatory(key, name) for key, name in MANDATORY_FIELDS],
             # No field is configured as the alias suffix: answered as "none".
-            alias_aux=AliasAux(),
+            alias_aux=schema.AliasAux(),
             sections=[
-                SectionWithFields(
+                schema.SectionWithFields(
                     **_section_out(section).model_dump(),
                     fields=[
                         _field_out(structure, f) for f in structure.fields_in(section.section_id)
@@ -114,7 +105,7 @@ class ProfileService:
 
     # --- sections ---------------------------------------------------------------------------
 
-    def create_section(self, body: SectionCreate) -> SectionOut:
+    def create_section(self, body: schema.SectionCreate) -> schema.SectionOut:
         structure = self._load()
         _check_section_name(structure, body.name, None)
         section = ProfileSection(
@@ -127,7 +118,7 @@ class ProfileService:
         self._commit(saves=[section], moves=moves, audit=_audited("create", section, None, section))
         return _section_out(section)
 
-    def update_section(self, section_id: int, body: SectionUpdate) -> SectionOut:
+    def update_section(self, section_id: int, body: schema.SectionUpdate) -> schema.SectionOut:
         structure = self._load()
         section = self._section(structure, section_id)
         changed = section
@@ -144,7 +135,7 @@ class ProfileService:
         self._commit(saves=[changed], moves=moves, audit=entry)
         return _section_out(changed)
 
-    def delete_section(self, section_id: int) -> SectionOut:
+    def delete_section(self, section_id: int) -> schema.SectionOut:
         structure = self._load()
         section = self._section(structure, section_id)
         fields = structure.fields_in(section_id)
@@ -162,7 +153,7 @@ class ProfileService:
 
     # --- fields -----------------------------------------------------------------------------
 
-    def create_field(self, body: FieldBody, sent_data_keys: set[str]) -> FieldOut:
+    def create_field(self, body: schema.FieldBody, sent_data_keys: set[str]) -> schema.FieldOut:
         structure = self._load()
         section = _body_section(structure, body.section_id)
         _check_field_name(structure, body, None)
@@ -188,9 +179,9 @@ class ProfileService:
         self,
         field_id: str,
         sent: JsonObject,
-        update: FieldUpdate,
-        parse: Callable[[JsonObject], FieldBody],
-    ) -> FieldOut:
+        update: schema.FieldUpdate,
+        parse: Callable[[JsonObject], schema.FieldBody],
+    ) -> schema.FieldOut:
         """`sent` is the body as sent: laid over the stored field, the whole is checked again by
         `parse` (the API layer's, as for a new field)."""
         structure = self._load()
@@ -225,7 +216,7 @@ class ProfileService:
         self._commit(saves=[changed], moves=[*moves, *moved], audit=entry)
         return _field_out(structure, changed)
 
-    def delete_field(self, field_id: str) -> FieldOut:
+    def delete_field(self, field_id: str) -> schema.FieldOut:
         structure = self._load()
         field = self._field(structure, field_id)
         answer = _field_out(structure, field)
@@ -280,17 +271,13 @@ class ProfileService:
 
     @staticmethod
     def _section(structure: Structure, section_id: int) -> ProfileSection:
-        section = structure.sections.get(section_id)
-        if section is None:
-            raise NotFound("sectionId", section_id, "profile section")
-        return section
+        return _found(
+            structure.sections, section_id, NotFound("sectionId", section_id, "profile section")
+        )
 
     @staticmethod
     def _field(structure: Structure, field_id: str) -> ProfileField:
-        field = structure.fields.get(field_id)
-        if field is None:
-            raise NotFound("fieldId", field_id, "profile field")
-        return field
+        return _found(structure.fields, field_id, NotFound("fieldId", field_id, "profile field"))
 
 
 # --- rules ------------------------------------------------------------------------------------
@@ -302,7 +289,9 @@ def _check_section_name(structure: Structure, name: str, section: ProfileSection
             raise ValidationFailed.one("name", name, "another section already has this name")
 
 
-def _check_field_name(structure: Structure, body: FieldBody, field: ProfileField | None) -> None:
+def _check_field_name(
+    structure: Structure, body: schema.FieldBody, field: ProfileField | None
+) -> None:
     for other in structure.fields_in(body.section_id, without=field):
         if other.name.casefold() == body.name.casefold():
             raise ValidationFailed.one(
@@ -311,13 +300,19 @@ def _check_field_name(structure: Structure, body: FieldBody, field: ProfileField
 
 
 def _body_section(structure: Structure, section_id: int) -> ProfileSection:
-    section = structure.sections.get(section_id)
-    if section is None:
-        raise ValidationFailed.one("sectionId", section_id, "no profile section has this id")
-    return section
+    refusal = ValidationFailed.one("sectionId", section_id, "no profile section has this id")
+    return _found(structure.sections, section_id, refusal)
 
 
-def _check_parent(structure: Structure, field_id: str, body: FieldBody) -> None:
+def _found(records: Mapping[Key, Found], key: Key, refusal: Exception) -> Found:
+    """The record of `key`, or `refusal` raised."""
+    found = records.get(key)
+    if found is None:
+        raise refusal
+    return found
+
+
+def _check_parent(structure: Structure, field_id: str, body: schema.FieldBody) -> None:
     parent_id, selected = body.parent_id, body.parent_selected_value_id
     if parent_id is None:
         if selected is not None:
@@ -373,22 +368,22 @@ def _check_children(
 # --- answers ----------------------------------------------------------------------------------
 
 
-def _section_out(section: ProfileSection) -> SectionOut:
+def _section_out(section: ProfileSection) -> schema.SectionOut:
     visibility = section.default_visibility_id or 0
-    return SectionOut(
+    return schema.SectionOut(
         id=section.section_id,
         name=section.name,
         position=section.position,
         default_visibility_id=visibility,
-        default_visibility_name=VISIBILITY_NAMES.get(visibility, ""),
+        default_visibility_name=schema.VISIBILITY_NAMES.get(visibility, ""),
     )
 
 
-def _field_out(structure: Structure, field: ProfileField) -> FieldOut:
+def _field_out(structure: Structure, field: ProfileField) -> schema.FieldOut:
     section = structure.sections.get(field.section_id)
     parent = structure.fields.get(field.parent_id) if field.parent_id else None
     selected = field.parent_selected_value_id or ""
-    return FieldOut(
+    return schema.FieldOut(
         id=field.field_id,
         name=field.name,
         type_id=field.type_id,
@@ -404,8 +399,8 @@ def _field_out(structure: Structure, field: ProfileField) -> FieldOut:
     )
 
 
-def _mandatory(key: str, name: str) -> FieldOut:
-    return FieldOut(
+def _mandatory(key: str, name: str) -> schema.FieldOut:
+    return schema.FieldOut(
         id=guid_for(f"mandatory:{key}"),
         name=name,
         type_id=int(FieldType.TextBox),
@@ -417,7 +412,7 @@ def _mandatory(key: str, name: str) -> FieldOut:
     )
 
 
-def _data_of(body: FieldBody) -> FieldData:
+def _data_of(body: schema.FieldBody) -> FieldData:
     """The body's `data` as its type's model: a body parsed by `field_body_model` holds it so."""
     data: object = body.data
     if isinstance(data, FieldData):

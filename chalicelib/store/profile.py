@@ -45,12 +45,12 @@ class ProfileItemRecord(Model):
     # "section#<id, zero-padded>" or "field#<guid>".
     item_key = UnicodeAttribute(range_key=True)
     kind = UnicodeAttribute()
+    field_id = nullable(UnicodeAttribute(null=True))
     name = UnicodeAttribute()
     position = NumberAttribute()
     # A section's own id; a field's section.
     section_id = NumberAttribute()
     default_visibility_id = nullable(NumberAttribute(null=True))
-    field_id = nullable(UnicodeAttribute(null=True))
     type_id = nullable(NumberAttribute(null=True))
     parent_id = nullable(UnicodeAttribute(null=True))
     parent_selected_value_id = nullable(UnicodeAttribute(null=True))

@@ -37,7 +37,9 @@ def attempts(kind):
 
 
 def _section(profile, name: str, position: int) -> ProfileSection:
-    return ProfileSection(profile.next_section_id(), name, position, default_visibility_id=1)
+    return ProfileSection(
+        section_id=profile.next_section_id(), name=name, position=position, default_visibility_id=1
+    )
 
 
 def _by_key(records) -> dict[str, object]:
@@ -52,7 +54,7 @@ def test_profile_is_empty_then_holds_what_a_commit_saved(profile):
     first, second = _section(profile, "A", 1), _section(profile, "B", 2)
     assert int(second.section_id) > int(first.section_id)
     field = ProfileField(
-        "f1",
+        field_id="f1",
         name="Colour",
         position=1,
         section_id=first.section_id,
@@ -104,9 +106,9 @@ def test_a_commit_of_a_record_changed_since_it_was_read_fails_whole(profile):
 
 
 def test_a_new_record_whose_key_exists_fails(profile):
-    section = ProfileSection(7, name="A", position=1, default_visibility_id=1)
+    section = ProfileSection(section_id=7, name="A", position=1, default_visibility_id=1)
     profile.commit(saves=[section])
-    again = ProfileSection(7, name="Again", position=1, default_visibility_id=1)
+    again = ProfileSection(section_id=7, name="Again", position=1, default_visibility_id=1)
     with pytest.raises(StaleStructure):
         profile.commit(saves=[again])
     assert [r.name for r in profile.load()] == ["A"]
