@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from chalicelib import deps, metrics
 from chalicelib.aws import QueueSender
@@ -29,6 +29,7 @@ from chalicelib.services.notify.digests import BATCH_SIZE, DigestRun
 from chalicelib.settings import get_settings
 
 if TYPE_CHECKING:
+    from chalicelib.domain.ports.notify import Fanout
     from chalicelib.mail.outgoing import SendingRate
     from chalicelib.services.notify.digests import DigestRun, DigestService
 
@@ -60,7 +61,7 @@ def _service(now: datetime | None) -> DigestService:
     return deps.digest_service(clock=(lambda: now) if now is not None else utc_now)
 
 
-def _queue() -> Any:
+def _queue() -> QueueSender:
     return QueueSender(get_settings().digest_queue, "digest batch(es)")
 
 
@@ -80,7 +81,7 @@ def enqueue_daily_digests(
     *,
     now: datetime | None = None,
     service: DigestService | None = None,
-    queue: Any = None,
+    queue: Fanout | None = None,
     batch_size: int | None = None,
 ) -> DigestFanout:
     """Put today's digest recipients on the digest queue in batches; answers what it queued.
@@ -137,7 +138,7 @@ def deliver_batch(
     *,
     service: DigestService | None = None,
     pacer: SendingRate | None = None,
-    queue: Any = None,
+    queue: Fanout | None = None,
     now: datetime | None = None,
     threads: int = SENDING_THREADS,
 ) -> DigestRun:

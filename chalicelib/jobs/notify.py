@@ -16,7 +16,7 @@ it. A larger batch would take it up as jobs/ses_feedback.py does.
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from chalicelib import deps
 from chalicelib.aws import QueueSender, client
@@ -25,7 +25,9 @@ from chalicelib.logs import get_logger, invocation
 from chalicelib.settings import get_settings
 
 if TYPE_CHECKING:
+    from chalicelib.domain.ports.notify import Fanout
     from chalicelib.mail.outgoing import SendingRate
+    from chalicelib.services.notify.delivery import NotifyService
 
 log = get_logger("jobs.notify")
 
@@ -38,10 +40,10 @@ STEP_SECONDS = 5
 def deliver_from_queue(
     bodies: list[str],
     *,
-    service: Any = None,
+    service: NotifyService | None = None,
     deadline: Deadline | None = None,
     pacer: SendingRate | None = None,
-    requeue: Any = None,
+    requeue: Fanout | None = None,
 ) -> list[dict[str, int]]:
     """Deliver each chunk, its instant emails paced by the shared sending rate.
 
@@ -82,7 +84,7 @@ def deliver_from_queue(
     return reports
 
 
-def _requeue() -> Any:
+def _requeue() -> QueueSender:
     return QueueSender(get_settings().notify_queue, "notification chunk(s)")
 
 

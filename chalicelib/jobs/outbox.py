@@ -30,7 +30,9 @@ from chalicelib.logs import get_logger
 from chalicelib.services.event_bus import DomainEvents
 
 if TYPE_CHECKING:
+    from chalicelib.domain.posts import Post
     from chalicelib.services.notify.occurrence import BatchReads
+    from chalicelib.store.outbox import StreamReader
 
 log = get_logger("jobs.outbox")
 
@@ -95,7 +97,7 @@ NOTICED = (MailboxFailing,)
 class SubscriberParts(Protocol):
     """What builds each subscriber (`AppSubscribers`; a test's fake records what it built)."""
 
-    def posts(self, post_ids: set[str]) -> Mapping[str, Any]: ...
+    def posts(self, post_ids: set[str]) -> Mapping[str, Post]: ...
 
     def notify(self, reads: BatchReads) -> Handler: ...
 
@@ -109,7 +111,7 @@ class AppSubscribers:
     themselves (instant emails of small events, mailbox failure emails) takes its moments from
     the stack's one sending rate, as instant mail (mail/outgoing.py)."""
 
-    def posts(self, post_ids: set[str]) -> Mapping[str, Any]:
+    def posts(self, post_ids: set[str]) -> Mapping[str, Post]:
         return deps.posts().get_many(post_ids)
 
     def notify(self, reads: BatchReads) -> Handler:
@@ -148,7 +150,7 @@ def subscribers_of_batch(announcements: Sequence[object], parts: SubscriberParts
 
 
 # One reader per stream (a test's fresh embedded AWS, or a table made again, has a new one).
-_readers: dict[str, Any] = {}
+_readers: dict[str, StreamReader] = {}
 
 
 @aws.on_reset
@@ -193,7 +195,7 @@ def records_told() -> int:
     return sum(reader.told for reader in _readers.values())
 
 
-def drain_in_process(reader: Any = None) -> int:
+def drain_in_process(reader: StreamReader | None = None) -> int:
     """Read the outbox stream here and tell what is new; answers how many records were told.
     A record that fails stays where it is: the next drain tells it (and what follows) again."""
     from chalicelib.store.outbox import StreamReader, stream_arn

@@ -20,17 +20,21 @@ from dataclasses import dataclass
 from email.header import Header
 from email.message import EmailMessage
 from email.utils import formataddr
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from botocore.exceptions import ClientError
 from inscriptis import get_text
 
 from chalicelib.aws import client
+from chalicelib.domain.groups import Group
 from chalicelib.domain.letters import Identity, Letter, MessageUnbuildable
 from chalicelib.domain.ports.notify import Mailer, SendDeferred
 from chalicelib.logs import get_logger
 from chalicelib.sanitize import text_to_html as paragraphs
 from chalicelib.settings import get_settings
+
+if TYPE_CHECKING:
+    from inscriptis.model.config import ParserConfig
 
 log = get_logger("notify")
 
@@ -214,12 +218,18 @@ class PacedMail:
             return self.mail.send(group, letter)
 
 
+class RawMailer(Protocol):
+    """Sends a complete message and answers its id (`SesMailer`; tests record what was sent)."""
+
+    def send(self, message: EmailMessage) -> str: ...
+
+
 class OutgoingMail:
     """Builds and sends Agora's own emails: group identity, disclaimer, automatic-mail headers."""
 
     def __init__(
         self,
-        mailer: Any,
+        mailer: RawMailer,
         sender: str,
         is_suppressed: Callable[[str], bool] = lambda address: False,
         site_host: str = "localhost",
@@ -233,7 +243,7 @@ class OutgoingMail:
         # AGORA_BASE_URL's host: List-Id names the group under it.
         self.site_host = site_host
 
-    def send(self, group: Any, letter: Letter) -> str:
+    def send(self, group: Group, letter: Letter) -> str:
         """Send under the group's name (`letter.identity`) from the platform's sender; answers
         the message id.
 
@@ -252,7 +262,7 @@ class OutgoingMail:
             raise MessageUnbuildable(f"{type(error).__name__}: {error}") from error
         return str(self.mailer.send(message))
 
-    def build(self, group: Any, letter: Letter) -> EmailMessage:
+    def build(self, group: Group, letter: Letter) -> EmailMessage:
         """The complete message `send` sends (tests read it as a mail client would)."""
 
         identity = letter.identity
@@ -305,7 +315,7 @@ def folded_ids(ids: tuple[str, ...]) -> str:
     return "\r\n ".join(lines)
 
 
-def list_id(name: str, group: Any, host: str) -> str:
+def list_id(name: str, group: Group, host: str) -> str:
     """RFC 2919 `List-Id`: the group's name as the phrase, `<slug.host>` as the id."""
     label = re.sub(r"[^a-z0-9-]", "-", str(getattr(group, "slug", "") or group.id).lower())
     return f"{_phrase(name)} <{label}.{host}>" if name else f"<{label}.{host}>"
@@ -392,10 +402,10 @@ def mail_text(markup: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n")
 
 
-_CONFIG: list[Any] = []
+_CONFIG: list[ParserConfig] = []
 
 
-def _text_config() -> Any:
+def _text_config() -> ParserConfig:
     if not _CONFIG:
         from inscriptis.css_profiles import STRICT_CSS_PROFILE
         from inscriptis.html_properties import Display
