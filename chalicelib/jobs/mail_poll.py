@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from chalicelib import deps, metrics
 from chalicelib.clock import utc_now
@@ -37,6 +37,12 @@ from chalicelib.jobs.base import Deadline, require_token_secret
 from chalicelib.logs import correlation_id, get_logger, invocation
 from chalicelib.services.mailboxes import mailbox_failure, poll_failure
 from chalicelib.services.poll_schedule import dispatch_horizon, is_due
+
+if TYPE_CHECKING:
+    from chalicelib.domain.mailboxes import Mailbox
+    from chalicelib.services.mail_in import MailIngestor
+    from chalicelib.services.mail_in.rules import PollResult
+    from chalicelib.services.mailboxes import MailboxDirectory
 
 log = get_logger("mail_poll")
 
@@ -71,7 +77,14 @@ class MailboxPolled:
     retry: bool = False
 
 
-def default_source() -> Any:
+class Leases(Protocol):
+    """Who polls a mailbox now (store/mail.py: one lease per mailbox, taken with a condition)."""
+
+    def acquire_lease(self, mailbox: str, owner: str, now: datetime, until: datetime) -> bool: ...
+    def release_lease(self, mailbox: str, owner: str) -> None: ...
+
+
+def default_source() -> MailboxDirectory:
     return deps.mailbox_directory()
 
 
@@ -83,13 +96,13 @@ def poll_mailbox(
     key: str,
     deadline: Deadline,
     *,
-    source: Any = None,
-    ingestor: Any = None,
+    source: MailboxDirectory | None = None,
+    ingestor: MailIngestor | None = None,
     owner: str | None = None,
     lease_for: timedelta = LEASE,
     due_by: datetime | None = None,
     clock: Callable[[], datetime] = _now,
-    leases: Any = None,
+    leases: Leases | None = None,
 ) -> MailboxPolled:
     """Poll one mailbox if it is (still) due by `due_by` (None: whenever) and its lease can be
     taken.
@@ -111,13 +124,13 @@ def poll_mailbox(
 def _poll_if_due(
     key: str,
     deadline: Deadline,
-    source: Any,
-    ingestor: Any,
+    source: MailboxDirectory | None,
+    ingestor: MailIngestor | None,
     owner: str | None,
     lease_for: timedelta,
     due_by: datetime | None,
     clock: Callable[[], datetime],
-    leases: Any,
+    leases: Leases | None,
     is_due: Callable[..., bool],
 ) -> MailboxPolled:
     source = source or default_source()
@@ -140,11 +153,11 @@ def _poll_if_due(
 
 def _poll_leased(
     key: str,
-    mailbox: Any,
+    mailbox: Mailbox,
     deadline: Deadline,
     poll_deadline: Deadline,
-    source: Any,
-    ingestor: Any,
+    source: MailboxDirectory,
+    ingestor: MailIngestor | None,
     clock: Callable[[], datetime],
 ) -> MailboxPolled:
     try:
@@ -184,7 +197,7 @@ def _poll_leased(
     return MailboxPolled(line)
 
 
-def emit_outcomes(result: Any) -> None:
+def emit_outcomes(result: PollResult) -> None:
     """Mails handled by outcome (CloudWatch metric MailHandled); `failed` always, so that its
     alarm sees a zero rather than no data."""
 
@@ -197,8 +210,8 @@ def emit_outcomes(result: Any) -> None:
 def poll_all_in_process(
     deadline: Deadline,
     *,
-    source: Any = None,
-    ingestor: Any = None,
+    source: MailboxDirectory | None = None,
+    ingestor: MailIngestor | None = None,
     on_line: Callable[[str], None] | None = None,
     on_failure: Callable[[str], None] | None = None,
     due: bool = False,
@@ -239,9 +252,9 @@ def batches(keys: Sequence[str], size: int = MAILBOXES_PER_MESSAGE) -> list[list
 
 def dispatch(
     *,
-    source: Any = None,
+    source: MailboxDirectory | None = None,
     now: datetime | None = None,
-    send: Callable[[list[str]], Any] | None = None,
+    send: Callable[[list[str]], object] | None = None,
 ) -> int:
     """Send the due mailboxes, MAILBOXES_PER_MESSAGE to a message; answers how many."""
     from chalicelib.store.base import sort_moment
@@ -268,7 +281,7 @@ def dispatch(
     return len(keys)
 
 
-def count_fleet(source: Any, now: datetime) -> None:
+def count_fleet(source: MailboxDirectory, now: datetime) -> None:
     """The share-failing alarm's figures: failing mailboxes each run (a sparse index of them),
     enabled ones once in FLEET_COUNT_MINUTES."""
 
