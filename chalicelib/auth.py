@@ -9,13 +9,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum, IntEnum
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chalicelib.domain.groups import Group
 from chalicelib.domain.users import User
 from chalicelib.errors import Forbidden, Unauthorized
 from chalicelib.settings import get_settings
-from chalicelib.signing_keys import TOKEN_LIFETIME, provider_for
+from chalicelib.signing_keys import TOKEN_LIFETIME, SecretsManagerKeys, StaticKeys, provider_for
+
+if TYPE_CHECKING:
+    from argon2 import PasswordHasher
 
 TOKEN_ALGORITHM = "HS256"
 
@@ -123,7 +126,7 @@ def roles_of(memberships: Mapping[str, str]) -> dict[str, Role]:
 # schedules and the queues' functions, which check neither, never load them (cold start,
 # bench/hidden_imports.py --cost).
 @functools.cache
-def _hasher() -> Any:
+def _hasher() -> PasswordHasher:
     from argon2 import PasswordHasher
 
     return PasswordHasher()
@@ -163,7 +166,7 @@ def _dummy_hash() -> str:
 # --- tokens --------------------------------------------------------------------------------------
 
 
-def signing_keys() -> Any:
+def signing_keys() -> StaticKeys | SecretsManagerKeys:
     """The provider of the signing secret named by AGORA_TOKEN_SECRET (itself, or a Secrets
     Manager reference read at run time: chalicelib/signing_keys.py; unset, the stage's secret)."""
 
@@ -189,12 +192,14 @@ def issue_token(user_id: str, now: datetime | None = None, version: int = 0) -> 
     return jwt.encode(claims, _secret(), algorithm=TOKEN_ALGORITHM)
 
 
-def user_id_from_token(token: str, keys: Any = None) -> str:
+def user_id_from_token(token: str, keys: StaticKeys | SecretsManagerKeys | None = None) -> str:
     """The user a token was issued to (`token_claims`)."""
     return token_claims(token, keys)[0]
 
 
-def token_claims(token: str, keys: Any = None) -> tuple[str, int]:
+def token_claims(
+    token: str, keys: StaticKeys | SecretsManagerKeys | None = None
+) -> tuple[str, int]:
     """The user a token was issued to, and the token version it was issued under. Every
     accepted secret is tried (two during a rotation window); `keys` is the provider to ask,
     AGORA_TOKEN_SECRET's by default."""
