@@ -3,6 +3,7 @@ repositories do (against moto). A rule test that passes on a fake holds on the s
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -146,6 +147,21 @@ def test_users_are_found_by_id_and_by_address_whatever_its_case(users):
     assert users.get_many(set()) == {}
     assert users.get("u1").memberships == {"g": "member"}
     assert users.get("u1").password_hash is None
+
+
+def test_a_changed_copy_of_a_user_is_stored_whole(users):
+    users.save(fakes.user(id="u1", email="ann@example.org", memberships={"g": "member"}))
+    read = users.get("u1")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        read.alias = "changed in place"  # a read changes nothing stored
+    changed = replace(
+        read, email="anna@example.org", email_lower="anna@example.org", memberships={}
+    )
+    users.save(replace(changed, token_version=read.token_version + 1))
+    stored = users.get("u1")
+    assert (stored.email, stored.memberships, stored.token_version) == ("anna@example.org", {}, 1)
+    assert users.by_email("anna@example.org").id == "u1"
+    assert users.by_email("ann@example.org") is None
 
 
 def take(attempts, email: str = "a@x", source: str = "1.2.3.4", at=None) -> bool:
