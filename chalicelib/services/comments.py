@@ -214,42 +214,37 @@ class CommentService:
     # --- lists ---------------------------------------------------------------------------------
 
     def deleted_page(self, group: Group, query: IntPageQuery) -> CommentPage:
-        after = self._offset_item(group, query)
-        if after is not None and after.deleted_list_position is None:
-            raise _unknown_offset(query.offset, "this comment has never been in the deleted list")
-        records = self.comments.deleted_page(
-            group.id, limit=query.page_size, after=after, text=query.search
-        )
-        return self._page(records, query)
+        never = "this comment has never been in the deleted list"
+        return self._list(group, query, self.comments.deleted_page, _deleted_position, never)
 
     def unapproved_page(self, group: Group, query: IntPageQuery) -> CommentPage:
         # Every comment of the group has a place in this order (its creation time).
-        after = self._offset_item(group, query)
-        records = self.comments.unapproved_page(
-            group.id, limit=query.page_size, after=after, text=query.search
-        )
-        return self._page(records, query)
+        return self._list(group, query, self.comments.unapproved_page)
 
     def spam_report_page(self, group: Group, query: IntPageQuery) -> CommentPage:
-        after = self._offset_item(group, query)
-        if after is not None and after.last_reported_on is None:
-            raise _unknown_offset(query.offset, "this comment has never been reported")
-        records = self.comments.reported_page(
-            group.id, limit=query.page_size, after=after, text=query.search
-        )
-        return self._page(records, query, as_spam_report=True)
+        never, listing = "this comment has never been reported", self.comments.reported_page
+        return self._list(group, query, listing, _reported_position, never, as_spam_report=True)
 
-    def _offset_item(self, group: Group, query: IntPageQuery) -> Comment | None:
-        if not query.offset:
-            return None
-        after = self.comments.position(query.offset)
-        if after is None or after.group_id != group.id:
-            raise _unknown_offset(query.offset)
-        return after
-
-    def _page(
-        self, records: Sequence[Comment], query: IntPageQuery, *, as_spam_report: bool = False
+    def _list(
+        self,
+        group: Group,
+        query: IntPageQuery,
+        listing: Callable[..., Sequence[Comment]],
+        place: Callable[[Comment], datetime | None] = lambda c: c.created_on,
+        never_listed: str = "",
+        *,
+        as_spam_report: bool = False,
     ) -> CommentPage:
+        """A page of one of the group's lists, after the comment `offset` names: one that has
+        never had a `place` in the list is refused (`never_listed`)."""
+        after = None
+        if query.offset:
+            after = self.comments.position(query.offset)
+            if after is None or after.group_id != group.id:
+                raise _unknown_offset(query.offset)
+            if place(after) is None:
+                raise _unknown_offset(query.offset, never_listed)
+        records = listing(group.id, limit=query.page_size, after=after, text=query.search)
         return CommentPage(
             offset=next_offset(records, query.offset, lambda r: int(r.id)),
             comments=self.presenter.present(records, as_spam_report=as_spam_report),
@@ -260,20 +255,16 @@ class CommentService:
     def delete(self, record: Comment, by_user_id: str) -> CommentOut:
         """A comment in any state → deleted; one already deleted is answered as it is."""
         now = self.clock()
-
-        def mark_deleted(comment: Comment) -> Comment | None:
-            if comment.is_deleted:
-                return None
-            return dataclasses.replace(comment, deleted_on=now, deleted_by_id=by_user_id)
-
-        record, _, loaded = self._change_loaded(
+        return self._moderate(
             record,
-            mark_deleted,
+            _unless(
+                lambda c: c.is_deleted,
+                lambda c: dataclasses.replace(c, deleted_on=now, deleted_by_id=by_user_id),
+            ),
             also_users=frozenset({by_user_id}),
             announcements=[_about(CommentDeleted, record, by_user_id)],
             action="comment.delete",
         )
-        return self._present_loaded(record, loaded)
 
     def undelete(self, record: Comment) -> CommentOut:
         """Deleted → restored, approved or not as it was before; anything else is a 409."""
@@ -282,38 +273,32 @@ class CommentService:
             self._require_deleted(comment, "undeleted")
             return dataclasses.replace(comment, deleted_on=None, deleted_by_id=None)
 
-        record, _, loaded = self._change_loaded(record, restore, action="comment.undelete")
-        return self._present_loaded(record, loaded)
+        return self._moderate(record, restore, action="comment.undelete")
 
     def approve(self, record: Comment, by_user_id: str | None = None) -> CommentOut:
         """Unapproved → approved (deleted or not); an approved comment is answered as it is."""
         now = self.clock()
-
-        def approve(comment: Comment) -> Comment | None:
-            if comment.is_approved:
-                return None
-            return dataclasses.replace(comment, is_approved=True, approved_on=now)
-
-        record, _, loaded = self._change_loaded(
+        return self._moderate(
             record,
-            approve,
+            _unless(
+                lambda c: c.is_approved,
+                lambda c: dataclasses.replace(c, is_approved=True, approved_on=now),
+            ),
             announcements=[_about(CommentApproved, record, by_user_id)],
             action="comment.approve",
         )
-        return self._present_loaded(record, loaded)
 
     def delete_spam_reports(self, record: Comment) -> CommentOut:
-        def clear(comment: Comment) -> Comment | None:
-            if not comment.spam_reports:
-                return None
-            return dataclasses.replace(comment, spam_reports=())
-
-        record, _, loaded = self._change_loaded(
-            record, clear, as_spam_report=True, action="comment.deleteSpamReports"
+        return self._moderate(
+            record,
+            _unless(
+                lambda c: not c.spam_reports, lambda c: dataclasses.replace(c, spam_reports=())
+            ),
+            as_spam_report=True,
+            action="comment.deleteSpamReports",
         )
-        return self._present_loaded(record, loaded, as_spam_report=True)
 
-    def _change_loaded(
+    def _moderate(
         self,
         record: Comment,
         apply: Callable[[Comment], Comment | None],
@@ -322,16 +307,11 @@ class CommentService:
         also_users: frozenset[str] = frozenset(),
         announcements: Sequence[ModerationEvent] = (),
         action: str = "comment.update",
-    ) -> tuple[Comment, bool, Loaded]:
-        """`_change`, with what the answer needs read before the write: once the change is made,
-        no failing read can answer an error for it."""
-        loaded = self.presenter.load([record], as_spam_report=as_spam_report, also_users=also_users)
-        record, changed = self._change(record, apply, announcements, action)
-        return record, changed, loaded
-
-    def _present_loaded(
-        self, record: Comment, loaded: Loaded, *, as_spam_report: bool = False
     ) -> CommentOut:
+        """`_change`, answered as the comment now is, with what the answer needs read before the
+        write: once the change is made, no failing read can answer an error for it."""
+        loaded = self.presenter.load([record], as_spam_report=as_spam_report, also_users=also_users)
+        record, _ = self._change(record, apply, announcements, action)
         return self.presenter.present([record], as_spam_report=as_spam_report, loaded=loaded)[0]
 
     def purge(self, record: Comment, by_user_id: str | None = None) -> CommentOut:
@@ -476,3 +456,19 @@ class CommentService:
         return Conflict(
             "state", _state(record), "The comment kept changing while this ran; try again."
         )
+
+
+def _unless(
+    already: Callable[[Comment], bool], change: Callable[[Comment], Comment]
+) -> Callable[[Comment], Comment | None]:
+    """A moderation that changes a comment unless it is `already` so (then it is answered as it
+    is: None, nothing to write)."""
+    return lambda comment: None if already(comment) else change(comment)
+
+
+def _deleted_position(comment: Comment) -> datetime | None:
+    return comment.deleted_list_position
+
+
+def _reported_position(comment: Comment) -> datetime | None:
+    return comment.last_reported_on
