@@ -124,15 +124,6 @@ class CommentRecord(Model):
             version=None if self.version is None else int(self.version),
         )
 
-    @property
-    def is_deleted(self) -> bool:
-        return self.deleted_on is not None
-
-    @property
-    def deleted_list_position(self) -> datetime | None:
-        """Its place in the deleted list, now or when it was last there."""
-        return self.deleted_on or self.last_deleted_on
-
     def refresh_index_keys(self, author_alias: str | None = None) -> None:
         """Derive the index keys from the state; with the author's alias (a new comment: the alias
         is not stored with it), also what the `filter` searches: the text and the alias."""

@@ -341,7 +341,9 @@ class FakeCommentRepository(CommentStore):
         from chalicelib.store.comments import changed_values
 
         stored = self._comments.get(int(read.id))
-        if stored is None or stored.version != read.version or stored.is_deleted != read.is_deleted:
+        if stored is None or stored.version != read.version:
+            return None
+        if stored.as_comment().is_deleted != read.is_deleted:
             return None
         record = _stored(stored)
         for name, value in changed_values(read, changed).items():
@@ -354,7 +356,7 @@ class FakeCommentRepository(CommentStore):
 
     def purge_if_unchanged(self, record: Any, announcements: Any = ()) -> bool:
         stored = self._comments.get(int(record.id))
-        if stored is None or stored.version != record.version or not stored.is_deleted:
+        if stored is None or stored.version != record.version or stored.deleted_on is None:
             return False
         del self._comments[int(record.id)]
         self.outbox.add(announcements)
@@ -402,7 +404,7 @@ def _deleted_on(comment: Any) -> Any:
 
 def _deleted_place(comment: Any) -> Any:
     """Its place in the deleted list, kept after an undelete (CONTRACT §7 offsets)."""
-    return comment.deleted_list_position
+    return comment.deleted_on or comment.last_deleted_on  # a record's or a Comment's
 
 
 def _reported(comment: Any) -> Any:
