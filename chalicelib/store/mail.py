@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, LocalSecondaryIndex
@@ -29,6 +29,7 @@ from pynamodb.models import Model
 
 from chalicelib.domain.mailboxes import MailStatus, listed
 from chalicelib.domain.ports.mail import (
+    EntryHeaders,
     Fail,
     Finish,
     LogEntry,
@@ -53,6 +54,17 @@ from chalicelib.store.base import (
 )
 
 ENTRY = "entry#"
+
+
+class EntryValues(EntryHeaders, total=False):
+    """An entry's headers and, seeding the log (tests, the console), what a poll left on it."""
+
+    status: str | None
+    reason: str | None
+    post_id: str | None
+    attempts: int
+
+
 UIDL = "uidl#"
 
 
@@ -186,19 +198,7 @@ class MailRepository:
         return record
 
     def new_entry(
-        self,
-        mailbox: str,
-        entry_id: str,
-        received_on: datetime,
-        *,
-        message_id: str | None = None,
-        sender: str | None = None,
-        subject: str | None = None,
-        # Seeding only (tests, the console): an entry as a poll left it.
-        status: str | None = None,
-        reason: str | None = None,
-        post_id: str | None = None,
-        attempts: int = 0,
+        self, mailbox: str, entry_id: str, received_on: datetime, **values: Unpack[EntryValues]
     ) -> MailRecord:
         """An entry not stored yet."""
         return MailRecord(
@@ -207,13 +207,7 @@ class MailRepository:
             entry_id=entry_id,
             received_on=received_on,
             received_key=moment_key(received_on, entry_id),
-            message_id=message_id,
-            sender=sender,
-            subject=subject,
-            status=status,
-            reason=reason,
-            post_id=post_id,
-            attempts=attempts,
+            **values,
         )
 
     def entries(self, mailbox: str, entry_ids: list[str]) -> dict[str, LogEntry]:

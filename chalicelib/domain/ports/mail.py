@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple, Protocol, Unpack
+from typing import NamedTuple, Protocol, TypedDict, Unpack
 
 from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.content import CommentReader, PostReader
@@ -44,6 +44,14 @@ class LogEntry(Protocol):
     def sender(self) -> str | None: ...
     @property
     def subject(self) -> str | None: ...
+
+
+class EntryHeaders(TypedDict, total=False):
+    """What a mail's headers say, as its log entry keeps them (cleaned and cut by mail in)."""
+
+    message_id: str | None
+    sender: str | None
+    subject: str | None
 
 
 class Marker(NamedTuple):
@@ -111,14 +119,7 @@ class MailLog(Protocol):
     def entries(self, mailbox: str, entry_ids: list[str]) -> dict[str, LogEntry]: ...
     def handled_uidls(self, mailbox: str, account: str, uidls: list[str]) -> dict[str, Marker]: ...
     def new_entry(
-        self,
-        mailbox: str,
-        entry_id: str,
-        received_on: datetime,
-        *,
-        message_id: str | None = None,
-        sender: str | None = None,
-        subject: str | None = None,
+        self, mailbox: str, entry_id: str, received_on: datetime, **said: Unpack[EntryHeaders]
     ) -> LogEntry:
         """An entry not stored yet (no attempt counted): the first step stores it."""
         ...
