@@ -121,8 +121,9 @@ class Mailbox:
 class MailboxEdit:
     """What an administrator's save of a mailbox's settings writes (the poller's state is kept):
     a `password` (ciphertext) of None keeps the stored one, an `email_address` of None the stored
-    address."""
+    address; an enabled mailbox is due at `next_poll_on` (None: it is disabled)."""
 
+    kind: str  # emailToPost | emailToComment
     server_name: str
     server_port: int
     server_username: str
@@ -133,6 +134,7 @@ class MailboxEdit:
     editor_id: str
     modified_on: datetime
     email_address: str | None = None
+    next_poll_on: datetime | None = None
 
 
 # -----------------------------------------------------------------------------------------------

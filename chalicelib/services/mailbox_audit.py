@@ -43,7 +43,7 @@ def _group_of(scope: str) -> str | None:
 
 
 def settings_saved(
-    kind: str, scope: str, stored: Mailbox | None, edit: MailboxEdit, now: datetime
+    scope: str, stored: Mailbox | None, edit: MailboxEdit, now: datetime
 ) -> list[audit.AuditEntry]:
     """`stored` the settings read (None: never saved), `edit` what is written (a password or
     address of None keeps the stored one); the password is only said to have changed."""
@@ -60,8 +60,8 @@ def settings_saved(
     if edit.email_address is None:  # kept
         after["emailAddress"] = before["emailAddress"]
     return audit.entry(
-        f"{kind}.update",
-        target=(kind, scope),
+        f"{edit.kind}.update",
+        target=(edit.kind, scope),
         group_id=_group_of(scope),
         before=before,
         after=after,

@@ -255,6 +255,7 @@ class MailboxSettingsService:
             ciphertext = self.cipher.encrypt(new_password, _context(scope))
         now = self.clock()
         values = MailboxEdit(
+            kind=kind,
             server_name=update.server_name,
             server_port=update.port,
             server_username=update.server_username,
@@ -265,13 +266,12 @@ class MailboxSettingsService:
             editor_id=editor_id,
             modified_on=now,
             email_address=update.email_address,  # None (omitted): the stored address is kept
+            next_poll_on=poll_schedule.after_saved(now, update.is_enabled).next_poll_on,
         )
         record = self.mailboxes.save_settings(
             scope,
-            kind,
             values,
-            next_poll_on=poll_schedule.after_saved(now, update.is_enabled).next_poll_on,
-            audit=mailbox_audit.settings_saved(kind, scope, stored, values, now),
+            audit=mailbox_audit.settings_saved(scope, stored, values, now),
             read=stored,
         )
         password = new_password if new_password is not None else self._password(record)

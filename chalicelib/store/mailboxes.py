@@ -148,10 +148,10 @@ def mailbox_of(record: MailboxRecord) -> Mailbox:
     )
 
 
-def edited_values(kind: str, edit: MailboxEdit) -> dict[str, object]:
+def edited_values(edit: MailboxEdit) -> dict[str, object]:
     """The attributes a settings save writes: the edit's, but a password or address of None
-    (kept as stored)."""
-    values = {"kind": kind, **{f.name: getattr(edit, f.name) for f in fields(edit)}}
+    (kept as stored), and its next poll (the due index's, `save_settings`)."""
+    values = {f.name: getattr(edit, f.name) for f in fields(edit) if f.name != "next_poll_on"}
     return {
         name: value
         for name, value in values.items()
@@ -191,31 +191,26 @@ class MailboxRepository:
             return None
 
     def save_settings(
-        self,
-        scope: str,
-        kind: str,
-        edit: MailboxEdit,
-        next_poll_on: datetime | None = None,
-        audit: Sequence[AuditEntry] = (),
-        read: Mailbox | None = None,
+        self, scope: str, edit: MailboxEdit, audit: Riders = (), read: Mailbox | None = None
     ) -> Mailbox:
         """Write the settings an administrator edits; `last_processed` (the poller's) is kept.
 
-        An enabled mailbox is due at `next_poll_on` with its streaks reset; a disabled one
+        An enabled mailbox is due at the edit's `next_poll_on` with its streaks reset; a disabled one
         leaves the due and failing indexes. `audit` (its entries) go in the same transaction,
         which answers no item: the mailbox answered is then `read` (as the caller read it) with
         the update applied.
         """
         record = MailboxRecord(scope)
         values: Values = {
-            **edited_values(kind, edit),
+            **edited_values(edit),
             "empty_polls": 0,
             "poll_failures": 0,
             "failing": None,
         }
-        if edit.is_enabled and next_poll_on is not None:
+        next_poll_on = edit.next_poll_on if edit.is_enabled else None
+        if next_poll_on is not None:
             actions = [
-                *_actions({**values, "enabled_kind": kind}),
+                *_actions({**values, "enabled_kind": edit.kind}),
                 *_due_actions(scope, next_poll_on),
             ]
         else:
@@ -225,7 +220,7 @@ class MailboxRepository:
             record.update(actions=actions)
             return record.as_mailbox()
         outbox.update_with(record, actions, audit)
-        return _applied(read, scope, values, next_poll_on if edit.is_enabled else None)
+        return _applied(read, scope, values, next_poll_on)
 
     def poll_due_at(
         self, scope: str, when: datetime, *, not_since: datetime, audit: Sequence[AuditEntry] = ()

@@ -540,8 +540,8 @@ def enable_garden(scope: str) -> None:
 
     MailboxRepository().save_settings(
         scope,
-        "emailToPost",
         MailboxEdit(
+            kind="emailToPost",
             server_name="pop.example.org",
             server_port=995,
             server_username="garden",
@@ -551,8 +551,8 @@ def enable_garden(scope: str) -> None:
             delete_processed=False,
             editor_id="ann",
             modified_on=T_POLL,
+            next_poll_on=T_POLL + timedelta(minutes=5),
         ),
-        next_poll_on=T_POLL + timedelta(minutes=5),
     )
 
 

@@ -25,8 +25,8 @@ def mailboxes(kind):
 def save(mailboxes, scope: str, *, enabled: bool = True, due: datetime | None = T0) -> None:
     mailboxes.save_settings(
         scope,
-        "emailToPost",
         MailboxEdit(
+            kind="emailToPost",
             server_name="pop.example.org",
             server_port=995,
             server_username=scope,
@@ -37,8 +37,8 @@ def save(mailboxes, scope: str, *, enabled: bool = True, due: datetime | None = 
             editor_id="ann",
             modified_on=T0,
             email_address=f"{scope}@example.org",
+            next_poll_on=due if enabled else None,
         ),
-        next_poll_on=due if enabled else None,
     )
 
 

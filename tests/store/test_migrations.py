@@ -211,13 +211,15 @@ def test_a_mailbox_disabled_meanwhile_is_not_scheduled_by_the_migration(aws):
     from chalicelib.store.mailboxes import MailboxRecord, MailboxRepository
 
     def edit(enabled: bool) -> MailboxEdit:
+        due = utc_now() if enabled else None
         return MailboxEdit(
-            "pop.example.org", 995, "u", None, enabled, True, False, "ann", utc_now()
-        )
+            "emailToPost", "pop.example.org", 995, "u", None, enabled, True, False, "ann",
+            utc_now(), next_poll_on=due,
+        )  # fmt: skip
 
     mailboxes = MailboxRepository()
     for scope in ("g1", "g2"):
-        mailboxes.save_settings(scope, "emailToPost", edit(True), next_poll_on=utc_now())
+        mailboxes.save_settings(scope, edit(True))
         MailboxRecord(scope).update(  # as saved before the due index
             actions=[
                 MailboxRecord.due_shard.remove(),
@@ -227,7 +229,7 @@ def test_a_mailbox_disabled_meanwhile_is_not_scheduled_by_the_migration(aws):
         )
     # The items as the migration's scan reads them.
     stale = [MailboxRecord.get("g1"), MailboxRecord.get("g2")]
-    mailboxes.save_settings("g2", "emailToPost", edit(False))
+    mailboxes.save_settings("g2", edit(False))
 
     schedule = next(m for m in migrations.migrations() if m.name == "mailbox-due-index")
     assert schedule.bring(stale) == 1

@@ -98,22 +98,16 @@ class FakeMailboxRepository:
         return _read(found) if found is not None else None
 
     def save_settings(
-        self,
-        scope: str,
-        kind: str,
-        edit: MailboxEdit,
-        next_poll_on: datetime | None = None,
-        audit: Any = (),
-        read: Any = None,
+        self, scope: str, edit: MailboxEdit, audit: Any = (), read: Any = None
     ) -> Mailbox:
         record = self._records.get(scope) or FakeMailboxRecord(scope)
-        _write(record, edited_values(kind, edit))
+        _write(record, edited_values(edit))
         record.empty_polls, record.poll_failures, record.failing = 0, 0, None
         self._unindex(record)
-        if edit.is_enabled and next_poll_on is not None:
-            record.enabled_kind = kind
+        if edit.is_enabled and edit.next_poll_on is not None:
+            record.enabled_kind = edit.kind
             self._records[scope] = record
-            self._set_due(record, next_poll_on)
+            self._set_due(record, edit.next_poll_on)
         else:
             record.enabled_kind = None
             record.next_poll_on = record.due_shard = record.due_key = None
