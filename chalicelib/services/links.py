@@ -9,6 +9,7 @@ import re
 import unicodedata
 from typing import Protocol
 
+from chalicelib.domain.groups import Group
 from chalicelib.domain.posts import Post
 from chalicelib.schemas.common import GroupRef, PostRef, UserRef
 from chalicelib.settings import get_settings
@@ -19,16 +20,9 @@ class _Slugged(Protocol):
     def slug(self) -> str: ...
 
 
-class _GroupShown(_Slugged, Protocol):
-    @property
-    def id(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def thumb_url(self) -> str | None: ...
-
-
 class _PersonShown(_Slugged, Protocol):
+    """A user or a user search's hit (services/user_search.py): what a reference to them shows."""
+
     @property
     def id(self) -> str: ...
     @property
@@ -53,7 +47,7 @@ def comment_url(group: _Slugged, post: _Slugged, comment_id: int) -> str:
     return f"{post_url(group, post)}#{comment_id}"
 
 
-def group_ref(group: _GroupShown) -> GroupRef:
+def group_ref(group: Group) -> GroupRef:
     return GroupRef(
         id=group.id,
         name=group.name,

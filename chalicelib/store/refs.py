@@ -6,9 +6,9 @@ A page of comments names posts, groups and people; a BatchGetItem may ask severa
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from chalicelib.domain.events import Event
 from chalicelib.domain.groups import Group
@@ -45,7 +45,7 @@ class ReferenceReader:
         posts: Iterable[str | None] = (),
         events: Iterable[int | None] = (),
     ) -> Refs:
-        asked: dict[type[Model], set[Any]] = {
+        asked: dict[type[Model], set[Hashable]] = {
             UserRecord: {u for u in users if u},
             GroupRecord: {g for g in groups if g},
             PostRecord: {p for p in posts if p},
