@@ -1,6 +1,6 @@
 """The fixture format (CONTRACT §4) on its two ways through the store: what a load hands the store
 to write (by the stored attributes' names) and the documents an export writes (by the file's JSON
-names, camelCase, in the order the file gives them). Groups, users and comments are loaded as their
+names, camelCase, in the order the file gives them). Groups, users, comments and events are loaded as
 domain records, posts as domain/posts.py's NewPost: only what has no record of its own is here.
 
 The file a load reads is not typed here: it is untrusted JSON, checked by schemas/fixture.py.
@@ -8,30 +8,26 @@ The file a load reads is not typed here: it is untrusted JSON, checked by schema
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, NotRequired, TypedDict
 
+from chalicelib.domain.events import EventDetails
 from chalicelib.domain.json import JsonObject
 
 # --- what a load writes: a stored record's attributes, by name ------------------------------------
 
 
-class EventValues(TypedDict):
+@dataclass(frozen=True)
+class LoadedEvent(EventDetails):
+    """An event as a fixture gives it (what it says of itself sanitised): the store makes the
+    stored Event of it, its editor its author; what its `filter` searches the store derives."""
+
     id: int
     group_id: str
     author_id: str
-    editor_id: str
-    title: str
-    all_day: bool
-    start_date: datetime
-    end_date: datetime | None
-    content: str
-    organizer: str
-    location: str
-    # (What its `filter` searches the store derives as it writes it: store/events.py.)
     # None: the time of the first load (the store keeps it on a reload).
     created_on: datetime | None
-    modified_on: datetime | None
 
 
 class ConnectorValues(TypedDict):

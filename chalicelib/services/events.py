@@ -327,8 +327,3 @@ def stored_details(sent: wire.EventWrite | FixtureEvent) -> EventDetails:
     its content sanitised (the store derives the text its `filter` searches)."""
     said = EventDetails(**sent.model_dump(include=set(DETAILS)))
     return replace(said, content=clean_html(said.content))
-
-
-def stored_fields(sent: wire.EventWrite | FixtureEvent) -> dict[str, object]:
-    """`stored_details` by name, for the fixture loader's bulk write (store/fixture.py)."""
-    return dict(vars(stored_details(sent)))

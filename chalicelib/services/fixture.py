@@ -17,15 +17,16 @@ from chalicelib.auth import hash_password, verify_password
 from chalicelib.domain import audit
 from chalicelib.domain.comments import Comment, SpamReport
 from chalicelib.domain.connectors import Connector
+from chalicelib.domain.events import Event
 from chalicelib.domain.fixture import (
     CommentDocument,
     ConnectorDocument,
     ConnectorValues,
     EventDocument,
-    EventValues,
     FixtureDocument,
     GroupDocument,
     HomePageDocument,
+    LoadedEvent,
     MailedSource,
     PlayerDocument,
     PlayerValues,
@@ -50,7 +51,7 @@ from chalicelib.schemas.fixture import (
     FixturePost,
     FixtureUser,
 )
-from chalicelib.services.events import stored_fields
+from chalicelib.services.events import stored_details
 from chalicelib.services.fixture_references import (  # the loader's errors, for its callers
     FixtureError,
     StoredCommunity,
@@ -68,7 +69,6 @@ __all__ = ["FixtureError", "FixtureExporter", "FixtureInvalid", "FixtureService"
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from chalicelib.store.events import EventRecord
     from chalicelib.store.fixture import FixtureExportStore, FixtureStore
 
 
@@ -206,7 +206,7 @@ class FixtureService:
         events = [self._event(e) for e in fixture.events]
         self.store.write_events(events)
         if events:
-            self.store.raise_counter("events", max(e["id"] for e in events))
+            self.store.raise_counter("events", max(e.id for e in events))
         written("events", len(events))
 
         self.store.write_connectors(
@@ -292,16 +292,14 @@ class FixtureService:
         )
 
     @staticmethod
-    def _event(e: FixtureEvent) -> EventValues:
-        values = {
-            **_loaded("events", e),
-            "editor_id": e.author_id,
-            # Omitted: the time of the first load (the store keeps it on a reload).
-            "created_on": e.created_on,
-            "modified_on": e.created_on,
-            **stored_fields(e),
-        }
-        return cast(EventValues, values)  # SHARED's note: the test holds it to its keys
+    def _event(e: FixtureEvent) -> LoadedEvent:
+        return LoadedEvent(
+            **vars(stored_details(e)),
+            id=e.id,
+            group_id=e.group_id,
+            author_id=e.author_id,
+            created_on=e.created_on,
+        )
 
     @staticmethod
     def _posts(f: Fixture) -> list[NewPost]:
@@ -426,7 +424,7 @@ class FixtureExporter:
         return document
 
     @staticmethod
-    def _event(e: EventRecord) -> EventDocument:
+    def _event(e: Event) -> EventDocument:
         return cast(EventDocument, _exported("events", e))  # SHARED's note
 
     @staticmethod

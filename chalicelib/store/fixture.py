@@ -10,9 +10,10 @@ from chalicelib.clock import utc_now
 from chalicelib.domain.audit import AuditEntry
 from chalicelib.domain.comments import Comment
 from chalicelib.domain.connectors import Connector
+from chalicelib.domain.events import Event, details_of
 from chalicelib.domain.fixture import (
     ConnectorValues,
-    EventValues,
+    LoadedEvent,
     PlayerValues,
 )
 from chalicelib.domain.groups import Group
@@ -141,7 +142,7 @@ class FixtureStore:
                 record.refresh_index_keys(aliases.get(comment.author_id, ""))
                 batch.save(record)
 
-    def write_events(self, events: Sequence[EventValues]) -> None:
+    def write_events(self, events: Sequence[LoadedEvent]) -> None:
         """Events by id with their calendar items; a reloaded event's old calendar items go first
         (its dates may have changed). An event without `created_on` gets the time of its first
         load, and a reload keeps that time and its `modified_on` (loading twice changes nothing).
@@ -150,20 +151,26 @@ class FixtureStore:
         if not events:
             return
         repository = EventRepository()
-        stored = repository.stored_items(e["id"] for e in events)
+        stored = repository.stored_items(e.id for e in events)
         with CalendarEntryRecord.batch_write() as batch:
             for old in stored.values():
                 for entry in old.calendar_entries():
                     batch.delete(entry)
         now = datetime.now(UTC)
         records = []
-        for values in events:
-            record = EventRecord(**values)
-            if values["created_on"] is None:
-                loaded = stored.get(values["id"])
-                record.created_on = loaded.created_on if loaded is not None else now
-                record.modified_on = loaded.modified_on if loaded is not None else now
-            records.append(record)
+        for given in events:
+            before = stored.get(given.id)
+            event = Event(
+                **vars(details_of(given)),
+                id=given.id,
+                group_id=given.group_id,
+                author_id=given.author_id,
+                editor_id=given.author_id,
+                created_on=given.created_on or (before.created_on if before is not None else now),
+                modified_on=given.created_on or (before.modified_on if before is not None else now),
+                version=None,  # a load writes an event whole
+            )
+            records.append(EventRecord.of(event))
         repository.put_many(records)
 
     def write_audit(self, entries: Sequence[AuditEntry]) -> None:
@@ -257,8 +264,8 @@ class FixtureExportStore:
     def comments(self) -> Iterator[Comment]:
         return (c.as_comment() for c in CommentRecord.scan(page_size=EXPORT_PAGE))
 
-    def events(self) -> Iterator[EventRecord]:
-        return iter(EventRecord.scan(page_size=EXPORT_PAGE))
+    def events(self) -> Iterator[Event]:
+        return (e.as_event() for e in EventRecord.scan(page_size=EXPORT_PAGE))
 
     def players(self) -> Iterator[Player]:
         return (p.as_player() for p in PlayerRecord.scan(page_size=EXPORT_PAGE))

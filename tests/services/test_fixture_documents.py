@@ -76,7 +76,7 @@ SECTIONS = {
     "events": (
         DEMO.events,
         FixtureService._event,
-        declared.EventValues,
+        declared.LoadedEvent,
         FixtureExporter._event,
         declared.EventDocument,
     ),
