@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
@@ -62,8 +62,16 @@ def stored_community(store: FixtureStore, data: object) -> StoredCommunity:
     parents = {c.parent_comment_id for _, c in present(f.comments) if c.parent_comment_id}
     stored.comments = store.comment_posts(parents - file_comments)
     if stored.root_id is not None:  # an empty store holds no slug or address yet
-        stored.slug_holders = _slug_holders(store, stored, file_groups.values())
-        stored.email_holders = _email_holders(store, stored, file_users.values())
+        stored.slug_holders = _holders(
+            {g.id: g.slug for g in file_groups.values()},
+            {group_id: slug for group_id, (_, slug) in stored.groups.items()},
+            store.group_with_slug,
+        )
+        stored.email_holders = _holders(
+            {u.id: u.email.lower() for u in file_users.values()},
+            {user_id: email for user_id, (email, _) in stored.users.items()},
+            store.user_with_email,
+        )
     return stored
 
 
@@ -108,31 +116,15 @@ def _named_users(f: Fixture) -> set[str]:
     return named
 
 
-def _slug_holders(
-    store: FixtureStore, stored: StoredCommunity, groups: Iterable[FixtureGroup]
+def _holders(
+    given: dict[str, str], before: dict[str, str], holder_of: Callable[[str], str | None]
 ) -> dict[str, str]:
-    """The stored group holding each slug the file gives a group anew."""
+    """The stored record holding each value (a slug, an address) the file gives a record anew:
+    `given` and `before` are by record id, what the file gives and what the store holds."""
     holders = {}
-    for group in groups:
-        before = stored.groups.get(group.id)
-        if before is None or before[1] != group.slug:
-            holder = store.group_with_slug(group.slug)
-            if holder is not None:
-                holders[group.slug] = holder
-    return holders
-
-
-def _email_holders(
-    store: FixtureStore, stored: StoredCommunity, users: Iterable[FixtureUser]
-) -> dict[str, str]:
-    """The stored user holding each address the file gives a user anew."""
-    holders = {}
-    for user in users:
-        email = user.email.lower()
-        if stored.users.get(user.id, ("", ""))[0] != email:
-            holder = store.user_with_email(email)
-            if holder is not None:
-                holders[email] = holder
+    for record_id, value in given.items():
+        if before.get(record_id) != value and (holder := holder_of(value)) is not None:
+            holders[value] = holder
     return holders
 
 
