@@ -261,6 +261,21 @@ def test_an_event_changed_since_it_was_read_cannot_be_updated_or_deleted(events)
     assert events.get(int(event.id)) is None
 
 
+def test_a_written_event_answers_as_stored_and_its_filter_follows_each_write(events):
+    event = add_event(events, 1, title="Seed swap", location="Shed")
+    # The store derives what `filter` searches from the event as each write leaves it: a move
+    # (new dates, nothing said of the text) keeps it, a new title replaces it.
+    moved = events.update(event, replace(event, start_date=T0 + timedelta(days=2)))
+    renamed = events.update(moved, replace(moved, title="Plant fair"))
+    assert (renamed.title, renamed.start_date) == ("Plant fair", T0 + timedelta(days=2))
+    assert events.get(event.id) == renamed  # the answer is the stored event, at its version
+
+    def found(text: str) -> list[int]:
+        return ids(events.page("g", moment=T0, upcoming=True, limit=10, after=None, text=text))
+
+    assert found("plant") == found("shed") == [event.id] and found("swap") == []
+
+
 def test_the_calendar_finds_every_event_touching_the_period_even_one_started_before(events):
     long = add_event(events, -40, end_date=T0 + timedelta(days=5))
     inside = add_event(events, 2)
