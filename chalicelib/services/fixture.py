@@ -418,10 +418,11 @@ class FixtureExporter:
         reports = [
             {"authorId": r.author_id, "createdOn": _date(r.created_on)} for r in c.spam_reports
         ]
-        document = cast(CommentDocument, {**_exported("comments", c), "spamReports": reports})
-        if c.source == MAILED:  # SHARED's note: the test holds it to its keys
-            document["source"] = MAILED
-        return document
+        document = {**_exported("comments", c), "spamReports": reports}
+        comment = cast(CommentDocument, document)  # SHARED's note: the test holds it to its keys
+        if c.source == MAILED:
+            comment["source"] = MAILED
+        return comment
 
     @staticmethod
     def _event(e: Event) -> EventDocument:
