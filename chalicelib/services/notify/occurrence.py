@@ -16,7 +16,7 @@ from chalicelib.domain.comments import Comment
 from chalicelib.domain.groups import Group
 from chalicelib.domain.json import JsonObject, text_field
 from chalicelib.domain.letters import Identity, News
-from chalicelib.domain.mailboxes import SYSTEM_SCOPE
+from chalicelib.domain.mailboxes import SYSTEM_SCOPE, Mailbox
 from chalicelib.domain.ports.content import DocumentStore
 from chalicelib.domain.posts import Post
 from chalicelib.domain.users import User
@@ -151,19 +151,10 @@ class BatchReads:
 # down on the letter; chalicelib/mail/outgoing.py renders them from the values and asks nothing back.
 
 
-class ReplyMailbox(Protocol):
-    """What the reply address is read from: the email-to-comment mailbox's settings."""
-
-    @property
-    def is_enabled(self) -> bool: ...
-    @property
-    def email_address(self) -> str | None: ...
-
-
 class Mailboxes(Protocol):
     """The mailboxes' settings (store/mailboxes.py `MailboxRepository.get`)."""
 
-    def get(self, scope: str) -> ReplyMailbox | None: ...
+    def get(self, scope: str) -> Mailbox | None: ...
 
 
 class SendingIdentities:
