@@ -12,11 +12,12 @@ Each measure in the browser is followed by one from Python, and each side's figu
 of its runs: the two see the same machine, however busy (run one side after the other, a load that
 came or went between them moved the ratio by itself).
 
-The browser is asked to do only what a person's browser would do for the page: Chromium preloads
-its own omnibox popup (chrome://omnibox-popup.top-chrome, some 400 files and half a second of CPU)
-in every new window, which on this machine ran beside the sign-in's hash, and the measure waits for
-the list without polling at every frame (a MutationObserver in the page answers when the list
-shows; rAF polling kept the tab drawing frames while the password was hashed).
+The browser is asked to do only what a person's browser would do for the page: Chromium builds its
+own omnibox popup (chrome://omnibox-popup.top-chrome, some 400 files and half a second of CPU) in
+every new window, which on this machine ran beside the typing and the sign-in's hash
+(tests/support/chromium.py turns it off), and the measure waits for the list without polling at
+every frame (a MutationObserver in the page answers when the list shows; rAF polling kept the tab
+drawing frames while the password was hashed).
 
 `make bench` runs it with the rest; `python -m bench.console` runs it alone against a `make run`
 of its own and writes its figure into bench/results.json (the others stay as they were).
@@ -25,7 +26,6 @@ of its own and writes its figure into bench/results.json (the others stay as the
 from __future__ import annotations
 
 import os
-import shutil
 import statistics
 import sys
 import time
@@ -36,14 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import Figure, machine_description, merge_results, skipped, text_table
+from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
 
 NAMES = [("console_first_page", "ms")]
 RUNS = 5
 SETTLE = 1.0
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-# Chromium's own top-chrome pages (the omnibox popup) are not preloaded in each new window: the
-# browser's interface, which a headless run never shows, is not the console's work.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-features=PreloadTopChromeWebUI"]
 LIST_LOADED = "ul.comments li.comment, main p.empty:not([hidden])"
 # Answers at the frame that draws the first element the selector finds shown (as Playwright's
 # `to_be_visible`), looked at after each change to the document: no polling while nothing changes,

@@ -4,15 +4,14 @@ Chromium, launched by path)."""
 from __future__ import annotations
 
 import functools
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
 from tests.support.running import REPO_ROOT, RunningAgora, start_agora
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 AXE = REPO_ROOT / "node_modules" / "axe-core" / "axe.min.js"
 # Screenshots for people to look at; build/ is git-ignored.
 SCREENSHOTS = REPO_ROOT / "build" / "console-screenshots"
@@ -39,7 +38,7 @@ def browser() -> Iterator[object]:
         # cost about a second of CPU a test). It changes which process runs a page, not what
         # the page does.
         browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--process-per-site"]
+            executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, "--process-per-site"]
         )
         yield browser
         browser.close()
