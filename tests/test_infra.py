@@ -14,7 +14,7 @@ from infra import yaml_text
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures
 from tests.support import REPO_ROOT, suite_key_pair
 from tests.support.running import run_module
-from tests.support.sam_stack import moto_stack, translated
+from tests.support.sam_stack import json_templates_read_as_json, moto_stack, translated
 
 PACKAGED = REPO_ROOT / "build" / "package" / "sam.yaml"
 
@@ -116,6 +116,7 @@ def test_translated_stack_creates_in_moto_and_the_api_and_every_job_work_on_it(
             pytest.fail("build/package/sam.yaml is missing: make test runs make package first")
         pytest.skip("run `make package` first (make test does)")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")  # the translator's pseudo parameters
+    json_templates_read_as_json(monkeypatch)
     packaged = yaml_text.load(PACKAGED.read_text())
     expanded = translated(packaged, f"s3://{CODE_BUCKET}/{CODE_KEY}", STACK_PARAMETERS)
     template, skipped, alarms = moto_stack(expanded)

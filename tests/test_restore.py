@@ -22,7 +22,7 @@ from infra.deploy import with_settings_digest
 from infra.operations import ALIAS
 from infra.restore import PARAMETER, RestoreError, format_names, parse_names, restore
 from tests.support.running import run_module
-from tests.support.sam_stack import moto_stack, translated
+from tests.support.sam_stack import json_templates_read_as_json, moto_stack, translated
 
 CODE = "s3://agora-code/deployment.zip"
 # What make deploy passes (with SettingsDigest, which it computes), and a second value of each
@@ -68,8 +68,18 @@ def deployed_parameters(template: dict, given: dict[str, str], previous: dict[st
     return {**kept, **parameters}
 
 
+# The translations made in this module, by template and parameters: the deployed parameters are
+# translated for `deployed` and for each `prod` stack, and a restore asks for the changed-setting
+# cases' own (about a second of CPU each).
+_TRANSLATIONS: dict[tuple[int, str], str] = {}
+
+
 def expanded(template: dict, parameters: dict[str, str]) -> dict:
-    return translated(template, CODE, parameters)
+    """The template SAM makes of `template` with `parameters`, a copy of its own for each call."""
+    key = (id(template), json.dumps(parameters, sort_keys=True))
+    if key not in _TRANSLATIONS:
+        _TRANSLATIONS[key] = json.dumps(translated(template, CODE, parameters))
+    return json.loads(_TRANSLATIONS[key])
 
 
 @pytest.fixture(scope="module")
@@ -272,6 +282,7 @@ def prod(packaged, monkeypatch):
     template, zip_path = packaged
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    json_templates_read_as_json(monkeypatch)
     with mock_aws():
         session = boto3.session.Session(region_name="us-east-1")
         s3 = session.client("s3")
