@@ -10,8 +10,6 @@ import pytest
 
 from agora_local.access_log import RedactedAccessLog, redact_secrets
 
-pytestmark = pytest.mark.fast
-
 KEY = "Zk3q_9bW0s-ExampleFeedKeyThatIsLongEnough1234"
 TOKEN = "eyJhbGciOiJIUzI1NiJ9.unsubscribe-token-example.c2lnbmF0dXJl"
 

@@ -10,8 +10,6 @@ from chalicelib.auth import hash_password
 from chalicelib.errors import ValidationFailed
 from chalicelib.services.administrators import _changes, _check_password
 
-pytestmark = pytest.mark.fast
-
 HASH = hash_password("correct horse")
 
 

@@ -6,11 +6,7 @@ import ast
 from functools import cache
 from pathlib import Path
 
-import pytest
-
 from tests.support import REPO_ROOT
-
-pytestmark = pytest.mark.fast
 
 PACKAGE = REPO_ROOT / "chalicelib"
 

@@ -21,8 +21,6 @@ from chalicelib.auth import (
 from chalicelib.errors import Forbidden, Unauthorized
 from chalicelib.signing_keys import TOKEN_LIFETIME, StaticKeys
 
-pytestmark = pytest.mark.fast
-
 ROOT = "root"
 SECRET = "test-secret-that-is-long-enough-for-hs256"  # tests/conftest.py's AGORA_TOKEN_SECRET
 

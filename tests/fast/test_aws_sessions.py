@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-
-pytestmark = pytest.mark.fast
-
 
 def test_boto3_clients_and_table_connections_share_one_data_loader():
     from pynamodb.connection import Connection

@@ -13,8 +13,6 @@ from botocore.exceptions import (
 
 from chalicelib.cli import COMMANDS, EXIT_AWS, EXIT_INVALID, explain_aws_failure, parser, refuse
 
-pytestmark = pytest.mark.fast
-
 
 def test_the_commands_are_the_contract_s():
     assert set(COMMANDS) == {

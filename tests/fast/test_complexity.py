@@ -7,11 +7,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-import pytest
-
 from tests.support import REPO_ROOT
-
-pytestmark = pytest.mark.fast
 
 PACKAGES = (REPO_ROOT / "chalicelib", REPO_ROOT / "agora_local")
 LIMIT = 15

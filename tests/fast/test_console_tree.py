@@ -6,12 +6,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import pytest
-
 from chalicelib.auth import Caller, Role
 from chalicelib.services.console import MAX_GROUPS, ConsoleService
-
-pytestmark = pytest.mark.fast
 
 
 class ByName:

@@ -9,8 +9,6 @@ import pytest
 
 from bench import cost
 
-pytestmark = pytest.mark.fast
-
 
 def test_the_script_runs_and_the_page_holds_its_table():
     assert cost.main(["--check"]) == 0, "run `make cost` and commit docs/benchmarks.md"

@@ -8,11 +8,7 @@ import json
 import time
 import zipfile
 
-import pytest
-
 from bench import figures
-
-pytestmark = pytest.mark.fast
 
 NAMES = ["package-size", "package-measured", "test-count", "test-time", "test-measured"]
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from tests.support import REPO_ROOT
 
 
@@ -16,7 +14,6 @@ def layout_block() -> str:
     return section.split("```", 2)[1]
 
 
-@pytest.mark.fast
 def test_every_top_level_module_of_chalicelib_is_in_the_layout_under_chalicelib():
     block = layout_block()
     chalicelib_part = block.split("chalicelib/", 1)[1].split("\nagora_local/", 1)[0]
@@ -28,7 +25,6 @@ def test_every_top_level_module_of_chalicelib_is_in_the_layout_under_chalicelib(
     }
 
 
-@pytest.mark.fast
 def test_the_layout_names_no_module_under_tests_that_is_not_there():
     block = layout_block()
     tests_part = block.split("\ntests/", 1)[1].split("\ninfra/", 1)[0]
@@ -36,7 +32,6 @@ def test_the_layout_names_no_module_under_tests_that_is_not_there():
         assert (REPO_ROOT / "tests" / name).exists(), f"{name} is listed under tests/"
 
 
-@pytest.mark.fast
 def test_every_module_of_make_runs_package_is_in_the_layout_under_agora_local():
     block = layout_block()
     local_part = block.split("\nagora_local/", 1)[1].split("\ndemo/", 1)[0]

@@ -6,15 +6,12 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-import pytest
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
 from agora_local.embedded_aws_gate import SentRequest, signature_refusal
 from agora_local.key_pair import KeyPair
-
-pytestmark = pytest.mark.fast
 
 PAIR = KeyPair("AGORALOCALTESTKEY123", "a-secret-of-the-pair")
 BODY = json.dumps({"TableName": "users"}).encode()

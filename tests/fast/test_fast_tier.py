@@ -9,8 +9,6 @@ import pytest
 
 from tests.conftest import _refuse_fast_tests_with_aws_or_servers
 
-pytestmark = pytest.mark.fast
-
 
 @dataclass
 class _CallSpec:
@@ -47,3 +45,8 @@ def test_slow_tests_and_parameters_named_like_fixtures_pass():
         _Item("t.py::param", ["token"], callspec=_CallSpec({"token": "a.b"})),
     ]
     _refuse_fast_tests_with_aws_or_servers(items)  # type: ignore[arg-type]
+
+
+def test_a_test_under_tests_fast_is_marked_fast_by_its_folder(request: pytest.FixtureRequest):
+    # This module marks nothing itself: tests/fast/conftest.py does, for `-m fast` and the guard.
+    assert request.node.get_closest_marker("fast") is not None

@@ -12,8 +12,6 @@ from infra.fleet import FLEETS, Fleet
 from infra.operations import MAX_CONCURRENCY
 from tests.support import REPO_ROOT
 
-pytestmark = pytest.mark.fast
-
 
 def template(stage: str) -> dict[str, Any]:
     class Loader(yaml.SafeLoader):

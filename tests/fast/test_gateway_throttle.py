@@ -7,8 +7,6 @@ import pytest
 from infra import yaml_text
 from tests.support import REPO_ROOT
 
-pytestmark = pytest.mark.fast
-
 
 @pytest.mark.parametrize("stage", ["dev", "prod"])
 def test_the_gateways_429_says_when_to_come_back(stage):

@@ -7,8 +7,6 @@ from __future__ import annotations
 import pytest
 import yaml
 
-pytestmark = pytest.mark.fast
-
 
 def test_a_template_folded_by_the_pure_python_emitter_is_up_to_date_and_a_changed_one_is_not():
     from infra import build

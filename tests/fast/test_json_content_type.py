@@ -10,8 +10,6 @@ from hypothesis import strategies as st
 from chalicelib.api.routing.inputs import read_body, require_json
 from chalicelib.errors import UnsupportedMediaType
 
-pytestmark = pytest.mark.fast
-
 
 def any_case(text: str) -> st.SearchStrategy[str]:
     return st.tuples(*(st.sampled_from([c.lower(), c.upper()]) for c in text)).map("".join)

@@ -16,8 +16,6 @@ from chalicelib.api.routing.inputs import validate
 from chalicelib.errors import ValidationFailed
 from chalicelib.schemas.common import _json_kind
 
-pytestmark = pytest.mark.fast
-
 all_blueprints()
 
 

@@ -6,11 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
-
 from agora_local.key_pair import KEY_PAIR_NAME, KeyPair, folder_key_pair
-
-pytestmark = pytest.mark.fast
 
 
 def test_a_folder_keeps_its_pair_and_another_folder_gets_another(tmp_path):

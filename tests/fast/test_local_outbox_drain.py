@@ -3,11 +3,7 @@ told (agora_local/lifecycle.py OutboxDrain): an idle make run asks the embedded 
 
 from __future__ import annotations
 
-import pytest
-
 from agora_local.lifecycle import OutboxDrain
-
-pytestmark = pytest.mark.fast
 
 
 class FakeStream:

@@ -6,8 +6,6 @@ import pytest
 
 from chalicelib.mail.hosts import HostPolicy, HostRefused, refusal
 
-pytestmark = pytest.mark.fast
-
 NEVER = [
     "169.254.169.254",  # AWS, GCP and Azure instance metadata
     "fe80::1",

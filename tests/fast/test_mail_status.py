@@ -5,13 +5,9 @@ from __future__ import annotations
 import json
 from typing import get_args
 
-import pytest
-
 from chalicelib.domain.mailboxes import FINAL, OUTCOMES, MailStatus, listed
 from chalicelib.schemas.mail_log import MailStatus as ApiMailStatus
 from chalicelib.services.mail_in.rules import PollResult
-
-pytestmark = pytest.mark.fast
 
 
 def test_the_stored_values_are_the_words_the_log_always_held():

@@ -17,8 +17,6 @@ from chalicelib.mail.outgoing import SENDERS, PacedMail, SendingRate
 from tests.support import REPO_ROOT
 from tests.support.digest_fakes import FakeSlotClock
 
-pytestmark = pytest.mark.fast
-
 
 class FakeClock:
     """Seconds that pass only when someone sleeps; a sleep may wake early (as threads do)."""

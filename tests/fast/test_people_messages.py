@@ -10,8 +10,6 @@ import pytest
 from chalicelib.services.fixture_rules import FixtureInvalid, validate_fixture
 from tests.support import REPO_ROOT
 
-pytestmark = pytest.mark.fast
-
 DEMO = json.loads((REPO_ROOT / "demo" / "community.json").read_text(encoding="utf-8"))
 
 

@@ -8,12 +8,8 @@ import ast
 import json
 import re
 
-import pytest
-
 import agora_local.run
 from tests.support import REPO_ROOT
-
-pytestmark = pytest.mark.fast
 
 INTERNAL = re.compile(r"CONTRACT|ARCHITECTURE\.md|STYLE\.md|§")
 

@@ -24,8 +24,6 @@ from chalicelib.sanitize import (
     xml_text,
 )
 
-pytestmark = pytest.mark.fast
-
 # --- sanitising ------------------------------------------------------------------------------
 
 

@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import pytest
-
 from chalicelib.domain.announcements import MailboxFailing
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.mail_poll import batches, dispatch, parse_message, poll_mailbox, poll_many
@@ -23,8 +21,6 @@ from chalicelib.services.mailboxes import (
 )
 from chalicelib.services.poll_schedule import PollState
 from tests.support.mailbox_fakes import FakeCipher, FakeLeases, FakeMailboxRepository
-
-pytestmark = pytest.mark.fast
 
 T0 = datetime(2026, 11, 26, 8, 0, tzinfo=UTC)
 MAX = timedelta(minutes=15)

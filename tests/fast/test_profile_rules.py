@@ -19,8 +19,6 @@ from chalicelib.schemas.profile_fields import FieldType
 from chalicelib.services.profile import ProfileService
 from tests.support.fakes import FakeProfileRepository
 
-pytestmark = pytest.mark.fast
-
 
 def parse(body: dict[str, Any]):
     return field_body_model(FieldType(body["typeId"])).model_validate(body)

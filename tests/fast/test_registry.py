@@ -37,8 +37,6 @@ from chalicelib.schemas.common import IntPageQuery
 from chalicelib.schemas.paths import GroupPath, PostPath
 from tests.support import REPO_ROOT
 
-pytestmark = pytest.mark.fast
-
 all_blueprints()  # registers every route
 API = REPO_ROOT / "chalicelib" / "api"
 GUID = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"

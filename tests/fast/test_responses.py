@@ -23,8 +23,6 @@ from chalicelib.envelope import GENERIC_ERROR
 from chalicelib.errors import Conflict, NotFound, ServiceUnavailable, ValidationFailed
 from chalicelib.schemas.common import Result
 
-pytestmark = pytest.mark.fast
-
 ROUTE = {"route": "/api/v1/en_US/x", "method": "GET"}
 
 

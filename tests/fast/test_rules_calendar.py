@@ -30,8 +30,6 @@ from chalicelib.store.base import sort_moment
 from chalicelib.store.events import months_between, occupied_until, start_key_of
 from tests.support import fakes
 
-pytestmark = pytest.mark.fast
-
 NOW = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)

@@ -24,8 +24,6 @@ from chalicelib.services.posts import PostService
 from chalicelib.store.base import Page
 from tests.support import fakes
 
-pytestmark = pytest.mark.fast
-
 NOW = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
 
 

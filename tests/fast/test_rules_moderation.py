@@ -18,8 +18,6 @@ from chalicelib.services.groups import GroupService
 from chalicelib.store.comments import SpamReport
 from tests.support import fakes
 
-pytestmark = pytest.mark.fast
-
 NOW = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
 
 

@@ -16,8 +16,6 @@ from chalicelib.settings import (
     unknown_variables,
 )
 
-pytestmark = pytest.mark.fast
-
 
 @pytest.mark.parametrize(
     ("value", "servers"),

@@ -26,8 +26,6 @@ from tests.support.fakes import (
 )
 from tests.support.passwords import cheap_hash
 
-pytestmark = pytest.mark.fast
-
 # Tokens are checked against the real time: the test clock runs an hour behind it.
 NOW = datetime.now(UTC) - timedelta(hours=1)
 PASSWORD = "correct horse battery staple"

@@ -17,8 +17,6 @@ from chalicelib.signing_keys import (
     provider_for,
 )
 
-pytestmark = pytest.mark.fast
-
 ROTATED = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
 

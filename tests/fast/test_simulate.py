@@ -10,8 +10,6 @@ import pytest
 from bench import simulate
 from bench.sim_time import SimulatedTime
 
-pytestmark = pytest.mark.fast
-
 
 def test_a_small_day_sends_each_once_within_the_rate_instant_mail_first():
     found = simulate.send_day(400, fans=120, post_at=10.0)

@@ -11,8 +11,6 @@ import pytest
 
 from agora_local.persistence import _SnapshotUnpickler
 
-pytestmark = pytest.mark.fast
-
 
 def test_a_lock_pickled_under_the_old_module_name_comes_back_a_lock():
     # Protocol 0 spelled out: the global `_rebuild_lock` of chalicelib.local_persistence, called

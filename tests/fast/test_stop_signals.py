@@ -30,7 +30,6 @@ print("stopped once", flush=True)
 """
 
 
-@pytest.mark.fast
 @pytest.mark.parametrize(
     "burst", [[signal.SIGTERM], [signal.SIGTERM, signal.SIGTERM, signal.SIGINT]]
 )

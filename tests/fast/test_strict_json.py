@@ -15,8 +15,6 @@ from chalicelib.api.routing import MAX_BODY_DEPTH, parse_json
 from chalicelib.api.routing.strict_json import LONE_SURROGATE
 from chalicelib.errors import BadRequest, ValidationFailed
 
-pytestmark = pytest.mark.fast
-
 # Text as a client may send it and the API keeps it: no lone surrogate, and no control character
 # but tab and newline (the others are removed: tested below).
 KEPT_TEXT = st.text(

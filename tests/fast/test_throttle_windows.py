@@ -7,8 +7,6 @@ import pytest
 
 from tests.support import throttle_windows
 
-pytestmark = pytest.mark.fast
-
 WINDOW = 15 * 60
 
 
