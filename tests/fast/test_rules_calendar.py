@@ -28,9 +28,8 @@ from chalicelib.services.events import EventService
 from chalicelib.services.groups import GroupService
 from chalicelib.store.base import sort_moment
 from chalicelib.store.events import months_between, occupied_until, start_key_of
-from tests.support import fakes
+from tests.support import NOW, fakes
 
-NOW = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)
 GARDEN = str(uuid.uuid5(uuid.NAMESPACE_URL, "garden"))

@@ -5,7 +5,7 @@ and what a second `create-admin` changes (nothing)."""
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -22,9 +22,7 @@ from chalicelib.services.notifications import NotificationService
 from chalicelib.services.paging import next_offset
 from chalicelib.services.posts import PostService
 from chalicelib.store.base import Page
-from tests.support import fakes
-
-NOW = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
+from tests.support import NOW, fakes
 
 
 def guid(name: str) -> str:

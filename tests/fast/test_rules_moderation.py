@@ -16,9 +16,7 @@ from chalicelib.schemas.common import IntPageQuery
 from chalicelib.services.comments import CommentPresenter, CommentService, one_month_before
 from chalicelib.services.groups import GroupService
 from chalicelib.store.comments import SpamReport
-from tests.support import fakes
-
-NOW = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
+from tests.support import NOW, fakes
 
 
 class Never:

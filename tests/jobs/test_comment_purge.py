@@ -12,8 +12,7 @@ from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.comment_purge import purge_old_deleted_comments
 from chalicelib.services.comments import one_month_before
 from tests.fixtures import z
-
-NOW = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
+from tests.support import NOW
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ nobody is told of (a calendar event's update) builds no notifications, no mailbo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -19,10 +18,9 @@ from chalicelib.domain.announcements import (
 )
 from chalicelib.jobs.outbox import drain_records
 from chalicelib.store.outbox import records
+from tests.support import NOW
 
 pytestmark = pytest.mark.fast
-
-NOW = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
 
 
 class RecordingParts:

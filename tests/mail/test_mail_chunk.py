@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import pytest
 
@@ -20,10 +19,9 @@ from chalicelib.services.mail_in.rules import (
     split_repeats,
     verdict,
 )
+from tests.support import NOW
 
 pytestmark = pytest.mark.fast
-
-NOW = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
 
 
 @dataclass

@@ -4,15 +4,13 @@ conditional write makes us decide again on what is stored (no lost update, no re
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 import pytest
 
 from chalicelib import deps
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.jobs.base import Deadline
-
-NOW = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
+from tests.support import NOW
 
 
 @pytest.fixture

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from agora_local.key_pair import KeyPair
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+
+# The moment the rule tests that need one stand at: Saturday 21 November 2026, 10:00 UTC.
+NOW = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
 
 
 def mail_corpus_dir() -> Path:
