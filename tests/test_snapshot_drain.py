@@ -16,28 +16,25 @@ from chalicelib import deps
 from chalicelib.domain.announcements import PostCreated
 from chalicelib.jobs.outbox import _forget_readers, drain_in_process
 from tests.services.test_event_bus import bus  # noqa: F401 - the bus and a reader of it
-from tests.support.notify import recipients, sent_mail, subscribe, verify_sender_domain
-
-INSTANT = 1
+from tests.support.notify import (
+    INSTANT,
+    email_of,
+    garden_with_fans,
+    load_with_fans_told_at_once,
+    recipients,
+    sent_mail,
+    subscribe,
+)
 
 
 @pytest.fixture
 def world(community):
-    c = community
-    c.garden = c.group("garden")
-    c.ann = c.user("ann", {c.garden: "moderator"})
-    c.fan = c.user("fan", {c.garden: "member"})
-    c.late = c.user("late", {c.garden: "member"})
+    c = garden_with_fans(community, ann="moderator", fans=1)
+    [c.fan] = c.fans
+    c.late = c.user("late", {c.garden: "member"})  # subscribes after a restart
     c.hello = c.post(c.garden, c.ann, title="Hello", slug="hello")
     c.later = c.post(c.garden, c.ann, title="Later", slug="later")
-    c.load()
-    verify_sender_domain()
-    subscribe(c.fan, "group", c.garden, 1, email=INSTANT)
-    return c
-
-
-def email_of(c, user_id: str) -> str:
-    return next(u["email"] for u in c.users if u["id"] == user_id)
+    return load_with_fans_told_at_once(c)
 
 
 def restart(snapshot: LocalSnapshot) -> None:

@@ -16,8 +16,8 @@ from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.digests import send_daily_digests
 from tests.support import notify
 from tests.support.emf import value
+from tests.support.notify import DIGEST, email_of
 
-DIGEST = 2
 DAY_ONE = datetime(2026, 3, 2, 6, 0, tzinfo=UTC)
 
 
@@ -46,10 +46,6 @@ def world(community):
 
 def publish(event, when: datetime) -> None:
     deps.notify_service(clock=lambda: when).handle(event)
-
-
-def email_of(c, user_id: str) -> str:
-    return next(u["email"] for u in c.users if u["id"] == user_id)
 
 
 @contextmanager

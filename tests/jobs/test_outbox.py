@@ -15,33 +15,27 @@ import pytest
 from chalicelib import deps
 from chalicelib.domain.announcements import PostCreated
 from tests.services.test_event_bus import BUS, bus  # noqa: F401 - the bus and a reader of it
-from tests.support.notify import recipients, sent_mail, subscribe, verify_sender_domain
+from tests.support.notify import (
+    email_of,
+    garden_with_fans,
+    load_with_fans_told_at_once,
+    recipients,
+    sent_mail,
+)
 from tests.support.outbox import drain
 
 EVENT = "/api/v1/en_US/event"
 COMMENT = "/api/v1/en_US/comment/post"
-INSTANT = 1
 # A hook that hangs sleeps this long: an API call that waited on it could not answer sooner.
 HANG_SECONDS = 5.0
 
 
 @pytest.fixture
 def world(community, bus):  # noqa: F811
-    c = community
-    c.garden = c.group("garden")
-    c.ann = c.user("ann", {c.garden: "moderator"})
-    c.fans = [c.user(f"fan-{n}", {c.garden: "member"}) for n in range(3)]
+    c = garden_with_fans(community, ann="moderator", fans=3)
     c.hello = c.post(c.garden, c.ann, title="Hello", slug="hello")
     c.waiting = c.comment(c.hello, c.ann, isApproved=False)
-    c.load()
-    verify_sender_domain()
-    for fan in c.fans:
-        subscribe(fan, "group", c.garden, 1, email=INSTANT)
-    return c
-
-
-def email_of(c, user_id: str) -> str:
-    return next(u["email"] for u in c.users if u["id"] == user_id)
+    return load_with_fans_told_at_once(c)
 
 
 def event_body(c, title: str) -> dict[str, Any]:

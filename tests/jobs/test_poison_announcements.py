@@ -13,25 +13,16 @@ from chalicelib import deps
 from chalicelib.domain.announcements import PostCreated
 from tests.fixtures import empty_queues
 from tests.jobs.test_outbox import fault
-from tests.support.notify import sent_mail, subscribe, verify_sender_domain
+from tests.support.notify import garden_with_fans, load_with_fans_told_at_once, sent_mail
 from tests.support.outbox import drain
-
-INSTANT = 1
 
 
 @pytest.fixture
 def world(community):
-    c = community
-    c.garden = c.group("garden")
-    c.ann = c.user("ann", {c.garden: "member"})
-    c.fans = [c.user(f"fan-{n}", {c.garden: "member"}) for n in range(3)]
+    c = garden_with_fans(community, ann="member", fans=3)
     c.poison = c.post(c.garden, c.ann, title="Broken\u2028title", slug="broken")
     c.fine = c.post(c.garden, c.ann, title="Fine title", slug="fine")
-    c.load()
-    verify_sender_domain()
-    for fan in c.fans:
-        subscribe(fan, "group", c.garden, 1, email=INSTANT)
-    return c
+    return load_with_fans_told_at_once(c)
 
 
 def dead_letters() -> list[dict[str, Any]]:

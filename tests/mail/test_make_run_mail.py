@@ -21,12 +21,12 @@ import pytest
 
 from tests.mail.test_ingest import mail
 from tests.support import REPO_ROOT
+from tests.support.notify import DIGEST, INSTANT
 from tests.support.running import run_module, start_agora
 
 DEMO = json.loads((REPO_ROOT / "demo" / "community.json").read_text())
 GARDENING = next(g["id"] for g in DEMO["groups"] if g["slug"] == "gardening")
 USERS = {u["email"].split("@")[0]: u["id"] for u in DEMO["users"]}
-INSTANT, DIGEST = 1, 2
 
 
 @pytest.fixture(scope="module")

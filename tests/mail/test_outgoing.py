@@ -22,8 +22,8 @@ from chalicelib.domain.letters import Letter
 from chalicelib.mail.outgoing import Identity, OutgoingMail
 from tests.services.test_notify import NEW_COMMENT, NEW_POST, Fakes
 from tests.support.mail_messages import SENT_ON
+from tests.support.notify import DIGEST, INSTANT
 
-INSTANT, DIGEST = 1, 2
 HOST = "community.example"  # AGORA_BASE_URL's host in tests
 GROUP_ADDRESS = "garden@community.example"
 REPLIES = "comments@community.example"

@@ -12,12 +12,11 @@ import pytest
 
 from chalicelib import deps
 from tests.mail.test_ingest import mail
-from tests.support.notify import subscribe
+from tests.support.notify import DIGEST, INSTANT, subscribe
 from tests.support.outbox import drain
 
 MAILS = 20
 BUDGET = 3.0  # DynamoDB requests per imported mail, on average over the mailbox
-INSTANT, DIGEST = 1, 2
 
 
 def alerts_of(user_id: str):

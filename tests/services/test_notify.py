@@ -12,7 +12,10 @@ from chalicelib.settings import get_settings
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures for the mailed post
 from tests.support.mail_messages import email_message
 from tests.support.notify import (
+    DIGEST,
+    INSTANT,
     ann_in_garden_and_photos,
+    email_of,
     group_record,
     html_of,
     recipients,
@@ -24,8 +27,6 @@ from tests.support.notify import (
     verify_sender_domain,
 )
 from tests.support.outbox import drain
-
-INSTANT, DIGEST = 1, 2
 
 
 @pytest.fixture
@@ -66,10 +67,6 @@ def digest_items_of(user_id: str):
     from chalicelib.store.digests import ITEM, DigestRecord
 
     return list(DigestRecord.query(user_id, DigestRecord.sk.startswith(ITEM)))
-
-
-def email_of(c, user_id: str) -> str:
-    return next(u["email"] for u in c.users if u["id"] == user_id)
 
 
 def mail_post(c, box, subject: str) -> str:

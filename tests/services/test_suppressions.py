@@ -14,9 +14,14 @@ from chalicelib.jobs.digests import send_daily_digests
 from chalicelib.jobs.ses_feedback import handle_from_queue
 from chalicelib.services.suppressions import reported_addresses
 from chalicelib.settings import get_settings
-from tests.support.notify import recipients, sent_mail, subscribe, verify_sender_domain
-
-INSTANT, DIGEST = 1, 2
+from tests.support.notify import (
+    DIGEST,
+    INSTANT,
+    recipients,
+    sent_mail,
+    subscribe,
+    verify_sender_domain,
+)
 
 
 @pytest.fixture

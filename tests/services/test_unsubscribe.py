@@ -14,11 +14,12 @@ from chalicelib.jobs.digests import send_daily_digests
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures for the mailed post
 from tests.services.test_notify import mail_post
 from tests.support.notify import (
+    DIGEST,
+    INSTANT,
     ann_in_garden_and_photos,
     group_record,
     html_of,
-    recipients,
-    sent_mail,
+    mail_to,
     set_group_email,
     subscribe,
     text_of,
@@ -26,7 +27,6 @@ from tests.support.notify import (
 )
 from tests.support.outbox import drain
 
-INSTANT, DIGEST = 1, 2
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 ONE_CLICK = "List-Unsubscribe=One-Click"
 
@@ -42,14 +42,6 @@ def world(community):
     verify_sender_domain()
     set_group_email(group_record(c.garden), "garden@community.example", "Garden Club")
     return c
-
-
-def email_of(c, user_id: str) -> str:
-    return next(u["email"] for u in c.users if u["id"] == user_id)
-
-
-def mail_to(c, user_id: str):
-    return [m for m in sent_mail() if recipients([m]) == [email_of(c, user_id)]]
 
 
 def unsubscribe_target(message) -> str:

@@ -12,6 +12,8 @@ from chalicelib import deps
 from tests.fixtures import Community, garden_and_photos
 
 SENDER_DOMAIN = "community.example"  # AGORA_BASE_URL's host in tests: the fallback sender
+# A subscription's email_alert_id: mailed at once, or in the daily digest.
+INSTANT, DIGEST = 1, 2
 
 
 def ann_in_garden_and_photos(c: Community) -> Community:
@@ -20,6 +22,29 @@ def ann_in_garden_and_photos(c: Community) -> Community:
     garden_and_photos(c)
     c.ann = c.user("ann", {c.garden: "member", c.photos: "member"})
     return c
+
+
+def garden_with_fans(c: Community, ann: str, fans: int) -> Community:
+    """The outbox tests' scene (not loaded yet): the garden, Ann (`ann` there) who writes its
+    posts, and `fans` members, who `load_with_fans_told_at_once` subscribes."""
+    c.garden = c.group("garden")
+    c.ann = c.user("ann", {c.garden: ann})
+    c.fans = [c.user(f"fan-{n}", {c.garden: "member"}) for n in range(fans)]
+    return c
+
+
+def load_with_fans_told_at_once(c: Community) -> Community:
+    """Load `garden_with_fans`'s scene; SES sends from the community's domain, and each fan is
+    mailed at once about every post of the garden."""
+    c.load()
+    verify_sender_domain()
+    for fan in c.fans:
+        subscribe(fan, "group", c.garden, 1, email=INSTANT)
+    return c
+
+
+def email_of(c: Community, user_id: str) -> str:
+    return next(u["email"] for u in c.users if u["id"] == user_id)
 
 
 def verify_sender_domain(domain: str = SENDER_DOMAIN) -> None:
@@ -67,6 +92,11 @@ def sent_mail() -> list[EmailMessage]:
 
 def recipients(messages: list[EmailMessage]) -> list[str]:
     return sorted(str(m["To"].addresses[0].addr_spec) for m in messages)
+
+
+def mail_to(c: Community, user_id: str) -> list[EmailMessage]:
+    """The messages moto's SES accepted for one user of the community."""
+    return [m for m in sent_mail() if recipients([m]) == [email_of(c, user_id)]]
 
 
 def text_of(message: EmailMessage) -> str:
