@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from chalicelib.domain.groups import Group
+from chalicelib.domain.mail_log import LogEntry
 from chalicelib.domain.mailboxes import MailStatus, listed
-from chalicelib.domain.ports.mail import LogEntry, MailLogPages
+from chalicelib.domain.ports.mail import MailLogPages
 from chalicelib.domain.posts import Post
 from chalicelib.schemas.mail_log import MailLogEntryOut, MailLogPage, MailLogQuery
 from chalicelib.services.links import post_ref
@@ -61,6 +62,6 @@ def _entry_out(
             "status": listed(record.status) if record.status else record.status,
             "reason": reason,
             "post": post_ref(post, group) if post and group else None,
-            "commentId": int(record.comment_id) if record.comment_id else None,
+            "commentId": record.comment_id or None,
         }
     )

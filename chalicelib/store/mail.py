@@ -20,6 +20,7 @@ few requests per chunk of mails, not per mail.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Unpack
 
@@ -27,24 +28,14 @@ from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, LocalSecondaryIndex
 from pynamodb.models import Model
 
-from chalicelib.domain.mailboxes import MailStatus, listed
-from chalicelib.domain.ports.mail import (
-    EntryHeaders,
-    Fail,
-    Finish,
-    LogEntry,
-    MailLog,
-    MailLogPages,
-    Marker,
-    Quarantine,
-    Reserve,
-    Skip,
-    Step,
-)
+from chalicelib.domain.mail_log import Finish, LogEntry, Quarantine, Skip, Step, played
+from chalicelib.domain.mailboxes import listed
+from chalicelib.domain.ports.mail import EntryHeaders, MailLog, MailLogPages, Marker
 from chalicelib.store import cache
 from chalicelib.store.base import (
     UtcAttribute,
     conditionally,
+    frozen,
     index_meta,
     index_start_key,
     moment_key,
@@ -119,16 +110,39 @@ class MailboxLeaseRecord(Model):
     expires_on = UtcAttribute()
 
 
-def _stored(entry: LogEntry) -> MailRecord:
-    """The record behind an entry this repository handed out."""
-    if not isinstance(entry, MailRecord):
-        raise TypeError(f"not an entry of this log: {type(entry).__name__}")
-    return entry
+def _entry(item: MailRecord) -> LogEntry:
+    """An entry item as the rules hold it."""
+    return frozen(
+        item,
+        LogEntry,
+        entry_id=item.entry_id or item.sk[len(ENTRY) :],
+        attempts=int(item.attempts or 0),
+        comment_id=None if item.comment_id is None else int(item.comment_id),
+    )
 
 
-def _list_by_status(record: MailRecord) -> None:
-    if record.status:
-        record.status_mailbox = status_partition(record.mailbox, record.status)
+def _item(entry: LogEntry) -> MailRecord:
+    """The item an entry is stored as, with its index keys (`received`, `by-status`)."""
+    values = asdict(entry)
+    item = MailRecord(
+        values.pop("mailbox"),
+        ENTRY + entry.entry_id,
+        received_key=moment_key(entry.received_on, entry.entry_id),
+        **values,
+    )
+    if entry.status:
+        item.status_mailbox = status_partition(entry.mailbox, entry.status)
+    return item
+
+
+def _place(entry: LogEntry) -> MailRecord:
+    """The keys of an entry's place in the log (its receipt time never changes): where a page
+    that ends on it goes on."""
+    return MailRecord(
+        entry.mailbox,
+        ENTRY + entry.entry_id,
+        received_key=moment_key(entry.received_on, entry.entry_id),
+    )
 
 
 # Where a page ended: the `offset` of the next page names it (chalicelib.store.cache).
@@ -140,85 +154,62 @@ class MailRepository:
         """Create the table's client now, in this thread, before worker threads use it."""
         _ = MailRecord._get_connection().connection.client
 
-    def position(self, mailbox: str, entry_id: str) -> MailRecord | None:
+    def position(self, mailbox: str, entry_id: str) -> LogEntry | None:
         """The log entry an `offset` names, for its place in the log (its receipt time, which
         never changes): from the warm container's memory when a page ended there lately."""
         return cache.read_through(
             POSITION, (mailbox, entry_id), lambda: self.entry(mailbox, entry_id)
         )
 
-    def entry(self, mailbox: str, entry_id: str) -> MailRecord | None:
+    def entry(self, mailbox: str, entry_id: str) -> LogEntry | None:
         try:
-            return MailRecord.get(mailbox, ENTRY + entry_id, consistent_read=True)
+            return _entry(MailRecord.get(mailbox, ENTRY + entry_id, consistent_read=True))
         except MailRecord.DoesNotExist:
             return None
 
-    # --- the log's steps (domain/ports/mail.py): what happened to a mail, as records ----------
+    # --- the log's steps (domain/mail_log.py): what happened to a mail ------------------------
 
-    def record(self, mailbox: str, account: str, steps: Sequence[Step]) -> None:
-        """Apply the steps to their entries and write entries and markers in one batch (in
-        order: an entry before the marker that points at it)."""
-        records: list[MailRecord] = []
-        for step in steps:
-            entry = _stored(step.entry)
-            if isinstance(step, Reserve):
-                entry.attempts = int(entry.attempts or 0) + 1
-                entry.status = MailStatus.PROCESSING
-                records.append(entry)
-            elif isinstance(step, Finish | Quarantine):
-                if isinstance(step, Finish):
-                    entry.status, entry.reason = step.status, step.reason
-                    entry.post_id = step.post_id or entry.post_id
-                else:
-                    entry.status, entry.reason = MailStatus.QUARANTINED, step.reason
-                records += [entry, self.marker(mailbox, account, step.uidl, entry)]
-            elif isinstance(step, Fail):
-                entry.status, entry.reason = MailStatus.FAILED, step.reason
-                records.append(entry)
-            elif isinstance(step, Skip):
-                records.append(self.marker(mailbox, account, step.uidl, entry))
+    def record(self, mailbox: str, account: str, steps: Sequence[Step]) -> dict[str, LogEntry]:
+        """Write entries and markers as the steps leave them, in one batch (in order: an entry
+        before the marker that points at it); answers the entries as they were written."""
+        left: dict[str, LogEntry] = {}
         # One put per item (a batch refuses the same key twice): an entry counted and settled in
-        # the same call is written once, in its final state (steps change the one record).
-        unique: dict[tuple[str, str], MailRecord] = {}
-        for record in records:
-            unique.setdefault((record.mailbox, record.sk), record)
-        self.write_all(list(unique.values()))
+        # the same call is written once, in its final state; a marker as its step made it.
+        items: dict[tuple[str, str], MailRecord | str] = {}
+        for step, entry in played(steps):
+            left[entry.entry_id] = entry
+            if not isinstance(step, Skip):
+                items.setdefault((entry.mailbox, ENTRY + entry.entry_id), entry.entry_id)
+            if isinstance(step, Finish | Quarantine | Skip):
+                marker = self.marker(mailbox, account, step.uidl, entry)
+                items.setdefault((marker.mailbox, marker.sk), marker)
+        self._put_all(
+            [_item(left[item]) if isinstance(item, str) else item for item in items.values()]
+        )
+        return left
 
-    def keep_comment_id(self, entry: LogEntry, comment_id: int, post_id: str) -> None:
-        record = _stored(entry)
-        record.comment_id, record.post_id = comment_id, post_id
-        self.save_entry(record)
+    def keep_comment_id(self, entry: LogEntry, comment_id: int, post_id: str) -> LogEntry:
+        return self.save_entry(replace(entry, comment_id=comment_id, post_id=post_id))
 
-    # --- records as they are (seeding: tests, the benchmark, the console) -----------------------
+    # --- entries as they are (seeding: tests, the benchmark, the console) -----------------------
 
-    def save_entry(self, record: MailRecord) -> MailRecord:
-        record.sk = ENTRY + str(record.entry_id)
-        _list_by_status(record)
-        record.save()
-        return record
+    def save_entry(self, entry: LogEntry) -> LogEntry:
+        _item(entry).save()
+        return entry
 
     def new_entry(
         self, mailbox: str, entry_id: str, received_on: datetime, **values: Unpack[EntryValues]
-    ) -> MailRecord:
+    ) -> LogEntry:
         """An entry not stored yet."""
-        return MailRecord(
-            mailbox,
-            ENTRY + entry_id,
-            entry_id=entry_id,
-            received_on=received_on,
-            received_key=moment_key(received_on, entry_id),
-            **values,
-        )
+        return LogEntry(mailbox, entry_id, received_on, **values)
 
     def entries(self, mailbox: str, entry_ids: list[str]) -> dict[str, LogEntry]:
         """Log entries by id, read in batches (BatchGetItem, 100 keys a request)."""
         if not entry_ids:
             return {}
         keys = [(mailbox, ENTRY + entry_id) for entry_id in dict.fromkeys(entry_ids)]
-        return {
-            str(record.entry_id): record
-            for record in MailRecord.batch_get(keys, consistent_read=True)
-        }
+        found = (_entry(item) for item in MailRecord.batch_get(keys, consistent_read=True))
+        return {entry.entry_id: entry for entry in found}
 
     def handled_uidls(self, mailbox: str, account: str, uidls: list[str]) -> dict[str, Marker]:
         """Which of these UIDLs of this account are handled (BatchGetItem, 100 keys a request)."""
@@ -232,52 +223,50 @@ class MailRepository:
         }
 
     @staticmethod
-    def marker(mailbox: str, account: str, uidl: str, entry: MailRecord) -> MailRecord:
+    def marker(mailbox: str, account: str, uidl: str, entry: LogEntry) -> MailRecord:
         """The (unsaved) marker saying this message is handled by `entry`."""
         return MailRecord(
             mailbox, f"{UIDL}{account}#{uidl}", entry_id=entry.entry_id, status=entry.status
         )
 
-    def write_all(self, records: list[MailRecord]) -> None:
+    def write_all(self, entries: Sequence[LogEntry]) -> None:
+        """Entries as they are, in batches (seeding)."""
+        self._put_all([_item(entry) for entry in entries])
+
+    @staticmethod
+    def _put_all(items: list[MailRecord]) -> None:
         """Unconditional puts in batches of 25 (BatchWriteItem), in the given order: put entries
         before the markers that point at them."""
-        if not records:
+        if not items:
             return
-        for record in records:
-            if record.entry_id and record.sk.startswith(ENTRY):
-                record.sk = ENTRY + str(record.entry_id)
-                _list_by_status(record)
         with MailRecord.batch_write() as batch:
-            for record in records:
-                batch.save(record)
+            for item in items:
+                batch.save(item)
 
     def page_newest_first(
         self, mailbox: str, *, limit: int, after: LogEntry | None, status: str | None = None
-    ) -> list[MailRecord]:
+    ) -> list[LogEntry]:
         """A page of the log, or of its entries listed as `status`: one Query either way."""
-        after = _stored(after) if after is not None else None
+        place = _place(after) if after is not None else None
         if status is None:
-            records = query_page(
-                MailRecord.received,
-                mailbox,
-                limit=limit,
-                forward=False,
-                after=after,
+            items = query_page(
+                MailRecord.received, mailbox, limit=limit, forward=False, after=place
             )
         else:
             partition = status_partition(mailbox, status)
             # The offset's entry may be listed under another status by now: the page still
             # starts right after its place (its receipt time) in this list (CONTRACT §7).
             start = (
-                index_start_key(after, MailRecord.by_status, {"status_mailbox": partition})
-                if after
+                index_start_key(place, MailRecord.by_status, {"status_mailbox": partition})
+                if place
                 else None
             )
-            records = query_page(
+            items = query_page(
                 MailRecord.by_status, partition, limit=limit, forward=False, start_key=start
             )
-        cache.remember(POSITION, {(mailbox, str(r.entry_id)): r for r in records[-1:]})
-        return records
+        entries = [_entry(item) for item in items]
+        cache.remember(POSITION, {(mailbox, e.entry_id): e for e in entries[-1:]})
+        return entries
 
     # --- leases -------------------------------------------------------------------------------
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
-from chalicelib.domain.ports.mail import Quarantine, Skip
+from chalicelib.domain.mail_log import LogEntry, Quarantine, Skip
 from chalicelib.services.mail_in.rules import (
     EXHAUSTED,
     FRESH,
@@ -24,11 +22,8 @@ from tests.support import NOW
 pytestmark = pytest.mark.fast
 
 
-@dataclass
-class Entry:
-    status: str | None = "processing"
-    attempts: float = 1
-    entry_id: str | None = "e"
+def logged(status: str | None, attempts: int = 1) -> LogEntry:
+    return LogEntry("post#g", "e", NOW, status=status, attempts=attempts)
 
 
 def mail(uidl: str, entry_id: str) -> DownloadedMail:
@@ -39,14 +34,14 @@ def mail(uidl: str, entry_id: str) -> DownloadedMail:
     ("entry", "expected"),
     [
         (None, FRESH),
-        (Entry("posted"), HANDLED),
-        (Entry("rejected", attempts=9), HANDLED),
-        (Entry("quarantined"), HANDLED),
-        (Entry("processing", attempts=3), EXHAUSTED),
-        (Entry("failed", attempts=4), EXHAUSTED),
-        (Entry("processing", attempts=2), SUSPECT),
-        (Entry("failed", attempts=0), SUSPECT),
-        (Entry(None, attempts=0), SUSPECT),
+        (logged("posted"), HANDLED),
+        (logged("rejected", attempts=9), HANDLED),
+        (logged("quarantined"), HANDLED),
+        (logged("processing", attempts=3), EXHAUSTED),
+        (logged("failed", attempts=4), EXHAUSTED),
+        (logged("processing", attempts=2), SUSPECT),
+        (logged("failed", attempts=0), SUSPECT),
+        (logged(None, attempts=0), SUSPECT),
     ],
 )
 def test_the_entry_says_what_a_mail_is(entry, expected):
@@ -62,11 +57,11 @@ def test_a_mail_twice_in_a_chunk_follows_the_first():
 
 def test_the_chunk_is_sorted_by_what_the_log_says():
     known = {
-        "done": Entry("posted"),
-        "kept": Entry("quarantined"),
-        "dead": Entry("processing", attempts=3),
-        "tried-twice": Entry("processing", attempts=2),
-        "tried-once": Entry("failed", attempts=1),
+        "done": logged("posted"),
+        "kept": logged("quarantined"),
+        "dead": logged("processing", attempts=3),
+        "tried-twice": logged("processing", attempts=2),
+        "tried-once": logged("failed", attempts=1),
     }
     new, done, kept, dead, twice, once, again = (
         mail("1", "new"),
@@ -94,9 +89,9 @@ def test_the_chunk_is_sorted_by_what_the_log_says():
 
 def test_a_repeat_is_marked_under_its_first_only_once_the_first_is_settled():
     posted, failed, quarantined = mail("1", "a"), mail("2", "b"), mail("3", "c")
-    posted.status, posted.entry = "posted", Entry("posted")
-    failed.status, failed.entry = "failed", Entry("failed")
-    quarantined.status, quarantined.entry = "quarantined", Entry("quarantined")
+    posted.status, posted.entry = "posted", logged("posted")
+    failed.status, failed.entry = "failed", logged("failed")
+    quarantined.status, quarantined.entry = "quarantined", logged("quarantined")
     again = [mail("4", "a"), mail("5", "b"), mail("6", "c")]
 
     steps = settle_repeats(list(zip(again, [posted, failed, quarantined], strict=True)))

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from chalicelib.domain.announcements import CommentCreated, MailRejected, PostCreated
+from chalicelib.domain.mail_log import LogEntry
 from chalicelib.services.mail_in.ingest import MailIngestor, PollResult
 from chalicelib.services.mail_in.planner import MailPlanner
 from chalicelib.services.mailboxes import Mailbox
@@ -102,7 +103,7 @@ class World:
     ) -> PollResult:
         return self.ingestor(maildrop, **options).poll(box or posts_box(), lambda: False)
 
-    def entries(self, box: Mailbox | None = None) -> dict[str, Any]:
+    def entries(self, box: Mailbox | None = None) -> dict[str | None, LogEntry]:
         """Stored log entries by subject."""
         key = (box or posts_box()).key
         return {e.subject: e for (mailbox, _), e in self.log.stored.items() if mailbox == key}
@@ -412,6 +413,37 @@ def test_a_crash_after_the_comment_is_stored_reuses_its_kept_id(world):
     assert mailed[0].announcements[0] == CommentCreated(
         comment_id=101, post_id="p1", group_id="g1", author_id="ann", is_approved=False
     )
+
+
+class StoredThenTimedOut:
+    """Comments whose first insert is stored, then answers a timeout (the write went through)."""
+
+    def __init__(self, real: FakeMailComments) -> None:
+        self.real, self.armed = real, True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+    def insert(self, **values: Any) -> bool:
+        stored: bool = self.real.insert(**values)
+        if self.armed:
+            self.armed = False
+            raise TimeoutError("read timed out")
+        return stored
+
+
+def test_a_failure_after_the_comment_is_stored_keeps_its_id_for_the_retry(world):
+    maildrop = FakeMaildrop(mail(subject=f"{BASE}/garden/hello"))
+    comments = StoredThenTimedOut(world.comments)
+
+    first = world.poll(maildrop, comments_box(), comments=comments)
+    [failed] = world.entries(comments_box()).values()
+    assert first.failed == 1 and (failed.status, failed.comment_id) == ("failed", 101)
+    second = world.poll(maildrop, comments_box(), comments=comments)
+
+    assert second.commented == 1
+    mailed = [row for row in world.comments.rows.values() if row.values.get("source") == "email"]
+    assert [row.id for row in mailed] == [101]
 
 
 def test_a_dropped_connection_fails_that_mail_and_the_poll_goes_on(world):

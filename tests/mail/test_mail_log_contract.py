@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from chalicelib.domain.ports.mail import Fail, Finish, Marker, Quarantine, Reserve, Skip
+from chalicelib.domain.mail_log import Fail, Finish, Quarantine, Reserve, Skip
+from chalicelib.domain.ports.mail import Marker
 from tests.support.mail_fakes import FakeMailLog
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -39,19 +40,28 @@ def test_an_entry_not_yet_stepped_is_not_stored(log):
 
 def test_reserving_counts_an_attempt_before_any_work(log):
     entry = fresh(log)
-    log.record(BOX, ACCOUNT, [Reserve(entry)])
+    answered = log.record(BOX, ACCOUNT, [Reserve(entry)])
     stored = log.entry(BOX, "e1")
-    assert (stored.status, int(stored.attempts), stored.subject) == ("processing", 1, "Hello")
-    log.record(BOX, ACCOUNT, [Reserve(stored)])
-    assert int(log.entry(BOX, "e1").attempts) == 2
+    assert (stored.status, stored.attempts, stored.subject) == ("processing", 1, "Hello")
+    assert answered == {"e1": stored}
+    assert (entry.status, entry.attempts) == (None, 0)  # the entry handed in is not changed
+    assert log.record(BOX, ACCOUNT, [Reserve(stored)])["e1"].attempts == 2
+    assert log.entry(BOX, "e1").attempts == 2
+
+
+def test_steps_on_one_entry_build_on_each_other_and_answer_the_last(log):
+    entry = fresh(log)
+    answered = log.record(BOX, ACCOUNT, [Reserve(entry), Fail(entry, "attempt 1 of 3 failed")])
+    assert answered == {"e1": log.entry(BOX, "e1")}
+    assert (answered["e1"].status, answered["e1"].attempts) == ("failed", 1)
 
 
 def test_finishing_stores_the_outcome_and_marks_the_message_handled(log):
-    entry = fresh(log)
-    log.record(BOX, ACCOUNT, [Reserve(entry)])
-    log.record(BOX, ACCOUNT, [Finish(entry, "uid-1", "posted", "posted", post_id="p9")])
+    [reserved] = log.record(BOX, ACCOUNT, [Reserve(fresh(log))]).values()
+    log.record(BOX, ACCOUNT, [Finish(reserved, "uid-1", "posted", "posted", post_id="p9")])
     stored = log.entry(BOX, "e1")
     assert (stored.status, stored.reason, stored.post_id) == ("posted", "posted", "p9")
+    assert stored.attempts == 1
     assert log.handled_uidls(BOX, ACCOUNT, ["uid-1", "uid-2"]) == {"uid-1": Marker("e1", "posted")}
 
 
@@ -110,11 +120,16 @@ def test_steps_of_many_mails_are_recorded_together(log):
 
 
 def test_a_comment_id_is_kept_on_the_entry_before_the_comment_is_stored(log):
-    entry = fresh(log)
-    log.record(BOX, ACCOUNT, [Reserve(entry)])
-    log.keep_comment_id(entry, 42, "p1")
+    [reserved] = log.record(BOX, ACCOUNT, [Reserve(fresh(log))]).values()
+    kept = log.keep_comment_id(reserved, 42, "p1")
     stored = log.entry(BOX, "e1")
-    assert (int(stored.comment_id), stored.post_id, stored.status) == (42, "p1", "processing")
+    assert (stored.comment_id, stored.post_id, stored.status, stored.attempts) == (
+        42,
+        "p1",
+        "processing",
+        1,
+    )
+    assert kept == stored and reserved.comment_id is None
 
 
 def test_prepare_is_harmless(log):

@@ -6,21 +6,13 @@ the contract test run on both), and wrappers around the real collaborators that 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Unpack
 
 from chalicelib.domain.letters import Identity, Letter
-from chalicelib.domain.ports.mail import (
-    Fail,
-    Finish,
-    LogEntry,
-    Marker,
-    Quarantine,
-    Reserve,
-    Skip,
-    Step,
-)
+from chalicelib.domain.mail_log import Finish, LogEntry, Quarantine, Reserve, Skip, Step, played
+from chalicelib.domain.ports.mail import EntryHeaders, Marker
 from chalicelib.domain.ports.notify import NewAlert, SubscriptionChange
 from chalicelib.domain.users import User
 from chalicelib.services.mailboxes import Mailbox
@@ -49,35 +41,19 @@ def fake_server_mailbox(scope: str) -> Mailbox:
 # --- the mail log --------------------------------------------------------------------------------
 
 
-@dataclass
-class FakeEntry:
-    mailbox: str
-    entry_id: str | None
-    received_on: datetime
-    message_id: str | None = None
-    sender: str | None = None
-    subject: str | None = None
-    status: str | None = None
-    reason: str | None = None
-    attempts: float = 0
-    post_id: str | None = None
-    comment_id: float | None = None
-
-
 class FakeMailLog:
     """The mail log in memory; `writes` counts the batches written (one per `record`)."""
 
     def __init__(self) -> None:
-        self.stored: dict[tuple[str, str], FakeEntry] = {}
+        self.stored: dict[tuple[str, str], LogEntry] = {}
         self.markers: dict[tuple[str, str, str], Marker] = {}
         self.writes = 0
 
     def prepare(self) -> None:
         return None
 
-    def entry(self, mailbox: str, entry_id: str) -> FakeEntry | None:
-        found = self.stored.get((mailbox, entry_id))
-        return None if found is None else _copy(found)
+    def entry(self, mailbox: str, entry_id: str) -> LogEntry | None:
+        return self.stored.get((mailbox, entry_id))
 
     def entries(self, mailbox: str, entry_ids: list[str]) -> dict[str, LogEntry]:
         found = {entry_id: self.entry(mailbox, entry_id) for entry_id in entry_ids}
@@ -90,42 +66,28 @@ class FakeMailLog:
             if (mailbox, account, uidl) in self.markers
         }
 
-    def new_entry(self, mailbox: str, entry_id: str, received_on: datetime, **heard: Any) -> Any:
+    def new_entry(
+        self, mailbox: str, entry_id: str, received_on: datetime, **heard: Unpack[EntryHeaders]
+    ) -> LogEntry:
         """`heard`: the message id, sender and subject the mail says."""
-        return FakeEntry(mailbox, entry_id, received_on, **heard)
+        return LogEntry(mailbox, entry_id, received_on, **heard)
 
-    def record(self, mailbox: str, account: str, steps: Sequence[Step]) -> None:
-        for step in steps:
-            entry = step.entry
-            assert isinstance(entry, FakeEntry)
-            if isinstance(step, Reserve):
-                entry.attempts = int(entry.attempts or 0) + 1
-                entry.status = "processing"
-            elif isinstance(step, Finish):
-                entry.status, entry.reason = step.status, step.reason
-                entry.post_id = step.post_id or entry.post_id
-            elif isinstance(step, Quarantine):
-                entry.status, entry.reason = "quarantined", step.reason
-            elif isinstance(step, Fail):
-                entry.status, entry.reason = "failed", step.reason
+    def record(self, mailbox: str, account: str, steps: Sequence[Step]) -> dict[str, LogEntry]:
+        left: dict[str, LogEntry] = {}
+        for step, entry in played(steps):
+            left[entry.entry_id] = entry
             if not isinstance(step, Skip):
-                self._save(entry)
+                self.stored[(entry.mailbox, entry.entry_id)] = entry
             if isinstance(step, Finish | Quarantine | Skip):
-                marker = Marker(str(entry.entry_id), entry.status)
+                marker = Marker(entry.entry_id, entry.status)
                 self.markers[(mailbox, account, step.uidl)] = marker
         self.writes += 1
+        return left
 
-    def keep_comment_id(self, entry: LogEntry, comment_id: int, post_id: str) -> None:
-        assert isinstance(entry, FakeEntry)
-        entry.comment_id, entry.post_id = comment_id, post_id
-        self._save(entry)
-
-    def _save(self, entry: FakeEntry) -> None:
-        self.stored[(entry.mailbox, str(entry.entry_id))] = _copy(entry)
-
-
-def _copy(entry: FakeEntry) -> FakeEntry:
-    return FakeEntry(**vars(entry))
+    def keep_comment_id(self, entry: LogEntry, comment_id: int, post_id: str) -> LogEntry:
+        kept = replace(entry, comment_id=comment_id, post_id=post_id)
+        self.stored[(kept.mailbox, kept.entry_id)] = kept
+        return kept
 
 
 # --- a process that dies at a chosen step -------------------------------------------------------
@@ -193,12 +155,13 @@ class _CrashingServer(_Delegate):
 
 
 class _CrashingLog(_Delegate):
-    def record(self, mailbox: str, account: str, steps: Sequence[Step]) -> None:
-        self._real.record(mailbox, account, steps)
+    def record(self, mailbox: str, account: str, steps: Sequence[Step]) -> dict[str, LogEntry]:
+        left: dict[str, LogEntry] = self._real.record(mailbox, account, steps)
         if any(isinstance(step, Reserve) for step in steps):
             self._crash.reached("entry_reserved")
         if any(isinstance(step, Finish) for step in steps):
             self._crash.reached("outcome_stored")
+        return left
 
 
 class CrashingWrites(_Delegate):

@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from chalicelib.domain.mail_log import LogEntry
+
 
 def numbered_event(index: int) -> str:
     return f"Event {index}"
@@ -87,7 +89,7 @@ def seed_mail_log(
 
 def seed_mail_log_statuses(
     mailbox: str, count: int, statuses: Sequence[str], *, newest: datetime
-) -> tuple[list[Any], dict[str, str]]:
+) -> tuple[list[LogEntry], dict[str, str]]:
     """`count` log entries of `mailbox`, a second apart from `newest`, their statuses taken from
     `statuses` in turn; answers the records written and entry id → stored status."""
     from chalicelib.store.mail import MailRepository

@@ -1,49 +1,22 @@
 """What mail in and notifications ask of the stores: one Protocol per repository, so the
 services take these and not PynamoDB classes, and fast tests pass fakes (tests/support).
 
-The mail log speaks in domain steps (`Reserve`, `Finish`, `Quarantine`, `Fail`, `Skip`): the
-service says what happened to a mail, the store decides what that means for its records and
-writes a poll's steps in batches (store/mail.py).
+The mail log speaks in domain steps (`Reserve`, `Finish`, `Quarantine`, `Fail`, `Skip`, on the
+frozen `LogEntry` records of domain/mail_log.py): the service says what happened to a mail, the
+store writes a poll's steps in batches (store/mail.py) and answers the entries as they left them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple, Protocol, TypedDict, Unpack
 
 from chalicelib.domain.groups import Group
+from chalicelib.domain.mail_log import LogEntry, Step
 from chalicelib.domain.ports.content import CommentReader, PostReader
 from chalicelib.domain.ports.people import GroupReader
 from chalicelib.domain.posts import NewPost, Post
-
-# --- records, as the services read them ---------------------------------------------------------
-
-
-class LogEntry(Protocol):
-    """One mail's log entry, read-only: the store's steps change it."""
-
-    @property
-    def entry_id(self) -> str | None: ...
-    @property
-    def status(self) -> str | None: ...
-    @property
-    def reason(self) -> str | None: ...
-    @property
-    def attempts(self) -> float: ...
-    @property
-    def post_id(self) -> str | None: ...
-    @property
-    def comment_id(self) -> float | None: ...
-    @property
-    def message_id(self) -> str | None: ...
-    @property
-    def received_on(self) -> datetime | None: ...
-    @property
-    def sender(self) -> str | None: ...
-    @property
-    def subject(self) -> str | None: ...
 
 
 class EntryHeaders(TypedDict, total=False):
@@ -61,56 +34,6 @@ class Marker(NamedTuple):
     status: str | None  # the entry's final status when marked (None: marked before statuses)
 
 
-# --- the mail log's steps -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Reserve:
-    """An attempt is counted before any work on the mail: a mail that kills the process is
-    counted like one that raises (status `processing`)."""
-
-    entry: LogEntry
-
-
-@dataclass(frozen=True)
-class Finish:
-    """The mail's outcome (posted, commented, ignored, rejected) and its UIDL's marker."""
-
-    entry: LogEntry
-    uidl: str
-    status: str
-    reason: str
-    post_id: str | None = None
-
-
-@dataclass(frozen=True)
-class Quarantine:
-    """No more attempts: kept on the server for a person, and marked so no poll takes it again."""
-
-    entry: LogEntry
-    uidl: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class Fail:
-    """This attempt failed; the next poll tries again (no marker)."""
-
-    entry: LogEntry
-    reason: str
-
-
-@dataclass(frozen=True)
-class Skip:
-    """The message on the server is a mail handled already (by `entry`): only its marker."""
-
-    entry: LogEntry
-    uidl: str
-
-
-Step = Reserve | Finish | Quarantine | Fail | Skip
-
-
 class MailLog(Protocol):
     """The mail-in log of store/mail.py (tests: tests/support/mail_fakes.FakeMailLog)."""
 
@@ -124,13 +47,14 @@ class MailLog(Protocol):
         """An entry not stored yet (no attempt counted): the first step stores it."""
         ...
 
-    def record(self, mailbox: str, account: str, steps: Sequence[Step]) -> None:
-        """Apply the steps and write them, in order, in as few requests as the store can."""
+    def record(self, mailbox: str, account: str, steps: Sequence[Step]) -> dict[str, LogEntry]:
+        """Write the steps, in order, in as few requests as the store can; answers each entry
+        they name, by id, as they left it (`domain.mail_log.played`)."""
         ...
 
-    def keep_comment_id(self, entry: LogEntry, comment_id: int, post_id: str) -> None:
+    def keep_comment_id(self, entry: LogEntry, comment_id: int, post_id: str) -> LogEntry:
         """Store the id a comment will have before the comment is stored: a retry after a crash
-        reuses it, so the comment's conditional put finds it there."""
+        reuses it, so the comment's conditional put finds it there. Answers the entry as kept."""
         ...
 
 

@@ -29,7 +29,9 @@ handled on its own, so a mail that kills the process never takes the others down
 Who does what: the POP3 session of a poll is `chalicelib.mail.pop3.MailSession`; what a mail
 becomes and what it stores, `planner.py` (the pure rules, the chunk's sorting and the poll's
 counts in `rules.py`); the log's steps (`Reserve`, `Finish`, `Quarantine`, `Fail`, `Skip`,
-domain/ports/mail.py) are applied by the store. This module orders them.
+domain/mail_log.py) are written by the store, which answers the entries as they left them: this
+module orders the steps and goes on with the entries answered (a mail's entry is never changed in
+place).
 """
 
 from __future__ import annotations
@@ -41,20 +43,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from chalicelib.domain.announcements import MailRejected
+from chalicelib.domain.mail_log import Fail, Finish, LogEntry, Quarantine, Reserve, Step
 from chalicelib.domain.mailboxes import Mailbox, MailStatus
 from chalicelib.domain.ports.mail import (
     Counters,
-    Fail,
-    Finish,
-    LogEntry,
     MailComments,
     MailLog,
     MailPosts,
     Marker,
     Outbox,
-    Quarantine,
-    Reserve,
-    Step,
 )
 from chalicelib.logs import get_logger
 from chalicelib.mail.parse import MailParseError, content_hash, headers_of, parse_mail
@@ -259,10 +256,10 @@ class MailIngestor:
         # Attempts of fresh mail are counted (with the settled entries) before any work; the
         # unreadable mails among them are announced first.
         self._announce_rejected(mailbox, [(step.entry, step.reason) for step in unreadable])
-        self.mail.record(
-            mailbox.key,
-            mailbox.account,
+        self._record(
+            mailbox,
             [*(Reserve(m.logged) for m in fresh), *unreadable, *sorted_chunk.settled],
+            chunk,
         )
 
         # Fresh mail first (concurrently), its outcomes written in one batch; then the suspects
@@ -271,12 +268,12 @@ class MailIngestor:
         self._work_all(mailbox, fresh)
         self._write_outcomes(mailbox, fresh)
         for mail in sorted_chunk.suspects:
-            self.mail.record(mailbox.key, mailbox.account, [Reserve(mail.logged)])
+            self._record(mailbox, [Reserve(mail.logged)], [mail])
             self._work(mailbox, mail)
             self._write_outcomes(mailbox, [mail])
 
         for step in settle_repeats(sorted_chunk.repeats):
-            self.mail.record(mailbox.key, mailbox.account, [step])
+            self._record(mailbox, [step])
         for mail in chunk:
             result.count(mail.status)
 
@@ -343,24 +340,36 @@ class MailIngestor:
                 if isinstance(step, Finish) and step.status == MailStatus.REJECTED
             ],
         )
-        self.mail.record(
-            mailbox.key, mailbox.account, [step for mail in written for step in mail.outcome]
-        )
+        self._record(mailbox, [step for mail in written for step in mail.outcome], written)
         for mail in written:
             mail.outcome = []
 
     # --- one mail ----------------------------------------------------------------------------
 
+    def _record(
+        self, mailbox: Mailbox, steps: Sequence[Step], mails: Sequence[DownloadedMail] = ()
+    ) -> None:
+        """Write the steps; `mails` (those the steps name among them) go on with their entries
+        as the log answers them."""
+        left = self.mail.record(mailbox.key, mailbox.account, steps)
+        for mail in mails:
+            if mail.entry is not None:
+                mail.entry = left.get(mail.entry.entry_id, mail.entry)
+
     def _work(self, mailbox: Mailbox, mail: DownloadedMail) -> None:
         """Plan and store one mail whose attempt is counted; failures become its entry."""
-        entry = mail.logged
         try:
-            last_attempt = int(entry.attempts or 0) >= self.max_attempts
+            last_attempt = mail.logged.attempts >= self.max_attempts
             plan = self.planner.plan(mailbox, mail.mail, raw=mail.raw, last_attempt=last_attempt)
-            outcome = self.records.store(mailbox.key, entry, mail.uidl, plan, mail.received_on)
+            # A comment's id is kept on the entry first: a failure below is written with it.
+            mail.entry = self.records.keep_ids(mail.logged, plan)
+            outcome = self.records.store(
+                mailbox.key, mail.logged, mail.uidl, plan, mail.received_on
+            )
         except Exception as error:  # one bad mail must not stop the mailbox
-            log.exception("mail failed", extra={"mailbox": mailbox.key, "attempt": entry.attempts})
-            mail.status = self._settle_failure(mailbox, entry, mail.uidl, plain_error(error))
+            attempt = mail.logged.attempts
+            log.exception("mail failed", extra={"mailbox": mailbox.key, "attempt": attempt})
+            mail.status = self._settle_failure(mailbox, mail, plain_error(error))
             mail.deletable = False
             return
         mail.outcome = [outcome]  # written with the chunk's other outcomes
@@ -400,7 +409,7 @@ class MailIngestor:
         reason = plain(reason)
         if status == MailStatus.REJECTED:
             self._announce_rejected(mailbox, [(entry, reason)])
-        self.mail.record(mailbox.key, mailbox.account, [Finish(entry, uidl, status, reason)])
+        self._record(mailbox, [Finish(entry, uidl, status, reason)])
         log.info("mail handled", extra={"mailbox": mailbox.key, "status": status, "reason": reason})
         return status
 
@@ -410,14 +419,14 @@ class MailIngestor:
         entry = self.mail.entry(mailbox.key, entry_id) or self.mail.new_entry(
             mailbox.key, entry_id, self.clock()
         )
-        step = self._failure(entry, uidl, detail, int(entry.attempts or 0) + 1)
-        self.mail.record(mailbox.key, mailbox.account, [Reserve(entry), step])
+        step = self._failure(entry, uidl, detail, entry.attempts + 1)
+        self._record(mailbox, [Reserve(entry), step])
         return MailStatus.QUARANTINED if isinstance(step, Quarantine) else MailStatus.FAILED
 
-    def _settle_failure(self, mailbox: Mailbox, entry: LogEntry, uidl: str, detail: str) -> str:
+    def _settle_failure(self, mailbox: Mailbox, mail: DownloadedMail, detail: str) -> str:
         """The counted attempt failed: retried by the next poll, or quarantined for good."""
-        step = self._failure(entry, uidl, detail, int(entry.attempts or 0))
-        self.mail.record(mailbox.key, mailbox.account, [step])
+        step = self._failure(mail.logged, mail.uidl, detail, mail.logged.attempts)
+        self._record(mailbox, [step], [mail])
         return MailStatus.QUARANTINED if isinstance(step, Quarantine) else MailStatus.FAILED
 
     def _failure(self, entry: LogEntry, uidl: str, detail: str, attempts: int) -> Step:

@@ -16,15 +16,9 @@ from urllib.parse import urlsplit
 import chalicelib.services.mail_in.rules as mail_rules
 from chalicelib.auth import Caller
 from chalicelib.domain.announcements import CommentCreated, PostCreated
+from chalicelib.domain.mail_log import Finish, LogEntry
 from chalicelib.domain.mailboxes import MailStatus
-from chalicelib.domain.ports.mail import (
-    Counters,
-    Finish,
-    LogEntry,
-    MailComments,
-    MailLog,
-    MailPosts,
-)
+from chalicelib.domain.ports.mail import Counters, MailComments, MailLog, MailPosts
 from chalicelib.services.links import slugify
 from chalicelib.services.mail_in.rules import Plan, Target, plain
 from chalicelib.services.notify.emails import reply_targets
@@ -287,6 +281,14 @@ class PlanStore:
         with self._slug_lock:
             self._slugs.clear()
 
+    def keep_ids(self, entry: LogEntry, plan: Plan) -> LogEntry:
+        """The entry with the id its comment will have, kept before the comment is stored: a
+        retry after a crash reuses it, so the conditional put finds the comment already there."""
+        if plan.status != MailStatus.COMMENTED or entry.comment_id:
+            return entry
+        post = plan.commented()
+        return self.mail.keep_comment_id(entry, self.counters.next_value(COMMENT_COUNTER), post.id)
+
     def store(
         self,
         mailbox_key: str,
@@ -296,7 +298,8 @@ class PlanStore:
         received_on: datetime | None,
     ) -> Finish:
         """Store the post or comment with its event (a conditional put: a retry finds it there);
-        answers the mail's final step, for a batch write."""
+        answers the mail's final step, for a batch write. A comment's id is kept on `entry`
+        already (`keep_ids`)."""
         notes = "; ".join(plan.notes)
         if plan.status == MailStatus.POSTED:
             post_id = self._store_post(mailbox_key, entry, plan, received_on)
@@ -332,13 +335,8 @@ class PlanStore:
     def _store_comment(self, entry: LogEntry, plan: Plan, created_on: datetime | None) -> None:
         author, group = plan.made_by()
         post = plan.commented()
-        if entry.comment_id:
-            comment_id = int(entry.comment_id)
-        else:
-            # The id is kept on the entry before the comment is stored: a retry after a crash
-            # reuses it, so the conditional put finds the comment already there.
-            comment_id = self.counters.next_value(COMMENT_COUNTER)
-            self.mail.keep_comment_id(entry, comment_id, post.id)
+        comment_id = entry.comment_id
+        assert comment_id, "a comment's id is kept on its entry before it is stored (keep_ids)"
         created = CommentCreated(
             comment_id=comment_id,
             post_id=post.id,

@@ -28,8 +28,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from chalicelib.auth import Caller
+from chalicelib.domain.mail_log import LogEntry, Quarantine, Skip, Step
 from chalicelib.domain.mailboxes import FINAL, OUTCOMES, MailStatus
-from chalicelib.domain.ports.mail import LogEntry, Quarantine, Skip, Step
 from chalicelib.mail.authentication import DnsUnavailable
 from chalicelib.mail.parse import clean_line, dmarc_failed, sanitise_html
 from chalicelib.mail.pop3 import MailboxError
@@ -278,17 +278,13 @@ class SortedChunk:
     settled: list[Step] = field(default_factory=list)  # skips and quarantines, written at once
 
 
-def attempts_of(entry: LogEntry) -> int:
-    return int(entry.attempts or 0)
-
-
 def verdict(entry: LogEntry | None, max_attempts: int) -> str:
     """FRESH, HANDLED, EXHAUSTED or SUSPECT: what a mail's entry says of it."""
     if entry is None:
         return FRESH
     if entry.status in FINAL:
         return HANDLED
-    if attempts_of(entry) >= max_attempts:
+    if entry.attempts >= max_attempts:
         return EXHAUSTED
     return SUSPECT
 
@@ -337,9 +333,9 @@ def sort_chunk(
             chunk.settled.append(Skip(mail.logged, mail.uidl))
         else:
             mail.status = MailStatus.QUARANTINED
-            reason = interrupted_reason(attempts_of(mail.logged))
+            reason = interrupted_reason(mail.logged.attempts)
             chunk.settled.append(Quarantine(mail.logged, mail.uidl, reason))
-    chunk.suspects.sort(key=lambda suspect: attempts_of(suspect.logged))
+    chunk.suspects.sort(key=lambda suspect: suspect.logged.attempts)
     return chunk
 
 
