@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -20,31 +19,18 @@ from chalicelib.auth import (
 )
 from chalicelib.errors import Forbidden, Unauthorized
 from chalicelib.signing_keys import TOKEN_LIFETIME, StaticKeys
+from tests.support.fakes import group, user
 
 ROOT = "root"
 SECRET = "test-secret-that-is-long-enough-for-hs256"  # tests/conftest.py's AGORA_TOKEN_SECRET
 
 
-@dataclass
-class Group:
-    id: str
-    access: str = "public"
-    name: str | None = None
-    permissions: dict[str, list[str]] = field(default_factory=dict)
-
-
-@dataclass
-class User:
-    id: str
-    memberships: dict[str, str] | None = None
-
-
 def caller(**memberships: str) -> Caller:
-    return Caller.of(User("u", memberships), ROOT)
+    return Caller.of(user(id="u", memberships=memberships), ROOT)
 
 
-GARDEN = Group("garden", name="Garden")
-PRIVATE = Group("club", access="private")
+GARDEN = group("garden", parent_id=ROOT, name="Garden")
+PRIVATE = group("club", parent_id=ROOT, name="", access="private")  # refusals name it by its id
 
 # (the caller's role in the group, or None; the need) -> granted
 DECISIONS = [
@@ -94,13 +80,15 @@ def test_a_group_need_without_a_group_is_a_programming_error():
 
 
 def test_a_group_permission_needs_the_role_granted_and_entry():
-    group = Group("garden", permissions={"post": ["member", "moderator"]})
-    private = Group("club", access="private", permissions={"post": ["regular", "member"]})
-    assert caller(garden="member").may("post", group)
-    assert not caller().may("post", group)  # regular is not granted
-    assert not caller(garden="administrator").may("post", group)  # not in the list
+    garden = group("garden", parent_id=ROOT, permissions={"post": ("member", "moderator")})
+    private = group(
+        "club", parent_id=ROOT, access="private", permissions={"post": ("regular", "member")}
+    )
+    assert caller(garden="member").may("post", garden)
+    assert not caller().may("post", garden)  # regular is not granted
+    assert not caller(garden="administrator").may("post", garden)  # not in the list
     assert not caller().may("post", private)  # granted to regular, but cannot enter
-    assert not caller(garden="member").may("comment", group)
+    assert not caller(garden="member").may("comment", garden)
     assert caller(root="administrator").may("anything", private)
 
 
