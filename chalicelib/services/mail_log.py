@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from chalicelib.domain.groups import Group
-from chalicelib.domain.mail_log import LogEntry
-from chalicelib.domain.mailboxes import MailStatus, listed
+from chalicelib.domain.mailboxes import LogEntry, MailStatus, listed
 from chalicelib.domain.ports.mail import MailLogPages
 from chalicelib.domain.posts import Post
 from chalicelib.schemas.mail_log import MailLogEntryOut, MailLogPage, MailLogQuery

@@ -28,8 +28,7 @@ from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, LocalSecondaryIndex
 from pynamodb.models import Model
 
-from chalicelib.domain.mail_log import Finish, LogEntry, Quarantine, Skip, Step, played
-from chalicelib.domain.mailboxes import listed
+from chalicelib.domain.mailboxes import Finish, LogEntry, Quarantine, Skip, Step, listed, played
 from chalicelib.domain.ports.mail import EntryHeaders, MailLog, MailLogPages, Marker
 from chalicelib.store import cache
 from chalicelib.store.base import (
@@ -167,7 +166,7 @@ class MailRepository:
         except MailRecord.DoesNotExist:
             return None
 
-    # --- the log's steps (domain/mail_log.py): what happened to a mail ------------------------
+    # --- the log's steps (domain/mailboxes.py): what happened to a mail ------------------------
 
     def record(self, mailbox: str, account: str, steps: Sequence[Step]) -> dict[str, LogEntry]:
         """Write entries and markers as the steps leave them, in one batch (in order: an entry

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.domain.mail_log import LogEntry, Quarantine, Skip
+from chalicelib.domain.mailboxes import LogEntry, Quarantine, Skip
 from chalicelib.services.mail_in.rules import (
     EXHAUSTED,
     FRESH,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from chalicelib.domain.announcements import CommentCreated, MailRejected, PostCreated
-from chalicelib.domain.mail_log import LogEntry
+from chalicelib.domain.mailboxes import LogEntry
 from chalicelib.services.mail_in.ingest import MailIngestor, PollResult
 from chalicelib.services.mail_in.planner import MailPlanner
 from chalicelib.services.mailboxes import Mailbox

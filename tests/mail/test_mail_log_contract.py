@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from chalicelib.domain.mail_log import Fail, Finish, Quarantine, Reserve, Skip
+from chalicelib.domain.mailboxes import Fail, Finish, Quarantine, Reserve, Skip
 from chalicelib.domain.ports.mail import Marker
 from tests.support.mail_fakes import FakeMailLog
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any, Unpack
 
 from chalicelib.domain.letters import Identity, Letter
-from chalicelib.domain.mail_log import Finish, LogEntry, Quarantine, Reserve, Skip, Step, played
+from chalicelib.domain.mailboxes import Finish, LogEntry, Quarantine, Reserve, Skip, Step, played
 from chalicelib.domain.ports.mail import EntryHeaders, Marker
 from chalicelib.domain.ports.notify import NewAlert, SubscriptionChange
 from chalicelib.domain.users import User

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from chalicelib.domain.mail_log import LogEntry
+from chalicelib.domain.mailboxes import LogEntry
 
 
 def numbered_event(index: int) -> str:

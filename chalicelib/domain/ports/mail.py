@@ -2,7 +2,7 @@
 services take these and not PynamoDB classes, and fast tests pass fakes (tests/support).
 
 The mail log speaks in domain steps (`Reserve`, `Finish`, `Quarantine`, `Fail`, `Skip`, on the
-frozen `LogEntry` records of domain/mail_log.py): the service says what happened to a mail, the
+frozen `LogEntry` records of domain/mailboxes.py): the service says what happened to a mail, the
 store writes a poll's steps in batches (store/mail.py) and answers the entries as they left them.
 """
 
@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import NamedTuple, Protocol, TypedDict, Unpack
 
 from chalicelib.domain.groups import Group
-from chalicelib.domain.mail_log import LogEntry, Step
+from chalicelib.domain.mailboxes import LogEntry, Step
 from chalicelib.domain.ports.content import CommentReader, PostReader
 from chalicelib.domain.ports.people import GroupReader
 from chalicelib.domain.posts import NewPost, Post
@@ -49,7 +49,7 @@ class MailLog(Protocol):
 
     def record(self, mailbox: str, account: str, steps: Sequence[Step]) -> dict[str, LogEntry]:
         """Write the steps, in order, in as few requests as the store can; answers each entry
-        they name, by id, as they left it (`domain.mail_log.played`)."""
+        they name, by id, as they left it (`domain.mailboxes.played`)."""
         ...
 
     def keep_comment_id(self, entry: LogEntry, comment_id: int, post_id: str) -> LogEntry:

@@ -29,7 +29,7 @@ handled on its own, so a mail that kills the process never takes the others down
 Who does what: the POP3 session of a poll is `chalicelib.mail.pop3.MailSession`; what a mail
 becomes and what it stores, `planner.py` (the pure rules, the chunk's sorting and the poll's
 counts in `rules.py`); the log's steps (`Reserve`, `Finish`, `Quarantine`, `Fail`, `Skip`,
-domain/mail_log.py) are written by the store, which answers the entries as they left them: this
+domain/mailboxes.py) are written by the store, which answers the entries as they left them: this
 module orders the steps and goes on with the entries answered (a mail's entry is never changed in
 place).
 """
@@ -43,8 +43,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from chalicelib.domain.announcements import MailRejected
-from chalicelib.domain.mail_log import Fail, Finish, LogEntry, Quarantine, Reserve, Step
-from chalicelib.domain.mailboxes import Mailbox, MailStatus
+from chalicelib.domain.mailboxes import (
+    Fail,
+    Finish,
+    LogEntry,
+    Mailbox,
+    MailStatus,
+    Quarantine,
+    Reserve,
+    Step,
+)
 from chalicelib.domain.ports.mail import (
     Counters,
     MailComments,

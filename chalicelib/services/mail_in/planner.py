@@ -16,8 +16,7 @@ from urllib.parse import urlsplit
 import chalicelib.services.mail_in.rules as mail_rules
 from chalicelib.auth import Caller
 from chalicelib.domain.announcements import CommentCreated, PostCreated
-from chalicelib.domain.mail_log import Finish, LogEntry
-from chalicelib.domain.mailboxes import MailStatus
+from chalicelib.domain.mailboxes import Finish, LogEntry, MailStatus
 from chalicelib.domain.ports.mail import Counters, MailComments, MailLog, MailPosts
 from chalicelib.services.links import slugify
 from chalicelib.services.mail_in.rules import Plan, Target, plain

@@ -28,8 +28,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from chalicelib.auth import Caller
-from chalicelib.domain.mail_log import LogEntry, Quarantine, Skip, Step
-from chalicelib.domain.mailboxes import FINAL, OUTCOMES, MailStatus
+from chalicelib.domain.mailboxes import (
+    FINAL,
+    OUTCOMES,
+    LogEntry,
+    MailStatus,
+    Quarantine,
+    Skip,
+    Step,
+)
 from chalicelib.mail.authentication import DnsUnavailable
 from chalicelib.mail.parse import clean_line, dmarc_failed, sanitise_html
 from chalicelib.mail.pop3 import MailboxError
