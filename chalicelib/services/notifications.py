@@ -16,8 +16,9 @@ from chalicelib.auth import Caller, Need
 from chalicelib.domain import audit
 from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.content import PostStore
-from chalicelib.domain.ports.notify import NotificationStore, Subscription, SubscriptionChange
+from chalicelib.domain.ports.notify import NotificationStore, SubscriptionChange
 from chalicelib.domain.ports.people import GroupStore, UserReader
+from chalicelib.domain.subscriptions import Subscription
 from chalicelib.domain.users import User
 from chalicelib.errors import Forbidden, NotFound, ValidationFailed
 from chalicelib.schemas.common import EmailAlert
@@ -128,8 +129,7 @@ class NotificationService:
 
     def list(self, user: User, group: Group) -> UserNotificationsOut:
         stored_groups = {
-            int(r.notification_id): r
-            for r in self.notifications.of_user(user.id, f"group#{group.id}#")
+            r.notification_id: r for r in self.notifications.of_user(user.id, f"group#{group.id}#")
         }
         group_notifications = [
             NotificationOut(**_shown("group", n, stored_groups.get(n)))
@@ -139,7 +139,7 @@ class NotificationService:
         posts = self.posts.get_many({r.target_id for r in post_records})
         type_posts = [
             PostNotificationOut(
-                **_shown("post", int(r.notification_id), r),
+                **_shown("post", r.notification_id, r),
                 post=post_ref(posts[r.target_id], group),
                 group=group_ref(group),
             )
@@ -151,7 +151,7 @@ class NotificationService:
         authors = self.users.get_many({r.target_id for r in author_records})
         type_authors = [
             AuthorNotificationOut(
-                **_shown("author", int(r.notification_id), r), author=user_ref(authors[r.target_id])
+                **_shown("author", r.notification_id, r), author=user_ref(authors[r.target_id])
             )
             for r in author_records
             if r.target_id in authors
@@ -272,7 +272,7 @@ class NotificationService:
         change = SubscriptionChange(kind, target_id, notification_id, group_id, self.clock())
         stored = self.notifications.subscription(user.id, change)
         before = {
-            name: default if getattr(stored, name, None) is None else getattr(stored, name)
+            name: getattr(stored, name) if stored else default
             for name, default in SubscriptionChange.DEFAULTS.items()
         }
         after = {name: before[name] if value is None else value for name, value in sent.items()}
@@ -313,7 +313,7 @@ def _shown(kind: str, notification_id: int, record: Subscription | None) -> _Sho
     return _Shown(
         id=notification_id,
         name=NOTIFICATION_NAMES[kind][notification_id],
-        email_alert=EMAIL_ALERTS[int(record.email_alert_id or 0) if record else 0],
-        show_screen_alert=bool(record.show_screen_alert) if record else False,
-        show_red_label=bool(record.show_red_label) if record else False,
+        email_alert=EMAIL_ALERTS[record.email_alert_id if record else 0],
+        show_screen_alert=record.show_screen_alert if record else False,
+        show_red_label=record.show_red_label if record else False,
     )

@@ -23,6 +23,7 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
 from chalicelib.domain.ports.notify import NotificationStore, SubscriptionChange
+from chalicelib.domain.subscriptions import Subscription
 from chalicelib.store import outbox
 from chalicelib.store.base import (
     UtcAttribute,
@@ -77,26 +78,51 @@ class NotificationRecord(Model):
     subscribers = SubscribersIndex()
 
 
-class NotificationRepository(NotificationStore):
-    def of_user(self, user_id: str, prefix: str) -> list[NotificationRecord]:
-        """The user's subscriptions whose sort key starts with `prefix` (one Query)."""
-        return list(
-            NotificationRecord.query(user_id, NotificationRecord.sort_key.startswith(prefix))
-        )
+def subscription_of(item: NotificationRecord) -> Subscription:
+    """The item as the rules hold it: a setting the item lacks reads as its default, as the
+    settings pages and the notifier always took it."""
+    return Subscription(
+        user_id=item.user_id,
+        sort_key=item.sort_key,
+        kind=item.kind or "",
+        target_id=item.target_id or "",
+        group_id=item.group_id,
+        notification_id=int(item.notification_id or 0),
+        email_alert_id=int(item.email_alert_id or 0),
+        show_screen_alert=bool(item.show_screen_alert),
+        show_red_label=bool(item.show_red_label),
+        modified_on=item.modified_on,
+    )
 
-    def get(self, user_id: str, key: str) -> NotificationRecord | None:
+
+class NotificationRepository(NotificationStore):
+    def of_user(self, user_id: str, prefix: str) -> list[Subscription]:
+        """The user's subscriptions whose sort key starts with `prefix` (one Query)."""
+        return [
+            subscription_of(item)
+            for item in NotificationRecord.query(
+                user_id, NotificationRecord.sort_key.startswith(prefix)
+            )
+        ]
+
+    def get(self, user_id: str, key: str) -> Subscription | None:
+        item = self._item(user_id, key)
+        return subscription_of(item) if item else None
+
+    @staticmethod
+    def _item(user_id: str, key: str) -> NotificationRecord | None:
         try:
             return NotificationRecord.get(user_id, key)
         except NotificationRecord.DoesNotExist:
             return None
 
-    def subscription(self, user_id: str, change: SubscriptionChange) -> NotificationRecord | None:
+    def subscription(self, user_id: str, change: SubscriptionChange) -> Subscription | None:
         key = sort_key(change.kind, change.target_id, change.notification_id, change.group_id)
         return self.get(user_id, key)
 
     def save_subscription(
         self, user_id: str, change: SubscriptionChange, audit: Sequence[Any] = ()
-    ) -> NotificationRecord:
+    ) -> Subscription:
         """In one UpdateItem: a setting left None keeps its stored value or takes its default.
         With `audit` (every setting given) one transaction, which answers no item: the record
         answered holds the settings written."""
@@ -116,13 +142,16 @@ class NotificationRepository(NotificationStore):
             value = getattr(change, name)
             actions.append(attribute.set(value if value is not None else attribute | default))
         if not audit:
+            # The update answers the whole item as written (ALL_NEW) into `record`.
             record.update(actions=actions)
-            return record
+            return subscription_of(record)
 
         outbox.update_with(record, actions, audit)
+        record.kind, record.target_id, record.notification_id = kind, target_id, number
+        record.group_id, record.modified_on = change.group_id, change.modified_on
         for name in SubscriptionChange.DEFAULTS:
             setattr(record, name, getattr(change, name))
-        return record
+        return subscription_of(record)
 
     def stop_email(self, user_id: str, key: str, modified_on: datetime) -> bool:
         """Email alert of one subscription to none (one-click unsubscribe); False when it was
@@ -150,7 +179,7 @@ class NotificationRepository(NotificationStore):
         return changed
 
     def digest_type(self, user_id: str) -> int | None:
-        record = self.get(user_id, DIGEST_KEY)
+        record = self._item(user_id, DIGEST_KEY)
         return int(record.digest_type_id) if record and record.digest_type_id else None
 
     def set_digest_type(
@@ -164,10 +193,11 @@ class NotificationRepository(NotificationStore):
         else:
             record.save()
 
-    def subscribers(
-        self, kind: str, target_id: str, notification_id: int
-    ) -> list[NotificationRecord]:
+    def subscribers(self, kind: str, target_id: str, notification_id: int) -> list[Subscription]:
         """Every subscription to notification `notification_id` of this group, post or author."""
-        return list(
-            NotificationRecord.subscribers.query(target_key(kind, target_id, notification_id))
-        )
+        return [
+            subscription_of(item)
+            for item in NotificationRecord.subscribers.query(
+                target_key(kind, target_id, notification_id)
+            )
+        ]

@@ -313,6 +313,50 @@ def test_a_new_subscription_takes_the_defaults_and_an_unsent_setting_keeps_its_v
     assert [r.target_id for r in notifications.of_user("u1", "group#g#")] == ["g"]
 
 
+def test_every_read_answers_the_subscription_as_a_frozen_record(notifications):
+    from dataclasses import FrozenInstanceError
+
+    from chalicelib.domain import audit
+    from chalicelib.domain.ports.notify import SubscriptionChange
+    from chalicelib.domain.subscriptions import Subscription
+
+    saved = upsert(notifications, "post", "p1", 3, show_screen_alert=True)
+    expected = Subscription(
+        user_id="u1",
+        sort_key="post#g#p1#3",
+        kind="post",
+        target_id="p1",
+        group_id="g",
+        notification_id=3,
+        email_alert_id=0,
+        show_screen_alert=True,
+        show_red_label=False,
+        modified_on=T0,
+    )
+    assert saved == expected
+    assert notifications.of_user("u1", "post#g#") == [expected]
+    assert notifications.get("u1", "post#g#p1#3") == expected
+    assert notifications.subscribers("post", "p1", 3) == [expected]
+    later = T0 + timedelta(hours=1)
+    change = SubscriptionChange("post", "p1", 3, "g", later, 2, False, True)
+    assert notifications.subscription("u1", change) == expected
+    changed = replace(
+        expected, email_alert_id=2, show_screen_alert=False, show_red_label=True, modified_on=later
+    )
+    # An audited save (one transaction, no item answered) answers the record as written too.
+    entry = audit.entry(
+        "notification.update",
+        target=("notification", "u1:post:p1:3"),
+        group_id="g",
+        before={"emailAlertId": 0},
+        after={"emailAlertId": 2},
+    )
+    assert notifications.save_subscription("u1", change, audit=entry) == changed
+    assert notifications.get("u1", "post#g#p1#3") == changed
+    with pytest.raises(FrozenInstanceError):
+        changed.email_alert_id = 0  # type: ignore[misc]
+
+
 def test_subscriptions_are_listed_by_prefix_and_found_by_target(notifications):
     upsert(notifications, "group", "g", 1)
     upsert(notifications, "post", "p1", 1)

@@ -26,10 +26,12 @@ from chalicelib.domain.ports.notify import NotificationStore, SubscriptionChange
 from chalicelib.domain.ports.people import LoginAttemptStore
 from chalicelib.domain.posts import NewPost, Post
 from chalicelib.domain.profile import ProfileItem, StaleStructure
+from chalicelib.domain.subscriptions import Subscription
 from chalicelib.domain.users import SignInAttempt, TakenAttempt, User
 from chalicelib.errors import Conflict
 from chalicelib.store.base import sort_moment
 from chalicelib.store.events import AFTER_ALL_IDS, EventRecord, EventRepository, start_key_of_event
+from chalicelib.store.notifications import DIGEST_EMAIL, sort_key, target_key
 from chalicelib.store.posts import PostRecord
 
 
@@ -542,57 +544,64 @@ def event(event_id: int, start: datetime, **values: Any) -> Event:
 
 
 class FakeNotificationRepository(NotificationStore):
-    """Subscriptions by user and sort key, as store/notifications.py keys them."""
+    """Subscriptions by user and sort key, as store/notifications.py keys them, as the frozen
+    records it answers; the digest choice per user beside them."""
 
     def __init__(self) -> None:
-        self._items: dict[tuple[str, str], Any] = {}
+        self._items: dict[tuple[str, str], Subscription] = {}
+        self._digest_types: dict[str, int] = {}
 
-    def of_user(self, user_id: str, prefix: str) -> list[Any]:
+    def of_user(self, user_id: str, prefix: str) -> list[Subscription]:
         return [
-            _stored(item)
-            for (user, key), item in sorted(self._items.items())
+            self._items[(user, key)]
+            for user, key in sorted(self._items)
             if user == user_id and key.startswith(prefix)
         ]
 
-    def get(self, user_id: str, key: str) -> Any:
-        item = self._items.get((user_id, key))
-        return _stored(item) if item else None
+    def get(self, user_id: str, key: str) -> Subscription | None:
+        return self._items.get((user_id, key))
 
-    def subscription(self, user_id: str, change: SubscriptionChange) -> Any:
-        from chalicelib.store.notifications import sort_key
-
+    def subscription(self, user_id: str, change: SubscriptionChange) -> Subscription | None:
         key = sort_key(change.kind, change.target_id, change.notification_id, change.group_id)
         return self.get(user_id, key)
 
-    def save_subscription(self, user_id: str, change: SubscriptionChange, audit: Any = ()) -> Any:
-        from chalicelib.store.notifications import NotificationRecord, sort_key, target_key
-
-        kind, target_id, number = change.kind, change.target_id, change.notification_id
-        key = sort_key(kind, target_id, number, change.group_id)
-        item = self._items.get((user_id, key)) or NotificationRecord(
-            user_id, key, **SubscriptionChange.DEFAULTS
+    def save_subscription(
+        self, user_id: str, change: SubscriptionChange, audit: Any = ()
+    ) -> Subscription:
+        key = sort_key(change.kind, change.target_id, change.notification_id, change.group_id)
+        stored = self._items.get((user_id, key))
+        # A setting left None keeps its stored value or takes its default; so does the group.
+        kept = {
+            name: getattr(stored, name) if stored else default
+            for name, default in SubscriptionChange.DEFAULTS.items()
+        }
+        settings = {
+            name: kept[name] if getattr(change, name) is None else getattr(change, name)
+            for name in kept
+        }
+        item = Subscription(
+            user_id=user_id,
+            sort_key=key,
+            kind=change.kind,
+            target_id=change.target_id,
+            group_id=stored.group_id if change.group_id is None and stored else change.group_id,
+            notification_id=change.notification_id,
+            modified_on=change.modified_on,
+            **settings,
         )
-        item.target_key = target_key(kind, target_id, number)
-        item.kind, item.target_id, item.notification_id = kind, target_id, number
-        item.modified_on = change.modified_on
-        if change.group_id is not None:
-            item.group_id = change.group_id
-        for name in SubscriptionChange.DEFAULTS:
-            if getattr(change, name) is not None:
-                setattr(item, name, getattr(change, name))
         self._items[(user_id, key)] = item
-        return _stored(item)
+        return item
 
     def stop_email(self, user_id: str, key: str, modified_on: datetime) -> bool:
         item = self._items.get((user_id, key))
         if item is None or not item.email_alert_id:
             return False
-        item.email_alert_id, item.modified_on = 0, modified_on
+        self._items[(user_id, key)] = dataclasses.replace(
+            item, email_alert_id=0, modified_on=modified_on
+        )
         return True
 
     def stop_digest_emails(self, user_id: str, modified_on: datetime) -> bool:
-        from chalicelib.store.notifications import DIGEST_EMAIL
-
         keys = [
             k
             for (u, k), i in self._items.items()
@@ -601,25 +610,20 @@ class FakeNotificationRepository(NotificationStore):
         return any([self.stop_email(user_id, key, modified_on) for key in keys])
 
     def digest_type(self, user_id: str) -> int | None:
-        from chalicelib.store.notifications import DIGEST_KEY
-
-        item = self._items.get((user_id, DIGEST_KEY))
-        return int(item.digest_type_id) if item and item.digest_type_id else None
+        return self._digest_types.get(user_id) or None
 
     def set_digest_type(
         self, user_id: str, type_id: int, modified_on: datetime, audit: Any = ()
     ) -> None:
-        from chalicelib.store.notifications import DIGEST_KEY, NotificationRecord
+        self._digest_types[user_id] = type_id
 
-        self._items[(user_id, DIGEST_KEY)] = NotificationRecord(
-            user_id, DIGEST_KEY, digest_type_id=type_id, modified_on=modified_on
-        )
-
-    def subscribers(self, kind: str, target_id: str, notification_id: int) -> list[Any]:
-        from chalicelib.store.notifications import target_key
-
+    def subscribers(self, kind: str, target_id: str, notification_id: int) -> list[Subscription]:
         wanted = target_key(kind, target_id, notification_id)
-        return [_stored(i) for i in self._items.values() if i.target_key == wanted]
+        return [
+            i
+            for i in self._items.values()
+            if target_key(i.kind, i.target_id, i.notification_id) == wanted
+        ]
 
 
 class FakeReferenceReader:

@@ -8,34 +8,8 @@ from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
 from chalicelib.domain.letters import Identity, Letter
+from chalicelib.domain.subscriptions import Subscription
 from chalicelib.domain.suppressions import Suppression
-
-
-class SubscriptionSettings(Protocol):
-    """How a subscription tells its user: as the settings pages and the notifier both read it."""
-
-    @property
-    def sort_key(self) -> str: ...
-    @property
-    def email_alert_id(self) -> float | None: ...
-    @property
-    def show_screen_alert(self) -> bool | None: ...
-    @property
-    def show_red_label(self) -> bool | None: ...
-
-
-class Subscription(SubscriptionSettings, Protocol):
-    """A user's subscription to a notification of a group, post, author or of their own (the
-    digest's item, which has no target, is read through `digest_type` only)."""
-
-    @property
-    def kind(self) -> str: ...
-    @property
-    def target_id(self) -> str: ...
-    @property
-    def group_id(self) -> str | None: ...
-    @property
-    def notification_id(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -101,17 +75,10 @@ class NotificationStore(Protocol):
     ) -> None: ...
 
 
-class SubscriptionView(SubscriptionSettings, Protocol):
-    """A subscriber as the notifier reads it from the subscribers' index."""
-
-    @property
-    def user_id(self) -> str: ...
-
-
 class Subscriptions(Protocol):
     def subscribers(
         self, kind: str, target_id: str, notification_id: int
-    ) -> Sequence[SubscriptionView]: ...
+    ) -> Sequence[Subscription]: ...
 
 
 @dataclass(frozen=True)

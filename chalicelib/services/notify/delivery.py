@@ -40,9 +40,9 @@ from chalicelib.domain.ports.notify import (
     Mailer,
     NewAlert,
     Subscriptions,
-    SubscriptionView,
 )
 from chalicelib.domain.ports.people import GroupReader, User, UserReader
+from chalicelib.domain.subscriptions import Subscription
 from chalicelib.logs import correlation_id, get_logger
 from chalicelib.services.links import comment_url, post_url
 from chalicelib.services.notifications import NOTIFICATION_NAMES
@@ -228,22 +228,20 @@ class NotifyService:
                     continue
                 recipient = Recipient(
                     user_id=subscription.user_id,
-                    email_alert_id=int(subscription.email_alert_id or 0),
-                    show_screen_alert=bool(subscription.show_screen_alert),
-                    show_red_label=bool(subscription.show_red_label),
+                    email_alert_id=subscription.email_alert_id,
+                    show_screen_alert=subscription.show_screen_alert,
+                    show_red_label=subscription.show_red_label,
                     reason=NOTIFICATION_NAMES[kind][notification_id],
-                    subscription=str(subscription.sort_key),
+                    subscription=subscription.sort_key,
                 )
                 known = merged.get(recipient.user_id)
                 merged[recipient.user_id] = known.merged(recipient) if known else recipient
         return [r for r in merged.values() if r.wants_anything]
 
-    def subscribers(
-        self, kind: str, target_id: str, notification_id: int
-    ) -> list[SubscriptionView]:
+    def subscribers(self, kind: str, target_id: str, notification_id: int) -> list[Subscription]:
         """One index Query, or none when this batch of events (a drain) read it already."""
 
-        def read() -> list[SubscriptionView]:
+        def read() -> list[Subscription]:
             return list(self.notifications.subscribers(kind, target_id, notification_id))
 
         if self.reads is None:
