@@ -13,6 +13,7 @@ from moto import mock_aws
 from chalicelib.aws import client
 from chalicelib.cli import Progress, main
 from tests.support import REPO_ROOT, suite_key_pair
+from tests.support.passwords import demo_with_shipped_hashes
 from tests.support.running import run_module
 
 DEMO = REPO_ROOT / "demo" / "community.json"
@@ -232,16 +233,16 @@ def test_poll_mail_prints_its_lines_above_the_spinner(monkeypatch):
 
 
 def test_purge_shows_progress_on_a_terminal_and_a_command_writes_its_result_and_no_json_log_lines(
-    empty_aws, capsys, monkeypatch
+    empty_aws, capsys, monkeypatch, tmp_path
 ):
     """purge-comments shows its progress on a terminal; it logs at INFO: the person running it
     reads the result line only; with AGORA_LOG_FORMAT=json the JSON line is there for a log
-    collector. (One loaded demo for the three runs: each load costs eight full-strength password
-    hashes.)"""
+    collector. (One loaded demo for the three runs, with its shipped password hashes: a load of
+    the plain demo costs eight full-strength hashings.)"""
     from chalicelib.settings import reload_settings
 
     main(["create-tables"])
-    main(["load", str(DEMO)])
+    main(["load", str(demo_with_shipped_hashes(tmp_path))])
     capsys.readouterr()
     assert main(["purge-comments"]) == 0
     out, err = capsys.readouterr()

@@ -11,6 +11,8 @@ a password set through the API or the CLI is hashed with them, is tested where i
 from __future__ import annotations
 
 import functools
+import json
+from pathlib import Path
 from typing import Any
 
 
@@ -33,3 +35,18 @@ def guessed_administrator(community: Any, email: str) -> str:
     )
     community.load()
     return community.users[-1]["id"]
+
+
+def demo_with_shipped_hashes(folder: Path) -> Path:
+    """The demo fixture as `make run` loads it, each password given as its shipped hash
+    (demo/password-hashes.json: production-cost argon2id hashes of exactly those passwords), in
+    `folder`: a CLI load of it stores the same accounts without eight full-strength hashings
+    (2.4 s of CPU a load), for the tests whose subject is not the hashing. A load of the plain
+    demo, which hashes, is tests/test_cli.py's."""
+    from agora_local.demo import DEMO_FIXTURE, DemoPasswordHashes
+
+    fixture = json.loads(DEMO_FIXTURE.read_text(encoding="utf-8"))
+    hashed = DemoPasswordHashes.start(DEMO_FIXTURE, wanted=True).into(fixture)
+    path = folder / "demo-with-hashes.json"
+    path.write_text(json.dumps(hashed), encoding="utf-8")
+    return path
