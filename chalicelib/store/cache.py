@@ -10,18 +10,28 @@ memory off. Records that were looked up and not found are not remembered.
 Within one call (`one_call()`, opened by the HTTP layer around each request) a record is read at
 most once whatever the setting: the caller's user, asked for by the privilege check and again by a
 handler, costs one read even with AGORA_CACHE_SECONDS=0.
+
+`read_many` reads records by key across tables, remembered ones from memory first and the rest in
+one BatchGetItem (up to 100 keys, several tables at once) instead of one GetItem per key; keys
+DynamoDB leaves unprocessed (throttling, the 16 MB answer limit) are asked again with a short
+backoff. It names no table: a repository passes its own model (store/users.py, store/groups.py),
+and store/refs.py reads what a record or page names, so neither imports the other.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from chalicelib.settings import get_settings
+
+if TYPE_CHECKING:
+    # Types only: the HTTP layer imports this module at `import app`, before any table is needed.
+    from pynamodb.models import Model
 
 # A bound on the memory of one container: a page names at most a few dozen records.
 MAX_ENTRIES = 5000
@@ -129,3 +139,109 @@ def read_through(kind: str, key: Hashable, read: Any) -> Any:
     if record is not None:
         remember(kind, {key: record})
     return record
+
+
+# --- many records by key: memory first, then one BatchGetItem ---------------------------------
+
+MAX_KEYS_PER_REQUEST = 100
+MAX_ATTEMPTS = 8
+FIRST_BACKOFF_SECONDS = 0.025
+
+
+class UnprocessedKeys(RuntimeError):
+    """DynamoDB kept leaving keys unprocessed (sustained throttling)."""
+
+
+def _cache_kind(model: type[Model]) -> str | None:
+    return getattr(model, "CACHE_KIND", None)
+
+
+def _key_of(model: type[Model], record: Model) -> Hashable:
+    hash_name = model._hash_key_attribute().attr_name
+    range_attribute = model._range_key_attribute()
+    values = {a.attr_name: getattr(record, name) for name, a in model.get_attributes().items()}
+    if range_attribute is None:
+        return _plain(values[hash_name])
+    return (_plain(values[hash_name]), _plain(values[range_attribute.attr_name]))
+
+
+def _plain(value: Any) -> Any:
+    # NumberAttribute answers floats or ints by what was stored; keys are compared as ints.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _serialized_key(model: type[Model], key: Hashable) -> dict[str, Any]:
+    hash_attribute = model._hash_key_attribute()
+    range_attribute = model._range_key_attribute()
+    if range_attribute is None:
+        hash_value, range_value = key, None
+    else:
+        hash_value, range_value = key  # type: ignore[misc]
+    serialized = {
+        hash_attribute.attr_name: {hash_attribute.attr_type: hash_attribute.serialize(hash_value)}
+    }
+    if range_attribute is not None:
+        serialized[range_attribute.attr_name] = {
+            range_attribute.attr_type: range_attribute.serialize(range_value)
+        }
+    return serialized
+
+
+def read_many(wanted: Mapping[type[Model], Iterable[Hashable]]) -> dict[type[Model], dict]:
+    """`{model: {key: record}}` for every key that exists; cached kinds from memory first.
+
+    Keys are hash keys, or (hash, range) tuples for tables with a range key.
+    """
+    found: dict[type[Model], dict] = {model: {} for model in wanted}
+    to_read: dict[type[Model], list[Hashable]] = {}
+    for model, keys in wanted.items():
+        unique = [_plain(k) for k in dict.fromkeys(keys) if k is not None]
+        kind = _cache_kind(model)
+        if kind is not None:
+            found[model].update(recall(kind, unique))
+        missing = [k for k in unique if k not in found[model]]
+        if missing:
+            to_read[model] = missing
+    if not to_read:
+        return found
+    fetched = _batch_get(to_read)
+    for model, records in fetched.items():
+        found[model].update(records)
+        kind = _cache_kind(model)
+        if kind is not None:
+            remember(kind, records)
+    return found
+
+
+def _batch_get(wanted: dict[type[Model], list[Hashable]]) -> dict[type[Model], dict]:
+    by_table = {model.Meta.table_name: model for model in wanted}
+    flat = [(model, key) for model, keys in wanted.items() for key in keys]
+    found: dict[type[Model], dict] = {model: {} for model in wanted}
+    connection = next(iter(wanted))._get_connection().connection
+    for start in range(0, len(flat), MAX_KEYS_PER_REQUEST):
+        request: dict[str, dict[str, list]] = {}
+        for model, key in flat[start : start + MAX_KEYS_PER_REQUEST]:
+            table = request.setdefault(model.Meta.table_name, {"Keys": []})
+            table["Keys"].append(_serialized_key(model, key))
+        _ask(connection, request, by_table, found)
+    return found
+
+
+def _ask(connection: Any, request: dict, by_table: dict, found: dict) -> None:
+    backoff = FIRST_BACKOFF_SECONDS
+    for attempt in range(MAX_ATTEMPTS):
+        answer = connection.dispatch("BatchGetItem", {"RequestItems": request})
+        for table_name, items in answer.get("Responses", {}).items():
+            model = by_table[table_name]
+            for item in items:
+                record = model.from_raw_data(item)
+                found[model][_key_of(model, record)] = record
+        request = answer.get("UnprocessedKeys") or {}
+        if not request:
+            return
+        if attempt + 1 < MAX_ATTEMPTS:
+            time.sleep(backoff)
+            backoff *= 2
+    raise UnprocessedKeys(f"BatchGetItem left keys unprocessed after {MAX_ATTEMPTS} attempts")

@@ -19,7 +19,6 @@ from chalicelib.store.base import (
     register,
     table_meta,
 )
-from chalicelib.store.batch import read_many
 
 ROOT_PARENT_KEY = "-"
 # Every group's `listing`: the one hash key of the by-name index, which lists them all by name.
@@ -94,7 +93,7 @@ class GroupRepository:
             return None
 
     def get_many(self, group_ids: set[str]) -> dict[str, Group]:
-        found = read_many({GroupRecord: {i for i in group_ids if i}})[GroupRecord]
+        found = cache.read_many({GroupRecord: {i for i in group_ids if i}})[GroupRecord]
         return {group_id: item.as_group() for group_id, item in found.items()}
 
     def by_slug(self, slug: str) -> Group | None:

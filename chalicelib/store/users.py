@@ -12,7 +12,6 @@ from chalicelib.domain.audit import AuditEntry
 from chalicelib.domain.users import User
 from chalicelib.store import cache, outbox
 from chalicelib.store.base import frozen, global_index, nullable, register, table_meta
-from chalicelib.store.batch import read_many
 from chalicelib.store.user_search import SearchIndex
 
 
@@ -70,7 +69,7 @@ class UserRepository:
             return None
 
     def get_many(self, user_ids: set[str]) -> dict[str, User]:
-        found = read_many({UserRecord: {i for i in user_ids if i}})[UserRecord]
+        found = cache.read_many({UserRecord: {i for i in user_ids if i}})[UserRecord]
         return {user_id: item.as_user() for user_id, item in found.items()}
 
     @staticmethod
