@@ -162,10 +162,8 @@ def drain_position() -> dict[str, dict[str, Any]]:
     """Where this process's drain got to in each stream, as plain data (`make run` keeps it in
     its snapshot: without it a restart would tell every record again, mailing a member about
     posts made before he subscribed)."""
-    return {
-        arn: {"after": dict(reader.position().after), "told": reader.told}
-        for arn, reader in _readers.items()
-    }
+    positions = {arn: reader.position() for arn, reader in _readers.items()}
+    return {arn: {"after": dict(p.after), "told": p.told} for arn, p in positions.items()}
 
 
 def resume_drain(checkpoint: Mapping[str, Mapping[str, Any]]) -> None:
@@ -180,11 +178,15 @@ def resume_drain(checkpoint: Mapping[str, Mapping[str, Any]]) -> None:
 
 def resume_drain_at_end() -> None:
     """Drain only what is written from now on (a snapshot kept no checkpoint: its records were
-    told by the process that wrote them)."""
-    from chalicelib.store.outbox import StreamReader, stream_arn
+    told by the process that wrote them). Without an outbox stream yet (data older than the
+    outbox; `create-tables` makes it after the restore) there is nothing to pass over."""
+    from chalicelib.store.outbox import OutboxMissing, StreamReader, stream_arn
 
-    arn = stream_arn()
     _readers.clear()
+    try:
+        arn = stream_arn()
+    except OutboxMissing:
+        return
     reader = _readers[arn] = StreamReader(arn)
     for shard, records in reader.read():
         reader.commit(shard, records[-1]["dynamodb"]["SequenceNumber"], len(records))

@@ -132,12 +132,16 @@ def from_image(image: dict[str, Any]) -> tuple[str, Any]:
     )
 
 
+class OutboxMissing(RuntimeError):
+    """The outbox table, or its stream, does not exist (yet)."""
+
+
 def stream_arn() -> str:
     """The outbox table's latest stream (asked of DynamoDB Streams, whose ListStreams also
     answers under moto's in-process mock)."""
     streams = streams_client().list_streams(TableName=OutboxRecord.Meta.table_name)["Streams"]
     if not streams:
-        raise RuntimeError(f"{OutboxRecord.Meta.table_name} has no stream: run create-tables")
+        raise OutboxMissing(f"{OutboxRecord.Meta.table_name} has no stream: run create-tables")
     return str(streams[-1]["StreamArn"])
 
 
