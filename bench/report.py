@@ -107,13 +107,14 @@ def text_table(figures: list[Figure]) -> str:
     return "\n".join(lines)
 
 
+def markdown_row(f: Figure) -> str:
+    value = shown(f.value) if f.value is not None else f"n/a ({f.note})"
+    return f"| `{f.name}` | {value} | {shown(f.reference)} | {shown(f.ratio)} | {f.unit} |"
+
+
 def markdown_table(figures: list[Figure]) -> str:
     lines = ["| figure | Agora | reference | ratio | unit |", "|---|---:|---:|---:|---|"]
-    for f in figures:
-        value = shown(f.value) if f.value is not None else f"n/a ({f.note})"
-        lines.append(
-            f"| `{f.name}` | {value} | {shown(f.reference)} | {shown(f.ratio)} | {f.unit} |"
-        )
+    lines += [markdown_row(f) for f in figures]
     return "\n".join(lines)
 
 
@@ -142,10 +143,18 @@ def write_results(document: dict[str, Any], path: Path = RESULTS_PATH) -> None:
 
 
 def merge_results(
-    figures: list[Figure], taken_on: date, machine: str, path: Path = RESULTS_PATH
+    figures: list[Figure],
+    taken_on: date,
+    machine: str,
+    path: Path = RESULTS_PATH,
+    page: Path = PAGE,
 ) -> dict[str, Any]:
     """Put these figures into the results file, each in its place (or at the end when new), the
-    others as they were; the file's date and machine stay those of its `make bench` run."""
+    others as they were; the file's date and machine stay those of its `make bench` run. The
+    page's Benchmarks table gets each figure's new row where it has one, so that it never shows
+    a figure the results file no longer holds."""
+    if page.exists():
+        _replace_page_rows(figures, page)
     old: dict[str, Any] = {"taken_on": taken_on.isoformat(), "machine": machine, "figures": []}
     if path.exists():
         old = json.loads(path.read_text(encoding="utf-8"))
@@ -154,6 +163,18 @@ def merge_results(
     document = {"taken_on": old["taken_on"], "machine": old["machine"], "figures": merged}
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     return document
+
+
+def _replace_page_rows(figures: list[Figure], page: Path) -> None:
+    table = read_section(page, BLOCK_START, BLOCK_END)
+    if table is None:
+        return
+    rows = {f"| `{f.name}` |": markdown_row(f) for f in figures}
+    lines = [
+        next((row for start, row in rows.items() if line.startswith(start)), line)
+        for line in table.split("\n")
+    ]
+    write_section(page, BLOCK_START, BLOCK_END, "\n".join(lines))
 
 
 def _read_figures(path: Path) -> list[dict[str, Any]]:

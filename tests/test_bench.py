@@ -17,8 +17,10 @@ from bench.report import (
     BLOCK_START,
     RESULTS_PATH,
     Figure,
+    merge_results,
     results_document,
     update_page,
+    write_results,
 )
 
 ISSUE_NAMES = {
@@ -109,6 +111,31 @@ def test_the_pages_table_is_replaced_between_the_markers_and_nothing_else(tmp_pa
     assert "Taken on 2026-11-22 on 2 cores." in text
     assert "| `cold_start_import` | 700 | 40 | 17.5 | ms |" in text
     assert "| `load_p99_ms` | n/a (x) | 50 | n/a | ms |" in text
+
+
+def test_merged_figures_replace_their_rows_of_the_pages_table_and_nothing_else(tmp_path):
+    """`python -m bench.console` and `make simulate` merge their figures: the page's table
+    shows the new ones where it has a row for them, and the results file holds them."""
+    page = tmp_path / "benchmarks.md"
+    page.write_text(f"# Title\n\n{BLOCK_START}\n{BLOCK_END}\n")
+    old = [Figure("console_first_page", 3223, 1712, "ms"), Figure("load_p50_ms", 48, 44, "ms")]
+    results = tmp_path / "results.json"
+    write_results(results_document(old, date(2026, 11, 22), "2 cores"), results)
+    update_page(old, date(2026, 11, 22), "2 cores", path=page)
+    before = page.read_text()
+
+    new = [Figure("console_first_page", 565.1, 246.3, "ms"), Figure("mail_day_x", 1, 2, "s")]
+    merge_results(new, date(2026, 11, 28), "another", path=results, page=page)
+
+    text = page.read_text()
+    assert "| `console_first_page` | 565.1 | 246.3 | 2.294 | ms |" in text
+    assert "3,223" not in text and "mail_day_x" not in text  # a figure without a row adds none
+    assert text.replace("| `console_first_page` | 565.1 | 246.3 | 2.294 | ms |", "") == (
+        before.replace("| `console_first_page` | 3,223 | 1,712 | 1.883 | ms |", "")
+    )
+    stored = json.loads(results.read_text())["figures"]
+    assert [f["name"] for f in stored] == ["console_first_page", "load_p50_ms", "mail_day_x"]
+    assert stored[0]["value"] == 565.1
 
 
 def test_a_page_without_markers_is_left_alone(tmp_path):
