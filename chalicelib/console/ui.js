@@ -296,7 +296,8 @@ export function knowGroups(groups) {
 // A name as the API orders groups by name (sanitize.search_key: accents dropped, case folded, runs
 // of white space one space), then the id: the choosers list siblings as the group list does, and
 // no tab loads a locale's collation for it (a tab's first localeCompare costs 20 to 70 ms).
-const nameKey = (g) => String(g.name).normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase().replace(/\s+/g, " ").trim();
+// toLowerCase is not Python's casefold: ß and a word's final ς fold to ss and σ there.
+const nameKey = (g) => String(g.name).normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase().replace(/ß/g, "ss").replace(/ς/g, "σ").replace(/\s+/g, " ").trim();
 const byName = (a, b) => {
   const [x, y] = [nameKey(a), nameKey(b)];
   if (x !== y) return x < y ? -1 : 1;

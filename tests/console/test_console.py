@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from playwright.sync_api import expect
 
+from chalicelib.sanitize import search_key
 from tests.console.conftest import axe_violations, screenshot
 
 pytestmark = pytest.mark.slow
@@ -856,6 +857,29 @@ def test_the_group_chooser_shows_the_groups_as_a_tree_and_a_group_administrator_
         expect(options.nth(index)).to_have_attribute("data-depth", str(depth))
         expect(options.nth(index)).to_have_js_property("textContent", "\u00a0" * 4 * depth + name)
     screenshot(page, "group-chooser")
+    # Siblings in the order the API lists groups by name (sanitize.search_key, then the id):
+    # accents dropped, case folded (ß as ss, a final ς as σ), spaces run together.
+    names = {
+        "g1": "zeta",
+        "g2": "Zoë",
+        "g3": "Émile",
+        "g4": "eve",
+        "g5": "Ève",
+        "g6": "Äpfel",
+        "g7": "apple",
+        "g8": "Straße Nord",
+        "g9": "Strasse Süd",
+        "g10": "λογοσ",
+        "g20": "Λόγος",
+        "g11": "Bob  Club",
+        "g0": "bob club",
+    }
+    ui = page.evaluate("() => document.querySelector('link[href*=\"ui.js\"]').href")
+    ordered = page.evaluate(
+        "async ([url, groups]) => (await import(url)).groupTree(groups).map((t) => t.group.id)",
+        [ui, [{"id": i, "name": n, "parentId": None} for i, n in names.items()]],
+    )
+    assert ordered == sorted(names, key=lambda i: (search_key(names[i]), i))
 
     # Gus administers a club and its subgroup: the subgroup sits under it.
     page.get_by_role("button", name="Sign out").click()
