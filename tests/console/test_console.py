@@ -672,6 +672,11 @@ def test_mail_log_reads_the_api_its_outcome_filter_asks_it_and_notifications_sav
     )
     page.get_by_label("Mailbox").select_option(label="Email-to-post: Gardening Club")
     expect(page.locator("tr[data-status]")).to_have_count(50)  # the first page: all posted
+    # The next page joins the rows shown (ui.js logList); then nothing follows.
+    more = page.get_by_role("button", name="Load more")
+    more.click()
+    expect(page.locator("tr[data-status]")).to_have_count(63)
+    expect(more).to_be_hidden()
 
     with page.expect_request(lambda request: "status=rejected" in request.url):
         page.get_by_label("Outcome").select_option("rejected")
