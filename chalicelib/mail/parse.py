@@ -84,7 +84,9 @@ from chalicelib.mail.mime import (
     check_structure,
     chosen_body,
     forwarded_body,
+    header_block,
     html_to_text,
+    mail_bytes,
     read_message,
     reading_problem,
     sanitise_html,
@@ -203,7 +205,7 @@ def _parsed(raw: bytes, message: EmailMessage) -> ParsedMail:
         message_id=message_id_of(header_text(message, "Message-ID")),
         content_hash=content_hash(raw),
         size=len(raw),
-        headers_size=_headers_size(raw),
+        headers_size=len(header_block(mail_bytes(raw))),
         from_address=from_address,
         from_name=clean_line(from_name) if from_name else None,
         sender_problem=sender_problem,
@@ -243,7 +245,7 @@ def headers_of(raw: bytes) -> ReadableHeaders:
     """The Message-ID, sender (a plain address, by the same rule as `parse_mail`) and Subject
     of a mail whose body could not be read; each None when that header cannot be read."""
 
-    content = bytes(raw).lstrip(b"\r\n\t ")[:_HEADER_WINDOW]
+    content = mail_bytes(bytes(raw))[:_HEADER_WINDOW]
     try:
         headers = BytesHeaderParser(policy=policy.default).parsebytes(content)
     except Exception:  # no header block worth reading
@@ -267,12 +269,6 @@ def content_hash(raw: bytes) -> str:
     whether it was stored with LF, sent over POP3 with CRLF, or lost its last line end."""
     normalised = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n").strip(b"\n") + b"\n"
     return hashlib.sha256(normalised).hexdigest()
-
-
-def _headers_size(raw: bytes) -> int:
-    content = raw.lstrip(b"\r\n\t ")
-    match = re.search(rb"\r?\n\r?\n", content)
-    return match.end() if match else len(content)
 
 
 # -----------------------------------------------------------------------------------------------
