@@ -30,7 +30,7 @@ from chalicelib.domain.groups import Group
 from chalicelib.domain.letters import Identity, Letter, MessageUnbuildable
 from chalicelib.domain.ports.notify import Mailer, SendDeferred
 from chalicelib.logs import get_logger
-from chalicelib.sanitize import text_to_html as paragraphs
+from chalicelib.sanitize import text_to_html
 from chalicelib.settings import get_settings
 
 if TYPE_CHECKING:
@@ -352,10 +352,6 @@ def _footer(
     if identity.disclaimer:
         parts.append(f"<div>{identity.disclaimer}</div>")
     return "".join(parts)
-
-
-def text_to_html(text: str) -> str:
-    return paragraphs(text)
 
 
 # --- the look: a small inline-styled layout, and the text part made from it -----------------------
