@@ -445,7 +445,7 @@ MAX_REASON_CHARS = 2000
 def send_dead_letter(
     queue: Fanout | None, chunk: str, reasons: Iterable[str], occurrence_id: str
 ) -> None:
-    """Send `chunk` (services/notify.chunk_body: the event and its recipients) with the build
+    """Send `chunk` (`chunk_body`, above: the event and its recipients) with the build
     errors as its `reason`; raises when the queue refuses it. `queue` None: logged only."""
     body = json.loads(chunk)
     count = len(body["recipients"])
