@@ -84,7 +84,6 @@ from chalicelib.mail.mime import (
     check_structure,
     chosen_body,
     forwarded_body,
-    header_block,
     html_to_text,
     mail_bytes,
     read_message,
@@ -119,7 +118,6 @@ class ParsedMail:
     message_id: str | None
     content_hash: str
     size: int
-    headers_size: int
     from_address: str | None
     from_name: str | None
     sender_problem: str | None
@@ -205,7 +203,6 @@ def _parsed(raw: bytes, message: EmailMessage) -> ParsedMail:
         message_id=message_id_of(header_text(message, "Message-ID")),
         content_hash=content_hash(raw),
         size=len(raw),
-        headers_size=len(header_block(mail_bytes(raw))),
         from_address=from_address,
         from_name=clean_line(from_name) if from_name else None,
         sender_problem=sender_problem,

@@ -31,7 +31,6 @@ def parsed(**changes) -> ParsedMail:
         message_id="m1@mail.example",
         content_hash="0" * 64,
         size=100,
-        headers_size=50,
         from_address="ann@example.org",
         from_name="Ann",
         sender_problem=None,
