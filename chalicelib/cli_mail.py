@@ -139,7 +139,7 @@ def deliver(mailbox: str, source: str, folder: Path | None = None) -> str:
     subject = message_from_bytes(raw, policy=policy.compat32).get("Subject", "(no subject)")
     return (
         f"delivered {len(raw):,} bytes ({_one_line(str(subject))}) to {chosen.label}; "
-        "Poll now on the console's Settings (or `cli poll-mail --due`) reads it"
+        "Poll now on the console's Settings, or `cli poll-mail`, reads it at once"
     )
 
 

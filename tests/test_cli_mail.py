@@ -40,6 +40,10 @@ def test_deliver_writes_the_mail_into_new_with_crlf_line_ends_readable_by_its_ow
     mail.write_bytes(b"From: ann@agora.example\nSubject: Hello\n\nFirst line\nSecond\n")
     line = cli_mail.deliver(GROUP, str(mail), folder)
     assert "Gardening Club" in line and "Hello" in line
+    # The hint names what reads it now: `poll-mail --due` answers "no mailbox is due" right after
+    # a poll, since the mailbox is due minutes later.
+    assert "or `cli poll-mail`, reads it at once" in line
+    assert "`cli poll-mail --due`" not in line
     (stored,) = (folder / "mail" / GROUP / "Maildir" / "new").iterdir()
     assert stored.read_bytes() == (
         b"From: ann@agora.example\r\nSubject: Hello\r\n\r\nFirst line\r\nSecond\r\n"
