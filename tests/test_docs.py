@@ -42,11 +42,19 @@ def test_the_manual_builds_strictly_with_every_page_in_its_nav(tmp_path):
     config = yaml.safe_load((REPO_ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
     assert config["strict"] is True
     assert config["site_dir"] == "build/docs"
+    assert config["use_directory_urls"] is False  # opened from disk, a link opens its page
     nav_pages = {next(iter(entry.values())) for entry in config["nav"]}
     assert nav_pages == {p.name for p in DOCS.glob("*.md")}
     built = mkdocs_build(REPO_ROOT / "mkdocs.yml", tmp_path / "site")
     assert built.returncode == 0, built.stderr
     assert (tmp_path / "site" / "index.html").exists()
+    # Every link of the home page names a file the site holds, as a browser on file:// needs
+    # (running.html, not running/, which opens a directory listing there).
+    home = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    pages = re.findall(r'href="([a-z-]+\.html)(?:#[^"]*)?"', home)
+    assert "running.html" in pages and "cli.html" in pages
+    assert [page for page in pages if not (tmp_path / "site" / page).exists()] == []
+    assert re.findall(r'href="([a-z-]+/)(?:#[^"]*)?"', home) == []
     assert (tmp_path / "site" / "console-moderation.png").exists()
 
 
