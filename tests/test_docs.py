@@ -81,3 +81,43 @@ def test_the_readme_is_a_front_page_whose_links_lead_somewhere():
     local = [t for t in targets if not re.match(r"[a-z]+:", t)]
     assert local, "README links into docs/"
     assert [t for t in local if not (REPO_ROOT / t).exists()] == []
+
+
+def fixture_field_names(model: type, seen: set[type] | None = None) -> set[str]:
+    """Every key a fixture file may hold, by its name in the file, nested records included."""
+    import typing
+
+    from pydantic import BaseModel
+
+    seen = seen if seen is not None else set()
+    seen.add(model)
+    names: set[str] = set()
+    for name, info in model.model_fields.items():  # type: ignore[attr-defined]
+        names.add(info.alias or name)
+        pending = [info.annotation]
+        while pending:
+            kind = pending.pop()
+            if isinstance(kind, type) and issubclass(kind, BaseModel) and kind not in seen:
+                names |= fixture_field_names(kind, seen)
+            pending.extend(typing.get_args(kind))
+    return names
+
+
+@pytest.mark.fast
+def test_the_manual_describes_every_field_of_the_fixture_file():
+    """A clone has no other description of the format `load` reads (docs/cli.md, issue 56)."""
+    from chalicelib.schemas.fixture import Fixture
+
+    page = (DOCS / "cli.md").read_text(encoding="utf-8")
+    section = page.split("## The fixture file", 1)[1]
+    named = set(re.findall(r"`([A-Za-z]+)`", section))
+    assert fixture_field_names(Fixture) - named == set()
+
+
+@pytest.mark.fast
+def test_the_readme_and_the_manual_name_nothing_outside_the_repository():
+    """A clone made anywhere has no ../shared beside it: no page sends the reader there."""
+    for page in [README, *sorted(DOCS.glob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        assert "../shared/spec" not in text and "../shared/design" not in text, page.name
+        assert not re.search(r"CONTRACT(\.md| §)", text), page.name
