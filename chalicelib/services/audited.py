@@ -1,15 +1,28 @@
 """Writes of whole settings documents with their audit entry (CONTRACT §12): the document as it
-was is read first (what the entry's `before` shows, and a save that changes nothing writes
-nothing), then the new one and its entry are one transaction."""
+was is read first, then the new one and its entry are one transaction.
+
+The entry compares what the API answers, not what is stored: a document never saved answers its
+defaults (a feed's time to live of 60 minutes, a group email signed with the group's name), and
+those are the `before` the form showed; a field the answer shows the same either way is no
+change. `shown` is that answer for a stored document (`{}`: never saved), by the API's names."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping
 from datetime import datetime
+
+from pydantic import BaseModel
 
 from chalicelib.domain import audit
 from chalicelib.domain.json import JsonObject
 from chalicelib.domain.ports.content import DocumentStore
+
+# A document's fields as its GET answers them (`{}`: the document was never saved).
+Shown = Callable[[JsonObject], Mapping[str, object]]
+
+
+def _as_stored(doc: JsonObject) -> Mapping[str, object]:
+    return doc
 
 
 def put_document(
@@ -19,22 +32,23 @@ def put_document(
     doc: JsonObject,
     *,
     group_id: str | None,
+    shown: Shown = _as_stored,
     secrets: Collection[str] = (),
     modified_on: datetime | None = None,
     editor_id: str | None = None,
 ) -> JsonObject:
-    """Store `doc` as the document (`kind`, `scope`), recorded as `<kind>.update`; a document
-    that already holds exactly `doc` is left as it is."""
-    before = documents.get(scope, kind)
+    """Store `doc` as the document (`kind`, `scope`), recorded as `<kind>.update` with the
+    fields whose answer changes; a save that changes no field of the answer writes nothing."""
+    stored = documents.get(scope, kind)
     entry = audit.entry(
         f"{kind}.update",
         target=(kind, scope),
         group_id=group_id,
-        before=before or {},
-        after=doc,
+        before=shown(stored or {}),
+        after=shown(doc),
         secrets=secrets,
     )
-    if not entry and before is not None:
+    if not entry:
         return doc
     return documents.put(
         scope, kind, doc, audit=entry, modified_on=modified_on, editor_id=editor_id
@@ -47,11 +61,20 @@ def put_group_document(
     kind: str,
     doc: JsonObject,
     *,
+    shown: Shown,
     modified_on: datetime,
     editor_id: str,
 ) -> JsonObject:
     """A group's own settings document (feed, group email, newsletter), as `put_document`."""
     return put_document(
         documents, group_id, kind, doc,
-        group_id=group_id, modified_on=modified_on, editor_id=editor_id,
+        group_id=group_id, shown=shown, modified_on=modified_on, editor_id=editor_id,
     )  # fmt: skip
+
+
+def answered(
+    model: BaseModel, *, without: Collection[str] = ("type", "group", "accessWarnings")
+) -> dict[str, object]:
+    """An answer's fields as JSON by the API's names, without those every answer carries."""
+    fields = model.model_dump(mode="json", by_alias=True)
+    return {name: value for name, value in fields.items() if name not in without}

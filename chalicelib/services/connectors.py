@@ -41,17 +41,23 @@ if TYPE_CHECKING:
     from chalicelib.store.connectors import ConnectorRepository
 
 
-def _audit_fields(config: ConnectorConfiguration | None) -> audit.Fields:
-    """What a group's configuration of a connector shows, by the API's names (CONTRACT §12)."""
-    if config is None:
-        return {"isEnabled": False}
-    return {
-        "isEnabled": config.is_enabled,
-        "inheritSettings": config.inherit_settings,
-        "settings.applicationId": config.application_id,
-        "settings.allowGuest": config.allow_guest,
-        "settings.applicationSecret": config.secret,
-    }
+def _audit_fields(
+    connector: Connector, group: Group, config: ConnectorConfiguration | None
+) -> audit.Fields:
+    """What a group's configuration of a connector answers, by the API's names (CONTRACT §12):
+    never configured, a disabled connector whose chat settings are blank (a subgroup's
+    inherited). Settings a group inherits are its parent's, recorded in the parent's entries:
+    only `inheritSettings` is this group's then."""
+    fields: dict[str, object] = {"isEnabled": bool(config is not None and config.is_enabled)}
+    if connector.kind != "chat":
+        return fields
+    inherits = LocalConnectorService._inherits(config, group)
+    fields["inheritSettings"] = inherits
+    if not inherits:
+        fields["settings.applicationId"] = (config.application_id if config else None) or ""
+        fields["settings.allowGuest"] = bool(config is not None and config.allow_guest)
+        fields["settings.applicationSecret"] = config.secret if config else None
+    return fields
 
 
 def _audited(
@@ -64,8 +70,8 @@ def _audited(
         "connector.update",
         target=("connector", connector.id),
         group_id=group.id,
-        before=_audit_fields(stored),
-        after=_audit_fields(record),
+        before=_audit_fields(connector, group, stored),
+        after=_audit_fields(connector, group, record),
         secrets={"settings.applicationSecret"},
     )
 

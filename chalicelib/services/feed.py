@@ -16,7 +16,7 @@ from chalicelib.schemas.feed import (
     FeedSettingsUpdate,
     NamedFlag,
 )
-from chalicelib.services.audited import put_group_document
+from chalicelib.services.audited import answered, put_group_document
 from chalicelib.services.links import group_ref
 
 KIND = "feedSettings"
@@ -38,7 +38,13 @@ class FeedService:
         for name, alias in _FLAGS.items():
             doc[alias] = [flag.name for flag in getattr(update, name) if flag.selected]
         put_group_document(
-            self.documents, group.id, KIND, doc, modified_on=self.clock(), editor_id=editor_id
+            self.documents,
+            group.id,
+            KIND,
+            doc,
+            shown=lambda stored: answered(self._out(group, stored)),
+            modified_on=self.clock(),
+            editor_id=editor_id,
         )
         return self._out(group, doc)
 

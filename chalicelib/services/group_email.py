@@ -9,7 +9,7 @@ from chalicelib.domain.groups import Group
 from chalicelib.domain.json import JsonObject, text_field
 from chalicelib.domain.ports.content import DocumentStore
 from chalicelib.schemas.group_email import GroupEmailOut, GroupEmailUpdate
-from chalicelib.services.audited import put_group_document
+from chalicelib.services.audited import answered, put_group_document
 from chalicelib.services.links import group_ref
 
 KIND = "groupEmail"
@@ -30,7 +30,13 @@ class GroupEmailService:
             "newsletterName": update.newsletter_name or update.name,
         }
         put_group_document(
-            self.documents, group.id, KIND, doc, modified_on=self.clock(), editor_id=editor_id
+            self.documents,
+            group.id,
+            KIND,
+            doc,
+            shown=lambda stored: answered(self._out(group, stored)),
+            modified_on=self.clock(),
+            editor_id=editor_id,
         )
         return self._out(group, doc)
 

@@ -36,6 +36,8 @@ class NewsletterService:
             group.id,
             KIND,
             {"disclaimer": disclaimer},
+            # Never saved, the disclaimer answers "".
+            shown=lambda stored: {"disclaimer": text_field(stored, "disclaimer")},
             modified_on=self.clock(),
             editor_id=editor_id,
         )

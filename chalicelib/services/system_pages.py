@@ -6,6 +6,7 @@ from chalicelib.clock import utc_now
 from chalicelib.domain.json import JsonObject
 from chalicelib.domain.ports.content import DocumentStore
 from chalicelib.sanitize import clean_html
+from chalicelib.schemas.common import Record
 from chalicelib.schemas.system_pages import (
     HomePageOut,
     PageUpdate,
@@ -13,7 +14,7 @@ from chalicelib.schemas.system_pages import (
     PremiumPageUpdate,
     PrivateLandingPageOut,
 )
-from chalicelib.services.audited import put_document
+from chalicelib.services.audited import answered, put_document
 
 SYSTEM_SCOPE = "system"
 HOME = "homePage"
@@ -30,7 +31,8 @@ class SystemPageService:
 
     def update_home_page(self, update: PageUpdate, editor_id: str) -> HomePageOut:
         doc: JsonObject = {"content": clean_html(update.content)}
-        return HomePageOut.model_validate(self._put(SYSTEM_SCOPE, HOME, doc, editor_id))
+        stored = self._put(SYSTEM_SCOPE, HOME, doc, editor_id, HomePageOut)
+        return HomePageOut.model_validate(stored)
 
     def private_landing_page(self, group_id: str) -> PrivateLandingPageOut:
         return PrivateLandingPageOut.model_validate(self.documents.get(group_id, PRIVATE) or {})
@@ -39,7 +41,8 @@ class SystemPageService:
         self, group_id: str, update: PageUpdate, editor_id: str
     ) -> PrivateLandingPageOut:
         doc: JsonObject = {"content": clean_html(update.content)}
-        return PrivateLandingPageOut.model_validate(self._put(group_id, PRIVATE, doc, editor_id))
+        stored = self._put(group_id, PRIVATE, doc, editor_id, PrivateLandingPageOut)
+        return PrivateLandingPageOut.model_validate(stored)
 
     def premium_landing_page(self, group_id: str) -> PremiumLandingPageOut:
         doc = self.documents.get(group_id, PREMIUM) or {}
@@ -53,10 +56,12 @@ class SystemPageService:
         )
         # The document is the page as the API names it, without what every answer carries.
         doc = page.model_dump(by_alias=True, exclude={"type", "access_warnings"})
-        self._put(group_id, PREMIUM, doc, editor_id)
+        self._put(group_id, PREMIUM, doc, editor_id, PremiumLandingPageOut)
         return page
 
-    def _put(self, scope: str, kind: str, doc: JsonObject, editor_id: str) -> JsonObject:
+    def _put(
+        self, scope: str, kind: str, doc: JsonObject, editor_id: str, out: type[Record]
+    ) -> JsonObject:
         group_id = None if scope == SYSTEM_SCOPE else scope
         return put_document(
             self.documents,
@@ -64,6 +69,8 @@ class SystemPageService:
             kind,
             doc,
             group_id=group_id,
+            # A page never saved answers its defaults (no content, not enabled).
+            shown=lambda stored: answered(out.model_validate(stored)),
             modified_on=utc_now(),
             editor_id=editor_id,
         )

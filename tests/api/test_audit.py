@@ -290,7 +290,8 @@ def test_settings_documents_connectors_players_and_feed_keys_are_recorded(api, p
         "changes"
     ]
     assert "chat secret" not in str(log)
-    assert log[5]["changes"] == [{"field": "content", "before": None, "after": "<p>Welcome</p>"}]
+    # The page never saved answered no content (CONTRACT §12: before is what the API answered).
+    assert log[5]["changes"] == [{"field": "content", "before": "", "after": "<p>Welcome</p>"}]
     assert [e["action"] for e in group_log(api, people)] == ["connector.update"] * 2
 
 
@@ -423,3 +424,125 @@ def test_clearing_a_users_email_suppression_is_recorded_once(api, people):
     assert cleared["target"] == {"type": "user", "id": people.member}
     assert cleared["changes"] == [{"field": "emailSuppressed", "before": True, "after": False}]
     assert cleared["actor"]["id"] == people.garden_admin
+
+
+def _writable(answer, *names):
+    return {name: answer[name] for name in names}
+
+
+def _feed(answer):
+    body = _writable(answer, "imageUrl", "imageLinkUrl", "imageAlt", "ttl", "editorEmail")
+    return {**body, "webmasterEmail": "", "skipDays": answer["skipDays"], "ttl": 30,
+            "skipHours": answer["skipHours"]}  # fmt: skip
+
+
+def _feed_days(answer):
+    days = [{**day, "selected": day["name"] == "Monday"} for day in answer["skipDays"]]
+    return {**_feed(answer), "ttl": answer["ttl"], "skipDays": days}
+
+
+def _group_email(answer):
+    return {**_writable(answer, "name", "newsletterName"), "email": "garden@example.org"}
+
+
+def _mailbox(answer):
+    return {**_writable(answer, "serverPort", "isSSL", "deleteProcessed"), **SETTINGS}
+
+
+def _chat(answer):
+    settings = {"applicationId": "app", "applicationSecret": "chat secret", "allowGuest": True}
+    return {"isEnabled": answer["isEnabled"], "inheritSettings": False, "settings": settings}
+
+
+# (read and written at, who, the body a form makes of the answer, the secrets it sets). Each
+# is the first save of settings never saved.
+FIRST_SAVES = {
+    "feed ttl": ("/api/v1/en_US/feed/settings/{garden}", "garden_admin", _feed, ()),
+    "feed days": ("/api/v1/en_US/feed/settings/{garden}", "garden_admin", _feed_days, ()),
+    "group email": ("/api/v1/en_US/group-email/{garden}", "garden_admin", _group_email, ()),
+    "newsletter": (
+        "/api/v1/en_US/newsletter/settings/{garden}",
+        "garden_admin",
+        lambda answer: {"disclaimer": "<p>Be kind</p>"},
+        (),
+    ),
+    "home page": (
+        "/api/v1/en_US/system-page/home-page",
+        "root_admin",
+        lambda answer: {"content": "<p>Welcome</p>"},
+        (),
+    ),
+    "private landing page": (
+        "/api/v1/en_US/system-page/private-landing-page/group/{garden}",
+        "garden_admin",
+        lambda answer: {"content": "<p>Members only</p>"},
+        (),
+    ),
+    "premium landing page": (
+        "/api/v1/en_US/system-page/premium-landing-page/group/{garden}",
+        "garden_admin",
+        lambda answer: {"content": answer["content"], "isEnabled": True},
+        (),
+    ),
+    "email to post": (MAILBOX.format("{garden}"), "garden_admin", _mailbox, ("serverPassword",)),
+    "email to comment": (
+        "/api/v1/en_US/connector/email-to-comment",
+        "root_admin",
+        _mailbox,
+        ("serverPassword",),
+    ),
+    "chat connector": (
+        "/api/v1/en_US/connector/local/{chat}/group/{root}",
+        "root_admin",
+        _chat,
+        ("settings.applicationSecret",),
+    ),
+}
+
+
+def _flat(answer):
+    """An answer's fields by the names the log gives them (`settings.applicationId`)."""
+    flat = dict(answer)
+    for name, value in (answer.get("settings") or {}).items():
+        flat[f"settings.{name}"] = value
+    return flat
+
+
+@pytest.mark.parametrize("kind", FIRST_SAVES)
+def test_a_first_save_records_only_the_changed_fields_from_what_the_api_answered(api, people, kind):
+    """CONTRACT §12: `before` is the GET's answer before the change, defaults included (a feed
+    never saved answers a time to live of 60), and a field the save leaves as answered is no
+    change."""
+    from tests.fixtures import new_id
+
+    chat = new_id()
+    people.connectors.append({"id": chat, "kind": "chat", "name": "Chat", "description": ""})
+    people.load()
+    path, who, form, secrets = FIRST_SAVES[kind]
+    path = path.format(garden=people.garden, root=people.root, chat=chat)
+    read = (
+        "/api/v1/en_US/connector/email-to-comment/" + people.garden if "comment" in path else path
+    )
+    user = getattr(people, who)
+    before = _flat(api.get_object(read, user))
+    status, body = api.put(path, user, form(before))
+    assert status == 200, body
+    after = _flat(api.get_object(read, user))
+
+    [entry] = [e for e in entries(api, people.root_admin) if e["action"] != "fixture.load"]
+    changed = sorted(
+        name
+        for name in {*before, *after}
+        if name not in ("modifiedOn", "editor", "nextPollOn", "groups", "settings")
+        and before.get(name) != after.get(name)
+    )
+    assert sorted(c["field"] for c in entry["changes"]) == changed, entry["changes"]
+    for change in entry["changes"]:
+        if change["field"] in secrets:
+            assert change == {"field": change["field"], "before": None, "after": "(set)"}
+        else:
+            name = change["field"]
+            assert (change["before"], change["after"]) == (before[name], after[name]), name
+    assert entry["changes"], "the save changed something"
+    if kind == "feed ttl":  # the demo's first change: the form showed 60
+        assert entry["changes"] == [{"field": "ttl", "before": 60, "after": 30}]
