@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, Field, field_validator
 
 from chalicelib.schemas.common import (
     ApiModel,
@@ -13,6 +13,36 @@ from chalicelib.schemas.common import (
     Record,
     UserRef,
     UtcDateTime,
+    rule_error,
+)
+
+# Every action the log records (CONTRACT §12), by resource: `action` filters by one of them or by
+# a resource (tests/api/test_audit.py checks the services record no other).
+ACTIONS: dict[str, tuple[str, ...]] = {
+    "feedSettings": ("update",),
+    "groupEmail": ("update",),
+    "newsletterSettings": ("update",),
+    "homePage": ("update",),
+    "privateLandingPage": ("update",),
+    "premiumLandingPage": ("update",),
+    "emailToPost": ("update",),
+    "emailToComment": ("update",),
+    "mailbox": ("poll", "failureEmail"),
+    "connector": ("update",),
+    "event": ("create", "update", "delete", "move"),
+    "comment": ("approve", "update", "delete", "undelete", "purge", "deleteSpamReports"),
+    "notification": ("update",),
+    "feedKey": ("create", "revoke"),
+    "player": ("create",),
+    "profileSection": ("create", "update", "delete"),
+    "profileField": ("create", "update", "delete"),
+    "user": ("create", "update", "unlock"),
+    "admin": ("create",),
+    "fixture": ("load",),
+    "migration": ("run",),
+}
+KNOWN_ACTIONS = frozenset(
+    f"{resource}.{verb}" for resource, verbs in ACTIONS.items() for verb in verbs
 )
 
 
@@ -36,6 +66,19 @@ class AuditQuery(GuidPageQuery):
         description="a user id, or a system actor's name (`create-admin`): only its entries",
     )
 
+    @field_validator("action")
+    @classmethod
+    def _known_action(cls, action: str | None) -> str | None:
+        # An unknown filter would answer an empty list, as if nothing had happened.
+        if action is None or action in ACTIONS or action in KNOWN_ACTIONS:
+            return action
+        raise rule_error(
+            "action",
+            "is not an action of the log: give one such as event.create, or a resource such as "
+            "event ({resources})",
+            resources=", ".join(ACTIONS),
+        )
+
 
 class SystemActor(ApiModel):
     type: Literal["system"] = "system"
@@ -45,6 +88,9 @@ class SystemActor(ApiModel):
 class AuditTarget(ApiModel):
     type: str
     id: str
+    # What a person calls it (a group's name for its settings, a user's for their notifications,
+    # an event's title), or null where nothing names it.
+    name: str | None = None
 
 
 class AuditChange(ApiModel):

@@ -53,10 +53,56 @@ class AuditService:
 
     def present(self, entries: Sequence[AuditEntry]) -> list[AuditEntryOut]:
         found = self.refs.read(
-            users={e.actor.user_id for e in entries if e.actor.user_id},
-            groups={e.group_id for e in entries if e.group_id},
+            users={e.actor.user_id for e in entries if e.actor.user_id}
+            | {_user_of(e) for e in entries} - {None},
+            groups={e.group_id for e in entries if e.group_id}
+            | {e.target_id for e in entries if e.target_type in GROUP_SCOPED},
         )
         return [_out(e, found.users, found.groups) for e in entries]
+
+
+# Targets whose id is a group's: its settings and mailbox (the system ones are "system").
+GROUP_SCOPED = frozenset(
+    {
+        "feedSettings",
+        "groupEmail",
+        "newsletterSettings",
+        "privateLandingPage",
+        "premiumLandingPage",
+        "emailToPost",
+    }
+)
+# Targets whose id is (or starts with) the id of the user they concern.
+USER_SCOPED = frozenset({"user", "feedKey", "notification"})
+# Targets an entry names in its own changes (created, changed or deleted with their name).
+NAMED_BY_CHANGE = ("title", "name")
+
+
+def _user_of(entry: AuditEntry) -> str | None:
+    if entry.target_type not in USER_SCOPED:
+        return None
+    # A notification's id is `user:kind:target:notification`.
+    return entry.target_id.split(":", 1)[0]
+
+
+def _target_name(
+    entry: AuditEntry, users: Mapping[str, User], groups: Mapping[str, Group]
+) -> str | None:
+    """What a person calls the target: the group of its settings, the user it concerns, or the
+    title or name its changes show; None where nothing names it (a comment, a fixture)."""
+    if entry.target_type in GROUP_SCOPED:
+        group = groups.get(entry.target_id)
+        return group.name if group is not None else None
+    user_id = _user_of(entry)
+    if user_id is not None:
+        user = users.get(user_id)
+        return user.alias if user is not None else None
+    for change in entry.changes:
+        if change.field in NAMED_BY_CHANGE:
+            named = change.after if change.after is not None else change.before
+            if isinstance(named, str) and named:
+                return named
+    return None
 
 
 def _out(
@@ -78,7 +124,11 @@ def _out(
             "via": entry.actor.via,
             "action": entry.action,
             "group": group_ref(group) if group is not None else None,
-            "target": AuditTarget(type=entry.target_type, id=entry.target_id),
+            "target": AuditTarget(
+                type=entry.target_type,
+                id=entry.target_id,
+                name=_target_name(entry, users, groups),
+            ),
             "changes": [
                 AuditChange(field=c.field, before=c.before, after=c.after) for c in entry.changes
             ],
