@@ -201,9 +201,18 @@ def _private_file(path: Path) -> Any:
 def unlock(args: argparse.Namespace) -> int:
     from chalicelib import deps
 
-    if not deps.security_service().unlock(args.email):
-        return refuse(f"unlock: no account has the address {args.email.strip()}")
-    print(f"unlocked {args.email.strip()}: its sign-in throttle is lifted for every source")
+    email = args.email.strip()
+    forgotten = deps.security_service().unlock(email)
+    if forgotten is None:
+        return refuse(f"unlock: no account has the address {email}")
+    if not forgotten:
+        # CONTRACT §12: a write that changes nothing records nothing.
+        print(f"{email} was not locked: no failed sign-in in its current window, nothing changed")
+        return 0
+    print(
+        f"unlocked {email}: its {forgotten} failed sign-in(s) of the current window are "
+        "forgotten, for every source"
+    )
     return 0
 
 

@@ -266,6 +266,47 @@ def test_purge_shows_progress_on_a_terminal_and_a_command_writes_its_result_and_
     assert line["message"] == "purged deleted comments"
 
 
+def test_unlock_of_an_account_that_is_not_locked_says_so_and_writes_nothing(
+    empty_aws, capsys, tmp_path
+):
+    """CONTRACT §12: a write that changes nothing records nothing; the line says what was done."""
+    from chalicelib import deps
+    from chalicelib.errors import Unauthorized
+    from tests.support.passwords import cheap_hash
+
+    root = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+    gus = {"id": "0b6c1c4e-0000-4000-8000-000000000001", "alias": "Gus", "slug": "gus"}
+    fixture = tmp_path / "gus.json"
+    fixture.write_text(
+        json.dumps(
+            {
+                "groups": [{"id": root, "name": "Root", "slug": "root"}],
+                "users": [gus | {"email": "gus@example.org", "passwordHash": cheap_hash("pw")}],
+            }
+        )
+    )
+    main(["create-tables"])
+    assert main(["load", str(fixture)]) == 0
+    capsys.readouterr()
+    before = table_contents()
+
+    assert main(["unlock", "--email", "Gus@example.org"]) == 0
+    out, err = capsys.readouterr()
+    assert (
+        out
+        == "Gus@example.org was not locked: no failed sign-in in its current window, nothing changed\n"
+    )
+    assert err == ""
+    assert table_contents() == before  # no audit entry, no outbox record
+
+    with pytest.raises(Unauthorized):
+        deps.security_service().login("gus@example.org", "a wrong guess", "192.0.2.7")
+    assert main(["unlock", "--email", "gus@example.org"]) == 0
+    assert capsys.readouterr().out.startswith(
+        "unlocked gus@example.org: its 1 failed sign-in(s) of the current window are forgotten"
+    )
+
+
 # --- a command that lacks a setting refuses to start (CONTRACT §2) -----------------------------
 
 

@@ -112,13 +112,15 @@ class SecurityService:
     def _known(self, address: str, origin: str, now: datetime) -> bool:
         return origin != UNKNOWN_SOURCE and self.attempts.is_known_source(address, origin, now)
 
-    def unlock(self, email: str) -> bool:
+    def unlock(self, email: str) -> int | None:
         """End the sign-in throttle of the account with this address (every source), for an
-        administrator helping its owner; False when no account has the address."""
+        administrator helping its owner: the failed attempts of the current window it forgot
+        (0: there were none, nothing is changed or recorded); None when no account has the
+        address."""
         address = email.strip().lower()
         user = self.users.by_email(address) if address else None
         if user is None:
-            return False
+            return None
         entry = audit.entry(
             "user.unlock",
             target=("user", user.id),
@@ -127,8 +129,7 @@ class SecurityService:
             after=None,
             always=True,
         )
-        self.attempts.end_windows(address, self.clock(), FAILURE_WINDOW, audit=entry)
-        return True
+        return self.attempts.end_windows(address, self.clock(), FAILURE_WINDOW, audit=entry)
 
     def caller_for_token(self, token: str | None) -> Caller:
         """The caller a token names, if the token was issued under the user's current token

@@ -116,21 +116,31 @@ class LoginAttemptRepository(LoginAttemptStore):
 
     def end_windows(
         self, email_lower: str, now: datetime, window: timedelta, audit: Sequence[AuditEntry] = ()
-    ) -> None:
-        """End the account's current window; `audit` (the change's entries) in the same
-        transaction."""
+    ) -> int:
+        """End the account's current window, `audit` (the change's entries) in the same
+        transaction; answers the attempts it counted. A window with none (or none left: the
+        owner's sign-in gave them back) is not a change: nothing is written (CONTRACT §12)."""
 
         number, _ = window_of(now, window)
         key = f"{email_lower}#{number}"
+        found = client("dynamodb").get_item(
+            TableName=LoginAttemptRecord.Meta.table_name,
+            Key={"email_lower": {"S": key}},
+            ConsistentRead=True,
+        )
+        counted = int(found.get("Item", {}).get("total", {}).get("N", "0"))
+        if counted <= 0:
+            return 0
         if audit:
             items = outbox.records(audit, now)
             with TransactWrite(connection=LoginAttemptRecord._get_connection().connection) as tx:
                 tx.delete(LoginAttemptRecord(key))
                 outbox.add_to(tx, items)
-            return
+            return counted
         client("dynamodb").delete_item(
             TableName=LoginAttemptRecord.Meta.table_name, Key={"email_lower": {"S": key}}
         )
+        return counted
 
 
 def known_key(email_lower: str, source: str) -> str:

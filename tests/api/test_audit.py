@@ -307,7 +307,10 @@ def test_create_admin_and_unlock_are_recorded_as_the_cli(community, api, monkeyp
     assert main(["create-admin", "--email", "new.admin@example.org"]) == 0
     monkeypatch.setattr("sys.stdin", io.StringIO("a long enough password\n"))
     assert main(["create-admin", "--email", "new.admin@example.org"]) == 0  # nothing changes
+    wrong = {"email": "new.admin@example.org", "password": "a wrong guess"}
+    assert api.post("/api/v1/en_US/security/login", body=wrong)[0] == 401
     assert main(["unlock", "--email", "new.admin@example.org"]) == 0
+    assert main(["unlock", "--email", "new.admin@example.org"]) == 0  # not locked: nothing changes
 
     unlocked, created, _loaded = entries(api, community.users[0]["id"])
     assert created["action"] == "admin.create" and created["via"] == "cli"

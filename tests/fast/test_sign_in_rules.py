@@ -265,7 +265,8 @@ def test_unlock_ends_every_sources_window(service):
             guess(service, f"10.0.0.{n}")
     assert not signs_in(service, "10.0.0.1") and not signs_in(service, "203.0.113.9")
 
-    assert service.unlock(" BOB@example.org ") is True
-    assert service.unlock("nobody@example.org") is False
+    assert service.unlock(" BOB@example.org ") == MAX_ACCOUNT_FAILURES  # the attempts forgotten
+    assert service.unlock("bob@example.org") == 0  # no longer locked: nothing to lift
+    assert service.unlock("nobody@example.org") is None
 
     assert signs_in(service, "10.0.0.1") and signs_in(service, "203.0.113.9")

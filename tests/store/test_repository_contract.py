@@ -200,7 +200,8 @@ def test_ending_the_windows_gives_every_source_its_attempts_back(attempts):
     for n in range(5):
         take(attempts, source=f"5.6.7.{n}")
     assert take(attempts) is False
-    attempts.end_windows("a@x", NOW, WINDOW)
+    assert attempts.end_windows("a@x", NOW, WINDOW) == 5
+    assert attempts.end_windows("a@x", NOW, WINDOW) == 0  # nothing left: nothing written
     assert [take(attempts, source="5.6.7.0") for _ in range(4)] == [True, True, True, False]
 
 

@@ -152,10 +152,14 @@ class FakeLoginAttemptRepository(LoginAttemptStore):
 
     def end_windows(
         self, email_lower: str, now: datetime, window: timedelta, audit: Any = ()
-    ) -> None:
+    ) -> int:
         from chalicelib.store.login_attempts import window_of
 
-        self._windows.pop(f"{email_lower}#{window_of(now, window)[0]}", None)
+        counter = f"{email_lower}#{window_of(now, window)[0]}"
+        counted = self._windows.get(counter, {"total": 0})["total"]
+        if counted > 0:
+            del self._windows[counter]
+        return counted
 
 
 class FakeGroupRepository:

@@ -75,8 +75,9 @@ class LoginAttemptStore(Protocol):
 
     def end_windows(
         self, email_lower: str, now: datetime, window: timedelta, audit: Sequence[AuditEntry] = ()
-    ) -> None:
-        """Forget every attempt on the account in the window `now` falls in (every source)."""
+    ) -> int:
+        """Forget every attempt on the account in the window `now` falls in (every source), and
+        answer how many there were; none: nothing is written, `audit` included."""
         ...
 
 
