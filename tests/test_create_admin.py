@@ -36,7 +36,10 @@ def test_new_administrator_signs_in_and_calls_a_root_only_route(
 ):
     community.load()
     assert create_admin(monkeypatch, "--email", "First.Admin@Example.org") == 0
-    assert capsys.readouterr().out.startswith("created First.Admin@Example.org (")
+    said = capsys.readouterr().out
+    assert said.startswith("created First.Admin@Example.org (")
+    # The root group by its name (the community's "Home"), not by its id.
+    assert said.endswith('as "First.Admin", root administrator (Home)\n')
     status, body = sign_in(api, "first.admin@example.org", PASSWORD)
     assert status == 200, body
     status, body = api.get(ROOT_ONLY, headers={"X-Auth": body["object"]})
@@ -62,13 +65,21 @@ def test_an_existing_member_is_promoted_and_gets_the_new_password(
     status, body = api.get(ROOT_ONLY, ann)
     assert status == 403
     assert create_admin(monkeypatch, "--email", "ann@example.org") == 0
-    assert "now administrator, password changed" in capsys.readouterr().out
+    assert (
+        f"({ann}), root administrator (Home): now administrator, password changed\n"
+        == (capsys.readouterr().out.split("ann@example.org ", 1)[1])
+    )
     assert sign_in(api, "ann@example.org", "old password")[0] == 401
     status, body = sign_in(api, "ann@example.org", PASSWORD)
     assert status == 200
     assert api.get(ROOT_ONLY, headers={"X-Auth": body["object"]})[0] == 200
     [stored] = [u for u in users_table() if u["id"]["S"] == ann]
     assert json.loads(stored["memberships"]["S"]) == {garden: "member", c.root: "administrator"}
+    # Of another group: named, with its id (two groups may share a name).
+    assert create_admin(monkeypatch, "--email", "ann@example.org", "--group-id", garden) == 0
+    assert capsys.readouterr().out.endswith(
+        f'administrator of group "Garden" ({garden}): now administrator\n'
+    )
 
 
 def test_group_id_makes_an_administrator_of_that_group_only(community, api, monkeypatch):

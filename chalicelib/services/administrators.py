@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from chalicelib.auth import hash_password, verify_password
 from chalicelib.domain import audit
+from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.people import GroupStore, UserStore
 from chalicelib.domain.users import User
 from chalicelib.errors import NotFound, ValidationFailed
@@ -34,20 +35,27 @@ class AdministratorResult:
     password_changed: bool
     alias: str = ""
     alias_changed: bool = False
+    group_name: str = ""
+    root: bool = False
+
+    @property
+    def role(self) -> str:
+        """The role by its group's name: "root administrator (Agora Community)", or
+        'administrator of group "Gardening Club" (<id>)' (a name may be shared, the id not)."""
+        if self.root:
+            return f"root administrator ({self.group_name})"
+        return f'administrator of group "{self.group_name}" ({self.group_id})'
 
     def line(self, email: str) -> str:
         if self.created:
-            return (
-                f'created {email} ({self.user_id}) as "{self.alias}", administrator of group '
-                f"{self.group_id}"
-            )
+            return f'created {email} ({self.user_id}) as "{self.alias}", {self.role}'
         changes = [
             *(["now administrator"] if self.promoted else []),
             *(["password changed"] if self.password_changed else []),
             *([f'now named "{self.alias}"'] if self.alias_changed else []),
         ]
         what = ", ".join(changes) if changes else "already administrator, nothing changed"
-        return f"{email} ({self.user_id}) in group {self.group_id}: {what}"
+        return f"{email} ({self.user_id}), {self.role}: {what}"
 
 
 def _email(text: str) -> str:
@@ -79,7 +87,8 @@ class AdministratorService:
         address = _email(email)
         display_name = None if alias is None else _alias(alias)
         _check_password(password)
-        group_id = self._group(group_id)
+        group, root = self._group(group_id)
+        group_id = group.id
         user = self.users.by_email(address)
         created = user is None
         if user is None:
@@ -92,7 +101,15 @@ class AdministratorService:
         if created or promoted or password_changed or alias_changed:
             self._save(user, group_id, password, before, password_changed=password_changed)
         return AdministratorResult(
-            user.id, group_id, created, promoted, password_changed, user.alias, alias_changed
+            user.id,
+            group_id,
+            created,
+            promoted,
+            password_changed,
+            user.alias,
+            alias_changed,
+            group_name=group.name,
+            root=root,
         )
 
     def _save(
@@ -123,21 +140,24 @@ class AdministratorService:
         )
         self.users.save(user, audit=entry)
 
-    def _group(self, group_id: str | None) -> str:
-        """The group named, which must exist; else the root group, which must exist too."""
-        if group_id is not None:
-            if self.groups.get(group_id) is None:
-                raise NotFound("groupId", group_id, "group")
-            return group_id
+    def _group(self, group_id: str | None) -> tuple[Group, bool]:
+        """The group named, which must exist; else the root group, which must exist too; and
+        whether it is the root group."""
         root_id = self.groups.root_id()
-        if root_id is None:
+        if group_id is not None:
+            group = self.groups.get(group_id)
+            if group is None:
+                raise NotFound("groupId", group_id, "group")
+            return group, group.id == root_id
+        root = None if root_id is None else self.groups.get(root_id)
+        if root is None:
             raise ValidationFailed.one(
                 "groupId",
                 "",
                 "there is no root group yet: load the community first "
                 "(python -m chalicelib.cli load FILE)",
             )
-        return root_id
+        return root, True
 
     @staticmethod
     def _new_user(address: str, display_name: str | None) -> User:
