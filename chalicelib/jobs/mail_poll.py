@@ -164,6 +164,11 @@ def _poll_leased(
         ingestor = ingestor or deps.mail_ingestor()
         result = ingestor.poll(mailbox, lambda: deadline.expired() or poll_deadline.expired())
     except Exception as error:
+        if deadline.expired():
+            # The run was ending (make run's stop: its Dovecot may be going too): not the
+            # mailbox's failure. Nothing is recorded; it stays due for the next run.
+            log.info("mailbox poll cut short", extra={"mailbox": key, "why": str(error)})
+            return MailboxPolled(f"{key}: left for the next run (the run was ending)")
         failure = mailbox_failure(error, mailbox)
         if failure is None:
             # The platform failed (AWS refusing, throttling): retried through the queue.

@@ -79,3 +79,38 @@ def test_a_dead_pollers_lease_is_taken_over_only_once_it_has_run_out(aws):
     assert leases.acquire_lease(KEY, "new", now, now + timedelta(minutes=1))
     leases.release_lease(KEY, "dead")
     assert MailboxLeaseRecord.get(KEY, consistent_read=True).owner == "new"
+
+
+class ServerGoneWhenTheRunEnds:
+    """Stands in for POP3 whose server goes while the run is told to stop (make run's Ctrl-C
+    reaching its Dovecot): the run's end comes first, then the connection is refused."""
+
+    def __init__(self, ending: list[bool]) -> None:
+        self.ending = ending
+
+    def poll(self, mailbox: Any, should_stop: Any) -> PollResult:
+        from chalicelib.mail.pop3 import MailboxError
+
+        self.ending.append(True)
+        raise MailboxError("cannot connect: [Errno 111] Connection refused", reason="connection")
+
+
+def test_a_poll_cut_short_by_the_runs_end_is_not_the_mailboxs_failure(aws):
+    """A stop of make run is never a mailbox's failure: no lastError, no back-off (issue 56)."""
+    ending: list[bool] = []
+    source = directory()
+    polled = poll_mailbox(
+        KEY,
+        Deadline(lambda: 0 if ending else 10**12, margin_ms=0),
+        source=source,
+        ingestor=ServerGoneWhenTheRunEnds(ending),
+    )
+    assert polled.failure is None and "left for the next run" in polled.line
+    assert source.last_errors == {}
+    assert source.boxes[KEY].poll_failures == 0 and source.boxes[KEY].next_poll_on is None
+    # The same refusal while the run goes on is the mailbox's own.
+    ending.clear()
+    polled = poll_mailbox(
+        KEY, Deadline.unbounded(), source=source, ingestor=ServerGoneWhenTheRunEnds([])
+    )
+    assert polled.failure == "connection" and KEY in source.last_errors
