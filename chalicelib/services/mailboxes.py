@@ -46,6 +46,20 @@ if TYPE_CHECKING:
     from chalicelib.store.mailboxes import MailboxRepository
 
 
+def poll_now_too_soon(next_poll_on: datetime | None, now: datetime, wait: int) -> str:
+    """Poll now's answer within a minute of the last: when the mailbox is really due (a poll
+    since the last Poll now, which found nothing or failed, set a later time)."""
+    if next_poll_on is None or next_poll_on <= now:
+        return (
+            "This mailbox was asked to poll less than a minute ago and is due now: the next "
+            "round of polls reads it."
+        )
+    return (
+        "This mailbox was asked to poll less than a minute ago and has been polled since; it is "
+        f"next due at {next_poll_on:%H:%M:%S} UTC. Poll now can ask again in {wait} seconds."
+    )
+
+
 class Cipher(Protocol):
     """Secrets at rest, bound to where they are stored: chalicelib/secrets.py (KMS) in deps.py."""
 
@@ -153,10 +167,8 @@ class MailboxSettingsService:
             )
         if not made_due:
             left = (record.poll_now_on or now) + POLL_NOW_EVERY - now
-            raise TooManyRequests(
-                "This mailbox was asked to poll less than a minute ago; it is already due.",
-                retry_after=max(1, math.ceil(left.total_seconds())),
-            )
+            wait = max(1, math.ceil(left.total_seconds()))
+            raise TooManyRequests(poll_now_too_soon(record.next_poll_on, now, wait), wait)
         return record
 
     # --- mail-in ---------------------------------------------------------------------------------

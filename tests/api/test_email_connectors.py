@@ -468,6 +468,9 @@ def test_poll_now_again_within_a_minute_is_429_with_the_seconds_left(api, people
     body = json.loads(response.body)
     assert response.status_code == 429 and body["success"] is False
     assert 1 <= int(response.headers["Retry-After"]) <= 60
+    # It says the truth: not "already due", but when the back-off makes it due.
+    assert "due now" not in body["message"] and "already due" not in body["message"]
+    assert f"next due at {backed_off:%H:%M:%S} UTC" in body["message"]
     # The back-off stands: this poll now made nothing due.
     _, read = api.get(to_post(people.garden), people.garden_admin)
     assert abs(_moment(read["object"]["nextPollOn"]) - backed_off) < timedelta(milliseconds=1)
@@ -491,6 +494,8 @@ def test_poll_now_a_minute_later_makes_the_mailbox_due_again(people):
 
     assert first.next_poll_on == T_POLL
     assert refused.value.retry_after == 1
+    # Not polled since the first: it is due, and says so.
+    assert "is due now" in refused.value.message
     assert again.next_poll_on == T_POLL + timedelta(seconds=60)
 
 
