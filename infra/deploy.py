@@ -343,6 +343,8 @@ def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
             print(f"{stack}: deleted the old version {arn}", flush=True)
     if args.stage == "prod":
         protect(cloudformation, stack)
+    # Changed or not: an alias an earlier deploy by another path left behind is said here.
+    require_live_aliases(session, stack)
     # Every deploy, changed or not: a migration an earlier deploy left unfinished goes on.
     run_migrations(cloudformation, migrate_client(session), stack)
     outputs = {
@@ -387,6 +389,36 @@ def run_migrations(cloudformation: Any, lambda_client: Any, stack: str) -> None:
         if payload.get("done"):
             return
     raise DeployError(f"{stack}: migrate was not done after {MIGRATE_INVOCATIONS} invocations")
+
+
+def stack_functions(session: Any, stack: str) -> list[str]:
+    """The names of the stack's aliased functions (infra.operations.FUNCTIONS)."""
+    from infra.operations import FUNCTIONS
+
+    cloudformation = session.client("cloudformation")
+    return [
+        r["PhysicalResourceId"]
+        for page in cloudformation.get_paginator("list_stack_resources").paginate(StackName=stack)
+        for r in page["StackResourceSummaries"]
+        if r["LogicalResourceId"] in FUNCTIONS and r.get("PhysicalResourceId")
+    ]
+
+
+def require_live_aliases(session: Any, stack: str) -> None:
+    """Fail loudly when an alias `live` runs other code or another environment than its
+    function's $LATEST (infra/alias_check.py): the stack was updated, but a function's callers
+    still run what was there before."""
+    from infra.alias_check import behind
+
+    found = behind(session.client("lambda"), stack_functions(session, stack))
+    if found:
+        raise DeployError(
+            f"{stack}: the stack is updated but {len(found)} alias(es) live do not run it: "
+            + "; ".join(found)
+            + ". A deploy by another path than make deploy (or make restore) published no "
+            "version: run make deploy again"
+        )
+    print(f"{stack}: every alias live runs its function's $LATEST", flush=True)
 
 
 def protect(cloudformation: Any, stack: str) -> None:

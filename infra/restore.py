@@ -30,6 +30,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from infra.deploy import DeployError, require_live_aliases
 from infra.rollout import SETTINGS_DIGEST, settings_digest
 
 NOT_RESTORED = {"outbox": "its stream drives drain-outbox; it holds a week of deliveries only"}
@@ -152,6 +153,10 @@ def restore(session: Any, stage: str, stem: str, when: str) -> str:
     cloudformation.get_waiter("stack_update_complete").wait(
         StackName=stack, WaiterConfig={"Delay": 10, "MaxAttempts": 360}
     )
+    try:
+        require_live_aliases(session, stack)
+    except DeployError as error:
+        raise RestoreError(str(error)) from None
     return target
 
 

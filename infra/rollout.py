@@ -39,7 +39,7 @@ import re
 from typing import Any
 
 from chalicelib.settings import SERVICE
-from infra.operations import ALIAS, FUNCTIONS
+from infra.operations import ALIAS, FUNCTIONS, _alarm, agora_metric, alarm_metric
 
 CANARY = "Canary10Percent10Minutes"
 # What rolls a prod deploy back: the new version's own alarms (ExecutedVersion, Version; 1-minute
@@ -106,6 +106,7 @@ def rollout_resources(stage: str) -> dict[str, Any]:
             "Hooks": {"PreTraffic": {"Ref": HOOK}},
         }
     resources.update(hook_resources(stage))
+    resources.update(alias_check_resources(stage))
     resources["ApiAccessLogGroup"] = {
         "Type": "AWS::Logs::LogGroup",
         "Properties": {
@@ -190,6 +191,144 @@ def hook_resources(stage: str) -> dict[str, Any]:
     }
 
 
+CHECK_ALIASES = "CheckAliases"
+CHECK_ALIASES_RATE = "rate(1 hour)"
+
+
+def alias_check_resources(stage: str) -> dict[str, Any]:
+    """check-aliases (infra/alias_check.py, inline: no Agora code, no alias of its own): every
+    hour, each alias `live` against its function's $LATEST, as AliasesBehind; its alarm tickets
+    a deploy that bypassed make deploy (a code or setting change that published no version)."""
+    from pathlib import Path
+
+    from infra import alias_check
+
+    prefix = f"agora-{stage}"
+    name = f"{prefix}-check-aliases"
+    source = Path(alias_check.__file__).read_text()
+    assert len(source) < 4096, "Lambda's inline code (ZipFile) holds 4 KB"
+    functions = [{"Fn::GetAtt": [logical, "Arn"]} for logical in FUNCTIONS]
+    return {
+        f"{CHECK_ALIASES}LogGroup": {
+            "Type": "AWS::Logs::LogGroup",
+            "Properties": {
+                "LogGroupName": f"/aws/lambda/{name}",
+                "RetentionInDays": LOG_RETENTION_DAYS[stage],
+            },
+        },
+        f"{CHECK_ALIASES}Role": {
+            "Type": "AWS::IAM::Role",
+            "Properties": {
+                "AssumeRolePolicyDocument": {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "lambda.amazonaws.com"},
+                            "Action": "sts:AssumeRole",
+                        }
+                    ],
+                },
+                "Policies": [
+                    {
+                        "PolicyName": "read-the-aliases",
+                        "PolicyDocument": {
+                            "Version": "2012-10-17",
+                            "Statement": [
+                                {
+                                    "Sid": "Aliases",
+                                    "Effect": "Allow",
+                                    "Action": [
+                                        "lambda:GetFunctionConfiguration",
+                                        "lambda:GetAlias",
+                                    ],
+                                    "Resource": [
+                                        *functions,
+                                        *(
+                                            {"Fn::Sub": f"${{{logical}.Arn}}:*"}
+                                            for logical in FUNCTIONS
+                                        ),
+                                    ],
+                                },
+                                {
+                                    "Sid": "Metric",
+                                    "Effect": "Allow",
+                                    "Action": ["cloudwatch:PutMetricData"],
+                                    "Resource": "*",
+                                    "Condition": {
+                                        "StringEquals": {"cloudwatch:namespace": "Agora"}
+                                    },
+                                },
+                                {
+                                    "Sid": "Logs",
+                                    "Effect": "Allow",
+                                    "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                                    "Resource": {"Fn::GetAtt": [f"{CHECK_ALIASES}LogGroup", "Arn"]},
+                                },
+                            ],
+                        },
+                    }
+                ],
+            },
+        },
+        CHECK_ALIASES: {
+            "Type": "AWS::Lambda::Function",
+            "DependsOn": [f"{CHECK_ALIASES}LogGroup"],
+            "Properties": {
+                "FunctionName": name,
+                "Description": "Each alias live runs its function's $LATEST (AliasesBehind)",
+                "Runtime": "python3.12",
+                "Handler": "index.handler",
+                "Timeout": 60,
+                "MemorySize": 128,
+                "Role": {"Fn::GetAtt": [f"{CHECK_ALIASES}Role", "Arn"]},
+                "Code": {"ZipFile": source},
+                "Environment": {
+                    "Variables": {
+                        "AGORA_ALIASED_FUNCTIONS": {
+                            "Fn::Join": [",", [{"Ref": logical} for logical in FUNCTIONS]]
+                        },
+                        "AGORA_STACK": prefix,
+                    }
+                },
+            },
+        },
+        f"{CHECK_ALIASES}Schedule": {
+            "Type": "AWS::Events::Rule",
+            "Properties": {
+                "ScheduleExpression": CHECK_ALIASES_RATE,
+                "Targets": [{"Id": "check-aliases", "Arn": {"Fn::GetAtt": [CHECK_ALIASES, "Arn"]}}],
+            },
+        },
+        f"{CHECK_ALIASES}Permission": {
+            "Type": "AWS::Lambda::Permission",
+            "Properties": {
+                "Action": "lambda:InvokeFunction",
+                "FunctionName": {"Ref": CHECK_ALIASES},
+                "Principal": "events.amazonaws.com",
+                "SourceArn": {"Fn::GetAtt": [f"{CHECK_ALIASES}Schedule", "Arn"]},
+            },
+        },
+        "AliasesBehindAlarm": _alarm(
+            "An alias live runs other code or another environment than its function's $LATEST: "
+            "a deploy that bypassed make deploy (sam deploy, aws cloudformation deploy, the "
+            "console) published no version. check-aliases' log names each function. Run make "
+            "deploy (docs/deploy.md: the one supported path).",
+            agora_metric(f"{prefix}-aliases-behind", alias_check.METRIC, {"Stage": prefix}),
+            Statistic="Maximum",
+            Period=3600,
+        ),
+        f"{CHECK_ALIASES}ErrorsAlarm": _alarm(
+            "check-aliases failed, so nothing sees whether each alias live runs $LATEST: its "
+            f"log group /aws/lambda/{name} has the error.",
+            alarm_metric(
+                f"{prefix}-check-aliases-errors", "AWS/Lambda", "Errors", {"FunctionName": name}
+            ),
+            Period=3600,
+        ),
+    }
+
+
 def parameters(stage: str) -> dict[str, Any]:
     found = {
         "ManageApiGatewayAccount": {
@@ -199,10 +338,15 @@ def parameters(stage: str) -> dict[str, Any]:
             "Description": "true: the stack sets the account's API Gateway logging role (for "
             "every API of the account and region); make deploy API_GATEWAY_ACCOUNT=1",
         },
+        # No default, and a whole digest: a deploy that does not compute it is refused (a
+        # stack update that keeps the previous value publishes nothing: check-aliases sees it).
         SETTINGS_DIGEST: {
             "Type": "String",
-            "Default": "",
-            "AllowedPattern": "^[0-9a-f]*$",
+            "AllowedPattern": "^[0-9a-f]{64}$",
+            "MinLength": 64,
+            "MaxLength": 64,
+            "ConstraintDescription": "the SHA-256 make deploy and make restore compute (the one "
+            "supported path: docs/deploy.md)",
             "Description": "make deploy and make restore set it: a hash of the functions and of "
             "the parameters they read; each new value publishes a version of every function. A "
             "parameter the functions read changed any other way reaches no function",

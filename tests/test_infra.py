@@ -696,12 +696,14 @@ def test_prod_template_watches_every_failure_class_and_deploys_by_canary():
 
 
 def alarm_function_ids(resources: dict) -> set[str]:
-    """The functions' logical ids, as their errors alarms name them."""
+    """The functions' logical ids, as their errors alarms name them (check-aliases', inline and
+    unaliased, by its fixed name: infra.rollout)."""
     return {
         r["Properties"]["Dimensions"][0]["Value"]["Ref"]
         for r in resources.values()
         if r.get("Type") == "AWS::CloudWatch::Alarm"
         and r["Properties"].get("MetricName") == "Errors"
+        and isinstance(r["Properties"]["Dimensions"][0]["Value"], dict)
     }
 
 

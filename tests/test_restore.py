@@ -21,6 +21,7 @@ import pytest
 from infra.deploy import with_settings_digest
 from infra.operations import ALIAS
 from infra.restore import PARAMETER, RestoreError, format_names, parse_names, restore
+from infra.rollout import CHECK_ALIASES
 from tests.support.running import run_module
 from tests.support.sam_stack import json_templates_read_as_json, moto_stack, translated
 
@@ -165,6 +166,8 @@ def invokers(stack: dict) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for name, r in stack["Resources"].items():
         properties = r.get("Properties", {})
+        if name.startswith(CHECK_ALIASES):
+            continue  # check-aliases' own schedule: it calls no alias, it reads them
         if r["Type"] in ("AWS::Lambda::EventSourceMapping", "AWS::Lambda::Permission"):
             found[name] = properties["FunctionName"]
         elif r["Type"] == "AWS::Events::Rule":
@@ -216,6 +219,33 @@ def test_a_changed_setting_publishes_every_function_and_moves_every_alias(
         assert target in [{"Ref": f"{logical}Alias{ALIAS}"} for logical in functions], name
 
 
+def test_new_code_publishes_every_function_and_a_deploy_around_make_deploy_is_alarmed(
+    packaged, deployed
+):
+    """Issue 57: new code through make deploy (the zip's key names its hash) publishes a version
+    of every function; a deploy by another path, which keeps the previous SettingsDigest,
+    publishes none (SAM names a version after the digest alone), and check-aliases' alarm, like
+    make deploy's own check (tests/test_alias_check.py), is what sees it."""
+    import copy
+
+    from infra.deploy import with_code_in
+
+    template, _ = packaged
+    before, old = deployed
+    moved = with_code_in(
+        copy.deepcopy(template), "agora-deploy-1-us-east-1", "prod/deployment-2.zip"
+    )
+    new = expanded(moved, deployed_parameters(moved, DEPLOYED, before))
+    bypassed = expanded(moved, before)
+    for logical in aliased_functions(template):
+        assert version_of(new, logical) != version_of(old, logical), logical
+        assert version_of(bypassed, logical) == version_of(old, logical), logical
+    alarm = bypassed["Resources"]["AliasesBehindAlarm"]["Properties"]
+    assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}]
+    # And a deploy that gives no digest at all is refused by the template (no default).
+    assert "Default" not in template["Parameters"]["SettingsDigest"]
+
+
 def test_a_deploy_that_changes_nothing_publishes_nothing(packaged):
     template, _ = packaged
     before = deployed_parameters(template, DEPLOYED, {})
@@ -244,10 +274,41 @@ class TransformingCloudFormation:
             Parameters=self.given(),
             Capabilities=["CAPABILITY_IAM"],
         )
+        self.session = session
+        self.move_aliases()
         # The session's: make restore makes its own client from it.
         events = session.events
         events.register("provide-client-params.cloudformation.UpdateStack", self.update)
+        events.register("after-call.cloudformation.UpdateStack", self.move_aliases)
         events.register("before-call.cloudformation.GetTemplate", self.original)
+
+    def move_aliases(self, **_kwargs) -> None:
+        """What SAM's AWS::Lambda::Version and AWS::Lambda::Alias do, which moto does not (it
+        makes no alias, and a new version resource publishes nothing on an update): when the
+        stack's versions are new ones, each function publishes a version of itself as updated,
+        and its alias live names it."""
+        versions = self.version_ids()
+        if versions == getattr(self, "versions", None):
+            return
+        self.versions = versions
+        lambdas = self.session.client("lambda")
+        for function in lambdas.list_functions()["Functions"]:
+            name = function["FunctionName"]
+            if name.endswith("check-aliases") or "pre-traffic" in name:
+                continue  # unaliased
+            version = lambdas.publish_version(FunctionName=name)["Version"]
+            try:
+                lambdas.update_alias(FunctionName=name, Name=ALIAS, FunctionVersion=version)
+            except lambdas.exceptions.ResourceNotFoundException:
+                lambdas.create_alias(FunctionName=name, Name=ALIAS, FunctionVersion=version)
+
+    def version_ids(self) -> set[str]:
+        resources = self.cloudformation.describe_stack_resources(StackName=self.STACK)
+        return {
+            r["LogicalResourceId"]
+            for r in resources["StackResources"]
+            if r.get("ResourceType") == "AWS::Lambda::Version"
+        }
 
     def moto_ready(self) -> dict:
         stack, _, _ = moto_stack(expanded(self.template, self.parameters))
