@@ -5,6 +5,7 @@ Reads need the privilege to enter the event's group; writes need a moderator of 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chalice import Blueprint
@@ -13,6 +14,7 @@ from pydantic import model_validator
 from chalicelib import deps
 from chalicelib.api.routing import Call, Routes, route, validate
 from chalicelib.auth import Need
+from chalicelib.errors import FieldError, ValidationFailed
 from chalicelib.schemas.events import (
     CalendarMove,
     CalendarMoveFields,
@@ -95,10 +97,25 @@ def move_event(call: Call[EventPath, CalendarMoveQuery, CalendarMoveFields]) -> 
     """
     service = deps.event_service()
     found = service.find(call.path.eventId, call.signed_in, Need.MODERATOR)
-    validate(CalendarMoveFields, dict(call.request.query_params or {}), "query")
-    call.body  # noqa: B018 - the body's own shape (an object) is checked before merging
-    sent: dict[str, Any] = {**dict(call.request.query_params or {}), **(call.raw_body or {})}
+    query = dict(call.request.query_params or {})
+    sent: dict[str, Any] = {**query, **(call.raw_body or {})}
     call.submitted = sent
-    # The query string's values are text: the body's own types were checked with its shape.
-    move = validate(CalendarMove, sent, json_types=False)
+    # One 400 names every field that is wrong or missing, wherever it was sent: the query
+    # string's values, the body's own types, then what the merged fields lack.
+    errors: list[FieldError] = []
+    checks: list[Callable[[], object]] = [
+        lambda: validate(CalendarMoveFields, query, "query"),
+        lambda: call.body,  # the body's own shape and JSON types, before merging
+        # The query string's values are text: the body's own types were checked with its shape.
+        lambda: validate(CalendarMove, sent, json_types=False),
+    ]
+    for check in checks:
+        try:
+            move = check()
+        except ValidationFailed as failed:
+            said = {error.key for error in errors}
+            errors += [error for error in failed.errors or [] if error.key not in said]
+    if errors:
+        raise ValidationFailed(errors, sent)
+    assert isinstance(move, CalendarMove)
     return service.move(found, move, call.signed_in, sent)

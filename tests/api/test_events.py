@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 import pytest
 
@@ -370,6 +370,33 @@ def test_calendar_update_through_a_body_moves_the_event_out_of_the_period(api, c
     # And the old month no longer holds it.
     _, body = calendar(api, club, "2026-04-01T00:00:00Z", "2026-04-02T00:00:00Z")
     assert ids_of(body) == []
+
+
+@pytest.mark.parametrize(
+    ("query", "body", "named"),
+    [
+        ("", {}, ["startDate", "calendarStartDate", "calendarEndDate"]),
+        ("?startDate=bad", {}, ["startDate", "calendarStartDate", "calendarEndDate"]),
+        ("", {"startDate": 5}, ["startDate", "calendarStartDate", "calendarEndDate"]),
+        (
+            "?calendarEndDate=x",
+            {"allDay": "yes"},
+            ["calendarEndDate", "allDay", "startDate", "calendarStartDate"],
+        ),
+    ],
+)
+def test_calendar_update_names_every_wrong_or_missing_field_in_one_answer(
+    api, club, query, body, named
+):
+    """A bad value in the query string or the body, and the fields the merged request lacks, are
+    one 400: a client fixing one round at a time learnt of the next only by trying again."""
+    event = create(api, club)
+    status, answer = api.put(f"{EVENT}/{event['id']}/calendar{query}", club.moderator, body)
+    assert status == 400 and answer["success"] is False
+    assert [error["key"] for error in answer["errors"]] == named
+    assert answer["object"] == {**dict(parse_qsl(query.lstrip("?"))), **body}
+    _, stored = api.get(f"{EVENT}/{event['id']}", club.member)
+    assert stored["object"]["startDate"] == event["startDate"]  # nothing moved
 
 
 def test_calendar_update_body_wins_over_the_query_string(api, club):
