@@ -15,6 +15,7 @@ import difflib
 import functools
 import ipaddress
 import os
+import re
 import sys
 from collections.abc import Mapping
 from typing import Literal
@@ -32,6 +33,7 @@ from pydantic import (
 )
 
 ENV_PREFIX = "AGORA_"
+_DOMAIN_LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 # Powertools' service name, pinned here only: the log lines' `service`, and the functions'
 # POWERTOOLS_SERVICE_NAME (infra/operations.py), which adds a `service` dimension to every metric
 # in Lambda; the alarms read their dimensions from it (infra.operations.agora_metric).
@@ -99,6 +101,13 @@ class Settings(BaseModel):
     # The longest wait, in minutes, between two scheduled polls of a mailbox that keeps finding
     # nothing (CONTRACT §9): each empty poll doubles the wait from 5 minutes up to this.
     mail_poll_max_minutes: int = Field(default=15, ge=5, le=24 * 60)
+    # The domain whose mail Agora receives itself, by push (CONTRACT §13); None (unset): the
+    # base URL's host against make run's embedded AWS, none elsewhere; "": none.
+    mail_inbound_domain: str | None = None
+    # The S3 bucket SES receiving stores the inbound domain's mail in (the stack names it).
+    mail_inbound_bucket: str = ""
+    # make run's SMTP door on loopback (CONTRACT §13).
+    smtp_port: int = Field(default=8025, ge=1, le=65535)
     # Set by `from_environ` from AWS_ENDPOINT_URL (no AGORA_ variable of its own).
     _on_embedded_aws: bool = PrivateAttr(default=False)
 
@@ -138,6 +147,27 @@ class Settings(BaseModel):
                 "header to trust); or use verify"
             )
         return value
+
+    @field_validator("mail_inbound_domain")
+    @classmethod
+    def _domain_name(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        domain = value.strip().lower().rstrip(".")
+        labels = domain.split(".")
+        if domain and (len(domain) > 253 or not all(_DOMAIN_LABEL.match(x) for x in labels)):
+            raise ValueError(f"must be a domain name such as mail.example.org (got {value!r})")
+        return domain
+
+    @property
+    def inbound_domain(self) -> str:
+        """AGORA_MAIL_INBOUND_DOMAIN, or its default (CONTRACT §2): AGORA_BASE_URL's host against
+        make run's embedded AWS, none elsewhere ("": mail in by push is off)."""
+        if self.mail_inbound_domain is not None:
+            return self.mail_inbound_domain
+        if self.on_embedded_aws:
+            return (urlsplit(self.base_url).hostname or "").lower()
+        return ""
 
     @field_validator("dns_servers")
     @classmethod

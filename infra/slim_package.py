@@ -33,6 +33,7 @@ SERVICES_CALLED = (
     "dynamodbstreams",
     "events",
     "kms",
+    "s3",  # the inbound mail SES receiving stores (chalicelib/jobs/mail_push.py)
     "secretsmanager",
     "ses",
     "sqs",

@@ -15,6 +15,9 @@ from datetime import datetime
 from enum import StrEnum
 
 SYSTEM_SCOPE = "system"
+# How a mail came in (its log entry's `via`, CONTRACT §10).
+VIA_POP3 = "pop3"
+VIA_PUSH = "push"
 EMAIL_TO_POST = "emailToPost"
 EMAIL_TO_COMMENT = "emailToComment"
 
@@ -214,6 +217,9 @@ class LogEntry:
     post_id: str | None = None
     # Kept before the comment is stored: a retry after a crash reuses it (mail-in idempotency).
     comment_id: int | None = None
+    # How the mail came in (CONTRACT §10): `pop3` (a poll; entries from before push read so) or
+    # `push` (SES receiving, make run's SMTP door: CONTRACT §13).
+    via: str = VIA_POP3
 
 
 # --- the mail log's steps -----------------------------------------------------------------------

@@ -32,6 +32,8 @@ class MailLogEntryOut(Record):
     reason: str
     post: PostRef | None
     comment_id: int | None
+    # How the mail came in (CONTRACT §10, §13): a poll of the POP3 mailbox, or a push.
+    via: Literal["pop3", "push"] = "pop3"
 
 
 class MailLogPage(Record):

@@ -62,5 +62,6 @@ def _entry_out(
             "reason": reason,
             "post": post_ref(post, group) if post and group else None,
             "commentId": record.comment_id or None,
+            "via": record.via,
         }
     )

@@ -28,7 +28,16 @@ from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, LocalSecondaryIndex
 from pynamodb.models import Model
 
-from chalicelib.domain.mailboxes import Finish, LogEntry, Quarantine, Skip, Step, listed, played
+from chalicelib.domain.mailboxes import (
+    VIA_POP3,
+    Finish,
+    LogEntry,
+    Quarantine,
+    Skip,
+    Step,
+    listed,
+    played,
+)
 from chalicelib.domain.ports.mail import EntryHeaders, MailLog, MailLogPages, Marker
 from chalicelib.store import cache
 from chalicelib.store.base import (
@@ -95,6 +104,7 @@ class MailRecord(Model):
     post_id = UnicodeAttribute(null=True)
     comment_id = NumberAttribute(null=True)
     status_mailbox = UnicodeAttribute(null=True)  # entries only: `status_partition`
+    via = UnicodeAttribute(null=True)  # pop3 | push; absent (written before push): pop3
 
     received = ReceivedIndex()
     by_status = StatusIndex()
@@ -117,6 +127,7 @@ def _entry(item: MailRecord) -> LogEntry:
         entry_id=item.entry_id or item.sk[len(ENTRY) :],
         attempts=int(item.attempts or 0),
         comment_id=None if item.comment_id is None else int(item.comment_id),
+        via=item.via or VIA_POP3,
     )
 
 
@@ -179,7 +190,8 @@ class MailRepository:
             left[entry.entry_id] = entry
             if not isinstance(step, Skip):
                 items.setdefault((entry.mailbox, ENTRY + entry.entry_id), entry.entry_id)
-            if isinstance(step, Finish | Quarantine | Skip):
+            # A pushed mail (no UIDL) has no copy on a server to mark.
+            if isinstance(step, Finish | Quarantine | Skip) and step.uidl:
                 marker = self.marker(mailbox, account, step.uidl, entry)
                 items.setdefault((marker.mailbox, marker.sk), marker)
         self._put_all(

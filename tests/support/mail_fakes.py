@@ -78,7 +78,7 @@ class FakeMailLog:
             left[entry.entry_id] = entry
             if not isinstance(step, Skip):
                 self.stored[(entry.mailbox, entry.entry_id)] = entry
-            if isinstance(step, Finish | Quarantine | Skip):
+            if isinstance(step, Finish | Quarantine | Skip) and step.uidl:
                 marker = Marker(entry.entry_id, entry.status)
                 self.markers[(mailbox, account, step.uidl)] = marker
         self.writes += 1

@@ -25,6 +25,7 @@ class EntryHeaders(TypedDict, total=False):
     message_id: str | None
     sender: str | None
     subject: str | None
+    via: str
 
 
 class Marker(NamedTuple):

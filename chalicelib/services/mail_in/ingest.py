@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 
 from chalicelib.domain.announcements import MailRejected
 from chalicelib.domain.mailboxes import (
+    VIA_PUSH,
     Fail,
     Finish,
     LogEntry,
@@ -207,6 +208,34 @@ class MailIngestor:
         entry = self.mail.entry(mailbox_key, marker.entry_id)  # a marker from before statuses
         return entry is None or entry.status != MailStatus.QUARANTINED
 
+    # --- one pushed mail (CONTRACT §13) ------------------------------------------------------
+
+    def receive(
+        self, mailbox: Mailbox, raw: bytes, received_on: datetime | None = None
+    ) -> PollResult:
+        """A mail pushed to the mailbox (SES receiving, make run's SMTP door): the same steps as
+        a polled one (one reading, the sender checks, exactly once by its entry, the log with
+        `via` push), with no server copy to mark or delete. Its counts say what it became: a
+        `failed` one is for the pusher to deliver again (the next attempt finds its entry)."""
+        result = PollResult(mailbox=mailbox.key, seen=1)
+        self.planner.begin_poll()
+        self.records.begin_poll()
+        self.mail.prepare()
+        mail = DownloadedMail(
+            uidl="", raw=raw, received_on=received_on or self.clock(), via=VIA_PUSH
+        )
+        if len(raw) > self.max_bytes:
+            mail.entry_id = self._entry_id(mailbox.key, f"sha256:{content_hash(raw)}")
+            reason = f"larger than {self.max_bytes} bytes ({len(raw)})"
+            fresh = self._new_entry(mailbox, mail, headers_of(raw))
+            rejected = MailStatus.REJECTED
+            result.count(self._finish_plain(mailbox, mail.entry_id, "", rejected, reason, fresh))
+            return result
+        self._import_chunk(mailbox, [mail], result)
+        if mail.status == MailStatus.FAILED:
+            result.error = "not handled now: to be delivered again"
+        return result
+
     # --- download ----------------------------------------------------------------------------
 
     def _download(
@@ -333,6 +362,7 @@ class MailIngestor:
             message_id=clean_field(said.message_id, 500),
             sender=clean_field(said.from_address, 500),
             subject=clean_field(said.subject, MAX_SUBJECT_CHARS),
+            via=mail.via,
         )
 
     def _write_outcomes(self, mailbox: Mailbox, mails: Sequence[DownloadedMail]) -> None:
@@ -409,10 +439,19 @@ class MailIngestor:
         )
 
     def _finish_plain(
-        self, mailbox: Mailbox, entry_id: str, uidl: str, status: str, reason: str
+        self,
+        mailbox: Mailbox,
+        entry_id: str,
+        uidl: str,
+        status: str,
+        reason: str,
+        fresh: LogEntry | None = None,
     ) -> str:
-        entry = self.mail.entry(mailbox.key, entry_id) or self.mail.new_entry(
-            mailbox.key, entry_id, self.clock()
+        """A final outcome with no reading of the mail; `fresh`: its entry when it has none."""
+        entry = (
+            self.mail.entry(mailbox.key, entry_id)
+            or fresh
+            or self.mail.new_entry(mailbox.key, entry_id, self.clock())
         )
         reason = plain(reason)
         if status == MailStatus.REJECTED:

@@ -31,6 +31,7 @@ from chalicelib.auth import Caller
 from chalicelib.domain.mailboxes import (
     FINAL,
     OUTCOMES,
+    VIA_POP3,
     LogEntry,
     MailStatus,
     Quarantine,
@@ -265,6 +266,7 @@ class DownloadedMail:
     status: str = ""  # the outcome of this poll: posted, …, failed, quarantined, skipped
     deletable: bool = False
     outcome: list[Step] = field(default_factory=list)  # its final steps, to be written
+    via: str = VIA_POP3  # how it came in (its log entry's `via`): a poll, or a push (no UIDL)
 
     @property
     def logged(self) -> LogEntry:
