@@ -430,6 +430,7 @@ def mailbox_settings_service() -> MailboxSettingsService:
         utc_now,
         HostPolicy(settings.mail_allow_private_hosts),
         max_wait=timedelta(minutes=settings.mail_poll_max_minutes),
+        inbound_domain=settings.inbound_domain,
     )
 
 

@@ -74,9 +74,21 @@ HostName = Annotated[
 # --- email-to-post and email-to-comment --------------------------------------------------------
 
 
+# A push-only connector (CONTRACT §13) names no POP3 server: these take their defaults then.
+PUSH_ONLY_DEFAULTS = {
+    "serverName": "",
+    "serverPort": None,
+    "serverUsername": "",
+    "isSSL": True,
+    "deleteProcessed": False,
+}
+
+
 class MailboxSettingsUpdate(ApiModel):
     """A PUT replaces the settings: every field the spec lists is required, except the password
-    (an omitted one keeps the stored one)."""
+    (an omitted one keeps the stored one); a body naming no POP3 server nor account (no
+    `serverName`, `serverUsername` or `serverPassword`, as `{"isEnabled": true}`) is a push-only
+    connector: it takes the mail sent to its group's `inboundAddress` and is never polled."""
 
     server_name: HostName
     # null: the usual POP3 port for isSSL.
@@ -91,12 +103,26 @@ class MailboxSettingsUpdate(ApiModel):
     # The address members write to, or "" for none; omitted keeps the stored one.
     email_address: OptionalEmailText | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _push_only(cls, body: Any) -> Any:
+        if not isinstance(body, dict) or any(
+            _given(body.get(name)) for name in ("serverName", "serverUsername", "serverPassword")
+        ):
+            return body
+        return {**PUSH_ONLY_DEFAULTS, **{k: v for k, v in body.items() if v is not None}}
+
+    @property
+    def push_only(self) -> bool:
+        """No POP3 server: the connector receives by push alone (never polled)."""
+        return not self.server_name
+
     @model_validator(mode="after")
     def _needs_a_server(self) -> MailboxSettingsUpdate:
         # Checked here rather than on the field so that an omitted name is reported too.
-        if not self.server_name:
+        if not self.server_name and (self.server_username or self.server_password):
             raise rule_error("serverName", "must not be blank: the POP3 server's host name")
-        if self.is_enabled and not self.server_username:
+        if self.is_enabled and self.server_name and not self.server_username:
             raise rule_error(
                 "serverUsername", "an enabled connector needs the POP3 account's username"
             )
@@ -111,6 +137,11 @@ class MailboxSettingsUpdate(ApiModel):
     @property
     def new_password(self) -> str | None:
         return self.server_password or None
+
+
+def _given(value: Any) -> bool:
+    """A POP3 field the body fills in (a blank string or null is none)."""
+    return value is not None and not (isinstance(value, str) and not value.strip())
 
 
 class MailboxPollError(ApiModel):
@@ -141,6 +172,9 @@ class MailboxSettingsFields(Record):
 class EmailToPostOut(MailboxSettingsFields):
     type: Literal["connectorEmailToPost"] = "connectorEmailToPost"
     group: GroupRef
+    # Response only (CONTRACT §13): `<group slug>@<inbound domain>`, where mail to the group
+    # arrives by push while the connector is enabled; null without an inbound domain.
+    inbound_address: str | None = None
 
 
 class EmailToCommentOut(MailboxSettingsFields):

@@ -101,6 +101,7 @@ class MailboxSettingsService:
         clock: Callable[[], datetime],
         hosts: HostPolicy | None = None,
         max_wait: timedelta = timedelta(minutes=15),
+        inbound_domain: str = "",
     ) -> None:
         self.mailboxes = mailboxes
         self.cipher = cipher
@@ -109,19 +110,31 @@ class MailboxSettingsService:
         self.hosts = hosts
         # AGORA_MAIL_POLL_MAX_MINUTES: the longest wait between polls that find nothing.
         self.max_wait = max_wait
+        # AGORA_MAIL_INBOUND_DOMAIN (CONTRACT §13): "" when Agora receives no mail by push.
+        self.inbound_domain = inbound_domain
 
     # --- the API ---------------------------------------------------------------------------------
 
     def email_to_post(self, group: Group) -> EmailToPostOut:
         record = self.mailboxes.get(group.id)
-        fields = self._fields(record, self._password(record))
-        return EmailToPostOut(group=group_ref(group), **fields)
+        return self._post_out(group, record, self._password(record))
 
     def update_email_to_post(
         self, group: Group, update: MailboxSettingsUpdate, editor_id: str
     ) -> EmailToPostOut:
         record, password = self._save(group.id, EMAIL_TO_POST, update, editor_id)
-        return EmailToPostOut(group=group_ref(group), **self._fields(record, password))
+        return self._post_out(group, record, password)
+
+    def inbound_address(self, group: Group) -> str | None:
+        """Where the group's mail arrives by push (CONTRACT §13); None without an inbound domain."""
+        return f"{group.slug}@{self.inbound_domain}" if self.inbound_domain else None
+
+    def _post_out(self, group: Group, record: Mailbox | None, password: str) -> EmailToPostOut:
+        return EmailToPostOut(
+            group=group_ref(group),
+            inbound_address=self.inbound_address(group),
+            **self._fields(record, password),
+        )
 
     def email_to_comment(self, caller: Caller) -> EmailToCommentOut:
         record = self.mailboxes.get(SYSTEM_SCOPE)
@@ -144,9 +157,7 @@ class MailboxSettingsService:
     def poll_email_to_post(self, group: Group) -> EmailToPostOut:
         """ "Poll now": the group's mailbox is due at once (409 `isEnabled` when disabled)."""
         record = self._poll_now(group.id)
-        return EmailToPostOut(
-            group=group_ref(group), **self._fields(record, self._password(record))
-        )
+        return self._post_out(group, record, self._password(record))
 
     def poll_email_to_comment(self) -> EmailToCommentOut:
         record = self._poll_now(SYSTEM_SCOPE)
@@ -164,6 +175,12 @@ class MailboxSettingsService:
         if record is None:
             raise Conflict(
                 "isEnabled", False, "The mailbox is disabled: enable it to have it polled."
+            )
+        if not made_due and not record.server_name:
+            raise Conflict(
+                "serverName",
+                "",
+                "This connector receives its mail by push: it has no POP3 mailbox to poll.",
             )
         if not made_due:
             left = (record.poll_now_on or now) + POLL_NOW_EVERY - now
@@ -246,7 +263,9 @@ class MailboxSettingsService:
     def _save(
         self, scope: str, kind: str, update: MailboxSettingsUpdate, editor_id: str
     ) -> tuple[Mailbox, str]:
-        if self.hosts is not None:
+        if update.push_only:
+            self._check_push_only(kind, update, scope)
+        elif self.hosts is not None:
             from chalicelib.mail.hosts import HostRefused
 
             try:
@@ -256,7 +275,7 @@ class MailboxSettingsService:
         stored = self.mailboxes.get(scope)
         new_password = update.new_password
         has_password = new_password is not None or (stored is not None and stored.has_password)
-        if update.is_enabled and not has_password:
+        if update.is_enabled and not update.push_only and not has_password:
             raise ValidationFailed.one(
                 "serverPassword",
                 "",
@@ -278,7 +297,10 @@ class MailboxSettingsService:
             editor_id=editor_id,
             modified_on=now,
             email_address=update.email_address,  # None (omitted): the stored address is kept
-            next_poll_on=poll_schedule.after_saved(now, update.is_enabled).next_poll_on,
+            # A push-only connector is never polled: enabled, and out of the due index.
+            next_poll_on=poll_schedule.after_saved(
+                now, update.is_enabled and not update.push_only
+            ).next_poll_on,
         )
         record = self.mailboxes.save_settings(
             scope,
@@ -288,6 +310,32 @@ class MailboxSettingsService:
         )
         password = new_password if new_password is not None else self._password(record)
         return record, password
+
+    def _check_push_only(self, kind: str, update: MailboxSettingsUpdate, scope: str) -> None:
+        """An enabled connector with no POP3 server receives by push (CONTRACT §13): only where
+        there is an inbound domain, and the comments' only at an address on it."""
+        if not update.is_enabled:
+            return
+        if not self.inbound_domain:
+            raise ValidationFailed.one(
+                "serverName",
+                "",
+                "must name the POP3 server: this Agora receives no mail by push (no inbound "
+                "domain is set)",
+            )
+        if kind != EMAIL_TO_COMMENT:
+            return
+        address = update.email_address
+        if address is None:
+            stored = self.mailboxes.get(scope)
+            address = stored.email_address if stored is not None else ""
+        if not address.lower().endswith("@" + self.inbound_domain):
+            raise ValidationFailed.one(
+                "emailAddress",
+                address,
+                f"a push-only email-to-comment connector receives at an address @"
+                f"{self.inbound_domain}: give one, or name the POP3 server",
+            )
 
     def _password(self, record: Mailbox | None) -> str:
         if record is None or not record.password_ciphertext:
@@ -329,7 +377,12 @@ class MailboxSettingsService:
             "email_address": record.email_address,
             # An enabled mailbox written before polls had a time is due at once (the next
             # dispatch polls it): shown so until its first poll gives it one.
-            "next_poll_on": (record.next_poll_on or record.modified_on) if enabled else None,
+            # A push-only connector (no POP3 server) is never polled.
+            "next_poll_on": (
+                (record.next_poll_on or record.modified_on)
+                if enabled and record.server_name
+                else None
+            ),
         }
 
 
@@ -352,7 +405,8 @@ class MailboxDirectory:
 
     def enabled_mailbox_keys(self) -> Iterator[str]:
         for mailbox in self.settings.enabled_mailboxes():
-            yield mailbox_key(mailbox.scope)
+            if mailbox.server_name:  # a push-only connector has nothing to poll
+                yield mailbox_key(mailbox.scope)
 
     def due_mailbox_keys(self, now: datetime) -> Iterator[str]:
         """The mailboxes a dispatch at `now` polls (the due index, shard by shard)."""

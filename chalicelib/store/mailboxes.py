@@ -208,13 +208,12 @@ class MailboxRepository:
             "failing": None,
         }
         next_poll_on = edit.next_poll_on if edit.is_enabled else None
+        # Enabled and never polled (push only, CONTRACT §13): enabled, out of the due index.
+        values["enabled_kind"] = edit.kind if edit.is_enabled else None
         if next_poll_on is not None:
-            actions = [
-                *_actions({**values, "enabled_kind": edit.kind}),
-                *_due_actions(scope, next_poll_on),
-            ]
+            actions = [*_actions(values), *_due_actions(scope, next_poll_on)]
         else:
-            off = {"enabled_kind": None, "next_poll_on": None, "due_shard": None, "due_key": None}
+            off = {"next_poll_on": None, "due_shard": None, "due_key": None}
             actions = _actions({**values, **off})
         if not audit:
             record.update(actions=actions)
@@ -236,7 +235,8 @@ class MailboxRepository:
             MailboxRecord.empty_polls.set(0),
             MailboxRecord.poll_now_on.set(when),
         ]
-        condition = MailboxRecord.enabled_kind.exists() & (
+        # A push-only connector (no POP3 server) is never made due.
+        condition = (MailboxRecord.enabled_kind.exists() & (MailboxRecord.server_name != "")) & (
             MailboxRecord.poll_now_on.does_not_exist() | (MailboxRecord.poll_now_on <= not_since)
         )
         if not audit:

@@ -70,6 +70,7 @@ def test_unsaved_email_to_post_answers_disabled_defaults(api, people):
         "lastError": None,
         "emailAddress": "",
         "nextPollOn": None,
+        "inboundAddress": None,
         "accessWarnings": [],
     }
 
