@@ -32,7 +32,7 @@ export async function render(main, context) {
         put: `connector/email-to-post/${g}`,
         fields: () => MAILBOX_FIELDS,
         submitLabel: "Save email-to-post connector",
-        status: (object) => mailboxStatus(object, `connector/email-to-post/${g}/poll`),
+        status: (object) => [...inboundAddress(object), ...mailboxStatus(object, `connector/email-to-post/${g}/poll`)],
       }),
       settingsCard({
         title: "Feed settings",
@@ -118,6 +118,36 @@ export async function render(main, context) {
 const PREVIEW_POLICY =
   '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data:; style-src \'unsafe-inline\'">';
 
+// The group's own address on the inbound domain (mail to it arrives by push while the connector is
+// enabled), with a button that copies it; nothing when Agora receives no mail by push.
+function inboundAddress(object) {
+  if (!object.inboundAddress) return [];
+  const address = object.inboundAddress;
+  const shown = h("code", {}, address);
+  const said = h("span", { class: "copied", role: "status" });
+  const copy = h(
+    "button",
+    {
+      type: "button",
+      class: "copy-address",
+      "aria-label": `Copy ${address}`,
+      onclick: async () => {
+        try {
+          await navigator.clipboard.writeText(address);
+          said.textContent = "Copied.";
+        } catch {
+          // No clipboard (an insecure origin, a refused permission): select it for Ctrl-C.
+          getSelection().selectAllChildren(shown);
+          said.textContent = "Selected: press Ctrl-C to copy.";
+        }
+      },
+    },
+    "Copy",
+  );
+  const state = object.isEnabled ? "" : " (once the connector is enabled)";
+  return [h("p", { class: "mailbox-inbound" }, "Mail to ", shown, ` becomes a post${state}. `, copy, " ", said)];
+}
+
 // When the mailbox was last read, why the last poll failed if it did (lastError; the next good
 // poll clears it), when the schedule polls it next (nextPollOn), and "Poll now".
 function mailboxStatus(object, pollPath) {
@@ -128,6 +158,7 @@ function mailboxStatus(object, pollPath) {
   // A mailbox due already (Poll now, or a time the schedule has not reached yet) is polled at the
   // schedule's next look: never shown as a time gone by.
   const nextText = (next) => {
+    if (!next && object.isEnabled && !object.serverName) return ["Not polled: this connector takes its mail by push only."];
     if (!next) return ["Not polled while the connector is disabled."];
     if (Date.parse(next) <= Date.now()) return ["Next poll: due now, at the schedule's next look."];
     return ["Next poll: ", when(next)];
@@ -146,7 +177,7 @@ function mailboxStatus(object, pollPath) {
     {
       type: "button",
       class: "poll-now",
-      disabled: !object.isEnabled,
+      disabled: !object.isEnabled || !object.serverName,
       onclick: async () => {
         pollNow.disabled = true;
         const answer = await api("POST", pollPath);

@@ -1033,3 +1033,18 @@ def test_a_next_poll_time_the_open_page_outlives_turns_into_due_now(agora, page)
     expect(next_poll).to_contain_text("Next poll")
     page.clock.fast_forward("06:00:00")
     expect(next_poll).to_have_text("Next poll: due now, at the schedule's next look.")
+
+
+def test_settings_show_the_group_s_inbound_address_with_a_copy_button(agora, page):
+    """make run receives mail for its own host (CONTRACT §13): Settings names the group's
+    address on it, and its button puts that address on the clipboard."""
+    from urllib.parse import urlsplit
+
+    address = f"gardening-tomatoes@{urlsplit(agora.printed['AGORA_BASE_URL']).hostname}"
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    card, _ = connector_card(page, agora, "Tomato Growers")
+    line = card.locator(".mailbox-inbound")
+    expect(line.locator("code")).to_have_text(address)
+    line.get_by_role("button", name=f"Copy {address}").click()
+    expect(line.get_by_role("status")).to_have_text("Copied.")
+    assert page.evaluate("navigator.clipboard.readText()") == address
