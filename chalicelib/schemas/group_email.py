@@ -49,7 +49,10 @@ NonBlankName = Annotated[
 
 
 class GroupEmailUpdate(ApiModel):
-    email: EmailText
+    # Required like every field of a replacing PUT; blank means no address of the group's own, as
+    # before any save (mail then goes from AGORA_MAIL_SENDER alone): the console's form sends the
+    # blank it showed when only the sender name was changed (issue 56).
+    email: OptionalEmailText
     name: NonBlankName
     # Required like every field of a replacing PUT; blank means "the same as name".
     newsletter_name: SingleLine = Field(max_length=NAME_MAX)
