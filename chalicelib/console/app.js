@@ -1,6 +1,6 @@
 // The console's shell: sign-in, the navigation, and one page at a time (hash routes).
 import { failure, hasLiveToken, loadSession, onSignOut, signIn, signOut, token } from "./api.js";
-import { announce, h, knowGroups, nextId } from "./ui.js";
+import { announce, clearAnnouncement, h, knowGroups, nextId } from "./ui.js";
 
 // Each page: its link text, its module, and who may see it (the session says what the user may do).
 const PAGES = [
@@ -131,6 +131,7 @@ async function route() {
     else link.removeAttribute("aria-current");
   }
   document.title = `${page.name} · Agora console`;
+  clearAnnouncement();
   if (!page.visible(context.session)) {
     main.replaceChildren(h("h1", {}, page.name), h("p", {}, "Your account may not use this page."));
     return;

@@ -1,7 +1,7 @@
 // Events: a month calendar (drag an event to another day to move it), the event form, and the
 // upcoming and expired lists. Every date is UTC, as the API gives it.
 import { api } from "./api.js";
-import { announce, apiForm, clearErrors, confirmDialog, fill, formatDate, groupChooser, h, nextId, pager, report, restartableList, section, textOf } from "./ui.js";
+import { announce, apiForm, clearErrors, confirmDialog, fill, formatDate, groupChooser, h, nextId, pager, report, restartableList, section, startingGroup, textOf } from "./ui.js";
 
 const DAY = 86400000;
 const WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
@@ -15,7 +15,7 @@ export async function render(main, context) {
   // An event's permalink opens here (`#/events?group=ID&event=ID`, make run's redirect).
   const linked = new URLSearchParams(location.hash.split("?")[1] || "");
   if (groups.some((g) => g.id === linked.get("group"))) context.groupId = linked.get("group");
-  if (!groups.some((g) => g.id === context.groupId)) context.groupId = groups[0].id;
+  if (!groups.some((g) => g.id === context.groupId)) context.groupId = startingGroup(groups).id;
   const now = new Date();
   context.month ??= Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
 

@@ -2,7 +2,7 @@
 // The outcome filter is the API's `?status=`: it lists every entry of that outcome, not only
 // those among the pages already loaded.
 import { api } from "./api.js";
-import { formatDate, h, logList, nextId } from "./ui.js";
+import { formatDate, h, logList, nextId, startingGroup } from "./ui.js";
 
 const OUTCOMES = ["posted", "commented", "ignored", "rejected", "failed"];
 
@@ -12,7 +12,9 @@ export async function render(main, context) {
     .map((g) => ({ id: `post:${g.id}`, name: `Email-to-post: ${g.name}`, path: `connector/email-to-post/${g.id}/log`, groupId: g.id }));
   if (context.session.isRootAdmin)
     mailboxes.push({ id: "comment", name: "Email-to-comment (system-wide)", path: "connector/email-to-comment/log" });
-  let mailbox = mailboxes.find((m) => m.groupId === context.groupId) || mailboxes[0];
+  const administered = context.session.groups.filter((g) => g.mayAdminister);
+  const opening = administered.some((g) => g.id === context.groupId) ? context.groupId : administered.length ? startingGroup(administered).id : null;
+  let mailbox = mailboxes.find((m) => m.groupId === opening) || mailboxes[0];
 
   const mailboxId = nextId("mailbox");
   const outcomeId = nextId("outcome");

@@ -1,6 +1,6 @@
 // Moderation: a group's unapproved comments, spam reports and deleted comments, and what to do with them.
 import { api } from "./api.js";
-import { announce, confirmDialog, formatDate, groupChooser, h, pager, report, textOf } from "./ui.js";
+import { announce, confirmDialog, formatDate, groupChooser, h, pager, report, startingGroup, textOf } from "./ui.js";
 
 const TABS = [
   { id: "unapproved", name: "Unapproved", list: "unapproved", empty: "No comment waits for approval." },
@@ -12,7 +12,7 @@ const pageSize = () => Math.min(100, Math.max(1, Number(new URLSearchParams(loca
 
 export async function render(main, context) {
   const groups = context.session.groups.filter((g) => g.mayModerate);
-  if (!groups.some((g) => g.id === context.groupId)) context.groupId = groups[0].id;
+  if (!groups.some((g) => g.id === context.groupId)) context.groupId = startingGroup(groups).id;
   let tab = TABS[0];
 
   const heading = h("h1", {}, "Moderation");
@@ -57,7 +57,13 @@ export async function render(main, context) {
         : current.id === "deleted"
           ? h("button", { type: "button", class: "danger", onclick: purgeAllDeleted }, "Purge all deleted")
           : null;
-    panel.replaceChildren(...[bulk && h("div", { class: "toolbar" }, bulk), list, empty, more, sentinel].filter(Boolean));
+    // A bulk action shows once the list has something it would act on.
+    const bulkBar = bulk && h("div", { class: "toolbar", hidden: true }, bulk);
+    const settle = () => {
+      empty.hidden = list.children.length > 0;
+      if (bulkBar) bulkBar.hidden = list.children.length === 0;
+    };
+    panel.replaceChildren(...[bulkBar, list, empty, more, sentinel].filter(Boolean));
 
     const pages = pager({
       read: (offset, size) => api("GET", `comment/post/list/${groupId}/${current.list}`, { query: { offset, pageSize: size } }),
@@ -81,7 +87,7 @@ export async function render(main, context) {
       // "Load more" only when another comment follows (the pager reads one page ahead).
       done = !hasMore;
       more.hidden = done;
-      empty.hidden = list.children.length > 0;
+      settle();
       // Keep filling while the end of the list is on screen (a tall window shows more than a page).
       if (!done && sentinel.getBoundingClientRect().top < window.innerHeight) load();
     }
@@ -154,7 +160,7 @@ export async function render(main, context) {
     function remove(li) {
       const next = li.nextElementSibling?.querySelector("button") || li.previousElementSibling?.querySelector("button");
       li.remove();
-      empty.hidden = list.children.length > 0;
+      settle();
       (next || panel).focus();
     }
 

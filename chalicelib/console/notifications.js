@@ -3,7 +3,7 @@
 // upserts), who may also add one to a post (found by its title) or to an author (found by name);
 // a group administrator reads them and may change the digest type.
 import { api } from "./api.js";
-import { announce, field, fill, groupChooser, h, personPicker, picker, section, showErrors, clearErrors, values } from "./ui.js";
+import { announce, field, fill, groupChooser, h, personPicker, picker, section, showErrors, clearErrors, startingGroup, values } from "./ui.js";
 
 const EMAIL_ALERTS = [["0", "None"], ["1", "Instant"], ["2", "Daily digest"]];
 const DIGESTS = [["1", "Summary Daily digest"], ["2", "Full Daily digest"]];
@@ -13,7 +13,7 @@ const AUTHOR_POSTS = 8;
 
 export async function render(main, context) {
   const groups = context.session.groups.filter((g) => g.mayAdminister);
-  if (!groups.some((g) => g.id === context.groupId)) context.groupId = groups[0].id;
+  if (!groups.some((g) => g.id === context.groupId)) context.groupId = startingGroup(groups).id;
   const root = context.session.isRootAdmin;
   context.notificationsUser ??= context.session.userId;
 

@@ -1,6 +1,6 @@
 // Settings of a group the user administers; for the root administrator also the system-wide ones.
 import { api } from "./api.js";
-import { apiForm, fill, formatDate, groupChooser, h, nextId, report, section } from "./ui.js";
+import { apiForm, fill, formatDate, groupChooser, h, nextId, report, section, startingGroup } from "./ui.js";
 
 const MAILBOX_FIELDS = [
   { key: "isEnabled", label: "Enabled", type: "checkbox" },
@@ -15,7 +15,7 @@ const MAILBOX_FIELDS = [
 
 export async function render(main, context) {
   const groups = context.session.groups.filter((g) => g.mayAdminister);
-  if (!groups.some((g) => g.id === context.groupId)) context.groupId = groups[0].id;
+  if (!groups.some((g) => g.id === context.groupId)) context.groupId = startingGroup(groups).id;
   const body = h("div", { class: "grid-2" });
   const chooser = groupChooser(groups, context.groupId, (id) => {
     context.groupId = id;
@@ -56,7 +56,7 @@ export async function render(main, context) {
         put: `group-email/${g}`,
         submitLabel: "Save group email",
         fields: () => [
-          { key: "email", label: "Sender email", type: "email" },
+          { key: "email", label: "Sender email", type: "email", hint: "Empty: none of the group's own; mail goes from the site's address." },
           { key: "name", label: "Sender name" },
           { key: "newsletterName", label: "Newsletter name", hint: "Empty: the sender name." },
         ],

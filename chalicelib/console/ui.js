@@ -44,6 +44,12 @@ export function announce(message, kind = "ok") {
   announce.timer = setTimeout(() => status.replaceChildren(), 8000);
 }
 
+// A page change takes the last page's message away: its error was about a form no longer shown.
+export function clearAnnouncement() {
+  clearTimeout(announce.timer);
+  document.getElementById("status").replaceChildren();
+}
+
 // Says how an action went; a read (no success message) speaks only when it fails.
 export function report(answer, success) {
   if (answer.ok) {
@@ -293,6 +299,9 @@ export function knowGroups(groups) {
   for (const g of groups) groupPlaces.set(g.id, { id: g.id, name: g.name, parentId: g.parentId ?? null });
 }
 
+// A group's name, where the console knows it (null otherwise).
+export const groupName = (id) => groupPlaces.get(id)?.name ?? null;
+
 // A name as the API orders groups by name (sanitize.search_key: accents dropped, case folded, runs
 // of white space one space), then the id: the choosers list siblings as the group list does, and
 // no tab loads a locale's collation for it (a tab's first localeCompare costs 20 to 70 ms).
@@ -337,6 +346,16 @@ export function groupTree(groups) {
   // A parent chain that loops leaves groups unplaced: they still show, at the top.
   for (const g of groups) if (!placed.has(g.id)) out.push({ group: g, depth: 0 });
   return out;
+}
+
+// The group a page opens on when none was chosen yet: the first group under the root in the tree.
+// The root group is the community itself and usually holds nothing to moderate or set (issue 56:
+// the console opened on an empty "Agora Community"); a person who sees no group below the root
+// opens on the first one.
+export function startingGroup(groups) {
+  const tree = groupTree(groups);
+  const below = tree.find(({ group }) => (groupPlaces.get(group.id) || group).parentId);
+  return (below || tree[0]).group;
 }
 
 // The group chooser every group page starts with, labelled "Group": the groups as a tree, each

@@ -144,12 +144,15 @@ def test_root_administrator_signs_in_sees_every_page_and_is_signed_out_by_an_exp
     expect(nav.get_by_role("link")).to_have_text(NAV)
     expect(page.locator("ul.comments li.comment, main p.empty:not([hidden])").first).to_be_visible()
     page.remove_listener("request", ask)
-    root = page.get_by_label("Group", exact=True).input_value()
-    assert [re.sub(r"\?.*", "", a.replace(agora.base, "")) for a in asked if "/api/" in a] == [
+    opened = page.get_by_label("Group", exact=True).input_value()
+    # The list may be asked again, for its next page, while the window shows its end.
+    read = [re.sub(r"\?.*", "", a.replace(agora.base, "")) for a in asked if "/api/" in a]
+    assert read[:3] == [
         "POST /api/v1/en_US/security/login",
         "GET /console/api/session",
-        f"GET /api/v1/en_US/comment/post/list/{root}/unapproved",
+        f"GET /api/v1/en_US/comment/post/list/{opened}/unapproved",
     ], asked
+    assert set(read[3:]) <= {read[2]}, asked
     # The token lives in this tab's session storage only.
     assert page.evaluate("() => localStorage.length") == 0
     assert page.evaluate("() => Object.keys(sessionStorage)") == ["agora.console.token"]
@@ -1004,26 +1007,122 @@ def test_activity_shows_who_changed_what_and_its_filters_ask_the_api(agora, page
     sign_in(page, agora)
     open_page(page, "Activity")
     choose_group(page, "Gardening Club")
-    row = page.locator('tr[data-action="emailToPost.update"]').first
+    row = page.locator('[data-action="emailToPost.update"]').first
     expect(row).to_contain_text("pop.activity.example")
     # make run set the demo's mailboxes up: the password was set before, or is set now.
-    expect(row).to_contain_text(re.compile(r"serverPassword: (—|\(set\)) → \((set|changed)\)"))
-    expect(row).to_contain_text("Ann")
+    expect(row).to_contain_text(re.compile(r"password: (none|\(set\)) → \((set|changed)\)"))
+    expect(row).to_contain_text("Ann Admin changed Gardening Club's email-to-post mailbox")
     assert "an activity password" not in page.content()
     screenshot(page, "activity")
     assert axe_violations(page) == []
 
     with page.expect_request(lambda request: "action=event" in request.url):
-        page.get_by_label("Action").select_option("event")
-    expect(page.locator('tr[data-action^="emailToPost"]')).to_have_count(0)
-    rows = page.locator("tr[data-action]")
+        page.get_by_label("Action").select_option(label="Events")
+    expect(page.locator('[data-action^="emailToPost"]')).to_have_count(0)
+    rows = page.locator("li[data-action]")
     for i in range(rows.count()):
         assert rows.nth(i).get_attribute("data-action").startswith("event.")
     # The root group's administrator reads the whole log.
     page.get_by_label("Action").select_option("")
     with page.expect_request(lambda request: request.url.split("?")[0].endswith("/audit")):
         choose_group(page, "All groups")
-    expect(page.locator('tr[data-action="emailToPost.update"]').first).to_be_visible()
+    expect(page.locator('[data-action="emailToPost.update"]').first).to_be_visible()
+
+
+LOUNGE = "f44724e5"  # Moderators Lounge: no other test saves its settings
+SAM = "93592c62-a219-58d8-b29d-cb52efebdd31"
+
+
+def test_activity_says_each_change_in_words_and_fits_a_window_and_a_phone(agora, page):
+    """Issue 56: the first save of a group's feed settings reads "Ann Admin changed Moderators
+    Lounge's feed settings" and "time to live: 60 → 30 minutes", one change and no other (the
+    form showed 60); a changed sender name saves though the sender email was left blank; a
+    user's notifications name the user; a Settings error's message does not stay over the next
+    page; every action the filter offers is one the API takes; the page fits a 1,280 px window
+    and a 390 px phone."""
+    sign_in(page, agora)
+    open_page(page, "Settings")
+    choose_group(page, "Moderators Lounge")
+    feed = page.get_by_role("form", name="Feed settings")
+    ttl = feed.get_by_label("Time to live (minutes)")
+    expect(ttl).to_have_value("60")
+    ttl.fill("30")
+    feed.get_by_role("button", name="Save feed settings").click()
+    expect(page.get_by_role("status")).to_contain_text("Feed settings saved.")
+    mail = page.get_by_role("form", name="Group email")
+    expect(mail.get_by_label("Sender email")).to_have_value("")
+    mail.get_by_label("Sender name").fill("Lounge team")
+    mail.get_by_role("button", name="Save group email").click()
+    expect(page.get_by_role("status")).to_contain_text("Group email saved.")
+    # A refused save leaves its red message; the next page does not show it.
+    ttl.fill("-1")
+    feed.get_by_role("button", name="Save feed settings").click()
+    expect(page.locator("#status .message.error")).to_be_visible()
+    path = f"user/{SAM}/notifications/group/1"
+    body = {"groupId": GARDENING, "emailAlertId": 0, "showScreenAlert": False}
+    for red in (True, False):  # one of them at least is a change, and it ends as the demo has it
+        assert api(agora, "POST", path, {**body, "showRedLabel": red})[0] == 200
+
+    open_page(page, "Activity")
+    expect(page.locator("#status")).to_be_empty()
+    choose_group(page, "All groups")
+    feed_entry = page.locator('[data-action="feedSettings.update"]').filter(
+        has_text="Moderators Lounge"
+    )
+    expect(feed_entry.locator(".deed")).to_have_text(
+        "Ann Admin changed Moderators Lounge's feed settings"
+    )
+    expect(feed_entry.locator(".changes li")).to_have_text(["time to live: 60 → 30 minutes"])
+    email_entry = page.locator('[data-action="groupEmail.update"]').filter(
+        has_text="Moderators Lounge"
+    )
+    expect(email_entry.locator(".changes li")).to_have_text(
+        ["sender name: Moderators Lounge → Lounge team"]
+    )
+    notified = page.locator('[data-action="notification.update"]').first
+    expect(notified.locator(".deed")).to_have_text(
+        "Ann Admin changed Sam Member's notifications for Gardening Club"
+    )
+    expect(notified.locator(".changes")).to_contain_text("red label:")
+    assert SAM not in page.locator("#main").inner_text()
+    # Every resource the filter offers is one the API takes (an unknown one is a 400).
+    offered = (
+        page.get_by_label("Action")
+        .locator("option")
+        .evaluate_all("options => options.map(o => o.value).filter(Boolean)")
+    )
+    assert len(offered) > 15
+    for action in offered:
+        assert api(agora, "GET", f"audit?action={action}&pageSize=1")[0] == 200, action
+    assert api(agora, "GET", "audit?action=bogus")[0] == 400
+    # The load's long target (the file's digest) wraps within the page.
+    page.get_by_label("Action").select_option(label="Community file loads")
+    loaded = page.locator('[data-action="fixture.load"]').first
+    expect(loaded).to_contain_text("loaded a community file (sha256:")
+
+    width = "() => document.documentElement.scrollWidth"
+    assert page.evaluate(width) <= 1280
+    screenshot(page, "activity-all")
+    assert axe_violations(page) == []
+    page.set_viewport_size({"width": 390, "height": 844})
+    expect(loaded).to_be_visible()
+    assert page.evaluate(width) <= 390
+    screenshot(page, "activity-phone")
+
+
+def test_the_console_opens_on_a_group_below_the_root_and_hides_a_bulk_action_with_nothing_to_do(
+    agora, page
+):
+    """Issue 56: Moderation opened on the empty root group ("Agora Community"), with "Delete all
+    unapproved" offered for an empty list."""
+    sign_in(page, agora)
+    open_page(page, "Moderation")
+    expect(page.get_by_label("Group", exact=True)).to_have_value(GARDENING)
+    expect(page.locator(".comment").first).to_be_visible()
+    expect(page.get_by_role("button", name="Delete all unapproved")).to_be_visible()
+    choose_group(page, "Agora Community")
+    expect(page.get_by_text("No comment waits for approval.")).to_be_visible()
+    expect(page.get_by_role("button", name="Delete all unapproved")).to_be_hidden()
 
 
 def test_a_next_poll_time_the_open_page_outlives_turns_into_due_now(agora, page):
