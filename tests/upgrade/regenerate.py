@@ -13,6 +13,12 @@ every status. Then it writes, under tests/upgrade/:
 - `answers-<commit>.json`: what that release's API answered to a set of reads, for comparing;
 - `make-run-<commit>/`: the data folder that release's `make run` left when stopped.
 
+Its clock is an input: the release runs under Debian's libfaketime from `BEFORE_ANSWERING` before
+`ANSWERED_AT` (tests/upgrade/test_upgrade.py), and its reads must be taken within that time, so
+the tests replay the answers at `ANSWERED_AT` and they mean the same on any day (which events are
+upcoming and which expired depends on now). Update `ANSWERED_AT` with `PREVIOUS` (a moment no
+demo event starts or ends near).
+
 Shapes older than the commit are made from its items as those releases wrote them, so that their
 migrations meet real data too (`older_shapes`: mail log entries without the `by-status` key, as
 before 37d7cdd; posts without `comments_count`, as before 72806cb; users without people-search
@@ -29,10 +35,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from tests.support.running import REPO_ROOT, RunningAgora, free_port, popen_agora
+from tests.upgrade.test_upgrade import ANSWERED_AT
+
+BEFORE_ANSWERING = timedelta(seconds=60)
 
 PREVIOUS = "9c0829a"
 HERE = Path(__file__).resolve().parent
@@ -104,7 +114,17 @@ def start_old(worktree: Path, data_dir: Path) -> RunningAgora:
         "PYTHONPATH": str(worktree),
         "PYTHONUNBUFFERED": "1",
     }
-    process = popen_agora([sys.executable, "-m", "agora_local"], worktree, env)
+    libfaketime = sorted(Path("/usr/lib").glob("*/faketime/libfaketime.so.1"))
+    if not libfaketime:
+        raise SystemExit("regenerate needs Debian's faketime (apt-get install faketime)")
+    # libfaketime itself, not the faketime command: the SIGTERM that stops it reaches the server.
+    env["LD_PRELOAD"] = str(libfaketime[0])
+    env["FAKETIME"] = (ANSWERED_AT - BEFORE_ANSWERING).strftime("@%Y-%m-%d %H:%M:%S")
+    env["TZ"] = "UTC"  # libfaketime reads the start moment in the local zone
+    # make run's server, wherever that release kept it (chalicelib.local before 450b5f1).
+    module = "agora_local" if (worktree / "agora_local").is_dir() else "chalicelib.local"
+    command = [sys.executable, "-m", module]
+    process = popen_agora(command, worktree, env)
     running = RunningAgora(process=process, base=f"http://127.0.0.1:{port}")
     assert process.stdout is not None
     for line in process.stdout:
@@ -254,6 +274,7 @@ def main(argv: list[str]) -> int:
     try:
         (worktree / ".venv").symlink_to(REPO_ROOT / ".venv")
         data_dir = work / "data"
+        started = time.monotonic()
         agora = start_old(worktree, data_dir)
         token = agora.login()
         change_by_hand(agora, token)
@@ -271,6 +292,8 @@ def main(argv: list[str]) -> int:
         for path in reads():
             status, body = agora.request("GET", path, headers={"X-Auth": token})
             answers[path] = {"status": status, "object": body.get("object")}
+        if time.monotonic() - started > BEFORE_ANSWERING.total_seconds():
+            raise SystemExit(f"the reads were not taken before {ANSWERED_AT}: run it again")
         older_shapes(dynamodb)
         items = dump_items(dynamodb)
         time.sleep(1)
