@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from datetime import date
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, model_validator
 
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.common import ApiModel, Guid, LongText, UtcDateTime, rule_error
@@ -193,7 +195,21 @@ class FixtureHomePage(FixtureModel):
     content: LongText = ""
 
 
+def _day(value: object) -> date:
+    """A day as `YYYY-MM-DD` (no time, no offset), a real one (2026-02-30 is refused)."""
+    if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        return date.fromisoformat(value)
+    raise ValueError("a day as YYYY-MM-DD, such as 2026-11-21")
+
+
+Day = Annotated[date, BeforeValidator(_day)]
+
+
 class Fixture(FixtureModel):
+    # The day the file's dates are written relative to (an addition to CONTRACT §4: the demo
+    # has it): `load` moves every date by the days from it to the day of the load
+    # (services/fixture_dates.py). Omitted: the dates are as written; `export` never writes it.
+    dates_relative_to: Day | None = None
     groups: list[FixtureGroup] = Field(default_factory=list)
     users: list[FixtureUser] = Field(default_factory=list)
     posts: list[FixturePost] = Field(default_factory=list)

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, cast
 
 from chalicelib.auth import hash_password, verify_password
+from chalicelib.clock import utc_now
 from chalicelib.domain import audit
 from chalicelib.domain.comments import Comment, SpamReport
 from chalicelib.domain.connectors import Connector
@@ -52,6 +53,7 @@ from chalicelib.schemas.fixture import (
     FixtureUser,
 )
 from chalicelib.services.events import stored_details
+from chalicelib.services.fixture_dates import days_moved, move_dates
 from chalicelib.services.fixture_references import (  # the loader's errors, for its callers
     FixtureError,
     StoredCommunity,
@@ -170,8 +172,9 @@ def _entries(items: Sequence[BaseModel]) -> list[JsonObject]:
 
 
 class FixtureService:
-    def __init__(self, store: FixtureStore) -> None:
+    def __init__(self, store: FixtureStore, clock: Callable[[], datetime] = utc_now) -> None:
         self.store = store
+        self.clock = clock  # the day of the load, which a file's `datesRelativeTo` moves to
 
     def load(
         self, data: object, progress: Callable[[str, int], None] | None = None
@@ -181,6 +184,8 @@ class FixtureService:
         CLI shows it on a terminal)."""
         stored = stored_community(self.store, data)
         fixture = validate_fixture(data, stored)
+        moved = days_moved(fixture, self.clock().astimezone(UTC).date())
+        move_dates(fixture, moved)
         report = FixtureReport()
 
         def written(section: str, count: int) -> None:
@@ -219,14 +224,16 @@ class FixtureService:
         if fixture.home_page is not None:
             self._load_home_page(fixture.home_page)
             written("home page", 1)
-        self._record(data, report)
+        self._record(data, moved, report)
         return report
 
-    def _record(self, data: object, report: FixtureReport) -> None:
+    def _record(self, data: object, moved: int, report: FixtureReport) -> None:
         """One audit entry for the load, naming how many of each it upserted; the file is named
         by its digest, and loading the file the last load loaded again records nothing (it
-        changes nothing)."""
+        changes nothing). A file with `datesRelativeTo` is named with the days its dates moved:
+        loaded another day, it changes them."""
         text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+        text += f" {moved:+d} days" if moved else ""
         digest = "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
         if self.store.last_load() == digest:
             return

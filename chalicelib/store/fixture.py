@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import UTC, datetime
 
 from chalicelib.clock import utc_now
 from chalicelib.domain.audit import AuditEntry
@@ -156,7 +155,7 @@ class FixtureStore:
             for old in stored.values():
                 for entry in old.calendar_entries():
                     batch.delete(entry)
-        now = datetime.now(UTC)
+        now = utc_now()
         records = []
         for given in events:
             before = stored.get(given.id)
@@ -220,7 +219,7 @@ class FixtureStore:
             return
         repository = ConnectorRepository()
         stored = repository.get_many(c["id"] for c in connectors)
-        now = datetime.now(UTC)
+        now = utc_now()
         records = []
         for values in connectors:
             record = ConnectorRecord(**values)
