@@ -208,6 +208,7 @@ def alias_check_resources(stage: str) -> dict[str, Any]:
     source = Path(alias_check.__file__).read_text()
     assert len(source) < 4096, "Lambda's inline code (ZipFile) holds 4 KB"
     functions = [{"Fn::GetAtt": [logical, "Arn"]} for logical in FUNCTIONS]
+    failures = {"Fn::GetAtt": ["ScheduledFailuresQueue", "Arn"]}
     return {
         f"{CHECK_ALIASES}LogGroup": {
             "Type": "AWS::Logs::LogGroup",
@@ -249,6 +250,12 @@ def alias_check_resources(stage: str) -> dict[str, Any]:
                                             for logical in FUNCTIONS
                                         ),
                                     ],
+                                },
+                                {
+                                    "Sid": "FailedRuns",
+                                    "Effect": "Allow",
+                                    "Action": ["sqs:SendMessage"],
+                                    "Resource": failures,
                                 },
                                 {
                                     "Sid": "Metric",
@@ -296,8 +303,28 @@ def alias_check_resources(stage: str) -> dict[str, Any]:
         f"{CHECK_ALIASES}Schedule": {
             "Type": "AWS::Events::Rule",
             "Properties": {
+                # Named: the scheduled-failures queue takes its undelivered events (its policy
+                # names the rule: infra.monitoring.schedule_names).
+                "Name": name,
                 "ScheduleExpression": CHECK_ALIASES_RATE,
-                "Targets": [{"Id": "check-aliases", "Arn": {"Fn::GetAtt": [CHECK_ALIASES, "Arn"]}}],
+                "Targets": [
+                    {
+                        "Id": "check-aliases",
+                        "Arn": {"Fn::GetAtt": [CHECK_ALIASES, "Arn"]},
+                        "DeadLetterConfig": {"Arn": failures},
+                    }
+                ],
+            },
+        },
+        # Not retried (the next hour's run is the retry): a failed run's event goes to the
+        # scheduled-failures queue, as the scheduled jobs' do, and its errors alarm tickets.
+        f"{CHECK_ALIASES}InvokeConfig": {
+            "Type": "AWS::Lambda::EventInvokeConfig",
+            "Properties": {
+                "FunctionName": {"Ref": CHECK_ALIASES},
+                "Qualifier": "$LATEST",
+                "MaximumRetryAttempts": 0,
+                "DestinationConfig": {"OnFailure": {"Destination": failures}},
             },
         },
         f"{CHECK_ALIASES}Permission": {
