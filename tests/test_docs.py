@@ -121,3 +121,43 @@ def test_the_readme_and_the_manual_name_nothing_outside_the_repository():
         text = page.read_text(encoding="utf-8")
         assert "../shared/spec" not in text and "../shared/design" not in text, page.name
         assert not re.search(r"CONTRACT(\.md| §)", text), page.name
+
+
+# CONTRACT §2's variables (the contract lives outside the repository): the page names each.
+CONTRACT_VARIABLES = (
+    "AWS_ENDPOINT_URL AGORA_TABLE_PREFIX AGORA_TOKEN_SECRET AGORA_BASE_URL AGORA_PORT "
+    "AGORA_AWS_PORT AGORA_KMS_KEY_ID AWS_DEFAULT_REGION AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY "
+    "SSL_CERT_FILE AGORA_MAIL_AUTHSERV_ID AGORA_GAME_LEVEL_BASE AGORA_GAME_LEVEL_EXPONENT "
+    "AGORA_CORS_ORIGINS AGORA_LOG_LEVEL AGORA_EVENT_BUS AGORA_MAIL_SENDER "
+    "AGORA_MAIL_ALLOW_PRIVATE_HOSTS AGORA_MAIL_AUTH AGORA_DNS_SERVERS AGORA_MAIL_UNVERIFIED "
+    "AGORA_MAIL_POLL_MAX_MINUTES AGORA_MAIL_INBOUND_DOMAIN AGORA_SMTP_PORT AGORA_MAIL_SEND_RATE"
+).split()
+
+
+@pytest.mark.fast
+def test_the_configuration_page_names_every_variable_agora_reads():
+    """docs/configuration.md says "every environment variable": every setting settings.py reads
+    (AGORA_ and its field's name) and every variable of CONTRACT §2 has its row."""
+    from chalicelib.settings import ENV_PREFIX, Settings
+
+    page = (DOCS / "configuration.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"`([A-Z][A-Z0-9_]+)`", page))
+    read = {ENV_PREFIX + name.upper() for name in Settings.model_fields}
+    assert read - rows == set()
+    assert set(CONTRACT_VARIABLES) - rows == set()
+
+
+@pytest.mark.fast
+def test_the_consoles_size_in_the_manual_is_what_its_files_measure():
+    """docs/running.md's "about N KB, M KB compressed" within a fifth of the files' sizes, raw
+    and gzipped one by one as a server compresses them (it said 75 KB once the files were 110)."""
+    import gzip
+
+    page = (DOCS / "running.md").read_text(encoding="utf-8")
+    said = re.search(r"about (\d+) KB,\s+(\d+) KB compressed", page)
+    assert said, "docs/running.md gives the console's size"
+    files = [f for f in (REPO_ROOT / "chalicelib" / "console").iterdir() if f.is_file()]
+    raw = sum(len(f.read_bytes()) for f in files) / 1000
+    packed = sum(len(gzip.compress(f.read_bytes(), 6)) for f in files) / 1000
+    assert abs(int(said.group(1)) - raw) <= raw / 5, f"{raw:.1f} KB"
+    assert abs(int(said.group(2)) - packed) <= packed / 5, f"{packed:.1f} KB compressed"
