@@ -23,7 +23,10 @@ The rules:
   (text appended past `l=`, or a second unsigned `Subject:` put on top, would otherwise be read
   as the signer's). Headers are counted as dkimpy reads them and as the mail parser reads them,
   the larger count deciding, so every instance the parser can read is one the signature covers.
-  A signature signing one of `MIME_HEADERS` (how the body is read) must sign every instance too.
+  A signature signing one of `MIME_HEADERS` (how the body is read) must sign every instance too;
+  one that signs none of a MIME header the mail holds counts only when the signed body decides
+  its own reading whatever that header says (chalicelib/mail/unsigned_mime.py: Gmail signs no
+  `Content-Type`, and a `Content-Type` put on top must not turn a forwarded text into parts).
 * One reading: a header block that the signature check and the mail parser would split into
   different header lines (a bare CR, a bare LF among CRLF line ends, a NUL, or any other
   difference: chalicelib/mail/mime.py) is read by no signature; the mail counts as unsigned.
@@ -62,6 +65,7 @@ from dkim.canonicalization import CanonicalizationPolicy
 from publicsuffixlist import PublicSuffixList
 
 from chalicelib.logs import get_logger
+from chalicelib.mail import unsigned_mime
 from chalicelib.mail.mime import mail_bytes, reading_problem
 
 log = get_logger("mail")
@@ -72,7 +76,7 @@ MAX_SIGNATURES = 3
 COVERED_HEADERS = ("from", "subject", "message-id", "date", "to", "in-reply-to", "references")
 # The headers that say how the parser reads the (signed) body: a signature that signs one of them
 # must sign every instance, or an unsigned one put on top would change how its body is read.
-MIME_HEADERS = ("content-type", "content-transfer-encoding", "mime-version")
+MIME_HEADERS = unsigned_mime.MIME_HEADERS
 # Seconds for one name's look-up, all resolvers and retries included.
 DNS_LIFETIME = 3.0
 
@@ -396,7 +400,7 @@ class SenderVerifier:
                 if checked >= self.max_signatures:
                     break
                 checked += 1
-                gap = _uncovered(signature, include_headers, present, signed.body)
+                gap = _uncovered(signature, include_headers, present, signed.body, raw)
                 if gap:
                     problems.append(f"its DKIM signature of {signing_domain} does not cover {gap}")
                     continue
@@ -432,7 +436,11 @@ def _header_counts(raw: bytes, dkim_headers: list[Any]) -> dict[str, int]:
 
 
 def _uncovered(
-    signature: dict[bytes, bytes], signed_names: list[bytes], present: dict[str, int], body: bytes
+    signature: dict[bytes, bytes],
+    signed_names: list[bytes],
+    present: dict[str, int],
+    body: bytes,
+    raw: bytes,
 ) -> str:
     """What of the mail a signature leaves unsigned that Agora would read, or "" when nothing."""
 
@@ -442,13 +450,20 @@ def _uncovered(
         size = len(canonical.canonicalize_body(body))
         if int(length) < size:
             return f"the whole body (it signs {int(length)} of its {size} bytes)"
+    unsigned: list[str] = []
     for name in (*COVERED_HEADERS, *MIME_HEADERS):
         signed = sum(1 for signed_name in signed_names if signed_name == name.encode())
         if name in MIME_HEADERS and not signed:
-            continue  # not signed at all: the signer left how its body reads to the mail path
+            if present[name]:
+                unsigned.append(name)  # read below: only the body's own shape may decide
+            continue
         if present[name] > signed:
-            title = name.title().replace("-Id", "-ID").replace("Mime-", "MIME-")
+            title = unsigned_mime.title(name).replace("-Id", "-ID")
             return f"every {title} header (the mail has {present[name]}, it signs {signed})"
+    problem = unsigned_mime.problem(raw, unsigned) if unsigned else None
+    if problem is not None:
+        names = " and ".join(unsigned_mime.title(name) for name in unsigned)
+        return f"the {names} header{'s' if len(unsigned) > 1 else ''}, and {problem}"
     return ""
 
 

@@ -1,0 +1,258 @@
+"""The body reads only the signer's way (issue 58 item 1, CONTRACT §9's one reading): a signature
+that leaves `Content-Type` unsigned, as Gmail's does, counts only while the signed body decides its
+own reading (chalicelib/mail/unsigned_mime.py; bench/mime_signing.py counts real signers).
+
+The attack: ann (a member, her domain at DMARC p=reject) forwards a mail Mallory wrote. Gmail
+signs her mail without its Content-Type. Mallory, copied on it, puts a Content-Type of his own on
+top whose boundary is a line of his forwarded text: the parser then reads his part as ann's text.
+Or he puts `Content-Type: text/plain` on top: every byte of the body, his forwarded mail included,
+reads as ann's text."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from chalicelib import deps
+from chalicelib.mail import unsigned_mime
+from chalicelib.mail.parse import parse_mail
+from tests.mail.test_authentication import FakeDns, members, records  # noqa: F401  (a fixture)
+from tests.support.dkim_signing import SIGNED_HEADERS, signed
+
+# Gmail's h= (2023 on): no content-type; mime-version and the read headers.
+GMAIL_HEADERS = (*SIGNED_HEADERS, "mime-version")
+GMAIL_BOUNDARY = b"0000000000004d5b1e0627a1c2f3"
+ATTACKER_WORDS = b"Send your password to evil@attacker.example."
+FORWARDED = (
+    b"---------- Forwarded message ---------\r\n"
+    b"From: Mallory <mallory@attacker.example>\r\n"
+    b"Subject: An offer\r\n\r\n"
+    b"Hello all,\r\n"
+    b"--evil\r\n"
+    b"Content-Type: text/plain\r\n\r\n" + ATTACKER_WORDS + b"\r\n"
+    b"--evil--\r\n"
+)
+
+
+def gmail_forward(sender: str, subject: str) -> bytes:
+    """A forward as Gmail writes it: multipart/alternative, the body opening with its boundary."""
+    part = b"--" + GMAIL_BOUNDARY
+    return (
+        b"MIME-Version: 1.0\r\n"
+        b"From: Ann <" + sender.encode() + b">\r\n"
+        b"Date: Sun, 1 Nov 2026 12:00:00 +0000\r\n"
+        b"Message-ID: <fwd-" + subject.encode().replace(b" ", b"-") + b"@mail.gmail.com>\r\n"
+        b"Subject: " + subject.encode() + b"\r\n"
+        b"To: garden@community.example\r\n"
+        b'Content-Type: multipart/alternative; boundary="'
+        + GMAIL_BOUNDARY
+        + b'"\r\n\r\n'
+        + part
+        + b'\r\nContent-Type: text/plain; charset="UTF-8"\r\n\r\n'
+        b"FYI, see below.\r\n\r\n"
+        + FORWARDED
+        + b"\r\n"
+        + part
+        + b'\r\nContent-Type: text/html; charset="UTF-8"\r\n\r\n'
+        b"<div>FYI, see below.</div><pre>" + FORWARDED + b"</pre>\r\n" + part + b"--\r\n"
+    )
+
+
+def retyped(raw: bytes, content_type: bytes, *, on_top: bool = False) -> bytes:
+    """`raw` with its (unsigned) Content-Type replaced by `content_type`, or another put on top."""
+    if on_top:
+        return b"Content-Type: " + content_type + b"\r\n" + raw
+    start = raw.index(b"Content-Type: multipart/alternative")
+    end = raw.index(b"\r\n", start)
+    return raw[:start] + b"Content-Type: " + content_type + raw[end:]
+
+
+def verdict_of(raw: bytes):
+    from chalicelib.mail.authentication import SenderVerifier
+
+    return SenderVerifier(FakeDns(records())).verify(raw, "strict.example", last_attempt=False)
+
+
+@pytest.mark.fast
+def test_the_attack_reads_the_attackers_words_as_anns():
+    """What the rule is against: the parser does read Mallory's part as the mail's text."""
+    genuine = signed(
+        gmail_forward("ann@strict.example", "Fwd"), "strict.example", headers=GMAIL_HEADERS
+    )
+    attacked = retyped(genuine, b'multipart/mixed; boundary="evil"')
+
+    assert parse_mail(attacked).text == ATTACKER_WORDS.decode()
+    assert verdict_of(genuine).verified
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    ("content_type", "on_top", "why"),
+    [
+        (
+            b'multipart/mixed; boundary="evil"',
+            False,
+            "its unsigned Content-Type names another boundary than the signed body's own",
+        ),
+        (b"text/plain", False, "reads the signed body's parts as one text/plain"),
+        (b"text/plain", True, "the mail has 2 Content-Type headers and the signature signs none"),
+        (b"multipart/digest; boundary=" + GMAIL_BOUNDARY, False, "as mails (digest)"),
+    ],
+)
+def test_an_unsigned_content_type_that_rereads_the_body_makes_the_signature_not_count(
+    content_type, on_top, why
+):
+    genuine = signed(
+        gmail_forward("ann@strict.example", "Fwd"), "strict.example", headers=GMAIL_HEADERS
+    )
+
+    verdict = verdict_of(retyped(genuine, content_type, on_top=on_top))
+
+    assert verdict.spoofed and not verdict.verified
+    assert "does not cover the Content-Type header, and " in verdict.reason
+    assert why in verdict.reason
+
+
+@pytest.mark.fast
+def test_the_signers_own_content_type_respelled_still_counts():
+    """Quoting, case and subtype are not the reading: the boundary the body opens with is."""
+    genuine = signed(
+        gmail_forward("ann@strict.example", "Fwd"), "strict.example", headers=GMAIL_HEADERS
+    )
+
+    respelled = retyped(genuine, b"Multipart/Mixed; boundary=" + GMAIL_BOUNDARY)
+
+    assert verdict_of(respelled).verified
+    assert parse_mail(respelled).text.startswith("FYI, see below.")
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    ("content_type", "encoding", "counts"),
+    [
+        (b"text/plain; charset=utf-8", b"quoted-printable", True),
+        (b"text/plain; charset=utf-8", b"7bit", True),
+        (b"text/html; charset=utf-8", b"7bit", False),
+        (b"text/plain; charset=utf-8", b"base64", False),
+        (b"multipart/mixed; boundary=evil", b"7bit", False),
+    ],
+)
+def test_a_single_part_reads_only_as_the_signed_text(content_type, encoding, counts):
+    """Exchange signs Content-Type but not Content-Transfer-Encoding; git-send-email through a
+    relay signs neither: a text part keeps its signature unless the unsigned headers make it read
+    as HTML, as base64 or as parts."""
+    from tests.mail.test_authentication import mail
+
+    body = mail("ann@strict.example", body="Line one.\n--evil\n\nLine two.\n--evil--")
+    stripped = unsigned_mime.without(body, ["content-type", "content-transfer-encoding"])
+    raw = signed(stripped, "strict.example", headers=GMAIL_HEADERS)
+    retyped_raw = (
+        b"Content-Type: "
+        + content_type
+        + b"\r\nContent-Transfer-Encoding: "
+        + encoding
+        + b"\r\n"
+        + raw
+    )
+
+    assert verdict_of(retyped_raw).verified is counts
+
+
+@pytest.mark.fast
+@settings(max_examples=60, deadline=None)
+@given(
+    boundary=st.text(
+        alphabet="abcdefghijklmnopqrstuvwxyz0123456789'()+_,-./:=?", min_size=1, max_size=60
+    ),
+    subtype=st.sampled_from(["mixed", "alternative", "related", "signed", "report"]),
+    own=st.booleans(),
+)
+def test_property_only_the_bodys_own_boundary_keeps_the_signature(boundary, subtype, own):
+    raw = signed(
+        gmail_forward("ann@strict.example", "Fwd"), "strict.example", headers=GMAIL_HEADERS
+    )
+    boundary = GMAIL_BOUNDARY.decode() if own else boundary
+    content_type = f'multipart/{subtype}; boundary="{boundary}"'.encode()
+
+    verdict = verdict_of(retyped(raw, content_type))
+
+    assert verdict.verified is (boundary.encode() == GMAIL_BOUNDARY)
+    if verdict.verified:
+        assert parse_mail(retyped(raw, content_type)).text == parse_mail(raw).text
+
+
+@pytest.mark.fast
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(alphabet=st.characters(codec="ascii", exclude_categories=["Cc"]), max_size=200))
+def test_property_a_verified_single_part_reads_as_its_text(text):
+    """Whatever Content-Type or encoding is put on a signed text part, a signature that still
+    counts reads the text the signer signed."""
+    from tests.mail.test_authentication import mail
+
+    body = unsigned_mime.without(
+        mail("ann@strict.example", body=text or "x"), ["content-type", "content-transfer-encoding"]
+    )
+    raw = signed(body, "strict.example", headers=GMAIL_HEADERS)
+    # A text that is exactly a base64 encoder's output reads as base64 by the rule (Exchange's).
+    assume(not unsigned_mime.encoded_as_base64(raw.partition(b"\r\n\r\n")[2]))
+    # Quoted-printable only spells the signed bytes (every one of them stays in the text).
+    readings = {
+        parse_mail(raw).text,
+        parse_mail(b"Content-Transfer-Encoding: quoted-printable\r\n" + raw).text,
+    }
+    for content_type in (
+        b"text/html",
+        b"multipart/mixed; boundary=x",
+        b"message/rfc822",
+        b"text/plain",
+    ):
+        for encoding in (b"base64", b"quoted-printable", b"8bit"):
+            attacked = (
+                b"Content-Type: "
+                + content_type
+                + b"\r\nContent-Transfer-Encoding: "
+                + encoding
+                + b"\r\n"
+                + raw
+            )
+            if verdict_of(attacked).verified:
+                assert parse_mail(attacked).text in readings
+
+
+# --- through DNS and a real Dovecot --------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_gmail_forward_retyped_by_an_attacker_through_dovecot_posts_nothing(members):  # noqa: F811
+    """ann's Gmail forward arrives once as she sent it (posted, verified) and twice retyped by
+    Mallory: his boundary, and text/plain on top. Neither becomes a post."""
+    from chalicelib.store.mail import MailRecord
+    from chalicelib.store.posts import PostRecord
+
+    mailbox, config = members
+    sign = lambda subject: signed(  # noqa: E731
+        gmail_forward("ann@signed.example", subject), "signed.example", headers=GMAIL_HEADERS
+    )
+    mailbox.deliver(sign("As sent"))
+    mailbox.deliver(retyped(sign("Retyped"), b'multipart/mixed; boundary="evil"'))
+    mailbox.deliver(retyped(sign("Plain on top"), b"text/plain", on_top=True))
+
+    result = deps.mail_ingestor().poll(config, lambda: False)
+
+    entries = {e.subject: e for e in MailRecord.received.query(config.key)}
+    assert {s: e.status for s, e in entries.items()} == {
+        "As sent": "posted",
+        "Retyped": "rejected",
+        "Plain on top": "rejected",
+    }
+    assert entries["Retyped"].reason == (
+        "spoofed: signed.example publishes DMARC p=reject and its DKIM signature of signed.example "
+        "does not cover the Content-Type header, and its unsigned Content-Type names another "
+        "boundary than the signed body's own"
+    )
+    assert "the mail has 2 Content-Type headers" in entries["Plain on top"].reason
+    posts = {p.title: p for p in PostRecord.by_group.query(config.group_id)}
+    assert set(posts) == {"As sent", "Hello"}
+    assert posts["As sent"].content.startswith("<p>FYI, see below.</p>")
+    assert result.failed == 0 and mailbox.count() == 0
