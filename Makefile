@@ -151,27 +151,32 @@ $(PACKAGE_CHECKED): $(STAMP) $(PACKAGE_INPUTS)
 
 ## deploy: make deploy STAGE=prod BASE_URL=https://… ALARM_EMAIL=ops@… [MAIL_SENDER_DOMAIN=…] [ARCH=arm64]
 ## [PAGE_EMAIL=…: paged for data loss, an API members cannot use, mail stopped (default ALARM_EMAIL)]
-## [SES_DAILY_QUOTA=…: the account's SES 24-hour quota; MONTHLY_BUDGET_USD=…: the month's budget
-##  (each kept from the last deploy when not given; defaults 200 and 25)]
+## [SES_DAILY_QUOTA=…: the account's SES 24-hour quota; MONTHLY_BUDGET_USD=…: the month's budget]
+## (each optional setting, API_GATEWAY_ACCOUNT too, keeps its deployed value when not given; given
+##  empty, as PAGE_EMAIL=, it is set empty)
+## [REPLACE_SENDER_IDENTITY=1: a changed sending domain replaces the SES identity (refused without)]
 ## [ALLOW_REPLACE=1: a change may replace or delete a table or the token secret]
-## [API_GATEWAY_ACCOUNT=1: the stack sets the account's API Gateway logging role]
+## [API_GATEWAY_ACCOUNT=1: the stack sets the account's API Gateway logging role (0: stops)]
 ## [ROLLBACK_ALARMS=0: a prod canary ignores the new version's alarms, to land a fix]
 ## [ALL_AT_ONCE=1: the emergency switch: a prod deploy moves the API to the new version at once,
 ##  no canary, no rollback alarm (the jobs always move at once); the PreTraffic hook still runs]
 ALLOW_REPLACE ?=
-API_GATEWAY_ACCOUNT ?=
+REPLACE_SENDER_IDENTITY ?=
 ROLLBACK_ALARMS ?= 1
 ALL_AT_ONCE ?=
-PAGE_EMAIL ?=
-SES_DAILY_QUOTA ?=
-MONTHLY_BUDGET_USD ?=
+# An optional setting is passed only when given (on the command line or in the environment).
+given = $(filter-out undefined default,$(origin $(1)))
 DEPLOY_FLAGS = $(if $(filter 1 yes true,$(ALLOW_REPLACE)),--allow-replace) \
+  $(if $(filter 1 yes true,$(REPLACE_SENDER_IDENTITY)),--replace-sender-identity) \
   $(if $(filter 1 yes true,$(API_GATEWAY_ACCOUNT)),--api-gateway-account) \
+  $(if $(filter 0 no false,$(API_GATEWAY_ACCOUNT)),--no-api-gateway-account) \
   $(if $(filter 0 no false,$(ROLLBACK_ALARMS)),--no-rollback-alarms) \
   $(if $(filter 1 yes true,$(ALL_AT_ONCE)),--all-at-once)
 DEPLOY_SETTINGS = --stage "$(STAGE)" --base-url "$(BASE_URL)" --alarm-email "$(ALARM_EMAIL)" \
-  --mail-sender-domain "$(MAIL_SENDER_DOMAIN)" --page-email "$(PAGE_EMAIL)" \
-  --ses-daily-quota "$(SES_DAILY_QUOTA)" --monthly-budget-usd "$(MONTHLY_BUDGET_USD)"
+  $(if $(call given,MAIL_SENDER_DOMAIN),--mail-sender-domain "$(MAIL_SENDER_DOMAIN)") \
+  $(if $(call given,PAGE_EMAIL),--page-email "$(PAGE_EMAIL)") \
+  $(if $(call given,SES_DAILY_QUOTA),--ses-daily-quota "$(SES_DAILY_QUOTA)") \
+  $(if $(call given,MONTHLY_BUDGET_USD),--monthly-budget-usd "$(MONTHLY_BUDGET_USD)")
 deploy: $(STAMP)
 	PYTHONPATH=. $(BIN)/python -m infra.deploy --check $(DEPLOY_SETTINGS)
 	$(MAKE) package STAGE=$(STAGE) ARCH=$(ARCH)

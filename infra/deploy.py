@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from infra.deploy_parameters import KEPT_PARAMETERS, ParameterError, stack_parameters
 from infra.rollout import SETTINGS_DIGEST, settings_digest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,8 +44,6 @@ CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"]
 PROTECTED_TYPES = ("AWS::DynamoDB::Table", "AWS::SecretsManager::Secret")
 # Published versions each function keeps after a deploy (besides any an alias points at).
 KEEP_VERSIONS = 3
-# Parameters a deploy leaves as they are when not given (make restore sets TableNames).
-KEPT_PARAMETERS = ("SesDailyQuota", "MonthlyBudgetUsd", "TableNames")
 
 
 def stack_policy(allow_replace: bool = False) -> str:
@@ -159,15 +158,15 @@ def check_arguments(args: argparse.Namespace) -> None:
             f"ALARM_EMAIL must be an address that receives the alarms (got {args.alarm_email!r})"
         )
     for name, value in (
-        ("SES_DAILY_QUOTA", getattr(args, "ses_daily_quota", "")),
-        ("MONTHLY_BUDGET_USD", getattr(args, "monthly_budget_usd", "")),
+        ("SES_DAILY_QUOTA", getattr(args, "ses_daily_quota", None)),
+        ("MONTHLY_BUDGET_USD", getattr(args, "monthly_budget_usd", None)),
     ):
         if value and not re.fullmatch(r"[1-9][0-9]{0,9}", str(value)):
             raise DeployError(f"{name} must be a whole number above 0 (got {value!r})")
     page = getattr(args, "page_email", "") or ""
     if page and not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", page):
         raise DeployError(f"PAGE_EMAIL must be an address that is paged (got {page!r})")
-    domain = args.mail_sender_domain or ""
+    domain = getattr(args, "mail_sender_domain", None) or ""
     if domain and not re.fullmatch(r"[A-Za-z0-9.-]+\.[A-Za-z]{2,}", domain):
         raise DeployError(f"MAIL_SENDER_DOMAIN must be a domain name (got {domain!r})")
 
@@ -269,37 +268,19 @@ def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
     if _stack_status(cloudformation, stack) == "ROLLBACK_COMPLETE":
         clear_failed_first_create(session, stack, template)
     exists = _stack_exists(cloudformation, stack)
-    parameters = {
-        "BaseUrl": args.base_url,
-        "AlarmEmail": args.alarm_email,
-        "MailSenderDomain": args.mail_sender_domain or "",
-        "PageEmail": getattr(args, "page_email", "") or "",
-        "ManageApiGatewayAccount": "true"
-        if getattr(args, "api_gateway_account", False)
-        else "false",
-    }
-    if args.stage == "prod":  # the canary's
-        parameters["RollbackOnAlarms"] = (
-            "false" if getattr(args, "no_rollback_alarms", False) else "true"
-        )
-        parameters["DeployAllAtOnce"] = "true" if getattr(args, "all_at_once", False) else "false"
-    # The SES quota and the budget: set when given, else kept (KEPT_PARAMETERS) or the default.
-    for name, given_value in (
-        ("SesDailyQuota", getattr(args, "ses_daily_quota", "")),
-        ("MonthlyBudgetUsd", getattr(args, "monthly_budget_usd", "")),
-    ):
-        if given_value:
-            parameters[name] = str(given_value)
-    if not getattr(args, "api_gateway_account", False):
-        require_api_gateway_logging_role(session)
-    # Parameters set outside make deploy's arguments (make restore's TableNames) stay as they are.
-    # (Only those the stack has: a stack from before a parameter existed takes its default.)
+    # What the deploy is not given keeps its deployed value (infra.deploy_parameters); a change
+    # of the SES sending identity is refused unless asked, and said.
     previous = _stack_parameter_values(cloudformation, stack) if exists else {}
-    kept = [
-        {"ParameterKey": k, "UsePreviousValue": True}
-        for k in KEPT_PARAMETERS
-        if k in previous and k not in parameters
-    ]
+    try:
+        chosen = stack_parameters(args, previous if exists else None)
+    except ParameterError as error:
+        raise DeployError(f"{stack}: {error}") from None
+    for note in chosen.notes:
+        print(f"{stack}: {note}", flush=True)
+    if chosen.values(previous).get("ManageApiGatewayAccount") != "true":
+        require_api_gateway_logging_role(session)
+    parameters = chosen.given
+    kept = [{"ParameterKey": k, "UsePreviousValue": True} for k in chosen.kept]
     parameters = with_settings_digest(template, parameters, previous)
     given = [{"ParameterKey": k, "ParameterValue": v} for k, v in parameters.items()]
     change_set = f"deploy-{digest}-{hashlib.sha256(body).hexdigest()[:8]}"
@@ -552,10 +533,16 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--stage", required=True)
     parser.add_argument("--base-url", default="")
     parser.add_argument("--alarm-email", default="")
-    parser.add_argument("--mail-sender-domain", default="")
-    parser.add_argument("--page-email", default="", help="paged address (default: alarm email)")
-    parser.add_argument("--ses-daily-quota", default="", help="the account's SES 24-hour quota")
-    parser.add_argument("--monthly-budget-usd", default="", help="the month's budget, in USD")
+    # Each optional setting: left out (None), the stack keeps its deployed value.
+    parser.add_argument("--mail-sender-domain", default=None)
+    parser.add_argument("--page-email", default=None, help="paged address (default: alarm email)")
+    parser.add_argument("--ses-daily-quota", default=None, help="the account's SES 24-hour quota")
+    parser.add_argument("--monthly-budget-usd", default=None, help="the month's budget, in USD")
+    parser.add_argument(
+        "--replace-sender-identity",
+        action="store_true",
+        help="let a changed sending domain replace the SES identity (mail fails until verified)",
+    )
     parser.add_argument("--check", action="store_true", help="validate the arguments only")
     parser.add_argument(
         "--review", action="store_true", help="create the change set, leave executing it to you"
@@ -567,8 +554,17 @@ def parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--api-gateway-account",
-        action="store_true",
+        action="store_const",
+        const=True,
+        default=None,
         help="let the stack set the account's API Gateway logging role (every API's)",
+    )
+    parser.add_argument(
+        "--no-api-gateway-account",
+        dest="api_gateway_account",
+        action="store_const",
+        const=False,
+        help="stop setting it (left out: kept as deployed)",
     )
     parser.add_argument(
         "--all-at-once",

@@ -44,6 +44,109 @@ def test_good_arguments_pass_the_check(capsys):
     assert main(["--check", *[item for pair in GOOD.items() for item in pair]]) == 0
 
 
+# A deploy keeps what it is not given (issue 57): leaving out MAIL_SENDER_DOMAIN sent it empty,
+# which replaced the SES identity (create-only) and deleted the verified one; PAGE_EMAIL too.
+
+DEPLOYED_STACK = {
+    "BaseUrl": "https://c.example.org",
+    "AlarmEmail": "ops@c.org",
+    "MailSenderDomain": "mail.c.org",
+    "PageEmail": "pager@c.org",
+    "SesDailyQuota": "150000",
+    "MonthlyBudgetUsd": "400",
+    "ManageApiGatewayAccount": "true",
+    "TableNames": "agora-prod-posts.20261126T080000Z",
+    "RollbackOnAlarms": "false",
+    "DeployAllAtOnce": "true",
+    "SettingsDigest": "a" * 64,
+}
+
+
+def _arguments(*extra: str) -> argparse.Namespace:
+    from infra.deploy import parser
+
+    return parser().parse_args([item for pair in GOOD.items() for item in pair] + list(extra))
+
+
+@pytest.mark.fast
+def test_a_deploy_not_given_an_optional_setting_keeps_the_deployed_value():
+    from infra.deploy_parameters import stack_parameters
+
+    chosen = stack_parameters(_arguments(), DEPLOYED_STACK)
+    assert sorted(chosen.kept) == sorted(
+        ["MailSenderDomain", "PageEmail", "SesDailyQuota", "MonthlyBudgetUsd",
+         "ManageApiGatewayAccount", "TableNames"]
+    )  # fmt: skip
+    # The canary's switches are this deploy's only: back to a canary with its alarms.
+    assert chosen.given == {
+        "BaseUrl": "https://c.example.org",
+        "AlarmEmail": "ops@c.org",
+        "RollbackOnAlarms": "true",
+        "DeployAllAtOnce": "false",
+    }
+    assert chosen.notes == []
+    assert chosen.values(DEPLOYED_STACK)["MailSenderDomain"] == "mail.c.org"
+
+
+@pytest.mark.fast
+def test_a_setting_given_is_set_and_one_given_empty_is_emptied():
+    from infra.deploy_parameters import stack_parameters
+
+    chosen = stack_parameters(
+        _arguments("--page-email", "", "--ses-daily-quota", "200000", "--no-api-gateway-account",
+                   "--monthly-budget-usd", ""),
+        DEPLOYED_STACK,
+    )  # fmt: skip
+    assert chosen.given["PageEmail"] == "" and chosen.given["SesDailyQuota"] == "200000"
+    assert chosen.given["ManageApiGatewayAccount"] == "false"
+    # An empty number is no number: kept.
+    assert "MonthlyBudgetUsd" in chosen.kept and "MonthlyBudgetUsd" not in chosen.given
+
+
+@pytest.mark.fast
+def test_a_first_deploy_not_given_a_setting_takes_the_template_default():
+    from infra.deploy_parameters import stack_parameters
+
+    chosen = stack_parameters(_arguments("--stage", "dev"), None)
+    assert chosen.given == {"BaseUrl": "https://c.example.org", "AlarmEmail": "ops@c.org"}
+    assert chosen.kept == []
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["--mail-sender-domain", "other.org"],
+        ["--mail-sender-domain", ""],  # empty: the host of BASE_URL, another domain
+    ],
+)
+def test_replacing_the_sending_identity_is_refused_unless_asked_and_says_what_it_does(arguments):
+    from infra.deploy_parameters import ParameterError, stack_parameters
+
+    with pytest.raises(ParameterError) as refused:
+        stack_parameters(_arguments(*arguments), DEPLOYED_STACK)
+    message = str(refused.value)
+    assert "deletes the verified identity mail.c.org" in message
+    assert "REPLACE_SENDER_IDENTITY=1" in message and "Nothing was changed" in message
+    chosen = stack_parameters(_arguments(*arguments, "--replace-sender-identity"), DEPLOYED_STACK)
+    [note] = chosen.notes
+    assert "mail.c.org is replaced by" in note and "DKIM" in note
+
+
+@pytest.mark.fast
+def test_a_new_base_url_host_replaces_an_identity_named_after_it():
+    from infra.deploy_parameters import ParameterError, stack_parameters
+
+    stack = {**DEPLOYED_STACK, "MailSenderDomain": ""}
+    # The same host, or MailSenderDomain set to it: the same identity, nothing replaced.
+    assert stack_parameters(_arguments(), stack).notes == []
+    same = _arguments("--mail-sender-domain", "c.example.org")
+    assert stack_parameters(same, stack).notes == []
+    moved = _arguments("--base-url", "https://club.example.net")
+    with pytest.raises(ParameterError, match="c.example.org is replaced by club.example.net"):
+        stack_parameters(moved, stack)
+
+
 @pytest.mark.slow
 def test_deploy_uploads_the_package_and_makes_a_change_set_with_the_parameters(monkeypatch):
     import boto3
@@ -95,7 +198,6 @@ def test_deploy_uploads_the_package_and_makes_a_change_set_with_the_parameters(m
             "BaseUrl": "https://community.example.org",
             "AlarmEmail": "ops@example.org",
             "MailSenderDomain": "example.org",
-            "PageEmail": "",
             "SesDailyQuota": "50000",
             "ManageApiGatewayAccount": "true",
         }

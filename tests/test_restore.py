@@ -246,6 +246,19 @@ def test_new_code_publishes_every_function_and_a_deploy_around_make_deploy_is_al
     assert "Default" not in template["Parameters"]["SettingsDigest"]
 
 
+def test_a_deploy_not_given_a_setting_keeps_it_and_publishes_nothing(packaged):
+    """Issue 57: the settings a deploy keeps (UsePreviousValue) are in SettingsDigest with their
+    deployed values, so leaving MAIL_SENDER_DOMAIN or PAGE_EMAIL out changes nothing."""
+    template, _ = packaged
+    before = deployed_parameters(
+        template, {**DEPLOYED, "MailSenderDomain": "mail.example.org", "PageEmail": "p@e.org"}, {}
+    )
+    given = {k: v for k, v in DEPLOYED.items() if k != "MailSenderDomain"}
+    again = deployed_parameters(template, given, before)
+    assert again["SettingsDigest"] == before["SettingsDigest"]
+    assert again["MailSenderDomain"] == "mail.example.org" and again["PageEmail"] == "p@e.org"
+
+
 def test_a_deploy_that_changes_nothing_publishes_nothing(packaged):
     template, _ = packaged
     before = deployed_parameters(template, DEPLOYED, {})
