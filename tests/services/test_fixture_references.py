@@ -232,7 +232,7 @@ def test_an_id_that_is_a_list_or_an_object_is_its_record_s_error_and_names_nothi
     assert [str(e) for e in raised.value.errors] == [
         "groups[1].id: must be a GUID string",
         "users[0].id: must be a GUID string",
-        "comments[0].id: Input should be a valid integer",
+        "comments[0].id: must be a whole number",
         f"posts[0].authorId: no user has id {USER}",
         f"comments[1].authorId: no user has id {USER}",
         "comments[1].parentCommentId: no comment of the same post has this id",

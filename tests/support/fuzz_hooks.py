@@ -108,7 +108,7 @@ STATE_RULES: dict[str, tuple[Rule, ...]] = {
     # A calendar plugin sends the dates in the query or the body (CONTRACT §9): each is required
     # in one of the two, which no schema of either place can say.
     "PUT /api/v1/en_US/event/{eventId}/calendar": (
-        ("startDate|calendarStartDate|calendarEndDate", r"Field required"),
+        ("startDate|calendarStartDate|calendarEndDate", r"is required"),
         ("calendarEndDate", r"must be after calendarStartDate"),
         ("endDate", r"is required unless the event lasts all day \(allDay true\)"),
         EVENT_DATES,
