@@ -806,9 +806,11 @@ def test_prod_template_sees_silent_failures_and_keeps_its_data():
 
 
 def check_paging(prod: dict, alarms: dict) -> None:
-    """Issue 48: a page topic for data loss, members locked out and mail stopped for everyone,
-    one composite per cause; a ticket topic for the rest, on alarm only; mail-failed a share of
-    the mail handled; the API's 5xx seen for a quiet API too."""
+    """Issues 48, 57: a page topic with one composite per cause, a ticket topic for every alarm,
+    members included (a member that stays red keeps its composite red: a second cause under it
+    still tickets); pages on rates and silences, never a single error; mail in, notifications
+    and digests stopped for everyone and SES near its pause page; data loss split by cause;
+    mail-failed a share of the mail handled; the API's 5xx seen for a quiet API too."""
     from infra.paging import CAUSES
 
     resources = prod["Resources"]
@@ -818,7 +820,10 @@ def check_paging(prod: dict, alarms: dict) -> None:
     assert page == {"Fn::If": ["HasPageEmail", {"Ref": "PageEmail"}, {"Ref": "AlarmEmail"}]}
     composites = {n: r["Properties"] for n, r in resources.items()
                   if r.get("Type") == "AWS::CloudWatch::CompositeAlarm"}  # fmt: skip
-    assert set(composites) == {"ApiDownAlarm", "MailStoppedAlarm", "DataLossAlarm"}
+    assert set(composites) == {
+        "ApiDownAlarm", "MailInStoppedAlarm", "NotificationsStoppedAlarm", "DigestsStoppedAlarm",
+        "SesSendingAtRiskAlarm", "OutboxLossAlarm", "DeadLettersExpiringAlarm",
+    }  # fmt: skip
     members = set()
     for logical, composite in composites.items():
         assert composite["AlarmActions"] == [{"Ref": "PageTopic"}]
@@ -826,14 +831,31 @@ def check_paging(prod: dict, alarms: dict) -> None:
             name = resources[member]["Properties"]["AlarmName"]
             assert f'ALARM("{name}")' in composite["AlarmRule"]
             members.add(name)
-    assert {"agora-prod-api-5xx", "agora-prod-api-5xx-quiet", "agora-prod-api-version-5xx",
-            "agora-prod-drain-outbox-silent", "agora-prod-outbox-dead-letters"} <= members  # fmt: skip
+    assert {"agora-prod-api-error-rate", "agora-prod-api-5xx-quiet",
+            "agora-prod-api-function-error-rate", "agora-prod-drain-outbox-silent",
+            "agora-prod-outbox-dead-letters", "agora-prod-dispatch-mail-polls-heartbeat",
+            "agora-prod-mailboxes-all-failing", "agora-prod-notifications-all-failing",
+            "agora-prod-send-digests-heartbeat", "agora-prod-digest-jobs-age",
+            "agora-prod-ses-quota-reached", "agora-prod-ses-bounce-pause-near",
+            "agora-prod-ses-complaint-pause-near"} <= members  # fmt: skip
     for name, alarm in alarms.items():
         assert "OKActions" not in alarm, name  # a ticket mails once; a page's recovery pages
-        expected = None if name in members else [{"Ref": "AlarmTopic"}]
-        assert alarm.get("AlarmActions") == expected, name
-    # The rollback alarms are members: their state still rolls a deploy back.
-    assert "agora-prod-api-errors" in members
+        assert alarm.get("AlarmActions") == [{"Ref": "AlarmTopic"}], name
+    # Single errors and early warnings ticket, never page: one 500 or failed invocation (the
+    # rollback alarms, whose state still rolls a deploy back), 5 5xx, 80% of the SES quota.
+    assert not {"agora-prod-api-errors", "agora-prod-api-version-5xx", "agora-prod-api-5xx",
+                "agora-prod-ses-quota", "agora-prod-ses-bounce-rate"} & members  # fmt: skip
+    rate = {m["Id"]: m for m in alarms["agora-prod-api-error-rate"]["Metrics"]}
+    assert (
+        "errors / calls" in rate["share"]["Expression"]
+        and "calls >=" in rate["share"]["Expression"]
+    )
+    stopped = {m["Id"]: m for m in alarms["agora-prod-notifications-all-failing"]["Metrics"]}
+    assert "FILL(sent, 0) == 0" in stopped["share"]["Expression"]
+    assert 0.05 < alarms["agora-prod-ses-bounce-pause-near"]["Threshold"] < 0.10
+    assert 0.001 < alarms["agora-prod-ses-complaint-pause-near"]["Threshold"] < 0.005
+    quota = {m["Id"]: m for m in alarms["agora-prod-ses-quota-reached"]["Metrics"]}
+    assert alarms["agora-prod-ses-quota-reached"]["Threshold"] > 0.8 and "sent" in quota
     share = {m["Id"]: m for m in alarms["agora-prod-mail-failed"]["Metrics"]}
     assert "failed" in share and "posted" in share and "/ (" in share["share"]["Expression"]
     quiet = alarms["agora-prod-api-5xx-quiet"]
