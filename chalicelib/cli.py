@@ -7,13 +7,12 @@ AWS_ENDPOINT_URL points there, and against AWS otherwise.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
 
+# write_fixture: make run's saves write the fixture format too (agora_local/persistence.py).
+from chalicelib.cli_fixture import write_fixture as write_fixture
 from chalicelib.cli_progress import Progress
 
 EXIT_INVALID = 2
@@ -104,37 +103,9 @@ def create_tables(_args: argparse.Namespace) -> int:
 
 
 def load(args: argparse.Namespace) -> int:
-    from chalicelib.services.fixture import FixtureInvalid
+    from chalicelib import cli_fixture
 
-    path = Path(args.file)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        return refuse(f"{path}: cannot read: {error.strerror}")
-    except ValueError as error:
-        return refuse(f"$: not valid JSON: {error}")
-    progress = Progress()
-    total = (
-        sum(len(v) for v in data.values() if isinstance(v, list)) if isinstance(data, dict) else 0
-    )
-    written: dict[str, int] = {}
-
-    def told(section: str, n: int) -> None:
-        written[section] = n
-        progress.show(f"load: {n} {section} written", sum(written.values()), total)
-
-    from chalicelib import deps
-
-    try:
-        report = deps.fixture_service().load(data, progress=told)
-    except FixtureInvalid as invalid:
-        for problem in invalid.errors:
-            print(str(problem), file=sys.stderr)
-        return refuse(f"{len(invalid.errors)} error(s); nothing was written")
-    finally:
-        progress.done()
-    print("loaded " + ", ".join(f"{n} {name}" for name, n in report.counts.items()))
-    return 0
+    return cli_fixture.load(args, refuse)
 
 
 def _then_drain_outbox() -> Callable[[], int]:
@@ -149,53 +120,9 @@ def _then_drain_outbox() -> Callable[[], int]:
 
 
 def export(args: argparse.Namespace) -> int:
-    """The whole community to FILE in the fixture format, written record by record as the pages
-    are read (memory does not grow with the community); `-` writes to stdout."""
-    path = Path(args.file)
-    progress = Progress()
-    counts: dict[str, int] = {}
-    now = ["export: reading"]
-    partial = path.with_name(path.name + ".partial")
-    try:
-        with (
-            sys.stdout if args.file == "-" else _private_file(partial) as out,
-            progress.running(lambda: now[0]),
-        ):
-            from chalicelib import deps
+    from chalicelib import cli_fixture
 
-            exporter = deps.fixture_exporter()
-            write_fixture(
-                out,
-                exporter.sections(),
-                exporter.home_page,
-                counts,
-                lambda section, n: now.__setitem__(0, f"export: {n} {section} written"),
-            )
-    except OSError as error:
-        partial.unlink(missing_ok=True)
-        return refuse(f"{path}: cannot write: {error.strerror}")
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    finally:
-        progress.done()
-    if args.file != "-":
-        # Only a whole export takes the file's name: a failure keeps what was there before.
-        partial.replace(path)
-    # Password hashes are in it: the owner's only, and the line says so.
-    private = "" if args.file == "-" else f" to {path} (mode 600: readable by its owner only)"
-    print(
-        "exported " + ", ".join(f"{n} {name}" for name, n in counts.items()) + private,
-        file=sys.stderr if args.file == "-" else sys.stdout,
-    )
-    return 0
-
-
-def _private_file(path: Path) -> Any:
-    """`path` opened for writing, mode 600 from its creation (and made so if it was there)."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(descriptor, 0o600)
-    return os.fdopen(descriptor, "w", encoding="utf-8")
+    return cli_fixture.export(args, refuse)
 
 
 def unlock(args: argparse.Namespace) -> int:
@@ -214,32 +141,6 @@ def unlock(args: argparse.Namespace) -> int:
         "forgotten, for every source"
     )
     return 0
-
-
-def write_fixture(
-    out: Any,
-    sections: Iterator[tuple[str, Iterator[Mapping[str, object]]]],
-    home_page: Callable[[], Mapping[str, object] | None],
-    counts: dict[str, int],
-    progress: Callable[[str, int], None],
-) -> None:
-    """A fixture file as JSON, one record a line, written as the records come."""
-    out.write("{")
-    for number, (section, records) in enumerate(sections):
-        out.write(("," if number else "") + f"\n{json.dumps(section)}: [")
-        count = 0
-        for record in records:
-            out.write(("," if count else "") + "\n  " + json.dumps(record, ensure_ascii=False))
-            count += 1
-            if count % 100 == 0:
-                progress(section, count)
-        out.write("\n]" if count else "]")
-        counts[section] = count
-    page = home_page()
-    if page is not None:
-        out.write(f',\n"homePage": {json.dumps(page, ensure_ascii=False)}')
-        counts["home page"] = 1
-    out.write("\n}\n")
 
 
 def poll_mail(args: argparse.Namespace) -> int:

@@ -33,9 +33,14 @@ def table_contents() -> dict[str, list[dict]]:
 @pytest.fixture
 def empty_aws():
     from chalicelib.settings import reload_settings
+    from chalicelib.store import cache
+    from chalicelib.store.groups import GroupRepository
 
     with mock_aws():
         reload_settings()
+        # A warm container's memory (the root group's id, users, groups) is of another AWS.
+        GroupRepository.forget_cache()
+        cache.forget()
         yield
 
 
@@ -61,7 +66,7 @@ def test_demo_loads_and_loading_twice_changes_nothing_and_later_ids_start_above_
     capsys.readouterr()
     assert main(["load", str(DEMO)]) == 0
     out, err = capsys.readouterr()
-    assert out.startswith("loaded ") and "8 groups" in out
+    assert out.startswith("loaded 8 groups (all created), 8 users (all created), ")
     assert err == ""  # no progress line when stderr is not a terminal
     before = table_contents()
     terminal = Terminal()
@@ -74,13 +79,36 @@ def test_demo_loads_and_loading_twice_changes_nothing_and_later_ids_start_above_
     assert terminal.text.endswith("\r")  # the status line is wiped before the result prints
     drawn = [part.strip() for part in terminal.text.split("\r") if part.strip()]
     assert any(re.search(r"\[#+-+\]\s+\d+%$", part) for part in drawn), drawn
-    assert drawn[-1].endswith("[" + "#" * Progress.BAR + "] 100%")
-    assert capsys.readouterr().out.startswith("loaded ")
+    assert any(part.endswith("[" + "#" * Progress.BAR + "] 100%") for part in drawn), drawn
+    assert "load: reading what changed" in drawn[-1]
+    # The second load says it changed nothing, with the counts it found as the file has them.
+    again = capsys.readouterr().out
+    assert again.startswith("nothing changed: 8 groups, 8 users, 9 posts, 12 comments, 7 events, ")
+    assert again.endswith(" already stored as the file has them\n")
 
     # Ids assigned later start above the loaded comment ids (the same loaded demo: each load
     # costs eight full-strength password hashes).
     highest = max(c["id"] for c in json.loads(DEMO.read_text())["comments"])
     assert CounterRepository().next_value("comments") == highest + 1
+
+
+def test_a_reload_counts_what_it_created_updated_and_left_unchanged(empty_aws, capsys, tmp_path):
+    """A load says what it changed, record by record as `export` would write them: the demo
+    again with one post retitled and one event more."""
+    main(["create-tables"])
+    demo = demo_with_shipped_hashes(tmp_path)
+    assert main(["load", str(demo)]) == 0
+    capsys.readouterr()
+    fixture = json.loads(demo.read_text())
+    fixture["posts"][0]["title"] = "A new title"
+    fixture["events"].append({**fixture["events"][0], "id": 9001, "title": "One more"})
+    changed = tmp_path / "changed.json"
+    changed.write_text(json.dumps(fixture))
+    assert main(["load", str(changed)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("loaded 8 groups (all unchanged), 8 users (all unchanged), ")
+    assert "9 posts (1 updated, 8 unchanged), 12 comments (all unchanged), " in out
+    assert "8 events (1 created, 7 unchanged)" in out
 
 
 def test_bad_fixture_writes_nothing_and_names_json_paths(empty_aws, capsys, tmp_path):
@@ -182,6 +210,19 @@ def test_missing_region_is_one_line_naming_the_variable(no_aws_setup, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1, err
     assert "AWS_DEFAULT_REGION" in err
+
+
+def test_an_export_to_stdout_that_cannot_read_writes_nothing_there(no_aws_setup, capsys):
+    """A redirect (`export - > file`) is not left half written: the settings fail before the
+    first byte (it wrote `{"groups": [` and then the error)."""
+    no_aws_setup.setenv("AWS_ACCESS_KEY_ID", "x")
+    no_aws_setup.setenv("AWS_SECRET_ACCESS_KEY", "x")
+    no_aws_setup.delenv("AWS_DEFAULT_REGION")
+    no_aws_setup.delenv("AWS_REGION", raising=False)
+    assert main(["export", "-"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == "export: no AWS region: set AWS_DEFAULT_REGION (make run uses us-east-1)\n"
 
 
 def test_unreachable_endpoint_is_one_line_naming_it(no_aws_setup, capsys):

@@ -110,6 +110,32 @@ def test_a_failed_export_keeps_the_previous_file(no_tables, tmp_path, capsys):
     assert "create-tables" in capsys.readouterr().err
 
 
+def test_an_export_whose_reader_goes_away_ends_quietly(empty_aws, tmp_path, monkeypatch, capfd):
+    """`cli export - | head`: standard output is a pipe nobody reads any more. The export stops
+    without a word (it said "-: cannot write: Broken pipe") with 141, as a shell reports a
+    command that SIGPIPE ended: the output is not whole, so not 0."""
+    assert main(["load", str(demo_with_shipped_hashes(tmp_path))]) == 0
+    capfd.readouterr()
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # `head` has read its lines and gone
+    closed = os.fdopen(write_end, "w", encoding="utf-8")
+    monkeypatch.setattr("sys.stdout", closed)
+    assert main(["export", "-"]) == 141
+    closed.write("later writes go nowhere\n")
+    closed.flush()  # no BrokenPipeError at the interpreter's last flush either
+    monkeypatch.undo()
+    closed.close()
+    assert capfd.readouterr().err == ""
+
+
+def test_a_file_export_is_written_under_another_name_until_it_is_whole(empty_aws, tmp_path, capsys):
+    """Only a whole export takes the file's name; the staging file beside it is gone after."""
+    target = tmp_path / "backup.json"
+    assert main(["export", str(target)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["backup.json"]
+    assert json.loads(target.read_text())["groups"] == []
+
+
 @pytest.mark.parametrize("existing", [False, True])
 def test_the_export_is_readable_by_its_owner_only_and_says_so(
     empty_aws, tmp_path, capsys, existing
