@@ -289,7 +289,7 @@ def reply_keys() -> ReplyKeys:
     """Reply keys (chalicelib/services/notify/emails.py) under the token secret."""
     from chalicelib.services.notify.emails import ReplyKeys, TokenSecrets
 
-    return ReplyKeys(TokenSecrets(signing_keys()))
+    return ReplyKeys(TokenSecrets(signing_keys()), utc_now)
 
 
 def sender_verifier() -> SenderVerifier:

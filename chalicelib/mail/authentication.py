@@ -275,9 +275,13 @@ class SenderVerifier:
         self.lookup = lookup
         self.max_signatures = max_signatures
 
-    def verify(self, raw: bytes, from_domain: str, *, last_attempt: bool) -> SenderVerdict:
+    def verify(
+        self, raw: bytes, from_domain: str, *, last_attempt: bool, sent_elsewhere: str = ""
+    ) -> SenderVerdict:
         """The verdict on a mail whose `From` is at `from_domain`; raises `DnsUnavailable` when
-        a look-up that decides it failed and this is not the mail's last attempt."""
+        a look-up that decides it failed and this is not the mail's last attempt.
+        `sent_elsewhere` names the mailbox's own address when the mail's recipients lack it: a
+        signature of it then does not count (a signed mail replayed to this mailbox)."""
         domain = from_domain.lower().rstrip(".")
         try:
             policy = self.policy(domain)
@@ -288,6 +292,12 @@ class SenderVerifier:
                 True, f"sender could not be verified: {error}, on every attempt (DMARC policy)"
             )
         passed, problems, unavailable = self._dkim(raw, domain, policy)
+        if passed and sent_elsewhere:
+            problems = [
+                f"its DKIM signature of {passed} is of a mail sent to other recipients, not to "
+                f"{sent_elsewhere}"
+            ]
+            passed = None
         if passed:
             published = f"DMARC p={policy.policy}" if policy else "no DMARC policy"
             return SenderVerdict(

@@ -172,9 +172,10 @@ def _addresses(message: EmailMessage, name: str) -> list[str]:
 
 
 def recipients_of(message: EmailMessage) -> tuple[str, ...]:
-    """The addresses the mail was sent to: To, Cc, and Delivered-To (the receiving server's
-    record of the mailbox it delivered to: the one a Bcc or a forward leaves out of To and Cc).
-    Mail-in looks for a reply key in them (services/notify/emails.py)."""
+    """The addresses the mail was sent to: To, Cc, Delivered-To and X-Original-To (the receiving
+    server's record of the mailbox it delivered to: the one a Bcc or a forward leaves out of To
+    and Cc). Mail-in looks for a reply key in them (services/notify/emails.py), and for the
+    mailbox's own address (a signed mail sent elsewhere is not the signer's post)."""
     found: list[str] = []
     for address in [
         *_addresses(message, "To"),
@@ -187,9 +188,10 @@ def recipients_of(message: EmailMessage) -> tuple[str, ...]:
 
 
 def _delivered_to(message: EmailMessage) -> list[str]:
-    """Every Delivered-To's plain address (the standard parser reads it as unstructured text)."""
+    """Every Delivered-To's and X-Original-To's plain address (the standard parser reads them as
+    unstructured text)."""
 
-    values = header_texts(message, "Delivered-To")
+    values = [*header_texts(message, "Delivered-To"), *header_texts(message, "X-Original-To")]
     if sum(len(value) for value in values) > MAX_ADDRESS_HEADER_CHARS:
         return []
     found = []

@@ -194,7 +194,9 @@ class Verifier:
         self.spoofed = spoofed
         self.asked: list[str] = []
 
-    def verify(self, raw: bytes, from_domain: str, *, last_attempt: bool) -> Any:
+    def verify(
+        self, raw: bytes, from_domain: str, *, last_attempt: bool, sent_elsewhere: str = ""
+    ) -> Any:
         self.asked.append(from_domain)
         reason = "spoofed: DMARC reject" if self.spoofed else "DKIM pass (example.org)"
         return SimpleNamespace(spoofed=self.spoofed, reason=reason, verified=not self.spoofed)

@@ -5,6 +5,9 @@ rejected; a tampered key, ignored (and the comment it becomes held, saying why).
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -119,14 +122,22 @@ def test_a_key_in_delivered_to_is_read_after_to_and_cc():
 # --- what a keyed reply becomes (fakes) ----------------------------------------------------------
 
 
-def keyed_plan(world, key: str | None, box=None, **options):
-    from tests.mail.test_mail_in_fast import comments_box, mail, plan_of
+def replies_box():
+    """The email-to-comment mailbox, its address set (keys are read at its domain only)."""
+    from tests.mail.test_mail_in_fast import comments_box
 
-    to = f"replies+{key}@community.example"
+    return replace(comments_box(), email_address="replies@community.example")
+
+
+def keyed_plan(world, key: str | None, box=None, *, at="community.example", made=None, **options):
+    from tests.mail.test_mail_in_fast import mail, plan_of
+
+    planning = {name: options.pop(name) for name in ("verifier",) if name in options}
+    to = f"replies+{key}@{at}"
     raw = mail(subject="Re: [Garden] Hello", **options).replace(
         b"To: inbox@community.example", f"To: {to}".encode()
     )
-    return plan_of(world, raw, box or comments_box(), reply_keys=keys())
+    return plan_of(world, raw, box or replies_box(), reply_keys=made or keys(), **planning)
 
 
 @pytest.mark.fast
@@ -145,6 +156,94 @@ def test_the_key_names_what_the_reply_answers_over_its_references():
     # Another member's key, or a key on an email-to-post mailbox (ignored there).
     assert keyed_plan(world, keys().key("mod", "p1", 7)).reason == "reply key of another member"
     assert keyed_plan(world, key, box=posts_box()).status == "posted"
+
+
+@pytest.mark.fast
+def test_a_key_whose_comment_or_post_is_gone_is_refused_never_reaimed():
+    """Purged within a month of its deletion, the key's comment is gone: the reply is refused,
+    whatever its References or subject name (an approved comment elsewhere, before)."""
+    from tests.mail.test_mail_in_fast import World
+
+    world = World()
+    world.posts.add(id="p2", group_id="g1", slug="other", title="Other")
+    references = {"References": "<post.p2@community.example>"}
+    del world.comments.rows[7]
+
+    plan = keyed_plan(world, keys().key("ann", "p1", 7), headers=references)
+
+    assert (plan.status, plan.reason) == ("rejected", "the comment you replied to no longer exists")
+    gone = keyed_plan(world, keys().key("ann", "a1f0e6a4-6f53-4c8e-9d0e-3b3f0e9a4a11"))
+    assert (gone.status, gone.reason) == ("rejected", "the post you replied to no longer exists")
+
+
+@pytest.mark.fast
+def test_a_key_never_outranks_dmarc():
+    from tests.mail.test_mail_in_fast import Verifier, World
+
+    plan = keyed_plan(World(), keys().key("ann", "p1", 7), verifier=Verifier(spoofed=True))
+
+    assert (plan.status, plan.reason) == ("rejected", "spoofed: DMARC reject")
+
+
+@pytest.mark.fast
+def test_a_key_is_read_at_the_mailboxs_own_domain_only():
+    from tests.mail.test_mail_in_fast import World, comments_box
+
+    world = World()
+    key = keys().key("ann", "p1", 7)
+    assert keyed_plan(world, key).parent_comment_id == 7
+    # At another domain, or to a mailbox without an address: no key (the mail's own rules).
+    assert keyed_plan(world, key, at="elsewhere.example").reason.startswith("the subject names")
+    assert keyed_plan(world, key, box=comments_box()).reason.startswith("the subject names")
+    assert keys().read([f"replies+{key}@Community.Example"], "community.example") is not None
+    assert keys().read([f"replies+{key}@evil.example"], "community.example") is None
+
+
+DAY = datetime(2030, 5, 17, 9, 30, tzinfo=UTC)
+
+
+def at(moment: datetime) -> ReplyKeys:
+    return ReplyKeys(lambda: ["the token secret"], lambda: moment)
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(("days", "reads"), [(0, True), (90, True), (91, False), (5000, False)])
+def test_a_key_reads_for_90_days_from_the_day_it_was_made(days, reads):
+    key = at(DAY).key(USER, POST, 12)
+
+    found = at(DAY + timedelta(days=days, hours=14)).read([f"replies+{key}@x.example"])
+
+    assert (found is not None) is reads
+    assert at(DAY - timedelta(days=1)).read([f"replies+{key}@x.example"]) is not None
+
+
+def legacy_key(user_id: str, comment_id: int, secret: str = "the token secret") -> str:
+    """A key as the release before made it: kind byte 2 (comment), a 6-byte recipient, no day."""
+    import base64
+    import hashlib
+    import hmac
+
+    from chalicelib.services.notify.emails import derived
+
+    key = derived(secret)
+    recipient = hmac.new(key, b"user\0" + user_id.encode(), hashlib.sha256).digest()[:6]
+    payload = bytes([2]) + recipient + comment_id.to_bytes(8, "big")
+    raw = payload + hmac.new(key, b"key\0" + payload, hashlib.sha256).digest()[:8]
+    return base64.b32encode(raw).decode().rstrip("=").lower()
+
+
+@pytest.mark.fast
+def test_a_key_of_the_release_before_counts_as_made_on_the_legacy_day():
+    from chalicelib.services.notify.emails import LEGACY_DAY
+
+    key = legacy_key(USER, 12)
+    legacy = datetime(LEGACY_DAY.year, LEGACY_DAY.month, LEGACY_DAY.day, 23, tzinfo=UTC)
+
+    found = at(legacy + timedelta(days=90)).read([f"replies+{key}@x.example"])
+
+    assert found is not None and found.comment_id == 12 and found.is_for(USER)
+    assert not found.is_for(OTHER)
+    assert at(legacy + timedelta(days=91)).read([f"replies+{key}@x.example"]) is None
 
 
 # --- keyed replies through Dovecot, verify mode, hold --------------------------------------------
@@ -176,7 +275,7 @@ def test_keyed_replies_from_the_right_and_the_wrong_address_and_a_tampered_key(
     mailbox.deliver(keyed_mail("ann@signed.example", "Stolen", "Not mine.", bob))
     mailbox.deliver(keyed_mail("bob@nodmarc.example", permalink, "Tampered.", tampered, "Cc"))
 
-    comments_box = mailbox.connector("system")
+    comments_box = replace(mailbox.connector("system"), email_address="comments@community.example")
     result = deps.mail_ingestor().poll(comments_box, lambda: False)
 
     assert (result.commented, result.rejected) == (2, 1)
@@ -198,6 +297,53 @@ def test_keyed_replies_from_the_right_and_the_wrong_address_and_a_tampered_key(
         "sender not verified: nodmarc.example publishes no DMARC policy (the mail has no DKIM "
         "signature of nodmarc.example)"
     )
+
+
+ELSEWHERE = "Re: https://community.example/garden/hello (elsewhere)"
+
+
+def test_a_keyed_spoof_a_purged_comments_key_and_a_key_at_another_domain_through_dovecot(
+    members,  # noqa: F811
+    community,
+):
+    """ann's domain publishes p=reject: an unsigned mail From her with her own key is spoofed, as
+    it is without the key. bob's key of a comment purged since is refused, though its References
+    name a live post. bob's valid key at another domain is no key: his unsigned mail is held."""
+    from chalicelib.store.comments import CommentRecord
+
+    mailbox, _ = members
+    ids = {user["email"]: user["id"] for user in community.users}
+    post = community.posts[0]["id"]
+    ann = deps.reply_keys().key(ids["ann@signed.example"], post)
+    purged = deps.reply_keys().key(ids["bob@nodmarc.example"], post, 999_999)
+    bob = deps.reply_keys().key(ids["bob@nodmarc.example"], post)
+    assert ann and purged and bob
+    mailbox.deliver(keyed_mail("ann@signed.example", "Spoof", "Ann never wrote this.", ann))
+    mailbox.deliver(
+        keyed_mail("bob@nodmarc.example", "Purged", "To a comment gone.", purged).replace(
+            b"\r\nSubject:", f"\r\nReferences: <post.{post}@community.example>\r\nSubject:".encode()
+        )
+    )
+    mailbox.deliver(
+        keyed_mail("bob@nodmarc.example", ELSEWHERE, "Key at evil.", bob).replace(
+            b"@community.example", b"@evil.example"
+        )
+    )
+    comments_box = replace(mailbox.connector("system"), email_address="comments@community.example")
+
+    result = deps.mail_ingestor().poll(comments_box, lambda: False)
+
+    entries = entries_by_subject(comments_box)
+    assert {subject: entry.status for subject, entry in entries.items()} == {
+        "Spoof": "rejected",
+        "Purged": "rejected",
+        ELSEWHERE: "commented",
+    }
+    assert entries["Spoof"].reason.startswith("spoofed: signed.example publishes DMARC p=reject")
+    assert entries["Purged"].reason == "the comment you replied to no longer exists"
+    assert entries[ELSEWHERE].reason.startswith("awaiting approval; sender not verified")
+    assert [c.content for c in CommentRecord.scan()] == ["<p>Key at evil.</p>"]
+    assert result.failed == 0 and mailbox.count() == 0
 
 
 @pytest.mark.fast

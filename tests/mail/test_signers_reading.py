@@ -256,3 +256,45 @@ def test_a_gmail_forward_retyped_by_an_attacker_through_dovecot_posts_nothing(me
     assert set(posts) == {"As sent", "Hello"}
     assert posts["As sent"].content.startswith("<p>FYI, see below.</p>")
     assert result.failed == 0 and mailbox.count() == 0
+
+
+@pytest.mark.slow
+def test_a_signed_mail_sent_elsewhere_and_replayed_to_the_mailbox_posts_nothing(members):  # noqa: F811
+    """ann's signed mail to her friends, replayed by one of them to the garden's mailbox, is not
+    her post; her mail to the garden (or Bcc'd, its Delivered-To saying so) is."""
+    from dataclasses import replace
+
+    from chalicelib.store.posts import PostRecord
+    from tests.support.mail_messages import email_message
+
+    mailbox, config = members
+    config = replace(config, email_address="Garden@Community.example")
+
+    def sent(subject: str, to: str, **headers: str) -> bytes:
+        raw = email_message("ann@signed.example", subject, "Hello.", to=to).as_bytes()
+        raw = signed(raw.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"), "signed.example")
+        return b"".join(f"{name}: {value}\r\n".encode() for name, value in headers.items()) + raw
+
+    mailbox.deliver(sent("To the garden", "garden@community.example"))
+    mailbox.deliver(
+        sent("Bcc", "friends@signed.example", **{"Delivered-To": "garden@community.example"})
+    )
+    mailbox.deliver(sent("Replayed", "friends@signed.example"))
+
+    result = deps.mail_ingestor().poll(config, lambda: False)
+
+    from chalicelib.store.mail import MailRecord
+
+    entries = {e.subject: e for e in MailRecord.received.query(config.key)}
+    assert {s: e.status for s, e in entries.items()} == {
+        "To the garden": "posted",
+        "Bcc": "posted",
+        "Replayed": "rejected",
+    }
+    assert entries["Replayed"].reason == (
+        "spoofed: signed.example publishes DMARC p=reject and its DKIM signature of signed.example "
+        "is of a mail sent to other recipients, not to garden@community.example"
+    )
+    titles = {p.title for p in PostRecord.by_group.query(config.group_id)}
+    assert titles == {"To the garden", "Bcc", "Hello"}
+    assert result.failed == 0 and mailbox.count() == 0

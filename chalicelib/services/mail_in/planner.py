@@ -49,13 +49,15 @@ class SenderCheck(Protocol):
 class SenderVerifier(Protocol):
     """AGORA_MAIL_AUTH=verify: chalicelib.mail.authentication.SenderVerifier."""
 
-    def verify(self, raw: bytes, from_domain: str, *, last_attempt: bool) -> SenderCheck: ...
+    def verify(
+        self, raw: bytes, from_domain: str, *, last_attempt: bool, sent_elsewhere: str = ""
+    ) -> SenderCheck: ...
 
 
 class ReplyKeyReader(Protocol):
     """Reads a mail's reply key (services/notify/emails.py `ReplyKeys`)."""
 
-    def read(self, addresses: Iterable[str]) -> KeyedReply | None: ...
+    def read(self, addresses: Iterable[str], domain: str | None = None) -> KeyedReply | None: ...
 
 
 class Planner(Protocol):
@@ -113,19 +115,28 @@ class MailPlanner:
             return verdict
         address = parsed.from_address or ""  # never empty here: screened above
         author = self._author(address)
-        by_key = self._plan_by_key(mailbox, parsed, author)
-        if by_key is not None:
-            return by_key
+        keyed = self._key_of(mailbox, parsed)
+        if keyed is not None and (author is None or not keyed.is_for(str(author.id))):
+            return Plan(MailStatus.REJECTED, "reply key of another member")
         if author is None:
             return mail_rules.unknown_sender(parsed)
         # Only a member's mail is worth DNS look-ups; a temporary DNS failure raises, so the
-        # mail is `failed` and retried by the next poll (chalicelib.mail.authentication).
-        sender = None
-        if self.verifier is not None:
-            domain = address.rpartition("@")[2]
-            sender = self.verifier.verify(raw, domain, last_attempt=last_attempt)
-            if sender.spoofed:
-                return Plan(MailStatus.REJECTED, sender.reason)
+        # mail is `failed` and retried by the next poll (chalicelib.mail.authentication). A key
+        # never outranks DMARC: a keyed mail that fails its domain's reject or quarantine is
+        # spoofed as it would be without the key.
+        sender = self._sender(mailbox, parsed, raw, last_attempt)
+        if sender is not None and sender.spoofed:
+            return Plan(MailStatus.REJECTED, sender.reason)
+        if keyed is not None:
+            return self._plan_keyed(parsed, author, keyed)
+        return self._plan_unkeyed(mailbox, parsed, author, sender)
+
+    def _plan_unkeyed(
+        self, mailbox: Mailbox, parsed: ParsedMail, author: User, sender: SenderCheck | None
+    ) -> Plan:
+        """A member's mail without a reply key, its sender not spoofed: a post of the mailbox's
+        group, or a comment on what its headers or subject name; held or rejected when its
+        sender is unverified and AGORA_MAIL_UNVERIFIED says `hold`."""
         caller = Caller.of(author, self.groups.root_id())
         if mailbox.is_post:
             group = self._group(mailbox.group_id) if mailbox.group_id else None
@@ -141,32 +152,37 @@ class MailPlanner:
             plan.notes.insert(0, sender.reason)
         return plan
 
-    def _plan_by_key(
-        self, mailbox: Mailbox, parsed: ParsedMail, author: User | None
-    ) -> Plan | None:
-        """What a mail to the email-to-comment mailbox with a valid reply key (in To, Cc or
-        Delivered-To) becomes; None for one without (a key that does not verify is no key: the
-        mail follows the rules as one without)."""
-        if self.reply_keys is None or mailbox.is_post:
+    def _sender(
+        self, mailbox: Mailbox, parsed: ParsedMail, raw: bytes, last_attempt: bool
+    ) -> SenderCheck | None:
+        """The verifier's word on the mail's sender (None without a verifier)."""
+        if self.verifier is None:
             return None
-        keyed = self.reply_keys.read(parsed.to_addresses)
-        if keyed is None:
+        domain = (parsed.from_address or "").rpartition("@")[2]
+        elsewhere = sent_elsewhere(mailbox, parsed)
+        return self.verifier.verify(
+            raw, domain, last_attempt=last_attempt, sent_elsewhere=elsewhere
+        )
+
+    def _key_of(self, mailbox: Mailbox, parsed: ParsedMail) -> KeyedReply | None:
+        """The valid reply key (in To, Cc or Delivered-To, at the email-to-comment mailbox's own
+        domain) of a mail to that mailbox; None for one without (a key that does not verify, has
+        expired or names another domain is no key: the mail follows the rules as one without)."""
+        if self.reply_keys is None or mailbox.is_post or "@" not in mailbox.email_address:
             return None
-        if author is None or not keyed.is_for(str(author.id)):
-            return Plan(MailStatus.REJECTED, "reply key of another member")
-        return self._plan_keyed(parsed, author, keyed)
+        domain = mailbox.email_address.rpartition("@")[2]
+        return self.reply_keys.read(parsed.to_addresses, domain)
 
     def _plan_keyed(self, parsed: ParsedMail, author: User, keyed: KeyedReply) -> Plan:
-        """A reply with its recipient's own key, from their own address: theirs as a signed mail
-        would be (no DKIM check: only their mailbox received the key), about what the key names
-        (it is signed, the headers are not: it wins over `References` and the subject, which
-        name something only when the key's post or comment is gone)."""
+        """A reply with its recipient's own key, from their own address, its domain's DMARC not
+        failed: theirs as a signed mail would be (only their mailbox received the key), about
+        what the key names and nothing else: a key whose post or comment is gone is refused,
+        never aimed elsewhere by `References` or the subject (which anyone may write)."""
         caller = Caller.of(author, self.groups.root_id())
-        target = (
-            self.find_keyed(keyed)
-            or self.find_replied(parsed)
-            or self.find_permalink(parsed.subject)
-        )
+        target = self.find_keyed(keyed)
+        if target is None:
+            gone = "post" if keyed.comment_id is None else "comment"
+            return Plan(MailStatus.REJECTED, f"the {gone} you replied to no longer exists")
         plan = mail_rules.plan_comment(parsed, author, caller, target)
         if plan.status == MailStatus.COMMENTED:
             plan.notes.insert(0, f"sender verified: reply key of {parsed.from_address}")
@@ -174,7 +190,7 @@ class MailPlanner:
 
     def find_keyed(self, keyed: KeyedReply) -> Target | None:
         """The (group, post, parent comment id) a reply key names: its post, or its comment's
-        post and the comment (the post itself when the comment is deleted)."""
+        post and the comment (the post itself when the comment is deleted, not yet purged)."""
         parent = 0
         post_id = keyed.post_id
         if keyed.comment_id is not None:
@@ -240,6 +256,23 @@ class MailPlanner:
         if comment is not None and comment.post_id == post.id and not comment.is_deleted:
             return int(comment.id)
         return None
+
+
+def sent_elsewhere(mailbox: Mailbox, parsed: ParsedMail) -> str:
+    """The mailbox's own address when it has one and the mail's recipients (To, Cc, Delivered-To,
+    X-Original-To) lack it, a `+tag` on either side aside; "" otherwise. A signed mail sent to
+    someone else and replayed to the mailbox is not the signer's post or comment."""
+    own = mailbox.email_address.strip().lower()
+    if "@" not in own:
+        return ""
+    if any(_untagged(address) == _untagged(own) for address in parsed.to_addresses):
+        return ""
+    return own
+
+
+def _untagged(address: str) -> str:
+    local, _, domain = address.lower().rpartition("@")
+    return f"{local.partition('+')[0]}@{domain}"
 
 
 # -----------------------------------------------------------------------------------------------

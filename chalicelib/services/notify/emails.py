@@ -17,7 +17,7 @@ import re
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import quote, urlsplit
 
@@ -195,20 +195,32 @@ def subscription_label(
 # The key is signed with a key of its own derived from the token secret, and has to survive mail:
 # MTAs may lowercase a local part, and a local part holds at most 64 octets (RFC 5321 §4.5.3.1.1).
 # So it is base32, lowercase, without padding, at most 50 characters ("replies+" and a key are 58):
-#     kind (1 byte: 1 post, 2 comment)
-#     recipient (6 bytes: an HMAC of the user id, not the id itself: a UUID would not fit)
+#     kind and day (2 bytes: the kind, 2 post or 3 comment, in the top 2 bits; the day it was made,
+#                   counted from EPOCH, in the other 14, up to 2070)
+#     recipient (5 bytes: an HMAC of the user id, not the id itself: a UUID would not fit)
 #     target (the post's id as its 16 UUID bytes, or the comment's id as 8 bytes)
 #     signature (8 bytes: HMAC-SHA256 of all the above, cut; each guess costs the guesser a mail)
+#
+# A key is a way to aim a reply, never a proof of who sent it against DMARC (mail-in checks the
+# sender's domain first), and it is read for KEY_LIFETIME from its day: a member's reply shows the
+# key in its To, so anyone copied on it could reuse it, for a while only. Keys of the release before
+# (kind 1 post or 2 comment in the first byte, a 6-byte recipient, no day) count as made on
+# LEGACY_DAY, the day this release was written: they read until 90 days after it, then never.
 #
 # The signature covers the recipient's fingerprint, so a key is valid or not on its own; whether it
 # is the sender's is then a comparison of the sender's fingerprint with the key's. A post id that
 # is not a UUID (never one Agora makes, CONTRACT §4) gets no key: its email keeps the plain address.
 # The post of a comment is not in its key (it would not fit): mail-in reads it from the comment.
 
-POST, COMMENT = 1, 2
-FINGERPRINT_BYTES = 6
+POST, COMMENT = 2, 3  # the kinds of a key with its day
+LEGACY_POST, LEGACY_COMMENT = 1, 2  # the first byte of a key of the release before
+FINGERPRINT_BYTES = 5
+LEGACY_FINGERPRINT_BYTES = 6
 SIGNATURE_BYTES = 8
 MAX_LOCAL_PART = 64  # octets (RFC 5321 §4.5.3.1.1)
+KEY_LIFETIME = timedelta(days=90)
+EPOCH = date(2026, 1, 1)
+LEGACY_DAY = date(2026, 12, 7)  # keys without a day count as made on it
 _KEY = re.compile(r"^[a-z2-7]{37}$|^[a-z2-7]{50}$")
 
 
@@ -218,8 +230,8 @@ def derived(secret: str) -> bytes:
     return hmac.new(secret.encode(), b"agora:reply-key", hashlib.sha256).digest()
 
 
-def fingerprint(key: bytes, user_id: str) -> bytes:
-    return hmac.new(key, b"user\0" + user_id.encode(), hashlib.sha256).digest()[:FINGERPRINT_BYTES]
+def fingerprint(key: bytes, user_id: str, size: int = FINGERPRINT_BYTES) -> bytes:
+    return hmac.new(key, b"user\0" + user_id.encode(), hashlib.sha256).digest()[:size]
 
 
 def _signature(key: bytes, payload: bytes) -> bytes:
@@ -235,9 +247,15 @@ class KeyedReply:
     comment_id: int | None
     _fingerprint: bytes
     _key: bytes
+    made_on: date = LEGACY_DAY
 
     def is_for(self, user_id: str) -> bool:
-        return hmac.compare_digest(self._fingerprint, fingerprint(self._key, user_id))
+        found = fingerprint(self._key, user_id, len(self._fingerprint))
+        return hmac.compare_digest(self._fingerprint, found)
+
+    def expired(self, today: date) -> bool:
+        """Whether the key is past its KEY_LIFETIME on `today`."""
+        return today > self.made_on + KEY_LIFETIME
 
 
 class KeyProvider(Protocol):
@@ -261,23 +279,28 @@ class TokenSecrets:
 
 class ReplyKeys:
     """Makes and reads reply keys. `secrets` answers the token secrets, the current one first
-    (a key made before a rotation still reads after it)."""
+    (a key made before a rotation still reads after it); `clock` the time keys are made and read
+    at (a key names the day it was made, and reads for KEY_LIFETIME)."""
 
-    def __init__(self, secrets: Callable[[], Sequence[str]]) -> None:
+    def __init__(
+        self, secrets: Callable[[], Sequence[str]], clock: Callable[[], datetime] | None = None
+    ) -> None:
         self.secrets = secrets
+        self.clock = clock or (lambda: datetime.now(UTC))
 
     def key(self, user_id: str, post_id: str, comment_id: int | None = None) -> str | None:
         """The key of `user_id`'s email about the post (or the comment); None when the post id
         is not a UUID."""
         if comment_id is not None:
-            target = bytes([COMMENT]), int(comment_id).to_bytes(8, "big")
+            kind, target = COMMENT, int(comment_id).to_bytes(8, "big")
         else:
             try:
-                target = bytes([POST]), uuid.UUID(post_id).bytes
+                kind, target = POST, uuid.UUID(post_id).bytes
             except (ValueError, AttributeError, TypeError):
                 return None
+        day = min(max((self.clock().date() - EPOCH).days, 0), 0x3FFF)
         key = derived(self.secrets()[0])
-        payload = target[0] + fingerprint(key, user_id) + target[1]
+        payload = (kind << 14 | day).to_bytes(2, "big") + fingerprint(key, user_id) + target
         raw = payload + _signature(key, payload)
         return base64.b32encode(raw).decode("ascii").rstrip("=").lower()
 
@@ -293,17 +316,21 @@ class ReplyKeys:
             return mailbox_address
         return f"{local}+{key}@{domain}"
 
-    def read(self, addresses: Iterable[str]) -> KeyedReply | None:
+    def read(self, addresses: Iterable[str], domain: str | None = None) -> KeyedReply | None:
         """The first valid key among the addresses' `+KEY` suffixes (a mail's To, Cc and
-        Delivered-To); None when none holds one (a key that does not verify is no key)."""
+        Delivered-To) at `domain` (the mailbox's own; None: any), not expired; None when none
+        holds one (a key that does not verify, or has expired, is no key)."""
         secrets = self.secrets()
+        today = self.clock().date()
         for address in addresses:
-            local = str(address).rpartition("@")[0]
+            local, _, at = str(address).rpartition("@")
+            if domain is not None and at.lower() != domain.lower():
+                continue
             suffix = local.rpartition("+")[2].lower() if "+" in local else ""
             if not _KEY.match(suffix):
                 continue
             found = _verified(suffix, [derived(secret) for secret in secrets])
-            if found is not None:
+            if found is not None and not found.expired(today):
                 return found
         return None
 
@@ -318,15 +345,27 @@ def _verified(suffix: str, keys: list[bytes]) -> KeyedReply | None:
     if base64.b32encode(raw).decode("ascii").rstrip("=").lower() != suffix:
         return None
     payload, signature = raw[:-SIGNATURE_BYTES], raw[-SIGNATURE_BYTES:]
-    kind, fingerprint_bytes = payload[0], payload[1 : 1 + FINGERPRINT_BYTES]
-    target = payload[1 + FINGERPRINT_BYTES :]
     for key in keys:
-        if not hmac.compare_digest(signature, _signature(key, payload)):
-            continue
-        if kind == POST and len(target) == 16:
-            return KeyedReply(str(uuid.UUID(bytes=target)), None, fingerprint_bytes, key)
-        if kind == COMMENT and len(target) == 8:
-            return KeyedReply(None, int.from_bytes(target, "big"), fingerprint_bytes, key)
+        if hmac.compare_digest(signature, _signature(key, payload)):
+            return _named(payload, key)
+    return None
+
+
+def _named(payload: bytes, key: bytes) -> KeyedReply | None:
+    """What a signed payload names: a key with its day, or one of the release before."""
+    if payload[0] in (LEGACY_POST, LEGACY_COMMENT):
+        kind = POST if payload[0] == LEGACY_POST else COMMENT
+        fingerprint_bytes, target = payload[1:7], payload[7:]
+        made_on = LEGACY_DAY
+    else:
+        header = int.from_bytes(payload[:2], "big")
+        kind, day = header >> 14, header & 0x3FFF
+        fingerprint_bytes, target = payload[2:7], payload[7:]
+        made_on = EPOCH + timedelta(days=day)
+    if kind == POST and len(target) == 16:
+        return KeyedReply(str(uuid.UUID(bytes=target)), None, fingerprint_bytes, key, made_on)
+    if kind == COMMENT and len(target) == 8:
+        return KeyedReply(None, int.from_bytes(target, "big"), fingerprint_bytes, key, made_on)
     return None
 
 
