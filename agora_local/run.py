@@ -23,7 +23,7 @@ from agora_local.jobs import scheduled_jobs
 from agora_local.key_pair import KeyPair, folder_key_pair
 from agora_local.lifecycle import Intake, Scheduler, StopRequest, orderly_stop
 from agora_local.mailboxes import serve_local_mail
-from agora_local.permalinks import console_address
+from agora_local.permalinks import console_address, not_found_page, wants_html
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 DEMO_FIXTURE = PROJECT_DIR / "demo" / "community.json"
@@ -336,6 +336,12 @@ def local_server(
             target = console_address(self.path) if self.command in ("GET", "HEAD") else None
             if target is not None:
                 self._send_http_response(302, {"Location": target, "Content-Length": "0"}, b"")
+                return
+            # A browser at a mistyped permalink reads a page, not the envelope.
+            page = not_found_page(self.path) if wants_html(self.headers.get("Accept")) else None
+            if page is not None and self.command in ("GET", "HEAD"):
+                headers = {"Content-Type": "text/html; charset=utf-8"}
+                self._send_http_response(404, headers, page.encode())
                 return
             # Chalice's gateway says 403 "Missing Authentication Token" for a path it does not
             # know, as API Gateway does; Agora answers 404 in the envelope (CONTRACT §6).

@@ -4,8 +4,12 @@ import { api } from "./api.js";
 import { formatDate, h, report, section, textOf } from "./ui.js";
 
 // The stored HTML (sanitised by the API) is shown in a frame that loads nothing from elsewhere.
-const FRAME_POLICY =
-  '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data:; style-src \'unsafe-inline\'">';
+// The frame is a document of its own: without a style it shows the post in the browser's serif
+// defaults, so it takes frame.css (the console's type) from the console; an inline style would
+// not do, the frame inheriting the console's policy (no inline style).
+const FRAME_CSS = new URL("frame.css", import.meta.url).href;
+const FRAME_POLICY = `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline' ${location.origin}">`;
+const FRAME_HEAD = `${FRAME_POLICY}<link rel="stylesheet" href="${FRAME_CSS}">`;
 
 export async function render(main, context) {
   const id = new URLSearchParams(location.hash.split("?")[1] || "").get("id") || "";
@@ -18,7 +22,7 @@ export async function render(main, context) {
   const post = answer.object;
   context.groupId = post.group.id;
   const body = h("iframe", { class: "preview", sandbox: "", title: `The post "${post.title}" as stored (sanitised)` });
-  body.srcdoc = FRAME_POLICY + post.content;
+  body.srcdoc = FRAME_HEAD + post.content;
   const comments = h("ol", { class: "comments" }, h("li", { class: "loading" }, "Loading…"));
   main.replaceChildren(
     h("h1", {}, post.title),

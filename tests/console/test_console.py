@@ -972,6 +972,29 @@ def test_a_posts_and_an_events_permalink_open_them_in_the_console(agora, page):
         with pytest.raises(urllib.error.HTTPError) as missing:
             opener.open(agora.base + nothing, timeout=30)
         assert missing.value.code == 404, nothing
+        assert json.loads(missing.value.read())["success"] is False  # a program's: the envelope
+    # A browser at a mistyped permalink reads a page in words; the API's paths stay JSON for it.
+    browser_asks = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+    mistyped = urllib.request.Request(
+        f"{agora.base}/gardening/compost-tips-for-beginners", headers=browser_asks
+    )
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        opener.open(mistyped, timeout=30)
+    assert missing.value.code == 404
+    assert missing.value.headers["Content-Type"].startswith("text/html")
+    said = missing.value.read().decode()
+    assert (
+        "Gardening Club has nothing at <code>/gardening/compost-tips-for-beginners</code>" in said
+    )
+    assert '"success"' not in said
+    api_path = urllib.request.Request(f"{agora.base}/api/v1/en_US/no-such", headers=browser_asks)
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        opener.open(api_path, timeout=30)
+    assert json.loads(missing.value.read())["success"] is False
+    page.goto(f"{agora.base}/gardening/compost-tips-for-beginners")
+    expect(page.get_by_role("heading", level=1, name="Nothing at this address")).to_be_visible()
+    expect(page.get_by_role("link", name="Gardening Club")).to_have_attribute("href", "/gardening")
+    screenshot(page, "permalink-mistyped")
 
     sign_in(page, agora)
     page.goto(f"{agora.base}/gardening/compost-tips")
@@ -979,6 +1002,10 @@ def test_a_posts_and_an_events_permalink_open_them_in_the_console(agora, page):
     comments = page.get_by_role("region", name=re.compile(r"^Comments"))
     expect(comments.locator('li[data-comment-id="106"]')).to_contain_text("cheap watches")
     expect(page.locator("iframe.preview")).to_have_count(1)
+    # The post's body reads in the console's type, not the frame's serif default.
+    body = page.frame_locator("iframe.preview").locator("body")
+    expect(body).to_contain_text("Green and brown layers")
+    assert "system-ui" in body.evaluate("b => getComputedStyle(b).fontFamily")
     screenshot(page, "post")
     assert axe_violations(page) == []
 
