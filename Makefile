@@ -102,7 +102,8 @@ scale: $(STAMP)
 	PYTHONPATH=. nice -n 19 $(BIN)/python -m bench.scale --size $(SCALE)
 
 ## load: 8 administrators share 3,000 operations against make run, then every acknowledged write is checked
-## (WORKERS=… OPERATIONS=… to change them); the table goes to docs/benchmarks.md's Load section
+## (WORKERS=… OPERATIONS=… to change them); the full run's table (the defaults only) goes to
+## docs/benchmarks.md's Load section
 WORKERS ?= 8
 OPERATIONS ?= 3000
 load: $(STAMP)
