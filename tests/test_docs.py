@@ -161,3 +161,15 @@ def test_the_consoles_size_in_the_manual_is_what_its_files_measure():
     packed = sum(len(gzip.compress(f.read_bytes(), 6)) for f in files) / 1000
     assert abs(int(said.group(1)) - raw) <= raw / 5, f"{raw:.1f} KB"
     assert abs(int(said.group(2)) - packed) <= packed / 5, f"{packed:.1f} KB compressed"
+
+
+@pytest.mark.fast
+def test_every_make_target_is_in_the_development_page_and_the_benchmarks_in_the_readme():
+    """docs/development.md lists "every other target"; `make simulate` and `make load` were
+    missing there, and simulate from the README's line about the benchmarks."""
+    makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
+    targets = re.search(r"^\.PHONY:(.*)$", makefile, re.MULTILINE).group(1).split()
+    page = (DOCS / "development.md").read_text(encoding="utf-8")
+    assert [t for t in targets if not re.search(rf"`make {t}\b", page)] == []
+    benchmarks = next(line for line in README.read_text().splitlines() if "benchmarks.md" in line)
+    assert [t for t in ("bench", "load", "scale", "simulate", "cost") if t not in benchmarks] == []
