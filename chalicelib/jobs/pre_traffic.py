@@ -16,6 +16,12 @@ too: refused there as well, the account is not there yet, and the signed-in chec
 The new version is the stack's `APIHandler.Version` (the hook's AGORA_PRE_TRAFFIC_VERSION, set by
 infra/rollout.py); the answer goes back with PutLifecycleEventHookExecutionStatus, whatever
 happened, so a broken check never leaves the deployment waiting for its hour-long timeout.
+
+Within its own timeout (issue 57: against a hanging version it reported after 81 s, past its
+60 s, and CodeDeploy then waited out the hook's hour with the stack locked): the checks stop at
+BUDGET_S, each call waits at most CONNECT_S + CALL_S and is never retried, no call starts that
+could not end by the deadline, a call that timed out ends the checks (a hanging version answers
+none), and CodeDeploy is told within REPORT_S after.
 """
 
 from __future__ import annotations
@@ -38,6 +44,12 @@ PROBE_GROUP = "00000000-0000-4000-8000-00000000d091"
 PROBE_POST = "00000000-0000-4000-8000-00000000d092"
 LOGIN = "/api/v1/en_US/security/login"
 FEED_KEY = "/api/v1/en_US/user/{userId}/feed-key"
+
+# The hook's timeout is 60 s (.chalice/config.json): checks by BUDGET_S, then the report.
+BUDGET_S = 40.0
+CONNECT_S = 2.0
+CALL_S = 10.0
+REPORT_S = 14.0  # CodeDeploy's client: two tries of CONNECT_S + 5 s at most
 
 Invoke = Callable[[dict[str, Any]], dict[str, Any]]
 Shape = Callable[[Any], bool]
@@ -295,6 +307,52 @@ def lambda_invoker(client: Any, function: str) -> Invoke:
     return invoke
 
 
+class Deadline:
+    """The time the checks have left; a call that timed out spends it (the version hangs)."""
+
+    def __init__(self, budget_s: float) -> None:
+        import time
+
+        self._clock = time.monotonic
+        self.until = self._clock() + budget_s
+        # What one call may wait for its answer (the version's client's read timeout).
+        self.call_s = min(CALL_S, budget_s / 2)
+        self.timed_out: str | None = None
+
+    def left(self) -> float:
+        return self.until - self._clock()
+
+    def bounded(self, invoke: Invoke) -> Invoke:
+        """`invoke`, refused when it could not end by the deadline or a call timed out."""
+
+        def call(event: dict[str, Any]) -> dict[str, Any]:
+            if self.timed_out is not None:
+                raise TimeoutError(f"not run: {self.timed_out}")
+            if self.left() < CONNECT_S + self.call_s:  # it could end past the deadline
+                raise TimeoutError("not run: the hook's deadline (it must answer CodeDeploy)")
+            try:
+                return invoke(event)
+            except Exception as error:
+                if "timeout" in type(error).__name__.lower() or "timed out" in str(error):
+                    self.timed_out = f"an earlier call timed out ({type(error).__name__})"
+                raise
+
+        return call
+
+
+def bounded_client(service: str, read_timeout: float, attempts: int = 1) -> Any:
+    """A client whose call ends within CONNECT_S + read_timeout per try, `attempts` tries."""
+    import boto3
+    from botocore.config import Config
+
+    config = Config(
+        connect_timeout=CONNECT_S,
+        read_timeout=max(read_timeout, 1.0),
+        retries={"total_max_attempts": attempts},
+    )
+    return boto3.session.Session(botocore_session=aws.session()).client(service, config=config)
+
+
 def serving_alias(version: str) -> str:
     """The alias of a version's function: `…:function:name:7` → `…:function:name:live`."""
     return f"{version.rsplit(':', 1)[0]}:{SERVING_ALIAS}"
@@ -314,16 +372,25 @@ def handle(
     codedeploy: Any = None,
     version: str | None = None,
     secrets: Any = None,
+    budget_s: float = BUDGET_S,
 ) -> dict[str, Any]:
-    """Run the checks against the new version and tell CodeDeploy; answers what was told."""
+    """Run the checks against the new version within `budget_s` and tell CodeDeploy; answers
+    what was told."""
 
+    deadline = Deadline(budget_s)
     version = version or os.environ.get(VERSION_VARIABLE, "")
-    failures = _failures(version, lambda_client or aws.client("lambda"), secrets)
+    if lambda_client is None:
+        lambda_client = bounded_client("lambda", deadline.call_s)
+    if secrets is None:
+        secrets = bounded_client("secretsmanager", 5.0)
+    failures = _failures(version, lambda_client, secrets, deadline)
     status = "Failed" if failures else "Succeeded"
     log = get_logger("deploy")
     for line in failures:
         log.error("pre-traffic check failed", extra={"check": line, "version": version})
-    (codedeploy or aws.client("codedeploy")).put_lifecycle_event_hook_execution_status(
+    if codedeploy is None:
+        codedeploy = bounded_client("codedeploy", 5.0, attempts=2)
+    codedeploy.put_lifecycle_event_hook_execution_status(
         deploymentId=event["DeploymentId"],
         lifecycleEventHookExecutionId=event["LifecycleEventHookExecutionId"],
         status=status,
@@ -332,17 +399,21 @@ def handle(
     return {"status": status, "failures": failures}
 
 
-def _failures(version: str, lambda_client: Any, secrets: Any) -> list[str]:
+def _failures(version: str, lambda_client: Any, secrets: Any, deadline: Deadline) -> list[str]:
     """The unsigned checks run whatever the secret; a secret that cannot be read fails too."""
-    from chalicelib import aws
-
     if not version:
         return [f"{VERSION_VARIABLE} is not set: the hook does not know the new version"]
     failures, password = [], None
     try:
-        password = canary_password(lambda: secrets or aws.client("secretsmanager"))
+        password = canary_password(lambda: secrets)
     except Exception as error:  # noqa: BLE001 - every failure is the hook's answer
         failures.append(f"the canary's secret: {type(error).__name__}: {error}")
-    invoke = lambda_invoker(lambda_client, version)
-    serving = lambda_invoker(lambda_client, serving_alias(version))
-    return [*check(invoke, password, serving), *failures]
+    invoke = deadline.bounded(lambda_invoker(lambda_client, version))
+    serving = deadline.bounded(lambda_invoker(lambda_client, serving_alias(version)))
+    found = [*check(invoke, password, serving), *failures]
+    # One line for the checks a timeout or the deadline left out, not one per check.
+    not_run = [line for line in found if ": TimeoutError: not run:" in line]
+    if not_run:
+        found = [line for line in found if line not in not_run]
+        found.append(f"{len(not_run)} check(s) {not_run[0].split(': TimeoutError: ', 1)[1]}")
+    return found

@@ -14,6 +14,7 @@ import pytest
 
 from chalicelib.jobs import migrate, pre_traffic
 from chalicelib.services import canary
+from tests.support import REPO_ROOT
 from tests.test_privileges import allowed, recorder  # noqa: F401
 
 TOKEN_SECRET_ARN = (
@@ -315,3 +316,86 @@ def test_the_hook_reads_the_canary_secret_and_nothing_else(canary_account, recor
     assert all(allowed("pre-traffic", *call) for call in own)
     assert not allowed("pre-traffic", "secretsmanager:GetSecretValue", TOKEN_SECRET_ARN)
     assert not allowed("api_handler", *next(iter(own)))
+
+
+# Within its own timeout (issue 57): against a hanging version the hook reported after 81 s, past
+# its 60 s (botocore's retries of each call), and CodeDeploy waited out the hook's hour.
+
+
+@pytest.fixture
+def hanging_lambda(monkeypatch):
+    """An endpoint that takes every connection and never answers: a version that hangs."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    accepted: list[socket.socket] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            accepted.append(connection)
+
+    threading.Thread(target=serve, daemon=True).start()
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{server.getsockname()[1]}")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    yield accepted
+    server.close()
+    for connection in accepted:
+        connection.close()
+
+
+class Secrets:
+    def get_secret_value(self, SecretId: str) -> dict:  # noqa: N803 - boto3's names
+        return {"SecretString": "a-generated-canary-password-0123456789"}
+
+
+def test_a_hanging_version_fails_the_hook_within_its_deadline_without_retries(
+    hanging_lambda, monkeypatch
+):
+    import time
+
+    monkeypatch.setenv(canary.SECRET_VARIABLE, SECRET)
+    codedeploy = CodeDeploy()
+    started = time.monotonic()
+    told = pre_traffic.handle(HOOK_EVENT, None, codedeploy, VERSION, Secrets(), budget_s=6)
+    took = time.monotonic() - started
+    # One call, waited for 3 s (half the budget), not retried; the rest not run.
+    assert took < 6, took
+    assert len(hanging_lambda) == 1
+    assert told["status"] == "Failed" and [t["status"] for t in codedeploy.told] == ["Failed"]
+    first, rest = told["failures"]
+    assert "ReadTimeoutError" in first and "timed out" in rest and "check(s) not run" in rest
+
+
+def test_a_slow_version_is_not_asked_past_the_deadline(canary_account):
+    import time
+
+    def slow(event):
+        time.sleep(1.5)
+        return proxy_answer(200, {"openapi": "3.0", "paths": {"/": {}}})
+
+    codedeploy = CodeDeploy()
+    started = time.monotonic()
+    told = pre_traffic.handle(
+        HOOK_EVENT, AppAsLambda(slow), codedeploy, VERSION, canary_account, budget_s=6
+    )
+    assert time.monotonic() - started < 6
+    assert told["status"] == "Failed"
+    assert "not run: the hook's deadline" in told["failures"][-1]
+
+
+@pytest.mark.fast
+def test_the_hook_answers_codedeploy_inside_its_own_timeout():
+    config = json.loads((REPO_ROOT / ".chalice" / "config.json").read_text())
+    timeout = config["lambda_functions"]["pre-traffic"]["lambda_timeout"]
+    # The last call starts only if it can end by the budget; then the report's two tries.
+    assert pre_traffic.BUDGET_S + pre_traffic.REPORT_S < timeout
+    assert pre_traffic.CONNECT_S + pre_traffic.CALL_S < pre_traffic.BUDGET_S
