@@ -160,7 +160,7 @@ $(PACKAGE_CHECKED): $(STAMP) $(PACKAGE_INPUTS)
 ## [API_GATEWAY_ACCOUNT=1: the stack sets the account's API Gateway logging role (0: stops)]
 ## [ROLLBACK_ALARMS=0: a prod canary ignores the new version's alarms, to land a fix]
 ## [ALL_AT_ONCE=1: the emergency switch: a prod deploy moves the API to the new version at once,
-##  no canary, no rollback alarm (the jobs always move at once); the PreTraffic hook still runs]
+##  no canary, no rollback alarm (the jobs always move at once); nor PreTraffic hook]
 ALLOW_REPLACE ?=
 REPLACE_SENDER_IDENTITY ?=
 ROLLBACK_ALARMS ?= 1

@@ -10,7 +10,8 @@ with alarms that roll it back, and API Gateway access logs.
   back. The jobs move at once, with the stack (no CodeDeploy): their failures are alarmed, never
   a rollback, so no job's error can roll an API fix back (issue 48), and nothing measures a
   monthly schedule within minutes anyway. `make deploy ALL_AT_ONCE=1` (parameter
-  DeployAllAtOnce) moves the API at once too, with no rollback alarm: the emergency switch.
+  DeployAllAtOnce) moves the API at once too, with no rollback alarm and no PreTraffic hook: the
+  emergency switch.
 - Access logs: one JSON line per API call in `/aws/apigateway/agora-<stage>-access`, with the
   correlation id (API Gateway's request id, which the API uses when the caller sends no
   `X-Correlation-Id`; see chalicelib/api/routing.py).
@@ -103,7 +104,14 @@ def rollout_resources(stage: str) -> dict[str, Any]:
                     [{"Ref": "AWS::NoValue"}],
                 ]
             },
-            "Hooks": {"PreTraffic": {"Ref": HOOK}},
+            # The emergency switch skips the hook too (CloudFormation takes Fn::If in the
+            # alias's UpdatePolicy, where SAM puts it): a deploy that must land now does not
+            # wait on a check of the version it replaces the broken one with.
+            "Hooks": {
+                "PreTraffic": {
+                    "Fn::If": ["DeploysAllAtOnce", {"Ref": "AWS::NoValue"}, {"Ref": HOOK}]
+                }
+            },
         }
     resources.update(hook_resources(stage))
     resources.update(alias_check_resources(stage))
@@ -391,7 +399,7 @@ def parameters(stage: str) -> dict[str, Any]:
         "AllowedValues": ["true", "false"],
         "Default": "false",
         "Description": "true: a prod deploy moves the API to the new version at once, with no "
-        "rollback alarm (make deploy ALL_AT_ONCE=1, the emergency switch)",
+        "rollback alarm and no PreTraffic hook (make deploy ALL_AT_ONCE=1, the emergency switch)",
     }
     if stage != "prod":  # no canary outside prod
         del found["RollbackOnAlarms"], found["DeployAllAtOnce"]

@@ -680,7 +680,12 @@ def test_prod_template_watches_every_failure_class_and_deploys_by_canary():
         else:
             assert (alarm["Namespace"], alarm["MetricName"]) == ("Agora", "ServerErrors")
             assert "APIHandler.Version" in json.dumps(dimensions["Version"])
-    assert preference["Hooks"] == {"PreTraffic": {"Ref": "PreTraffic"}}
+    # The hook, but for the emergency switch (issue 57: an emergency deploy skips it).
+    assert preference["Hooks"] == {
+        "PreTraffic": {
+            "Fn::If": ["DeploysAllAtOnce", {"Ref": "AWS::NoValue"}, {"Ref": "PreTraffic"}]
+        }
+    }
     # No job is deployed by CodeDeploy: none can roll the stack (and an API fix) back; their
     # failures are alarmed (errors alarms on the alias's current version).
     jobs = [f for f in functions if f != "APIHandler"]

@@ -509,6 +509,12 @@ def test_only_the_api_is_deployed_by_canary_and_its_own_5xx_roll_it_back(package
     assert "APIHandlerServerErrorsAlarm" in alarmed and "APIHandlerErrorsAlarm" in alarmed
     config = json.dumps(group["DeploymentConfigName"])
     assert "Canary10Percent10Minutes" in config and "AllAtOnce" in config
+    # The PreTraffic hook runs before the canary, and the emergency switch skips it (issue 57).
+    policy = stack["Resources"][f"APIHandlerAlias{ALIAS}"]["UpdatePolicy"]
+    hook = policy["CodeDeployLambdaAliasUpdate"]["BeforeAllowTrafficHook"]
+    assert resolved(template, hook, parameters) == {"Ref": "PreTraffic"}
+    emergency = {**parameters, "DeployAllAtOnce": "true"}
+    assert resolved(template, hook, emergency) == {"Ref": "AWS::NoValue"}
     # The jobs' aliases move with the stack: no update policy waits on CodeDeploy for them.
     for logical in aliased_functions(template):
         alias = stack["Resources"][f"{logical}Alias{ALIAS}"]
