@@ -50,6 +50,9 @@ METRICS = {
     "DigestsLeftOver": "Count",  # users whose digest of the day was not sent that day
     # Days since the monthly purge last completed, from the daily check (jobs/comment_purge.py).
     "PurgeRunAgeDays": "None",
+    # Deleted comments a monthly purge left when it stopped at its deadline (at most 10,000
+    # counted; jobs/comment_purge.py): such a run is not recorded complete.
+    "CommentPurgeBacklog": "Count",
 }
 
 
