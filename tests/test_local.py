@@ -425,7 +425,9 @@ def test_the_readme_tour_and_the_manuals_mail_walk_run_against_make_run(running,
     assert "to Gus Gardener <gus@agora.example>" in shown
     assert "[Gardening Club] Tomatoes ripening early this year" in shown
     assert "why: All new group posts in Gardening Club" in shown
-    assert "Gus Gardener <p>Mine too! The fleece goes on tonight.</p>" in shown
+    # The comment as text: the walk's last line printed its stored HTML.
+    assert "Gus Gardener: Mine too! The fleece goes on tonight.\n" in shown
+    assert "<p>" not in shown
     # Run where a newcomer runs it (the clone), it leaves the clone as it was.
     assert [path.name for path in tmp_path.iterdir()] == [".venv"]
 
