@@ -48,6 +48,12 @@ ERROR_STATUSES = {
     "503": "AWS throttled, failed or timed out beyond the retries: send again after Retry-After",
 }
 
+# How to get a token, said in each scheme of the Authorize dialog.
+_HOW_TO_SIGN_IN = (
+    "Sign in first: POST /api/v1/en_US/security/login with "
+    '{"email": "…", "password": "…"} answers the token as its `object`.'
+)
+
 
 OPENAPI_DOCUMENT_SCHEMA = {
     "type": "object",
@@ -331,10 +337,31 @@ def openapi_document() -> dict[str, Any]:
         "components": {
             "schemas": dict(sorted(defs.items())),
             "responses": error_responses,
+            # The reference page's Authorize dialog shows each description: where a token
+            # comes from is the first thing a reader trying a call needs.
             "securitySchemes": {
-                "xAuth": {"type": "apiKey", "in": "header", "name": "X-Auth"},
-                "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
-                "apiAuthKey": {"type": "apiKey", "in": "header", "name": "x-api-auth-key"},
+                "xAuth": {
+                    "type": "apiKey",
+                    "in": "header",
+                    "name": "X-Auth",
+                    "description": _HOW_TO_SIGN_IN
+                    + " Paste the token here as it is: every call then sends it as X-Auth.",
+                },
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "bearerFormat": "JWT",
+                    "description": _HOW_TO_SIGN_IN
+                    + " The same token, sent as Authorization: Bearer TOKEN; paste it alone.",
+                },
+                "apiAuthKey": {
+                    "type": "apiKey",
+                    "in": "header",
+                    "name": "x-api-auth-key",
+                    "description": _HOW_TO_SIGN_IN
+                    + " The same token, taken as x-api-auth-key on the /rest/v1/en_US/ routes "
+                    "(the player) only.",
+                },
             },
         },
     }

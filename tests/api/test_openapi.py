@@ -310,3 +310,15 @@ def test_feed_settings_and_group_email_in_the_document_as_in_the_api(api, commun
         assert accepted_by_document(document, email, "put", body) is accepted, change
         status, answer = api.put(email.format(groupId=garden), admin, body)
         assert (status == 200) is accepted, (change, answer)
+
+
+def test_the_authorize_dialog_says_how_to_get_a_token(api):
+    """Swagger's Authorize dialog lists the schemes with their descriptions: each says to sign in
+    at POST /security/login, whose answer's object is the token."""
+    _, document = api.get("/api/v1/en_US/openapi.json")
+    schemes = document["components"]["securitySchemes"]
+    assert set(schemes) == {"xAuth", "bearer", "apiAuthKey"}
+    for name, scheme in schemes.items():
+        said = scheme.get("description", "")
+        assert "POST /api/v1/en_US/security/login" in said and "`object`" in said, name
+    assert "X-Auth" in schemes["xAuth"]["description"]
