@@ -20,10 +20,13 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
+from urllib.parse import unquote_plus
 
 from chalicelib.envelope import failure_payload
 
-_SECRET_QUERY = re.compile(r"([?&;](?:key|token)=)[^&;\s\"']*", re.IGNORECASE)
+# A query parameter: its separator, its name and its value, as far as a log line shows them.
+_QUERY_PARAMETER = re.compile(r"([?&;])([^=&;\s\"'?]*)=([^&;\s\"']*)")
+_SECRET_NAMES = ("key", "token")
 # The logger of Agora's own per-request record (chalicelib/api/routing).
 REQUEST_LOGGER = "chalicelib.http"
 STOPPING_MESSAGE = "Agora is stopping (make run); try again once it has started again."
@@ -32,8 +35,16 @@ STOPPING_RETRY_AFTER = 10
 
 
 def redact_secrets(text: str) -> str:
-    """An access-log text with every `key=` and `token=` query value replaced."""
-    return _SECRET_QUERY.sub(r"\1[redacted]", text)
+    """An access-log text with every `key=` and `token=` query value replaced, its name read as
+    the server reads it (percent-decoded, any case: `%6Bey=` is `key=`)."""
+
+    def shown(parameter: re.Match[str]) -> str:
+        separator, name, _ = parameter.groups()
+        if unquote_plus(name).strip().lower() in _SECRET_NAMES:
+            return f"{separator}{name}=[redacted]"
+        return parameter.group(0)
+
+    return _QUERY_PARAMETER.sub(shown, text)
 
 
 # Set on a handler thread while it serves a request whose access line is the request's one line.

@@ -69,6 +69,23 @@ def test_the_access_line_of_an_unsubscribe_link_shows_no_token(path):
     assert written.count("=[redacted]") == 2
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"/api/v1/en_US/feed/g1?%6Bey={KEY}",
+        f"/api/v1/en_US/feed/g1?x=1&k%65Y={KEY}",
+        f"/api/v1/en_US/feed/g1?%4B%45%59={KEY}&x=1",
+        f"/api/v1/en_US/unsubscribe?list=digest&to%6Ben={KEY}",
+    ],
+)
+def test_a_percent_encoded_name_is_read_as_the_server_reads_it(path):
+    """The server decodes a query's names: `%6Bey=` is `key=`, and its value is a feed key."""
+    written = logged(path)
+
+    assert KEY not in written
+    assert written.count("=[redacted]") == 2
+
+
 def test_other_query_values_are_kept():
     assert redact_secrets("GET /x?offset=5&pageSize=10&monkey=1&tokens=2 HTTP/1.1") == (
         "GET /x?offset=5&pageSize=10&monkey=1&tokens=2 HTTP/1.1"
