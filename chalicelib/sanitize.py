@@ -11,6 +11,19 @@ _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
+# Bidirectional embedding, override and isolate controls (CONTRACT §8: removed from single-line
+# text): a title holding U+202E shows its words backwards, so "gpj.exe" reads "exe.jpg".
+_BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def without_bidi(text: str) -> str:
+    """`text` without bidirectional embedding, override and isolate controls (U+202A to U+202E,
+    U+2066 to U+2069), for single-line text (titles, names, subjects)."""
+    if _BIDI_CONTROLS.search(text) is None:
+        return text
+    return _BIDI_CONTROLS.sub("", text)
+
+
 def without_controls(text: str) -> str:
     """`text` without C0 control characters other than tab and newline (the same object when it
     has none, so callers can tell cheaply)."""

@@ -13,6 +13,8 @@ from email.message import EmailMessage, Message
 from email.utils import getaddresses, parsedate_to_datetime
 from typing import Any
 
+from chalicelib.sanitize import without_bidi
+
 # Longer header values are cut before decoding (RFC 2047 decoding is slower than linear).
 MAX_HEADER_CHARS = 8000
 
@@ -70,10 +72,17 @@ def _unfold(value: str) -> str:
 ANGLE_ID = re.compile(r"<\s*([^<>\s]+?)\s*>")
 
 
+# An id in angle brackets whose line breaks were made spaces (`<a\u2028b@x>` is `a b@x`).
+_SPACED_ANGLE_ID = re.compile(r"<\s*([^<>]+?)\s*>")
+
+
 def message_id_of(value: str | None) -> str | None:
+    """The id of a Message-ID, In-Reply-To or the like, as it is stored: its line breaks made
+    spaces and its control characters removed (CONTRACT §8: every stored header value)."""
     if not value:
         return None
-    match = ANGLE_ID.search(value)
+    value = clean_line(value)
+    match = ANGLE_ID.search(value) or _SPACED_ANGLE_ID.search(value)
     if match:
         return match.group(1)
     bare = value.strip().strip("<>").strip()
@@ -249,9 +258,10 @@ _LINE_BREAKS = re.compile("[\t\r\n\v\f\x1c-\x1e\x85\u2028\u2029]+")
 
 def clean_line(value: str) -> str:
     """One line of text (a subject, a name): tabs and line breaks become spaces (a title holding
-    U+2028 would break the mail header it goes into), other controls go."""
+    U+2028 would break the mail header it goes into), other controls go, and so do bidirectional
+    overrides and isolates (a subject must read as it says)."""
     value = _LINE_BREAKS.sub(" ", value)
-    return _CONTROL.sub("", value).strip()
+    return without_bidi(_CONTROL.sub("", value)).strip()
 
 
 # Labels whose bytes are in practice windows-1252 (the WHATWG Encoding Standard maps them so):

@@ -23,6 +23,8 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from chalicelib.sanitize import without_bidi
+
 # DynamoDB items hold at most 400 KB; a text field is capped well below it (CONTRACT §6).
 MAX_TEXT_BYTES = 300_000
 
@@ -126,7 +128,10 @@ def _single_line(text: str) -> str:
     # a new header (CONTRACT §8).
     if _LINE_BREAKS.search(text):
         raise ValueError("must be one line: line breaks are not allowed")
-    return text
+    shown = without_bidi(text)  # CONTRACT §8: a title reads as it says
+    if text.strip() and not shown.strip():
+        raise ValueError("must hold more than direction controls")
+    return shown
 
 
 SingleLine = Annotated[str, AfterValidator(_single_line)]

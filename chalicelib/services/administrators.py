@@ -17,7 +17,7 @@ from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.people import GroupStore, UserStore
 from chalicelib.domain.users import User
 from chalicelib.errors import NotFound, ValidationFailed
-from chalicelib.sanitize import without_controls
+from chalicelib.sanitize import without_bidi, without_controls
 from chalicelib.schemas.common import email_address
 from chalicelib.services.links import slugify
 
@@ -68,7 +68,7 @@ def _email(text: str) -> str:
 def _alias(text: str) -> str:
     if any(c in text for c in "\n\r\v\f\x85\u2028\u2029"):
         raise ValidationFailed.one("alias", text, "must be one line: line breaks are not allowed")
-    alias = without_controls(text).strip()
+    alias = without_bidi(without_controls(text)).strip()
     if not alias:
         raise ValidationFailed.one("alias", text, "must not be empty")
     if len(alias) > MAX_ALIAS_LENGTH:

@@ -330,3 +330,32 @@ def test_single_line_fields_refuse_line_breaks(api, people, path, field):
     status, answer = call(path.format(garden=people.garden), people.garden_admin, body)
     assert status == 400, answer
     assert [e["key"] for e in answer["errors"]] == [field]
+
+
+@pytest.mark.parametrize(
+    "control",
+    ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"],
+)
+def test_direction_controls_are_removed_from_titles_and_names(api, people, control):
+    """A title holding U+202E shows its words backwards ("Swap\u202efdp.exe" reads "Swapexe.pdf"):
+    bidirectional overrides and isolates are removed from single-line text (CONTRACT §8)."""
+    status, answer = api.post(
+        EVENT, people.moderator, event_body(people.garden, f"Seed{control} swap")
+    )
+    assert status == 200, answer
+    assert answer["object"]["title"] == "Seed swap"
+    _, stored = api.get(f"{EVENT}/{answer['object']['id']}", people.moderator)
+    assert stored["object"]["title"] == "Seed swap"
+    status, body = api.put(
+        f"/api/v1/en_US/group-email/{people.garden}",
+        people.garden_admin,
+        {"email": "garden@example.org", "name": f"Garden{control} news", "newsletterName": ""},
+    )
+    assert status == 200, body
+    assert body["object"]["name"] == "Garden news"
+
+
+def test_a_title_of_direction_controls_only_is_a_400(api, people):
+    status, answer = api.post(EVENT, people.moderator, event_body(people.garden, "\u202e\u2066"))
+    assert status == 400, answer
+    assert [e["key"] for e in answer["errors"]] == ["title"]

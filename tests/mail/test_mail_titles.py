@@ -54,6 +54,45 @@ def test_a_sender_name_is_one_line_too():
     assert parse_mail(raw).from_name == "Ann Admin"
 
 
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("control", list(BIDI), ids=[f"U+{ord(c):04X}" for c in BIDI])
+def test_direction_controls_are_removed_from_a_mailed_subject_and_sender_name(control):
+    """A subject holding U+202E shows its words backwards ("Invoice\u202efdp.exe" reads
+    "Invoiceexe.pdf"): the title reads as it says."""
+    word = base64.b64encode(f"Ann{control} Admin".encode()).decode()
+    raw = mail_titled(f"Invoice{control}fdp.exe").replace(
+        b"From: ann@example.org", f"From: =?utf-8?b?{word}?= <ann@example.org>".encode()
+    )
+
+    parsed = parse_mail(raw)
+
+    assert (parsed.subject, parsed.from_name) == ("Invoicefdp.exe", "Ann Admin")
+    assert headers_of(raw).subject == "Invoicefdp.exe"
+
+
+# The breaks a header value can hold (CR and LF end the header line itself).
+IN_VALUE = {name: value for name, value in BREAKS.items() if value not in ("\r", "\n", "\r\n")}
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("line_break", IN_VALUE.values(), ids=IN_VALUE.keys())
+def test_a_message_id_is_stored_with_its_line_breaks_made_spaces(line_break):
+    """Every header value stored from mail, the Message-ID too (its log entry, the dedup key)."""
+    raw = (
+        "From: ann@example.org\r\nTo: garden@community.example\r\nSubject: Roses\r\n"
+        f"Message-ID: <a{line_break}b@mail.example>\r\nIn-Reply-To: <c{line_break}d@x.example>\r\n"
+        "\r\nThe roses are out.\r\n"
+    ).encode()
+
+    parsed = parse_mail(raw)
+
+    assert parsed.message_id == headers_of(raw).message_id == "a b@mail.example"
+    assert parsed.in_reply_to == "c d@x.example"
+
+
 def test_a_mailed_u2028_subject_makes_a_one_line_title_whose_notification_goes_out(community):
     from chalicelib.store.posts import PostRecord
 
