@@ -144,6 +144,21 @@ def silence_alarms(stage: str) -> dict[str, Any]:
             DatapointsToAlarm=2,
             TreatMissingData="breaching",
         ),
+        "PurgeCommentsBacklogAlarm": _alarm(
+            "The monthly purge stopped at its 900 s deadline and left deleted comments (metric "
+            "CommentPurgeBacklog, up to 10,000 counted; purge-comments' log says how many): it "
+            "is not recorded complete, and the next run goes on from the oldest. Run `python -m "
+            "chalicelib.cli purge-comments` (no deadline) to finish now; if it repeats, a "
+            "month's deletions outgrow the function's timeout.",
+            alarm_metric(
+                f"{prefix}-purge-comments-backlog",
+                "Agora",
+                "CommentPurgeBacklog",
+                {"Stage": prefix, **SERVICE_DIMENSIONS},
+                Statistic="Maximum",
+            ),
+            Period=3600,
+        ),
         "DrainOutboxSilentAlarm": math_alarm(
             f"The outbox ({prefix}-outbox) was written but drain-outbox did not run for "
             f"{DRAIN_SILENCE_SECONDS * 2 // 60} minutes: notifications and domain events are not "

@@ -5,19 +5,25 @@
 Its heartbeat: CloudWatch cannot look back a month, so a completed run stamps its time in the
 counters table, and a daily check (`report_last_run`, app.py's daily schedule) emits the days
 since as PurgeRunAgeDays, alarmed past 32 days and when missing (infra/watch.py).
+
+A run that stops at its deadline (900 s in Lambda) is not complete (issue 57: it recorded itself
+complete and the backlog waited a month unseen): it counts what it left (CommentPurgeBacklog, up
+to BACKLOG_COUNTED, alarmed), says so in its log, and stamps nothing; the next run, or
+`python -m chalicelib.cli purge-comments`, goes on from the oldest comment left.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from chalicelib import deps, metrics
 from chalicelib.clock import utc_now
 from chalicelib.domain.audit import acting_as_job
 from chalicelib.jobs.base import Deadline
 from chalicelib.logs import get_logger
-from chalicelib.services.comments import BATCH_SIZE
+from chalicelib.services.comments import BATCH_SIZE, one_month_before
 
 log = get_logger("jobs.comment_purge")
 
@@ -43,8 +49,35 @@ def purge_old_deleted_comments(
         )
     log.info("purged deleted comments", extra={"count": count})
     metrics.emit("CommentsPurged", count)
-    record_run(now or utc_now())
+    left = backlog(service, now or utc_now()) if deadline.expired() else 0
+    metrics.emit("CommentPurgeBacklog", left)
+    if left:
+        more = "or more " if left >= BACKLOG_COUNTED else ""
+        log.warning(
+            f"the purge stopped at its deadline: {left} {more}deleted comments are left for the "
+            "next run (or python -m chalicelib.cli purge-comments, which has none)",
+            extra={"purged": count, "left": left},
+        )
+    else:
+        record_run(now or utc_now())
     return count
+
+
+# The backlog is counted up to this many (a Query of keys each page): enough to size the work.
+BACKLOG_COUNTED = 10_000
+
+
+def backlog(service: Any, now: datetime) -> int:
+    """The deleted comments still due for the purge (at most BACKLOG_COUNTED)."""
+    cutoff = one_month_before(now)
+    found, after = 0, None
+    while found < BACKLOG_COUNTED:
+        page = service.comments.deleted_before(cutoff, limit=BATCH_SIZE, after=after)
+        found += len(page)
+        if len(page) < BATCH_SIZE:
+            break
+        after = page[-1]
+    return min(found, BACKLOG_COUNTED)
 
 
 # The counters item that holds when the last purge completed (epoch seconds).

@@ -185,3 +185,37 @@ def test_a_check_that_cannot_read_reports_nothing_and_the_alarm_sees_silence(
     capsys.readouterr()
     assert report_last_run(NOW) is None  # and the daily run it rides on goes on
     assert purge_age_metrics(capsys) == []
+
+
+def test_a_purge_stopped_at_its_deadline_says_what_it_left_and_is_not_complete(
+    garden, capsys, monkeypatch
+):
+    """Issue 57: the monthly purge stopped at its 900 s deadline and recorded itself complete, so
+    the backlog waited a month unseen. It now counts what it left (CommentPurgeBacklog, alarmed),
+    says so, and stamps nothing; the next run goes on and completes."""
+    from chalicelib.jobs.comment_purge import LAST_RUN
+    from chalicelib.store.counters import CounterRepository
+    from tests.support.emf import emf, json_lines, value
+
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "agora-test-PurgeComments")  # EMF in Lambda
+    old = [deleted_comment(garden, NOW - timedelta(days=60 + i)) for i in range(5)]
+    garden.load()
+    capsys.readouterr()
+    assert purge_old_deleted_comments(expired_deadline(), now=NOW, batch_size=2) == 2
+    captured = capsys.readouterr()
+    printed = json_lines(captured.out + captured.err)
+    [left] = [value(line, "CommentPurgeBacklog") for line in emf(printed, "CommentPurgeBacklog")]
+    assert left == 3
+    [warning] = [
+        line for line in printed if line.get("message", "").startswith("the purge stopped")
+    ]
+    assert warning["left"] == 3 and "3 deleted comments are left" in warning["message"]
+    assert CounterRepository().read(LAST_RUN) is None
+    # The next run goes on from the oldest left, and completes.
+    assert purge_old_deleted_comments(Deadline.unbounded(), now=NOW, batch_size=2) == 3
+    printed = json_lines(capsys.readouterr().out)
+    assert [value(line, "CommentPurgeBacklog") for line in emf(printed, "CommentPurgeBacklog")] == [
+        0
+    ]
+    assert CounterRepository().read(LAST_RUN) == int(NOW.timestamp())
+    assert remaining(old) == []
