@@ -16,6 +16,12 @@ DynamoDB restores a table only into a new table. So:
    table, and the DynamoDB throttles alarm names it (infra.watch). `make deploy` keeps the
    parameter (UsePreviousValue) until it is set again.
 
+The switch moves every alias at once (DeployAllAtOnce for that update: no 10-minute canary
+leaving the API's writes on the damaged table), then make restore checks every alias and lists
+the damaged table's items the restored one lacks or holds otherwise (the writes after the
+restore time, to copy back). A restore that outlasts the 2-hour wait is resumed by the same
+command: a target table that exists is waited for, never restored again.
+
 The damaged table is left as it was, under its own name, for a person to compare, copy from or
 delete; the stack's resource is still that table (its alarms, its retention). Restoring it again
 (`make restore TABLE=posts TIME=…`) restores from the table the stack names now. `TABLE=posts
@@ -26,6 +32,7 @@ The outbox is not restored: its stream drives drain-outbox, and it holds a week 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from datetime import UTC, datetime
 from typing import Any
@@ -33,6 +40,9 @@ from typing import Any
 from infra.deploy import DeployError, require_live_aliases
 from infra.rollout import SETTINGS_DIGEST, settings_digest
 
+# make deploy's emergency switch (infra.rollout): set by a restore, back to a canary at the next
+# make deploy (a switch for one deploy: infra.deploy_parameters).
+ALL_AT_ONCE = "DeployAllAtOnce"
 NOT_RESTORED = {"outbox": "its stream drives drain-outbox; it holds a week of deliveries only"}
 PARAMETER = "TableNames"
 
@@ -121,21 +131,15 @@ def restore(session: Any, stage: str, stem: str, when: str) -> str:
             original = dynamodb.describe_table(TableName=f"{prefix}{stem}")["Table"]
         except dynamodb.exceptions.ResourceNotFoundException:
             raise RestoreError(f"{stack} has no table {prefix}{stem}") from None
-        print(f"{stack}: restoring {source} as of {moment.isoformat()} into {target}", flush=True)
-        dynamodb.restore_table_to_point_in_time(
-            SourceTableName=source,
-            TargetTableName=target,
-            RestoreDateTime=moment,
-            BillingModeOverride="PAY_PER_REQUEST",
-            SSESpecificationOverride={"Enabled": True, "SSEType": "KMS"},
-        )
-        dynamodb.get_waiter("table_exists").wait(
-            TableName=target, WaiterConfig={"Delay": 20, "MaxAttempts": 360}
-        )
+        restore_into(dynamodb, stack, source, target, moment)
         prepare(dynamodb, original["TableName"], target)
         names[stem] = target
     print(f"{stack}: {PARAMETER}={format_names(names) or '(none)'}", flush=True)
     changed = {PARAMETER: format_names(names)}
+    if ALL_AT_ONCE in current:
+        # Every alias at once, the API's too: a canary would leave 90% of the API's writes on
+        # the damaged table for 10 minutes while the jobs read the restored one.
+        changed[ALL_AT_ONCE] = "true"
     changed[SETTINGS_DIGEST] = settings_digest(
         _original_template(cloudformation, stack), {**current, **changed}
     )
@@ -157,7 +161,90 @@ def restore(session: Any, stage: str, stem: str, when: str) -> str:
         require_live_aliases(session, stack)
     except DeployError as error:
         raise RestoreError(str(error)) from None
+    if when != "original":
+        switched = datetime.now(UTC).isoformat(timespec="seconds")
+        print(
+            f"{stack}: writes to {source} after {moment.isoformat()} and until {switched} (the "
+            f"switch) are not in {target}: " + writes_to_copy_back(dynamodb, source, target),
+            flush=True,
+        )
     return target
+
+
+def restore_into(dynamodb: Any, stack: str, source: str, target: str, moment: datetime) -> None:
+    """Restore `source` as of `moment` into `target` and wait until it is active; a restore an
+    earlier run started (the table exists) is waited for again, not started again."""
+    from botocore.exceptions import WaiterError
+
+    try:
+        status = dynamodb.describe_table(TableName=target)["Table"]["TableStatus"]
+    except dynamodb.exceptions.ResourceNotFoundException:
+        status = None
+    if status is None:
+        print(f"{stack}: restoring {source} as of {moment.isoformat()} into {target}", flush=True)
+        dynamodb.restore_table_to_point_in_time(
+            SourceTableName=source,
+            TargetTableName=target,
+            RestoreDateTime=moment,
+            BillingModeOverride="PAY_PER_REQUEST",
+            SSESpecificationOverride={"Enabled": True, "SSEType": "KMS"},
+        )
+    else:
+        print(f"{stack}: resuming: {target} exists already ({status})", flush=True)
+    try:
+        dynamodb.get_waiter("table_exists").wait(
+            TableName=target, WaiterConfig={"Delay": 20, "MaxAttempts": 360}
+        )
+    except WaiterError:
+        raise RestoreError(
+            f"{target} is still being restored after 2 hours (a large table takes longer): run "
+            "the same make restore again, which waits for it and goes on"
+        ) from None
+
+
+# Items compared before the list is cut short (a listing for a person, not a migration).
+LISTED = 50
+
+
+def writes_to_copy_back(dynamodb: Any, damaged: str, restored: str) -> str:
+    """The items of the damaged table that the restored one lacks or holds otherwise: the
+    writes after the restore time (and the damage itself), for a person to copy back or not.
+    One scan of the damaged table, the restored items read 100 keys a call."""
+    schema = dynamodb.describe_table(TableName=damaged)["Table"]["KeySchema"]
+    keys = [k["AttributeName"] for k in schema]
+    differ: list[str] = []
+    count = 0
+    for page in dynamodb.get_paginator("scan").paginate(TableName=damaged):
+        items = page["Items"]
+        for start in range(0, len(items), 100):
+            chunk = items[start : start + 100]
+            found = _batch_get(dynamodb, restored, [{k: i[k] for k in keys} for i in chunk])
+            for item in chunk:
+                key = json.dumps({k: item[k] for k in keys}, sort_keys=True)
+                if found.get(key) != item:
+                    count += 1
+                    if len(differ) < LISTED:
+                        differ.append(key)
+    if not count:
+        return "none of its items differs from the restored table"
+    more = f" (the first {LISTED} listed)" if count > LISTED else ""
+    return (
+        f"{count} item(s) of it differ from the restored table{more}; copy back those the "
+        "damage did not make: " + ", ".join(differ)
+    )
+
+
+def _batch_get(dynamodb: Any, table: str, keys: list[dict[str, Any]]) -> dict[str, Any]:
+    """The items of `table` at `keys`, by their key as JSON (unprocessed keys asked again)."""
+    names = list(keys[0]) if keys else []
+    found: dict[str, Any] = {}
+    request: dict[str, Any] = {table: {"Keys": keys}}
+    while request:
+        answer = dynamodb.batch_get_item(RequestItems=request)
+        for item in answer.get("Responses", {}).get(table, []):
+            found[json.dumps({k: item[k] for k in names}, sort_keys=True)] = item
+        request = answer.get("UnprocessedKeys") or {}
+    return found
 
 
 def prepare(dynamodb: Any, original: str, restored: str) -> None:

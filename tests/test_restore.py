@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -398,7 +399,9 @@ def stack_versions(session) -> set[str]:
     }
 
 
-def test_a_table_is_restored_and_every_function_publishes_a_version_on_it(prod, monkeypatch):
+def test_a_table_is_restored_and_every_function_publishes_a_version_on_it(
+    prod, monkeypatch, capsys
+):
     session, stack = prod
     dynamodb = session.client("dynamodb")
     before = function_environments(session)
@@ -406,7 +409,22 @@ def test_a_table_is_restored_and_every_function_publishes_a_version_on_it(prod, 
     versions = stack_versions(session)
     assert len(versions) == 10
 
+    # A write the API made to the damaged table after the restore time (moto restores the
+    # table as it is when asked).
+    def late_write(**_kwargs):
+        dynamodb.put_item(TableName="agora-prod-posts", Item={"id": {"S": "late"}})
+
+    session.events.register("after-call.dynamodb.RestoreTableToPointInTime", late_write)
     table = restore(session, "prod", "posts", "2026-11-26T08:00:00Z")
+    session.events.unregister("after-call.dynamodb.RestoreTableToPointInTime", late_write)
+    # Issue 57: which writes after the restore time are not in the restored table, to copy back.
+    said = capsys.readouterr().out
+    assert "writes to agora-prod-posts after 2026-11-26T08:00:00+00:00" in said
+    assert (
+        "1 item(s) of it differ from the restored table" in said and '{"id": {"S": "late"}}' in said
+    )
+    # Every alias at once (no 10-minute canary leaving the API's writes on the damaged table).
+    assert stack_parameter(session, "DeployAllAtOnce") == "true"
 
     assert table == RESTORED
     assert dynamodb.scan(TableName=table)["Items"] == [{"id": {"S": "kept"}}]
@@ -461,6 +479,25 @@ def test_a_table_is_restored_and_every_function_publishes_a_version_on_it(prod, 
     assert stack_parameter(session) == ""
     assert {e["AGORA_TABLE_NAMES"] for e in function_environments(session).values()} == {""}
     assert not stack_versions(session) & restored_versions
+
+
+def test_a_restore_run_again_resumes_the_one_started(prod, capsys):
+    """Issue 57: a restore of a large table outlasts make restore's wait; the same command again
+    waits for the table an earlier run started restoring, and switches the stack onto it."""
+    session, _ = prod
+    dynamodb = session.client("dynamodb")
+    dynamodb.restore_table_to_point_in_time(
+        SourceTableName="agora-prod-posts",
+        TargetTableName=RESTORED,
+        RestoreDateTime=datetime(2026, 11, 26, 8, tzinfo=UTC),
+    )
+    restored = []
+    session.events.register(
+        "before-call.dynamodb.RestoreTableToPointInTime", lambda **kw: restored.append(kw)
+    )
+    assert restore(session, "prod", "posts", "2026-11-26T08:00:00Z") == RESTORED
+    assert restored == [] and f"resuming: {RESTORED} exists already" in capsys.readouterr().out
+    assert stack_parameter(session) == RESTORED
 
 
 def test_what_is_not_restored_says_why(prod):
