@@ -41,7 +41,7 @@ def read_message(raw: bytes) -> EmailMessage:
     # Some exports start with blank lines, which a strict parser reads as "no headers at all";
     # the signature check reads the same bytes (`mail_bytes`, below). An mbox "From "
     # line is read by the parser as the unix-from and needs nothing here.
-    content = mail_bytes(raw)
+    content = blank_lines_blank(mail_bytes(raw))
     # Cheap early answers for MIME bombs: the standard parser recurses per level, and its time
     # grows faster than the number of parts.
     if len(_MIME_NESTING_HINT.findall(content, 0, _HINT_WINDOW)) > MAX_MIME_DEPTH:
@@ -53,6 +53,23 @@ def read_message(raw: bytes) -> EmailMessage:
     message = BytesParser(policy=policy.default).parsebytes(content)
     assert isinstance(message, EmailMessage)
     return message
+
+
+# A body line of white space only: relaxed body canonicalisation (RFC 6376 §3.4.4) reads it as
+# a blank line, and the parser as the continuation of a part's last header.
+_WHITE_LINE = re.compile(rb"(?m)^[ \t]+(\r?)$")
+
+
+def blank_lines_blank(content: bytes) -> bytes:
+    """`content` with every body line of white space only made empty, as relaxed body
+    canonicalisation reads it: the blank line after a part's headers turned into spaces keeps
+    the signature, and the parser would then read the part's leading `Word: …` lines as headers
+    and drop them from its text. The header block is left as it is (one reading compares it)."""
+    head = header_block(content)
+    body = content[len(head) :]
+    if b" " not in body and b"\t" not in body:
+        return content
+    return head + _WHITE_LINE.sub(rb"\1", body)
 
 
 _MIME_NESTING_HINT = re.compile(rb"(?im)^[ \t]*content-type:[ \t]*multipart/")

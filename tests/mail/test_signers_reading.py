@@ -298,3 +298,61 @@ def test_a_signed_mail_sent_elsewhere_and_replayed_to_the_mailbox_posts_nothing(
     titles = {p.title for p in PostRecord.by_group.query(config.group_id)}
     assert titles == {"To the garden", "Bcc", "Hello"}
     assert result.failed == 0 and mailbox.count() == 0
+
+
+# --- relaxed body canonicalisation: a blank line turned into spaces --------------------------------
+
+PLAN = (
+    b"From: ann@strict.example\r\nTo: garden@community.example\r\nSubject: Plan\r\n"
+    b"Date: Sun, 1 Nov 2026 12:00:00 +0000\r\nMessage-ID: <plan@mail.example>\r\n"
+    b'MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b1"\r\n\r\n'
+    b"--b1\r\nContent-Type: text/plain\r\n\r\nNote: meet at noon.\r\nWhere: the shed.\r\n\r\n"
+    b"Bring seeds.\r\n--b1--\r\n"
+)
+
+
+def relaxed(raw: bytes) -> bytes:
+    import dkim
+
+    from tests.support.dkim_signing import SELECTOR, key_pair
+
+    names = [name.encode() for name in (*GMAIL_HEADERS, "content-type")]
+    signature = dkim.sign(
+        raw, SELECTOR.encode(), b"strict.example", key_pair()[0],
+        canonicalize=(b"relaxed", b"relaxed"), include_headers=names,
+    )  # fmt: skip
+    return signature + raw
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("spaces", [b" ", b"   ", b"\t", b" \t "])
+def test_a_blank_line_turned_into_spaces_keeps_its_parts_text(spaces):
+    """Relaxed body canonicalisation reads a line of spaces as a blank line, so the signature
+    still verifies; the part's `Note:` and `Where:` lines must not turn into its headers."""
+    genuine = relaxed(PLAN)
+    attacked = genuine.replace(b"text/plain\r\n\r\nNote", b"text/plain\r\n" + spaces + b"\r\nNote")
+
+    assert verdict_of(attacked).verified
+    assert parse_mail(attacked).text == parse_mail(genuine).text
+    assert parse_mail(attacked).text.startswith("Note: meet at noon.\nWhere: the shed.")
+
+
+@pytest.mark.fast
+@settings(max_examples=40, deadline=None)
+@given(
+    whites=st.lists(st.sampled_from([b"", b" ", b"\t", b"  \t"]), min_size=9, max_size=9),
+)
+def test_property_white_space_lines_read_as_the_relaxed_signature_reads_them(whites):
+    """Each empty line of the body made any white space: still verified, still the same text."""
+    genuine = relaxed(PLAN)
+    head, _, body = genuine.partition(b"\r\n\r\n")
+    lines = body.split(b"\r\n")
+    blanks = iter(whites)
+    changed = [
+        next(blanks, b"") if line == b"" and index < len(lines) - 1 else line
+        for index, line in enumerate(lines)
+    ]
+    attacked = head + b"\r\n\r\n" + b"\r\n".join(changed)
+
+    assert verdict_of(attacked).verified
+    assert parse_mail(attacked).text == parse_mail(genuine).text
