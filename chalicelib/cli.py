@@ -291,6 +291,21 @@ def sent_mail(args: argparse.Namespace) -> int:
     return 0
 
 
+def redrive_outbox(_args: argparse.Namespace) -> int:
+    from chalicelib.jobs.outbox_redrive import dead_letter_queue, redrive
+
+    try:
+        done = redrive()
+    except Exception as error:
+        if "NonExistentQueue" in str(error) or "QueueDoesNotExist" in type(error).__name__:
+            return refuse(f"redrive-outbox: there is no queue {dead_letter_queue()}", EXIT_AWS)
+        raise
+    print(done.line())
+    for line in done.left:
+        print(f"redrive-outbox: {line}", file=sys.stderr)
+    return EXIT_AWS if done.left else 0
+
+
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "create-tables": (create_tables, "create the tables (and indexes) that do not exist yet"),
     "load": (load, "validate a fixture file, then upsert everything in it"),
@@ -316,6 +331,11 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
         deliver,
         "against make run: put a mail (RFC 5322 file, - for stdin) into one of its local "
         "mailboxes (a group id or slug, or `comments`)",
+    ),
+    "redrive-outbox": (
+        redrive_outbox,
+        "drive the outbox drain's dead letters again (from the stream, after 24 hours from the "
+        "outbox table); each one whose records are all told is deleted",
     ),
     "sent-mail": (
         sent_mail,

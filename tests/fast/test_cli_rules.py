@@ -27,6 +27,7 @@ def test_the_commands_are_the_contract_s():
         "migrate",
         "sent-mail",
         "deliver",
+        "redrive-outbox",  # issue 57: the outbox drain's dead letters (docs/cli.md)
     }
 
 
