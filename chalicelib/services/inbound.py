@@ -9,11 +9,15 @@ none: make run's SMTP door refuses it at RCPT, SES's verdict function stops the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Protocol
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Protocol
 
 from chalicelib.domain.groups import Group
-from chalicelib.domain.mailboxes import SYSTEM_SCOPE, Mailbox
+from chalicelib.domain.mailboxes import EMAIL_TO_COMMENT, SYSTEM_SCOPE, Mailbox
+from chalicelib.errors import ValidationFailed
+
+if TYPE_CHECKING:
+    from chalicelib.schemas.connectors import MailboxSettingsUpdate
 
 
 class GroupsBySlug(Protocol):
@@ -69,3 +73,34 @@ class InboundAddresses:
             if mailbox is not None:
                 found.setdefault(mailbox.key, mailbox)
         return list(found.values())
+
+
+def check_push_only(
+    domain: str, kind: str, update: MailboxSettingsUpdate, stored: Callable[[], Mailbox | None]
+) -> None:
+    """A connector saved enabled with no POP3 server receives by push only: where there is an
+    inbound domain, and the comments' only at an address on it (the update's, else the
+    `stored` one). Raises the 400 that says what is missing."""
+    if not update.is_enabled:
+        return
+    if not domain:
+        raise ValidationFailed.one(
+            "serverName",
+            "",
+            "must name the POP3 server: this Agora receives no mail by push (no inbound "
+            "domain is set)",
+        )
+    if kind != EMAIL_TO_COMMENT:
+        return
+    address = update.email_address
+    if address is None:
+        mailbox = stored()
+        address = mailbox.email_address if mailbox is not None else ""
+    parts = split_address(address)
+    if parts is None or parts[1] != domain:
+        raise ValidationFailed.one(
+            "emailAddress",
+            address,
+            f"a push-only email-to-comment connector receives at an address @{domain}: "
+            "give one, or name the POP3 server",
+        )

@@ -39,6 +39,7 @@ from chalicelib.schemas.connectors import (
     MailboxSettingsUpdate,
 )
 from chalicelib.services import mailbox_audit, poll_schedule
+from chalicelib.services.inbound import check_push_only
 from chalicelib.services.links import group_ref
 
 if TYPE_CHECKING:
@@ -264,7 +265,7 @@ class MailboxSettingsService:
         self, scope: str, kind: str, update: MailboxSettingsUpdate, editor_id: str
     ) -> tuple[Mailbox, str]:
         if update.push_only:
-            self._check_push_only(kind, update, scope)
+            check_push_only(self.inbound_domain, kind, update, lambda: self.mailboxes.get(scope))
         elif self.hosts is not None:
             from chalicelib.mail.hosts import HostRefused
 
@@ -310,32 +311,6 @@ class MailboxSettingsService:
         )
         password = new_password if new_password is not None else self._password(record)
         return record, password
-
-    def _check_push_only(self, kind: str, update: MailboxSettingsUpdate, scope: str) -> None:
-        """An enabled connector with no POP3 server receives by push (CONTRACT §13): only where
-        there is an inbound domain, and the comments' only at an address on it."""
-        if not update.is_enabled:
-            return
-        if not self.inbound_domain:
-            raise ValidationFailed.one(
-                "serverName",
-                "",
-                "must name the POP3 server: this Agora receives no mail by push (no inbound "
-                "domain is set)",
-            )
-        if kind != EMAIL_TO_COMMENT:
-            return
-        address = update.email_address
-        if address is None:
-            stored = self.mailboxes.get(scope)
-            address = stored.email_address if stored is not None else ""
-        if not address.lower().endswith("@" + self.inbound_domain):
-            raise ValidationFailed.one(
-                "emailAddress",
-                address,
-                f"a push-only email-to-comment connector receives at an address @"
-                f"{self.inbound_domain}: give one, or name the POP3 server",
-            )
 
     def _password(self, record: Mailbox | None) -> str:
         if record is None or not record.password_ciphertext:
