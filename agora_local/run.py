@@ -392,6 +392,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         check_port_free(settings.aws_port, "AGORA_AWS_PORT")
         check_port_free(settings.port, "AGORA_PORT")
+        if "smtp_port" in settings.model_fields_set:
+            check_port_free(settings.smtp_port, "AGORA_SMTP_PORT")
     except PortBusy as busy:
         print(busy, file=sys.stderr)
         return 1
@@ -466,11 +468,16 @@ def main(argv: list[str] | None = None) -> int:
     saver = start_snapshots(snapshot, restored, changed=migrated or export is not None)
     serving = threading.Thread(target=server.server.serve_forever, name="agora-api", daemon=True)
     serving.start()
+    from agora_local.smtp_door import open_door
 
-    print_banner(settings, credentials)
+    door, door_line = open_door(settings, intake)  # mail in by push (CONTRACT §13)
+
+    print_banner(settings, credentials, door_line)
     stop_request.wait()
     orderly_stop(snapshot, saver, intake, scheduler, server, aws_server)
     mail.stop()
+    if door is not None:
+        door.stop()
     return 0
 
 
@@ -479,10 +486,12 @@ def readable_log(settings: Any) -> bool:
     return settings.log_format is None and sys.stderr.isatty()
 
 
-def print_banner(settings: Any, credentials: tuple[str, str] | None) -> None:
+def print_banner(settings: Any, credentials: tuple[str, str] | None, door_line: str = "") -> None:
     """What make run serves, and the variables that give a CLI working on it."""
     print(f"Agora API:          http://127.0.0.1:{settings.port}/api/v1/en_US/")
     print(f"Console:            http://127.0.0.1:{settings.port}/console/")
+    if door_line:
+        print(door_line)
     print("For the CLI (python -m chalicelib.cli), paste into a shell:")
     for line in export_lines(cli_environment(settings)):
         print(line)

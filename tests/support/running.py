@@ -40,6 +40,8 @@ class RunningAgora:
     export_lines: list[str] = field(default_factory=list)
     # The data folder start_agora made for this run (removed on stop), or "" when given.
     temporary_data_dir: str = ""
+    # Its SMTP door's port (AGORA_SMTP_PORT): mail in by push.
+    smtp_port: int = 0
 
     def request(
         self,
@@ -201,6 +203,8 @@ def start_agora(
         {
             "AGORA_PORT": str(port),
             "AGORA_AWS_PORT": str(aws_port),
+            # Its SMTP door too: make runs side by side never meet on the default 8025.
+            "AGORA_SMTP_PORT": str(free_port()),
             "PYTHONPATH": str(REPO_ROOT),
             "PYTHONUNBUFFERED": "1",
             **(extra_env or {}),
@@ -213,7 +217,10 @@ def start_agora(
         command or [sys.executable, "-m", "agora_local"], REPO_ROOT, env, sigint_ignored
     )
     running = RunningAgora(
-        process=process, base=f"http://127.0.0.1:{port}", temporary_data_dir=temporary_data_dir
+        process=process,
+        base=f"http://127.0.0.1:{port}",
+        temporary_data_dir=temporary_data_dir,
+        smtp_port=int(env["AGORA_SMTP_PORT"]),
     )
     deadline = time.monotonic() + timeout
     assert process.stdout is not None
