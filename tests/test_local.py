@@ -428,6 +428,8 @@ def test_the_readme_tour_and_the_manuals_mail_walk_run_against_make_run(running,
     # The comment as text: the walk's last line printed its stored HTML.
     assert "Gus Gardener: Mine too! The fleece goes on tonight.\n" in shown
     assert "<p>" not in shown
+    # Mail by push, through make run's SMTP door: its post, logged via push.
+    assert "posted via push Seed swap on Saturday" in shown
     # Run where a newcomer runs it (the clone), it leaves the clone as it was.
     assert [path.name for path in tmp_path.iterdir()] == [".venv"]
 
