@@ -230,7 +230,7 @@ def proxy_event(probe: Probe) -> dict[str, Any]:
             "path": f"/api{probe.path}",
             "stage": "api",
             "requestId": "pre-traffic",
-            "identity": {"sourceIp": "127.0.0.1"},
+            "identity": {"sourceIp": canary.HOOK_SOURCE},
         },
         "body": None if probe.body is None else json.dumps(probe.body),
         "isBase64Encoded": False,

@@ -23,6 +23,11 @@ from chalicelib.domain.users import User
 SECRET_VARIABLE = "AGORA_CANARY_SECRET"
 EMAIL = "pre-traffic-canary@agora.internal"
 ALIAS = "Deploy canary"
+# The source the hook's sign-in comes from: it invokes the new version directly, so its proxy event
+# carries this, a text API Gateway never sends as a caller's address (always an IP address). The
+# canary's sign-in from it is held to this source's own limit only (services/security.py): others
+# failing to sign in to the account, from anywhere else, cannot lock the hook out of a deploy.
+HOOK_SOURCE = "pre-traffic-hook"
 # A fixed id, so the hook knows its own user id (its feed key's path) before signing in.
 USER_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, f"agora:{EMAIL}"))
 

@@ -17,6 +17,7 @@ from chalicelib.clock import utc_now
 from chalicelib.domain import audit
 from chalicelib.domain.ports.people import GroupStore, LoginAttemptStore, UserStore
 from chalicelib.errors import FieldError, TooManyRequests, Unauthorized
+from chalicelib.services import canary
 
 # One message for a wrong password and an unknown address: no account enumeration.
 WRONG_CREDENTIALS = "The email address or the password is wrong."
@@ -45,6 +46,11 @@ def source_of(address: str | None) -> str:
             return str(ip.ipv4_mapped)
         return str(ipaddress.IPv6Network((ip, 64), strict=False))
     return str(ip)
+
+
+def _hook(address: str, origin: str) -> bool:
+    """Whether a sign-in is the deploy hook's, as the canary, from the source only it has."""
+    return address == canary.EMAIL and origin == canary.HOOK_SOURCE
 
 
 def window_end(now: datetime, window: timedelta) -> datetime:
@@ -86,8 +92,9 @@ class SecurityService:
         attempt = self.attempts.take_attempt(
             address, origin, now, FAILURE_WINDOW, MAX_FAILURES, MAX_ACCOUNT_FAILURES
         )
-        if attempt is None and self._known(address, origin, now):
-            # The account's ceiling may be a crowd's doing: the owner's own source has its own.
+        if attempt is None and (self._known(address, origin, now) or _hook(address, origin)):
+            # The account's ceiling may be a crowd's doing: the owner's own source has its own,
+            # and so has the deploy hook's sign-in as the canary (services/canary.py).
             attempt = self.attempts.take_attempt(
                 address, origin, now, FAILURE_WINDOW, MAX_FAILURES, None
             )

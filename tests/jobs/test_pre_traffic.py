@@ -399,3 +399,27 @@ def test_the_hook_answers_codedeploy_inside_its_own_timeout():
     # The last call starts only if it can end by the budget; then the report's two tries.
     assert pre_traffic.BUDGET_S + pre_traffic.REPORT_S < timeout
     assert pre_traffic.CONNECT_S + pre_traffic.CALL_S < pre_traffic.BUDGET_S
+
+
+def test_a_crowd_failing_the_canarys_sign_in_cannot_lock_the_hook_out(canary_account):
+    """Others may fail to sign in as the canary from as many addresses as they like: the
+    account's ceiling then refuses everyone else (429), never the hook, whose sign-in comes from
+    a source only it has (services/canary.py HOOK_SOURCE)."""
+    from chalicelib import deps
+    from chalicelib.errors import TooManyRequests
+    from chalicelib.services.security import FAILURE_WINDOW, MAX_ACCOUNT_FAILURES, MAX_FAILURES
+
+    security = deps.security_service()
+    now, attempts = security.clock(), security.attempts
+    for n in range(MAX_ACCOUNT_FAILURES):  # failed guesses, counted as a sign-in counts them
+        attempts.take_attempt(
+            canary.EMAIL, f"203.0.113.{n}", now, FAILURE_WINDOW, MAX_FAILURES, MAX_ACCOUNT_FAILURES
+        )
+    with pytest.raises(TooManyRequests):
+        security.login(canary.EMAIL, "another guess", "198.51.100.7")
+
+    told, _ = hook(AppAsLambda(), canary_account)
+
+    assert told == {"status": "Succeeded", "failures": []}
+    with pytest.raises(TooManyRequests):  # the crowd is still held
+        security.login(canary.EMAIL, "a third guess", "198.51.100.8")
