@@ -286,7 +286,26 @@ def test_the_reason_names_the_subscription_the_unsubscribe_link_ends():
     assert "author" not in text.lower()
     url = raw_header(raw, "List-Unsubscribe").strip("<>")
     [token] = parse_qs(urlsplit(url).query)["token"]
-    assert read_token(token) == ("bob", "group#g1#1")
+    # Read when the fakes' clock sent it (the link lasts 60 days from then).
+    assert read_token(token, Fakes().service.clock()) == ("bob", "group#g1#1")
+
+
+@pytest.mark.fast
+def test_an_unsubscribe_link_lasts_sixty_days_by_the_clock_of_the_service_that_reads_it():
+    """The link is read at the service's clock, as it was made at it: a link made years from the
+    machine's clock reads as any other (PyJWT's own clock is not asked)."""
+    from datetime import UTC, datetime, timedelta
+
+    from chalicelib.errors import ValidationFailed
+    from chalicelib.services.notify.emails import issue_token, read_token
+
+    issued = datetime(2041, 5, 1, 9, 30, tzinfo=UTC)
+    token = issue_token("bob", "digest", issued)
+    assert read_token(token, issued + timedelta(days=60, seconds=-1)) == ("bob", "digest")
+    for later in (timedelta(days=60), timedelta(days=400)):
+        with pytest.raises(ValidationFailed) as refused:
+            read_token(token, issued + later)
+        assert refused.value.errors[0].message == "the unsubscribe link has expired"
 
 
 @pytest.mark.fast

@@ -43,12 +43,12 @@ class UnsubscribeService:
 
     def describe(self, token: str) -> Unsubscription:
         """What the token would unsubscribe from (the confirmation page); changes nothing."""
-        user_id, subscription = read_token(token)
+        user_id, subscription = read_token(token, self.clock())
         return Unsubscription(user_id, subscription, self.label(subscription), changed=False)
 
     def unsubscribe(self, token: str) -> Unsubscription:
-        user_id, subscription = read_token(token)
         now = self.clock()
+        user_id, subscription = read_token(token, now)
         if subscription == DIGEST:
             changed = self.notifications.stop_digest_emails(user_id, now)
             for record in self.digests.pending_items(user_id, 1000):
