@@ -14,7 +14,7 @@ from chalicelib.aws import client
 from chalicelib.cli import Progress, main
 from tests.support import REPO_ROOT, suite_key_pair
 from tests.support.passwords import demo_with_shipped_hashes
-from tests.support.running import run_module
+from tests.support.running import run_module, this_clock
 
 DEMO = REPO_ROOT / "demo" / "community.json"
 
@@ -404,6 +404,7 @@ def run_cli(env: dict[str, str], *arguments: str, stdin: str = "") -> subprocess
         "AWS_CONFIG_FILE": "/nonexistent",
         "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
         "AWS_EC2_METADATA_DISABLED": "true",
+        **this_clock(),
         **env,
     }
     return run_module("chalicelib.cli", *arguments, env=clean, stdin=stdin)

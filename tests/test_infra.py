@@ -14,7 +14,7 @@ from infra import yaml_text
 from infra.deploy import with_settings_digest
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures
 from tests.support import REPO_ROOT, suite_key_pair
-from tests.support.running import run_module
+from tests.support.running import run_module, this_clock
 from tests.support.sam_stack import json_templates_read_as_json, moto_stack, translated
 
 PACKAGED = REPO_ROOT / "build" / "package" / "sam.yaml"
@@ -262,6 +262,7 @@ def function_environment(packaged: dict, logical: str, endpoint: str) -> dict[st
             "AWS_ENDPOINT_URL": endpoint,
             "PATH": os.environ["PATH"],
             "PYTHONPATH": str(REPO_ROOT),
+            **this_clock(),
         }
     )
     return env

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import REPO_ROOT
-from tests.support.running import free_port, run_module, start_agora
+from tests.support.running import free_port, run_module, start_agora, this_clock
 
 CORS_ORIGIN = "https://app.example.org"
 # An operator's real AWS credentials in the shell that starts make run (AWS's documented examples).
@@ -406,6 +406,7 @@ def test_the_readme_tour_and_the_manuals_mail_walk_run_against_make_run(running,
     script = "\n".join([*tour, *walk]).replace("http://localhost:8000", site)
     (tmp_path / ".venv").symlink_to(REPO_ROOT / ".venv")
     env = {name: os.environ[name] for name in ("PATH", "HOME", "LANG") if name in os.environ}
+    env.update(this_clock())
     # What a newcomer's shell holds once they pasted make run's lines (and, as make run's data
     # is not in the clone's .agora-run here, where it is).
     env.update(running.printed, PYTHONPATH=str(REPO_ROOT))

@@ -22,7 +22,7 @@ import pytest
 from tests.mail.test_ingest import mail
 from tests.support import REPO_ROOT
 from tests.support.notify import DIGEST, INSTANT
-from tests.support.running import run_module, start_agora
+from tests.support.running import run_module, start_agora, this_clock
 
 DEMO = json.loads((REPO_ROOT / "demo" / "community.json").read_text())
 GARDENING = next(g["id"] for g in DEMO["groups"] if g["slug"] == "gardening")
@@ -40,6 +40,7 @@ def cli(running, *command: str) -> subprocess.CompletedProcess:
     """The CLI in a shell given nothing but the `export` lines `make run` printed, pasted as
     they are (and what any process has)."""
     env = {name: os.environ[name] for name in ("PATH", "HOME", "LANG") if name in os.environ}
+    env.update(this_clock())
     script = "\n".join([*running.export_lines, 'exec "$@"'])
     return subprocess.run(
         ["bash", "-c", script, "cli", sys.executable, "-m", "chalicelib.cli", *command],
@@ -303,6 +304,7 @@ def test_a_cli_given_only_the_endpoint_and_key_pair_polls_as_make_runs_jobs_do(r
     )
     only = ("AWS_ENDPOINT_URL", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
     env = {name: os.environ[name] for name in ("PATH", "HOME", "LANG") if name in os.environ}
+    env.update(this_clock())
     env.update({name: running.printed[name] for name in only}, PYTHONPATH=str(REPO_ROOT))
 
     polled = run_module("chalicelib.cli", "poll-mail", env=env)

@@ -20,6 +20,17 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+def this_clock() -> dict[str, str]:
+    """The variables that shift this process's clock (libfaketime's, under `make test-future`),
+    for a child given a clean environment: it runs on the test's clock, as every other process
+    of the test does (a CLI a year behind the embedded AWS it signs requests to is refused)."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name == "LD_PRELOAD" or name.startswith("FAKETIME")
+    }
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
