@@ -155,6 +155,7 @@ $(PACKAGE_CHECKED): $(STAMP) $(PACKAGE_INPUTS)
 ## [SES_DAILY_QUOTA=…: the account's SES 24-hour quota; MONTHLY_BUDGET_USD=…: the month's budget]
 ## (each optional setting, API_GATEWAY_ACCOUNT too, keeps its deployed value when not given; given
 ##  empty, as PAGE_EMAIL=, it is set empty)
+## [BACKUP_REGION=…: prod: AWS Backup copies every table there daily (docs/deploy.md, Region outage)]
 ## [REPLACE_SENDER_IDENTITY=1: a changed sending domain replaces the SES identity (refused without)]
 ## [ALLOW_REPLACE=1: a change may replace or delete a table or the token secret]
 ## [API_GATEWAY_ACCOUNT=1: the stack sets the account's API Gateway logging role (0: stops)]
@@ -177,7 +178,8 @@ DEPLOY_SETTINGS = --stage "$(STAGE)" --base-url "$(BASE_URL)" --alarm-email "$(A
   $(if $(call given,MAIL_SENDER_DOMAIN),--mail-sender-domain "$(MAIL_SENDER_DOMAIN)") \
   $(if $(call given,PAGE_EMAIL),--page-email "$(PAGE_EMAIL)") \
   $(if $(call given,SES_DAILY_QUOTA),--ses-daily-quota "$(SES_DAILY_QUOTA)") \
-  $(if $(call given,MONTHLY_BUDGET_USD),--monthly-budget-usd "$(MONTHLY_BUDGET_USD)")
+  $(if $(call given,MONTHLY_BUDGET_USD),--monthly-budget-usd "$(MONTHLY_BUDGET_USD)") \
+  $(if $(call given,BACKUP_REGION),--backup-region "$(BACKUP_REGION)")
 deploy: $(STAMP)
 	PYTHONPATH=. $(BIN)/python -m infra.deploy --check $(DEPLOY_SETTINGS)
 	$(MAKE) package STAGE=$(STAGE) ARCH=$(ARCH)

@@ -25,7 +25,7 @@ from typing import Any
 from chalicelib.mail.outgoing import SENDERS
 from chalicelib.services.canary import SECRET_VARIABLE as CANARY_SECRET_VARIABLE
 from chalicelib.settings import Settings
-from infra import monitoring, operations, paging, privileges, restore, rollout, watch
+from infra import disaster, monitoring, operations, paging, privileges, restore, rollout, watch
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = ("dev", "prod")
@@ -310,6 +310,8 @@ def template(stage: str) -> dict[str, Any]:
     merge(resources, monitoring.monitoring_resources(stage, names, tables))
     merge(resources, watch.watch_resources(stage, names, tables))
     merge(resources, rollout.rollout_resources(stage))
+    if stage == "prod":  # a copy out of the region, and its outage paged (infra.disaster)
+        merge(resources, disaster.disaster_resources(stage, tables))
     resources.update(paging.share_alarms(stage))
     # Last, once every alarm is made: the page and ticket topics, and one page per cause.
     resources.update(paging.route(stage, resources))
@@ -323,11 +325,13 @@ def template(stage: str) -> dict[str, Any]:
             **rollout.parameters(stage),
             **restore.parameters(),
             **paging.parameters(),
+            **(disaster.parameters() if stage == "prod" else {}),
         },
         "Conditions": {
             **operations.conditions(),
             **rollout.conditions(stage),
             **paging.conditions(),
+            **(disaster.conditions() if stage == "prod" else {}),
         },
         "Resources": resources,
         "Outputs": operations.outputs(),

@@ -166,6 +166,9 @@ def check_arguments(args: argparse.Namespace) -> None:
     page = getattr(args, "page_email", "") or ""
     if page and not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", page):
         raise DeployError(f"PAGE_EMAIL must be an address that is paged (got {page!r})")
+    region = getattr(args, "backup_region", None) or ""
+    if region and not re.fullmatch(r"[a-z]{2}(-[a-z]+)+-[0-9]", region):
+        raise DeployError(f"BACKUP_REGION must be a region such as eu-west-1 (got {region!r})")
     domain = getattr(args, "mail_sender_domain", None) or ""
     if domain and not re.fullmatch(r"[A-Za-z0-9.-]+\.[A-Za-z]{2,}", domain):
         raise DeployError(f"MAIL_SENDER_DOMAIN must be a domain name (got {domain!r})")
@@ -538,6 +541,9 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--page-email", default=None, help="paged address (default: alarm email)")
     parser.add_argument("--ses-daily-quota", default=None, help="the account's SES 24-hour quota")
     parser.add_argument("--monthly-budget-usd", default=None, help="the month's budget, in USD")
+    parser.add_argument(
+        "--backup-region", default=None, help="prod: the region the tables are copied to daily"
+    )
     parser.add_argument(
         "--replace-sender-identity",
         action="store_true",

@@ -27,6 +27,7 @@ OPTIONAL = {
     "SesDailyQuota": "ses_daily_quota",
     "MonthlyBudgetUsd": "monthly_budget_usd",
     "ManageApiGatewayAccount": "api_gateway_account",
+    "BackupRegion": "backup_region",  # prod only (infra.disaster)
 }
 # Numbers: an empty argument is no value, so it is not given either.
 NUMBERS = ("SesDailyQuota", "MonthlyBudgetUsd")
@@ -70,8 +71,12 @@ def stack_parameters(args: argparse.Namespace, previous: dict[str, str] | None) 
     no stack yet)."""
     given = {"BaseUrl": args.base_url, "AlarmEmail": args.alarm_email}
     kept: list[str] = []
+    if args.stage != "prod" and getattr(args, "backup_region", None):
+        raise ParameterError("BACKUP_REGION is a prod stack's (the copy out of the region)")
     for parameter, argument in OPTIONAL.items():
         value = _text(getattr(args, argument, None))
+        if parameter == "BackupRegion" and args.stage != "prod":
+            continue
         if value == "" and parameter in NUMBERS:
             value = None
         if value is not None:

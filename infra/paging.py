@@ -81,6 +81,10 @@ CAUSES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
 }
 
+# Alarms that are a cause alone, paged without a composite: a region outage (infra.disaster; made
+# only in us-east-1, where Route 53's metrics are, so no composite can name it everywhere).
+DIRECT_PAGES = ("RegionOutageAlarm",)
+
 # The API's error rate: a share of five minutes' calls answered 5xx, twice running, once there
 # are calls enough to speak of a share; the function's own failures likewise.
 API_ERROR_SHARE = 0.05
@@ -361,12 +365,15 @@ def route(stage: str, resources: dict[str, Any]) -> dict[str, Any]:
     added: dict[str, Any] = topics(stage)
     # Every alarm tickets, a composite's members too: a member that stays red keeps its
     # composite red, and a second member's cause would otherwise reach nobody.
-    for resource in resources.values():
+    for logical, resource in resources.items():
         if resource.get("Type") != "AWS::CloudWatch::Alarm":
             continue
         properties = resource["Properties"]
         properties.pop("OKActions", None)
         properties["AlarmActions"] = [{"Ref": TICKET_TOPIC}]
+        if logical in DIRECT_PAGES:  # a cause of its own, paged on alarm and on recovery
+            properties["AlarmActions"] = [{"Ref": PAGE_TOPIC}]
+            properties["OKActions"] = [{"Ref": PAGE_TOPIC}]
     for logical, (description, alarms) in CAUSES.items():
         missing = [alarm for alarm in alarms if alarm not in resources]
         if missing:

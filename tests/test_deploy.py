@@ -134,6 +134,18 @@ def test_replacing_the_sending_identity_is_refused_unless_asked_and_says_what_it
 
 
 @pytest.mark.fast
+def test_the_backup_region_is_a_prod_setting_kept_like_the_others():
+    from infra.deploy_parameters import ParameterError, stack_parameters
+
+    chosen = stack_parameters(_arguments("--backup-region", "eu-west-1"), DEPLOYED_STACK)
+    assert chosen.given["BackupRegion"] == "eu-west-1"
+    kept = stack_parameters(_arguments(), {**DEPLOYED_STACK, "BackupRegion": "eu-west-1"})
+    assert "BackupRegion" in kept.kept
+    with pytest.raises(ParameterError, match="prod"):
+        stack_parameters(_arguments("--stage", "dev", "--backup-region", "eu-west-1"), None)
+
+
+@pytest.mark.fast
 def test_a_new_base_url_host_replaces_an_identity_named_after_it():
     from infra.deploy_parameters import ParameterError, stack_parameters
 

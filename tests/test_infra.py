@@ -845,6 +845,9 @@ def check_paging(prod: dict, alarms: dict) -> None:
             "agora-prod-ses-quota-reached", "agora-prod-ses-bounce-pause-near",
             "agora-prod-ses-complaint-pause-near"} <= members  # fmt: skip
     for name, alarm in alarms.items():
+        if name == "agora-prod-region-outage":  # a cause alone: paged, and its recovery
+            assert alarm["AlarmActions"] == alarm["OKActions"] == [{"Ref": "PageTopic"}]
+            continue
         assert "OKActions" not in alarm, name  # a ticket mails once; a page's recovery pages
         assert alarm.get("AlarmActions") == [{"Ref": "AlarmTopic"}], name
     # Single errors and early warnings ticket, never page: one 500 or failed invocation (the
@@ -867,3 +870,43 @@ def check_paging(prod: dict, alarms: dict) -> None:
     quiet = alarms["agora-prod-api-5xx-quiet"]
     periods = {m["MetricStat"]["Period"] for m in quiet["Metrics"] if "MetricStat" in m}
     assert periods == {3600} and "errors / calls" in quiet["Metrics"][2]["Expression"]
+
+
+@pytest.mark.fast
+def test_prod_copies_every_table_out_of_the_region_daily_and_pages_a_region_outage():
+    """Issue 57: no region-outage story. With BackupRegion, AWS Backup takes every table daily
+    and copies it to the second region's vault (RPO 24 hours); Route 53's checkers, outside the
+    region, ask the API every 30 s, and the region-outage alarm pages (us-east-1, where Route
+    53's metrics are)."""
+    from infra.disaster import COPY_KEPT_DAYS
+
+    prod = prod_template()
+    resources = prod["Resources"]
+    assert "Default" in prod["Parameters"]["BackupRegion"]  # optional: no copy unless asked
+    plan = resources["BackupPlan"]
+    assert plan["Condition"] == "HasBackupRegion"
+    [rule] = plan["Properties"]["BackupPlan"]["BackupPlanRule"]
+    assert (
+        rule["ScheduleExpression"].startswith("cron(") and " * * ? *)" in rule["ScheduleExpression"]
+    )
+    [copy] = rule["CopyActions"]
+    assert "${BackupRegion}" in copy["DestinationBackupVaultArn"]["Fn::Sub"]
+    assert copy["DestinationBackupVaultArn"]["Fn::Sub"].endswith("backup-vault:agora-prod-copy")
+    assert copy["Lifecycle"]["DeleteAfterDays"] == COPY_KEPT_DAYS
+    selected = json.dumps(
+        resources["BackupSelection"]["Properties"]["BackupSelection"]["Resources"]
+    )
+    tables = [r["Properties"]["TableName"] for r in resources.values()
+              if r.get("Type") == "AWS::DynamoDB::Table"]  # fmt: skip
+    assert tables and all(f"table/{name}" in selected for name in tables)
+    check = resources["ApiHealthCheck"]["Properties"]["HealthCheckConfig"]
+    assert check["ResourcePath"].endswith("/v1/en_US/openapi.json") and check["Type"] == "HTTPS"
+    outage = resources["RegionOutageAlarm"]
+    assert outage["Condition"] == "InUsEast1"
+    assert outage["Properties"]["AlarmActions"] == [{"Ref": "PageTopic"}]
+    assert outage["Properties"]["Dimensions"] == [
+        {"Name": "HealthCheckId", "Value": {"Ref": "ApiHealthCheck"}}
+    ]
+    # dev keeps none of it.
+    dev = yaml_text.load((REPO_ROOT / "infra" / "dev.yaml").read_text())
+    assert "BackupPlan" not in dev["Resources"] and "BackupRegion" not in dev["Parameters"]

@@ -35,6 +35,10 @@ MOTO_LACKS = {
     "and on-failure queue are asserted on the template (check_operations)",
     "AWS::Logs::MetricFilter": "no metric-filter model in moto's CloudFormation: the 429 "
     "filter and its alarm are asserted on the template",
+    "AWS::Backup::BackupVault": "no AWS Backup in moto's CloudFormation (and conditional on "
+    "BackupRegion): the daily copy to the second region is asserted on the template (test_infra)",
+    "AWS::Backup::BackupPlan": "as AWS::Backup::BackupVault",
+    "AWS::Backup::BackupSelection": "as AWS::Backup::BackupVault",
     "AWS::Budgets::Budget": "no Budgets in moto: its amount and subscriber are asserted on the "
     "template (test_prod_template_sees_silent_failures_and_keeps_its_data)",
 }
