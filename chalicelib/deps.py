@@ -158,7 +158,7 @@ def alert_service() -> AlertService:
 
 
 def audit_service() -> AuditService:
-    return AuditService(audit(), refs())
+    return AuditService(audit(), refs(), events(), connectors())
 
 
 def mail_log_service() -> MailLogService:

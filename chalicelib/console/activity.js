@@ -115,8 +115,13 @@ function valueText(value) {
   return String(value);
 }
 
-// A group's id by its name, where the console knows the group.
-const changeText = (value, field) => (field === "groupId" && groupName(value)) || valueText(value);
+// Ids by name where the console knows them: a group's, and the person who acted (who "deleted
+// by" names, most often).
+function changeText(value, field, entry) {
+  if (field === "groupId") return groupName(value) || valueText(value);
+  if (field.endsWith("ById") && value && value === entry.actor.id) return actorName(entry.actor);
+  return valueText(value);
+}
 
 const actorName = (actor) => (actor.type === "system" ? (actor.name === "agora" ? "Agora" : `Agora (${actor.name})`) : actor.alias || "A user no longer here");
 const actorId = (actor) => (actor.type === "system" ? actor.name : actor.id);
@@ -186,7 +191,7 @@ function said(entry) {
       ? h(
           "ul",
           { class: "changes" },
-          entry.changes.map((c) => h("li", {}, `${fieldName(resource, c.field)}: ${changeText(c.before, c.field)} → ${changeText(c.after, c.field)}${UNITS[c.field] || ""}`)),
+          entry.changes.map((c) => h("li", {}, `${fieldName(resource, c.field)}: ${changeText(c.before, c.field, entry)} → ${changeText(c.after, c.field, entry)}${UNITS[c.field] || ""}`)),
         )
       : "",
     h("p", { class: "hint" }, h("time", { datetime: entry.at }, formatDate(entry.at)), ` · ${VIA[entry.via] || entry.via} · `, h("code", {}, entry.action)),

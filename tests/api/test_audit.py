@@ -112,6 +112,18 @@ def test_an_events_create_update_and_delete_are_three_entries_newest_first(api, 
     assert all(e["actor"]["id"] == people.moderator for e in log)
 
 
+def test_an_event_changed_without_its_title_is_named_by_its_title(api, people):
+    people.load()
+    status, body = api.post(EVENT, people.moderator, {**EVENT_BODY, "groupId": people.garden})
+    assert status == 200, body
+    event_id = body["object"]["id"]
+    moved = {**EVENT_BODY, "location": "Park"}
+    assert api.put(f"{EVENT}/{event_id}", people.moderator, moved)[0] == 200
+    [changed] = group_log(api, people, action="event.update")
+    assert changed["changes"] == [{"field": "location", "before": "Square", "after": "Park"}]
+    assert changed["target"] == {"type": "event", "id": str(event_id), "name": "Spring fair"}
+
+
 def test_moderation_is_recorded_and_filtered_by_resource_and_actor(api, people):
     comment = people.comment(people.post_id, people.member, isApproved=False)
     people.load()
@@ -288,6 +300,8 @@ def test_settings_documents_connectors_players_and_feed_keys_are_recorded(api, p
     assert log[0]["changes"] == [{"field": "key", "before": "(set)", "after": "(removed)"}]
     assert log[0]["actor"]["id"] == people.member and log[0]["group"] is None
     assert log[3]["changes"] == [{"field": "isEnabled", "before": True, "after": False}]
+    # Switched off, the entry's changes name no connector: the catalogue does.
+    assert log[3]["target"] == {"type": "connector", "id": chat, "name": "Chat"}
     assert {"field": "settings.applicationSecret", "before": None, "after": "(set)"} in log[4][
         "changes"
     ]

@@ -88,7 +88,7 @@ def listed(agora, path: str) -> list[int]:
 def moderate(page, comment, button: str, announced: str) -> None:
     """Press `button` on a comment's row: the status line says `announced` and the row leaves."""
     comment.get_by_role("button", name=button).click()
-    expect(page.get_by_role("status")).to_contain_text(announced)
+    expect(page.locator("#status")).to_contain_text(announced)
     expect(comment).to_have_count(0)
 
 
@@ -248,7 +248,7 @@ def test_moderation_approves_asks_before_a_bulk_delete_clears_reports_and_purges
     dialog = page.get_by_role("dialog")
     expect(dialog).to_contain_text("Delete every unapproved comment")
     dialog.get_by_role("button", name="Cancel").click()
-    expect(page.get_by_role("status")).to_contain_text("Nothing was deleted.")
+    expect(page.locator("#status")).to_contain_text("Nothing was deleted.")
     assert 105 in listed(agora, f"comment/post/list/{GARDENING}/unapproved")
 
     # The tabs work from the keyboard: arrow keys move the selection.
@@ -351,11 +351,11 @@ def test_the_calendar_shows_hostile_text_as_text_and_moves_events_by_keyboard_an
     event = page.locator(f'button.event[data-event-id="{keyed_id}"]')
     event.focus()
     event.press("ArrowRight")
-    expect(page.get_by_role("status")).to_contain_text('Moving "Bulb planting" to')
+    expect(page.locator("#status")).to_contain_text('Moving "Bulb planting" to')
     expect(page.locator(f'td[data-date="{now:%Y-%m}-09"]')).to_have_class(re.compile("over"))
     # Escape cancels: nothing is sent.
     event.press("Escape")
-    expect(page.get_by_role("status")).to_contain_text("cancelled")
+    expect(page.locator("#status")).to_contain_text("cancelled")
     status, body = api(agora, "GET", f"event/{keyed_id}")
     assert body["object"]["startDate"] == day(8, 9)
 
@@ -363,9 +363,9 @@ def test_the_calendar_shows_hostile_text_as_text_and_moves_events_by_keyboard_an
     event.press("ArrowRight")
     event.press("ArrowRight")
     event.press("ArrowLeft")
-    expect(page.get_by_role("status")).to_contain_text(re.compile(r"to \w+,? 16 "))
+    expect(page.locator("#status")).to_contain_text(re.compile(r"to \w+,? 16 "))
     event.press("Enter")
-    expect(page.get_by_role("status")).to_contain_text('"Bulb planting" moved to')
+    expect(page.locator("#status")).to_contain_text('"Bulb planting" moved to')
     expect(page.locator(f'td[data-date="{now:%Y-%m}-16"]')).to_contain_text("Bulb planting")
     moved = page.locator(f'button.event[data-event-id="{keyed_id}"]')
     expect(moved).to_be_focused()
@@ -376,7 +376,7 @@ def test_the_calendar_shows_hostile_text_as_text_and_moves_events_by_keyboard_an
 
     # Dragging an event to another day moves it.
     dragged.drag_to(page.locator(f'td[data-date="{now:%Y-%m}-12"]'))
-    expect(page.get_by_role("status")).to_contain_text('"Seed swap" moved to')
+    expect(page.locator("#status")).to_contain_text('"Seed swap" moved to')
     expect(page.locator(f'td[data-date="{now:%Y-%m}-12"]')).to_contain_text("Seed swap")
     expect(page.locator(f'td[data-date="{now:%Y-%m}-10"]')).not_to_contain_text("Seed swap")
 
@@ -395,8 +395,8 @@ def test_the_event_form_shows_the_api_errors_in_its_own_words_and_creates_an_eve
     page.get_by_role("button", name="Save event").click()
     error = page.locator('[data-key="endDate"] .field-error')
     expect(error).to_have_text("must not be before Start")
-    expect(page.get_by_role("status")).to_contain_text("must not be before Start")
-    expect(page.get_by_role("status")).not_to_contain_text("startDate")
+    expect(page.locator("#status")).to_contain_text("must not be before Start")
+    expect(page.locator("#status")).not_to_contain_text("startDate")
     screenshot(page, "events-error-in-labels")
     # The API itself keeps its names: only the console translates them.
     status, body = api(
@@ -426,7 +426,7 @@ def test_the_event_form_shows_the_api_errors_in_its_own_words_and_creates_an_eve
     page.get_by_label("Organizer").fill("Gus")
     page.get_by_label("Content").fill("Bring seeds")
     page.get_by_role("button", name="Save event").click()
-    expect(page.get_by_role("status")).to_contain_text("Event saved.")
+    expect(page.locator("#status")).to_contain_text("Event saved.")
     expect(title_error).to_be_hidden()
 
     page.get_by_label("Filter").fill("summer")
@@ -487,13 +487,13 @@ def test_settings_show_a_feed_error_beside_its_field_then_store_a_good_one_and_a
     error = feed.locator('[data-key="editorEmail"] .field-error')
     expect(error).to_be_visible()
     expect(editor).to_have_attribute("aria-invalid", "true")
-    expect(page.get_by_role("status")).not_to_contain_text("saved")
+    expect(page.locator("#status")).not_to_contain_text("saved")
     status, body = api(agora, "GET", f"feed/settings/{GARDENING}")
     assert body["object"]["editorEmail"] != "not an email"
 
     editor.fill("editor@agora.example")
     feed.get_by_role("button", name="Save feed settings").click()
-    expect(page.get_by_role("status")).to_contain_text("Feed settings saved.")
+    expect(page.locator("#status")).to_contain_text("Feed settings saved.")
     expect(error).to_be_hidden()
     status, body = api(agora, "GET", f"feed/settings/{GARDENING}")
     assert status == 200 and body["object"]["editorEmail"] == "editor@agora.example"
@@ -515,7 +515,7 @@ def create_section(page, name: str) -> None:
     new_section = page.get_by_role("form", name="New section")
     new_section.get_by_label("Section name").fill(name)
     new_section.get_by_role("button", name="Create section").click()
-    expect(page.get_by_role("status")).to_contain_text("Section created.")
+    expect(page.locator("#status")).to_contain_text("Section created.")
     expect(page.get_by_role("heading", name=f"Section: {name}")).to_be_visible()
 
 
@@ -563,7 +563,7 @@ def test_profile_fields_create_sections_and_fields_with_type_data_defaults_and_p
     form.get_by_label("Field type").select_option(label="DropDownList")
     form.get_by_label("Options").fill("Tomato\nBasil")
     form.get_by_role("button", name="Create field").click()
-    expect(page.get_by_role("status")).to_contain_text("Field created.")
+    expect(page.locator("#status")).to_contain_text("Field created.")
     expect(page.locator(".profile-field")).to_contain_text(["Favourite plant (DropDownList)"])
     screenshot(page, "profile-fields")
     assert axe_violations(page) == []
@@ -591,7 +591,7 @@ def test_profile_fields_create_sections_and_fields_with_type_data_defaults_and_p
     form.get_by_label("Default option").select_option(label="Partial")
     assert axe_violations(page) == []
     form.get_by_role("button", name="Create field").click()
-    expect(page.get_by_role("status")).to_contain_text("Field created.")
+    expect(page.locator("#status")).to_contain_text("Field created.")
 
     def stored_default():
         status, body = api(agora, "GET", "profile")
@@ -605,7 +605,7 @@ def test_profile_fields_create_sections_and_fields_with_type_data_defaults_and_p
     expect(form.get_by_label("Default option")).to_have_value("Partial")
     form.get_by_label("Default option").select_option(label="Shade")
     form.get_by_role("button", name="Save field").click()
-    expect(page.get_by_role("status")).to_contain_text("Field saved.")
+    expect(page.locator("#status")).to_contain_text("Field saved.")
     assert stored_default() == "Shade"
 
     # A field shown only under an option of its parent.
@@ -614,7 +614,7 @@ def test_profile_fields_create_sections_and_fields_with_type_data_defaults_and_p
     form.get_by_label("Shown only under").select_option(label="Diet")
     form.get_by_label("when that field's option is").select_option(label="Vegan")
     form.get_by_role("button", name="Create field").click()
-    expect(page.get_by_role("status")).to_contain_text("Field created.")
+    expect(page.locator("#status")).to_contain_text("Field created.")
 
     status, body = api(agora, "GET", "profile")
     kitchen = next(s for s in body["object"]["sections"] if s["id"] == section_id)
@@ -701,7 +701,7 @@ def test_mail_log_reads_the_api_its_outcome_filter_asks_it_and_notifications_sav
     screenshot(page, "notifications")
     assert axe_violations(page) == []
     form.get_by_role("button", name="Save notifications").click()
-    expect(page.get_by_role("status")).to_contain_text("Notifications saved: 2 changes.")
+    expect(page.locator("#status")).to_contain_text("Notifications saved: 2 changes.")
     ann = page.evaluate(
         "() => JSON.parse(atob(sessionStorage.getItem('agora.console.token').split('.')[1])).sub"
     )
@@ -822,7 +822,7 @@ def test_notifications_add_a_post_and_an_author_and_save_everything_at_once(agor
     assert axe_violations(page) == []
 
     form.get_by_role("button", name="Save notifications").click()
-    expect(page.get_by_role("status")).to_contain_text("Notifications saved: 3 changes.")
+    expect(page.locator("#status")).to_contain_text("Notifications saved: 3 changes.")
     status, body = api(agora, "GET", f"user/{sam['id']}/notifications?groupId={GARDENING}")
     saved = body["object"]
     assert [(n["post"]["id"], n["emailAlert"]["id"]) for n in saved["typePosts"]] == [
@@ -839,7 +839,7 @@ def test_notifications_add_a_post_and_an_author_and_save_everything_at_once(agor
     page.get_by_role("form", name="Notifications").get_by_role(
         "button", name="Save notifications"
     ).click()
-    expect(page.get_by_role("status")).to_contain_text("Nothing has changed.")
+    expect(page.locator("#status")).to_contain_text("Nothing has changed.")
 
 
 def test_the_group_chooser_shows_the_groups_as_a_tree_and_a_group_administrator_only_theirs(
@@ -1075,12 +1075,12 @@ def test_activity_says_each_change_in_words_and_fits_a_window_and_a_phone(agora,
     expect(ttl).to_have_value("60")
     ttl.fill("30")
     feed.get_by_role("button", name="Save feed settings").click()
-    expect(page.get_by_role("status")).to_contain_text("Feed settings saved.")
+    expect(page.locator("#status")).to_contain_text("Feed settings saved.")
     mail = page.get_by_role("form", name="Group email")
     expect(mail.get_by_label("Sender email")).to_have_value("")
     mail.get_by_label("Sender name").fill("Lounge team")
     mail.get_by_role("button", name="Save group email").click()
-    expect(page.get_by_role("status")).to_contain_text("Group email saved.")
+    expect(page.locator("#status")).to_contain_text("Group email saved.")
     # A refused save leaves its red message; the next page does not show it.
     ttl.fill("-1")
     feed.get_by_role("button", name="Save feed settings").click()
