@@ -199,3 +199,17 @@ class CalendarMove(ApiModel):
     calendar_end_date: IsoDate
 
     _period_end = field_validator("calendar_end_date")(_check_period_end)
+
+    @field_validator("end_date")
+    @classmethod
+    def _end_after_start(cls, end: datetime | None, info: ValidationInfo) -> datetime | None:
+        """An end sent is checked against the start sent here, with the other fields (an end
+        before the start came back only once the rest was right). Whether an event may have no
+        end depends on its stored kind: the service decides that."""
+        start = info.data.get("start_date")
+        if end is None or start is None:
+            return end
+        problem = end_date_problem(start, end, all_day=True)
+        if problem:
+            raise rule_error("endDate", problem)
+        return end

@@ -383,6 +383,11 @@ def test_calendar_update_through_a_body_moves_the_event_out_of_the_period(api, c
             {"allDay": "yes"},
             ["calendarEndDate", "allDay", "startDate", "calendarStartDate"],
         ),
+        (
+            "?startDate=2026-04-10T09:00:00Z",
+            {"endDate": "2026-01-01T00:00:00Z"},
+            ["endDate", "calendarStartDate", "calendarEndDate"],
+        ),
     ],
 )
 def test_calendar_update_names_every_wrong_or_missing_field_in_one_answer(
