@@ -254,6 +254,7 @@ _PLANNER_PARTS = (
     "verifier",
     "unverified",
     "reply_keys",
+    "inbound_domain",
 )
 
 
@@ -274,6 +275,7 @@ def mail_ingestor(**given: Unpack[IngestorParts]) -> MailIngestor:
         "verifier": sender_verifier() if mode == "verify" else None,
         "unverified": settings.mail_unverified,
         "reply_keys": reply_keys(),
+        "inbound_domain": settings.inbound_domain,
         "counters": counters(),
         "mail": mail(),
         "outbox": outbox(),

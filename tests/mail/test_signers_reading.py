@@ -356,3 +356,41 @@ def test_property_white_space_lines_read_as_the_relaxed_signature_reads_them(whi
 
     assert verdict_of(attacked).verified
     assert parse_mail(attacked).text == parse_mail(genuine).text
+
+
+class RecordingVerifier:
+    """A verifier that answers verified and keeps what mail-in told it of the recipients."""
+
+    def __init__(self) -> None:
+        self.elsewhere: list[str] = []
+
+    def verify(self, raw, from_domain, *, last_attempt, sent_elsewhere=""):
+        from types import SimpleNamespace
+
+        self.elsewhere.append(sent_elsewhere)
+        return SimpleNamespace(spoofed=False, verified=True, reason="sender verified")
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    ("to", "elsewhere"),
+    [
+        ("garden@club.example", ""),
+        ("Garden+news@CLUB.example", ""),
+        ("garden@in.community.example", ""),  # the group's address on the inbound domain
+        ("friends@club.example", "garden@club.example"),
+        ("garden@elsewhere.example", "garden@club.example"),
+    ],
+)
+def test_a_mail_is_the_mailboxs_when_a_recipient_is_its_address_or_its_inbound_one(to, elsewhere):
+    from dataclasses import replace
+
+    from tests.mail.test_mail_in_fast import World, mail, plan_of, posts_box
+
+    verifier = RecordingVerifier()
+    raw = mail().replace(b"To: inbox@community.example", f"To: {to}".encode())
+    box = replace(posts_box(), email_address="garden@club.example")
+
+    plan_of(World(), raw, box, verifier=verifier, inbound_domain="in.community.example")
+
+    assert verifier.elsewhere == [elsewhere]

@@ -82,6 +82,7 @@ class MailPlanner:
         verifier: SenderVerifier | None = None,
         unverified: str = "hold",
         reply_keys: ReplyKeyReader | None = None,
+        inbound_domain: str = "",
     ) -> None:
         self.users = users
         self.groups = groups
@@ -96,6 +97,8 @@ class MailPlanner:
         self.unverified = unverified
         # Reply keys (CONTRACT §9): None reads none (every mail follows the rules without one).
         self.reply_keys = reply_keys
+        # AGORA_MAIL_INBOUND_DOMAIN: a group's `<slug>@<domain>` is its mailbox's address too.
+        self.inbound_domain = inbound_domain.strip().lower()
         # Senders and groups repeat within a mailbox: each is read once per poll.
         self._authors: dict[str, User | None] = {}
         self._groups: dict[str, Group | None] = {}
@@ -159,10 +162,17 @@ class MailPlanner:
         if self.verifier is None:
             return None
         domain = (parsed.from_address or "").rpartition("@")[2]
-        elsewhere = sent_elsewhere(mailbox, parsed)
+        elsewhere = sent_elsewhere(mailbox, parsed, self._inbound_address(mailbox))
         return self.verifier.verify(
             raw, domain, last_attempt=last_attempt, sent_elsewhere=elsewhere
         )
+
+    def _inbound_address(self, mailbox: Mailbox) -> str:
+        """A group mailbox's address on the inbound domain (CONTRACT §13), "" without one."""
+        if not (self.inbound_domain and mailbox.is_post and mailbox.group_id):
+            return ""
+        group = self._group(mailbox.group_id)
+        return f"{group.slug}@{self.inbound_domain}" if group is not None else ""
 
     def _key_of(self, mailbox: Mailbox, parsed: ParsedMail) -> KeyedReply | None:
         """The valid reply key (in To, Cc or Delivered-To, at the email-to-comment mailbox's own
@@ -258,14 +268,16 @@ class MailPlanner:
         return None
 
 
-def sent_elsewhere(mailbox: Mailbox, parsed: ParsedMail) -> str:
+def sent_elsewhere(mailbox: Mailbox, parsed: ParsedMail, inbound: str = "") -> str:
     """The mailbox's own address when it has one and the mail's recipients (To, Cc, Delivered-To,
-    X-Original-To) lack it, a `+tag` on either side aside; "" otherwise. A signed mail sent to
-    someone else and replayed to the mailbox is not the signer's post or comment."""
+    X-Original-To) lack it and its `inbound` address too, a `+tag` on either side aside; ""
+    otherwise. A signed mail sent to someone else and replayed to the mailbox is not the
+    signer's post or comment."""
     own = mailbox.email_address.strip().lower()
     if "@" not in own:
         return ""
-    if any(_untagged(address) == _untagged(own) for address in parsed.to_addresses):
+    addresses = {_untagged(own), *([_untagged(inbound)] if inbound else [])}
+    if any(_untagged(address) in addresses for address in parsed.to_addresses):
         return ""
     return own
 
