@@ -104,8 +104,23 @@ TRAFFIC: list[tuple[str, float, str]] = [
     ),
     ("item_kb", 1.0, "mean stored item size in KB, indexes included"),
     ("sqs_idle_receives", 650_000, "empty SQS long polls a month per queue Lambda reads (4)"),
-    ("metrics", 8, "custom metrics (MailHandled by 5 outcomes, 3 others)"),
+    ("access_log_bytes", 700, "API Gateway access-log bytes per API call (one JSON line)"),
+    (
+        "audit_item_kb",
+        0.5,
+        "stored KB of one audit entry (one per write and per mail posted, kept 400 days, written "
+        "in the write's transaction: 2 write units)",
+    ),
+    (
+        "kms_requests_per_table",
+        8_640,
+        "KMS requests a month per table for DynamoDB's encryption at rest (its AWS managed key: "
+        "about one a table every 5 minutes)",
+    ),
 ]
+# Custom metrics are billed per name and dimension values: those of chalicelib/metrics.py that
+# take more than one value, and how many (ServerErrors: the live version and a deploy's new one).
+SERVER_ERROR_VERSIONS = 2
 
 # Figures of bench/results.json the model reads, and what stands in when one is missing.
 MEASURED_DEFAULTS = {
@@ -170,12 +185,50 @@ def code_figures() -> dict[str, float]:
 
 
 def infra_counts(path: Path = INFRA_PATH) -> dict[str, int]:
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    """What the prod template bills by the month: alarms by the metrics each reads (a metric-math
+    alarm pays for each of its metrics), composite alarms, secrets, keys, tables; and the custom
+    metrics the code emits (`custom_metrics`)."""
+    from infra import yaml_text
+
+    resources = (
+        yaml_text.load(path.read_text(encoding="utf-8"))["Resources"] if path.exists() else {}
+    )
+    kinds = [r.get("Type") for r in resources.values()]
+    alarm_metrics = sum(
+        max(1, sum("MetricStat" in m for m in r["Properties"].get("Metrics", [])))
+        for r in resources.values()
+        if r.get("Type") == "AWS::CloudWatch::Alarm"
+    )
     return {
-        "alarms": text.count("Type: AWS::CloudWatch::Alarm"),
-        "secrets": text.count("Type: AWS::SecretsManager::Secret"),
-        "keys": text.count("Type: AWS::KMS::Key"),
+        "alarms": kinds.count("AWS::CloudWatch::Alarm"),
+        "alarm_metrics": alarm_metrics,
+        "composite_alarms": kinds.count("AWS::CloudWatch::CompositeAlarm"),
+        "secrets": kinds.count("AWS::SecretsManager::Secret"),
+        "keys": kinds.count("AWS::KMS::Key"),
+        "tables": kinds.count("AWS::DynamoDB::Table"),
+        "metrics": custom_metrics(),
     }
+
+
+def custom_metrics() -> int:
+    """The custom metrics a stage emits: each of chalicelib/metrics.py's names once per value of
+    its own dimension (MailHandled's outcomes, MailboxPollFailed's reasons, ScheduledRunCompleted's
+    jobs, ServerErrors' versions), and check-aliases' AliasesBehind."""
+    import re
+
+    from chalicelib.mail.pop3 import FAILURE_REASONS
+    from chalicelib.metrics import METRICS
+    from infra.alias_check import METRIC
+    from infra.paging import MAIL_OUTCOMES
+
+    app = (BENCH_DIR.parent / "app.py").read_text(encoding="utf-8")
+    values = {
+        "MailHandled": len(MAIL_OUTCOMES),
+        "MailboxPollFailed": len(FAILURE_REASONS),
+        "ScheduledRunCompleted": len(set(re.findall(r'heartbeat\("([a-z-]+)"\)', app))),
+        "ServerErrors": SERVER_ERROR_VERSIONS,
+    }
+    return sum(values.get(name, 1) for name in METRICS) + len({METRIC})
 
 
 def monthly_cost(
@@ -264,23 +317,35 @@ def monthly_cost(
     rru += mails_out * 2  # the member and their subscription
     wru += mails_out * 2  # the digest or notification state, the sending clock
 
+    # The audit log (CONTRACT §12): an entry per write and per mail posted, in the same
+    # transaction (a transactional write costs two units), kept 400 days.
+    audited = writes + mails_in
+    wru += audited * 2
+
     invocations = api_calls + dispatches + poll_invocations + jobs + digest_messages
     invocations += digest_runs + 1  # +1 purge
+    invocations += 30 * 24  # check-aliases, hourly
     gb_seconds = (api_ms + mail_ms + out_ms) / 1000 * LAMBDA_GB
     log_gb = invocations * t["log_bytes"] / 1e9
     # Each poll's own lines besides its invocation's: "mailbox polled" and its MailHandled metric.
     log_gb += polls * t["poll_log_bytes"] / 1e9
+    # The API's access log: one line per call.
+    log_gb += api_calls * t["access_log_bytes"] / 1e9
 
     stored_items: float = (
         size.members * 3 + size.groups * 4 + size.posts + size.comments + size.events
     )
     stored_items += size.mailboxes * (1 + 12 * t["mails_in"] * 2)  # a year of mail log + markers
     storage_gb = stored_items * t["item_kb"] / 1e6
+    storage_gb += audited * 400 / 30 * t["audit_item_kb"] / 1e6
+    # Encryption at rest with the AWS managed key: KMS requests by table, no key fee.
+    table_kms = infra["tables"] * t["kms_requests_per_table"]
 
     return {
         "dynamodb_requests": rru / 1e6 * p["dynamodb_read_request_unit_million"]
         + wru / 1e6 * p["dynamodb_write_request_unit_million"],
         "dynamodb_storage": storage_gb * p["dynamodb_storage_gb_month"],
+        "dynamodb_pitr": storage_gb * p["dynamodb_pitr_gb_month"],
         "api_gateway": api_calls / 1e6 * p["api_gateway_rest_request_million"],
         "lambda_requests": invocations / 1e6 * p["lambda_request_million"],
         "lambda_compute": gb_seconds * p["lambda_gb_second_x86"],
@@ -289,11 +354,13 @@ def monthly_cost(
         "ses": mails_out / 1000 * p["ses_thousand_mails"],
         "cloudwatch_logs": log_gb
         * (p["cloudwatch_logs_ingested_gb"] + p["cloudwatch_logs_stored_gb_month"]),
-        "cloudwatch_metrics_alarms": t["metrics"] * p["cloudwatch_metric_month"]
-        + infra["alarms"] * p["cloudwatch_alarm_month"],
+        "cloudwatch_metrics_alarms": infra["metrics"] * p["cloudwatch_metric_month"]
+        + infra["alarm_metrics"] * p["cloudwatch_alarm_month"]
+        + infra["composite_alarms"] * p["cloudwatch_composite_alarm_month"],
         "secrets_manager": infra["secrets"] * p["secrets_manager_secret_month"]
         + api_calls * t["cold_share"] / 1e4 * p["secrets_manager_api_10k"],
-        "kms": infra["keys"] * p["kms_key_month"] + kms_requests / 1e4 * p["kms_request_10k"],
+        "kms": infra["keys"] * p["kms_key_month"]
+        + (kms_requests + table_kms) / 1e4 * p["kms_request_10k"],
         "eventbridge": writes / 1e6 * p["eventbridge_event_million"],
         # Not dollars: what the table's notes show.
         "_api_calls": api_calls,
@@ -303,12 +370,14 @@ def monthly_cost(
         "_polls": polls,
         "_poll_invocations": poll_invocations,
         "_kms_requests": kms_requests,
+        "_table_kms_requests": table_kms,
     }
 
 
 LINES = [
     ("dynamodb_requests", "DynamoDB on-demand requests"),
-    ("dynamodb_storage", "DynamoDB storage"),
+    ("dynamodb_storage", "DynamoDB storage (the audit log's 400 days included)"),
+    ("dynamodb_pitr", "DynamoDB point-in-time recovery"),
     ("api_gateway", "API Gateway (REST)"),
     ("lambda_requests", "Lambda invocations"),
     ("lambda_compute", "Lambda GB-seconds (x86)"),
@@ -344,7 +413,9 @@ def cost_block(
         "tier: `bench/prices.json`); DynamoDB work per call, and the polls, KMS calls and digest "
         "workers of a simulated day (`make simulate`), from `bench/results.json`"
         + (f" (not measured, assumed: {', '.join(f'`{n}`' for n in missing)})" if missing else "")
-        + ".",
+        + f". CloudWatch bills {infra['metrics']} custom metrics (`chalicelib/metrics.py`, by "
+        f"dimension value), {infra['alarms']} alarms reading {infra['alarm_metrics']} metrics "
+        f"and {infra['composite_alarms']} composite alarms (the prod template).",
         "",
         "| monthly cost | " + " | ".join(size.name for size in COLUMNS) + " |",
         "|---|" + "---:|" * len(COLUMNS),
@@ -369,7 +440,16 @@ def cost_block(
     lines.append(
         "| poll invocations | " + " | ".join(count(c["_poll_invocations"]) for c in costs) + " |"
     )
-    lines.append("| KMS requests | " + " | ".join(count(c["_kms_requests"]) for c in costs) + " |")
+    lines.append(
+        "| KMS requests (mailbox passwords) | "
+        + " | ".join(count(c["_kms_requests"]) for c in costs)
+        + " |"
+    )
+    lines.append(
+        "| KMS requests (tables' encryption) | "
+        + " | ".join(count(c["_table_kms_requests"]) for c in costs)
+        + " |"
+    )
     lines.append(
         "| Lambda invocations | " + " | ".join(count(c["_invocations"]) for c in costs) + " |"
     )

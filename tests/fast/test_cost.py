@@ -154,3 +154,39 @@ def test_a_community_where_every_member_takes_the_daily_digest_is_priced():
     assert every["lambda_compute"] > large["lambda_compute"]
     assert every["dynamodb_requests"] > large["dynamodb_requests"]
     assert cost.EVERY_MEMBER_DIGEST.name in cost.current_block()
+
+
+def test_the_cost_prices_every_alarm_metric_composite_backup_audit_key_and_access_log():
+    """Issue 57: make cost left out composite and multi-metric alarms, the real custom-metric
+    count (about 28, not 8), point-in-time recovery, the audit table, DynamoDB's KMS requests
+    and the API's access logs (an operator's total about $375-380 against its $361)."""
+    from infra import yaml_text
+    from tests.support import REPO_ROOT
+
+    prices, measured = cost.load_prices(), cost.load_measured()[0]
+    infra = cost.infra_counts()
+    resources = yaml_text.load((REPO_ROOT / "infra" / "prod.yaml").read_text())["Resources"]
+    kinds = [r.get("Type") for r in resources.values()]
+    assert infra["composite_alarms"] == kinds.count("AWS::CloudWatch::CompositeAlarm") >= 7
+    # A metric-math alarm pays for each metric it reads.
+    assert infra["alarm_metrics"] > infra["alarms"] == kinds.count("AWS::CloudWatch::Alarm")
+    assert infra["metrics"] >= 28 and infra["tables"] == kinds.count("AWS::DynamoDB::Table")
+    p = {name: price["usd"] for name, price in prices["prices"].items()}
+    large = cost.monthly_cost(cost.SIZES[-1], prices, measured, infra)
+    assert large["cloudwatch_metrics_alarms"] == pytest.approx(
+        infra["metrics"] * p["cloudwatch_metric_month"]
+        + infra["alarm_metrics"] * p["cloudwatch_alarm_month"]
+        + infra["composite_alarms"] * p["cloudwatch_composite_alarm_month"]
+    )
+    # Continuous backups are billed by the tables' size, the audit log's included.
+    assert large["dynamodb_pitr"] == pytest.approx(
+        large["dynamodb_storage"] / p["dynamodb_storage_gb_month"] * p["dynamodb_pitr_gb_month"]
+    )
+    assert large["_table_kms_requests"] == infra["tables"] * 8_640
+    assert "dynamodb_pitr" in dict(cost.LINES)
+    # Counted as before (8 metrics, one per alarm, no composite), CloudWatch cost less.
+    bare = {**infra, "metrics": 8, "alarm_metrics": infra["alarms"], "composite_alarms": 0}
+    assert (
+        cost.monthly_cost(cost.SIZES[-1], prices, measured, bare)["cloudwatch_metrics_alarms"]
+        < (large["cloudwatch_metrics_alarms"])
+    )
