@@ -42,38 +42,23 @@ if TYPE_CHECKING:
 
 
 def _audit_fields(
-    connector: Connector, group: Group, config: ConnectorConfiguration | None
+    connector: Connector,
+    group: Group,
+    config: ConnectorConfiguration | None,
+    source: ConnectorConfiguration | None,
 ) -> audit.Fields:
     """What a group's configuration of a connector answers, by the API's names (CONTRACT §12):
-    never configured, a disabled connector whose chat settings are blank (a subgroup's
-    inherited). Settings a group inherits are its parent's, recorded in the parent's entries:
-    only `inheritSettings` is this group's then."""
+    never configured, a disabled connector whose chat settings are blank, or a subgroup's
+    inherited. `source` is the configuration whose settings the answer shows: the group's own, or
+    the parent's it inherits (its secret compared as that ciphertext)."""
     fields: dict[str, object] = {"isEnabled": bool(config is not None and config.is_enabled)}
     if connector.kind != "chat":
         return fields
-    inherits = LocalConnectorService._inherits(config, group)
-    fields["inheritSettings"] = inherits
-    if not inherits:
-        fields["settings.applicationId"] = (config.application_id if config else None) or ""
-        fields["settings.allowGuest"] = bool(config is not None and config.allow_guest)
-        fields["settings.applicationSecret"] = config.secret if config else None
+    fields["inheritSettings"] = LocalConnectorService._inherits(config, group)
+    fields["settings.applicationId"] = (source.application_id if source else None) or ""
+    fields["settings.allowGuest"] = bool(source is not None and source.allow_guest)
+    fields["settings.applicationSecret"] = source.secret if source else None
     return fields
-
-
-def _audited(
-    connector: Connector,
-    group: Group,
-    stored: ConnectorConfiguration | None,
-    record: ConnectorConfiguration,
-) -> list[audit.AuditEntry]:
-    return audit.entry(
-        "connector.update",
-        target=("connector", connector.id),
-        group_id=group.id,
-        before=_audit_fields(connector, group, stored),
-        after=_audit_fields(connector, group, record),
-        secrets={"settings.applicationSecret"},
-    )
 
 
 # The ids of the connector kinds in `type` (the spec gives none).
@@ -171,7 +156,14 @@ class LocalConnectorService:
                 record, inherit_settings=False, application_id=None, allow_guest=None, secret=None
             )
         record = replace(record, editor_id=caller.user_id, modified_on=self.clock())
-        entry = _audited(connector, group, stored, record)
+        entry = audit.entry(
+            "connector.update",
+            target=("connector", connector.id),
+            group_id=group.id,
+            before=self._shown(connector, group, stored, caller),
+            after=self._shown(connector, group, record, caller),
+            secrets={"settings.applicationSecret"},
+        )
         self.connectors.save_configuration(record, audit=entry)
         return self.get(connector, group, caller)
 
@@ -190,6 +182,32 @@ class LocalConnectorService:
             group.id, connector.id, enabled, caller.user_id, self.clock(), audit=entry
         )
         return self.get(connector, group, caller)
+
+    def _shown(
+        self,
+        connector: Connector,
+        group: Group,
+        config: ConnectorConfiguration | None,
+        caller: Caller,
+    ) -> audit.Fields:
+        """The audited fields of the answer `config` gives the group (the parent's settings
+        while it inherits them)."""
+        source = config
+        if connector.kind == "chat" and self._inherits(config, group):
+            ancestors = self.group_service.ancestors(group)
+            found = self.connectors.configurations((a.id, connector.id) for a in ancestors)
+            view = _View(
+                group=group,
+                caller=caller,
+                configs={},
+                ancestors=ancestors,
+                ancestor_configs=found,
+                enabled_groups={},
+                groups={},
+                users={},
+            )
+            source = self._inherited_source(connector.id, view)[1]
+        return _audit_fields(connector, group, config, source)
 
     def _apply_chat(
         self, record: ConnectorConfiguration, group: Group, update: ChatConnectorUpdate

@@ -601,3 +601,30 @@ def test_every_action_the_services_record_is_one_the_filter_takes(api, people):
     status, body = api.get(f"{AUDIT}?action=bogus", people.root_admin)
     assert status == 400 and body["errors"][0]["key"] == "action"
     assert "event.create" in body["errors"][0]["message"]
+
+
+def test_a_subgroup_that_stops_inheriting_records_the_parents_settings_it_showed(api, people):
+    """A subgroup never configured answers its parent's chat settings (inheritSettings true): its
+    first save of its own records those as `before`."""
+    from tests.fixtures import new_id
+
+    chat = new_id()
+    people.connectors.append({"id": chat, "kind": "chat", "name": "Chat", "description": ""})
+    people.load()
+    at = "/api/v1/en_US/connector/local/{}/group/{}"
+    own = {"applicationId": "root-app", "applicationSecret": "root secret", "allowGuest": False}
+    body = {"isEnabled": True, "inheritSettings": False, "settings": own}
+    assert api.put(at.format(chat, people.root), people.root_admin, body)[0] == 200
+    shown = api.get_object(at.format(chat, people.garden), people.garden_admin)
+    assert shown["settings"]["inheritSettings"] is True
+    assert shown["settings"]["applicationId"] == "root-app"
+    garden = {"applicationId": "garden-app", "applicationSecret": "its own", "allowGuest": False}
+    body = {"isEnabled": False, "inheritSettings": False, "settings": garden}
+    status, answer = api.put(at.format(chat, people.garden), people.garden_admin, body)
+    assert status == 200, answer
+    [entry] = group_log(api, people, action="connector")
+    assert entry["changes"] == [
+        {"field": "inheritSettings", "before": True, "after": False},
+        {"field": "settings.applicationId", "before": "root-app", "after": "garden-app"},
+        {"field": "settings.applicationSecret", "before": "(set)", "after": "(changed)"},
+    ]
