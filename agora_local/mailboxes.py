@@ -5,10 +5,14 @@ maildirs that `cli deliver` writes into (their paths in the data folder's `mailb
 the demo's connectors saved pointing at them, passwords encrypted as every saved password is.
 Dovecot runs in the foreground as make run's child, from its own config, plain POP3 on a loopback
 port kept with the data (`mail.json`, the owner's alone: it holds the mailbox passwords), and
-stops with make run. As root (a container) it runs as the tests' Dovecot does: its processes as
-`dovenull`, `dovecot` and `mail`, which cannot enter the data folder (mode 700), so its files
-then live in a folder of their own under /tmp; as anyone else, in the data folder, as that user.
-Where Dovecot is missing, make run says how to get it and starts without mailboxes.
+stops after make run's last save. It lives in the data folder's `mail/` (700, its files 600), so a
+mail delivered and not yet polled is there after a restart. It runs in a session of its own: the
+Ctrl-C meant for make run does not end it under a poll, make run stops it once everything is
+saved. As root (a container) its login processes run as `dovenull`, its authentication as root
+(it reads the passwd file, 600), and each mailbox's process as `mail`, chrooted into
+`mail/users` (owned by `mail`, 700): none of them needs to enter the data folder itself. As
+anyone else it runs as that user. Where Dovecot is missing, make run says how to get it and
+starts without mailboxes.
 """
 
 from __future__ import annotations
@@ -72,11 +76,26 @@ def _write_private(path: Path, text: str) -> None:
 
 RUNTIME_PREFIX = "agora-run-mail-"
 OWNER_FILE = "owner.pid"
+MAIL_FOLDER = "mail"
+MAILDIR_PARTS = ("new", "cur", "tmp")
+
+
+def reset_local_mail(folder: Path) -> list[str]:
+    """Delete the local mailboxes and their mail (`make run RESET=1`); answers what was deleted,
+    in words."""
+    root = folder / MAIL_FOLDER
+    deleted = []
+    if root.exists():
+        waiting = sum(1 for part in ("new", "cur") for _ in root.glob(f"users/*/Maildir/{part}/*"))
+        shutil.rmtree(root, ignore_errors=True)
+        deleted.append(f"the local mailboxes, {MAIL_FOLDER}/, with {waiting} mails waiting")
+    (folder / STATE_FILE).unlink(missing_ok=True)
+    return deleted
 
 
 def remove_abandoned(temporary: Path) -> None:
-    """The folders of make runs killed outright (their stop never ran: a SIGKILL), whose process
-    is gone: Dovecot went with them (it ends with its parent), its files stayed."""
+    """The folders an older make run kept its mailboxes in under /tmp as root, once their
+    process is gone (Dovecot went with it)."""
     for folder in temporary.glob(f"{RUNTIME_PREFIX}*"):
         try:
             owner = int((folder / OWNER_FILE).read_text())
@@ -99,53 +118,77 @@ class LocalPop3:
         self.accounts = accounts
         self.binary = binary
         self.as_root = os.geteuid() == 0
+        self.root = folder / MAIL_FOLDER
+        self.root.mkdir(mode=0o700, exist_ok=True)
+        self.root.chmod(0o700)
+        self.users = self.root / "users"
+        self.users.mkdir(mode=0o700, exist_ok=True)
         if self.as_root:
+            # Before the mailboxes lived in the data folder, root's lived under /tmp.
             remove_abandoned(Path(tempfile.gettempdir()))
-            self.root = Path(tempfile.mkdtemp(prefix=RUNTIME_PREFIX))
-            self.root.chmod(0o755)
-            (self.root / OWNER_FILE).write_text(str(os.getpid()))
             self.uid, self.gid = pwd.getpwnam("mail").pw_uid, grp.getgrnam("mail").gr_gid
+            os.chown(self.users, self.uid, self.gid)
         else:
-            self.root = folder / "mail"
-            self.root.mkdir(mode=0o700, exist_ok=True)
             self.uid, self.gid = os.getuid(), os.getgid()
         self.process: subprocess.Popen[bytes] | None = None
 
     def maildir(self, account: Account) -> Path:
-        return self.root / "users" / account.name / "Maildir"
+        return self.users / account.name / "Maildir"
+
+    def _home(self, account: Account) -> str:
+        # As root, `users/./NAME`: Dovecot chroots the mailbox's process into `users` (as root,
+        # so the data folder's 700 is no obstacle), then it is `mail` in /NAME.
+        if self.as_root:
+            return f"{self.users}/./{account.name}"
+        return str(self.users / account.name)
 
     def start(self) -> LocalPop3:
         passwd = self.root / "passwd"
         lines = []
         for account in self.accounts:
             home = self.maildir(account).parent
-            for part in ("new", "cur", "tmp"):
-                (home / "Maildir" / part).mkdir(parents=True, exist_ok=True)
+            # 700 each: Dovecot gives the files it makes in a maildir the maildir's mode, less x.
+            for path in (home, home / "Maildir", *(home / "Maildir" / p for p in MAILDIR_PARTS)):
+                path.mkdir(mode=0o700, exist_ok=True)
+                path.chmod(0o700)
             if self.as_root:
                 for path in (home, *home.rglob("*")):
                     os.chown(path, self.uid, self.gid)
             lines.append(
-                f"{account.name}:{{PLAIN}}{account.password}:{self.uid}:{self.gid}::{home}\n"
+                f"{account.name}:{{PLAIN}}{account.password}:{self.uid}:{self.gid}::"
+                f"{self._home(account)}\n"
             )
+        # Read by Dovecot's authentication process, which runs as root when make run does.
         _write_private(passwd, "".join(lines))
-        if self.as_root:
-            passwd.chmod(0o644)  # read by Dovecot's auth process, in a folder of root's
         for folder in ("run", "state"):
-            (self.root / folder).mkdir(mode=0o755 if self.as_root else 0o700, exist_ok=True)
+            (self.root / folder).mkdir(mode=0o700, exist_ok=True)
         config = self.root / "dovecot.conf"
-        config.write_text(self._config(passwd))
-        log = (self.root / "dovecot.out").open("wb")
+        _write_private(config, self._config(passwd))
+        log = os.fdopen(
+            os.open(self.root / "dovecot.out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb"
+        )
         self.process = subprocess.Popen(
             [self.binary, "-F", "-c", str(config)],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
+            # Its own session: Ctrl-C (SIGINT to the terminal's process group) and a closed
+            # terminal's SIGHUP reach make run, which stops Dovecot after its save; Dovecot
+            # still ends when make run is killed outright (PDEATHSIG).
+            start_new_session=True,
             preexec_fn=_die_with_parent,
         )
         log.close()
         self._wait_until_listening()
+        self._private_state()
         self._publish()
         return self
+
+    def _private_state(self) -> None:
+        """What Dovecot's master writes for itself (its list of instances) the owner's alone."""
+        for path in (self.root / "state").iterdir():
+            if path.is_file() and not path.is_symlink():
+                path.chmod(0o600)
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -154,9 +197,9 @@ class LocalPop3:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+            self._private_state()
+        # The maildirs stay, with the mail not yet polled: the next start serves them again.
         (self.folder / MAILBOXES_FILE).unlink(missing_ok=True)
-        if self.as_root:
-            shutil.rmtree(self.root, ignore_errors=True)
 
     def _publish(self) -> None:
         """Where `cli deliver` writes each mailbox's mail."""
@@ -180,9 +223,16 @@ class LocalPop3:
         self.stop()
         raise RuntimeError(f"Dovecot did not start on {HOST}:{self.port}: {said[-400:]}")
 
+    def _auth_service(self) -> str:
+        # As root the passwd file stays root's (600): its reader runs as root too.
+        return _auth_service_as("root" if self.as_root else None)
+
     def _config(self, passwd: Path) -> str:
         if self.as_root:
-            users = "default_login_user = dovenull\ndefault_internal_user = dovecot\n"
+            users = (
+                "default_login_user = dovenull\ndefault_internal_user = dovecot\n"
+                f"valid_chroot_dirs = {self.users}\n"
+            )
             chroot = ""
         else:
             me = pwd.getpwuid(os.getuid()).pw_name
@@ -213,7 +263,7 @@ userdb {{
   driver = passwd-file
   args = {passwd}
 }}
-service anvil {{
+{self._auth_service()}service anvil {{
 {chroot}  unix_listener anvil-auth-penalty {{
     mode = 0
   }}
@@ -224,6 +274,10 @@ service pop3-login {{
   }}
 }}
 """
+
+
+def _auth_service_as(user: str | None) -> str:
+    return f"service auth {{\n  user = {user}\n}}\n" if user else ""
 
 
 def _die_with_parent() -> None:

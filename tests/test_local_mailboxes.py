@@ -34,7 +34,7 @@ def binary() -> str:
     return found
 
 
-def test_a_delivered_mail_is_read_over_pop3_and_everything_goes_with_the_stop(tmp_path, binary):
+def test_a_delivered_mail_is_read_over_pop3_and_kept_across_a_stop(tmp_path, binary):
     from tests.support.running import free_port
 
     folder = tmp_path / "data"
@@ -71,6 +71,38 @@ def test_a_delivered_mail_is_read_over_pop3_and_everything_goes_with_the_stop(tm
     assert not (folder / cli_mail.MAILBOXES_FILE).exists()
     with pytest.raises(OSError):
         poplib.POP3("127.0.0.1", port, timeout=2)
+    # The mail not yet taken is in the data folder: the next start serves it again.
+    again = LocalPop3(folder, port, accounts, binary).start()
+    try:
+        session = poplib.POP3("127.0.0.1", port, timeout=10)
+        try:
+            session.user(accounts[0].name)
+            session.pass_("pw-one")
+            assert session.stat()[0] == 1
+        finally:
+            session.quit()
+    finally:
+        again.stop()
+    # Nothing in it is readable by another user: Dovecot's passwd, the mail, its logs.
+    assert_private(folder)
+
+
+def assert_private(folder) -> None:
+    """No file other users may read or write and no folder they may open, but Dovecot's own
+    runtime folder (its sockets: inside `mail/`, which is 700) and its empty uidvalidity marker."""
+    import stat
+
+    shared = []
+    for path in [folder, *folder.rglob("*")]:
+        mode = path.lstat()
+        if stat.S_ISSOCK(mode.st_mode) or stat.S_ISLNK(mode.st_mode) or stat.S_ISFIFO(mode.st_mode):
+            continue
+        if "run" in path.relative_to(folder).parts[:2] or "dovecot-uidvalidity." in path.name:
+            continue
+        if stat.S_IMODE(mode.st_mode) & 0o077:
+            shared.append((str(path.relative_to(folder)), oct(stat.S_IMODE(mode.st_mode))))
+    assert shared == [], "\n".join(map(str, shared))
+    assert stat.S_IMODE((folder / "mail").stat().st_mode) == 0o700
 
 
 def test_without_dovecot_make_run_says_how_to_get_it_and_starts_without_mailboxes(tmp_path, capsys):
