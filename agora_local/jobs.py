@@ -10,6 +10,7 @@ round. Should the look be impossible (no such table here), it polls every 5 minu
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -73,26 +74,37 @@ class DueMailPoll:
         return self.poll()
 
 
-def scheduled_jobs() -> list[tuple[str, Any, Callable[[], Any]]]:
-    from chalicelib.jobs import comment_purge, digests, mail_poll, notify, outbox, schedules
+def until_stopped(stopping: threading.Event) -> Any:
+    """A job's deadline that expires when make run's stop begins: the job starts no new work
+    then (a poll leaves the rest of its mail on the server, as at a Lambda's time limit), so the
+    stop waits for little, and what it did is in the stop's save."""
     from chalicelib.jobs.base import Deadline
 
+    return Deadline(lambda: 0 if stopping.is_set() else 10**12, margin_ms=0)
+
+
+def scheduled_jobs(
+    stopping: threading.Event | None = None,
+) -> list[tuple[str, Any, Callable[[], Any]]]:
+    from chalicelib.jobs import comment_purge, digests, mail_poll, notify, outbox, schedules
+
+    deadline = until_stopped(stopping or threading.Event())
     return [
         (
             "poll-mail",
             schedules.Every(seconds=LOOK_SECONDS),
             # What the deployed schedule polls (the mailboxes that are due), once one is due.
-            DueMailPoll(lambda: mail_poll.poll_all_in_process(Deadline.unbounded(), due=True)),
+            DueMailPoll(lambda: mail_poll.poll_all_in_process(deadline, due=True)),
         ),
         (
             "purge-comments",
             schedules.COMMENT_PURGE,
-            lambda: comment_purge.purge_old_deleted_comments(Deadline.unbounded()),
+            lambda: comment_purge.purge_old_deleted_comments(deadline),
         ),
         (
             "send-digests",
             schedules.DAILY_DIGEST,
-            lambda: digests.send_daily_digests(Deadline.unbounded()),
+            lambda: digests.send_daily_digests(deadline),
         ),
         # In AWS the queue triggers a function; here the scheduler takes the chunks off it.
         ("deliver-notifications", schedules.Every(minutes=1), notify.drain_queue),

@@ -17,10 +17,15 @@ from chalicelib.jobs.outbox import records_told
 class Scheduler(threading.Thread):
     """Runs each job at its schedule's next time, one at a time, until stopped."""
 
-    def __init__(self, jobs: list[tuple[str, Any, Callable[[], Any]]]) -> None:
+    def __init__(
+        self,
+        jobs: list[tuple[str, Any, Callable[[], Any]]],
+        stopping: threading.Event | None = None,
+    ) -> None:
         super().__init__(name="agora-scheduler", daemon=True)
         self.jobs = jobs
-        self.stopping = threading.Event()
+        # Set when the stop begins: the jobs' deadlines read it too (agora_local/jobs.py).
+        self.stopping = stopping or threading.Event()
         # Held while a job runs; `hold` takes it for good, so no job starts after it.
         self._running = threading.Lock()
         now = datetime.now(UTC)
@@ -131,9 +136,10 @@ class Intake:
             return self._lock.wait_for(lambda: self._active == 0, timeout=timeout)
 
 
-# The signals that stop make run: Ctrl-C (SIGINT to the process group) and `kill` (SIGTERM, which
-# make passes on to Agora as well: a stop often brings two).
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# The signals that stop make run: Ctrl-C (SIGINT to the process group), `kill` (SIGTERM, which
+# make passes on to Agora as well: a stop often brings two) and a closed terminal or a dropped SSH
+# session (SIGHUP): each is the one orderly stop, which saves first.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class StopRequest:
@@ -171,16 +177,20 @@ def orderly_stop(
     """The one stop: no further signal interrupts it. Nothing new is acknowledged (requests not
     yet read are refused, no job starts), what is being answered and the running job finish,
     the snapshot is taken of everything acknowledged, and only then do the scheduler, the API
-    and the embedded AWS stop."""
+    and the embedded AWS stop. Nothing it prints can stop the save: a message to a closed pipe
+    or terminal (`make run | tee log`, whose tee the same Ctrl-C ended) is dropped (say)."""
     for number in STOP_SIGNALS:
         signal.signal(number, signal.SIG_IGN)
-    print("stopping: saving the data first", flush=True)
+    say("stopping: saving the data first")
+    # The running job is told to stop starting new work (a poll leaves the rest of its mail on
+    # the server for the next one), then waited for.
+    scheduler.stopping.set()
     answered = intake.close(REQUEST_DRAIN_SECONDS)
     finished = scheduler.hold(JOB_DRAIN_SECONDS)
     if not answered:
-        print("stopping: some requests were still being answered", flush=True)
+        say("stopping: some requests were still being answered")
     if not finished:
-        print("stopping: a scheduled job was still running", flush=True)
+        say("stopping: a scheduled job was still running")
     save_on_stop(snapshot, saver)
     scheduler.stop()
     server.server.shutdown()
@@ -192,4 +202,50 @@ def save_on_stop(snapshot: Any, saver: Any) -> None:
     """The last snapshot (the timer's saves end first: a save in progress is waited for)."""
     saver.stop()
     snapshot.save()
-    print(f"data saved in {snapshot.folder}", flush=True)
+    say(f"data saved in {snapshot.folder}")
+
+
+class KeepWriting:
+    """stdout or stderr that never raises: once its reader is gone (`make run | tee log` whose
+    tee a Ctrl-C ended, a closed terminal) what is written is dropped, and make run goes on (or
+    stops, and saves) as if it had been read."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.gone = False
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                return int(self._stream.write(text))
+            except (OSError, ValueError):
+                self.gone = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self.gone = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def keep_writing() -> None:
+    """sys.stdout and sys.stderr made KeepWriting (once)."""
+    import sys
+
+    if not isinstance(sys.stdout, KeepWriting):
+        sys.stdout = KeepWriting(sys.stdout)
+    if not isinstance(sys.stderr, KeepWriting):
+        sys.stderr = KeepWriting(sys.stderr)
+
+
+def say(line: str) -> None:
+    """One line on stdout, dropped when stdout is gone (a closed pipe, a closed terminal)."""
+    try:
+        print(line, flush=True)
+    except (OSError, ValueError):
+        pass

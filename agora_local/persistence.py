@@ -144,10 +144,20 @@ class LocalSnapshot:
             if path.is_file() and not path.is_symlink():
                 path.chmod(0o600)
 
-    def reset(self) -> None:
-        """Forget the saved data (`make run RESET=1`), the token secret with it."""
-        for name in (SNAPSHOT_NAME, TOKEN_SECRET_NAME, EXPORT_NAME):
-            (self.folder / name).unlink(missing_ok=True)
+    def reset(self) -> list[str]:
+        """Forget the saved data (`make run RESET=1`), the token secret with it; answers what
+        was deleted, in words."""
+        deleted = []
+        for name, what in (
+            (SNAPSHOT_NAME, "the data"),
+            (EXPORT_NAME, "its export"),
+            (TOKEN_SECRET_NAME, "the token secret (every token issued is void)"),
+        ):
+            path = self.folder / name
+            if path.exists():
+                path.unlink()
+                deleted.append(f"{what}, {name}")
+        return deleted
 
     def token_secret(self) -> str:
         """The generated token secret, made once and kept (owner-only) beside the snapshot."""

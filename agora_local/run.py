@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import secrets
 import shlex
@@ -19,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from agora_local.access_log import OneLineAccessLog
+from agora_local.folder_lock import FolderInUse, FolderLock, lock_data_folder, port_user
 from agora_local.jobs import scheduled_jobs
 from agora_local.key_pair import KeyPair, folder_key_pair
-from agora_local.lifecycle import Intake, Scheduler, StopRequest, orderly_stop
+from agora_local.lifecycle import Intake, Scheduler, StopRequest, keep_writing, orderly_stop
 from agora_local.mailboxes import serve_local_mail
 from agora_local.permalinks import console_address, not_found_page, wants_html
 
@@ -105,7 +107,9 @@ def prepare_persistence(reset: bool) -> Any:
     folder.chmod(0o700)
     snapshot = LocalSnapshot(folder)
     if reset:
-        snapshot.reset()
+        deleted = snapshot.reset()
+        said = ", ".join(deleted) if deleted else "nothing was saved there"
+        print(f"data: RESET=1 deleted the saved data in {folder} ({said})")
     if settings.token_secret is None:
         os.environ["AGORA_TOKEN_SECRET"] = snapshot.token_secret()
     if "base_url" not in settings.model_fields_set:
@@ -113,9 +117,31 @@ def prepare_persistence(reset: bool) -> Any:
     return snapshot
 
 
-def restore_data(snapshot: Any) -> bool:
-    """Put the saved data back into the embedded AWS; True when there was some."""
+def claim_data_folder() -> FolderLock:
+    """The data folder made (the owner's alone) and locked for this make run (FolderInUse when
+    another holds it), before anything in it is read or deleted."""
+    from chalicelib.settings import reload_settings
+
+    folder = data_folder(reload_settings())
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder.chmod(0o700)
+    return lock_data_folder(folder)
+
+
+def restore_data(snapshot: Any, unclean: bool = False) -> bool:
+    """Put the saved data back into the embedded AWS; True when there was some. `unclean`: the
+    last make run on the folder did not stop cleanly (killed, a crash), which is said with the
+    time of the save restored: what it did after that save is gone."""
+    import time
+
+    saved = snapshot.path.stat().st_mtime if snapshot.path.exists() else None
     restored = snapshot.restore()
+    if unclean:
+        when = time.strftime("%H:%M:%S", time.localtime(saved)) if saved else None
+        print(
+            "data: the last run did not stop cleanly: "
+            + (f"restored the save of {when}" if restored and when else "it saved nothing")
+        )
     if restored:
         print(f"data: restored from {snapshot.folder} (make run RESET=1 starts from the demo)")
     else:
@@ -190,10 +216,20 @@ def check_port_free(port: int, variable: str) -> None:
         try:
             probe.bind(("127.0.0.1", port))
         except OSError as error:
-            raise PortBusy(
-                f"make run: port {port} ({variable}) is not free ({error.strerror}); "
-                f"stop what uses it or set {variable} to another port"
-            ) from None
+            raise PortBusy(busy_port_line(port, variable, error.strerror)) from None
+
+
+def busy_port_line(port: int, variable: str, why: str | None) -> str:
+    """The one line of a taken port: what holds it when that can be told (another make run
+    first: two on one data folder would overwrite each other's data, which the lock refuses)."""
+    user = port_user(port)
+    if user is not None and user.startswith("make run "):
+        return (
+            f"make run: port {port} ({variable}) is used by another {user}; stop it first, or "
+            f"give this one another AGORA_DATA_DIR and set {variable} to another port"
+        )
+    held = f"used by {user}" if user else f"not free ({why})"
+    return f"make run: port {port} ({variable}) is {held}; stop what uses it or set {variable} to another port"
 
 
 def start_embedded_aws(port: int, key_pair: KeyPair) -> Any:
@@ -373,6 +409,27 @@ def local_server(
 
 def main(argv: list[str] | None = None) -> int:
     arguments = parse_arguments(argv)
+    # Nothing make run prints can stop it, nor its save: not a closed pipe, not a closed terminal.
+    keep_writing()
+    from chalicelib.settings import SettingsError
+
+    try:
+        lock = claim_data_folder()
+    except SettingsError as error:
+        print(f"make run: {error}", file=sys.stderr)
+        return 2
+    except FolderInUse as error:
+        print(error, file=sys.stderr)
+        return 1
+    code = serve(arguments, lock)
+    if code != 0:
+        # It never served: the folder's last stop is still what it was.
+        lock.put_back()
+    return code
+
+
+def serve(arguments: argparse.Namespace, lock: FolderLock) -> int:
+    """make run's start, its serving and its stop, on the folder `lock` holds."""
     from agora_local.persistence import SnapshotIncompatible
     from chalicelib.settings import SettingsError, reload_settings
 
@@ -411,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
     aws.reset()
     export = None
     try:
-        restored = restore_data(snapshot)
+        restored = restore_data(snapshot, unclean=lock.unclean and not arguments.reset)
     except SnapshotIncompatible as error:
         if error.export is None:
             print(f"make run: {error}", file=sys.stderr)
@@ -456,34 +513,68 @@ def main(argv: list[str] | None = None) -> int:
         server = local_server("127.0.0.1", settings.port, intake, readable_log(settings))
     except OSError as error:
         # Taken while the demo data loaded.
-        print(
-            f"make run: port {settings.port} (AGORA_PORT) is not free ({error.strerror}); "
-            "stop what uses it or set AGORA_PORT to another port",
-            file=sys.stderr,
-        )
+        print(busy_port_line(settings.port, "AGORA_PORT", error.strerror), file=sys.stderr)
         aws_server.stop()
+        mail.stop()
         return 1
-    scheduler = Scheduler(scheduled_jobs())
+    from agora_local.smtp_door import open_door
+
+    door, door_line = open_door(settings, intake)  # mail in by push (CONTRACT §13)
+    # The banner whole before the first request or job line is written: the export lines are
+    # pasted into a shell. A request meanwhile waits in the listening socket's queue.
+    print_banner(settings, credentials, door_line)
+    stopping = threading.Event()
+    scheduler = Scheduler(scheduled_jobs(stopping), stopping)
     scheduler.start()
     saver = start_snapshots(snapshot, restored, changed=migrated or export is not None)
     serving = threading.Thread(target=server.server.serve_forever, name="agora-api", daemon=True)
     serving.start()
-    from agora_local.smtp_door import open_door
-
-    door, door_line = open_door(settings, intake)  # mail in by push (CONTRACT §13)
-
-    print_banner(settings, credentials, door_line)
     stop_request.wait()
-    orderly_stop(snapshot, saver, intake, scheduler, server, aws_server)
-    mail.stop()
-    if door is not None:
-        door.stop()
+    try:
+        orderly_stop(snapshot, saver, intake, scheduler, server, aws_server)
+        # Saved: the next start finds a clean stop.
+        lock.stopped()
+    finally:
+        # The local mailboxes last: a poll the stop waited for read them to its end.
+        mail.stop()
+        if door is not None:
+            door.stop()
     return 0
 
 
 def readable_log(settings: Any) -> bool:
-    """A person reads make run's log on a terminal, unless AGORA_LOG_FORMAT chose a format."""
-    return settings.log_format is None and sys.stderr.isatty()
+    """A person reads make run's log on a terminal, unless AGORA_LOG_FORMAT chose a format:
+    request lines and Agora's own (a job's, a save's) then read alike (readable_agora_lines)."""
+    readable = settings.log_format is None and sys.stderr.isatty()
+    if readable:
+        readable_agora_lines()
+    return bool(readable)
+
+
+class TerminalLines(logging.Formatter):
+    """Agora's own log line as a person reads it beside the request lines:
+    `[07/Dec/2026 15:40:16] info: scheduled job ran (job="poll-mail" result=…)`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        import time
+        from http.server import BaseHTTPRequestHandler
+
+        from chalicelib.logs import TextFormatter
+
+        # http.server's date, as its access lines write it.
+        moment = time.localtime(record.created)
+        month = BaseHTTPRequestHandler.monthname[moment.tm_mon]
+        when = f"{moment.tm_mday:02d}/{month}/{moment.tm_year} {time.strftime('%H:%M:%S', moment)}"
+        return f"[{when}] {TextFormatter().format(record)}"
+
+
+def readable_agora_lines() -> None:
+    """Agora's log lines (chalicelib's loggers) written as TerminalLines."""
+    from chalicelib.logs import get_logger
+
+    get_logger("scheduler")  # the handler is set up with the first logger
+    for handler in logging.getLogger("chalicelib").handlers:
+        handler.setFormatter(TerminalLines())
 
 
 def print_banner(settings: Any, credentials: tuple[str, str] | None, door_line: str = "") -> None:

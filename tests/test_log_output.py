@@ -105,3 +105,31 @@ def test_an_unknown_log_format_is_refused():
 
     with pytest.raises((SettingsError, ValueError)):
         Settings.from_environ({"AGORA_LOG_FORMAT": "yaml"})
+
+
+def test_on_a_terminal_make_runs_job_lines_read_as_its_request_lines_do(capsys, log_format):
+    """Issue 56: a terminal showed readable request lines and raw JSON job lines side by side."""
+    import logging
+    import re
+
+    from agora_local.run import TerminalLines, readable_agora_lines
+
+    log_format(None)
+    handlers = logging.getLogger("chalicelib").handlers
+    before = [h.formatter for h in handlers]
+    try:
+        readable_agora_lines()
+        capsys.readouterr()
+        logs.get_logger("scheduler").info(
+            "scheduled job ran", extra={"job": "poll-mail", "result": None}
+        )
+        line = capsys.readouterr().err.strip()
+    finally:
+        for handler, formatter in zip(handlers, before, strict=True):
+            handler.setFormatter(formatter)
+    assert all(isinstance(h.formatter, TerminalLines) is False for h in handlers)
+    assert re.fullmatch(
+        r"\[\d\d/[A-Z][a-z]{2}/\d{4} \d\d:\d\d:\d\d\] info: scheduled job ran "
+        r'\(job="poll-mail" result=null\)',
+        line,
+    ), line

@@ -168,15 +168,20 @@ def _ignore_sigint() -> None:
 
 
 def popen_agora(
-    command: list[str], cwd: Path, env: dict[str, str], sigint_ignored: bool = False
+    command: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    sigint_ignored: bool = False,
+    stderr_too: bool = False,
 ) -> subprocess.Popen:
-    """`make run`'s server (or `command`) started in `cwd`, its output read as text lines."""
+    """`make run`'s server (or `command`) started in `cwd`, its output read as text lines
+    (`stderr_too`: its stderr in the same pipe, as `make run 2>&1 | tee log`)."""
     return subprocess.Popen(
         command,
         cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT if stderr_too else subprocess.DEVNULL,
         text=True,
         # Its own process group: a test's Ctrl-C (SIGINT to the group) reaches it, not pytest.
         start_new_session=True,
@@ -191,6 +196,7 @@ def start_agora(
     *,
     as_a_user: bool = False,
     sigint_ignored: bool = False,
+    stderr_too: bool = False,
 ) -> RunningAgora:
     """Start `python -m agora_local` (or `command`, such as `make run`) and wait until it says
     it serves. Its data goes to a new temporary folder unless AGORA_DATA_DIR is given, so that a
@@ -225,7 +231,7 @@ def start_agora(
     if "AGORA_DATA_DIR" not in env:
         temporary_data_dir = env["AGORA_DATA_DIR"] = tempfile.mkdtemp(prefix="agora-run-")
     process = popen_agora(
-        command or [sys.executable, "-m", "agora_local"], REPO_ROOT, env, sigint_ignored
+        command or [sys.executable, "-m", "agora_local"], REPO_ROOT, env, sigint_ignored, stderr_too
     )
     running = RunningAgora(
         process=process,
