@@ -30,7 +30,7 @@ from tests.support.stops import (
     wait_until_polling,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("make-run-stops")]
+pytestmark = pytest.mark.slow
 
 
 def test_a_closed_terminal_sighup_saves_first(tmp_path):
