@@ -219,6 +219,19 @@ def check_port_free(port: int, variable: str) -> None:
             raise PortBusy(busy_port_line(port, variable, error.strerror)) from None
 
 
+def check_ports(settings: Any) -> None:
+    """PortBusy, before anything starts, when a port make run needs is taken or two are one."""
+    if settings.port == settings.aws_port:
+        raise PortBusy(
+            f"make run: AGORA_PORT and AGORA_AWS_PORT are both {settings.port}; "
+            "give them different ports"
+        )
+    check_port_free(settings.aws_port, "AGORA_AWS_PORT")
+    check_port_free(settings.port, "AGORA_PORT")
+    if "smtp_port" in settings.model_fields_set:
+        check_port_free(settings.smtp_port, "AGORA_SMTP_PORT")
+
+
 def busy_port_line(port: int, variable: str, why: str | None) -> str:
     """The one line of a taken port: what holds it when that can be told (another make run
     first: two on one data folder would overwrite each other's data, which the lock refuses)."""
@@ -442,15 +455,7 @@ def serve(arguments: argparse.Namespace, lock: FolderLock) -> int:
         print(f"make run: {error}", file=sys.stderr)
         return 2
     try:
-        if settings.port == settings.aws_port:
-            raise PortBusy(
-                f"make run: AGORA_PORT and AGORA_AWS_PORT are both {settings.port}; "
-                "give them different ports"
-            )
-        check_port_free(settings.aws_port, "AGORA_AWS_PORT")
-        check_port_free(settings.port, "AGORA_PORT")
-        if "smtp_port" in settings.model_fields_set:
-            check_port_free(settings.smtp_port, "AGORA_SMTP_PORT")
+        check_ports(settings)
     except PortBusy as busy:
         print(busy, file=sys.stderr)
         return 1
