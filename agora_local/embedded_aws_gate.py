@@ -49,6 +49,7 @@ from agora_local.key_pair import KeyPair
 # AWS refuses a signature made more than 15 minutes from its own clock.
 ALLOWED_SKEW = timedelta(minutes=15)
 MOTO_API = "/moto-api"
+MOTO_RECORDER = MOTO_API + "/recorder"
 _AUTHORIZATION = re.compile(
     r"AWS4-HMAC-SHA256 Credential=(?P<key>[^/,\s]+)/(?P<date>\d{8})/(?P<region>[^/,\s]+)/"
     r"(?P<service>[^/,\s]+)/aws4_request,\s*SignedHeaders=(?P<signed>[a-z0-9\-;]+),\s*"
@@ -211,6 +212,10 @@ class AwsGate:
         if "HTTP_ORIGIN" in environ:
             return _plain(start_response, "403 Forbidden", "the embedded AWS serves no browser")
         path = str(environ.get("PATH_INFO", ""))
+        if path.startswith(MOTO_RECORDER):
+            # Off: it would change state on a GET and write every request, mailbox passwords
+            # included, to a file of its own (make run's data lasts by its snapshot instead).
+            return _plain(start_response, "404 Not Found", "moto's recorder is off in make run")
         if path == MOTO_API or path.startswith(MOTO_API + "/"):
             if basic_auth_matches(environ.get("HTTP_AUTHORIZATION"), self.key_pair):
                 return self.app(environ, start_response)

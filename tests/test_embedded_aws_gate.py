@@ -217,3 +217,20 @@ def test_moto_api_answers_only_basic_auth_with_the_pair(gated):
     assert status == 200 and "dynamodb" in json.loads(body)
     # The refused reset above reset nothing.
     assert gated.client("dynamodb").scan(TableName=TABLE)["Count"] == 1
+
+
+@pytest.mark.slow
+def test_motos_recorder_is_off_whoever_asks(gated, tmp_path, monkeypatch):
+    """Issue 58: /moto-api/recorder/start-recording changed state on a GET and wrote every
+    request after it (mailbox passwords in clear) to a world-readable file."""
+    monkeypatch.setenv("MOTO_RECORDER_FILEPATH", str(tmp_path / "recording"))
+    allowed = basic(gated.pair.access_key, gated.pair.secret_key)
+    for method in ("GET", "POST"):
+        for headers in ({}, allowed):
+            for action in ("start-recording", "download-recording", "stop-recording"):
+                status, _, body = gated.send(
+                    method, f"/moto-api/recorder/{action}", headers=headers
+                )
+                assert status == 404 and b"recorder is off" in body, (method, action, body)
+    gated.client("dynamodb").scan(TableName=TABLE)
+    assert list(tmp_path.iterdir()) == []
