@@ -39,7 +39,9 @@ _DOMAIN_LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 # in Lambda; the alarms read their dimensions from it (infra.operations.agora_metric).
 SERVICE = "agora"
 # Read by the test suite and the benchmarks, not by Agora: never warned about.
-TOOL_VARIABLES = {"fuzz_examples", "mail_corpus_dir"}
+# AGORA_* variables read outside Settings: tools', and the deploy canary's (jobs/pre_traffic.py,
+# services/canary.py), which every cold start of the hook and of migrate warned of (issue 57).
+TOOL_VARIABLES = {"fuzz_examples", "mail_corpus_dir", "pre_traffic_version", "canary_secret"}
 
 
 class Settings(BaseModel):

@@ -423,3 +423,14 @@ def test_a_crowd_failing_the_canarys_sign_in_cannot_lock_the_hook_out(canary_acc
     assert told == {"status": "Succeeded", "failures": []}
     with pytest.raises(TooManyRequests):  # the crowd is still held
         security.login(canary.EMAIL, "a third guess", "198.51.100.8")
+
+
+@pytest.mark.fast
+def test_the_canary_variables_are_not_warned_of_as_unknown_settings():
+    """Issue 57: every cold start of the hook and of migrate logged that AGORA_PRE_TRAFFIC_VERSION
+    and AGORA_CANARY_SECRET were "not an Agora setting"."""
+    from chalicelib.settings import unknown_variables
+
+    given = {pre_traffic.VERSION_VARIABLE: VERSION, canary.SECRET_VARIABLE: SECRET}
+    assert unknown_variables(given) == []
+    assert unknown_variables({"AGORA_CANARY_SECRETS": "x"}) != []  # a misspelling still is
