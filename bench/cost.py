@@ -106,6 +106,13 @@ TRAFFIC: list[tuple[str, float, str]] = [
     ("sqs_idle_receives", 650_000, "empty SQS long polls a month per queue Lambda reads (4)"),
     ("access_log_bytes", 700, "API Gateway access-log bytes per API call (one JSON line)"),
     (
+        "ses_event_bytes",
+        3000,
+        "log bytes of a mail's SES events (sent and delivered, a JSON event each: "
+        "infra/mail_events.py)",
+    ),
+    ("recipient_log_bytes", 300, "log bytes per notification recipient (sent, or why not)"),
+    (
         "audit_item_kb",
         0.5,
         "stored KB of one audit entry (one per write and per mail posted, kept 400 days, written "
@@ -331,6 +338,8 @@ def monthly_cost(
     log_gb += polls * t["poll_log_bytes"] / 1e9
     # The API's access log: one line per call.
     log_gb += api_calls * t["access_log_bytes"] / 1e9
+    # Each mail's SES events, and each instant notification's line per recipient.
+    log_gb += (mails_out * t["ses_event_bytes"] + instants * t["recipient_log_bytes"]) / 1e9
 
     stored_items: float = (
         size.members * 3 + size.groups * 4 + size.posts + size.comments + size.events

@@ -298,7 +298,7 @@ def schedule_names(stage: str) -> dict[str, Any]:
                                         "Fn::Sub": "arn:${AWS::Partition}:events:${AWS::Region}:"
                                         "${AWS::AccountId}:rule/" + schedule_rule_name(stage, name)
                                     }
-                                    for name in (*SCHEDULES.values(), "check-aliases")
+                                    for name in (*SCHEDULES.values(), "check-aliases", "ses-events")
                                 ]
                             }
                         },

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra import mail_events
 from infra.operations import SERVICE_DIMENSIONS, _alarm, alarm_metric, math_alarm, metric_stat
 
 # Stream-triggered function -> (its source table's stem, the age in seconds worth a look).
@@ -413,4 +414,5 @@ def watch_resources(stage: str, names: dict[str, str], tables: dict[str, str]) -
         **api_alarms(stage),
         **delivery_alarms(stage, names),
         **budget(stage),
+        **mail_events.mail_event_resources(stage, names),
     }

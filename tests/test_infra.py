@@ -910,3 +910,34 @@ def test_prod_copies_every_table_out_of_the_region_daily_and_pages_a_region_outa
     # dev keeps none of it.
     dev = yaml_text.load((REPO_ROOT / "infra" / "dev.yaml").read_text())
     assert "BackupPlan" not in dev["Resources"] and "BackupRegion" not in dev["Parameters"]
+
+
+@pytest.mark.fast
+def test_every_ses_event_of_the_stage_is_kept_in_a_log_group():
+    """Issue 57: SES delivery events were not kept, so "why did member X not get the
+    notification of post Y" had no answer past the send. Every event of the stage's mail goes
+    to the default bus and from there to its log group, kept as long as the functions' logs."""
+    from infra.mail_events import EVENT_TYPES
+
+    resources = prod_template()["Resources"]
+    destination = resources["SesEventsDestination"]["Properties"]
+    assert destination["ConfigurationSetName"] == {"Ref": "SesConfigurationSet"}
+    events = destination["EventDestination"]
+    assert {"send", "delivery", "bounce", "complaint", "reject"} <= set(EVENT_TYPES)
+    assert events["MatchingEventTypes"] == EVENT_TYPES
+    assert "event-bus/default" in events["EventBridgeDestination"]["EventBusArn"]["Fn::Sub"]
+    rule = resources["SesEventsRule"]["Properties"]
+    assert rule["EventPattern"]["source"] == ["aws.ses"]
+    # The stage's own mail only (its configuration set's name), not the account's other mail.
+    configuration_set = resources["SesConfigurationSet"]["Properties"]["Name"]
+    tags = rule["EventPattern"]["detail"]["mail"]["tags"]
+    assert tags == {"ses:configuration-set": [configuration_set]}
+    [target] = rule["Targets"]
+    assert target["Arn"] == {"Fn::GetAtt": ["SesEventsLogGroup", "Arn"]}
+    group = resources["SesEventsLogGroup"]["Properties"]
+    assert group["LogGroupName"] == "/aws/events/agora-prod-ses-events"
+    assert group["RetentionInDays"] == 90
+    policy = json.loads(
+        resources["SesEventsLogPolicy"]["Properties"]["PolicyDocument"]["Fn::Sub"][0]
+    )
+    assert "events.amazonaws.com" in policy["Statement"][0]["Principal"]["Service"]

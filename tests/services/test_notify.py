@@ -640,3 +640,57 @@ def test_a_chunk_carries_the_event_and_its_recipients():
         NEW_COMMENT,
         recipients_of_chunk,
     )
+
+
+def _delivery_lines(capsys) -> dict[str, str]:
+    """user -> what the log says of them: the reason not sent, or `sent <messageId>`."""
+    import json
+
+    found = {}
+    for line in capsys.readouterr().err.splitlines():
+        if not line.startswith("{"):
+            continue
+        entry = json.loads(line)
+        if entry.get("message") == "notification not sent":
+            assert entry["post"] == "p1"
+            found[entry["user"]] = entry["reason"]
+        elif entry.get("message") == "notification sent":
+            found[entry["user"]] = f"sent {entry['messageId']}"
+    return found
+
+
+def test_each_recipient_not_emailed_is_logged_with_its_reason(fakes, capsys):
+    """Issue 57: "why did member X not get the notification of post Y" was not answerable:
+    skipped recipients were not logged. Each recipient of a post is now in deliver-
+    notifications' log with its post: the SES message id it was sent as, or why not
+    (docs/deploy.md shows the query)."""
+    from chalicelib.services.notify.delivery import Recipient
+    from tests.support.mail_fakes import add_user
+
+    add_user(fakes.users, "dan", {"g1": "member"})
+    fakes.mail.suppressed.add("dan@example.org")
+    capsys.readouterr()
+    recipients = [
+        Recipient("bob", email_alert_id=INSTANT),
+        Recipient("cy", email_alert_id=DIGEST),
+        Recipient("dan", email_alert_id=INSTANT),
+        Recipient("outsider", email_alert_id=INSTANT),
+        Recipient("gone", email_alert_id=INSTANT),
+        Recipient("ann", show_screen_alert=True),
+    ]
+    fakes.service.deliver(NEW_POST, recipients)
+    assert _delivery_lines(capsys) == {
+        "bob": "sent ses-1",
+        "cy": "queued for the daily digest",
+        "dan": "address suppressed (bounce, complaint)",
+        "outsider": "may not enter the group",
+        "gone": "no such user",
+        "ann": "no email wanted (alert only)",
+    }
+    fakes.service.deliver(NEW_POST, recipients[:1])
+    assert _delivery_lines(capsys) == {"bob": "already sent (claimed before)"}
+    # The post gone since (deleted, or hidden): nobody is told, and each says so.
+    del fakes.posts.rows["p1"]
+    fakes.service.deliver(NEW_POST, recipients[:2])
+    gone = "the post or comment is gone or hidden"
+    assert _delivery_lines(capsys) == {"bob": gone, "cy": gone}

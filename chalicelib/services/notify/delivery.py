@@ -152,6 +152,13 @@ class ReplyKeyMaker(Protocol):
     ) -> str: ...
 
 
+def not_sent(user_id: str, post_id: str, reason: str) -> bool:
+    """One recipient not emailed, and why, in the log (`user`, `post`: "why did member X not get
+    the notification of post Y", docs/deploy.md); answers False."""
+    log.info("notification not sent", extra={"user": user_id, "post": post_id, "reason": reason})
+    return False
+
+
 class NotificationsFailed(RuntimeError):
     """Some recipients of an event were not told: the drain delivers the event again (those
     already told are not told twice)."""
@@ -258,6 +265,8 @@ class NotifyService:
         occurrence = self.occurrence(event)
         if occurrence is None:
             report.skipped = len(recipients)
+            for recipient in recipients:
+                not_sent(recipient.user_id, event.post_id, "the post or comment is gone or hidden")
             return report
         users = self.users.get_many({r.user_id for r in recipients})
         unbuildable: list[tuple[Recipient, str]] = []
@@ -265,6 +274,8 @@ class NotifyService:
             user = users.get(recipient.user_id)
             if user is None or not self.may_enter(user, occurrence.group):
                 report.skipped += 1
+                why = "no such user" if user is None else "may not enter the group"
+                not_sent(recipient.user_id, occurrence.post.id, why)
                 continue
             try:
                 self._tell(user, recipient, occurrence, report)
@@ -331,16 +342,21 @@ class NotifyService:
                 user.id, occurrence.id, occurrence.digest_item(recipient.reason), now
             ):
                 report.queued += 1
+                not_sent(user.id, occurrence.post.id, "queued for the daily digest")
         elif recipient.email_alert_id == INSTANT and user.email:
             if self.send_instant(user, recipient, occurrence):
                 report.emailed += 1
+        else:
+            why = "no email address" if user.email == "" else "no email wanted (alert only)"
+            not_sent(user.id, occurrence.post.id, why)
 
     def send_instant(self, user: User, recipient: Recipient, occurrence: Occurrence) -> bool:
         """One email per (user, occurrence): claimed first, released if SES fails."""
         if self.mail.is_suppressed(user.email):
-            return False  # a hard bounce or a complaint: see services/suppressions.py
+            # A hard bounce or a complaint: see services/suppressions.py.
+            return not_sent(user.id, occurrence.post.id, "address suppressed (bounce, complaint)")
         if not self.digests.claim_instant(user.id, occurrence.id, self.clock()):
-            return False
+            return not_sent(user.id, occurrence.post.id, "already sent (claimed before)")
         subject, text, body_html = instant_email(occurrence.news(), self.why(recipient, occurrence))
         link = recipient.subscription and unsubscribe_url(
             user.id, recipient.subscription, self.clock()
@@ -364,6 +380,10 @@ class NotifyService:
             self.digests.release_instant(user.id, occurrence.id)
             raise
         self.digests.record_instant(user.id, occurrence.id, message_id)
+        log.info(
+            "notification sent",
+            extra={"user": user.id, "post": occurrence.post.id, "messageId": message_id},
+        )
         return True
 
     # --- helpers ---------------------------------------------------------------------------------
