@@ -21,10 +21,6 @@ from chalicelib.domain.ports.content import DocumentStore
 Shown = Callable[[JsonObject], Mapping[str, object]]
 
 
-def _as_stored(doc: JsonObject) -> Mapping[str, object]:
-    return doc
-
-
 def put_document(
     documents: DocumentStore,
     scope: str,
@@ -32,7 +28,7 @@ def put_document(
     doc: JsonObject,
     *,
     group_id: str | None,
-    shown: Shown = _as_stored,
+    shown: Shown,
     secrets: Collection[str] = (),
     modified_on: datetime | None = None,
     editor_id: str | None = None,
