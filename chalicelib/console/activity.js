@@ -93,6 +93,11 @@ const FIELDS = {
   parentSelectedValueId: "shown for the parent's value",
 };
 const UNITS = { ttl: " minutes" };
+// Values that are codes, as the Notifications page names them.
+const CODES = {
+  emailAlertId: { 0: "none", 1: "instant", 2: "daily digest" },
+  digest: { 1: "summary daily digest", 2: "full daily digest" },
+};
 
 // "imageLinkUrl" → "image link url": a field the console has no words for yet still reads.
 const spaced = (name) => name.replace(/^settings\./, "").replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase();
@@ -119,6 +124,7 @@ function valueText(value) {
 // by" names, most often).
 function changeText(value, field, entry) {
   if (field === "groupId") return groupName(value) || valueText(value);
+  if (CODES[field] && value in CODES[field]) return CODES[field][value];
   if (field.endsWith("ById") && value && value === entry.actor.id) return actorName(entry.actor);
   return valueText(value);
 }
