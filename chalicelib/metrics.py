@@ -29,6 +29,9 @@ METRICS = {
     "MailHandled": "Count",  # dimension Outcome: posted, commented, ignored, rejected, failed
     "NotificationsSent": "Count",  # emails sent to members (alerts are stored, not sent)
     "NotificationFailed": "Count",  # recipients not told (SES or DynamoDB failed): retried
+    # Recipients of a notification whose email can never be built, sent once to the notification
+    # dead-letter queue (services/notify/delivery.py `send_dead_letter`), never retried.
+    "NotificationDeadLettered": "Count",
     "EventPublishFailed": "Count",  # domain events EventBridge refused after the tries: retried
     "CommentsPurged": "Count",
     # API answers with a 5xx status; dimension Version (VERSIONED): the rollback alarm of a

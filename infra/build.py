@@ -45,9 +45,17 @@ GATEWAY_RESPONSES = {
 }
 
 
-# Functions whose code reads AGORA_TOKEN_SECRET (chalicelib.auth.signing_keys).
-# The mail poll records notifications in the outbox; drain-outbox and deliver-notifications send them.
-TOKEN_SECRET_READERS = ("APIHandler", "DrainOutbox", "DeliverNotifications", "DeliverDigests")
+# Functions whose code reads AGORA_TOKEN_SECRET (chalicelib.auth.signing_keys): the API, the
+# jobs that send mail (unsubscribe links, reply keys), and the mail poll, which checks the reply
+# key of each reply to the comments mailbox. Each one's role reads the secret
+# (infra.privileges `token_secret`): tests/rehearsal runs each function with both.
+TOKEN_SECRET_READERS = (
+    "APIHandler",
+    "DrainOutbox",
+    "DeliverNotifications",
+    "DeliverDigests",
+    "PollMailbox",
+)
 # Functions that read the deploy canary's password: migrate makes the account, the hook signs in.
 CANARY_SECRET_READERS = ("Migrate", "PreTraffic")
 
@@ -239,7 +247,7 @@ def template(stage: str) -> dict[str, Any]:
         )
     # The SQS trigger names the queue; the queue must exist before its event source mapping.
     # A function reading the token secret is made after it.
-    resources["PollMailbox"] = {"DependsOn": ["MailboxQueue"]}
+    resources["PollMailbox"] = {"DependsOn": ["MailboxQueue", "TokenSecret"]}
     resources["DeliverNotifications"] = {"DependsOn": ["NotificationQueue", "TokenSecret"]}
     resources["DeliverDigests"] = {"DependsOn": ["DigestQueue", "TokenSecret"]}
     resources.update(feedback_resources(names))
@@ -261,8 +269,8 @@ def template(stage: str) -> dict[str, Any]:
     # A reference, read at run time (chalicelib/signing_keys.py): the secret never sits in the
     # environment, and a rotation needs no redeploy.
     # Every function that signs or checks with it: the API (tokens, feed keys, unsubscribe
-    # links) and the jobs that send mail (each notification and digest carries an unsubscribe
-    # link). The others never read it, so they are not given it.
+    # links), the jobs that send mail (each notification and digest carries an unsubscribe
+    # link) and the mail poll (reply keys). The others never read it, so they are not given it.
     reference = "secretsmanager:" + names["secret"]
     for logical in TOKEN_SECRET_READERS:
         resources.setdefault(logical, {}).setdefault("DependsOn", ["TokenSecret"])

@@ -125,6 +125,10 @@ FUNCTIONS: dict[str, Needs] = {
         ),
         triggered_by="queue",
         kms=("kms:Decrypt",),
+        # A reply to the comments mailbox carries a reply key, signed with the token secret
+        # (services/notify/emails.py): the poll checks it (issue 57: without it every reply
+        # failed three times and was quarantined).
+        token_secret=True,
     ),
     # A purged comment was counted out of its post when it was deleted: only comments change.
     # counters: the time of its last completed run, which a daily check reads (its heartbeat).
