@@ -242,6 +242,10 @@ auth_mechanisms = plain
 # A wrong password is answered at once, not after Dovecot's default 2 seconds.
 auth_failure_delay = 0
 auth_verbose = yes
+# Dovecot's children keep its clock: under `faketime` (the suite's date tests) a child started
+# without libfaketime's variables runs at the real date, the master sees time move back years,
+# and launches no service for 180 s (every login then times out).
+import_environment = TZ CORE_OUTOFMEM CORE_ERROR LISTEN_PID LISTEN_FDS LD_PRELOAD FAKETIME
 ssl = yes
 ssl_cert = <{self.cert_path}
 ssl_key = <{self.key_path}
