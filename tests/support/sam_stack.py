@@ -164,3 +164,136 @@ def json_templates_read_as_json(monkeypatch: Any) -> None:
     the rest of the test."""
     for module in ("moto.cloudformation.models", "moto.cloudformation.responses"):
         monkeypatch.setattr(f"{module}.yaml", _JsonFirstYaml())
+
+
+# --- the translated template's references, resolved as CloudFormation resolves them ------------
+
+ACCOUNT, REGION, STACK = "123456789012", "us-east-1", "agora-dev"
+
+
+class Resolver:
+    """Evaluates the intrinsic functions of a translated template (Ref, Fn::GetAtt, Fn::Sub,
+    Fn::If, Fn::Join, Fn::Select, Fn::Split, conditions) against one stack: its parameter values
+    and what each resource became (`made`: logical id -> attribute -> value, "Ref" included;
+    a resource not in it gets the name and ARN CloudFormation would give it)."""
+
+    def __init__(self, template: dict, parameters: dict[str, str], made: dict[str, dict]) -> None:
+        self.template = template
+        self.resources = template["Resources"]
+        self.parameters = {
+            name: str(parameters.get(name, spec.get("Default", "")))
+            for name, spec in template.get("Parameters", {}).items()
+        }
+        self.made = made
+
+    def condition(self, name: str) -> bool:
+        return bool(self.resolve(self.template["Conditions"][name]))
+
+    def name(self, logical: str) -> str:
+        """The physical name of a resource CloudFormation names (or its template's name)."""
+        resource = self.resources[logical]
+        properties = resource.get("Properties", {})
+        for key in ("TableName", "QueueName", "FunctionName", "LogGroupName", "Name",
+                    "TopicName", "AliasName"):  # fmt: skip
+            if key in properties:
+                return str(self.resolve(properties[key]))
+        return f"{STACK}-{logical}"
+
+    def attribute(self, logical: str, attribute: str) -> Any:
+        if attribute in self.made.get(logical, {}):
+            return self.made[logical][attribute]
+        kind = self.resources[logical]["Type"]
+        name = self.name(logical)
+        service_arn = {
+            "AWS::DynamoDB::Table": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{name}",
+            "AWS::SQS::Queue": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name}",
+            "AWS::Lambda::Function": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}",
+            "AWS::Logs::LogGroup": f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:{name}:*",
+            "AWS::IAM::Role": f"arn:aws:iam::{ACCOUNT}:role/{name}",
+            "AWS::Events::EventBus": f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/{name}",
+            "AWS::SNS::Topic": f"arn:aws:sns:{REGION}:{ACCOUNT}:{name}",
+        }
+        if kind == "AWS::Lambda::Version":
+            function = self.resources[logical]["Properties"]["FunctionName"]
+            return f"{self.resolve({'Fn::GetAtt': [function['Ref'], 'Arn']})}:1"
+        if attribute == "Arn" and kind in service_arn:
+            return service_arn[kind]
+        if attribute == "Ref":
+            if kind == "AWS::SQS::Queue":
+                return f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{name}"
+            if kind in ("AWS::SNS::Topic",):
+                return service_arn[kind]
+            return name
+        raise AssertionError(f"no value for {logical}.{attribute} ({kind})")
+
+    def ref(self, name: str) -> Any:
+        pseudo = {
+            "AWS::Region": REGION,
+            "AWS::AccountId": ACCOUNT,
+            "AWS::Partition": "aws",
+            "AWS::StackName": STACK,
+            "AWS::URLSuffix": "amazonaws.com",
+        }
+        if name in pseudo:
+            return pseudo[name]
+        if name in self.parameters:
+            return self.parameters[name]
+        logical, _, attribute = name.partition(".")  # SAM's `Function.Version`
+        if attribute:
+            return self.attribute(logical, attribute)
+        return self.attribute(name, "Ref")
+
+    def sub(self, text: str, variables: dict[str, Any]) -> str:
+        import re
+
+        def value(match: Any) -> str:
+            name = match.group(1)
+            if name in variables:
+                return str(self.resolve(variables[name]))
+            logical, _, attribute = name.partition(".")
+            if attribute and logical in self.resources:
+                return str(self.attribute(logical, attribute))
+            return str(self.ref(name))
+
+        return re.sub(r"\$\{([^}!]+)\}", value, text)
+
+    def resolve(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return [self.resolve(v) for v in value]
+        if not isinstance(value, dict):
+            return value
+        if len(value) != 1:
+            return {k: self.resolve(v) for k, v in value.items()}
+        [(function, argument)] = value.items()
+        if function == "Ref":
+            return self.ref(argument)
+        if function == "Fn::GetAtt":
+            logical, attribute = argument if isinstance(argument, list) else argument.split(".", 1)
+            return self.attribute(logical, attribute)
+        if function == "Fn::Sub":
+            text, variables = argument if isinstance(argument, list) else (argument, {})
+            return self.sub(text, variables)
+        if function == "Fn::If":
+            name, yes, no = argument
+            return self.resolve(yes if self.condition(name) else no)
+        if function == "Fn::Join":
+            separator, parts = argument
+            return separator.join(str(self.resolve(part)) for part in parts)
+        if function == "Fn::Select":
+            index, items = argument
+            return self.resolve(items)[int(index)]
+        if function == "Fn::Split":
+            separator, text = argument
+            return str(self.resolve(text)).split(separator)
+        if function == "Fn::Equals":
+            left, right = (self.resolve(v) for v in argument)
+            return left == right
+        if function == "Fn::Not":
+            return not self.resolve(argument[0])
+        if function == "Fn::And":
+            return all(self.resolve(v) for v in argument)
+        if function == "Fn::Or":
+            return any(self.resolve(v) for v in argument)
+        if function == "Condition":
+            return self.condition(argument)
+        return {function: self.resolve(argument)}

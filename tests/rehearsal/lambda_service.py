@@ -1,0 +1,214 @@
+"""What Lambda does for a function of the packaged stack, for the rehearsal: its code from the
+built zip, its environment from the translated template, its role's credentials, one process
+per function that stays warm between invocations (tests/rehearsal/bootstrap.py is its runtime).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import uuid
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.support.sam_stack import REGION, Resolver
+
+BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
+
+
+def extract(zip_path: Path, task_root: Path) -> None:
+    """The deployment package as Lambda unpacks it into /var/task."""
+    with zipfile.ZipFile(zip_path) as archive:
+        archive.extractall(task_root)
+
+
+def compiled_stand_ins(task_root: Path, into: Path) -> list[str]:
+    """The zip's compiled packages are built for Lambda's Python, not the one running the
+    tests: each top-level package or module holding an extension this Python cannot load is
+    linked from the test environment, which holds the same pinned version (checked against
+    the zip's dist-info). Everything else, Agora's code and every pure-Python dependency, boto3
+    and botocore (slimmed) among them, comes from the zip."""
+    import importlib.metadata
+    import importlib.util
+
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    foreign = sorted(
+        {
+            path.relative_to(task_root).parts[0]
+            for path in task_root.rglob("*.cpython-*.so")
+            if not path.name.endswith(suffix)
+        }
+    )
+    into.mkdir(parents=True, exist_ok=True)
+    distributions = importlib.metadata.packages_distributions()
+    linked = []
+    for entry in foreign:
+        module = entry.split(".", 1)[0]
+        spec = importlib.util.find_spec(module)
+        assert spec is not None and spec.origin, f"{module}: not installed for the tests"
+        origin = Path(spec.origin)
+        source = origin.parent if origin.name == "__init__.py" else origin
+        [distribution] = distributions[module][:1]
+        version = importlib.metadata.version(distribution)
+        stem = distribution.replace("-", "_").lower()
+        packaged = [
+            p.name for p in task_root.glob("*.dist-info") if p.name.lower().startswith(stem + "-")
+        ]
+        assert packaged == [f"{packaged[0].split('-')[0]}-{version}.dist-info"], (
+            f"{module}: the zip has {packaged}, the tests {distribution} {version}"
+        )
+        (into / source.name).symlink_to(source)
+        linked.append(module)
+    return linked
+
+
+def environment(
+    template: dict, resolver: Resolver, logical: str, credentials: dict[str, str], endpoint: str
+) -> dict[str, str]:
+    """Exactly what the function gets in AWS: the template's variables (resolved), Lambda's own
+    runtime variables and its role's session credentials. Then the one thing the rehearsal's
+    network differs in: every AWS service is moto's endpoint (AWS_ENDPOINT_URL)."""
+    properties = template["Resources"][logical]["Properties"]
+    variables = properties.get("Environment", {}).get("Variables", {})
+    name = resolver.name(logical) if "FunctionName" in properties else f"agora-dev-{logical}"
+    env = {key: str(resolver.resolve(value)) for key, value in variables.items()}
+    env.update(
+        {
+            "_HANDLER": properties["Handler"],
+            "AWS_EXECUTION_ENV": f"AWS_Lambda_{properties['Runtime']}",
+            "AWS_LAMBDA_FUNCTION_NAME": name,
+            # Every trigger calls the alias `live`: the version AutoPublishAlias published.
+            "AWS_LAMBDA_FUNCTION_VERSION": "1",
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(properties.get("MemorySize", 128)),
+            "AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand",
+            "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{name}",
+            "AWS_LAMBDA_LOG_STREAM_NAME": f"2026/01/01/[1]{uuid.uuid4().hex}",
+            "AWS_LAMBDA_RUNTIME_API": "127.0.0.1:9001",
+            "AWS_REGION": REGION,
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_ACCESS_KEY_ID": credentials["AccessKeyId"],
+            "AWS_SECRET_ACCESS_KEY": credentials["SecretAccessKey"],
+            "AWS_SESSION_TOKEN": credentials["SessionToken"],
+            "LAMBDA_TASK_ROOT": "/var/task",
+            "LAMBDA_RUNTIME_DIR": "/var/runtime",
+            "LANG": "en_US.UTF-8",
+            "TZ": ":UTC",
+            "PATH": "/usr/local/bin:/usr/bin/:/bin",
+            "AWS_ENDPOINT_URL": endpoint,
+        }
+    )
+    return {**env, **machine_clock()}
+
+
+def machine_clock() -> dict[str, str]:
+    """The clock the suite runs under (`faketime -f '+365d' make test`: libfaketime's variables),
+    which moto, Dovecot and the tests read: each function reads the same one."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name.startswith("FAKETIME") or (name == "LD_PRELOAD" and "faketime" in value)
+    }
+
+
+@dataclass
+class Invocation:
+    """One invocation: the handler's result or Lambda's error, the AWS calls it made, and the
+    function's log output during it."""
+
+    result: Any = None
+    error: dict[str, str] | None = None
+    calls: list[dict] = field(default_factory=list)
+    log: str = ""
+
+    def metrics(self) -> dict[str, list[float]]:
+        """The EMF metrics its log lines carry: name -> values."""
+        found: dict[str, list[float]] = {}
+        for line in self.log.splitlines():
+            if not line.startswith("{") or '"_aws"' not in line:
+                continue
+            document = json.loads(line)
+            for directive in document["_aws"]["CloudWatchMetrics"]:
+                for metric in directive["Metrics"]:
+                    value = document[metric["Name"]]
+                    found.setdefault(metric["Name"], []).extend(
+                        value if isinstance(value, list) else [value]
+                    )
+        return found
+
+
+class LambdaFunction:
+    """One function's warm container: started at its first invocation, kept for the tier."""
+
+    def __init__(
+        self, logical: str, env: dict[str, str], timeout: int, task_root: Path, compiled: Path,
+        log_path: Path,
+    ) -> None:  # fmt: skip
+        self.logical = logical
+        self.env = env
+        self.timeout = timeout
+        self.task_root = task_root
+        self.compiled = compiled
+        self.log_path = log_path
+        self.process: subprocess.Popen | None = None
+
+    def _start(self) -> None:
+        read, write = os.pipe()
+        self.log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-I",
+                "-S",
+                str(BOOTSTRAP),
+                str(self.task_root),
+                str(self.compiled),
+                str(write),
+            ],  # fmt: skip
+            env=self.env,
+            cwd=self.task_root,
+            stdin=subprocess.PIPE,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            pass_fds=(write,),
+            text=True,
+        )
+        os.close(write)
+        self.results = os.fdopen(read)
+
+    def invoke(self, event: dict[str, Any]) -> Invocation:
+        if self.process is None:
+            self._start()
+        assert self.process is not None and self.process.stdin is not None
+        start = self.log_path.stat().st_size
+        request = {
+            "event": event,
+            "request_id": str(uuid.uuid4()),
+            "timeout_ms": self.timeout * 1000,
+        }
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        import select
+
+        # Lambda ends an invocation at the function's timeout ("Task timed out").
+        ready, _, _ = select.select([self.results], [], [], self.timeout + 30)
+        line = self.results.readline() if ready else ""
+        log = self.log_path.read_bytes()[start:].decode(errors="replace")
+        assert line, f"{self.logical}: the runtime died\n{log[-3000:]}"
+        answer = json.loads(line)
+        return Invocation(answer.get("result"), answer.get("error"), answer["calls"], log)
+
+    def stop(self) -> None:
+        """Lambda ends a container without asking it: everything it answered is already read."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+            self.results.close()
+            self.log.close()
+            self.process = None

@@ -1,0 +1,166 @@
+"""The events each function's real trigger sends, made as the trigger makes them: EventBridge's
+schedule, Lambda's SQS and DynamoDB Streams event source mappings (reading the queue or the
+stream with the function's own role, as the mapping does), CodeDeploy's lifecycle hook."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from typing import Any
+
+from tests.rehearsal.stage import Stage
+from tests.support.sam_stack import ACCOUNT, REGION
+
+
+def schedule(stage: Stage, function: str) -> dict[str, Any]:
+    """EventBridge's event for the function's schedule rule."""
+    [rule] = [
+        name
+        for name, r in stage.template["Resources"].items()
+        if r["Type"] == "AWS::Events::Rule"
+        and any(
+            t["Arn"] == {"Fn::GetAtt": [function, "Arn"]} or function in str(t["Arn"])
+            for t in r["Properties"]["Targets"]
+        )  # fmt: skip
+    ]
+    return {
+        "version": "0",
+        "id": str(uuid.uuid4()),
+        "detail-type": "Scheduled Event",
+        "source": "aws.events",
+        "account": ACCOUNT,
+        "time": "2026-03-02T06:00:00Z",
+        "region": REGION,
+        "resources": [f"arn:aws:events:{REGION}:{ACCOUNT}:rule/agora-dev-{rule}"],
+        "detail": {},
+    }
+
+
+def _sqs_record(queue_arn: str, message: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message["Body"],
+        "attributes": {
+            "ApproximateReceiveCount": message.get("Attributes", {}).get(
+                "ApproximateReceiveCount", "1"
+            ),
+            "SentTimestamp": message.get("Attributes", {}).get("SentTimestamp", "0"),
+            "SenderId": ACCOUNT,
+            "ApproximateFirstReceiveTimestamp": "0",
+        },
+        "messageAttributes": {},
+        "md5OfBody": hashlib.md5(message["Body"].encode()).hexdigest(),  # noqa: S324 - SQS's
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": REGION,
+    }
+
+
+def queue_of(stage: Stage, function: str) -> str:
+    """The URL of the queue whose event source mapping triggers the function."""
+    [mapping] = [
+        r["Properties"]
+        for r in stage.template["Resources"].values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+        and r["Properties"]["FunctionName"] in ({"Ref": function}, {"Ref": f"{function}Aliaslive"})
+    ]
+    arn = stage.resolver.resolve(mapping["EventSourceArn"])
+    return stage.aws("sqs").get_queue_url(QueueName=arn.rsplit(":", 1)[1])["QueueUrl"]
+
+
+def send(stage: Stage, function: str, bodies: list[str]) -> None:
+    """Messages put on the function's queue (by whoever sends them: the operator here)."""
+    sqs = stage.aws("sqs")
+    for body in bodies:
+        sqs.send_message(QueueUrl=queue_of(stage, function), MessageBody=body)
+
+
+def sqs_batch(stage: Stage, function: str, size: int = 10) -> tuple[dict[str, Any], Any]:
+    """The batch Lambda's SQS mapping receives with the function's role, as its event, and that
+    client (to delete what succeeded, as the mapping does)."""
+    url = queue_of(stage, function)
+    sqs = stage.role_client(function, "sqs")
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    messages = sqs.receive_message(
+        QueueUrl=url, MaxNumberOfMessages=size, AttributeNames=["All"]
+    ).get("Messages", [])
+    assert messages, f"nothing on {url} for {function}"
+    return {"Records": [_sqs_record(arn, m) for m in messages]}, sqs
+
+
+def settle(sqs: Any, function_queue: str, event: dict[str, Any], answer: Any) -> None:
+    """What the mapping does with the answer: deletes each message not reported as failed."""
+    failed = {f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures", [])}
+    for record in event["Records"]:
+        if record["messageId"] not in failed:
+            sqs.delete_message(QueueUrl=function_queue, ReceiptHandle=record["receiptHandle"])
+
+
+def stream_batch(stage: Stage, function: str, table: str) -> dict[str, Any]:
+    """The new records of the table's stream, read with the function's role as Lambda's
+    DynamoDB Streams mapping reads them (from the start: each test drains what it made)."""
+    streams = stage.role_client(function, "dynamodbstreams")
+    arn = stage.aws("dynamodb").describe_table(TableName=table)["Table"]["LatestStreamArn"]
+    records = []
+    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+        iterator = streams.get_shard_iterator(
+            StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+        )["ShardIterator"]
+        for record in streams.get_records(ShardIterator=iterator)["Records"]:
+            dynamodb = dict(record["dynamodb"])
+            if "ApproximateCreationDateTime" in dynamodb:
+                dynamodb["ApproximateCreationDateTime"] = int(
+                    dynamodb["ApproximateCreationDateTime"].timestamp()
+                )
+            records.append({**record, "dynamodb": dynamodb, "eventSourceARN": arn})
+    return {"Records": records}
+
+
+def codedeploy_hook() -> dict[str, Any]:
+    """CodeDeploy's PreTraffic lifecycle event."""
+    return {
+        "DeploymentId": "d-REHEARSAL1",
+        "LifecycleEventHookExecutionId": "eyJlbmNyeXB0ZWREYXRhIjoicmVoZWFyc2FsIn0=",
+    }
+
+
+def api_call(
+    method: str,
+    path: str,
+    resource: str | None = None,
+    parameters: dict[str, str] | None = None,
+    body: dict[str, Any] | None = None,
+    token: str | None = None,
+) -> dict[str, Any]:
+    """API Gateway's proxy event for one call to the API's stage."""
+    headers = {"Accept": "application/json", "Host": "api.community.example.org"}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    if token is not None:
+        headers["X-Auth"] = token
+    resource = resource or path
+    return {
+        "resource": resource,
+        "path": path,
+        "httpMethod": method,
+        "headers": headers,
+        "multiValueHeaders": {k: [v] for k, v in headers.items()},
+        "queryStringParameters": None,
+        "multiValueQueryStringParameters": None,
+        "pathParameters": parameters,
+        "stageVariables": None,
+        "requestContext": {
+            "resourcePath": resource,
+            "httpMethod": method,
+            "path": f"/api{path}",
+            "stage": "api",
+            "requestId": str(uuid.uuid4()),
+            "accountId": ACCOUNT,
+            "identity": {"sourceIp": "203.0.113.7", "userAgent": "rehearsal"},
+        },
+        "body": None if body is None else __import__("json").dumps(body),
+        "isBase64Encoded": False,
+    }

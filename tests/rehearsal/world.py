@@ -1,0 +1,96 @@
+"""The stage's data before the rehearsal, written by an operator (the repository's code, the
+operator's own credentials, before moto enforces IAM): the demo community, the comments
+mailbox on the test's Dovecot, Sam told at once and Pat by digest of the gardening group's
+posts, and a post whose email can never be built (a title holding U+2028, issue 47).
+
+    python -m tests.rehearsal.world POP3_PORT USER PASSWORD
+
+prints what the rehearsal's events are made of, as JSON: the address of Sam's reply (its reply
+key), a notification chunk for Mia about a fine post and one about the poison post. A new post
+by Gus waits in the outbox (its stream) for the drain.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+
+from tests.support import REPO_ROOT
+
+DEMO = json.loads((REPO_ROOT / "demo" / "community.json").read_text())
+GARDENING = next(g["id"] for g in DEMO["groups"] if g["slug"] == "gardening")
+USERS = {u["email"].split("@")[0]: u["id"] for u in DEMO["users"]}
+COMMENTS_ADDRESS = "comments@agora.example"
+POISON_POST = "00000000-0000-4000-8000-0000000fa115"
+NEW_POST = "00000000-0000-4000-8000-00000005eed5"
+INSTANT, DIGEST = 1, 2
+
+
+def main(argv: list[str]) -> int:
+    from chalicelib import deps
+    from chalicelib.aws import client
+    from chalicelib.domain.announcements import PostCreated
+    from chalicelib.schemas.connectors import MailboxSettingsUpdate
+    from chalicelib.services.notify.delivery import Recipient, chunk_body
+    from chalicelib.settings import get_settings
+    from chalicelib.store.repositories import posts
+    from tests.support.notify import subscribe
+
+    port, user, password = int(argv[1]), argv[2], argv[3]
+    post = next(p for p in DEMO["posts"] if p["groupId"] == GARDENING)
+    poison = {**post, "id": POISON_POST, "slug": "broken", "title": "Broken\u2028title"}
+    deps.fixture_service().load({**DEMO, "posts": [*DEMO["posts"], poison]})
+    # The stack's sending identity (MailSenderDomain, else BaseUrl's host) and configuration set.
+    host = get_settings().public_base_url.split("://", 1)[1].split("/")[0]
+    client("ses").verify_domain_identity(Domain=host)
+    client("ses").create_configuration_set(
+        ConfigurationSet={"Name": get_settings().ses_configuration_set}
+    )
+    update = MailboxSettingsUpdate.model_validate(
+        {
+            "serverName": "127.0.0.1",
+            "serverPort": port,
+            "serverUsername": user,
+            "serverPassword": password,
+            "isEnabled": True,
+            "isSSL": False,
+            "deleteProcessed": True,
+            "emailAddress": COMMENTS_ADDRESS,
+        }
+    )
+    mailboxes = deps.mailbox_settings_service()
+    mailboxes.update_email_to_comment(update, USERS["ann"])
+    mailboxes.poll_email_to_comment()  # due now, as after "poll now"
+    subscribe(USERS["sam"], "group", GARDENING, 1, email=INSTANT)
+    subscribe(USERS["pat"], "group", GARDENING, 1, email=DIGEST)
+    # A post mail in stored a moment ago: its PostCreated waits in the outbox's stream.
+    posts().insert(
+        announcements=[PostCreated(NEW_POST, GARDENING, USERS["gus"])],
+        id=NEW_POST,
+        group_id=GARDENING,
+        author_id=USERS["gus"],
+        title="Seed swap on Saturday",
+        slug="seed-swap",
+        content="<p>Bring your spare seeds.</p>",
+        created_on=datetime.now(UTC),
+        source="email",
+    )
+    mia = [Recipient(USERS["mia"], email_alert_id=INSTANT, reason="All new group posts")]
+    print(
+        json.dumps(
+            {
+                "reply_to": deps.reply_keys().address(COMMENTS_ADDRESS, USERS["sam"], post["id"]),
+                "post": post["id"],
+                "chunk": chunk_body(PostCreated(post["id"], GARDENING, post["authorId"]), mia),
+                "poison_chunk": chunk_body(
+                    PostCreated(POISON_POST, GARDENING, post["authorId"]), mia
+                ),
+            }
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
