@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.support.running import this_clock
 from tests.support.sam_stack import REGION, Resolver
 
 BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
@@ -102,17 +103,8 @@ def environment(
             "AWS_ENDPOINT_URL": endpoint,
         }
     )
-    return {**env, **machine_clock()}
-
-
-def machine_clock() -> dict[str, str]:
-    """The clock the suite runs under (`faketime -f '+365d' make test`: libfaketime's variables),
-    which moto, Dovecot and the tests read: each function reads the same one."""
-    return {
-        name: value
-        for name, value in os.environ.items()
-        if name.startswith("FAKETIME") or (name == "LD_PRELOAD" and "faketime" in value)
-    }
+    # The test's clock (libfaketime's variables under the date tests), as every process has.
+    return {**env, **this_clock()}
 
 
 @dataclass

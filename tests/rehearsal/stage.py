@@ -24,11 +24,10 @@ from tests.rehearsal.lambda_service import (
     compiled_stand_ins,
     environment,
     extract,
-    machine_clock,
 )
 from tests.rehearsal.stand_in import StandIn
 from tests.support import REPO_ROOT
-from tests.support.running import free_port, run_module
+from tests.support.running import free_port, run_module, this_clock
 from tests.support.sam_stack import ACCOUNT, REGION, Resolver, translated
 
 PACKAGE = REPO_ROOT / "build" / "package"
@@ -304,7 +303,12 @@ def build(tmp: Path, mailbox: Any) -> tuple[Stage, subprocess.Popen]:
     import boto3
 
     os.environ.setdefault("AWS_DEFAULT_REGION", REGION)  # the translator's pseudo parameters
-    template = translated(packaged(), "s3://agora-code/deployment.zip", PARAMETERS)
+    from infra.deploy import with_settings_digest
+
+    # As make deploy passes them: SettingsDigest has no default (infra.rollout).
+    source = packaged()
+    parameters = with_settings_digest(source, PARAMETERS, {})
+    template = translated(source, "s3://agora-code/deployment.zip", parameters)
     task_root, compiled = tmp / "task", tmp / "compiled"
 
     def unpack() -> None:
@@ -323,7 +327,7 @@ def build(tmp: Path, mailbox: Any) -> tuple[Stage, subprocess.Popen]:
         )  # fmt: skip
 
     made = make_resources(aws, template)
-    resolver = Resolver(template, PARAMETERS, made)
+    resolver = Resolver(template, parameters, made)
     credentials, policies, operator = make_roles(aws, template, resolver)
     secret_arns = {
         r["Properties"]["Name"]: made[n]["Ref"]
@@ -371,7 +375,7 @@ def seed(template: dict, resolver: Resolver, endpoint: str, operator: dict, mail
         "PYTHONPATH": str(REPO_ROOT),
         # The test's POP3 server is on loopback, which the stack refuses (CONTRACT §8).
         "AGORA_MAIL_ALLOW_PRIVATE_HOSTS": "1",
-        **machine_clock(),
+        **this_clock(),
     }
     done = run_module(
         "tests.rehearsal.world",
