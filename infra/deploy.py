@@ -169,6 +169,8 @@ def check_arguments(args: argparse.Namespace) -> None:
     region = getattr(args, "backup_region", None) or ""
     if region and not re.fullmatch(r"[a-z]{2}(-[a-z]+)+-[0-9]", region):
         raise DeployError(f"BACKUP_REGION must be a region such as eu-west-1 (got {region!r})")
+    if region and args.stage != "prod":
+        raise DeployError("BACKUP_REGION is a prod stack's (the daily copy out of the region)")
     domain = getattr(args, "mail_sender_domain", None) or ""
     if domain and not re.fullmatch(r"[A-Za-z0-9.-]+\.[A-Za-z]{2,}", domain):
         raise DeployError(f"MAIL_SENDER_DOMAIN must be a domain name (got {domain!r})")

@@ -31,6 +31,8 @@ GOOD = {"--stage": "prod", "--base-url": "https://c.example.org", "--alarm-email
         ({"--ses-daily-quota": "0"}, "SES_DAILY_QUOTA must be"),
         ({"--monthly-budget-usd": "-5"}, "MONTHLY_BUDGET_USD must be"),
         ({"--page-email": "pager"}, "PAGE_EMAIL must be"),
+        ({"--backup-region": "Europe"}, "BACKUP_REGION must be"),
+        ({"--stage": "dev", "--backup-region": "eu-west-1"}, "BACKUP_REGION is a prod"),
     ],
 )
 def test_bad_arguments_are_one_line_before_any_work(capsys, change, message):
