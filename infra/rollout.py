@@ -345,13 +345,18 @@ def alias_check_resources(stage: str) -> dict[str, Any]:
             },
         },
         "AliasesBehindAlarm": _alarm(
-            "An alias live runs other code or another environment than its function's $LATEST: "
+            "An alias live ran other code or another environment than its function's $LATEST "
+            "two hours running: "
             "a deploy that bypassed make deploy (sam deploy, aws cloudformation deploy, the "
             "console) published no version. check-aliases' log names each function. Run make "
             "deploy (docs/deploy.md: the one supported path).",
             agora_metric(f"{prefix}-aliases-behind", alias_check.METRIC, {"Stage": prefix}),
             Statistic="Maximum",
             Period=3600,
+            # Two hours running: a check that lands inside a deploy (a function updated, its
+            # alias not moved yet) is no bypass.
+            EvaluationPeriods=2,
+            DatapointsToAlarm=2,
         ),
         f"{CHECK_ALIASES}ErrorsAlarm": _alarm(
             "check-aliases failed, so nothing sees whether each alias live runs $LATEST: its "

@@ -171,4 +171,6 @@ def test_check_aliases_runs_hourly_on_every_aliased_function_and_tickets():
     assert resources["CheckAliasesSchedule"]["Properties"]["ScheduleExpression"] == "rate(1 hour)"
     alarm = resources["AliasesBehindAlarm"]["Properties"]
     assert alarm["MetricName"] == "AliasesBehind" and alarm["Threshold"] == 1
+    # Two hours running: one check inside a deploy's seconds between update and alias is none.
+    assert alarm["EvaluationPeriods"] == alarm["DatapointsToAlarm"] == 2
     assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}]
