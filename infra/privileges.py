@@ -54,6 +54,7 @@ class Needs:
     sends_mail: bool = False  # ses:SendRawEmail, from AGORA_MAIL_SENDER only
     domain_events: bool = False  # events:PutEvents on the stage's bus
     drains_outbox: bool = False  # reads the outbox table's stream (drain-outbox's trigger)
+    reads_inbound_mail: bool = False  # s3:GetObject of what SES receiving stored
     deploy_hook: bool = False  # answers CodeDeploy's lifecycle hook (the PreTraffic check)
     notes: tuple[str, ...] = field(default=(), compare=False)
 
@@ -189,6 +190,17 @@ FUNCTIONS: dict[str, Needs] = {
             "users",
         ),
         canary_secret=True,
+    ),
+    # Mail in by push (infra/inbound.py): SES asks the verdict (are the recipients Agora's?),
+    # then receive-mail reads the stored mail and hands it to mail in as a poll would, under a
+    # lease per mail; a failed invocation goes to its dead-letter queue with its role.
+    "mail-verdict": Needs(reads=("groups", "mailboxes")),
+    "receive-mail": Needs(
+        reads=("groups", "mailboxes", "users"),
+        writes=("comments", "counters", "mail", "mailbox-leases", "outbox", "posts"),
+        sends_to=("inbound_dead_letters",),
+        token_secret=True,
+        reads_inbound_mail=True,
     ),
     # Bounces and complaints: it suppresses addresses, and nothing else (never sends mail).
     "ses-feedback": Needs(writes=("email-suppressions",), triggered_by="feedback_queue"),
