@@ -9,6 +9,7 @@ from chalicelib.jobs import (
     comment_purge,
     digests,
     mail_poll,
+    mail_push,
     migrate,
     notify,
     outbox,
@@ -86,6 +87,22 @@ def drain_outbox(event, context):
         require_token_secret()  # its notifications carry unsubscribe links
         # Its "it ran" signal: alarmed when the outbox is written and the drain stays silent.
         return heartbeat("drain-outbox")(outbox.handle_stream_batch)(event)
+
+
+# SES receiving for the inbound domain (CONTRACT §13, infra/inbound.py): the verdict, asked before
+# a mail is stored (RequestResponse), and the mail's delivery once it is (asynchronous: retried,
+# then its dead-letter queue).
+@app.lambda_function(name="mail-verdict")
+def mail_verdict(event, context):
+    with invocation(context):
+        return mail_push.verdict(event)
+
+
+@app.lambda_function(name="receive-mail")
+def receive_mail(event, context):
+    with invocation(context):
+        require_token_secret()  # the mail's notifications carry unsubscribe links
+        return mail_push.handle_ses_event(event)
 
 
 # Invoked by `make deploy` after each stack update, again until it answers done (infra/deploy.py):

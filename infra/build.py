@@ -25,7 +25,17 @@ from typing import Any
 from chalicelib.mail.outgoing import SENDERS
 from chalicelib.services.canary import SECRET_VARIABLE as CANARY_SECRET_VARIABLE
 from chalicelib.settings import Settings
-from infra import disaster, monitoring, operations, paging, privileges, restore, rollout, watch
+from infra import (
+    disaster,
+    inbound,
+    monitoring,
+    operations,
+    paging,
+    privileges,
+    restore,
+    rollout,
+    watch,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = ("dev", "prod")
@@ -48,13 +58,15 @@ GATEWAY_RESPONSES = {
 # Functions whose code reads AGORA_TOKEN_SECRET (chalicelib.auth.signing_keys): the API, the
 # jobs that send mail (unsubscribe links, reply keys), and the mail poll, which checks the reply
 # key of each reply to the comments mailbox. Each one's role reads the secret
-# (infra.privileges `token_secret`): tests/rehearsal runs each function with both.
+# (infra.privileges `token_secret`): tests/rehearsal runs each function with both. receive-mail
+# (mail in by push) reads reply keys as the poll does.
 TOKEN_SECRET_READERS = (
     "APIHandler",
     "DrainOutbox",
     "DeliverNotifications",
     "DeliverDigests",
     "PollMailbox",
+    "ReceiveMail",
 )
 # Functions that read the deploy canary's password: migrate makes the account, the hook signs in.
 CANARY_SECRET_READERS = ("Migrate", "PreTraffic")
@@ -80,6 +92,7 @@ def stage_names(stage: str) -> dict[str, str]:
         "secret": f"agora-{stage}-token-secret",
         "canary_secret": f"agora-{stage}-canary-secret",
         "scheduled_failures": f"agora-{stage}-scheduled-failures",
+        "inbound_dead_letters": f"agora-{stage}-inbound-mail-dead",
     }
 
 
@@ -320,6 +333,8 @@ def template(stage: str) -> dict[str, Any]:
     merge(resources, rollout.rollout_resources(stage))
     if stage == "prod":  # a copy out of the region, and its outage paged (infra.disaster)
         merge(resources, disaster.disaster_resources(stage, tables))
+    # Mail in by push: SES receiving for MailInboundDomain (infra/inbound.py).
+    merge(resources, inbound.inbound_resources(stage, names))
     resources.update(paging.share_alarms(stage))
     # Last, once every alarm is made: the page and ticket topics, and one page per cause.
     resources.update(paging.route(stage, resources))
@@ -334,12 +349,14 @@ def template(stage: str) -> dict[str, Any]:
             **restore.parameters(),
             **paging.parameters(),
             **(disaster.parameters() if stage == "prod" else {}),
+            **inbound.parameters(),
         },
         "Conditions": {
             **operations.conditions(),
             **rollout.conditions(stage),
             **paging.conditions(),
             **(disaster.conditions() if stage == "prod" else {}),
+            **inbound.conditions(),
         },
         "Resources": resources,
         "Outputs": operations.outputs(),
@@ -582,6 +599,16 @@ def policy(stage: str, function: str) -> dict[str, Any]:
                 "Effect": "Allow",
                 "Action": ["secretsmanager:GetSecretValue"],
                 "Resource": f"arn:aws:secretsmanager:*:*:secret:{names['canary_secret']}-??????",
+            }
+        )
+    if needs.reads_inbound_mail:
+        statements.append(
+            {
+                # The raw mail SES receiving stored (infra/inbound.py), read once.
+                "Sid": "InboundMail",
+                "Effect": "Allow",
+                "Action": ["s3:GetObject"],
+                "Resource": inbound.bucket_pattern(stage),
             }
         )
     if needs.drains_outbox:

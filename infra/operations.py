@@ -27,6 +27,8 @@ FUNCTIONS = {
     "SesFeedback": "ses-feedback",
     "DrainOutbox": "drain-outbox",
     "Migrate": "migrate",
+    "MailVerdict": "mail-verdict",
+    "ReceiveMail": "receive-mail",
 }
 # Chalice names the API handler's role and log group `ApiHandler…`, the function `APIHandler`.
 ROLES = {logical: ("ApiHandler" if logical == "APIHandler" else logical) for logical in FUNCTIONS}

@@ -176,9 +176,9 @@ def check_created(aws, expanded: dict, skipped: dict[str, str]) -> None:
     resources = expanded["Resources"]
     functions = [n for n, r in resources.items() if r["Type"] == "AWS::Lambda::Function"]
     made = {f["FunctionName"] for f in aws("lambda").list_functions()["Functions"]}
-    # The API, the 9 jobs of app.py (migrate, deliver-digests), the PreTraffic hook and
-    # check-aliases (inline: infra/alias_check.py).
-    assert len(made) == len(functions) == 12
+    # The API, the 11 jobs of app.py (migrate, deliver-digests, mail-verdict, receive-mail),
+    # the PreTraffic hook and check-aliases (inline: infra/alias_check.py).
+    assert len(made) == len(functions) == 14
     mappings = aws("lambda").list_event_source_mappings()["EventSourceMappings"]
     queues = {
         m["EventSourceArn"].rsplit(":", 1)[1]: m for m in mappings if ":sqs:" in m["EventSourceArn"]
@@ -563,11 +563,15 @@ def check_operations(endpoint: str, packaged: dict, alarms: dict, physical: dict
     for logical in ("PollMailbox", "DeliverNotifications", "SesFeedback"):
         [event] = functions[logical]["Properties"]["Events"].values()
         assert event["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
-    # The scheduled functions hand a failed invocation, after their retries, to a queue.
+    # The scheduled functions hand a failed invocation, after their retries, to a queue; SES's
+    # receive-mail to its own (infra/inbound.py).
     configs = {
         logical: r["Properties"]["EventInvokeConfig"]
         for logical, r in functions.items()
         if "EventInvokeConfig" in r.get("Properties", {})
+    }
+    assert configs.pop("ReceiveMail")["DestinationConfig"]["OnFailure"]["Destination"] == {
+        "Fn::GetAtt": ["InboundMailDeadLetterQueue", "Arn"]
     }
     assert set(configs) == {"DispatchMailPolls", "PurgeComments", "SendDigests"}
     for config in configs.values():
@@ -690,7 +694,7 @@ def test_prod_template_watches_every_failure_class_and_deploys_by_canary():
     # No job is deployed by CodeDeploy: none can roll the stack (and an API fix) back; their
     # failures are alarmed (errors alarms on the alias's current version).
     jobs = [f for f in functions if f != "APIHandler"]
-    assert len(jobs) == 9
+    assert len(jobs) == 11
     for logical in jobs:
         assert "DeploymentPreference" not in resources[logical]["Properties"], logical
         assert f"{logical}ErrorsAlarm" in resources
@@ -803,7 +807,7 @@ def test_prod_template_sees_silent_failures_and_keeps_its_data():
         path.read_text() for path in (REPO_ROOT / ".chalice").glob("policy-*.json")
     )
     policies = {n: r for n, r in resources.items() if n.endswith("LogsPolicy")}
-    assert len(policies) == 11
+    assert len(policies) == 13
     for name, policy in policies.items():
         [statement] = policy["Properties"]["PolicyDocument"]["Statement"]
         role = name.removesuffix("LogsPolicy")

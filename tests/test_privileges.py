@@ -205,6 +205,8 @@ def _iam_of(service: str, operation: str, params: dict[str, Any]) -> list[tuple[
         return [(f"sqs:{SQS_BATCH.get(operation, operation)}", _queue_arn(queue))]
     if service == "ses":
         return [(f"ses:{operation}", "arn:aws:ses:us-east-1:123456789012:identity/sender")]
+    if service == "s3":
+        return [(f"s3:{operation}", f"arn:aws:s3:::{params.get('Bucket')}/{params.get('Key', '')}")]
     if service == "kms":
         return [(f"kms:{operation}", "arn:aws:kms:us-east-1:123456789012:key/k")]
     if service == "events":

@@ -3,6 +3,8 @@ and SES's receipt event (the raw mail in S3) reaches it through the `receive-mai
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from chalicelib import deps
@@ -10,9 +12,11 @@ from chalicelib.domain.mailboxes import SYSTEM_SCOPE, MailStatus
 from chalicelib.jobs import mail_push
 from tests.fixtures import auth
 from tests.support.mail_messages import email_message
+from tests.test_privileges import recorder  # noqa: F401 (the fixture: every AWS call recorded)
 
 DOMAIN = "in.example.org"
-BUCKET = "agora-test-inbound"
+# The stage's bucket as the stack names it (infra/inbound.py): its policy grants it by name.
+BUCKET = "agora-dev-inbound-mail-123456789012-us-east-1"
 
 
 @pytest.fixture
@@ -135,3 +139,114 @@ def test_an_oversized_pushed_mail_is_rejected_with_its_headers(world):
     assert entry.status == MailStatus.REJECTED and entry.via == "push"
     assert entry.subject == "Pushed news" and "larger than 2000 bytes" in (entry.reason or "")
     assert posts_of(world.garden) == []
+
+
+# --- AWS: SES receiving, the raw mail in S3 ------------------------------------------------------
+
+
+def ses_event(message_id: str, recipients: list[str]) -> dict:
+    """An SES receipt event as its Lambda action sends it (the parts Agora reads, and more)."""
+    return {
+        "Records": [
+            {
+                "eventSource": "aws:ses",
+                "eventVersion": "1.0",
+                "ses": {
+                    "mail": {
+                        "timestamp": "2026-11-01T12:00:05.000Z",
+                        "source": "ann@example.org",
+                        "messageId": message_id,
+                        "destination": recipients,
+                    },
+                    "receipt": {
+                        "timestamp": "2026-11-01T12:00:05.000Z",
+                        "recipients": recipients,
+                        "spamVerdict": {"status": "PASS"},
+                        "virusVerdict": {"status": "PASS"},
+                        "spfVerdict": {"status": "PASS"},
+                        "dkimVerdict": {"status": "PASS"},
+                        "dmarcVerdict": {"status": "PASS"},
+                        "action": {"type": "Lambda", "invocationType": "Event"},
+                    },
+                },
+            }
+        ]
+    }
+
+
+def stored_in_s3(message_id: str, raw: bytes) -> None:
+    from chalicelib.aws import client
+
+    s3 = client("s3")
+    s3.create_bucket(Bucket=BUCKET)
+    s3.put_object(Bucket=BUCKET, Key=f"inbound/{message_id}", Body=raw)
+
+
+def test_the_receive_function_turns_an_ses_receipt_into_one_post(world, client):
+    raw = raw_mail()
+    stored_in_s3("o3vrnil0e2ic28trm7dfhrc2v0cnbfvqbq1c5g01", raw)
+    event = ses_event("o3vrnil0e2ic28trm7dfhrc2v0cnbfvqbq1c5g01", [f"garden@{DOMAIN}"])
+    first = client.lambda_.invoke("receive-mail", event).payload
+    assert "posted 1" in first
+    # SES delivers again (a retried invocation): the same mail, one post.
+    again = client.lambda_.invoke("receive-mail", event).payload
+    assert "skipped 1" in again
+    [post] = posts_of(world.garden)
+    assert post.created_on == datetime(2026, 11, 1, 12, 0, 5, tzinfo=UTC)
+    [entry] = log_of(client, world, world.garden)
+    assert entry["via"] == "push" and entry["status"] == "posted"
+
+
+def test_the_verdict_function_stops_mail_for_no_address_of_agora_s(world, client):
+    known = ses_event("a1", [f"nobody@{DOMAIN}", f"garden@{DOMAIN}"])
+    unknown = ses_event("a2", [f"nobody@{DOMAIN}", f"quiet@{DOMAIN}"])
+    assert client.lambda_.invoke("mail-verdict", known).payload == {"disposition": "CONTINUE"}
+    assert client.lambda_.invoke("mail-verdict", unknown).payload == {"disposition": "STOP_RULE"}
+
+
+def test_receive_mail_stays_within_its_grant(world, client, recorder):  # noqa: F811
+    from tests.test_privileges import assert_granted, declared_tables
+
+    stored_in_s3("m1", raw_mail())
+    recorder.calls.clear()
+    assert (
+        "posted 1"
+        in client.lambda_.invoke("receive-mail", ses_event("m1", [f"garden@{DOMAIN}"])).payload
+    )
+    assert_granted("receive-mail", recorder)
+    assert ("s3:GetObject", f"arn:aws:s3:::{BUCKET}/inbound/m1") in recorder.calls
+    # A post: every table granted but those only a comment writes (its id's counter, itself).
+    comments_only = {"agora-dev-comments", "agora-dev-counters"}
+    assert recorder.tables() == declared_tables("receive-mail") - comments_only
+    recorder.calls.clear()
+    client.lambda_.invoke("mail-verdict", ses_event("m2", [f"garden@{DOMAIN}"]))
+    assert_granted("mail-verdict", recorder)
+    assert recorder.tables() == declared_tables("mail-verdict")
+
+
+def test_the_stack_receives_for_its_inbound_domain_only_into_its_bucket():
+    """The packaged template's SES receiving (infra/inbound.py): a rule for the parameter's
+    domain whose actions are, in order, the verdict, the encrypted bucket, the function."""
+    from tests.test_privileges import template  # the committed infra/<stage>.yaml, read back
+
+    resources = template("prod")["Resources"]
+    rule = resources["InboundReceiptRule"]
+    assert rule["Condition"] == "ReceivesMail"
+    assert rule["Properties"]["Rule"]["Recipients"] == [{"Ref": "MailInboundDomain"}]
+    kinds = [next(iter(action)) for action in rule["Properties"]["Rule"]["Actions"]]
+    assert kinds == ["LambdaAction", "S3Action", "LambdaAction"]
+    verdict, stored, receive = rule["Properties"]["Rule"]["Actions"]
+    assert verdict["LambdaAction"]["InvocationType"] == "RequestResponse"
+    assert stored["S3Action"]["ObjectKeyPrefix"] == "inbound/"
+    assert receive["LambdaAction"]["InvocationType"] == "Event"
+    bucket = resources["InboundMailBucket"]["Properties"]
+    assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"][0][
+        "ServerSideEncryptionByDefault"
+    ] == {"SSEAlgorithm": "AES256"}
+    assert all(bucket["PublicAccessBlockConfiguration"].values())
+    [expiry] = bucket["LifecycleConfiguration"]["Rules"]
+    assert expiry["ExpirationInDays"] == 14 and expiry["Prefix"] == "inbound/"
+    statements = resources["InboundMailBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    assert statements[0]["Principal"] == {"Service": "ses.amazonaws.com"}
+    assert statements[0]["Action"] == "s3:PutObject"
+    assert "InboundMailDeadLettersAlarm" in resources and "ReceiveMailErrorsAlarm" in resources
