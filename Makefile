@@ -153,6 +153,8 @@ $(PACKAGE_CHECKED): $(STAMP) $(PACKAGE_INPUTS)
 ## deploy: make deploy STAGE=prod BASE_URL=https://… ALARM_EMAIL=ops@… [MAIL_SENDER_DOMAIN=…] [ARCH=arm64]
 ## [PAGE_EMAIL=…: paged for data loss, an API members cannot use, mail stopped (default ALARM_EMAIL)]
 ## [SES_DAILY_QUOTA=…: the account's SES 24-hour quota; MONTHLY_BUDGET_USD=…: the month's budget]
+## [MAIL_INBOUND_DOMAIN=…: mail in by push, SES receiving for <group slug>@<domain>;
+##  MAIL_INBOUND_RULE_SET=…: the account's active SES receipt rule set to add Agora's rule to]
 ## (each optional setting, API_GATEWAY_ACCOUNT too, keeps its deployed value when not given; given
 ##  empty, as PAGE_EMAIL=, it is set empty)
 ## [BACKUP_REGION=…: prod: AWS Backup copies every table there daily (docs/deploy.md, Region outage)]
@@ -179,7 +181,9 @@ DEPLOY_SETTINGS = --stage "$(STAGE)" --base-url "$(BASE_URL)" --alarm-email "$(A
   $(if $(call given,PAGE_EMAIL),--page-email "$(PAGE_EMAIL)") \
   $(if $(call given,SES_DAILY_QUOTA),--ses-daily-quota "$(SES_DAILY_QUOTA)") \
   $(if $(call given,MONTHLY_BUDGET_USD),--monthly-budget-usd "$(MONTHLY_BUDGET_USD)") \
-  $(if $(call given,BACKUP_REGION),--backup-region "$(BACKUP_REGION)")
+  $(if $(call given,BACKUP_REGION),--backup-region "$(BACKUP_REGION)") \
+  $(if $(call given,MAIL_INBOUND_DOMAIN),--mail-inbound-domain "$(MAIL_INBOUND_DOMAIN)") \
+  $(if $(call given,MAIL_INBOUND_RULE_SET),--mail-inbound-rule-set "$(MAIL_INBOUND_RULE_SET)")
 deploy: $(STAMP)
 	PYTHONPATH=. $(BIN)/python -m infra.deploy --check $(DEPLOY_SETTINGS)
 	$(MAKE) package STAGE=$(STAGE) ARCH=$(ARCH)

@@ -547,6 +547,12 @@ def parser() -> argparse.ArgumentParser:
         "--backup-region", default=None, help="prod: the region the tables are copied to daily"
     )
     parser.add_argument(
+        "--mail-inbound-domain", default=None, help="the domain SES receives for (mail by push)"
+    )
+    parser.add_argument(
+        "--mail-inbound-rule-set", default=None, help="an active SES rule set to add the rule to"
+    )
+    parser.add_argument(
         "--replace-sender-identity",
         action="store_true",
         help="let a changed sending domain replace the SES identity (mail fails until verified)",

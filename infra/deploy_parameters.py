@@ -28,6 +28,9 @@ OPTIONAL = {
     "MonthlyBudgetUsd": "monthly_budget_usd",
     "ManageApiGatewayAccount": "api_gateway_account",
     "BackupRegion": "backup_region",  # prod only (infra.disaster)
+    # Mail in by push (infra/inbound.py): SES receiving for this domain; a rule set to join.
+    "MailInboundDomain": "mail_inbound_domain",
+    "MailInboundRuleSet": "mail_inbound_rule_set",
 }
 # Numbers: an empty argument is no value, so it is not given either.
 NUMBERS = ("SesDailyQuota", "MonthlyBudgetUsd")
