@@ -124,6 +124,13 @@ TRAFFIC: list[tuple[str, float, str]] = [
         "KMS requests a month per table for DynamoDB's encryption at rest (its AWS managed key: "
         "about one a table every 5 minutes)",
     ),
+    (
+        "push_share",
+        0.5,
+        "share of the mail in that arrives by push (SES receiving, its own line; the polls are "
+        "the all-POP3 day's, make simulate's push days show what push saves of them)",
+    ),
+    ("push_mail_kb", 60, "KB of a pushed mail, stored 14 days in the inbound bucket"),
 ]
 # Custom metrics are billed per name and dimension values: those of chalicelib/metrics.py that
 # take more than one value, and how many (ServerErrors: the live version and a deploy's new one).
@@ -371,6 +378,7 @@ def monthly_cost(
         "kms": infra["keys"] * p["kms_key_month"]
         + (kms_requests + table_kms) / 1e4 * p["kms_request_10k"],
         "eventbridge": writes / 1e6 * p["eventbridge_event_million"],
+        "mail_push": _mail_push(mails_in * t["push_share"], p, t),
         # Not dollars: what the table's notes show.
         "_api_calls": api_calls,
         "_mails_out": mails_out,
@@ -397,7 +405,22 @@ LINES = [
     ("secrets_manager", "Secrets Manager"),
     ("kms", "KMS"),
     ("eventbridge", "EventBridge"),
+    ("mail_push", "SES receiving and S3 (mail by push)"),
 ]
+
+
+def _mail_push(pushed: float, p: dict[str, float], t: dict[str, float]) -> float:
+    """SES receiving (a mail and its 256 KB chunks), the raw mail's PUT, GET and 14 days in S3,
+    and the two invocations (verdict, receive) each pushed mail adds."""
+    chunks = pushed * math.ceil(t["push_mail_kb"] / 256)
+    stored_gb = pushed * t["push_mail_kb"] / 1e6 * 14 / 30
+    return (
+        pushed / 1000 * (p["ses_receive_thousand_mails"] + p["s3_put_thousand"])
+        + chunks / 1000 * p["ses_receive_thousand_chunks"]
+        + pushed / 1000 * p["s3_get_thousand"]
+        + stored_gb * p["s3_storage_gb_month"]
+        + 2 * pushed / 1e6 * p["lambda_request_million"]
+    )
 
 
 def dollars(value: float) -> str:
