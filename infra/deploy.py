@@ -157,23 +157,27 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise DeployError(
             f"ALARM_EMAIL must be an address that receives the alarms (got {args.alarm_email!r})"
         )
-    for name, value in (
-        ("SES_DAILY_QUOTA", getattr(args, "ses_daily_quota", None)),
-        ("MONTHLY_BUDGET_USD", getattr(args, "monthly_budget_usd", None)),
-    ):
-        if value and not re.fullmatch(r"[1-9][0-9]{0,9}", str(value)):
-            raise DeployError(f"{name} must be a whole number above 0 (got {value!r})")
-    page = getattr(args, "page_email", "") or ""
-    if page and not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", page):
-        raise DeployError(f"PAGE_EMAIL must be an address that is paged (got {page!r})")
-    region = getattr(args, "backup_region", None) or ""
-    if region and not re.fullmatch(r"[a-z]{2}(-[a-z]+)+-[0-9]", region):
-        raise DeployError(f"BACKUP_REGION must be a region such as eu-west-1 (got {region!r})")
-    if region and args.stage != "prod":
+    check_optional(args)
+
+
+# Each optional setting's argument: its make variable, the shape its value must have, what it is.
+OPTIONAL_SHAPES = (
+    ("ses_daily_quota", "SES_DAILY_QUOTA", r"[1-9][0-9]{0,9}", "a whole number above 0"),
+    ("monthly_budget_usd", "MONTHLY_BUDGET_USD", r"[1-9][0-9]{0,9}", "a whole number above 0"),
+    ("page_email", "PAGE_EMAIL", r"[^@\s]+@[^@\s]+\.[^@\s]+", "an address that is paged"),
+    ("backup_region", "BACKUP_REGION", r"[a-z]{2}(-[a-z]+)+-[0-9]", "a region such as eu-west-1"),
+    ("mail_sender_domain", "MAIL_SENDER_DOMAIN", r"[A-Za-z0-9.-]+\.[A-Za-z]{2,}", "a domain name"),
+)
+
+
+def check_optional(args: argparse.Namespace) -> None:
+    """An optional setting given must have its shape (given empty, it is emptied or kept)."""
+    for argument, name, shape, what in OPTIONAL_SHAPES:
+        value = getattr(args, argument, None) or ""
+        if value and not re.fullmatch(shape, str(value)):
+            raise DeployError(f"{name} must be {what} (got {value!r})")
+    if getattr(args, "backup_region", None) and args.stage != "prod":
         raise DeployError("BACKUP_REGION is a prod stack's (the daily copy out of the region)")
-    domain = getattr(args, "mail_sender_domain", None) or ""
-    if domain and not re.fullmatch(r"[A-Za-z0-9.-]+\.[A-Za-z]{2,}", domain):
-        raise DeployError(f"MAIL_SENDER_DOMAIN must be a domain name (got {domain!r})")
 
 
 def packaged_template(stage: str) -> dict[str, Any]:

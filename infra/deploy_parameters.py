@@ -72,21 +72,15 @@ def sending_domain(values: dict[str, str]) -> str:
 def stack_parameters(args: argparse.Namespace, previous: dict[str, str] | None) -> Parameters:
     """What to pass for a deploy with `args` to a stack whose parameters are `previous` (None:
     no stack yet)."""
-    given = {"BaseUrl": args.base_url, "AlarmEmail": args.alarm_email}
-    kept: list[str] = []
     if args.stage != "prod" and getattr(args, "backup_region", None):
         raise ParameterError("BACKUP_REGION is a prod stack's (the copy out of the region)")
-    for parameter, argument in OPTIONAL.items():
-        value = _text(getattr(args, argument, None))
-        if parameter == "BackupRegion" and args.stage != "prod":
-            continue
-        if value == "" and parameter in NUMBERS:
-            value = None
-        if value is not None:
-            given[parameter] = value
-        elif previous is not None and parameter in previous:
-            kept.append(parameter)
-    kept += [k for k in ONLY_KEPT if previous is not None and k in previous]
+    stack = previous or {}
+    given = {"BaseUrl": args.base_url, "AlarmEmail": args.alarm_email}
+    optional = {
+        k: v for k, v in _optional(args).items() if k != "BackupRegion" or args.stage == "prod"
+    }
+    given.update({k: v for k, v in optional.items() if v is not None})
+    kept = [k for k in KEPT_PARAMETERS if k in stack and optional.get(k) is None]
     if args.stage == "prod":  # the canary's switches, for this deploy only
         given["RollbackOnAlarms"] = (
             "false" if getattr(args, "no_rollback_alarms", False) else "true"
@@ -95,6 +89,15 @@ def stack_parameters(args: argparse.Namespace, previous: dict[str, str] | None) 
     found = Parameters(given, kept)
     if previous is not None:
         found.notes += _identity_change(args, previous, found.values(previous))
+    return found
+
+
+def _optional(args: argparse.Namespace) -> dict[str, str | None]:
+    """Each optional parameter's value as given, None when not given (an empty number is none)."""
+    found = {}
+    for parameter, argument in OPTIONAL.items():
+        value = _text(getattr(args, argument, None))
+        found[parameter] = None if value == "" and parameter in NUMBERS else value
     return found
 
 
