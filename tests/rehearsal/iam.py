@@ -201,6 +201,10 @@ def grants_needed(call: dict, names: Names) -> list[tuple[str, str, dict[str, st
         group = (f"arn:aws:codedeploy:{REGION}:{ACCOUNT}:deploymentgroup:"
                  "agora-dev-ServerlessDeploymentApplication-1A2B3C/agora-dev-APIHandlerDeploymentGroup-4D5E6F")  # fmt: skip
         return [(f"codedeploy:{operation}", group, {})]
+    if service == "logs" and operation in ("CreateLogStream", "PutLogEvents"):
+        group, stream = params["logGroupName"], params["logStreamName"]
+        arn = f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:{group}:log-stream:{stream}"
+        return [(f"logs:{operation}", arn, {})]
     if service == "sts" and operation == "GetCallerIdentity":
         return []  # always allowed
     raise AssertionError(

@@ -135,8 +135,20 @@ class Stage:
 
     def invoke(self, logical: str, event: dict[str, Any]) -> Invocation:
         """The function's invocation, and every call it made checked against its role."""
-        done = self.functions[logical].invoke(event)
-        refused = iam.refused(self.policies[logical], done.calls, self.names)
+        function = self.functions[logical]
+        done = function.invoke(event)
+        # Lambda writes the function's log with the function's role: its own calls, checked too.
+        group, stream = function.env["AWS_LAMBDA_LOG_GROUP_NAME"], function.env["AWS_LAMBDA_LOG_STREAM_NAME"]  # fmt: skip
+        writes = [
+            {
+                "service": "logs",
+                "signing_name": "logs",
+                "operation": operation,
+                "params": {"logGroupName": group, "logStreamName": stream},
+            }  # fmt: skip
+            for operation in ("CreateLogStream", "PutLogEvents")
+        ]
+        refused = iam.refused(self.policies[logical], [*done.calls, *writes], self.names)
         assert not refused, f"{logical}'s role does not allow: {refused}\n{done.log[-2000:]}"
         return done
 

@@ -164,3 +164,38 @@ def api_call(
         "body": None if body is None else __import__("json").dumps(body),
         "isBase64Encoded": False,
     }
+
+
+def on_failure_destinations(stage: Stage) -> dict[str, str]:
+    """function -> the queue Lambda sends a failed invocation's record to: a schedule's
+    EventInvokeConfig, a stream mapping's DestinationConfig (both with the function's role)."""
+    found = {}
+    for resource in stage.template["Resources"].values():
+        properties = resource.get("Properties", {})
+        destination = properties.get("DestinationConfig", {}).get("OnFailure", {})
+        if resource["Type"] in ("AWS::Lambda::EventInvokeConfig", "AWS::Lambda::EventSourceMapping") and destination:  # fmt: skip
+            function = properties["FunctionName"]["Ref"].removesuffix("Aliaslive")
+            found[function] = stage.resolver.resolve(destination["Destination"])
+    return found
+
+
+def failure_record(function: str, event: dict[str, Any]) -> dict[str, Any]:
+    """What Lambda sends an on-failure destination after the last retry of an invocation."""
+    arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:agora-dev-{function}:live"
+    return {
+        "version": "1.0",
+        "timestamp": "2026-03-02T06:00:05.000Z",
+        "requestContext": {
+            "requestId": str(uuid.uuid4()),
+            "functionArn": arn,
+            "condition": "RetriesExhausted",
+            "approximateInvokeCount": 3,
+        },
+        "requestPayload": event,
+        "responseContext": {
+            "statusCode": 200,
+            "executedVersion": "1",
+            "functionError": "Unhandled",
+        },
+        "responsePayload": {"errorType": "RuntimeError", "errorMessage": "the run failed"},
+    }

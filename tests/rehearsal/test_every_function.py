@@ -1,0 +1,30 @@
+"""Every function of the packaged stack is rehearsed (or says why not): a new function gets its
+trigger's events here, or the reason the rehearsal cannot run it."""
+
+from __future__ import annotations
+
+from tests.rehearsal.stage import functions_of
+
+REHEARSED = {
+    "APIHandler": "test_deploy.py",
+    "DispatchMailPolls": "test_mail_in.py",
+    "PollMailbox": "test_mail_in.py",
+    "DrainOutbox": "test_outbox_and_digests.py",
+    "SendDigests": "test_outbox_and_digests.py",
+    "DeliverDigests": "test_outbox_and_digests.py",
+    "DeliverNotifications": "test_notifications.py",
+    "SesFeedback": "test_feedback_and_purge.py",
+    "PurgeComments": "test_feedback_and_purge.py",
+    "Migrate": "test_deploy.py",
+    "PreTraffic": "test_deploy.py",
+}
+NOT_REHEARSED = {
+    "CheckAliases": "its code is inline in the template (infra.rollout), not in the zip, and it "
+    "reads each function's versions and aliases from Lambda, which the rehearsal's functions, "
+    "run outside moto's Lambda, do not have (tests/test_alias_check.py runs it against moto's)",
+}
+
+
+def test_every_function_of_the_stack_is_rehearsed_or_says_why_not(stage):
+    functions = set(functions_of(stage.template))
+    assert functions == set(REHEARSED) | set(NOT_REHEARSED)
