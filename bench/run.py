@@ -64,6 +64,12 @@ def _mail() -> list[Figure]:
     return mail_figures()
 
 
+def _mail_push() -> list[Figure]:
+    from bench.mail_push import push_figures
+
+    return push_figures()
+
+
 def _mail_verify() -> list[Figure]:
     from bench.mail import verify_figures
 
@@ -152,6 +158,8 @@ FAMILIES: dict[str, tuple[Callable[[], list[Figure]], list[tuple[str, str]]]] = 
         ],
     ),
     "mail_verify": (_mail_verify, [("mail_ingest_verify", "mails/s")]),
+    # Mail in by push: 100 mails through make run's SMTP door (the reference: the polled delay).
+    "mail_push": (_mail_push, [("mail_push_delay_p95_s", "s")]),
     "purge": (_purge, [("purge_items_read_per_purged", "items/comment")]),
     "mailboxes": (_mailboxes, MAILBOX_FIGURES),
     "console": (_console, [("console_first_page", "ms")]),
