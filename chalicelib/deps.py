@@ -111,7 +111,12 @@ def domain_events(reads: BatchReads | None = None) -> DomainEvents:
     EventBridge bus (every kind). `reads`: what the batch being drained has read once for all
     its events (its posts, each subscriber list)."""
     return DomainEvents(
-        [notify_service(reads=reads), mailbox_failing_notice(), event_bus_publisher()]
+        [
+            notify_service(reads=reads),
+            mailbox_failing_notice(),
+            rejection_notices(),
+            event_bus_publisher(),
+        ]
     )
 
 
@@ -242,6 +247,7 @@ class IngestorParts(TypedDict, total=False):
     max_bytes: int
     max_attempts: int
     workers: int
+    notices: Any
 
 
 _PLANNER_PARTS = (
@@ -284,7 +290,36 @@ def mail_ingestor(**given: Unpack[IngestorParts]) -> MailIngestor:
     parts.update(given)
     planning = {name: parts.pop(name) for name in _PLANNER_PARTS}
     parts.setdefault("planner", MailPlanner(**planning))
+    if "notices" not in parts:
+        parts["notices"] = notice_decider(planning, parts["clock"])
     return MailIngestor(posts=planning["posts"], comments=planning["comments"], **parts)
+
+
+def notice_decider(planning: dict[str, Any], clock: Callable[[], datetime]) -> Any:
+    """Whether a rejected mail's sender is told why (services/mail_in/notices.py), under the
+    planner's mode and verifier (one poll's DNS answers serve both)."""
+    from chalicelib.services.mail_in.notices import NoticeDecider
+    from chalicelib.store.mail import NoticeClaims
+
+    return NoticeDecider(
+        claims=NoticeClaims(),
+        suppressed=suppressions().is_suppressed,
+        groups=planning["groups"],
+        clock=clock,
+        authserv_id=planning["authserv_id"],
+        verifier=planning["verifier"],
+        inbound_domain=planning["inbound_domain"],
+    )
+
+
+def rejection_notices() -> Any:
+    """Tells a rejected mail's sender why, once (services/mail_in/notices.py)."""
+    from chalicelib.services.mail_in.notices import RejectionNotices
+    from chalicelib.store.mail import NoticeClaims
+
+    return RejectionNotices(
+        NoticeClaims(), groups(), outgoing_mail(), sending_identities(), utc_now
+    )
 
 
 def reply_keys() -> ReplyKeys:

@@ -162,10 +162,11 @@ FUNCTIONS: dict[str, Needs] = {
         sends_mail=True,
     ),
     # The outbox's subscribers: notifications (alerts, digest items, instant mail, fan-out past
-    # 25 recipients) and the event bus; a batch it gives up on goes to its dead-letter queue.
+    # 25 recipients), a rejected mail's notice to its sender (its day's claim in `mail`) and the
+    # event bus; a batch it gives up on goes to its dead-letter queue.
     "drain-outbox": Needs(
         reads=_NOTIFY_READS,
-        writes=_NOTIFY_WRITES,
+        writes=(*_NOTIFY_WRITES, "mail"),
         sends_to=("notify_queue", "notify_dead_letters", "outbox_dead_letters"),
         token_secret=True,
         sends_mail=True,

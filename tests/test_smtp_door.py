@@ -138,3 +138,27 @@ def test_an_oversized_mail_is_refused_with_552(agora, admin, push_only):
         code, _ = smtp.data(raw)
     assert code == 552
     assert posts_titled(agora, admin, group, "Far too big") == []
+
+
+def test_a_stranger_through_the_door_learns_why_the_mail_was_not_posted(agora, admin, push_only):
+    """The sender learns why: make run (AGORA_MAIL_AUTH off: anyone is proven) answers a
+    stranger's mail with one notice through the embedded SES, and its log entry says so."""
+    group, stranger = GROUPS["photography"], "stranger@elsewhere.example"
+    raw = email_message(
+        stranger, "Cameras for sale", "Cheap.", to=f"photography@{DOMAIN}"
+    ).as_bytes()
+    assert send(agora, raw, [f"photography@{DOMAIN}"]) == {}
+    [entry] = [e for e in log_entries(agora, admin, group) if e["subject"] == "Cameras for sale"]
+    assert entry["status"] == "rejected" and entry["noticeSent"] is True
+
+    def notices() -> list[dict]:
+        messages = agora.moto_api("data.json")["ses"]["RawMessage"]
+        return [m for m in messages if any(stranger in to for to in m["destinations"])]
+
+    started = time.monotonic()
+    while not notices():
+        assert time.monotonic() - started < 10, "no notice within 10 s"
+        time.sleep(0.2)
+    [notice] = notices()
+    assert "Auto-Submitted: auto-replied" in notice["raw_data"]
+    assert "Cameras for sale" in notice["raw_data"]

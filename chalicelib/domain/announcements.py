@@ -108,6 +108,22 @@ class MailRejected:
 
 
 @dataclass(frozen=True)
+class RejectionNoticeDue:
+    """A rejected mail's proven sender is to be told why, once (CONTRACT §9): the mail-in claimed
+    the sender's notice of the `day` (UTC) for this entry before writing its log entry
+    (services/mail_in/notices.py); the drain sends it."""
+
+    mailbox: str  # post#<groupId> | comment#system
+    group_id: str | None  # None: the email-to-comment mailbox (the root group's name)
+    log_entry_id: str
+    to: str  # the sender's address
+    subject: str
+    message_id: str | None  # the rejected mail's, which the notice answers (In-Reply-To)
+    reason: str  # the mail log's reason
+    day: str  # YYYY-MM-DD
+
+
+@dataclass(frozen=True)
 class MailboxFailing:
     """A mailbox's poll failed at its own server for the third time in a row (once a streak):
     its administrators are told what failed and how to fix it."""
@@ -132,6 +148,7 @@ Announcement: TypeAlias = (
     | EventMoved
     | EventDeleted
     | MailRejected
+    | RejectionNoticeDue
     | MailboxFailing
 )
 

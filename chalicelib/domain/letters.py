@@ -36,6 +36,10 @@ class Letter:
     thread: tuple[str, ...] = ()
     reply_address: str = ""
     identity: Identity = field(kw_only=True)
+    # The Message-ID (without <>) of a mail this letter answers automatically (a rejected mail's
+    # notice, CONTRACT §9): RFC 3834's `Auto-Submitted: auto-replied`, `In-Reply-To` and
+    # `References` name it, and it is no list mail (no `List-Id`). "": an answer to no mail id.
+    answers: str | None = field(default=None, kw_only=True)
 
 
 class MessageUnbuildable(Exception):

@@ -220,6 +220,9 @@ class LogEntry:
     # How the mail came in (CONTRACT §10): `pop3` (a poll; entries from before push read so) or
     # `push` (SES receiving, make run's SMTP door: CONTRACT §13).
     via: str = VIA_POP3
+    # A rejected mail's sender was sent a notice of why (CONTRACT §9, §10); entries written
+    # before notices read False.
+    notice_sent: bool = False
 
 
 # --- the mail log's steps -----------------------------------------------------------------------
@@ -278,7 +281,10 @@ def stepped(entry: LogEntry, step: Step) -> LogEntry:
         return replace(entry, attempts=entry.attempts + 1, status=MailStatus.PROCESSING)
     if isinstance(step, Finish):
         post_id = step.post_id or entry.post_id
-        return replace(entry, status=step.status, reason=step.reason, post_id=post_id)
+        sent = entry.notice_sent or step.entry.notice_sent  # decided with the outcome
+        return replace(
+            entry, status=step.status, reason=step.reason, post_id=post_id, notice_sent=sent
+        )
     if isinstance(step, Quarantine):
         return replace(entry, status=MailStatus.QUARANTINED, reason=step.reason)
     if isinstance(step, Fail):

@@ -25,6 +25,7 @@ from chalicelib.domain.announcements import (
     MailboxFailing,
     PostCreated,
     Recorded,
+    RejectionNoticeDue,
 )
 from chalicelib.logs import get_logger
 from chalicelib.services.event_bus import DomainEvents
@@ -92,6 +93,8 @@ def drain_records(
 # (services/mailbox_alerts.py) is told `MailboxFailing`; the bus is told every kind.
 NOTIFIED = (PostCreated, CommentCreated)
 NOTICED = (MailboxFailing,)
+# A rejected mail's sender told why (services/mail_in/notices.py).
+ANSWERED = (RejectionNoticeDue,)
 
 
 class SubscriberParts(Protocol):
@@ -102,6 +105,8 @@ class SubscriberParts(Protocol):
     def notify(self, reads: BatchReads) -> Handler: ...
 
     def mailbox_failing_notice(self) -> Handler: ...
+
+    def rejection_notices(self) -> Handler: ...
 
     def event_bus(self) -> Handler: ...
 
@@ -125,6 +130,12 @@ class AppSubscribers:
         notice: Handler = handler
         return notice
 
+    def rejection_notices(self) -> Handler:
+        handler = deps.rejection_notices()
+        handler.mail = deps.paced(DRAIN, handler.mail)
+        notices: Handler = handler
+        return notices
+
     def event_bus(self) -> Handler:
         return deps.event_bus_publisher()
 
@@ -144,6 +155,8 @@ def subscribers_of_batch(announcements: Sequence[object], parts: SubscriberParts
         handlers.append(parts.notify(BatchReads(parts.posts(wanted))))
     if any(isinstance(a, NOTICED) for a in announcements):
         handlers.append(parts.mailbox_failing_notice())
+    if any(isinstance(a, ANSWERED) for a in announcements):
+        handlers.append(parts.rejection_notices())
     if announcements:
         handlers.append(parts.event_bus())
     return DomainEvents(handlers)

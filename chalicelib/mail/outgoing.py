@@ -280,7 +280,10 @@ class OutgoingMail:
             message["Reply-To"] = formataddr((identity.name, reply_to))
         message["To"] = formataddr(letter.to)
         message["Subject"] = letter.subject
-        message.set_raw("List-Id", list_id(identity.name, group, self.site_host))
+        if letter.answers is not None:
+            _answer_headers(message, letter.answers)
+        else:
+            message.set_raw("List-Id", list_id(identity.name, group, self.site_host))
         if letter.thread:
             # Ids of our own (services/notify/emails.py): SES replaces Message-ID, so these thread the mail.
             if len(letter.thread) > 1:
@@ -288,7 +291,8 @@ class OutgoingMail:
             message.set_raw("References", folded_ids(letter.thread))
         # RFC 3834: automatic mail. Agora's mail-in ignores it, so a notification that lands in a
         # connector mailbox never becomes a post; Exchange is asked not to auto-reply to it.
-        message["Auto-Submitted"] = "auto-generated"
+        if "Auto-Submitted" not in message:
+            message["Auto-Submitted"] = "auto-generated"
         message["X-Auto-Response-Suppress"] = "All"
         add_unsubscribe_headers(message, letter.unsubscribe_url)
         # Quoted-printable keeps the message 7-bit, as SES asks of raw messages.
@@ -301,6 +305,15 @@ class OutgoingMail:
 # the default policy refolds a long one, and a long URL with no space to fold at becomes RFC 2047
 # encoded words, which no mail client reads as a URL. Headers set by item are folded as usual.
 MAIL_POLICY = email.policy.default.clone(refold_source="none")
+
+
+def _answer_headers(message: EmailMessage, answered: str) -> None:
+    """An automatic answer to a mail (RFC 3834 §3.1.5, §5): `Auto-Submitted: auto-replied`, and
+    `In-Reply-To` and `References` its Message-ID when it had one."""
+    message["Auto-Submitted"] = "auto-replied"
+    if answered.isascii() and re.fullmatch(r"[!-;=?-~]{1,900}", answered):  # no <, >, space
+        message.set_raw("In-Reply-To", f"<{answered}>")
+        message.set_raw("References", f"<{answered}>")
 
 
 def folded_ids(ids: tuple[str, ...]) -> str:

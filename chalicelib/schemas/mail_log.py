@@ -34,6 +34,8 @@ class MailLogEntryOut(Record):
     comment_id: int | None
     # How the mail came in (CONTRACT §10, §13): a poll of the POP3 mailbox, or a push.
     via: Literal["pop3", "push"] = "pop3"
+    # Whether the sender of a rejected mail was sent a notice of why (CONTRACT §9).
+    notice_sent: bool = False
 
 
 class MailLogPage(Record):

@@ -21,7 +21,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 
 from chalicelib import metrics
-from chalicelib.domain.announcements import Announcement, Handler, Recorded, recorded
+from chalicelib.domain.announcements import (
+    Announcement,
+    Handler,
+    Recorded,
+    RejectionNoticeDue,
+    recorded,
+)
 from chalicelib.domain.json import JsonObject
 from chalicelib.domain.ports.bus import PutEventsAnswer
 from chalicelib.logs import get_logger
@@ -32,6 +38,9 @@ SOURCE = "agora"
 SCHEMA_VERSION = 1
 ATTEMPTS = 3
 BATCH = 10  # PutEvents takes at most 10 entries
+# Agora's own errands, not news for the organisation's systems: a notice due to a rejected mail's
+# sender names a stranger's address (the bus hears `Mail Rejected` for that mail).
+INTERNAL = (RejectionNoticeDue,)
 
 
 def detail_type(event: Announcement) -> str:
@@ -81,9 +90,11 @@ class EventBusPublisher:
         self.publish_all([announcement])
 
     def publish_all(self, announcements: Sequence[Announcement | Recorded]) -> None:
-        if not self.bus_name or not announcements:
+        told = [recorded(a) for a in announcements]
+        told = [item for item in told if not isinstance(item.announcement, INTERNAL)]
+        if not self.bus_name or not told:
             return
-        entries = [entry(recorded(a), self.bus_name) for a in announcements]
+        entries = [entry(item, self.bus_name) for item in told]
         for start in range(0, len(entries), BATCH):
             self._deliver(entries[start : start + BATCH])
 

@@ -63,5 +63,6 @@ def _entry_out(
             "post": post_ref(post, group) if post and group else None,
             "commentId": record.comment_id or None,
             "via": record.via,
+            "noticeSent": record.notice_sent,
         }
     )

@@ -8,6 +8,10 @@ Table `mail`, hash `mailbox` (e.g. `post#<groupId>`, `comment#system`), range `s
   The sparse global index `by-status` lists a mailbox's entries of one status, newest first:
   its hash `status_mailbox` is `<mailbox>#<listed status>` (the status the mail log shows:
   `domain.mailboxes.listed`), its range the same `received_key`; set on every write of an entry.
+- hash `notice#<sender address>`, range `day#<YYYY-MM-DD>`: the one notice of that UTC day to a
+  rejected mail's sender (CONTRACT §9), claimed by a conditional put for one entry before that
+  entry is written, marked `sending_on` while the drain sends it (so a repeated event sends
+  nothing twice) and `notice_message_id` once sent; it expires (`expires`, TTL) after a week.
 - `uidl#<account>#<uidl>`: this message on the server is handled (its entry id and final status),
   so a kept mail is skipped without downloading it again. `<account>` hashes server, port and
   user name: RFC 1939 makes a UIDL unique only within one maildrop, so a connector pointed at
@@ -21,10 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Unpack
 
-from pynamodb.attributes import NumberAttribute, UnicodeAttribute
+from pynamodb.attributes import BooleanAttribute, NumberAttribute, TTLAttribute, UnicodeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, LocalSecondaryIndex
 from pynamodb.models import Model
 
@@ -105,6 +109,12 @@ class MailRecord(Model):
     comment_id = NumberAttribute(null=True)
     status_mailbox = UnicodeAttribute(null=True)  # entries only: `status_partition`
     via = UnicodeAttribute(null=True)  # pop3 | push; absent (written before push): pop3
+    notice_sent = BooleanAttribute(null=True)  # set only when True (CONTRACT §9)
+
+    # A sender's notice of a day (`notice#<address>`, `day#<YYYY-MM-DD>`): which entry claimed it.
+    sending_on = UtcAttribute(null=True)
+    notice_message_id = UnicodeAttribute(null=True)
+    expires = TTLAttribute(null=True)
 
     received = ReceivedIndex()
     by_status = StatusIndex()
@@ -128,12 +138,15 @@ def _entry(item: MailRecord) -> LogEntry:
         attempts=int(item.attempts or 0),
         comment_id=None if item.comment_id is None else int(item.comment_id),
         via=item.via or VIA_POP3,
+        notice_sent=bool(item.notice_sent),
     )
 
 
 def _item(entry: LogEntry) -> MailRecord:
     """The item an entry is stored as, with its index keys (`received`, `by-status`)."""
     values = asdict(entry)
+    if not values["notice_sent"]:
+        del values["notice_sent"]  # absent reads False: entries stay as they were
     item = MailRecord(
         values.pop("mailbox"),
         ENTRY + entry.entry_id,
@@ -153,6 +166,66 @@ def _place(entry: LogEntry) -> MailRecord:
         ENTRY + entry.entry_id,
         received_key=moment_key(entry.received_on, entry.entry_id),
     )
+
+
+NOTICE = "notice#"
+NOTICE_DAY = "day#"
+NOTICE_KEPT = timedelta(days=7)
+
+
+def _notice_key(address: str, day: str) -> tuple[str, str]:
+    return NOTICE + address.strip().lower(), NOTICE_DAY + day
+
+
+class NoticeClaims:
+    """At most one notice a sender a day (CONTRACT §9): services/mail_in/notices.py."""
+
+    def holder(self, address: str, day: str) -> str | None:
+        """The entry that claimed the sender's notice of `day`, or None."""
+        try:
+            item = MailRecord.get(*_notice_key(address, day), consistent_read=True)
+        except MailRecord.DoesNotExist:
+            return None
+        return item.entry_id
+
+    def claim(self, address: str, day: str, mailbox: str, entry_id: str, now: datetime) -> bool:
+        """Take the sender's notice of `day` for this entry (a conditional put: two workers
+        racing, one wins); True too when this entry holds it already (a retry of the mail)."""
+        hash_key, range_key = _notice_key(address, day)
+        record = MailRecord(
+            hash_key,
+            range_key,
+            entry_id=entry_id,
+            received_on=now,
+            expires=now + NOTICE_KEPT,
+        )
+        if conditionally(
+            lambda: record.save(
+                condition=MailRecord.sk.does_not_exist() | (MailRecord.entry_id == entry_id)
+            )
+        ):
+            return True
+        return self.holder(address, day) == entry_id
+
+    def begin_sending(self, address: str, day: str, entry_id: str, now: datetime) -> bool:
+        """Mark the claimed notice as being sent (once: a repeated event finds it marked)."""
+        record = MailRecord(*_notice_key(address, day))
+        return conditionally(
+            lambda: record.update(
+                actions=[MailRecord.sending_on.set(now)],
+                condition=(MailRecord.entry_id == entry_id)
+                & MailRecord.sending_on.does_not_exist(),
+            )
+        )
+
+    def release(self, address: str, day: str) -> None:
+        """The send failed: the next delivery of the event may try again."""
+        MailRecord(*_notice_key(address, day)).update(actions=[MailRecord.sending_on.remove()])
+
+    def sent(self, address: str, day: str, message_id: str) -> None:
+        MailRecord(*_notice_key(address, day)).update(
+            actions=[MailRecord.notice_message_id.set(message_id)]
+        )
 
 
 # Where a page ended: the `offset` of the next page names it (chalicelib.store.cache).

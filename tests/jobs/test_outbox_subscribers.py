@@ -15,6 +15,7 @@ from chalicelib.domain.announcements import (
     MailRejected,
     PostCreated,
     Recorded,
+    RejectionNoticeDue,
 )
 from chalicelib.jobs.outbox import drain_records
 from chalicelib.store.outbox import records
@@ -52,6 +53,9 @@ class RecordingParts:
 
     def mailbox_failing_notice(self) -> Any:
         return self._handler("mailbox notice")
+
+    def rejection_notices(self) -> Any:
+        return self._handler("rejection notices")
 
     def event_bus(self) -> Any:
         return self._handler("event bus")
@@ -101,6 +105,17 @@ def test_a_failing_mailbox_builds_its_notice_and_no_notifications():
     assert drain_records(stream(rejected, FAILING), parts) is None
     assert parts.built == ["mailbox notice", "event bus"]
     assert parts.told["mailbox notice"] == [rejected, FAILING]
+
+
+def test_a_notice_due_to_a_rejected_mails_sender_builds_its_sender_only():
+    rejected = MailRejected("post#g1", "g1", "e1", "m@x", "unknown sender s@x")
+    due = RejectionNoticeDue(
+        "post#g1", "g1", "e1", "s@x", "Hi", "m@x", "unknown sender s@x", "2026-12-07"
+    )
+    parts = RecordingParts()
+    assert drain_records(stream(due, rejected), parts) is None
+    assert parts.built == ["rejection notices", "event bus"]
+    assert parts.told["rejection notices"] == [due, rejected]
 
 
 def test_expiries_alone_build_nothing():

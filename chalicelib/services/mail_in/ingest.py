@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -65,6 +66,7 @@ from chalicelib.domain.ports.mail import (
 from chalicelib.logs import get_logger
 from chalicelib.mail.parse import MailParseError, content_hash, headers_of, parse_mail
 from chalicelib.mail.pop3 import MailboxError, MailSession, MessageTooLarge, Pop3Server, open_pop3
+from chalicelib.services.mail_in.notices import Dues, NoticeDecider, due_notice, unread_notice
 from chalicelib.services.mail_in.planner import Planner, PlanStore, derived_id
 from chalicelib.services.mail_in.rules import (
     DownloadedMail,
@@ -106,6 +108,7 @@ class MailIngestor:
         max_bytes: int = MAX_MAIL_BYTES,
         max_attempts: int = 3,
         workers: int = 4,
+        notices: NoticeDecider | None = None,
     ) -> None:
         # What a mail becomes (services/mail_in/planner.py): looked up, then the pure rules.
         self.planner = planner
@@ -116,6 +119,7 @@ class MailIngestor:
         # Rejections go to the outbox before their entry (a post or comment goes with its write,
         # in the store's transaction): domain/announcements.py.
         self.outbox = outbox
+        self.notices = notices  # whether a rejected mail's sender is told why (None: never)
         self.clock = clock
         self.open_mailbox = open_mailbox
         self.max_messages = max_messages
@@ -228,8 +232,9 @@ class MailIngestor:
             mail.entry_id = self._entry_id(mailbox.key, f"sha256:{content_hash(raw)}")
             reason = f"larger than {self.max_bytes} bytes ({len(raw)})"
             fresh = self._new_entry(mailbox, mail, headers_of(raw))
-            rejected = MailStatus.REJECTED
-            result.count(self._finish_plain(mailbox, mail.entry_id, "", rejected, reason, fresh))
+            due = unread_notice(self.notices, mailbox, raw, fresh, plain(reason))
+            status = MailStatus.REJECTED
+            result.count(self._finish_plain(mailbox, mail.entry_id, "", status, reason, fresh, due))
             return result
         self._import_chunk(mailbox, [mail], result)
         if mail.status == MailStatus.FAILED:
@@ -377,6 +382,7 @@ class MailIngestor:
                 for step in mail.outcome
                 if isinstance(step, Finish) and step.status == MailStatus.REJECTED
             ],
+            [mail.notice for mail in written if mail.notice is not None],
         )
         self._record(mailbox, [step for mail in written for step in mail.outcome], written)
         for mail in written:
@@ -404,6 +410,7 @@ class MailIngestor:
             outcome = self.records.store(
                 mailbox.key, mail.logged, mail.uidl, plan, mail.received_on
             )
+            outcome, mail.notice = due_notice(self.notices, mailbox, mail, outcome)
         except Exception as error:  # one bad mail must not stop the mailbox
             attempt = mail.logged.attempts
             log.exception("mail failed", extra={"mailbox": mailbox.key, "attempt": attempt})
@@ -419,14 +426,15 @@ class MailIngestor:
         )
 
     def _announce_rejected(
-        self, mailbox: Mailbox, rejected: Sequence[tuple[LogEntry, str]]
+        self, mailbox: Mailbox, rejected: Sequence[tuple[LogEntry, str]], due: Dues = ()
     ) -> None:
-        """Record the rejections in the outbox before their entries are stored: a crash between
-        the two retries the mail, which announces it again (at least once, never lost)."""
+        """Record the rejections (and notices due) in the outbox before their entries are stored:
+        a crash between the two retries the mail, which announces it again (never lost)."""
         if not rejected:
             return
         self.outbox.save(
-            [
+            [*due]
+            + [
                 MailRejected(
                     mailbox=mailbox.key,
                     group_id=mailbox.group_id,
@@ -446,16 +454,18 @@ class MailIngestor:
         status: str,
         reason: str,
         fresh: LogEntry | None = None,
+        due: Dues = (),
     ) -> str:
-        """A final outcome with no reading of the mail; `fresh`: its entry when it has none."""
+        """A final outcome with no reading of the mail (`fresh`: its entry if none; `due`: notice)."""
         entry = (
             self.mail.entry(mailbox.key, entry_id)
             or fresh
             or self.mail.new_entry(mailbox.key, entry_id, self.clock())
         )
+        entry = replace(entry, notice_sent=True) if due else entry
         reason = plain(reason)
         if status == MailStatus.REJECTED:
-            self._announce_rejected(mailbox, [(entry, reason)])
+            self._announce_rejected(mailbox, [(entry, reason)], due)
         self._record(mailbox, [Finish(entry, uidl, status, reason)])
         log.info("mail handled", extra={"mailbox": mailbox.key, "status": status, "reason": reason})
         return status

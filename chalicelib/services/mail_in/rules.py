@@ -45,6 +45,7 @@ from chalicelib.mail.replies import trim_reply
 from chalicelib.sanitize import text_to_html
 
 if TYPE_CHECKING:
+    from chalicelib.domain.announcements import RejectionNoticeDue
     from chalicelib.domain.groups import Group
     from chalicelib.domain.posts import Post
     from chalicelib.domain.users import User
@@ -267,6 +268,7 @@ class DownloadedMail:
     deletable: bool = False
     outcome: list[Step] = field(default_factory=list)  # its final steps, to be written
     via: str = VIA_POP3  # how it came in (its log entry's `via`): a poll, or a push (no UIDL)
+    notice: RejectionNoticeDue | None = None  # due to its sender (services/mail_in/notices.py)
 
     @property
     def logged(self) -> LogEntry:

@@ -1,0 +1,277 @@
+"""The sender learns why (CONTRACT §9): one notice per rejected mail of a proven sender, at most one
+a sender a day, recorded with the mail's log entry and sent through the outbox.
+
+Who is told (`NoticeDecider`, run by the mail-in for each rejected mail, polled or pushed):
+- the reason is one a sender is told (services/notify/rejections.py has words for it): spoofed
+  mail, spam and mail that could not be read are never answered;
+- the mail is no automatic mail: no auto-reply or bounce (those are ignored before any rejection),
+  no `Auto-Submitted` other than `no`, no `Precedence` bulk/list/junk, no `List-Id`, no empty
+  `Return-Path`;
+- its address is not suppressed (a bounce or a complaint: services/suppressions.py);
+- its sender is proven: under `verify` a DKIM signature aligned with its `From` verifies (the same
+  check, and the same replay rule, as the planner's); under `header` the trusted server's topmost
+  `Authentication-Results` says `dmarc=pass` (and the mail reads one way); under `off` anyone;
+- the sender's notice of the (UTC) day is free: a conditional put claims it for this log entry
+  (store/mail.py `NoticeClaims`), so two workers racing with two mails of one sender tell it once.
+  A retry of the same mail finds its own claim and goes on.
+
+Exactly once: the claim comes first, then the `RejectionNoticeDue` event goes to the outbox with
+the mail's other rejection event, then the log entry is written with `noticeSent` true (the
+outbox is written before the entry: a crash between them retries the mail, which finds its claim
+and writes the event again). The drain (`RejectionNotices`) marks the claim as sending before it
+sends, so an event told twice sends one email; a send that fails unmarks it and is retried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesHeaderParser
+from typing import TYPE_CHECKING, Protocol, TypeAlias
+
+from chalicelib.domain.announcements import RejectionNoticeDue
+from chalicelib.domain.letters import MessageUnbuildable
+from chalicelib.domain.mailboxes import Finish, MailStatus
+from chalicelib.logs import get_logger
+from chalicelib.mail.mime import mail_bytes
+from chalicelib.mail.parse import MailParseError, parse_mail
+from chalicelib.services.mail_in.planner import sent_elsewhere
+from chalicelib.services.notify.rejections import rejection_letter, words_for
+
+if TYPE_CHECKING:
+    from chalicelib.domain.announcements import Recorded
+    from chalicelib.domain.groups import Group
+    from chalicelib.domain.mailboxes import LogEntry, Mailbox
+    from chalicelib.domain.ports.notify import Identities, Mailer
+    from chalicelib.domain.ports.people import GroupReader
+    from chalicelib.mail.parse import ParsedMail
+    from chalicelib.services.mail_in.planner import SenderVerifier
+    from chalicelib.services.mail_in.rules import DownloadedMail
+
+log = get_logger("mail")
+
+# The notices due with a mail's rejection (none, or one).
+Dues: TypeAlias = Sequence[RejectionNoticeDue]
+
+_LIST_PRECEDENCE = ("bulk", "list", "junk")
+_HEADER_WINDOW = 65536
+
+
+class NoticeClaims(Protocol):
+    """store/mail.py `NoticeClaims`."""
+
+    def holder(self, address: str, day: str) -> str | None: ...
+    def claim(self, address: str, day: str, mailbox: str, entry_id: str, now: datetime) -> bool: ...
+    def begin_sending(self, address: str, day: str, entry_id: str, now: datetime) -> bool: ...
+    def release(self, address: str, day: str) -> None: ...
+    def sent(self, address: str, day: str, message_id: str) -> None: ...
+
+
+def automatic(parsed: ParsedMail, raw: bytes) -> bool:
+    """An auto-reply, a bounce or list mail (RFC 3834 §2: never answered automatically)."""
+    if parsed.is_auto_reply or parsed.is_bounce:
+        return True
+    try:
+        headers = BytesHeaderParser(policy=policy.default).parsebytes(
+            mail_bytes(raw)[:_HEADER_WINDOW]
+        )
+    except Exception:  # a header block no parser reads: not worth answering
+        return True
+    assert isinstance(headers, EmailMessage)
+
+    def value(name: str) -> str | None:
+        try:
+            found = headers.get(name)
+        except Exception:  # an unreadable header is there all the same
+            return ""
+        return None if found is None else str(found).strip()
+
+    submitted = value("Auto-Submitted")
+    if submitted is not None and submitted.split(";")[0].strip().lower() != "no":
+        return True
+    if (value("Precedence") or "").lower() in _LIST_PRECEDENCE:
+        return True
+    if value("List-Id") is not None:
+        return True
+    return_path = value("Return-Path")
+    return return_path is not None and return_path.strip("<> \t") == ""
+
+
+class NoticeDecider:
+    """Whether a rejected mail's sender is told why; claims the day's notice when so."""
+
+    def __init__(
+        self,
+        *,
+        claims: NoticeClaims,
+        suppressed: Callable[[str], bool],
+        groups: GroupReader,
+        clock: Callable[[], datetime],
+        authserv_id: str | None = None,
+        verifier: SenderVerifier | None = None,
+        inbound_domain: str = "",
+    ) -> None:
+        self.claims = claims
+        self.suppressed = suppressed
+        self.groups = groups
+        self.clock = clock
+        # The mode (AGORA_MAIL_AUTH) as the planner is given it: `header` names the trusted
+        # server, `verify` a verifier, `off` neither.
+        self.authserv_id = authserv_id
+        self.verifier = verifier
+        self.inbound_domain = inbound_domain.strip().lower()
+
+    def decide(
+        self, mailbox: Mailbox, parsed: ParsedMail, raw: bytes, entry: LogEntry, reason: str
+    ) -> RejectionNoticeDue | None:
+        """The notice due for this rejected mail (its day's claim taken), or None."""
+        address = (parsed.from_address or "").strip().lower()
+        if not address or words_for(reason, address) is None or automatic(parsed, raw):
+            return None
+        if self.suppressed(address):
+            return None
+        now = self.clock()
+        day = now.date().isoformat()
+        holder = self.claims.holder(address, day)
+        if holder is not None and holder != entry.entry_id:
+            return None  # told today already (checked before any DNS look-up)
+        if not self.proven(mailbox, parsed, raw):
+            return None
+        if not self.claims.claim(address, day, mailbox.key, entry.entry_id, now):
+            return None
+        log.info("rejection notice due", extra={"mailbox": mailbox.key, "entry": entry.entry_id})
+        return RejectionNoticeDue(
+            mailbox=mailbox.key,
+            group_id=mailbox.group_id,
+            log_entry_id=entry.entry_id,
+            to=address,
+            subject=entry.subject or parsed.subject or "",
+            message_id=entry.message_id or None,
+            reason=reason,
+            day=day,
+        )
+
+    def proven(self, mailbox: Mailbox, parsed: ParsedMail, raw: bytes) -> bool:
+        """The mail comes from its `From` address, as far as the mode can tell."""
+        if self.authserv_id:
+            if parsed.reading_problem:
+                return False
+            wanted = self.authserv_id.strip().lower()
+            for result in parsed.authentication_results:
+                if result.authserv_id == wanted:  # the topmost of ours only (RFC 8601 §5)
+                    return result.dmarc == "pass"
+            return False
+        if self.verifier is None:
+            return True
+        domain = (parsed.from_address or "").rpartition("@")[2]
+        elsewhere = sent_elsewhere(mailbox, parsed, self._inbound(mailbox))
+        try:
+            verdict = self.verifier.verify(
+                raw, domain, last_attempt=False, sent_elsewhere=elsewhere
+            )
+        except Exception:  # a DNS failure: not proven now, and the mail is rejected anyway
+            log.warning("rejection notice: sender not checked", extra={"mailbox": mailbox.key})
+            return False
+        return bool(verdict.verified and not verdict.spoofed)
+
+    def _inbound(self, mailbox: Mailbox) -> str:
+        if not (self.inbound_domain and mailbox.is_post and mailbox.group_id):
+            return ""
+        group = self.groups.get(mailbox.group_id)
+        return f"{group.slug}@{self.inbound_domain}" if group is not None else ""
+
+
+def due_notice(
+    notices: NoticeDecider | None, mailbox: Mailbox, mail: DownloadedMail, outcome: Finish
+) -> tuple[Finish, RejectionNoticeDue | None]:
+    """A mail's outcome as its entry is written (`noticeSent` true when a notice is due) and the
+    notice due to its sender, for the ingestor (services/mail_in/ingest.py)."""
+    if notices is None or outcome.status != MailStatus.REJECTED:
+        return outcome, None
+    notice = notices.decide(mailbox, mail.mail, mail.raw, outcome.entry, outcome.reason)
+    if notice is None:
+        return outcome, None
+    return replace(outcome, entry=replace(outcome.entry, notice_sent=True)), notice
+
+
+def unread_notice(
+    notices: NoticeDecider | None, mailbox: Mailbox, raw: bytes, entry: LogEntry, reason: str
+) -> Dues:
+    """The notice due for a rejected mail whose body is not read (a pushed mail too large to
+    take): its sender and the rest are read from its header block alone; the DKIM check (under
+    `verify`) reads the whole mail as it must."""
+    if notices is None or not raw:
+        return []
+    cut = [at for at in (raw.find(b"\r\n\r\n"), raw.find(b"\n\n")) if at >= 0]
+    head = raw[: min(cut, default=_HEADER_WINDOW)][:_HEADER_WINDOW]
+    try:
+        parsed = parse_mail(head + b"\r\n\r\n")
+    except MailParseError:
+        return []
+    notice = notices.decide(mailbox, parsed, raw, entry, reason)
+    return [notice] if notice is not None else []
+
+
+class RejectionNotices:
+    """Domain event handler: `RejectionNoticeDue` → the notice, sent once."""
+
+    def __init__(
+        self,
+        claims: NoticeClaims,
+        groups: GroupReader,
+        mail: Mailer,
+        identities: Identities,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.claims = claims
+        self.groups = groups
+        self.mail = mail
+        self.identities = identities
+        self.clock = clock
+
+    def __call__(self, item: Recorded) -> None:
+        if isinstance(item.announcement, RejectionNoticeDue):
+            self.tell(item.announcement)
+
+    def tell(self, event: RejectionNoticeDue) -> bool:
+        """Send the notice unless it went already (or its address is suppressed since)."""
+        from chalicelib.mail.outgoing import AddressSuppressed, MessageRejected  # the drain's
+
+        facts = {"mailbox": event.mailbox, "entry": event.log_entry_id}
+        if self.mail.is_suppressed(event.to):
+            log.info("rejection notice not sent: address suppressed", extra=facts)
+            return False
+        group, where = self._where(event)
+        if group is None:
+            log.warning("rejection notice not sent: no group to send it as", extra=facts)
+            return False
+        if not self.claims.begin_sending(event.to, event.day, event.log_entry_id, self.clock()):
+            return False  # sent by an earlier delivery of this event
+        try:
+            letter = rejection_letter(event, where, self.identities.of(group))
+            message_id = self.mail.send(group, letter)
+        except (MessageUnbuildable, MessageRejected, AddressSuppressed):
+            # For good (SES refuses this recipient or sender): never retried, so a stranger's
+            # address can never hold up the drain's other events.
+            log.exception("rejection notice refused; not sent", extra=facts)
+            return False
+        except Exception:
+            self.claims.release(event.to, event.day)
+            raise
+        self.claims.sent(event.to, event.day, message_id)
+        log.info("rejection notice sent", extra=facts)
+        return True
+
+    def _where(self, event: RejectionNoticeDue) -> tuple[Group | None, str]:
+        """(the group whose identity the notice goes under, the mail's destination in words)."""
+        group = self.groups.get(event.group_id) if event.group_id else None
+        if group is not None:
+            return group, f"the group {group.name}"
+        root_id = self.groups.root_id()
+        root = self.groups.get(root_id) if root_id else None
+        if event.group_id:
+            return root, "a group that no longer exists"
+        return root, "the community's comment address"

@@ -1,0 +1,238 @@
+"""The sender learns why (CONTRACT §9): a rejected mail of a proven sender gets one notice (RFC 3834)
+naming it and saying why, at most one a sender a day, never to automatic mail; `noticeSent` in
+the mail log. Through the real pipeline: pushed mail (jobs/mail_push.py), polled mail (Dovecot),
+the outbox drain and moto's SES, read back as a mail client would."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from email.message import EmailMessage
+from email.utils import make_msgid
+
+import pytest
+
+from chalicelib import deps
+from chalicelib.clock import utc_now
+from chalicelib.jobs import mail_push
+from chalicelib.mail.authentication import SenderVerifier
+from tests.fixtures import auth
+from tests.mail.test_authentication import FakeDns
+from tests.support.dkim_signing import SELECTOR, dkim_record, signed
+from tests.support.mail_messages import email_message
+from tests.support.notify import sent_mail, text_of, verify_sender_domain
+from tests.support.outbox import drain
+
+DOMAIN = "in.example.org"
+GARDEN = f"garden@{DOMAIN}"
+
+
+@pytest.fixture
+def world(community, kms_key, monkeypatch):
+    from chalicelib.settings import reload_settings
+
+    monkeypatch.setenv("AGORA_MAIL_INBOUND_DOMAIN", DOMAIN)
+    reload_settings()
+    c = community
+    c.garden = c.group("garden")
+    c.closed = c.group(
+        "closed",
+        permissions={
+            "post": ["administrator"],
+            "comment": ["member", "moderator", "administrator"],
+            "commentWithoutApproval": ["moderator", "administrator"],
+        },
+    )
+    c.ann = c.user("ann", {c.garden: "member", c.closed: "member"}, email="ann@example.org")
+    c.load()
+    for group in (c.garden, c.closed):
+        enable(group)
+    verify_sender_domain()
+    yield c
+    monkeypatch.delenv("AGORA_MAIL_INBOUND_DOMAIN")
+    reload_settings()
+
+
+def enable(group_id: str) -> None:
+    from chalicelib.schemas.connectors import MailboxSettingsUpdate
+
+    update = MailboxSettingsUpdate.model_validate({"isEnabled": True})
+    deps.mailbox_settings_service().update_email_to_post(deps.groups().get(group_id), update, "t")
+
+
+def raw_mail(sender: str, subject: str, body: str = "Hello all.", **kw) -> bytes:
+    return email_message(sender, subject, body, to=kw.pop("to", GARDEN), **kw).as_bytes()
+
+
+def push(raw: bytes, to: str = GARDEN, **ingestor) -> str:
+    parts = {"ingestor": deps.mail_ingestor(**ingestor)} if ingestor else {}
+    [line] = mail_push.deliver(raw, [to], **parts)
+    return line
+
+
+def log_of(client, world, group_id: str) -> dict[str, dict]:
+    """The group's mail log as the API answers it, by subject."""
+    path = f"/api/v1/en_US/connector/email-to-post/{group_id}/log"
+    response = client.http.get(path, headers=auth(world.users[0]["id"]))
+    assert response.status_code == 200
+    return {e["subject"]: e for e in json.loads(response.body)["object"]["entries"]}
+
+
+def notices_to(address: str) -> list[EmailMessage]:
+    return [m for m in sent_mail() if m["To"].addresses[0].addr_spec == address]
+
+
+@pytest.mark.parametrize(
+    ("sender", "to", "body", "words"),
+    [
+        ("stranger@example.net", GARDEN, "Hi.", "no member of the community has that email"),
+        ("ann@example.org", f"closed@{DOMAIN}", "Hi.", "may not start posts in this group"),
+        ("ann@example.org", GARDEN, "", "It had no text to post"),
+    ],
+    ids=["not a member", "no permission to post", "no text"],
+)
+def test_a_rejected_mail_of_a_proven_sender_gets_one_notice_saying_why(
+    world, client, sender, to, body, words
+):
+    message_id = make_msgid(domain="mail.example")
+    raw = raw_mail(sender, "Plant swap on Sunday", body, to=to, message_id=message_id)
+    assert "rejected 1" in push(raw, to)
+    drain()
+    drain()  # a second drain tells nothing again
+    [notice] = notices_to(sender)
+    assert notice["Auto-Submitted"] == "auto-replied"
+    assert notice["In-Reply-To"] == message_id and notice["References"] == message_id
+    assert notice["From"].addresses[0].addr_spec == "noreply@community.example"
+    assert notice["List-Id"] is None and notice["List-Unsubscribe"] is None
+    assert "Plant swap on Sunday" in str(notice["Subject"])
+    text = text_of(notice)
+    assert "Your email “Plant swap on Sunday”" in text and "was not posted" in text
+    assert words in text and "What to do:" in text
+    group = world.garden if to == GARDEN else world.closed
+    entry = log_of(client, world, group)["Plant swap on Sunday"]
+    assert entry["status"] == "rejected" and entry["noticeSent"] is True
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Auto-Submitted": "auto-replied"},
+        {"Precedence": "list"},
+        {"Precedence": "bulk"},
+        {"List-Id": "Seeds <seeds.lists.example.net>"},
+        {"Return-Path": "<>"},
+    ],
+    ids=["auto-reply", "precedence list", "precedence bulk", "list-id", "empty return path"],
+)
+def test_automatic_bounce_and_list_mail_gets_no_notice(world, client, headers):
+    push(raw_mail("stranger@example.net", "Automatic", headers=headers))
+    drain()
+    assert notices_to("stranger@example.net") == []
+    assert log_of(client, world, world.garden)["Automatic"]["noticeSent"] is False
+
+
+def test_at_most_one_notice_a_sender_a_day(world, client):
+    for subject in ("First", "Second"):
+        push(raw_mail("stranger@example.net", subject))
+    drain()
+    assert len(notices_to("stranger@example.net")) == 1
+    log = log_of(client, world, world.garden)
+    assert log["First"]["noticeSent"] is True and log["Second"]["noticeSent"] is False
+    assert log["Second"]["status"] == "rejected"
+
+
+def test_the_next_day_the_sender_is_told_again(world, client):
+    push(raw_mail("stranger@example.net", "Today"))
+    tomorrow = utc_now() + timedelta(days=1)
+    push(raw_mail("stranger@example.net", "Tomorrow"), clock=lambda: tomorrow)
+    drain()
+    assert len(notices_to("stranger@example.net")) == 2
+    assert log_of(client, world, world.garden)["Tomorrow"]["noticeSent"] is True
+
+
+def test_a_suppressed_address_gets_no_notice(world, client):
+    deps.suppressions().suppress("stranger@example.net", "bounce", "550", "f1", utc_now())
+    push(raw_mail("stranger@example.net", "Bounced before"))
+    drain()
+    assert notices_to("stranger@example.net") == []
+    assert log_of(client, world, world.garden)["Bounced before"]["noticeSent"] is False
+
+
+def test_a_pushed_mail_too_large_to_take_is_answered_from_its_headers(world, client):
+    message_id = make_msgid(domain="mail.example")
+    raw = raw_mail("ann@example.org", "Holiday photos", "x" * 5000, message_id=message_id)
+    assert "rejected 1" in push(raw, max_bytes=2000)
+    push(raw, max_bytes=2000)  # delivered again (SES may): no second notice
+    drain()
+    [notice] = notices_to("ann@example.org")
+    assert notice["In-Reply-To"] == message_id
+    text = text_of(notice)
+    assert "Holiday photos" in text and "too large" in text
+    entry = log_of(client, world, world.garden)["Holiday photos"]
+    assert entry["status"] == "rejected" and entry["noticeSent"] is True
+
+
+# --- AGORA_MAIL_AUTH=verify: only a sender a DKIM signature proves is told -----------------------
+
+
+def verifier() -> SenderVerifier:
+    return SenderVerifier(
+        FakeDns(
+            {
+                f"{SELECTOR}._domainkey.signed.example": [dkim_record()],
+                "_dmarc.signed.example": ["v=DMARC1; p=reject"],
+                "_dmarc.nodmarc.example": ["v=DMARC1; p=none"],
+            }
+        )
+    )
+
+
+def test_under_verify_a_signed_stranger_is_told_and_an_unsigned_one_is_not(world, client):
+    dave = raw_mail("dave@signed.example", "Signed stranger").replace(b"\n", b"\r\n")
+    push(signed(dave, "signed.example"), verifier=verifier())
+    push(raw_mail("eve@nodmarc.example", "Unsigned stranger"), verifier=verifier())
+    drain()
+    assert len(notices_to("dave@signed.example")) == 1
+    assert notices_to("eve@nodmarc.example") == []
+    log = log_of(client, world, world.garden)
+    assert log["Signed stranger"]["noticeSent"] is True
+    assert log["Unsigned stranger"]["status"] == "rejected"
+    assert log["Unsigned stranger"]["noticeSent"] is False
+
+
+def test_under_verify_a_spoofed_mail_is_never_answered(world, client):
+    """Its sender is not proven: the notice would go to the person the mail pretends to be."""
+    forged = signed(
+        raw_mail("ann@signed.example", "Forged").replace(b"\n", b"\r\n"), "signed.example"
+    ).replace(b"Hello all.", b"Send money.")
+    push(forged, verifier=verifier())
+    drain()
+    assert notices_to("ann@signed.example") == []
+    entry = log_of(client, world, world.garden)["Forged"]
+    assert entry["status"] == "rejected" and entry["noticeSent"] is False
+
+
+# --- polled mail: the same notice -----------------------------------------------------------------
+
+
+def test_a_polled_rejected_mail_gets_its_notice(world, client, mailbox):
+    mailbox.deliver(raw_mail("stranger@example.net", "Polled stranger"))
+    result = deps.mail_ingestor().poll(mailbox.connector(world.garden), lambda: False)
+    assert result.rejected == 1
+    drain()
+    [notice] = notices_to("stranger@example.net")
+    assert "Polled stranger" in text_of(notice) and notice["Auto-Submitted"] == "auto-replied"
+    assert log_of(client, world, world.garden)["Polled stranger"]["noticeSent"] is True
+
+
+def test_workers_racing_on_one_senders_mails_send_one_notice(world, client, mailbox):
+    """Eight mails of one sender in one chunk, planned side by side by four workers: one claims
+    the day's notice (a conditional write), the others see it taken."""
+    for i in range(8):
+        mailbox.deliver(raw_mail("stranger@example.net", f"Race {i}"))
+    result = deps.mail_ingestor(workers=4).poll(mailbox.connector(world.garden), lambda: False)
+    assert result.rejected == 8
+    drain()
+    assert len(notices_to("stranger@example.net")) == 1
+    told = [e["noticeSent"] for e in log_of(client, world, world.garden).values()]
+    assert sorted(told) == [False] * 7 + [True]
