@@ -197,7 +197,8 @@ FUNCTIONS: dict[str, Needs] = {
     # lease per mail; a failed invocation goes to its dead-letter queue with its role.
     "mail-verdict": Needs(reads=("groups", "mailboxes")),
     "receive-mail": Needs(
-        reads=("groups", "mailboxes", "users"),
+        # email-suppressions: a rejected mail's sender is told why unless suppressed.
+        reads=("email-suppressions", "groups", "mailboxes", "users"),
         writes=("comments", "counters", "mail", "mailbox-leases", "outbox", "posts"),
         sends_to=("inbound_dead_letters",),
         token_secret=True,

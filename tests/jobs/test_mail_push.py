@@ -215,9 +215,16 @@ def test_receive_mail_stays_within_its_grant(world, client, recorder):  # noqa: 
     )
     assert_granted("receive-mail", recorder)
     assert ("s3:GetObject", f"arn:aws:s3:::{BUCKET}/inbound/m1") in recorder.calls
-    # A post: every table granted but those only a comment writes (its id's counter, itself).
-    comments_only = {"agora-dev-comments", "agora-dev-counters"}
-    assert recorder.tables() == declared_tables("receive-mail") - comments_only
+    # A post: every table granted but those only a comment writes (its id's counter, itself)
+    # and the suppressions, read only to tell a rejected mail's sender why.
+    not_for_a_post = {"agora-dev-comments", "agora-dev-counters", "agora-dev-email-suppressions"}
+    assert recorder.tables() == declared_tables("receive-mail") - not_for_a_post
+    stored_in_s3("m3", raw_mail().replace(b"ann@example.org", b"stranger@example.net"))
+    recorder.calls.clear()
+    told = client.lambda_.invoke("receive-mail", ses_event("m3", [f"garden@{DOMAIN}"])).payload
+    assert "rejected 1" in told
+    assert_granted("receive-mail", recorder)
+    assert "agora-dev-email-suppressions" in recorder.tables()
     recorder.calls.clear()
     client.lambda_.invoke("mail-verdict", ses_event("m2", [f"garden@{DOMAIN}"]))
     assert_granted("mail-verdict", recorder)
