@@ -88,7 +88,7 @@ def reset_local_mail(folder: Path) -> list[str]:
     if root.exists():
         waiting = sum(1 for part in ("new", "cur") for _ in root.glob(f"users/*/Maildir/{part}/*"))
         shutil.rmtree(root, ignore_errors=True)
-        deleted.append(f"the local mailboxes, {MAIL_FOLDER}/, with {waiting} mails waiting")
+        deleted.append(f"the local mailboxes with {waiting} mails waiting ({MAIL_FOLDER}/)")
     (folder / STATE_FILE).unlink(missing_ok=True)
     return deleted
 

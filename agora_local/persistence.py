@@ -147,16 +147,19 @@ class LocalSnapshot:
     def reset(self) -> list[str]:
         """Forget the saved data (`make run RESET=1`), the token secret with it; answers what
         was deleted, in words."""
+        import time
+
         deleted = []
         for name, what in (
-            (SNAPSHOT_NAME, "the data"),
+            (SNAPSHOT_NAME, "the data saved at {}"),
             (EXPORT_NAME, "its export"),
-            (TOKEN_SECRET_NAME, "the token secret (every token issued is void)"),
+            (TOKEN_SECRET_NAME, "the token secret: every token issued is void"),
         ):
             path = self.folder / name
             if path.exists():
+                saved = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(path.stat().st_mtime))
                 path.unlink()
-                deleted.append(f"{what}, {name}")
+                deleted.append(f"{what.format(saved)} ({name})")
         return deleted
 
     def token_secret(self) -> str:

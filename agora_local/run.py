@@ -24,7 +24,7 @@ from agora_local.folder_lock import FolderInUse, FolderLock, lock_data_folder, p
 from agora_local.jobs import scheduled_jobs
 from agora_local.key_pair import KeyPair, folder_key_pair
 from agora_local.lifecycle import Intake, Scheduler, StopRequest, keep_writing, orderly_stop
-from agora_local.mailboxes import serve_local_mail
+from agora_local.mailboxes import reset_local_mail, serve_local_mail
 from agora_local.permalinks import console_address, not_found_page, wants_html
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
@@ -107,8 +107,8 @@ def prepare_persistence(reset: bool) -> Any:
     folder.chmod(0o700)
     snapshot = LocalSnapshot(folder)
     if reset:
-        deleted = snapshot.reset()
-        said = ", ".join(deleted) if deleted else "nothing was saved there"
+        deleted = snapshot.reset() + reset_local_mail(folder)
+        said = "; ".join(deleted) if deleted else "nothing was saved there"
         print(f"data: RESET=1 deleted the saved data in {folder} ({said})")
     if settings.token_secret is None:
         os.environ["AGORA_TOKEN_SECRET"] = snapshot.token_secret()

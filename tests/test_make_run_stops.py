@@ -218,3 +218,24 @@ def test_a_ctrl_c_mid_poll_is_not_the_mailboxs_failure_and_poll_now_tells_the_tr
     finally:
         signal_group(again, [signal.SIGINT])
         wait_for_the_end(again)
+
+
+def test_reset_says_what_it_deleted_the_waiting_mail_included(tmp_path):
+    from tests.support.running import start_agora
+    from tests.support.stops import MAKE_RUN, waiting_subjects
+
+    agora = make_run(tmp_path)
+    deliver(tmp_path, "Deleted by the reset")
+    signal_group(agora, [signal.SIGINT])
+    wait_for_the_end(agora)
+    again = start_agora({"AGORA_DATA_DIR": str(tmp_path)}, command=[*MAKE_RUN, "RESET=1"])
+    try:
+        [said] = [line for line in again.output if line.startswith("data: RESET=1 deleted")]
+        assert f"the saved data in {tmp_path}" in said
+        assert re.search(r"the data saved at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(embedded-aws", said)
+        assert "the local mailboxes with 1 mails waiting (mail/)" in said, said
+        assert waiting_subjects(tmp_path) == set()
+        assert any(line.startswith("demo data:") for line in again.output)
+    finally:
+        signal_group(again, [signal.SIGINT])
+        wait_for_the_end(again)
