@@ -37,7 +37,8 @@ lock: $(STAMP)
 ## its data stays in .agora-run/ (AGORA_DATA_DIR) between runs; RESET=1 starts again from the demo
 RESET ?=
 run: $(STAMP)
-	@# exec: the signal that stops make (kill, Ctrl-C) reaches Agora itself, which saves its data.
+	@# exec: the signal that stops make (kill, Ctrl-C, a closed terminal's hang-up) reaches Agora
+	@# itself, which saves its data first (docs/running.md, Stopping).
 	PYTHONPATH=. exec $(BIN)/python -m agora_local $(if $(filter 1 yes true,$(RESET)),--reset)
 
 ## test: lint, format check, infra up to date, package + cfn-lint, and the whole pytest suite
