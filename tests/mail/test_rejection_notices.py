@@ -87,7 +87,7 @@ def notices_to(address: str) -> list[EmailMessage]:
     [
         ("stranger@example.net", GARDEN, "Hi.", "no member of the community has that email"),
         ("ann@example.org", f"closed@{DOMAIN}", "Hi.", "may not start posts in this group"),
-        ("ann@example.org", GARDEN, "", "It had no text to post"),
+        ("ann@example.org", GARDEN, "", "It had no text of yours"),
     ],
     ids=["not a member", "no permission to post", "no text"],
 )
@@ -212,6 +212,37 @@ def test_under_verify_a_spoofed_mail_is_never_answered(world, client):
     assert entry["status"] == "rejected" and entry["noticeSent"] is False
 
 
+# --- AGORA_MAIL_AUTH=header: the trusted server's dmarc=pass proves the sender ------------------
+
+
+@pytest.mark.parametrize(("dmarc", "told"), [("pass", 1), ("none", 0), ("fail", 0)])
+def test_under_header_only_a_dmarc_pass_of_the_trusted_server_is_told(world, client, dmarc, told):
+    results = f"mx.community.example; dmarc={dmarc} header.from=example.net"
+    raw = raw_mail("stranger@example.net", "Header", headers={"Authentication-Results": results})
+    push(raw, authserv_id="mx.community.example")
+    drain()
+    assert len(notices_to("stranger@example.net")) == told
+    assert log_of(client, world, world.garden)["Header"]["noticeSent"] is bool(told)
+
+
+def test_under_header_a_pass_written_below_the_trusted_servers_own_header_counts_for_nothing(
+    world, client
+):
+    """Only the topmost header of the trusted server counts (RFC 8601 §5): one the sender wrote
+    lower down proves nothing."""
+    raw = raw_mail("stranger@example.net", "Forged pass").replace(
+        b"From:",
+        b"Authentication-Results: mx.community.example; dmarc=none\n"
+        b"Authentication-Results: mx.community.example; dmarc=pass\nFrom:",
+        1,
+    )
+    push(raw, authserv_id="mx.community.example")
+    drain()
+    assert notices_to("stranger@example.net") == []
+    entry = log_of(client, world, world.garden)["Forged pass"]
+    assert entry["status"] == "rejected" and entry["noticeSent"] is False
+
+
 # --- polled mail: the same notice -----------------------------------------------------------------
 
 
@@ -236,3 +267,54 @@ def test_workers_racing_on_one_senders_mails_send_one_notice(world, client, mail
     assert len(notices_to("stranger@example.net")) == 1
     told = [e["noticeSent"] for e in log_of(client, world, world.garden).values()]
     assert sorted(told) == [False] * 7 + [True]
+
+
+# --- the words: every reason a sender is told has them; the rest is never answered ---------------
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    ("reason", "said"),
+    [
+        ("unknown sender s@x.example", "no member of the community has that email address"),
+        ("s@x.example may not post in group garden", "may not start posts"),
+        ("s@x.example may not comment in group garden", "may not comment"),
+        ("the subject names no existing post or comment", "named no post or comment"),
+        ("the post you replied to no longer exists", "The post you replied to no longer"),
+        ("the comment you replied to no longer exists", "The comment you replied to no longer"),
+        ("the mailbox's group no longer exists", "The group this address belonged to"),
+        ("larger than 10485760 bytes (12000000)", "too large"),
+        ("nothing to post: no text", "It had no text of yours"),
+        ("nothing to comment with: binary", "It had no text of yours"),
+        ("the mail has no text to comment with", "It had no text of yours"),
+        ("reply key of another member", "sent to another member"),
+        (
+            "sender not verified: x.example publishes no DMARC policy (…); a post by email needs "
+            "a verified sender",
+            "not signed (DKIM)",
+        ),
+    ],
+)
+def test_each_reason_a_sender_is_told_has_plain_words(reason, said):
+    from chalicelib.services.notify.rejections import words_for
+
+    words = words_for(reason, "s@x.example")
+    assert words is not None and said in words.why and words.what_to_do
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "spoofed: x.example publishes DMARC p=reject and the mail has no DKIM signature",
+        "spoofed: DMARC failed at mx.example",
+        "marked as spam by the receiving server",
+        "cannot be read: no mail headers found",
+        "no valid sender address: no address",
+        "sender could not be verified: timed out, on every attempt (DMARC policy)",
+    ],
+)
+def test_spoofed_spam_and_unreadable_mail_is_never_answered(reason):
+    from chalicelib.services.notify.rejections import words_for
+
+    assert words_for(reason, "s@x.example") is None

@@ -83,7 +83,7 @@ _WORDS: tuple[tuple[re.Pattern[str], Words], ...] = tuple(
         ),
         (
             r"^nothing to (?:post|comment with)|^the mail has no text",
-            "It had no text to post: its body was empty, held only attachments or a quote of "
+            "It had no text of yours: its body was empty, held only attachments or a quote of "
             "an earlier mail, or was not readable text.",
             "Write your message in the body of the mail and send it again.",
         ),
