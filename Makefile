@@ -10,7 +10,7 @@ NODE_STAMP := node_modules/.installed
 # in one.
 TEST_WORKERS ?= 3
 
-.PHONY: run test docs figures bench simulate cost scale load lint typecheck format dovecot spamassassin chromium clean package infra lock deploy restore
+.PHONY: run test test-future faketime docs figures bench simulate cost scale load lint typecheck format dovecot spamassassin chromium clean package infra lock deploy restore
 
 # requirements*.txt name what we depend on; requirements*.lock (make lock) pin every package,
 # indirect ones included, to a version and its files' hashes: two installs are the same install.
@@ -68,6 +68,27 @@ test: $(STAMP) dovecot spamassassin chromium $(NODE_STAMP)
 	if [ -n "$$failed" ]; then echo "make test: failed:$$failed"; exit 1; fi; \
 	PYTHONPATH=. $(BIN)/python -m bench.figures tests build/junit.xml $$(( $$(date +%s) - started )) \
 	  --workers $(TEST_WORKERS)
+
+## test-future: the pytest suite with the clock a year ahead, then five years ahead (Debian's
+## faketime, which shifts the clock of every process the suite starts): no test may depend on the day
+# FUTURE: the shifts, as faketime takes them. libfaketime 0.9.10 does not intercept sem_clockwait
+# (its issue 390), with which Python times every wait of a thread (Event.wait(t), Timer, a lock's
+# timeout): such a wait lasted the whole shift. tests/support/faketime/clockwait.c, preloaded
+# before it, turns the faked deadline into the same wait on the real clock.
+FUTURE ?= +365d +1825d
+FAKETIME_SHIM := build/faketime-clockwait.so
+$(FAKETIME_SHIM): tests/support/faketime/clockwait.c
+	@mkdir -p build
+	cc -shared -fPIC -O2 -o $@ $< -ldl
+
+test-future: $(STAMP) dovecot spamassassin chromium faketime $(FAKETIME_SHIM) $(NODE_STAMP)
+	@unset PYTHONDONTWRITEBYTECODE; failed=""; \
+	for shift in $(FUTURE); do \
+	  echo "--- make test-future: the suite under faketime -f $$shift"; \
+	  LD_PRELOAD=$(CURDIR)/$(FAKETIME_SHIM) PYTHONPATH=. faketime -f "$$shift" \
+	    $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -q || failed="$$failed $$shift"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make test-future: failed at$$failed"; exit 1; fi
 
 ## docs: the manual (docs/, mkdocs.yml) as a static site in build/docs/, strict: a broken link or
 ## anchor fails the build
@@ -206,6 +227,13 @@ dovecot:
 	@command -v dovecot >/dev/null 2>&1 || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq dovecot-pop3d >/dev/null; }
+
+# make test-future runs the suite under Debian's faketime (libfaketime), and compiles a small
+# library beside it (a C compiler). Installing them needs root.
+faketime:
+	@command -v faketime >/dev/null 2>&1 && command -v cc >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq faketime gcc >/dev/null; }
 
 # The mail Agora sends is scored by SpamAssassin's local rules (tests/mail/test_outgoing.py).
 # Installing it needs root (CI runs as root).
