@@ -4,10 +4,10 @@ moto enforces IAM (its access control, once `INITIAL_NO_AUTH_ACTION_COUNT` reque
 answered) on every service it serves through its common request path, DynamoDB, DynamoDB
 Streams, KMS, SQS, SES, Secrets Manager, EventBridge and CloudWatch among them, but only in part
 (moto/iam/access_control.py, moto 5.2): it checks the action of each call, the resource only for
-SQS (the queue's ARN) and IAM, and no condition. For every other service the resource it checks
+SQS (the queue's ARN), S3 (the bucket and key) and IAM, and no condition. For every other service the resource it checks
 is "*", which a statement naming its tables or secret never matches, and a statement with a
 condition is refused outright. So the role moto holds (`for_moto`) keeps each statement's actions,
-its resources for SQS only, and no condition; and what moto cannot check, every resource and
+its resources for SQS and S3 only, and no condition; and what moto cannot check, every resource and
 condition, is checked here (`refused`) on each call the function made, as the runtime recorded
 it (tests/rehearsal/bootstrap.py), against the role's policies exactly as the template writes
 them, resolved against the stack (`role_policies`). Lambda and CodeDeploy, which moto does not
@@ -24,7 +24,7 @@ from urllib.parse import unquote
 from tests.support.sam_stack import ACCOUNT, REGION, Resolver
 
 # The services moto checks resources for: a statement of these keeps its resources in moto.
-MOTO_CHECKS_RESOURCES = ("sqs:",)
+MOTO_CHECKS_RESOURCES = ("sqs:", "s3:")
 # DynamoDB authorises a transaction by each item's own action on its table; moto asks for
 # the transaction's name, which IAM does not have: moto's copy grants it with the item actions.
 DYNAMODB_TRANSACTIONS = {
@@ -168,6 +168,8 @@ def grants_needed(call: dict, names: Names) -> list[tuple[str, str, dict[str, st
         queue = params.get("QueueUrl") or params.get("QueueName", "")
         action = SQS_BATCHES.get(f"sqs:{operation}", f"sqs:{operation}")
         return [(action, names.queue(queue), {})]
+    if service == "s3" and operation == "GetObject":
+        return [("s3:GetObject", f"arn:aws:s3:::{params['Bucket']}/{params['Key']}", {})]
     if service == "secretsmanager":
         return [(f"secretsmanager:{operation}", names.secret(params["SecretId"]), {})]
     if service == "kms":

@@ -35,6 +35,8 @@ PARAMETERS = {
     "BaseUrl": "https://community.example.org",
     "AlarmEmail": "ops@example.org",
     "MailSenderDomain": "",
+    # Mail in by push: SES receiving for this domain (mail-verdict, receive-mail).
+    "MailInboundDomain": "in.community.example.org",
 }
 
 
@@ -188,7 +190,7 @@ def packaged() -> dict:
     return yaml_text.load((PACKAGE / "sam.yaml").read_text())
 
 
-def make_resources(aws: Any, template: dict) -> dict[str, dict]:
+def make_resources(aws: Any, template: dict, names: Resolver) -> dict[str, dict]:
     """The resources the functions touch, made through each service's API as the translated
     template describes them: tables (and streams), queues (and their dead-letter queues), the
     secrets, the KMS key and its alias, the event bus. What each became, by logical id."""
@@ -245,6 +247,11 @@ def make_resources(aws: Any, template: dict) -> dict[str, dict]:
         elif resource["Type"] == "AWS::Events::EventBus":
             bus = aws("events").create_event_bus(Name=properties["Name"])
             made[logical] = {"Ref": properties["Name"], "Arn": bus["EventBusArn"]}
+        elif resource["Type"] == "AWS::S3::Bucket" and names.condition(resource["Condition"]):
+            # SES receiving's bucket (its S3 action writes each mail there).
+            bucket = names.name(logical)
+            aws("s3").create_bucket(Bucket=bucket)
+            made[logical] = {"Ref": bucket, "Arn": f"arn:aws:s3:::{bucket}"}
         elif resource["Type"] == "AWS::SNS::Topic" and "TopicName" in properties:
             topic = aws("sns").create_topic(Name=properties["TopicName"])["TopicArn"]
             made[logical] = {"Ref": topic}
@@ -338,7 +345,7 @@ def build(tmp: Path, mailbox: Any) -> tuple[Stage, subprocess.Popen]:
             aws_access_key_id="setup", aws_secret_access_key="setup",
         )  # fmt: skip
 
-    made = make_resources(aws, template)
+    made = make_resources(aws, template, Resolver(template, parameters, {}))
     resolver = Resolver(template, parameters, made)
     credentials, policies, operator = make_roles(aws, template, resolver)
     secret_arns = {

@@ -17,12 +17,10 @@ REHEARSED = {
     "PurgeComments": "test_feedback_and_purge.py",
     "Migrate": "test_deploy.py",
     "PreTraffic": "test_deploy.py",
+    "MailVerdict": "test_mail_push.py",
+    "ReceiveMail": "test_mail_push.py",
 }
 NOT_REHEARSED = {
-    "MailVerdict": "not yet: mail in by push (dc316e3) landed after the tier; its event is SES "
-    "receiving's RequestResponse call",
-    "ReceiveMail": "not yet: as MailVerdict; its event is SES receiving's asynchronous call, the "
-    "raw mail in S3",
     "CheckAliases": "its code is inline in the template (infra.rollout), not in the zip, and it "
     "reads each function's versions and aliases from Lambda, which the rehearsal's functions, "
     "run outside moto's Lambda, do not have (tests/test_alias_check.py runs it against moto's)",

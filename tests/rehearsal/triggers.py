@@ -199,3 +199,9 @@ def failure_record(function: str, event: dict[str, Any]) -> dict[str, Any]:
         },
         "responsePayload": {"errorType": "RuntimeError", "errorMessage": "the run failed"},
     }
+
+
+def inbound_bucket(stage: Stage) -> str:
+    """The bucket SES receiving's S3 action writes each mail to."""
+    [bucket] = [n for n, r in stage.template["Resources"].items() if r["Type"] == "AWS::S3::Bucket"]
+    return str(stage.resolver.name(bucket))

@@ -21,7 +21,8 @@ from tests.support import REPO_ROOT
 DEMO = json.loads((REPO_ROOT / "demo" / "community.json").read_text())
 GARDENING = next(g["id"] for g in DEMO["groups"] if g["slug"] == "gardening")
 USERS = {u["email"].split("@")[0]: u["id"] for u in DEMO["users"]}
-COMMENTS_ADDRESS = "comments@agora.example"
+# On the inbound domain (the stack's MailInboundDomain): it receives by push as well as by POP3.
+COMMENTS_ADDRESS = "comments@in.community.example.org"
 POISON_POST = "00000000-0000-4000-8000-0000000fa115"
 NEW_POST = "00000000-0000-4000-8000-00000005eed5"
 INSTANT, DIGEST = 1, 2

@@ -199,7 +199,7 @@ class Resolver:
         resource = self.resources[logical]
         properties = resource.get("Properties", {})
         for key in ("TableName", "QueueName", "FunctionName", "LogGroupName", "Name",
-                    "TopicName", "AliasName"):  # fmt: skip
+                    "TopicName", "AliasName", "BucketName"):  # fmt: skip
             if key in properties:
                 return str(self.resolve(properties[key]))
         return f"{STACK}-{logical}"

@@ -1,0 +1,79 @@
+"""Mail in by push as AWS runs it (CONTRACT §13): SES receiving asks mail-verdict first
+(RequestResponse) whether a recipient is Agora's, stores the raw mail in the inbound bucket (its
+S3 action), then invokes receive-mail (asynchronously), which reads it with its role and delivers
+it: Sam's reply by mail to the comments address on the inbound domain becomes a comment."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from tests.rehearsal import triggers
+from tests.rehearsal.test_mail_in import reply
+
+
+def ses_event(message_id: str, recipients: list[str], invocation: str) -> dict:
+    """SES receiving's event for a Lambda action of the stack's receipt rule."""
+    return {
+        "Records": [
+            {
+                "eventSource": "aws:ses",
+                "eventVersion": "1.0",
+                "ses": {
+                    "mail": {
+                        "timestamp": "2026-03-02T06:00:00.000Z",
+                        "source": "sam@agora.example",
+                        "messageId": message_id,
+                        "destination": recipients,
+                        "headersTruncated": False,
+                        "commonHeaders": {"from": ["sam@agora.example"], "to": recipients},
+                    },
+                    "receipt": {
+                        "timestamp": "2026-03-02T06:00:00.000Z",
+                        "processingTimeMillis": 120,
+                        "recipients": recipients,
+                        "spamVerdict": {"status": "PASS"},
+                        "virusVerdict": {"status": "PASS"},
+                        "spfVerdict": {"status": "PASS"},
+                        "dkimVerdict": {"status": "PASS"},
+                        "dmarcVerdict": {"status": "PASS"},
+                        "action": {"type": "Lambda", "invocationType": invocation},
+                    },
+                },
+            }
+        ]
+    }
+
+
+def test_the_verdict_takes_agoras_recipients_and_stops_the_others(stage):
+    to_agora = stage.invoke(
+        "MailVerdict", ses_event("v1", [stage.world["reply_to"]], "RequestResponse")
+    )
+    assert to_agora.error is None, to_agora.log[-3000:]
+    assert to_agora.result == {"disposition": "CONTINUE"}
+    elsewhere = stage.invoke(
+        "MailVerdict", ses_event("v2", ["nobody@in.community.example.org"], "RequestResponse")
+    )
+    assert elsewhere.result == {"disposition": "STOP_RULE"}
+
+
+def test_a_pushed_reply_is_read_from_the_bucket_and_becomes_a_comment(stage):
+    message_id = uuid.uuid4().hex
+    bucket = triggers.inbound_bucket(stage)
+    raw = reply("sam@agora.example", stage.world["reply_to"], "Pushed, not polled: see you there.")
+    stage.aws("s3").put_object(Bucket=bucket, Key=f"inbound/{message_id}", Body=raw)
+    received = stage.invoke(
+        "ReceiveMail", ses_event(message_id, [stage.world["reply_to"]], "Event")
+    )
+    assert received.error is None, received.log[-3000:]
+    assert "commented 1" in received.result, received.result
+    stored = json.dumps(stage.aws("dynamodb").scan(TableName="agora-dev-comments")["Items"])
+    assert "Pushed, not polled" in stored
+
+
+def test_a_pushed_mail_missing_from_the_bucket_fails_for_lambda_to_retry(stage):
+    missing = stage.invoke(
+        "ReceiveMail", ses_event(uuid.uuid4().hex, [stage.world["reply_to"]], "Event")
+    )
+    # An error: Lambda's asynchronous retries, then the inbound dead-letter queue.
+    assert missing.error is not None and "NoSuchKey" in missing.error["errorMessage"]
