@@ -37,7 +37,7 @@ export async function render(main, context) {
         h("td", {}, e.from),
         h("td", {}, e.subject),
         h("td", {}, h("span", { class: `outcome ${e.status}` }, e.status)),
-        h("td", {}, e.reason),
+        h("td", {}, e.reason, e.noticeSent ? h("div", { class: "notice-sent" }, "The sender was told why by email.") : ""),
         h("td", {}, e.post ? h("a", { href: e.post.url }, e.post.title || e.post.id) : "", e.commentId ? ` (comment ${e.commentId})` : ""),
       ),
   });

@@ -66,6 +66,7 @@ class EntryValues(EntryHeaders, total=False):
     reason: str | None
     post_id: str | None
     attempts: int
+    notice_sent: bool
 
 
 UIDL = "uidl#"

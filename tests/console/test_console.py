@@ -644,7 +644,8 @@ mail, now = MailRepository(), datetime.now(UTC)
 records = [
     mail.new_entry(mailbox_key(sys.argv[1]), f"00000000-0000-4000-8000-{index:012d}",
                    now - timedelta(minutes=index), sender="someone@example.org",
-                   subject=f"{status} mail {index}", status=status, reason=f"test {status}")
+                   subject=f"{status} mail {index}", status=status, reason=f"test {status}",
+                   notice_sent=index == 60)
     for index, status in enumerate(["posted"] * 60 + ["rejected"] * 3)
 ]
 mail.write_all(records)
@@ -689,6 +690,8 @@ def test_mail_log_reads_the_api_its_outcome_filter_asks_it_and_notifications_sav
     for index in range(3):
         expect(rows.nth(index)).to_have_attribute("data-status", "rejected")
     expect(rows.first).to_contain_text("test rejected")
+    expect(rows.first).to_contain_text("The sender was told why by email.")
+    expect(rows.nth(1)).not_to_contain_text("told why")
     screenshot(page, "mail-log-rejected")
 
     open_page(page, "Notifications")
