@@ -40,7 +40,7 @@ from pathlib import Path
 import dkim
 
 from chalicelib.mail import unsigned_mime
-from chalicelib.mail.mime import mail_bytes
+from chalicelib.mail.mime import header_block, mail_bytes
 
 DESIGNS = ("a", "b", "c1", "c2", "c")
 
@@ -129,6 +129,10 @@ def measure(mails: Iterator[tuple[str, bytes]], verbose: bool) -> Counter[str]:
             counts["leaves one unsigned"] += 1
             if domain == "gmail.com":
                 counts["gmail.com leaves one unsigned"] += 1
+            if "content-type" in unsigned:
+                body = mail_bytes(raw)
+                own = unsigned_mime.own_boundary(body[len(header_block(body)) :])
+                counts[f"Content-Type unsigned, {'parts' if own else 'one part'}"] += 1
             lost = [design for design in DESIGNS if loses(design, raw, unsigned)]
             for design in lost:
                 counts[f"lost under ({design})"] += 1

@@ -10,12 +10,12 @@ so the rule reads the shape the signed body has of its own and lets the unsigned
 confirm it:
 
 * each unsigned MIME header appears once (a second one on top is never the signer's);
-* a body whose first line is a MIME delimiter `--B` (B: 1 to 70 characters, no white space, one
-  letter or digit at least, as every generator writes them; before it, blank lines or a short
-  notice naming MIME, as Ruby's, Mutt's, Thunderbird's and Mailman's write) and which holds its
-  closing `--B--` line is multipart by its own bytes: the unsigned `Content-Type` must be a multipart (not
-  `digest`, whose parts read as mails) with boundary B, and the `Content-Transfer-Encoding` an
-  identity one. A boundary taken from a forwarded text never starts the body, so it never matches;
+* a body whose first line is a MIME delimiter `--B` (B: 1 to 70 characters, no white space, two
+  different characters at least, as every generator writes them, Gnus's `=-=-=` too; before it,
+  blank lines or a short notice naming MIME, as Ruby's, Mutt's, Thunderbird's and Mailman's write)
+  and which holds its closing `--B--` line is multipart by its own bytes: the unsigned
+  `Content-Type` must be a multipart (not `digest`, whose parts read as mails) with boundary B,
+  and the `Content-Transfer-Encoding` an identity one. A boundary taken from a forwarded text never starts the body, so it never matches;
 * any other body is one part: a multipart or message `Content-Type` is refused, and so is one that
   reads it otherwise than `text/plain` would (`text/html`). An unsigned transfer encoding may be an
   identity one or quoted-printable (which only spells the signed bytes: every character stays in
@@ -44,7 +44,6 @@ from chalicelib.mail.mime import (
 MIME_HEADERS = ("content-type", "content-transfer-encoding", "mime-version")
 _IDENTITY = ("", "7bit", "8bit", "binary")
 _BOUNDARY = re.compile(rb"[^\s]{1,70}")
-_LETTER_OR_DIGIT = re.compile(rb"[A-Za-z0-9]")
 MAX_NOTICE = 300  # bytes of a preamble's notice
 
 
@@ -119,7 +118,9 @@ def own_boundary(body: bytes, *, preamble: str = "notice") -> bytes | None:
         return None
     first = lines[start].rstrip(b"\r \t")
     boundary = first[2:]
-    if not _BOUNDARY.fullmatch(boundary) or not _LETTER_OR_DIGIT.search(boundary):
+    # Two characters at least, so a text's rule line (`----------`) is never taken for one;
+    # Gnus writes `=-=-=`.
+    if not _BOUNDARY.fullmatch(boundary) or len(set(boundary)) < 2:
         return None
     close = b"--" + boundary + b"--"
     if not any(line.rstrip(b"\r \t") == close for line in lines[start + 1 :]):

@@ -394,3 +394,20 @@ def test_a_mail_is_the_mailboxs_when_a_recipient_is_its_address_or_its_inbound_o
     plan_of(World(), raw, box, verifier=verifier, inbound_domain="in.community.example")
 
     assert verifier.elsewhere == [elsewhere]
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    ("body", "boundary"),
+    [
+        (b"--=-=-=\r\nContent-Type: text/plain\r\n\r\nHi.\r\n--=-=-=--\r\n", b"=-=-="),  # Gnus
+        (b"\r\n--b1\r\n\r\nHi.\r\n--b1--\r\n", b"b1"),  # Ruby's mail, Mutt: a blank line first
+        (b"This is a multi-part message in MIME format.\r\n--b1\r\n\r\nHi.\r\n--b1--\r\n", b"b1"),
+        (b"----------\r\nHi.\r\n------------\r\n", None),  # a text's rule lines
+        (b"Hi.\r\n--evil\r\n\r\nMallory.\r\n--evil--\r\n", None),  # a text's words first
+        (b"--b1\r\n\r\nHi.\r\n", None),  # no closing line
+        (b"--two words\r\n\r\nHi.\r\n--two words--\r\n", None),  # white space: a sentence
+    ],
+)
+def test_a_body_delimits_its_own_parts_only_from_its_first_line(body, boundary):
+    assert unsigned_mime.own_boundary(body) == boundary
