@@ -19,6 +19,7 @@ from chalicelib.mail.authentication import SenderVerifier
 from tests.fixtures import auth
 from tests.mail.test_authentication import FakeDns
 from tests.support.dkim_signing import SELECTOR, dkim_record, signed
+from tests.support.mail_fakes import CRASH_STEPS, Crash, CrashAt
 from tests.support.mail_messages import email_message
 from tests.support.notify import sent_mail, text_of, verify_sender_domain
 from tests.support.outbox import drain
@@ -111,6 +112,25 @@ def test_a_rejected_mail_of_a_proven_sender_gets_one_notice_saying_why(
     group = world.garden if to == GARDEN else world.closed
     entry = log_of(client, world, group)["Plant swap on Sunday"]
     assert entry["status"] == "rejected" and entry["noticeSent"] is True
+
+
+def test_a_comment_naming_no_post_is_answered_under_the_communitys_name(world):
+    from chalicelib.schemas.connectors import MailboxSettingsUpdate
+
+    update = MailboxSettingsUpdate.model_validate(
+        {"isEnabled": True, "emailAddress": f"replies@{DOMAIN}"}
+    )
+    deps.mailbox_settings_service().update_email_to_comment(update, "t")
+    subject = "Re: https://community.example/garden/no-such-post"
+    raw = raw_mail("ann@example.org", subject, "Agreed.", to=f"replies@{DOMAIN}")
+    assert "rejected 1" in push(raw, f"replies@{DOMAIN}")
+    drain()
+    [notice] = notices_to("ann@example.org")
+    text = text_of(notice)
+    assert "to the community's comment address was not posted" in text
+    assert "named no post or comment that exists" in text
+    entry = next(iter(deps.mail().page_newest_first("comment#system", limit=5, after=None)))
+    assert entry.status == "rejected" and entry.notice_sent is True
 
 
 @pytest.mark.parametrize(
@@ -267,6 +287,46 @@ def test_workers_racing_on_one_senders_mails_send_one_notice(world, client, mail
     assert len(notices_to("stranger@example.net")) == 1
     told = [e["noticeSent"] for e in log_of(client, world, world.garden).values()]
     assert sorted(told) == [False] * 7 + [True]
+
+
+class OutboxThenDie:
+    """The real outbox, and the process dies right after its first save (before the entries
+    are written)."""
+
+    def __init__(self) -> None:
+        self.real, self.armed = deps.outbox(), True
+
+    def save(self, announcements) -> None:
+        self.real.save(announcements)
+        if self.armed:
+            self.armed = False
+            raise Crash("after the outbox")
+
+
+def test_a_crash_between_the_outbox_and_the_entry_still_sends_one_notice(world, client, mailbox):
+    """The retry finds its own claim of the day and announces the notice again; the drain sends
+    it once."""
+    mailbox.deliver(raw_mail("stranger@example.net", "Crashed"))
+    config = mailbox.connector(world.garden)
+    with pytest.raises(Crash):
+        deps.mail_ingestor(outbox=OutboxThenDie()).poll(config, lambda: False)
+    assert deps.mail_ingestor().poll(config, lambda: False).rejected == 1
+    drain()
+    assert len(notices_to("stranger@example.net")) == 1
+    assert log_of(client, world, world.garden)["Crashed"]["noticeSent"] is True
+
+
+@pytest.mark.parametrize("step", CRASH_STEPS)
+def test_a_crash_at_any_step_sends_one_notice_all_the_same(world, client, mailbox, step):
+    mailbox.deliver(raw_mail("stranger@example.net", "Crash test"))
+    config = mailbox.connector(world.garden)
+    try:
+        deps.mail_ingestor(**CrashAt(step).overrides()).poll(config, lambda: False)
+    except Crash:
+        deps.mail_ingestor().poll(config, lambda: False)
+    drain()
+    assert len(notices_to("stranger@example.net")) == 1
+    assert log_of(client, world, world.garden)["Crash test"]["noticeSent"] is True
 
 
 # --- the words: every reason a sender is told has them; the rest is never answered ---------------
