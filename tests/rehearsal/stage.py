@@ -40,30 +40,41 @@ PARAMETERS = {
 }
 
 
-# What the package is made of (the Makefile's PACKAGE_INPUTS), and make test's package job: its
-# log, and the stamp it touches when the package it built passed its checks.
+# What the package is made of (the Makefile's PACKAGE_INPUTS).
 PACKAGE_INPUTS = ("Makefile", "app.py", "requirements.txt", "requirements*.lock", ".chalice/*.json",
                   "chalicelib/**/*", "infra/**/*")  # fmt: skip
-PACKAGE_LOG = REPO_ROOT / "build" / "package.log"
-PACKAGE_STAMP = REPO_ROOT / "build" / ".package-checked-dev-x86_64"
+
+
+def packaging() -> bool:
+    """A `make package` (or make test's package check, which runs it) is running in this
+    clone: its make process lives until the package is written and checked."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            arguments = (entry / "cmdline").read_bytes().split(b"\0")
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        words = [a.decode(errors="replace") for a in arguments if a]
+        if (
+            words
+            and Path(words[0]).name in ("make", "gmake")
+            and any(w == "package" or ".package-checked" in w for w in words[1:])
+            and Path(cwd) == REPO_ROOT
+        ):
+            return True
+    return False
 
 
 def package_ready(timeout: float = 300) -> str | None:
     """None once build/package holds the current code's zip and template; else why not.
 
-    `make test` packages beside the suite (when what the package is made of changed): while its
-    package job runs (its log is newer than its stamp), the rehearsal waits for it rather than
-    read a zip being written. Outside make test, `make package` is the way to a current one."""
+    `make test` packages beside the suite when what the package is made of changed: while that
+    runs, the rehearsal waits for it rather than read a zip being written. Outside make test,
+    `make package` is the way to a current one."""
     deadline = time.monotonic() + timeout
-
-    def mtime(path: Path) -> float:
-        return path.stat().st_mtime if path.exists() else 0.0
-
-    while True:
-        stamp, log = mtime(PACKAGE_STAMP), mtime(PACKAGE_LOG)
-        building = log > stamp and time.time() - log < 900
-        if not building or time.monotonic() > deadline:
-            break
+    while packaging() and time.monotonic() < deadline:
         time.sleep(1)
     newest = max(
         path.stat().st_mtime
@@ -74,7 +85,7 @@ def package_ready(timeout: float = 300) -> str | None:
     zipped, template = PACKAGE / "deployment.zip", PACKAGE / "sam.yaml"
     if not zipped.exists() or not template.exists():
         return "build/package is missing: run `make package` (make test does)"
-    if mtime(zipped) < newest:
+    if zipped.stat().st_mtime < newest:
         return "build/package is older than the code: run `make package` (make test does)"
     return None
 
