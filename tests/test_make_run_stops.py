@@ -6,6 +6,7 @@ Ctrl-C in the middle of a poll (not the mailbox's failure). Each starts the real
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import stat
@@ -33,14 +34,32 @@ from tests.support.stops import (
 pytestmark = pytest.mark.slow
 
 
-def test_a_closed_terminal_sighup_saves_first(tmp_path):
-    agora = make_run(tmp_path)
+@pytest.fixture
+def runs():
+    """`make_run`, each run it started killed (its whole process group) if a failed test left it
+    running."""
+    started = []
+
+    def start(data_dir, **options):
+        started.append(make_run(data_dir, **options))
+        return started[-1]
+
+    yield start
+    for agora in started:
+        try:
+            os.killpg(agora.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def test_a_closed_terminal_sighup_saves_first(tmp_path, runs):
+    agora = runs(tmp_path)
     token = agora.login()
     made = {add_event(agora, token, "Before the hang-up"): "Before the hang-up"}
     signal_group(agora, [signal.SIGHUP])
     said = wait_for_the_end(agora)
     assert said.count(f"data saved in {tmp_path}") == 1, said
-    again = make_run(tmp_path)
+    again = runs(tmp_path)
     try:
         assert events_kept(again, token, made) == set(made)
         assert not any("did not stop cleanly" in line for line in again.output)
@@ -49,17 +68,17 @@ def test_a_closed_terminal_sighup_saves_first(tmp_path):
         wait_for_the_end(again)
 
 
-def test_output_into_a_pipe_whose_reader_is_gone_loses_nothing(tmp_path):
+def test_output_into_a_pipe_whose_reader_is_gone_loses_nothing(tmp_path, runs):
     """`make run 2>&1 | tee log`, then Ctrl-C: the same Ctrl-C ends tee, so every line the stop
     writes meets a closed pipe."""
-    agora = make_run(tmp_path, stderr_too=True)
+    agora = runs(tmp_path, stderr_too=True)
     token = agora.login()
     made = {add_event(agora, token, f"Piped {n}"): f"Piped {n}" for n in range(5)}
     assert agora.process.stdout is not None
     agora.process.stdout.close()  # tee is gone
     signal_group(agora, [signal.SIGINT])
     wait_for_the_end(agora)
-    again = make_run(tmp_path)
+    again = runs(tmp_path)
     try:
         assert events_kept(again, token, made) == set(made)
         assert not any("did not stop cleanly" in line for line in again.output)
@@ -68,8 +87,8 @@ def test_output_into_a_pipe_whose_reader_is_gone_loses_nothing(tmp_path):
         wait_for_the_end(again)
 
 
-def test_a_second_make_run_on_a_folder_in_use_is_refused_and_names_the_first(tmp_path):
-    first = make_run(tmp_path)
+def test_a_second_make_run_on_a_folder_in_use_is_refused_and_names_the_first(tmp_path, runs):
+    first = runs(tmp_path)
     try:
         token = first.login()
         made = {add_event(first, token, "The first's own"): "The first's own"}
@@ -83,7 +102,7 @@ def test_a_second_make_run_on_a_folder_in_use_is_refused_and_names_the_first(tmp
         made[add_event(first, token, "After the refusal")] = "After the refusal"
         # The busy-port hint names it too: another folder, the first's port.
         other = tmp_path / "other"
-        busy = second_instance_on_port(other, first.printed["AWS_ENDPOINT_URL"])
+        busy = second_instance(other, int(first.printed["AWS_ENDPOINT_URL"].rsplit(":", 1)[1]))
         assert busy.returncode == 2, busy.stderr
         assert f"is used by another make run (pid {python_pid(first)}, data folder {tmp_path})" in (
             busy.stderr
@@ -92,7 +111,7 @@ def test_a_second_make_run_on_a_folder_in_use_is_refused_and_names_the_first(tmp
         signal_group(first, [signal.SIGINT])
         said = wait_for_the_end(first)
     assert said.count("data saved") == 1
-    again = make_run(tmp_path)
+    again = runs(tmp_path)
     try:
         assert events_kept(again, token, made) == set(made)
     finally:
@@ -100,28 +119,8 @@ def test_a_second_make_run_on_a_folder_in_use_is_refused_and_names_the_first(tmp
         wait_for_the_end(again)
 
 
-def second_instance_on_port(data_dir, endpoint: str):
-    import os
-    import subprocess
-
-    from tests.support.running import free_port
-    from tests.support.stops import MAKE_RUN, REPO_ROOT
-
-    env = {k: v for k, v in os.environ.items() if k not in ("AWS_ENDPOINT_URL",)}
-    env.pop("AGORA_TOKEN_SECRET", None)
-    env.update(
-        AGORA_DATA_DIR=str(data_dir),
-        AGORA_PORT=str(free_port()),
-        AGORA_AWS_PORT=endpoint.rsplit(":", 1)[1],
-        PYTHONPATH=str(REPO_ROOT),
-    )
-    return subprocess.run(
-        MAKE_RUN, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
-
-
-def test_after_kill_9_the_lock_is_no_obstacle_and_the_start_says_what_it_restored(tmp_path):
-    agora = make_run(tmp_path)
+def test_after_kill_9_the_lock_is_no_obstacle_and_the_start_says_what_it_restored(tmp_path, runs):
+    agora = runs(tmp_path)
     token = agora.login()
     # The start's own save of the demo (taken beside the serving) is on disk.
     deadline = time.monotonic() + 30
@@ -130,7 +129,7 @@ def test_after_kill_9_the_lock_is_no_obstacle_and_the_start_says_what_it_restore
     time.sleep(0.5)
     signal_group(agora, [signal.SIGKILL])
     wait_for_the_end(agora)
-    again = make_run(tmp_path)
+    again = runs(tmp_path)
     try:
         said = "".join(again.output)
         assert re.search(
@@ -141,7 +140,7 @@ def test_after_kill_9_the_lock_is_no_obstacle_and_the_start_says_what_it_restore
         signal_group(again, [signal.SIGTERM])
         wait_for_the_end(again)
     # A clean stop in between: the next start says nothing of the kind.
-    last = make_run(tmp_path)
+    last = runs(tmp_path)
     try:
         assert "did not stop cleanly" not in "".join(last.output)
     finally:
@@ -149,8 +148,8 @@ def test_after_kill_9_the_lock_is_no_obstacle_and_the_start_says_what_it_restore
         wait_for_the_end(last)
 
 
-def test_mail_delivered_and_not_yet_polled_is_there_after_a_stop(tmp_path):
-    agora = make_run(tmp_path)
+def test_mail_delivered_and_not_yet_polled_is_there_after_a_stop(tmp_path, runs):
+    agora = runs(tmp_path)
     token = agora.login()
     subjects = {f"Waiting {n}" for n in range(3)}
     for subject in sorted(subjects):
@@ -158,7 +157,7 @@ def test_mail_delivered_and_not_yet_polled_is_there_after_a_stop(tmp_path):
     signal_group(agora, [signal.SIGINT])
     wait_for_the_end(agora)
     _private(tmp_path)
-    again = make_run(tmp_path)
+    again = runs(tmp_path)
     try:
         assert poll_now(again, token)[0] == 202
         deadline = time.monotonic() + 60
@@ -179,8 +178,8 @@ def _private(folder) -> None:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
 
 
-def test_a_ctrl_c_mid_poll_is_not_the_mailboxs_failure_and_poll_now_tells_the_truth(tmp_path):
-    agora = make_run(tmp_path)
+def test_a_ctrl_c_mid_poll_is_not_the_mailboxs_failure_and_poll_now_tells_the_truth(tmp_path, runs):
+    agora = runs(tmp_path)
     token = agora.login()
     subjects = {f"Mid-poll {n:02d}" for n in range(40)}
     for subject in sorted(subjects):
@@ -192,7 +191,7 @@ def test_a_ctrl_c_mid_poll_is_not_the_mailboxs_failure_and_poll_now_tells_the_tr
     signal_group(agora, [signal.SIGINT])  # Ctrl-C, to make run's whole process group
     said = wait_for_the_end(agora)
     assert said.count("data saved") == 1, said
-    again = make_run(tmp_path)
+    again = runs(tmp_path)
     try:
         assert mailbox_settings(again, token, COMMENTS_MAILBOX)["lastError"] is None
         settings = mailbox_settings(again, token)
@@ -220,15 +219,14 @@ def test_a_ctrl_c_mid_poll_is_not_the_mailboxs_failure_and_poll_now_tells_the_tr
         wait_for_the_end(again)
 
 
-def test_reset_says_what_it_deleted_the_waiting_mail_included(tmp_path):
-    from tests.support.running import start_agora
-    from tests.support.stops import MAKE_RUN, waiting_subjects
+def test_reset_says_what_it_deleted_the_waiting_mail_included(tmp_path, runs):
+    from tests.support.stops import waiting_subjects
 
-    agora = make_run(tmp_path)
+    agora = runs(tmp_path)
     deliver(tmp_path, "Deleted by the reset")
     signal_group(agora, [signal.SIGINT])
     wait_for_the_end(agora)
-    again = start_agora({"AGORA_DATA_DIR": str(tmp_path)}, command=[*MAKE_RUN, "RESET=1"])
+    again = runs(tmp_path, reset=True)
     try:
         [said] = [line for line in again.output if line.startswith("data: RESET=1 deleted")]
         assert f"the saved data in {tmp_path}" in said

@@ -28,11 +28,14 @@ API = "/api/v1/en_US"
 MAKE_RUN = ["make", "--no-print-directory", "-o", ".venv/.installed", "run"]
 
 
-def make_run(data_dir: Path, stderr_too: bool = False, **extra: str) -> RunningAgora:
+def make_run(data_dir: Path, stderr_too: bool = False, reset: bool = False) -> RunningAgora:
     """`make run` on `data_dir`, its own ports, as a user starts it (the install step marked
-    done); `stderr_too`: its stderr in its stdout's pipe (`make run 2>&1 | tee log`)."""
+    done); `stderr_too`: its stderr in its stdout's pipe (`make run 2>&1 | tee log`); `reset`:
+    `make run RESET=1`."""
     return start_agora(
-        {"AGORA_DATA_DIR": str(data_dir), **extra}, command=MAKE_RUN, stderr_too=stderr_too
+        {"AGORA_DATA_DIR": str(data_dir)},
+        command=[*MAKE_RUN, "RESET=1"] if reset else MAKE_RUN,
+        stderr_too=stderr_too,
     )
 
 
@@ -171,16 +174,34 @@ def mailbox_settings(agora: RunningAgora, token: str, mailbox: str = GARDENING_M
     return dict(body["object"])
 
 
-def second_instance(data_dir: Path) -> subprocess.CompletedProcess[str]:
-    """A second `make run` on `data_dir`, on ports of its own (the busy-port hint's advice)."""
+def second_instance(
+    data_dir: Path, aws_port: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    """A second `make run` on `data_dir`, on ports of its own (the busy-port hint's advice), or
+    on the embedded AWS port `aws_port`: its output once it ended. One that does not end within
+    a minute (it started: nothing refused it) is killed with its process group, and answers as
+    a failure would not: returncode 0."""
     env = {k: v for k, v in os.environ.items() if k not in ("AWS_ENDPOINT_URL",)}
     env.update(
         AGORA_DATA_DIR=str(data_dir),
         AGORA_PORT=str(free_port()),
-        AGORA_AWS_PORT=str(free_port()),
+        AGORA_AWS_PORT=str(aws_port or free_port()),
         PYTHONPATH=str(REPO_ROOT),
     )
     env.pop("AGORA_TOKEN_SECRET", None)
-    return subprocess.run(
-        MAKE_RUN, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
+    process = subprocess.Popen(
+        MAKE_RUN,
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
+    try:
+        out, err = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        out, err = process.communicate()
+        return subprocess.CompletedProcess(MAKE_RUN, 0, out, err)
+    return subprocess.CompletedProcess(MAKE_RUN, process.returncode, out, err)
