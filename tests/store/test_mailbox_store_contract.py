@@ -67,6 +67,34 @@ def test_poll_now_makes_an_enabled_mailbox_due_and_refuses_a_disabled_one(mailbo
     assert set(mailboxes.due_scopes(T0)) == {"garden"}
 
 
+def test_a_push_only_mailbox_is_enabled_but_never_due(mailboxes):
+    """Enabled with no POP3 server (push only): listed as enabled, out of the due index, and
+    poll now makes it due never."""
+    mailboxes.save_settings(
+        "pushed",
+        MailboxEdit(
+            kind="emailToPost",
+            server_name="",
+            server_port=995,
+            server_username="",
+            password=None,
+            is_enabled=True,
+            is_ssl=True,
+            delete_processed=False,
+            editor_id="ann",
+            modified_on=T0,
+            next_poll_on=None,
+        ),
+    )
+    assert [m.scope for m in mailboxes.enabled("emailToPost")] == ["pushed"]
+    assert mailboxes.get("pushed").is_enabled and mailboxes.get("pushed").next_poll_on is None
+    assert set(mailboxes.due_scopes(T0 + timedelta(days=365))) == set()
+    since = T0 - timedelta(minutes=1)
+    found, made_due = mailboxes.poll_due_at("pushed", T0, not_since=since)
+    assert made_due is False and found is not None and found.scope == "pushed"
+    assert set(mailboxes.due_scopes(T0 + timedelta(days=365))) == set()
+
+
 def test_poll_now_again_within_the_limit_writes_nothing_and_names_the_last_one(mailboxes):
     save(mailboxes, "garden", due=T0 + timedelta(minutes=5))
     mailboxes.poll_due_at("garden", T0, not_since=T0 - timedelta(minutes=1))

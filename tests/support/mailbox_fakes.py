@@ -104,12 +104,12 @@ class FakeMailboxRepository:
         _write(record, edited_values(edit))
         record.empty_polls, record.poll_failures, record.failing = 0, 0, None
         self._unindex(record)
+        # Enabled and never polled (push only): enabled, out of the due index, as the store.
+        record.enabled_kind = edit.kind if edit.is_enabled else None
         if edit.is_enabled and edit.next_poll_on is not None:
-            record.enabled_kind = edit.kind
             self._records[scope] = record
             self._set_due(record, edit.next_poll_on)
         else:
-            record.enabled_kind = None
             record.next_poll_on = record.due_shard = record.due_key = None
         self._records[scope] = record
         return _read(record)
@@ -120,6 +120,8 @@ class FakeMailboxRepository:
         record = self._records.get(scope)
         if record is None or not record.enabled_kind:
             return None, False
+        if not record.server_name:  # push only: never made due
+            return _read(record), False
         if record.poll_now_on is not None and record.poll_now_on > not_since:
             return _read(record), False
         self._set_due(record, when)
