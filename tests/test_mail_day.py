@@ -36,3 +36,21 @@ def test_most_at_once_counts_the_executions_running_together():
     # One that ends as another starts is not running with it.
     assert most_at_once([(0, 1), (1, 2), (2, 3)]) == 1
     assert most_at_once([(0, 10), (1, 2), (3, 4), (3.5, 5)]) == 3
+
+
+def test_groups_receiving_by_push_are_never_polled_and_wait_seconds():
+    """The same small day with every readable group on push-only connectors: no group's mail
+    waits for a poll (only the wrong-password mailboxes are still polled), none is lost, and the
+    delay is the push's seconds, not a poll's minutes."""
+    from bench.mail_day import PUSH_SECONDS, _quiet, simulate
+
+    mails = 6_700 * 150 / 10_000
+    with _quiet():
+        polled = simulate(150, 7, mails)
+        half = simulate(150, 7, mails, push_share=0.5)
+        pushed = simulate(150, 7, mails, push_share=1.0)
+    broken = 2  # 1% of 150, rounded: still on POP3
+    assert pushed["mail_day_polls"] <= broken * 24 * 12  # theirs alone, at most every 5 minutes
+    assert pushed["mail_day_delay_max_s"] <= PUSH_SECONDS[1]
+    assert polled["mail_day_polls"] / 3 < half["mail_day_polls"] < polled["mail_day_polls"]
+    assert half["mail_day_delay_p50_s"] < polled["mail_day_delay_p50_s"]
