@@ -251,9 +251,11 @@ def monthly_cost(
     measured: dict[str, float],
     infra: dict[str, int],
     code: dict[str, float] | None = None,
+    push_share: float | None = None,
 ) -> dict[str, float]:
     """Dollars a month by line; `lambda_compute` at x86 prices, `lambda_compute_arm` beside it.
-    `code`: what the code sets (`code_figures()`, unless a test says)."""
+    `code`: what the code sets (`code_figures()`, unless a test says); `push_share`: the share of
+    mail in by push instead of TRAFFIC's (make simulate's push days, with their polls)."""
     p = {name: price["usd"] for name, price in prices["prices"].items()}
     t = {key: value for key, value, _ in TRAFFIC}
     m = measured
@@ -378,7 +380,9 @@ def monthly_cost(
         "kms": infra["keys"] * p["kms_key_month"]
         + (kms_requests + table_kms) / 1e4 * p["kms_request_10k"],
         "eventbridge": writes / 1e6 * p["eventbridge_event_million"],
-        "mail_push": _mail_push(mails_in * t["push_share"], p, t),
+        "mail_push": _mail_push(
+            mails_in * (t["push_share"] if push_share is None else push_share), p, t
+        ),
         # Not dollars: what the table's notes show.
         "_api_calls": api_calls,
         "_mails_out": mails_out,
@@ -407,6 +411,11 @@ LINES = [
     ("eventbridge", "EventBridge"),
     ("mail_push", "SES receiving and S3 (mail by push)"),
 ]
+
+
+def month_total(costs: dict[str, float]) -> float:
+    """The month's x86 total of `monthly_cost`'s lines (the table's bold row)."""
+    return sum(costs[key] for key, _ in LINES)
 
 
 def _mail_push(pushed: float, p: dict[str, float], t: dict[str, float]) -> float:

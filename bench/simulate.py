@@ -101,6 +101,84 @@ def mail_day_figures(seed: int) -> list[Figure]:
     ]
 
 
+# The same day with a share of the groups receiving by push (CONTRACT §13): their connectors
+# push only, never polled. Each share's figures beside the all-POP3 day's.
+PUSH_SHARES = (0.0, 0.5, 1.0)
+PUSH_DAY_BLOCK = ("<!-- push-day:start -->", "<!-- push-day:end -->")
+
+
+def push_day_figures(seed: int, all_pop3: list[Figure]) -> list[Figure]:
+    """Polls, the mail-to-post delay (p50, p95) and the month's cost of the 100,000-member
+    community (`make cost`'s column, priced with that day's polls and KMS calls) for each share
+    of push; the 0% day is the mailbox day already run (`all_pop3`)."""
+    from bench.cost import (
+        SIZES,
+        code_figures,
+        infra_counts,
+        load_measured,
+        load_prices,
+        month_total,
+        monthly_cost,
+    )
+    from bench.mail_day import _quiet, simulate
+
+    base = {f.name: f.value for f in all_pop3}
+    days: dict[float, dict[str, float]] = {0.0: {k: v for k, v in base.items() if v is not None}}
+    for share in PUSH_SHARES[1:]:
+        with _quiet():
+            days[share] = simulate(10_000, seed, push_share=share)
+    measured, _ = load_measured()
+    prices, infra, code = load_prices(), infra_counts(), code_figures()
+
+    def cost(day: dict[str, float], share: float) -> float:
+        figures = {**measured, **{k: day[k] for k in ("mail_day_polls", "mail_day_kms_calls")}}
+        return month_total(monthly_cost(SIZES[2], prices, figures, infra, code, push_share=share))
+
+    reference_cost = cost(days[0.0], 0.0)
+    figures = []
+    for share in PUSH_SHARES:
+        day, name = days[share], f"mail_push_day_{round(share * 100)}"
+        figures += [
+            Figure(f"{name}_polls", day["mail_day_polls"], days[0.0]["mail_day_polls"], "polls"),
+            Figure(
+                f"{name}_delay_p50_s",
+                day["mail_day_delay_p50_s"],
+                days[0.0]["mail_day_delay_p50_s"],
+                "s",
+            ),  # fmt: skip
+            Figure(
+                f"{name}_delay_p95_s",
+                day["mail_day_delay_p95_s"],
+                days[0.0]["mail_day_delay_p95_s"],
+                "s",
+            ),  # fmt: skip
+            Figure(
+                f"{name}_cost_usd",
+                round(cost(day, share), 2),
+                round(reference_cost, 2),
+                "USD/month",
+            ),  # fmt: skip
+        ]
+    return figures
+
+
+def push_day_table(figures: list[Figure]) -> str:
+    """docs/benchmarks.md's table of the push days."""
+    value = {f.name: f.value for f in figures}
+    lines = [
+        "| groups receiving by push | polls a day | delay p50 | delay p95 | a month, 100,000 members |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for share in PUSH_SHARES:
+        name = f"mail_push_day_{round(share * 100)}"
+        lines.append(
+            f"| {round(share * 100)}% | {value[name + '_polls']:,.0f} "
+            f"| {value[name + '_delay_p50_s']:,.1f} s | {value[name + '_delay_p95_s']:,.1f} s "
+            f"| ${value[name + '_cost_usd']:,.2f} |"
+        )
+    return "\n".join(lines)
+
+
 # --- the digest day ---------------------------------------------------------------------------------
 
 
@@ -485,7 +563,9 @@ def main(argv: list[str] | None = None) -> int:
     figures: list[Figure] = []
     try:
         if arguments.only in (None, "mail"):
-            figures += mail_day_figures(arguments.seed)
+            day = mail_day_figures(arguments.seed)
+            pushed = push_day_figures(arguments.seed, day)
+            figures += day + pushed
     except MailDayMissing as error:
         print(f"make simulate: {error}", file=sys.stderr)
         return 1
@@ -494,6 +574,10 @@ def main(argv: list[str] | None = None) -> int:
     print(text_table(figures))
     print(f"\n{time.monotonic() - started:.0f}s in all")
     merge_results(figures, date.today(), machine_description())
+    if arguments.only in (None, "mail"):
+        from bench.report import PAGE, write_section
+
+        write_section(PAGE, *PUSH_DAY_BLOCK, push_day_table(pushed))
     print("wrote bench/results.json (then `make cost` prices the month from it)")
     return 0
 
