@@ -421,7 +421,7 @@ def send_day(
     from chalicelib.jobs import digests as digest_job
     from chalicelib.jobs import notify as notify_job
     from chalicelib.jobs.base import Deadline
-    from chalicelib.mail.outgoing import SENDERS, SendingRate
+    from chalicelib.mail.outgoing import SENDERS, PacedMail, SendingRate
     from chalicelib.services.notify.delivery import NotifyService
     from chalicelib.services.notify.digests import DigestService
     from chalicelib.settings import get_settings
@@ -444,19 +444,20 @@ def send_day(
             expired=deadline.expired,
         )  # fmt: skip
 
+    # Each job's service is built as the job builds it: its mail paced at the job's place.
     def deliver_digests(body: str, deadline: Deadline) -> None:
-        service = DigestService(**world.service_parts, clock=moment)
-        digest_job.deliver_batch(
-            body, deadline, service=service, pacer=pacer(digest_job.WORKER, deadline),
-            queue=digest_queue, threads=1,
-        )  # fmt: skip
+        paced = PacedMail(world.service_parts["mail"], pacer(digest_job.WORKER, deadline))
+        parts = {**world.service_parts, "mail": paced}
+        service = DigestService(**parts, clock=moment)
+        digest_job.deliver_batch(body, deadline, service=service, queue=digest_queue, threads=1)
 
     def deliver_notifications(body: str, deadline: Deadline) -> None:
-        service = NotifyService(**instant.parts, fanout=notify_queue, clock=moment)
+        rate = pacer(notify_job.WORKER, deadline)
+        parts = {**instant.parts, "mail": PacedMail(instant.parts["mail"], rate)}
+        service = NotifyService(**parts, fanout=notify_queue, clock=moment)
         notify_job.deliver_from_queue(
-            [body], service=service, deadline=deadline,
-            pacer=pacer(notify_job.WORKER, deadline), requeue=notify_queue,
-        )  # fmt: skip
+            [body], service=service, deadline=deadline, pacer=rate, requeue=notify_queue
+        )
 
     def start(function: str, queue: SimQueue, handle: Any) -> None:
         timeout = _function_timeout(REPO_ROOT, function)

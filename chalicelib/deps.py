@@ -34,7 +34,7 @@ from chalicelib.services.canary import CanaryAccountService
 from chalicelib.services.comments import CommentPresenter, CommentService
 from chalicelib.services.connectors import LocalConnectorService
 from chalicelib.services.console import ConsoleService
-from chalicelib.services.event_bus import DomainEvents, EventBusPublisher
+from chalicelib.services.event_bus import EventBusPublisher
 from chalicelib.services.events import EventService
 from chalicelib.services.feed import FeedService
 from chalicelib.services.feed_keys import FeedKeyService
@@ -106,22 +106,9 @@ users = repositories.users
 # --- who is told what happened --------------------------------------------------------------------
 
 
-def domain_events(reads: BatchReads | None = None) -> DomainEvents:
-    """The subscribers of every domain event: notifications of new posts and comments, and the
-    EventBridge bus (every kind). `reads`: what the batch being drained has read once for all
-    its events (its posts, each subscriber list)."""
-    return DomainEvents(
-        [
-            notify_service(reads=reads),
-            mailbox_failing_notice(),
-            rejection_notices(),
-            event_bus_publisher(),
-        ]
-    )
-
-
-def mailbox_failing_notice() -> Any:
-    """Tells a mailbox's administrators that its polls keep failing (services/mailbox_alerts.py)."""
+def mailbox_failing_notice(mail: Mailer | None = None) -> Any:
+    """Tells a mailbox's administrators that its polls keep failing (services/mailbox_alerts.py);
+    `mail`: how it sends (the outgoing mail unless its job paces it)."""
     from chalicelib.services.mailbox_alerts import MailboxFailingNotice
 
     return MailboxFailingNotice(
@@ -129,7 +116,7 @@ def mailbox_failing_notice() -> Any:
         users(),
         groups(),
         digests(),
-        outgoing_mail(),
+        mail or outgoing_mail(),
         sending_identities(),
         utc_now,
     )
@@ -312,13 +299,14 @@ def notice_decider(planning: dict[str, Any], clock: Callable[[], datetime]) -> A
     )
 
 
-def rejection_notices() -> Any:
-    """Tells a rejected mail's sender why, once (services/mail_in/notices.py)."""
+def rejection_notices(mail: Mailer | None = None) -> Any:
+    """Tells a rejected mail's sender why, once (services/mail_in/notices.py); `mail`: how it
+    sends (the outgoing mail unless its job paces it)."""
     from chalicelib.services.mail_in.notices import RejectionNotices
     from chalicelib.store.mail import NoticeClaims
 
     return RejectionNotices(
-        NoticeClaims(), groups(), outgoing_mail(), sending_identities(), utc_now
+        NoticeClaims(), groups(), mail or outgoing_mail(), sending_identities(), utc_now
     )
 
 
@@ -363,18 +351,17 @@ def sending_rate(function: str, *, expired: Callable[[], bool] | None = None) ->
     return SendingRate(rate, slot_clock(), instant=instant, expired=expired)
 
 
-def paced(
+def paced_mail(
     function: str,
-    mail: Mailer,
     *,
     expired: Callable[[], bool] | None = None,
     pacer: SendingRate | None = None,
 ) -> PacedMail:
-    """`mail` sending at the job `function`'s place in the shared rate (`pacer`: that place as a
-    test or `make simulate` gives it)."""
+    """The outgoing mail sending at the job `function`'s place in the shared rate (`pacer`: that
+    place as a test gives it), handed to the service the job builds."""
     from chalicelib.mail.outgoing import PacedMail
 
-    return PacedMail(mail, pacer or sending_rate(function, expired=expired))
+    return PacedMail(outgoing_mail(), pacer or sending_rate(function, expired=expired))
 
 
 def sending_identities() -> SendingIdentities:
@@ -392,9 +379,11 @@ def notify_service(
     clock: Callable[[], datetime] = utc_now,
     inline_limit: int | None = None,
     chunk_size: int | None = None,
+    mail: Mailer | None = None,
 ) -> NotifyService:
     """Imported when an event is told, not at cold start: most requests publish none. `reads`:
-    what the batch being drained read once; the limits are the service's unless a test says."""
+    what the batch being drained read once; the limits are the service's unless a test says;
+    `mail`: how it sends (the outgoing mail unless its job paces it)."""
     from chalicelib.services.notify.delivery import CHUNK_SIZE, INLINE_LIMIT, NotifyService
 
     return NotifyService(
@@ -405,7 +394,7 @@ def notify_service(
         comments=comments(),
         alerts=alerts(),
         digests=digests(),
-        mail=outgoing_mail(),
+        mail=mail or outgoing_mail(),
         identities=sending_identities(),
         fanout=QueueSender(get_settings().notify_queue, "notification chunk(s)"),
         # infra.build names each queue's dead-letter queue so.
@@ -418,7 +407,10 @@ def notify_service(
     )
 
 
-def digest_service(clock: Callable[[], datetime] = utc_now) -> DigestService:
+def digest_service(
+    clock: Callable[[], datetime] = utc_now, mail: Mailer | None = None
+) -> DigestService:
+    """`mail`: how it sends (the outgoing mail unless its job paces it)."""
     return DigestService(
         digests=digests(),
         notifications=notifications(),
@@ -426,7 +418,7 @@ def digest_service(clock: Callable[[], datetime] = utc_now) -> DigestService:
         groups=groups(),
         posts=posts(),
         comments=comments(),
-        mail=outgoing_mail(),
+        mail=mail or outgoing_mail(),
         identities=sending_identities(),
         clock=clock,
     )

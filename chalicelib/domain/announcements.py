@@ -4,8 +4,9 @@ Creating a post or a comment records an event, whatever created it (mail today, 
 tomorrow); so do comment moderation, event writes and rejected mail. An event is not told where
 it happens: the store writes it to the outbox in the same DynamoDB request as the change it
 describes (store/outbox.py), and the `drain-outbox` function (jobs/outbox.py) tells the
-subscribers, chosen where the app is composed (`chalicelib.deps.domain_events`): notifications
-(new posts and comments) and the EventBridge bus (every kind; services/event_bus.py). A drain
+subscribers, composed once there (`AppSubscribers`, each built by chalicelib/deps.py):
+notifications (new posts and comments) and the EventBridge bus (every kind;
+services/event_bus.py). A drain
 that fails is run again, so delivery is at least once and handlers are idempotent.
 
 Every field is JSON as it is (ids, ISO 8601 UTC dates as text): the bus's `detail` is these fields

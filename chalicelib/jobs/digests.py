@@ -30,7 +30,6 @@ from chalicelib.settings import get_settings
 
 if TYPE_CHECKING:
     from chalicelib.domain.ports.notify import Fanout
-    from chalicelib.mail.outgoing import SendingRate
     from chalicelib.services.notify.digests import DigestRun, DigestService
 
 log = get_logger("jobs.digests")
@@ -59,6 +58,13 @@ def parse_batch(body: str) -> tuple[str, list[str]]:
 
 def _service(now: datetime | None) -> DigestService:
     return deps.digest_service(clock=(lambda: now) if now is not None else utc_now)
+
+
+def sending_service(deadline: Deadline, now: datetime | None = None) -> DigestService:
+    """The digests as this function sends them: its mail paced by the shared rate, waiting no
+    longer than `deadline` behind instant mail; `now` fixes the clock (tests)."""
+    mail = deps.paced_mail(WORKER, expired=deadline.expired)
+    return deps.digest_service(clock=(lambda: now) if now is not None else utc_now, mail=mail)
 
 
 def _queue() -> QueueSender:
@@ -137,7 +143,6 @@ def deliver_batch(
     deadline: Deadline,
     *,
     service: DigestService | None = None,
-    pacer: SendingRate | None = None,
     queue: Fanout | None = None,
     now: datetime | None = None,
     threads: int = SENDING_THREADS,
@@ -146,16 +151,16 @@ def deliver_batch(
     may come while instant mail has the rate) go back on the queue as a new batch of the same
     day; a user whose digest failed fails the message, after the others were sent, so SQS
     delivers it again (those sent are skipped: one per day). `threads`: users prepared side by
-    side (`make simulate` runs one)."""
+    side (`make simulate` runs one). A `service` given sends as it was built (`sending_service`
+    builds it paced)."""
 
     day, users = parse_batch(body)
-    service = service or _service(now)
+    service = service or sending_service(deadline, now)
     if service.today() > day:
         # Its day is over: tomorrow's digest carries these users' items.
         log.warning("digest batch of a past day left over", extra={"day": day, "users": len(users)})
         metrics.emit("DigestsLeftOver", len(users))
         return DigestRun(left=users)
-    service.mail = deps.paced(WORKER, service.mail, expired=deadline.expired, pacer=pacer)
     run = service.send_batch(users, day, deadline.expired, threads=threads)
     if run.left:
         (queue or _queue()).send([batch_body(day, run.left)])
@@ -183,8 +188,7 @@ def run_daily_digests(deadline: Deadline, *, now: datetime | None = None) -> Dig
     """
 
     require_token_secret()
-    service = _service(now)
-    service.mail = deps.paced(WORKER, service.mail, expired=deadline.expired)
+    service = sending_service(deadline, now)
     run = service.send_all(deadline.expired, threads=SENDING_THREADS)
     log.info(
         "daily digests",

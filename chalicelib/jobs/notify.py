@@ -45,7 +45,8 @@ def deliver_from_queue(
     pacer: SendingRate | None = None,
     requeue: Fanout | None = None,
 ) -> list[dict[str, int]]:
-    """Deliver each chunk, its instant emails paced by the shared sending rate.
+    """Deliver each chunk, its instant emails paced by the shared sending rate (`pacer`; a
+    `service` given sends as it was built: `sending_service` builds it paced).
 
     The recipients go a few at a time; when the deadline comes before the chunk is done, the
     rest go back on the queue as a new chunk, and this one is done.
@@ -58,9 +59,8 @@ def deliver_from_queue(
         parse_chunk,
     )
 
-    service = service or deps.notify_service()
     pacer = pacer or deps.sending_rate(WORKER)
-    service.mail = deps.paced(WORKER, service.mail, pacer=pacer)
+    service = service or sending_service(pacer)
     deadline = deadline or Deadline.unbounded()
     # As many recipients as the pacer lets through in a few seconds, between deadline checks.
     step = max(1, int(pacer.rate * STEP_SECONDS))
@@ -82,6 +82,11 @@ def deliver_from_queue(
             raise RuntimeError(f"{report.failed} notification(s) failed; the chunk is retried")
         reports.append(asdict(report))
     return reports
+
+
+def sending_service(pacer: SendingRate) -> NotifyService:
+    """The notifications as this function sends them: its mail paced by `pacer`."""
+    return deps.notify_service(mail=deps.paced_mail(WORKER, pacer=pacer))
 
 
 def _requeue() -> QueueSender:

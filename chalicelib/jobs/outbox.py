@@ -74,7 +74,7 @@ def drain_records(
             return sequence
         told.append((sequence, Recorded(item_id, event)))
     announcements = [item.announcement for _, item in told if item is not None]
-    subscribers = subscribers_of_batch(announcements, parts or AppSubscribers())
+    subscribers = subscribers_of_batch(announcements, parts)
     for sequence, item in told:
         if item is None:
             continue
@@ -112,42 +112,40 @@ class SubscriberParts(Protocol):
 
 
 class AppSubscribers:
-    """The subscribers as the app composes them (chalicelib/deps.py); the mail they send
-    themselves (instant emails of small events, mailbox failure emails) takes its moments from
-    the stack's one sending rate, as instant mail (mail/outgoing.py)."""
+    """The subscribers as the app composes them (each built by chalicelib/deps.py), the one
+    composition: the drain and the tests tell them through `subscribers_of_batch`. The mail they
+    send themselves (instant emails of small events, mailbox failure emails, rejection notices)
+    takes its moments from the stack's one sending rate, as instant mail (mail/outgoing.py)."""
 
     def posts(self, post_ids: set[str]) -> Mapping[str, Post]:
         return deps.posts().get_many(post_ids)
 
     def notify(self, reads: BatchReads) -> Handler:
-        service = deps.notify_service(reads=reads)
-        service.mail = deps.paced(DRAIN, service.mail)
-        return service
+        return deps.notify_service(reads=reads, mail=deps.paced_mail(DRAIN))
 
     def mailbox_failing_notice(self) -> Handler:
-        handler = deps.mailbox_failing_notice()
-        handler.mail = deps.paced(DRAIN, handler.mail)
-        notice: Handler = handler
+        notice: Handler = deps.mailbox_failing_notice(deps.paced_mail(DRAIN))
         return notice
 
     def rejection_notices(self) -> Handler:
-        handler = deps.rejection_notices()
-        handler.mail = deps.paced(DRAIN, handler.mail)
-        notices: Handler = handler
+        notices: Handler = deps.rejection_notices(deps.paced_mail(DRAIN))
         return notices
 
     def event_bus(self) -> Handler:
         return deps.event_bus_publisher()
 
 
-def subscribers_of_batch(announcements: Sequence[object], parts: SubscriberParts) -> DomainEvents:
-    """The subscribers of `deps.domain_events` that some event of the batch is for, in the same
-    order, and only those: a batch of calendar events builds no notifications (ten repositories
-    and an SQS sender). Notifications read what the batch shares once: its posts in one
+def subscribers_of_batch(
+    announcements: Sequence[object], parts: SubscriberParts | None = None
+) -> DomainEvents:
+    """The subscribers (`parts`: the app's, `AppSubscribers`, unless a test says) that some event
+    of the batch is for, in the same order, and only those: a batch of calendar events builds no
+    notifications (ten repositories and an SQS sender). Notifications read what the batch shares once: its posts in one
     BatchGetItem (not one GetItem each: a mail poll of a hundred posts is drained in batches of a
     hundred), each subscriber list once (`BatchReads`)."""
     from chalicelib.services.notify.occurrence import BatchReads
 
+    parts = parts or AppSubscribers()
     handlers: list[Handler] = []
     notified = [a for a in announcements if isinstance(a, NOTIFIED)]
     if notified:

@@ -133,8 +133,9 @@ class EventBusPublisher:
 # -----------------------------------------------------------------------------------------------
 # The subscribers of the domain events (domain/announcements.py), told in order.
 #
-# The app composes them (`chalicelib.deps.domain_events`) and the outbox drain (jobs/outbox.py)
-# tells them what the outbox recorded: notifications, the failing-mailbox notice, the bus.
+# The outbox drain composes them (jobs/outbox.py `AppSubscribers`, each built by chalicelib/deps.py)
+# and tells them what the outbox recorded: notifications, the failing-mailbox notice, the
+# rejection notices, the bus.
 
 
 log = get_logger("events")

@@ -364,3 +364,57 @@ def test_the_composition_root_defines_builders_only():
     it was handed over (a wrapper or a closure of deps in the run-time path would be a call back
     up into the root)."""
     assert _objects_defined(_modules()[COMPOSITION_ROOT]) == []
+
+
+def _deps_call(node: ast.AST) -> bool:
+    """Whether `node` calls a builder of the root (`deps.x(...)`) anywhere inside it."""
+    return any(
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == "deps"
+        for n in ast.walk(node)
+    )
+
+
+def attributes_set_after_building(tree: ast.Module) -> list[str]:
+    """`name.attr` assignments that change what the root built: the value a builder made
+    (`service.mail = deps.paced(...)`), or an attribute of a name bound to a builder's result
+    (`service = deps.notify_service()` then `service.mail = ...`)."""
+    built = {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and _deps_call(node.value)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                if target.value.id in built or _deps_call(node.value):
+                    found.append(f"{ast.unparse(target)} at line {node.lineno}")
+    return found
+
+
+def test_the_built_once_rule_sees_a_service_changed_after_it_was_built():
+    probe = ast.parse(
+        "service = service or deps.notify_service()\nservice.mail = paced(service.mail)\n"
+        "handler = make()\nhandler.mail = deps.paced('drain', handler.mail)\n"
+        "report = Report()\nreport.sent = 1\n"
+    )
+    assert attributes_set_after_building(probe) == ["service.mail at line 2", "handler.mail at line 4"]
+
+
+def test_no_entry_point_changes_a_service_after_it_was_built():
+    """What a service sends or reads with is given to its builder (chalicelib/deps.py), never
+    set on it afterwards: the jobs once swapped `service.mail` for a paced mailer after building
+    it, so the service a test or another caller built was not the one that ran."""
+    found = {
+        name: attributes_set_after_building(_tree(path))
+        for name, path in _modules().items()
+        if _is_entry_point(name)
+    }
+    assert {name: sets for name, sets in found.items() if sets} == {}

@@ -14,6 +14,7 @@ import pytest
 
 from chalicelib import deps
 from chalicelib.jobs.base import Deadline
+from chalicelib.jobs import digests, notify
 from chalicelib.jobs.digests import batch_body, deliver_batch
 from chalicelib.jobs.notify import deliver_from_queue
 from chalicelib.jobs.outbox import AppSubscribers
@@ -68,7 +69,7 @@ def test_the_drains_subscribers_hold_nothing_of_the_jobs():
 
 
 def test_deliver_notifications_hands_its_service_nothing_of_the_jobs():
-    service = deps.notify_service()
+    service = notify.sending_service(deps.sending_rate(notify.WORKER))
     assert deliver_from_queue([], service=service) == []
     found = held_classes(service)
     assert "chalicelib.mail.outgoing.SendingRate" in found
@@ -76,7 +77,7 @@ def test_deliver_notifications_hands_its_service_nothing_of_the_jobs():
 
 
 def test_deliver_digests_hands_its_service_nothing_of_the_jobs():
-    service = deps.digest_service()
+    service = digests.sending_service(Deadline.unbounded())
     run = deliver_batch(batch_body(service.today(), []), Deadline.unbounded(), service=service)
     assert run.sent == 0
     found = held_classes(service)

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from chalicelib import deps
-from chalicelib.domain.announcements import CommentCreated, PostCreated
+from chalicelib.domain.announcements import Announcement, CommentCreated, PostCreated
+from chalicelib.jobs.outbox import subscribers_of_batch
 from chalicelib.settings import get_settings
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures for the mailed post
 from tests.support.mail_messages import email_message
@@ -27,6 +28,11 @@ from tests.support.notify import (
     verify_sender_domain,
 )
 from tests.support.outbox import drain
+
+
+def tell(announcement: Announcement) -> None:
+    """Tell it to its subscribers as the outbox drain composes them (jobs/outbox.py)."""
+    subscribers_of_batch([announcement]).publish(announcement)
 
 
 @pytest.fixture
@@ -141,7 +147,7 @@ def test_with_replies_by_email_instant_mail_answers_to_the_comment_mailbox(
         MailboxSettingsUpdate.model_validate(settings), world.ann
     )
     subscribe(world.group_fan, "group", world.garden, 1, email=INSTANT)
-    deps.domain_events().publish(PostCreated(world.hello, world.garden, world.ann))
+    tell(PostCreated(world.hello, world.garden, world.ann))
     drain()
     [message] = sent_mail()
     # The address with the recipient's reply key (CONTRACT §9), which names them and the post.
@@ -160,7 +166,7 @@ def test_our_notification_mailed_back_into_a_connector_is_ignored(world):
     from chalicelib.mail.parse import parse_mail
 
     subscribe(world.group_fan, "group", world.garden, 1, email=INSTANT)
-    deps.domain_events().publish(PostCreated(world.hello, world.garden, world.ann))
+    tell(PostCreated(world.hello, world.garden, world.ann))
     [message] = sent_mail()
     parsed = parse_mail(message.as_bytes())
     assert parsed.is_auto_reply is True
@@ -210,7 +216,7 @@ def test_comment_notifies_post_and_group_subscribers_once(world):
     subscribe(c.double_fan, "group", c.garden, 2, email=INSTANT)
     subscribe(c.group_fan, "group", c.garden, 2, email=INSTANT)  # the comment's author
     subscribe(c.alert_fan, "group", c.garden, 1, email=INSTANT)  # posts only, not comments
-    deps.domain_events().publish(
+    tell(
         CommentCreated(comment_id, c.hello, c.garden, c.group_fan, is_approved=True)
     )
     messages = sent_mail()
