@@ -28,10 +28,14 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from email import policy
 from email.message import Message
 from email.parser import BytesHeaderParser
+
+import dkim
+import dkim.util
 
 from chalicelib.mail.mime import (
     body_parts,
@@ -86,6 +90,48 @@ def _single_part_problem(raw: bytes, headers: Message, body: bytes, names: list[
                 f"its unsigned Content-Transfer-Encoding ({encoding[:40]}) recodes the signed text"
             )
     return None
+
+
+def signers_problem(raw: bytes, is_aligned: Callable[[str], bool]) -> str | None:
+    """Under AGORA_MAIL_AUTH=header, where the receiving server checked the signatures: why no
+    DKIM signature aligned with the From domain (`is_aligned` of its `d=`) fixes how the body
+    reads (each leaves a MIME header open to change, `problem`); None when one does, or when
+    none is aligned (DMARC then passed on SPF, which no relay of a signed mail can reuse)."""
+    raw = mail_bytes(raw)
+    try:
+        fields, _ = dkim.rfc822_parse(raw)
+    except Exception:  # noqa: BLE001  the receiving server could verify none of them either
+        return None
+    present = Counter(bytes(name).decode("latin-1").lower() for name, _ in fields)
+    found: str | None = None
+    for name, value in fields:
+        tags = _signature_tags(bytes(name), bytes(value))
+        if tags is None or not is_aligned(tags.get(b"d", b"").decode("latin-1")):
+            continue
+        why = _signature_problem(raw, tags, present)
+        if why is None:
+            return None
+        found = found or why
+    return found
+
+
+def _signature_tags(name: bytes, value: bytes) -> dict[bytes, bytes] | None:
+    """A DKIM-Signature's tags; None for another header or a malformed signature."""
+    if name.lower() != b"dkim-signature":
+        return None
+    try:
+        return dict(dkim.util.parse_tag_value(value))
+    except Exception:  # noqa: BLE001  a malformed signature verified nowhere
+        return None
+
+
+def _signature_problem(raw: bytes, tags: dict[bytes, bytes], present: Counter[str]) -> str | None:
+    """Why one signature leaves the body's reading open (`problem`), or None."""
+    signed = Counter(h.strip().decode("latin-1").lower() for h in tags.get(b"h", b"").split(b":"))
+    gap = next((n for n in MIME_HEADERS if 0 < signed[n] < present[n]), None)
+    if gap is not None:
+        return f"a {title(gap)} header its signature does not sign"
+    return problem(raw, [n for n in MIME_HEADERS if present[n] and not signed[n]])
 
 
 def _multipart_problem(headers: Message, own: bytes, names: list[str]) -> str | None:

@@ -411,3 +411,34 @@ def test_a_mail_is_the_mailboxs_when_a_recipient_is_its_address_or_its_inbound_o
 )
 def test_a_body_delimits_its_own_parts_only_from_its_first_line(body, boundary):
     assert unsigned_mime.own_boundary(body) == boundary
+
+
+# --- AGORA_MAIL_AUTH=header: the receiving server verified the signature, Agora reads the body --
+
+AUTHSERV = "mx.community.example"
+
+
+def header_mode_plan(raw: bytes):
+    from tests.mail.test_mail_in_fast import World, plan_of, posts_box
+
+    results = f"Authentication-Results: {AUTHSERV}; dkim=pass; dmarc=pass\r\n".encode()
+    return plan_of(World(), results + raw, posts_box(), authserv_id=AUTHSERV)
+
+
+@pytest.mark.fast
+def test_under_header_mode_a_retyped_signed_forward_is_not_the_signers():
+    """The receiving server's dkim=pass and dmarc=pass are true of the retyped mail too (the
+    Content-Type is unsigned): the reading is still not the signer's."""
+    genuine = signed(gmail_forward("ann@example.org", "Fwd"), "example.org", headers=GMAIL_HEADERS)
+    attacked = retyped(genuine, b'multipart/mixed; boundary="evil"')
+
+    assert header_mode_plan(genuine).status == "posted"
+    plan = header_mode_plan(attacked)
+    assert (plan.status, plan.reason) == (
+        "rejected",
+        "sender not verified: its unsigned Content-Type names another boundary than the signed "
+        f"body's own, so the DMARC result of {AUTHSERV} may be about another reading of it",
+    )
+    # Another domain's signature that signs everything does not make the reading ann's.
+    attackers = signed(attacked, "attacker.example", headers=(*GMAIL_HEADERS, "content-type"))
+    assert header_mode_plan(attackers).status == "rejected"

@@ -18,6 +18,8 @@ from chalicelib.auth import Caller
 from chalicelib.domain.announcements import CommentCreated, PostCreated
 from chalicelib.domain.mailboxes import Finish, LogEntry, MailStatus
 from chalicelib.domain.ports.mail import Counters, MailComments, MailLog, MailPosts
+from chalicelib.mail import unsigned_mime
+from chalicelib.mail.authentication import aligned
 from chalicelib.services.links import slugify
 from chalicelib.services.mail_in.rules import Plan, Target, plain
 from chalicelib.services.notify.emails import reply_targets
@@ -113,7 +115,7 @@ class MailPlanner:
     def plan(
         self, mailbox: Mailbox, parsed: ParsedMail, *, raw: bytes = b"", last_attempt: bool = False
     ) -> Plan:
-        verdict = mail_rules.screen(parsed, self.authserv_id)
+        verdict = mail_rules.screen(parsed, self.authserv_id) or self._one_reading(parsed, raw)
         if verdict is not None:
             return verdict
         address = parsed.from_address or ""  # never empty here: screened above
@@ -154,6 +156,22 @@ class MailPlanner:
                 return mail_rules.hold_unverified(plan, sender.reason)
             plan.notes.insert(0, sender.reason)
         return plan
+
+    def _one_reading(self, parsed: ParsedMail, raw: bytes) -> Plan | None:
+        """AGORA_MAIL_AUTH=header: a mail whose aligned signatures all leave how its body reads
+        to unsigned MIME headers is not the signer's (chalicelib/mail/unsigned_mime.py), whatever
+        the receiving server's DMARC result says of it."""
+        domain = (parsed.from_address or "").rpartition("@")[2]
+        if not self.authserv_id or not domain or not raw:
+            return None
+        problem = unsigned_mime.signers_problem(raw, lambda signer: aligned(signer, domain, None))
+        if problem is None:
+            return None
+        return Plan(
+            MailStatus.REJECTED,
+            f"sender not verified: {problem}, so the DMARC result of {self.authserv_id} may be "
+            "about another reading of it",
+        )
 
     def _sender(
         self, mailbox: Mailbox, parsed: ParsedMail, raw: bytes, last_attempt: bool
