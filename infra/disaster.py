@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.operations import _alarm, alarm_metric
+from infra.alarms import alarm, alarm_metric
 
 BACKUP_REGION = "BackupRegion"
 COPY_KEPT_DAYS = 35
@@ -145,7 +145,7 @@ def disaster_resources(stage: str, tables: dict[str, str]) -> dict[str, Any]:
             },
         },
         "RegionOutageAlarm": {
-            **_alarm(
+            **alarm(
                 "Route 53's checkers in several regions could not read the API's OpenAPI "
                 f"document for {OUTAGE_MINUTES} minutes: the API is unreachable from outside, "
                 "the whole region may be down (AWS Health Dashboard). Within the region: the "

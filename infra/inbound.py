@@ -211,7 +211,7 @@ def _rule(stage: str) -> dict[str, Any]:
 
 
 def inbound_resources(stage: str, names: dict[str, str]) -> dict[str, Any]:
-    from infra.operations import _alarm, queued_messages
+    from infra.alarms import alarm, queued_messages
 
     domain = {"AGORA_MAIL_INBOUND_DOMAIN": {"Ref": "MailInboundDomain"}}
     return {
@@ -232,7 +232,7 @@ def inbound_resources(stage: str, names: dict[str, str]) -> dict[str, Any]:
                 "MessageRetentionPeriod": 1209600,
             },
         },
-        "InboundMailDeadLettersAlarm": _alarm(
+        "InboundMailDeadLettersAlarm": alarm(
             f"{names['inbound_dead_letters']} holds SES receipts of mails that receive-mail "
             "failed to handle after Lambda's retries: each message names the SES message id, "
             f"whose raw mail stays {INBOUND_DAYS} days in the inbound bucket under "

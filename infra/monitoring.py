@@ -13,16 +13,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from infra.operations import (
-    FUNCTIONS,
+from infra.alarms import (
     METRICS_NAMESPACE,
     SERVICE_DIMENSIONS,
-    _alarm,
     agora_metric,
+    alarm,
     alarm_metric,
+    p99_alarm,
     queued_messages,
-    version_dimensions,
 )
+from infra.operations import FUNCTIONS, version_dimensions
 
 # The three queues with their dead-letter queues: logical stem -> (queue key, dead-letter key,
 # how old the oldest message may grow before somebody should look, in seconds).
@@ -51,21 +51,6 @@ SES_BOUNCE_WARNING = 0.04
 SES_COMPLAINT_WARNING = 0.001
 
 
-def _p99_alarm(description: str, metric: tuple[str, str, str, dict[str, Any]], threshold: int,
-               minutes_over: int) -> dict[str, Any]:  # fmt: skip
-    """A p99 in milliseconds (alarm name, namespace, metric, dimensions) over `threshold` in
-    `minutes_over` of 5 minutes: a rollout's canary (infra.rollout) sees it within its ten."""
-    return _alarm(
-        description,
-        alarm_metric(*metric, ExtendedStatistic="p99", Unit="Milliseconds"),
-        Statistic=None,
-        Threshold=threshold,
-        Period=60,
-        EvaluationPeriods=5,
-        DatapointsToAlarm=minutes_over,
-    )
-
-
 def function_timeouts() -> dict[str, int]:
     """Each function's timeout in seconds, from .chalice/config.json (what Lambda enforces)."""
     from infra.build import ROOT
@@ -83,7 +68,7 @@ def queue_alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
     prefix = f"agora-{stage}"
     resources: dict[str, Any] = {
         # The other two dead-letter queues are watched by infra.operations.
-        "SesFeedbackDeadLettersAlarm": _alarm(
+        "SesFeedbackDeadLettersAlarm": alarm(
             f"{names['feedback_dead_letters']} holds SES bounce or complaint notifications that "
             "failed 5 times, so those addresses are not suppressed yet. Read the ses-feedback "
             "function's log for the error, fix it, then move the messages back with "
@@ -93,7 +78,7 @@ def queue_alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
     }
     for logical, (queue_key, dead_key, max_age) in QUEUES.items():
         queue, dead = names[queue_key], names[dead_key]
-        resources[f"{logical}QueueAgeAlarm"] = _alarm(
+        resources[f"{logical}QueueAgeAlarm"] = alarm(
             f"The oldest message on {queue} waited more than {max_age // 60} minutes: its "
             "function is failing (see its errors alarm), throttled, or capped too low for the "
             "work. Read the function's log; raise the trigger's MaximumConcurrency if it only "
@@ -108,7 +93,7 @@ def queue_alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
             Threshold=max_age,
             EvaluationPeriods=2,
         )
-        resources[f"{logical}DeadLetterAgeAlarm"] = _alarm(
+        resources[f"{logical}DeadLetterAgeAlarm"] = alarm(
             f"A message has sat in {dead} for a week; dead letters are deleted after 14 days. "
             "Fix the cause and move them back (`aws sqs start-message-move-task`), or purge "
             "them on purpose.",
@@ -129,7 +114,7 @@ def digest_alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
     """The day's digests that were not sent that day (chalicelib/jobs/digests.py)."""
     prefix = f"agora-{stage}"
     return {
-        "DigestsLeftOverAlarm": _alarm(
+        "DigestsLeftOverAlarm": alarm(
             "Daily digests were not sent on their day: a batch was still on "
             f"{names['digest_queue']} when its day ended, or `send-digests` stopped at its time "
             "limit. Their items go in the next day's digest. More members with digests than "
@@ -138,7 +123,7 @@ def digest_alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
             agora_metric(f"{prefix}-digests-left-over", "DigestsLeftOver", {"Stage": prefix}),
             Period=3600,
         ),
-        "DigestDeadLettersAlarm": _alarm(
+        "DigestDeadLettersAlarm": alarm(
             f"{names['digest_dead_letters']} holds digest batches that failed 5 times: some of "
             "their users' digests were not sent (the others were). Read deliver-digests' log "
             "('digest failed'), fix the cause, then move the messages back with `aws sqs "
@@ -167,7 +152,7 @@ def latency_alarms(stage: str) -> dict[str, Any]:
                 "timeout in .chalice/config.json or make the job stop earlier."
             )
         # The current version's: it rolls a slow new version back (infra.rollout).
-        resources[f"{logical}DurationAlarm"] = _p99_alarm(
+        resources[f"{logical}DurationAlarm"] = p99_alarm(
             f"p99 duration of {name} is over {threshold} ms. " + advice,
             (
                 f"{prefix}-{name}-duration-p99",
@@ -178,7 +163,7 @@ def latency_alarms(stage: str) -> dict[str, Any]:
             threshold,
             3 if logical == "APIHandler" else 1,
         )
-    resources["ApiLatencyAlarm"] = _p99_alarm(
+    resources["ApiLatencyAlarm"] = p99_alarm(
         f"p99 latency of the API, as API Gateway measures it, is over {API_LATENCY_P99_MS} ms "
         "in 3 of 5 minutes. Right after a deploy, CodeDeploy rolls back by itself; otherwise "
         "compare with the api function's duration alarm (the function is slow) and look for a "
@@ -199,7 +184,7 @@ def reputation_alarms(stage: str) -> dict[str, Any]:
     prefix = f"agora-{stage}"
     # SES publishes these for the whole account and region, not per configuration set.
     return {
-        "SesBounceRateAlarm": _alarm(
+        "SesBounceRateAlarm": alarm(
             f"The account's SES bounce rate is {SES_BOUNCE_WARNING:.0%} or more; at 5% SES puts "
             "the account under review and may pause sending. Check that ses-feedback works (its "
             "dead letters, its errors): it suppresses bounced addresses. Look for a list of "
@@ -210,7 +195,7 @@ def reputation_alarms(stage: str) -> dict[str, Any]:
             Threshold=SES_BOUNCE_WARNING,
             Period=3600,
         ),
-        "SesComplaintRateAlarm": _alarm(
+        "SesComplaintRateAlarm": alarm(
             f"The account's SES complaint rate reached {SES_COMPLAINT_WARNING:.1%}, where SES "
             "reviews the account (it pauses sending above 0.5%). Members mark our mail as spam: "
             "check that ses-feedback suppresses complainers and that notification volume and "
@@ -231,7 +216,7 @@ def event_alarms(stage: str) -> dict[str, Any]:
     prefix = f"agora-{stage}"
     resources: dict[str, Any] = {}
     for logical, name in SCHEDULES.items():
-        resources[f"{logical}ScheduleFailedAlarm"] = _alarm(
+        resources[f"{logical}ScheduleFailedAlarm"] = alarm(
             f"EventBridge could not invoke {name} on its schedule (after its own retries): the "
             "run did not happen. Read the function's errors and throttles alarms and its log; "
             "run it once by hand (`python -m chalicelib.cli …`) if the missed run matters.",
@@ -242,7 +227,7 @@ def event_alarms(stage: str) -> dict[str, Any]:
                 {"RuleName": schedule_rule_name(stage, name)},
             ),
         )
-    resources["PutEventsFailedAlarm"] = _alarm(
+    resources["PutEventsFailedAlarm"] = alarm(
         "EventBridge refused PutEvents calls in this account and region (throttling or an "
         "error): domain events did not reach the organisation's systems. drain-outbox publishes "
         "them: read its log (/aws/lambda/<DrainOutbox function>, `filter message like "

@@ -13,6 +13,16 @@ from typing import Any
 
 from chalicelib.mail.outgoing import SENDERS
 from chalicelib.settings import SERVICE
+from infra.alarms import (
+    METRICS_NAMESPACE,
+    SERVICE_DIMENSIONS,
+    agora_metric,
+    alarm,
+    alarm_metric,
+    math_alarm,
+    metric_stat,
+    queued_messages,
+)
 from infra.fleet import FLEETS
 
 # app.py's functions as `chalice package` names them: logical id -> Chalice name.
@@ -86,12 +96,6 @@ API_VERSION_5XX = 2
 # The alias every deploy publishes (infra/rollout.py): triggers and schedules invoke it.
 ALIAS = "live"
 
-# Embedded-metric-format namespace of chalicelib/metrics.py; dimension Stage = table prefix stem.
-METRICS_NAMESPACE = "Agora"
-# Every function runs with POWERTOOLS_SERVICE_NAME = the one pinned service name, which Powertools
-# adds to each metric as the dimension `service`: every alarm on our metrics names it too.
-SERVICE_DIMENSIONS = {"service": SERVICE}
-
 
 def parameters(stage: str) -> dict[str, Any]:
     return {
@@ -121,42 +125,6 @@ def conditions() -> dict[str, Any]:
     return {"HasMailSenderDomain": {"Fn::Not": [{"Fn::Equals": [{"Ref": "MailSenderDomain"}, ""]}]}}
 
 
-def _alarm(description: str, metric: dict[str, Any], **overrides: Any) -> dict[str, Any]:
-    """A CloudWatch alarm on `metric`, where an override of None drops a default (a percentile
-    replaces `Statistic`; metric math has no `Statistic` nor `Period` of its own)."""
-    properties = {
-        "AlarmDescription": description,
-        "ActionsEnabled": True,
-        "AlarmActions": [{"Ref": "AlarmTopic"}],
-        "OKActions": [{"Ref": "AlarmTopic"}],
-        "ComparisonOperator": "GreaterThanOrEqualToThreshold",
-        "EvaluationPeriods": 1,
-        "Period": 300,
-        "Statistic": "Sum",
-        "Threshold": 1,
-        # No data means nothing happened: no failures, no messages.
-        "TreatMissingData": "notBreaching",
-        **metric,
-        **overrides,
-    }
-    return {
-        "Type": "AWS::CloudWatch::Alarm",
-        "Properties": {k: v for k, v in properties.items() if v is not None},
-    }
-
-
-def math_alarm(description: str, alarm_name: str, metrics: list[dict[str, Any]],
-               value: dict[str, Any], **overrides: Any) -> dict[str, Any]:  # fmt: skip
-    """An alarm on `value`, an expression (its `Id`, `Expression`, `Label`) over `metrics`."""
-    return _alarm(
-        description,
-        {"AlarmName": alarm_name, "Metrics": [*metrics, {**value, "ReturnData": True}]},
-        Statistic=None,
-        Period=None,
-        **overrides,
-    )
-
-
 # What waits on a queue that should stay empty, and what to do about it.
 WAITING_MESSAGES = {
     "outbox_dead_letters": "the stream position of outbox records that drain-outbox failed to "
@@ -170,25 +138,6 @@ WAITING_MESSAGES = {
 }
 
 
-def alarm_metric(
-    alarm_name: str,
-    namespace: str,
-    metric_name: str,
-    dimensions: dict[str, Any] | None = None,
-    **more: Any,
-) -> dict[str, Any]:
-    """The metric part of an alarm (`_alarm`'s second argument): the dimensions in the order
-    given, and any other property of the alarm's metric (`Statistic`, `ExtendedStatistic`)."""
-    found: dict[str, Any] = {
-        "AlarmName": alarm_name,
-        "Namespace": namespace,
-        "MetricName": metric_name,
-    }
-    if dimensions is not None:
-        found["Dimensions"] = [{"Name": k, "Value": v} for k, v in dimensions.items()]
-    return {**found, **more}
-
-
 def version_dimensions(logical: str) -> dict[str, Any]:
     """Lambda's metric of the function's alias as run by its current version (FunctionName,
     Resource `<function>:live`, ExecutedVersion): a new version's own, not the one it replaces."""
@@ -199,25 +148,6 @@ def version_dimensions(logical: str) -> dict[str, Any]:
     }
 
 
-def agora_metric(alarm_name: str, metric_name: str, dimensions: dict[str, str]) -> dict[str, Any]:
-    """One of chalicelib/metrics.py's metrics (their dimensions name the Stage; Powertools adds
-    the service's)."""
-    return alarm_metric(
-        alarm_name, METRICS_NAMESPACE, metric_name, {**dimensions, **SERVICE_DIMENSIONS}
-    )
-
-
-def queued_messages(alarm_name: str, queue: str) -> dict[str, Any]:
-    """The messages waiting on an SQS queue (a dead-letter queue should hold none)."""
-    return alarm_metric(
-        alarm_name,
-        "AWS/SQS",
-        "ApproximateNumberOfMessagesVisible",
-        {"QueueName": queue},
-        Statistic="Maximum",
-    )
-
-
 def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
     prefix = f"agora-{stage}"
     resources: dict[str, Any] = {}
@@ -225,7 +155,7 @@ def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
         ("Mailbox", "dead_letters"),
         ("Notification", "notify_dead_letters"),
     ):
-        resources[f"{logical}DeadLettersAlarm"] = _alarm(
+        resources[f"{logical}DeadLettersAlarm"] = alarm(
             f"{names[queue_key]} holds messages that failed 5 times "
             f"({'a mailbox poll' if logical == 'Mailbox' else 'a notification chunk'}). "
             "Read the function's log for the error, fix it, then move the messages back with "
@@ -236,7 +166,7 @@ def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
         # The alias's current version only, in minutes: the same alarm rolls a deploy back
         # (infra.rollout) and, once the alias has moved, watches all the function's work (every
         # trigger calls the alias). Throttles are one account-wide alarm (infra.watch).
-        resources[f"{logical}ErrorsAlarm"] = _alarm(
+        resources[f"{logical}ErrorsAlarm"] = alarm(
             f"The {name} function's current version failed (an exception or a timeout). Its log "
             "group /aws/lambda/<function> has the stack trace. During a deploy this rolls the "
             "new version back.",
@@ -253,7 +183,7 @@ def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
     # The routing layer answers every exception with a 500, so Lambda's Errors stays 0 when the
     # API fails: the answers themselves, counted by the version that gave them, roll a deploy
     # back (infra.rollout) and then watch the live version.
-    resources["APIHandlerServerErrorsAlarm"] = _alarm(
+    resources["APIHandlerServerErrorsAlarm"] = alarm(
         f"The api function's current version answered {API_VERSION_5XX} or more calls in a "
         "minute with a 5xx status (metric ServerErrors of its version): the log group "
         "/aws/lambda/<function> has each one's stack trace (filter level = ERROR). During a "
@@ -268,7 +198,7 @@ def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
         DatapointsToAlarm=1,
         Threshold=API_VERSION_5XX,
     )
-    resources["Api5xxAlarm"] = _alarm(
+    resources["Api5xxAlarm"] = alarm(
         "The API answered 5xx (500: an unexpected error, logged with its stack trace; 503: AWS "
         "failures that outlasted the retries; 502/504: the function failed or timed out).",
         alarm_metric(
@@ -280,31 +210,31 @@ def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
         ("OutboxDeadLetters", "outbox_dead_letters"),
         ("ScheduledFailures", "scheduled_failures"),
     ):
-        resources[f"{logical}Alarm"] = _alarm(
+        resources[f"{logical}Alarm"] = alarm(
             f"{names[queue_key]} holds {WAITING_MESSAGES[queue_key]}",
             queued_messages(f"{prefix}-{queue_key.replace('_', '-')}", names[queue_key]),
         )
-    resources["NotificationFailedAlarm"] = _alarm(
+    resources["NotificationFailedAlarm"] = alarm(
         "Notifications could not be sent or stored (SES or DynamoDB refused): they are retried "
         "by the outbox drain, and none is sent twice. If it lasts, read drain-outbox's and "
         "deliver-notifications' logs (`notification failed`) and check SES's sending status.",
         agora_metric(f"{prefix}-notification-failed", "NotificationFailed", {"Stage": prefix}),
     )
-    resources["EventPublishFailedAlarm"] = _alarm(
+    resources["EventPublishFailedAlarm"] = alarm(
         "Domain events were refused by EventBridge after three tries: the outbox drain delivers "
         "them again. If it lasts, check the event bus and drain-outbox's log (`domain events not "
         "delivered`); consumers drop repeats by detail.domainEventId.",
         agora_metric(f"{prefix}-event-publish-failed", "EventPublishFailed", {"Stage": prefix}),
     )
     resources["MailboxesFailingAlarm"] = mailboxes_failing_alarm(prefix)
-    resources["DigestsFailedAlarm"] = _alarm(
+    resources["DigestsFailedAlarm"] = alarm(
         "A daily digest could not be sent to a user (the others were). deliver-digests' log "
         "(send-digests' when run from the CLI) has one 'digest failed' line per user with the error (often SES: a sandbox account, an "
         "unverified sender, the sending quota). The user's items wait for the next run.",
         agora_metric(f"{prefix}-digests-failed", "DigestsFailed", {"Stage": prefix}),
         Period=3600,
     )
-    resources["DigestRunStoppedEarlyAlarm"] = _alarm(
+    resources["DigestRunStoppedEarlyAlarm"] = alarm(
         "The daily digest run reached its time limit before every user was queued; the rest "
         "are sent by the next run, a day late. If it repeats, raise send-digests' timeout or "
         "memory in .chalice/config.json, or run `python -m chalicelib.cli send-digests`.",
@@ -481,23 +411,5 @@ def outputs() -> dict[str, Any]:
                     ],
                 ]
             },
-        },
-    }
-
-
-def metric_stat(metric_id: str, namespace: str, name: str, dimensions: dict[str, str], stat: str,
-          period: int) -> dict[str, Any]:  # fmt: skip
-    """One metric of a metric-math alarm, read but not the alarm's own value."""
-    return {
-        "Id": metric_id,
-        "ReturnData": False,
-        "MetricStat": {
-            "Metric": {
-                "Namespace": namespace,
-                "MetricName": name,
-                "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()],
-            },
-            "Period": period,
-            "Stat": stat,
         },
     }

@@ -22,8 +22,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from infra.operations import METRICS_NAMESPACE, SERVICE_DIMENSIONS, alarm_metric, metric_stat
-from infra.operations import _alarm as _base_alarm
+from infra.alarms import (
+    METRICS_NAMESPACE,
+    SERVICE_DIMENSIONS,
+    alarm,
+    alarm_metric,
+    expression_alarm,
+    metric_stat,
+)
 
 PAGE_TOPIC = "PageTopic"
 TICKET_TOPIC = "AlarmTopic"
@@ -124,13 +130,6 @@ def conditions() -> dict[str, Any]:
     return {"HasPageEmail": {"Fn::Not": [{"Fn::Equals": [{"Ref": "PageEmail"}, ""]}]}}
 
 
-def _math_alarm(description: str, name: str, metrics: list[dict[str, Any]], **more: Any) -> dict:
-    alarm = _base_alarm(description, {"AlarmName": name, "Metrics": metrics}, **more)
-    for key in ("Statistic", "Period"):
-        alarm["Properties"].pop(key, None)
-    return alarm
-
-
 def share_alarms(stage: str) -> dict[str, Any]:
     """The quiet API's 5xx share, mail failed as a share of mail handled, and the rates and
     silences that page (rate_alarms)."""
@@ -149,7 +148,7 @@ def rate_alarms(stage: str) -> dict[str, Any]:
     function = {"FunctionName": {"Ref": "APIHandler"}}
     twice = {"EvaluationPeriods": 2, "DatapointsToAlarm": 2}
     return {
-        "ApiErrorRateAlarm": _math_alarm(
+        "ApiErrorRateAlarm": expression_alarm(
             f"{API_ERROR_SHARE:.0%} or more of the API's calls (at least {API_ERROR_CALLS} in "
             "five minutes) were answered 5xx, two five minutes running: 500 is an unexpected "
             "error (its stack trace in the API's log), 503 an AWS service that failed past the "
@@ -166,7 +165,7 @@ def rate_alarms(stage: str) -> dict[str, Any]:
             Threshold=API_ERROR_SHARE,
             **twice,
         ),
-        "ApiFunctionErrorRateAlarm": _math_alarm(
+        "ApiFunctionErrorRateAlarm": expression_alarm(
             f"The API function failed (crashed or timed out) in {API_ERROR_SHARE:.0%} or more "
             f"of its invocations (at least {API_ERROR_CALLS} in five minutes), two five minutes "
             "running. Its log group /aws/lambda/<function> has each failure.",
@@ -182,7 +181,7 @@ def rate_alarms(stage: str) -> dict[str, Any]:
             Threshold=API_ERROR_SHARE,
             **twice,
         ),
-        "MailboxesAllFailingAlarm": _math_alarm(
+        "MailboxesAllFailingAlarm": expression_alarm(
             f"{MAILBOXES_ALL_FAILING_PERCENT}% or more of the enabled mailboxes (at least 2) "
             "failed at their mail servers for 15 minutes: mail in stopped for everyone, so the "
             "cause is ours (the function's network, name resolution, our addresses blocked), not "
@@ -203,7 +202,7 @@ def rate_alarms(stage: str) -> dict[str, Any]:
             ),
             Threshold=MAILBOXES_ALL_FAILING_PERCENT,
         ),
-        "NotificationsAllFailingAlarm": _math_alarm(
+        "NotificationsAllFailingAlarm": expression_alarm(
             f"For 15 minutes every notification failed ({NOTIFICATIONS_ALL_FAILING} or more "
             "each five minutes, metric NotificationFailed) and none was sent "
             "(NotificationsSent): notifications stopped for everyone (SES refuses the sender, "
@@ -240,7 +239,7 @@ def ses_alarms(stage: str) -> dict[str, Any]:
         },
     }
     found = {
-        "SesQuotaReachedAlarm": _math_alarm(
+        "SesQuotaReachedAlarm": expression_alarm(
             f"SES sent {SES_QUOTA_REACHED:.0%} or more of the account's 24-hour quota "
             "(parameter SesDailyQuota): every notification and digest past it fails. Request a "
             "higher quota in the SES console (Account dashboard), then make deploy "
@@ -263,7 +262,7 @@ def ses_alarms(stage: str) -> dict[str, Any]:
         ("SesComplaintPauseNearAlarm", "ComplaintRate", SES_COMPLAINT_PAUSE_NEAR, "0.5%"),
     ):
         kind = metric.removesuffix("Rate").lower()
-        found[logical] = _base_alarm(
+        found[logical] = alarm(
             f"The account's SES {kind} rate reached {threshold:.1%}; at {pause} SES pauses the "
             "account's sending, every mail of every group. Check that ses-feedback suppresses "
             f"(its alarms), stop any bulk sending, and read the {kind}s' addresses in "
@@ -293,7 +292,7 @@ def _shares(stage: str) -> dict[str, Any]:
     ]
     handled = " + ".join(f"FILL({outcome}, 0)" for outcome in MAIL_OUTCOMES)
     return {
-        "ApiQuiet5xxAlarm": _math_alarm(
+        "ApiQuiet5xxAlarm": expression_alarm(
             f"At least {QUIET_5XX_SHARE:.0%} of an hour's API calls (and at least "
             f"{QUIET_5XX_CALLS}) were answered 5xx: a quiet API that is down, which the 5-minute "
             "count never sees. Read the API function's log (filter level = ERROR).",
@@ -310,7 +309,7 @@ def _shares(stage: str) -> dict[str, Any]:
             ],
             Threshold=QUIET_5XX_SHARE,
         ),
-        "MailFailedAlarm": _math_alarm(
+        "MailFailedAlarm": expression_alarm(
             f"{MAIL_FAILED_SHARE:.0%} or more of the mail handled in an hour (and at least "
             f"{MAIL_FAILED_AT_LEAST}) could not be handled (status `failed` in the mail log, "
             "metric MailHandled Outcome=failed): something shared, not one group's mailbox. Read "

@@ -40,7 +40,8 @@ import re
 from typing import Any
 
 from chalicelib.settings import SERVICE
-from infra.operations import ALIAS, FUNCTIONS, _alarm, agora_metric, alarm_metric
+from infra.alarms import agora_metric, alarm, alarm_metric
+from infra.operations import ALIAS, FUNCTIONS
 
 CANARY = "Canary10Percent10Minutes"
 # What rolls a prod deploy back: the new version's own alarms (ExecutedVersion, Version; 1-minute
@@ -344,7 +345,7 @@ def alias_check_resources(stage: str) -> dict[str, Any]:
                 "SourceArn": {"Fn::GetAtt": [f"{CHECK_ALIASES}Schedule", "Arn"]},
             },
         },
-        "AliasesBehindAlarm": _alarm(
+        "AliasesBehindAlarm": alarm(
             "An alias live ran other code or another environment than its function's $LATEST "
             "two hours running: "
             "a deploy that bypassed make deploy (sam deploy, aws cloudformation deploy, the "
@@ -358,7 +359,7 @@ def alias_check_resources(stage: str) -> dict[str, Any]:
             EvaluationPeriods=2,
             DatapointsToAlarm=2,
         ),
-        f"{CHECK_ALIASES}ErrorsAlarm": _alarm(
+        f"{CHECK_ALIASES}ErrorsAlarm": alarm(
             "check-aliases failed, so nothing sees whether each alias live runs $LATEST: its "
             f"log group /aws/lambda/{name} has the error.",
             alarm_metric(

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from infra import mail_events
-from infra.operations import SERVICE_DIMENSIONS, _alarm, alarm_metric, math_alarm, metric_stat
+from infra.alarms import SERVICE_DIMENSIONS, alarm, alarm_metric, math_alarm, metric_stat
 
 # Stream-triggered function -> (its source table's stem, the age in seconds worth a look).
 # Records leave a DynamoDB stream after 24 hours: an hour leaves time to fix the cause.
@@ -77,7 +77,7 @@ def stream_alarms(stage: str) -> dict[str, Any]:
     prefix = f"agora-{stage}"
     resources: dict[str, Any] = {}
     for logical, (table, seconds) in STREAM_SOURCES.items():
-        resources[f"{logical}IteratorAgeAlarm"] = _alarm(
+        resources[f"{logical}IteratorAgeAlarm"] = alarm(
             f"The oldest record of the {prefix}-{table} stream waiting for {logical} is more than "
             f"{seconds // 60} minutes old: the function keeps failing a record (a partial batch "
             "failure is not a Lambda error) or is throttled. Records leave the stream after 24 "
@@ -101,7 +101,7 @@ def heartbeat_alarms(stage: str) -> dict[str, Any]:
     resources: dict[str, Any] = {}
     for job, (period, periods) in HEARTBEATS.items():
         logical = "".join(part.title() for part in job.split("-"))
-        resources[f"{logical}HeartbeatAlarm"] = _alarm(
+        resources[f"{logical}HeartbeatAlarm"] = alarm(
             f"{job} has not completed a run for {period * periods // 60} minutes (metric "
             "ScheduledRunCompleted): its schedule is disabled or deleted, the function fails or "
             f"times out before the end, or it is not invoked at all. Read {job}'s log and its "
@@ -125,7 +125,7 @@ def silence_alarms(stage: str) -> dict[str, Any]:
     prefix = f"agora-{stage}"
 
     return {
-        "PurgeCommentsHeartbeatAlarm": _alarm(
+        "PurgeCommentsHeartbeatAlarm": alarm(
             f"The monthly purge of deleted comments has not completed for {PURGE_AGE_DAYS} days, "
             "or the daily check (send-digests' run) did not report it for two days (metric "
             "PurgeRunAgeDays, missing data breaching): its schedule is disabled, it fails or "
@@ -145,7 +145,7 @@ def silence_alarms(stage: str) -> dict[str, Any]:
             DatapointsToAlarm=2,
             TreatMissingData="breaching",
         ),
-        "PurgeCommentsBacklogAlarm": _alarm(
+        "PurgeCommentsBacklogAlarm": alarm(
             "The monthly purge stopped at its 900 s deadline and left deleted comments (metric "
             "CommentPurgeBacklog, up to 10,000 counted; purge-comments' log says how many): it "
             "is not recorded complete, and the next run goes on from the oldest. Run `python -m "
@@ -244,7 +244,7 @@ def account_alarms(stage: str) -> dict[str, Any]:
             Threshold=CONCURRENCY_SHARE,
             EvaluationPeriods=2,
         ),
-        "AccountThrottlesAlarm": _alarm(
+        "AccountThrottlesAlarm": alarm(
             "Lambda refused to start a function in this account: its concurrency is used up. "
             "The dashboard's 'Function errors and throttles' shows which; ask AWS for a higher "
             "'Concurrent executions' quota, or lower the SQS triggers' MaximumConcurrency (the "
@@ -312,7 +312,7 @@ def throttle_alarm(stage: str, tables: dict[str, str]) -> dict[str, Any]:
 def api_alarms(stage: str) -> dict[str, Any]:
     prefix = f"agora-{stage}"
     return {
-        "Api4xxAlarm": _alarm(
+        "Api4xxAlarm": alarm(
             f"More than {API_4XX_SHARE:.0%} of API calls were answered 4xx for 15 minutes: a "
             "client (the console, an integration) sends what the API refuses, or somebody "
             "guesses passwords or paths. The access log (/aws/apigateway/"
@@ -343,7 +343,7 @@ def api_alarms(stage: str) -> dict[str, Any]:
                 ],
             },
         },
-        "ApiThrottledAlarm": _alarm(
+        "ApiThrottledAlarm": alarm(
             "API Gateway answered 429 to 10 or more calls in 5 minutes: a client passed the "
             "stage's throttle (100 requests/s, bursts of 200). The access log's `ip` and "
             "`userAgent` of status 429 name the client; raise the limit in infra/build.py "
@@ -357,7 +357,7 @@ def api_alarms(stage: str) -> dict[str, Any]:
 def delivery_alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
     prefix = f"agora-{stage}"
     return {
-        "SesFeedbackDeliveryAlarm": _alarm(
+        "SesFeedbackDeliveryAlarm": alarm(
             f"SNS could not deliver SES bounces or complaints from {names['feedback_topic']} to "
             f"its queue: they wait in {names['feedback_undelivered']} (the subscription's "
             "redrive), and those addresses are not suppressed. Check the queue's policy (it must "
