@@ -80,6 +80,7 @@ def test_cli_poll_mail_with_only_make_runs_variables_notifies_each_subscriber_on
         "export AWS_SECRET_ACCESS_KEY",
         "export AGORA_MAIL_ALLOW_PRIVATE_HOSTS",  # its demo mailboxes are on loopback
         "export AGORA_BASE_URL",  # the site on make run's own port: the CLI's links and permalinks
+        "export AGORA_SMTP_PORT",  # a setting the test gave make run (its SMTP door's free port)
     ]
     assert running.printed["AWS_ACCESS_KEY_ID"].startswith("AGORALOCAL")
     assert running.printed["AGORA_BASE_URL"] == running.base.replace("127.0.0.1", "localhost")
