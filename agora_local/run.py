@@ -525,13 +525,14 @@ def serve(arguments: argparse.Namespace, lock: FolderLock) -> int:
     from agora_local.smtp_door import open_door
 
     door, door_line = open_door(settings, intake)  # mail in by push (CONTRACT §13)
+    # On disk before the banner says it serves (a migration's changes, an export loaded).
+    saver = start_snapshots(snapshot, restored, changed=migrated or export is not None)
     # The banner whole before the first request or job line is written: the export lines are
     # pasted into a shell. A request meanwhile waits in the listening socket's queue.
     print_banner(settings, credentials, door_line)
     stopping = threading.Event()
     scheduler = Scheduler(scheduled_jobs(stopping), stopping)
     scheduler.start()
-    saver = start_snapshots(snapshot, restored, changed=migrated or export is not None)
     serving = threading.Thread(target=server.server.serve_forever, name="agora-api", daemon=True)
     serving.start()
     stop_request.wait()
