@@ -13,9 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from infra import dashboard as board
 from infra.alarms import (
-    METRICS_NAMESPACE,
-    SERVICE_DIMENSIONS,
     agora_metric,
     alarm,
     alarm_metric,
@@ -295,251 +294,14 @@ def schedule_names(stage: str) -> dict[str, Any]:
     return resources
 
 
-def dashboard(stage: str, names: dict[str, str], tables: dict[str, str]) -> dict[str, Any]:
-    """One CloudWatch dashboard: API latency and errors, mail outcomes, queues, notifications,
-    DynamoDB throttles, SES reputation. Function names are the stack's (`${Logical}`)."""
-    prefix = f"agora-{stage}"
-    region = "${AWS::Region}"
-    api = ["AWS/ApiGateway", "{metric}", "ApiName", prefix, "Stage", "api"]
-
-    def widget(title: str, metrics: list[list[Any]], x: int, y: int, **extra: Any) -> dict:
-        return {
-            "type": "metric",
-            "x": x,
-            "y": y,
-            "width": 12,
-            "height": 6,
-            "properties": {"title": title, "region": region, "metrics": metrics, **extra},
-        }
-
-    def search(query: str, stat: str) -> str:
-        # `${…}` is the template's substitution: a literal brace pair passes through Fn::Sub as
-        # `${!…}`; SEARCH's own braces are not `${`, so they need nothing.
-        return f"SEARCH('{query}', '{stat}', 300)"
-
-    def api_metric(metric: str, stat: str) -> list[Any]:
-        return [*(m.replace("{metric}", metric) for m in api), {"stat": stat}]
-
+def dashboard(stage: str, names: dict[str, str]) -> dict[str, Any]:
+    """API latency and errors, mail outcomes, queues, notifications, DynamoDB throttles, SES
+    reputation (infra/dashboard.py lays them out)."""
     queues = [names[q] for q, _, _ in QUEUES.values()]
     dead = [names[d] for _, d, _ in QUEUES.values()]
     dead += [names["outbox_dead_letters"], names["scheduled_failures"]]
-    widgets = [
-        widget(
-            "API latency (ms)",
-            [api_metric("Latency", "p50"), api_metric("Latency", "p99")],
-            0,
-            0,
-        ),
-        widget(
-            "API errors",
-            [
-                api_metric("5XXError", "Sum"),
-                api_metric("4XXError", "Sum"),
-                api_metric("Count", "Sum"),
-            ],
-            12,
-            0,
-        ),
-        widget(
-            "Mail handled, by outcome",
-            [
-                [
-                    METRICS_NAMESPACE,
-                    "MailHandled",
-                    "Stage",
-                    prefix,
-                    "Outcome",
-                    outcome,
-                    {"stat": "Sum"},
-                ]
-                for outcome in ("posted", "commented", "ignored", "rejected", "failed")
-            ],
-            0,
-            6,
-        ),  # fmt: skip
-        widget(
-            "Notifications",
-            [
-                [METRICS_NAMESPACE, "NotificationsSent", "Stage", prefix, {"stat": "Sum"}],
-                [
-                    "AWS/Lambda",
-                    "Errors",
-                    "FunctionName",
-                    "${DeliverNotifications}",
-                    {"stat": "Sum"},
-                ],
-                ["AWS/SES", "Send", {"stat": "Sum"}],
-                ["AWS/SES", "Bounce", {"stat": "Sum"}],
-                ["AWS/SES", "Complaint", {"stat": "Sum"}],
-            ],
-            12,
-            6,
-        ),  # fmt: skip
-        widget(
-            "Queue depth (visible messages)",
-            [
-                [
-                    "AWS/SQS",
-                    "ApproximateNumberOfMessagesVisible",
-                    "QueueName",
-                    q,
-                    {"stat": "Maximum"},
-                ]
-                for q in queues + dead
-            ],
-            0,
-            12,
-        ),  # fmt: skip
-        widget(
-            "Age of the oldest message (s)",
-            [
-                ["AWS/SQS", "ApproximateAgeOfOldestMessage", "QueueName", q, {"stat": "Maximum"}]
-                for q in queues
-            ],
-            12,
-            12,
-        ),
-        widget(
-            "DynamoDB throttle events (tables and indexes)",
-            [
-                [
-                    {
-                        "expression": search(
-                            '{AWS/DynamoDB,Operation,TableName} MetricName="ThrottledRequests" '
-                            f'"{prefix}"',
-                            "Sum",
-                        ),
-                        "label": "",
-                        "id": "tables",
-                    }
-                ],
-                [
-                    {
-                        "expression": search(
-                            "{AWS/DynamoDB,GlobalSecondaryIndexName,TableName} "
-                            'MetricName=("ReadThrottleEvents" OR "WriteThrottleEvents") '
-                            f'"{prefix}"',
-                            "Sum",
-                        ),
-                        "label": "",
-                        "id": "indexes",
-                    }
-                ],
-            ],
-            0,
-            18,
-        ),  # fmt: skip
-        widget(
-            "SES reputation",
-            [
-                ["AWS/SES", "Reputation.BounceRate", {"stat": "Maximum"}],
-                ["AWS/SES", "Reputation.ComplaintRate", {"stat": "Maximum"}],
-            ],
-            12,
-            18,
-            annotations={
-                "horizontal": [
-                    {"label": "bounce review", "value": 0.05},
-                    {"label": "complaint review", "value": 0.001},
-                ]
-            },
-        ),
-        widget(
-            "Function duration p99 (ms)",
-            [
-                [
-                    "AWS/Lambda",
-                    "Duration",
-                    "FunctionName",
-                    "${" + logical + "}",
-                    {"stat": "p99", "label": name},
-                ]
-                for logical, name in FUNCTIONS.items()
-            ],
-            0,
-            24,
-        ),  # fmt: skip
-        widget(
-            "Function errors and throttles",
-            [
-                [
-                    "AWS/Lambda",
-                    metric,
-                    "FunctionName",
-                    "${" + logical + "}",
-                    {"stat": "Sum", "label": f"{name} {metric.lower()}"},
-                ]
-                for logical, name in FUNCTIONS.items()
-                for metric in ("Errors", "Throttles")
-            ],
-            12,
-            24,
-        ),  # fmt: skip
-        widget(
-            "Outbox stream: age of the oldest record (ms)",
-            [
-                [
-                    "AWS/Lambda",
-                    "IteratorAge",
-                    "FunctionName",
-                    "${DrainOutbox}",
-                    {"stat": "Maximum", "label": "drain-outbox"},
-                ],
-            ],
-            0,
-            30,
-        ),  # fmt: skip
-        widget(
-            "Mailbox polls failed, by reason",
-            [
-                [
-                    {
-                        "expression": search(
-                            f'{{Agora,Reason,Stage,service}} MetricName="MailboxPollFailed" '
-                            f'Stage="{prefix}"',
-                            "Sum",
-                        ),
-                        "label": "",
-                        "id": "polls",
-                    }
-                ]
-            ],
-            12,
-            30,
-        ),  # fmt: skip
-        widget(
-            "Scheduled runs completed (heartbeats) and failed",
-            [
-                [
-                    METRICS_NAMESPACE,
-                    "ScheduledRunCompleted",
-                    "Job",
-                    job,
-                    "Stage",
-                    prefix,
-                    *[part for item in SERVICE_DIMENSIONS.items() for part in item],
-                    {"stat": "Sum", "label": f"{job} completed"},
-                ]
-                for job in SCHEDULES.values()
-            ]
-            + [
-                [
-                    "AWS/SQS",
-                    "ApproximateNumberOfMessagesVisible",
-                    "QueueName",
-                    names["scheduled_failures"],
-                    {"stat": "Maximum", "label": "scheduled failures"},
-                ],
-            ],
-            0,
-            36,
-        ),  # fmt: skip
-    ]
-    body = json.dumps({"widgets": widgets}, separators=(",", ":"))
-    return {
-        "Type": "AWS::CloudWatch::Dashboard",
-        "Properties": {"DashboardName": prefix, "DashboardBody": {"Fn::Sub": body}},
-    }
+    failures = names["scheduled_failures"]
+    return board.dashboard(f"agora-{stage}", queues, dead, list(SCHEDULES.values()), failures)
 
 
 def monitoring_resources(
@@ -553,5 +315,5 @@ def monitoring_resources(
         **reputation_alarms(stage),
         **event_alarms(stage),
         **schedule_names(stage),
-        "Dashboard": dashboard(stage, names, tables),
+        "Dashboard": dashboard(stage, names),
     }
