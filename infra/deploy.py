@@ -252,85 +252,34 @@ def with_code_in(template: dict[str, Any], bucket: str, key: str) -> dict[str, A
 def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
     import boto3
 
-    from infra import yaml_text
-
     check_arguments(args)
     template = packaged_template(args.stage)
     session = session or boto3.session.Session()
-    region = session.region_name
-    if not region:
-        raise DeployError("no AWS region: set AWS_DEFAULT_REGION (or AWS_PROFILE with a region)")
-    account = session.client("sts").get_caller_identity()["Account"]
-    s3 = session.client("s3")
-    bucket = ensure_bucket(s3, account, region)
-    code = (PACKAGE / "deployment.zip").read_bytes()
-    digest = hashlib.sha256(code).hexdigest()[:16]
-    code_key = upload(s3, bucket, f"{args.stage}/deployment-{digest}.zip", code)
-    body = yaml_text.dump(with_code_in(template, bucket, code_key), sort_keys=False).encode()
-    template_key = upload(
-        s3, bucket, f"{args.stage}/template-{hashlib.sha256(body).hexdigest()[:16]}.yaml", body
-    )
-    template_url = f"https://{bucket}.s3.{region}.amazonaws.com/{template_key}"
-
+    upload_url, change_set = _upload_stack(session, args.stage, template)
     stack = f"agora-{args.stage}"
     cloudformation = session.client("cloudformation")
     if _stack_status(cloudformation, stack) == "ROLLBACK_COMPLETE":
         clear_failed_first_create(session, stack, template)
     exists = _stack_exists(cloudformation, stack)
-    # What the deploy is not given keeps its deployed value (infra.deploy_parameters); a change
-    # of the SES sending identity is refused unless asked, and said.
-    previous = _stack_parameter_values(cloudformation, stack) if exists else {}
-    try:
-        chosen = stack_parameters(args, previous if exists else None)
-    except ParameterError as error:
-        raise DeployError(f"{stack}: {error}") from None
-    for note in chosen.notes:
-        print(f"{stack}: {note}", flush=True)
-    if chosen.values(previous).get("ManageApiGatewayAccount") != "true":
-        require_api_gateway_logging_role(session)
-    parameters = chosen.given
-    kept = [{"ParameterKey": k, "UsePreviousValue": True} for k in chosen.kept]
-    parameters = with_settings_digest(template, parameters, previous)
-    given = [{"ParameterKey": k, "ParameterValue": v} for k, v in parameters.items()]
-    change_set = f"deploy-{digest}-{hashlib.sha256(body).hexdigest()[:8]}"
     cloudformation.create_change_set(
         StackName=stack,
         ChangeSetName=change_set,
         ChangeSetType="UPDATE" if exists else "CREATE",
-        TemplateURL=template_url,
-        Parameters=given + kept,
+        TemplateURL=upload_url,
+        Parameters=_change_set_parameters(session, cloudformation, stack, args, template, exists),
         Capabilities=CAPABILITIES,
     )
     print(f"{stack}: change set {change_set} ({'update' if exists else 'create'})", flush=True)
     described = _wait_change_set(cloudformation, stack, change_set)
     allow_replace = bool(getattr(args, "allow_replace", False))
-    if described is not None:
-        refuse_data_loss(cloudformation, stack, change_set, described, allow_replace)
     if described is None:
         print(f"{stack}: nothing changed")
-    elif args.review:
-        print(f"{stack}: review the change set in the CloudFormation console, then execute it")
-        return {}
     else:
-        if exists:
-            # The stack policy would refuse what --allow-replace let through: lifted for this
-            # update only, and put back below whatever happens.
-            cloudformation.set_stack_policy(
-                StackName=stack, StackPolicyBody=stack_policy(allow_replace)
-            )
-        cloudformation.execute_change_set(StackName=stack, ChangeSetName=change_set)
-        waiter = "stack_update_complete" if exists else "stack_create_complete"
-        try:
-            cloudformation.get_waiter(waiter).wait(
-                StackName=stack, WaiterConfig={"Delay": 10, "MaxAttempts": 360}
-            )
-        except Exception:
-            raise DeployError(f"{stack} failed: {_first_failure(cloudformation, stack)}") from None
-        finally:
-            if _stack_exists_quietly(cloudformation, stack):
-                cloudformation.set_stack_policy(StackName=stack, StackPolicyBody=stack_policy())
-        for arn in prune_versions(session, stack):
-            print(f"{stack}: deleted the old version {arn}", flush=True)
+        refuse_data_loss(cloudformation, stack, change_set, described, allow_replace)
+        if args.review:
+            print(f"{stack}: review the change set in the CloudFormation console, then execute it")
+            return {}
+        _execute_change_set(session, cloudformation, stack, change_set, exists, allow_replace)
     if args.stage == "prod":
         protect(cloudformation, stack)
     # Changed or not: an alias an earlier deploy by another path left behind is said here.
@@ -344,6 +293,80 @@ def deploy(args: argparse.Namespace, session: Any = None) -> dict[str, str]:
     for key, value in outputs.items():
         print(f"{key}: {value}")
     return outputs
+
+
+def _upload_stack(session: Any, stage: str, template: dict[str, Any]) -> tuple[str, str]:
+    """The code and the template with it, uploaded to the account's deploy bucket: answers the
+    template's URL and the change set's name (after both contents)."""
+    from infra import yaml_text
+
+    region = session.region_name
+    if not region:
+        raise DeployError("no AWS region: set AWS_DEFAULT_REGION (or AWS_PROFILE with a region)")
+    account = session.client("sts").get_caller_identity()["Account"]
+    s3 = session.client("s3")
+    bucket = ensure_bucket(s3, account, region)
+    code = (PACKAGE / "deployment.zip").read_bytes()
+    digest = hashlib.sha256(code).hexdigest()[:16]
+    code_key = upload(s3, bucket, f"{stage}/deployment-{digest}.zip", code)
+    body = yaml_text.dump(with_code_in(template, bucket, code_key), sort_keys=False).encode()
+    template_key = upload(
+        s3, bucket, f"{stage}/template-{hashlib.sha256(body).hexdigest()[:16]}.yaml", body
+    )
+    template_url = f"https://{bucket}.s3.{region}.amazonaws.com/{template_key}"
+    return template_url, f"deploy-{digest}-{hashlib.sha256(body).hexdigest()[:8]}"
+
+
+def _change_set_parameters(
+    session: Any,
+    cloudformation: Any,
+    stack: str,
+    args: argparse.Namespace,
+    template: dict[str, Any],
+    exists: bool,
+) -> list[dict[str, Any]]:
+    """The stack's parameters for this deploy. What the deploy is not given keeps its deployed
+    value (infra.deploy_parameters); a change of the SES sending identity is refused unless
+    asked, and said."""
+    previous = _stack_parameter_values(cloudformation, stack) if exists else {}
+    try:
+        chosen = stack_parameters(args, previous if exists else None)
+    except ParameterError as error:
+        raise DeployError(f"{stack}: {error}") from None
+    for note in chosen.notes:
+        print(f"{stack}: {note}", flush=True)
+    if chosen.values(previous).get("ManageApiGatewayAccount") != "true":
+        require_api_gateway_logging_role(session)
+    kept = [{"ParameterKey": k, "UsePreviousValue": True} for k in chosen.kept]
+    parameters = with_settings_digest(template, chosen.given, previous)
+    given = [{"ParameterKey": k, "ParameterValue": v} for k, v in parameters.items()]
+    return given + kept
+
+
+def _execute_change_set(
+    session: Any, cloudformation: Any, stack: str, change_set: str, exists: bool,
+    allow_replace: bool,
+) -> None:  # fmt: skip
+    """Run the change set and wait for the stack; then delete the versions no alias runs."""
+    if exists:
+        # The stack policy would refuse what --allow-replace let through: lifted for this
+        # update only, and put back below whatever happens.
+        cloudformation.set_stack_policy(
+            StackName=stack, StackPolicyBody=stack_policy(allow_replace)
+        )
+    cloudformation.execute_change_set(StackName=stack, ChangeSetName=change_set)
+    waiter = "stack_update_complete" if exists else "stack_create_complete"
+    try:
+        cloudformation.get_waiter(waiter).wait(
+            StackName=stack, WaiterConfig={"Delay": 10, "MaxAttempts": 360}
+        )
+    except Exception:
+        raise DeployError(f"{stack} failed: {_first_failure(cloudformation, stack)}") from None
+    finally:
+        if _stack_exists_quietly(cloudformation, stack):
+            cloudformation.set_stack_policy(StackName=stack, StackPolicyBody=stack_policy())
+    for arn in prune_versions(session, stack):
+        print(f"{stack}: deleted the old version {arn}", flush=True)
 
 
 # The migrate function runs up to its 900 s timeout: the invoke waits for it, and is not retried
