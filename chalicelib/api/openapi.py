@@ -51,7 +51,7 @@ def get_api_index(call: Call[None, None, None]) -> ApiIndex:
 @route(openapi_api, "GET", OPENAPI_PATH, need=None, response=dict[str, Any])
 def get_openapi_document(call: Call[None, None, None]) -> Any:
     """The OpenAPI 3.1 document of this API (the document itself, not an envelope)."""
-    from chalicelib.openapi import openapi_document
+    from chalicelib.api.openapi_document import openapi_document
 
     document = {**openapi_document(), "servers": [{"url": server_url(call.request)}]}
     return Response(body=json.dumps(document), status_code=200, headers=JSON_HEADERS)

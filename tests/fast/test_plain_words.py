@@ -43,7 +43,7 @@ def test_no_string_of_the_code_names_an_internal_document():
 
 
 def test_the_openapi_document_names_no_internal_document():
-    from chalicelib.openapi import openapi_document
+    from chalicelib.api.openapi_document import openapi_document
 
     text = json.dumps(openapi_document(), ensure_ascii=False)
     assert INTERNAL.findall(text) == []

@@ -349,7 +349,7 @@ def test_a_keyed_spoof_a_purged_comments_key_and_a_key_at_another_domain_through
 @pytest.mark.fast
 def test_the_openapi_document_has_held_because_on_comments_as_a_read_only_field():
     import app  # noqa: F401 - registers the routes
-    from chalicelib.openapi import openapi_document
+    from chalicelib.api.openapi_document import openapi_document
 
     field = openapi_document()["components"]["schemas"]["CommentOut"]["properties"]["heldBecause"]
     assert field["readOnly"] is True

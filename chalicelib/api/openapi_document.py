@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, TypeAdapter
-from pydantic.json_schema import models_json_schema
-
+from chalicelib.api.openapi_schemas import (
+    FIELD_ERROR_SCHEMA,
+    envelope,
+    field_data_by_type,
+    model_defs,
+    model_refs,
+    notification_ids,
+    parameters_of,
+    schema_of,
+    standard_bounds,
+)
 from chalicelib.api.routing import ROUTES, RouteSpec
 from chalicelib.auth import Need
 from chalicelib.schemas.api_index import API_TITLE
-from chalicelib.schemas.profile_fields import DATA_MODELS
-from chalicelib.services.notifications import NOTIFICATION_NAMES
-
-REF = "#/components/schemas/{model}"
 
 # Routes without a required token that still check one when it is sent: sign-in, and the group
 # feeds (a token or `?key=` for closed groups; a wrong key is a 401).
@@ -68,71 +72,8 @@ OPENAPI_DOCUMENT_SCHEMA = {
 }
 
 
-def _is_model(annotation: Any) -> bool:
-    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
-
-
-def _envelope(object_schema: dict[str, Any], success: bool) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "required": ["success", "message", "timestamp", "errors", "object"],
-        "properties": {
-            "success": {"type": "boolean", "const": success},
-            "message": {"type": "string"},
-            "timestamp": {"type": "string", "format": "date-time"},
-            "errors": {"type": "array", "items": {"$ref": REF.format(model="FieldError")}},
-            "object": object_schema,
-        },
-    }
-
-
-FIELD_ERROR_SCHEMA = {
-    "type": "object",
-    "required": ["key", "value", "message"],
-    "properties": {
-        "key": {"type": "string"},
-        "value": {"type": "string"},
-        "message": {"type": "string"},
-    },
-}
-
-
-def _schema_of(annotation: Any, mode: str, defs: dict[str, Any]) -> dict[str, Any]:
-    if annotation is None:
-        return {"type": "null"}
-    if _is_model(annotation) and (annotation, mode) in _model_refs():
-        return _model_refs()[(annotation, mode)]
-    schema = TypeAdapter(annotation).json_schema(mode=mode, ref_template=REF, by_alias=True)  # type: ignore[arg-type]
-    defs.update(schema.pop("$defs", {}))
-    return schema
-
-
-def _parameters(spec: RouteSpec, defs: dict[str, Any]) -> list[dict[str, Any]]:
-    parameters = []
-    for location, model in (("path", spec.path_model), ("query", spec.query_model)):
-        if model is None:
-            continue
-        schema = model.model_json_schema(by_alias=True, ref_template=REF)
-        defs.update(schema.pop("$defs", {}))
-        required = set(schema.get("required", []))
-        for name, prop in schema.get("properties", {}).items():
-            # A parameter left out is absent, not null: a null default says nothing a client can send.
-            prop = {
-                k: v for k, v in prop.items() if k != "title" and not (k == "default" and v is None)
-            }
-            parameters.append(
-                {
-                    "name": name,
-                    "in": location,
-                    "required": location == "path" or name in required,
-                    "schema": prop,
-                }
-            )
-    return parameters
-
-
 def _operation(spec: RouteSpec, defs: dict[str, Any]) -> dict[str, Any]:
-    object_schema = _schema_of(spec.response_model, "serialization", defs)
+    object_schema = schema_of(spec.response_model, "serialization", defs)
     responses: dict[str, Any] = {}
     if spec.path.endswith("/openapi.json"):
         # The document itself, not an envelope around it.
@@ -144,12 +85,12 @@ def _operation(spec: RouteSpec, defs: dict[str, Any]) -> dict[str, Any]:
         # "Poll now" asks for a poll and answers at once: the schedule runs it (CONTRACT §10).
         responses["202"] = {
             "description": "Accepted: the mailbox is due now (`nextPollOn`)",
-            "content": {"application/json": {"schema": _envelope(object_schema, True)}},
+            "content": {"application/json": {"schema": envelope(object_schema, True)}},
         }
     elif spec.content_type == "application/json":
         responses["200"] = {
             "description": "Success",
-            "content": {"application/json": {"schema": _envelope(object_schema, True)}},
+            "content": {"application/json": {"schema": envelope(object_schema, True)}},
         }
     else:
         responses["200"] = {
@@ -163,7 +104,7 @@ def _operation(spec: RouteSpec, defs: dict[str, Any]) -> dict[str, Any]:
         "operationId": spec.handler.__name__,
         "summary": spec.summary,
         "tags": [spec.tag],
-        "parameters": _parameters(spec, defs),
+        "parameters": parameters_of(spec, defs),
         "responses": responses,
     }
     if spec.need is not None:
@@ -179,7 +120,7 @@ def _operation(spec: RouteSpec, defs: dict[str, Any]) -> dict[str, Any]:
         operation["requestBody"] = {
             "required": True,
             "content": {
-                "application/json": {"schema": _schema_of(spec.body_model, "validation", defs)}
+                "application/json": {"schema": schema_of(spec.body_model, "validation", defs)}
             },
         }
     return operation
@@ -204,82 +145,6 @@ def _error_responses(spec: RouteSpec) -> dict[str, Any]:
     return responses
 
 
-@functools.cache
-def _model_refs() -> dict[tuple[type[BaseModel], str], dict[str, Any]]:
-    """Every body and response model in one schema run, so that names are unique across modes."""
-    pairs: set[tuple[type[BaseModel], str]] = set()
-    for spec in ROUTES:
-        if _is_model(spec.body_model):
-            pairs.add((spec.body_model, "validation"))
-        if _is_model(spec.response_model):
-            pairs.add((spec.response_model, "serialization"))
-    ordered = sorted(pairs, key=lambda pair: (pair[0].__module__, pair[0].__qualname__, pair[1]))
-    refs, schema = models_json_schema(ordered, ref_template=REF, by_alias=True)  # type: ignore[arg-type]
-    _model_defs.update(schema.get("$defs", {}))
-    return dict(refs)  # type: ignore[arg-type]
-
-
-_model_defs: dict[str, Any] = {}
-
-# Pydantic names the bounds of a type with a before-validator (JsonInt) by their Python names.
-_BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}
-
-
-def _standard_bounds(node: Any) -> None:
-    """`ge`/`le` as JSON Schema's `minimum`/`maximum`, which clients and fuzzers read."""
-    if isinstance(node, dict):
-        if node.get("type") in ("integer", "number"):
-            for python_name, keyword in _BOUNDS.items():
-                if python_name in node:
-                    node[keyword] = node.pop(python_name)
-        for value in node.values():
-            _standard_bounds(value)
-    elif isinstance(node, list):
-        for value in node:
-            _standard_bounds(value)
-
-
-def _notification_ids(paths: dict[str, dict[str, Any]]) -> None:
-    """Each kind of notification has its own ids (spec "Notifications"): the path names the kind,
-    and its `notificationId` is one of that kind's."""
-
-    for path, operations in paths.items():
-        kind = re.search(r"/notifications/(\w+)/\{notificationId\}$", path)
-        if kind is None or kind.group(1) not in NOTIFICATION_NAMES:
-            continue
-        for operation in operations.values():
-            for parameter in operation["parameters"]:
-                if parameter["name"] == "notificationId":
-                    ids = sorted(NOTIFICATION_NAMES[kind.group(1)])
-                    parameter["schema"] = {**parameter["schema"], "enum": ids}
-
-
-def _field_data_by_type(defs: dict[str, Any]) -> None:
-    """A profile field's `data` is checked against the model of its `typeId` (closed: unknown keys
-    are a 400), so the document says so: one branch per type, `typeId` and the `data` it takes.
-    An update without `typeId` is checked against the stored type: its `data` fits one of them."""
-
-    models: list[tuple[type[BaseModel], Literal["validation"]]] = [
-        (model, "validation") for model in DATA_MODELS.values()
-    ]
-    refs, schema = models_json_schema(models, ref_template=REF, by_alias=True)
-    defs.update(schema.get("$defs", {}))
-    by_type = [
-        {
-            "required": ["typeId"],
-            "properties": {"typeId": {"const": int(type_id)}, "data": refs[(model, "validation")]},
-        }
-        for type_id, model in DATA_MODELS.items()
-    ]
-    any_data = [refs[pair] for pair in models]
-    if "FieldBody" in defs:
-        defs["FieldBody"]["properties"]["data"] = {"type": "object"}
-        defs["FieldBody"]["oneOf"] = by_type
-    if "FieldUpdate" in defs:
-        defs["FieldUpdate"]["properties"]["data"] = {"anyOf": [*any_data, {"type": "null"}]}
-        defs["FieldUpdate"]["anyOf"] = [*by_type, {"not": {"required": ["typeId"]}}]
-
-
 def _links(spec: RouteSpec) -> dict[str, Any]:
     """OpenAPI links from a create to the operations on what it created: `POST …/event` answers
     the event whose `id` is the `{eventId}` of `GET`, `PUT`, `DELETE …/event/{eventId}` and the
@@ -301,8 +166,8 @@ def _links(spec: RouteSpec) -> dict[str, Any]:
 
 @functools.cache
 def openapi_document() -> dict[str, Any]:
-    _model_refs()
-    defs: dict[str, Any] = {"FieldError": FIELD_ERROR_SCHEMA, **_model_defs}
+    model_refs()
+    defs: dict[str, Any] = {"FieldError": FIELD_ERROR_SCHEMA, **model_defs}
     paths: dict[str, dict[str, Any]] = {}
     for spec in ROUTES:
         operation = _operation(spec, defs)
@@ -310,14 +175,14 @@ def openapi_document() -> dict[str, Any]:
         if links:
             operation["responses"]["200"]["links"] = links
         paths.setdefault(spec.path, {})[spec.method.lower()] = operation
-    _field_data_by_type(defs)
-    _notification_ids(paths)
-    _standard_bounds(defs)
-    _standard_bounds(paths)
+    field_data_by_type(defs)
+    notification_ids(paths)
+    standard_bounds(defs)
+    standard_bounds(paths)
     error_responses = {
         f"Error{status}": {
             "description": description,
-            "content": {"application/json": {"schema": _envelope({}, False)}},
+            "content": {"application/json": {"schema": envelope({}, False)}},
         }
         for status, description in ERROR_STATUSES.items()
     }
