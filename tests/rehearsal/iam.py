@@ -32,6 +32,9 @@ DYNAMODB_TRANSACTIONS = {
                                     "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"),
     "dynamodb:TransactGetItems": ("dynamodb:GetItem",),
 }  # fmt: skip
+# moto names an action after the service's signing name, which is not always IAM's prefix:
+# CloudWatch signs as `monitoring`. moto's copy grants the action under both names.
+MOTO_PREFIXES = {"cloudwatch:": "monitoring:"}
 # SQS authorises a batch call by its single action's permission; moto asks for the batch
 # call's own name, which no policy grants: moto's copy grants it with the single action.
 SQS_BATCHES = {
@@ -76,6 +79,13 @@ def for_moto(document: dict) -> dict:
     for statement in list(made["Statement"]):
         statement.pop("Condition", None)
         actions = _listed(statement["Action"])
+        actions = actions + [
+            moto + action.removeprefix(iam)
+            for action in actions
+            for iam, moto in MOTO_PREFIXES.items()
+            if action.startswith(iam)
+        ]
+        statement["Action"] = actions
         if not all(action.startswith(MOTO_CHECKS_RESOURCES) for action in actions):
             statement["Resource"] = "*"
             statement["Action"] = actions + [
@@ -198,6 +208,15 @@ def grants_needed(call: dict, names: Names) -> list[tuple[str, str, dict[str, st
         if params.get("Qualifier"):
             function += f":{params['Qualifier']}"
         return [("lambda:InvokeFunction", function, {})]
+    if service == "lambda" and operation in ("GetFunctionConfiguration", "GetAlias"):
+        function = unquote(params["FunctionName"])
+        if not function.startswith("arn:"):
+            function = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{function}"
+        qualifier = params.get("Qualifier") or params.get("Name")
+        return [(f"lambda:{operation}", f"{function}:{qualifier}" if qualifier else function, {})]
+    if service == "monitoring" and operation == "PutMetricData":
+        context = {"cloudwatch:namespace": params["Namespace"]}
+        return [("cloudwatch:PutMetricData", "*", context)]
     if service == "codedeploy" and operation == "PutLifecycleEventHookExecutionStatus":
         # The deployment's group: SAM's application and group, as CloudFormation names them.
         group = (f"arn:aws:codedeploy:{REGION}:{ACCOUNT}:deploymentgroup:"

@@ -4,7 +4,9 @@ template writes it, the operator's data, and the functions themselves (lambda_se
 
 from __future__ import annotations
 
+import base64
 import concurrent.futures
+import hashlib
 import json
 import os
 import secrets
@@ -373,23 +375,60 @@ def build(tmp: Path, mailbox: Any) -> tuple[Stage, subprocess.Popen]:
     stage = Stage(endpoint, template, resolver, names, operator, world, mailbox, policies=policies)
     unpacked.result()
     unpacking.shutdown()
+    # Lambda's own APIs and CodeDeploy's, for the hook and check-aliases (stand_in.py): each
+    # function's $LATEST is the package's code with its template's variables.
+    stage.stand_in = StandIn(lambda event: stage.invoke("APIHandler", event))
+    code = base64.b64encode(hashlib.sha256((PACKAGE / "deployment.zip").read_bytes()).digest())
+    for logical in functions_of(template):
+        name = environment(template, resolver, logical, credentials[logical], endpoint)[
+            "AWS_LAMBDA_FUNCTION_NAME"
+        ]
+        variables = template["Resources"][logical]["Properties"].get("Environment", {})
+        stage.stand_in.configurations[name] = {
+            "FunctionName": name,
+            "FunctionArn": str(resolver.attribute(logical, "Arn")),
+            "CodeSha256": code.decode(),
+            "Environment": {"Variables": resolver.resolve(variables.get("Variables", {}))},
+        }
     for logical in functions_of(template):
         env = environment(template, resolver, logical, credentials[logical], endpoint)
+        root, runtime = task_root, compiled
+        inline = template["Resources"][logical]["Properties"].get("Code", {}).get("ZipFile")
+        if inline:
+            # Inline code (check-aliases): Lambda writes it as index.py beside its runtime's
+            # boto3, which is the full SDK, not the zip's slimmed one.
+            root, runtime = tmp / f"{logical}-code", tmp / f"{logical}-runtime"
+            root.mkdir()
+            (root / "index.py").write_text(inline)
+            lambda_runtime(runtime)
+        if logical in ("PreTraffic", "CheckAliases"):
+            env["AWS_ENDPOINT_URL_LAMBDA"] = stage.stand_in.endpoint
         if logical == "PollMailbox":
             # What the network gives it: its POP3 server (the test's Dovecot) is on loopback,
             # which the stack refuses (CONTRACT §8); a real mailbox is on a public address.
             env["AGORA_MAIL_ALLOW_PRIVATE_HOSTS"] = "1"
         if logical == "PreTraffic":
-            # Lambda and CodeDeploy, for the hook: the rehearsal's stand-in (stand_in.py).
-            stage.stand_in = StandIn(lambda event: stage.invoke("APIHandler", event))
-            env["AWS_ENDPOINT_URL_LAMBDA"] = stage.stand_in.endpoint
             env["AWS_ENDPOINT_URL_CODEDEPLOY"] = stage.stand_in.endpoint
         timeout = int(template["Resources"][logical]["Properties"].get("Timeout", 3))
         stage.functions[logical] = LambdaFunction(
-            logical, env, timeout, task_root, compiled, tmp / f"{logical}.log"
+            logical, env, timeout, root, runtime, tmp / f"{logical}.log"
         )
     enforce_iam(endpoint)
     return stage, server
+
+
+def lambda_runtime(into: Path) -> None:
+    """What Lambda's Python runtime offers inline code besides the standard library: boto3 and
+    its dependencies (the test environment's, the SDK in full)."""
+    import importlib.util
+
+    into.mkdir()
+    for module in ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "urllib3", "six"):
+        spec = importlib.util.find_spec(module)
+        assert spec is not None and spec.origin, module
+        origin = Path(spec.origin)
+        source = origin.parent if origin.name == "__init__.py" else origin
+        (into / source.name).symlink_to(source)
 
 
 def seed(template: dict, resolver: Resolver, endpoint: str, operator: dict, mailbox: Any) -> dict:

@@ -1,8 +1,9 @@
-"""Lambda's Invoke and CodeDeploy's hook status, which moto cannot serve to the PreTraffic hook
-(moto's Lambda runs code only in Docker; its CodeDeploy has no lifecycle hooks): a small HTTP
-server speaking their wire protocols. An Invoke of the API's version or alias is the rehearsal's
+"""Lambda's Invoke, GetFunctionConfiguration and GetAlias, and CodeDeploy's hook status, which moto
+cannot serve for the rehearsal's functions (they run outside moto's Lambda, which runs code only in
+Docker; its CodeDeploy has no lifecycle hooks): a small HTTP server speaking their wire protocols,
+for the PreTraffic hook and check-aliases. An Invoke of the API's version or alias is the rehearsal's
 own API function (its process, its role); each status CodeDeploy is told is kept. It checks no
-signature: the hook's two calls are checked against its role by the rehearsal's policy check
+signature: these calls are checked against the caller's role by the rehearsal's policy check
 (tests/rehearsal/iam.py), as every call is."""
 
 from __future__ import annotations
@@ -17,6 +18,11 @@ from urllib.parse import parse_qs, unquote, urlsplit
 class StandIn:
     def __init__(self, invoke_api: Any) -> None:
         self.invoke_api = invoke_api
+        # Each function's $LATEST configuration, as Lambda's GetFunctionConfiguration answers it
+        # (check-aliases compares it with the alias's version), and the functions whose alias
+        # `live` runs a version of older code (a deploy that bypassed make deploy).
+        self.configurations: dict[str, dict[str, Any]] = {}
+        self.behind: set[str] = set()
         self.told: list[dict[str, Any]] = []
         self.invoked: list[str] = []
         # A broken new version: its answer to every call is a 500 (the serving alias answers).
@@ -26,6 +32,22 @@ class StandIn:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                url = urlsplit(self.path)
+                parts = url.path.split("/")  # /2015-03-31/functions/NAME/configuration
+                function = unquote(parts[3]) if len(parts) > 4 else ""
+                if function not in stand_in.configurations:
+                    self.send_error(404)
+                elif parts[4] == "configuration":
+                    qualifier = parse_qs(url.query).get("Qualifier", ["$LATEST"])[0]
+                    self.answer(stand_in.configuration(function, qualifier))
+                elif parts[4] == "aliases":
+                    arn = stand_in.configurations[function]["FunctionArn"]
+                    self.answer({"AliasArn": f"{arn}:{parts[5]}", "Name": parts[5],
+                                 "FunctionVersion": "1"})  # fmt: skip
+                else:
+                    self.send_error(404)
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -59,6 +81,13 @@ class StandIn:
         self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
+
+    def configuration(self, function: str, qualifier: str) -> dict[str, Any]:
+        """$LATEST's configuration, or version 1's: the same, unless the function is behind."""
+        found = {**self.configurations[function], "Version": qualifier}
+        if qualifier != "$LATEST" and function in self.behind:
+            found["CodeSha256"] = "b2xkZXIgY29kZSwgcHVibGlzaGVkIGJlZm9yZSB0aGUgbGFzdCBkZXBsb3k="
+        return found
 
     def invoke(self, function: str, qualifier: str, event: dict[str, Any]) -> tuple[Any, str]:
         target = f"{function}:{qualifier}" if qualifier else function
