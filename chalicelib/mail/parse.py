@@ -156,11 +156,16 @@ def dmarc_failed(parsed: ParsedMail, authserv_id: str) -> bool:
     prepends its header above everything the mail arrived with, so any header lower down,
     whatever id it names, may have been written by the sender (RFC 8601 §5).
     """
+    return dmarc_result(parsed, authserv_id) == "fail"
+
+
+def dmarc_result(parsed: ParsedMail, authserv_id: str) -> str | None:
+    """What OUR receiving server said of DMARC (the topmost header with its id, as above)."""
     wanted = authserv_id.strip().lower()
     for result in parsed.authentication_results:
         if result.authserv_id == wanted:
-            return result.dmarc == "fail"
-    return False
+            return result.dmarc
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -442,3 +442,33 @@ def test_under_header_mode_a_retyped_signed_forward_is_not_the_signers():
     # Another domain's signature that signs everything does not make the reading ann's.
     attackers = signed(attacked, "attacker.example", headers=(*GMAIL_HEADERS, "content-type"))
     assert header_mode_plan(attackers).status == "rejected"
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    ("to", "dmarc", "status"),
+    [
+        ("garden@club.example", "pass", "posted"),
+        ("friends@example.org", "pass", "rejected"),  # a signed mail replayed to the mailbox
+        ("friends@example.org", "none", "posted"),  # no DMARC: as any mail of such a domain
+    ],
+)
+def test_under_header_mode_a_mail_sent_elsewhere_is_not_the_signers(to, dmarc, status):
+    from dataclasses import replace
+
+    from tests.mail.test_mail_in_fast import World, mail, plan_of, posts_box
+
+    raw = (
+        f"Authentication-Results: {AUTHSERV}; dkim=pass; dmarc={dmarc}\n".encode()
+        + mail().replace(b"To: inbox@community.example", f"To: {to}".encode())
+    )
+    box = replace(posts_box(), email_address="garden@club.example")
+
+    plan = plan_of(World(), raw, box, authserv_id=AUTHSERV)
+
+    assert plan.status == status
+    if status == "rejected":
+        assert plan.reason == (
+            "sender not verified: the mail was sent to other recipients, not to "
+            f"garden@club.example, so the DMARC result of {AUTHSERV} is about a mail meant for them"
+        )

@@ -20,6 +20,7 @@ from chalicelib.domain.mailboxes import Finish, LogEntry, MailStatus
 from chalicelib.domain.ports.mail import Counters, MailComments, MailLog, MailPosts
 from chalicelib.mail import unsigned_mime
 from chalicelib.mail.authentication import aligned
+from chalicelib.mail.parse import dmarc_result
 from chalicelib.services.links import slugify
 from chalicelib.services.mail_in.rules import Plan, Target, plain
 from chalicelib.services.notify.emails import reply_targets
@@ -115,7 +116,9 @@ class MailPlanner:
     def plan(
         self, mailbox: Mailbox, parsed: ParsedMail, *, raw: bytes = b"", last_attempt: bool = False
     ) -> Plan:
-        verdict = mail_rules.screen(parsed, self.authserv_id) or self._one_reading(parsed, raw)
+        verdict = mail_rules.screen(parsed, self.authserv_id) or self._header_mode(
+            mailbox, parsed, raw
+        )
         if verdict is not None:
             return verdict
         address = parsed.from_address or ""  # never empty here: screened above
@@ -157,21 +160,29 @@ class MailPlanner:
             plan.notes.insert(0, sender.reason)
         return plan
 
-    def _one_reading(self, parsed: ParsedMail, raw: bytes) -> Plan | None:
-        """AGORA_MAIL_AUTH=header: a mail whose aligned signatures all leave how its body reads
-        to unsigned MIME headers is not the signer's (chalicelib/mail/unsigned_mime.py), whatever
-        the receiving server's DMARC result says of it."""
+    def _header_mode(self, mailbox: Mailbox, parsed: ParsedMail, raw: bytes) -> Plan | None:
+        """AGORA_MAIL_AUTH=header: the receiving server's DMARC pass is not the signer's word on
+        a mail whose aligned signatures all leave how its body reads to unsigned MIME headers
+        (chalicelib/mail/unsigned_mime.py), nor on a mail sent to other recipients (a replay:
+        only its signature passed, and it was not meant for this mailbox)."""
         domain = (parsed.from_address or "").rpartition("@")[2]
-        if not self.authserv_id or not domain or not raw:
+        if not self.authserv_id or not domain:
             return None
+        server = f"the DMARC result of {self.authserv_id}"
         problem = unsigned_mime.signers_problem(raw, lambda signer: aligned(signer, domain, None))
-        if problem is None:
-            return None
-        return Plan(
-            MailStatus.REJECTED,
-            f"sender not verified: {problem}, so the DMARC result of {self.authserv_id} may be "
-            "about another reading of it",
-        )
+        if problem is not None:
+            return Plan(
+                MailStatus.REJECTED,
+                f"sender not verified: {problem}, so {server} may be about another reading of it",
+            )
+        elsewhere = sent_elsewhere(mailbox, parsed, self._inbound_address(mailbox))
+        if elsewhere and dmarc_result(parsed, self.authserv_id) == "pass":
+            return Plan(
+                MailStatus.REJECTED,
+                f"sender not verified: the mail was sent to other recipients, not to "
+                f"{elsewhere}, so {server} is about a mail meant for them",
+            )
+        return None
 
     def _sender(
         self, mailbox: Mailbox, parsed: ParsedMail, raw: bytes, last_attempt: bool
