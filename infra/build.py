@@ -521,6 +521,12 @@ def policy(stage: str, function: str) -> dict[str, Any]:
         raise ValueError(f"{function} declares tables the models do not define: {unknown}")
     # Its log lines (and the metrics, written as log lines) are granted in the template, on the
     # function's own log group (infra.operations.log_policies): a policy file cannot name it.
+    statements = _table_statements(names, needs) + _other_statements(stage, names, needs)
+    return {"Version": "2012-10-17", "Statement": statements}
+
+
+def _table_statements(names: dict[str, str], needs: privileges.Needs) -> list[dict[str, Any]]:
+    """The tables a function reads (and only reads), writes and scans."""
     statements: list[dict[str, Any]] = []
     reads_only = tuple(set(needs.reads) - set(needs.writes))
     if reads_only:
@@ -550,6 +556,15 @@ def policy(stage: str, function: str) -> dict[str, Any]:
                 "Resource": _table_arns(names, needs.scans),
             }
         )
+    return statements
+
+
+def _other_statements(
+    stage: str, names: dict[str, str], needs: privileges.Needs
+) -> list[dict[str, Any]]:
+    """The rest of what a function's role may do: the key, queues, secrets, the inbound mail,
+    the outbox stream, the event bus, the deploy hook."""
+    statements: list[dict[str, Any]] = []
     if needs.kms:
         statements.append(
             {
@@ -646,7 +661,7 @@ def policy(stage: str, function: str) -> dict[str, Any]:
                 "*-ServerlessDeploymentApplication-*/*",
             }
         )
-    return {"Version": "2012-10-17", "Statement": statements}
+    return statements
 
 
 def sender_domain() -> dict[str, Any]:
