@@ -81,15 +81,20 @@ def stack_parameters(args: argparse.Namespace, previous: dict[str, str] | None) 
     }
     given.update({k: v for k, v in optional.items() if v is not None})
     kept = [k for k in KEPT_PARAMETERS if k in stack and optional.get(k) is None]
-    if args.stage == "prod":  # the canary's switches, for this deploy only
-        given["RollbackOnAlarms"] = (
-            "false" if getattr(args, "no_rollback_alarms", False) else "true"
-        )
-        given["DeployAllAtOnce"] = "true" if getattr(args, "all_at_once", False) else "false"
+    if args.stage == "prod":
+        given.update(_canary_switches(args))
     found = Parameters(given, kept)
     if previous is not None:
         found.notes += _identity_change(args, previous, found.values(previous))
     return found
+
+
+def _canary_switches(args: argparse.Namespace) -> dict[str, str]:
+    """A prod deploy's canary switches, for this deploy only."""
+    return {
+        "RollbackOnAlarms": "false" if getattr(args, "no_rollback_alarms", False) else "true",
+        "DeployAllAtOnce": "true" if getattr(args, "all_at_once", False) else "false",
+    }
 
 
 def _optional(args: argparse.Namespace) -> dict[str, str | None]:
