@@ -180,15 +180,24 @@ def run_families(chosen: list[str]) -> list[Figure]:
     with ThreadPoolExecutor(max_workers=1) as background:
         for name in [n for n in FAMILIES if n in chosen and n not in BESIDE_PACKAGE]:
             if name == "package":
-                packaging = background.submit(run_family, name)
-                for counting in [n for n in BESIDE_PACKAGE if n in chosen]:
-                    results[counting] = run_family(counting)
-                results[name] = packaging.result()
+                results.update(_package_beside(background, chosen))
             else:
                 results[name] = run_family(name)
-        for name in [n for n in BESIDE_PACKAGE if n in chosen and n not in results]:
+        for name in [n for n in _beside(chosen) if n not in results]:
             results[name] = run_family(name)
     return [figure for name in FAMILIES if name in results for figure in results[name]]
+
+
+def _beside(chosen: list[str]) -> list[str]:
+    return [n for n in BESIDE_PACKAGE if n in chosen]
+
+
+def _package_beside(background: ThreadPoolExecutor, chosen: list[str]) -> dict[str, list[Figure]]:
+    """The package family in the background while the chosen counting families run here."""
+    packaging = background.submit(run_family, "package")
+    results = {counting: run_family(counting) for counting in _beside(chosen)}
+    results["package"] = packaging.result()
+    return results
 
 
 def run_family(name: str) -> list[Figure]:
