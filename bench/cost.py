@@ -450,14 +450,50 @@ def cost_block(
 ) -> str:
     costs = [monthly_cost(size, prices, measured, infra) for size in COLUMNS]
     lines = [
+        _sources(prices, missing, infra),
+        "",
+        *_cost_table(costs),
+        "",
+        *_sizes_table(),
+        "",
+        "| assumption | value |",
+        "|---|---:|",
+        *(f"| {what} | {value:,g} |" for _, value, what in TRAFFIC),
+        "",
+        *_alternatives(prices["hosted_alternatives"]),
+    ]
+    return "\n".join(lines)
+
+
+def _sources(prices: dict[str, Any], missing: list[str], infra: dict[str, int]) -> str:
+    """Where the prices and the measured work come from, and what CloudWatch bills."""
+    return (
         f"Prices of {prices['taken_on']} ({prices['region']}, on-demand list prices, no free "
         "tier: `bench/prices.json`); DynamoDB work per call, and the polls, KMS calls and digest "
         "workers of a simulated day (`make simulate`), from `bench/results.json`"
         + (f" (not measured, assumed: {', '.join(f'`{n}`' for n in missing)})" if missing else "")
         + f". CloudWatch bills {infra['metrics']} custom metrics (`chalicelib/metrics.py`, by "
         f"dimension value), {infra['alarms']} alarms reading {infra['alarm_metrics']} metrics "
-        f"and {infra['composite_alarms']} composite alarms (the prod template).",
-        "",
+        f"and {infra['composite_alarms']} composite alarms (the prod template)."
+    )
+
+
+# The counts under the cost table: label -> the key of `monthly_cost`'s answer.
+COUNTS = (
+    ("mails sent", "_mails_out"),
+    ("API calls", "_api_calls"),
+    ("mailbox polls", "_polls"),
+    ("poll invocations", "_poll_invocations"),
+    ("KMS requests (mailbox passwords)", "_kms_requests"),
+    ("KMS requests (tables' encryption)", "_table_kms_requests"),
+    ("Lambda invocations", "_invocations"),
+    ("Lambda GB-seconds", "_gb_seconds"),
+)
+
+
+def _cost_table(costs: list[dict[str, float]]) -> list[str]:
+    """Each cost line and the totals by size, then what was counted."""
+    lines = [
         "| monthly cost | " + " | ".join(size.name for size in COLUMNS) + " |",
         "|---|" + "---:|" * len(COLUMNS),
     ]
@@ -468,37 +504,17 @@ def cost_block(
         total - c["lambda_compute"] + c["lambda_compute_arm"]
         for total, c in zip(x86, costs, strict=True)
     ]
+    members = [v / size.members for v, size in zip(x86, COLUMNS, strict=True)]
     lines.append("| **total (x86)** | " + " | ".join(f"**{dollars(v)}**" for v in x86) + " |")
     lines.append("| total (arm64) | " + " | ".join(dollars(v) for v in arm) + " |")
-    lines.append(
-        "| per member | "
-        + " | ".join(dollars(v / size.members) for v, size in zip(x86, COLUMNS, strict=True))
-        + " |"
-    )
-    lines.append("| mails sent | " + " | ".join(count(c["_mails_out"]) for c in costs) + " |")
-    lines.append("| API calls | " + " | ".join(count(c["_api_calls"]) for c in costs) + " |")
-    lines.append("| mailbox polls | " + " | ".join(count(c["_polls"]) for c in costs) + " |")
-    lines.append(
-        "| poll invocations | " + " | ".join(count(c["_poll_invocations"]) for c in costs) + " |"
-    )
-    lines.append(
-        "| KMS requests (mailbox passwords) | "
-        + " | ".join(count(c["_kms_requests"]) for c in costs)
-        + " |"
-    )
-    lines.append(
-        "| KMS requests (tables' encryption) | "
-        + " | ".join(count(c["_table_kms_requests"]) for c in costs)
-        + " |"
-    )
-    lines.append(
-        "| Lambda invocations | " + " | ".join(count(c["_invocations"]) for c in costs) + " |"
-    )
-    lines.append(
-        "| Lambda GB-seconds | " + " | ".join(count(c["_gb_seconds"]) for c in costs) + " |"
-    )
-    lines += [
-        "",
+    lines.append("| per member | " + " | ".join(dollars(v) for v in members) + " |")
+    for label, key in COUNTS:
+        lines.append(f"| {label} | " + " | ".join(count(c[key]) for c in costs) + " |")
+    return lines
+
+
+def _sizes_table() -> list[str]:
+    lines = [
         "| size | members | groups | mailboxes | posts | comments | events |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
@@ -508,26 +524,26 @@ def cost_block(
             f"{count(size.mailboxes)} | {count(size.posts)} | {count(size.comments)} | "
             f"{count(size.events)} |"
         )
-    lines += ["", "| assumption | value |", "|---|---:|"]
-    lines += [f"| {what} | {value:,g} |" for _, value, what in TRAFFIC]
-    alternatives = prices["hosted_alternatives"]
-    lines.append("")
-    if alternatives["found"]:
-        lines += [
-            "| hosted alternative | plan | members | per month | source |",
-            "|---|---|---:|---:|---|",
-        ]
-        for found in alternatives["found"]:
-            lines.append(
-                f"| {found['name']} | {found['plan']} | {found['members']} | "
-                f"{dollars(found['usd_month'])} | {found['source']} ({found['taken_on']}) |"
-            )
-    else:
-        lines.append(
+    return lines
+
+
+def _alternatives(alternatives: dict[str, Any]) -> list[str]:
+    """The hosted alternatives with a citable list price, or where none was found."""
+    if not alternatives["found"]:
+        return [
             "Hosted alternatives (" + "; ".join(alternatives["searched"]) + "): no citable "
             "list price was found, so none is compared here (see `bench/prices.json`)."
+        ]
+    lines = [
+        "| hosted alternative | plan | members | per month | source |",
+        "|---|---|---:|---:|---|",
+    ]
+    for found in alternatives["found"]:
+        lines.append(
+            f"| {found['name']} | {found['plan']} | {found['members']} | "
+            f"{dollars(found['usd_month'])} | {found['source']} ({found['taken_on']}) |"
         )
-    return "\n".join(lines)
+    return lines
 
 
 def current_block() -> str:
