@@ -117,19 +117,15 @@ def queued_messages(alarm_name: str, queue: str) -> dict[str, Any]:
     )
 
 
-def metric_stat(metric_id: str, namespace: str, name: str, dimensions: dict[str, str], stat: str,
-          period: int) -> dict[str, Any]:  # fmt: skip
-    """One metric of a metric-math alarm, read but not the alarm's own value."""
+def metric_stat(metric_id: str, namespace: str, name: str, dimensions: dict[str, str] | None,
+                stat: str, period: int) -> dict[str, Any]:  # fmt: skip
+    """One metric of a metric-math alarm, read but not the alarm's own value (`dimensions`
+    None: an account's metric, which has none)."""
+    metric: dict[str, Any] = {"Namespace": namespace, "MetricName": name}
+    if dimensions is not None:
+        metric["Dimensions"] = [{"Name": k, "Value": v} for k, v in dimensions.items()]
     return {
         "Id": metric_id,
         "ReturnData": False,
-        "MetricStat": {
-            "Metric": {
-                "Namespace": namespace,
-                "MetricName": name,
-                "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()],
-            },
-            "Period": period,
-            "Stat": stat,
-        },
+        "MetricStat": {"Metric": metric, "Period": period, "Stat": stat},
     }

@@ -229,15 +229,7 @@ def rate_alarms(stage: str) -> dict[str, Any]:
 def ses_alarms(stage: str) -> dict[str, Any]:
     """SES about to stop the account's sending: the quota, the rates near its pause."""
     prefix = f"agora-{stage}"
-    sent = {
-        "Id": "sent",
-        "ReturnData": False,
-        "MetricStat": {
-            "Metric": {"Namespace": "AWS/SES", "MetricName": "Send"},
-            "Period": 86400,
-            "Stat": "Sum",
-        },
-    }
+    sent = metric_stat("sent", "AWS/SES", "Send", None, "Sum", 86400)
     found = {
         "SesQuotaReachedAlarm": expression_alarm(
             f"SES sent {SES_QUOTA_REACHED:.0%} or more of the account's 24-hour quota "

@@ -201,33 +201,12 @@ def silence_alarms(stage: str) -> dict[str, Any]:
 
 def account_alarms(stage: str) -> dict[str, Any]:
     prefix = f"agora-{stage}"
-    claimed = {
-        "Id": "claimed",
-        "ReturnData": False,
-        "MetricStat": {
-            "Metric": {"Namespace": "AWS/Lambda", "MetricName": "ClaimedAccountConcurrency"},
-            "Period": 300,
-            "Stat": "Maximum",
-        },
-    }
-    limit = {
-        "Id": "limit",
-        "ReturnData": False,
-        "MetricStat": {
-            "Metric": {
-                "Namespace": "AWS/Usage",
-                "MetricName": "ResourceCount",
-                "Dimensions": [
-                    {"Name": "Service", "Value": "Lambda"},
-                    {"Name": "Resource", "Value": "ConcurrentExecutions"},
-                    {"Name": "Type", "Value": "Resource"},
-                    {"Name": "Class", "Value": "None"},
-                ],
-            },
-            "Period": 300,
-            "Stat": "Maximum",
-        },
-    }
+    claimed = metric_stat(
+        "claimed", "AWS/Lambda", "ClaimedAccountConcurrency", None, "Maximum", 300
+    )
+    usage = {"Service": "Lambda", "Resource": "ConcurrentExecutions", "Type": "Resource",
+             "Class": "None"}  # fmt: skip
+    limit = metric_stat("limit", "AWS/Usage", "ResourceCount", usage, "Maximum", 300)
     return {
         "AccountConcurrencyAlarm": math_alarm(
             f"The account's Lambda functions claimed {CONCURRENCY_SHARE:.0%} or more of its "
@@ -257,17 +236,9 @@ def account_alarms(stage: str) -> dict[str, Any]:
             "quota in the SES console (Account dashboard), and set SesDailyQuota to it.",
             f"{prefix}-ses-quota",
             [
-                {
-                    "Id": "sent",
-                    "ReturnData": False,
-                    "MetricStat": {
-                        "Metric": {"Namespace": "AWS/SES", "MetricName": "Send"},
-                        # A UTC day's sending so far (SES's quota is a rolling 24 hours: close
-                        # enough to warn at 80%).
-                        "Period": 86400,
-                        "Stat": "Sum",
-                    },
-                }
+                # A UTC day's sending so far (SES's quota is a rolling 24 hours: close enough
+                # to warn at 80%).
+                metric_stat("sent", "AWS/SES", "Send", None, "Sum", 86400)
             ],
             {
                 "Id": "share",
