@@ -140,46 +140,52 @@ def _share(metrics: list[dict[str, Any]], expression: str, label: str) -> list[d
     return [*metrics, {"Id": "share", "Expression": expression, "Label": label, "ReturnData": True}]
 
 
+def _error_rate(
+    description: str, name: str, counts: tuple[str, str, str, dict[str, Any]], label: str
+) -> dict[str, Any]:
+    """The share of calls that failed, `counts` = (namespace, errors, calls, dimensions), over
+    API_ERROR_SHARE of at least API_ERROR_CALLS in five minutes, two five minutes running."""
+    namespace, errors, calls, dimensions = counts
+    return expression_alarm(
+        description,
+        name,
+        _share(
+            [
+                metric_stat("errors", namespace, errors, dimensions, "Sum", 300),
+                metric_stat("calls", namespace, calls, dimensions, "Sum", 300),
+            ],
+            f"IF(calls >= {API_ERROR_CALLS}, errors / calls, 0)",
+            label,
+        ),
+        Threshold=API_ERROR_SHARE,
+        EvaluationPeriods=2,
+        DatapointsToAlarm=2,
+    )
+
+
 def rate_alarms(stage: str) -> dict[str, Any]:
     """The API's error rates, and mail in or notifications stopped for everyone."""
     prefix = f"agora-{stage}"
     api = {"ApiName": prefix, "Stage": "api"}
     ours = {"Stage": prefix, **SERVICE_DIMENSIONS}
     function = {"FunctionName": {"Ref": "APIHandler"}}
-    twice = {"EvaluationPeriods": 2, "DatapointsToAlarm": 2}
     return {
-        "ApiErrorRateAlarm": expression_alarm(
+        "ApiErrorRateAlarm": _error_rate(
             f"{API_ERROR_SHARE:.0%} or more of the API's calls (at least {API_ERROR_CALLS} in "
             "five minutes) were answered 5xx, two five minutes running: 500 is an unexpected "
             "error (its stack trace in the API's log), 503 an AWS service that failed past the "
             "retries, 502/504 the function crashed or timed out.",
             f"{prefix}-api-error-rate",
-            _share(
-                [
-                    metric_stat("errors", "AWS/ApiGateway", "5XXError", api, "Sum", 300),
-                    metric_stat("calls", "AWS/ApiGateway", "Count", api, "Sum", 300),
-                ],
-                f"IF(calls >= {API_ERROR_CALLS}, errors / calls, 0)",
-                "share of the calls answered 5xx",
-            ),
-            Threshold=API_ERROR_SHARE,
-            **twice,
+            ("AWS/ApiGateway", "5XXError", "Count", api),
+            "share of the calls answered 5xx",
         ),
-        "ApiFunctionErrorRateAlarm": expression_alarm(
+        "ApiFunctionErrorRateAlarm": _error_rate(
             f"The API function failed (crashed or timed out) in {API_ERROR_SHARE:.0%} or more "
             f"of its invocations (at least {API_ERROR_CALLS} in five minutes), two five minutes "
             "running. Its log group /aws/lambda/<function> has each failure.",
             f"{prefix}-api-function-error-rate",
-            _share(
-                [
-                    metric_stat("errors", "AWS/Lambda", "Errors", function, "Sum", 300),
-                    metric_stat("calls", "AWS/Lambda", "Invocations", function, "Sum", 300),
-                ],
-                f"IF(calls >= {API_ERROR_CALLS}, errors / calls, 0)",
-                "share of the invocations that failed",
-            ),
-            Threshold=API_ERROR_SHARE,
-            **twice,
+            ("AWS/Lambda", "Errors", "Invocations", function),
+            "share of the invocations that failed",
         ),
         "MailboxesAllFailingAlarm": expression_alarm(
             f"{MAILBOXES_ALL_FAILING_PERCENT}% or more of the enabled mailboxes (at least 2) "
