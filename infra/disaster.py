@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from infra.alarms import alarm, alarm_metric
+from infra.privileges import assumed_by
 
 BACKUP_REGION = "BackupRegion"
 COPY_KEPT_DAYS = 35
@@ -74,16 +75,7 @@ def disaster_resources(stage: str, tables: dict[str, str]) -> dict[str, Any]:
             "Type": "AWS::IAM::Role",
             **backed_up,
             "Properties": {
-                "AssumeRolePolicyDocument": {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "backup.amazonaws.com"},
-                            "Action": "sts:AssumeRole",
-                        }
-                    ],
-                },
+                "AssumeRolePolicyDocument": assumed_by("backup.amazonaws.com"),
                 "ManagedPolicyArns": [
                     {
                         "Fn::Sub": "arn:${AWS::Partition}:iam::aws:policy/service-role/"

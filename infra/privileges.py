@@ -217,3 +217,13 @@ def policy_file(stage: str, function: str) -> str:
     """The policy's file name under `.chalice/`."""
     stem = "api" if function == "api_handler" else function
     return f"policy-{stage}-{stem}.json"
+
+
+def assumed_by(service: str) -> dict[str, object]:
+    """A role's trust policy: the AWS `service` (apigateway.amazonaws.com, …) may assume it."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}
+        ],
+    }

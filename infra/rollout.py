@@ -42,6 +42,7 @@ from typing import Any
 from chalicelib.settings import SERVICE
 from infra.alarms import agora_metric, alarm, alarm_metric
 from infra.operations import ALIAS, FUNCTIONS
+from infra.privileges import assumed_by
 
 CANARY = "Canary10Percent10Minutes"
 # What rolls a prod deploy back: the new version's own alarms (ExecutedVersion, Version; 1-minute
@@ -143,16 +144,7 @@ def rollout_resources(stage: str) -> dict[str, Any]:
         "DeletionPolicy": "RetainExceptOnCreate",
         "UpdateReplacePolicy": "Retain",
         "Properties": {
-            "AssumeRolePolicyDocument": {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Effect": "Allow",
-                        "Principal": {"Service": "apigateway.amazonaws.com"},
-                        "Action": "sts:AssumeRole",
-                    }
-                ],
-            },
+            "AssumeRolePolicyDocument": assumed_by("apigateway.amazonaws.com"),
             "ManagedPolicyArns": [{"Fn::Sub": APIGATEWAY_LOGS_POLICY}],
         },
     }
@@ -229,16 +221,7 @@ def alias_check_resources(stage: str) -> dict[str, Any]:
         f"{CHECK_ALIASES}Role": {
             "Type": "AWS::IAM::Role",
             "Properties": {
-                "AssumeRolePolicyDocument": {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "lambda.amazonaws.com"},
-                            "Action": "sts:AssumeRole",
-                        }
-                    ],
-                },
+                "AssumeRolePolicyDocument": assumed_by("lambda.amazonaws.com"),
                 "Policies": [
                     {
                         "PolicyName": "read-the-aliases",
