@@ -405,7 +405,10 @@ def test_the_built_once_rule_sees_a_service_changed_after_it_was_built():
         "handler = make()\nhandler.mail = deps.paced('drain', handler.mail)\n"
         "report = Report()\nreport.sent = 1\n"
     )
-    assert attributes_set_after_building(probe) == ["service.mail at line 2", "handler.mail at line 4"]
+    assert attributes_set_after_building(probe) == [
+        "service.mail at line 2",
+        "handler.mail at line 4",
+    ]
 
 
 def test_no_entry_point_changes_a_service_after_it_was_built():

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from chalicelib import deps
-from chalicelib.jobs.base import Deadline
 from chalicelib.jobs import digests, notify
+from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.digests import batch_body, deliver_batch
 from chalicelib.jobs.notify import deliver_from_queue
 from chalicelib.jobs.outbox import AppSubscribers

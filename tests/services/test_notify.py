@@ -216,9 +216,7 @@ def test_comment_notifies_post_and_group_subscribers_once(world):
     subscribe(c.double_fan, "group", c.garden, 2, email=INSTANT)
     subscribe(c.group_fan, "group", c.garden, 2, email=INSTANT)  # the comment's author
     subscribe(c.alert_fan, "group", c.garden, 1, email=INSTANT)  # posts only, not comments
-    tell(
-        CommentCreated(comment_id, c.hello, c.garden, c.group_fan, is_approved=True)
-    )
+    tell(CommentCreated(comment_id, c.hello, c.garden, c.group_fan, is_approved=True))
     messages = sent_mail()
     assert recipients(messages) == sorted([email_of(c, c.ann), email_of(c, c.double_fan)])
     assert messages[0]["Subject"] == "Re: [Garden] Hello"
