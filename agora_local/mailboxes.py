@@ -109,6 +109,17 @@ def remove_abandoned(temporary: Path) -> None:
             continue
 
 
+def _runtime_folder() -> Path:
+    """Dovecot's sockets, in a short private folder of the system's temp folder: a socket's
+    path holds at most 107 bytes (sun_path), and Dovecot's longest adds 23 to its base_dir, so
+    a data folder a little deep (a project under a home folder, a test's tmp_path) made Dovecot
+    fail to start ("File name too long"). Nothing in it outlives the run: the mail and passwd
+    stay in the data folder; a run killed outright leaves it to the next start's clean-up."""
+    runtime = Path(tempfile.mkdtemp(prefix=RUNTIME_PREFIX))
+    _write_private(runtime / OWNER_FILE, str(os.getpid()))
+    return runtime
+
+
 class LocalPop3:
     """Dovecot serving `accounts` on `port`; `start()`, then `stop()` when make run stops."""
 
@@ -118,14 +129,16 @@ class LocalPop3:
         self.accounts = accounts
         self.binary = binary
         self.as_root = os.geteuid() == 0
+        self.runtime: Path | None = None
         self.root = folder / MAIL_FOLDER
         self.root.mkdir(mode=0o700, exist_ok=True)
         self.root.chmod(0o700)
         self.users = self.root / "users"
         self.users.mkdir(mode=0o700, exist_ok=True)
+        # Runtime folders of runs that are gone (and, as root, the mailboxes of the releases
+        # that kept them under /tmp).
+        remove_abandoned(Path(tempfile.gettempdir()))
         if self.as_root:
-            # Before the mailboxes lived in the data folder, root's lived under /tmp.
-            remove_abandoned(Path(tempfile.gettempdir()))
             self.uid, self.gid = pwd.getpwnam("mail").pw_uid, grp.getgrnam("mail").gr_gid
             os.chown(self.users, self.uid, self.gid)
         else:
@@ -160,8 +173,8 @@ class LocalPop3:
             )
         # Read by Dovecot's authentication process, which runs as root when make run does.
         _write_private(passwd, "".join(lines))
-        for folder in ("run", "state"):
-            (self.root / folder).mkdir(mode=0o700, exist_ok=True)
+        (self.root / "state").mkdir(mode=0o700, exist_ok=True)
+        self.runtime = _runtime_folder()
         config = self.root / "dovecot.conf"
         _write_private(config, self._config(passwd))
         log = os.fdopen(
@@ -198,6 +211,9 @@ class LocalPop3:
             except subprocess.TimeoutExpired:
                 self.process.kill()
             self._private_state()
+        if self.runtime is not None:
+            shutil.rmtree(self.runtime, ignore_errors=True)
+            self.runtime = None
         # The maildirs stay, with the mail not yet polled: the next start serves them again.
         (self.folder / MAILBOXES_FILE).unlink(missing_ok=True)
 
@@ -246,7 +262,7 @@ class LocalPop3:
         return f"""\
 protocols = pop3
 listen = {HOST}
-base_dir = {self.root / "run"}
+base_dir = {self.runtime}
 state_dir = {self.root / "state"}
 log_path = {self.root / "dovecot.log"}
 {users}first_valid_uid = 1
