@@ -110,7 +110,8 @@ bench: $(STAMP) dovecot
 	PYTHONPATH=. $(BIN)/python -m bench.run
 
 ## simulate: a day of 10,000 mailboxes and of 100,000 digests through the real scheduling, pacing and
-## sending code (a fake clock, fake POP3 and SES), into bench/results.json, in under 10 minutes
+## sending code (a fake clock, fake POP3 and SES), into bench/results.json, in under 10 minutes; its
+## series into bench/simulated-day.json, drawn into docs/img/ and docs/benchmarks.md (bench/pictures.py)
 simulate: $(STAMP)
 	PYTHONPATH=. $(BIN)/python -m bench.simulate
 

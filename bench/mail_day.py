@@ -229,10 +229,18 @@ def _quiet() -> Iterator[None]:
 
 
 def simulate(
-    mailboxes: int, seed: int, mails: float = MAILS_PER_DAY, push_share: float = 0.0
+    mailboxes: int,
+    seed: int,
+    mails: float = MAILS_PER_DAY,
+    push_share: float = 0.0,
+    *,
+    series: dict[str, list[float]] | None = None,
 ) -> dict[str, float]:
     """The day; `push_share` of the groups (those whose password is right) receive by push
-    (push-only connectors: never polled), their mail posted PUSH_SECONDS after it arrives."""
+    (push-only connectors: never polled), their mail posted PUSH_SECONDS after it arrives.
+    `series`, when given, gets the day's series the figures come from (for bench/pictures.py):
+    `polls_per_hour` (the POP3 sessions opened in each hour of the day) and `delays_s` (each
+    mail's seconds from its arrival to its post)."""
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.mail_poll import dispatch, parse_message, poll_mailbox
     from chalicelib.schemas.connectors import MailboxSettingsUpdate
@@ -341,6 +349,7 @@ def simulate(
     cap = MAX_CONCURRENCY["prod"]["PollMailbox"]
     containers = [Container(number) for number in range(cap)]
     day_polls = 0
+    hourly = [0.0] * (DAY // 3600)
     busiest = 0.0  # execution-seconds of the busiest dispatch interval
     executions: list[tuple[float, float]] = []  # (start, end) of the day's executions
     failed_logins_in_day = 0
@@ -388,6 +397,7 @@ def simulate(
                 )
                 if 0 <= start < DAY:
                     day_polls += fleet.sessions - before_sessions
+                    hourly[int(start // 3600)] += fleet.sessions - before_sessions
                     failed_logins_in_day += fleet.failed_logins - before_failed
             duration = slowest + INVOCATION_OVERHEAD_S
             container.free_at = start + duration
@@ -398,6 +408,8 @@ def simulate(
             busiest = max(busiest, executed)
         tick += DISPATCH_SECONDS
 
+    if series is not None:
+        series.update(polls_per_hour=hourly, delays_s=list(fleet.delays))
     posted = len(posts.rows)
     if posted < day_mails:
         raise AssertionError(f"mail lost: {day_mails} arrived, {posted} posted")
@@ -470,12 +482,16 @@ def _uniform_sum_quantile(share: float, wait: float, low: float, high: float) ->
 
 
 def run(
-    mailboxes: int = 10_000, seed: int = 34, mails_per_day: float = MAILS_PER_DAY
+    mailboxes: int = 10_000,
+    seed: int = 34,
+    mails_per_day: float = MAILS_PER_DAY,
+    series: dict[str, list[float]] | None = None,
 ) -> dict[str, float]:
     """The simulated day's figures and the fixed 5-minute reference's, `reference_` before
-    each name (`mails_per_day`: a smaller fleet's test keeps each mailbox's traffic)."""
+    each name (`mails_per_day`: a smaller fleet's test keeps each mailbox's traffic; `series`:
+    see `simulate`)."""
     with _quiet():
-        figures = simulate(mailboxes, seed, mails_per_day)
+        figures = simulate(mailboxes, seed, mails_per_day, series=series)
     figures.update({f"reference_{k}": v for k, v in reference(mailboxes).items()})
     return figures
 

@@ -87,14 +87,14 @@ class MailDayMissing(RuntimeError):
 # --- the mailbox day (bench/mail_day.py) ------------------------------------------------------------
 
 
-def mail_day_figures(seed: int) -> list[Figure]:
+def mail_day_figures(seed: int, series: dict[str, Any] | None = None) -> list[Figure]:
     try:
         from bench.mail_day import run  # type: ignore[import-not-found, unused-ignore]
     except ImportError as error:
         raise MailDayMissing(
             f"bench/mail_day.py (the mailbox day) cannot be imported: {error}"
         ) from None
-    found: dict[str, float] = run(mailboxes=10_000, seed=seed)
+    found: dict[str, float] = run(mailboxes=10_000, seed=seed, series=series)
     return [
         Figure(name, found.get(name), found.get(f"reference_{name}"), unit)
         for name, unit in MAIL_DAY_FIGURES
@@ -107,10 +107,13 @@ PUSH_SHARES = (0.0, 0.5, 1.0)
 PUSH_DAY_BLOCK = ("<!-- push-day:start -->", "<!-- push-day:end -->")
 
 
-def push_day_figures(seed: int, all_pop3: list[Figure]) -> list[Figure]:
+def push_day_figures(
+    seed: int, all_pop3: list[Figure], series: dict[str, Any] | None = None
+) -> list[Figure]:
     """Polls, the mail-to-post delay (p50, p95) and the month's cost of the 100,000-member
     community (`make cost`'s column, priced with that day's polls and KMS calls) for each share
-    of push; the 0% day is the mailbox day already run (`all_pop3`)."""
+    of push; the 0% day is the mailbox day already run (`all_pop3`). `series`, when given, gets
+    each day's series under its percent (bench/mail_day.py's `simulate`)."""
     from bench.cost import (
         SIZES,
         code_figures,
@@ -126,7 +129,8 @@ def push_day_figures(seed: int, all_pop3: list[Figure]) -> list[Figure]:
     days: dict[float, dict[str, float]] = {0.0: {k: v for k, v in base.items() if v is not None}}
     for share in PUSH_SHARES[1:]:
         with _quiet():
-            days[share] = simulate(10_000, seed, push_share=share)
+            kept = None if series is None else series.setdefault(str(round(share * 100)), {})
+            days[share] = simulate(10_000, seed, push_share=share, series=kept)
     measured, _ = load_measured()
     prices, infra, code = load_prices(), infra_counts(), code_figures()
 
@@ -409,13 +413,18 @@ def instant_world(world: DigestWorld, fans: int) -> InstantWorld:
 
 
 def send_day(
-    recipients: int = DIGEST_RECIPIENTS, fans: int = INSTANT_RECIPIENTS, post_at: float = POST_AT_S
+    recipients: int = DIGEST_RECIPIENTS,
+    fans: int = INSTANT_RECIPIENTS,
+    post_at: float = POST_AT_S,
+    series: dict[str, Any] | None = None,
 ) -> dict[str, float]:
     """The day's digests to `recipients` members through the fan-out and, `post_at` seconds
     into it, a post told to `fans` instant subscribers through the notifications' fan-out,
     every sender on the one sending clock. Answers when the last digest and the last instant
     mail went (the latter from the post), the most mails of the stack in any second, and in any
-    second of the burst; checks that everyone got exactly one of each."""
+    second of the burst; checks that everyone got exactly one of each. `series`, when given,
+    gets the mails sent in each whole second of the run (`digest_per_s`, `instant_per_s`), the
+    rate and the post's moment (for bench/pictures.py)."""
     from bench.report import REPO_ROOT
     from chalicelib.domain.announcements import Recorded
     from chalicelib.jobs import digests as digest_job
@@ -488,6 +497,13 @@ def send_day(
     _each_once(world.ses.sent, world.emails, "digest")
     _each_once(world.ses.sent, instant.emails, "instant email")
     burst_end = instant_times[-1] if instant_times else post_at
+    if series is not None:
+        series.update(
+            rate=rate,
+            post_at_s=post_at,
+            digest_per_s=per_second(digest_times, everything),
+            instant_per_s=per_second(instant_times, everything),
+        )
     return {
         "sent": float(len(digest_times)),
         "seconds": digest_times[-1] if digest_times else 0.0,
@@ -519,6 +535,14 @@ def _function_timeout(root: Any, function: str) -> int:
     return int(per_function.get("lambda_timeout", config.get("lambda_timeout", 60)))
 
 
+def per_second(moments: list[float], span: list[float]) -> list[int]:
+    """How many of `moments` fall in each whole second [n, n + 1) from 0 to the last of `span`."""
+    counts = [0] * (int(span[-1]) + 1 if span else 0)
+    for moment in moments:
+        counts[int(moment)] += 1
+    return counts
+
+
 def most_in_any_second(moments: list[float]) -> int:
     """The most moments in any window [t, t + 1 s) (sliding, not only whole seconds)."""
     most, first = 0, 0
@@ -530,14 +554,16 @@ def most_in_any_second(moments: list[float]) -> int:
 
 
 def digest_figures(
-    recipients: int = DIGEST_RECIPIENTS, fans: int = INSTANT_RECIPIENTS
+    recipients: int = DIGEST_RECIPIENTS,
+    fans: int = INSTANT_RECIPIENTS,
+    series: dict[str, Any] | None = None,
 ) -> list[Figure]:
     """The day of digests and an instant burst against what SES's rate allows at best: everyone
     at exactly the rate (the digests' reference is theirs alone; the burst comes out of it)."""
     from chalicelib.settings import get_settings
 
     rate = get_settings().mail_send_rate
-    found = send_day(recipients, fans)
+    found = send_day(recipients, fans, series=series)
     print(
         f"simulate: {found['sent']:,.0f} digests in {found['batches']:,.0f} batch deliveries and "
         f"{found['instant_sent']:,.0f} instant emails, each recipient once",
@@ -562,16 +588,18 @@ def main(argv: list[str] | None = None) -> int:
     agora_logs_to_file("simulate.log")
     started = time.monotonic()
     figures: list[Figure] = []
+    # The series the figures come from, for the pictures (bench/pictures.py).
+    series: dict[str, Any] = {"mail_days": {}}
     try:
         if arguments.only in (None, "mail"):
-            day = mail_day_figures(arguments.seed)
-            pushed = push_day_figures(arguments.seed, day)
+            day = mail_day_figures(arguments.seed, series["mail_days"].setdefault("0", {}))
+            pushed = push_day_figures(arguments.seed, day, series["mail_days"])
             figures += day + pushed
     except MailDayMissing as error:
         print(f"make simulate: {error}", file=sys.stderr)
         return 1
     if arguments.only in (None, "digest"):
-        figures += digest_figures()
+        figures += digest_figures(series=series.setdefault("sends", {}))
     print(text_table(figures))
     print(f"\n{time.monotonic() - started:.0f}s in all")
     merge_results(figures, date.today(), machine_description())
@@ -580,6 +608,10 @@ def main(argv: list[str] | None = None) -> int:
 
         write_section(PAGE, *PUSH_DAY_BLOCK, push_day_table(pushed))
     print("wrote bench/results.json (then `make cost` prices the month from it)")
+    from bench import pictures
+
+    for path in pictures.publish(series):
+        print(f"wrote {path.relative_to(pictures.REPO_ROOT)}")
     return 0
 
 

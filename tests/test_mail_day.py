@@ -6,13 +6,20 @@ from __future__ import annotations
 import pytest
 
 from bench.mail_day import KEYS, most_at_once, run
+from bench.pictures import percentile
 from infra.operations import MAX_CONCURRENCY
 
 
 def test_a_small_simulated_day_meets_the_targets_against_the_fixed_rhythm():
     # The traffic of each mailbox as in the 10,000-mailbox day (6,700 mails a day).
-    figures = run(mailboxes=150, seed=7, mails_per_day=6_700 * 150 / 10_000)
+    series: dict[str, list[float]] = {}
+    figures = run(mailboxes=150, seed=7, mails_per_day=6_700 * 150 / 10_000, series=series)
     assert set(figures) == {*KEYS, *(f"reference_{k}" for k in KEYS)}
+    # The pictures' series (bench/pictures.py) are the ones the figures were taken from.
+    assert len(series["polls_per_hour"]) == 24
+    assert sum(series["polls_per_hour"]) == figures["mail_day_polls"]
+    assert percentile(series["delays_s"], 0.95) == figures["mail_day_delay_p95_s"]
+    assert max(series["delays_s"]) == figures["mail_day_delay_max_s"]
     assert figures["mail_day_polls"] <= 150 * 100  # 10,000 mailboxes: 1,000,000
     assert figures["mail_day_polls"] < figures["reference_mail_day_polls"] / 2.5
     assert figures["mail_day_delay_p95_s"] <= 16 * 60

@@ -5,6 +5,8 @@ first and no moment is lost (fake seconds: nothing here is timed)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from bench import simulate
@@ -12,8 +14,15 @@ from bench.sim_time import SimulatedTime
 
 
 def test_a_small_day_sends_each_once_within_the_rate_instant_mail_first():
-    found = simulate.send_day(400, fans=120, post_at=10.0)
+    series: dict[str, Any] = {}
+    found = simulate.send_day(400, fans=120, post_at=10.0, series=series)
     assert found["sent"] == 400 and found["instant_sent"] == 120  # else send_day raises
+    # The pictures' series (bench/pictures.py): the mails of each whole second, as sent.
+    digests, instant = series["digest_per_s"], series["instant_per_s"]
+    assert (sum(digests), sum(instant), series["rate"], series["post_at_s"]) == (400, 120, 14, 10.0)
+    assert len(digests) == len(instant) == int(found["seconds"]) + 1 and digests[-1] > 0
+    assert max(d + i for d, i in zip(digests, instant, strict=True)) <= found["peak_rate"]
+    assert instant[:10] == [0] * 10  # nothing before the post
     assert found["peak_rate"] <= 14 and found["instant_peak_rate"] <= 14
     # The burst takes the whole rate (at most the digests' moments already taken before it).
     assert found["instant_seconds"] <= (120 + 2) / 14
