@@ -56,6 +56,12 @@ def test_the_manual_builds_strictly_with_every_page_in_its_nav(tmp_path):
     assert [page for page in pages if not (tmp_path / "site" / page).exists()] == []
     assert re.findall(r'href="([a-z-]+/)(?:#[^"]*)?"', home) == []
     assert (tmp_path / "site" / "console-moderation.png").exists()
+    # The README's tour is a page of the manual (mkdocs_hooks.py), its links the site's own files.
+    tour = (tmp_path / "site" / "tour.html").read_text(encoding="utf-8")
+    assert "security/login" in tour and "Tomatoes ripening early this year" in tour
+    linked = re.findall(r'(?:href|src)="([a-z-]+\.(?:html|png))(?:#[^"]*)?"', tour)
+    assert "mail.html" in linked and "console-moderation.png" in linked
+    assert [page for page in linked if not (tmp_path / "site" / page).exists()] == []
 
 
 def test_a_broken_link_fails_the_build(tmp_path):
@@ -64,6 +70,7 @@ def test_a_broken_link_fails_the_build(tmp_path):
     (docs / "index.md").write_text("# Home\n\nSee [the missing page](missing.md#nowhere).\n")
     config = yaml.safe_load((REPO_ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
     config.update(docs_dir=str(docs), nav=[{"Home": "index.md"}])
+    config["hooks"] = [str(REPO_ROOT / hook) for hook in config.get("hooks", [])]
     (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
     built = mkdocs_build(tmp_path / "mkdocs.yml", tmp_path / "site")
     assert built.returncode != 0
