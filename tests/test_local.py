@@ -229,7 +229,12 @@ def test_the_demo_has_events_in_its_calendar_and_feed_and_a_home_page(running):
         f"?calendarStartDate={start}&calendarEndDate={end}",
         headers={"X-Auth": token},
     )
-    assert status == 200 and len(body["object"]["events"]) == 3, body
+    assert status == 200, body
+    # The module's make run is shared: the load test beside this one adds events of its own.
+    demo = json.loads((REPO_ROOT / "demo" / "community.json").read_text(encoding="utf-8"))
+    ours = {e["id"] for e in demo["events"] if e["groupId"] == garden}
+    listed = {e["id"] for e in body["object"]["events"]}
+    assert len(ours) == 3 and ours <= listed, body
     request = urllib.request.Request(
         f"{running.base}/api/v1/en_US/feed/{garden}/events.ics", headers={"X-Auth": token}
     )
