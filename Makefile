@@ -18,7 +18,7 @@ $(STAMP): requirements.txt requirements-dev.txt requirements.lock requirements-d
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet --require-hashes -r requirements-dev.lock
-	@# A pin added since the last `make lock` still installs (tests/test_package.py asks to re-lock).
+	@# A pin added since the last `make lock` still installs (tests/infra/test_package.py asks to re-lock).
 	$(BIN)/pip install --quiet -r requirements-dev.txt
 	touch $(STAMP)
 

@@ -3,5 +3,5 @@ the scheduler, the snapshot between runs, the demo's password hashes) and every 
 
 It lives outside chalicelib so that `make package` never puts it in the zip Lambda runs: nothing
 in chalicelib imports it (tests/fast/test_architecture.py), and the zip holds no module that
-imports moto, werkzeug or playwright (tests/test_package.py).
+imports moto, werkzeug or playwright (tests/infra/test_package.py).
 """

@@ -188,7 +188,7 @@ def main(argv: list[str]) -> int:
     arch, argv = split_arch(argv)
     # --template-only: the packaged template as make package writes it, beside a zip of Agora's
     # code alone (2 s instead of installing and adding the dependencies): what the rehearsals of
-    # a deploy read (tests/test_restore.py).
+    # a deploy read (tests/infra/test_restore.py).
     template_only = "--template-only" in argv
     argv = [arg for arg in argv if arg != "--template-only"]
     runtime = pinned_runtime()

@@ -1,7 +1,7 @@
 """What each Lambda function may do: one declared entry per function, from which `infra.build`
 writes that function's IAM policy (`.chalice/policy-<stage>-<function>.json`), its line in
 `.chalice/config.json` and, for the functions that send mail, the grant on the stack's one SES
-identity. `tests/test_privileges.py` runs each function's code under moto, records every AWS call
+identity. `tests/infra/test_privileges.py` runs each function's code under moto, records every AWS call
 it makes, and fails when a call is not granted, and fails when a grant is used by no function.
 
 Adding a function (or a table, a queue) is one entry here: a function that is not listed gets no

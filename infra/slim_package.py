@@ -4,12 +4,12 @@ boto3 and botocore ship in the zip, at the versions in requirements.lock: the co
 SDK it was tested with, not whichever older one the Lambda runtime bundles (whose DynamoDB, SES
 or Secrets Manager behaviour the tests never saw). What makes that SDK large is botocore's
 description of every AWS service (28 MB); only the services Agora calls are kept
-(`SERVICES_CALLED`; tests/test_package.py checks it against the code). Also dropped:
+(`SERVICES_CALLED`; tests/infra/test_package.py checks it against the code). Also dropped:
 pycountry's translations (Agora answers in en_US), Swagger UI's files other than the two
 the reference page serves, the parts of lxml that nothing Agora runs loads (its objectify and
 sax extensions, its Schematron validator, and the Cython sources and C headers it ships for
 building against it: 1.9 MB of the zip; inscriptis, feedgen and quotequail load lxml.etree and
-lxml.html only, which tests/test_package.py checks), and bytecode the build machine left beside Agora's code (`chalice
+lxml.html only, which tests/infra/test_package.py checks), and bytecode the build machine left beside Agora's code (`chalice
 package` copies chalicelib's `__pycache__` as it finds it; Lambda's Python reads none of it).
 It then refuses a zip with a module that imports what only `make run` and the tests use (moto,
 werkzeug, playwright: their code lives in agora_local, outside the zip).

@@ -1,6 +1,6 @@
 """The manual holds the README's five-minute tour (issue 56): docs/tour.md takes it from README.md
 at each build (mkdocs_hooks.py), so the page says what the front page says, every command of the
-blocks tests/test_local.py runs included, and its links lead to the manual's pages."""
+blocks tests/local/test_local.py runs included, and its links lead to the manual's pages."""
 
 from __future__ import annotations
 

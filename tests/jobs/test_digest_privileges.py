@@ -1,15 +1,15 @@
 # ruff: noqa: F811 - `world` and `recorder` are fixtures, parameters by design
 """The digests' two functions call only what their policies grant (infra/privileges.py), run
-through app.py under moto with every AWS call recorded (tests/test_privileges.py's recorder): the
+through app.py under moto with every AWS call recorded (tests/infra/test_privileges.py's recorder): the
 daily schedule reads the pending index and queues; the queue's function sends."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests.infra.test_privileges import assert_granted, declared_tables, recorder  # noqa: F401
 from tests.jobs.test_digests import digests_scheduled, queued_bodies, world  # noqa: F401 - fixture
 from tests.support import notify
-from tests.test_privileges import assert_granted, declared_tables, recorder  # noqa: F401
 
 
 @pytest.fixture

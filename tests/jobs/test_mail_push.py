@@ -11,8 +11,8 @@ from chalicelib import deps
 from chalicelib.domain.mailboxes import SYSTEM_SCOPE, MailStatus
 from chalicelib.jobs import mail_push
 from tests.fixtures import auth
+from tests.infra.test_privileges import recorder  # noqa: F401 (the fixture: every AWS call recorded)
 from tests.support.mail_messages import email_message
-from tests.test_privileges import recorder  # noqa: F401 (the fixture: every AWS call recorded)
 
 DOMAIN = "in.example.org"
 # The stage's bucket as the stack names it (infra/inbound.py): its policy grants it by name.
@@ -205,7 +205,7 @@ def test_the_verdict_function_stops_mail_for_no_address_of_agora_s(world, client
 
 
 def test_receive_mail_stays_within_its_grant(world, client, recorder):  # noqa: F811
-    from tests.test_privileges import assert_granted, declared_tables
+    from tests.infra.test_privileges import assert_granted, declared_tables
 
     stored_in_s3("m1", raw_mail())
     recorder.calls.clear()
@@ -234,7 +234,7 @@ def test_receive_mail_stays_within_its_grant(world, client, recorder):  # noqa: 
 def test_the_stack_receives_for_its_inbound_domain_only_into_its_bucket():
     """The packaged template's SES receiving (infra/inbound.py): a rule for the parameter's
     domain whose actions are, in order, the verdict, the encrypted bucket, the function."""
-    from tests.test_privileges import template  # the committed infra/<stage>.yaml, read back
+    from tests.infra.test_privileges import template  # the committed infra/<stage>.yaml, read back
 
     resources = template("prod")["Resources"]
     rule = resources["InboundReceiptRule"]

@@ -14,8 +14,8 @@ import pytest
 
 from chalicelib.jobs import migrate, pre_traffic
 from chalicelib.services import canary
+from tests.infra.test_privileges import allowed, recorder  # noqa: F401
 from tests.support import REPO_ROOT
-from tests.test_privileges import allowed, recorder  # noqa: F401
 
 TOKEN_SECRET_ARN = (
     "arn:aws:secretsmanager:us-east-1:123456789012:secret:agora-dev-token-secret-AbCdEf"

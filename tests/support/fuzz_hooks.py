@@ -1,4 +1,4 @@
-"""Schemathesis hooks for tests/test_fuzz.py (loaded through SCHEMATHESIS_HOOKS).
+"""Schemathesis hooks for tests/local/test_fuzz.py (loaded through SCHEMATHESIS_HOOKS).
 
 `positive_data_acceptance` expects a schema-valid request to succeed. A few 400s answer schema-valid
 requests for what no JSON Schema can say: an id that names no record (a list's `offset`, CONTRACT

@@ -1,4 +1,4 @@
-"""Tests that share a module-wide fixture, run by tests/test_suite_groups.py under `make test`'s
+"""Tests that share a module-wide fixture, run by tests/tools/test_suite_groups.py under `make test`'s
 xdist options: each writes the worker it ran on to the folder named by GROUPING_PROBE_DIR."""
 
 from __future__ import annotations

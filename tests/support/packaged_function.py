@@ -1,5 +1,5 @@
 """One function of the packaged stack, run as Lambda runs it: `app.<handler>(event, context)` in a
-process whose environment is exactly the function's (tests/test_infra.py builds it from the
+process whose environment is exactly the function's (tests/infra/test_infra.py builds it from the
 template, with the stack's references resolved against moto).
 
     python -m tests.support.packaged_function invoke HANDLER EVENT_JSON TIMEOUT_SECONDS

@@ -42,7 +42,7 @@ def demo_with_shipped_hashes(folder: Path) -> Path:
     (demo/password-hashes.json: production-cost argon2id hashes of exactly those passwords), in
     `folder`: a CLI load of it stores the same accounts without eight full-strength hashings
     (2.4 s of CPU a load), for the tests whose subject is not the hashing. A load of the plain
-    demo, which hashes, is tests/test_cli.py's."""
+    demo, which hashes, is tests/cli/test_cli.py's."""
     from agora_local.demo import DEMO_FIXTURE, DemoPasswordHashes
 
     fixture = json.loads(DEMO_FIXTURE.read_text(encoding="utf-8"))

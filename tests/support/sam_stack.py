@@ -27,7 +27,7 @@ MOTO_LACKS = {
     "rule are asserted on the template (tests/jobs/test_mail_push.py)",
     "AWS::SES::ReceiptRule": "as AWS::SES::ReceiptRuleSet",
     "AWS::SecretsManager::Secret": "no secret model: the token secret's run-time reading is "
-    "tests/test_signing_keys.py's, on a secret made through Secrets Manager's API",
+    "tests/runtime/test_signing_keys.py's, on a secret made through Secrets Manager's API",
     "AWS::SES::ConfigurationSet": "no SES in moto's CloudFormation: sending with the "
     "configuration set is tests/jobs' (moto SES API)",
     "AWS::SES::ConfigurationSetEventDestination": "as AWS::SES::ConfigurationSet; the path "
@@ -145,7 +145,7 @@ class _JsonFirstYaml:
     """PyYAML as moto's CloudFormation uses it, except that a template body in JSON (the tests'
     own `json.dumps`, of which JSON is the YAML) is read by `json.loads`: moto reads every body
     with PyYAML's pure-Python loader, about 2 s of CPU for the translated prod template, five
-    times in tests/test_restore.py. Any other body goes to PyYAML as before."""
+    times in tests/infra/test_restore.py. Any other body goes to PyYAML as before."""
 
     def __getattr__(self, name: str) -> Any:
         import yaml

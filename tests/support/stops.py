@@ -1,5 +1,5 @@
 """`make run` stopped every way a person stops it, and what it kept: the stop tests
-(tests/test_make_run_stops.py) and the trials (python -m bench.stop_trials) share these.
+(tests/local/test_make_run_stops.py) and the trials (python -m bench.stop_trials) share these.
 
 Each start is the real `make run` (make's `run` target, which execs Python) in its own process
 group, as a terminal's foreground job is; a stop signals that group (Ctrl-C, a closed terminal)

@@ -1,6 +1,6 @@
 """`cli deliver` and `cli sent-mail` (chalicelib/cli_mail.py) on their own: a maildir as make run
 names it, and the embedded AWS's /moto-api/data.json as a small HTTP server answers it. The
-whole path against `make run` and its Dovecot is tests/test_local_mail.py."""
+whole path against `make run` and its Dovecot is tests/local/test_local.py."""
 
 from __future__ import annotations
 

@@ -235,7 +235,7 @@ def test_new_code_publishes_every_function_and_a_deploy_around_make_deploy_is_al
     """Issue 57: new code through make deploy (the zip's key names its hash) publishes a version
     of every function; a deploy by another path, which keeps the previous SettingsDigest,
     publishes none (SAM names a version after the digest alone), and check-aliases' alarm, like
-    make deploy's own check (tests/test_alias_check.py), is what sees it."""
+    make deploy's own check (tests/infra/test_alias_check.py), is what sees it."""
     import copy
 
     from infra.deploy import with_code_in

@@ -206,7 +206,7 @@ def test_deploy_uploads_the_package_and_makes_a_change_set_with_the_parameters(m
             StackName="agora-dev", ChangeSetName=summary["ChangeSetName"]
         )
         parameters = {p["ParameterKey"]: p["ParameterValue"] for p in change_set["Parameters"]}
-        # Every function's version is named after it (infra.rollout, tests/test_restore.py).
+        # Every function's version is named after it (infra.rollout, tests/infra/test_restore.py).
         assert re.fullmatch("[0-9a-f]{64}", parameters.pop("SettingsDigest"))
         assert parameters == {
             "BaseUrl": "https://community.example.org",

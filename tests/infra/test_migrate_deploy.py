@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from tests.infra.test_privileges import assert_granted, declared_tables, recorder  # noqa: F401
 from tests.store.test_migrations import old_entries
-from tests.test_privileges import assert_granted, declared_tables, recorder  # noqa: F401
 
 
 class ShortLambda:

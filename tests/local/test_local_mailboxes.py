@@ -1,6 +1,6 @@
 """make run's own POP3 mailboxes (agora_local/mailboxes.py): a real Dovecot that `cli deliver`
 writes into and POP3 reads from, gone with make run; and without Dovecot, one line saying how to
-get it. The whole path through make run is tests/test_local.py's tour."""
+get it. The whole path through make run is tests/local/test_local.py's tour."""
 
 from __future__ import annotations
 

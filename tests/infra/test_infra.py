@@ -29,7 +29,7 @@ def test_infra_and_policies_are_generated_from_the_current_models():
 def test_policies_grant_no_wildcard_action():
     import json
 
-    # Each function's own policy file; what each grants is tests/test_privileges.py's.
+    # Each function's own policy file; what each grants is tests/infra/test_privileges.py's.
     files = sorted((REPO_ROOT / ".chalice").glob("policy-*-*.json"))
     assert len(files) >= 16
     for path in files:
@@ -645,7 +645,7 @@ def test_prod_template_watches_every_failure_class_and_deploys_by_canary():
     [expression] = [m["Expression"] for m in alarms["agora-prod-dynamodb-throttles"]["Metrics"]]
     query, restored = expression["Fn::Sub"]
     assert "ThrottledRequests" in query and "Operation, TableName" in query
-    # The tables make restore switched the stack onto (tests/test_restore.py).
+    # The tables make restore switched the stack onto (tests/infra/test_restore.py).
     assert "TableName = '${Restored}'" in query and "TableNames" in json.dumps(restored)
     assert all(f"'{t['Properties']['TableName']}'" in query for t in tables)
     dashboard = resources["Dashboard"]["Properties"]
