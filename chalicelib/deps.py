@@ -67,10 +67,10 @@ if TYPE_CHECKING:
     from chalicelib.domain.ports.notify import Mailer
     from chalicelib.mail.authentication import SenderVerifier
     from chalicelib.mail.outgoing import OutgoingMail, PacedMail, SendingRate
+    from chalicelib.mail.threads import ReplyKeys
     from chalicelib.services.event_bus import EventBusPublisher
     from chalicelib.services.mail_in import MailIngestor
     from chalicelib.services.notify.delivery import NotifyService
-    from chalicelib.services.notify.emails import ReplyKeys
     from chalicelib.services.notify.occurrence import BatchReads, SendingIdentities
 
 
@@ -311,8 +311,8 @@ def rejection_notices(mail: Mailer | None = None) -> Any:
 
 
 def reply_keys() -> ReplyKeys:
-    """Reply keys (chalicelib/services/notify/emails.py) under the token secret."""
-    from chalicelib.services.notify.emails import ReplyKeys, TokenSecrets
+    """Reply keys (chalicelib/mail/threads.py) under the token secret."""
+    from chalicelib.mail.threads import ReplyKeys, TokenSecrets
 
     return ReplyKeys(TokenSecrets(signing_keys()), utc_now)
 
@@ -331,7 +331,7 @@ def outgoing_mail() -> OutgoingMail:
     """SES, from the platform's sender under the identity each letter carries; suppressed
     addresses (bounces, complaints) are never written to."""
     from chalicelib.mail.outgoing import OutgoingMail, SesMailer
-    from chalicelib.services.notify.emails import site_host
+    from chalicelib.mail.threads import site_host
 
     return OutgoingMail(
         SesMailer(),

@@ -127,7 +127,7 @@ FUNCTIONS: dict[str, Needs] = {
         triggered_by="queue",
         kms=("kms:Decrypt",),
         # A reply to the comments mailbox carries a reply key, signed with the token secret
-        # (services/notify/emails.py): the poll checks it (issue 57: without it every reply
+        # (mail/threads.py): the poll checks it (issue 57: without it every reply
         # failed three times and was quarantined).
         token_secret=True,
     ),

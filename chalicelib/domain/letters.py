@@ -24,7 +24,7 @@ class Letter:
     unsubscribe link and headers when there is a URL.
 
     The text part is rendered from `html` (`text` is used only when there is no HTML). `thread`:
-    the ids of our own that tie a mail about a post or comment to it (chalicelib/services/notify/emails.py),
+    the ids of our own that tie a mail about a post or comment to it (chalicelib/mail/threads.py),
     post first; such a mail is answerable by email when replies by email are on, at
     `reply_address` (the email-to-comment mailbox's; "" when replies by email are off)."""
 

@@ -183,7 +183,7 @@ def _addresses(message: EmailMessage, name: str) -> list[str]:
 def recipients_of(message: EmailMessage) -> tuple[str, ...]:
     """The addresses the mail was sent to: To, Cc, Delivered-To and X-Original-To (the receiving
     server's record of the mailbox it delivered to: the one a Bcc or a forward leaves out of To
-    and Cc). Mail-in looks for a reply key in them (services/notify/emails.py), and for the
+    and Cc). Mail-in looks for a reply key in them (mail/threads.py), and for the
     mailbox's own address (a signed mail sent elsewhere is not the signer's post)."""
     found: list[str] = []
     for address in [

@@ -285,7 +285,7 @@ class OutgoingMail:
         else:
             message.set_raw("List-Id", list_id(identity.name, group, self.site_host))
         if letter.thread:
-            # Ids of our own (services/notify/emails.py): SES replaces Message-ID, so these thread the mail.
+            # Ids of our own (mail/threads.py): SES replaces Message-ID, so these thread the mail.
             if len(letter.thread) > 1:
                 message.set_raw("In-Reply-To", f"<{letter.thread[-2]}>")
             message.set_raw("References", folded_ids(letter.thread))

@@ -421,3 +421,12 @@ def test_no_entry_point_changes_a_service_after_it_was_built():
         if _is_entry_point(name)
     }
     assert {name: sets for name, sets in found.items() if sets} == {}
+
+
+def test_the_two_mail_pipelines_never_import_each_other():
+    """Mail in (services/mail_in) and notifications (services/notify) each own their flow: what
+    both use (reply keys, the ids that thread a mail) lives below them, in chalicelib.mail."""
+    assert any(n.startswith("chalicelib.services.mail_in.") for n in _modules())
+    offenders = _importers("chalicelib.services.mail_in", ("chalicelib.services.notify",))
+    offenders += _importers("chalicelib.services.notify", ("chalicelib.services.mail_in",))
+    assert offenders == []

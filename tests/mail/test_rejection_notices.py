@@ -356,7 +356,7 @@ def test_a_crash_at_any_step_sends_one_notice_all_the_same(world, client, mailbo
     ],
 )
 def test_each_reason_a_sender_is_told_has_plain_words(reason, said):
-    from chalicelib.services.notify.rejections import words_for
+    from chalicelib.services.mail_in.rejections import words_for
 
     words = words_for(reason, "s@x.example")
     assert words is not None and said in words.why and words.what_to_do
@@ -375,6 +375,6 @@ def test_each_reason_a_sender_is_told_has_plain_words(reason, said):
     ],
 )
 def test_spoofed_spam_and_unreadable_mail_is_never_answered(reason):
-    from chalicelib.services.notify.rejections import words_for
+    from chalicelib.services.mail_in.rejections import words_for
 
     assert words_for(reason, "s@x.example") is None

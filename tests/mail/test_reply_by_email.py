@@ -11,7 +11,7 @@ from email.policy import default as default_policy
 
 import pytest
 
-from chalicelib.services.notify.emails import ThreadTarget, read_id, reply_targets
+from chalicelib.mail.threads import ThreadTarget, read_id, reply_targets
 from tests.mail.test_mail_in_fast import BASE, World, comments_box, mail, plan_of
 from tests.mail.test_outgoing import REPLIES, instant_mails
 from tests.support.mail_fakes import FakeMaildrop

@@ -1,4 +1,4 @@
-"""Reply keys (CONTRACT §9, chalicelib/services/notify/emails.py): what a key holds and how it survives
+"""Reply keys (CONTRACT §9, chalicelib/mail/threads.py): what a key holds and how it survives
 mail, then keyed replies through a real Dovecot in `verify` mode with `hold`: from the
 recipient's own address, unsigned, a comment as a signed one would be; from another address,
 rejected; a tampered key, ignored (and the comment it becomes held, saying why)."""
@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chalicelib import deps
-from chalicelib.services.notify.emails import ReplyKeys
+from chalicelib.mail.threads import ReplyKeys
 from tests.mail.test_authentication import entries_by_subject, members  # noqa: F401
 from tests.support.mail_messages import email_message
 
@@ -223,7 +223,7 @@ def legacy_key(user_id: str, comment_id: int, secret: str = "the token secret") 
     import hashlib
     import hmac
 
-    from chalicelib.services.notify.emails import derived
+    from chalicelib.mail.threads import derived
 
     key = derived(secret)
     recipient = hmac.new(key, b"user\0" + user_id.encode(), hashlib.sha256).digest()[:6]
@@ -234,7 +234,7 @@ def legacy_key(user_id: str, comment_id: int, secret: str = "the token secret") 
 
 @pytest.mark.fast
 def test_a_key_of_the_release_before_counts_as_made_on_the_legacy_day():
-    from chalicelib.services.notify.emails import LEGACY_DAY
+    from chalicelib.mail.threads import LEGACY_DAY
 
     key = legacy_key(USER, 12)
     legacy = datetime(LEGACY_DAY.year, LEGACY_DAY.month, LEGACY_DAY.day, 23, tzinfo=UTC)

@@ -2,7 +2,7 @@
 a sender a day, recorded with the mail's log entry and sent through the outbox.
 
 Who is told (`NoticeDecider`, run by the mail-in for each rejected mail, polled or pushed):
-- the reason is one a sender is told (services/notify/rejections.py has words for it): spoofed
+- the reason is one a sender is told (services/mail_in/rejections.py has words for it): spoofed
   mail, spam and mail that could not be read are never answered;
 - the mail is no automatic mail: no auto-reply or bounce (those are ignored before any rejection),
   no `Auto-Submitted` other than `no`, no `Precedence` bulk/list/junk, no `List-Id`, no empty
@@ -39,7 +39,7 @@ from chalicelib.logs import get_logger
 from chalicelib.mail.mime import mail_bytes
 from chalicelib.mail.parse import MailParseError, parse_mail
 from chalicelib.services.mail_in.planner import sent_elsewhere
-from chalicelib.services.notify.rejections import rejection_letter, words_for
+from chalicelib.services.mail_in.rejections import rejection_letter, words_for
 
 if TYPE_CHECKING:
     from chalicelib.domain.announcements import Recorded

@@ -21,9 +21,9 @@ from chalicelib.domain.ports.mail import Counters, MailComments, MailLog, MailPo
 from chalicelib.mail import unsigned_mime
 from chalicelib.mail.authentication import aligned
 from chalicelib.mail.parse import dmarc_result
+from chalicelib.mail.threads import reply_targets
 from chalicelib.services.links import slugify
 from chalicelib.services.mail_in.rules import Plan, Target, plain
-from chalicelib.services.notify.emails import reply_targets
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from chalicelib.domain.posts import Post
     from chalicelib.domain.users import User
     from chalicelib.mail.parse import ParsedMail
-    from chalicelib.services.notify.emails import KeyedReply
+    from chalicelib.mail.threads import KeyedReply
 
 
 class SenderCheck(Protocol):
@@ -58,7 +58,7 @@ class SenderVerifier(Protocol):
 
 
 class ReplyKeyReader(Protocol):
-    """Reads a mail's reply key (services/notify/emails.py `ReplyKeys`)."""
+    """Reads a mail's reply key (mail/threads.py `ReplyKeys`)."""
 
     def read(self, addresses: Iterable[str], domain: str | None = None) -> KeyedReply | None: ...
 
@@ -92,7 +92,7 @@ class MailPlanner:
         self.posts = posts
         self.comments = comments
         self.base_url = base_url.rstrip("/")
-        # Our ids' host (services/notify/emails.py): AGORA_BASE_URL's, as the notifications wrote them.
+        # Our ids' host (mail/threads.py): AGORA_BASE_URL's, as the notifications wrote them.
         self.host = urlsplit(self.base_url).hostname or "localhost"
         self.authserv_id = authserv_id
         self.verifier = verifier
@@ -258,7 +258,7 @@ class MailPlanner:
 
     def find_replied(self, parsed: ParsedMail) -> Target | None:
         """The (group, post, parent comment id) that the mail's `In-Reply-To` or `References`
-        names with one of our ids (services/notify/emails.py): the nearest that still exists,
+        names with one of our ids (mail/threads.py): the nearest that still exists,
         so a reply to a deleted comment goes to its post."""
 
         for named in reply_targets(parsed.in_reply_to, parsed.references, self.host):

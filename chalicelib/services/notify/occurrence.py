@@ -20,10 +20,10 @@ from chalicelib.domain.mailboxes import SYSTEM_SCOPE, Mailbox
 from chalicelib.domain.ports.content import DocumentStore
 from chalicelib.domain.posts import Post
 from chalicelib.domain.users import User
+from chalicelib.mail.threads import comment_id_of, post_id_of, site_host
 from chalicelib.services.group_email import KIND as GROUP_EMAIL
 from chalicelib.services.links import group_ref, post_ref, user_ref
 from chalicelib.services.newsletter import KIND as NEWSLETTER
-from chalicelib.services.notify.emails import comment_id_of, post_id_of, site_host
 
 
 @dataclass
