@@ -14,6 +14,8 @@ from tests.console.conftest import axe_violations, screenshot
 
 pytestmark = pytest.mark.slow
 
+# A year whose dates are upcoming whatever the day (the suite runs years ahead too).
+LATER = datetime.now(UTC).year + 2
 GARDENING = "076e75e0-7661-51c5-9ccc-8a2b790e771e"
 SEED_SWAP = "0ab40bcc-5f9b-565b-97d6-7707568dbdfb"
 ANN = ("ann@agora.example", "agora-demo-admin")
@@ -390,8 +392,8 @@ def test_the_event_form_shows_the_api_errors_in_its_own_words_and_creates_an_eve
     names); a missing title is shown beside the field; a good event is saved and listed."""
     open_the_gardening_calendar(page, agora)
     page.get_by_label("Title").fill("Backwards")
-    page.get_by_label("Start", exact=True).fill("2030-05-04T18:00")
-    page.get_by_label("End", exact=True).fill("2030-05-04T17:00")
+    page.get_by_label("Start", exact=True).fill(f"{LATER}-05-04T18:00")
+    page.get_by_label("End", exact=True).fill(f"{LATER}-05-04T17:00")
     page.get_by_role("button", name="Save event").click()
     error = page.locator('[data-key="endDate"] .field-error')
     expect(error).to_have_text("must not be before Start")
@@ -406,8 +408,8 @@ def test_the_event_form_shows_the_api_errors_in_its_own_words_and_creates_an_eve
         {
             "groupId": GARDENING,
             "title": "Backwards",
-            "startDate": "2030-05-04T18:00:00Z",
-            "endDate": "2030-05-04T17:00:00Z",
+            "startDate": f"{LATER}-05-04T18:00:00Z",
+            "endDate": f"{LATER}-05-04T17:00:00Z",
         },
     )
     assert status == 400 and "startDate" in body["errors"][0]["message"]
@@ -421,7 +423,7 @@ def test_the_event_form_shows_the_api_errors_in_its_own_words_and_creates_an_eve
     expect(page.get_by_label("Title")).to_have_attribute("aria-invalid", "true")
 
     page.get_by_label("Title").fill("Summer fair")
-    page.get_by_label("End", exact=True).fill("2030-05-04T20:00")
+    page.get_by_label("End", exact=True).fill(f"{LATER}-05-04T20:00")
     page.get_by_label("Location").fill("Meadow")
     page.get_by_label("Organizer").fill("Gus")
     page.get_by_label("Content").fill("Bring seeds")
@@ -434,7 +436,7 @@ def test_the_event_form_shows_the_api_errors_in_its_own_words_and_creates_an_eve
     status, body = api(agora, "GET", f"event/list/upcoming/{GARDENING}?filter=summer%20fair")
     saved = body["object"]["events"]
     assert [(e["title"], e["startDate"], e["endDate"], e["location"]) for e in saved] == [
-        ("Summer fair", "2030-05-04T18:00:00Z", "2030-05-04T20:00:00Z", "Meadow")
+        ("Summer fair", f"{LATER}-05-04T18:00:00Z", f"{LATER}-05-04T20:00:00Z", "Meadow")
     ]
 
 
@@ -759,7 +761,7 @@ def test_load_more_shows_only_when_more_follow(agora, page):
     tomato = "dc3a6f86-f4e7-5721-b613-97fad8f8eb32"
 
     def pruning(day: int) -> None:
-        start = f"2031-03-{day:02d}T10:00:00Z"
+        start = f"{LATER}-03-{day:02d}T10:00:00Z"
         status, body = api(
             agora,
             "POST",
