@@ -242,7 +242,7 @@ def simulate(
     `polls_per_hour` (the POP3 sessions opened in each hour of the day) and `delays_s` (each
     mail's seconds from its arrival to its post)."""
     from chalicelib.jobs.base import Deadline
-    from chalicelib.jobs.mail_poll import dispatch, parse_message, poll_mailbox
+    from chalicelib.jobs.mail_poll import MailPoll, dispatch, parse_message, poll_mailbox
     from chalicelib.schemas.connectors import MailboxSettingsUpdate
     from chalicelib.services.mail_in.ingest import MailIngestor
     from chalicelib.services.mail_in.planner import MailPlanner
@@ -386,15 +386,8 @@ def simulate(
                 clock.at(start)
                 fleet.session_end = start + session
                 before_sessions, before_failed = fleet.sessions, fleet.failed_logins
-                poll_mailbox(
-                    key,
-                    deadline,
-                    source=directory,
-                    ingestor=ingestor,
-                    leases=leases,
-                    clock=clock,
-                    due_by=due_by,
-                )
+                parts = MailPoll(directory, service, leases, lambda: ingestor, clock)
+                poll_mailbox(key, deadline, parts, due_by=due_by)
                 if 0 <= start < DAY:
                     day_polls += fleet.sessions - before_sessions
                     hourly[int(start // 3600)] += fleet.sessions - before_sessions

@@ -15,7 +15,7 @@ would): 200 mailboxes, each dispatched DELIVERIES times (overlapping schedules, 
 messages), 50 pollers. One poller is killed mid-poll: its thread stops inside the poll and never
 releases its lease (a Lambda container that died), and its message comes back (SQS redelivers what
 a dead function did not finish) every REDELIVERY_SECONDS until someone polls the mailbox. The
-lease is LEASE_SECONDS through `poll_mailbox(lease_for=…)` (production keeps
+lease is LEASE_SECONDS through `MailPoll(lease_for=…)` (production keeps
 `mail_poll.LEASE`, 5 minutes): the takeover time's reference is that lease.
 """
 
@@ -313,7 +313,7 @@ def race(mailboxes: int, pollers: int, lease_seconds: float) -> RaceLog:
     messages and poll. A message whose poller died comes back until its mailbox is polled."""
     from chalicelib import deps
     from chalicelib.jobs.base import Deadline
-    from chalicelib.jobs.mail_poll import poll_mailbox
+    from chalicelib.jobs.mail_poll import MailPoll, poll_mailbox
 
     deps.mail().prepare()  # the table's client, made once before the threads share it
     log = RaceLog()
@@ -324,13 +324,12 @@ def race(mailboxes: int, pollers: int, lease_seconds: float) -> RaceLog:
     for key in keys:
         messages.put(key)
     lease = timedelta(seconds=lease_seconds)
+    parts = MailPoll(source, source, deps.mail(), lambda: ingestor, lease_for=lease)
 
     def poller() -> None:
         while (key := messages.get()) is not None:
             try:
-                line = poll_mailbox(
-                    key, Deadline.unbounded(), source=source, ingestor=ingestor, lease_for=lease
-                ).line
+                line = poll_mailbox(key, Deadline.unbounded(), parts).line
             except PollerKilled:
                 return
             if line.endswith("another worker is polling it"):
@@ -342,13 +341,7 @@ def race(mailboxes: int, pollers: int, lease_seconds: float) -> RaceLog:
         REDELIVERY_SECONDS to a fresh poller, until that poller gets the lease."""
         while log.taken_over_at is None and not stop.wait(REDELIVERY_SECONDS):
             if log.killed_key is not None:
-                poll_mailbox(
-                    log.killed_key,
-                    Deadline.unbounded(),
-                    source=source,
-                    ingestor=ingestor,
-                    lease_for=lease,
-                )
+                poll_mailbox(log.killed_key, Deadline.unbounded(), parts)
 
     stop = threading.Event()
     threads = [threading.Thread(target=poller, name=f"poller-{i}") for i in range(pollers)]

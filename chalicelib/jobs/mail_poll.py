@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from chalicelib import deps, metrics
@@ -39,10 +40,14 @@ from chalicelib.services.mailboxes import mailbox_failure, poll_failure
 from chalicelib.services.poll_schedule import dispatch_horizon, is_due
 
 if TYPE_CHECKING:
-    from chalicelib.domain.mailboxes import Mailbox
+    from chalicelib.domain.mailboxes import Mailbox, PollState
     from chalicelib.services.mail_in import MailIngestor
     from chalicelib.services.mail_in.rules import PollResult
-    from chalicelib.services.mailboxes import MailboxDirectory
+    from chalicelib.services.mailboxes import (
+        MailboxDirectory,
+        MailboxSettingsService,
+        PollFailure,
+    )
 
 log = get_logger("mail_poll")
 
@@ -84,85 +89,89 @@ class Leases(Protocol):
     def release_lease(self, mailbox: str, owner: str) -> None: ...
 
 
-def default_source() -> MailboxDirectory:
-    return deps.mailbox_directory()
+class PollRecorder(Protocol):
+    """Where a poll's outcome sets the mailbox's next poll (services/mailboxes.py
+    `MailboxSettingsService.record_poll`: the back-off, the administrators' email)."""
+
+    def record_poll(
+        self, mailbox: Mailbox, when: datetime, *, found_mail: bool, failure: PollFailure | None
+    ) -> PollState: ...
 
 
 def _now() -> datetime:
     return utc_now()
 
 
+@dataclass(frozen=True)
+class MailPoll:
+    """What one mailbox's poll is made of, composed in one place (`composed`): where mailboxes
+    are read (`source`), where a poll's outcome sets the next one (`polls`), who holds a mailbox
+    now, the mail-in pipeline's entry
+    (made for each poll: its sender checks are one poll's), the clock, and how long a poller
+    that dies mid-poll keeps others off the mailbox (production keeps LEASE; the bench's lease
+    race shortens it to measure a takeover in seconds). Tests and benches replace a part with
+    `dataclasses.replace`."""
+
+    source: MailboxDirectory
+    polls: PollRecorder
+    leases: Leases
+    ingestor: Callable[[], MailIngestor]
+    clock: Callable[[], datetime] = _now
+    lease_for: timedelta = LEASE
+
+
+def composed() -> MailPoll:
+    """The poll's production parts: the one place this job asks the composition root for them."""
+    directory = deps.mailbox_directory()
+    return MailPoll(directory, directory.settings, deps.mail(), deps.mail_ingestor)
+
+
 def poll_mailbox(
     key: str,
     deadline: Deadline,
+    parts: MailPoll,
     *,
-    source: MailboxDirectory | None = None,
-    ingestor: MailIngestor | None = None,
     owner: str | None = None,
-    lease_for: timedelta = LEASE,
     due_by: datetime | None = None,
-    clock: Callable[[], datetime] = _now,
-    leases: Leases | None = None,
 ) -> MailboxPolled:
     """Poll one mailbox if it is (still) due by `due_by` (None: whenever) and its lease can be
-    taken.
+    taken (as `owner`: a new id when None).
 
     A poll that fails is recorded where each person looks: the mailbox's lastError (API,
     console), the metric MailboxPollFailed by reason (dashboard), a log line, and the failure in
     the answer (the CLI's exit status; `retry` for the SQS function when the platform failed).
-
-    `lease_for` is how long a poller that dies mid-poll keeps others off the mailbox; production
-    keeps LEASE (the bench's lease race shortens it to measure a takeover in seconds).
     """
 
     with acting_as_job("poll-mailbox"):
-        return _poll_if_due(
-            key, deadline, source, ingestor, owner, lease_for, due_by, clock, leases, is_due
-        )
+        return _poll_if_due(key, deadline, parts, owner or str(uuid.uuid4()), due_by)
 
 
 def _poll_if_due(
-    key: str,
-    deadline: Deadline,
-    source: MailboxDirectory | None,
-    ingestor: MailIngestor | None,
-    owner: str | None,
-    lease_for: timedelta,
-    due_by: datetime | None,
-    clock: Callable[[], datetime],
-    leases: Leases | None,
-    is_due: Callable[..., bool],
+    key: str, deadline: Deadline, parts: MailPoll, owner: str, due_by: datetime | None
 ) -> MailboxPolled:
-    source = source or default_source()
-    mailbox = source.mailbox(key)
+    mailbox = parts.source.mailbox(key)
     if mailbox is None:
         return MailboxPolled(f"{key}: not enabled")
     if due_by is not None and not is_due(getattr(mailbox, "next_poll_on", None), due_by):
         return MailboxPolled(f"{key}: not due (polled since it was sent)")
-    leases = leases or deps.mail()
-    owner = owner or str(uuid.uuid4())
-    now = clock()
+    now = parts.clock()
     poll_deadline = Deadline.after_seconds(POLL_SECONDS)
-    if not leases.acquire_lease(key, owner, now, now + lease_for):
+    if not parts.leases.acquire_lease(key, owner, now, now + parts.lease_for):
         return MailboxPolled(f"{key}: another worker is polling it")
     try:
-        return _poll_leased(key, mailbox, deadline, poll_deadline, source, ingestor, clock)
+        return _poll_leased(key, mailbox, deadline, poll_deadline, parts)
     finally:
-        leases.release_lease(key, owner)
+        parts.leases.release_lease(key, owner)
 
 
 def _poll_leased(
-    key: str,
-    mailbox: Mailbox,
-    deadline: Deadline,
-    poll_deadline: Deadline,
-    source: MailboxDirectory,
-    ingestor: MailIngestor | None,
-    clock: Callable[[], datetime],
+    key: str, mailbox: Mailbox, deadline: Deadline, poll_deadline: Deadline, parts: MailPoll
 ) -> MailboxPolled:
+    source, clock = parts.source, parts.clock
     try:
-        ingestor = ingestor or deps.mail_ingestor()
-        result = ingestor.poll(mailbox, lambda: deadline.expired() or poll_deadline.expired())
+        result = parts.ingestor().poll(
+            mailbox, lambda: deadline.expired() or poll_deadline.expired()
+        )
     except Exception as error:
         if deadline.expired():
             # The run was ending (make run's stop: its Dovecot may be going too): not the
@@ -183,7 +192,7 @@ def _poll_leased(
         # The mailbox's own server or settings: backed off, its administrators told at the third.
         # Not a warning of the platform's: one line at INFO (a CLI prints the failure itself).
         metrics.emit("MailboxPollFailed", 1, Reason=failure.reason)
-        state = source.record_poll(mailbox, clock(), found_mail=False, failure=failure)
+        state = parts.polls.record_poll(mailbox, clock(), found_mail=False, failure=failure)
         log.info(
             "mailbox poll failed",
             extra={
@@ -197,7 +206,7 @@ def _poll_leased(
     line = result.line()
     emit_outcomes(result)
     found = (result.seen - result.skipped) > 0 or result.left > 0
-    source.record_poll(mailbox, clock(), found_mail=found, failure=None)
+    parts.polls.record_poll(mailbox, clock(), found_mail=found, failure=None)
     log.info("mailbox polled", extra={"mailbox": key, "summary": line})
     return MailboxPolled(line)
 
@@ -215,8 +224,7 @@ def emit_outcomes(result: PollResult) -> None:
 def poll_all_in_process(
     deadline: Deadline,
     *,
-    source: MailboxDirectory | None = None,
-    ingestor: MailIngestor | None = None,
+    parts: MailPoll | None = None,
     on_line: Callable[[str], None] | None = None,
     on_failure: Callable[[str], None] | None = None,
     due: bool = False,
@@ -227,7 +235,8 @@ def poll_all_in_process(
     `on_failure`, when given, the line of a mailbox that could not be polled."""
 
     require_token_secret()  # notifications of the mail need it: refuse before touching any
-    source = source or default_source()
+    parts = parts or composed()
+    source = parts.source
     report = PollReport()
     due_by = None
     if due:
@@ -240,7 +249,7 @@ def poll_all_in_process(
         if deadline.expired():
             line = f"{key}: left for the next run (time is up)"
         else:
-            polled = poll_mailbox(key, deadline, source=source, ingestor=ingestor, due_by=due_by)
+            polled = poll_mailbox(key, deadline, parts, due_by=due_by)
             line = polled.line
             if polled.failure is not None:
                 report.failures.append(line)
@@ -264,7 +273,7 @@ def dispatch(
     """Send the due mailboxes, MAILBOXES_PER_MESSAGE to a message; answers how many."""
     from chalicelib.store.base import sort_moment
 
-    source = source or default_source()
+    source = source or deps.mailbox_directory()
     now = now or _now()
     # Each poll's log lines, and the notifications its mail causes, carry this run's id.
     correlation = correlation_id()
@@ -282,20 +291,20 @@ def dispatch(
     else:
         send(bodies)
     metrics.emit("MailboxesDue", len(keys))
-    count_fleet(source, now)
+    count_fleet(source.settings, now)
     return len(keys)
 
 
-def count_fleet(source: MailboxDirectory, now: datetime) -> None:
+def count_fleet(settings: MailboxSettingsService, now: datetime) -> None:
     """The share-failing alarm's figures: failing mailboxes each run (a sparse index of them),
     enabled ones once in FLEET_COUNT_MINUTES."""
 
     try:
         if now.minute % FLEET_COUNT_MINUTES < 5:
-            enabled, failing = source.fleet()
+            enabled, failing = settings.fleet()
             metrics.emit("MailboxesEnabled", enabled)
         else:
-            failing = source.failing_count()
+            failing = settings.mailboxes.count_failing()
         metrics.emit("MailboxesFailing", failing)
     except Exception:
         # The polls are sent; a missing figure shows as missing data, not as a failed dispatch.
@@ -319,8 +328,8 @@ def poll_many(
     keys: Sequence[str],
     deadline: Deadline,
     *,
+    poll: Callable[..., MailboxPolled],
     due_by: datetime | None = None,
-    poll: Callable[..., MailboxPolled] = poll_mailbox,
 ) -> list[MailboxPolled]:
     """Poll the mailboxes side by side, each on its own; an exception of one is that one's
     platform failure, never the others'."""
@@ -356,7 +365,9 @@ def poll_from_queue(body: str, deadline: Deadline) -> str:
 
     keys, due_by, correlation = parse_message(body)
     with invocation(correlation=correlation):
-        polled = poll_many(keys, deadline, due_by=due_by)
+        polled = poll_many(
+            keys, deadline, poll=partial(poll_mailbox, parts=composed()), due_by=due_by
+        )
     lines = [p.line for p in polled]
     retried = [p.line for p in polled if p.retry]
     if retried:

@@ -388,12 +388,6 @@ class MailboxDirectory:
         for scope in self.settings.due_scopes(now):
             yield mailbox_key(scope)
 
-    def fleet(self) -> tuple[int, int]:
-        return self.settings.fleet()
-
-    def failing_count(self) -> int:
-        return self.settings.mailboxes.count_failing()
-
     def mailbox(self, key: str) -> Mailbox | None:
         """The mailbox with its decrypted password (one read); None unless enabled."""
         scope = scope_of_key(key)
@@ -404,11 +398,6 @@ class MailboxDirectory:
         if not found.is_enabled or not password:
             return None
         return replace(found, password=password)
-
-    def record_poll(
-        self, mailbox: Mailbox, when: datetime, *, found_mail: bool, failure: PollFailure | None
-    ) -> PollState:
-        return self.settings.record_poll(mailbox, when, found_mail=found_mail, failure=failure)
 
     def record_last_processed(self, key: str, when: datetime) -> None:
         scope = scope_of_key(key)

@@ -9,7 +9,14 @@ from typing import Any
 
 from chalicelib.domain.announcements import MailboxFailing
 from chalicelib.jobs.base import Deadline
-from chalicelib.jobs.mail_poll import batches, dispatch, parse_message, poll_mailbox, poll_many
+from chalicelib.jobs.mail_poll import (
+    MailPoll,
+    batches,
+    dispatch,
+    parse_message,
+    poll_mailbox,
+    poll_many,
+)
 from chalicelib.mail.pop3 import MailboxError, SessionLost
 from chalicelib.schemas.connectors import MailboxSettingsUpdate
 from chalicelib.services import poll_schedule as rhythm
@@ -146,15 +153,9 @@ def fleet(clock: Clock, *scopes: str) -> tuple[MailboxDirectory, FakeMailboxRepo
 
 
 def poll(directory: MailboxDirectory, clock: Clock, ingestor: Ingestor, key: str, **kw: Any):
-    return poll_mailbox(
-        key,
-        Deadline.unbounded(),
-        source=directory,
-        ingestor=ingestor,
-        leases=kw.pop("leases", FakeLeases()),
-        clock=clock,
-        **kw,
-    )
+    leases = kw.pop("leases", FakeLeases())
+    parts = MailPoll(directory, directory.settings, leases, lambda: ingestor, clock)
+    return poll_mailbox(key, Deadline.unbounded(), parts, **kw)
 
 
 def test_a_poll_that_finds_mail_is_due_in_five_minutes_an_empty_one_later():

@@ -3,15 +3,22 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 from chalicelib.jobs.base import Deadline
-from chalicelib.jobs.mail_poll import LEASE, poll_mailbox
+from chalicelib.jobs.mail_poll import LEASE, MailPoll, composed, poll_mailbox
 from chalicelib.services.mail_in.ingest import PollResult
 from chalicelib.services.mailboxes import EMAIL_TO_POST, Mailbox
 from chalicelib.store.mail import MailboxLeaseRecord, MailRepository
 from tests.mail.test_ingest import FakeDirectory
+
+
+def parts(source: Any, ingestor: Any, **more: Any) -> MailPoll:
+    """The production poll with the test's mailboxes and mail-in in place of the configured."""
+    return replace(composed(), source=source, polls=source, ingestor=lambda: ingestor, **more)
+
 
 KEY = "post#garden"
 
@@ -45,13 +52,9 @@ class LeaseReadingIngestor:
 
 def test_a_poll_holds_the_production_lease_unless_told_otherwise(aws):
     ingestor = LeaseReadingIngestor()
-    poll_mailbox(KEY, Deadline.unbounded(), source=directory(), ingestor=ingestor)
+    poll_mailbox(KEY, Deadline.unbounded(), parts(directory(), ingestor))
     poll_mailbox(
-        KEY,
-        Deadline.unbounded(),
-        source=directory(),
-        ingestor=ingestor,
-        lease_for=timedelta(seconds=2),
+        KEY, Deadline.unbounded(), parts(directory(), ingestor, lease_for=timedelta(seconds=2))
     )
     production, short = ingestor.leased_for
     assert LEASE - timedelta(seconds=30) < production <= LEASE
@@ -69,12 +72,12 @@ def test_a_dead_pollers_lease_is_taken_over_only_once_it_has_run_out(aws):
     now = utc_now()
     # A poller that died holding the mailbox until a minute from now.
     assert leases.acquire_lease(KEY, "dead", now, now + timedelta(minutes=1))
-    line = poll_mailbox(KEY, Deadline.unbounded(), source=directory(), ingestor=ingestor).line
+    line = poll_mailbox(KEY, Deadline.unbounded(), parts(directory(), ingestor)).line
     assert line.endswith("another worker is polling it") and not ingestor.leased_for
     # The same lease, run out: the next poller takes the mailbox, and the dead one's late
     # release does not free it from under the new owner.
     MailboxLeaseRecord(KEY, owner="dead", expires_on=now - timedelta(seconds=1)).save()
-    poll_mailbox(KEY, Deadline.unbounded(), source=directory(), ingestor=ingestor, owner="new")
+    poll_mailbox(KEY, Deadline.unbounded(), parts(directory(), ingestor), owner="new")
     assert len(ingestor.leased_for) == 1
     assert leases.acquire_lease(KEY, "new", now, now + timedelta(minutes=1))
     leases.release_lease(KEY, "dead")
@@ -102,15 +105,12 @@ def test_a_poll_cut_short_by_the_runs_end_is_not_the_mailboxs_failure(aws):
     polled = poll_mailbox(
         KEY,
         Deadline(lambda: 0 if ending else 10**12, margin_ms=0),
-        source=source,
-        ingestor=ServerGoneWhenTheRunEnds(ending),
+        parts(source, ServerGoneWhenTheRunEnds(ending)),
     )
     assert polled.failure is None and "left for the next run" in polled.line
     assert source.last_errors == {}
     assert source.boxes[KEY].poll_failures == 0 and source.boxes[KEY].next_poll_on is None
     # The same refusal while the run goes on is the mailbox's own.
     ending.clear()
-    polled = poll_mailbox(
-        KEY, Deadline.unbounded(), source=source, ingestor=ServerGoneWhenTheRunEnds([])
-    )
+    polled = poll_mailbox(KEY, Deadline.unbounded(), parts(source, ServerGoneWhenTheRunEnds([])))
     assert polled.failure == "connection" and KEY in source.last_errors

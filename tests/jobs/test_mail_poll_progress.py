@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from chalicelib import deps
 from chalicelib.jobs.base import Deadline
-from chalicelib.jobs.mail_poll import poll_all_in_process
+from chalicelib.jobs.mail_poll import MailPoll, poll_all_in_process
 
 
 class TwoMailboxes:
@@ -26,6 +27,7 @@ class TwoMailboxes:
 def test_each_mailbox_line_is_told_before_the_next_mailbox_is_polled():
     told: list[str] = []
     source = TwoMailboxes(told)
-    report = poll_all_in_process(Deadline.unbounded(), source=source, on_line=told.append)
+    parts = MailPoll(source, deps.mailbox_settings_service(), deps.mail(), deps.mail_ingestor)
+    report = poll_all_in_process(Deadline.unbounded(), parts=parts, on_line=told.append)
     assert told == report.lines == ["post#a: not enabled", "post#b: not enabled"]
     assert source.asked == [("post#a", 0), ("post#b", 1)]

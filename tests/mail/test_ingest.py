@@ -16,7 +16,7 @@ import pytest
 from chalicelib import deps
 from chalicelib.clock import utc_now
 from chalicelib.jobs.base import Deadline
-from chalicelib.jobs.mail_poll import poll_mailbox
+from chalicelib.jobs.mail_poll import composed, poll_mailbox
 from chalicelib.services.mail_in.ingest import Mailbox, MailIngestor
 from chalicelib.services.poll_schedule import PollState
 from tests.support.mail_fakes import CRASH_STEPS, Crash, CrashAt, PlannerDying
@@ -339,10 +339,11 @@ def test_poll_under_lease_and_last_processed(world):
     assert MailRepository().acquire_lease(
         world.config().key, "other-worker", now, now.replace(year=now.year + 1)
     )
-    line = poll_mailbox(world.config().key, Deadline.unbounded(), source=directory).line
+    parts = replace(composed(), source=directory, polls=directory)
+    line = poll_mailbox(world.config().key, Deadline.unbounded(), parts).line
     assert "another worker" in line and world.mailbox.count() == 1
     MailRepository().release_lease(world.config().key, "other-worker")
-    line = poll_mailbox(world.config().key, Deadline.unbounded(), source=directory).line
+    line = poll_mailbox(world.config().key, Deadline.unbounded(), parts).line
     assert "posted 1" in line and world.config().key in directory.last_processed
 
 

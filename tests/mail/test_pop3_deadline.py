@@ -14,7 +14,7 @@ import pytest
 
 from chalicelib import deps
 from chalicelib.jobs.base import Deadline
-from chalicelib.jobs.mail_poll import LEASE, POLL_SECONDS, poll_mailbox
+from chalicelib.jobs.mail_poll import LEASE, POLL_SECONDS, MailPoll, poll_mailbox
 from chalicelib.mail.pop3 import SESSION_SECONDS, MailSession, Pop3Mailbox, SessionExpired
 from chalicelib.services.mailboxes import EMAIL_TO_POST, Mailbox
 from tests.mail.test_ingest import FakeDirectory
@@ -123,7 +123,8 @@ def test_a_poll_against_a_trickling_server_ends_with_a_plain_last_error(aws, tri
     directory = FakeDirectory({KEY: box})
     ingestor = deps.mail_ingestor(open_mailbox=lambda _: open_trickling(trickling.port))
 
-    polled = poll_mailbox(KEY, Deadline.unbounded(), source=directory, ingestor=ingestor)
+    parts = MailPoll(directory, directory, deps.mail(), lambda: ingestor)
+    polled = poll_mailbox(KEY, Deadline.unbounded(), parts)
 
     assert polled.failure == "timeout" and not polled.retry
     _, message = directory.last_errors[KEY]
