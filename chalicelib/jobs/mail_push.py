@@ -21,6 +21,7 @@ import hashlib
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +57,23 @@ def inbound_addresses() -> InboundAddresses:
     return InboundAddresses(get_settings().inbound_domain, deps.groups(), deps.mailboxes())
 
 
+@dataclass(frozen=True)
+class MailPush:
+    """What a pushed mail's delivery is made of, composed in one place (`composed`): the
+    addresses Agora takes mail at, the mail-in pipeline's entry (made for each delivery), and the
+    leases that keep two deliveries of one mail apart. Tests replace a part with
+    `dataclasses.replace`."""
+
+    addresses: InboundAddresses
+    ingestor: Callable[[], MailIngestor]
+    leases: Leases
+
+
+def composed() -> MailPush:
+    """The delivery's production parts: the one place this job asks the composition root."""
+    return MailPush(inbound_addresses(), deps.mail_ingestor, deps.mail())
+
+
 def recipient_known(address: str, addresses: InboundAddresses | None = None) -> bool:
     """Whether Agora takes mail for `address` (the SMTP door's RCPT)."""
     return (addresses or inbound_addresses()).mailbox_of(address) is not None
@@ -66,24 +84,22 @@ def deliver(
     recipients: Iterable[str],
     *,
     received_on: datetime | None = None,
-    addresses: InboundAddresses | None = None,
-    ingestor: MailIngestor | None = None,
-    leases: Leases | None = None,
+    parts: MailPush | None = None,
 ) -> list[str]:
     """Hand a pushed mail to each mailbox its recipients name (each once); answers one line per
     mailbox. Raises MailNotTaken when any of them failed for now (after handling the others)."""
     from chalicelib.jobs.mail_poll import emit_outcomes
 
-    mailboxes = (addresses or inbound_addresses()).mailboxes_of(recipients)
+    parts = parts or composed()
+    mailboxes = parts.addresses.mailboxes_of(recipients)
     if not mailboxes:
         log.info("pushed mail for no mailbox of Agora's")
         return []
-    ingestor = ingestor or deps.mail_ingestor()
-    leases = leases or deps.mail()
+    ingestor = parts.ingestor()
     lines, failed = [], []
     with acting_as_job("receive-mail"):
         for mailbox in mailboxes:
-            result = _receive_leased(ingestor, leases, mailbox, raw, received_on)
+            result = _receive_leased(ingestor, parts.leases, mailbox, raw, received_on)
             emit_outcomes(result)
             lines.append(result.line())
             if result.error:

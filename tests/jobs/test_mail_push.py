@@ -3,6 +3,7 @@ and SES's receipt event (the raw mail in S3) reaches it through the `receive-mai
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -133,7 +134,9 @@ def test_a_pushed_reply_with_a_permalink_becomes_a_comment(world):
 def test_an_oversized_pushed_mail_is_rejected_with_its_headers(world):
     ingestor = deps.mail_ingestor(max_bytes=2000)
     raw = raw_mail(body="x" * 5000)
-    [line] = mail_push.deliver(raw, [f"garden@{DOMAIN}"], ingestor=ingestor)
+    [line] = mail_push.deliver(
+        raw, [f"garden@{DOMAIN}"], parts=replace(mail_push.composed(), ingestor=lambda: ingestor)
+    )
     assert "rejected 1" in line
     [entry] = deps.mail().page_newest_first(f"post#{world.garden}", limit=5, after=None)
     assert entry.status == MailStatus.REJECTED and entry.via == "push"
