@@ -1,9 +1,11 @@
-"""HTML sanitising for every stored HTML field (pages, posts, comments, events, disclaimer)."""
+"""HTML sanitising for every stored HTML field (pages, posts, comments, events, disclaimer), and
+the slug a stored title or name becomes (`slugify`)."""
 
 from __future__ import annotations
 
 import html
 import re
+import unicodedata
 
 # C0 control characters other than tab and newline (CONTRACT §6: removed from stored strings).
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -86,3 +88,10 @@ def search_key(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", _ANY_CONTROL.sub("", text))
     bare = "".join(c for c in decomposed if not unicodedata.combining(c))
     return _SPACES.sub(" ", bare.casefold()).strip()
+
+
+def slugify(text: str, fallback: str = "item") -> str:
+    """URL slug: lowercase ASCII words joined by `-`."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    return slug[:80].strip("-") or fallback

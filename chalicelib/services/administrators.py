@@ -17,9 +17,8 @@ from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.people import GroupStore, UserStore
 from chalicelib.domain.users import User
 from chalicelib.errors import NotFound, ValidationFailed
-from chalicelib.sanitize import without_bidi, without_controls
+from chalicelib.sanitize import slugify, without_bidi, without_controls
 from chalicelib.schemas.common import email_address
-from chalicelib.services.links import slugify
 
 MIN_PASSWORD_LENGTH = 8
 # A display name shows in lists, mails and mail headers: one line, and short.

@@ -39,7 +39,7 @@ from chalicelib.domain.json import JsonObject, JsonValue
 from chalicelib.domain.players import Player
 from chalicelib.domain.posts import NewPost, Post
 from chalicelib.domain.users import User
-from chalicelib.sanitize import clean_html
+from chalicelib.sanitize import clean_html, slugify
 from chalicelib.schemas.fixture import (
     Fixture,
     FixtureComment,
@@ -63,7 +63,6 @@ from chalicelib.services.fixture_rules import (  # the loader's errors, for its 
     stored_community,
     validate_fixture,
 )
-from chalicelib.services.links import slugify
 from chalicelib.services.system_pages import HOME, SYSTEM_SCOPE
 
 __all__ = ["FixtureError", "FixtureExporter", "FixtureInvalid", "FixtureService"]

@@ -5,8 +5,6 @@ Post url = `{base}/{group slug}/{post slug}`; comment url = post url + `#` + id 
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from typing import Protocol
 
 from chalicelib.domain.groups import Group
@@ -80,10 +78,3 @@ def user_ref(user: _PersonShown | None) -> UserRef:
 
 def post_ref(post: Post, group: _Slugged) -> PostRef:
     return PostRef(id=post.id, title=post.title, slug=post.slug, url=post_url(group, post))
-
-
-def slugify(text: str, fallback: str = "item") -> str:
-    """URL slug: lowercase ASCII words joined by `-`."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
-    return slug[:80].strip("-") or fallback

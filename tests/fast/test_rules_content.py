@@ -12,12 +12,13 @@ import pytest
 
 from chalicelib.auth import Caller, Need
 from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.sanitize import slugify
 from chalicelib.schemas.common import GuidPageQuery, IntPageQuery
 from chalicelib.schemas.notifications import NotificationSettings
 from chalicelib.services.administrators import AdministratorService
 from chalicelib.services.comments import CommentPresenter
 from chalicelib.services.groups import GroupService
-from chalicelib.services.links import slugify, user_ref
+from chalicelib.services.links import user_ref
 from chalicelib.services.notifications import NotificationService
 from chalicelib.services.paging import next_offset
 from chalicelib.services.posts import PostService

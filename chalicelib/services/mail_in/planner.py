@@ -22,7 +22,7 @@ from chalicelib.mail import unsigned_mime
 from chalicelib.mail.authentication import aligned
 from chalicelib.mail.parse import dmarc_result
 from chalicelib.mail.threads import reply_targets
-from chalicelib.services.links import slugify
+from chalicelib.sanitize import slugify
 from chalicelib.services.mail_in.rules import Plan, Target, plain
 
 if TYPE_CHECKING:
