@@ -6,6 +6,7 @@ the outbox drain and moto's SES, read back as a mail client would."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import timedelta
 from email.message import EmailMessage
 from email.utils import make_msgid
@@ -66,8 +67,8 @@ def raw_mail(sender: str, subject: str, body: str = "Hello all.", **kw) -> bytes
 
 
 def push(raw: bytes, to: str = GARDEN, **ingestor) -> str:
-    parts = {"ingestor": deps.mail_ingestor(**ingestor)} if ingestor else {}
-    [line] = mail_push.deliver(raw, [to], **parts)
+    parts = replace(mail_push.composed(), ingestor=lambda: deps.mail_ingestor(**ingestor))
+    [line] = mail_push.deliver(raw, [to], parts=parts)
     return line
 
 
