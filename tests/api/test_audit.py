@@ -58,6 +58,14 @@ def group_log(api, people, **query):
     return entries(api, people.garden_admin, f"{AUDIT}/{people.garden}", **query)
 
 
+def garden_event(api, people):
+    """The moderator's event in the garden (EVENT_BODY), created; its id."""
+    people.load()
+    status, body = api.post(EVENT, people.moderator, {**EVENT_BODY, "groupId": people.garden})
+    assert status == 200, body
+    return body["object"]["id"]
+
+
 def test_a_mailbox_settings_change_is_one_entry_with_the_password_only_said_to_change(api, people):
     people.load()
     assert api.put(MAILBOX.format(people.garden), people.garden_admin, SETTINGS)[0] == 200
@@ -91,10 +99,7 @@ def test_a_refused_write_and_a_write_that_changes_nothing_record_nothing(api, pe
 
 
 def test_an_events_create_update_and_delete_are_three_entries_newest_first(api, people):
-    people.load()
-    status, body = api.post(EVENT, people.moderator, {**EVENT_BODY, "groupId": people.garden})
-    assert status == 200, body
-    event_id = body["object"]["id"]
+    event_id = garden_event(api, people)
     moved = {**EVENT_BODY, "title": "Summer fair"}
     assert api.put(f"{EVENT}/{event_id}", people.moderator, moved)[0] == 200
     assert api.delete(f"{EVENT}/{event_id}", people.moderator)[0] == 200
@@ -113,10 +118,7 @@ def test_an_events_create_update_and_delete_are_three_entries_newest_first(api, 
 
 
 def test_an_event_changed_without_its_title_is_named_by_its_title(api, people):
-    people.load()
-    status, body = api.post(EVENT, people.moderator, {**EVENT_BODY, "groupId": people.garden})
-    assert status == 200, body
-    event_id = body["object"]["id"]
+    event_id = garden_event(api, people)
     moved = {**EVENT_BODY, "location": "Park"}
     assert api.put(f"{EVENT}/{event_id}", people.moderator, moved)[0] == 200
     [changed] = group_log(api, people, action="event.update")
