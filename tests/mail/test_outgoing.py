@@ -166,6 +166,26 @@ def mailbox_failure_mails() -> dict[str, bytes]:
     return {"mailbox failure": ses.raw[0]}
 
 
+def rejection_notice_mails() -> dict[str, bytes]:
+    """The notice a proven sender gets when a mail of theirs is not posted (CONTRACT §9)."""
+    from chalicelib.domain.announcements import RejectionNoticeDue
+    from chalicelib.services.mail_in.rejections import rejection_letter
+
+    event = RejectionNoticeDue(
+        mailbox="post#g1",
+        group_id="g1",
+        log_entry_id="e1",
+        to="sam@example.org",
+        subject="Seed swap on Saturday?",
+        message_id="<CAB-sam-1@mail.example.org>",
+        reason="unknown sender",
+        day="2026-11-02",
+    )
+    mail, ses = outgoing()
+    mail.send(Fakes().garden, rejection_letter(event, "the group Garden", identity()))
+    return {"rejection notice": ses.raw[0]}
+
+
 def parsed(raw: bytes) -> EmailMessage:
     message = email.message_from_bytes(raw, policy=default_policy)
     assert isinstance(message, EmailMessage)
@@ -187,7 +207,12 @@ def text_of(message: EmailMessage) -> str:
 
 
 def every_kind() -> dict[str, bytes]:
-    return {**instant_mails(REPLIES), **digest_mails(), **mailbox_failure_mails()}
+    return {
+        **instant_mails(REPLIES),
+        **digest_mails(),
+        **mailbox_failure_mails(),
+        **rejection_notice_mails(),
+    }
 
 
 @pytest.mark.fast
@@ -361,7 +386,7 @@ def spam_scores() -> dict[str, tuple[float, str]]:
         if os.environ.get("CI"):
             pytest.fail("spamassassin is required in CI")
         pytest.skip("needs spamassassin (make spamassassin installs it)")
-    mails = {**instant_mails(REPLIES), **digest_mails(), **mailbox_failure_mails()}
+    mails = every_kind()
     with tempfile.TemporaryDirectory() as folder:
         box = mailbox.mbox(Path(folder) / "sent.mbox")
         for raw in mails.values():
@@ -400,7 +425,14 @@ def spam_scores() -> dict[str, tuple[float, str]]:
 
 @pytest.mark.parametrize(
     "kind",
-    ["instant post", "instant comment", "summary digest", "full digest", "mailbox failure"],
+    [
+        "instant post",
+        "instant comment",
+        "summary digest",
+        "full digest",
+        "mailbox failure",
+        "rejection notice",
+    ],
 )
 def test_spamassassin_scores_each_kind_of_mail_at_most_2(spam_scores, kind):
     if kind == "mailbox failure" and kind not in spam_scores:
