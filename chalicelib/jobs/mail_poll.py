@@ -36,6 +36,7 @@ from chalicelib.domain.audit import acting_as_job
 from chalicelib.domain.mailboxes import OUTCOMES, MailStatus
 from chalicelib.jobs.base import Deadline, require_token_secret
 from chalicelib.logs import correlation_id, get_logger, invocation
+from chalicelib.mail.pop3 import SessionExpired
 from chalicelib.services.mailboxes import mailbox_failure, poll_failure
 from chalicelib.services.poll_schedule import dispatch_horizon, is_due
 
@@ -173,9 +174,12 @@ def _poll_leased(
             mailbox, lambda: deadline.expired() or poll_deadline.expired()
         )
     except Exception as error:
-        if deadline.expired():
+        if deadline.expired() and not isinstance(error, SessionExpired):
             # The run was ending (make run's stop: its Dovecot may be going too): not the
-            # mailbox's failure. Nothing is recorded; it stays due for the next run.
+            # mailbox's failure. Nothing is recorded; it stays due for the next run. A session
+            # that ran out its own SESSION_SECONDS is the mailbox's timeout all the same: in
+            # Lambda (300 s, deadline's margin 30 s) the run's deadline passes just before the
+            # session's 270 s, and a trickling server would otherwise never be backed off.
             log.info("mailbox poll cut short", extra={"mailbox": key, "why": str(error)})
             return MailboxPolled(f"{key}: left for the next run (the run was ending)")
         failure = mailbox_failure(error, mailbox)

@@ -114,3 +114,23 @@ def test_a_poll_cut_short_by_the_runs_end_is_not_the_mailboxs_failure(aws):
     ending.clear()
     polled = poll_mailbox(KEY, Deadline.unbounded(), parts(source, ServerGoneWhenTheRunEnds([])))
     assert polled.failure == "connection" and KEY in source.last_errors
+
+
+class SessionRunOutAsTheRunEnds:
+    """Stands in for POP3 whose server trickles bytes until the session's own 270 s run out:
+    in Lambda the run's deadline (300 s less its 30 s margin) has passed a moment before."""
+
+    def poll(self, mailbox: Any, should_stop: Any) -> PollResult:
+        from chalicelib.mail.pop3 import SessionExpired
+
+        raise SessionExpired("pop3://a@b:110: the session went on longer than 270 seconds")
+
+
+def test_a_session_that_ran_out_its_own_time_is_the_mailboxs_timeout_even_at_the_runs_end(aws):
+    """Recorded and backed off, not left due for every next run to hold a Lambda for."""
+    source = directory()
+    polled = poll_mailbox(
+        KEY, Deadline(lambda: 0, margin_ms=0), parts(source, SessionRunOutAsTheRunEnds())
+    )
+    assert polled.failure == "timeout" and "270 seconds" in source.last_errors[KEY][1]
+    assert source.boxes[KEY].poll_failures == 1 and source.boxes[KEY].next_poll_on is not None
