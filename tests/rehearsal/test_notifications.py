@@ -18,11 +18,7 @@ def sent_count(stage) -> int:
 def test_a_chunk_of_recipients_is_told_by_mail(stage):
     before = sent_count(stage)
     triggers.send(stage, "DeliverNotifications", [stage.world["chunk"]])
-    event, sqs = triggers.sqs_batch(stage, "DeliverNotifications")
-    delivered = stage.invoke("DeliverNotifications", event)
-    assert delivered.error is None, delivered.log[-3000:]
-    assert delivered.result == {"batchItemFailures": []}, delivered.log[-3000:]
-    triggers.settle(sqs, triggers.queue_of(stage, "DeliverNotifications"), event, delivered.result)
+    delivered = triggers.handled_queue_batch(stage, "DeliverNotifications")
     assert sent_count(stage) == before + 1  # Mia's email
     assert delivered.metrics()["NotificationsSent"] == [1.0]
 
@@ -30,11 +26,7 @@ def test_a_chunk_of_recipients_is_told_by_mail(stage):
 def test_a_notification_that_cannot_be_built_is_dead_lettered_once(stage):
     before = sent_count(stage)
     triggers.send(stage, "DeliverNotifications", [stage.world["poison_chunk"]])
-    event, sqs = triggers.sqs_batch(stage, "DeliverNotifications")
-    delivered = stage.invoke("DeliverNotifications", event)
-    assert delivered.error is None, delivered.log[-3000:]
-    assert delivered.result == {"batchItemFailures": []}, delivered.log[-3000:]
-    triggers.settle(sqs, triggers.queue_of(stage, "DeliverNotifications"), event, delivered.result)
+    delivered = triggers.handled_queue_batch(stage, "DeliverNotifications")
     assert sent_count(stage) == before
     assert delivered.metrics()["NotificationDeadLettered"] == [1.0]
     dead = stage.aws("sqs")

@@ -25,11 +25,7 @@ def test_a_new_post_is_told_at_once_and_in_the_days_digest(stage):
     assert "PurgeRunAgeDays" in queued.metrics()
 
     told = sent_count(stage)
-    batch, sqs = triggers.sqs_batch(stage, "DeliverDigests")
-    digests = stage.invoke("DeliverDigests", batch)
-    assert digests.error is None, digests.log[-3000:]
-    assert digests.result == {"batchItemFailures": []}, digests.log[-3000:]
-    triggers.settle(sqs, triggers.queue_of(stage, "DeliverDigests"), batch, digests.result)
+    triggers.handled_queue_batch(stage, "DeliverDigests")
     assert sent_count(stage) == told + 1  # Pat's digest
 
 

@@ -8,6 +8,7 @@ import hashlib
 import uuid
 from typing import Any
 
+from tests.rehearsal.lambda_service import Invocation
 from tests.rehearsal.stage import Stage
 from tests.support.sam_stack import ACCOUNT, REGION
 
@@ -97,6 +98,17 @@ def settle(sqs: Any, function_queue: str, event: dict[str, Any], answer: Any) ->
     for record in event["Records"]:
         if record["messageId"] not in failed:
             sqs.delete_message(QueueUrl=function_queue, ReceiptHandle=record["receiptHandle"])
+
+
+def handled_queue_batch(stage: Stage, function: str) -> Invocation:
+    """The function's queue batch handled as its SQS mapping hands it over, with no item failed
+    (asserted), and what succeeded deleted from the queue as the mapping deletes it."""
+    event, sqs = sqs_batch(stage, function)
+    handled = stage.invoke(function, event)
+    assert handled.error is None, handled.log[-3000:]
+    assert handled.result == {"batchItemFailures": []}, handled.log[-3000:]
+    settle(sqs, queue_of(stage, function), event, handled.result)
+    return handled
 
 
 def stream_batch(stage: Stage, function: str, table: str) -> dict[str, Any]:
