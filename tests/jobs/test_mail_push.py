@@ -13,7 +13,7 @@ from chalicelib.domain.mailboxes import SYSTEM_SCOPE, MailStatus
 from chalicelib.jobs import mail_push
 from tests.fixtures import auth
 from tests.infra.test_privileges import recorder  # noqa: F401 (the fixture: every AWS call recorded)
-from tests.support.mail_messages import email_message
+from tests.support.mail_messages import email_message, ses_event
 
 DOMAIN = "in.example.org"
 # The stage's bucket as the stack names it (infra/inbound.py): its policy grants it by name.
@@ -145,36 +145,6 @@ def test_an_oversized_pushed_mail_is_rejected_with_its_headers(world):
 
 
 # --- AWS: SES receiving, the raw mail in S3 ------------------------------------------------------
-
-
-def ses_event(message_id: str, recipients: list[str]) -> dict:
-    """An SES receipt event as its Lambda action sends it (the parts Agora reads, and more)."""
-    return {
-        "Records": [
-            {
-                "eventSource": "aws:ses",
-                "eventVersion": "1.0",
-                "ses": {
-                    "mail": {
-                        "timestamp": "2026-11-01T12:00:05.000Z",
-                        "source": "ann@example.org",
-                        "messageId": message_id,
-                        "destination": recipients,
-                    },
-                    "receipt": {
-                        "timestamp": "2026-11-01T12:00:05.000Z",
-                        "recipients": recipients,
-                        "spamVerdict": {"status": "PASS"},
-                        "virusVerdict": {"status": "PASS"},
-                        "spfVerdict": {"status": "PASS"},
-                        "dkimVerdict": {"status": "PASS"},
-                        "dmarcVerdict": {"status": "PASS"},
-                        "action": {"type": "Lambda", "invocationType": "Event"},
-                    },
-                },
-            }
-        ]
-    }
 
 
 def stored_in_s3(message_id: str, raw: bytes) -> None:

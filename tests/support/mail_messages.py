@@ -39,3 +39,44 @@ def email_message(
     if html is not None:
         message.add_alternative(html, subtype="html")
     return message
+
+
+def ses_event(
+    message_id: str,
+    recipients: list[str],
+    invocation: str = "Event",
+    *,
+    source: str = "ann@example.org",
+    timestamp: str = "2026-11-01T12:00:05.000Z",
+) -> dict:
+    """SES receiving's event for a Lambda action of a receipt rule (the parts Agora reads, and
+    more): one shape for the moto tier (tests/jobs) and the rehearsal, so they cannot drift."""
+    return {
+        "Records": [
+            {
+                "eventSource": "aws:ses",
+                "eventVersion": "1.0",
+                "ses": {
+                    "mail": {
+                        "timestamp": timestamp,
+                        "source": source,
+                        "messageId": message_id,
+                        "destination": recipients,
+                        "headersTruncated": False,
+                        "commonHeaders": {"from": [source], "to": recipients},
+                    },
+                    "receipt": {
+                        "timestamp": timestamp,
+                        "processingTimeMillis": 120,
+                        "recipients": recipients,
+                        "spamVerdict": {"status": "PASS"},
+                        "virusVerdict": {"status": "PASS"},
+                        "spfVerdict": {"status": "PASS"},
+                        "dkimVerdict": {"status": "PASS"},
+                        "dmarcVerdict": {"status": "PASS"},
+                        "action": {"type": "Lambda", "invocationType": invocation},
+                    },
+                },
+            }
+        ]
+    }
