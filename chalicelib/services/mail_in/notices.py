@@ -37,7 +37,7 @@ from chalicelib.domain.letters import MessageUnbuildable
 from chalicelib.domain.mailboxes import Finish, MailStatus
 from chalicelib.logs import get_logger
 from chalicelib.mail.mime import mail_bytes
-from chalicelib.mail.parse import MailParseError, parse_mail
+from chalicelib.mail.parse import MailParseError, dmarc_result, parse_mail
 from chalicelib.services.mail_in.planner import sent_elsewhere
 from chalicelib.services.mail_in.rejections import rejection_letter, words_for
 
@@ -159,11 +159,7 @@ class NoticeDecider:
         if self.authserv_id:
             if parsed.reading_problem:
                 return False
-            wanted = self.authserv_id.strip().lower()
-            for result in parsed.authentication_results:
-                if result.authserv_id == wanted:  # the topmost of ours only (RFC 8601 §5)
-                    return result.dmarc == "pass"
-            return False
+            return dmarc_result(parsed, self.authserv_id) == "pass"  # as the planner reads it
         if self.verifier is None:
             return True
         domain = (parsed.from_address or "").rpartition("@")[2]
