@@ -15,7 +15,12 @@ from infra.deploy import with_settings_digest
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures
 from tests.support import REPO_ROOT, suite_key_pair
 from tests.support.running import run_module, this_clock
-from tests.support.sam_stack import json_templates_read_as_json, moto_stack, translated
+from tests.support.sam_stack import (
+    json_templates_read_as_json,
+    moto_stack,
+    stream_records,
+    translated,
+)
 
 PACKAGED = REPO_ROOT / "build" / "package" / "sam.yaml"
 
@@ -329,15 +334,11 @@ def outbox_event(endpoint: str) -> dict:
 
     dynamodb = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
     streams = boto3.client("dynamodbstreams", endpoint_url=endpoint, region_name="us-east-1")
-    arn = dynamodb.describe_table(TableName="agora-dev-outbox")["Table"]["LatestStreamArn"]
+    arn, read = stream_records(dynamodb, streams, "agora-dev-outbox")
     records = []
-    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
-        iterator = streams.get_shard_iterator(
-            StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
-        )["ShardIterator"]
-        for record in streams.get_records(ShardIterator=iterator)["Records"]:
-            record["dynamodb"].pop("ApproximateCreationDateTime", None)
-            records.append({**record, "eventSourceARN": arn})
+    for record in read:
+        record["dynamodb"].pop("ApproximateCreationDateTime", None)
+        records.append({**record, "eventSourceARN": arn})
     if not records:
         # moto's CloudFormation makes the table with its stream, but moto writes no stream
         # records for it: the records are made from the table's new items, as DynamoDB Streams

@@ -10,7 +10,7 @@ from typing import Any
 
 from tests.rehearsal.lambda_service import Invocation
 from tests.rehearsal.stage import Stage
-from tests.support.sam_stack import ACCOUNT, REGION
+from tests.support.sam_stack import ACCOUNT, REGION, stream_records
 
 
 def schedule(stage: Stage, function: str) -> dict[str, Any]:
@@ -115,19 +115,15 @@ def stream_batch(stage: Stage, function: str, table: str) -> dict[str, Any]:
     """The new records of the table's stream, read with the function's role as Lambda's
     DynamoDB Streams mapping reads them (from the start: each test drains what it made)."""
     streams = stage.role_client(function, "dynamodbstreams")
-    arn = stage.aws("dynamodb").describe_table(TableName=table)["Table"]["LatestStreamArn"]
+    arn, read = stream_records(stage.aws("dynamodb"), streams, table)
     records = []
-    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
-        iterator = streams.get_shard_iterator(
-            StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
-        )["ShardIterator"]
-        for record in streams.get_records(ShardIterator=iterator)["Records"]:
-            dynamodb = dict(record["dynamodb"])
-            if "ApproximateCreationDateTime" in dynamodb:
-                dynamodb["ApproximateCreationDateTime"] = int(
-                    dynamodb["ApproximateCreationDateTime"].timestamp()
-                )
-            records.append({**record, "dynamodb": dynamodb, "eventSourceARN": arn})
+    for record in read:
+        dynamodb = dict(record["dynamodb"])
+        if "ApproximateCreationDateTime" in dynamodb:
+            dynamodb["ApproximateCreationDateTime"] = int(
+                dynamodb["ApproximateCreationDateTime"].timestamp()
+            )
+        records.append({**record, "dynamodb": dynamodb, "eventSourceARN": arn})
     return {"Records": records}
 
 

@@ -302,3 +302,16 @@ class Resolver:
         if function == "Condition":
             return self.condition(argument)
         return {function: self.resolve(argument)}
+
+
+def stream_records(dynamodb: Any, streams: Any, table: str) -> tuple[str, list[dict]]:
+    """The table's stream ARN and every record its shards hold, read from the start
+    (TRIM_HORIZON) with the clients given, as Lambda's DynamoDB Streams mapping reads them."""
+    arn = dynamodb.describe_table(TableName=table)["Table"]["LatestStreamArn"]
+    records = []
+    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+        iterator = streams.get_shard_iterator(
+            StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+        )["ShardIterator"]
+        records += streams.get_records(ShardIterator=iterator)["Records"]
+    return arn, records
