@@ -52,6 +52,18 @@ def runs():
             pass
 
 
+def assert_the_next_run_keeps(runs, data_dir, token: str, made: dict[str, str]) -> None:
+    """A make run started on `data_dir` after the stop has every event `made` (id: title) and
+    restored a clean stop's save (not a crash's)."""
+    again = runs(data_dir)
+    try:
+        assert events_kept(again, token, made) == set(made)
+        assert not any("did not stop cleanly" in line for line in again.output)
+    finally:
+        signal_group(again, [signal.SIGINT])
+        wait_for_the_end(again)
+
+
 def test_a_closed_terminal_sighup_saves_first(tmp_path, runs):
     agora = runs(tmp_path)
     token = agora.login()
@@ -59,13 +71,7 @@ def test_a_closed_terminal_sighup_saves_first(tmp_path, runs):
     signal_group(agora, [signal.SIGHUP])
     said = wait_for_the_end(agora)
     assert said.count(f"data saved in {tmp_path}") == 1, said
-    again = runs(tmp_path)
-    try:
-        assert events_kept(again, token, made) == set(made)
-        assert not any("did not stop cleanly" in line for line in again.output)
-    finally:
-        signal_group(again, [signal.SIGTERM])
-        wait_for_the_end(again)
+    assert_the_next_run_keeps(runs, tmp_path, token, made)
 
 
 def test_output_into_a_pipe_whose_reader_is_gone_loses_nothing(tmp_path, runs):
@@ -78,13 +84,7 @@ def test_output_into_a_pipe_whose_reader_is_gone_loses_nothing(tmp_path, runs):
     agora.process.stdout.close()  # tee is gone
     signal_group(agora, [signal.SIGINT])
     wait_for_the_end(agora)
-    again = runs(tmp_path)
-    try:
-        assert events_kept(again, token, made) == set(made)
-        assert not any("did not stop cleanly" in line for line in again.output)
-    finally:
-        signal_group(again, [signal.SIGINT])
-        wait_for_the_end(again)
+    assert_the_next_run_keeps(runs, tmp_path, token, made)
 
 
 def test_a_second_make_run_on_a_folder_in_use_is_refused_and_names_the_first(tmp_path, runs):
@@ -111,12 +111,7 @@ def test_a_second_make_run_on_a_folder_in_use_is_refused_and_names_the_first(tmp
         signal_group(first, [signal.SIGINT])
         said = wait_for_the_end(first)
     assert said.count("data saved") == 1
-    again = runs(tmp_path)
-    try:
-        assert events_kept(again, token, made) == set(made)
-    finally:
-        signal_group(again, [signal.SIGINT])
-        wait_for_the_end(again)
+    assert_the_next_run_keeps(runs, tmp_path, token, made)
 
 
 def test_after_kill_9_the_lock_is_no_obstacle_and_the_start_says_what_it_restored(tmp_path, runs):
