@@ -38,7 +38,7 @@ from chalicelib.domain.mailboxes import Finish, MailStatus
 from chalicelib.logs import get_logger
 from chalicelib.mail.mime import mail_bytes
 from chalicelib.mail.parse import MailParseError, dmarc_result, parse_mail
-from chalicelib.services.mail_in.planner import sent_elsewhere
+from chalicelib.services.mail_in.planner import inbound_address, sent_elsewhere
 from chalicelib.services.mail_in.rejections import rejection_letter, words_for
 
 if TYPE_CHECKING:
@@ -163,7 +163,9 @@ class NoticeDecider:
         if self.verifier is None:
             return True
         domain = (parsed.from_address or "").rpartition("@")[2]
-        elsewhere = sent_elsewhere(mailbox, parsed, self._inbound(mailbox))
+        elsewhere = sent_elsewhere(
+            mailbox, parsed, inbound_address(mailbox, self.inbound_domain, self.groups.get)
+        )
         try:
             verdict = self.verifier.verify(
                 raw, domain, last_attempt=False, sent_elsewhere=elsewhere
@@ -172,12 +174,6 @@ class NoticeDecider:
             log.warning("rejection notice: sender not checked", extra={"mailbox": mailbox.key})
             return False
         return bool(verdict.verified and not verdict.spoofed)
-
-    def _inbound(self, mailbox: Mailbox) -> str:
-        if not (self.inbound_domain and mailbox.is_post and mailbox.group_id):
-            return ""
-        group = self.groups.get(mailbox.group_id)
-        return f"{group.slug}@{self.inbound_domain}" if group is not None else ""
 
 
 def due_notice(

@@ -197,11 +197,7 @@ class MailPlanner:
         )
 
     def _inbound_address(self, mailbox: Mailbox) -> str:
-        """A group mailbox's address on the inbound domain (CONTRACT §13), "" without one."""
-        if not (self.inbound_domain and mailbox.is_post and mailbox.group_id):
-            return ""
-        group = self._group(mailbox.group_id)
-        return f"{group.slug}@{self.inbound_domain}" if group is not None else ""
+        return inbound_address(mailbox, self.inbound_domain, self._group)
 
     def _key_of(self, mailbox: Mailbox, parsed: ParsedMail) -> KeyedReply | None:
         """The valid reply key (in To, Cc or Delivered-To, at the email-to-comment mailbox's own
@@ -295,6 +291,17 @@ class MailPlanner:
         if comment is not None and comment.post_id == post.id and not comment.is_deleted:
             return int(comment.id)
         return None
+
+
+def inbound_address(
+    mailbox: Mailbox, inbound_domain: str, group_of: Callable[[str], Group | None]
+) -> str:
+    """A group mailbox's address on the inbound domain (CONTRACT §13), "" without one; the
+    planner's and the rejection notice's (services/mail_in/notices.py) one reading of it."""
+    if not (inbound_domain and mailbox.is_post and mailbox.group_id):
+        return ""
+    group = group_of(mailbox.group_id)
+    return f"{group.slug}@{inbound_domain}" if group is not None else ""
 
 
 def sent_elsewhere(mailbox: Mailbox, parsed: ParsedMail, inbound: str = "") -> str:
