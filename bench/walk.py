@@ -16,6 +16,8 @@ apart: it is how a Chalice view or a job gets its service (deps.py says why).
 
     PYTHONPATH=. .venv/bin/python -m bench.walk            # a few seconds; prints both walks
     PYTHONPATH=. .venv/bin/python -m bench.walk --files    # and the files each entered, in order
+    PYTHONPATH=. .venv/bin/python -m bench.walk --pairs    # and where the cross-file calls go:
+                                                           # (caller, callee) pairs, most calls first
 
 The mail walk is also told up to its post (the poll's return: POP3 to the stored post and its
 outbox record), the part mail in alone walks.
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -64,6 +67,7 @@ class Walk:
     calls: int = 0
     reentries: int = 0
     pairs: set[tuple[str, str]] = field(default_factory=set)
+    pair_calls: Counter[tuple[str, str]] = field(default_factory=Counter)
     marks: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
     def mark(self, name: str) -> None:
@@ -94,6 +98,10 @@ class Walk:
         out += [f"  upward: {a} -> {b}" for a, b in self.upward]
         out += [f"  asks the composition root: {a}" for a, _ in self.asks_of_the_root]
         return out
+
+    def pair_lines(self) -> list[str]:
+        """The (caller file, callee file) pairs with their cross-file calls, most first."""
+        return [f"  {n:4d} {a} -> {b}" for (a, b), n in self.pair_calls.most_common()]
 
 
 def _ours(frame: FrameType | None) -> tuple[FrameType | None, str | None]:
@@ -140,6 +148,7 @@ def traced() -> Iterator[Walk]:
             if caller is not None:
                 walk.calls += 1
                 walk.pairs.add((caller, callee))
+                walk.pair_calls[caller, callee] += 1
             walk.reentries += callee in seen
         if callee not in seen:
             seen.add(callee)
@@ -237,7 +246,9 @@ def event_walk(root_admin: str, garden: str) -> tuple[Walk, int]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    files = "--files" in (sys.argv[1:] if argv is None else argv)
+    args = sys.argv[1:] if argv is None else argv
+    files = "--files" in args
+    pairs = "--pairs" in args
     os.environ["AGORA_EVENT_BUS"] = "default"
     from bench.world import in_process_aws
 
@@ -252,11 +263,15 @@ def main(argv: list[str] | None = None) -> None:
     print("\n".join(mail.lines("mail, poll to sent notification")))
     if files:
         print("\n".join(f"  {n:2d} {name}" for n, name in enumerate(mail.files, 1)))
+    if pairs:
+        print("\n".join(mail.pair_lines()))
     published = "chalicelib/services/event_bus.py" in event.files
     print(f"event PUT: status {status}; the drain ran the EventBridge publisher: {published}")
     print("\n".join(event.lines("event, PUT to its EventBridge event")))
     if files:
         print("\n".join(f"  {n:2d} {name}" for n, name in enumerate(event.files, 1)))
+    if pairs:
+        print("\n".join(event.pair_lines()))
 
 
 if __name__ == "__main__":
