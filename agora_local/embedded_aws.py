@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import threading
-from typing import Any
+from typing import Any, NamedTuple
 
 from agora_local.key_pair import KeyPair
 
@@ -114,21 +114,31 @@ def _restore(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
         table.items[hash_key] = item
 
 
-def stream_record_count(table_name: str) -> int | None:
-    """How many records the stream of the embedded DynamoDB's table `table_name` holds (None: no
-    such table with a stream, or more than one, in any account and region), read in this process
-    without a call."""
+class StreamState(NamedTuple):
+    """A table's stream in the embedded AWS: its ARN and how many records it holds."""
+
+    arn: str
+    records: int
+
+
+def stream_state(table_name: str) -> StreamState | None:
+    """The stream of the embedded DynamoDB's table `table_name` (None: no such table with a
+    stream, or more than one, in any account and region), read in this process without a call.
+    Its ARN is the one DescribeTable answers (a table made again has a new one)."""
     from moto.dynamodb.models import dynamodb_backends
 
-    shards = [
-        backend.tables[table_name].stream_shard
+    tables = [
+        backend.tables[table_name]
         for by_region in list(dynamodb_backends.values())
         for backend in list(by_region.values())
         if table_name in backend.tables
     ]
-    if len(shards) != 1 or shards[0] is None:
+    if len(tables) != 1 or tables[0].stream_shard is None:
         return None
-    return len(shards[0].items)
+    [table] = tables
+    return StreamState(
+        f"{table.table_arn}/stream/{table.latest_stream_label}", len(table.stream_shard.items)
+    )
 
 
 def start_moto_server(key_pair: KeyPair, port: int = 0) -> Any:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from agora_local.embedded_aws import StreamState, stream_state
 from chalicelib.jobs.outbox import records_told
 
 
@@ -78,33 +79,34 @@ class OutboxDrain:
     asking the embedded AWS costs three calls (DescribeStream, GetShardIterator, GetRecords: 35 ms
     of CPU each second, three quarters of an idle make run's CPU). The embedded AWS lives in this
     process, so the count of the stream's records says without a call whether any was written
-    since: the drain runs when the stream holds more records than the drains have told (told
+    since: the drain runs when the stream holds more records than its reader has told (told
     records are committed, the reader reads the stream from its start), which includes a record
-    whose telling failed, retried every second as before. Without a count (no such stream in the
-    embedded AWS) it always runs."""
+    whose telling failed, retried every second as before. Only the reader of that stream counts:
+    a reader of a stream since made again (or of an earlier test's) told none of its records.
+    Without the stream's state (no such stream in the embedded AWS) it always runs."""
 
     def __init__(
         self,
         drain: Callable[[], int],
-        count: Callable[[], int | None] | None = None,
-        told: Callable[[], int] | None = None,
+        stream: Callable[[], StreamState | None] | None = None,
+        told: Callable[[str], int] | None = None,
     ) -> None:
         self.drain = drain
-        self.count = count or outbox_stream_records
-        # Told by the drain's reader, the records of a restored checkpoint included.
+        self.stream = stream or outbox_stream
+        # Told by the stream's reader, the records of a restored checkpoint included.
         self.told = told or records_told
 
     def __call__(self) -> int:
-        if self.count() == self.told():
+        stream = self.stream()
+        if stream is not None and self.told(stream.arn) == stream.records:
             return 0
         return self.drain()
 
 
-def outbox_stream_records() -> int | None:
-    from agora_local.embedded_aws import stream_record_count
+def outbox_stream() -> StreamState | None:
     from chalicelib.settings import get_settings
 
-    return stream_record_count(get_settings().table_name("outbox"))
+    return stream_state(get_settings().table_name("outbox"))
 
 
 class Intake:

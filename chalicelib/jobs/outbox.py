@@ -203,9 +203,11 @@ def resume_drain_at_end() -> None:
         reader.commit(shard, records[-1]["dynamodb"]["SequenceNumber"], len(records))
 
 
-def records_told() -> int:
-    """How many records this process's drain has told (its checkpoint's included)."""
-    return sum(reader.told for reader in _readers.values())
+def records_told(arn: str) -> int:
+    """How many records of the stream `arn` this process's drain has told (its checkpoint's
+    included)."""
+    reader = _readers.get(arn)
+    return 0 if reader is None else reader.told
 
 
 def drain_in_process(reader: StreamReader | None = None) -> int:
