@@ -278,20 +278,25 @@ def mail_ingestor(**given: Unpack[IngestorParts]) -> MailIngestor:
     planning = {name: parts.pop(name) for name in _PLANNER_PARTS}
     parts.setdefault("planner", MailPlanner(**planning))
     if "notices" not in parts:
-        parts["notices"] = notice_decider(planning, parts["clock"])
+        planner = parts["planner"]
+        group_of = planner.group if isinstance(planner, MailPlanner) else planning["groups"].get
+        parts["notices"] = notice_decider(planning, parts["clock"], group_of)
     return MailIngestor(posts=planning["posts"], comments=planning["comments"], **parts)
 
 
-def notice_decider(planning: dict[str, Any], clock: Callable[[], datetime]) -> Any:
+def notice_decider(
+    planning: dict[str, Any], clock: Callable[[], datetime], group_of: Callable[[str], Any]
+) -> Any:
     """Whether a rejected mail's sender is told why (services/mail_in/notices.py), under the
-    planner's mode and verifier (one poll's DNS answers serve both)."""
+    planner's mode and verifier (one poll's DNS answers serve both) and through its per-poll
+    read of a group (`group_of`)."""
     from chalicelib.services.mail_in.notices import NoticeDecider
     from chalicelib.store.mail import NoticeClaims
 
     return NoticeDecider(
         claims=NoticeClaims(),
         suppressed=suppressions().is_suppressed,
-        groups=planning["groups"],
+        group_of=group_of,
         clock=clock,
         authserv_id=planning["authserv_id"],
         verifier=planning["verifier"],

@@ -108,7 +108,7 @@ class NoticeDecider:
         *,
         claims: NoticeClaims,
         suppressed: Callable[[str], bool],
-        groups: GroupReader,
+        group_of: Callable[[str], Group | None],
         clock: Callable[[], datetime],
         authserv_id: str | None = None,
         verifier: SenderVerifier | None = None,
@@ -116,7 +116,9 @@ class NoticeDecider:
     ) -> None:
         self.claims = claims
         self.suppressed = suppressed
-        self.groups = groups
+        # The planner's per-poll read of a group (MailPlanner.group): the mailbox's group is
+        # read once for the mail's plan and its notice, not once each.
+        self.group_of = group_of
         self.clock = clock
         # The mode (AGORA_MAIL_AUTH) as the planner is given it: `header` names the trusted
         # server, `verify` a verifier, `off` neither.
@@ -164,7 +166,7 @@ class NoticeDecider:
             return True
         domain = (parsed.from_address or "").rpartition("@")[2]
         elsewhere = sent_elsewhere(
-            mailbox, parsed, inbound_address(mailbox, self.inbound_domain, self.groups.get)
+            mailbox, parsed, inbound_address(mailbox, self.inbound_domain, self.group_of)
         )
         try:
             verdict = self.verifier.verify(

@@ -147,7 +147,7 @@ class MailPlanner:
         sender is unverified and AGORA_MAIL_UNVERIFIED says `hold`."""
         caller = Caller.of(author, self.groups.root_id())
         if mailbox.is_post:
-            group = self._group(mailbox.group_id) if mailbox.group_id else None
+            group = self.group(mailbox.group_id) if mailbox.group_id else None
             plan = mail_rules.plan_post(parsed, author, caller, group)
         else:
             # A reply to a notification names our ids in its headers; they win over a
@@ -197,7 +197,7 @@ class MailPlanner:
         )
 
     def _inbound_address(self, mailbox: Mailbox) -> str:
-        return inbound_address(mailbox, self.inbound_domain, self._group)
+        return inbound_address(mailbox, self.inbound_domain, self.group)
 
     def _key_of(self, mailbox: Mailbox, parsed: ParsedMail) -> KeyedReply | None:
         """The valid reply key (in To, Cc or Delivered-To, at the email-to-comment mailbox's own
@@ -235,7 +235,7 @@ class MailPlanner:
             post_id = comment.post_id
             parent = 0 if comment.is_deleted else int(comment.id)
         post: Post | None = self.posts.get(post_id) if post_id else None
-        group = self._group(post.group_id) if post is not None else None
+        group = self.group(post.group_id) if post is not None else None
         return (group, post, parent) if group is not None and post is not None else None
 
     def _author(self, address: str) -> User | None:
@@ -246,7 +246,8 @@ class MailPlanner:
                 self._authors[address] = self.users.by_email(address)
             return self._authors[address]
 
-    def _group(self, group_id: str) -> Group | None:
+    def group(self, group_id: str) -> Group | None:
+        """The group, read once per poll (the rejection notice's decider reads it here too)."""
         with self._lock:
             if group_id not in self._groups:
                 self._groups[group_id] = self.groups.get(group_id)
@@ -261,7 +262,7 @@ class MailPlanner:
             post = self.posts.get(named.post_id)
             if post is None:
                 continue
-            group = self._group(post.group_id)
+            group = self.group(post.group_id)
             if group is None:
                 continue
             parent = self._parent_comment(post, named.comment_id)
