@@ -105,9 +105,17 @@ class GroupRepository:
         cached = GroupRepository._root_cache
         if cached and time.monotonic() - cached[0] < self.ROOT_CACHE_SECONDS:
             return cached[1]
+        found = self.stored_root_id()
+        if found is not None:
+            GroupRepository._root_cache = (time.monotonic(), found)
+        return found
+
+    @staticmethod
+    def stored_root_id() -> str | None:
+        """The root group's id as the table holds it now (one Query), never a remembered one:
+        for a write that a second root would make wrong (a fixture load)."""
         for key in GroupRecord.children.query(ROOT_PARENT_KEY, limit=1):
-            GroupRepository._root_cache = (time.monotonic(), key.id)
-            return key.id
+            return str(key.id)
         return None
 
     def by_name(self, *, limit: int, after: Group | None) -> list[Group]:

@@ -5,6 +5,7 @@ same deployment and on an empty one, to the same export."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -142,6 +143,18 @@ def test_a_second_root_is_refused_and_nothing_is_written(api, stored):
 def test_what_the_store_does_not_hold_or_holds_for_another_is_refused(stored, make, path):
     errors = refused(make(stored))
     assert [e.split(":")[0] for e in errors] == [path], errors
+
+
+def test_a_root_this_process_remembers_is_not_the_tables(aws):
+    """A load asks the table for its root, not the root this process remembers (a read of
+    another moment: before, a root remembered from tables since emptied refused the load as a
+    second root)."""
+    from chalicelib.store.groups import GroupRepository
+
+    GroupRepository._root_cache = (time.monotonic(), new_id())
+    root = group("root", None)
+    load({"groups": [root]})
+    assert deps.groups().get(root["id"]) is not None
 
 
 def test_a_group_moved_under_its_own_child_is_a_cycle(stored):
