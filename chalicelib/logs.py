@@ -237,18 +237,6 @@ class _Formatter(logging.Formatter):
         return (self._text if _plain_text() else self._json).format(record)
 
 
-class _StderrHandler(logging.StreamHandler):
-    """Writes to whatever `sys.stderr` is now (Lambda's, or a test's capture), not the one at setup."""
-
-    @property
-    def stream(self) -> Any:
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, _value: Any) -> None:
-        pass
-
-
 class _SettingsLevel(logging.Filter):
     """AGORA_LOG_LEVEL of the settings in force, asked at each line (loggers are made at import,
     before any settings may be read; the settings are cached, so the question costs a look-up, and
@@ -268,6 +256,40 @@ class _SettingsLevel(logging.Filter):
 _level = _SettingsLevel()
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes a line to whatever `sys.stderr` is now (Lambda's, or a test's capture), not the one
+    at setup, when the level in force keeps it: one step per line, which asks the level, formats
+    the line and writes it (logging's own `StreamHandler` reads its stream three times a line)."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
+
+    def handle(self, record: logging.LogRecord) -> bool:
+        if not _level.filter(record):
+            return False
+        self.acquire()
+        try:
+            self.emit(record)
+        finally:
+            self.release()
+        return True
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            stream = sys.stderr
+            stream.write(self.format(record) + self.terminator)
+            stream.flush()
+        except RecursionError:
+            raise
+        except Exception:  # noqa: BLE001 - logging's own rule: a line that fails is reported
+            self.handleError(record)
+
+
 # Not "agora": Chalice owns the logger named after the app and sets it to ERROR.
 _configured = False
 
@@ -279,7 +301,6 @@ def get_logger(name: str) -> logging.Logger:
         if not root.handlers:
             handler = _StderrHandler()
             handler.setFormatter(_Formatter())
-            handler.addFilter(_level)
             root.addHandler(handler)
         root.setLevel(logging.DEBUG)
         root.propagate = False
