@@ -15,7 +15,10 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 # Bidirectional embedding, override and isolate controls (CONTRACT §8: removed from single-line
 # text): a title holding U+202E shows its words backwards, so "gpj.exe" reads "exe.jpg".
-_BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+BIDI_CONTROLS = (
+    "\u202a-\u202e\u2066-\u2069"  # a character class's ranges, for a pattern of one's own
+)
+_BIDI_CONTROLS = re.compile(f"[{BIDI_CONTROLS}]")
 
 
 def without_bidi(text: str) -> str:

@@ -13,7 +13,7 @@ from email.message import EmailMessage, Message
 from email.utils import getaddresses, parsedate_to_datetime
 from typing import Any
 
-from chalicelib.sanitize import without_bidi
+from chalicelib.sanitize import BIDI_CONTROLS
 
 # Longer header values are cut before decoding (RFC 2047 decoding is slower than linear).
 MAX_HEADER_CHARS = 8000
@@ -254,6 +254,11 @@ def clean_text(value: str) -> str:
 # What breaks a line (CONTRACT §8: CR, LF, NEL, U+2028, U+2029, VT, FF, and the separators
 # str.splitlines also ends a line at), and the tab: each becomes a space in a one-line text.
 _LINE_BREAKS = re.compile("[\t\r\n\v\f\x1c-\x1e\x85\u2028\u2029]+")
+# What a line loses besides: the controls `clean_text` removes, and the bidirectional overrides
+# and isolates (sanitize.BIDI_CONTROLS), in one pass.
+_NOT_IN_A_LINE = re.compile(
+    f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI_CONTROLS}\ud800-\udfff\ufffe\uffff]"
+)
 
 
 def clean_line(value: str) -> str:
@@ -261,7 +266,7 @@ def clean_line(value: str) -> str:
     U+2028 would break the mail header it goes into), other controls go, and so do bidirectional
     overrides and isolates (a subject must read as it says)."""
     value = _LINE_BREAKS.sub(" ", value)
-    return without_bidi(_CONTROL.sub("", value)).strip()
+    return _NOT_IN_A_LINE.sub("", value).strip()
 
 
 # Labels whose bytes are in practice windows-1252 (the WHATWG Encoding Standard maps them so):
@@ -349,3 +354,107 @@ def decode_bytes(payload: bytes, declared_charset: str | None) -> str:
         return payload.decode(label or "utf-8", "replace")
     except LookupError:
         return payload.decode("utf-8", "replace")
+
+
+# -----------------------------------------------------------------------------------------------
+# What a mail's headers say, read in one place: `parse_mail` asks once.
+
+
+@dataclass(frozen=True)
+class HeaderFacts:
+    message_id: str | None
+    from_address: str | None
+    from_name: str | None
+    sender_problem: str | None
+    to_addresses: tuple[str, ...]
+    subject: str
+    date: datetime | None
+    in_reply_to: str | None
+    references: tuple[str, ...]
+    auto_reason: str | None
+    bounce_reason: str | None
+    is_spam: bool
+    authentication_results: tuple[AuthenticationResult, ...]
+
+
+def facts_of(message: EmailMessage) -> HeaderFacts:
+    """Every header fact of a mail (each read on its own: a malformed header costs that field)."""
+    from_address, from_name, sender_problem = sender_of(message)
+    subject = subject_of(message)
+    return HeaderFacts(
+        message_id=message_id_of(header_text(message, "Message-ID")),
+        from_address=from_address,
+        from_name=clean_line(from_name) if from_name else None,
+        sender_problem=sender_problem,
+        to_addresses=recipients_of(message),
+        subject=subject,
+        date=date_of(header_text(message, "Date")),
+        in_reply_to=message_id_of(header_text(message, "In-Reply-To")),
+        references=tuple(ANGLE_ID.findall(header_text(message, "References") or "")),
+        auto_reason=auto_reason_of(message, subject),
+        bounce_reason=bounce_reason_of(message, from_address),
+        is_spam=is_spam_mail(message),
+        authentication_results=tuple(authentication_results_of(message)),
+    )
+
+
+# -----------------------------------------------------------------------------------------------
+# Mail that is not a member writing: auto-replies, bounces and spam (rules in
+# chalicelib/mail/parse.py's docstring).
+
+
+_PRECEDENCE_REASONS = {
+    "bulk": "Precedence: bulk",
+    "junk": "Precedence: junk",
+    "auto_reply": "Precedence: auto_reply",
+    "list": "Precedence: list (mailing-list mail, not written to the community)",
+}
+_AUTO_SUBJECT_MARKER = re.compile(r"\[\s*auto[\s_-]*generated\s*\]", re.IGNORECASE)
+_AUTO_SUBJECT_PREFIX = re.compile(
+    r"^\s*(?:auto|auto[ -]?reply|automatic reply|auto[ -]?response|out of (?:the )?office"
+    r"|out of office reply|abwesenheitsnotiz|automatische antwort|automatisch antwoord"
+    r"|r[ée]ponse automatique|respuesta autom[áa]tica|risposta automatica|autosvar"
+    r"|automatisk svar)\s*:",
+    re.IGNORECASE,
+)
+
+
+def auto_reason_of(message: Message, subject: str) -> str | None:
+    auto_submitted = header_text(message, "Auto-Submitted")
+    if auto_submitted is not None:
+        keyword = auto_submitted.split(";")[0].strip().lower()
+        if keyword != "no":
+            return f"Auto-Submitted: {keyword or '(empty)'}"
+    for name in ("X-Autoreply", "X-Autorespond", "X-Autoresponse"):
+        if header_text(message, name) is not None:
+            return f"{name} header"
+    precedence = (header_text(message, "Precedence") or "").strip().lower()
+    if precedence in _PRECEDENCE_REASONS:
+        return _PRECEDENCE_REASONS[precedence]
+    if _AUTO_SUBJECT_MARKER.search(subject) or _AUTO_SUBJECT_PREFIX.match(subject):
+        return f"auto-reply subject: {subject[:80]}"
+    return None
+
+
+_DAEMON_SENDER = re.compile(r"^(?:mailer[-_]?daemon|postmaster)@", re.IGNORECASE)
+
+
+def bounce_reason_of(message: Message, from_address: str | None) -> str | None:
+    if message.get_content_type() == "multipart/report":
+        report_type = str(message.get_param("report-type", "", header="content-type") or "")
+        if report_type.lower() == "delivery-status":
+            return "delivery status report (multipart/report)"
+    if from_address and _DAEMON_SENDER.match(from_address):
+        return f"sent by {from_address.split('@')[0]}"
+    return_path = header_text(message, "Return-Path")
+    if return_path is not None and return_path.strip() in ("<>", ""):
+        return "empty return path"
+    if header_text(message, "X-Failed-Recipients") is not None:
+        return "X-Failed-Recipients header"
+    return None
+
+
+def is_spam_mail(message: Message) -> bool:
+    flag = (header_text(message, "X-Spam-Flag") or "").strip().lower()
+    status = (header_text(message, "X-Spam-Status") or "").strip().lower()
+    return flag == "yes" or status.startswith("yes")

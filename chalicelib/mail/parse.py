@@ -4,7 +4,8 @@ Mail in the wild lies: charsets are mislabelled, headers are malformed, multipar
 boundaries. Every field here is read on its own with a fallback, so one broken header costs that
 field, not the mail. Only input that holds no mail at all raises `MailParseError`.
 
-Classification rules (decided here, used by ingestion to ignore mail):
+Classification rules (read with the other headers, `chalicelib/mail/headers.py` `facts_of`;
+used by ingestion to ignore mail):
 
 * Auto-reply (`is_auto_reply`, `auto_reason`):
   - `Auto-Submitted` present with any value but `no` (RFC 3834);
@@ -54,27 +55,22 @@ surrogates and U+FFFE/U+FFFF: what is stored from mail must be valid in XML (RSS
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from email import policy
-from email.message import EmailMessage, Message
+from email.message import EmailMessage
 from email.parser import BytesHeaderParser
 
 from chalicelib.mail.headers import (
-    ANGLE_ID,
     AuthenticationResult,
-    authentication_results_of,
     clean_line,
     clean_text,
-    date_of,
     decode_bytes,
+    facts_of,
     header_text,
     looks_binary,
     message_id_of,
-    recipients_of,
     sender_of,
-    subject_of,
 )
 from chalicelib.mail.mime import (
     Attachment,
@@ -192,8 +188,7 @@ def parse_mail(raw: bytes) -> ParsedMail:
 
 
 def _parsed(raw: bytes, message: EmailMessage) -> ParsedMail:
-    from_address, from_name, sender_problem = sender_of(message)
-    subject = subject_of(message)
+    said = facts_of(message)  # the headers, each read on its own (mail/headers.py)
     body = body_parts(message)
     text, html = chosen_body(body.text_parts, body.html_parts)
     attachments = body.attachments
@@ -202,29 +197,27 @@ def _parsed(raw: bytes, message: EmailMessage) -> ParsedMail:
         if text.strip():
             attachments = [a for a in attachments if a is not forwarded]
     text, html = clean_text(text), clean_text(html)
-    auto_reason = auto_reason_of(message, subject)
-    bounce_reason = bounce_reason_of(message, from_address)
     return ParsedMail(
-        message_id=message_id_of(header_text(message, "Message-ID")),
+        message_id=said.message_id,
         content_hash=content_hash(raw),
         size=len(raw),
-        from_address=from_address,
-        from_name=clean_line(from_name) if from_name else None,
-        sender_problem=sender_problem,
-        to_addresses=recipients_of(message),
-        subject=subject,
-        date=date_of(header_text(message, "Date")),
-        in_reply_to=message_id_of(header_text(message, "In-Reply-To")),
-        references=tuple(ANGLE_ID.findall(header_text(message, "References") or "")),
+        from_address=said.from_address,
+        from_name=said.from_name,
+        sender_problem=said.sender_problem,
+        to_addresses=said.to_addresses,
+        subject=said.subject,
+        date=said.date,
+        in_reply_to=said.in_reply_to,
+        references=said.references,
         text=text,
         html=html,
         attachments=tuple(attachments),
-        is_auto_reply=auto_reason is not None,
-        auto_reason=auto_reason,
-        is_bounce=bounce_reason is not None,
-        bounce_reason=bounce_reason,
-        is_spam=is_spam_mail(message),
-        authentication_results=tuple(authentication_results_of(message)),
+        is_auto_reply=said.auto_reason is not None,
+        auto_reason=said.auto_reason,
+        is_bounce=said.bounce_reason is not None,
+        bounce_reason=said.bounce_reason,
+        is_spam=said.is_spam,
+        authentication_results=said.authentication_results,
         body_problem=body_problem_of(text, body, attachments),
         reading_problem=reading_problem(raw),
     )
@@ -271,65 +264,3 @@ def content_hash(raw: bytes) -> str:
     whether it was stored with LF, sent over POP3 with CRLF, or lost its last line end."""
     normalised = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n").strip(b"\n") + b"\n"
     return hashlib.sha256(normalised).hexdigest()
-
-
-# -----------------------------------------------------------------------------------------------
-# Mail that is not a member writing: auto-replies, bounces and spam (rules in chalicelib/mail/parse.py's
-# docstring).
-
-
-_PRECEDENCE_REASONS = {
-    "bulk": "Precedence: bulk",
-    "junk": "Precedence: junk",
-    "auto_reply": "Precedence: auto_reply",
-    "list": "Precedence: list (mailing-list mail, not written to the community)",
-}
-_AUTO_SUBJECT_MARKER = re.compile(r"\[\s*auto[\s_-]*generated\s*\]", re.IGNORECASE)
-_AUTO_SUBJECT_PREFIX = re.compile(
-    r"^\s*(?:auto|auto[ -]?reply|automatic reply|auto[ -]?response|out of (?:the )?office"
-    r"|out of office reply|abwesenheitsnotiz|automatische antwort|automatisch antwoord"
-    r"|r[ée]ponse automatique|respuesta autom[áa]tica|risposta automatica|autosvar"
-    r"|automatisk svar)\s*:",
-    re.IGNORECASE,
-)
-
-
-def auto_reason_of(message: Message, subject: str) -> str | None:
-    auto_submitted = header_text(message, "Auto-Submitted")
-    if auto_submitted is not None:
-        keyword = auto_submitted.split(";")[0].strip().lower()
-        if keyword != "no":
-            return f"Auto-Submitted: {keyword or '(empty)'}"
-    for name in ("X-Autoreply", "X-Autorespond", "X-Autoresponse"):
-        if header_text(message, name) is not None:
-            return f"{name} header"
-    precedence = (header_text(message, "Precedence") or "").strip().lower()
-    if precedence in _PRECEDENCE_REASONS:
-        return _PRECEDENCE_REASONS[precedence]
-    if _AUTO_SUBJECT_MARKER.search(subject) or _AUTO_SUBJECT_PREFIX.match(subject):
-        return f"auto-reply subject: {subject[:80]}"
-    return None
-
-
-_DAEMON_SENDER = re.compile(r"^(?:mailer[-_]?daemon|postmaster)@", re.IGNORECASE)
-
-
-def bounce_reason_of(message: Message, from_address: str | None) -> str | None:
-    if message.get_content_type() == "multipart/report":
-        report_type = str(message.get_param("report-type", "", header="content-type") or "")
-        if report_type.lower() == "delivery-status":
-            return "delivery status report (multipart/report)"
-    if from_address and _DAEMON_SENDER.match(from_address):
-        return f"sent by {from_address.split('@')[0]}"
-    return_path = header_text(message, "Return-Path")
-    if return_path is not None and return_path.strip() in ("<>", ""):
-        return "empty return path"
-    if header_text(message, "X-Failed-Recipients") is not None:
-        return "X-Failed-Recipients header"
-    return None
-
-
-def is_spam_mail(message: Message) -> bool:
-    flag = (header_text(message, "X-Spam-Flag") or "").strip().lower()
-    status = (header_text(message, "X-Spam-Status") or "").strip().lower()
-    return flag == "yes" or status.startswith("yes")
