@@ -65,47 +65,59 @@ CODE_BUCKET, CODE_KEY = "agora-code", "deployment.zip"
 def put_alarms(cloudwatch, alarms: dict, physical: dict[str, str]) -> None:
     """Create each alarm as CloudFormation would, through CloudWatch's API (which checks it)."""
 
-    def resolve(value):
-        if isinstance(value, dict) and set(value) == {"Ref"}:
-            # A resource, or a parameter the stack was given (TableNames: none restored).
-            return physical.get(value["Ref"], STACK_PARAMETERS.get(value["Ref"], ""))
-        # The throttles alarm's query, with the restored tables (infra.watch).
-        if (
-            isinstance(value, dict)
-            and set(value) == {"Fn::Sub"}
-            and isinstance(value["Fn::Sub"], list)
-        ):
-            text, variables = value["Fn::Sub"]
+    def ref(name: str) -> str:
+        # A resource, or a parameter the stack was given (TableNames: none restored).
+        return physical.get(name, STACK_PARAMETERS.get(name, ""))
+
+    def sub(argument):
+        if isinstance(argument, list):
+            # The throttles alarm's query, with the restored tables (infra.watch).
+            text, variables = argument
             for name, inner in variables.items():
                 text = text.replace("${" + name + "}", resolve(inner))
             return text
-        # The version-scoped dimensions (infra.operations.version_dimensions).
-        if (
-            isinstance(value, dict)
-            and set(value) == {"Fn::Sub"}
-            and isinstance(value["Fn::Sub"], str)
-        ):
-            text = value["Fn::Sub"]
+        if isinstance(argument, str):
+            # The version-scoped dimensions (infra.operations.version_dimensions).
+            text = argument
             for logical, name in physical.items():
                 text = text.replace("${" + logical + "}", name)
             return text
-        if isinstance(value, dict) and set(value) == {"Fn::Select"}:
-            index, items = value["Fn::Select"]
-            return resolve(items)[index]
-        if isinstance(value, dict) and set(value) == {"Fn::Split"}:
-            separator, text = value["Fn::Split"]
-            return resolve(text).split(separator)
-        if isinstance(value, dict) and set(value) == {"Fn::Join"}:
-            separator, parts = value["Fn::Join"]
-            return separator.join(resolve(part) for part in parts)
-        if isinstance(value, dict) and set(value) == {"Fn::GetAtt"}:
-            function, _arn = value["Fn::GetAtt"]
-            return f"arn:aws:lambda:us-east-1:123456789012:function:{physical[function]}"
+        return {"Fn::Sub": resolve(argument)}
+
+    def select(argument):
+        index, items = argument
+        return resolve(items)[index]
+
+    def split(argument):
+        separator, text = argument
+        return resolve(text).split(separator)
+
+    def join(argument):
+        separator, parts = argument
+        return separator.join(resolve(part) for part in parts)
+
+    def get_att(argument):
+        function, _arn = argument
+        return f"arn:aws:lambda:us-east-1:123456789012:function:{physical[function]}"
+
+    intrinsics = {
+        "Ref": ref,
+        "Fn::Sub": sub,
+        "Fn::Select": select,
+        "Fn::Split": split,
+        "Fn::Join": join,
+        "Fn::GetAtt": get_att,
+    }
+
+    def resolve(value):
         if isinstance(value, list):
             return [resolve(v) for v in value]
-        if isinstance(value, dict):
-            return {k: resolve(v) for k, v in value.items()}
-        return value
+        if not isinstance(value, dict):
+            return value
+        if len(value) == 1 and next(iter(value)) in intrinsics:
+            [(function, argument)] = value.items()
+            return intrinsics[function](argument)
+        return {k: resolve(v) for k, v in value.items()}
 
     for resource in alarms.values():
         cloudwatch.put_metric_alarm(**resolve(resource["Properties"]))
@@ -486,13 +498,24 @@ def check_operations(endpoint: str, packaged: dict, alarms: dict, physical: dict
     def aws(service: str):
         return boto3.client(service, endpoint_url=endpoint, region_name="us-east-1")
 
-    topics = [t["TopicArn"] for t in aws("sns").list_topics()["Topics"]]
+    topic = check_alarm_topic(aws("sns"), physical)
+    made = check_alarms_made(aws("cloudwatch"), alarms, physical, topic)
+    check_logs_and_function_alarms(aws("logs"), packaged, physical, made)
+    check_event_sources(packaged, physical)
+
+
+def check_alarm_topic(sns, physical: dict) -> str:
+    """The stack's alarm topic, which mails ALARM_EMAIL: its ARN."""
+    topics = [t["TopicArn"] for t in sns.list_topics()["Topics"]]
     [topic] = [t for t in topics if t.endswith(":agora-dev-alarms")]
     assert physical["AlarmTopic"] == topic
-    [subscription] = aws("sns").list_subscriptions_by_topic(TopicArn=topic)["Subscriptions"]
+    [subscription] = sns.list_subscriptions_by_topic(TopicArn=topic)["Subscriptions"]
     assert (subscription["Protocol"], subscription["Endpoint"]) == ("email", "ops@example.org")
+    return topic
 
-    cloudwatch = aws("cloudwatch")
+
+def check_alarms_made(cloudwatch, alarms: dict, physical: dict, topic: str) -> dict[str, dict]:
+    """The template's alarms, put through CloudWatch's API: name -> the alarm CloudWatch holds."""
     put_alarms(cloudwatch, alarms, physical)
     made = {a["AlarmName"]: a for a in cloudwatch.describe_alarms()["MetricAlarms"]}
     for name in (
@@ -525,10 +548,13 @@ def check_operations(endpoint: str, packaged: dict, alarms: dict, physical: dict
     metric = failed["failed"]["MetricStat"]["Metric"]
     assert (metric["Namespace"], metric["MetricName"]) == ("Agora", "MailHandled")
     assert {"Name": "Outcome", "Value": "failed"} in metric["Dimensions"]
+    return made
 
+
+def check_logs_and_function_alarms(logs, packaged: dict, physical: dict, made: dict) -> None:
+    """Every function: its log group with a retention, an errors and a duration alarm."""
     groups = {
-        g["logGroupName"]: g.get("retentionInDays")
-        for g in aws("logs").describe_log_groups()["logGroups"]
+        g["logGroupName"]: g.get("retentionInDays") for g in logs.describe_log_groups()["logGroups"]
     }
     functions = [
         name
@@ -536,7 +562,6 @@ def check_operations(endpoint: str, packaged: dict, alarms: dict, physical: dict
         if r.get("Type") == "AWS::Serverless::Function"
     ]
     names = {physical[name] for name in functions}
-    # Every function: its log group with a retention, an errors and a throttles alarm.
     assert {g for g in groups if g.startswith("/aws/lambda/")} == {
         f"/aws/lambda/{n}" for n in (*names, "agora-dev-check-aliases")
     }
@@ -552,7 +577,10 @@ def check_operations(endpoint: str, packaged: dict, alarms: dict, physical: dict
         check = {"agora-dev-check-aliases"} if metric == "Errors" else set()
         assert alarmed == (names - {hook}) | check, metric
 
-    # Moto has no Lambda event sources in CloudFormation: the caps are read from the template.
+
+def check_event_sources(packaged: dict, physical: dict) -> None:
+    """Moto has no Lambda event sources in CloudFormation: the caps, the batch failures and the
+    failure destinations are read from the template."""
     functions = packaged["Resources"]
     for logical in ("PollMailbox", "DeliverNotifications"):
         [event] = functions[logical]["Properties"]["Events"].values()
@@ -726,11 +754,27 @@ def test_prod_template_sees_silent_failures_and_keeps_its_data():
     """Issue 38: IteratorAge, a heartbeat per frequent schedule (missing data breaching), the
     account's limits, the budget; the token secret retained; the hook and its grants; log
     permissions on the stack's own log groups, not a stack name."""
-    from infra.watch import HEARTBEATS, PURGE_AGE_DAYS
-
     prod = prod_template()
     resources = prod["Resources"]
     alarms = alarms_by_name(resources)
+    check_silences(alarms)
+    check_limits_alarmed(alarms)
+    check_paging(prod, alarms)
+    [budget] = [r for r in resources.values() if r.get("Type") == "AWS::Budgets::Budget"]
+    [subscriber] = budget["Properties"]["NotificationsWithSubscribers"][0]["Subscribers"]
+    assert subscriber["Address"] == {"Ref": "AlarmEmail"}
+    check_kept_data(prod)
+    check_pre_traffic_hook(resources)
+    check_restored_tables_switch(resources)
+    check_own_log_groups(resources)
+
+
+def check_silences(alarms: dict) -> None:
+    """The outbox stream's age, and silence as an alarm (issue 48): a heartbeat per frequent
+    schedule, the monthly purge by a daily check of the days since its last run, the outbox
+    drain when the outbox is written and the drain reports no run."""
+    from infra.watch import HEARTBEATS, PURGE_AGE_DAYS
+
     age = alarms["agora-prod-outbox-stream-iterator-age"]
     assert (age["MetricName"], age["Dimensions"]) == (
         "IteratorAge",
@@ -739,8 +783,6 @@ def test_prod_template_sees_silent_failures_and_keeps_its_data():
     assert set(HEARTBEATS) | {"purge-comments"} == {
         "dispatch-mail-polls", "purge-comments", "send-digests"
     }  # fmt: skip
-    # Silence is an alarm (issue 48): the monthly purge by a daily check of the days since its
-    # last run, the outbox drain when the outbox is written and the drain reports no run.
     purge = alarms["agora-prod-purge-comments-heartbeat"]
     assert (purge["MetricName"], purge["Threshold"]) == ("PurgeRunAgeDays", PURGE_AGE_DAYS)
     assert purge["TreatMissingData"] == "breaching" and purge["Period"] == 86400
@@ -761,6 +803,11 @@ def test_prod_template_sees_silent_failures_and_keeps_its_data():
         assert {"Name": "service", "Value": "agora"} in beat["Dimensions"]
         assert (beat["Period"], beat["EvaluationPeriods"]) == (period, periods)
         assert period * periods <= (86400 if period < 3600 else 7 * 86400)
+
+
+def check_limits_alarmed(alarms: dict) -> None:
+    """The account's limits and the failures no error counts; every alarm on our own metrics
+    names the service."""
     for name in ("account-concurrency", "lambda-throttles", "ses-quota", "api-4xx-share",
                  "api-429", "ses-feedback-delivery-failed", "dynamodb-throttles"):  # fmt: skip
         assert f"agora-prod-{name}" in alarms, name
@@ -769,20 +816,22 @@ def test_prod_template_sees_silent_failures_and_keeps_its_data():
     for alarm in alarms.values():
         if alarm.get("Namespace") == "Agora" and alarm["MetricName"] != "ApiThrottled":
             assert {"Name": "service", "Value": "agora"} in alarm["Dimensions"], alarm
-    check_paging(prod, alarms)
-    [budget] = [r for r in resources.values() if r.get("Type") == "AWS::Budgets::Budget"]
-    [subscriber] = budget["Properties"]["NotificationsWithSubscribers"][0]["Subscribers"]
-    assert subscriber["Address"] == {"Ref": "AlarmEmail"}
 
+
+def check_kept_data(prod: dict) -> None:
+    """The token secret is retained; a failed first create leaves no key nor role behind; no
+    account-wide setting unless asked."""
+    resources = prod["Resources"]
     secret = resources["TokenSecret"]
     assert secret["DeletionPolicy"] in ("Retain", "RetainExceptOnCreate")
     assert secret["UpdateReplacePolicy"] == "Retain"
-    # A failed first create leaves no key nor role behind; no account-wide setting unless asked.
     assert resources["SecretsKey"]["DeletionPolicy"] == "RetainExceptOnCreate"
     assert resources["ApiGatewayAccount"]["Condition"] == "ManagesApiGatewayAccount"
     assert resources["ApiGatewayLoggingRole"]["DeletionPolicy"] == "RetainExceptOnCreate"
     assert prod["Parameters"]["ManageApiGatewayAccount"]["Default"] == "false"
 
+
+def check_pre_traffic_hook(resources: dict) -> None:
     hook = resources["PreTraffic"]["Properties"]
     assert hook["FunctionName"]["Fn::Sub"].startswith("CodeDeployHook_")
     assert hook["Environment"]["Variables"]["AGORA_PRE_TRAFFIC_VERSION"] == {
@@ -791,8 +840,10 @@ def test_prod_template_sees_silent_failures_and_keeps_its_data():
     [grant] = resources["PreTrafficInvokePolicy"]["Properties"]["PolicyDocument"]["Statement"]
     assert grant["Resource"] == {"Fn::Sub": "${APIHandler.Arn}:*"}
 
-    # make restore's switch: every function reads the TableNames parameter, and may use the
-    # restored tables (agora-prod-<table>.<time>).
+
+def check_restored_tables_switch(resources: dict) -> None:
+    """make restore's switch: every function reads the TableNames parameter, and may use the
+    restored tables (agora-prod-<table>.<time>)."""
     from infra.operations import FUNCTIONS
 
     for logical in FUNCTIONS:
@@ -803,7 +854,9 @@ def test_prod_template_sees_silent_failures_and_keeps_its_data():
     tables = [a for s in api["Statement"] if s["Sid"] == "WriteTables" for a in s["Resource"]]
     assert "arn:aws:dynamodb:*:*:table/agora-prod-posts.*" in tables
 
-    # Logs (and the metrics written in them): each function's own log group, by reference.
+
+def check_own_log_groups(resources: dict) -> None:
+    """Logs (and the metrics written in them): each function's own log group, by reference."""
     assert "/aws/lambda/agora-" not in "".join(
         path.read_text() for path in (REPO_ROOT / ".chalice").glob("policy-*.json")
     )
