@@ -227,11 +227,12 @@ def infra_counts(path: Path = INFRA_PATH) -> dict[str, int]:
 def custom_metrics() -> int:
     """The custom metrics a stage emits: each of chalicelib/metrics.py's names once per value of
     its own dimension (MailHandled's outcomes, MailboxPollFailed's reasons, ScheduledRunCompleted's
-    jobs, ServerErrors' versions), and check-aliases' AliasesBehind."""
+    jobs, ServerErrors' versions, RejectionNoticeNotSent's reasons), and check-aliases' AliasesBehind."""
     import re
 
     from chalicelib.mail.pop3 import FAILURE_REASONS
     from chalicelib.metrics import METRICS
+    from chalicelib.services.mail_in.notices import NOT_SENT_REASONS
     from infra.alias_check import METRIC
     from infra.paging import MAIL_OUTCOMES
 
@@ -241,6 +242,7 @@ def custom_metrics() -> int:
         "MailboxPollFailed": len(FAILURE_REASONS),
         "ScheduledRunCompleted": len(set(re.findall(r'heartbeat\("([a-z-]+)"\)', app))),
         "ServerErrors": SERVER_ERROR_VERSIONS,
+        "RejectionNoticeNotSent": len(NOT_SENT_REASONS),
     }
     return sum(values.get(name, 1) for name in METRICS) + len({METRIC})
 

@@ -32,6 +32,10 @@ METRICS = {
     # Recipients of a notification whose email can never be built, sent once to the notification
     # dead-letter queue (services/notify/delivery.py `send_dead_letter`), never retried.
     "NotificationDeadLettered": "Count",
+    # A rejected mail's sender not told why (services/mail_in/notices.py); dimension Reason:
+    # suppressed (since the mail), no-group (none to send as), refused (SES), unchecked (the
+    # sender's DKIM check failed on DNS). The mail log's `noticeSent` says false for the first three.
+    "RejectionNoticeNotSent": "Count",
     "EventPublishFailed": "Count",  # domain events EventBridge refused after the tries: retried
     "CommentsPurged": "Count",
     # API answers with a 5xx status; dimension Version (VERSIONED): the rollback alarm of a

@@ -162,7 +162,8 @@ FUNCTIONS: dict[str, Needs] = {
         sends_mail=True,
     ),
     # The outbox's subscribers: notifications (alerts, digest items, instant mail, fan-out past
-    # 25 recipients), a rejected mail's notice to its sender (its day's claim in `mail`) and the
+    # 25 recipients), a rejected mail's notice to its sender (its day's claim in `mail`, and its
+    # entry's noticeSent written back when the notice cannot go) and the
     # event bus; a batch it gives up on goes to its dead-letter queue.
     "drain-outbox": Needs(
         reads=_NOTIFY_READS,

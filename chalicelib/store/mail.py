@@ -12,6 +12,8 @@ Table `mail`, hash `mailbox` (e.g. `post#<groupId>`, `comment#system`), range `s
   rejected mail's sender (CONTRACT §9), claimed by a conditional put for one entry before that
   entry is written, marked `sending_on` while the drain sends it (so a repeated event sends
   nothing twice) and `notice_message_id` once sent; it expires (`expires`, TTL) after a week.
+  A notice the drain could not send (the address suppressed since, no group, SES refusing)
+  takes `notice_sent` off its entry again.
 - `uidl#<account>#<uidl>`: this message on the server is handled (its entry id and final status),
   so a kept mail is skipped without downloading it again. `<account>` hashes server, port and
   user name: RFC 1939 makes a UIDL unique only within one maildrop, so a connector pointed at
@@ -226,6 +228,17 @@ class NoticeClaims:
     def sent(self, address: str, day: str, message_id: str) -> None:
         MailRecord(*_notice_key(address, day)).update(
             actions=[MailRecord.notice_message_id.set(message_id)]
+        )
+
+    def not_sent(self, mailbox: str, entry_id: str) -> bool:
+        """The drain could not send the notice an entry was written with (`noticeSent` true):
+        the entry says false again (the attribute absent, as on an entry never told). False
+        when the entry is not written (yet): nothing else is written."""
+        record = MailRecord(mailbox, ENTRY + entry_id)
+        return conditionally(
+            lambda: record.update(
+                actions=[MailRecord.notice_sent.remove()], condition=MailRecord.sk.exists()
+            )
         )
 
 

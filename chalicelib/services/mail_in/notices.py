@@ -20,6 +20,9 @@ the mail's other rejection event, then the log entry is written with `noticeSent
 outbox is written before the entry: a crash between them retries the mail, which finds its claim
 and writes the event again). The drain (`RejectionNotices`) marks the claim as sending before it
 sends, so an event told twice sends one email; a send that fails unmarks it and is retried.
+A notice that cannot go after all (its address suppressed since, no group, SES refusing) writes
+the entry's `noticeSent` back to false and counts `RejectionNoticeNotSent` by reason: the
+administrator reads the log, the operator the metric.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from email.message import EmailMessage
 from email.parser import BytesHeaderParser
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
+from chalicelib import metrics
 from chalicelib.domain.announcements import RejectionNoticeDue
 from chalicelib.domain.letters import MessageUnbuildable
 from chalicelib.domain.mailboxes import Finish, MailStatus
@@ -56,6 +60,8 @@ log = get_logger("mail")
 # The notices due with a mail's rejection (none, or one).
 Dues: TypeAlias = Sequence[RejectionNoticeDue]
 
+# The Reason of the metric RejectionNoticeNotSent: the drain's three, and the decider's DNS failure.
+NOT_SENT_REASONS = ("suppressed", "no-group", "refused", "unchecked")
 _LIST_PRECEDENCE = ("bulk", "list", "junk")
 _HEADER_WINDOW = 65536
 
@@ -68,6 +74,7 @@ class NoticeClaims(Protocol):
     def begin_sending(self, address: str, day: str, entry_id: str, now: datetime) -> bool: ...
     def release(self, address: str, day: str) -> None: ...
     def sent(self, address: str, day: str, message_id: str) -> None: ...
+    def not_sent(self, mailbox: str, entry_id: str) -> bool: ...
 
 
 def automatic(parsed: ParsedMail, raw: bytes) -> bool:
@@ -173,6 +180,8 @@ class NoticeDecider:
                 raw, domain, last_attempt=False, sent_elsewhere=elsewhere
             )
         except Exception:  # a DNS failure: not proven now, and the mail is rejected anyway
+            # The sender goes untold: the operator's metric counts it beside the drain's.
+            metrics.emit("RejectionNoticeNotSent", 1, Reason="unchecked")
             log.warning("rejection notice: sender not checked", extra={"mailbox": mailbox.key})
             return False
         return bool(verdict.verified and not verdict.spoofed)
@@ -231,33 +240,44 @@ class RejectionNotices:
             self.tell(item.announcement)
 
     def tell(self, event: RejectionNoticeDue) -> bool:
-        """Send the notice unless it went already (or its address is suppressed since)."""
+        """Send the notice unless it went already; one that cannot go (its address suppressed
+        since, no group to send it as, SES refusing) is `not_sent`."""
         from chalicelib.mail.outgoing import AddressSuppressed, MessageRejected  # the drain's
 
         facts = {"mailbox": event.mailbox, "entry": event.log_entry_id}
         if self.mail.is_suppressed(event.to):
-            log.info("rejection notice not sent: address suppressed", extra=facts)
-            return False
+            return self.not_sent(event, "suppressed", "the address is suppressed")
         group, where = self._where(event)
         if group is None:
-            log.warning("rejection notice not sent: no group to send it as", extra=facts)
-            return False
+            return self.not_sent(event, "no-group", "no group to send it as")
         if not self.claims.begin_sending(event.to, event.day, event.log_entry_id, self.clock()):
             return False  # sent by an earlier delivery of this event
         try:
             letter = rejection_letter(event, where, self.identities.of(group))
             message_id = self.mail.send(group, letter)
-        except (MessageUnbuildable, MessageRejected, AddressSuppressed):
+        except (MessageUnbuildable, MessageRejected, AddressSuppressed) as error:
             # For good (SES refuses this recipient or sender): never retried, so a stranger's
             # address can never hold up the drain's other events.
-            log.exception("rejection notice refused; not sent", extra=facts)
-            return False
+            return self.not_sent(event, "refused", f"refused ({type(error).__name__}: {error})")
         except Exception:
             self.claims.release(event.to, event.day)
             raise
         self.claims.sent(event.to, event.day, message_id)
         log.info("rejection notice sent", extra=facts)
         return True
+
+    def not_sent(self, event: RejectionNoticeDue, reason: str, why: str) -> bool:
+        """A notice that will not go: its entry's `noticeSent` says false again (what the
+        administrator reads in the mail log), and the operator's metric counts it by reason."""
+        facts = {"mailbox": event.mailbox, "entry": event.log_entry_id, "why": why}
+        metrics.emit("RejectionNoticeNotSent", 1, Reason=reason)
+        if self.claims.not_sent(event.mailbox, event.log_entry_id):
+            log.warning("rejection notice not sent", extra=facts)
+        else:
+            # Drained before the mail's entry was written (or its poll crashed before): the
+            # metric and this line are all that say so.
+            log.warning("rejection notice not sent; its log entry is not written", extra=facts)
+        return False
 
     def _where(self, event: RejectionNoticeDue) -> tuple[Group | None, str]:
         """(the group whose identity the notice goes under, the mail's destination in words)."""
