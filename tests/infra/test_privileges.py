@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -184,44 +184,65 @@ TRANSACT = {
 SQS_BATCH = {"SendMessageBatch": "SendMessage", "DeleteMessageBatch": "DeleteMessage"}
 
 
+def _dynamodb_iam(operation: str, params: dict[str, Any]) -> list[tuple[str, str]]:
+    if operation in ("BatchGetItem", "BatchWriteItem"):
+        return [(f"dynamodb:{operation}", _table_arn(t)) for t in params["RequestItems"]]
+    if operation == "TransactWriteItems":
+        return [
+            (f"dynamodb:{TRANSACT[kind]}", _table_arn(body["TableName"]))
+            for item in params["TransactItems"]
+            for kind, body in item.items()
+        ]
+    if operation == "TransactGetItems":
+        return [
+            ("dynamodb:GetItem", _table_arn(i["Get"]["TableName"])) for i in params["TransactItems"]
+        ]
+    return [(f"dynamodb:{operation}", _table_arn(params["TableName"], params.get("IndexName")))]
+
+
+def _sqs_iam(operation: str, params: dict[str, Any]) -> list[tuple[str, str]]:
+    queue = params.get("QueueUrl") or params.get("QueueName", "")
+    return [(f"sqs:{SQS_BATCH.get(operation, operation)}", _queue_arn(queue))]
+
+
+def _s3_iam(operation: str, params: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(f"s3:{operation}", f"arn:aws:s3:::{params.get('Bucket')}/{params.get('Key', '')}")]
+
+
+def _secret_iam(operation: str, params: dict[str, Any]) -> list[tuple[str, str]]:
+    # The stage's secret the call names (the token secret's tests name theirs otherwise).
+    secret = "canary" if "canary" in str(params.get("SecretId", "")) else "token"
+    return [
+        (
+            f"secretsmanager:{operation}",
+            f"arn:aws:secretsmanager:us-east-1:123456789012:secret:agora-dev-{secret}-secret-AbCdEf",
+        )
+    ]
+
+
+# Service -> the (IAM action, resource ARN) pairs one of its calls needs.
+SERVICE_IAM: dict[str, Callable[[str, dict[str, Any]], list[tuple[str, str]]]] = {
+    "dynamodb": _dynamodb_iam,
+    "sqs": _sqs_iam,
+    "ses": lambda operation, _params: [
+        (f"ses:{operation}", "arn:aws:ses:us-east-1:123456789012:identity/sender")
+    ],
+    "s3": _s3_iam,
+    "kms": lambda operation, _params: [
+        (f"kms:{operation}", "arn:aws:kms:us-east-1:123456789012:key/k")
+    ],
+    "events": lambda _operation, _params: [
+        ("events:PutEvents", "arn:aws:events:us-east-1:123456789012:event-bus/agora-dev-events")
+    ],
+    "secretsmanager": _secret_iam,
+}
+
+
 def _iam_of(service: str, operation: str, params: dict[str, Any]) -> list[tuple[str, str]]:
-    if service == "dynamodb":
-        if operation in ("BatchGetItem", "BatchWriteItem"):
-            return [(f"dynamodb:{operation}", _table_arn(t)) for t in params["RequestItems"]]
-        if operation == "TransactWriteItems":
-            return [
-                (f"dynamodb:{TRANSACT[kind]}", _table_arn(body["TableName"]))
-                for item in params["TransactItems"]
-                for kind, body in item.items()
-            ]
-        if operation == "TransactGetItems":
-            return [
-                ("dynamodb:GetItem", _table_arn(i["Get"]["TableName"]))
-                for i in params["TransactItems"]
-            ]
-        return [(f"dynamodb:{operation}", _table_arn(params["TableName"], params.get("IndexName")))]
-    if service == "sqs":
-        queue = params.get("QueueUrl") or params.get("QueueName", "")
-        return [(f"sqs:{SQS_BATCH.get(operation, operation)}", _queue_arn(queue))]
-    if service == "ses":
-        return [(f"ses:{operation}", "arn:aws:ses:us-east-1:123456789012:identity/sender")]
-    if service == "s3":
-        return [(f"s3:{operation}", f"arn:aws:s3:::{params.get('Bucket')}/{params.get('Key', '')}")]
-    if service == "kms":
-        return [(f"kms:{operation}", "arn:aws:kms:us-east-1:123456789012:key/k")]
-    if service == "events":
-        return [
-            ("events:PutEvents", "arn:aws:events:us-east-1:123456789012:event-bus/agora-dev-events")
-        ]
-    if service == "secretsmanager":
-        # The stage's secret the call names (the token secret's tests name theirs otherwise).
-        secret = "canary" if "canary" in str(params.get("SecretId", "")) else "token"
-        return [
-            (
-                f"secretsmanager:{operation}",
-                f"arn:aws:secretsmanager:us-east-1:123456789012:secret:agora-dev-{secret}-secret-AbCdEf",
-            )
-        ]
+    """What IAM checks for one call: (action, resource) pairs; a service the table does not
+    know needs `service:operation` on any resource."""
+    if service in SERVICE_IAM:
+        return SERVICE_IAM[service](operation, params)
     return [(f"{service}:{operation}", "*")]
 
 
