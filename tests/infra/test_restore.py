@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -118,30 +119,61 @@ def resolved(template: dict, value: Any, parameters: dict[str, str]) -> Any:
     if len(value) != 1:
         return {k: resolved(template, v, parameters) for k, v in value.items()}
     [(function, argument)] = value.items()
-    defaults = {k: str(p.get("Default", "")) for k, p in template["Parameters"].items()}
-    if function == "Ref" and argument in template["Parameters"]:
-        return parameters.get(argument, defaults[argument])
-    if function == "Fn::If":
-        condition, yes, no = argument
-        chosen = _condition(template, template["Conditions"][condition], parameters)
-        return resolved(template, yes if chosen else no, parameters)
-    if function == "Fn::Select":
-        index, items = argument
-        return resolved(template, items, parameters)[index]
-    if function == "Fn::Split":
-        separator, text = argument
-        return resolved(template, text, parameters).split(separator)
-    if function == "Fn::Join":
-        separator, items = argument
-        return separator.join(resolved(template, items, parameters))
-    if function == "Fn::Sub":
-        text, variables = argument if isinstance(argument, list) else (argument, {})
-        for name, inner in variables.items():
-            text = text.replace("${" + name + "}", resolved(template, inner, parameters))
-        for name in template["Parameters"]:
-            text = text.replace("${" + name + "}", parameters.get(name, defaults[name]))
-        return text
+    if function in _INTRINSICS:
+        return _INTRINSICS[function](template, argument, parameters)
     return {function: resolved(template, argument, parameters)}
+
+
+def _parameter(template: dict, name: str, parameters: dict[str, str]) -> str:
+    """The value the stack has for one of its parameters: given, or its default."""
+    return parameters.get(name, str(template["Parameters"][name].get("Default", "")))
+
+
+def _ref(template: dict, name: str, parameters: dict[str, str]) -> Any:
+    if name in template["Parameters"]:
+        return _parameter(template, name, parameters)
+    return {"Ref": name}
+
+
+def _if(template: dict, argument: list, parameters: dict[str, str]) -> Any:
+    condition, yes, no = argument
+    chosen = _condition(template, template["Conditions"][condition], parameters)
+    return resolved(template, yes if chosen else no, parameters)
+
+
+def _select(template: dict, argument: list, parameters: dict[str, str]) -> Any:
+    index, items = argument
+    return resolved(template, items, parameters)[index]
+
+
+def _split(template: dict, argument: list, parameters: dict[str, str]) -> list[str]:
+    separator, text = argument
+    return resolved(template, text, parameters).split(separator)
+
+
+def _join(template: dict, argument: list, parameters: dict[str, str]) -> str:
+    separator, items = argument
+    return separator.join(resolved(template, items, parameters))
+
+
+def _sub(template: dict, argument: Any, parameters: dict[str, str]) -> str:
+    text, variables = argument if isinstance(argument, list) else (argument, {})
+    for name, inner in variables.items():
+        text = text.replace("${" + name + "}", resolved(template, inner, parameters))
+    for name in template["Parameters"]:
+        text = text.replace("${" + name + "}", _parameter(template, name, parameters))
+    return text
+
+
+# The intrinsic functions `resolved` evaluates: name -> (template, argument, parameters) -> value.
+_INTRINSICS: dict[str, Callable[[dict, Any, dict[str, str]], Any]] = {
+    "Ref": _ref,
+    "Fn::If": _if,
+    "Fn::Select": _select,
+    "Fn::Split": _split,
+    "Fn::Join": _join,
+    "Fn::Sub": _sub,
+}
 
 
 def aliased_functions(template: dict) -> list[str]:
