@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
+from functools import cached_property
 
 SYSTEM_SCOPE = "system"
 # How a mail came in (its log entry's `via`, CONTRACT §10).
@@ -103,20 +104,23 @@ class Mailbox:
     def poll_state(self) -> PollState:
         return PollState(self.next_poll_on, self.empty_polls, self.poll_failures)
 
-    @property
+    # What the mailbox is called by, worked out once for the frozen record (a poll reads its key
+    # and account for every mail it handles; the account is a hash).
+
+    @cached_property
     def group_id(self) -> str | None:
         return None if self.scope == SYSTEM_SCOPE else self.scope
 
-    @property
+    @cached_property
     def key(self) -> str:
         """The mail-in key: `post#<groupId>`, or `comment#system`."""
         return mailbox_key(self.scope)
 
-    @property
+    @cached_property
     def is_post(self) -> bool:
         return self.kind == EMAIL_TO_POST
 
-    @property
+    @cached_property
     def account(self) -> str:
         """Which maildrop its UIDLs belong to (server, port and user name)."""
         return account_key(self.server_name, self.server_port, self.server_username)
