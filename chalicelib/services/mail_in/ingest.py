@@ -410,7 +410,8 @@ class MailIngestor:
             outcome = self.records.store(
                 mailbox.key, mail.logged, mail.uidl, plan, mail.received_on
             )
-            outcome, mail.notice = due_notice(self.notices, mailbox, mail, outcome)
+            if outcome.status == MailStatus.REJECTED:  # its sender may be told why
+                outcome, mail.notice = due_notice(self.notices, mailbox, mail, outcome)
         except Exception as error:  # one bad mail must not stop the mailbox
             attempt = mail.logged.attempts
             log.exception("mail failed", extra={"mailbox": mailbox.key, "attempt": attempt})
