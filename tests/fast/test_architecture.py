@@ -210,37 +210,94 @@ def test_production_modules_carry_no_test_hooks():
     assert hooks == []
 
 
-# Issue 27: no module over 500 lines; the router and the views (chalicelib/api, and a `routing`
-# module or package wherever it lives) over 250.
-LINE_LIMIT = 500
+# Issue 60: a size budget per package replaces the 500-line cap per module (issue 27), which split
+# files only to pass it (the notify delivery and its occurrence called each other back and forth).
+# The modules of a package together stay within its budget: the lines it held when the budgets were
+# set, rounded up to the next hundred, plus a hundred; a package grows past it only by raising its
+# budget here, on purpose. A package not listed has no budget yet, and fails until it is given one.
+# One module still stays under MODULE_CEILING (longer, it holds two concerns), and the router and
+# the views (chalicelib/api, and a `routing` module or package wherever it lives) under 250.
+PACKAGE_BUDGETS = {
+    "chalicelib": 3700,
+    "chalicelib.api": 2300,
+    "chalicelib.api.routing": 1000,
+    "chalicelib.domain": 1600,
+    "chalicelib.domain.ports": 700,
+    "chalicelib.jobs": 2300,
+    "chalicelib.mail": 3700,
+    "chalicelib.schemas": 2900,
+    "chalicelib.services": 6500,
+    "chalicelib.services.mail_in": 2000,
+    "chalicelib.services.notify": 1400,
+    "chalicelib.store": 6000,
+}
+MODULE_CEILING = 750
 ROUTING_LINE_LIMIT = 250
 
 
 def _line_limit(name: str) -> int:
     if name.startswith("chalicelib.api.") or "routing" in name.split("."):
         return ROUTING_LINE_LIMIT
-    return LINE_LIMIT
+    return MODULE_CEILING
+
+
+def _lines() -> dict[str, int]:
+    return {
+        name: len(path.read_text(encoding="utf-8").splitlines())
+        for name, path in _modules().items()
+    }
+
+
+def _package_of(name: str, path: Path) -> str:
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def _package_lines() -> dict[str, int]:
+    """Package → the lines of its own modules (not its subpackages')."""
+    totals: dict[str, int] = {}
+    lines = _lines()
+    for name, path in _modules().items():
+        package = _package_of(name, path)
+        totals[package] = totals.get(package, 0) + lines[name]
+    return totals
 
 
 def _too_long() -> dict[str, int]:
     """Module → its line count, for every module over its limit."""
-    counts = {
-        name: len(path.read_text(encoding="utf-8").splitlines())
-        for name, path in _modules().items()
+    return {name: n for name, n in _lines().items() if n > _line_limit(name)}
+
+
+def _over_budget() -> dict[str, tuple[int, int | None]]:
+    """Package → (its lines, its budget), for every package over its budget or without one."""
+    return {
+        package: (n, PACKAGE_BUDGETS.get(package))
+        for package, n in _package_lines().items()
+        if n > PACKAGE_BUDGETS.get(package, -1)
     }
-    return {name: n for name, n in counts.items() if n > _line_limit(name)}
 
 
 def test_routing_modules_have_the_tighter_limit():
     assert _line_limit("chalicelib.api.routing") == ROUTING_LINE_LIMIT
     assert _line_limit("chalicelib.api.routing.gate") == ROUTING_LINE_LIMIT
     assert _line_limit("chalicelib.routing") == ROUTING_LINE_LIMIT
-    assert _line_limit("chalicelib.services.routing_rules") == LINE_LIMIT
-    assert _line_limit("chalicelib.mail.parse") == LINE_LIMIT
+    assert _line_limit("chalicelib.services.routing_rules") == MODULE_CEILING
+    assert _line_limit("chalicelib.mail.parse") == MODULE_CEILING
+
+
+def test_a_package_counts_its_own_modules_and_its_init():
+    assert _package_of("chalicelib.mail.parse", PACKAGE / "mail" / "parse.py") == "chalicelib.mail"
+    assert _package_of("chalicelib.mail", PACKAGE / "mail" / "__init__.py") == "chalicelib.mail"
+    services = PACKAGE / "services"
+    own = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in services.glob("*.py"))
+    assert _package_lines()["chalicelib.services"] == own  # services/notify/ not in it
 
 
 def test_no_module_is_over_its_line_limit():
     assert _too_long() == {}
+
+
+def test_every_package_is_within_its_budget():
+    assert _over_budget() == {}
 
 
 # Issue 39: the vocabulary every layer shares (domain events, mail statuses, letters, the ports'
