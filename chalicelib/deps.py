@@ -70,8 +70,7 @@ if TYPE_CHECKING:
     from chalicelib.mail.threads import ReplyKeys
     from chalicelib.services.event_bus import EventBusPublisher
     from chalicelib.services.mail_in import MailIngestor
-    from chalicelib.services.notify.delivery import NotifyService
-    from chalicelib.services.notify.occurrence import BatchReads, SendingIdentities
+    from chalicelib.services.notify.delivery import BatchReads, NotifyService, SendingIdentities
 
 
 # --- repositories (chalicelib/store/repositories.py) ---------------------------------------------
@@ -373,7 +372,7 @@ def sending_identities() -> SendingIdentities:
     """Each group's email identity with its newsletter disclaimer, and the email-to-comment
     mailbox's address, read once per service built: the letters carry them down to the outgoing
     mail."""
-    from chalicelib.services.notify.occurrence import SendingIdentities
+    from chalicelib.services.notify.delivery import SendingIdentities
 
     return SendingIdentities(documents(), mailboxes())
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 class Identity:
     """Whom a group's mail comes from: the name it goes under, the group's own address (Reply-To;
     "" when the group never saved its email) and its disclaimer (HTML). The service that writes
-    a letter looks it up (services/notify/occurrence.py) and hands it down on the letter."""
+    a letter looks it up (services/notify/delivery.py) and hands it down on the letter."""
 
     name: str
     address: str

@@ -32,7 +32,7 @@ from chalicelib.services.event_bus import DomainEvents
 
 if TYPE_CHECKING:
     from chalicelib.domain.posts import Post
-    from chalicelib.services.notify.occurrence import BatchReads
+    from chalicelib.services.notify.delivery import BatchReads
     from chalicelib.store.outbox import StreamReader
 
 log = get_logger("jobs.outbox")
@@ -143,12 +143,12 @@ def subscribers_of_batch(
     notifications (ten repositories and an SQS sender). Notifications read what the batch shares once: its posts in one
     BatchGetItem (not one GetItem each: a mail poll of a hundred posts is drained in batches of a
     hundred), each subscriber list once (`BatchReads`)."""
-    from chalicelib.services.notify.occurrence import BatchReads
-
     parts = parts or AppSubscribers()
     handlers: list[Handler] = []
     notified = [a for a in announcements if isinstance(a, NOTIFIED)]
     if notified:
+        from chalicelib.services.notify.delivery import BatchReads
+
         wanted = {a.post_id for a in notified}
         handlers.append(parts.notify(BatchReads(parts.posts(wanted))))
     if any(isinstance(a, NOTICED) for a in announcements):

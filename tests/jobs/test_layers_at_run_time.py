@@ -18,7 +18,7 @@ from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.digests import batch_body, deliver_batch
 from chalicelib.jobs.notify import deliver_from_queue
 from chalicelib.jobs.outbox import AppSubscribers
-from chalicelib.services.notify.occurrence import BatchReads
+from chalicelib.services.notify.delivery import BatchReads
 
 pytestmark = pytest.mark.fast
 

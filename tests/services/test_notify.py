@@ -302,7 +302,7 @@ def test_sqs_function_delivers_a_chunk_through_app_wiring(world, client):
 def test_a_batch_reads_subscribers_once_and_outside_one_every_event_reads_them(
     world, dynamo_counter
 ):
-    from chalicelib.services.notify.occurrence import BatchReads
+    from chalicelib.services.notify.delivery import BatchReads
 
     c = world
     subscribe(c.group_fan, "group", c.garden, 1, email=INSTANT)
@@ -609,8 +609,7 @@ def test_many_recipients_are_fanned_out_in_chunks(fakes):
 def test_a_batch_reads_each_subscriber_list_once_and_uses_the_posts_it_was_given(fakes):
     import dataclasses
 
-    from chalicelib.services.notify.delivery import Recipient
-    from chalicelib.services.notify.occurrence import BatchReads
+    from chalicelib.services.notify.delivery import BatchReads, Recipient
 
     fakes.subscriptions.subscribe("bob", ("group", "g1", 1), screen=True)
     prefetched = fakes.posts.rows["p1"]

@@ -148,7 +148,7 @@ class SendDeferred(Exception):
 
 
 class Identities(Protocol):
-    """chalicelib.services.notify.occurrence.SendingIdentities: the identity a group's letters
+    """chalicelib.services.notify.delivery.SendingIdentities: the identity a group's letters
     carry down to the outgoing mail, and where replies by email go ("" when they are off)."""
 
     def of(self, group: Any) -> Identity: ...

@@ -76,7 +76,7 @@ class DigestRun:
 
 
 class DigestItem(TypedDict):
-    """A queued item as services/notify/occurrence.py writes it (`Occurrence.digest_item`)."""
+    """A queued item as services/notify/delivery.py writes it (`Occurrence.digest_item`)."""
 
     kind: str
     groupId: str
