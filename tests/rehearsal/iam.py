@@ -157,80 +157,141 @@ _TRANSACT = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem",
              "ConditionCheck": "ConditionCheckItem", "Get": "GetItem"}  # fmt: skip
 
 
-def grants_needed(call: dict, names: Names) -> list[tuple[str, str, dict[str, str]]]:
-    """The (action, resource, condition context) IAM checks for one recorded call."""
-    service, operation, params = call["signing_name"], call["operation"], call["params"]
-    if service == "dynamodb" and call["service"] == "streams.dynamodb":
+# What IAM checks for one call: (action, resource, condition context) each.
+Grants = list[tuple[str, str, dict[str, str]]]
+
+
+def _dynamodb(call: dict, names: Names) -> Grants:
+    operation, params = call["operation"], call["params"]
+    if call["service"] == "streams.dynamodb":
         return [(f"dynamodb:{operation}", params.get("StreamArn", names.stream), {})]
-    if service == "dynamodb":
-        if operation in ("BatchGetItem", "BatchWriteItem"):
-            return [(f"dynamodb:{operation}", names.table(t), {}) for t in params["RequestItems"]]
-        if operation in ("TransactWriteItems", "TransactGetItems"):
-            needed = []
-            for item in params["TransactItems"]:
-                [(kind, body)] = item.items()
-                needed.append((f"dynamodb:{_TRANSACT[kind]}", names.table(body["TableName"]), {}))
-            return needed
-        return [
-            (f"dynamodb:{operation}", names.table(params["TableName"], params.get("IndexName")), {})
-        ]
-    if service == "sqs":
-        queue = params.get("QueueUrl") or params.get("QueueName", "")
-        action = SQS_BATCHES.get(f"sqs:{operation}", f"sqs:{operation}")
-        return [(action, names.queue(queue), {})]
-    if service == "s3" and operation == "GetObject":
-        return [("s3:GetObject", f"arn:aws:s3:::{params['Bucket']}/{params['Key']}", {})]
-    if service == "secretsmanager":
-        return [(f"secretsmanager:{operation}", names.secret(params["SecretId"]), {})]
-    if service == "kms":
-        return [(f"kms:{operation}", names.key_arn, {"kms:ResourceAliases": names.key_alias})]
-    if service == "ses" and operation in ("SendRawEmail", "SendEmail"):
-        sender = call.get("from_address") or params.get("Source", "")
-        context = {"ses:FromAddress": sender}
-        needed = [
-            (f"ses:{operation}", f"arn:aws:ses:{REGION}:{ACCOUNT}:identity/{domain}", context)
-            for domain in {sender.rpartition("@")[2]}
-        ]
-        if params.get("ConfigurationSetName"):
-            arn = f"arn:aws:ses:{REGION}:{ACCOUNT}:configuration-set/"
-            needed.append((f"ses:{operation}", arn + params["ConfigurationSetName"], context))
+    if operation in ("BatchGetItem", "BatchWriteItem"):
+        return [(f"dynamodb:{operation}", names.table(t), {}) for t in params["RequestItems"]]
+    if operation in ("TransactWriteItems", "TransactGetItems"):
+        needed = []
+        for item in params["TransactItems"]:
+            [(kind, body)] = item.items()
+            needed.append((f"dynamodb:{_TRANSACT[kind]}", names.table(body["TableName"]), {}))
         return needed
-    if service == "events" and operation == "PutEvents":
-        buses = {entry.get("EventBusName", "default") for entry in params["Entries"]}
-        arn = f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/"
-        return [
-            ("events:PutEvents", bus if bus.startswith("arn:") else arn + bus, {}) for bus in buses
-        ]
-    if service == "lambda" and operation == "Invoke":
-        function = unquote(params["FunctionName"])
-        if not function.startswith("arn:"):
-            function = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{function}"
-        if params.get("Qualifier"):
-            function += f":{params['Qualifier']}"
-        return [("lambda:InvokeFunction", function, {})]
-    if service == "lambda" and operation in ("GetFunctionConfiguration", "GetAlias"):
-        function = unquote(params["FunctionName"])
-        if not function.startswith("arn:"):
-            function = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{function}"
-        qualifier = params.get("Qualifier") or params.get("Name")
-        return [(f"lambda:{operation}", f"{function}:{qualifier}" if qualifier else function, {})]
-    if service == "monitoring" and operation == "PutMetricData":
-        context = {"cloudwatch:namespace": params["Namespace"]}
-        return [("cloudwatch:PutMetricData", "*", context)]
-    if service == "codedeploy" and operation == "PutLifecycleEventHookExecutionStatus":
-        # The deployment's group: SAM's application and group, as CloudFormation names them.
-        group = (f"arn:aws:codedeploy:{REGION}:{ACCOUNT}:deploymentgroup:"
-                 "agora-dev-ServerlessDeploymentApplication-1A2B3C/agora-dev-APIHandlerDeploymentGroup-4D5E6F")  # fmt: skip
-        return [(f"codedeploy:{operation}", group, {})]
-    if service == "logs" and operation in ("CreateLogStream", "PutLogEvents"):
-        group, stream = params["logGroupName"], params["logStreamName"]
-        arn = f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:{group}:log-stream:{stream}"
-        return [(f"logs:{operation}", arn, {})]
-    if service == "sts" and operation == "GetCallerIdentity":
-        return []  # always allowed
-    raise AssertionError(
-        f"a call the rehearsal does not know how IAM checks: {service}:{operation}"
-    )
+    return [
+        (f"dynamodb:{operation}", names.table(params["TableName"], params.get("IndexName")), {})
+    ]
+
+
+def _sqs(call: dict, names: Names) -> Grants:
+    params = call["params"]
+    queue = params.get("QueueUrl") or params.get("QueueName", "")
+    action = SQS_BATCHES.get(f"sqs:{call['operation']}", f"sqs:{call['operation']}")
+    return [(action, names.queue(queue), {})]
+
+
+def _s3_get(call: dict, names: Names) -> Grants:
+    params = call["params"]
+    return [("s3:GetObject", f"arn:aws:s3:::{params['Bucket']}/{params['Key']}", {})]
+
+
+def _secret(call: dict, names: Names) -> Grants:
+    return [(f"secretsmanager:{call['operation']}", names.secret(call["params"]["SecretId"]), {})]
+
+
+def _kms(call: dict, names: Names) -> Grants:
+    return [(f"kms:{call['operation']}", names.key_arn, {"kms:ResourceAliases": names.key_alias})]
+
+
+def _ses_send(call: dict, names: Names) -> Grants:
+    operation, params = call["operation"], call["params"]
+    sender = call.get("from_address") or params.get("Source", "")
+    context = {"ses:FromAddress": sender}
+    needed = [
+        (f"ses:{operation}", f"arn:aws:ses:{REGION}:{ACCOUNT}:identity/{domain}", context)
+        for domain in {sender.rpartition("@")[2]}
+    ]
+    if params.get("ConfigurationSetName"):
+        arn = f"arn:aws:ses:{REGION}:{ACCOUNT}:configuration-set/"
+        needed.append((f"ses:{operation}", arn + params["ConfigurationSetName"], context))
+    return needed
+
+
+def _put_events(call: dict, names: Names) -> Grants:
+    buses = {entry.get("EventBusName", "default") for entry in call["params"]["Entries"]}
+    arn = f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/"
+    return [("events:PutEvents", bus if bus.startswith("arn:") else arn + bus, {}) for bus in buses]
+
+
+def _function_arn(params: dict) -> str:
+    """The ARN of the function a Lambda call names (by name or ARN, URL-quoted), unqualified."""
+    function = unquote(params["FunctionName"])
+    if not function.startswith("arn:"):
+        function = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{function}"
+    return function
+
+
+def _invoke(call: dict, names: Names) -> Grants:
+    params = call["params"]
+    function = _function_arn(params)
+    if params.get("Qualifier"):
+        function += f":{params['Qualifier']}"
+    return [("lambda:InvokeFunction", function, {})]
+
+
+def _read_function(call: dict, names: Names) -> Grants:
+    params = call["params"]
+    function = _function_arn(params)
+    qualifier = params.get("Qualifier") or params.get("Name")
+    return [
+        (f"lambda:{call['operation']}", f"{function}:{qualifier}" if qualifier else function, {})
+    ]
+
+
+def _put_metric_data(call: dict, names: Names) -> Grants:
+    context = {"cloudwatch:namespace": call["params"]["Namespace"]}
+    return [("cloudwatch:PutMetricData", "*", context)]
+
+
+def _hook_status(call: dict, names: Names) -> Grants:
+    # The deployment's group: SAM's application and group, as CloudFormation names them.
+    group = (f"arn:aws:codedeploy:{REGION}:{ACCOUNT}:deploymentgroup:"
+             "agora-dev-ServerlessDeploymentApplication-1A2B3C/agora-dev-APIHandlerDeploymentGroup-4D5E6F")  # fmt: skip
+    return [(f"codedeploy:{call['operation']}", group, {})]
+
+
+def _write_log(call: dict, names: Names) -> Grants:
+    group, stream = call["params"]["logGroupName"], call["params"]["logStreamName"]
+    arn = f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:{group}:log-stream:{stream}"
+    return [(f"logs:{call['operation']}", arn, {})]
+
+
+def _always_allowed(call: dict, names: Names) -> Grants:
+    return []
+
+
+# By the call's signing name: every operation of the service; or by (signing name, operation).
+_BY_SERVICE = {"dynamodb": _dynamodb, "sqs": _sqs, "secretsmanager": _secret, "kms": _kms}
+_BY_OPERATION = {
+    ("s3", "GetObject"): _s3_get,
+    ("ses", "SendRawEmail"): _ses_send,
+    ("ses", "SendEmail"): _ses_send,
+    ("events", "PutEvents"): _put_events,
+    ("lambda", "Invoke"): _invoke,
+    ("lambda", "GetFunctionConfiguration"): _read_function,
+    ("lambda", "GetAlias"): _read_function,
+    ("monitoring", "PutMetricData"): _put_metric_data,
+    ("codedeploy", "PutLifecycleEventHookExecutionStatus"): _hook_status,
+    ("logs", "CreateLogStream"): _write_log,
+    ("logs", "PutLogEvents"): _write_log,
+    ("sts", "GetCallerIdentity"): _always_allowed,
+}
+
+
+def grants_needed(call: dict, names: Names) -> Grants:
+    """The (action, resource, condition context) IAM checks for one recorded call."""
+    service, operation = call["signing_name"], call["operation"]
+    grants = _BY_SERVICE.get(service) or _BY_OPERATION.get((service, operation))
+    if grants is None:
+        raise AssertionError(
+            f"a call the rehearsal does not know how IAM checks: {service}:{operation}"
+        )
+    return grants(call, names)
 
 
 def refused(documents: list[dict], calls: list[dict], names: Names) -> list[str]:
