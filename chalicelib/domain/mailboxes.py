@@ -89,6 +89,8 @@ class Mailbox:
     next_poll_on: datetime | None = None
     empty_polls: int = 0
     poll_failures: int = 0
+    # Polls in a row that the run's end cut short (jobs/mail_poll.py): none recorded as a poll.
+    polls_cut_short: int = 0
     # As stored: the KMS ciphertext of the password (None: none saved).
     password_ciphertext: bytes | None = field(default=None, repr=False)
     # The last poll that could not reach the mailbox, in plain words (None after a good one).

@@ -98,6 +98,8 @@ class PollRecorder(Protocol):
         self, mailbox: Mailbox, when: datetime, *, found_mail: bool, failure: PollFailure | None
     ) -> PollState: ...
 
+    def record_cut_short(self, mailbox: Mailbox, when: datetime) -> PollState | None: ...
+
 
 def _now() -> datetime:
     return utc_now()
@@ -175,13 +177,11 @@ def _poll_leased(
         )
     except Exception as error:
         if deadline.expired() and not isinstance(error, SessionExpired):
-            # The run was ending (make run's stop: its Dovecot may be going too): not the
-            # mailbox's failure. Nothing is recorded; it stays due for the next run. A session
-            # that ran out its own SESSION_SECONDS is the mailbox's timeout all the same: in
-            # Lambda (300 s, deadline's margin 30 s) the run's deadline passes just before the
-            # session's 270 s, and a trickling server would otherwise never be backed off.
-            log.info("mailbox poll cut short", extra={"mailbox": key, "why": str(error)})
-            return MailboxPolled(f"{key}: left for the next run (the run was ending)")
+            # A session that ran out its own SESSION_SECONDS is the mailbox's timeout all the
+            # same: in Lambda (300 s, deadline's margin 30 s) the run's deadline passes just
+            # before the session's 270 s, and a trickling server would otherwise never be
+            # backed off.
+            return _cut_short(key, mailbox, error, parts)
         failure = mailbox_failure(error, mailbox)
         if failure is None:
             # The platform failed (AWS refusing, throttling): retried through the queue.
@@ -213,6 +213,26 @@ def _poll_leased(
     parts.polls.record_poll(mailbox, clock(), found_mail=found, failure=None)
     log.info("mailbox polled", extra={"mailbox": key, "summary": line})
     return MailboxPolled(line)
+
+
+def _cut_short(key: str, mailbox: Mailbox, error: Exception, parts: MailPoll) -> MailboxPolled:
+    """The run was ending (make run's stop: its Dovecot may be going too): not the mailbox's
+    failure, and it stays due for the next run. The operator's metric MailboxPollCutShort counts
+    it (its alarm: mailboxes cut short run after run), and the mailbox keeps the streak: the
+    poll_schedule.CUT_SHORT_LIMIT-th in a row is its timeout, which its administrators see."""
+    metrics.emit("MailboxPollCutShort", 1)
+    log.info("mailbox poll cut short", extra={"mailbox": key, "why": str(error)})
+    try:
+        state = parts.polls.record_cut_short(mailbox, parts.clock())
+    except Exception:
+        # make run's stop may have taken its embedded AWS down first: the metric has it.
+        log.warning("could not note the poll cut short", exc_info=True, extra={"mailbox": key})
+        state = None
+    if state is None:
+        return MailboxPolled(f"{key}: left for the next run (the run was ending)")
+    metrics.emit("MailboxPollFailed", 1, Reason="timeout")
+    log.info("mailbox poll failed", extra={"mailbox": key, "reason": "timeout", "next": str(state)})
+    return MailboxPolled(f"{key}: error: its polls keep running out of time", "timeout")
 
 
 def emit_outcomes(result: PollResult) -> None:

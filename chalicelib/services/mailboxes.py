@@ -259,6 +259,21 @@ class MailboxSettingsService:
         self.mailboxes.record_poll(mailbox.scope, PollOutcome(when, after, error), announcements)
         return after
 
+    def record_cut_short(self, mailbox: Mailbox, when: datetime) -> PollState | None:
+        """A poll its run's end cut short: the streak noted, the mailbox left due; the
+        CUT_SHORT_LIMIT-th in a row is recorded as its timeout (`record_poll`: lastError, the
+        back-off, the administrators' email at the third failure), and that state answered."""
+        polls = mailbox.polls_cut_short + 1
+        if polls < poll_schedule.CUT_SHORT_LIMIT:
+            self.mailboxes.record_cut_short(mailbox.scope, polls)
+            return None
+        message = (
+            f"{POLL_FAILURES['timeout']} (its last {polls} polls ran out of time before the "
+            "server had answered them)"
+        )
+        failure = PollFailure("timeout", message)
+        return self.record_poll(mailbox, when, found_mail=False, failure=failure)
+
     # --- helpers ---------------------------------------------------------------------------------
 
     def _save(

@@ -23,6 +23,10 @@ FAILURE_FIRST_WAIT = timedelta(minutes=30)
 FAILURE_MAX_WAIT = timedelta(hours=6)
 # The failure in a row that tells the administrators (once per streak).
 ALERT_AT_FAILURE = 3
+# A poll that the run's end cuts short is no failure of the mailbox's and leaves it due; this many
+# in a row, though, and the last is its timeout (a server too slow to finish within any run would
+# otherwise hold a poller at every dispatch, lastError empty, the administrators never told).
+CUT_SHORT_LIMIT = 3
 # A dispatch takes what falls due before the next one could run, less this lead: a poll that
 # ran a few seconds after its dispatch is due again at the dispatch of its interval, not one later.
 DISPATCH_LEAD = timedelta(minutes=2)

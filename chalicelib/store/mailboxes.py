@@ -116,6 +116,8 @@ class MailboxRecord(Model):
     next_poll_on = UtcAttribute(null=True)
     empty_polls = NumberAttribute(null=True)
     poll_failures = NumberAttribute(null=True)
+    # Polls in a row cut short by their run's end (absent: none); every recorded poll removes it.
+    polls_cut_short = NumberAttribute(null=True)
     due_shard = UnicodeAttribute(null=True)
     due_key = UnicodeAttribute(null=True)
     failing = UnicodeAttribute(null=True)
@@ -145,6 +147,7 @@ def mailbox_of(record: MailboxRecord) -> Mailbox:
         email_address=record.email_address or "",
         empty_polls=int(record.empty_polls or 0),
         poll_failures=int(record.poll_failures or 0),
+        polls_cut_short=int(record.polls_cut_short or 0),
     )
 
 
@@ -167,6 +170,7 @@ def polled_values(poll: PollOutcome) -> Values:
         "empty_polls": poll.after.empty_polls,
         "poll_failures": poll.after.failures,
         "failing": FAILING if poll.after.failures else None,
+        "polls_cut_short": None,  # a poll recorded ends the streak of polls cut short
     }
     if error is None:
         return {**values, "last_processed": when, "last_error": None, "last_error_on": None}
@@ -286,6 +290,11 @@ class MailboxRepository:
     def record_poll_failed(self, scope: str, when: datetime, message: str) -> bool:
         """Note the poll at `when` that could not reach the mailbox; False without settings."""
         return self._note(scope, {"last_error": message, "last_error_on": when})
+
+    def record_cut_short(self, scope: str, polls: int) -> bool:
+        """Note that the last `polls` polls in a row were cut short by their run's end; False
+        without settings."""
+        return self._note(scope, {"polls_cut_short": polls})
 
     @staticmethod
     def _note(scope: str, values: Values) -> bool:

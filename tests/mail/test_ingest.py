@@ -75,6 +75,12 @@ class FakeDirectory:
         )
         return after
 
+    def record_cut_short(self, mailbox: Mailbox, when: datetime) -> PollState | None:
+        """The streak kept on the fake's mailbox (recorded as a failure by the real service)."""
+        box = self.boxes[mailbox.key]
+        self.boxes[mailbox.key] = replace(box, polls_cut_short=box.polls_cut_short + 1)
+        return None
+
     def due_mailbox_keys(self, now: datetime) -> list[str]:
         from chalicelib.services.poll_schedule import dispatch_horizon, is_due
 
