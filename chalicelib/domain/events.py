@@ -40,8 +40,9 @@ class Event(EventDetails):
 
 
 # The names of what an event says of itself (`EventDetails`), as stored and as the API names them
-# in snake case.
-DETAILS = frozenset(f.name for f in fields(EventDetails))
+# in snake case, in the record's order.
+DETAIL_NAMES = tuple(f.name for f in fields(EventDetails))
+DETAILS = frozenset(DETAIL_NAMES)
 
 
 def details_of(event: EventDetails) -> EventDetails:

@@ -8,12 +8,14 @@ The file a load reads is not typed here: it is untrusted JSON, checked by schema
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict
 
 from chalicelib.domain.events import EventDetails
+from chalicelib.domain.groups import Group
 from chalicelib.domain.json import JsonObject
+from chalicelib.domain.posts import Post
 
 # --- what a load writes: a stored record's attributes, by name ------------------------------------
 
@@ -56,18 +58,35 @@ class PlayerValues(TypedDict):
 
 # --- what an export writes: the file's documents ---------------------------------------------------
 # Dates are ISO 8601 UTC strings ending in `Z`; a date the store does not hold is null.
+#
+# The documents of groups, posts and events are their records' fields by the file's JSON names
+# (camelCase), made from the records here, so that a field added to a record is in its document
+# with nothing more said: `first` names the fields the file gives first, the rest follow in the
+# record's order. services/fixture.py writes them from the fixture's models and
+# tests/services/test_fixture_documents.py holds the two together, key by key. To the type
+# checker they are JSON objects (it cannot read a type made at run time).
 
-Permissions = dict[str, list[str]]
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
 
 
-class GroupDocument(TypedDict):
-    id: str
-    name: str
-    slug: str
-    parentId: str | None
-    access: str
-    thumbUrl: str | None
-    permissions: Permissions
+def _document(name: str, record: type, *, first: str = "", leave_out: str = "") -> type:
+    names = [f.name for f in fields(record) if f.name not in leave_out.split()]
+    ordered = [*first.split(), *(n for n in names if n not in first.split())]
+    return TypedDict(name, {_camel(n): object for n in ordered})  # type: ignore[operator]
+
+
+if TYPE_CHECKING:
+    GroupDocument = JsonObject
+    PostDocument = JsonObject
+    EventDocument = JsonObject
+else:
+    GroupDocument = _document("GroupDocument", Group, first="id name slug")
+    # `source` last, written for a mailed post only (MailedSource).
+    PostDocument = _document("PostDocument", Post, leave_out="comments_count")
+    EventDocument = _document("EventDocument", LoadedEvent, first="id group_id author_id")
 
 
 class MembershipDocument(TypedDict):
@@ -87,17 +106,6 @@ class UserDocument(TypedDict):
 
 # Written for a mailed post or comment only, so that `load` keeps it: a fixture's is the default.
 MailedSource = Literal["email"]
-
-
-class PostDocument(TypedDict):
-    id: str
-    groupId: str
-    authorId: str
-    title: str
-    slug: str
-    content: str
-    createdOn: str | None
-    source: NotRequired[MailedSource]
 
 
 class SpamReportDocument(TypedDict):
@@ -121,20 +129,6 @@ class CommentDocument(TypedDict):
     deletedById: str | None
     spamReports: list[SpamReportDocument]
     source: NotRequired[MailedSource]
-
-
-class EventDocument(TypedDict):
-    id: int
-    groupId: str
-    authorId: str
-    title: str
-    allDay: bool
-    startDate: str | None
-    endDate: str | None
-    content: str
-    organizer: str
-    location: str
-    createdOn: str | None
 
 
 class ConnectorDocument(TypedDict):

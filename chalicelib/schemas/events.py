@@ -91,12 +91,13 @@ def _document_end_date_rule(schema: dict[str, Any], model: Any = None) -> None:
     schema.update(END_DATE_RULE)
 
 
-class EventWrite(ApiModel):
-    """Body of create and update. Field order matters: endDate is checked against those before."""
-
-    model_config = ConfigDict(
-        **{**ApiModel.model_config, "json_schema_extra": _document_end_date_rule}
-    )
+class EventFields(ApiModel):
+    """What an event says of itself (domain/events.py `EventDetails`, field by field), as the API
+    takes it: the one declaration of each field's JSON name, default and checks. A fixture's
+    events take these fields too (schemas/fixture.py `FixtureEvent`), and what a write audits is
+    named from them (services/events.py): a new field is declared here and in the record, and
+    tests/services/test_event_fields.py holds the rest to them. Field order matters: endDate is
+    checked against those before."""
 
     title: SingleLine = Field(min_length=1, max_length=MAX_SHORT_TEXT)
     all_day: bool = False
@@ -105,6 +106,14 @@ class EventWrite(ApiModel):
     content: Annotated[LongText, BeforeValidator(_empty_if_none)] = ""
     organizer: OptionalText = ""
     location: OptionalText = ""
+
+
+class EventWrite(EventFields):
+    """Body of create and update."""
+
+    model_config = ConfigDict(
+        **{**ApiModel.model_config, "json_schema_extra": _document_end_date_rule}
+    )
 
     _end_date = field_validator("end_date")(_check_end_date)
 

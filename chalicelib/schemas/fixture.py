@@ -10,7 +10,7 @@ from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, model_v
 
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas.common import ApiModel, Guid, LongText, UtcDateTime, rule_error
-from chalicelib.schemas.events import end_date_problem
+from chalicelib.schemas.events import MAX_SHORT_TEXT, EventFields, end_date_problem
 from chalicelib.schemas.player import CardFields, LogCardFields, LogFields, QuestFields
 
 RoleName = Literal["regular", "member", "moderator", "administrator"]
@@ -111,19 +111,30 @@ class FixtureComment(FixtureModel):
         return self
 
 
-class FixtureEvent(FixtureModel):
-    """An event (an addition to CONTRACT §4: the demo's calendar, and what `export` writes)."""
-
+class _EventKeys(FixtureModel):
+    # What places a fixture's event: its first fields in the file (a model's fields follow its
+    # bases from the last one).
     id: int = Field(ge=1)
     group_id: Guid
     author_id: Guid
-    title: str = Field(min_length=1, max_length=500)
-    all_day: bool = False
+
+
+class FixtureEvent(EventFields, _EventKeys):
+    """An event (an addition to CONTRACT §4: the demo's calendar, and what `export` writes): its
+    keys, what it says of itself as the API takes it (`EventFields`: a new field of an event
+    comes with it, in the file's order) and when it was made.
+
+    Only where the API is stricter than the file has always been (line breaks in a single-line
+    text, a date as a number) is the file's own check declared again, so that every file that
+    loaded, and every export of what it stored, loads still."""
+
+    model_config = FixtureModel.model_config
+
+    title: str = Field(min_length=1, max_length=MAX_SHORT_TEXT)
     start_date: UtcDateTime
     end_date: UtcDateTime | None = None
-    content: LongText = ""
-    organizer: str = Field(default="", max_length=500)
-    location: str = Field(default="", max_length=500)
+    organizer: str = Field(default="", max_length=MAX_SHORT_TEXT)
+    location: str = Field(default="", max_length=MAX_SHORT_TEXT)
     # Omitted: the time of the first load (a reload keeps it), so that no event was created, or
     # last changed, in the future (the .ics's DTSTAMP and LAST-MODIFIED).
     created_on: UtcDateTime | None = None

@@ -16,7 +16,7 @@ from chalicelib.domain.announcements import (
     EventMoved,
     EventUpdated,
 )
-from chalicelib.domain.events import DETAILS, Event, EventDetails, details_of
+from chalicelib.domain.events import DETAIL_NAMES, DETAILS, Event, EventDetails, details_of
 from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.content import EventStore
 from chalicelib.domain.ports.people import UserReader
@@ -24,7 +24,6 @@ from chalicelib.domain.users import User
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.sanitize import clean_html
 from chalicelib.schemas import events as wire
-from chalicelib.schemas.fixture import FixtureEvent
 from chalicelib.services.links import group_ref, group_url, user_ref
 from chalicelib.services.paging import next_offset
 
@@ -288,15 +287,10 @@ def calendar_order(event: Event) -> tuple[datetime, int]:
     return event.start_date, event.id
 
 
-# What an event's change records (CONTRACT §12): stored attribute → the API's field name.
+# What an event's change records (CONTRACT §12), stored attribute → the API's field name: all
+# it says of itself, in the record's order, named as the API takes it, and its group.
 AUDITED = {
-    "title": "title",
-    "all_day": "allDay",
-    "start_date": "startDate",
-    "end_date": "endDate",
-    "content": "content",
-    "organizer": "organizer",
-    "location": "location",
+    **{name: wire.EventFields.model_fields[name].alias or name for name in DETAIL_NAMES},
     "group_id": "groupId",
 }
 
@@ -322,7 +316,7 @@ def _later(moment: datetime, span: timedelta) -> datetime:
         return datetime.max.replace(tzinfo=UTC)
 
 
-def stored_details(sent: wire.EventWrite | FixtureEvent) -> EventDetails:
+def stored_details(sent: wire.EventFields) -> EventDetails:
     """What an event written through the API or loaded from a fixture stores of what was sent:
     its content sanitised (the store derives the text its `filter` searches)."""
     said = EventDetails(**sent.model_dump(include=set(DETAILS)))

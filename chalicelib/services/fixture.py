@@ -10,8 +10,10 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, cast
+from types import NoneType
+from typing import TYPE_CHECKING, Annotated, cast, get_args, get_origin
 
 from chalicelib.auth import hash_password, verify_password
 from chalicelib.clock import utc_now
@@ -94,57 +96,51 @@ def _date(value: datetime | None) -> str | None:
     return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def _fields(names: str, convert: Convert = _same) -> dict[str, Convert]:
-    return dict.fromkeys(names.split(), convert)
+def _optional(convert: Convert) -> Convert:
+    return lambda value: None if value is None else convert(value)
+
+
+def _converter(annotation: object) -> Convert:
+    """How a stored value is written under a fixture field of this type: a date as ISO 8601 UTC
+    text, a number as a whole one, a flag as a boolean; an optional one stays null when unset."""
+    kinds = [a for a in get_args(annotation) if a is not NoneType] or [annotation]
+    optional = NoneType in get_args(annotation)
+    kind = get_args(kinds[0])[0] if get_origin(kinds[0]) is Annotated else kinds[0]
+    if kind is datetime:
+        return _date
+    if kind is bool:
+        return _optional(bool) if optional else bool
+    if kind is int:
+        return _optional(int) if optional else _whole
+    return _same
+
+
+def _shared(model: type[FixtureModel], record: type, *, own: str = "") -> dict[str, Convert]:
+    """The fields `model` (a section's record in the file) and `record` (the domain's, whose names
+    the store's attributes have too) hold alike, in the file's order, each with how `export`
+    writes it; `own` names those the section writes itself (nested lists, a default left out)."""
+    names = {f.name for f in dataclass_fields(record)} - set(own.split())
+    return {
+        name: _converter(info.annotation)
+        for name, info in model.model_fields.items()
+        if name in names
+    }
 
 
 # What a fixture record and its stored record hold alike, by the fixture model's field name (the
 # stored attribute's too), in the order `export` writes them: `load` copies each in as it is,
-# `export` writes it under its JSON name, converted from what the store answers. The documents
-# and values they make are declared in domain/fixture.py (tests/services/test_fixture_documents.py
-# holds each to its declaration, key by key).
+# `export` writes it under its JSON name, converted from what the store answers. Derived from the
+# fixture's models and the domain's records: a field both declare travels both ways with nothing
+# more said (tests/services/test_event_fields.py). The documents and values they make are
+# declared in domain/fixture.py (tests/services/test_fixture_documents.py holds each to its
+# declaration, key by key).
 SHARED: dict[str, tuple[type[FixtureModel], dict[str, Convert]]] = {
-    "groups": (FixtureGroup, _fields("id name slug parent_id access thumb_url")),
-    "users": (FixtureUser, _fields("id alias email password_hash slug avatar_url")),
-    "posts": (
-        FixturePost,
-        {**_fields("id group_id author_id title slug content"), "created_on": _date},
-    ),
-    "comments": (
-        FixtureComment,
-        {
-            "id": int,
-            **_fields("post_id author_id content"),
-            "created_on": _date,
-            "parent_comment_id": _whole,
-            "is_approved": bool,
-            "approved_on": _date,
-            **_fields("rating votes", _whole),
-            "is_anonymous": bool,
-            "deleted_on": _date,
-            "deleted_by_id": _same,
-        },
-    ),
-    "events": (
-        FixtureEvent,
-        {
-            "id": int,
-            **_fields("group_id author_id title"),
-            "all_day": bool,
-            **_fields("start_date end_date", _date),
-            **_fields("content organizer location"),
-            "created_on": _date,
-        },
-    ),
-    "players": (
-        FixturePlayer,
-        {
-            **_fields("id name"),
-            "experience": _whole,
-            "is_public_profile": bool,
-            **_fields("last_log_notifation last_log_read last_modified", _date),
-        },
-    ),
+    "groups": (FixtureGroup, _shared(FixtureGroup, Group, own="permissions")),
+    "users": (FixtureUser, _shared(FixtureUser, User, own="memberships")),
+    "posts": (FixturePost, _shared(FixturePost, Post, own="source")),
+    "comments": (FixtureComment, _shared(FixtureComment, Comment, own="spam_reports source")),
+    "events": (FixtureEvent, _shared(FixtureEvent, Event)),
+    "players": (FixturePlayer, _shared(FixturePlayer, Player, own="quests cards log")),
 }
 
 
@@ -320,18 +316,13 @@ class FixtureService:
                 while (p.group_id, slug) in taken:
                     slug, n = f"{base}-{n}", n + 1
                 taken.add((p.group_id, slug))
-            out.append(
-                {
-                    "id": p.id,
-                    "group_id": p.group_id,
-                    "author_id": p.author_id,
-                    "title": p.title,
-                    "slug": slug,
-                    "content": clean_html(p.content),
-                    "created_on": p.created_on,
-                    "source": p.source,
-                }
-            )
+            post = {
+                **_loaded("posts", p),
+                "slug": slug,
+                "content": clean_html(p.content),
+                "source": p.source,
+            }
+            out.append(cast(NewPost, post))  # SHARED's note: the test holds it to its keys
         return out
 
     @staticmethod
@@ -414,7 +405,7 @@ class FixtureExporter:
 
     @staticmethod
     def _post(p: Post) -> PostDocument:
-        document = cast(PostDocument, _exported("posts", p))  # SHARED's note
+        document: PostDocument = _exported("posts", p)
         if p.source == MAILED:
             document["source"] = MAILED
         return document
@@ -432,7 +423,7 @@ class FixtureExporter:
 
     @staticmethod
     def _event(e: Event) -> EventDocument:
-        return cast(EventDocument, _exported("events", e))  # SHARED's note
+        return _exported("events", e)
 
     @staticmethod
     def _connector(c: Connector, enabled: bool) -> ConnectorDocument:

@@ -29,6 +29,7 @@ from chalicelib.domain.profile import ProfileItem, StaleStructure
 from chalicelib.domain.subscriptions import Subscription
 from chalicelib.domain.users import SignInAttempt, TakenAttempt, User
 from chalicelib.errors import Conflict
+from chalicelib.schemas.events import EventFields
 from chalicelib.store.base import sort_moment
 from chalicelib.store.events import AFTER_ALL_IDS, EventRecord, EventRepository, start_key_of_event
 from chalicelib.store.notifications import DIGEST_EMAIL, sort_key, target_key
@@ -528,22 +529,19 @@ class FakeEventRepository(EventStore):
 def event(event_id: int, start: datetime, **values: Any) -> Event:
     """A new event as the rules make one (the store versions it as it writes it)."""
     at = values.pop("created_on", start)
+    # What it says of itself and was not given: the API's defaults.
+    said = {
+        name: info.default
+        for name, info in EventFields.model_fields.items()
+        if not info.is_required()
+    }
+    keys = {"group_id": "g", "author_id": "ann", "editor_id": "ann", "modified_on": at}
     return Event(
+        **{**said, "title": "Meet", **keys, **values},
         id=event_id,
-        group_id=values.pop("group_id", "g"),
-        author_id=values.pop("author_id", "ann"),
-        editor_id=values.pop("editor_id", "ann"),
         created_on=at,
-        modified_on=values.pop("modified_on", at),
-        title=values.pop("title", "Meet"),
-        all_day=values.pop("all_day", False),
         start_date=start,
-        end_date=values.pop("end_date", None),
-        content=values.pop("content", ""),
-        organizer=values.pop("organizer", ""),
-        location=values.pop("location", ""),
         version=None,
-        **values,
     )
 
 
