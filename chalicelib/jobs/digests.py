@@ -5,7 +5,7 @@ on the digest queue in batches (`enqueue_daily_digests`); the queue's function (
 sends each batch (`deliver_batch`), paced by `AGORA_MAIL_SEND_RATE` after any instant mail
 (chalicelib/mail/outgoing.py), so 100,000 digests take about two hours of two workers instead of
 stopping at one function's 15-minute limit. A batch is the day's: its users get the digest of the
-day it was queued, once (the claim per user and day, store/digests.py), however often SQS
+day it was queued, once (the claim per user and day, store/notifications.py), however often SQS
 delivers it. A batch still on the queue when its day is over is not sent: its users are counted
 as `DigestsLeftOver` (alarmed) and their items wait for the next day's digest.
 

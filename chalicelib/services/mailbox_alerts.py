@@ -40,7 +40,7 @@ class MailboxEditors(Protocol):
 
 
 class Claims(Protocol):
-    """Once per (user, occurrence): store/digests.py."""
+    """Once per (user, occurrence): store/notifications.py."""
 
     def claim_instant(self, user_id: str, occurrence_id: str, now: datetime) -> bool: ...
     def release_instant(self, user_id: str, occurrence_id: str) -> None: ...

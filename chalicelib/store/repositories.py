@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from chalicelib.store.comments import CommentRepository
     from chalicelib.store.connectors import ConnectorRepository
     from chalicelib.store.counters import CounterRepository, SlotClock
-    from chalicelib.store.digests import DigestRepository
     from chalicelib.store.documents import DocumentRepository
     from chalicelib.store.events import EventRepository
     from chalicelib.store.feed_keys import FeedKeyRepository
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
     from chalicelib.store.login_attempts import LoginAttemptRepository
     from chalicelib.store.mail import MailRepository
     from chalicelib.store.mailboxes import MailboxRepository
-    from chalicelib.store.notifications import NotificationRepository
+    from chalicelib.store.notifications import DigestRepository, NotificationRepository
     from chalicelib.store.outbox import Outbox
     from chalicelib.store.player import PlayerRepository
     from chalicelib.store.posts import PostRepository
@@ -148,7 +147,7 @@ def notifications() -> NotificationRepository:
 
 @functools.cache
 def digests() -> DigestRepository:
-    from chalicelib.store.digests import DigestRepository
+    from chalicelib.store.notifications import DigestRepository
 
     return DigestRepository()
 

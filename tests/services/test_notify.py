@@ -70,7 +70,7 @@ def alerts_of(user_id: str):
 
 
 def digest_items_of(user_id: str):
-    from chalicelib.store.digests import ITEM, DigestRecord
+    from chalicelib.store.notifications import ITEM, DigestRecord
 
     return list(DigestRecord.query(user_id, DigestRecord.sk.startswith(ITEM)))
 

@@ -171,7 +171,7 @@ def test_digest_mail_unsubscribes_from_the_whole_digest(world, client):
     assert stored_email_alert(c.reader, f"group#{c.garden}#1") == 0
     assert stored_email_alert(c.reader, f"author#{c.ann}#8") == 0
     assert stored_email_alert(c.reader, f"group#{c.garden}#2") == INSTANT  # not a digest one
-    from chalicelib.store.digests import DigestRepository
+    from chalicelib.store.notifications import DigestRepository
 
     assert DigestRepository().pending_items(c.reader, 10) == []
     deps.notify_service().handle(PostCreated(new_post(c), c.garden, c.ann))

@@ -1,4 +1,4 @@
-"""The digests table's contract (store/digests.py), on the PynamoDB repository against moto and on
+"""The digests table's contract (store/notifications.py), on the PynamoDB repository against moto and on
 the in-memory fake `make simulate` sends 100,000 digests through: items queued once, found by
 user in queue order, taken once; one claim per user and day; one instant email per occurrence."""
 
@@ -16,7 +16,7 @@ DAY = "2026-03-02"
 
 @pytest.fixture
 def digests(kind):
-    from chalicelib.store.digests import DigestRepository
+    from chalicelib.store.notifications import DigestRepository
 
     return FakeDigestRepository() if kind == "fake" else DigestRepository()
 

@@ -1,4 +1,4 @@
-"""The digests table in memory (store/digests.py's `DigestRepository`), for `make simulate`'s
+"""The digests table in memory (store/notifications.py's `DigestRepository`), for `make simulate`'s
 100,000 digests: the same keys, the same conditional writes, the same order of the pending index.
 tests/store/test_digest_contract.py holds it to the PynamoDB repository's answers. Thread-safe:
 a worker prepares several digests at once."""
@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from chalicelib.store.base import moment_key
-from chalicelib.store.digests import DAY, INSTANT, ITEM, PENDING_SHARDS, pending_shard
+from chalicelib.store.notifications import DAY, INSTANT, ITEM, PENDING_SHARDS, pending_shard
 
 
 class FakeDigestRecord:

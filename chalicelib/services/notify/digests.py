@@ -40,9 +40,12 @@ from chalicelib.services.notify.emails import (
 if TYPE_CHECKING:
     from chalicelib.domain.ports.people import User
     from chalicelib.store.comments import CommentRepository
-    from chalicelib.store.digests import DigestRecord, DigestRepository
     from chalicelib.store.groups import GroupRepository
-    from chalicelib.store.notifications import NotificationRepository
+    from chalicelib.store.notifications import (
+        DigestRecord,
+        DigestRepository,
+        NotificationRepository,
+    )
     from chalicelib.store.posts import PostRepository
     from chalicelib.store.users import UserRepository
 
