@@ -210,26 +210,35 @@ def make_resources(aws: Any, template: dict, names: Resolver) -> dict[str, dict]
     made: dict[str, dict] = {}
     resources = template["Resources"]
     for logical, resource in resources.items():
-        properties = resource.get("Properties", {})
         if resource["Type"] == "AWS::DynamoDB::Table":
-            table = {
-                key: properties[key]
-                for key in (
-                    "TableName",
-                    "KeySchema",
-                    "AttributeDefinitions",
-                    "GlobalSecondaryIndexes",
-                    "LocalSecondaryIndexes",
-                )  # fmt: skip
-                if key in properties
-            }
-            if "StreamSpecification" in properties:
-                table["StreamSpecification"] = {"StreamEnabled": True, **properties["StreamSpecification"]}  # fmt: skip
-            described = aws("dynamodb").create_table(BillingMode="PAY_PER_REQUEST", **table)
-            description = described["TableDescription"]
-            made[logical] = {"Ref": table["TableName"], "Arn": description["TableArn"]}
-            if "LatestStreamArn" in description:
-                made[logical]["StreamArn"] = description["LatestStreamArn"]
+            made[logical] = _make_table(aws, resource["Properties"])
+    _make_queues(aws, resources, made)
+    for logical, resource in resources.items():
+        make = _MAKERS.get(resource["Type"])
+        if make is not None:
+            made.update(make(aws, logical, resource, names))
+    for resource in resources.values():
+        _connect(aws, resource, made)
+    return made
+
+
+_TABLE_KEYS = ("TableName", "KeySchema", "AttributeDefinitions", "GlobalSecondaryIndexes",
+               "LocalSecondaryIndexes")  # fmt: skip
+
+
+def _make_table(aws: Any, properties: dict) -> dict:
+    table = {key: properties[key] for key in _TABLE_KEYS if key in properties}
+    if "StreamSpecification" in properties:
+        table["StreamSpecification"] = {"StreamEnabled": True, **properties["StreamSpecification"]}  # fmt: skip
+    described = aws("dynamodb").create_table(BillingMode="PAY_PER_REQUEST", **table)
+    description = described["TableDescription"]
+    made = {"Ref": table["TableName"], "Arn": description["TableArn"]}
+    if "LatestStreamArn" in description:
+        made["StreamArn"] = description["LatestStreamArn"]
+    return made
+
+
+def _make_queues(aws: Any, resources: dict, made: dict[str, dict]) -> None:
     queues = {n: r for n, r in resources.items() if r["Type"] == "AWS::SQS::Queue"}
     # Dead-letter queues first: a queue's redrive policy names one.
     for logical in sorted(queues, key=lambda n: "RedrivePolicy" in queues[n]["Properties"]):
@@ -247,45 +256,69 @@ def make_resources(aws: Any, template: dict, names: Resolver) -> dict[str, dict]
         url = aws("sqs").create_queue(QueueName=properties["QueueName"], Attributes=attributes)
         arn = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{properties['QueueName']}"
         made[logical] = {"Ref": url["QueueUrl"], "Arn": arn}
-    for logical, resource in resources.items():
-        properties = resource.get("Properties", {})
-        if resource["Type"] == "AWS::SecretsManager::Secret":
-            secret = aws("secretsmanager").create_secret(
-                Name=properties["Name"], SecretString=secrets.token_urlsafe(48)
-            )
-            made[logical] = {"Ref": secret["ARN"]}
-        elif resource["Type"] == "AWS::KMS::Key":
-            key = aws("kms").create_key(Description=properties["Description"])["KeyMetadata"]
-            made[logical] = {"Ref": key["KeyId"], "Arn": key["Arn"]}
-        elif resource["Type"] == "AWS::Events::EventBus":
-            bus = aws("events").create_event_bus(Name=properties["Name"])
-            made[logical] = {"Ref": properties["Name"], "Arn": bus["EventBusArn"]}
-        elif resource["Type"] == "AWS::S3::Bucket" and names.condition(resource["Condition"]):
-            # SES receiving's bucket (its S3 action writes each mail there).
-            bucket = names.name(logical)
-            aws("s3").create_bucket(Bucket=bucket)
-            made[logical] = {"Ref": bucket, "Arn": f"arn:aws:s3:::{bucket}"}
-        elif resource["Type"] == "AWS::SNS::Topic" and "TopicName" in properties:
-            topic = aws("sns").create_topic(Name=properties["TopicName"])["TopicArn"]
-            made[logical] = {"Ref": topic}
-    for resource in resources.values():
-        properties = resource.get("Properties", {})
-        # SES's feedback: its topic delivers to the feedback queue, raw (infra/build.py).
-        if resource["Type"] == "AWS::SNS::Subscription" and properties["Protocol"] == "sqs":
-            aws("sns").subscribe(
-                TopicArn=made[properties["TopicArn"]["Ref"]]["Ref"],
-                Protocol="sqs",
-                Endpoint=made[properties["Endpoint"]["Fn::GetAtt"][0]]["Arn"],
-                Attributes={
-                    "RawMessageDelivery": str(properties.get("RawMessageDelivery", False)).lower()
-                },
-            )
-        if resource["Type"] == "AWS::KMS::Alias":
-            target = made[resource["Properties"]["TargetKeyId"]["Ref"]]["Ref"]
-            aws("kms").create_alias(
-                AliasName=resource["Properties"]["AliasName"], TargetKeyId=target
-            )
-    return made
+
+
+def _make_secret(aws: Any, logical: str, resource: dict, names: Resolver) -> dict[str, dict]:
+    secret = aws("secretsmanager").create_secret(
+        Name=resource["Properties"]["Name"], SecretString=secrets.token_urlsafe(48)
+    )
+    return {logical: {"Ref": secret["ARN"]}}
+
+
+def _make_key(aws: Any, logical: str, resource: dict, names: Resolver) -> dict[str, dict]:
+    description = resource["Properties"]["Description"]
+    key = aws("kms").create_key(Description=description)["KeyMetadata"]
+    return {logical: {"Ref": key["KeyId"], "Arn": key["Arn"]}}
+
+
+def _make_bus(aws: Any, logical: str, resource: dict, names: Resolver) -> dict[str, dict]:
+    name = resource["Properties"]["Name"]
+    bus = aws("events").create_event_bus(Name=name)
+    return {logical: {"Ref": name, "Arn": bus["EventBusArn"]}}
+
+
+def _make_bucket(aws: Any, logical: str, resource: dict, names: Resolver) -> dict[str, dict]:
+    """SES receiving's bucket (its S3 action writes each mail there), when the stack has it."""
+    if not names.condition(resource["Condition"]):
+        return {}
+    bucket = names.name(logical)
+    aws("s3").create_bucket(Bucket=bucket)
+    return {logical: {"Ref": bucket, "Arn": f"arn:aws:s3:::{bucket}"}}
+
+
+def _make_topic(aws: Any, logical: str, resource: dict, names: Resolver) -> dict[str, dict]:
+    if "TopicName" not in resource.get("Properties", {}):
+        return {}
+    topic = aws("sns").create_topic(Name=resource["Properties"]["TopicName"])["TopicArn"]
+    return {logical: {"Ref": topic}}
+
+
+# The resources made after the queues, by type: (aws, logical id, resource, names) -> made.
+_MAKERS = {
+    "AWS::SecretsManager::Secret": _make_secret,
+    "AWS::KMS::Key": _make_key,
+    "AWS::Events::EventBus": _make_bus,
+    "AWS::S3::Bucket": _make_bucket,
+    "AWS::SNS::Topic": _make_topic,
+}
+
+
+def _connect(aws: Any, resource: dict, made: dict[str, dict]) -> None:
+    """What joins two made resources: SES's feedback topic delivers to the feedback queue, raw
+    (infra/build.py); the KMS alias names the key."""
+    properties = resource.get("Properties", {})
+    if resource["Type"] == "AWS::SNS::Subscription" and properties["Protocol"] == "sqs":
+        aws("sns").subscribe(
+            TopicArn=made[properties["TopicArn"]["Ref"]]["Ref"],
+            Protocol="sqs",
+            Endpoint=made[properties["Endpoint"]["Fn::GetAtt"][0]]["Arn"],
+            Attributes={
+                "RawMessageDelivery": str(properties.get("RawMessageDelivery", False)).lower()
+            },
+        )
+    if resource["Type"] == "AWS::KMS::Alias":
+        target = made[properties["TargetKeyId"]["Ref"]]["Ref"]
+        aws("kms").create_alias(AliasName=properties["AliasName"], TargetKeyId=target)
 
 
 def functions_of(template: dict) -> list[str]:
