@@ -233,8 +233,8 @@ def custom_metrics() -> int:
     from chalicelib.mail.pop3 import FAILURE_REASONS
     from chalicelib.metrics import METRICS
     from chalicelib.services.mail_in.notices import NOT_SENT_REASONS
+    from infra.alarms import MAIL_OUTCOMES
     from infra.alias_check import METRIC
-    from infra.paging import MAIL_OUTCOMES
 
     app = (BENCH_DIR.parent / "app.py").read_text(encoding="utf-8")
     values = {

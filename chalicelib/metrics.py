@@ -2,7 +2,7 @@
 CloudWatch turns into a metric with no API call and no extra latency.
 
 Namespace `Agora`, dimension `Stage` (the table prefix without its dash, `agora-prod`), plus the
-metric's own dimensions (`Outcome` of a handled mail, `Reason` of a failed mailbox poll). infra/operations.py alarms on them.
+metric's own dimensions (`Outcome` of a handled mail, `Reason` of a failed mailbox poll). infra/alarms.py alarms on them.
 Outside Lambda nothing is written: there is no CloudWatch to read it (`make run`, the CLI, tests).
 
 The EMF document is Powertools' (`single_metric`, which validates the unit and the dimensions and

@@ -36,7 +36,7 @@ ENV_PREFIX = "AGORA_"
 _DOMAIN_LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 # Powertools' service name, pinned here only: the log lines' `service`, and the functions'
 # POWERTOOLS_SERVICE_NAME (infra/operations.py), which adds a `service` dimension to every metric
-# in Lambda; the alarms read their dimensions from it (infra.alarms.agora_metric).
+# in Lambda; the alarms read their dimensions from it (infra.cloudwatch.agora).
 SERVICE = "agora"
 # Read by the test suite and the benchmarks, not by Agora: never warned about.
 # AGORA_* variables read outside Settings: tools', and the deploy canary's (jobs/pre_traffic.py,

@@ -26,6 +26,8 @@ from chalicelib.mail.outgoing import SENDERS
 from chalicelib.services.canary import SECRET_VARIABLE as CANARY_SECRET_VARIABLE
 from chalicelib.settings import Settings
 from infra import (
+    alarms,
+    cloudwatch,
     disaster,
     inbound,
     monitoring,
@@ -329,15 +331,19 @@ def template(stage: str) -> dict[str, Any]:
     resources["MailSendingPolicy"] = mail_sending_policy(stage)
     merge(resources, operations.operations_resources(stage, names, sender_domain, sender_address))
     merge(resources, monitoring.monitoring_resources(stage, names, tables))
-    merge(resources, watch.watch_resources(stage, names, tables))
-    merge(resources, rollout.rollout_resources(stage))
+    merge(resources, watch.watch_resources(stage, names))
+    # Every alarm, declared in one table (infra/alarms.py): what rolls a prod deploy back, the
+    # alarms themselves, and (after the resources they watch) the page topic and one composite
+    # per cause.
+    declared = alarms.declared(stage, names, tables)
+    rollback = [alarm.logical for alarm in declared if alarm.rollback]
+    merge(resources, rollout.rollout_resources(stage, rollback))
     if stage == "prod":  # a copy out of the region, and its outage paged (infra.disaster)
         merge(resources, disaster.disaster_resources(stage, tables))
     # Mail in by push: SES receiving for MailInboundDomain (infra/inbound.py).
     merge(resources, inbound.inbound_resources(stage, names))
-    resources.update(paging.share_alarms(stage))
-    # Last, once every alarm is made: the page and ticket topics, and one page per cause.
-    resources.update(paging.route(stage, resources))
+    resources.update({alarm.logical: cloudwatch.resource(alarm) for alarm in declared})
+    resources.update(paging.route(stage, declared, alarms.CAUSES))
     return {
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": f"Agora ({stage}): tables, secrets key, queues, token secret, API limits, "

@@ -9,11 +9,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from infra.alarms import METRICS_NAMESPACE, SERVICE_DIMENSIONS
+from infra.alarms import MAIL_OUTCOMES
+from infra.cloudwatch import METRICS_NAMESPACE, SERVICE_DIMENSIONS
 from infra.operations import FUNCTIONS
 
 REGION = "${AWS::Region}"
-MAIL_OUTCOMES = ("posted", "commented", "ignored", "rejected", "failed")
 
 
 def widget(title: str, metrics: list[list[Any]], x: int, y: int, **extra: Any) -> dict:

@@ -5,7 +5,7 @@
   `agora-<stage>-copy` of that region (made there by hand once: docs/deploy.md), kept 35 days.
   DynamoDB's cross-region copies need AWS Backup's advanced DynamoDB features (an account setting,
   in the first-deploy checklist).
-- **A page**: a Route 53 health check asks the API's OpenAPI document from Route 53's checkers
+- **A page** (its alarm is infra/alarms.py's): a Route 53 health check asks the API's OpenAPI document from Route 53's checkers
   in several regions, every 30 s; `agora-<stage>-region-outage` pages when it fails 3 minutes
   running. Route 53's metrics are in us-east-1 only, so the alarm is made where the stack is in
   us-east-1; elsewhere docs/deploy.md gives the one command that makes it there.
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.alarms import alarm, alarm_metric
 from infra.privileges import assumed_by
 
 BACKUP_REGION = "BackupRegion"
@@ -135,26 +134,5 @@ def disaster_resources(stage: str, tables: dict[str, str]) -> dict[str, Any]:
                 },
                 "HealthCheckTags": [{"Key": "Name", "Value": f"{prefix}-api"}],
             },
-        },
-        "RegionOutageAlarm": {
-            **alarm(
-                "Route 53's checkers in several regions could not read the API's OpenAPI "
-                f"document for {OUTAGE_MINUTES} minutes: the API is unreachable from outside, "
-                "the whole region may be down (AWS Health Dashboard). Within the region: the "
-                "api-down page's alarms. A region outage: docs/deploy.md 'Region outage' (RPO 24 "
-                "hours, RTO 4 hours: restore the copies in BackupRegion and make deploy there).",
-                alarm_metric(
-                    f"{prefix}-region-outage",
-                    "AWS/Route53",
-                    "HealthCheckStatus",
-                    {"HealthCheckId": {"Ref": "ApiHealthCheck"}},
-                    Statistic="Minimum",
-                ),
-                ComparisonOperator="LessThanThreshold",
-                Threshold=1,
-                Period=60,
-                EvaluationPeriods=OUTAGE_MINUTES,
-            ),
-            "Condition": "InUsEast1",
         },
     }

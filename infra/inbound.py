@@ -1,6 +1,7 @@
 """Mail in by push in AWS (CONTRACT §13): SES receiving for the stack parameter MailInboundDomain
 (AGORA_MAIL_INBOUND_DOMAIN). Merged into the template by `infra.build`; nothing of it exists while
-the parameter is empty (condition ReceivesMail), except the dead-letter queue and its alarm.
+the parameter is empty (condition ReceivesMail), except the dead-letter queue (alarmed:
+infra/alarms.py).
 
 One receipt rule for the domain, three actions in order:
 1. `mail-verdict` (Lambda, RequestResponse): STOP_RULE unless a recipient is one of Agora's
@@ -211,8 +212,6 @@ def _rule(stage: str) -> dict[str, Any]:
 
 
 def inbound_resources(stage: str, names: dict[str, str]) -> dict[str, Any]:
-    from infra.alarms import alarm, queued_messages
-
     domain = {"AGORA_MAIL_INBOUND_DOMAIN": {"Ref": "MailInboundDomain"}}
     return {
         "InboundMailBucket": _bucket(stage),
@@ -232,15 +231,6 @@ def inbound_resources(stage: str, names: dict[str, str]) -> dict[str, Any]:
                 "MessageRetentionPeriod": 1209600,
             },
         },
-        "InboundMailDeadLettersAlarm": alarm(
-            f"{names['inbound_dead_letters']} holds SES receipts of mails that receive-mail "
-            "failed to handle after Lambda's retries: each message names the SES message id, "
-            f"whose raw mail stays {INBOUND_DAYS} days in the inbound bucket under "
-            f"{INBOUND_PREFIX}<id>. Read receive-mail's log for the error and fix it, then "
-            "invoke receive-mail again with the message's event (the mail's log entry keeps it "
-            "from becoming two posts).",
-            queued_messages(f"agora-{stage}-inbound-dead-letters", names["inbound_dead_letters"]),
-        ),
         # The functions: who receives (its bucket, its retries and dead letters), who decides.
         "ReceiveMail": {
             "Properties": {

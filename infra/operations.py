@@ -1,28 +1,18 @@
-"""What an operator needs from the stack: parameters, alarms to a mailed SNS topic, log retention
-and each function's log grant, concurrency caps. Merged into `chalice package`'s template by
-`infra.build`.
+"""What an operator needs from the stack: parameters, the mailed SNS topic that tickets every
+alarm (the alarms are declared in infra/alarms.py), log retention and each function's log grant,
+concurrency caps. Merged into `chalice package`'s template by `infra.build`.
 
-Each alarm's description says what it means and what to do; the README's "Deploy to AWS" section
-lists the same. Function logical ids are the ones `chalice package` gives app.py's functions.
+Function logical ids are the ones `chalice package` gives app.py's functions.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 from chalicelib.mail.outgoing import SENDERS
 from chalicelib.settings import SERVICE
-from infra.alarms import (
-    METRICS_NAMESPACE,
-    SERVICE_DIMENSIONS,
-    agora_metric,
-    alarm,
-    alarm_metric,
-    math_alarm,
-    metric_stat,
-    queued_messages,
-)
 from infra.fleet import FLEETS
 
 # app.py's functions as `chalice package` names them: logical id -> Chalice name.
@@ -83,18 +73,21 @@ SCHEDULED_RETRIES = {
     "SendDigests": 2,
 }
 
-# The share of enabled mailboxes whose polls fail at their own server that pages the operator
-# (15 minutes long), and the fewest failing mailboxes that count as a share: one broken mailbox
-# is its group's business (its lastError, its administrators' email), never the operator's.
-MAILBOXES_FAILING_PERCENT = 5
-MAILBOXES_FAILING_AT_LEAST = 2
-
-# 5xx answers of one API version in a minute that roll its deploy back (one may be an AWS
-# failure that outlasted the retries; two in a minute of a canary's 10% are the version's).
-API_VERSION_5XX = 2
-
 # The alias every deploy publishes (infra/rollout.py): triggers and schedules invoke it.
 ALIAS = "live"
+
+
+def function_timeouts() -> dict[str, int]:
+    """Each function's timeout in seconds, from .chalice/config.json (what Lambda enforces)."""
+    from infra.build import ROOT
+
+    config = json.loads((ROOT / ".chalice" / "config.json").read_text())
+    default = int(config.get("lambda_timeout", 60))
+    per_function = config.get("lambda_functions", {})
+    return {
+        logical: int(per_function.get(name, {}).get("lambda_timeout", default))
+        for logical, name in FUNCTIONS.items()
+    }
 
 
 def parameters(stage: str) -> dict[str, Any]:
@@ -125,166 +118,14 @@ def conditions() -> dict[str, Any]:
     return {"HasMailSenderDomain": {"Fn::Not": [{"Fn::Equals": [{"Ref": "MailSenderDomain"}, ""]}]}}
 
 
-# What waits on a queue that should stay empty, and what to do about it.
-WAITING_MESSAGES = {
-    "outbox_dead_letters": "the stream position of outbox records that drain-outbox failed to "
-    "deliver after all retries: their notifications or domain events were not sent. Read "
-    "drain-outbox's log for the error and fix it; then run the message's records again from the "
-    "stream (they stay 24 hours) or from the outbox table.",
-    "scheduled_failures": "scheduled invocations (dispatch-mail-polls, purge-comments, "
-    "send-digests) that failed after their retries. Each message names the function and the "
-    "error; read that function's log, fix the cause, then run the job again from the CLI "
-    "(poll-mail, purge-comments, send-digests) and purge the queue.",
-}
-
-
-def version_dimensions(logical: str) -> dict[str, Any]:
-    """Lambda's metric of the function's alias as run by its current version (FunctionName,
-    Resource `<function>:live`, ExecutedVersion): a new version's own, not the one it replaces."""
-    return {
-        "FunctionName": {"Ref": logical},
-        "Resource": {"Fn::Sub": "${" + logical + "}:" + ALIAS},
-        "ExecutedVersion": {"Fn::Select": [7, {"Fn::Split": [":", {"Ref": f"{logical}.Version"}]}]},
-    }
-
-
-def alarms(stage: str, names: dict[str, str]) -> dict[str, Any]:
-    prefix = f"agora-{stage}"
-    resources: dict[str, Any] = {}
-    for logical, queue_key in (
-        ("Mailbox", "dead_letters"),
-        ("Notification", "notify_dead_letters"),
-    ):
-        resources[f"{logical}DeadLettersAlarm"] = alarm(
-            f"{names[queue_key]} holds messages that failed 5 times "
-            f"({'a mailbox poll' if logical == 'Mailbox' else 'a notification chunk'}). "
-            "Read the function's log for the error, fix it, then move the messages back with "
-            "`aws sqs start-message-move-task`.",
-            queued_messages(f"{prefix}-{logical.lower()}-dead-letters", names[queue_key]),
-        )
-    for logical, name in FUNCTIONS.items():
-        # The alias's current version only, in minutes: the same alarm rolls a deploy back
-        # (infra.rollout) and, once the alias has moved, watches all the function's work (every
-        # trigger calls the alias). Throttles are one account-wide alarm (infra.watch).
-        resources[f"{logical}ErrorsAlarm"] = alarm(
-            f"The {name} function's current version failed (an exception or a timeout). Its log "
-            "group /aws/lambda/<function> has the stack trace. During a deploy this rolls the "
-            "new version back.",
-            alarm_metric(
-                f"{prefix}-{name}-errors",
-                "AWS/Lambda",
-                "Errors",
-                version_dimensions(logical),
-            ),
-            Period=60,
-            EvaluationPeriods=5,
-            DatapointsToAlarm=1,
-        )
-    # The routing layer answers every exception with a 500, so Lambda's Errors stays 0 when the
-    # API fails: the answers themselves, counted by the version that gave them, roll a deploy
-    # back (infra.rollout) and then watch the live version.
-    resources["APIHandlerServerErrorsAlarm"] = alarm(
-        f"The api function's current version answered {API_VERSION_5XX} or more calls in a "
-        "minute with a 5xx status (metric ServerErrors of its version): the log group "
-        "/aws/lambda/<function> has each one's stack trace (filter level = ERROR). During a "
-        "deploy this rolls the new version back.",
-        agora_metric(
-            f"{prefix}-api-version-5xx",
-            "ServerErrors",
-            {"Stage": prefix, "Version": version_dimensions("APIHandler")["ExecutedVersion"]},
-        ),
-        Period=60,
-        EvaluationPeriods=5,
-        DatapointsToAlarm=1,
-        Threshold=API_VERSION_5XX,
-    )
-    resources["Api5xxAlarm"] = alarm(
-        "The API answered 5xx (500: an unexpected error, logged with its stack trace; 503: AWS "
-        "failures that outlasted the retries; 502/504: the function failed or timed out).",
-        alarm_metric(
-            f"{prefix}-api-5xx", "AWS/ApiGateway", "5XXError", {"ApiName": prefix, "Stage": "api"}
-        ),
-        Threshold=5,
-    )
-    for logical, queue_key in (
-        ("OutboxDeadLetters", "outbox_dead_letters"),
-        ("ScheduledFailures", "scheduled_failures"),
-    ):
-        resources[f"{logical}Alarm"] = alarm(
-            f"{names[queue_key]} holds {WAITING_MESSAGES[queue_key]}",
-            queued_messages(f"{prefix}-{queue_key.replace('_', '-')}", names[queue_key]),
-        )
-    resources["NotificationFailedAlarm"] = alarm(
-        "Notifications could not be sent or stored (SES or DynamoDB refused): they are retried "
-        "by the outbox drain, and none is sent twice. If it lasts, read drain-outbox's and "
-        "deliver-notifications' logs (`notification failed`) and check SES's sending status.",
-        agora_metric(f"{prefix}-notification-failed", "NotificationFailed", {"Stage": prefix}),
-    )
-    resources["EventPublishFailedAlarm"] = alarm(
-        "Domain events were refused by EventBridge after three tries: the outbox drain delivers "
-        "them again. If it lasts, check the event bus and drain-outbox's log (`domain events not "
-        "delivered`); consumers drop repeats by detail.domainEventId.",
-        agora_metric(f"{prefix}-event-publish-failed", "EventPublishFailed", {"Stage": prefix}),
-    )
-    resources["MailboxesFailingAlarm"] = mailboxes_failing_alarm(prefix)
-    resources["DigestsFailedAlarm"] = alarm(
-        "A daily digest could not be sent to a user (the others were). deliver-digests' log "
-        "(send-digests' when run from the CLI) has one 'digest failed' line per user with the error (often SES: a sandbox account, an "
-        "unverified sender, the sending quota). The user's items wait for the next run.",
-        agora_metric(f"{prefix}-digests-failed", "DigestsFailed", {"Stage": prefix}),
-        Period=3600,
-    )
-    resources["DigestRunStoppedEarlyAlarm"] = alarm(
-        "The daily digest run reached its time limit before every user was queued; the rest "
-        "are sent by the next run, a day late. If it repeats, raise send-digests' timeout or "
-        "memory in .chalice/config.json, or run `python -m chalicelib.cli send-digests`.",
-        agora_metric(
-            f"{prefix}-digest-run-stopped-early", "DigestRunsStoppedEarly", {"Stage": prefix}
-        ),
-        Period=3600,
-    )
-    # mail-failed, a share of the mail handled: infra.paging.
-    return resources
-
-
-def mailboxes_failing_alarm(prefix: str) -> dict[str, Any]:
-    """The share of enabled mailboxes failing, as dispatch-mail-polls counts them (the least
-    failing count of 15 minutes over the enabled count of the same 15 minutes)."""
-
-    dimensions = {"Stage": prefix, **SERVICE_DIMENSIONS}
-    share = (
-        f"IF(failing >= {MAILBOXES_FAILING_AT_LEAST} AND enabled > 0, 100 * failing / enabled, 0)"
-    )
-    return math_alarm(
-        f"At least {MAILBOXES_FAILING_PERCENT}% of the enabled mailboxes (and at least "
-        f"{MAILBOXES_FAILING_AT_LEAST}) failed at their own mail servers for 15 minutes: not one "
-        "group's typo (each group's administrators are told of theirs) but something shared. "
-        "Read poll-mailbox's log (message = 'mailbox poll failed') for the reasons: many "
-        "`timeout` or `connection` from one provider is that provider or our addresses being "
-        "blocked by it; many `tls` is a certificate change; many `refused` or `dns` is name "
-        "resolution in the function's network.",
-        f"{prefix}-mailboxes-failing",
-        [
-            # Powertools adds the service's dimension to every metric (agora_metric).
-            metric_stat(
-                "failing", METRICS_NAMESPACE, "MailboxesFailing", dimensions, "Minimum", 900
-            ),
-            metric_stat(
-                "enabled", METRICS_NAMESPACE, "MailboxesEnabled", dimensions, "Maximum", 900
-            ),
-        ],
-        {"Id": "share", "Expression": share, "Label": "percent of enabled mailboxes failing"},
-        Threshold=MAILBOXES_FAILING_PERCENT,
-    )
-
-
 def operations_resources(
     stage: str,
     names: dict[str, str],
     sender_domain: Callable[[], Any],
     sender_address: Callable[[], Any],
 ) -> dict[str, Any]:
-    """Topic, alarms, SES identity, and the fragments merged into Chalice's functions and API."""
+    """Topic, SES identity, and the fragments merged into Chalice's functions and API (the alarms
+    are infra.alarms')."""
     prefix = f"agora-{stage}"
     resources: dict[str, Any] = {
         "AlarmTopic": {
@@ -307,7 +148,6 @@ def operations_resources(
                 "MessageRetentionPeriod": 1209600,
             },
         },
-        **alarms(stage, names),
     }
     for logical in FUNCTIONS:
         variables = {

@@ -40,17 +40,10 @@ import re
 from typing import Any
 
 from chalicelib.settings import SERVICE
-from infra.alarms import agora_metric, alarm, alarm_metric
 from infra.operations import ALIAS, FUNCTIONS
 from infra.privileges import assumed_by
 
 CANARY = "Canary10Percent10Minutes"
-# What rolls a prod deploy back: the new version's own alarms (ExecutedVersion, Version; 1-minute
-# periods: infra.operations.version_dimensions), never the whole API's, so an alarm already firing
-# on the old version does not roll back the fix. The hook has checked the version before any
-# traffic. The routing layer answers a failure with a 500, which is no Lambda error: the
-# version's 5xx answers (ServerErrors) are one of them.
-ROLLBACK_ALARMS = ("ErrorsAlarm", "DurationAlarm", "ServerErrorsAlarm")
 # CodeDeploy's PreTraffic hook (app.py `pre-traffic`, chalicelib/jobs/pre_traffic.py). SAM's
 # CodeDeploy role may only invoke functions named CodeDeployHook_*.
 HOOK = "PreTraffic"
@@ -83,7 +76,12 @@ APIGATEWAY_LOGS_POLICY = (
 )
 
 
-def rollout_resources(stage: str) -> dict[str, Any]:
+def rollout_resources(stage: str, rollback: list[str]) -> dict[str, Any]:
+    """`rollback`: the alarms that roll a prod deploy back (infra.alarms, its `rollback` column):
+    the new version's own (ExecutedVersion, Version; 1-minute periods), never the whole API's,
+    so an alarm already firing on the old version does not roll back the fix. The hook has
+    checked the version before any traffic. The routing layer answers a failure with a 500,
+    which is no Lambda error: the version's 5xx answers (ServerErrors) are one of them."""
     prefix = f"agora-{stage}"
     resources: dict[str, Any] = {
         logical: {
@@ -101,7 +99,7 @@ def rollout_resources(stage: str) -> dict[str, Any]:
             "Alarms": {
                 "Fn::If": [
                     "RollbackOnAlarms",
-                    [{"Ref": f"APIHandler{alarm}"} for alarm in ROLLBACK_ALARMS],
+                    [{"Ref": alarm} for alarm in rollback],
                     # SAM reads a list with no alarm as none (make deploy ROLLBACK_ALARMS=0).
                     [{"Ref": "AWS::NoValue"}],
                 ]
@@ -198,8 +196,9 @@ CHECK_ALIASES_RATE = "rate(1 hour)"
 
 def alias_check_resources(stage: str) -> dict[str, Any]:
     """check-aliases (infra/alias_check.py, inline: no Agora code, no alias of its own): every
-    hour, each alias `live` against its function's $LATEST, as AliasesBehind; its alarm tickets
-    a deploy that bypassed make deploy (a code or setting change that published no version)."""
+    hour, each alias `live` against its function's $LATEST, as AliasesBehind; its alarm
+    (infra.alarms) tickets a deploy that bypassed make deploy (a code or setting change that
+    published no version)."""
     from pathlib import Path
 
     from infra import alias_check
@@ -328,28 +327,6 @@ def alias_check_resources(stage: str) -> dict[str, Any]:
                 "SourceArn": {"Fn::GetAtt": [f"{CHECK_ALIASES}Schedule", "Arn"]},
             },
         },
-        "AliasesBehindAlarm": alarm(
-            "An alias live ran other code or another environment than its function's $LATEST "
-            "two hours running: "
-            "a deploy that bypassed make deploy (sam deploy, aws cloudformation deploy, the "
-            "console) published no version. check-aliases' log names each function. Run make "
-            "deploy (docs/deploy.md: the one supported path).",
-            agora_metric(f"{prefix}-aliases-behind", alias_check.METRIC, {"Stage": prefix}),
-            Statistic="Maximum",
-            Period=3600,
-            # Two hours running: a check that lands inside a deploy (a function updated, its
-            # alias not moved yet) is no bypass.
-            EvaluationPeriods=2,
-            DatapointsToAlarm=2,
-        ),
-        f"{CHECK_ALIASES}ErrorsAlarm": alarm(
-            "check-aliases failed, so nothing sees whether each alias live runs $LATEST: its "
-            f"log group /aws/lambda/{name} has the error.",
-            alarm_metric(
-                f"{prefix}-check-aliases-errors", "AWS/Lambda", "Errors", {"FunctionName": name}
-            ),
-            Period=3600,
-        ),
     }
 
 

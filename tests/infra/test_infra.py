@@ -773,7 +773,7 @@ def check_silences(alarms: dict) -> None:
     """The outbox stream's age, and silence as an alarm (issue 48): a heartbeat per frequent
     schedule, the monthly purge by a daily check of the days since its last run, the outbox
     drain when the outbox is written and the drain reports no run."""
-    from infra.watch import HEARTBEATS, PURGE_AGE_DAYS
+    from infra.alarms import HEARTBEATS, PURGE_AGE_DAYS
 
     age = alarms["agora-prod-outbox-stream-iterator-age"]
     assert (age["MetricName"], age["Dimensions"]) == (
@@ -875,7 +875,10 @@ def check_paging(prod: dict, alarms: dict) -> None:
     still tickets); pages on rates and silences, never a single error; mail in, notifications
     and digests stopped for everyone and SES near its pause page; data loss split by cause;
     mail-failed a share of the mail handled; the API's 5xx seen for a quiet API too."""
-    from infra.paging import CAUSES
+    from infra.alarms import CAUSES, declared
+    from infra.build import stage_names
+
+    paged = declared("prod", stage_names("prod"), {})
 
     resources = prod["Resources"]
     topics = {n: r for n, r in resources.items() if r.get("Type") == "AWS::SNS::Topic"}
@@ -891,7 +894,8 @@ def check_paging(prod: dict, alarms: dict) -> None:
     members = set()
     for logical, composite in composites.items():
         assert composite["AlarmActions"] == [{"Ref": "PageTopic"}]
-        for member in CAUSES[logical][1]:
+        assert composite["AlarmDescription"] == CAUSES[logical]
+        for member in [alarm.logical for alarm in paged if alarm.pages == logical]:
             name = resources[member]["Properties"]["AlarmName"]
             assert f'ALARM("{name}")' in composite["AlarmRule"]
             members.add(name)

@@ -29,7 +29,8 @@ def metrics(out: str) -> list[dict]:
 
 @pytest.mark.fast
 def test_a_completed_run_beats_with_the_alarms_dimensions(in_lambda, capsys):
-    from infra.watch import heartbeat_alarms
+    from infra.alarms import run_alarms
+    from infra.cloudwatch import resource
 
     @heartbeat("send-digests")
     def run(event):
@@ -41,7 +42,8 @@ def test_a_completed_run_beats_with_the_alarms_dimensions(in_lambda, capsys):
     assert directive["Metrics"] == [{"Name": "ScheduledRunCompleted", "Unit": "Count"}]
     assert beat["ScheduledRunCompleted"] in (1.0, [1.0])
     dimensions = {name: beat[name] for name in directive["Dimensions"][0]}
-    alarm = heartbeat_alarms("prod")["SendDigestsHeartbeatAlarm"]["Properties"]
+    [declared] = [a for a in run_alarms("agora-prod") if a.logical == "SendDigestsHeartbeatAlarm"]
+    alarm = resource(declared)["Properties"]
     assert alarm["Namespace"] == directive["Namespace"]
     assert {d["Name"]: d["Value"] for d in alarm["Dimensions"]} == dimensions
 

@@ -205,14 +205,14 @@ def test_a_5xx_answer_emits_server_errors(api, community, capsys, in_lambda):
     [metric] = emf(json_lines(capsys.readouterr().out), "ServerErrors")
     assert value(metric, "ServerErrors") == 1 and metric["correlationId"]
     # The version that answered (Lambda's AWS_LAMBDA_FUNCTION_VERSION): what a deploy's canary
-    # rolls back on (infra.operations APIHandlerServerErrorsAlarm).
+    # rolls back on (infra.alarms APIHandlerServerErrorsAlarm).
     [dimensions] = metric["_aws"]["CloudWatchMetrics"][0]["Dimensions"]
     assert "Version" in dimensions and metric["Version"] == "$LATEST"
 
 
 def test_every_outbox_drain_emits_its_heartbeat(world, capsys, in_lambda):
     """drain-outbox's "it ran" signal, empty batch or not: its silence while the outbox is written
-    is alarmed (infra/watch.py DrainOutboxSilentAlarm)."""
+    is alarmed (infra/alarms.py DrainOutboxSilentAlarm)."""
     from app import drain_outbox
 
     capsys.readouterr()
