@@ -50,6 +50,7 @@ class Box:
     modules: tuple[str, ...]  # the dotted names it holds, each with everything below it
     row: int
     kind: str
+    wide: bool = False  # as wide as the picture (the bottom row, which every box imports)
 
 
 # Top to bottom, and left to right in each row: mail in on the left, notify on the right.
@@ -67,7 +68,7 @@ BOXES = (
     Box("mail", "mail/", "POP3, MIME, parsing, threads", ("chalicelib.mail",), 3, SHARED),
     Box("store", "store/", "DynamoDB: records, the outbox", ("chalicelib.store",), 3, SHARED),
     Box("outgoing", "mail/outgoing.py", "sending: SES, one rate", ("chalicelib.mail.outgoing",), 3, SHARED),
-    Box("domain", "domain/", "records, statuses, events, ports", ("chalicelib.domain",), 4, SHARED),
+    Box("domain", "domain/", "records, statuses, events, ports", ("chalicelib.domain",), 4, SHARED, wide=True),
 )  # fmt: skip
 
 
@@ -225,6 +226,8 @@ def _columns(boxes: tuple[Box, ...]) -> tuple[dict[str, _Place], float]:
         for box in members:
             places[box.key] = _Place(x, w=_width(box))
             x += _width(box) + BOX_GAP
+            if box.wide and len(members) == 1:
+                places[box.key] = _Place(0.0, w=content)
     return places, content
 
 
@@ -369,24 +372,91 @@ def _plan(
     return places, routes, max(xs) + shift + PAD
 
 
+@dataclass(frozen=True)
+class _Run:
+    """An arrow's stretch along one channel, and where it meets the channel's sides: an end
+    whose stub goes up (to a box above, or a gutter coming from above) or down."""
+
+    low: float
+    high: float
+    ident: int
+    ends: tuple[tuple[float, bool], ...]  # (x, up)
+
+    def spans(self, x: float) -> bool:
+        return self.low < x < self.high
+
+    def overlaps(self, other: _Run) -> bool:
+        return self.low <= other.high and other.low <= self.high
+
+
+def _crossings(above: _Run, below: _Run) -> int:
+    """The stubs that cross a run when `above` runs nearer the upper row than `below`."""
+    return sum(below.spans(x) for x, up in above.ends if not up) + sum(
+        above.spans(x) for x, up in below.ends if up
+    )
+
+
+def _ordered(runs: list[_Run]) -> list[_Run]:
+    """Top to bottom with few crossings: by how many runs each would rather be above, then
+    neighbours swapped while that crosses less."""
+    pairs = [(a, b) for a in runs for b in runs if a is not b and a.overlaps(b)]
+    wins = {r.ident: 0 for r in runs}
+    for a, b in pairs:
+        wins[a.ident] += _crossings(a, b) < _crossings(b, a)
+    order = sorted(runs, key=lambda r: (-wins[r.ident], r.low, r.ident))
+    for _ in range(len(order)):
+        swapped = False
+        for n in range(len(order) - 1):
+            a, b = order[n], order[n + 1]
+            if a.overlaps(b) and _crossings(b, a) < _crossings(a, b):
+                order[n], order[n + 1] = b, a
+                swapped = True
+        if not swapped:
+            break
+    return order
+
+
+def _stacked(runs: list[_Run]) -> dict[int, int]:
+    """Each run's lane: below every run before it in the order that it overlaps."""
+    lanes: dict[int, int] = {}
+    placed: list[_Run] = []
+    for run in _ordered(runs):
+        lanes[run.ident] = 1 + max((lanes[p.ident] for p in placed if p.overlaps(run)), default=-1)
+        placed.append(run)
+    return lanes
+
+
+def _runs(route: _Route, n: int) -> list[tuple[int, _Run]]:
+    """(channel, run) of the arrow's stretches: one when it stays in one channel, else two,
+    joined by its gutter."""
+    source_up = route.leaves_bottom  # the source sits above the channel it leaves by
+    target_up = not route.enters_top
+    if route.out_channel == route.in_channel:
+        ends = ((route.out_x, source_up), (route.in_x, target_up))
+        low, high = sorted((route.out_x, route.in_x))
+        return [(route.out_channel, _Run(low - 1, high + 1, 2 * n, ends))]
+    going_down = route.in_channel > route.out_channel
+    out_ends = ((route.out_x, source_up), (route.down_x, not going_down))
+    in_ends = ((route.down_x, going_down), (route.in_x, target_up))
+    found = []
+    for channel, ends, ident in (
+        (route.out_channel, out_ends, 2 * n),
+        (route.in_channel, in_ends, 2 * n + 1),
+    ):
+        low, high = sorted(x for x, _ in ends)
+        found.append((channel, _Run(low - 1, high + 1, ident, ends)))
+    return found
+
+
 def _channel_lanes(routes: list[_Route]) -> dict[int, int]:
     """Give each horizontal run a lane of its channel; the number of lanes in each channel."""
-    runs: dict[int, list[tuple[float, float, int]]] = defaultdict(list)
+    runs: dict[int, list[_Run]] = defaultdict(list)
     for n, route in enumerate(routes):
-        if route.out_channel == route.in_channel:
-            low, high = sorted((route.out_x, route.in_x))
-            runs[route.out_channel].append((low - 1, high + 1, 2 * n))
-        else:
-            gutter = route.down_x
-            for channel, x, ident in (
-                (route.out_channel, route.out_x, 2 * n),
-                (route.in_channel, route.in_x, 2 * n + 1),
-            ):
-                low, high = sorted((x, gutter))
-                runs[channel].append((low - 1, high + 1, ident))
+        for channel, run in _runs(route, n):
+            runs[channel].append(run)
     counts = {}
-    for channel, members in runs.items():
-        chosen = _lanes(members)
+    for channel, members in sorted(runs.items()):
+        chosen = _stacked(members)
         for ident, lane in chosen.items():
             route = routes[ident // 2]
             if ident % 2 == 0:
@@ -466,7 +536,7 @@ def _arrow_svg(route: _Route, points: list[tuple[float, float]]) -> str:
     return (
         f'  <polyline id="{name}" points="{path}" fill="none" stroke="{COLOURS[kind]}" stroke-width="1.3"'
         f'{dash} marker-end="url(#head-{kind.replace(" ", "-")})"><title>{escape(route.arrow.source.label)} imports '
-        f"{escape(route.arrow.target.label)}</title></polyline>"
+        f"{escape(route.arrow.target.label)}{' (for types only)' if route.arrow.typing_only else ''}</title></polyline>"
     )
 
 
