@@ -4,7 +4,8 @@ made ready for moto's CloudFormation, which lacks some resource types (each with
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 # Every resource of the translated template that moto's CloudFormation does not create, by type,
 # and why that is acceptable (what checks it instead). A type missing here fails the test.
@@ -270,38 +271,54 @@ class Resolver:
         if len(value) != 1:
             return {k: self.resolve(v) for k, v in value.items()}
         [(function, argument)] = value.items()
-        if function == "Ref":
-            return self.ref(argument)
-        if function == "Fn::GetAtt":
-            logical, attribute = argument if isinstance(argument, list) else argument.split(".", 1)
-            return self.attribute(logical, attribute)
-        if function == "Fn::Sub":
-            text, variables = argument if isinstance(argument, list) else (argument, {})
-            return self.sub(text, variables)
-        if function == "Fn::If":
-            name, yes, no = argument
-            return self.resolve(yes if self.condition(name) else no)
-        if function == "Fn::Join":
-            separator, parts = argument
-            return separator.join(str(self.resolve(part)) for part in parts)
-        if function == "Fn::Select":
-            index, items = argument
-            return self.resolve(items)[int(index)]
-        if function == "Fn::Split":
-            separator, text = argument
-            return str(self.resolve(text)).split(separator)
-        if function == "Fn::Equals":
-            left, right = (self.resolve(v) for v in argument)
-            return left == right
-        if function == "Fn::Not":
-            return not self.resolve(argument[0])
-        if function == "Fn::And":
-            return all(self.resolve(v) for v in argument)
-        if function == "Fn::Or":
-            return any(self.resolve(v) for v in argument)
-        if function == "Condition":
-            return self.condition(argument)
-        return {function: self.resolve(argument)}
+        intrinsic = self.INTRINSICS.get(function)
+        if intrinsic is None:
+            return {function: self.resolve(argument)}
+        return intrinsic(self, argument)
+
+    def _get_att(self, argument: Any) -> Any:
+        logical, attribute = argument if isinstance(argument, list) else argument.split(".", 1)
+        return self.attribute(logical, attribute)
+
+    def _sub(self, argument: Any) -> str:
+        text, variables = argument if isinstance(argument, list) else (argument, {})
+        return self.sub(text, variables)
+
+    def _if(self, argument: list) -> Any:
+        name, yes, no = argument
+        return self.resolve(yes if self.condition(name) else no)
+
+    def _join(self, argument: list) -> str:
+        separator, parts = argument
+        return separator.join(str(self.resolve(part)) for part in parts)
+
+    def _select(self, argument: list) -> Any:
+        index, items = argument
+        return self.resolve(items)[int(index)]
+
+    def _split(self, argument: list) -> list[str]:
+        separator, text = argument
+        return str(self.resolve(text)).split(separator)
+
+    def _equals(self, argument: list) -> Any:
+        left, right = (self.resolve(v) for v in argument)
+        return left == right
+
+    # Each intrinsic function (and condition) the translated templates use: name -> its value.
+    INTRINSICS: ClassVar[dict[str, Callable[[Resolver, Any], Any]]] = {
+        "Ref": lambda self, name: self.ref(name),
+        "Fn::GetAtt": _get_att,
+        "Fn::Sub": _sub,
+        "Fn::If": _if,
+        "Fn::Join": _join,
+        "Fn::Select": _select,
+        "Fn::Split": _split,
+        "Fn::Equals": _equals,
+        "Fn::Not": lambda self, argument: not self.resolve(argument[0]),
+        "Fn::And": lambda self, argument: all(self.resolve(v) for v in argument),
+        "Fn::Or": lambda self, argument: any(self.resolve(v) for v in argument),
+        "Condition": lambda self, name: self.condition(name),
+    }
 
 
 def stream_records(dynamodb: Any, streams: Any, table: str) -> tuple[str, list[dict]]:
