@@ -28,7 +28,7 @@ import ast
 import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -62,7 +62,7 @@ BOXES = (
     Box("digests_job", "jobs/digests.py", "the daily digests", ("chalicelib.jobs.digests",), 0, NOTIFY),
     Box("jobs_base", "jobs/base.py", "what every job shares", ("chalicelib.jobs.base",), 1, SHARED),
     Box("deps", "deps.py", "the composition root", ("chalicelib.deps",), 1, SHARED),
-    Box("mail_in", "services/mail_in/", "the mail-in pipeline (+ inbound.py)", ("chalicelib.services.mail_in", "chalicelib.services.inbound"), 2, MAIL_IN),
+    Box("mail_in", "services/mail_in/", "the mail-in pipeline", ("chalicelib.services.mail_in", "chalicelib.services.inbound"), 2, MAIL_IN),
     Box("services", "services/", "the other services", ("chalicelib.services",), 2, SHARED),
     Box("notify", "services/notify/", "the notify pipeline", ("chalicelib.services.notify",), 2, NOTIFY),
     Box("mail", "mail/", "POP3, MIME, parsing, threads", ("chalicelib.mail",), 3, SHARED),
@@ -565,12 +565,26 @@ def _legend(width: float, y: float, shared: list[str]) -> list[str]:
     return lines
 
 
+def _noted(box: Box, graph: Mapping[str, object]) -> Box:
+    """The box, its note naming what it holds beside its folder (`+ inbound.py`) while that is
+    there."""
+    extras = []
+    for prefix in box.modules[1:]:
+        inside = [m for m in graph if m == prefix or m.startswith(prefix + ".")]
+        if inside:
+            name = prefix.rpartition(".")[2]
+            extras.append(name + ("/" if len(inside) > 1 else ".py"))
+    return replace(box, note=" + ".join([box.note, *extras])) if extras else box
+
+
 def render(
     graph: Mapping[str, Mapping[str, bool]] | None = None, boxes: tuple[Box, ...] = BOXES
 ) -> str:
     """The picture of the module graph (chalicelib's, read now, by default), as SVG text."""
     graph = module_graph() if graph is None else graph
-    present = tuple(box for box in boxes if any(box_of(m, boxes) == box for m in graph))
+    present = tuple(
+        _noted(box, graph) for box in boxes if any(box_of(m, boxes) == box for m in graph)
+    )
     drawn = arrows(graph, present)
     places, routes, width = _plan(present, drawn)
     counts = _channel_lanes(routes)
