@@ -171,34 +171,48 @@ def cli(agora: RunningAgora, *arguments: str) -> subprocess.CompletedProcess:
 
 def every_read(agora: RunningAgora, token: str) -> dict[str, tuple[int, object]]:
     """Each GET of the OpenAPI document, for each demo id its path names: status and `object`."""
+    ids = demo_ids()
+    status, document = agora.request("GET", "/api/v1/en_US/openapi.json")
+    assert status == 200
+    return {
+        url: read(agora, url + _read_query(url), token)
+        for path, operations in document["paths"].items()
+        if _reads_data(path, operations, ids)
+        for url in _filled(path, ids)
+    }
+
+
+def demo_ids() -> dict[str, list[str]]:
+    """The demo's ids, by the path parameter that names them (and an event the demo lacks)."""
     demo = json.loads(DEMO.read_text())
-    ids = {
+    return {
         "groupId": [g["id"] for g in demo["groups"]],
         "postId": [p["id"] for p in demo["posts"]],
         "userId": [u["id"] for u in demo["users"]],
         "eventId": [str(e["id"]) for e in demo["events"]] + ["8"],
         "playerId": [p["id"] for p in demo["players"]],
     }
-    status, document = agora.request("GET", "/api/v1/en_US/openapi.json")
-    assert status == 200
-    answers: dict[str, tuple[int, object]] = {}
-    for path, operations in document["paths"].items():
-        if "get" not in operations or any(part in path for part in NOT_DATA + NOT_IN_THE_FIXTURE):
-            continue
-        names = re.findall(r"{(\w+)}", path)
-        if any(name not in ids for name in names):
-            continue
-        filled = [path]
-        for name in names:
-            filled = [p.replace("{" + name + "}", value) for p in filled for value in ids[name]]
-        for url in filled:
-            query = "?pageSize=100"
-            if "/calendar/" in url:
-                query = (
-                    "?calendarStartDate=2026-01-01T00:00:00Z&calendarEndDate=2028-01-01T00:00:00Z"
-                )
-            answers[url] = read(agora, url + query, token)
-    return answers
+
+
+def _reads_data(path: str, operations: dict, ids: dict[str, list[str]]) -> bool:
+    """A GET of the fixture's data whose every path parameter names a demo id."""
+    if "get" not in operations or any(part in path for part in NOT_DATA + NOT_IN_THE_FIXTURE):
+        return False
+    return all(name in ids for name in re.findall(r"{(\w+)}", path))
+
+
+def _filled(path: str, ids: dict[str, list[str]]) -> list[str]:
+    """The path with each of its parameters replaced by every demo id of its kind."""
+    filled = [path]
+    for name in re.findall(r"{(\w+)}", path):
+        filled = [p.replace("{" + name + "}", value) for p in filled for value in ids[name]]
+    return filled
+
+
+def _read_query(url: str) -> str:
+    if "/calendar/" in url:
+        return "?calendarStartDate=2026-01-01T00:00:00Z&calendarEndDate=2028-01-01T00:00:00Z"
+    return "?pageSize=100"
 
 
 # Lines of the feeds that say when they were made, not what they hold.
