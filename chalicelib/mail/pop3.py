@@ -27,6 +27,8 @@ ResultT = TypeVar("ResultT")
 
 # A session that keeps breaking is given up after this many reconnections in one poll.
 MAX_RECONNECTS = 3
+# The most of a header block read alone (TOP n 0): a mail too large to download.
+HEAD_BYTES = 65536
 
 DEFAULT_CONNECT_TIMEOUT_SECONDS = 10.0
 DEFAULT_READ_TIMEOUT_SECONDS = 30.0
@@ -260,13 +262,20 @@ class Pop3Mailbox:
         the session in the middle of the message: RFC 5322 says 998, real mail does not care.
         More than `max_bytes` raises `MessageTooLarge` after reading the rest of the message.
         """
-        return self._call(f"RETR {number}", self._read_message, number, max_bytes)
+        return self._call(f"RETR {number}", self._read_message, f"RETR {number}", max_bytes)
 
-    def _read_message(self, number: int, max_bytes: int | None) -> bytes:
+    def head(self, number: int, max_bytes: int) -> bytes:
+        """The message's header block alone (TOP n 0: optional in RFC 1939, so a server may
+        answer -ERR, a `MailboxError` that leaves the session usable); a mail too large to
+        download still says who sent it, and what."""
+        command = f"TOP {number} 0"
+        return self._call(command, self._read_message, command, max_bytes)
+
+    def _read_message(self, command: str, max_bytes: int | None) -> bytes:
         connection = self._connection
         # poplib's own command helpers: the status line is short, so its line limit is harmless.
         # Private to poplib, absent from its type stubs.
-        connection._putcmd(f"RETR {number}")  # type: ignore[attr-defined]  # noqa: SLF001
+        connection._putcmd(command)  # type: ignore[attr-defined]  # noqa: SLF001
         connection._getresp()  # type: ignore[attr-defined]  # noqa: SLF001 (raises on -ERR)
         stream = connection.file
         pieces: list[bytes] = []
@@ -289,7 +298,7 @@ class Pop3Mailbox:
                 pieces.clear()  # keep reading to the end, so the session stays in step
         if max_bytes is not None and total > max_bytes:
             raise MessageTooLarge(
-                f"{self._where}: RETR {number} sent {total} bytes, more than {max_bytes}"
+                f"{self._where}: {command} sent {total} bytes, more than {max_bytes}"
             )
         return b"".join(pieces)
 
@@ -361,6 +370,7 @@ class Pop3Server(Protocol):
     def listing(self) -> dict[int, int]: ...
     def uidls(self) -> dict[int, str]: ...
     def retrieve(self, number: int, max_bytes: int | None = None) -> bytes: ...
+    def head(self, number: int, max_bytes: int) -> bytes: ...
     def delete(self, number: int) -> None: ...
     def quit(self) -> None: ...
     def close(self) -> None: ...
@@ -445,6 +455,19 @@ class MailSession:
         if number is None:
             return None
         return bytes(self.server.retrieve(number, max_bytes))
+
+    def head(self, uidl: str, max_bytes: int = HEAD_BYTES) -> bytes:
+        """The message's header block (`Pop3Mailbox.head`); b"" when it is gone, its server
+        answers no TOP or the block is over `max_bytes` (a broken session reconnects at the
+        next call, as after a failed RETR)."""
+        self.ensure_usable()
+        number = self.numbers.get(uidl)
+        if number is None:
+            return b""
+        try:
+            return bytes(self.server.head(number, max_bytes))
+        except MailboxError:
+            return b""
 
     def delete(self, uidl: str) -> bool:
         self.ensure_usable()

@@ -341,6 +341,28 @@ def test_a_mail_larger_than_the_limit_is_rejected_without_download(world):
     assert result.deleted == 1
 
 
+class NoTop(FakeMaildrop):
+    """A server without TOP (optional in RFC 1939): it answers -ERR."""
+
+    def __call__(self, mailbox: Any) -> Any:
+        from chalicelib.mail.pop3 import MailboxError
+
+        session = super().__call__(mailbox)
+
+        def refused(number: int, max_bytes: int) -> bytes:
+            raise MailboxError(f"TOP {number} 0 failed: -ERR unknown command")
+
+        session.head = refused
+        return session
+
+
+def test_a_mail_too_large_on_a_server_without_top_is_rejected_all_the_same(world):
+    result = world.poll(NoTop(mail(body="x" * 5000)), max_bytes=1000)
+    [entry] = world.log.stored.values()
+    assert result.rejected == 1 and entry.reason.startswith("larger than 1000 bytes")
+    assert entry.sender is None and result.deleted == 1
+
+
 def test_rejections_are_announced_with_their_reasons(world):
     world.poll(FakeMaildrop(mail(sender="stranger@example.org", subject="Who?")))
     [event] = world.outbox.announcements

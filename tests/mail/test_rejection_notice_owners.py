@@ -5,9 +5,13 @@ mailbox's group through the planner's per-poll read, not once more."""
 
 from __future__ import annotations
 
+from email.utils import make_msgid
+
 from chalicelib import deps
 from chalicelib.clock import utc_now
+from chalicelib.mail.authentication import SenderVerifier
 from tests.mail import test_rejection_notices as notices
+from tests.mail.test_authentication import FakeDns
 from tests.mail.test_rejection_notices import (
     DOMAIN,
     log_of,
@@ -18,6 +22,7 @@ from tests.mail.test_rejection_notices import (
 )
 from tests.support.dkim_signing import signed
 from tests.support.emf import emf, json_lines, value
+from tests.support.notify import text_of
 from tests.support.outbox import drain
 
 world = notices.world  # the notices' community (a fixture)
@@ -89,9 +94,6 @@ def test_a_notice_ses_refuses_is_not_sent_and_says_so(world, client, monkeypatch
 def test_a_sender_the_dns_failure_left_unchecked_is_counted(world, client, monkeypatch, capsys):
     """Under verify the notice needs the sender's DKIM check; a DNS failure leaves the sender
     untold, and the operator sees it (not only the log)."""
-    from chalicelib.mail.authentication import SenderVerifier
-    from tests.mail.test_authentication import FakeDns
-
     unreachable = SenderVerifier(FakeDns({}, failing={"_dmarc.signed.example"}))
     raw = raw_mail("dave@signed.example", "Unchecked").replace(b"\n", b"\r\n")
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "agora-test-ReceiveMail")
@@ -102,3 +104,49 @@ def test_a_sender_the_dns_failure_left_unchecked_is_counted(world, client, monke
         "unchecked": 1
     }
     assert log_of(client, world, world.garden)["Unchecked"]["noticeSent"] is False
+
+
+# --- a polled mail too large to download: its header block (TOP) tells its sender ---------------
+
+
+def test_a_polled_mail_too_large_to_download_is_answered_from_its_headers(world, client, mailbox):
+    """As a pushed one is (CONTRACT §9: a rejected mail of a proven sender is told why): the
+    mail's header block alone is read with TOP, for its entry and its notice."""
+    message_id = make_msgid(domain="mail.example")
+    raw = raw_mail("ann@example.org", "Photos by POP3", "x" * 5000, message_id=message_id)
+    mailbox.deliver(raw)
+    config = mailbox.connector(world.garden)
+    assert deps.mail_ingestor(max_bytes=2000).poll(config, lambda: False).rejected == 1
+    drain()
+    [notice] = notices_to("ann@example.org")
+    assert notice["In-Reply-To"] == message_id
+    assert "Photos by POP3" in text_of(notice) and "too large" in text_of(notice)
+    entry = log_of(client, world, world.garden)["Photos by POP3"]
+    assert entry["status"] == "rejected" and "not downloaded" in entry["reason"]
+    assert entry["from"] == "ann@example.org" and entry["noticeSent"] is True
+    assert mailbox.count() == 0  # deleted as a handled mail
+
+
+class AskedDns(FakeDns):
+    """DNS that notes every name it is asked."""
+
+    def __init__(self) -> None:
+        super().__init__({})
+        self.asked: list[str] = []
+
+    def __call__(self, name: str):
+        self.asked.append(name)
+        return super().__call__(name)
+
+
+def test_under_verify_a_polled_mail_too_large_to_download_gets_no_notice(world, client, mailbox):
+    """Its DKIM signature covers a body never downloaded: its sender cannot be proven, and no
+    DNS look-up is spent on it."""
+    dns = AskedDns()
+    mailbox.deliver(raw_mail("dave@signed.example", "Large and signed", "x" * 5000))
+    ingestor = deps.mail_ingestor(max_bytes=2000, verifier=SenderVerifier(dns))
+    assert ingestor.poll(mailbox.connector(world.garden), lambda: False).rejected == 1
+    drain()
+    assert notices_to("dave@signed.example") == [] and dns.asked == []
+    entry = log_of(client, world, world.garden)["Large and signed"]
+    assert entry["from"] == "dave@signed.example" and entry["noticeSent"] is False

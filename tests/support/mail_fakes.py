@@ -217,6 +217,12 @@ class FakePop3:
             raise MailboxError(f"RETR {number} failed: connection reset", broken=True)
         return self.messages[self._numbers[number]]
 
+    def head(self, number: int, max_bytes: int) -> bytes:
+        """TOP n 0: the header block and its blank line."""
+        raw = self.messages[self._numbers[number]]
+        cut = min((at for at in (raw.find(b"\r\n\r\n"), raw.find(b"\n\n")) if at >= 0), default=-1)
+        return raw if cut < 0 else raw[:cut] + b"\r\n\r\n"
+
     def delete(self, number: int) -> None:
         self._deleted.add(self._numbers[number])
 

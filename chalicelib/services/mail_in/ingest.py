@@ -250,13 +250,13 @@ class MailIngestor:
         by_uidl = self._entry_id(mailbox.key, f"uidl:{mailbox.account}:{uidl}")
         if size > self.max_bytes:
             reason = f"larger than {self.max_bytes} bytes ({size}); not downloaded"
-            self._reject_oversized(session, mailbox, by_uidl, uidl, reason, result)
+            self._reject_oversized(session, mailbox, uidl, reason, result)
             return None
         try:
             raw = session.retrieve(uidl, self.max_bytes)
         except MessageTooLarge:
             reason = f"larger than {self.max_bytes} bytes; the rest was not read"
-            self._reject_oversized(session, mailbox, by_uidl, uidl, reason, result)
+            self._reject_oversized(session, mailbox, uidl, reason, result)
             return None
         except MailboxError as error:
             # Maybe transient (a timeout, a dropped connection): counted, retried, quarantined
@@ -270,17 +270,17 @@ class MailIngestor:
         return DownloadedMail(uidl=uidl, raw=raw, received_on=self.clock())
 
     def _reject_oversized(
-        self,
-        session: MailSession,
-        mailbox: Mailbox,
-        by_uidl: str,
-        uidl: str,
-        reason: str,
-        result: PollResult,
+        self, session: MailSession, mailbox: Mailbox, uidl: str, reason: str, result: PollResult
     ) -> None:
         """A mail too large to take, whether its size said so or its download ran over: rejected
-        for good (a retry would be as large) and deleted like a handled mail."""
-        result.count(self._finish_plain(mailbox, by_uidl, uidl, MailStatus.REJECTED, reason))
+        for good (a retry would be as large) and deleted like a handled mail; its header block
+        alone (TOP) fills its entry and tells its sender why, as a pushed mail's does."""
+        mail = DownloadedMail(uidl=uidl, raw=session.head(uidl), received_on=self.clock())
+        mail.entry_id = by_uidl = self._entry_id(mailbox.key, f"uidl:{mailbox.account}:{uidl}")
+        fresh = self._new_entry(mailbox, mail, headers_of(mail.raw))
+        due = unread_notice(self.notices, mailbox, mail.raw, fresh, plain(reason), whole=False)
+        status = self._finish_plain(mailbox, by_uidl, uidl, MailStatus.REJECTED, reason, fresh, due)
+        result.count(status)
         if mailbox.delete_processed and session.delete(uidl):
             result.deleted += 1
 

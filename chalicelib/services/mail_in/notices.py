@@ -201,12 +201,22 @@ def due_notice(
 
 
 def unread_notice(
-    notices: NoticeDecider | None, mailbox: Mailbox, raw: bytes, entry: LogEntry, reason: str
+    notices: NoticeDecider | None,
+    mailbox: Mailbox,
+    raw: bytes,
+    entry: LogEntry,
+    reason: str,
+    *,
+    whole: bool = True,
 ) -> Dues:
-    """The notice due for a rejected mail whose body is not read (a pushed mail too large to
-    take): its sender and the rest are read from its header block alone; the DKIM check (under
-    `verify`) reads the whole mail as it must."""
+    """The notice due for a rejected mail whose body is not read (a mail too large to take):
+    its sender and the rest are read from its header block alone; the DKIM check (under
+    `verify`) reads the whole mail as it must. `whole` False: `raw` is the header block alone (a
+    polled mail, never downloaded), so under `verify` its sender cannot be proven, and no DNS
+    look-up is spent on it."""
     if notices is None or not raw:
+        return []
+    if not whole and notices.verifier is not None and not notices.authserv_id:
         return []
     cut = [at for at in (raw.find(b"\r\n\r\n"), raw.find(b"\n\n")) if at >= 0]
     head = raw[: min(cut, default=_HEADER_WINDOW)][:_HEADER_WINDOW]
