@@ -20,7 +20,7 @@ def behind(lambda_client, functions, alias=ALIAS):
     (a canary moving the alias to $LATEST's version is not behind)."""
     found = []
     for function in functions:
-        latest = lambda_client.get_function_configuration(FunctionName=function)
+        latest = _same(lambda_client.get_function_configuration(FunctionName=function))
         aliased = lambda_client.get_alias(FunctionName=function, Name=alias)
         versions = [aliased["FunctionVersion"]]
         versions += list(aliased.get("RoutingConfig", {}).get("AdditionalVersionWeights", {}))
@@ -30,11 +30,11 @@ def behind(lambda_client, functions, alias=ALIAS):
                 FunctionName=function, Qualifier=version
             )
             code, environment = _same(config)
-            if (code, environment) == _same(latest):
+            if (code, environment) == latest:
                 differs = []
                 break
-            what = [] if code == latest.get("CodeSha256") else ["code"]
-            if environment != _same(latest)[1]:
+            what = [] if code == latest[0] else ["code"]
+            if environment != latest[1]:
                 what.append("environment")
             differs.append(f"version {version} ({' and '.join(what)})")
         if differs:
