@@ -180,19 +180,20 @@ def orderly_stop(
     yet read are refused, no job starts), what is being answered and the running job finish,
     the snapshot is taken of everything acknowledged, and only then do the scheduler, the API
     and the embedded AWS stop. Nothing it prints can stop the save: a message to a closed pipe
-    or terminal (`make run | tee log`, whose tee the same Ctrl-C ended) is dropped (say)."""
+    or terminal (`make run | tee log`, whose tee the same Ctrl-C ended) is dropped: make run's
+    stdout is KeepWriting (`keep_writing`, before anything is served)."""
     for number in STOP_SIGNALS:
         signal.signal(number, signal.SIG_IGN)
-    say("stopping: saving the data first")
+    print("stopping: saving the data first", flush=True)
     # The running job is told to stop starting new work (a poll leaves the rest of its mail on
     # the server for the next one), then waited for.
     scheduler.stopping.set()
     answered = intake.close(REQUEST_DRAIN_SECONDS)
     finished = scheduler.hold(JOB_DRAIN_SECONDS)
     if not answered:
-        say("stopping: some requests were still being answered")
+        print("stopping: some requests were still being answered", flush=True)
     if not finished:
-        say("stopping: a scheduled job was still running")
+        print("stopping: a scheduled job was still running", flush=True)
     save_on_stop(snapshot, saver)
     scheduler.stop()
     server.server.shutdown()
@@ -204,7 +205,7 @@ def save_on_stop(snapshot: Any, saver: Any) -> None:
     """The last snapshot (the timer's saves end first: a save in progress is waited for)."""
     saver.stop()
     snapshot.save()
-    say(f"data saved in {snapshot.folder}")
+    print(f"data saved in {snapshot.folder}", flush=True)
 
 
 class KeepWriting:
@@ -243,11 +244,3 @@ def keep_writing() -> None:
         sys.stdout = KeepWriting(sys.stdout)
     if not isinstance(sys.stderr, KeepWriting):
         sys.stderr = KeepWriting(sys.stderr)
-
-
-def say(line: str) -> None:
-    """One line on stdout, dropped when stdout is gone (a closed pipe, a closed terminal)."""
-    try:
-        print(line, flush=True)
-    except (OSError, ValueError):
-        pass
