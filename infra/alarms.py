@@ -275,7 +275,8 @@ def api_alarms(p: str) -> list[Alarm]:
               "guesses passwords or paths. The access log (/aws/apigateway/"
               f"{p}-access) has each call's status, path and caller IP.", threshold=API_4XX_SHARE,
               ComparisonOperator="GreaterThanThreshold", EvaluationPeriods=3),
-        # The stage's throttle, counted by a metric filter on the access log (infra.watch).
+        # The stage's throttle, counted by a metric filter on the access log (infra.watch): a
+        # filter's metric has no service dimension.
         alarm("ApiThrottledAlarm", f"{p}-api-429",
               metric("Agora", "ApiThrottled", {"Stage": p}),
               "API Gateway answered 429 to 10 or more calls in 5 minutes: a client passed the "
