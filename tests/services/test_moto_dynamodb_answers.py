@@ -403,14 +403,7 @@ def stored_tables_scenario(call: Calls) -> None:
     call("dynamodb", "list_tables")
     for table in filled:
         call("dynamodb", "describe_table", TableName=table.name)
-        keys = [
-            {
-                name: item.attrs[name].to_json()
-                for name in (table.hash_key_attr, table.range_key_attr)
-                if name
-            }
-            for item in table.all_items()[:30]
-        ]
+        keys = [_key_of(table, item) for item in table.all_items()[:30]]
         call("dynamodb", "get_item", TableName=table.name, Key=keys[0])
         call(
             "dynamodb",
@@ -419,23 +412,38 @@ def stored_tables_scenario(call: Calls) -> None:
             ReturnConsumedCapacity="TOTAL",
         )
         for index in [None, *(index.name for index in table.all_indexes())]:
-            hash_attr = table.hash_key_attr
-            if index:
-                schema = next(i.schema for i in table.all_indexes() if i.name == index)
-                hash_attr = next(p["AttributeName"] for p in schema if p["KeyType"] == "HASH")
-            holders = [item for item in table.all_items() if hash_attr in item.attrs]
-            if not holders:
-                continue
-            call(
-                "dynamodb",
-                "query",
-                TableName=table.name,
-                KeyConditionExpression="#h = :h",
-                ExpressionAttributeNames={"#h": hash_attr},
-                ExpressionAttributeValues={":h": holders[0].attrs[hash_attr].to_json()},
-                Limit=3,
-                **({"IndexName": index} if index else {}),
-            )
+            _query_a_page(call, table, index)
+
+
+def _key_of(table: Any, item: Any) -> dict[str, Any]:
+    """An item's key, as a request names it (moto's table and item)."""
+    return {
+        name: item.attrs[name].to_json()
+        for name in (table.hash_key_attr, table.range_key_attr)
+        if name
+    }
+
+
+def _query_a_page(call: Calls, table: Any, index: str | None) -> None:
+    """A page of the table (or of one of its indexes) for the hash key of its first item that
+    has one; nothing when no item has it."""
+    hash_attr = table.hash_key_attr
+    if index:
+        schema = next(i.schema for i in table.all_indexes() if i.name == index)
+        hash_attr = next(p["AttributeName"] for p in schema if p["KeyType"] == "HASH")
+    holders = [item for item in table.all_items() if hash_attr in item.attrs]
+    if not holders:
+        return
+    call(
+        "dynamodb",
+        "query",
+        TableName=table.name,
+        KeyConditionExpression="#h = :h",
+        ExpressionAttributeNames={"#h": hash_attr},
+        ExpressionAttributeValues={":h": holders[0].attrs[hash_attr].to_json()},
+        Limit=3,
+        **({"IndexName": index} if index else {}),
+    )
 
 
 def test_every_dynamodb_answer_is_released_motos(community):
