@@ -12,11 +12,9 @@ from chalicelib.sanitize import clean_html
 from chalicelib.schemas.common import ApiModel, Guid, LongText, UtcDateTime, rule_error
 from chalicelib.schemas.events import MAX_SHORT_TEXT, EventFields, end_date_problem
 from chalicelib.schemas.player import CardFields, LogCardFields, LogFields, QuestFields
+from chalicelib.schemas.posts import PostFields, Source
 
 RoleName = Literal["regular", "member", "moderator", "administrator"]
-# Where a post or comment came from: a fixture, or mail in (CONTRACT §10 `source`). Optional in
-# the file, `fixture` when left out; `export` writes it for mailed ones only, so `load` keeps it.
-Source = Literal["fixture", "email"]
 
 DEFAULT_PERMISSIONS: dict[str, list[RoleName]] = {
     "post": ["member", "moderator", "administrator"],
@@ -71,15 +69,17 @@ class FixtureUser(FixtureModel):
         return self
 
 
-class FixturePost(FixtureModel):
+class _PostKeys(FixtureModel):
+    # What places a fixture's post: its first fields in the file.
     id: Guid
     group_id: Guid
     author_id: Guid
-    title: str = Field(min_length=1)
-    slug: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9-]*$")
-    content: LongText = ""
-    created_on: UtcDateTime
-    source: Source = "fixture"
+
+
+class FixturePost(PostFields, _PostKeys):
+    """A post: its keys and what it says of itself (`PostFields`, in the file's order)."""
+
+    model_config = FixtureModel.model_config
 
 
 class FixtureSpamReport(FixtureModel):

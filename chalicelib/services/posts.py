@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import fields
 
 from chalicelib.domain.groups import Group
 from chalicelib.domain.ports.content import CommentStore, PostStore
@@ -16,6 +17,12 @@ from chalicelib.schemas.posts import PostOut, PostPage
 from chalicelib.services.comments import CommentPresenter
 from chalicelib.services.links import group_ref, post_url, user_ref
 from chalicelib.services.paging import next_offset
+
+# What an answer shows of a post as its record holds it, in the answer's order (the rest the
+# answer makes: its links, its group and author, its source as the API names it).
+SHOWN = tuple(
+    name for name in PostOut.model_fields if name in {f.name for f in fields(Post)} - {"source"}
+)
 
 
 def unknown_offset(offset: str | int) -> ValidationFailed:
@@ -72,17 +79,12 @@ class PostService:
 
     def _out(self, post: Post, group: Group, authors: Mapping[str, User]) -> PostOut:
         return PostOut(
-            id=post.id,
-            title=post.title,
-            slug=post.slug,
-            content=post.content,
+            # Its comments' count is kept on it by every comment write: no comment is read.
+            **{name: getattr(post, name) for name in SHOWN},
             url=post_url(group, post),
             group=group_ref(group),
             author=user_ref(authors.get(post.author_id)),
-            created_on=post.created_on,
             source="email" if post.source == "email" else "fixture",
-            # Kept on the post by every comment write: no comment is read to answer it.
-            comments_count=post.comments_count,
         )
 
     def group_id_of(self, post: Post) -> str:

@@ -18,8 +18,10 @@ from chalicelib.domain.groups import Group
 from chalicelib.domain.posts import NewPost, Post
 from chalicelib.schemas.events import EventFields, EventOut, EventWrite
 from chalicelib.schemas.fixture import FixtureEvent, FixtureGroup, FixturePost
+from chalicelib.schemas.posts import PostFields, PostOut
 from chalicelib.services.events import AUDITED
 from chalicelib.services.fixture import SHARED
+from chalicelib.services.posts import SHOWN
 from chalicelib.store.events import EventRecord
 from chalicelib.store.groups import GroupRecord
 from chalicelib.store.posts import PostRecord
@@ -87,3 +89,18 @@ def test_a_post_or_group_travels_through_a_fixture_with_every_field_of_its_recor
 
 def test_a_new_post_is_stored_with_what_a_post_holds():
     assert set(NewPost.__annotations__) == set(names(Post))
+
+
+def test_a_fixture_s_post_is_its_keys_and_what_it_says_of_itself():
+    assert list(FixturePost.model_fields) == [
+        "id",
+        "group_id",
+        "author_id",
+        *PostFields.model_fields,
+    ]
+
+
+def test_an_answer_shows_every_field_of_a_post_s_record():
+    """Its group and author as references, its source as the API names it, the rest as stored."""
+    assert set(names(Post)) - {"group_id", "author_id"} <= set(PostOut.model_fields)
+    assert set(SHOWN) == set(names(Post)) - {"group_id", "author_id", "source"}
