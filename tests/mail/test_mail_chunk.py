@@ -1,11 +1,11 @@
-"""Sorting a chunk of downloaded mail (services/mail_in/rules.py): pure, before any import."""
+"""Sorting a chunk of downloaded mail (services/mail_in/ingest.py): pure, before any import."""
 
 from __future__ import annotations
 
 import pytest
 
 from chalicelib.domain.mailboxes import LogEntry, Quarantine, Skip
-from chalicelib.services.mail_in.rules import (
+from chalicelib.services.mail_in.ingest import (
     EXHAUSTED,
     FRESH,
     HANDLED,

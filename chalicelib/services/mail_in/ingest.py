@@ -27,8 +27,8 @@ A mail whose attempt was counted by an earlier poll that never finished is a sus
 handled on its own, so a mail that kills the process never takes the others down with it twice.
 
 Who does what: the POP3 session of a poll is `chalicelib.mail.pop3.MailSession`; what a mail
-becomes and what it stores, `planner.py` (the pure rules, the chunk's sorting and the poll's
-counts in `rules.py`); the log's steps (`Reserve`, `Finish`, `Quarantine`, `Fail`, `Skip`,
+becomes and what it stores, `planner.py` (the pure rules and the poll's counts in `rules.py`);
+how a chunk of downloaded mail is sorted, here (last: the chunk is this flow's unit); the log's steps (`Reserve`, `Finish`, `Quarantine`, `Fail`, `Skip`,
 domain/mailboxes.py) are written by the store, which answers the entries as they left them: this
 module orders the steps and goes on with the entries answered (a mail's entry is never changed in
 place).
@@ -37,14 +37,16 @@ place).
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from chalicelib.domain.announcements import MailRejected
 from chalicelib.domain.mailboxes import (
+    FINAL,
+    VIA_POP3,
     VIA_PUSH,
     Fail,
     Finish,
@@ -53,6 +55,7 @@ from chalicelib.domain.mailboxes import (
     MailStatus,
     Quarantine,
     Reserve,
+    Skip,
     Step,
 )
 from chalicelib.domain.ports.mail import (
@@ -69,17 +72,15 @@ from chalicelib.mail.pop3 import MailboxError, MailSession, MessageTooLarge, Pop
 from chalicelib.services.mail_in.notices import Dues, NoticeDecider, due_notice, unread_notice
 from chalicelib.services.mail_in.planner import Planner, PlanStore, derived_id
 from chalicelib.services.mail_in.rules import (
-    DownloadedMail,
     Plan,
     PollResult,
     clean_field,
     plain,
     plain_error,
-    settle_repeats,
-    sort_chunk,
 )
 
 if TYPE_CHECKING:
+    from chalicelib.domain.announcements import RejectionNoticeDue
     from chalicelib.mail.parse import ParsedMail, ReadableHeaders
 
 log = get_logger("mail")
@@ -411,7 +412,9 @@ class MailIngestor:
                 mailbox.key, mail.logged, mail.uidl, plan, mail.received_on
             )
             if outcome.status == MailStatus.REJECTED:  # its sender may be told why
-                outcome, mail.notice = due_notice(self.notices, mailbox, mail, outcome)
+                outcome, mail.notice = due_notice(
+                    self.notices, mailbox, mail.mail, mail.raw, outcome
+                )
         except Exception as error:  # one bad mail must not stop the mailbox
             attempt = mail.logged.attempts
             log.exception("mail failed", extra={"mailbox": mailbox.key, "attempt": attempt})
@@ -497,3 +500,130 @@ class MailIngestor:
     @staticmethod
     def _entry_id(mailbox_key: str, dedup_key: str) -> str:
         return derived_id(mailbox_key, dedup_key)
+
+
+# -----------------------------------------------------------------------------------------------
+# A chunk of downloaded mail, sorted before any of it is imported (`_import_chunk`, above).
+#
+# Pure: what each mail's log entry says (none yet, handled, out of attempts, or interrupted)
+# decides whether it is imported now, skipped, quarantined or handled alone as a suspect; a mail
+# seen twice in one chunk follows the first. No I/O here: the ingestor reads the entries before and
+# writes the steps after. Beside the flow that drives it, as the chunk is the unit of that flow.
+
+
+# A mail already handled, found again: counted, not a status of its own.
+SKIPPED = "skipped"
+
+# What a readable mail's entry says, before this poll's attempt.
+FRESH = "fresh"  # no entry: never seen
+HANDLED = "handled"  # a final status: the same mail again
+EXHAUSTED = "exhausted"  # attempts ran out without an outcome: the process died on it each time
+SUSPECT = "suspect"  # an earlier attempt never finished: handled alone, after the rest
+
+
+@dataclass
+class DownloadedMail:
+    """One downloaded message on its way through a chunk."""
+
+    uidl: str
+    raw: bytes
+    received_on: datetime
+    parsed: ParsedMail | None = None
+    entry_id: str = ""
+    entry: LogEntry | None = None
+    status: str = ""  # the outcome of this poll: posted, …, failed, quarantined, skipped
+    deletable: bool = False
+    outcome: list[Step] = field(default_factory=list)  # its final steps, to be written
+    via: str = VIA_POP3  # how it came in (its log entry's `via`): a poll, or a push (no UIDL)
+    notice: RejectionNoticeDue | None = None  # due to its sender (services/mail_in/notices.py)
+
+    @property
+    def logged(self) -> LogEntry:
+        assert self.entry is not None, "a mail's entry is known once its chunk is read"
+        return self.entry
+
+    @property
+    def mail(self) -> ParsedMail:
+        assert self.parsed is not None, "only readable mail is planned"
+        return self.parsed
+
+
+@dataclass
+class SortedChunk:
+    fresh: list[DownloadedMail] = field(default_factory=list)  # imported now, side by side
+    suspects: list[DownloadedMail] = field(default_factory=list)  # one at a time, fewest first
+    repeats: list[tuple[DownloadedMail, DownloadedMail]] = field(default_factory=list)
+    settled: list[Step] = field(default_factory=list)  # skips and quarantines, written at once
+
+
+def verdict(entry: LogEntry | None, max_attempts: int) -> str:
+    """FRESH, HANDLED, EXHAUSTED or SUSPECT: what a mail's entry says of it."""
+    if entry is None:
+        return FRESH
+    if entry.status in FINAL:
+        return HANDLED
+    if entry.attempts >= max_attempts:
+        return EXHAUSTED
+    return SUSPECT
+
+
+def interrupted_reason(attempts: int) -> str:
+    return plain(
+        f"the import was interrupted {attempts} times (the process "
+        "stopped while handling it); no more retries (kept on the server)"
+    )
+
+
+def split_repeats(
+    mails: Sequence[DownloadedMail],
+) -> tuple[list[DownloadedMail], list[tuple[DownloadedMail, DownloadedMail]]]:
+    """(the first mail of each entry, in order; each later one with the first of its entry)."""
+    first_of: dict[str, DownloadedMail] = {}
+    firsts: list[DownloadedMail] = []
+    repeats: list[tuple[DownloadedMail, DownloadedMail]] = []
+    for mail in mails:
+        first = first_of.setdefault(mail.entry_id, mail)
+        if first is mail:
+            firsts.append(mail)
+        else:
+            repeats.append((mail, first))
+    return firsts, repeats
+
+
+def sort_chunk(
+    readable: Sequence[DownloadedMail], known: Mapping[str, LogEntry], max_attempts: int
+) -> SortedChunk:
+    """The readable mails of a chunk (their entry ids set) by what their stored entries say.
+    Each mail is given its entry (None: fresh); a skipped or quarantined one its status and
+    whether it may be deleted."""
+    firsts, repeats = split_repeats(readable)
+    chunk = SortedChunk(repeats=repeats)
+    for mail in firsts:
+        entry = mail.entry = known.get(mail.entry_id)
+        kind = verdict(entry, max_attempts)
+        if kind == FRESH:
+            chunk.fresh.append(mail)
+        elif kind == SUSPECT:
+            chunk.suspects.append(mail)
+        elif kind == HANDLED:
+            mail.status = SKIPPED
+            mail.deletable = mail.logged.status != MailStatus.QUARANTINED
+            chunk.settled.append(Skip(mail.logged, mail.uidl))
+        else:
+            mail.status = MailStatus.QUARANTINED
+            reason = interrupted_reason(mail.logged.attempts)
+            chunk.settled.append(Quarantine(mail.logged, mail.uidl, reason))
+    chunk.suspects.sort(key=lambda suspect: suspect.logged.attempts)
+    return chunk
+
+
+def settle_repeats(repeats: Sequence[tuple[DownloadedMail, DownloadedMail]]) -> list[Skip]:
+    """Mails seen again in the chunk that brought their first: skipped; those whose first was
+    settled are marked handled under its entry (and deletable as it is)."""
+    steps = []
+    for mail, first in repeats:
+        mail.status = SKIPPED
+        if first.status in FINAL:
+            mail.deletable = first.status != MailStatus.QUARANTINED
+            steps.append(Skip(first.logged, mail.uidl))
+    return steps

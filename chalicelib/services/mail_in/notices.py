@@ -53,7 +53,6 @@ if TYPE_CHECKING:
     from chalicelib.domain.ports.people import GroupReader
     from chalicelib.mail.parse import ParsedMail
     from chalicelib.services.mail_in.planner import SenderVerifier
-    from chalicelib.services.mail_in.rules import DownloadedMail
 
 log = get_logger("mail")
 
@@ -188,13 +187,17 @@ class NoticeDecider:
 
 
 def due_notice(
-    notices: NoticeDecider | None, mailbox: Mailbox, mail: DownloadedMail, outcome: Finish
+    notices: NoticeDecider | None,
+    mailbox: Mailbox,
+    parsed: ParsedMail,
+    raw: bytes,
+    outcome: Finish,
 ) -> tuple[Finish, RejectionNoticeDue | None]:
     """A mail's outcome as its entry is written (`noticeSent` true when a notice is due) and the
     notice due to its sender, for the ingestor (services/mail_in/ingest.py)."""
     if notices is None or outcome.status != MailStatus.REJECTED:
         return outcome, None
-    notice = notices.decide(mailbox, mail.mail, mail.raw, outcome.entry, outcome.reason)
+    notice = notices.decide(mailbox, parsed, raw, outcome.entry, outcome.reason)
     if notice is None:
         return outcome, None
     return replace(outcome, entry=replace(outcome.entry, notice_sent=True)), notice

@@ -1,6 +1,7 @@
 """Mail in's pure decisions (CONTRACT §9), from plain values: no store, no clock, no POP3 session.
-What a mail becomes (here, first); how a downloaded chunk is sorted (below: which mail is imported
-now, skipped, quarantined or handled alone); what a poll tells (last: its counts, plain words).
+What a mail becomes (here, first); what a poll tells (last: its counts, plain words). How a
+downloaded chunk is sorted (which mail is imported now, skipped, quarantined or handled alone) sits
+with the flow that drives it, in services/mail_in/ingest.py.
 
 `MailIngestor` looks things up (the sender's user record, the group, the post a permalink names)
 and hands them in; everything here is a pure function of a `ParsedMail` and those records, so
@@ -22,21 +23,13 @@ Ignored: bounces and auto-replies (rules in `chalicelib.mail.parse`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from chalicelib.auth import Caller
 from chalicelib.domain.mailboxes import (
-    FINAL,
     OUTCOMES,
-    VIA_POP3,
-    LogEntry,
     MailStatus,
-    Quarantine,
-    Skip,
-    Step,
 )
 from chalicelib.mail.authentication import DnsUnavailable
 from chalicelib.mail.parse import clean_line, dmarc_failed, sanitise_html
@@ -45,7 +38,6 @@ from chalicelib.mail.replies import trim_reply
 from chalicelib.sanitize import text_to_html
 
 if TYPE_CHECKING:
-    from chalicelib.domain.announcements import RejectionNoticeDue
     from chalicelib.domain.groups import Group
     from chalicelib.domain.posts import Post
     from chalicelib.domain.users import User
@@ -233,133 +225,6 @@ def fit_html(markup: str, max_bytes: int) -> tuple[str, bool]:
         cut = cut[: int(len(cut) * 0.9)]
         fitted = sanitise_html(cut)
     return f"{fitted}<p>{TRUNCATED_NOTE}</p>", True
-
-
-# -----------------------------------------------------------------------------------------------
-# A chunk of downloaded mail, sorted before any of it is imported (services/mail_in/ingest.py).
-#
-# Pure: what each mail's log entry says (none yet, handled, out of attempts, or interrupted)
-# decides whether it is imported now, skipped, quarantined or handled alone as a suspect; a mail
-# seen twice in one chunk follows the first. No I/O here: the ingestor reads the entries before and
-# writes the steps after.
-
-
-# A mail already handled, found again: counted, not a status of its own.
-SKIPPED = "skipped"
-
-# What a readable mail's entry says, before this poll's attempt.
-FRESH = "fresh"  # no entry: never seen
-HANDLED = "handled"  # a final status: the same mail again
-EXHAUSTED = "exhausted"  # attempts ran out without an outcome: the process died on it each time
-SUSPECT = "suspect"  # an earlier attempt never finished: handled alone, after the rest
-
-
-@dataclass
-class DownloadedMail:
-    """One downloaded message on its way through a chunk."""
-
-    uidl: str
-    raw: bytes
-    received_on: datetime
-    parsed: ParsedMail | None = None
-    entry_id: str = ""
-    entry: LogEntry | None = None
-    status: str = ""  # the outcome of this poll: posted, …, failed, quarantined, skipped
-    deletable: bool = False
-    outcome: list[Step] = field(default_factory=list)  # its final steps, to be written
-    via: str = VIA_POP3  # how it came in (its log entry's `via`): a poll, or a push (no UIDL)
-    notice: RejectionNoticeDue | None = None  # due to its sender (services/mail_in/notices.py)
-
-    @property
-    def logged(self) -> LogEntry:
-        assert self.entry is not None, "a mail's entry is known once its chunk is read"
-        return self.entry
-
-    @property
-    def mail(self) -> ParsedMail:
-        assert self.parsed is not None, "only readable mail is planned"
-        return self.parsed
-
-
-@dataclass
-class SortedChunk:
-    fresh: list[DownloadedMail] = field(default_factory=list)  # imported now, side by side
-    suspects: list[DownloadedMail] = field(default_factory=list)  # one at a time, fewest first
-    repeats: list[tuple[DownloadedMail, DownloadedMail]] = field(default_factory=list)
-    settled: list[Step] = field(default_factory=list)  # skips and quarantines, written at once
-
-
-def verdict(entry: LogEntry | None, max_attempts: int) -> str:
-    """FRESH, HANDLED, EXHAUSTED or SUSPECT: what a mail's entry says of it."""
-    if entry is None:
-        return FRESH
-    if entry.status in FINAL:
-        return HANDLED
-    if entry.attempts >= max_attempts:
-        return EXHAUSTED
-    return SUSPECT
-
-
-def interrupted_reason(attempts: int) -> str:
-    return plain(
-        f"the import was interrupted {attempts} times (the process "
-        "stopped while handling it); no more retries (kept on the server)"
-    )
-
-
-def split_repeats(
-    mails: Sequence[DownloadedMail],
-) -> tuple[list[DownloadedMail], list[tuple[DownloadedMail, DownloadedMail]]]:
-    """(the first mail of each entry, in order; each later one with the first of its entry)."""
-    first_of: dict[str, DownloadedMail] = {}
-    firsts: list[DownloadedMail] = []
-    repeats: list[tuple[DownloadedMail, DownloadedMail]] = []
-    for mail in mails:
-        first = first_of.setdefault(mail.entry_id, mail)
-        if first is mail:
-            firsts.append(mail)
-        else:
-            repeats.append((mail, first))
-    return firsts, repeats
-
-
-def sort_chunk(
-    readable: Sequence[DownloadedMail], known: Mapping[str, LogEntry], max_attempts: int
-) -> SortedChunk:
-    """The readable mails of a chunk (their entry ids set) by what their stored entries say.
-    Each mail is given its entry (None: fresh); a skipped or quarantined one its status and
-    whether it may be deleted."""
-    firsts, repeats = split_repeats(readable)
-    chunk = SortedChunk(repeats=repeats)
-    for mail in firsts:
-        entry = mail.entry = known.get(mail.entry_id)
-        kind = verdict(entry, max_attempts)
-        if kind == FRESH:
-            chunk.fresh.append(mail)
-        elif kind == SUSPECT:
-            chunk.suspects.append(mail)
-        elif kind == HANDLED:
-            mail.status = SKIPPED
-            mail.deletable = mail.logged.status != MailStatus.QUARANTINED
-            chunk.settled.append(Skip(mail.logged, mail.uidl))
-        else:
-            mail.status = MailStatus.QUARANTINED
-            reason = interrupted_reason(mail.logged.attempts)
-            chunk.settled.append(Quarantine(mail.logged, mail.uidl, reason))
-    chunk.suspects.sort(key=lambda suspect: suspect.logged.attempts)
-    return chunk
-
-
-def settle_repeats(repeats: Sequence[tuple[DownloadedMail, DownloadedMail]]) -> list[Skip]:
-    """Mails seen again in the chunk that brought their first: skipped; those whose first was
-    settled are marked handled under its entry (and deletable as it is)."""
-    steps = []
-    for mail, first in repeats:
-        mail.status = SKIPPED
-        if first.status in FINAL:
-            mail.deletable = first.status != MailStatus.QUARANTINED
-            steps.append(Skip(first.logged, mail.uidl))
-    return steps
 
 
 # -----------------------------------------------------------------------------------------------
