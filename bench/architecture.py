@@ -50,25 +50,28 @@ class Box:
     modules: tuple[str, ...]  # the dotted names it holds, each with everything below it
     row: int
     kind: str
+    at: float = 0.5  # its centre, a share of the picture's width (rows keep corridors free)
     wide: bool = False  # as wide as the picture (the bottom row, which every box imports)
 
 
-# Top to bottom, and left to right in each row: mail in on the left, notify on the right.
+# Top to bottom, and left to right in each row: mail in on the left, notify on the right. Below
+# the jobs, the boxes leave two corridors free (about a third and two thirds of the width), where
+# the arrows that pass a row run down.
 BOXES = (
-    Box("poll", "jobs/mail_poll.py", "the POP3 poll, on its schedule", ("chalicelib.jobs.mail_poll",), 0, MAIL_IN),
-    Box("push", "jobs/mail_push.py", "mail pushed in (SES, the SMTP door)", ("chalicelib.jobs.mail_push",), 0, MAIL_IN),
-    Box("outbox", "jobs/outbox.py", "the outbox drain (its stream)", ("chalicelib.jobs.outbox",), 0, NOTIFY),
-    Box("notify_job", "jobs/notify.py", "the fan-out queue", ("chalicelib.jobs.notify",), 0, NOTIFY),
-    Box("digests_job", "jobs/digests.py", "the daily digests", ("chalicelib.jobs.digests",), 0, NOTIFY),
-    Box("jobs_base", "jobs/base.py", "what every job shares", ("chalicelib.jobs.base",), 1, SHARED),
-    Box("deps", "deps.py", "the composition root", ("chalicelib.deps",), 1, SHARED),
-    Box("mail_in", "services/mail_in/", "the mail-in pipeline", ("chalicelib.services.mail_in", "chalicelib.services.inbound"), 2, MAIL_IN),
-    Box("services", "services/", "the other services", ("chalicelib.services",), 2, SHARED),
-    Box("notify", "services/notify/", "the notify pipeline", ("chalicelib.services.notify",), 2, NOTIFY),
-    Box("mail", "mail/", "POP3, MIME, parsing, threads", ("chalicelib.mail",), 3, SHARED),
-    Box("store", "store/", "DynamoDB: records, the outbox", ("chalicelib.store",), 3, SHARED),
-    Box("outgoing", "mail/outgoing.py", "sending: SES, one rate", ("chalicelib.mail.outgoing",), 3, SHARED),
-    Box("domain", "domain/", "records, statuses, events, ports", ("chalicelib.domain",), 4, SHARED, wide=True),
+    Box("poll", "jobs/mail_poll.py", "the POP3 poll", ("chalicelib.jobs.mail_poll",), 0, MAIL_IN, 0.09),
+    Box("push", "jobs/mail_push.py", "mail pushed in", ("chalicelib.jobs.mail_push",), 0, MAIL_IN, 0.3),
+    Box("outbox", "jobs/outbox.py", "the outbox drain", ("chalicelib.jobs.outbox",), 0, NOTIFY, 0.52),
+    Box("notify_job", "jobs/notify.py", "the fan-out queue", ("chalicelib.jobs.notify",), 0, NOTIFY, 0.72),
+    Box("digests_job", "jobs/digests.py", "the daily digests", ("chalicelib.jobs.digests",), 0, NOTIFY, 0.91),
+    Box("jobs_base", "jobs/base.py", "what every job shares", ("chalicelib.jobs.base",), 1, SHARED, 0.17),
+    Box("deps", "deps.py", "the composition root", ("chalicelib.deps",), 1, SHARED, 0.5),
+    Box("mail_in", "services/mail_in/", "the mail-in pipeline", ("chalicelib.services.mail_in", "chalicelib.services.inbound"), 2, MAIL_IN, 0.16),
+    Box("services", "services/", "the other services", ("chalicelib.services",), 2, SHARED, 0.5),
+    Box("notify", "services/notify/", "the notify pipeline", ("chalicelib.services.notify",), 2, NOTIFY, 0.84),
+    Box("mail", "mail/", "POP3, MIME, threads", ("chalicelib.mail",), 3, SHARED, 0.16),
+    Box("store", "store/", "DynamoDB, the outbox", ("chalicelib.store",), 3, SHARED, 0.5),
+    Box("outgoing", "mail/outgoing.py", "sending: SES, one rate", ("chalicelib.mail.outgoing",), 3, SHARED, 0.84),
+    Box("domain", "domain/", "records, statuses, domain events, ports", ("chalicelib.domain",), 4, SHARED, wide=True),
 )  # fmt: skip
 
 
@@ -196,7 +199,8 @@ MONO = "DejaVu Sans Mono, Menlo, Consolas, monospace"
 LABEL_PX, NOTE_PX = 13, 11  # a monospace character is 0.6 of its size wide
 BOX_H, BOX_GAP, PAD = 46, 28, 16
 LANE = 7  # between two arrows running side by side
-TITLE_H, FOOT_H = 34, 62
+CONTENT_W = 900  # the boxes' width, the gutters at its sides apart
+TITLE_H = 34
 
 
 def _width(box: Box) -> float:
@@ -210,24 +214,37 @@ class _Place:
     w: float = 0.0
 
 
+def _row_places(members: list[Box], content: float) -> list[_Place]:
+    """The row's boxes centred where they ask (`at`), pushed apart where they would touch; packed
+    and centred if that runs off the picture."""
+    places: list[_Place] = []
+    right: float = -BOX_GAP
+    for box in members:
+        width = content if box.wide else _width(box)
+        left = max(box.at * content - width / 2, right + BOX_GAP, 0.0)
+        places.append(_Place(left, w=width))
+        right = left + width
+    if right <= content:
+        return places
+    left = (content - sum(p.w for p in places) - BOX_GAP * (len(places) - 1)) / 2
+    for place in places:
+        place.x, left = left, left + place.w + BOX_GAP
+    return places
+
+
 def _columns(boxes: tuple[Box, ...]) -> tuple[dict[str, _Place], float]:
-    """Each box's left edge and width, each row centred in the widest one."""
+    """Each box's left edge and width; the content's width, at least CONTENT_W."""
     rows: dict[int, list[Box]] = defaultdict(list)
     for box in boxes:
         rows[box.row].append(box)
-    widths = {
-        row: sum(_width(b) for b in members) + BOX_GAP * (len(members) - 1)
-        for row, members in rows.items()
-    }
-    content = max(widths.values())
+    packed = [
+        sum(_width(b) for b in members) + BOX_GAP * (len(members) + 1) for members in rows.values()
+    ]
+    content = max(CONTENT_W, *packed)
     places = {}
-    for row, members in rows.items():
-        x = (content - widths[row]) / 2
-        for box in members:
-            places[box.key] = _Place(x, w=_width(box))
-            x += _width(box) + BOX_GAP
-            if box.wide and len(members) == 1:
-                places[box.key] = _Place(0.0, w=content)
+    for members in rows.values():
+        for box, place in zip(members, _row_places(members, content), strict=True):
+            places[box.key] = place
     return places, content
 
 
@@ -540,27 +557,48 @@ def _arrow_svg(route: _Route, points: list[tuple[float, float]]) -> str:
     )
 
 
-def _legend(width: float, y: float, shared: list[str]) -> list[str]:
+LINE_H = 16  # a line of the legend
+
+
+def _wrapped(words: list[str], width: float) -> list[str]:
+    """The words in lines of the legend that fit the picture's width."""
+    lines = [""]
+    for word in words:
+        joined = f"{lines[-1]} {word}".strip()
+        if len(joined) * NOTE_PX * 0.6 > width - 2 * PAD and lines[-1]:
+            lines.append(word)
+        else:
+            lines[-1] = joined
+    return lines
+
+
+def _notes(width: float, shared: list[str]) -> list[str]:
+    """The legend's sentences, under its swatches."""
+    return [
+        *_wrapped(
+            "an arrow: a module of the box it leaves imports a module of the box it enters "
+            "(dashed: for types only)".split(),
+            width,
+        ),
+        *_wrapped(f"not drawn (every layer uses them): {', '.join(shared)}".split(), width),
+        "drawn from the imports (ast) by python -m bench.architecture",
+    ]
+
+
+def _legend(y: float, notes: list[str]) -> list[str]:
     x: float = PAD
-    lines = [f'  <g font-size="{NOTE_PX}" fill="#333">']
+    lines = [f'  <g font-size="{NOTE_PX}" fill="#333" text-anchor="start">']
     for kind in (MAIL_IN, NOTIFY, SHARED):
         lines.append(
-            f'    <rect x="{_number(x)}" y="{_number(y)}" width="12" height="12" rx="2" fill="{FILLS[kind]}" stroke="{COLOURS[kind]}"/>'
+            f'    <rect x="{_number(x)}" y="{_number(y)}" width="12" height="12" rx="2" '
+            f'fill="{FILLS[kind]}" stroke="{COLOURS[kind]}"/>'
         )
-        lines.append(
-            f'    <text x="{_number(x + 18)}" y="{_number(y + 10)}" text-anchor="start">{kind}</text>'
-        )
+        lines.append(f'    <text x="{_number(x + 18)}" y="{_number(y + 10)}">{kind}</text>')
         x += 18 + len(kind) * NOTE_PX * 0.6 + 18
-    lines.append(
-        f'    <text x="{_number(x)}" y="{_number(y + 10)}" text-anchor="start">an arrow: a module of one box imports one of the '
-        "other (dashed: for types only)</text>"
-    )
-    lines.append(
-        f'    <text x="{PAD}" y="{_number(y + 28)}" text-anchor="start">not drawn, used by every layer: {escape(", ".join(shared))}</text>'
-    )
-    lines.append(
-        f'    <text x="{PAD}" y="{_number(y + 44)}" text-anchor="start">drawn from the imports (ast) by python -m bench.architecture</text>'
-    )
+    for n, note in enumerate(notes, start=1):
+        lines.append(
+            f'    <text x="{PAD}" y="{_number(y + 10 + n * LINE_H)}">{escape(note)}</text>'
+        )
     lines.append("  </g>")
     return lines
 
@@ -589,7 +627,9 @@ def render(
     places, routes, width = _plan(present, drawn)
     counts = _channel_lanes(routes)
     tops = _rows_y(present, places, counts)
-    height = tops[max(tops)] + (counts.get(max(tops), 0) + 1) * LANE + FOOT_H
+    notes = _notes(width, not_drawn(graph, present))
+    foot = tops[max(tops)] + (counts.get(max(tops), 0) + 1) * LANE
+    height = foot + 14 + (len(notes) + 1) * LINE_H
     markers = [
         f'    <marker id="head-{kind.replace(" ", "-")}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
         f'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>'
@@ -610,7 +650,7 @@ def render(
         lines.append(_arrow_svg(route, _points(route, places, tops)))
     for box in present:
         lines.extend(_box_svg(box, places[box.key]))
-    lines.extend(_legend(width, height - FOOT_H + 10, not_drawn(graph, present)))
+    lines.extend(_legend(foot + 6, notes))
     lines.append("</svg>")
     return "\n".join(lines) + "\n"
 
