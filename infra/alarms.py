@@ -42,6 +42,10 @@ from infra.disaster import OUTAGE_MINUTES
 from infra.inbound import INBOUND_DAYS
 from infra.operations import FUNCTIONS, function_timeouts
 
+# Mailbox polls cut short by their run's end (MailboxPollCutShort): so many an hour, hours in a row.
+# One slow mailbox counts about 3 an hour once backed off (its third in a row is its timeout).
+CUT_SHORT_PER_HOUR = 3
+CUT_SHORT_HOURS = 3
 # The queues with their dead-letter queues: logical stem -> (queue key, dead-letter key, how old
 # the oldest message may grow before somebody should look, in seconds).
 QUEUES = {
@@ -435,6 +439,17 @@ def mail_alarms(p: str, names: dict[str, str]) -> list[Alarm]:
               "blocked), not the mailboxes'. Read poll-mailbox's log (message = 'mailbox poll "
               "failed') for the reasons.", threshold=MAILBOXES_ALL_FAILING_PERCENT,
               pages="MailInStoppedAlarm"),
+        alarm("MailboxPollsCutShortAlarm", f"{p}-mailbox-polls-cut-short",
+              agora("MailboxPollCutShort", {"Stage": p}),
+              f"Mailbox polls were cut short by the end of their run (poll-mailbox's deadline) "
+              f"at least {CUT_SHORT_PER_HOUR} times an hour for {CUT_SHORT_HOURS} hours (metric "
+              "MailboxPollCutShort): a mail server too slow to finish a poll within a run, or "
+              "the poller slowed itself (DynamoDB or KMS throttles, a timeout too short). Read "
+              "poll-mailbox's log (message = 'mailbox poll cut short') for the mailboxes: one "
+              "mailbox is recorded as timing out at its third in a row (its lastError, the "
+              "back-off, its administrators' email); many at once is ours: the function's "
+              "duration, throttles and timeout.", threshold=CUT_SHORT_PER_HOUR, period=3600,
+              EvaluationPeriods=CUT_SHORT_HOURS, DatapointsToAlarm=CUT_SHORT_HOURS),
         alarm("MailFailedAlarm", f"{p}-mail-failed",
               mail_failed(p, MAIL_OUTCOMES, MAIL_FAILED_AT_LEAST),
               f"{MAIL_FAILED_SHARE:.0%} or more of the mail handled in an hour (and at least "
