@@ -210,7 +210,9 @@ class Settings(BaseModel):
             return value.strip().lower() or None
         return value
 
-    @property
+    # What derives from the fields alone is worked out once (the settings are frozen): every link,
+    # letter and request asks for the base URL, the sender, the origins or the token secret's name.
+    @functools.cached_property
     def allowed_origins(self) -> frozenset[str]:
         """AGORA_CORS_ORIGINS as exact origins (`https://app.example.org`, no path)."""
         return frozenset(
@@ -233,11 +235,11 @@ class Settings(BaseModel):
         settings._on_embedded_aws = embedded
         return settings
 
-    @property
+    @functools.cached_property
     def public_base_url(self) -> str:
         return self.base_url.rstrip("/")
 
-    @property
+    @functools.cached_property
     def sender_address(self) -> str:
         """AGORA_MAIL_SENDER, or `noreply@<host of AGORA_BASE_URL>` when it is unset."""
         if self.mail_sender.strip():
@@ -250,13 +252,13 @@ class Settings(BaseModel):
             stem, f"{self.table_prefix}{stem}"
         )
 
-    @property
+    @functools.cached_property
     def token_secret_id(self) -> str:
         """This stage's token secret in Secrets Manager (`agora-dev-token-secret`): the stack
         makes it in AWS, `make run` in its embedded AWS."""
         return f"{self.table_prefix}token-secret"
 
-    @property
+    @functools.cached_property
     def token_secret_setting(self) -> str:
         """AGORA_TOKEN_SECRET, or unset a reference to the stage's secret, so that a CLI pointed at
         `make run`'s embedded AWS finds the secret `make run` generated with no variable to copy."""
