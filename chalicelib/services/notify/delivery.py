@@ -523,23 +523,24 @@ class NotifyService:
                 report.queued += 1
                 not_sent(user.id, occurrence.post.id, "queued for the daily digest")
         elif recipient.email_alert_id == INSTANT and user.email:
-            if self.send_instant(user, recipient, occurrence):
+            if self.send_instant(user, recipient, occurrence, now):
                 report.emailed += 1
         else:
             why = "no email address" if user.email == "" else "no email wanted (alert only)"
             not_sent(user.id, occurrence.post.id, why)
 
-    def send_instant(self, user: User, recipient: Recipient, occurrence: Occurrence) -> bool:
-        """One email per (user, occurrence): claimed first, released if SES fails."""
+    def send_instant(
+        self, user: User, recipient: Recipient, occurrence: Occurrence, now: datetime
+    ) -> bool:
+        """One email per (user, occurrence): claimed first, released if SES fails. `now`: the
+        moment the recipient is told (the claim's and the unsubscribe link's)."""
         if self.mail.is_suppressed(user.email):
             # A hard bounce or a complaint: see services/suppressions.py.
             return not_sent(user.id, occurrence.post.id, "address suppressed (bounce, complaint)")
-        if not self.digests.claim_instant(user.id, occurrence.id, self.clock()):
+        if not self.digests.claim_instant(user.id, occurrence.id, now):
             return not_sent(user.id, occurrence.post.id, "already sent (claimed before)")
         subject, text, body_html = instant_email(occurrence.news(), self.why(recipient, occurrence))
-        link = recipient.subscription and unsubscribe_url(
-            user.id, recipient.subscription, self.clock()
-        )
+        link = recipient.subscription and unsubscribe_url(user.id, recipient.subscription, now)
         try:
             thread = occurrence.thread()
             letter = Letter(
