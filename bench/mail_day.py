@@ -241,52 +241,196 @@ def simulate(
     `series`, when given, gets the day's series the figures come from (for bench/pictures.py):
     `polls_per_hour` (the POP3 sessions opened in each hour of the day) and `delays_s` (each
     mail's seconds from its arrival to its post)."""
-    from chalicelib.jobs.base import Deadline
-    from chalicelib.jobs.mail_poll import MailPoll, dispatch, parse_message, poll_mailbox
-    from chalicelib.schemas.connectors import MailboxSettingsUpdate
+    day = _Day(mailboxes, seed, mails, push_share)
+    day.save_settings()
+    tally = day.run()
+    if series is not None:
+        series.update(polls_per_hour=tally.hourly, delays_s=list(day.fleet.delays))
+    posted = len(day.posts.rows)
+    if posted < day.day_mails:
+        raise AssertionError(f"mail lost: {day.day_mails} arrived, {posted} posted")
+    return {
+        "mail_day_polls": float(tally.polls),
+        "mail_day_delay_p50_s": _percentile(day.fleet.delays, 0.50),
+        "mail_day_delay_p95_s": _percentile(day.fleet.delays, 0.95),
+        "mail_day_delay_max_s": max(day.fleet.delays, default=0.0),
+        "mail_day_failed_logins_per_broken_mailbox": tally.failed_logins / len(day.broken),
+        "mail_day_concurrency": float(math.ceil(tally.busiest / DISPATCH_SECONDS)),
+        "mail_day_concurrency_peak": float(most_at_once(tally.executions)),
+        "mail_day_kms_calls": float(day.cipher.kms_calls),
+    }
+
+
+@dataclass
+class _Tally:
+    """What the day counts: the POP3 sessions and failed logins of the polls that start within
+    it (and in which hour), its executions, the busiest dispatch interval's execution-seconds."""
+
+    polls: int = 0
+    hourly: list[float] = field(default_factory=lambda: [0.0] * (DAY // 3600))
+    failed_logins: int = 0
+    executions: list[tuple[float, float]] = field(default_factory=list)
+    busiest: float = 0.0
+
+
+class _Day:
+    """The fleet, its arrivals and the stores, made from the seed: mailboxes g00000..., a share
+    of them broken, a share of the readable ones receiving by push."""
+
+    def __init__(self, mailboxes: int, seed: int, mails: float, push_share: float) -> None:
+        from chalicelib.services.mailboxes import MailboxDirectory, MailboxSettingsService
+        from infra.operations import MAX_CONCURRENCY
+        from tests.support.mail_fakes import FakeMailPosts
+        from tests.support.mailbox_fakes import FakeCipher, FakeLeases, FakeMailboxRepository
+
+        self.rng = rng = random.Random(seed)
+        self.clock = clock = Clock()
+        self.scopes = scopes = [f"g{n:05d}" for n in range(mailboxes)]
+        self.broken = broken = set(rng.sample(scopes, max(1, round(mailboxes * BROKEN_SHARE))))
+        arrivals = _arrivals(rng, scopes, mails)
+        self.day_mails = sum(1 for s in scopes if s not in broken for t in arrivals[s] if t < DAY)
+
+        # Its own random numbers: the all-POP3 day draws exactly what it drew before push existed.
+        self.push_rng = random.Random(seed + 1)
+        readable = sorted(set(scopes) - broken)
+        self.pushed = set(self.push_rng.sample(readable, round(push_share * len(readable))))
+        self.pushes = sorted((t, s) for s in self.pushed for t in arrivals[s])
+        for scope in self.pushed:
+            arrivals[scope] = []  # they never reach a maildrop
+
+        self.store = FakeMailboxRepository()
+        self.cipher = ContainerCipher(FakeCipher(), clock)
+        self.service = MailboxSettingsService(
+            self.store, self.cipher, clock, max_wait=timedelta(minutes=15),
+            inbound_domain="example.org",
+        )  # fmt: skip
+        self.directory = MailboxDirectory(self.service)
+        self.leases = FakeLeases()
+        self.fleet = Fleet(clock, arrivals, broken)
+        self.posts = FakeMailPosts()
+        self.ingestor = _ingestor(scopes, self.posts, clock, self.fleet)
+        cap = MAX_CONCURRENCY["prod"]["PollMailbox"]
+        self.containers = [Container(number) for number in range(cap)]
+
+    def save_settings(self) -> None:
+        """Saved during the hour before the day (due 5 minutes after each save)."""
+        from chalicelib.schemas.connectors import MailboxSettingsUpdate
+        from chalicelib.services.mailboxes import EMAIL_TO_POST
+
+        for scope in self.scopes:
+            self.clock.at(-WARM_UP_S + self.rng.random() * WARM_UP_S)
+            if scope in self.pushed:
+                update = MailboxSettingsUpdate.model_validate({"isEnabled": True})
+            else:
+                update = MailboxSettingsUpdate.model_validate(
+                    {
+                        "serverName": "pop.example",
+                        "serverPort": 995,
+                        "serverUsername": scope,
+                        "serverPassword": "right" if scope not in self.broken else "wrong",
+                        "isEnabled": True,
+                        "isSSL": True,
+                        "deleteProcessed": True,
+                    }  # fmt: skip
+                )
+            self.service._save(scope, EMAIL_TO_POST, update, "ann")
+
+    def run(self) -> _Tally:
+        """Every dispatch from the hour before the day to the flush after it."""
+        from chalicelib.jobs.base import Deadline
+
+        tally = _Tally()
+        deadline = Deadline.unbounded()
+        tick = -WARM_UP_S + DISPATCH_SECONDS
+        next_push = 0
+        while tick <= DAY + FLUSH_S:
+            next_push = self.receive_pushes(next_push, tick)
+            executed = self.dispatch(tick, deadline, tally)
+            if 0 <= tick < DAY:
+                tally.busiest = max(tally.busiest, executed)
+            tick += DISPATCH_SECONDS
+        return tally
+
+    def receive_pushes(self, next_push: int, tick: float) -> int:
+        """The mail pushed since the last tick, each at its own moment (no poll involved): the
+        index of the first push still to come."""
+        while next_push < len(self.pushes) and self.pushes[next_push][0] < tick:
+            arrived, scope = self.pushes[next_push]
+            next_push += 1
+            self.clock.at(arrived)
+            mailbox = self.store.get(scope)
+            assert mailbox is not None
+            self.ingestor.receive(mailbox, _mail(scope, arrived), self.clock())
+            self.fleet.delays.append(self.push_rng.uniform(*PUSH_SECONDS))
+        return next_push
+
+    def dispatch(self, tick: float, deadline: Any, tally: _Tally) -> float:
+        """One dispatch and the executions of its messages: their execution-seconds."""
+        from chalicelib.jobs.mail_poll import dispatch
+
+        self.clock.at(tick)
+        bodies: list[str] = []
+        dispatch(source=self.directory, now=self.clock(), send=bodies.extend)
+        executed = 0.0
+        for body in bodies:
+            executed += self.execute(body, tick, deadline, tally)
+        return executed
+
+    def execute(self, body: str, tick: float, deadline: Any, tally: _Tally) -> float:
+        """One message on the execution `_take` gives it, its mailboxes polled side by side:
+        its duration."""
+        from chalicelib.jobs.mail_poll import parse_message
+
+        keys, due_by, _ = parse_message(body)
+        ready_at = tick + SQS_LATENCY_S
+        container = _take(self.containers, ready_at)
+        start = max(ready_at, container.free_at)
+        if start - container.born > CONTAINER_HOURS * 3600:
+            container.kept, container.born = {}, start  # recycled by Lambda
+        self.cipher.container = container
+        slowest = 0.0
+        for key in keys:
+            slowest = max(slowest, self.poll(key, start, due_by, deadline, tally))
+        duration = slowest + INVOCATION_OVERHEAD_S
+        container.free_at = start + duration
+        if 0 <= start < DAY:
+            tally.executions.append((start, start + duration))
+        return duration
+
+    def poll(self, key: Any, start: float, due_by: Any, deadline: Any, tally: _Tally) -> float:
+        """One mailbox's poll, through `poll_mailbox`: its POP3 session's seconds."""
+        from chalicelib.jobs.mail_poll import MailPoll, poll_mailbox
+
+        session = self.rng.uniform(*SESSION_SECONDS)
+        self.clock.at(start)
+        self.fleet.session_end = start + session
+        before_sessions, before_failed = self.fleet.sessions, self.fleet.failed_logins
+        parts = MailPoll(
+            self.directory, self.service, self.leases, lambda: self.ingestor, self.clock
+        )
+        poll_mailbox(key, deadline, parts, due_by=due_by)
+        if 0 <= start < DAY:
+            tally.polls += self.fleet.sessions - before_sessions
+            tally.hourly[int(start // 3600)] += self.fleet.sessions - before_sessions
+            tally.failed_logins += self.fleet.failed_logins - before_failed
+        return session
+
+
+def _ingestor(scopes: list[str], posts: Any, clock: Clock, fleet: Fleet) -> Any:
+    """The real MailIngestor and planner on the fakes: a public group per scope under the root,
+    each with its own member (one person in all 10,000 groups would make every mail's sender
+    check read 10,000 memberships), the mailboxes opened on the fleet."""
     from chalicelib.services.mail_in.ingest import MailIngestor
     from chalicelib.services.mail_in.planner import MailPlanner
-    from chalicelib.services.mailboxes import (
-        EMAIL_TO_POST,
-        MailboxDirectory,
-        MailboxSettingsService,
-    )
-    from infra.operations import MAX_CONCURRENCY
     from tests.support.fakes import FakeUserRepository
     from tests.support.mail_fakes import (
         FakeCounters,
         FakeMailComments,
         FakeMailGroups,
         FakeMailLog,
-        FakeMailPosts,
         FakeOutbox,
         add_user,
     )
-    from tests.support.mailbox_fakes import FakeCipher, FakeLeases, FakeMailboxRepository
-
-    rng = random.Random(seed)
-    clock = Clock()
-    scopes = [f"g{n:05d}" for n in range(mailboxes)]
-    broken = set(rng.sample(scopes, max(1, round(mailboxes * BROKEN_SHARE))))
-    arrivals = _arrivals(rng, scopes, mails)
-    day_mails = sum(1 for s in scopes if s not in broken for t in arrivals[s] if t < DAY)
-
-    # Its own random numbers: the all-POP3 day draws exactly what it drew before push existed.
-    push_rng = random.Random(seed + 1)
-    readable = sorted(set(scopes) - broken)
-    pushed = set(push_rng.sample(readable, round(push_share * len(readable))))
-    pushes = sorted((t, s) for s in pushed for t in arrivals[s])
-    for scope in pushed:
-        arrivals[scope] = []  # they never reach a maildrop
-
-    store = FakeMailboxRepository()
-    cipher = ContainerCipher(FakeCipher(), clock)
-    service = MailboxSettingsService(
-        store, cipher, clock, max_wait=timedelta(minutes=15), inbound_domain="example.org"
-    )
-    directory = MailboxDirectory(service)
-    leases = FakeLeases()
-    fleet = Fleet(clock, arrivals, broken)
 
     permissions = {
         "post": ["member", "moderator", "administrator"],
@@ -301,17 +445,13 @@ def simulate(
         )  # fmt: skip
         for s in scopes
     ]
-    # Each group's own member writes its mail: one person in all 10,000 groups would make every
-    # mail's sender check read 10,000 memberships.
     users = FakeUserRepository()
     for scope in scopes:
         add_user(users, scope, {scope: "member"}, email=f"{scope}@members.example")
-    posts = FakeMailPosts()
-    group_store = FakeMailGroups(root, *groups)
-    ingestor = MailIngestor(
+    return MailIngestor(
         planner=MailPlanner(
             users=users,
-            groups=group_store,
+            groups=FakeMailGroups(root, *groups),
             posts=posts,
             comments=FakeMailComments(),
             base_url="https://community.example",
@@ -325,97 +465,6 @@ def simulate(
         open_mailbox=fleet,
         workers=1,
     )
-
-    # Saved during the hour before the day (due 5 minutes after each save).
-    for scope in scopes:
-        clock.at(-WARM_UP_S + rng.random() * WARM_UP_S)
-        if scope in pushed:
-            update = MailboxSettingsUpdate.model_validate({"isEnabled": True})
-            service._save(scope, EMAIL_TO_POST, update, "ann")
-            continue
-        update = MailboxSettingsUpdate.model_validate(
-            {
-                "serverName": "pop.example",
-                "serverPort": 995,
-                "serverUsername": scope,
-                "serverPassword": "right" if scope not in broken else "wrong",
-                "isEnabled": True,
-                "isSSL": True,
-                "deleteProcessed": True,
-            }  # fmt: skip
-        )
-        service._save(scope, EMAIL_TO_POST, update, "ann")
-
-    cap = MAX_CONCURRENCY["prod"]["PollMailbox"]
-    containers = [Container(number) for number in range(cap)]
-    day_polls = 0
-    hourly = [0.0] * (DAY // 3600)
-    busiest = 0.0  # execution-seconds of the busiest dispatch interval
-    executions: list[tuple[float, float]] = []  # (start, end) of the day's executions
-    failed_logins_in_day = 0
-    deadline = Deadline.unbounded()
-
-    tick = -WARM_UP_S + DISPATCH_SECONDS
-    next_push = 0
-    while tick <= DAY + FLUSH_S:
-        # The mail pushed since the last tick, each at its own moment (no poll involved).
-        while next_push < len(pushes) and pushes[next_push][0] < tick:
-            arrived, scope = pushes[next_push]
-            next_push += 1
-            clock.at(arrived)
-            mailbox = store.get(scope)
-            assert mailbox is not None
-            ingestor.receive(mailbox, _mail(scope, arrived), clock())
-            fleet.delays.append(push_rng.uniform(*PUSH_SECONDS))
-        clock.at(tick)
-        bodies: list[str] = []
-        dispatch(source=directory, now=clock(), send=bodies.extend)
-        executed = 0.0
-        for body in bodies:
-            keys, due_by, _ = parse_message(body)
-            ready_at = tick + SQS_LATENCY_S
-            container = _take(containers, ready_at)
-            start = max(ready_at, container.free_at)
-            if start - container.born > CONTAINER_HOURS * 3600:
-                container.kept, container.born = {}, start  # recycled by Lambda
-            cipher.container = container
-            slowest = 0.0
-            for key in keys:
-                session = rng.uniform(*SESSION_SECONDS)
-                slowest = max(slowest, session)
-                clock.at(start)
-                fleet.session_end = start + session
-                before_sessions, before_failed = fleet.sessions, fleet.failed_logins
-                parts = MailPoll(directory, service, leases, lambda: ingestor, clock)
-                poll_mailbox(key, deadline, parts, due_by=due_by)
-                if 0 <= start < DAY:
-                    day_polls += fleet.sessions - before_sessions
-                    hourly[int(start // 3600)] += fleet.sessions - before_sessions
-                    failed_logins_in_day += fleet.failed_logins - before_failed
-            duration = slowest + INVOCATION_OVERHEAD_S
-            container.free_at = start + duration
-            executed += duration
-            if 0 <= start < DAY:
-                executions.append((start, start + duration))
-        if 0 <= tick < DAY:
-            busiest = max(busiest, executed)
-        tick += DISPATCH_SECONDS
-
-    if series is not None:
-        series.update(polls_per_hour=hourly, delays_s=list(fleet.delays))
-    posted = len(posts.rows)
-    if posted < day_mails:
-        raise AssertionError(f"mail lost: {day_mails} arrived, {posted} posted")
-    return {
-        "mail_day_polls": float(day_polls),
-        "mail_day_delay_p50_s": _percentile(fleet.delays, 0.50),
-        "mail_day_delay_p95_s": _percentile(fleet.delays, 0.95),
-        "mail_day_delay_max_s": max(fleet.delays, default=0.0),
-        "mail_day_failed_logins_per_broken_mailbox": failed_logins_in_day / len(broken),
-        "mail_day_concurrency": float(math.ceil(busiest / DISPATCH_SECONDS)),
-        "mail_day_concurrency_peak": float(most_at_once(executions)),
-        "mail_day_kms_calls": float(cipher.kms_calls),
-    }
 
 
 def most_at_once(executions: list[tuple[float, float]]) -> int:
