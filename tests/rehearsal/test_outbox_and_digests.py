@@ -1,12 +1,13 @@
 """What follows a new post, as AWS runs it: the outbox's stream hands the post's record to
 drain-outbox (read with its role, as the event source mapping reads it), which tells Sam at once
-and keeps Pat's digest item; the daily schedule queues Pat's digest batch and deliver-digests
+and keeps Pat's digest item (and writes back the noticeSent of a notice it cannot send); the daily schedule queues Pat's digest batch and deliver-digests
 sends it."""
 
 from __future__ import annotations
 
 from tests.rehearsal import triggers
 from tests.rehearsal.test_notifications import sent_count
+from tests.rehearsal.world import NOTICE_ENTRY
 
 
 def test_a_new_post_is_told_at_once_and_in_the_days_digest(stage):
@@ -18,6 +19,14 @@ def test_a_new_post_is_told_at_once_and_in_the_days_digest(stage):
     assert drained.result == {"batchItemFailures": []}, drained.log[-3000:]
     assert sent_count(stage) > before  # Sam, at once
     assert drained.metrics()["ScheduledRunCompleted"] == [1.0]
+    # The stranger's notice, its address suppressed since: not sent, its entry says so (the
+    # role's conditional write to the mail table), the operator's metric counts it.
+    assert drained.metrics()["RejectionNoticeNotSent"] == [1.0]
+    entry = stage.aws("dynamodb").get_item(
+        TableName="agora-dev-mail",
+        Key={"mailbox": {"S": "comment#system"}, "sk": {"S": f"entry#{NOTICE_ENTRY}"}},
+    )["Item"]
+    assert entry["status"]["S"] == "rejected" and "notice_sent" not in entry
 
     queued = stage.invoke("SendDigests", triggers.schedule(stage, "SendDigests"))
     assert queued.error is None, queued.log[-3000:]

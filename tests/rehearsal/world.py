@@ -7,7 +7,9 @@ posts, and a post whose email can never be built (a title holding U+2028, issue 
 
 prints what the rehearsal's events are made of, as JSON: the address of Sam's reply (its reply
 key), a notification chunk for Mia about a fine post and one about the poison post. A new post
-by Gus waits in the outbox (its stream) for the drain.
+by Gus waits in the outbox (its stream) for the drain, and so does a stranger's rejection notice
+whose address is suppressed since: the drain cannot send it and writes its entry's noticeSent
+back to false.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ COMMENTS_ADDRESS = "comments@in.community.example.org"
 POISON_POST = "00000000-0000-4000-8000-0000000fa115"
 NEW_POST = "00000000-0000-4000-8000-00000005eed5"
 INSTANT, DIGEST = 1, 2
+# A stranger's rejected mail to the comments mailbox: its notice is due, its address suppressed.
+STRANGER = "stranger@example.net"
+NOTICE_ENTRY = "00000000-0000-4000-8000-0000000e0717"
 
 
 def main(argv: list[str]) -> int:
@@ -77,6 +82,7 @@ def main(argv: list[str]) -> int:
         created_on=datetime.now(UTC),
         source="email",
     )
+    notice_not_sendable()
     mia = [Recipient(USERS["mia"], email_alert_id=INSTANT, reason="All new group posts")]
     print(
         json.dumps(
@@ -91,6 +97,32 @@ def main(argv: list[str]) -> int:
         )
     )
     return 0
+
+
+def notice_not_sendable() -> None:
+    """The entry of a stranger's rejected mail, written with noticeSent (its notice committed to
+    the outbox with it), and the stranger's address suppressed since."""
+    from chalicelib import deps
+    from chalicelib.domain.announcements import RejectionNoticeDue
+    from chalicelib.domain.mailboxes import COMMENT_KEY
+    from chalicelib.store.mail import MailRepository
+
+    now, reason = datetime.now(UTC), f"unknown sender {STRANGER}"
+    log = MailRepository()
+    values = {"sender": STRANGER, "subject": "Hello?", "status": "rejected", "reason": reason}
+    log.save_entry(log.new_entry(COMMENT_KEY, NOTICE_ENTRY, now, notice_sent=True, **values))
+    deps.suppressions().suppress(STRANGER, "bounce", "550 5.1.1", "rehearsal", now)
+    due = RejectionNoticeDue(
+        mailbox=COMMENT_KEY,
+        group_id=None,
+        log_entry_id=NOTICE_ENTRY,
+        to=STRANGER,
+        subject="Hello?",
+        message_id=None,
+        reason=reason,
+        day=now.date().isoformat(),
+    )
+    deps.outbox().save([due])
 
 
 if __name__ == "__main__":
