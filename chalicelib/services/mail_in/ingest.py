@@ -74,7 +74,6 @@ from chalicelib.services.mail_in.planner import Planner, PlanStore, derived_id
 from chalicelib.services.mail_in.rules import (
     Plan,
     PollResult,
-    clean_field,
     plain,
     plain_error,
 )
@@ -360,14 +359,16 @@ class MailIngestor:
     def _new_entry(
         self, mailbox: Mailbox, mail: DownloadedMail, said: ParsedMail | ReadableHeaders
     ) -> LogEntry:
-        """The mail's entry, with what its headers say (cleaned, cut), not stored yet."""
+        """The mail's entry, with what its headers say, not stored yet: `parse_mail` and
+        `headers_of` answer each of these as one clean line (mail/parse.py: no control character,
+        line break or bidirectional override), so the entry only cuts them to its limits."""
         return self.mail.new_entry(
             mailbox.key,
             mail.entry_id,
             mail.received_on,
-            message_id=clean_field(said.message_id, 500),
-            sender=clean_field(said.from_address, 500),
-            subject=clean_field(said.subject, MAX_SUBJECT_CHARS),
+            message_id=_cut(said.message_id, 500),
+            sender=_cut(said.from_address, 500),
+            subject=_cut(said.subject, MAX_SUBJECT_CHARS),
             via=mail.via,
         )
 
@@ -500,6 +501,10 @@ class MailIngestor:
     @staticmethod
     def _entry_id(mailbox_key: str, dedup_key: str) -> str:
         return derived_id(mailbox_key, dedup_key)
+
+
+def _cut(value: str | None, limit: int) -> str | None:
+    return value[:limit] if value else None
 
 
 # -----------------------------------------------------------------------------------------------

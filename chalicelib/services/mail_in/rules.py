@@ -268,10 +268,6 @@ class PollResult:
             setattr(self, name, getattr(self, name) + 1)
 
 
-def clean_field(value: str | None, limit: int) -> str | None:
-    return clean_line(value)[:limit] if value else None
-
-
 def plain(reason: str) -> str:
     return clean_line(reason)[:MAX_REASON_CHARS]
 
