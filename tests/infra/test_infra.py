@@ -875,30 +875,12 @@ def check_paging(prod: dict, alarms: dict) -> None:
     still tickets); pages on rates and silences, never a single error; mail in, notifications
     and digests stopped for everyone and SES near its pause page; data loss split by cause;
     mail-failed a share of the mail handled; the API's 5xx seen for a quiet API too."""
-    from infra.alarms import CAUSES, declared
-    from infra.build import stage_names
-
-    paged = declared("prod", stage_names("prod"), {})
-
     resources = prod["Resources"]
     topics = {n: r for n, r in resources.items() if r.get("Type") == "AWS::SNS::Topic"}
     assert {"PageTopic", "AlarmTopic"} <= set(topics)
     page = topics["PageTopic"]["Properties"]["Subscription"][0]["Endpoint"]
     assert page == {"Fn::If": ["HasPageEmail", {"Ref": "PageEmail"}, {"Ref": "AlarmEmail"}]}
-    composites = {n: r["Properties"] for n, r in resources.items()
-                  if r.get("Type") == "AWS::CloudWatch::CompositeAlarm"}  # fmt: skip
-    assert set(composites) == {
-        "ApiDownAlarm", "MailInStoppedAlarm", "NotificationsStoppedAlarm", "DigestsStoppedAlarm",
-        "SesSendingAtRiskAlarm", "OutboxLossAlarm", "DeadLettersExpiringAlarm",
-    }  # fmt: skip
-    members = set()
-    for logical, composite in composites.items():
-        assert composite["AlarmActions"] == [{"Ref": "PageTopic"}]
-        assert composite["AlarmDescription"] == CAUSES[logical]
-        for member in [alarm.logical for alarm in paged if alarm.pages == logical]:
-            name = resources[member]["Properties"]["AlarmName"]
-            assert f'ALARM("{name}")' in composite["AlarmRule"]
-            members.add(name)
+    members = check_page_composites(resources)
     assert {"agora-prod-api-error-rate", "agora-prod-api-5xx-quiet",
             "agora-prod-api-function-error-rate", "agora-prod-drain-outbox-silent",
             "agora-prod-outbox-dead-letters", "agora-prod-dispatch-mail-polls-heartbeat",
@@ -916,6 +898,35 @@ def check_paging(prod: dict, alarms: dict) -> None:
     # rollback alarms, whose state still rolls a deploy back), 5 5xx, 80% of the SES quota.
     assert not {"agora-prod-api-errors", "agora-prod-api-version-5xx", "agora-prod-api-5xx",
                 "agora-prod-ses-quota", "agora-prod-ses-bounce-rate"} & members  # fmt: skip
+    check_paged_measures(alarms)
+
+
+def check_page_composites(resources: dict) -> set[str]:
+    """One composite per cause, to the page topic, its description the cause's, its rule naming
+    every alarm the table (infra.alarms) pages it with: the names of those members."""
+    from infra.alarms import CAUSES, declared
+    from infra.build import stage_names
+
+    paged = declared("prod", stage_names("prod"), {})
+    composites = {n: r["Properties"] for n, r in resources.items()
+                  if r.get("Type") == "AWS::CloudWatch::CompositeAlarm"}  # fmt: skip
+    assert set(composites) == {
+        "ApiDownAlarm", "MailInStoppedAlarm", "NotificationsStoppedAlarm", "DigestsStoppedAlarm",
+        "SesSendingAtRiskAlarm", "OutboxLossAlarm", "DeadLettersExpiringAlarm",
+    }  # fmt: skip
+    members = set()
+    for logical, composite in composites.items():
+        assert composite["AlarmActions"] == [{"Ref": "PageTopic"}]
+        assert composite["AlarmDescription"] == CAUSES[logical]
+        for member in [alarm.logical for alarm in paged if alarm.pages == logical]:
+            name = resources[member]["Properties"]["AlarmName"]
+            assert f'ALARM("{name}")' in composite["AlarmRule"]
+            members.add(name)
+    return members
+
+
+def check_paged_measures(alarms: dict) -> None:
+    """Pages on rates, silences and shares: what each paged alarm computes."""
     rate = {m["Id"]: m for m in alarms["agora-prod-api-error-rate"]["Metrics"]}
     assert (
         "errors / calls" in rate["share"]["Expression"]
