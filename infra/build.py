@@ -173,83 +173,9 @@ def template(stage: str) -> dict[str, Any]:
         logical = _logical_id(model.Meta.table_name, names["table_prefix"])
         resources[logical] = table_resource(model, stage)
         tables[logical] = model.Meta.table_name
-    resources["SecretsKey"] = {
-        "Type": "AWS::KMS::Key",
-        # What it encrypted outlives the stack; a first create that failed encrypted nothing,
-        # and leaves no key behind.
-        "DeletionPolicy": "RetainExceptOnCreate",
-        "UpdateReplacePolicy": "Retain",
-        "Properties": {
-            "Description": f"Agora {stage}: encrypts stored POP3 passwords and chat secrets",
-            "EnableKeyRotation": True,
-            "KeyPolicy": {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Sid": "AccountAdministers",
-                        "Effect": "Allow",
-                        "Principal": {
-                            "AWS": {"Fn::Sub": "arn:${AWS::Partition}:iam::${AWS::AccountId}:root"}
-                        },
-                        "Action": "kms:*",
-                        "Resource": "*",
-                    }
-                ],
-            },
-        },
-    }
-    resources["SecretsKeyAlias"] = {
-        "Type": "AWS::KMS::Alias",
-        "Properties": {"AliasName": names["key_alias"], "TargetKeyId": {"Ref": "SecretsKey"}},
-    }
-    # Each SQS trigger's queue: visibility six times its function's timeout, as AWS advises,
-    # and a dead-letter queue that keeps what failed five times for a person to look at.
-    for logical, queue, dead, function_timeout in (
-        ("Mailbox", names["queue"], names["dead_letters"], 300),
-        ("Notification", names["notify_queue"], names["notify_dead_letters"], 120),
-        ("Digest", names["digest_queue"], names["digest_dead_letters"], 120),
-        ("SesFeedback", names["feedback_queue"], names["feedback_dead_letters"], 60),
-    ):
-        resources[f"{logical}DeadLetterQueue"] = {
-            "Type": "AWS::SQS::Queue",
-            "Properties": {"QueueName": dead, "MessageRetentionPeriod": 1209600},
-        }
-        resources[f"{logical}Queue"] = {
-            "Type": "AWS::SQS::Queue",
-            "Properties": {
-                "QueueName": queue,
-                "VisibilityTimeout": 6 * function_timeout,
-                "RedrivePolicy": {
-                    "deadLetterTargetArn": {"Fn::GetAtt": [f"{logical}DeadLetterQueue", "Arn"]},
-                    "maxReceiveCount": 5,
-                },
-            },
-        }
-    resources["TokenSecret"] = {
-        "Type": "AWS::SecretsManager::Secret",
-        # A new value ends every session and every unsubscribe link and feed key: in prod the
-        # secret outlives a deleted or replaced stack (make deploy refuses the replacement too).
-        "DeletionPolicy": "RetainExceptOnCreate" if stage == "prod" else "Delete",
-        "UpdateReplacePolicy": "Retain" if stage == "prod" else "Delete",
-        "Properties": {
-            "Name": names["secret"],
-            "Description": "Signing secret of Agora access tokens",
-            "GenerateSecretString": {"PasswordLength": 64, "ExcludePunctuation": True},
-        },
-    }
-    # The deploy canary's password (services/canary.py): migrate makes its account with it, the
-    # PreTraffic hook signs in with it; no other function may read it. A new value is only a
-    # new password (the next migrate sets it), so it is not kept past its stack.
-    resources["CanarySecret"] = {
-        "Type": "AWS::SecretsManager::Secret",
-        "DeletionPolicy": "Delete",
-        "UpdateReplacePolicy": "Delete",
-        "Properties": {
-            "Name": names["canary_secret"],
-            "Description": "Password of the deploy canary's account (the PreTraffic hook's sign-in)",
-            "GenerateSecretString": {"PasswordLength": 64, "ExcludePunctuation": True},
-        },
-    }
+    resources.update(_secrets_key(stage, names))
+    resources.update(_trigger_queues(names))
+    resources.update(_secrets(stage, names))
     for logical in CANARY_SECRET_READERS:
         merge(
             resources.setdefault(logical, {}),
@@ -300,15 +226,6 @@ def template(stage: str) -> dict[str, Any]:
         resources.setdefault("PollMailbox", {}),
         {"Properties": {"Environment": {"Variables": {"AGORA_MAIL_AUTH": "verify"}}}},
     )
-    gateway_responses = {}
-    for kind, status in GATEWAY_RESPONSES.items():
-        response: dict[str, Any] = {"ResponseTemplates": {"application/json": ENVELOPE}}
-        if status is not None:
-            response["StatusCode"] = str(status)
-        if kind == "THROTTLED":
-            # Every 429 says when to come back (CONTRACT §5); the stage's rate limit is per second.
-            response["ResponseParameters"] = {"Headers": {"Retry-After": "'1'"}}
-        gateway_responses[kind] = response
     resources["RestAPI"] = {
         "Properties": {
             # A fixed name: the API 5XX alarm's ApiName dimension.
@@ -325,7 +242,7 @@ def template(stage: str) -> dict[str, Any]:
                     "ThrottlingRateLimit": 100,
                 }
             ],
-            "GatewayResponses": gateway_responses,
+            "GatewayResponses": _gateway_responses(),
         }
     }
     resources["MailSendingPolicy"] = mail_sending_policy(stage)
@@ -367,6 +284,114 @@ def template(stage: str) -> dict[str, Any]:
         "Resources": resources,
         "Outputs": operations.outputs(),
     }
+
+
+def _secrets_key(stage: str, names: dict[str, str]) -> dict[str, Any]:
+    """The KMS key of the stored secrets, and its alias."""
+    resources: dict[str, Any] = {}
+    resources["SecretsKey"] = {
+        "Type": "AWS::KMS::Key",
+        # What it encrypted outlives the stack; a first create that failed encrypted nothing,
+        # and leaves no key behind.
+        "DeletionPolicy": "RetainExceptOnCreate",
+        "UpdateReplacePolicy": "Retain",
+        "Properties": {
+            "Description": f"Agora {stage}: encrypts stored POP3 passwords and chat secrets",
+            "EnableKeyRotation": True,
+            "KeyPolicy": {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Sid": "AccountAdministers",
+                        "Effect": "Allow",
+                        "Principal": {
+                            "AWS": {"Fn::Sub": "arn:${AWS::Partition}:iam::${AWS::AccountId}:root"}
+                        },
+                        "Action": "kms:*",
+                        "Resource": "*",
+                    }
+                ],
+            },
+        },
+    }
+    resources["SecretsKeyAlias"] = {
+        "Type": "AWS::KMS::Alias",
+        "Properties": {"AliasName": names["key_alias"], "TargetKeyId": {"Ref": "SecretsKey"}},
+    }
+    return resources
+
+
+def _trigger_queues(names: dict[str, str]) -> dict[str, Any]:
+    resources: dict[str, Any] = {}
+    # Each SQS trigger's queue: visibility six times its function's timeout, as AWS advises,
+    # and a dead-letter queue that keeps what failed five times for a person to look at.
+    for logical, queue, dead, function_timeout in (
+        ("Mailbox", names["queue"], names["dead_letters"], 300),
+        ("Notification", names["notify_queue"], names["notify_dead_letters"], 120),
+        ("Digest", names["digest_queue"], names["digest_dead_letters"], 120),
+        ("SesFeedback", names["feedback_queue"], names["feedback_dead_letters"], 60),
+    ):
+        resources[f"{logical}DeadLetterQueue"] = {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {"QueueName": dead, "MessageRetentionPeriod": 1209600},
+        }
+        resources[f"{logical}Queue"] = {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {
+                "QueueName": queue,
+                "VisibilityTimeout": 6 * function_timeout,
+                "RedrivePolicy": {
+                    "deadLetterTargetArn": {"Fn::GetAtt": [f"{logical}DeadLetterQueue", "Arn"]},
+                    "maxReceiveCount": 5,
+                },
+            },
+        }
+    return resources
+
+
+def _secrets(stage: str, names: dict[str, str]) -> dict[str, Any]:
+    """The token secret, and the deploy canary's password."""
+    resources: dict[str, Any] = {}
+    resources["TokenSecret"] = {
+        "Type": "AWS::SecretsManager::Secret",
+        # A new value ends every session and every unsubscribe link and feed key: in prod the
+        # secret outlives a deleted or replaced stack (make deploy refuses the replacement too).
+        "DeletionPolicy": "RetainExceptOnCreate" if stage == "prod" else "Delete",
+        "UpdateReplacePolicy": "Retain" if stage == "prod" else "Delete",
+        "Properties": {
+            "Name": names["secret"],
+            "Description": "Signing secret of Agora access tokens",
+            "GenerateSecretString": {"PasswordLength": 64, "ExcludePunctuation": True},
+        },
+    }
+    # The deploy canary's password (services/canary.py): migrate makes its account with it, the
+    # PreTraffic hook signs in with it; no other function may read it. A new value is only a
+    # new password (the next migrate sets it), so it is not kept past its stack.
+    resources["CanarySecret"] = {
+        "Type": "AWS::SecretsManager::Secret",
+        "DeletionPolicy": "Delete",
+        "UpdateReplacePolicy": "Delete",
+        "Properties": {
+            "Name": names["canary_secret"],
+            "Description": "Password of the deploy canary's account (the PreTraffic hook's sign-in)",
+            "GenerateSecretString": {"PasswordLength": 64, "ExcludePunctuation": True},
+        },
+    }
+    return resources
+
+
+def _gateway_responses() -> dict[str, Any]:
+    """API Gateway's own answers (a throttle, a missing route...) in Agora's envelope."""
+    gateway_responses = {}
+    for kind, status in GATEWAY_RESPONSES.items():
+        response: dict[str, Any] = {"ResponseTemplates": {"application/json": ENVELOPE}}
+        if status is not None:
+            response["StatusCode"] = str(status)
+        if kind == "THROTTLED":
+            # Every 429 says when to come back (CONTRACT §5); the stage's rate limit is per second.
+            response["ResponseParameters"] = {"Headers": {"Retry-After": "'1'"}}
+        gateway_responses[kind] = response
+    return gateway_responses
 
 
 # The outbox drain's event source (jobs/outbox.py): retried this many times, halving the batch on
