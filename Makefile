@@ -70,7 +70,8 @@ test: $(STAMP) dovecot spamassassin chromium $(NODE_STAMP)
 	  --workers $(TEST_WORKERS)
 
 ## test-future: the pytest suite with the clock a year ahead, then five years ahead (Debian's
-## faketime, which shifts the clock of every process the suite starts): no test may depend on the day
+## faketime, which shifts the clock of every process the suite starts): no test may depend on the day;
+## the package is built first, so its tiers (rehearsal, infra) run under the shifted clock too
 # FUTURE: the shifts, as faketime takes them. libfaketime 0.9.10 does not intercept sem_clockwait
 # (its issue 390), with which Python times every wait of a thread (Event.wait(t), Timer, a lock's
 # timeout): such a wait lasted the whole shift. tests/support/faketime/clockwait.c, preloaded
@@ -84,7 +85,7 @@ $(FAKETIME_SHIM): tests/support/faketime/clockwait.c
 	@mkdir -p build
 	cc -shared -fPIC -O2 -o $@ $< -ldl
 
-test-future: $(STAMP) dovecot spamassassin chromium faketime $(FAKETIME_SHIM) $(NODE_STAMP)
+test-future: $(STAMP) dovecot spamassassin chromium faketime $(FAKETIME_SHIM) $(NODE_STAMP) $(PACKAGE_CHECKED)
 	@unset PYTHONDONTWRITEBYTECODE; failed=""; \
 	for shift in $(FUTURE); do \
 	  echo "--- make test-future: the suite under faketime -f $$shift"; \
