@@ -80,7 +80,7 @@ def until_stopped(stopping: threading.Event) -> Any:
     stop waits for little, and what it did is in the stop's save."""
     from chalicelib.jobs.base import Deadline
 
-    return Deadline(lambda: 0 if stopping.is_set() else 10**12, margin_ms=0)
+    return Deadline(lambda: 0 if stopping.is_set() else 10**12, margin_ms=0, stopping=True)
 
 
 def scheduled_jobs(

@@ -25,6 +25,9 @@ class Deadline:
 
     remaining_ms: Callable[[], int]
     margin_ms: int = -1
+    # Expired by Agora's own stop (make run's), not by a run's time running out: what it cuts
+    # short is never a mailbox's doing (issue 56), so no streak is kept of it.
+    stopping: bool = False
 
     def __post_init__(self) -> None:
         if self.margin_ms < 0:

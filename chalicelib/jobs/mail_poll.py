@@ -181,7 +181,7 @@ def _poll_leased(
             # same: in Lambda (300 s, deadline's margin 30 s) the run's deadline passes just
             # before the session's 270 s, and a trickling server would otherwise never be
             # backed off.
-            return _cut_short(key, mailbox, error, parts)
+            return _cut_short(key, mailbox, error, parts, by_stop=deadline.stopping)
         failure = mailbox_failure(error, mailbox)
         if failure is None:
             # The platform failed (AWS refusing, throttling): retried through the queue.
@@ -215,13 +215,18 @@ def _poll_leased(
     return MailboxPolled(line)
 
 
-def _cut_short(key: str, mailbox: Mailbox, error: Exception, parts: MailPoll) -> MailboxPolled:
-    """The run was ending (make run's stop: its Dovecot may be going too): not the mailbox's
-    failure, and it stays due for the next run. The operator's metric MailboxPollCutShort counts
-    it (its alarm: mailboxes cut short run after run), and the mailbox keeps the streak: the
-    poll_schedule.CUT_SHORT_LIMIT-th in a row is its timeout, which its administrators see."""
-    metrics.emit("MailboxPollCutShort", 1)
+def _cut_short(
+    key: str, mailbox: Mailbox, error: Exception, parts: MailPoll, *, by_stop: bool
+) -> MailboxPolled:
+    """The run was ending: not the mailbox's failure, and it stays due for the next run. The
+    operator's metric MailboxPollCutShort counts it (its alarm: mailboxes cut short run after
+    run), and the mailbox keeps the streak: the poll_schedule.CUT_SHORT_LIMIT-th in a row is its
+    timeout, which its administrators see. Cut short by Agora's own stop (`by_stop`: make run's,
+    whose Dovecot may be going too), it is nothing of the mailbox's: no streak, never a failure."""
     log.info("mailbox poll cut short", extra={"mailbox": key, "why": str(error)})
+    if by_stop:
+        return MailboxPolled(f"{key}: left for the next run (Agora was stopping)")
+    metrics.emit("MailboxPollCutShort", 1)
     try:
         state = parts.polls.record_cut_short(mailbox, parts.clock())
     except Exception:

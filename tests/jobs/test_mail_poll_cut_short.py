@@ -45,14 +45,14 @@ def settings_of(api, c) -> dict:
     return body["object"]
 
 
-def cut_short(c, capsys) -> tuple[str, str | None, dict[str, float]]:
-    """One poll whose server goes as the run ends: (its line, its failure, metrics it wrote)."""
+def cut_short(c, capsys, *, by_stop: bool = False) -> tuple[str, str | None, dict[str, float]]:
+    """One poll whose server goes as the run ends (`by_stop`: as make run's stop begins): (its
+    line, its failure, metrics it wrote)."""
     ending: list[bool] = []
     parts = replace(composed(), ingestor=lambda: ServerGoneWhenTheRunEnds(ending))
     capsys.readouterr()
-    polled = poll_mailbox(
-        f"post#{c.garden}", Deadline(lambda: 0 if ending else 10**12, margin_ms=0), parts
-    )
+    deadline = Deadline(lambda: 0 if ending else 10**12, margin_ms=0, stopping=by_stop)
+    polled = poll_mailbox(f"post#{c.garden}", deadline, parts)
     lines = json_lines(capsys.readouterr().out)
     counted = {
         name: sum(value(line, name) for line in emf(lines, name))
@@ -87,6 +87,24 @@ def test_a_poll_that_gets_through_ends_the_streak(garden, api, capsys):
         assert cut_short(garden, capsys)[1] is None
     parts = replace(composed(), ingestor=lambda: LeaseReadingIngestor())
     assert "error" not in poll_mailbox(f"post#{garden.garden}", Deadline.unbounded(), parts).line
+    for _ in range(CUT_SHORT_LIMIT - 1):
+        assert cut_short(garden, capsys)[1] is None
+    assert settings_of(api, garden)["lastError"] is None
+
+
+def test_polls_cut_short_by_agoras_own_stop_are_never_the_mailboxs_failure(
+    garden, api, capsys, monkeypatch
+):
+    """Issue 56: make run's stop, however often it lands mid-poll, is no mailbox's failure."""
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "agora-test-PollMailbox")  # EMF is written
+    due = settings_of(api, garden)["nextPollOn"]
+    for _ in range(CUT_SHORT_LIMIT + 1):
+        line, failure, counted = cut_short(garden, capsys, by_stop=True)
+        assert "left for the next run (Agora was stopping)" in line and failure is None
+        assert counted == {"MailboxPollCutShort": 0, "MailboxPollFailed": 0}
+    shown = settings_of(api, garden)
+    assert shown["lastError"] is None and shown["nextPollOn"] == due
+    # Nor do they count toward a streak of the run's own ends.
     for _ in range(CUT_SHORT_LIMIT - 1):
         assert cut_short(garden, capsys)[1] is None
     assert settings_of(api, garden)["lastError"] is None
