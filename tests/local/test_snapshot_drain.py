@@ -44,6 +44,15 @@ def restart(snapshot: LocalSnapshot) -> None:
     assert snapshot.restore()
 
 
+def as_the_last_release_wrote_it(snapshot: LocalSnapshot) -> None:
+    """The snapshot rewritten as the last release wrote it: (format, moto version, state), no
+    checkpoint of the drain."""
+    with snapshot.path.open("rb") as file:
+        header = _SnapshotUnpickler(file).load()
+    with snapshot.path.open("wb") as file:
+        _BackendPickler(file, protocol=pickle.HIGHEST_PROTOCOL).dump(tuple(header[:3]))
+
+
 def test_a_restart_tells_no_record_again_and_none_is_lost(world, bus, tmp_path):  # noqa: F811
     c = world
     snapshot = LocalSnapshot(tmp_path, export=None)
@@ -118,11 +127,7 @@ def test_a_snapshot_of_the_last_release_starts_the_drain_at_the_streams_end(
     assert drain_in_process() == 1
     assert [e["detail-type"] for e in bus()] == ["Post Created"]
     snapshot.save()
-    # The last release wrote (format, moto version, state): no checkpoint.
-    with snapshot.path.open("rb") as file:
-        header = _SnapshotUnpickler(file).load()
-    with snapshot.path.open("wb") as file:
-        _BackendPickler(file, protocol=pickle.HIGHEST_PROTOCOL).dump(tuple(header[:3]))
+    as_the_last_release_wrote_it(snapshot)
 
     restart(snapshot)
     subscribe(c.late, "group", c.garden, 1, email=INSTANT)
@@ -152,10 +157,7 @@ def test_a_snapshot_from_before_the_outbox_restores_and_its_drain_starts_at_the_
     snapshot = LocalSnapshot(tmp_path, export=None)
     client("dynamodb").delete_table(TableName=OutboxRecord.Meta.table_name)
     snapshot.save()
-    with snapshot.path.open("rb") as file:
-        header = _SnapshotUnpickler(file).load()
-    with snapshot.path.open("wb") as file:
-        _BackendPickler(file, protocol=pickle.HIGHEST_PROTOCOL).dump(tuple(header[:3]))
+    as_the_last_release_wrote_it(snapshot)
 
     restart(snapshot)
     assert drain_position() == {}  # no reader: no stream to have read
