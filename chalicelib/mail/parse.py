@@ -56,13 +56,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import datetime
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesHeaderParser
 
 from chalicelib.mail.headers import (
     AuthenticationResult,
+    HeaderFacts,
     clean_line,
     clean_text,
     decode_bytes,
@@ -110,27 +110,16 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class ParsedMail:
-    message_id: str | None
+class ParsedMail(HeaderFacts):
+    """A mail's header facts (`HeaderFacts`, read by `facts_of`) and what its body holds."""
+
     content_hash: str
     size: int
-    from_address: str | None
-    from_name: str | None
-    sender_problem: str | None
-    to_addresses: tuple[str, ...]
-    subject: str
-    date: datetime | None
-    in_reply_to: str | None
-    references: tuple[str, ...]
     text: str
     html: str
     attachments: tuple[Attachment, ...]
     is_auto_reply: bool
-    auto_reason: str | None
     is_bounce: bool
-    bounce_reason: str | None
-    is_spam: bool
-    authentication_results: tuple[AuthenticationResult, ...]
     # Why the mail has nothing to post (rules in the module docstring); None when it has text.
     body_problem: str | None = None
     # Why its header block reads differently to a signature check (chalicelib/mail/mime.py):
@@ -198,26 +187,14 @@ def _parsed(raw: bytes, message: EmailMessage) -> ParsedMail:
             attachments = [a for a in attachments if a is not forwarded]
     text, html = clean_text(text), clean_text(html)
     return ParsedMail(
-        message_id=said.message_id,
+        **vars(said),
         content_hash=content_hash(raw),
         size=len(raw),
-        from_address=said.from_address,
-        from_name=said.from_name,
-        sender_problem=said.sender_problem,
-        to_addresses=said.to_addresses,
-        subject=said.subject,
-        date=said.date,
-        in_reply_to=said.in_reply_to,
-        references=said.references,
         text=text,
         html=html,
         attachments=tuple(attachments),
         is_auto_reply=said.auto_reason is not None,
-        auto_reason=said.auto_reason,
         is_bounce=said.bounce_reason is not None,
-        bounce_reason=said.bounce_reason,
-        is_spam=said.is_spam,
-        authentication_results=said.authentication_results,
         body_problem=body_problem_of(text, body, attachments),
         reading_problem=reading_problem(raw),
     )
