@@ -260,18 +260,20 @@ def main(argv: list[str] | None = None) -> None:
         event, status = event_walk(w["root_admin"], w["garden"])
         sent = list(get_backend("ses")["123456789012"]["us-east-1"].sent_messages)
     print(f"mail poll: {line}; SES messages sent: {len(sent)}")
-    print("\n".join(mail.lines("mail, poll to sent notification")))
-    if files:
-        print("\n".join(f"  {n:2d} {name}" for n, name in enumerate(mail.files, 1)))
-    if pairs:
-        print("\n".join(mail.pair_lines()))
+    print("\n".join(shown(mail, "mail, poll to sent notification", files, pairs)))
     published = "chalicelib/services/event_bus.py" in event.files
     print(f"event PUT: status {status}; the drain ran the EventBridge publisher: {published}")
-    print("\n".join(event.lines("event, PUT to its EventBridge event")))
+    print("\n".join(shown(event, "event, PUT to its EventBridge event", files, pairs)))
+
+
+def shown(walk: Walk, title: str, files: bool, pairs: bool) -> list[str]:
+    """A walk's summary, then with --files every file it entered, with --pairs its file pairs."""
+    lines = walk.lines(title)
     if files:
-        print("\n".join(f"  {n:2d} {name}" for n, name in enumerate(event.files, 1)))
+        lines += [f"  {n:2d} {name}" for n, name in enumerate(walk.files, 1)]
     if pairs:
-        print("\n".join(event.pair_lines()))
+        lines += walk.pair_lines()
+    return lines
 
 
 if __name__ == "__main__":
