@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from datetime import datetime
+from typing import ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
 from chalicelib.domain import audit
+from chalicelib.domain.groups import Group
 from chalicelib.domain.json import JsonObject
 from chalicelib.domain.ports.content import DocumentStore
 
@@ -66,6 +68,39 @@ def put_group_document(
         documents, group_id, kind, doc,
         group_id=group_id, shown=shown, modified_on=modified_on, editor_id=editor_id,
     )  # fmt: skip
+
+
+Answer = TypeVar("Answer", bound=BaseModel)
+
+
+class GroupSettings(Generic[Answer]):
+    """A group's own settings of one `KIND` (feed, group email, newsletter): one document per
+    group, answered by `_out` (`{}`: never saved, its defaults), saved with its audit entry."""
+
+    KIND: ClassVar[str]
+
+    def __init__(self, documents: DocumentStore, clock: Callable[[], datetime]) -> None:
+        self.documents = documents
+        self.clock = clock
+
+    def get(self, group: Group) -> Answer:
+        return self._out(group, self.documents.get(group.id, self.KIND) or {})
+
+    def _save(self, group: Group, doc: JsonObject, editor_id: str) -> Answer:
+        """Store `doc` as the group's document; the answer is the new document's."""
+        put_group_document(
+            self.documents,
+            group.id,
+            self.KIND,
+            doc,
+            shown=lambda stored: answered(self._out(group, stored)),
+            modified_on=self.clock(),
+            editor_id=editor_id,
+        )
+        return self._out(group, doc)
+
+    def _out(self, group: Group, doc: JsonObject) -> Answer:
+        raise NotImplementedError
 
 
 def answered(

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
-
 from chalicelib.domain.groups import Group
 from chalicelib.domain.json import JsonObject
-from chalicelib.domain.ports.content import DocumentStore
 from chalicelib.schemas.feed import (
     DEFAULT_TTL_MINUTES,
     HOURS,
@@ -16,20 +12,14 @@ from chalicelib.schemas.feed import (
     FeedSettingsUpdate,
     NamedFlag,
 )
-from chalicelib.services.audited import answered, put_group_document
+from chalicelib.services.audited import GroupSettings
 from chalicelib.services.links import group_ref
 
 KIND = "feedSettings"
 
 
-class FeedService:
-    def __init__(self, documents: DocumentStore, clock: Callable[[], datetime]) -> None:
-        self.documents = documents
-        self.clock = clock
-
-    def get(self, group: Group) -> FeedSettingsOut:
-        # A group that never saved its settings answers the defaults.
-        return self._out(group, self.documents.get(group.id, KIND) or {})
+class FeedService(GroupSettings[FeedSettingsOut]):
+    KIND = KIND  # never saved, it answers the defaults (_UNSAVED)
 
     def update(self, group: Group, update: FeedSettingsUpdate, editor_id: str) -> FeedSettingsOut:
         # The document is the update as the API names it, except that only the selected days
@@ -37,16 +27,7 @@ class FeedService:
         doc = update.model_dump(by_alias=True, exclude=set(_FLAGS))
         for name, alias in _FLAGS.items():
             doc[alias] = [flag.name for flag in getattr(update, name) if flag.selected]
-        put_group_document(
-            self.documents,
-            group.id,
-            KIND,
-            doc,
-            shown=lambda stored: answered(self._out(group, stored)),
-            modified_on=self.clock(),
-            editor_id=editor_id,
-        )
-        return self._out(group, doc)
+        return self._save(group, doc, editor_id)
 
     @staticmethod
     def _out(group: Group, doc: JsonObject) -> FeedSettingsOut:
