@@ -27,6 +27,7 @@ from tests.support.stops import (
     python_pid,
     second_instance,
     signal_group,
+    stopped_after,
     wait_for_the_end,
     wait_until_polling,
 )
@@ -55,13 +56,9 @@ def runs():
 def assert_the_next_run_keeps(runs, data_dir, token: str, made: dict[str, str]) -> None:
     """A make run started on `data_dir` after the stop has every event `made` (id: title) and
     restored a clean stop's save (not a crash's)."""
-    again = runs(data_dir)
-    try:
+    with stopped_after(runs(data_dir)) as again:
         assert events_kept(again, token, made) == set(made)
         assert not any("did not stop cleanly" in line for line in again.output)
-    finally:
-        signal_group(again, [signal.SIGINT])
-        wait_for_the_end(again)
 
 
 def test_a_closed_terminal_sighup_saves_first(tmp_path, runs):
@@ -124,23 +121,15 @@ def test_after_kill_9_the_lock_is_no_obstacle_and_the_start_says_what_it_restore
     time.sleep(0.5)
     signal_group(agora, [signal.SIGKILL])
     wait_for_the_end(agora)
-    again = runs(tmp_path)
-    try:
+    with stopped_after(runs(tmp_path), signal.SIGTERM) as again:
         said = "".join(again.output)
         assert re.search(
             r"the last run did not stop cleanly: restored the save of \d\d:\d\d:\d\d", said
         ), said
         assert token and again.login()
-    finally:
-        signal_group(again, [signal.SIGTERM])
-        wait_for_the_end(again)
     # A clean stop in between: the next start says nothing of the kind.
-    last = runs(tmp_path)
-    try:
+    with stopped_after(runs(tmp_path)) as last:
         assert "did not stop cleanly" not in "".join(last.output)
-    finally:
-        signal_group(last, [signal.SIGINT])
-        wait_for_the_end(last)
 
 
 def test_mail_delivered_and_not_yet_polled_is_there_after_a_stop(tmp_path, runs):
@@ -152,16 +141,12 @@ def test_mail_delivered_and_not_yet_polled_is_there_after_a_stop(tmp_path, runs)
     signal_group(agora, [signal.SIGINT])
     wait_for_the_end(agora)
     _private(tmp_path)
-    again = runs(tmp_path)
-    try:
+    with stopped_after(runs(tmp_path)) as again:
         assert poll_now(again, token)[0] == 202
         deadline = time.monotonic() + 60
         while not subjects <= post_titles(again, token) and time.monotonic() < deadline:
             time.sleep(0.5)
         assert subjects <= post_titles(again, token)
-    finally:
-        signal_group(again, [signal.SIGINT])
-        wait_for_the_end(again)
 
 
 def _private(folder) -> None:
@@ -186,8 +171,7 @@ def test_a_ctrl_c_mid_poll_is_not_the_mailboxs_failure_and_poll_now_tells_the_tr
     signal_group(agora, [signal.SIGINT])  # Ctrl-C, to make run's whole process group
     said = wait_for_the_end(agora)
     assert said.count("data saved") == 1, said
-    again = runs(tmp_path)
-    try:
+    with stopped_after(runs(tmp_path)) as again:
         assert mailbox_settings(again, token, COMMENTS_MAILBOX)["lastError"] is None
         settings = mailbox_settings(again, token)
         assert settings["lastError"] is None, settings["lastError"]
@@ -209,9 +193,6 @@ def test_a_ctrl_c_mid_poll_is_not_the_mailboxs_failure_and_poll_now_tells_the_tr
             time.sleep(1)
         assert subjects <= post_titles(again, token)
         assert mailbox_settings(again, token)["lastError"] is None
-    finally:
-        signal_group(again, [signal.SIGINT])
-        wait_for_the_end(again)
 
 
 def test_reset_says_what_it_deleted_the_waiting_mail_included(tmp_path, runs):
@@ -221,14 +202,10 @@ def test_reset_says_what_it_deleted_the_waiting_mail_included(tmp_path, runs):
     deliver(tmp_path, "Deleted by the reset")
     signal_group(agora, [signal.SIGINT])
     wait_for_the_end(agora)
-    again = runs(tmp_path, reset=True)
-    try:
+    with stopped_after(runs(tmp_path, reset=True)) as again:
         [said] = [line for line in again.output if line.startswith("data: RESET=1 deleted")]
         assert f"the saved data in {tmp_path}" in said
         assert re.search(r"the data saved at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(embedded-aws", said)
         assert "the local mailboxes with 1 mails waiting (mail/)" in said, said
         assert waiting_subjects(tmp_path) == set()
         assert any(line.startswith("demo data:") for line in again.output)
-    finally:
-        signal_group(again, [signal.SIGINT])
-        wait_for_the_end(again)

@@ -16,6 +16,8 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.support import REPO_ROOT
@@ -81,6 +83,18 @@ def signal_group(agora: RunningAgora, signals: list[signal.Signals], gap: float 
         except ProcessLookupError:
             return
         time.sleep(gap)
+
+
+@contextmanager
+def stopped_after(
+    agora: RunningAgora, by: signal.Signals = signal.SIGINT
+) -> Iterator[RunningAgora]:
+    """`agora` for the block; however the block ends, `by` to its process group, then its end."""
+    try:
+        yield agora
+    finally:
+        signal_group(agora, [by])
+        wait_for_the_end(agora)
 
 
 def add_event(agora: RunningAgora, token: str, title: str) -> str:
