@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import REPO_ROOT
+from tests.support.running import on_the_real_clock
 
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.\-]*)(?:\[[^\]]*\])?==([^\s;\\]+)")
 
@@ -223,7 +224,10 @@ def test_arm64_package_ships_aarch64_wheels_and_arm64_functions(tmp_path):
         [sys.executable, "-m", "infra.package", "--arch", "arm64", "--stage", "dev"]
         + ["--merge-template", "infra/dev.yaml", str(out)],
         cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "AWS_DEFAULT_REGION": "us-east-1"},
+        # pip fetches the aarch64 wheels from PyPI: on the real clock, its TLS check passes.
+        env=on_the_real_clock(
+            {**os.environ, "PYTHONPATH": str(REPO_ROOT), "AWS_DEFAULT_REGION": "us-east-1"}
+        ),
         capture_output=True,
         text=True,
         timeout=600,
