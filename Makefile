@@ -85,7 +85,16 @@ $(FAKETIME_SHIM): tests/support/faketime/clockwait.c
 	@mkdir -p build
 	cc -shared -fPIC -O2 -o $@ $< -ldl
 
-test-future: $(STAMP) dovecot spamassassin chromium faketime $(FAKETIME_SHIM) $(NODE_STAMP) $(PACKAGE_CHECKED)
+# The package is built in the recipe: PACKAGE_CHECKED is defined further down, and a prerequisite
+# is expanded where the rule is read (there it was empty). The faketime command names its semaphore
+# and shared memory after its own process id, and refuses to start ("sem_open: File exists") when
+# a process of that id left them behind (libfaketime's processes killed: a suite's leave hundreds):
+# those of processes no longer running are removed first.
+test-future: $(STAMP) dovecot spamassassin chromium faketime $(FAKETIME_SHIM) $(NODE_STAMP)
+	@$(MAKE) --no-print-directory $(PACKAGE_CHECKED)
+	@for left in /dev/shm/sem.faketime_sem_* /dev/shm/faketime_shm_*; do \
+	  [ -e "$$left" ] && [ ! -d "/proc/$${left##*_}" ] && rm -f "$$left"; \
+	done; true
 	@unset PYTHONDONTWRITEBYTECODE; failed=""; \
 	for shift in $(FUTURE); do \
 	  echo "--- make test-future: the suite under faketime -f $$shift"; \
