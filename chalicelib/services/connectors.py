@@ -12,6 +12,7 @@ Mailbox settings (email-to-post, email-to-comment) are in `services/mailboxes.py
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -156,12 +157,14 @@ class LocalConnectorService:
                 record, inherit_settings=False, application_id=None, allow_guest=None, secret=None
             )
         record = replace(record, editor_id=caller.user_id, modified_on=self.clock())
+        # The parent's settings, read once for the entry's before and after (both may inherit).
+        parent = functools.cache(lambda: self._parent_settings(connector, group, caller))
         entry = audit.entry(
             "connector.update",
             target=("connector", connector.id),
             group_id=group.id,
-            before=self._shown(connector, group, stored, caller),
-            after=self._shown(connector, group, record, caller),
+            before=self._shown(connector, group, stored, parent),
+            after=self._shown(connector, group, record, parent),
             secrets={"settings.applicationSecret"},
         )
         self.connectors.save_configuration(record, audit=entry)
@@ -188,26 +191,30 @@ class LocalConnectorService:
         connector: Connector,
         group: Group,
         config: ConnectorConfiguration | None,
-        caller: Caller,
+        parent: Callable[[], ConnectorConfiguration | None],
     ) -> audit.Fields:
-        """The audited fields of the answer `config` gives the group (the parent's settings
-        while it inherits them)."""
-        source = config
-        if connector.kind == "chat" and self._inherits(config, group):
-            ancestors = self.group_service.ancestors(group)
-            found = self.connectors.configurations((a.id, connector.id) for a in ancestors)
-            view = _View(
-                group=group,
-                caller=caller,
-                configs={},
-                ancestors=ancestors,
-                ancestor_configs=found,
-                enabled_groups={},
-                groups={},
-                users={},
-            )
-            source = self._inherited_source(connector.id, view)[1]
-        return _audit_fields(connector, group, config, source)
+        """The audited fields of the answer `config` gives the group (the parent's settings,
+        `parent()`, while it inherits them)."""
+        inherits = connector.kind == "chat" and self._inherits(config, group)
+        return _audit_fields(connector, group, config, parent() if inherits else config)
+
+    def _parent_settings(
+        self, connector: Connector, group: Group, caller: Caller
+    ) -> ConnectorConfiguration | None:
+        """The configuration an inheriting group shows: its nearest parent's own."""
+        ancestors = self.group_service.ancestors(group)
+        found = self.connectors.configurations((a.id, connector.id) for a in ancestors)
+        view = _View(
+            group=group,
+            caller=caller,
+            configs={},
+            ancestors=ancestors,
+            ancestor_configs=found,
+            enabled_groups={},
+            groups={},
+            users={},
+        )
+        return self._inherited_source(connector.id, view)[1]
 
     def _apply_chat(
         self, record: ConnectorConfiguration, group: Group, update: ChatConnectorUpdate

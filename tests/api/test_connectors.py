@@ -415,3 +415,20 @@ def test_list_of_twenty_connectors_costs_a_few_requests_and_no_scan(
         assert status == 200, path
         assert "Scan" not in dynamo_counter.requests, path
         assert dynamo_counter.total <= 10, (path, dynamo_counter.requests)
+
+
+def test_an_inheriting_groups_update_reads_its_parents_settings_once_for_its_audit(
+    api, people, dynamo_counter
+):
+    # The entry's before and after both show the parent's settings (cherry inherits before and
+    # after): one BatchGetItem reads them for both, and one more answers the PUT (its `get`).
+    garden = {"inheritSettings": False, "settings": {"applicationId": "garden-app"}}
+    api.put(one(people.chat, people.garden), people.garden_admin, garden)
+    inherit = {"inheritSettings": True, "isEnabled": True}
+    status, _ = api.put(one(people.chat, people.cherry), people.root_admin, inherit)
+    assert status == 200
+    dynamo_counter.reset()
+    status, body = api.put(one(people.chat, people.cherry), people.root_admin, inherit)
+    assert status == 200
+    assert body["object"]["settings"]["applicationId"] == "garden-app"
+    assert dynamo_counter.requests.get("BatchGetItem") == 2, dynamo_counter.requests
