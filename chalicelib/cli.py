@@ -291,13 +291,18 @@ def sent_mail(args: argparse.Namespace) -> int:
     return 0
 
 
+MISSING_QUEUE = {"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"}
+
+
 def redrive_outbox(_args: argparse.Namespace) -> int:
+    from chalicelib.aws import error_code
     from chalicelib.jobs.outbox_redrive import dead_letter_queue, redrive
 
     try:
         done = redrive()
     except Exception as error:
-        if "NonExistentQueue" in str(error) or "QueueDoesNotExist" in type(error).__name__:
+        # SQS's code for a missing queue, in its query and its JSON protocol.
+        if error_code(error) in MISSING_QUEUE:
             return refuse(f"redrive-outbox: there is no queue {dead_letter_queue()}", EXIT_AWS)
         raise
     print(done.line())
