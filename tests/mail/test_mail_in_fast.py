@@ -556,3 +556,15 @@ def test_a_session_that_keeps_breaking_ends_the_poll_without_failing_the_rest_of
     # One mail per session that broke; the mail after the last reconnection is not counted.
     assert len(failed) == MAX_RECONNECTS + 1
     assert maildrop.sessions == MAX_RECONNECTS + 1
+
+
+def test_an_oversized_mail_pushed_twice_is_rejected_and_announced_once(world):
+    """A pusher delivers again (SES at least once, a client retrying the SMTP door): the second
+    delivery of a mail too large finds its entry, as any other pushed mail does, and is skipped."""
+    ingestor = world.ingestor(FakeMaildrop(), max_bytes=1000)
+    raw = mail(subject="Huge", body="x" * 5000)
+    first = ingestor.receive(posts_box(), raw)
+    again = ingestor.receive(posts_box(), raw)
+    assert (first.rejected, again.rejected, again.skipped) == (1, 0, 1)
+    [event] = world.outbox.announcements
+    assert isinstance(event, MailRejected) and world.entries()["Huge"].status == "rejected"

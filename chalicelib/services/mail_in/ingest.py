@@ -230,6 +230,10 @@ class MailIngestor:
         )
         if len(raw) > self.max_bytes:
             mail.entry_id = self._entry_id(mailbox.key, f"sha256:{content_hash(raw)}")
+            known = self.mail.entry(mailbox.key, mail.entry_id)
+            if known is not None and known.status in FINAL:  # delivered again: handled already
+                result.skipped += 1
+                return result
             reason = f"larger than {self.max_bytes} bytes ({len(raw)})"
             fresh = self._new_entry(mailbox, mail, headers_of(raw))
             due = unread_notice(self.notices, mailbox, raw, fresh, plain(reason))
