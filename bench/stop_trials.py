@@ -15,6 +15,10 @@ closed first), five signals 5 ms apart (SIGINT, SIGTERM, SIGINT, SIGTERM, SIGHUP
 `make run` on the same folder (its own ports) while the first runs, then Ctrl-C on the first, and
 `kill -9` of the group: a kill -9 keeps what the last save (every 30 s) held, so its writes made
 since are lost, as documented; its mails are files and stay.
+
+It exits 1 when a stop lost what it must keep (a write, but to `kill -9`; a mail) or a trial
+noted a fault (a second make run not refused, a clean stop reported unclean), so that a run of
+it says so to whoever ran it, not only in its table.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -66,6 +71,9 @@ def _closed_pipe_then_ctrl_c(agora: RunningAgora, data: Path, tally: Tally) -> N
     signal_group(agora, [signal.SIGINT])
 
 
+# The one stop whose writes since the last 30-second save are lost, as documented.
+LOSES_WRITES = "kill -9"
+
 STOPS: dict[str, Callable[[RunningAgora, Path, Tally], None]] = {
     "Ctrl-C (SIGINT)": lambda a, d, t: signal_group(a, [signal.SIGINT]),
     "kill (SIGTERM to make)": lambda a, d, t: os.kill(a.process.pid, signal.SIGTERM),
@@ -98,9 +106,9 @@ def run_kind(kind: str, trials: int, writes: int, mails: int) -> Tally:
             wait_for_the_end(agora)
             agora = make_run(data, stderr_too=piped)
             said = "".join(agora.output)
-            if kind == "kill -9" and "did not stop cleanly" not in said:
+            if kind == LOSES_WRITES and "did not stop cleanly" not in said:
                 tally.notes.append(f"trial {trial}: the start did not say the stop was unclean")
-            if kind != "kill -9" and "did not stop cleanly" in said:
+            if kind != LOSES_WRITES and "did not stop cleanly" in said:
                 tally.notes.append(f"trial {trial}: an unclean stop was reported")
             tally.trials += 1
             tally.writes += len(made)
@@ -127,6 +135,18 @@ def table(tallies: list[Tally]) -> str:
     return "\n".join(lines + notes)
 
 
+def faults(tallies: list[Tally]) -> list[str]:
+    """What the trials lost that their stop must keep, and what they noted."""
+    found = []
+    for t in tallies:
+        if t.kind != LOSES_WRITES and t.writes_kept < t.writes:
+            found.append(f"{t.kind}: {t.writes - t.writes_kept} of {t.writes} writes lost")
+        if t.mails_kept < t.mails:
+            found.append(f"{t.kind}: {t.mails - t.mails_kept} of {t.mails} mails lost")
+        found += [f"{t.kind}: {note}" for note in t.notes]
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.stop_trials", description=__doc__)
     parser.add_argument("--trials", type=int, default=10)
@@ -141,7 +161,10 @@ def main(argv: list[str] | None = None) -> int:
         print(table(tallies[-1:]).splitlines()[2], flush=True)
     print(table(tallies))
     print(f"({time.monotonic() - started:.0f} s)")
-    return 0
+    lost = faults(tallies)
+    for fault in lost:
+        print(f"stop trials: {fault}", file=sys.stderr)
+    return 1 if lost else 0
 
 
 if __name__ == "__main__":
