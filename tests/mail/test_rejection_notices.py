@@ -264,6 +264,30 @@ def test_under_header_a_pass_written_below_the_trusted_servers_own_header_counts
     assert entry["status"] == "rejected" and entry["noticeSent"] is False
 
 
+def test_under_header_a_signed_mail_replayed_from_other_recipients_is_not_answered(world, client):
+    """The planner's replay rule, read by the notice too (as under verify): a mail its sender
+    sent to others, replayed to the mailbox, is rejected as not theirs to it; the trusted
+    server's dmarc=pass is about the mail its sender sent, so no notice goes to them."""
+    from chalicelib.schemas.connectors import MailboxSettingsUpdate
+
+    update = MailboxSettingsUpdate.model_validate(
+        {"isEnabled": True, "emailAddress": f"replies@{DOMAIN}"}
+    )
+    deps.mailbox_settings_service().update_email_to_comment(update, "t")
+    results = "mx.community.example; dmarc=pass header.from=example.net"
+    raw = raw_mail(
+        "stranger@example.net",
+        "Replayed",
+        to="friends@example.net",
+        headers={"Authentication-Results": results},
+    )
+    assert "rejected 1" in push(raw, f"replies@{DOMAIN}", authserv_id="mx.community.example")
+    drain()
+    assert notices_to("stranger@example.net") == []
+    [entry] = deps.mail().page_newest_first("comment#system", limit=5, after=None)
+    assert "sent to other recipients" in (entry.reason or "") and entry.notice_sent is False
+
+
 # --- polled mail: the same notice -----------------------------------------------------------------
 
 

@@ -10,7 +10,8 @@ Who is told (`NoticeDecider`, run by the mail-in for each rejected mail, polled 
 - its address is not suppressed (a bounce or a complaint: services/suppressions.py);
 - its sender is proven: under `verify` a DKIM signature aligned with its `From` verifies (the same
   check, and the same replay rule, as the planner's); under `header` the trusted server's topmost
-  `Authentication-Results` says `dmarc=pass` (and the mail reads one way); under `off` anyone;
+  `Authentication-Results` says `dmarc=pass` (and the mail reads one way, and was sent to this
+  mailbox: the planner's replay rule again); under `off` anyone;
 - the sender's notice of the (UTC) day is free: a conditional put claims it for this log entry
   (store/mail.py `NoticeClaims`), so two workers racing with two mails of one sender tell it once.
   A retry of the same mail finds its own claim and goes on.
@@ -163,17 +164,20 @@ class NoticeDecider:
         )
 
     def proven(self, mailbox: Mailbox, parsed: ParsedMail, raw: bytes) -> bool:
-        """The mail comes from its `From` address, as far as the mode can tell."""
-        if self.authserv_id:
-            if parsed.reading_problem:
-                return False
-            return dmarc_result(parsed, self.authserv_id) == "pass"  # as the planner reads it
-        if self.verifier is None:
+        """The mail comes from its `From` address to this mailbox, as far as the mode can tell:
+        under either mode, a mail sent to other recipients and replayed here is not (the
+        planner's replay rule, `sent_elsewhere`)."""
+        if not self.authserv_id and self.verifier is None:
             return True
-        domain = (parsed.from_address or "").rpartition("@")[2]
         elsewhere = sent_elsewhere(
             mailbox, parsed, inbound_address(mailbox, self.inbound_domain, self.group_of)
         )
+        if self.authserv_id:
+            if parsed.reading_problem or elsewhere:
+                return False
+            return dmarc_result(parsed, self.authserv_id) == "pass"  # as the planner reads it
+        assert self.verifier is not None
+        domain = (parsed.from_address or "").rpartition("@")[2]
         try:
             verdict = self.verifier.verify(
                 raw, domain, last_attempt=False, sent_elsewhere=elsewhere
