@@ -54,7 +54,11 @@ def handler(event, context):
         MetricData=[
             {
                 "MetricName": METRIC,
-                "Dimensions": [{"Name": "Stage", "Value": os.environ["AGORA_STACK"]}],
+                # Those the alarm reads: a metric is its exact set of dimensions.
+                "Dimensions": [
+                    {"Name": "Stage", "Value": os.environ["AGORA_STACK"]},
+                    {"Name": "service", "Value": os.environ["AGORA_SERVICE"]},
+                ],
                 "Value": len(found),
                 "Unit": "Count",
             }

@@ -287,6 +287,8 @@ def alias_check_resources(stage: str) -> dict[str, Any]:
                             "Fn::Join": [",", [{"Ref": logical} for logical in FUNCTIONS]]
                         },
                         "AGORA_STACK": prefix,
+                        # Powertools' dimension of every Agora metric, which the alarm reads.
+                        "AGORA_SERVICE": SERVICE,
                     }
                 },
             },

@@ -12,10 +12,17 @@ from tests.rehearsal import triggers
 def behind_metric(stage) -> tuple[float, float, float]:
     """(samples, lowest, highest) of AliasesBehind put in the hour around now (the test's clock,
     which moto shares)."""
-    points = stage.aws("cloudwatch").get_metric_statistics(
-        Namespace="Agora",
-        MetricName="AliasesBehind",
-        Dimensions=[{"Name": "Stage", "Value": "agora-dev"}],
+    # Read as the stack's alarm reads it: CloudWatch tells metrics apart by their whole set of
+    # dimensions, so the function must write exactly those.
+    watched = stage.template["Resources"]["AliasesBehindAlarm"]["Properties"]
+    cloudwatch = stage.aws("cloudwatch")
+    written = cloudwatch.list_metrics(Namespace="Agora", MetricName="AliasesBehind")["Metrics"]
+    assert written and all(m["Dimensions"] == watched["Dimensions"] for m in written), written
+    assert {"Name": "Stage", "Value": "agora-dev"} in watched["Dimensions"]
+    points = cloudwatch.get_metric_statistics(
+        Namespace=watched["Namespace"],
+        MetricName=watched["MetricName"],
+        Dimensions=watched["Dimensions"],
         StartTime=datetime.now(UTC) - timedelta(minutes=30),
         EndTime=datetime.now(UTC) + timedelta(minutes=30),
         Period=60,
