@@ -14,6 +14,9 @@ from infra.cloudwatch import METRICS_NAMESPACE, SERVICE_DIMENSIONS
 from infra.operations import FUNCTIONS
 
 REGION = "${AWS::Region}"
+# Our metrics' service dimension (Powertools adds it) as a widget line spells dimensions: a line
+# without it names another metric, one nothing writes, and draws nothing.
+SERVICE = [part for item in SERVICE_DIMENSIONS.items() for part in item]
 
 
 def widget(title: str, metrics: list[list[Any]], x: int, y: int, **extra: Any) -> dict:
@@ -46,11 +49,12 @@ def api_widgets(prefix: str) -> list[dict]:
 
 def mail_widgets(prefix: str) -> list[dict]:
     handled = [
-        [METRICS_NAMESPACE, "MailHandled", "Stage", prefix, "Outcome", outcome, {"stat": "Sum"}]
+        [METRICS_NAMESPACE, "MailHandled", "Stage", prefix, "Outcome", outcome, *SERVICE,
+         {"stat": "Sum"}]
         for outcome in MAIL_OUTCOMES
-    ]
+    ]  # fmt: skip
     notifications = [
-        [METRICS_NAMESPACE, "NotificationsSent", "Stage", prefix, {"stat": "Sum"}],
+        [METRICS_NAMESPACE, "NotificationsSent", "Stage", prefix, *SERVICE, {"stat": "Sum"}],
         ["AWS/Lambda", "Errors", "FunctionName", "${DeliverNotifications}", {"stat": "Sum"}],
         *(["AWS/SES", metric, {"stat": "Sum"}] for metric in ("Send", "Bounce", "Complaint")),
     ]
@@ -130,9 +134,8 @@ def background_widgets(prefix: str, jobs: Sequence[str], scheduled_failures: str
             "polls",
         )
     ]
-    service = [part for item in SERVICE_DIMENSIONS.items() for part in item]
     runs: list[list[Any]] = [
-        [METRICS_NAMESPACE, "ScheduledRunCompleted", "Job", job, "Stage", prefix, *service,
+        [METRICS_NAMESPACE, "ScheduledRunCompleted", "Job", job, "Stage", prefix, *SERVICE,
          {"stat": "Sum", "label": f"{job} completed"}]
         for job in jobs
     ]  # fmt: skip

@@ -5,11 +5,15 @@ new alarm is then one row, not a resource added in whichever infra module was at
 
 from __future__ import annotations
 
+import ast
 import copy
 import dataclasses
+import json
 from typing import Any
 
 import pytest
+
+from tests.support import REPO_ROOT
 
 KINDS = ("AWS::CloudWatch::Alarm", "AWS::CloudWatch::CompositeAlarm")
 
@@ -97,3 +101,86 @@ def test_the_table_names_each_alarm_once_and_pages_only_declared_causes():
     stray = [*rows, dataclasses.replace(rows[0], pages="NoSuchCauseAlarm")]
     with pytest.raises(ValueError, match="NoSuchCauseAlarm"):
         paging.route("prod", stray, alarms.CAUSES)
+
+
+def read_metrics(template: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(where, name, dimensions) of each metric of ours (namespace Agora) that the template
+    reads: the alarms' own, their metric math's, the dashboard's lines."""
+    found = []
+    for logical, resource in template["Resources"].items():
+        properties = resource.get("Properties", {})
+        if resource.get("Type") == "AWS::CloudWatch::Alarm":
+            stats = [
+                m["MetricStat"]["Metric"]
+                for m in properties.get("Metrics", [])
+                if "MetricStat" in m
+            ]
+            for read in [properties, *stats]:
+                if read.get("Namespace") == "Agora":
+                    dimensions = {d["Name"]: d["Value"] for d in read.get("Dimensions", [])}
+                    found.append((logical, read["MetricName"], dimensions))
+        elif resource.get("Type") == "AWS::CloudWatch::Dashboard":
+            body = json.loads(properties["DashboardBody"]["Fn::Sub"])
+            for widget in body["widgets"]:
+                for line in widget["properties"].get("metrics", []):
+                    if line and line[0] == "Agora":
+                        pairs = [part for part in line[2:] if isinstance(part, str)]
+                        found.append(
+                            (logical, line[1], dict(zip(pairs[::2], pairs[1::2], strict=True)))
+                        )
+    return found
+
+
+def written_dimensions(template: dict[str, Any]) -> dict[str, set[frozenset[str]]]:
+    """Metric name -> the sets of dimension names its writers give it: each `metrics.emit` call
+    (Stage and Powertools' service, the call's own, Version when VERSIONED), the access log's
+    metric filter, check-aliases' put_metric_data (tests/infra/test_alias_check.py)."""
+    from chalicelib import metrics
+    from tests.fast.test_metrics_registered import emitted
+
+    base = {"Stage", "service"}
+    written: dict[str, set[frozenset[str]]] = {}
+    for name, keywords in emitted().items():
+        versioned = {"Version"} if name in metrics.VERSIONED else set()
+        written.setdefault(name, set()).add(frozenset(base | keywords | versioned))
+    for resource in template["Resources"].values():
+        if resource.get("Type") == "AWS::Logs::MetricFilter":
+            for made in resource["Properties"]["MetricTransformations"]:
+                names = frozenset(d["Key"] for d in made.get("Dimensions", []))
+                written.setdefault(made["MetricName"], set()).add(names)
+    written.setdefault("AliasesBehind", set()).add(frozenset(base))
+    return written
+
+
+@pytest.mark.parametrize("stage", ["dev", "prod"])
+def test_every_metric_of_ours_an_alarm_or_the_dashboard_reads_is_written_with_those_dimensions(
+    stage, templates
+):
+    """CloudWatch tells metrics apart by their whole set of dimensions: an alarm or a dashboard
+    line that names one dimension more or fewer than the code writes reads a metric nobody
+    writes, sees no data and never fires (AliasesBehind lacked `service`, the dashboard's mail
+    and notification lines too)."""
+    from chalicelib.settings import SERVICE
+
+    template = templates[stage]
+    written = written_dimensions(template)
+    read = read_metrics(template)
+    jobs = {
+        call.args[0].value
+        for call in ast.walk(ast.parse((REPO_ROOT / "app.py").read_text()))
+        if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "heartbeat"
+    }
+    wrong = [
+        f"{where}: {name} {sorted(dimensions)}"
+        for where, name, dimensions in read
+        if frozenset(dimensions) not in written.get(name, set())
+        or dimensions["Stage"] != f"agora-{stage}"
+        or dimensions.get("service", SERVICE) != SERVICE
+        or dimensions.get("Job", "drain-outbox") not in jobs
+    ]
+    assert wrong == []
+    # Not an empty list passing: every alarm family on our metrics and the dashboard's lines.
+    names = {name for _, name, _ in read}
+    assert {"MailHandled", "ScheduledRunCompleted", "AliasesBehind", "ApiThrottled"} <= names
+    assert {"drain-outbox", "dispatch-mail-polls", "send-digests"} <= jobs
+    assert any(where == "Dashboard" for where, _, _ in read)
