@@ -375,6 +375,8 @@ class HeaderFacts:
     bounce_reason: str | None
     is_spam: bool
     authentication_results: tuple[AuthenticationResult, ...]
+    # RFC 2919: mail of a mailing list (no auto-reply, but never answered automatically either).
+    list_id: str | None
 
 
 def facts_of(message: EmailMessage) -> HeaderFacts:
@@ -395,7 +397,13 @@ def facts_of(message: EmailMessage) -> HeaderFacts:
         bounce_reason=bounce_reason_of(message, from_address),
         is_spam=is_spam_mail(message),
         authentication_results=tuple(authentication_results_of(message)),
+        list_id=_present(header_text(message, "List-Id")),
     )
+
+
+def _present(value: str | None) -> str | None:
+    """A header's value as one line, "" for one that is there but empty; None when absent."""
+    return None if value is None else clean_line(value)
 
 
 # -----------------------------------------------------------------------------------------------

@@ -48,6 +48,7 @@ def parsed(**changes) -> ParsedMail:
         bounce_reason=None,
         is_spam=False,
         authentication_results=(),
+        list_id=None,
     )
     return dataclasses.replace(base, **changes)
 

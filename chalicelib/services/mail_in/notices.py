@@ -31,9 +31,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from email import policy
-from email.message import EmailMessage
-from email.parser import BytesHeaderParser
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from chalicelib import metrics
@@ -41,7 +38,6 @@ from chalicelib.domain.announcements import RejectionNoticeDue
 from chalicelib.domain.letters import MessageUnbuildable
 from chalicelib.domain.mailboxes import Finish, MailStatus
 from chalicelib.logs import get_logger
-from chalicelib.mail.mime import mail_bytes
 from chalicelib.mail.parse import MailParseError, dmarc_result, parse_mail
 from chalicelib.services.mail_in.planner import inbound_address, sent_elsewhere
 from chalicelib.services.mail_in.rejections import rejection_letter, words_for
@@ -62,7 +58,6 @@ Dues: TypeAlias = Sequence[RejectionNoticeDue]
 
 # The Reason of the metric RejectionNoticeNotSent: the drain's three, and the decider's DNS failure.
 NOT_SENT_REASONS = ("suppressed", "no-group", "refused", "unchecked")
-_LIST_PRECEDENCE = ("bulk", "list", "junk")
 _HEADER_WINDOW = 65536
 
 
@@ -77,34 +72,12 @@ class NoticeClaims(Protocol):
     def not_sent(self, mailbox: str, entry_id: str) -> bool: ...
 
 
-def automatic(parsed: ParsedMail, raw: bytes) -> bool:
-    """An auto-reply, a bounce or list mail (RFC 3834 §2: never answered automatically)."""
-    if parsed.is_auto_reply or parsed.is_bounce:
-        return True
-    try:
-        headers = BytesHeaderParser(policy=policy.default).parsebytes(
-            mail_bytes(raw)[:_HEADER_WINDOW]
-        )
-    except Exception:  # a header block no parser reads: not worth answering
-        return True
-    assert isinstance(headers, EmailMessage)
-
-    def value(name: str) -> str | None:
-        try:
-            found = headers.get(name)
-        except Exception:  # an unreadable header is there all the same
-            return ""
-        return None if found is None else str(found).strip()
-
-    submitted = value("Auto-Submitted")
-    if submitted is not None and submitted.split(";")[0].strip().lower() != "no":
-        return True
-    if (value("Precedence") or "").lower() in _LIST_PRECEDENCE:
-        return True
-    if value("List-Id") is not None:
-        return True
-    return_path = value("Return-Path")
-    return return_path is not None and return_path.strip("<> \t") == ""
+def automatic(parsed: ParsedMail) -> bool:
+    """An auto-reply, a bounce or list mail (RFC 3834 §2: never answered automatically), as the
+    parser read its headers (mail/headers.py `facts_of`): `Auto-Submitted` other than `no`,
+    `Precedence` bulk, list or junk, an empty `Return-Path` and the rest of its rules, and a
+    `List-Id`."""
+    return parsed.is_auto_reply or parsed.is_bounce or parsed.list_id is not None
 
 
 class NoticeDecider:
@@ -138,7 +111,7 @@ class NoticeDecider:
     ) -> RejectionNoticeDue | None:
         """The notice due for this rejected mail (its day's claim taken), or None."""
         address = (parsed.from_address or "").strip().lower()
-        if not address or words_for(reason, address) is None or automatic(parsed, raw):
+        if not address or words_for(reason, address) is None or automatic(parsed):
             return None
         if self.suppressed(address):
             return None
