@@ -190,3 +190,31 @@ def test_the_cost_prices_every_alarm_metric_composite_backup_audit_key_and_acces
         cost.monthly_cost(cost.SIZES[-1], prices, measured, bare)["cloudwatch_metrics_alarms"]
         < (large["cloudwatch_metrics_alarms"])
     )
+
+
+def test_the_push_days_month_is_priced_as_make_cost_prices_it_today():
+    """`make simulate` prices its push days with `make cost`'s model, and nothing prices them
+    again when the model changes (an alarm, a metric, a line): the all-POP3 day's month, priced
+    again from bench/results.json, is the one the results and docs/benchmarks.md's push-day
+    table hold (they said $380.58 once the model gave $382.17). Run `make simulate` when not."""
+    from bench.report import PAGE, read_section, significant
+    from bench.simulate import PUSH_DAY_BLOCK
+
+    measured, _ = cost.load_measured()
+    lines = cost.monthly_cost(
+        cost.SIZES[2],
+        cost.load_prices(),
+        measured,
+        cost.infra_counts(),
+        cost.code_figures(),
+        push_share=0.0,
+    )
+    today = cost.month_total(lines)
+    results = json.loads(cost.RESULTS_PATH.read_text(encoding="utf-8"))["figures"]
+    [stored] = [f["value"] for f in results if f["name"] == "mail_push_day_0_cost_usd"]
+    assert stored == significant(today), "run `make simulate`"
+    table = read_section(PAGE, *PUSH_DAY_BLOCK)
+    assert table is not None
+    [row] = [line for line in table.splitlines() if line.startswith("| 0% |")]
+    # The page's day is the simulation's own (its polls unrounded): within a few cents.
+    assert abs(float(row.rsplit("$", 1)[1].strip(" |").replace(",", "")) - today) < 0.05, row
