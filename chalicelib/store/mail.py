@@ -223,11 +223,22 @@ class NoticeClaims:
 
     def release(self, address: str, day: str) -> None:
         """The send failed: the next delivery of the event may try again."""
-        MailRecord(*_notice_key(address, day)).update(actions=[MailRecord.sending_on.remove()])
+        record = MailRecord(*_notice_key(address, day))
+        # Only a claim still stored: an update of a claim expired since would make a bare item
+        # (no `expires`) that no TTL ever removes.
+        conditionally(
+            lambda: record.update(
+                actions=[MailRecord.sending_on.remove()], condition=MailRecord.sk.exists()
+            )
+        )
 
     def sent(self, address: str, day: str, message_id: str) -> None:
-        MailRecord(*_notice_key(address, day)).update(
-            actions=[MailRecord.notice_message_id.set(message_id)]
+        record = MailRecord(*_notice_key(address, day))
+        conditionally(
+            lambda: record.update(
+                actions=[MailRecord.notice_message_id.set(message_id)],
+                condition=MailRecord.sk.exists(),
+            )
         )
 
     def not_sent(self, mailbox: str, entry_id: str) -> bool:
