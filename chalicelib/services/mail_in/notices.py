@@ -38,6 +38,7 @@ from chalicelib.domain.announcements import RejectionNoticeDue
 from chalicelib.domain.letters import MessageUnbuildable
 from chalicelib.domain.mailboxes import Finish, MailStatus
 from chalicelib.logs import get_logger
+from chalicelib.mail.mime import header_block, mail_bytes
 from chalicelib.mail.parse import MailParseError, dmarc_result, parse_mail
 from chalicelib.services.mail_in.planner import inbound_address, sent_elsewhere
 from chalicelib.services.mail_in.rejections import rejection_letter, words_for
@@ -198,8 +199,7 @@ def unread_notice(
         return []
     if not whole and notices.verifier is not None and not notices.authserv_id:
         return []
-    cut = [at for at in (raw.find(b"\r\n\r\n"), raw.find(b"\n\n")) if at >= 0]
-    head = raw[: min(cut, default=_HEADER_WINDOW)][:_HEADER_WINDOW]
+    head = header_block(mail_bytes(raw)[:_HEADER_WINDOW])  # as the parser and dkimpy split it
     try:
         parsed = parse_mail(head + b"\r\n\r\n")
     except MailParseError:
