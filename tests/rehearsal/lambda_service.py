@@ -107,6 +107,22 @@ def environment(
     return {**env, **this_clock()}
 
 
+def alarm_reads(template: dict, alarm: str) -> list[dict[str, Any]]:
+    """The metrics the template's `alarm` reads (its own, or its metric math's), each as
+    {"name": …, "dimensions": {name: value}}: what a function's metric must be filed under."""
+    properties = template["Resources"][alarm]["Properties"]
+    reads = [properties, *(m["MetricStat"]["Metric"] for m in properties.get("Metrics", [])
+                           if "MetricStat" in m)]  # fmt: skip
+    return [
+        {
+            "name": read["MetricName"],
+            "dimensions": {d["Name"]: d["Value"] for d in read["Dimensions"]},
+        }
+        for read in reads
+        if "MetricName" in read
+    ]
+
+
 @dataclass
 class Invocation:
     """One invocation: the handler's result or Lambda's error, the AWS calls it made, and the
@@ -116,6 +132,21 @@ class Invocation:
     error: dict[str, str] | None = None
     calls: list[dict] = field(default_factory=list)
     log: str = ""
+
+    def metric_dimensions(self) -> dict[str, list[dict[str, str]]]:
+        """Each EMF metric its log lines carry: name -> its dimensions and their values, once a
+        line (what CloudWatch files the value under; an alarm must name exactly these)."""
+        found: dict[str, list[dict[str, str]]] = {}
+        for line in self.log.splitlines():
+            if not line.startswith("{") or '"_aws"' not in line:
+                continue
+            document = json.loads(line)
+            for directive in document["_aws"]["CloudWatchMetrics"]:
+                for names in directive["Dimensions"]:
+                    for metric in directive["Metrics"]:
+                        dimensions = {name: document[name] for name in names}
+                        found.setdefault(metric["Name"], []).append(dimensions)
+        return found
 
     def metrics(self) -> dict[str, list[float]]:
         """The EMF metrics its log lines carry: name -> values."""

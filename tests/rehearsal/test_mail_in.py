@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from tests.rehearsal import triggers
+from tests.rehearsal.lambda_service import alarm_reads
 
 
 def reply(sender: str, to: str, text: str) -> bytes:
@@ -34,6 +35,10 @@ def test_a_reply_by_mail_is_polled_and_becomes_a_comment(stage):
     stored = json.dumps(stage.aws("dynamodb").scan(TableName="agora-dev-comments")["Items"])
     assert "Glad to be here" in stored
     assert polled.metrics()["MailHandled"] == [1.0, 0.0]  # commented, failed
+    # Filed as the mail-failed alarm reads them (the function's environment names the Stage).
+    reads = alarm_reads(stage.template, "MailFailedAlarm")
+    for written in polled.metric_dimensions()["MailHandled"]:
+        assert {"name": "MailHandled", "dimensions": written} in reads, (written, reads)
 
 
 def test_a_message_the_poll_cannot_read_is_reported_and_delivered_again(stage):

@@ -6,6 +6,7 @@ sends it."""
 from __future__ import annotations
 
 from tests.rehearsal import triggers
+from tests.rehearsal.lambda_service import alarm_reads
 from tests.rehearsal.test_notifications import sent_count
 from tests.rehearsal.world import NOTICE_ENTRY
 
@@ -19,6 +20,10 @@ def test_a_new_post_is_told_at_once_and_in_the_days_digest(stage):
     assert drained.result == {"batchItemFailures": []}, drained.log[-3000:]
     assert sent_count(stage) > before  # Sam, at once
     assert drained.metrics()["ScheduledRunCompleted"] == [1.0]
+    # Filed as the drain-silent alarm reads it (the function's environment names the Stage).
+    [beat] = drained.metric_dimensions()["ScheduledRunCompleted"]
+    reads = alarm_reads(stage.template, "DrainOutboxSilentAlarm")
+    assert {"name": "ScheduledRunCompleted", "dimensions": beat} in reads
     # The stranger's notice, its address suppressed since: not sent, its entry says so (the
     # role's conditional write to the mail table), the operator's metric counts it.
     assert drained.metrics()["RejectionNoticeNotSent"] == [1.0]
@@ -32,6 +37,10 @@ def test_a_new_post_is_told_at_once_and_in_the_days_digest(stage):
     assert queued.error is None, queued.log[-3000:]
     assert queued.result == {"recipients": 1, "batches": 1}, queued.log[-3000:]
     assert "PurgeRunAgeDays" in queued.metrics()
+    for alarm, name in (("SendDigestsHeartbeatAlarm", "ScheduledRunCompleted"),
+                        ("PurgeCommentsHeartbeatAlarm", "PurgeRunAgeDays")):  # fmt: skip
+        [written] = queued.metric_dimensions()[name]
+        assert alarm_reads(stage.template, alarm) == [{"name": name, "dimensions": written}]
 
     told = sent_count(stage)
     triggers.handled_queue_batch(stage, "DeliverDigests")
