@@ -52,7 +52,7 @@ def purge_comments(event):
 @lambda_handler
 @heartbeat("send-digests")
 def send_digests(event):
-    # The monthly purge's daily check rides on this daily run (infra/watch.py alarms its metric).
+    # The monthly purge's daily check rides on this daily run (infra/alarms.py alarms its metric).
     comment_purge.report_last_run()
     return digests.scheduled_daily_digests(Deadline.from_lambda(event.context))
 

@@ -471,7 +471,7 @@ def feedback_resources(names: dict[str, str]) -> dict[str, Any]:
                 "Endpoint": {"Fn::GetAtt": ["SesFeedbackQueue", "Arn"]},
                 "RawMessageDelivery": True,
                 # What SNS cannot deliver to the queue (its policy, the queue gone) waits here,
-                # alarmed (infra.watch), instead of being dropped after SNS's retries.
+                # alarmed (infra.alarms), instead of being dropped after SNS's retries.
                 "RedrivePolicy": {
                     "deadLetterTargetArn": {"Fn::GetAtt": ["SesFeedbackUndeliveredQueue", "Arn"]}
                 },

@@ -13,7 +13,7 @@ DynamoDB restores a table only into a new table. So:
    chalicelib/settings.py `table_name`, which takes a table's stem from its name) and
    `SettingsDigest` (infra.rollout: without it no function would publish a version, and every
    alias would keep the old environment). Every function then reads and writes the restored
-   table, and the DynamoDB throttles alarm names it (infra.watch). `make deploy` keeps the
+   table, and the DynamoDB throttles alarm names it (infra.alarms). `make deploy` keeps the
    parameter (UsePreviousValue) until it is set again.
 
 The switch moves every alias at once (DeployAllAtOnce for that update: no 10-minute canary

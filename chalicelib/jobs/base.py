@@ -97,7 +97,7 @@ def each_message(records: Iterable[Any], handle: Callable[[str], Any]) -> dict[s
 
 def heartbeat(job: str) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
     """A scheduled job's "it ran" signal: the metric ScheduledRunCompleted (dimension Job) once
-    its run returns. Its alarm treats missing data as breaching (infra/watch.py), so a disabled
+    its run returns. Its alarm treats missing data as breaching (infra/alarms.py), so a disabled
     schedule, a run that never starts or one that always fails is seen, not only one that raised."""
 
     def decorate(function: Callable[[Any], Any]) -> Callable[[Any], Any]:

@@ -4,7 +4,7 @@
 
 Its heartbeat: CloudWatch cannot look back a month, so a completed run stamps its time in the
 counters table, and a daily check (`report_last_run`, app.py's daily schedule) emits the days
-since as PurgeRunAgeDays, alarmed past 32 days and when missing (infra/watch.py).
+since as PurgeRunAgeDays, alarmed past 32 days and when missing (infra/alarms.py).
 
 A run that stops at its deadline (900 s in Lambda) is not complete (issue 57: it recorded itself
 complete and the backlog waited a month unseen): it counts what it left (CommentPurgeBacklog, up
