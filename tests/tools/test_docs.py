@@ -180,3 +180,31 @@ def test_every_make_target_is_in_the_development_page_and_the_benchmarks_in_the_
     assert [t for t in targets if not re.search(rf"`make {t}\b", page)] == []
     benchmarks = next(line for line in README.read_text().splitlines() if "benchmarks.md" in line)
     assert [t for t in ("bench", "load", "scale", "simulate", "cost") if t not in benchmarks] == []
+
+
+@pytest.mark.fast
+def test_the_ses_quota_sizing_in_deploy_md_is_what_the_bench_measured():
+    """docs/deploy.md sizes the SES quota from `make simulate`'s digest day and `make cost`'s
+    all-digest month, typed into the page: its seconds, its rate and its mails a day are the
+    ones bench/results.json and docs/benchmarks.md's cost table hold, and the quota it asks for
+    is 1.5 times that day (it said 150,000 beside a day of 113,000)."""
+    import json
+
+    page = (DOCS / "deploy.md").read_text(encoding="utf-8")
+    said = re.search(
+        r"sends 100,000 digests in ([\d,]+) s at up\s+to (\d+) a second.*?sends about "
+        r"([\d,]+) mails a day.*?1\.5 times your own day \(([\d,]+) at 100,000 members\)",
+        page,
+        re.DOTALL,
+    )
+    assert said, "docs/deploy.md sizes the SES quota"
+    seconds, rate, daily, quota = (int(group.replace(",", "")) for group in said.groups())
+    results = json.loads((REPO_ROOT / "bench" / "results.json").read_text(encoding="utf-8"))
+    measured = {f["name"]: f["value"] for f in results["figures"]}
+    assert seconds == round(measured["digest_100k_s"])
+    assert rate == round(measured["digest_100k_peak_rate"])
+    costs = (DOCS / "benchmarks.md").read_text(encoding="utf-8")
+    [row] = [line for line in costs.splitlines() if line.startswith("| mails sent |")]
+    all_digests_a_month = int(row.strip(" |").rsplit("|", 1)[1].strip().replace(",", ""))
+    assert daily == round(all_digests_a_month / 30, -3), all_digests_a_month
+    assert quota == round(1.5 * daily, -4), daily
