@@ -9,7 +9,7 @@ none: make run's SMTP door refuses it at RCPT, SES's verdict function stops the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
 from chalicelib.domain.groups import Group
@@ -76,7 +76,7 @@ class InboundAddresses:
 
 
 def check_push_only(
-    domain: str, kind: str, update: MailboxSettingsUpdate, stored: Callable[[], Mailbox | None]
+    domain: str, kind: str, update: MailboxSettingsUpdate, stored: Mailbox | None
 ) -> None:
     """A connector saved enabled with no POP3 server receives by push only: where there is an
     inbound domain, and the comments' only at an address on it (the update's, else the
@@ -94,8 +94,7 @@ def check_push_only(
         return
     address = update.email_address
     if address is None:
-        mailbox = stored()
-        address = mailbox.email_address if mailbox is not None else ""
+        address = stored.email_address if stored is not None else ""
     parts = split_address(address)
     if parts is None or parts[1] != domain:
         raise ValidationFailed.one(

@@ -279,8 +279,9 @@ class MailboxSettingsService:
     def _save(
         self, scope: str, kind: str, update: MailboxSettingsUpdate, editor_id: str
     ) -> tuple[Mailbox, str]:
+        stored = self.mailboxes.get(scope)  # read once: the push-only check and the save's
         if update.push_only:
-            check_push_only(self.inbound_domain, kind, update, lambda: self.mailboxes.get(scope))
+            check_push_only(self.inbound_domain, kind, update, stored)
         elif self.hosts is not None:
             from chalicelib.mail.hosts import HostRefused
 
@@ -288,7 +289,6 @@ class MailboxSettingsService:
                 self.hosts.check_name(update.server_name, update.port)
             except HostRefused as refused:
                 raise ValidationFailed.one("serverName", update.server_name, str(refused)) from None
-        stored = self.mailboxes.get(scope)
         new_password = update.new_password
         has_password = new_password is not None or (stored is not None and stored.has_password)
         if update.is_enabled and not update.push_only and not has_password:

@@ -99,3 +99,19 @@ def test_push_only_comments_need_an_address_on_the_inbound_domain(api, people, i
     assert status == 200 and answer["object"]["emailAddress"] == "replies@in.example.org"
     assert deps.mailboxes().get(SYSTEM_SCOPE).is_enabled is True
     assert list(deps.mailbox_directory().enabled_mailbox_keys()) == []
+
+
+def test_a_push_only_comments_update_keeping_its_address_reads_the_connector_once(
+    api, people, inbound, dynamo_counter
+):
+    """The address it keeps (none given) is checked against the inbound domain on the read that
+    the save needs anyway: such an update costs what one that gives the address again does."""
+    body = {"isEnabled": True, "emailAddress": "replies@in.example.org"}
+    assert api.put(COMMENT_SETTINGS, people.root_admin, body)[0] == 200
+    dynamo_counter.reset()
+    assert api.put(COMMENT_SETTINGS, people.root_admin, body)[0] == 200
+    giving_the_address = dict(dynamo_counter.requests)
+    dynamo_counter.reset()
+    status, answer = api.put(COMMENT_SETTINGS, people.root_admin, {"isEnabled": True})
+    assert status == 200 and answer["object"]["emailAddress"] == "replies@in.example.org"
+    assert dynamo_counter.requests == giving_the_address, dynamo_counter.requests
