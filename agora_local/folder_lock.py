@@ -87,10 +87,7 @@ def port_user(port: int) -> str | None:
     if not inodes:
         return None
     for pid in _pids():
-        try:
-            links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
-        except OSError:
-            continue
+        links = _open_files(pid)
         if not any(link in inodes for link in links):
             continue
         folders = [link for link in links if link.endswith(f"/{LOCK_NAME}")]
@@ -98,6 +95,23 @@ def port_user(port: int) -> str | None:
             return f"make run (pid {pid}, data folder {Path(folders[0]).parent})"
         return f"pid {pid} ({_command(pid)})"
     return None
+
+
+def _open_files(pid: int) -> list[str]:
+    """What `pid`'s descriptors point at. Each is read on its own: a process at work closes
+    some between the listing and the reading (the listing's own, when `pid` is this process),
+    and one gone must not hide the others (the listening socket among them)."""
+    try:
+        descriptors = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return []
+    links = []
+    for fd in descriptors:
+        try:
+            links.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except OSError:
+            continue
+    return links
 
 
 def _listening_inodes(port: int) -> set[str]:
