@@ -19,6 +19,7 @@ import asyncio
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from agora_local.folder_lock import port_user
 from agora_local.lifecycle import Intake
 from chalicelib.logs import get_logger
 
@@ -109,8 +110,14 @@ def open_door(settings: Any, intake: Intake) -> tuple[Any, str]:
         door = start_smtp_door(port, intake)
     except Exception as error:
         log.warning("SMTP door not started", extra={"port": port, "error": str(error)})
+        # What holds the port, as make run's own busy-port line says it (issue 56); an error
+        # that is not a taken port is said as it is, not as one.
+        user = port_user(port)
+        if user is None and not isinstance(error, OSError):
+            return None, f"SMTP door:          off: it did not start ({error})"
+        held = f"used by {user}" if user else f"not free ({error})"
         return None, (
-            f"SMTP door:          off: port {port} (AGORA_SMTP_PORT) is not free; "
+            f"SMTP door:          off: port {port} (AGORA_SMTP_PORT) is {held}; "
             "set AGORA_SMTP_PORT to another port"
         )
     return door, f"SMTP door:          smtp://127.0.0.1:{port} (mail to <group slug>@{domain})"

@@ -162,3 +162,26 @@ def test_a_stranger_through_the_door_learns_why_the_mail_was_not_posted(agora, a
     [notice] = notices()
     assert "Auto-Submitted: auto-replied" in notice["raw_data"]
     assert "Cameras for sale" in notice["raw_data"]
+
+
+def test_a_taken_default_port_leaves_the_door_off_and_names_what_holds_it():
+    """On the default AGORA_SMTP_PORT (not given outright, so make run starts without the door)
+    the banner's line says what listens there, as make run's busy-port line does."""
+    import os
+    import socket
+    from types import SimpleNamespace
+
+    from agora_local.lifecycle import Intake
+    from agora_local.smtp_door import open_door
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        settings = SimpleNamespace(inbound_domain=DOMAIN, smtp_port=port)
+        door, line = open_door(settings, Intake())
+    assert door is None
+    assert line.startswith(f"SMTP door:          off: port {port} (AGORA_SMTP_PORT) is used by "), (
+        line
+    )
+    assert f"pid {os.getpid()} (" in line, line
