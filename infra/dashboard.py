@@ -122,7 +122,8 @@ def function_widgets() -> list[dict]:
 
 
 def background_widgets(prefix: str, jobs: Sequence[str], scheduled_failures: str) -> list[dict]:
-    """The outbox stream, the mail polls' failures and the scheduled runs."""
+    """The outbox stream, the mail polls' failures, the scheduled runs and the rejection notices
+    that did not go."""
     outbox = [
         ["AWS/Lambda", "IteratorAge", "FunctionName", "${DrainOutbox}",
          {"stat": "Maximum", "label": "drain-outbox"}],
@@ -132,6 +133,14 @@ def background_widgets(prefix: str, jobs: Sequence[str], scheduled_failures: str
             f'{{Agora,Reason,Stage,service}} MetricName="MailboxPollFailed" Stage="{prefix}"',
             "Sum",
             "polls",
+        )
+    ]
+    # A rejected mail's sender not told why (services/mail_in/notices.py), by reason.
+    untold = [
+        search(
+            f'{{Agora,Reason,Stage,service}} MetricName="RejectionNoticeNotSent" Stage="{prefix}"',
+            "Sum",
+            "untold",
         )
     ]
     runs: list[list[Any]] = [
@@ -147,6 +156,7 @@ def background_widgets(prefix: str, jobs: Sequence[str], scheduled_failures: str
         widget("Outbox stream: age of the oldest record (ms)", outbox, 0, 30),
         widget("Mailbox polls failed, by reason", polls, 12, 30),
         widget("Scheduled runs completed (heartbeats) and failed", runs, 0, 36),
+        widget("Rejection notices not sent, by reason", untold, 12, 36),
     ]
 
 
