@@ -44,11 +44,11 @@ METRICS = {
     # A mailbox that could not be polled; dimension Reason: connection, tls, login, timeout,
     # dns, other (chalicelib.mail.pop3.FAILURE_REASONS).
     "MailboxPollFailed": "Count",
-    # The dispatch's view of the fleet (the share-failing alarm divides the two): mailboxes
-    # enabled, and those whose last poll failed at their own server (backing off).
     # A mailbox poll that its run's end cut short (jobs/mail_poll.py): not a failure, and left
     # due; a mailbox cut short run after run is recorded as failing at poll_schedule.CUT_SHORT_LIMIT.
     "MailboxPollCutShort": "Count",
+    # The dispatch's view of the fleet (the share-failing alarm divides the two): mailboxes
+    # enabled, and those whose last poll failed at their own server (backing off).
     "MailboxesEnabled": "Count",
     "MailboxesFailing": "Count",
     "MailboxesDue": "Count",  # mailboxes a dispatch sent to be polled
