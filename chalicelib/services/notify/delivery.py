@@ -521,7 +521,10 @@ class NotifyService:
                 user.id, occurrence.id, occurrence.digest_item(recipient.reason), now
             ):
                 report.queued += 1
-                not_sent(user.id, occurrence.post.id, "queued for the daily digest")
+                log.info(
+                    "notification queued for the daily digest",
+                    extra={"user": user.id, "post": occurrence.post.id},
+                )
         elif recipient.email_alert_id == INSTANT and user.email:
             if self.send_instant(user, recipient, occurrence, now):
                 report.emailed += 1
