@@ -38,6 +38,12 @@ class DocumentRepository:
             return None
         return doc
 
+    def texts(self, scope: str, kind: str) -> dict[str, str]:
+        """The document's text fields ({} when it was never saved): what a reader that wants
+        its words takes, a field never saved or not text left out."""
+        doc = self.get(scope, kind) or {}
+        return {key: value for key, value in doc.items() if isinstance(value, str)}
+
     def put(
         self, scope: str, kind: str, doc: JsonObject, **write: Unpack[DocumentWrite]
     ) -> JsonObject:

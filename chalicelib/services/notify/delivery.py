@@ -33,10 +33,10 @@ from chalicelib.domain.announcements import (
 )
 from chalicelib.domain.comments import Comment
 from chalicelib.domain.groups import Group
-from chalicelib.domain.json import JsonObject, text_field
+from chalicelib.domain.json import JsonObject
 from chalicelib.domain.letters import Identity, Letter, MessageUnbuildable, News
 from chalicelib.domain.mailboxes import SYSTEM_SCOPE, Mailbox
-from chalicelib.domain.ports.content import CommentReader, DocumentStore, PostReader
+from chalicelib.domain.ports.content import CommentReader, PostReader
 from chalicelib.domain.ports.notify import (
     Alerts,
     DigestQueue,
@@ -303,6 +303,12 @@ class BatchReads:
 # down on the letter; chalicelib/mail/outgoing.py renders them from the values and asks nothing back.
 
 
+class DocumentTexts(Protocol):
+    """The settings documents' words (store/documents.py `DocumentRepository.texts`)."""
+
+    def texts(self, scope: str, kind: str) -> Mapping[str, str]: ...
+
+
 class Mailboxes(Protocol):
     """The mailboxes' settings (store/mailboxes.py `MailboxRepository.get`)."""
 
@@ -313,7 +319,7 @@ class SendingIdentities:
     """Each group's identity and the reply address, read once per instance (a drain or a digest
     run)."""
 
-    def __init__(self, documents: DocumentStore, mailboxes: Mailboxes) -> None:
+    def __init__(self, documents: DocumentTexts, mailboxes: Mailboxes) -> None:
         self.documents = documents
         self.mailboxes = mailboxes
         self._identities: dict[str, Identity] = {}
@@ -324,12 +330,12 @@ class SendingIdentities:
             # The documents as GroupEmailService and NewsletterService keep them, read here
             # without their API records: unsaved, a group's mail goes under its name, from no
             # address of its own, with no disclaimer.
-            email = self.documents.get(group.id, GROUP_EMAIL) or {}
-            newsletter = self.documents.get(group.id, NEWSLETTER) or {}
+            email = self.documents.texts(group.id, GROUP_EMAIL)
+            newsletter = self.documents.texts(group.id, NEWSLETTER)
             self._identities[group.id] = Identity(
-                text_field(email, "name") or group.name,
-                text_field(email, "email"),
-                text_field(newsletter, "disclaimer"),
+                email.get("name") or group.name,
+                email.get("email", ""),
+                newsletter.get("disclaimer", ""),
             )
         return self._identities[group.id]
 
