@@ -40,7 +40,7 @@ from pathlib import Path
 import dkim
 
 from chalicelib.mail import unsigned_mime
-from chalicelib.mail.mime import header_block, mail_bytes
+from chalicelib.mail.parse import header_block, mail_bytes
 
 DESIGNS = ("a", "b", "c1", "c2", "c")
 

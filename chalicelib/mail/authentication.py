@@ -29,7 +29,7 @@ The rules:
   `Content-Type`, and a `Content-Type` put on top must not turn a forwarded text into parts).
 * One reading: a header block that the signature check and the mail parser would split into
   different header lines (a bare CR, a bare LF among CRLF line ends, a NUL, or any other
-  difference: chalicelib/mail/mime.py) is read by no signature; the mail counts as unsigned.
+  difference: chalicelib/mail/parse.py) is read by no signature; the mail counts as unsigned.
 * SPF is not checked: over POP3 Agora does not know the connecting address. A domain whose mail
   passes DMARC only through SPF (no DKIM signature) is rejected under its `reject`/`quarantine`.
 * Verdict: an aligned signature that counts and verifies: genuine (`verified`). Otherwise,
@@ -66,7 +66,7 @@ from publicsuffixlist import PublicSuffixList
 
 from chalicelib.logs import get_logger
 from chalicelib.mail import unsigned_mime
-from chalicelib.mail.mime import mail_bytes, reading_problem
+from chalicelib.mail.parse import mail_bytes, reading_problem
 
 log = get_logger("mail")
 
@@ -381,7 +381,7 @@ class SenderVerifier:
         """(the aligned domain whose signature verified, or None; why the others did not; a
         look-up failure that kept one from being checked)."""
 
-        # One reading (chalicelib/mail/mime.py): a header block the parser would split where
+        # One reading (chalicelib/mail/parse.py): a header block the parser would split where
         # dkimpy does not is read by no signature.
         ambiguous = reading_problem(raw)
         if ambiguous is not None:
@@ -432,7 +432,7 @@ class SenderVerifier:
 
 def _header_counts(raw: bytes, dkim_headers: list[Any]) -> dict[str, int]:
     """How often each of `COVERED_HEADERS` appears: as dkimpy reads the header block and as the
-    mail parser does (chalicelib.mail.mime reads it so), the larger of the two."""
+    mail parser does (chalicelib.mail.parse reads it so), the larger of the two."""
 
     counts = dict.fromkeys((*COVERED_HEADERS, *MIME_HEADERS), 0)
     for name, _ in dkim_headers:

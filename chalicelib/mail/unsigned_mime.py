@@ -37,7 +37,7 @@ from email.parser import BytesHeaderParser
 import dkim
 import dkim.util
 
-from chalicelib.mail.mime import (
+from chalicelib.mail.parse import (
     body_parts,
     chosen_body,
     header_block,

@@ -1,4 +1,4 @@
-"""One reading (CONTRACT §9, chalicelib/mail/mime.py): the header lines dkimpy verifies are the
+"""One reading (CONTRACT §9, chalicelib/mail/parse.py): the header lines dkimpy verifies are the
 ones the mail parser reads, or no signature counts.
 
 dkimpy and the standard parser are run side by side on the same bytes. The shapes named by public
@@ -27,8 +27,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from chalicelib.mail.authentication import SenderVerifier
-from chalicelib.mail.mime import header_block, mail_bytes, reading_problem
-from chalicelib.mail.parse import MailParseError, parse_mail
+from chalicelib.mail.parse import (
+    MailParseError,
+    header_block,
+    mail_bytes,
+    parse_mail,
+    reading_problem,
+)
 from tests.mail.test_authentication import FakeDns, records, threaded
 from tests.support.dkim_signing import SIGNED_HEADERS, dkim_record, signed
 

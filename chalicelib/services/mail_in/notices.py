@@ -38,8 +38,7 @@ from chalicelib.domain.announcements import RejectionNoticeDue
 from chalicelib.domain.letters import MessageUnbuildable
 from chalicelib.domain.mailboxes import Finish, MailStatus
 from chalicelib.logs import get_logger
-from chalicelib.mail.mime import header_block, mail_bytes
-from chalicelib.mail.parse import MailParseError, dmarc_result, parse_mail
+from chalicelib.mail.parse import MailParseError, dmarc_result, header_block, mail_bytes, parse_mail
 from chalicelib.services.mail_in.planner import inbound_address, sent_elsewhere
 from chalicelib.services.mail_in.rejections import rejection_letter, words_for
 
