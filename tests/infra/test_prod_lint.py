@@ -6,11 +6,9 @@ first showed at the production deploy."""
 
 from __future__ import annotations
 
-import os
-
 from infra import lint
-from tests.support import REPO_ROOT
-from tests.support.running import run_module, this_clock
+from tests.support.running import this_clock
+from tests.support.sam_stack import package_prod
 
 
 def test_the_prod_template_as_packaged_is_clean_under_cfn_lint(tmp_path, monkeypatch):
@@ -19,14 +17,7 @@ def test_the_prod_template_as_packaged_is_clean_under_cfn_lint(tmp_path, monkeyp
     # not on the shifted one of make test-future.
     for name in this_clock():
         monkeypatch.delenv(name)
-    done = run_module(
-        "infra.package", "--template-only", "--stage", "prod",
-        "--merge-template", "infra/prod.yaml", str(tmp_path),
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "AWS_DEFAULT_REGION": "us-east-1"},
-        timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    template = tmp_path / "sam.yaml"
+    template = package_prod(tmp_path)
     found = lint.findings(template)
     failing, stale = lint.judge(found, lint.exceptions())
     assert failing == []

@@ -12,7 +12,6 @@ no version, and every alias kept the old environment."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,8 +23,12 @@ from infra.deploy import with_settings_digest
 from infra.operations import ALIAS, FUNCTIONS
 from infra.restore import PARAMETER, RestoreError, format_names, parse_names, restore
 from infra.rollout import CHECK_ALIASES, function_parameters
-from tests.support.running import run_module
-from tests.support.sam_stack import json_templates_read_as_json, moto_stack, translated
+from tests.support.sam_stack import (
+    json_templates_read_as_json,
+    moto_stack,
+    package_prod,
+    translated,
+)
 
 CODE = "s3://agora-code/deployment.zip"
 # What make deploy passes (with SettingsDigest, which it computes), and a second value of each
@@ -51,17 +54,9 @@ def packaged(tmp_path_factory) -> tuple[dict[str, Any], Path]:
     """The prod template as `make package STAGE=prod` writes it (the zip holds Agora's code
     only: infra.package --template-only), and its zip."""
     from infra import yaml_text
-    from tests.support import REPO_ROOT
 
-    out = tmp_path_factory.mktemp("package")
-    done = run_module(
-        "infra.package", "--template-only", "--stage", "prod",
-        "--merge-template", "infra/prod.yaml", str(out),
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "AWS_DEFAULT_REGION": "us-east-1"},
-        timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    return yaml_text.load((out / "sam.yaml").read_text()), out / "deployment.zip"
+    template = package_prod(tmp_path_factory.mktemp("package"))
+    return yaml_text.load(template.read_text()), template.parent / "deployment.zip"
 
 
 def deployed_parameters(template: dict, given: dict[str, str], previous: dict[str, str]) -> dict:

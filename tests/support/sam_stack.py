@@ -4,8 +4,13 @@ made ready for moto's CloudFormation, which lacks some resource types (each with
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ClassVar
+
+from tests.support import REPO_ROOT
+from tests.support.running import run_module
 
 # Every resource of the translated template that moto's CloudFormation does not create, by type,
 # and why that is acceptable (what checks it instead). A type missing here fails the test.
@@ -61,6 +66,20 @@ class _NoManagedPolicies:
 
     def load(self) -> dict[str, str]:
         return {}
+
+
+def package_prod(out: Path) -> Path:
+    """The prod template as `make package STAGE=prod` writes it, into `out` beside its zip (which
+    holds Agora's code only: infra.package --template-only); its path. The packaging runs on this
+    process's environment as it is when called."""
+    done = run_module(
+        "infra.package", "--template-only", "--stage", "prod",
+        "--merge-template", "infra/prod.yaml", str(out),
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "AWS_DEFAULT_REGION": "us-east-1"},
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    return out / "sam.yaml"
 
 
 def translated(packaged: dict, code_uri: str, parameters: dict[str, str]) -> dict:
