@@ -40,50 +40,31 @@ def logged(path: str) -> str:
 
 
 @pytest.mark.parametrize(
-    "path",
+    ("path", "secret"),
     [
-        f"/api/v1/en_US/feed/g1/events.ics?key={KEY}",
-        f"/api/v1/en_US/feed/g1?KEY={KEY}&x=1",
-        f"/api/v1/en_US/feed/g1?x=1&key={KEY}",
+        pytest.param(f"/api/v1/en_US/feed/g1/events.ics?key={KEY}", KEY, id="feed key"),
+        pytest.param(f"/api/v1/en_US/feed/g1?KEY={KEY}&x=1", KEY, id="feed KEY first"),
+        pytest.param(f"/api/v1/en_US/feed/g1?x=1&key={KEY}", KEY, id="feed key last"),
+        pytest.param(f"/api/v1/en_US/unsubscribe?token={TOKEN}", TOKEN, id="token"),
+        pytest.param(
+            f"/api/v1/en_US/unsubscribe?list=digest&TOKEN={TOKEN}", TOKEN, id="TOKEN last"
+        ),
+        pytest.param(
+            f"/api/v1/en_US/unsubscribe?token={TOKEN}&list=digest", TOKEN, id="token first"
+        ),
+        # The server decodes a query's names: `%6Bey=` is `key=`, and its value is a feed key.
+        pytest.param(f"/api/v1/en_US/feed/g1?%6Bey={KEY}", KEY, id="%6Bey"),
+        pytest.param(f"/api/v1/en_US/feed/g1?x=1&k%65Y={KEY}", KEY, id="k%65Y"),
+        pytest.param(f"/api/v1/en_US/feed/g1?%4B%45%59={KEY}&x=1", KEY, id="%4B%45%59"),
+        pytest.param(f"/api/v1/en_US/unsubscribe?list=digest&to%6Ben={KEY}", KEY, id="to%6Ben"),
     ],
 )
-def test_the_access_line_of_a_feed_read_by_key_shows_no_key(path):
+def test_the_access_line_of_a_feed_key_or_an_unsubscribe_token_shows_none_of_it(path, secret):
     written = logged(path)
 
-    assert KEY not in written
+    # Not the secret, nor any part of a token (a JWT's three parts, each readable on its own).
+    assert not any(part in written for part in secret.split("."))
     assert written.count("=[redacted]") == 2 and '" 200' in written
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        f"/api/v1/en_US/unsubscribe?token={TOKEN}",
-        f"/api/v1/en_US/unsubscribe?list=digest&TOKEN={TOKEN}",
-        f"/api/v1/en_US/unsubscribe?token={TOKEN}&list=digest",
-    ],
-)
-def test_the_access_line_of_an_unsubscribe_link_shows_no_token(path):
-    written = logged(path)
-
-    assert TOKEN not in written and "unsubscribe-token" not in written
-    assert written.count("=[redacted]") == 2
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        f"/api/v1/en_US/feed/g1?%6Bey={KEY}",
-        f"/api/v1/en_US/feed/g1?x=1&k%65Y={KEY}",
-        f"/api/v1/en_US/feed/g1?%4B%45%59={KEY}&x=1",
-        f"/api/v1/en_US/unsubscribe?list=digest&to%6Ben={KEY}",
-    ],
-)
-def test_a_percent_encoded_name_is_read_as_the_server_reads_it(path):
-    """The server decodes a query's names: `%6Bey=` is `key=`, and its value is a feed key."""
-    written = logged(path)
-
-    assert KEY not in written
-    assert written.count("=[redacted]") == 2
 
 
 def test_other_query_values_are_kept():
