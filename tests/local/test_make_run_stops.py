@@ -136,8 +136,7 @@ def test_mail_delivered_and_not_yet_polled_is_there_after_a_stop(tmp_path, runs)
     agora = runs(tmp_path)
     token = agora.login()
     subjects = {f"Waiting {n}" for n in range(3)}
-    for subject in sorted(subjects):
-        deliver(tmp_path, subject)
+    deliver(tmp_path, *sorted(subjects))
     signal_group(agora, [signal.SIGINT])
     wait_for_the_end(agora)
     _private(tmp_path)
@@ -162,8 +161,7 @@ def test_a_ctrl_c_mid_poll_is_not_the_mailboxs_failure_and_poll_now_tells_the_tr
     agora = runs(tmp_path)
     token = agora.login()
     subjects = {f"Mid-poll {n:02d}" for n in range(40)}
-    for subject in sorted(subjects):
-        deliver(tmp_path, subject)
+    deliver(tmp_path, *sorted(subjects))
     # Both due: Gardening's first (its 40 mails), the comments' next, after the stop began.
     assert poll_now(agora, token)[0] == 202
     assert poll_now(agora, token, COMMENTS_MAILBOX)[0] == 202

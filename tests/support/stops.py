@@ -128,19 +128,21 @@ def post_titles(agora: RunningAgora, token: str) -> set[str]:
     return {p["title"] for p in body["object"]["posts"]}
 
 
-def deliver(data_dir: Path, subject: str) -> None:
-    """One mail into Gardening Club's local mailbox, as `cli deliver` puts it there."""
+def deliver(data_dir: Path, *subjects: str) -> None:
+    """A mail a subject, in their order, into Gardening Club's local mailbox, as `cli deliver`
+    puts it there."""
     from chalicelib import cli_mail
 
-    with tempfile.NamedTemporaryFile("wb", suffix=".eml", delete=False) as mail:
-        mail.write(
-            f"From: Sam Member <sam@agora.example>\nTo: gardening@agora.example\n"
-            f"Subject: {subject}\n\nWritten before the stop.\n".encode()
-        )
-    try:
-        cli_mail.deliver(GARDENING, mail.name, data_dir)
-    finally:
-        os.unlink(mail.name)
+    for subject in subjects:
+        with tempfile.NamedTemporaryFile("wb", suffix=".eml", delete=False) as mail:
+            mail.write(
+                f"From: Sam Member <sam@agora.example>\nTo: gardening@agora.example\n"
+                f"Subject: {subject}\n\nWritten before the stop.\n".encode()
+            )
+        try:
+            cli_mail.deliver(GARDENING, mail.name, data_dir)
+        finally:
+            os.unlink(mail.name)
 
 
 def waiting_subjects(data_dir: Path) -> set[str]:
