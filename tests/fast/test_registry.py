@@ -225,21 +225,24 @@ def public_call(
     query: Any = None,
     required: bool = True,
 ) -> Call[Any, Any, Any]:
-    spec = RouteSpec(
-        method="POST",
-        path="/things",
-        handler=handler,
-        need=None,
-        group_param=None,
-        path_model=None,
-        query_model=query,
-        body_model=body,
-        response_model=None,
-        summary="",
-        tag="t",
-        body_required=required,
-    )
+    spec = spec_with(None, None, handler=handler, query=query, body=body, required=required)
     return Call(request=request, caller=None, spec=spec)
+
+
+def spec_with(
+    need: Need | None,
+    group_param: str | None,
+    *,
+    handler: Any = None,
+    query: Any = None,
+    body: Any = None,
+    required: bool = True,
+) -> RouteSpec:
+    """The spec of `POST /things` (no path parameter, no response model) as given."""
+    return RouteSpec(
+        "POST", "/things", handler, need, group_param, None, query, body, None, "", "t",
+        body_required=required,
+    )  # fmt: skip
 
 
 def envelope(response: Any) -> dict[str, Any]:
@@ -386,12 +389,6 @@ class RecordingCaller:
 
     def require(self, need: Need, group: Any = None) -> None:
         self.asked.append((need, group))
-
-
-def spec_with(need: Need | None, group_param: str | None) -> RouteSpec:
-    return RouteSpec(
-        "GET", "/x", lambda c: None, need, group_param, None, None, None, None, "", "t"
-    )
 
 
 @pytest.mark.parametrize(
