@@ -4,7 +4,9 @@ the simulated day (tests/support/mailbox_fakes.py) answers as the PynamoDB repos
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -22,22 +24,29 @@ def mailboxes(kind):
     return FakeMailboxRepository() if kind == "fake" else MailboxRepository()
 
 
-def save(mailboxes, scope: str, *, enabled: bool = True, due: datetime | None = T0) -> None:
+def save(
+    mailboxes, scope: str, *, enabled: bool = True, due: datetime | None = T0, **edit: Any
+) -> None:
+    """Save `scope`'s settings: a POP3 mailbox, due at `due` when `enabled`; `edit`, the fields
+    that differ from that."""
     mailboxes.save_settings(
         scope,
-        MailboxEdit(
-            kind="emailToPost",
-            server_name="pop.example.org",
-            server_port=995,
-            server_username=scope,
-            password=b"ciphertext",
-            is_enabled=enabled,
-            is_ssl=True,
-            delete_processed=False,
-            editor_id="ann",
-            modified_on=T0,
-            email_address=f"{scope}@example.org",
-            next_poll_on=due if enabled else None,
+        replace(
+            MailboxEdit(
+                kind="emailToPost",
+                server_name="pop.example.org",
+                server_port=995,
+                server_username=scope,
+                password=b"ciphertext",
+                is_enabled=enabled,
+                is_ssl=True,
+                delete_processed=False,
+                editor_id="ann",
+                modified_on=T0,
+                email_address=f"{scope}@example.org",
+                next_poll_on=due if enabled else None,
+            ),
+            **edit,
         ),
     )
 
@@ -70,22 +79,10 @@ def test_poll_now_makes_an_enabled_mailbox_due_and_refuses_a_disabled_one(mailbo
 def test_a_push_only_mailbox_is_enabled_but_never_due(mailboxes):
     """Enabled with no POP3 server (push only): listed as enabled, out of the due index, and
     poll now makes it due never."""
-    mailboxes.save_settings(
-        "pushed",
-        MailboxEdit(
-            kind="emailToPost",
-            server_name="",
-            server_port=995,
-            server_username="",
-            password=None,
-            is_enabled=True,
-            is_ssl=True,
-            delete_processed=False,
-            editor_id="ann",
-            modified_on=T0,
-            next_poll_on=None,
-        ),
-    )
+    save(
+        mailboxes, "pushed", due=None, server_name="", server_username="", password=None,
+        email_address=None,
+    )  # fmt: skip
     assert [m.scope for m in mailboxes.enabled("emailToPost")] == ["pushed"]
     assert mailboxes.get("pushed").is_enabled and mailboxes.get("pushed").next_poll_on is None
     assert set(mailboxes.due_scopes(T0 + timedelta(days=365))) == set()
