@@ -291,6 +291,29 @@ def test_under_header_a_signed_mail_replayed_from_other_recipients_is_not_answer
     assert "sent to other recipients" in (entry.reason or "") and entry.notice_sent is False
 
 
+def test_under_header_a_mail_rejected_for_its_unsigned_mime_headers_is_told_so(world, client):
+    """A signed mail whose unsigned Content-Type was changed on the way is rejected (one
+    reading, CONTRACT §9); its sender is proven (the trusted server's dmarc=pass) and told why:
+    the signature leaves that header out, not that the mail was unsigned."""
+    from tests.mail.test_signers_reading import GMAIL_HEADERS, gmail_forward, retyped
+
+    mail = gmail_forward("stranger@example.net", "Retyped").replace(
+        b"To: garden@community.example", f"To: {GARDEN}".encode()
+    )
+    signed_mail = signed(mail, "example.net", headers=GMAIL_HEADERS)
+    results = b"Authentication-Results: mx.community.example; dkim=pass; dmarc=pass\r\n"
+    raw = results + retyped(signed_mail, b'multipart/mixed; boundary="evil"')
+    assert "rejected 1" in push(raw, authserv_id="mx.community.example")
+    drain()
+    [notice] = notices_to("stranger@example.net")
+    text = text_of(notice)
+    assert "signature leaves out a header that decides how its text is read" in text
+    assert "not signed" not in text
+    entry = log_of(client, world, world.garden)["Retyped"]
+    assert entry["reason"].startswith("sender not verified: its unsigned Content-Type")
+    assert entry["noticeSent"] is True
+
+
 # --- polled mail: the same notice -----------------------------------------------------------------
 
 
@@ -380,6 +403,12 @@ def test_a_crash_at_any_step_sends_one_notice_all_the_same(world, client, mailbo
             "sender not verified: x.example publishes no DMARC policy (…); a post by email needs "
             "a verified sender",
             "not signed (DKIM)",
+        ),
+        (
+            "sender not verified: its unsigned Content-Type names another boundary than the "
+            "signed body's own, so the DMARC result of mx.example may be about another reading "
+            "of it",
+            "the signature leaves out a header",
         ),
     ],
 )

@@ -88,6 +88,18 @@ _WORDS: tuple[tuple[re.Pattern[str], Words], ...] = tuple(
             "Write your message in the body of the mail and send it again.",
         ),
         (
+            # AGORA_MAIL_AUTH=header (services/mail_in/planner.py): the trusted server's DMARC
+            # pass is about the mail as signed, and a header the signature leaves out (its
+            # Content-Type) makes it read otherwise (CONTRACT §9, one reading). It was signed.
+            r"^sender not verified: .*, so the DMARC result of .* may be about another reading",
+            "It was signed (DKIM) by your email provider, but the signature leaves out a header "
+            "that decides how its text is read (such as its Content-Type), so as it arrived it "
+            "could read otherwise than your provider signed it. A post by email must read "
+            "exactly as its signature fixes it.",
+            "Send it again straight to the group's address, not through a forward or a mailing "
+            "list that rewrites it, or post on the website.",
+        ),
+        (
             r"needs a verified sender|^sender not verified",
             "Agora could not confirm that it came from your address: it was not signed (DKIM) "
             "by your email provider, and a post by email needs that signature.",
