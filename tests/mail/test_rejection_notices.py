@@ -224,6 +224,47 @@ def test_under_verify_a_signed_stranger_is_told_and_an_unsigned_one_is_not(world
     assert log["Unsigned stranger"]["noticeSent"] is False
 
 
+class CountingVerifier:
+    """The verifier, counting the mails it checks (each a DKIM verification)."""
+
+    def __init__(self, inner: SenderVerifier) -> None:
+        self.inner = inner
+        self.checked: list[bytes] = []
+
+    def verify(self, raw: bytes, from_domain: str, **kw):
+        self.checked.append(raw)
+        return self.inner.verify(raw, from_domain, **kw)
+
+
+def test_under_verify_a_members_mail_is_checked_once_for_its_plan_and_its_notice(world, client):
+    """The planner verified the member's signature before it refused the post: the notice
+    reuses that verdict rather than run DKIM on the same mail again."""
+    counting = CountingVerifier(
+        SenderVerifier(
+            FakeDns(
+                {
+                    f"{SELECTOR}._domainkey.example.org": [dkim_record()],
+                    "_dmarc.example.org": ["v=DMARC1; p=reject"],
+                }
+            )
+        )
+    )
+    to = f"closed@{DOMAIN}"
+    ann = raw_mail("ann@example.org", "Signed member", to=to).replace(b"\n", b"\r\n")
+    assert "rejected 1" in push(signed(ann, "example.org"), to, verifier=counting)
+    drain()
+    [notice] = notices_to("ann@example.org")
+    assert "may not start posts in this group" in text_of(notice)
+    assert len(counting.checked) == 1
+    # A stranger's mail is not planned as far as the verifier: the notice checks it itself.
+    dave = raw_mail("dave@signed.example", "Signed stranger").replace(b"\n", b"\r\n")
+    counting.inner = verifier()
+    push(signed(dave, "signed.example"), verifier=counting)
+    drain()
+    assert len(notices_to("dave@signed.example")) == 1
+    assert len(counting.checked) == 2
+
+
 def test_under_verify_a_spoofed_mail_is_never_answered(world, client):
     """Its sender is not proven: the notice would go to the person the mail pretends to be."""
     forged = signed(

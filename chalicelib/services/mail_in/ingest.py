@@ -418,7 +418,7 @@ class MailIngestor:
             )
             if outcome.status == MailStatus.REJECTED:  # its sender may be told why
                 outcome, mail.notice = due_notice(
-                    self.notices, mailbox, mail.mail, mail.raw, outcome
+                    self.notices, mailbox, mail.mail, mail.raw, outcome, plan.sender_proven
                 )
         except Exception as error:  # one bad mail must not stop the mailbox
             attempt = mail.logged.attempts

@@ -8,8 +8,9 @@ Who is told (`NoticeDecider`, run by the mail-in for each rejected mail, polled 
   no `Auto-Submitted` other than `no`, no `Precedence` bulk/list/junk, no `List-Id`, no empty
   `Return-Path`;
 - its address is not suppressed (a bounce or a complaint: services/suppressions.py);
-- its sender is proven: under `verify` a DKIM signature aligned with its `From` verifies (the same
-  check, and the same replay rule, as the planner's); under `header` the trusted server's topmost
+- its sender is proven: under `verify` a DKIM signature aligned with its `From` verifies (the
+  planner's verdict when it asked the verifier, a member's mail; else the same check, and the same
+  replay rule, run here); under `header` the trusted server's topmost
   `Authentication-Results` says `dmarc=pass` (and the mail reads one way, and was sent to this
   mailbox: the planner's replay rule again); under `off` anyone;
 - the sender's notice of the (UTC) day is free: a conditional put claims it for this log entry
@@ -107,9 +108,17 @@ class NoticeDecider:
         self.inbound_domain = inbound_domain.strip().lower()
 
     def decide(
-        self, mailbox: Mailbox, parsed: ParsedMail, raw: bytes, entry: LogEntry, reason: str
+        self,
+        mailbox: Mailbox,
+        parsed: ParsedMail,
+        raw: bytes,
+        entry: LogEntry,
+        reason: str,
+        sender_proven: bool | None = None,
     ) -> RejectionNoticeDue | None:
-        """The notice due for this rejected mail (its day's claim taken), or None."""
+        """The notice due for this rejected mail (its day's claim taken), or None.
+        `sender_proven`: the planner's verifier's word on the sender, when it asked (under
+        `verify`, a member's mail): the signature is not checked twice."""
         address = (parsed.from_address or "").strip().lower()
         if not address or words_for(reason, address) is None or automatic(parsed):
             return None
@@ -120,7 +129,7 @@ class NoticeDecider:
         holder = self.claims.holder(address, day)
         if holder is not None and holder != entry.entry_id:
             return None  # told today already (checked before any DNS look-up)
-        if not self.proven(mailbox, parsed, raw):
+        if not self.proven(mailbox, parsed, raw, sender_proven):
             return None
         if not self.claims.claim(address, day, mailbox.key, entry.entry_id, now):
             return None
@@ -136,12 +145,17 @@ class NoticeDecider:
             day=day,
         )
 
-    def proven(self, mailbox: Mailbox, parsed: ParsedMail, raw: bytes) -> bool:
+    def proven(
+        self, mailbox: Mailbox, parsed: ParsedMail, raw: bytes, verified: bool | None = None
+    ) -> bool:
         """The mail comes from its `From` address to this mailbox, as far as the mode can tell:
         under either mode, a mail sent to other recipients and replayed here is not (the
-        planner's replay rule, `sent_elsewhere`)."""
+        planner's replay rule, `sent_elsewhere`). `verified`: the planner's verdict under
+        `verify`, made with the same replay rule (None: check here)."""
         if not self.authserv_id and self.verifier is None:
             return True
+        if verified is not None and self.verifier is not None and not self.authserv_id:
+            return verified
         elsewhere = sent_elsewhere(
             mailbox, parsed, inbound_address(mailbox, self.inbound_domain, self.group_of)
         )
@@ -169,12 +183,14 @@ def due_notice(
     parsed: ParsedMail,
     raw: bytes,
     outcome: Finish,
+    sender_proven: bool | None = None,
 ) -> tuple[Finish, RejectionNoticeDue | None]:
     """A mail's outcome as its entry is written (`noticeSent` true when a notice is due) and the
-    notice due to its sender, for the ingestor (services/mail_in/ingest.py)."""
+    notice due to its sender, for the ingestor (services/mail_in/ingest.py); `sender_proven`,
+    the planner's verdict on the sender when it asked the verifier (`Plan.sender_proven`)."""
     if notices is None or outcome.status != MailStatus.REJECTED:
         return outcome, None
-    notice = notices.decide(mailbox, parsed, raw, outcome.entry, outcome.reason)
+    notice = notices.decide(mailbox, parsed, raw, outcome.entry, outcome.reason, sender_proven)
     if notice is None:
         return outcome, None
     return replace(outcome, entry=replace(outcome.entry, notice_sent=True)), notice

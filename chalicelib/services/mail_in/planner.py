@@ -136,8 +136,12 @@ class MailPlanner:
         if sender is not None and sender.spoofed:
             return Plan(MailStatus.REJECTED, sender.reason)
         if keyed is not None:
-            return self._plan_keyed(parsed, author, keyed)
-        return self._plan_unkeyed(mailbox, parsed, author, sender)
+            plan = self._plan_keyed(parsed, author, keyed)
+        else:
+            plan = self._plan_unkeyed(mailbox, parsed, author, sender)
+        if sender is not None:
+            plan.sender_proven = sender.verified and not sender.spoofed
+        return plan
 
     def _plan_unkeyed(
         self, mailbox: Mailbox, parsed: ParsedMail, author: User, sender: SenderCheck | None

@@ -72,6 +72,9 @@ class Plan:
     # Why a comment waits for approval when its sender was not verified (the verifier's words):
     # the moderation console shows it (CommentOut.held_because).
     held_because: str = ""
+    # AGORA_MAIL_AUTH=verify: whether the verifier proved the sender (None: it was not asked);
+    # a rejected mail's notice reuses it (services/mail_in/notices.py) rather than check again.
+    sender_proven: bool | None = None
 
     def made_by(self) -> tuple[User, Group]:
         """The author and the group of the post or comment this plan stores."""
