@@ -2,8 +2,8 @@
 
 - What an alarm reads (its `watches`): `metric` (any namespace's), `agora` (chalicelib/metrics.py's,
   which carry the service's dimension), `queued` and `oldest` (an SQS queue), `p99` (a duration
-  percentile), `math` (an expression over `metric_stat`s), and `version_dimensions` (a function's
-  alias as run by its current version).
+  percentile), `math` (an expression over `metric_stat`s, `agora_stat`s for ours), and
+  `version_dimensions` (a function's alias as run by its current version).
 - `Alarm`, one declaration (a row of infra/alarms.py's table), and `alarm`, the way to write one.
 - `resource`, the CloudWatch alarm a declaration becomes (its topics from who it pages), and
   `composite`, one page per cause over its members (infra.paging routes them).
@@ -147,16 +147,18 @@ def p99(namespace: str, name: str, dimensions: dict[str, Any]) -> dict[str, Any]
                   Statistic=None)  # fmt: skip
 
 
-def math(metrics: list[dict[str, Any]], value: dict[str, Any]) -> dict[str, Any]:
-    """`value`, an expression (its `Id`, `Expression`, `Label`) over `metrics`: metric math has
-    no `Statistic` nor `Period` of its own."""
-    return {"Metrics": [*metrics, {**value, "ReturnData": True}], "Statistic": None, "Period": None}
+def math(metrics: list[dict[str, Any]], expression: Any, label: str, value_id: str = "share",
+         **more: Any) -> dict[str, Any]:  # fmt: skip
+    """The alarm's value, `expression` over `metrics` (named `value_id`, with any other property
+    in `more`): metric math has no `Statistic` nor `Period` of its own."""
+    value = {"Id": value_id, "Expression": expression, **more, "Label": label, "ReturnData": True}
+    return {"Metrics": [*metrics, value], "Statistic": None, "Period": None}
 
 
 def metric_stat(metric_id: str, namespace: str, name: str, dimensions: dict[str, Any] | None,
                 stat: str, period: int) -> dict[str, Any]:  # fmt: skip
     """One metric of a metric-math alarm, read but not the alarm's own value (`dimensions`
-    None: an account's metric, which has none)."""
+    None: an account's metric, which has none); `agora_stat`, one of ours."""
     found: dict[str, Any] = {"Namespace": namespace, "MetricName": name}
     if dimensions is not None:
         found["Dimensions"] = [{"Name": k, "Value": v} for k, v in dimensions.items()]
@@ -165,6 +167,12 @@ def metric_stat(metric_id: str, namespace: str, name: str, dimensions: dict[str,
         "ReturnData": False,
         "MetricStat": {"Metric": found, "Period": period, "Stat": stat},
     }
+
+
+def agora_stat(metric_id: str, name: str, prefix: str, stat: str, period: int) -> dict[str, Any]:
+    """`metric_stat` of one of chalicelib/metrics.py's metrics of the stage `prefix`."""
+    dimensions = {"Stage": prefix, **SERVICE_DIMENSIONS}
+    return metric_stat(metric_id, METRICS_NAMESPACE, name, dimensions, stat, period)
 
 
 def version_dimensions(logical: str) -> dict[str, Any]:
@@ -190,7 +198,8 @@ def error_share(counts: tuple[str, str, str, dict[str, Any]], label: str, period
             metric_stat("errors", namespace, errors, dimensions, "Sum", period),
             metric_stat("calls", namespace, calls, dimensions, "Sum", period),
         ],
-        {"Id": "share", "Expression": f"IF(calls >= {least}, errors / calls, 0)", "Label": label},
+        f"IF(calls >= {least}, errors / calls, 0)",
+        label,
     )
 
 
@@ -198,17 +207,13 @@ def mailboxes_failing(prefix: str, at_least: int) -> dict[str, Any]:
     """The percent of enabled mailboxes failing, as dispatch-mail-polls counts them (the least
     failing count of 15 minutes over the enabled count of the same 15 minutes), once at least
     `at_least` fail."""
-    ours = {"Stage": prefix, **SERVICE_DIMENSIONS}
     return math(
         [
-            metric_stat("failing", METRICS_NAMESPACE, "MailboxesFailing", ours, "Minimum", 900),
-            metric_stat("enabled", METRICS_NAMESPACE, "MailboxesEnabled", ours, "Maximum", 900),
+            agora_stat("failing", "MailboxesFailing", prefix, "Minimum", 900),
+            agora_stat("enabled", "MailboxesEnabled", prefix, "Maximum", 900),
         ],
-        {
-            "Id": "share",
-            "Expression": f"IF(failing >= {at_least} AND enabled > 0, 100 * failing / enabled, 0)",
-            "Label": "percent of enabled mailboxes failing",
-        },
+        f"IF(failing >= {at_least} AND enabled > 0, 100 * failing / enabled, 0)",
+        "percent of enabled mailboxes failing",
     )
 
 
@@ -222,27 +227,20 @@ def mail_failed(prefix: str, outcomes: tuple[str, ...], at_least: int) -> dict[s
             metric_stat(o, METRICS_NAMESPACE, "MailHandled", {**mail, "Outcome": o}, "Sum", 3600)
             for o in outcomes
         ],
-        {
-            "Id": "share",
-            "Expression": f"IF(FILL(failed, 0) >= {at_least}, FILL(failed, 0) / ({handled}), 0)",
-            "Label": "share of the mail handled that failed",
-        },
+        f"IF(FILL(failed, 0) >= {at_least}, FILL(failed, 0) / ({handled}), 0)",
+        "share of the mail handled that failed",
     )
 
 
 def notifications_all_failing(prefix: str, at_least: int) -> dict[str, Any]:
     """1 when five minutes saw at least `at_least` notifications fail and none sent."""
-    ours = {"Stage": prefix, **SERVICE_DIMENSIONS}
     return math(
         [
-            metric_stat("failed", METRICS_NAMESPACE, "NotificationFailed", ours, "Sum", 300),
-            metric_stat("sent", METRICS_NAMESPACE, "NotificationsSent", ours, "Sum", 300),
+            agora_stat("failed", "NotificationFailed", prefix, "Sum", 300),
+            agora_stat("sent", "NotificationsSent", prefix, "Sum", 300),
         ],
-        {
-            "Id": "share",
-            "Expression": f"IF(FILL(failed, 0) >= {at_least} AND FILL(sent, 0) == 0, 1, 0)",
-            "Label": "every notification failed, none sent",
-        },
+        f"IF(FILL(failed, 0) >= {at_least} AND FILL(sent, 0) == 0, 1, 0)",
+        "every notification failed, none sent",
     )
 
 
@@ -258,11 +256,9 @@ def drain_silence(prefix: str, seconds: int) -> dict[str, Any]:
                         seconds),
             metric_stat("drained", "Agora", "ScheduledRunCompleted", drained, "Sum", seconds),
         ],
-        {
-            "Id": "silent",
-            "Expression": "IF(FILL(written, 0) > 0 AND FILL(drained, 0) == 0, 1, 0)",
-            "Label": "outbox written, drain silent",
-        },
+        "IF(FILL(written, 0) > 0 AND FILL(drained, 0) == 0, 1, 0)",
+        "outbox written, drain silent",
+        "silent",
     )  # fmt: skip
 
 
@@ -271,11 +267,8 @@ def ses_quota_share() -> dict[str, Any]:
     rolling 24 hours: close enough)."""
     return math(
         [metric_stat("sent", "AWS/SES", "Send", None, "Sum", 86400)],
-        {
-            "Id": "share",
-            "Expression": {"Fn::Sub": "sent / ${SesDailyQuota}"},
-            "Label": "share of the 24-hour quota",
-        },
+        {"Fn::Sub": "sent / ${SesDailyQuota}"},
+        "share of the 24-hour quota",
     )
 
 
@@ -288,11 +281,8 @@ def concurrency_share() -> dict[str, Any]:
             metric_stat("claimed", "AWS/Lambda", "ClaimedAccountConcurrency", None, "Maximum", 300),
             metric_stat("limit", "AWS/Usage", "ResourceCount", usage, "Maximum", 300),
         ],
-        {
-            "Id": "share",
-            "Expression": "claimed / SERVICE_QUOTA(limit)",
-            "Label": "share of the concurrency quota",
-        },
+        "claimed / SERVICE_QUOTA(limit)",
+        "share of the concurrency quota",
     )
 
 
@@ -309,5 +299,4 @@ def dynamodb_throttles(tables: dict[str, str]) -> dict[str, Any]:
             {"Restored": restored},
         ]
     }
-    value = {"Id": "throttled", "Expression": query, "Period": 300, "Label": "throttled requests"}
-    return math([], value)
+    return math([], query, "throttled requests", "throttled", Period=300)
