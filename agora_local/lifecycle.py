@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agora_local.embedded_aws import StreamState, stream_state
-from chalicelib.jobs.outbox import records_told
+from chalicelib.store.outbox import records_told
 
 
 class Scheduler(threading.Thread):

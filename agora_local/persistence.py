@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from chalicelib.jobs.outbox import drain_position, resume_drain, resume_drain_at_end
+from chalicelib.store.outbox import drain_position, resume_drain, resume_drain_at_end
 
 SNAPSHOT_NAME = "embedded-aws.pickle"
 TOKEN_SECRET_NAME = "token-secret"

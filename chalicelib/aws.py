@@ -60,18 +60,20 @@ def session() -> Any:
 _clients: dict[str, Any] = {}
 
 
-def client(service: str) -> Any:
-    found = _clients.get(service)
+def client(service: str, endpoint: str | None = None) -> Any:
+    """The service's client, made once (`endpoint`: at that address rather than botocore's)."""
+    key = f"{service} {endpoint}" if endpoint else service
+    found = _clients.get(key)
     if found is not None:
         return found
     with _lock:
-        if service not in _clients:
+        if key not in _clients:
             import boto3
 
-            _clients[service] = boto3.session.Session(botocore_session=session()).client(
-                service, config=client_config(service)
+            _clients[key] = boto3.session.Session(botocore_session=session()).client(
+                service, endpoint_url=endpoint, config=client_config(service)
             )
-        return _clients[service]
+        return _clients[key]
 
 
 def reset() -> None:

@@ -6,7 +6,8 @@
   delivers it, and what follows it, again; after the event source's retries the batch's place
   goes to the drain's dead-letter queue.
 - `drain_in_process`: `make run`, the CLI and the tests have no event source mapping; they read
-  the same stream (store/outbox.StreamReader) and run the same `drain_records`.
+  the same stream (store/outbox.py `reader`, which keeps this process's place in it) and run the
+  same `drain_records`.
 
 Delivery is at least once. Each notification is claimed per (occurrence, user) before it is
 sent (services/notify/delivery.py), so a record delivered twice sends no mail twice; the bus's consumers
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from chalicelib import aws, deps
+from chalicelib import deps
 from chalicelib.domain.announcements import (
     CommentCreated,
     Handler,
@@ -160,66 +161,12 @@ def subscribers_of_batch(
     return DomainEvents(handlers)
 
 
-# One reader per stream (a test's fresh embedded AWS, or a table made again, has a new one).
-_readers: dict[str, StreamReader] = {}
-
-
-@aws.on_reset
-def _forget_readers() -> None:
-    _readers.clear()
-
-
-def drain_position() -> dict[str, dict[str, Any]]:
-    """Where this process's drain got to in each stream, as plain data (`make run` keeps it in
-    its snapshot: without it a restart would tell every record again, mailing a member about
-    posts made before he subscribed)."""
-    positions = {arn: reader.position() for arn, reader in _readers.items()}
-    return {arn: {"after": dict(p.after), "told": p.told} for arn, p in positions.items()}
-
-
-def resume_drain(checkpoint: Mapping[str, Mapping[str, Any]]) -> None:
-    """Drain from where `drain_position` said another process had got to."""
-    from chalicelib.store.outbox import ReaderPosition, StreamReader
-
-    _readers.clear()
-    for arn, place in checkpoint.items():
-        after = tuple((str(shard), sequence) for shard, sequence in place["after"].items())
-        _readers[arn] = StreamReader(arn, position=ReaderPosition(after, int(place["told"])))
-
-
-def resume_drain_at_end() -> None:
-    """Drain only what is written from now on (a snapshot kept no checkpoint: its records were
-    told by the process that wrote them). Without an outbox stream yet (data older than the
-    outbox; `create-tables` makes it after the restore) there is nothing to pass over."""
-    from chalicelib.store.outbox import OutboxMissing, StreamReader, stream_arn
-
-    _readers.clear()
-    try:
-        arn = stream_arn()
-    except OutboxMissing:
-        return
-    reader = _readers[arn] = StreamReader(arn)
-    for shard, records in reader.read():
-        reader.commit(shard, records[-1]["dynamodb"]["SequenceNumber"], len(records))
-
-
-def records_told(arn: str) -> int:
-    """How many records of the stream `arn` this process's drain has told (its checkpoint's
-    included)."""
-    reader = _readers.get(arn)
-    return 0 if reader is None else reader.told
-
-
 def drain_in_process(reader: StreamReader | None = None) -> int:
     """Read the outbox stream here and tell what is new; answers how many records were told.
     A record that fails stays where it is: the next drain tells it (and what follows) again."""
-    from chalicelib.store.outbox import StreamReader, stream_arn
+    from chalicelib.store import outbox
 
-    if reader is None:
-        arn = stream_arn()
-        reader = _readers.get(arn)
-        if reader is None:
-            reader = _readers[arn] = StreamReader(arn)
+    reader = reader or outbox.reader()
     told = 0
     for shard, records in reader.read():
         for start in range(0, len(records), BATCH):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -136,10 +136,12 @@ class OutboxMissing(RuntimeError):
     """The outbox table, or its stream, does not exist (yet)."""
 
 
-def stream_arn() -> str:
+def stream_arn(streams: Any = None) -> str:
     """The outbox table's latest stream (asked of DynamoDB Streams, whose ListStreams also
-    answers under moto's in-process mock)."""
-    streams = streams_client().list_streams(TableName=OutboxRecord.Meta.table_name)["Streams"]
+    answers under moto's in-process mock; `streams`: the client to ask)."""
+    streams = (streams or streams_client()).list_streams(TableName=OutboxRecord.Meta.table_name)[
+        "Streams"
+    ]
     if not streams:
         raise OutboxMissing(f"{OutboxRecord.Meta.table_name} has no stream: run create-tables")
     return str(streams[-1]["StreamArn"])
@@ -153,7 +155,8 @@ class StreamReader:
     starts at the stream's end (a CLI command drains what it itself wrote); `position` where
     another reader of the stream got to (`position()`: `make run` keeps it in its snapshot, as
     Lambda's event source mapping keeps its own across deploys); otherwise at its beginning.
-    `told` counts the records committed, the position's included.
+    `told` counts the records committed, the position's included. One client per reader
+    (`streams`: the one it is given).
     """
 
     def __init__(
@@ -162,8 +165,10 @@ class StreamReader:
         *,
         latest: bool = False,
         position: ReaderPosition | None = None,
+        streams: Any = None,
     ) -> None:
-        self.arn = arn or stream_arn()
+        self._streams = streams or streams_client()
+        self.arn = arn or stream_arn(self._streams)
         self.latest = latest
         # shard -> sequence number handled last
         self._after: dict[str, str | None] = dict(position.after) if position else {}
@@ -172,16 +177,13 @@ class StreamReader:
             for shard in self._shards():
                 self._after[shard] = self._last_sequence(shard)
 
-    def _client(self) -> Any:
-        return streams_client()
-
     def _shards(self) -> list[str]:
         shards, start = [], None
         while True:
             kwargs: dict[str, Any] = {"StreamArn": self.arn}
             if start:
                 kwargs["ExclusiveStartShardId"] = start
-            description = self._client().describe_stream(**kwargs)["StreamDescription"]
+            description = self._streams.describe_stream(**kwargs)["StreamDescription"]
             shards += [shard["ShardId"] for shard in description.get("Shards", [])]
             start = description.get("LastEvaluatedShardId")
             if not start:
@@ -194,7 +196,7 @@ class StreamReader:
         return last
 
     def _records(self, shard: str, after: str | None) -> list[dict[str, Any]]:
-        streams = self._client()
+        streams = self._streams
         kwargs: dict[str, Any] = {"StreamArn": self.arn, "ShardId": shard}
         if after is None:
             kwargs["ShardIteratorType"] = "TRIM_HORIZON"
@@ -251,25 +253,64 @@ def streams_client() -> Any:
     endpoint = dynamodb.meta.endpoint_url
     region = dynamodb.meta.region_name
     if endpoint == f"https://dynamodb.{region}.amazonaws.com":
-        return _streams_at(f"https://streams.dynamodb.{region}.amazonaws.com")
+        return client("dynamodbstreams", f"https://streams.dynamodb.{region}.amazonaws.com")
     return client("dynamodbstreams")
 
 
-_streams: dict[str, Any] = {}
+# -----------------------------------------------------------------------------------------------
+# The drain's place in the stream, where no event source mapping keeps it (`make run`, the CLI,
+# tests): one reader per stream and process (a test's fresh embedded AWS, or a table made again,
+# has a new one), kept across drains.
 
-
-def _streams_at(endpoint: str) -> Any:
-    found = _streams.get(endpoint)
-    if found is None:
-        import boto3
-
-        found = boto3.session.Session(botocore_session=aws.session()).client(
-            "dynamodbstreams", endpoint_url=endpoint, config=aws.client_config("dynamodbstreams")
-        )
-        _streams[endpoint] = found
-    return found
+_readers: dict[str, StreamReader] = {}
 
 
 @aws.on_reset
-def _forget_streams() -> None:
-    _streams.clear()
+def forget_readers() -> None:
+    _readers.clear()
+
+
+def reader() -> StreamReader:
+    """This process's reader of the outbox's latest stream, made on first use and kept."""
+    streams = streams_client()
+    arn = stream_arn(streams)
+    found = _readers.get(arn)
+    if found is None:
+        found = _readers[arn] = StreamReader(arn, streams=streams)
+    return found
+
+
+def drain_position() -> dict[str, dict[str, Any]]:
+    """Where this process's drain got to in each stream, as plain data (`make run` keeps it in
+    its snapshot: without it a restart would tell every record again, mailing a member about
+    posts made before he subscribed)."""
+    positions = {arn: reader.position() for arn, reader in _readers.items()}
+    return {arn: {"after": dict(p.after), "told": p.told} for arn, p in positions.items()}
+
+
+def resume_drain(checkpoint: Mapping[str, Mapping[str, Any]]) -> None:
+    """Drain from where `drain_position` said another process had got to."""
+    _readers.clear()
+    for arn, place in checkpoint.items():
+        after = tuple((str(shard), sequence) for shard, sequence in place["after"].items())
+        _readers[arn] = StreamReader(arn, position=ReaderPosition(after, int(place["told"])))
+
+
+def resume_drain_at_end() -> None:
+    """Drain only what is written from now on (a snapshot kept no checkpoint: its records were
+    told by the process that wrote them). Without an outbox stream yet (data older than the
+    outbox; `create-tables` makes it after the restore) there is nothing to pass over."""
+    _readers.clear()
+    try:
+        found = reader()
+    except OutboxMissing:
+        return
+    for shard, records in found.read():
+        found.commit(shard, records[-1]["dynamodb"]["SequenceNumber"], len(records))
+
+
+def records_told(arn: str) -> int:
+    """How many records of the stream `arn` this process's drain has told (its checkpoint's
+    included)."""
+    found = _readers.get(arn)
+    return 0 if found is None else found.told

@@ -14,7 +14,8 @@ from agora_local.lifecycle import OutboxDrain
 from agora_local.persistence import LocalSnapshot, _BackendPickler, _SnapshotUnpickler
 from chalicelib import deps
 from chalicelib.domain.announcements import PostCreated
-from chalicelib.jobs.outbox import _forget_readers, drain_in_process
+from chalicelib.jobs.outbox import drain_in_process
+from chalicelib.store.outbox import forget_readers
 from tests.services.test_event_bus import bus  # noqa: F401 - the bus and a reader of it
 from tests.support.notify import (
     INSTANT,
@@ -40,7 +41,7 @@ def world(community):
 def restart(snapshot: LocalSnapshot) -> None:
     """What a stop and a start do to the drain: its readers die with the process, the snapshot
     puts the saved state back."""
-    _forget_readers()
+    forget_readers()
     assert snapshot.restore()
 
 
@@ -94,8 +95,7 @@ def test_a_reader_of_another_stream_counts_nothing_toward_this_ones_records(
     reader told is not this stream's. Before, the records told by every reader were added up, so
     a reader of a gone stream that had told one record made the restarted drain believe Later
     told, and it stayed untold until the next write."""
-    from chalicelib.jobs.outbox import _readers
-    from chalicelib.store.outbox import ReaderPosition, StreamReader, stream_arn
+    from chalicelib.store.outbox import ReaderPosition, StreamReader, _readers, stream_arn
 
     c = world
     snapshot = LocalSnapshot(tmp_path, export=None)
@@ -149,8 +149,7 @@ def test_a_snapshot_from_before_the_outbox_restores_and_its_drain_starts_at_the_
     """Data older than the outbox table: no stream to pass over at the restore (create-tables
     makes the table after it), and every record written afterwards is told."""
     from chalicelib.aws import client
-    from chalicelib.jobs.outbox import drain_position
-    from chalicelib.store.outbox import OutboxRecord
+    from chalicelib.store.outbox import OutboxRecord, drain_position
     from chalicelib.store.tables import create_tables
 
     c = world
