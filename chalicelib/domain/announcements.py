@@ -15,7 +15,6 @@ in camelCase (README, "Domain events").
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TypeAlias, cast, get_args
@@ -179,14 +178,5 @@ class Recorded:
     announcement: Announcement
 
 
-def recorded(announcement: Announcement | Recorded) -> Recorded:
-    """`announcement` as handlers take it; one told directly (a test) gets a new id."""
-    if isinstance(announcement, Recorded):
-        return announcement
-
-    return Recorded(str(uuid.uuid4()), announcement)
-
-
-# A handler takes a `Recorded` (or a batch of them through `publish_all`); services/event_bus.py
-# tells them in order.
+# A handler takes a `Recorded`; the outbox drain (jobs/outbox.py `tell`) tells them in order.
 Handler = Callable[[Recorded], None]

@@ -29,7 +29,6 @@ from chalicelib.domain.announcements import (
     RejectionNoticeDue,
 )
 from chalicelib.logs import get_logger
-from chalicelib.services.event_bus import DomainEvents
 
 if TYPE_CHECKING:
     from chalicelib.domain.posts import Post
@@ -80,7 +79,7 @@ def drain_records(
         if item is None:
             continue
         try:
-            subscribers.publish(item)
+            tell(subscribers, item)
         except Exception:
             log.exception(
                 "domain event not delivered; it is delivered again",
@@ -114,7 +113,7 @@ class SubscriberParts(Protocol):
 
 class AppSubscribers:
     """The subscribers as the app composes them (each built by chalicelib/deps.py), the one
-    composition: the drain and the tests tell them through `subscribers_of_batch`. The mail they
+    composition: the drain and the tests build them through `subscribers_of_batch`. The mail they
     send themselves (instant emails of small events, mailbox failure emails, rejection notices)
     takes its moments from the stack's one sending rate, as instant mail (mail/outgoing.py)."""
 
@@ -138,9 +137,9 @@ class AppSubscribers:
 
 def subscribers_of_batch(
     announcements: Sequence[object], parts: SubscriberParts | None = None
-) -> DomainEvents:
+) -> list[Handler]:
     """The subscribers (`parts`: the app's, `AppSubscribers`, unless a test says) that some event
-    of the batch is for, in the same order, and only those: a batch of calendar events builds no
+    of the batch is for, in the order they are told (`tell`), and only those: a batch of calendar events builds no
     notifications (ten repositories and an SQS sender). Notifications read what the batch shares once: its posts in one
     BatchGetItem (not one GetItem each: a mail poll of a hundred posts is drained in batches of a
     hundred), each subscriber list once (`BatchReads`)."""
@@ -158,7 +157,24 @@ def subscribers_of_batch(
         handlers.append(parts.rejection_notices())
     if announcements:
         handlers.append(parts.event_bus())
-    return DomainEvents(handlers)
+    return handlers
+
+
+def tell(subscribers: Sequence[Handler], item: Recorded) -> None:
+    """Tell every subscriber, in order, even when one fails; then raise the first failure, so the
+    drain tells the event again (each subscriber is idempotent: what was told is not told
+    twice)."""
+    failure: Exception | None = None
+    for subscriber in subscribers:
+        try:
+            subscriber(item)
+        except Exception as error:
+            log.exception(
+                "event handler failed", extra={"events": [type(item.announcement).__name__]}
+            )
+            failure = failure or error
+    if failure is not None:
+        raise failure
 
 
 def drain_in_process(reader: StreamReader | None = None) -> int:

@@ -23,10 +23,8 @@ from dataclasses import asdict
 from chalicelib import metrics
 from chalicelib.domain.announcements import (
     Announcement,
-    Handler,
     Recorded,
     RejectionNoticeDue,
-    recorded,
 )
 from chalicelib.domain.json import JsonObject
 from chalicelib.domain.ports.bus import PutEventsAnswer
@@ -86,12 +84,11 @@ class EventBusPublisher:
         self.sleep = sleep
         self.attempts = attempts
 
-    def __call__(self, announcement: Announcement | Recorded) -> None:
-        self.publish_all([announcement])
+    def __call__(self, item: Recorded) -> None:
+        self.publish_all([item])
 
-    def publish_all(self, announcements: Sequence[Announcement | Recorded]) -> None:
-        told = [recorded(a) for a in announcements]
-        told = [item for item in told if not isinstance(item.announcement, INTERNAL)]
+    def publish_all(self, items: Sequence[Recorded]) -> None:
+        told = [item for item in items if not isinstance(item.announcement, INTERNAL)]
         if not self.bus_name or not told:
             return
         entries = [entry(item, self.bus_name) for item in told]
@@ -128,47 +125,3 @@ class EventBusPublisher:
             },
         )
         raise EventsNotPublished(f"{len(pending)} domain event(s) refused by the event bus")
-
-
-# -----------------------------------------------------------------------------------------------
-# The subscribers of the domain events (domain/announcements.py), told in order.
-#
-# The outbox drain composes them (jobs/outbox.py `AppSubscribers`, each built by chalicelib/deps.py)
-# and tells them what the outbox recorded: notifications, the failing-mailbox notice, the
-# rejection notices, the bus.
-
-
-log = get_logger("events")
-
-
-class DomainEvents:
-    """The subscribers of every event, told in order; the drain runs it (jobs/outbox.py)."""
-
-    def __init__(self, handlers: Sequence[Handler] = ()) -> None:
-        self.handlers = list(handlers)
-
-    def publish(self, announcement: Announcement | Recorded) -> None:
-        self.publish_all([announcement])
-
-    def publish_all(self, announcements: Sequence[Announcement | Recorded]) -> None:
-        """Tell every handler (a handler that can takes them as one batch). Every handler is
-        told even when one fails; then the first failure is raised, so the drain runs the
-        announcements again (each handler is idempotent: what was told is not told twice)."""
-        if not announcements:
-            return
-        items = [recorded(announcement) for announcement in announcements]
-        failure: Exception | None = None
-        for handler in self.handlers:
-            try:
-                batch = getattr(handler, "publish_all", None)
-                if batch is not None:
-                    batch(list(items))
-                else:
-                    for item in items:
-                        handler(item)
-            except Exception as error:
-                kinds = sorted({type(item.announcement).__name__ for item in items})
-                log.exception("event handler failed", extra={"events": kinds})
-                failure = failure or error
-        if failure is not None:
-            raise failure

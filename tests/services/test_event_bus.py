@@ -231,7 +231,7 @@ def test_api_call_never_calls_the_bus_and_a_refused_event_waits_for_the_next_dra
 
 
 def test_partially_failed_entries_are_retried_and_nothing_is_sent_without_a_bus():
-    from chalicelib.domain.announcements import EventDeleted
+    from chalicelib.domain.announcements import EventDeleted, Recorded
     from chalicelib.services.event_bus import EventBusPublisher
 
     sent: list[list[str]] = []
@@ -247,7 +247,9 @@ def test_partially_failed_entries_are_retried_and_nothing_is_sent_without_a_bus(
             ],
         }
 
-    events = [EventDeleted(event_id=n, group_id="g", actor_id="a") for n in range(12)]
+    events = [
+        Recorded(str(n), EventDeleted(event_id=n, group_id="g", actor_id="a")) for n in range(12)
+    ]
     EventBusPublisher("bus", send=flaky, sleep=lambda _: None).publish_all(events)
     assert [len(batch) for batch in sent] == [10, 1, 2]  # 10 per PutEvents; the failed one again
     assert '"eventId": 1' in sent[1][0]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 
 import pytest
 
 from chalicelib import deps
-from chalicelib.domain.announcements import Announcement, CommentCreated, PostCreated
+from chalicelib.domain.announcements import Announcement, CommentCreated, PostCreated, Recorded
 from chalicelib.jobs.outbox import subscribers_of_batch
+from chalicelib.jobs.outbox import tell as tell_subscribers
 from chalicelib.settings import get_settings
 from tests.mail.conftest import dovecot, mailbox  # noqa: F401 - fixtures for the mailed post
 from tests.support.mail_messages import email_message
@@ -32,7 +34,9 @@ from tests.support.outbox import drain
 
 def tell(announcement: Announcement) -> None:
     """Tell it to its subscribers as the outbox drain composes them (jobs/outbox.py)."""
-    subscribers_of_batch([announcement]).publish(announcement)
+    tell_subscribers(
+        subscribers_of_batch([announcement]), Recorded(str(uuid.uuid4()), announcement)
+    )
 
 
 @pytest.fixture
