@@ -12,7 +12,7 @@ import calendar
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack
 
 from chalicelib.clock import utc_now
 from chalicelib.domain.announcements import (
@@ -254,13 +254,9 @@ class CommentService:
 
     def delete(self, record: Comment, by_user_id: str) -> CommentOut:
         """A comment in any state → deleted; one already deleted is answered as it is."""
-        now = self.clock()
         return self._moderate(
             record,
-            _unless(
-                lambda c: c.is_deleted,
-                lambda c: dataclasses.replace(c, deleted_on=now, deleted_by_id=by_user_id),
-            ),
+            _unless(lambda c: c.is_deleted, deleted_on=self.clock(), deleted_by_id=by_user_id),
             also_users=frozenset({by_user_id}),
             announcements=[_about(CommentDeleted, record, by_user_id)],
             action="comment.delete",
@@ -277,13 +273,9 @@ class CommentService:
 
     def approve(self, record: Comment, by_user_id: str | None = None) -> CommentOut:
         """Unapproved → approved (deleted or not); an approved comment is answered as it is."""
-        now = self.clock()
         return self._moderate(
             record,
-            _unless(
-                lambda c: c.is_approved,
-                lambda c: dataclasses.replace(c, is_approved=True, approved_on=now),
-            ),
+            _unless(lambda c: c.is_approved, is_approved=True, approved_on=self.clock()),
             announcements=[_about(CommentApproved, record, by_user_id)],
             action="comment.approve",
         )
@@ -291,9 +283,7 @@ class CommentService:
     def delete_spam_reports(self, record: Comment) -> CommentOut:
         return self._moderate(
             record,
-            _unless(
-                lambda c: not c.spam_reports, lambda c: dataclasses.replace(c, spam_reports=())
-            ),
+            _unless(lambda c: not c.spam_reports, spam_reports=()),
             as_spam_report=True,
             action="comment.deleteSpamReports",
         )
@@ -363,14 +353,12 @@ class CommentService:
         self, group: Group, by_user_id: str, deadline: Deadline, batch_size: int = BATCH_SIZE
     ) -> Result:
         """Move every live unapproved comment of the group to deleted (undeletable, purgeable)."""
-        now = self.clock()
-
-        def mark_deleted(comment: Comment) -> Comment | None:
-            # Approved or deleted by someone else in the meantime: no longer ours to delete.
-            if comment.is_deleted or comment.is_approved:
-                return None
-            return dataclasses.replace(comment, deleted_on=now, deleted_by_id=by_user_id)
-
+        # Approved or deleted by someone else in the meantime: no longer ours to delete.
+        mark_deleted = _unless(
+            lambda c: c.is_deleted or c.is_approved,
+            deleted_on=self.clock(),
+            deleted_by_id=by_user_id,
+        )
         count, after = 0, None
         while True:
             batch: Sequence[Comment] = self.comments.unapproved_page(
@@ -458,12 +446,22 @@ class CommentService:
         )
 
 
+class _Moderated(TypedDict, total=False):
+    """The fields of a comment a moderation sets (domain/comments.py)."""
+
+    is_approved: bool
+    approved_on: datetime | None
+    deleted_on: datetime | None
+    deleted_by_id: str | None
+    spam_reports: tuple[SpamReport, ...]
+
+
 def _unless(
-    already: Callable[[Comment], bool], change: Callable[[Comment], Comment]
+    already: Callable[[Comment], bool], **changes: Unpack[_Moderated]
 ) -> Callable[[Comment], Comment | None]:
-    """A moderation that changes a comment unless it is `already` so (then it is answered as it
-    is: None, nothing to write)."""
-    return lambda comment: None if already(comment) else change(comment)
+    """A moderation that sets a comment's fields to `changes` unless it is `already` so (then it
+    is answered as it is: None, nothing to write)."""
+    return lambda comment: None if already(comment) else dataclasses.replace(comment, **changes)
 
 
 def _deleted_position(comment: Comment) -> datetime | None:
