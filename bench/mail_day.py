@@ -448,18 +448,19 @@ def _ingestor(scopes: list[str], posts: Any, clock: Clock, fleet: Fleet) -> Any:
     users = FakeUserRepository()
     for scope in scopes:
         add_user(users, scope, {scope: "member"}, email=f"{scope}@members.example")
+    log = FakeMailLog()
     return MailIngestor(
         planner=MailPlanner(
             users=users,
             groups=FakeMailGroups(root, *groups),
             posts=posts,
             comments=FakeMailComments(),
+            counters=FakeCounters(),
+            mail=log,
+            clock=clock,
             base_url="https://community.example",
         ),
-        posts=posts,
-        comments=FakeMailComments(),
-        counters=FakeCounters(),
-        mail=FakeMailLog(),
+        mail=log,
         outbox=FakeOutbox(),
         clock=clock,
         open_mailbox=fleet,

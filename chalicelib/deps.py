@@ -211,8 +211,8 @@ def post_service() -> PostService:
 
 class IngestorParts(TypedDict, total=False):
     """What a test or the benchmark may give `mail_ingestor` instead of the configured part:
-    the planner's (`users`, `groups`, `base_url`, `authserv_id`, `verifier`; `posts` and
-    `comments` go to both), or the ingestor's."""
+    the planner's (`users`, `groups`, `posts`, `comments`, `counters`, `base_url`, `authserv_id`,
+    `verifier`; `mail` and `clock` go to both), or the ingestor's."""
 
     users: Any
     groups: Any
@@ -247,6 +247,7 @@ _PLANNER_PARTS = (
     "unverified",
     "reply_keys",
     "inbound_domain",
+    "counters",
 )
 
 
@@ -275,12 +276,13 @@ def mail_ingestor(**given: Unpack[IngestorParts]) -> MailIngestor:
     }
     parts.update(given)
     planning = {name: parts.pop(name) for name in _PLANNER_PARTS}
-    parts.setdefault("planner", MailPlanner(**planning))
+    both = {"mail": parts["mail"], "clock": parts["clock"]}
+    parts.setdefault("planner", MailPlanner(**planning, **both))
     if "notices" not in parts:
         planner = parts["planner"]
         group_of = planner.group if isinstance(planner, MailPlanner) else planning["groups"].get
         parts["notices"] = notice_decider(planning, parts["clock"], group_of)
-    return MailIngestor(posts=planning["posts"], comments=planning["comments"], **parts)
+    return MailIngestor(**parts)
 
 
 def notice_decider(

@@ -75,21 +75,23 @@ class World:
         self.counters = FakeCounters()
 
     def planner(self, **options: Any) -> MailPlanner:
-        return MailPlanner(
-            users=self.users,
-            groups=self.groups,
-            posts=self.posts,
-            comments=self.comments,
-            base_url=BASE,
-            **options,
-        )
-
-    def ingestor(self, maildrop: FakeMaildrop, **options: Any) -> MailIngestor:
         values: dict[str, Any] = {
-            "planner": self.planner(),
+            "users": self.users,
+            "groups": self.groups,
             "posts": self.posts,
             "comments": self.comments,
             "counters": self.counters,
+            "mail": self.log,
+            "clock": lambda: T0,
+            "base_url": BASE,
+        }
+        return MailPlanner(**{**values, **options})
+
+    def ingestor(self, maildrop: FakeMaildrop, **options: Any) -> MailIngestor:
+        # The posts or comments a test gives are the planner's, which stores what a mail becomes.
+        stores = {name: options.pop(name) for name in ("posts", "comments") if name in options}
+        values: dict[str, Any] = {
+            "planner": self.planner(**stores),
             "mail": self.log,
             "outbox": self.outbox,
             "clock": lambda: T0,

@@ -125,12 +125,16 @@ class CrashAt:
         from chalicelib.mail.pop3 import open_pop3
 
         real = deps.mail_ingestor()
+        log = _CrashingLog(real.mail, self)
+        planner = deps.mail_ingestor(
+            mail=log,
+            posts=CrashingWrites(real.planner.posts, self),
+            comments=CrashingWrites(real.planner.comments, self),
+        ).planner
         return {
             "open_mailbox": lambda mailbox: _CrashingServer(open_pop3(mailbox), self),
-            "mail": _CrashingLog(real.mail, self),
-            "posts": CrashingWrites(real.records.posts, self),
-            "comments": CrashingWrites(real.records.comments, self),
-            "planner": PlannerDying(real.planner, lambda subject: self.reached("planning")),
+            "mail": log,
+            "planner": PlannerDying(planner, lambda subject: self.reached("planning")),
         }
 
 
@@ -183,9 +187,9 @@ class PlannerDying:
     def begin_poll(self) -> None:
         self.real.begin_poll()
 
-    def plan(self, mailbox: Any, parsed: Any, **options: Any) -> Any:
-        self.dies(parsed.subject)
-        return self.real.plan(mailbox, parsed, **options)
+    def take(self, mailbox: Any, mail: Any, **options: Any) -> Any:
+        self.dies(mail.mail.subject)
+        return self.real.take(mailbox, mail, **options)
 
 
 # --- the rest of what mail in reads and writes, in memory ---------------------------------------

@@ -46,7 +46,6 @@ from typing import TYPE_CHECKING
 from chalicelib.domain.announcements import MailRejected
 from chalicelib.domain.mailboxes import (
     FINAL,
-    VIA_POP3,
     VIA_PUSH,
     Fail,
     Finish,
@@ -58,19 +57,12 @@ from chalicelib.domain.mailboxes import (
     Skip,
     Step,
 )
-from chalicelib.domain.ports.mail import (
-    Counters,
-    MailComments,
-    MailLog,
-    MailPosts,
-    Marker,
-    Outbox,
-)
+from chalicelib.domain.ports.mail import MailLog, Marker, Outbox
 from chalicelib.logs import get_logger
 from chalicelib.mail.parse import MailParseError, content_hash, headers_of, parse_mail
 from chalicelib.mail.pop3 import MailboxError, MailSession, MessageTooLarge, Pop3Server, open_pop3
 from chalicelib.services.mail_in.notices import Dues, NoticeDecider, due_notice, unread_notice
-from chalicelib.services.mail_in.planner import Planner, PlanStore, derived_id
+from chalicelib.services.mail_in.planner import DownloadedMail, Planner, derived_id
 from chalicelib.services.mail_in.rules import (
     Plan,
     PollResult,
@@ -79,7 +71,6 @@ from chalicelib.services.mail_in.rules import (
 )
 
 if TYPE_CHECKING:
-    from chalicelib.domain.announcements import RejectionNoticeDue
     from chalicelib.mail.parse import ParsedMail, ReadableHeaders
 
 log = get_logger("mail")
@@ -97,9 +88,6 @@ class MailIngestor:
         self,
         *,
         planner: Planner,
-        posts: MailPosts,
-        comments: MailComments,
-        counters: Counters,
         mail: MailLog,
         outbox: Outbox,
         clock: Callable[[], datetime],
@@ -110,12 +98,9 @@ class MailIngestor:
         workers: int = 4,
         notices: NoticeDecider | None = None,
     ) -> None:
-        # What a mail becomes (services/mail_in/planner.py): looked up, then the pure rules.
+        # What a mail becomes, and storing it (services/mail_in/planner.py).
         self.planner = planner
         self.mail = mail
-        self.records = PlanStore(
-            posts=posts, comments=comments, counters=counters, mail=mail, clock=clock
-        )
         # Rejections go to the outbox before their entry (a post or comment goes with its write,
         # in the store's transaction): domain/announcements.py.
         self.outbox = outbox
@@ -132,7 +117,6 @@ class MailIngestor:
     def poll(self, mailbox: Mailbox, expired: Callable[[], bool]) -> PollResult:
         result = PollResult(mailbox=mailbox.key)
         self.planner.begin_poll()
-        self.records.begin_poll()
         session = MailSession(self.open_mailbox, mailbox)
         try:
             self._poll(session, mailbox, expired, result)
@@ -223,7 +207,6 @@ class MailIngestor:
         `failed` one is for the pusher to deliver again (the next attempt finds its entry)."""
         result = PollResult(mailbox=mailbox.key, seen=1)
         self.planner.begin_poll()
-        self.records.begin_poll()
         self.mail.prepare()
         mail = DownloadedMail(
             uidl="", raw=raw, received_on=received_on or self.clock(), via=VIA_PUSH
@@ -410,12 +393,8 @@ class MailIngestor:
         """Plan and store one mail whose attempt is counted; failures become its entry."""
         try:
             last_attempt = mail.logged.attempts >= self.max_attempts
-            plan = self.planner.plan(mailbox, mail.mail, raw=mail.raw, last_attempt=last_attempt)
-            # A comment's id is kept on the entry first: a failure below is written with it.
-            mail.entry = self.records.keep_ids(mail.logged, plan)
-            outcome = self.records.store(
-                mailbox.key, mail.logged, mail.uidl, plan, mail.received_on
-            )
+            # A comment's id is kept on `mail.entry` first: a failure below is written with it.
+            outcome = self.planner.take(mailbox, mail, last_attempt=last_attempt)
             if outcome.status == MailStatus.REJECTED:  # its sender may be told why
                 outcome, mail.notice = due_notice(
                     self.notices, mailbox, mail.mail, mail.raw, outcome, plan.sender_proven
@@ -528,33 +507,6 @@ FRESH = "fresh"  # no entry: never seen
 HANDLED = "handled"  # a final status: the same mail again
 EXHAUSTED = "exhausted"  # attempts ran out without an outcome: the process died on it each time
 SUSPECT = "suspect"  # an earlier attempt never finished: handled alone, after the rest
-
-
-@dataclass
-class DownloadedMail:
-    """One downloaded message on its way through a chunk."""
-
-    uidl: str
-    raw: bytes
-    received_on: datetime
-    parsed: ParsedMail | None = None
-    entry_id: str = ""
-    entry: LogEntry | None = None
-    status: str = ""  # the outcome of this poll: posted, …, failed, quarantined, skipped
-    deletable: bool = False
-    outcome: list[Step] = field(default_factory=list)  # its final steps, to be written
-    via: str = VIA_POP3  # how it came in (its log entry's `via`): a poll, or a push (no UIDL)
-    notice: RejectionNoticeDue | None = None  # due to its sender (services/mail_in/notices.py)
-
-    @property
-    def logged(self) -> LogEntry:
-        assert self.entry is not None, "a mail's entry is known once its chunk is read"
-        return self.entry
-
-    @property
-    def mail(self) -> ParsedMail:
-        assert self.parsed is not None, "only readable mail is planned"
-        return self.parsed
 
 
 @dataclass

@@ -1,7 +1,8 @@
-"""What a mail becomes, with what that needs looked up: the sender's user, the mailbox's group,
-the post a permalink names, the sender's DKIM/DMARC word. The rules themselves are pure
-(`chalicelib.services.mail_in.rules`); `PlanStore` (below) stores the plan for the ingestor
-(services/mail_in/ingest.py).
+"""What a mail becomes, with what that needs looked up (the sender's user, the mailbox's group,
+the post a permalink names, the sender's DKIM/DMARC word), and what it stores (last). The rules
+themselves are pure (`chalicelib.services.mail_in.rules`). The ingestor (services/mail_in/ingest.py)
+hands each mail it counted to `MailPlanner.take`, its one way in, which answers the mail's final
+step.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
@@ -16,7 +18,7 @@ from urllib.parse import urlsplit
 import chalicelib.services.mail_in.rules as mail_rules
 from chalicelib.auth import Caller
 from chalicelib.domain.announcements import CommentCreated, PostCreated
-from chalicelib.domain.mailboxes import Finish, LogEntry, MailStatus
+from chalicelib.domain.mailboxes import VIA_POP3, Finish, LogEntry, MailStatus, Step
 from chalicelib.domain.ports.mail import Counters, MailComments, MailLog, MailPosts
 from chalicelib.mail import unsigned_mime
 from chalicelib.mail.authentication import aligned
@@ -28,6 +30,7 @@ from chalicelib.services.mail_in.rules import Plan, Target, plain
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from chalicelib.domain.announcements import RejectionNoticeDue
     from chalicelib.domain.groups import Group
     from chalicelib.domain.mailboxes import Mailbox
     from chalicelib.domain.ports.mail import MailComments, MailGroups, MailPosts
@@ -36,6 +39,16 @@ if TYPE_CHECKING:
     from chalicelib.domain.users import User
     from chalicelib.mail.parse import ParsedMail
     from chalicelib.mail.threads import KeyedReply
+
+
+# Mail ids derive from this namespace, so that the same mail always maps to the same records.
+MAIL_NAMESPACE = uuid.UUID("1b2f6c3e-58a4-4f0d-9c47-0a9e1f3b7d21")
+COMMENT_COUNTER = "comments"
+
+
+def derived_id(mailbox_key: str, key: str) -> str:
+    """The id of what a mailbox's mail is (its log entry, its post): the same mail, the same id."""
+    return str(uuid.uuid5(MAIL_NAMESPACE, f"{mailbox_key}\n{key}"))
 
 
 class SenderCheck(Protocol):
@@ -63,13 +76,38 @@ class ReplyKeyReader(Protocol):
     def read(self, addresses: Iterable[str], domain: str | None = None) -> KeyedReply | None: ...
 
 
+@dataclass
+class DownloadedMail:
+    """One downloaded message on its way through a poll (services/mail_in/ingest.py)."""
+
+    uidl: str
+    raw: bytes
+    received_on: datetime
+    parsed: ParsedMail | None = None
+    entry_id: str = ""
+    entry: LogEntry | None = None
+    status: str = ""  # the outcome of this poll: posted, …, failed, quarantined, skipped
+    deletable: bool = False
+    outcome: list[Step] = field(default_factory=list)  # its final steps, to be written
+    via: str = VIA_POP3  # how it came in (its log entry's `via`): a poll, or a push (no UIDL)
+    notice: RejectionNoticeDue | None = None  # due to its sender (services/mail_in/notices.py)
+
+    @property
+    def logged(self) -> LogEntry:
+        assert self.entry is not None, "a mail's entry is known once its chunk is read"
+        return self.entry
+
+    @property
+    def mail(self) -> ParsedMail:
+        assert self.parsed is not None, "only readable mail is planned"
+        return self.parsed
+
+
 class Planner(Protocol):
     """The ingestor's planner (tests pass one that fails at a chosen mail)."""
 
     def begin_poll(self) -> None: ...
-    def plan(
-        self, mailbox: Mailbox, parsed: ParsedMail, *, raw: bytes = b"", last_attempt: bool = False
-    ) -> Plan: ...
+    def take(self, mailbox: Mailbox, mail: DownloadedMail, *, last_attempt: bool) -> Finish: ...
 
 
 class MailPlanner:
@@ -80,6 +118,9 @@ class MailPlanner:
         groups: MailGroups,
         posts: MailPosts,
         comments: MailComments,
+        counters: Counters,
+        mail: MailLog,
+        clock: Callable[[], datetime],
         base_url: str,
         authserv_id: str | None = None,
         verifier: SenderVerifier | None = None,
@@ -91,6 +132,9 @@ class MailPlanner:
         self.groups = groups
         self.posts = posts
         self.comments = comments
+        self.counters = counters
+        self.mail = mail
+        self.clock = clock
         self.base_url = base_url.rstrip("/")
         # Our ids' host (mail/threads.py): AGORA_BASE_URL's, as the notifications wrote them.
         self.host = urlsplit(self.base_url).hostname or "localhost"
@@ -102,9 +146,10 @@ class MailPlanner:
         self.reply_keys = reply_keys
         # AGORA_MAIL_INBOUND_DOMAIN: a group's `<slug>@<domain>` is its mailbox's address too.
         self.inbound_domain = inbound_domain.strip().lower()
-        # Senders and groups repeat within a mailbox: each is read once per poll.
+        # Senders, groups and a group's slugs repeat within a mailbox: each is read once per poll.
         self._authors: dict[str, User | None] = {}
         self._groups: dict[str, Group | None] = {}
+        self._slugs: dict[str, set[str]] = {}
         self._lock = threading.Lock()
 
     def begin_poll(self) -> None:
@@ -112,6 +157,15 @@ class MailPlanner:
         with self._lock:
             self._authors.clear()
             self._groups.clear()
+            self._slugs.clear()
+
+    def take(self, mailbox: Mailbox, mail: DownloadedMail, *, last_attempt: bool) -> Finish:
+        """What a mail whose attempt is counted becomes, stored; answers its final step, for a
+        batch write. A comment's id is kept on the mail's entry first (`mail.entry`, and in the
+        log): a failure after that is written with it, and a retry reuses it."""
+        plan = self.plan(mailbox, mail.mail, raw=mail.raw, last_attempt=last_attempt)
+        mail.entry = self._keep_ids(mail.logged, plan)
+        return self._store(mailbox.key, mail.logged, mail.uidl, plan, mail.received_on)
 
     def plan(
         self, mailbox: Mailbox, parsed: ParsedMail, *, raw: bytes = b"", last_attempt: bool = False
@@ -297,76 +351,11 @@ class MailPlanner:
             return int(comment.id)
         return None
 
+    # --- what a planned mail stores: the post or comment (with its domain event, in one
+    # transaction), its id derived from the mail's log entry so that a retry finds it stored, a
+    # slug free in its group.
 
-def inbound_address(
-    mailbox: Mailbox, inbound_domain: str, group_of: Callable[[str], Group | None]
-) -> str:
-    """A group mailbox's address on the inbound domain (CONTRACT §13), "" without one; the
-    planner's and the rejection notice's (services/mail_in/notices.py) one reading of it."""
-    if not (inbound_domain and mailbox.is_post and mailbox.group_id):
-        return ""
-    group = group_of(mailbox.group_id)
-    return f"{group.slug}@{inbound_domain}" if group is not None else ""
-
-
-def sent_elsewhere(mailbox: Mailbox, parsed: ParsedMail, inbound: str = "") -> str:
-    """The mailbox's own address when it has one and the mail's recipients (To, Cc, Delivered-To,
-    X-Original-To) lack it and its `inbound` address too, a `+tag` on either side aside; ""
-    otherwise. A signed mail sent to someone else and replayed to the mailbox is not the
-    signer's post or comment."""
-    own = mailbox.email_address.strip().lower()
-    if "@" not in own:
-        return ""
-    addresses = {_untagged(own), *([_untagged(inbound)] if inbound else [])}
-    if any(_untagged(address) in addresses for address in parsed.to_addresses):
-        return ""
-    return own
-
-
-def _untagged(address: str) -> str:
-    local, _, domain = address.lower().rpartition("@")
-    return f"{local.partition('+')[0]}@{domain}"
-
-
-# -----------------------------------------------------------------------------------------------
-# What a planned mail stores: the post or comment (with its domain event, in one transaction),
-# its id derived from the mail's log entry so that a retry finds it stored, a slug free in its group.
-
-
-# Mail ids derive from this namespace, so that the same mail always maps to the same records.
-MAIL_NAMESPACE = uuid.UUID("1b2f6c3e-58a4-4f0d-9c47-0a9e1f3b7d21")
-COMMENT_COUNTER = "comments"
-
-
-def derived_id(mailbox_key: str, key: str) -> str:
-    """The id of what a mailbox's mail is (its log entry, its post): the same mail, the same id."""
-    return str(uuid.uuid5(MAIL_NAMESPACE, f"{mailbox_key}\n{key}"))
-
-
-class PlanStore:
-    def __init__(
-        self,
-        *,
-        posts: MailPosts,
-        comments: MailComments,
-        counters: Counters,
-        mail: MailLog,
-        clock: Callable[[], datetime],
-    ) -> None:
-        self.posts = posts
-        self.comments = comments
-        self.counters = counters
-        self.mail = mail
-        self.clock = clock
-        # A group's slugs are read once per poll.
-        self._slugs: dict[str, set[str]] = {}
-        self._slug_lock = threading.Lock()
-
-    def begin_poll(self) -> None:
-        with self._slug_lock:
-            self._slugs.clear()
-
-    def keep_ids(self, entry: LogEntry, plan: Plan) -> LogEntry:
+    def _keep_ids(self, entry: LogEntry, plan: Plan) -> LogEntry:
         """The entry with the id its comment will have, kept before the comment is stored: a
         retry after a crash reuses it, so the conditional put finds the comment already there."""
         if plan.status != MailStatus.COMMENTED or entry.comment_id:
@@ -374,7 +363,7 @@ class PlanStore:
         post = plan.commented()
         return self.mail.keep_comment_id(entry, self.counters.next_value(COMMENT_COUNTER), post.id)
 
-    def store(
+    def _store(
         self,
         mailbox_key: str,
         entry: LogEntry,
@@ -383,8 +372,7 @@ class PlanStore:
         received_on: datetime | None,
     ) -> Finish:
         """Store the post or comment with its event (a conditional put: a retry finds it there);
-        answers the mail's final step, for a batch write. A comment's id is kept on `entry`
-        already (`keep_ids`)."""
+        answers the mail's final step. A comment's id is kept on `entry` already (`_keep_ids`)."""
         notes = "; ".join(plan.notes)
         if plan.status == MailStatus.POSTED:
             post_id = self._store_post(mailbox_key, entry, plan, received_on)
@@ -421,7 +409,7 @@ class PlanStore:
         author, group = plan.made_by()
         post = plan.commented()
         comment_id = entry.comment_id
-        assert comment_id, "a comment's id is kept on its entry before it is stored (keep_ids)"
+        assert comment_id, "a comment's id is kept on its entry before it is stored (_keep_ids)"
         created = CommentCreated(
             comment_id=comment_id,
             post_id=post.id,
@@ -449,10 +437,40 @@ class PlanStore:
     def _free_slug(self, group_id: str, slug: str, post_id: str) -> str:
         """`slug`, or `slug-<id prefix>` when the group has it: the group's slugs are read once
         per poll (posts only come in through its own mailbox, polled under a lease)."""
-        with self._slug_lock:
+        with self._lock:
             if group_id not in self._slugs:
                 self._slugs[group_id] = set(self.posts.slugs(group_id))
             taken = self._slugs[group_id]
             chosen = slug if slug not in taken else f"{slug}-{post_id[:8]}"
             taken.add(chosen)
             return chosen
+
+
+def inbound_address(
+    mailbox: Mailbox, inbound_domain: str, group_of: Callable[[str], Group | None]
+) -> str:
+    """A group mailbox's address on the inbound domain (CONTRACT §13), "" without one; the
+    planner's and the rejection notice's (services/mail_in/notices.py) one reading of it."""
+    if not (inbound_domain and mailbox.is_post and mailbox.group_id):
+        return ""
+    group = group_of(mailbox.group_id)
+    return f"{group.slug}@{inbound_domain}" if group is not None else ""
+
+
+def sent_elsewhere(mailbox: Mailbox, parsed: ParsedMail, inbound: str = "") -> str:
+    """The mailbox's own address when it has one and the mail's recipients (To, Cc, Delivered-To,
+    X-Original-To) lack it and its `inbound` address too, a `+tag` on either side aside; ""
+    otherwise. A signed mail sent to someone else and replayed to the mailbox is not the
+    signer's post or comment."""
+    own = mailbox.email_address.strip().lower()
+    if "@" not in own:
+        return ""
+    addresses = {_untagged(own), *([_untagged(inbound)] if inbound else [])}
+    if any(_untagged(address) in addresses for address in parsed.to_addresses):
+        return ""
+    return own
+
+
+def _untagged(address: str) -> str:
+    local, _, domain = address.lower().rpartition("@")
+    return f"{local.partition('+')[0]}@{domain}"
