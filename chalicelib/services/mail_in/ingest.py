@@ -397,7 +397,7 @@ class MailIngestor:
             outcome = self.planner.take(mailbox, mail, last_attempt=last_attempt)
             if outcome.status == MailStatus.REJECTED:  # its sender may be told why
                 outcome, mail.notice = due_notice(
-                    self.notices, mailbox, mail.mail, mail.raw, outcome, plan.sender_proven
+                    self.notices, mailbox, mail.mail, mail.raw, outcome, mail.sender_proven
                 )
         except Exception as error:  # one bad mail must not stop the mailbox
             attempt = mail.logged.attempts

@@ -91,6 +91,8 @@ class DownloadedMail:
     outcome: list[Step] = field(default_factory=list)  # its final steps, to be written
     via: str = VIA_POP3  # how it came in (its log entry's `via`): a poll, or a push (no UIDL)
     notice: RejectionNoticeDue | None = None  # due to its sender (services/mail_in/notices.py)
+    # The verifier's word on its sender, as its plan has it (None: not asked): its notice reuses it.
+    sender_proven: bool | None = None
 
     @property
     def logged(self) -> LogEntry:
@@ -162,8 +164,10 @@ class MailPlanner:
     def take(self, mailbox: Mailbox, mail: DownloadedMail, *, last_attempt: bool) -> Finish:
         """What a mail whose attempt is counted becomes, stored; answers its final step, for a
         batch write. A comment's id is kept on the mail's entry first (`mail.entry`, and in the
-        log): a failure after that is written with it, and a retry reuses it."""
+        log): a failure after that is written with it, and a retry reuses it. The mail keeps the
+        verifier's word on its sender too (`mail.sender_proven`)."""
         plan = self.plan(mailbox, mail.mail, raw=mail.raw, last_attempt=last_attempt)
+        mail.sender_proven = plan.sender_proven
         mail.entry = self._keep_ids(mail.logged, plan)
         return self._store(mailbox.key, mail.logged, mail.uidl, plan, mail.received_on)
 
