@@ -11,14 +11,14 @@ once built: it defines builders only, no object of its own that runs later
 Services take everything through their constructors, typed by the Protocols of
 domain/ports (a test passes a fake, tests/support/fakes.py). One idiom each:
 
-- a repository is a cached factory of chalicelib/store/repositories.py (made once, on first
-  use), reached here as `deps.<name>()`; `mail()` alone is made on each use (see there).
+- a repository is a cached factory below (made once, on first use), `deps.<name>()`.
 - a service is a plain constructor call on each use: some take settings when built, and tests
   change settings between calls.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
@@ -58,7 +58,6 @@ from chalicelib.services.suppressions import SuppressionService
 from chalicelib.services.system_pages import SystemPageService
 from chalicelib.services.user_search import UserSearchService
 from chalicelib.settings import get_settings
-from chalicelib.store import repositories
 
 # What only a job or one route needs is imported by the builder that makes it, not at the top:
 # each would add to every function's cold start (`import app`; bench/hidden_imports.py --cost):
@@ -71,35 +70,210 @@ if TYPE_CHECKING:
     from chalicelib.services.event_bus import EventBusPublisher
     from chalicelib.services.mail_in import MailIngestor
     from chalicelib.services.notify.delivery import BatchReads, NotifyService, SendingIdentities
+    from chalicelib.store.alerts import AlertRepository
+    from chalicelib.store.audit import AuditRepository
+    from chalicelib.store.comments import CommentRepository
+    from chalicelib.store.connectors import ConnectorRepository
+    from chalicelib.store.counters import CounterRepository, SlotClock
+    from chalicelib.store.documents import DocumentRepository
+    from chalicelib.store.events import EventRepository
+    from chalicelib.store.feed_keys import FeedKeyRepository
+    from chalicelib.store.fixture import FixtureExportStore, FixtureStore
+    from chalicelib.store.groups import GroupRepository
+    from chalicelib.store.login_attempts import LoginAttemptRepository
+    from chalicelib.store.mail import MailRepository
+    from chalicelib.store.mailboxes import MailboxRepository
+    from chalicelib.store.notifications import DigestRepository, NotificationRepository
+    from chalicelib.store.outbox import Outbox
+    from chalicelib.store.player import PlayerRepository
+    from chalicelib.store.posts import PostRepository
+    from chalicelib.store.profile import ProfileRepository
+    from chalicelib.store.refs import ReferenceReader
+    from chalicelib.store.suppressions import SuppressionRepository
+    from chalicelib.store.user_search import SearchIndex
+    from chalicelib.store.users import UserRepository
 
 
-# --- repositories (chalicelib/store/repositories.py) ---------------------------------------------
+# --- repositories -------------------------------------------------------------------------------
+# Each made once, on first use, and kept: a repository holds no state. Each imports its store
+# module when first asked for, so a handler that never needs a table never loads its model (cold
+# start: the store at the top would add about 340 ms to `import app`, measured by
+# `python -m bench.hidden_imports --cost chalicelib.store.base`).
 
-alerts = repositories.alerts
-audit = repositories.audit
-comments = repositories.comments
-connectors = repositories.connectors
-counters = repositories.counters
-digests = repositories.digests
-documents = repositories.documents
-events = repositories.events
-feed_keys = repositories.feed_keys
-fixture_export_store = repositories.fixture_export_store
-fixture_store = repositories.fixture_store
-groups = repositories.groups
-login_attempts = repositories.login_attempts
-mail = repositories.mail
-mailboxes = repositories.mailboxes
-notifications = repositories.notifications
-outbox = repositories.outbox
-players = repositories.players
-posts = repositories.posts
-profile_items = repositories.profile_items
-refs = repositories.refs
-search_index = repositories.search_index
-slot_clock = repositories.slot_clock
-suppressions = repositories.suppressions
-users = repositories.users
+
+@functools.cache
+def alerts() -> AlertRepository:
+    from chalicelib.store.alerts import AlertRepository
+
+    return AlertRepository()
+
+
+@functools.cache
+def audit() -> AuditRepository:
+    from chalicelib.store.audit import AuditRepository
+
+    return AuditRepository()
+
+
+@functools.cache
+def comments() -> CommentRepository:
+    from chalicelib.store.comments import CommentRepository
+
+    return CommentRepository()
+
+
+@functools.cache
+def connectors() -> ConnectorRepository:
+    from chalicelib.store.connectors import ConnectorRepository
+
+    return ConnectorRepository()
+
+
+@functools.cache
+def counters() -> CounterRepository:
+    from chalicelib.store.counters import CounterRepository
+
+    return CounterRepository()
+
+
+@functools.cache
+def digests() -> DigestRepository:
+    from chalicelib.store.notifications import DigestRepository
+
+    return DigestRepository()
+
+
+@functools.cache
+def documents() -> DocumentRepository:
+    from chalicelib.store.documents import DocumentRepository
+
+    return DocumentRepository()
+
+
+@functools.cache
+def events() -> EventRepository:
+    from chalicelib.store.events import EventRepository
+
+    return EventRepository()
+
+
+@functools.cache
+def feed_keys() -> FeedKeyRepository:
+    from chalicelib.store.feed_keys import FeedKeyRepository
+
+    return FeedKeyRepository()
+
+
+@functools.cache
+def fixture_export_store() -> FixtureExportStore:
+    from chalicelib.store.fixture import FixtureExportStore
+
+    return FixtureExportStore()
+
+
+@functools.cache
+def fixture_store() -> FixtureStore:
+    from chalicelib.store.fixture import FixtureStore
+
+    return FixtureStore()
+
+
+@functools.cache
+def groups() -> GroupRepository:
+    from chalicelib.store.groups import GroupRepository
+
+    return GroupRepository()
+
+
+@functools.cache
+def login_attempts() -> LoginAttemptRepository:
+    from chalicelib.store.login_attempts import LoginAttemptRepository
+
+    return LoginAttemptRepository()
+
+
+@functools.cache
+def mail() -> MailRepository:
+    from chalicelib.store.mail import MailRepository
+
+    return MailRepository()
+
+
+@functools.cache
+def mailboxes() -> MailboxRepository:
+    from chalicelib.store.mailboxes import MailboxRepository
+
+    return MailboxRepository()
+
+
+@functools.cache
+def notifications() -> NotificationRepository:
+    from chalicelib.store.notifications import NotificationRepository
+
+    return NotificationRepository()
+
+
+@functools.cache
+def outbox() -> Outbox:
+    from chalicelib.store.outbox import Outbox
+
+    return Outbox()
+
+
+@functools.cache
+def players() -> PlayerRepository:
+    from chalicelib.store.player import PlayerRepository
+
+    return PlayerRepository()
+
+
+@functools.cache
+def posts() -> PostRepository:
+    from chalicelib.store.posts import PostRepository
+
+    return PostRepository()
+
+
+@functools.cache
+def profile_items() -> ProfileRepository:
+    from chalicelib.store.profile import ProfileRepository
+
+    return ProfileRepository()
+
+
+@functools.cache
+def refs() -> ReferenceReader:
+    from chalicelib.store.refs import ReferenceReader
+
+    return ReferenceReader()
+
+
+@functools.cache
+def search_index() -> SearchIndex:
+    from chalicelib.store.user_search import SearchIndex
+
+    return SearchIndex()
+
+
+@functools.cache
+def slot_clock() -> SlotClock:
+    from chalicelib.store.counters import SlotClock
+
+    return SlotClock()
+
+
+@functools.cache
+def suppressions() -> SuppressionRepository:
+    from chalicelib.store.suppressions import SuppressionRepository
+
+    return SuppressionRepository()
+
+
+@functools.cache
+def users() -> UserRepository:
+    from chalicelib.store.users import UserRepository
+
+    return UserRepository()
 
 
 # --- who is told what happened --------------------------------------------------------------------

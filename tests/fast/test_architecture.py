@@ -217,8 +217,10 @@ def test_production_modules_carry_no_test_hooks():
 # budget here, on purpose. A package not listed has no budget yet, and fails until it is given one.
 # One module still stays under MODULE_CEILING (longer, it holds two concerns), and the router and
 # the views (chalicelib/api, and a `routing` module or package wherever it lives) under 250.
+# The repositories' factories moved from chalicelib/store/repositories.py into chalicelib/deps.py
+# (one composition root): chalicelib took 100 of the store's lines.
 PACKAGE_BUDGETS = {
-    "chalicelib": 3700,
+    "chalicelib": 3800,
     "chalicelib.api": 2300,
     "chalicelib.api.routing": 1000,
     "chalicelib.domain": 1600,
@@ -229,7 +231,7 @@ PACKAGE_BUDGETS = {
     "chalicelib.services": 6500,
     "chalicelib.services.mail_in": 2000,
     "chalicelib.services.notify": 1400,
-    "chalicelib.store": 6000,
+    "chalicelib.store": 5900,
 }
 MODULE_CEILING = 750
 ROUTING_LINE_LIMIT = 250

@@ -36,11 +36,11 @@ NOTICE_ENTRY = "00000000-0000-4000-8000-0000000e0717"
 def main(argv: list[str]) -> int:
     from chalicelib import deps
     from chalicelib.aws import client
+    from chalicelib.deps import posts
     from chalicelib.domain.announcements import PostCreated
     from chalicelib.schemas.connectors import MailboxSettingsUpdate
     from chalicelib.services.notify.delivery import Recipient, chunk_body
     from chalicelib.settings import get_settings
-    from chalicelib.store.repositories import posts
     from tests.support.notify import subscribe
 
     port, user, password = int(argv[1]), argv[2], argv[3]
