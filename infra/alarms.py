@@ -27,6 +27,7 @@ from infra.cloudwatch import (
     concurrency_share,
     drain_silence,
     dynamodb_throttles,
+    each_reason,
     error_share,
     mail_failed,
     mailboxes_failing,
@@ -111,6 +112,15 @@ MAILBOXES_ALL_FAILING_PERCENT = 90
 MAIL_FAILED_SHARE = 0.2
 MAIL_FAILED_AT_LEAST = 3
 MAIL_OUTCOMES = ("posted", "commented", "ignored", "rejected", "failed")
+# Rejected mail whose proven sender was never told why (RejectionNoticeNotSent), by the reasons
+# that are the operator's: SES refusing the notice, no group to send it as, a DNS failure while
+# proving the sender. `suppressed` is not (the address bounced or complained: telling it is what
+# must not happen). One in an hour is a stranger's address SES refuses or a resolver's hiccup,
+# which the mail log's `noticeSent` shows its administrators; UNTOLD_PER_HOUR in an hour is
+# something shared (the SES sandbox, a sender identity gone, the function's DNS): a ticket, as a
+# notice is a courtesy, not the mail itself (one a sender a day, so a few an hour is many).
+UNTOLD_REASONS = ("refused", "no-group", "unchecked")
+UNTOLD_PER_HOUR = 3
 # Notifications stopped for everyone: this many failed and none sent, three 5 minutes running.
 NOTIFICATIONS_ALL_FAILING = 5
 # SES reviews an account at a 5% bounce rate and a 0.1% complaint rate, and pauses it at 10%
@@ -458,6 +468,17 @@ def mail_alarms(p: str, names: dict[str, str]) -> list[Alarm]:
               "Read poll-mailbox's log and the mailboxes' logs at "
               "/connector/email-to-post/{groupId}/log or /connector/email-to-comment/log.",
               threshold=MAIL_FAILED_SHARE),
+        alarm("SendersUntoldAlarm", f"{p}-senders-untold",
+              each_reason(p, "RejectionNoticeNotSent", UNTOLD_REASONS, 3600),
+              f"{UNTOLD_PER_HOUR} or more rejected mails' senders in an hour were due a notice "
+              "of why (CONTRACT §9) and were not told (metric RejectionNoticeNotSent, Reason "
+              f"{', '.join(UNTOLD_REASONS)}; the dashboard shows each): `refused` is SES "
+              "refusing the notice (the sandbox, an unverified or paused sender identity), "
+              "`no-group` a notice of a group deleted since, `unchecked` a DNS failure while "
+              "checking the sender's DKIM (the function's name resolution). Read drain-outbox's "
+              "log (`rejection notice not sent`) and poll-mailbox's and receive-mail's "
+              "(`rejection notice: sender not checked`), and SES's sending status.",
+              threshold=UNTOLD_PER_HOUR),
         alarm("DrainOutboxSilentAlarm", f"{p}-drain-outbox-silent",
               drain_silence(p, DRAIN_SILENCE_SECONDS),
               f"The outbox ({p}-outbox) was written but drain-outbox did not run for "

@@ -300,3 +300,19 @@ def dynamodb_throttles(tables: dict[str, str]) -> dict[str, Any]:
         ]
     }
     return math([], query, "throttled requests", "throttled", Period=300)
+
+
+def each_reason(prefix: str, name: str, reasons: tuple[str, ...], period: int) -> dict[str, Any]:
+    """The sum over `reasons` of one of our metrics counted by Reason (each reason is a metric
+    of its own to CloudWatch), over `period` seconds."""
+    ours = {"Stage": prefix, **SERVICE_DIMENSIONS}
+    ids = {reason: re.sub(r"\W", "_", reason) for reason in reasons}
+    return math(
+        [
+            metric_stat(ids[r], METRICS_NAMESPACE, name, {**ours, "Reason": r}, "Sum", period)
+            for r in reasons
+        ],
+        " + ".join(f"FILL({ids[r]}, 0)" for r in reasons),
+        f"{name}, by {', '.join(reasons)}",
+        "total",
+    )

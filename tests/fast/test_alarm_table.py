@@ -200,3 +200,37 @@ def test_every_metric_of_ours_an_alarm_or_the_dashboard_reads_is_written_with_th
     assert {"drain-outbox", "dispatch-mail-polls", "send-digests"} <= jobs
     assert any(where == "Dashboard" for where, _, _ in read)
     assert {"MailboxPollFailed", "RejectionNoticeNotSent"} <= names  # the dashboard's searches
+
+
+@pytest.mark.parametrize("stage", ["dev", "prod"])
+def test_senders_left_untold_of_a_rejection_raise_an_alarm_not_only_a_dashboard_line(
+    stage, templates
+):
+    """RejectionNoticeNotSent was read by a dashboard widget only: SES refusing the notices, no
+    group to send them as, a DNS failure while proving the sender reached nobody. An alarm sums
+    every reason the code counts but `suppressed` (an address that bounced or complained must
+    not be told) over an hour, and tickets at a few: one is a stranger's address."""
+    from chalicelib.services.mail_in.notices import NOT_SENT_REASONS
+
+    alarms = {
+        logical: resource["Properties"]
+        for logical, resource in templates[stage]["Resources"].items()
+        if resource.get("Type") == "AWS::CloudWatch::Alarm"
+        and any(
+            m.get("MetricStat", {}).get("Metric", {}).get("MetricName") == "RejectionNoticeNotSent"
+            for m in resource["Properties"].get("Metrics", [])
+        )
+    }
+    assert list(alarms) == ["SendersUntoldAlarm"]
+    untold = alarms["SendersUntoldAlarm"]
+    read = {
+        m["Id"]: {d["Name"]: d["Value"] for d in m["MetricStat"]["Metric"]["Dimensions"]}
+        for m in untold["Metrics"]
+        if "MetricStat" in m
+    }
+    assert {d["Reason"] for d in read.values()} == set(NOT_SENT_REASONS) - {"suppressed"}
+    assert {m["MetricStat"]["Period"] for m in untold["Metrics"] if "MetricStat" in m} == {3600}
+    [total] = [m for m in untold["Metrics"] if m.get("ReturnData")]
+    assert sorted(total["Expression"].split(" + ")) == sorted(f"FILL({i}, 0)" for i in read)
+    assert 1 < untold["Threshold"] <= 5
+    assert untold["AlarmActions"] == [{"Ref": "AlarmTopic"}]  # a ticket, not a page
