@@ -287,8 +287,8 @@ def share_token_secret(settings: Any) -> str:
     the embedded AWS, so a stop after it has nothing new to save (agora_local.persistence).
     Answers the secret's id.
     """
+    from chalicelib.auth import REFERENCE_PREFIX
     from chalicelib.aws import client
-    from chalicelib.signing_keys import REFERENCE_PREFIX
 
     value = settings.token_secret.get_secret_value() if settings.token_secret else ""
     if value.startswith(REFERENCE_PREFIX):

@@ -207,7 +207,7 @@ def template(stage: str) -> dict[str, Any]:
         "Type": "AWS::Events::EventBus",
         "Properties": {"Name": names["event_bus"]},
     }
-    # A reference, read at run time (chalicelib/signing_keys.py): the secret never sits in the
+    # A reference, read at run time (chalicelib/auth.py): the secret never sits in the
     # environment, and a rotation needs no redeploy.
     # Every function that signs or checks with it: the API (tokens, feed keys, unsubscribe
     # links), the jobs that send mail (each notification and digest carries an unsubscribe

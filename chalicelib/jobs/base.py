@@ -9,10 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from chalicelib import metrics
-from chalicelib.auth import signing_keys
+from chalicelib.auth import REFERENCE_PREFIX, signing_keys
 from chalicelib.logs import get_logger
 from chalicelib.settings import MissingSetting, get_settings
-from chalicelib.signing_keys import REFERENCE_PREFIX
 
 # Stop starting new work this long before Lambda would kill the function (or a tenth of the
 # function's time, for short ones).

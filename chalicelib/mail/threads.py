@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from chalicelib.settings import get_settings
 
 if TYPE_CHECKING:
-    from chalicelib.signing_keys import SigningKeys
+    from chalicelib.auth import SigningKeys
 
 
 # --- the way back by mail: reply keys (CONTRACT §9, §11) -----------------------------------------
@@ -99,13 +99,13 @@ class KeyedReply:
 
 
 class KeyProvider(Protocol):
-    """chalicelib/signing_keys.py's providers: the current token secret and the one before."""
+    """chalicelib/auth.py's providers: the current token secret and the one before."""
 
     def keys(self) -> SigningKeys: ...
 
 
 class TokenSecrets:
-    """The token secrets a provider (chalicelib/signing_keys.py) holds, current first: keys are
+    """The token secrets a provider (chalicelib/auth.py) holds, current first: keys are
     made with the current one and read with it and the one before (a reply may come weeks after
     its email, past the provider's rotation window for sign-in tokens)."""
 

@@ -8,9 +8,11 @@ import pytest
 
 from chalicelib.auth import (
     REST_PREFIX,
+    TOKEN_LIFETIME,
     Caller,
     Need,
     Role,
+    StaticKeys,
     derived_secret,
     issue_token,
     refusal,
@@ -18,7 +20,6 @@ from chalicelib.auth import (
     token_from_headers,
 )
 from chalicelib.errors import Forbidden, Unauthorized
-from chalicelib.signing_keys import TOKEN_LIFETIME, StaticKeys
 from tests.support.fakes import group, user
 
 ROOT = "root"

@@ -1,4 +1,4 @@
-"""The token secret's rotation window and cache (chalicelib/signing_keys.py), with a fake Secrets
+"""The token secret's rotation window and cache (chalicelib/auth.py), with a fake Secrets
 Manager client passed through the constructor."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from chalicelib.signing_keys import (
+from chalicelib.auth import (
     ROTATION_WINDOW,
     SecretsManagerKeys,
     SigningKeys,

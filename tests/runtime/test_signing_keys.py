@@ -7,9 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from chalicelib.auth import user_id_from_token
+from chalicelib.auth import ROTATION_WINDOW, SecretsManagerKeys, user_id_from_token
 from chalicelib.errors import Unauthorized
-from chalicelib.signing_keys import ROTATION_WINDOW, SecretsManagerKeys
 
 SECRET_ID = "agora-test-token-secret"
 
@@ -77,8 +76,8 @@ def test_the_secret_is_cached_until_the_cache_time_passes(secrets_manager):
 def test_sign_in_works_with_the_secret_referenced_from_secrets_manager(
     secrets_manager, community, api, monkeypatch
 ):
+    from chalicelib.auth import forget_all
     from chalicelib.settings import reload_settings
-    from chalicelib.signing_keys import forget_all
 
     monkeypatch.setenv("AGORA_TOKEN_SECRET", f"secretsmanager:{SECRET_ID}")
     reload_settings()
