@@ -13,6 +13,7 @@ import sysconfig
 import uuid
 import zipfile
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +89,8 @@ def environment(
             "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(properties.get("MemorySize", 128)),
             "AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand",
             "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{name}",
-            "AWS_LAMBDA_LOG_STREAM_NAME": f"2026/01/01/[1]{uuid.uuid4().hex}",
+            # Lambda names a log stream by its day: today's, on the clock the tests run on.
+            "AWS_LAMBDA_LOG_STREAM_NAME": f"{datetime.now(UTC):%Y/%m/%d}/[1]{uuid.uuid4().hex}",
             "AWS_LAMBDA_RUNTIME_API": "127.0.0.1:9001",
             "AWS_REGION": REGION,
             "AWS_DEFAULT_REGION": REGION,

@@ -15,7 +15,7 @@ def test_a_permanent_bounce_suppresses_the_address_and_a_foreign_body_is_dropped
         "bounce": {
             "bounceType": "Permanent",
             "bouncedRecipients": [{"emailAddress": "rita@agora.example", "action": "failed"}],
-            "timestamp": "2026-03-01T10:00:00.000Z",
+            "timestamp": triggers.aws_time(-60),
             "feedbackId": "feedback",
         },
         "mail": {"messageId": "sent", "destination": ["rita@agora.example"]},

@@ -6,11 +6,23 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tests.rehearsal.lambda_service import Invocation
 from tests.rehearsal.stage import Stage
 from tests.support.sam_stack import ACCOUNT, REGION, stream_records
+
+
+def aws_time(later: float = 0.0, *, millis: bool = True) -> str:
+    """The clock's time now (`later` seconds on), UTC, as AWS writes an event's: SES's and
+    Lambda's with milliseconds, EventBridge's `time` in whole seconds (`millis` False). From the
+    clock at run time, never a fixed date: `make test-future` runs this tier years ahead, and
+    what an event says of its time (a pushed mail's receipt) is stored as it says it."""
+    moment = datetime.now(UTC) + timedelta(seconds=later)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + (
+        f".{moment.microsecond // 1000:03d}Z" if millis else "Z"
+    )
 
 
 def schedule(stage: Stage, function: str) -> dict[str, Any]:
@@ -30,7 +42,7 @@ def schedule(stage: Stage, function: str) -> dict[str, Any]:
         "detail-type": "Scheduled Event",
         "source": "aws.events",
         "account": ACCOUNT,
-        "time": "2026-03-02T06:00:00Z",
+        "time": aws_time(millis=False),
         "region": REGION,
         "resources": [f"arn:aws:events:{REGION}:{ACCOUNT}:rule/agora-dev-{rule}"],
         "detail": {},
@@ -192,7 +204,7 @@ def failure_record(function: str, event: dict[str, Any]) -> dict[str, Any]:
     arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:agora-dev-{function}:live"
     return {
         "version": "1.0",
-        "timestamp": "2026-03-02T06:00:05.000Z",
+        "timestamp": aws_time(),
         "requestContext": {
             "requestId": str(uuid.uuid4()),
             "functionArn": arn,
