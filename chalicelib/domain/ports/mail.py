@@ -9,7 +9,6 @@ store writes a poll's steps in batches (store/mail.py) and answers the entries a
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
 from typing import NamedTuple, Protocol, TypedDict, Unpack
 
 from chalicelib.domain.groups import Group
@@ -38,16 +37,9 @@ class Marker(NamedTuple):
 class MailLog(Protocol):
     """The mail-in log of store/mail.py (tests: tests/support/mail_fakes.FakeMailLog)."""
 
-    def prepare(self) -> None: ...
     def entry(self, mailbox: str, entry_id: str) -> LogEntry | None: ...
     def entries(self, mailbox: str, entry_ids: list[str]) -> dict[str, LogEntry]: ...
     def handled_uidls(self, mailbox: str, account: str, uidls: list[str]) -> dict[str, Marker]: ...
-    def new_entry(
-        self, mailbox: str, entry_id: str, received_on: datetime, **said: Unpack[EntryHeaders]
-    ) -> LogEntry:
-        """An entry not stored yet (no attempt counted): the first step stores it."""
-        ...
-
     def record(self, mailbox: str, account: str, steps: Sequence[Step]) -> dict[str, LogEntry]:
         """Write the steps, in order, in as few requests as the store can; answers each entry
         they name, by id, as they left it (`domain.mailboxes.played`)."""

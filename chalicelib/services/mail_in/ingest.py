@@ -136,7 +136,6 @@ class MailIngestor:
         pending = self._skip_handled(session, mailbox, result)
         todo = pending[: self.max_messages]
         result.left = len(pending) - len(todo)
-        self.mail.prepare()
         position = 0
         while position < len(todo):
             chunk, position = self._download_chunk(
@@ -207,7 +206,6 @@ class MailIngestor:
         `failed` one is for the pusher to deliver again (the next attempt finds its entry)."""
         result = PollResult(mailbox=mailbox.key, seen=1)
         self.planner.begin_poll()
-        self.mail.prepare()
         mail = DownloadedMail(
             uidl="", raw=raw, received_on=received_on or self.clock(), via=VIA_PUSH
         )
@@ -234,7 +232,6 @@ class MailIngestor:
         self, session: MailSession, mailbox: Mailbox, uidl: str, result: PollResult
     ) -> DownloadedMail | None:
         size = session.sizes.get(uidl, 0)
-        by_uidl = self._entry_id(mailbox.key, f"uidl:{mailbox.account}:{uidl}")
         if size > self.max_bytes:
             reason = f"larger than {self.max_bytes} bytes ({size}); not downloaded"
             self._reject_oversized(session, mailbox, uidl, reason, result)
@@ -249,6 +246,7 @@ class MailIngestor:
             # Maybe transient (a timeout, a dropped connection): counted, retried, quarantined
             # after max_attempts. A broken session is reopened by the next session call.
             log.warning("mail download failed", extra={"mailbox": mailbox.key, "error": str(error)})
+            by_uidl = self._entry_id(mailbox.key, f"uidl:{mailbox.account}:{uidl}")
             status = self._count_failure(mailbox, by_uidl, uidl, f"download failed: {error}")
             result.count(status)
             return None
@@ -349,7 +347,7 @@ class MailIngestor:
         """The mail's entry, with what its headers say, not stored yet: `parse_mail` and
         `headers_of` answer each of these as one clean line (mail/parse.py: no control character,
         line break or bidirectional override), so the entry only cuts them to its limits."""
-        return self.mail.new_entry(
+        return LogEntry(
             mailbox.key,
             mail.entry_id,
             mail.received_on,
@@ -448,7 +446,7 @@ class MailIngestor:
         entry = (
             self.mail.entry(mailbox.key, entry_id)
             or fresh
-            or self.mail.new_entry(mailbox.key, entry_id, self.clock())
+            or LogEntry(mailbox.key, entry_id, self.clock())
         )
         entry = replace(entry, notice_sent=True) if due else entry
         reason = plain(reason)
@@ -461,7 +459,7 @@ class MailIngestor:
     def _count_failure(self, mailbox: Mailbox, entry_id: str, uidl: str, detail: str) -> str:
         """An attempt that failed before its mail could be read (a download): counted and
         settled in one write."""
-        entry = self.mail.entry(mailbox.key, entry_id) or self.mail.new_entry(
+        entry = self.mail.entry(mailbox.key, entry_id) or LogEntry(
             mailbox.key, entry_id, self.clock()
         )
         step = self._failure(entry, uidl, detail, entry.attempts + 1)
