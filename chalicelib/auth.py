@@ -217,6 +217,9 @@ class StaticKeys:
     def accepted(self) -> list[str]:
         return [self._keys.current]
 
+    def secrets(self) -> list[str]:
+        return [self._keys.current]
+
 
 class SecretsManagerKeys:
     """The secret read from Secrets Manager, cached for `cache_seconds`."""
@@ -272,6 +275,13 @@ class SecretsManagerKeys:
 
     def accepted(self) -> list[str]:
         return self.keys().accepted(self.clock(), self.window)
+
+    def secrets(self) -> list[str]:
+        """The current secret and the one before, whatever their age: reply keys (mail/threads.py)
+        are made with the current one and read with both (a reply may come weeks after its
+        email, past the rotation window of sign-in tokens)."""
+        keys = self.keys()
+        return [keys.current, *([keys.previous] if keys.previous else [])]
 
     def forget(self) -> None:
         self._cached = None

@@ -492,9 +492,9 @@ def rejection_notices(mail: Mailer | None = None) -> Any:
 
 def reply_keys() -> ReplyKeys:
     """Reply keys (chalicelib/mail/threads.py) under the token secret."""
-    from chalicelib.mail.threads import ReplyKeys, TokenSecrets
+    from chalicelib.mail.threads import ReplyKeys
 
-    return ReplyKeys(TokenSecrets(signing_keys()), utc_now)
+    return ReplyKeys(signing_keys().secrets, utc_now)
 
 
 def sender_verifier() -> SenderVerifier:

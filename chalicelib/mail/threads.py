@@ -15,14 +15,9 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 from chalicelib.settings import get_settings
-
-if TYPE_CHECKING:
-    from chalicelib.auth import SigningKeys
-
 
 # --- the way back by mail: reply keys (CONTRACT §9, §11) -----------------------------------------
 #
@@ -98,29 +93,11 @@ class KeyedReply:
         return today > self.made_on + KEY_LIFETIME
 
 
-class KeyProvider(Protocol):
-    """chalicelib/auth.py's providers: the current token secret and the one before."""
-
-    def keys(self) -> SigningKeys: ...
-
-
-class TokenSecrets:
-    """The token secrets a provider (chalicelib/auth.py) holds, current first: keys are
-    made with the current one and read with it and the one before (a reply may come weeks after
-    its email, past the provider's rotation window for sign-in tokens)."""
-
-    def __init__(self, provider: KeyProvider) -> None:
-        self.provider = provider
-
-    def __call__(self) -> list[str]:
-        keys = self.provider.keys()
-        return [str(keys.current), *([str(keys.previous)] if keys.previous else [])]
-
-
 class ReplyKeys:
     """Makes and reads reply keys. `secrets` answers the token secrets, the current one first
-    (a key made before a rotation still reads after it); `clock` the time keys are made and read
-    at (a key names the day it was made, and reads for KEY_LIFETIME)."""
+    (a key provider's `secrets`, chalicelib/auth.py: a key made before a rotation still reads
+    after it); `clock` the time keys are made and read at (a key names the day it was made, and
+    reads for KEY_LIFETIME)."""
 
     def __init__(
         self, secrets: Callable[[], Sequence[str]], clock: Callable[[], datetime] | None = None

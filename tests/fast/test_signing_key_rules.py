@@ -56,7 +56,20 @@ def test_without_a_rotation_date_only_the_current_key_is_accepted():
 
 def test_a_static_secret_is_the_one_key():
     assert StaticKeys("s").accepted() == ["s"]
+    assert StaticKeys("s").secrets() == ["s"]
     assert StaticKeys("s").keys() == SigningKeys(current="s")
+
+
+def test_reply_keys_read_with_the_previous_secret_past_the_sign_in_window():
+    """A reply may come weeks after its email: the secrets reply keys are read with (mail/threads.py)
+    are the current and the previous one, however long ago the rotation was."""
+    late = SecretsManagerKeys(
+        "s", client=rotated_secret(), clock=lambda: ROTATED + timedelta(days=60)
+    )
+    assert late.accepted() == ["new"]
+    assert late.secrets() == ["new", "old"]
+    never_rotated = FakeSecretsManager({"AWSCURRENT": {"SecretString": "only"}})
+    assert SecretsManagerKeys("s", client=never_rotated).secrets() == ["only"]
 
 
 def test_the_rotated_secret_accepts_both_versions_during_the_window():
