@@ -239,9 +239,19 @@ class OutgoingMail:
         # goes in Reply-To, so no group administrator can make Agora speak as someone else on a
         # verified domain (issue 24).
         self.sender = sender
-        self.is_suppressed = is_suppressed
+        self._suppressed = is_suppressed
+        self._answers: dict[str, bool] = {}
         # AGORA_BASE_URL's host: List-Id names the group under it.
         self.site_host = site_host
+
+    def is_suppressed(self, address: str) -> bool:
+        """Whether the address bounced for good or complained: asked of the list once per address
+        while this mail lives (a drain's batch, a chunk, a digest run). The services ask before
+        they claim a send, and `send` makes sure: one read, not two."""
+        key = address.strip().lower()
+        if key not in self._answers:
+            self._answers[key] = self._suppressed(address)
+        return self._answers[key]
 
     def send(self, group: Group, letter: Letter) -> str:
         """Send under the group's name (`letter.identity`) from the platform's sender; answers

@@ -73,6 +73,31 @@ def outgoing() -> tuple[OutgoingMail, CapturingSes]:
     return mail, ses
 
 
+def test_a_suppressed_address_is_read_once_and_never_written_to():
+    """The services ask before they claim a send and `send` makes sure: the suppression list is
+    read once per address, not once for each (one GetItem per instant email, not two)."""
+    from chalicelib.mail.outgoing import AddressSuppressed
+
+    asked: list[str] = []
+
+    def listed(address: str) -> bool:
+        asked.append(address)
+        return address == "gone@example.org"
+
+    ses = CapturingSes()
+    mail = OutgoingMail(ses, "noreply@community.example", listed, site_host=HOST)
+    group = Fakes().garden
+    for to in ("gone@example.org", "bob@example.org"):
+        letter = Letter(("Bob", to), "Hello", "Hi", "<p>Hi</p>", identity=identity())
+        if mail.is_suppressed(to):
+            with pytest.raises(AddressSuppressed):
+                mail.send(group, letter)
+        else:
+            mail.send(group, letter)
+    assert asked == ["gone@example.org", "bob@example.org"]
+    assert len(ses.raw) == 1
+
+
 def instant_mails(reply_address: str = "") -> dict[str, bytes]:
     """Bob follows the group's posts and comments instantly and Ann (the author) by digest: the
     instant email of Ann's post and of her comment."""
