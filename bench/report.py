@@ -6,7 +6,7 @@ import json
 import os
 import platform
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -23,13 +23,16 @@ BLOCK_END = "<!-- bench:end -->"
 
 @dataclass
 class Figure:
-    """One measured figure. `value` is Agora's, `reference` the baseline's; None when skipped."""
+    """One measured figure. `value` is Agora's, `reference` the baseline's; None when skipped.
+    `measured_on`: the day it was measured when that is not the results file's `taken_on` (a
+    figure merged in later by `make simulate` or a bench run alone)."""
 
     name: str
     value: float | None
     reference: float | None
     unit: str
     note: str | None = None
+    measured_on: str | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -45,10 +48,25 @@ class Figure:
             "ratio": self.ratio,
             "unit": self.unit,
         }
-        # Only a skipped or doubtful figure says why; the others keep the issue's five keys.
+        # Only a skipped or doubtful figure says why, and only a figure measured another day
+        # than the file's `taken_on` says when; the others keep the issue's five keys.
         if self.note:
             out["note"] = self.note
+        if self.measured_on:
+            out["measured_on"] = self.measured_on
         return out
+
+    @classmethod
+    def of(cls, stored: dict[str, Any]) -> Figure:
+        """A figure as bench/results.json holds it."""
+        return cls(
+            stored["name"],
+            stored["value"],
+            stored["reference"],
+            stored["unit"],
+            stored.get("note"),
+            stored.get("measured_on"),
+        )
 
 
 def skipped(names_and_units: list[tuple[str, str]], note: str) -> list[Figure]:
@@ -109,6 +127,8 @@ def text_table(figures: list[Figure]) -> str:
 
 def markdown_row(f: Figure) -> str:
     value = shown(f.value) if f.value is not None else f"n/a ({f.note})"
+    if f.measured_on:
+        value += f" (measured {f.measured_on})"  # not on the table's own day
     return f"| `{f.name}` | {value} | {shown(f.reference)} | {shown(f.ratio)} | {f.unit} |"
 
 
@@ -149,15 +169,20 @@ def merge_results(
     path: Path = RESULTS_PATH,
     page: Path = PAGE,
 ) -> dict[str, Any]:
-    """Put these figures into the results file, each in its place (or at the end when new), the
-    others as they were; the file's date and machine stay those of its `make bench` run. The
-    page's Benchmarks table gets each figure's new row where it has one, so that it never shows
-    a figure the results file no longer holds."""
-    if page.exists():
-        _replace_page_rows(figures, page)
+    """Put these figures, measured on `taken_on`, into the results file, each in its place (or
+    at the end when new), the others as they were; the file's date and machine stay those of its
+    `make bench` run, and a figure measured another day says its own (`measured_on`). The page's
+    Benchmarks table gets each figure's new row where it has one, so that it never shows a
+    figure the results file no longer holds."""
     old: dict[str, Any] = {"taken_on": taken_on.isoformat(), "machine": machine, "figures": []}
     if path.exists():
         old = json.loads(path.read_text(encoding="utf-8"))
+    day = taken_on.isoformat()
+    figures = [
+        replace(figure, measured_on=None if day == old["taken_on"] else day) for figure in figures
+    ]
+    if page.exists():
+        _replace_page_rows(figures, page)
     new = {figure.name: figure.as_json() for figure in figures}
     merged = [new.pop(f["name"], f) for f in old["figures"]] + list(new.values())
     document = {"taken_on": old["taken_on"], "machine": old["machine"], "figures": merged}

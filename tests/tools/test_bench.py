@@ -65,7 +65,11 @@ def test_committed_results_hold_every_figure_the_issue_names_in_its_shape():
     assert ISSUE_NAMES <= set(names) and len(names) == len(set(names))
     for figure in document["figures"]:
         assert {"name", "value", "reference", "ratio", "unit"} <= set(figure)
-        assert set(figure) <= {"name", "value", "reference", "ratio", "unit", "note"}
+        assert set(figure) <= {"name", "value", "reference", "ratio", "unit", "note", "measured_on"}
+        if "measured_on" in figure:  # merged in on a day other than the file's own
+            assert date.fromisoformat(figure["measured_on"]) > date.fromisoformat(
+                document["taken_on"]
+            )
         if figure["value"] is None:
             assert figure["note"] and figure["ratio"] is None
 
@@ -128,14 +132,38 @@ def test_merged_figures_replace_their_rows_of_the_pages_table_and_nothing_else(t
     merge_results(new, date(2026, 11, 28), "another", path=results, page=page)
 
     text = page.read_text()
-    assert "| `console_first_page` | 565.1 | 246.3 | 2.294 | ms |" in text
+    row = "| `console_first_page` | 565.1 (measured 2026-11-28) | 246.3 | 2.294 | ms |"
+    assert row in text
     assert "3,223" not in text and "mail_day_x" not in text  # a figure without a row adds none
-    assert text.replace("| `console_first_page` | 565.1 | 246.3 | 2.294 | ms |", "") == (
+    assert text.replace(row, "") == (
         before.replace("| `console_first_page` | 3,223 | 1,712 | 1.883 | ms |", "")
     )
     stored = json.loads(results.read_text())["figures"]
     assert [f["name"] for f in stored] == ["console_first_page", "load_p50_ms", "mail_day_x"]
     assert stored[0]["value"] == 565.1
+
+
+def test_a_figure_merged_another_day_than_the_files_says_its_own_day(tmp_path):
+    """The file's `taken_on` is its `make bench` run's: a figure merged later (make simulate,
+    bench.console, bench.mail_push) carries the day it was measured, the others none."""
+    results, page = tmp_path / "results.json", tmp_path / "missing.md"
+    old = [Figure("load_p50_ms", 48, 44, "ms"), Figure("console_first_page", 3223, 1712, "ms")]
+    write_results(results_document(old, date(2026, 11, 22), "2 cores"), results)
+    merge_results([Figure("load_p50_ms", 47, 44, "ms")], date(2026, 11, 22), "x", results, page)
+    merge_results(
+        [Figure("console_first_page", 565, 246, "ms")], date(2026, 12, 7), "x", results, page
+    )
+    document = json.loads(results.read_text())
+    assert document["taken_on"] == "2026-11-22"
+    by_name = {f["name"]: f for f in document["figures"]}
+    assert "measured_on" not in by_name["load_p50_ms"]  # the file's own day
+    assert by_name["console_first_page"]["measured_on"] == "2026-12-07"
+    assert Figure.of(by_name["console_first_page"]).measured_on == "2026-12-07"
+    # Measured again on the file's day: it says no other day.
+    merge_results(
+        [Figure("console_first_page", 560, 246, "ms")], date(2026, 11, 22), "x", results, page
+    )
+    assert "measured_on" not in json.loads(results.read_text())["figures"][1]
 
 
 def test_a_page_without_markers_is_left_alone(tmp_path):
