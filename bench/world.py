@@ -37,12 +37,12 @@ def in_process_aws() -> Iterator[None]:
     with mock_aws():
         reload_settings()
         from agora_local.run import ensure_kms_key, ensure_queue
-        from chalicelib.store import cache
+        from chalicelib.store import base
         from chalicelib.store.groups import GroupRepository
         from chalicelib.store.tables import create_tables
 
         GroupRepository.forget_cache()
-        cache.forget()
+        base.forget()
         create_tables(wait=False)
         ensure_queue(get_settings().mailbox_queue)
         ensure_kms_key(get_settings().kms_key_id)
@@ -50,7 +50,7 @@ def in_process_aws() -> Iterator[None]:
             yield
         finally:
             GroupRepository.forget_cache()
-            cache.forget()
+            base.forget()
 
 
 def median_ms(

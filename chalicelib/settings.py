@@ -93,7 +93,7 @@ class Settings(BaseModel):
     # (chalicelib.logs). Lambda's stay JSON unless this says otherwise.
     log_format: Literal["json", "text"] | None = None
     # How long a warm container keeps users (with their memberships) and groups; 0: not at all.
-    # A privilege change made elsewhere takes effect within this time (chalicelib.store.cache).
+    # A privilege change made elsewhere takes effect within this time (chalicelib.store.base).
     cache_seconds: float = Field(default=30.0, ge=0)
     # The one address every outgoing mail is sent from (CONTRACT §2); empty: noreply@<base host>.
     mail_sender: str = ""

@@ -57,16 +57,16 @@ def aws(request: pytest.FixtureRequest) -> Iterator[None]:
     number_communities_from_zero()
     with in_process_aws():
         reload_settings()
-        from chalicelib.store import cache
+        from chalicelib.store import base
         from chalicelib.store.groups import GroupRepository
 
         GroupRepository.forget_cache()
-        cache.forget()
+        base.forget()
         empty_tables()
         empty_queues(get_settings().mailbox_queue, get_settings().notify_queue)
         yield
         GroupRepository.forget_cache()
-        cache.forget()
+        base.forget()
 
 
 _SYMMETRIC_RSA_KEY: list[Any] = []

@@ -36,17 +36,20 @@ from chalicelib.clock import utc_now
 from chalicelib.domain import comments as domain
 from chalicelib.domain.comments import Comment, PurgeCandidate
 from chalicelib.domain.ports.content import CommentStore, UnapprovedListing
-from chalicelib.store import cache, outbox
+from chalicelib.store import outbox
 from chalicelib.store.base import (
     Page,
     UtcAttribute,
     conditionally,
+    forget,
     frozen,
     global_index,
     index_start_key,
     nullable,
     query_page,
+    read_through,
     register,
+    remember,
     table_meta,
 )
 from chalicelib.store.posts import PostRecord
@@ -148,7 +151,7 @@ class CommentRecord(Model):
             self.last_reported_on = max(r.created_on for r in reports)
 
 
-# Where a page ended: the `offset` of the next page names it (chalicelib.store.cache).
+# Where a page ended: the `offset` of the next page names it (chalicelib.store.base).
 POSITION = "comment-position"
 
 
@@ -156,7 +159,7 @@ class CommentRepository(CommentStore):
     def position(self, comment_id: int) -> Comment | None:
         """The comment an `offset` names, for its place in a list: from the warm container's
         memory when a page ended there lately (this container's own writes forget it)."""
-        return cache.read_through(POSITION, int(comment_id), lambda: self.get(comment_id))
+        return read_through(POSITION, int(comment_id), lambda: self.get(comment_id))
 
     def get(self, comment_id: int) -> Comment | None:
         try:
@@ -288,7 +291,7 @@ class CommentRepository(CommentStore):
 
     def purge_if_unchanged(self, record: Comment, announcements: Sequence[Any] = ()) -> bool:
         """Remove a deleted comment (and its embedded reports) if nobody changed it since read."""
-        cache.forget(POSITION, [record.id])
+        forget(POSITION, [record.id])
         # PynamoDB adds `version = <version read>`
         stored = record_of(record)
         if not announcements:
@@ -303,7 +306,7 @@ class CommentRepository(CommentStore):
     ) -> bool:
         """Remove a comment that is (still) deleted at or before `cutoff`: one that was undeleted,
         or deleted again since, in the meantime is left alone."""
-        cache.forget(POSITION, [int(comment_id)])
+        forget(POSITION, [int(comment_id)])
         condition = CommentRecord.deleted_on <= cutoff
         if not announcements:
             return conditionally(
@@ -402,7 +405,7 @@ def _write_counted(
     count moves in the same transaction: a failed write changes neither. Purges take only deleted
     comments, which are not counted, so they never touch the count.
     """
-    cache.forget(POSITION, [int(record.id)])
+    forget(POSITION, [int(record.id)])
     delta = int(record.visible_post_id is not None) - int(was_visible)
     if delta == 0 and not announcements:
         return conditionally(alone)
@@ -452,7 +455,7 @@ def _list_page(
     )
     page = Page(r.as_comment() for r in records)
     page.last_read_id = records.last_read_id
-    cache.remember(POSITION, {c.id: c for c in page[-1:]})
+    remember(POSITION, {c.id: c for c in page[-1:]})
     return page
 
 

@@ -34,15 +34,18 @@ from chalicelib.domain.events import Event
 from chalicelib.domain.ports.content import EventListing, EventStore
 from chalicelib.errors import Conflict
 from chalicelib.sanitize import html_to_text
-from chalicelib.store import cache, outbox
+from chalicelib.store import outbox
 from chalicelib.store.base import (
     UtcAttribute,
     ensure_fits,
+    forget,
     frozen,
     global_index,
     nullable,
     query_page,
+    read_through,
     register,
+    remember_last,
     sort_moment,
     table_meta,
     transact,
@@ -202,7 +205,7 @@ class CalendarEntryRecord(Model):
     occupied_until = UtcAttribute()
 
 
-# Where a page ended: the `offset` of the next page names it (chalicelib.store.cache).
+# Where a page ended: the `offset` of the next page names it (chalicelib.store.base).
 POSITION = "event-position"
 
 
@@ -210,9 +213,7 @@ class EventRepository(EventStore):
     def position(self, event_id: int) -> Event | None:
         """The event an `offset` names, for its place in the list: from the warm container's
         memory when a page ended there lately (this container's own edits forget it)."""
-        found: Event | None = cache.read_through(
-            POSITION, int(event_id), lambda: self.get(event_id)
-        )
+        found: Event | None = read_through(POSITION, int(event_id), lambda: self.get(event_id))
         return found
 
     def next_id(self) -> int:
@@ -266,7 +267,7 @@ class EventRepository(EventStore):
         before = {entry.month_key: entry for entry in EventRecord.placed(read).calendar_entries()}
         record = EventRecord.of(dataclasses.replace(changed, version=read.version))
         ensure_fits(record, EVENT_TEXTS)
-        cache.forget(POSITION, [read.id])
+        forget(POSITION, [read.id])
         after = record.calendar_entries()
         kept = {entry.month_key for entry in after} if record.group_id == read.group_id else set()
         items = _outbox_items(announcements)
@@ -286,7 +287,7 @@ class EventRepository(EventStore):
         return record.as_event()
 
     def delete(self, event: Event, *, announcements: Sequence[object] = ()) -> None:
-        cache.forget(POSITION, [event.id])
+        forget(POSITION, [event.id])
         record = EventRecord.placed(event)
         entries = record.calendar_entries()
         items = _outbox_items(announcements)
@@ -334,7 +335,7 @@ class EventRepository(EventStore):
             range_key_condition=condition,
             filter_condition=EventRecord.search_text.contains(text) if text else None,
         )
-        return cache.remember_last(POSITION, records.mapped(EventRecord.as_event))
+        return remember_last(POSITION, records.mapped(EventRecord.as_event))
 
     @staticmethod
     def overlaps(event: Event, start: datetime, end: datetime) -> bool:

@@ -10,12 +10,14 @@ from pynamodb.models import Model
 
 from chalicelib.domain.groups import Group
 from chalicelib.sanitize import search_key
-from chalicelib.store import cache
 from chalicelib.store.base import (
+    forget,
     frozen,
     global_index,
     nullable,
     query_page,
+    read_many,
+    read_through,
     register,
     table_meta,
 )
@@ -37,7 +39,7 @@ def name_key_of(name: str, group_id: str) -> str:
 @register
 class GroupRecord(Model):
     Meta = table_meta("groups")
-    # Kept by a warm container for AGORA_CACHE_SECONDS (chalicelib.store.cache).
+    # Kept by a warm container for AGORA_CACHE_SECONDS (chalicelib.store.base).
     CACHE_KIND = "group"
 
     id = UnicodeAttribute(hash_key=True)
@@ -82,7 +84,7 @@ class GroupRepository:
     ROOT_CACHE_SECONDS = 60.0
 
     def get(self, group_id: str) -> Group | None:
-        found = cache.read_through(GroupRecord.CACHE_KIND, group_id, lambda: self._read(group_id))
+        found = read_through(GroupRecord.CACHE_KIND, group_id, lambda: self._read(group_id))
         return found.as_group() if found is not None else None
 
     @staticmethod
@@ -93,7 +95,7 @@ class GroupRepository:
             return None
 
     def get_many(self, group_ids: set[str]) -> dict[str, Group]:
-        found = cache.read_many({GroupRecord: {i for i in group_ids if i}})[GroupRecord]
+        found = read_many({GroupRecord: {i for i in group_ids if i}})[GroupRecord]
         return {group_id: item.as_group() for group_id, item in found.items()}
 
     def by_slug(self, slug: str) -> Group | None:
@@ -136,7 +138,7 @@ class GroupRepository:
         record = group_record(**values)
         record.save()
         GroupRepository._root_cache = None
-        cache.forget(GroupRecord.CACHE_KIND, [record.id])
+        forget(GroupRecord.CACHE_KIND, [record.id])
         return record.as_group()
 
     @staticmethod
@@ -161,4 +163,4 @@ class GroupRepository:
     def forget_cache() -> None:
         """Forget the root and every remembered group (a reload, a fresh test world)."""
         GroupRepository._root_cache = None
-        cache.forget(GroupRecord.CACHE_KIND)
+        forget(GroupRecord.CACHE_KIND)

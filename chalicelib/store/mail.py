@@ -45,7 +45,6 @@ from chalicelib.domain.mailboxes import (
     played,
 )
 from chalicelib.domain.ports.mail import EntryHeaders, MailLog, MailLogPages, Marker
-from chalicelib.store import cache
 from chalicelib.store.base import (
     UtcAttribute,
     conditionally,
@@ -54,7 +53,9 @@ from chalicelib.store.base import (
     index_start_key,
     moment_key,
     query_page,
+    read_through,
     register,
+    remember,
     table_meta,
 )
 
@@ -253,7 +254,7 @@ class NoticeClaims:
         )
 
 
-# Where a page ended: the `offset` of the next page names it (chalicelib.store.cache).
+# Where a page ended: the `offset` of the next page names it (chalicelib.store.base).
 POSITION = "mail-position"
 
 
@@ -265,9 +266,7 @@ class MailRepository:
     def position(self, mailbox: str, entry_id: str) -> LogEntry | None:
         """The log entry an `offset` names, for its place in the log (its receipt time, which
         never changes): from the warm container's memory when a page ended there lately."""
-        return cache.read_through(
-            POSITION, (mailbox, entry_id), lambda: self.entry(mailbox, entry_id)
-        )
+        return read_through(POSITION, (mailbox, entry_id), lambda: self.entry(mailbox, entry_id))
 
     def entry(self, mailbox: str, entry_id: str) -> LogEntry | None:
         try:
@@ -374,7 +373,7 @@ class MailRepository:
                 MailRecord.by_status, partition, limit=limit, forward=False, start_key=start
             )
         entries = [_entry(item) for item in items]
-        cache.remember(POSITION, {(mailbox, e.entry_id): e for e in entries[-1:]})
+        remember(POSITION, {(mailbox, e.entry_id): e for e in entries[-1:]})
         return entries
 
     # --- leases -------------------------------------------------------------------------------

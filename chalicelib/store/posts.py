@@ -14,14 +14,16 @@ from chalicelib.aws import cancellation_codes
 from chalicelib.clock import utc_now
 from chalicelib.domain.posts import NewPost, Post
 from chalicelib.sanitize import html_to_text
-from chalicelib.store import cache, outbox
+from chalicelib.store import outbox
 from chalicelib.store.base import (
     UtcAttribute,
     conditionally,
     frozen,
     global_index,
     query_page,
+    read_through,
     register,
+    remember_last,
     search_text,
     table_meta,
     transact,
@@ -62,7 +64,7 @@ class PostRecord(Model):
         return frozen(self, Post, comments_count=int(self.comments_count or 0))
 
 
-# Where a page ended: the `offset` of the next page names it (chalicelib.store.cache).
+# Where a page ended: the `offset` of the next page names it (chalicelib.store.base).
 POSITION = "post-position"
 
 
@@ -70,7 +72,7 @@ class PostRepository:
     def position(self, post_id: str) -> Post | None:
         """The post an `offset` names, for its place in the group's list: from the warm
         container's memory when a page ended there lately (its place never changes)."""
-        found: Post | None = cache.read_through(POSITION, post_id, lambda: self.get(post_id))
+        found: Post | None = read_through(POSITION, post_id, lambda: self.get(post_id))
         return found
 
     def get(self, post_id: str) -> Post | None:
@@ -107,7 +109,7 @@ class PostRepository:
             after=place,
             filter_condition=PostRecord.search_text.contains(text) if text else None,
         )
-        return cache.remember_last(POSITION, records.mapped(PostRecord.as_post))
+        return remember_last(POSITION, records.mapped(PostRecord.as_post))
 
     def insert(
         self, *, announcements: Sequence[object] = (), **values: Unpack[NewPost]

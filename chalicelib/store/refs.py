@@ -1,7 +1,7 @@
 """References of a record or a page, read in one BatchGetItem across tables.
 
 A page of comments names posts, groups and people; a BatchGetItem may ask several tables at once
-(up to 100 keys), so they cost one request rather than one per table (chalicelib.store.cache).
+(up to 100 keys), so they cost one request rather than one per table (chalicelib.store.base).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from chalicelib.domain.events import Event
 from chalicelib.domain.groups import Group
 from chalicelib.domain.posts import Post
 from chalicelib.domain.users import User
-from chalicelib.store.cache import read_many
+from chalicelib.store.base import read_many
 from chalicelib.store.events import EventRecord
 from chalicelib.store.groups import GroupRecord
 from chalicelib.store.posts import PostRecord

@@ -10,15 +10,24 @@ from pynamodb.models import Model
 
 from chalicelib.domain.audit import AuditEntry
 from chalicelib.domain.users import User
-from chalicelib.store import cache, outbox
-from chalicelib.store.base import frozen, global_index, nullable, register, table_meta
+from chalicelib.store import outbox
+from chalicelib.store.base import (
+    forget,
+    frozen,
+    global_index,
+    nullable,
+    read_many,
+    read_through,
+    register,
+    table_meta,
+)
 from chalicelib.store.user_search import SearchIndex
 
 
 @register
 class UserRecord(Model):
     Meta = table_meta("users")
-    # Kept by a warm container for AGORA_CACHE_SECONDS (chalicelib.store.cache).
+    # Kept by a warm container for AGORA_CACHE_SECONDS (chalicelib.store.base).
     CACHE_KIND = "user"
 
     id = UnicodeAttribute(hash_key=True)
@@ -58,7 +67,7 @@ class UserRepository:
     it reads the password hash afresh)."""
 
     def get(self, user_id: str) -> User | None:
-        found = cache.read_through(UserRecord.CACHE_KIND, user_id, lambda: self._read(user_id))
+        found = read_through(UserRecord.CACHE_KIND, user_id, lambda: self._read(user_id))
         return found.as_user() if found is not None else None
 
     @staticmethod
@@ -69,13 +78,13 @@ class UserRepository:
             return None
 
     def get_many(self, user_ids: set[str]) -> dict[str, User]:
-        found = cache.read_many({UserRecord: {i for i in user_ids if i}})[UserRecord]
+        found = read_many({UserRecord: {i for i in user_ids if i}})[UserRecord]
         return {user_id: item.as_user() for user_id, item in found.items()}
 
     @staticmethod
     def forget(user_ids: set[str] | None = None) -> None:
         """This container changed these users: the next read is fresh."""
-        cache.forget(UserRecord.CACHE_KIND, user_ids)
+        forget(UserRecord.CACHE_KIND, user_ids)
 
     def by_email(self, email: str) -> User | None:
         for user in UserRecord.by_email.query(email.strip().lower(), limit=1):

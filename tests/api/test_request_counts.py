@@ -150,11 +150,11 @@ def test_a_list_page_is_one_query_and_at_most_one_batch_get_when_warm(
 def test_a_cold_comment_page_reads_posts_groups_and_people_in_one_batch_get(
     api, world, dynamo_counter
 ):
-    from chalicelib.store import cache
+    from chalicelib.store import base
 
     path = f"/api/v1/en_US/comment/post/list/{world.garden}/spam-reports?{PAGE}"
     api.get(path, world.admin)
-    cache.forget()
+    base.forget()
     dynamo_counter.reset()
     status, body = api.get(path, world.admin)
     assert status == 200 and len(body["object"]["comments"]) == 5

@@ -33,14 +33,14 @@ def table_contents() -> dict[str, list[dict]]:
 @pytest.fixture
 def empty_aws():
     from chalicelib.settings import reload_settings
-    from chalicelib.store import cache
+    from chalicelib.store import base
     from chalicelib.store.groups import GroupRepository
 
     with mock_aws():
         reload_settings()
         # A warm container's memory (the root group's id, users, groups) is of another AWS.
         GroupRepository.forget_cache()
-        cache.forget()
+        base.forget()
         yield
 
 

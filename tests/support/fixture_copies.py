@@ -69,11 +69,11 @@ def dumps(items: Any) -> bytes:
 def forget_process_caches() -> None:
     """What the loader forgets as it writes (groups, then users): here everything, which in a
     backend that held no item can only have been records nobody stored."""
-    from chalicelib.store import cache
+    from chalicelib.store import base
     from chalicelib.store.groups import GroupRepository
 
     GroupRepository.forget_cache()
-    cache.forget()
+    base.forget()
 
 
 class FixtureCopies:

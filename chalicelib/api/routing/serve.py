@@ -22,7 +22,7 @@ from chalicelib.auth import Need
 from chalicelib.domain.audit import Actor, acting_as
 from chalicelib.errors import AgoraError, ValidationFailed
 from chalicelib.logs import bound_request_id, invocation
-from chalicelib.store import cache
+from chalicelib.store.base import one_call
 
 if TYPE_CHECKING:
     from chalice.app import Response
@@ -45,7 +45,7 @@ def serve(blueprint: Any, spec: RouteSpec, path_values: dict[str, str]) -> Respo
         ) as bound,
         # The request context: the caller, the group of the path and the people it names are
         # read at most once in the call (and not at all while the warm container remembers them).
-        cache.one_call(),
+        one_call(),
     ):
         response = _logged(blueprint, spec, path_values)
         if response.status_code >= 500:
