@@ -12,7 +12,7 @@
   (past 25 recipients, chunks on the queue) and the real deliver-notifications worker
   (`deliver_from_queue`: the claim per (user, occurrence), the instant email, its deadline) on
   its trigger's executions. Every execution runs the real blocking code in its thread on one
-  simulated clock (bench/sim_time.py), so they meet at the sending clock (store/counters.py's,
+  simulated clock (bench/sim_time.py), so they meet at the sending clock (store/sending.py's,
   in memory: tests/store/test_slot_clock.py) in the order of their moments. SQS delivers every
   25th message twice.
 

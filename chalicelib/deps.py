@@ -74,7 +74,7 @@ if TYPE_CHECKING:
     from chalicelib.store.audit import AuditRepository
     from chalicelib.store.comments import CommentRepository
     from chalicelib.store.connectors import ConnectorRepository
-    from chalicelib.store.counters import CounterRepository, SlotClock
+    from chalicelib.store.counters import CounterRepository
     from chalicelib.store.documents import DocumentRepository
     from chalicelib.store.events import EventRepository
     from chalicelib.store.feed_keys import FeedKeyRepository
@@ -89,7 +89,7 @@ if TYPE_CHECKING:
     from chalicelib.store.posts import PostRepository
     from chalicelib.store.profile import ProfileRepository
     from chalicelib.store.refs import ReferenceReader
-    from chalicelib.store.suppressions import SuppressionRepository
+    from chalicelib.store.sending import SlotClock, SuppressionRepository
     from chalicelib.store.user_search import SearchIndex
     from chalicelib.store.users import UserRepository
 
@@ -257,14 +257,14 @@ def search_index() -> SearchIndex:
 
 @functools.cache
 def slot_clock() -> SlotClock:
-    from chalicelib.store.counters import SlotClock
+    from chalicelib.store.sending import SlotClock
 
     return SlotClock()
 
 
 @functools.cache
 def suppressions() -> SuppressionRepository:
-    from chalicelib.store.suppressions import SuppressionRepository
+    from chalicelib.store.sending import SuppressionRepository
 
     return SuppressionRepository()
 

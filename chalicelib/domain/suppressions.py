@@ -1,4 +1,4 @@
-"""A suppressed address as the store reads it once and the rules hold it (store/suppressions.py
+"""A suppressed address as the store reads it once and the rules hold it (store/sending.py
 maps its item to this frozen record)."""
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ def serialised(message: EmailMessage) -> bytes:
 #
 # Every mail takes a moment on one clock before it goes: an item of the counters table holding the
 # next free moment (in nanoseconds), which each sender moves on by 1/rate with a conditional ADD
-# (store/counters.py `SlotClock.take_slot`), then sleeps until the moment it took. Moments are
+# (store/sending.py `SlotClock.take_slot`), then sleeps until the moment it took. Moments are
 # handed out once and 1/rate apart, so no second ever holds more than the rate, however many
 # functions and executions send; whoever has mail takes the moments the others leave.
 #
@@ -131,7 +131,7 @@ _RETRY_S = 1e-6
 
 
 class SlotStore(Protocol):
-    """store/counters.py `SlotClock` (a fake in the tests and `make simulate`)."""
+    """store/sending.py `SlotClock` (a fake in the tests and `make simulate`)."""
 
     def take_slot(self, name: str, now: int, interval: int, *, first: bool) -> Slot: ...
 

@@ -440,7 +440,7 @@ def test_notifications_set_for_a_user_are_recorded_with_what_they_were(api, peop
 def test_clearing_a_users_email_suppression_is_recorded_once(api, people):
     from datetime import UTC, datetime
 
-    from chalicelib.store.suppressions import SuppressionRepository
+    from chalicelib.store.sending import SuppressionRepository
 
     people.load()
     address = next(u["email"] for u in people.users if u["id"] == people.member)

@@ -285,7 +285,7 @@ def test_ses_feedback_suppresses_with_its_own_grant_only(recorder, client):
     )
     recorder.calls.clear()
     assert client.lambda_.invoke("ses-feedback", event).payload == {"batchItemFailures": []}
-    from chalicelib.store.suppressions import SuppressionRepository
+    from chalicelib.store.sending import SuppressionRepository
 
     assert SuppressionRepository().is_suppressed("gone@example.org")
     assert_granted("ses-feedback", recorder)

@@ -148,7 +148,7 @@ def test_an_administrator_clears_the_suppression_and_mail_flows_again(api, world
 
 
 def test_complaint_suppresses_transient_and_delayed_bounces_do_not(world):
-    from chalicelib.store.suppressions import SuppressionRepository
+    from chalicelib.store.sending import SuppressionRepository
 
     complaint = {
         "notificationType": "Complaint",
@@ -175,7 +175,7 @@ def test_complaint_suppresses_transient_and_delayed_bounces_do_not(world):
 
 def test_a_forged_sns_envelope_is_dropped_not_trusted(world):
     """`Type: Notification` without what SNS always sends (topic, id, signature) is no envelope."""
-    from chalicelib.store.suppressions import SuppressionRepository
+    from chalicelib.store.sending import SuppressionRepository
 
     forged = json.dumps({"Type": "Notification", "Message": json.dumps(bounce("x@example.org"))})
     assert handle_from_queue([forged]) == {"suppressed": 0, "ignored": 1}

@@ -1,4 +1,4 @@
-"""The sending clock's contract (store/counters.py `SlotClock`), on DynamoDB (moto) and on the
+"""The sending clock's contract (store/sending.py `SlotClock`), on DynamoDB (moto) and on the
 in-memory fake `make simulate` sends through: each moment handed out once and an interval apart,
 an idle clock starting at now, instant mail holding the clock against the digests."""
 
@@ -14,7 +14,7 @@ STEP = 71_428_572  # 1/14 s in ns
 
 @pytest.fixture
 def slots(kind):
-    from chalicelib.store.counters import SlotClock
+    from chalicelib.store.sending import SlotClock
 
     return FakeSlotClock() if kind == "fake" else SlotClock()
 

@@ -145,7 +145,7 @@ class FakeDigestRepository:
 
 
 class FakeSlotClock:
-    """The sending clock of store/counters.py (`SlotClock.take_slot`) in memory: the same
+    """The sending clock of store/sending.py (`SlotClock.take_slot`) in memory: the same
     answers (tests/store/test_slot_clock.py holds both to them), no request."""
 
     def __init__(self) -> None:
@@ -155,7 +155,7 @@ class FakeSlotClock:
         self._lock = threading.Lock()
 
     def take_slot(self, name: str, now: int, interval: int, *, first: bool) -> Any:
-        from chalicelib.store.counters import Slot
+        from chalicelib.store.sending import Slot
 
         with self._lock:
             held = self.held.get(name, 0)
