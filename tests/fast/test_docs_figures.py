@@ -93,9 +93,23 @@ def test_measuring_writes_only_under_build_and_publishing_writes_the_source_and_
     )
     archive = tmp_path / "deployment.zip"
     archive.write_bytes(b"x" * 2_000_000)
+    results = tmp_path / "results.json"
+    results.write_text(
+        json.dumps(
+            {
+                "taken_on": "2026-11-22",
+                "machine": "2 cores",
+                "figures": [
+                    {"name": "package_zip_mb", "value": 1.5, "reference": 0.02, "unit": "MB"}
+                ],
+            }
+        )
+    )
     monkeypatch.setattr(figures, "SOURCE", source)
     monkeypatch.setattr(figures, "MEASURED", measured)
     monkeypatch.setattr(figures, "PAGES", [page])
+    monkeypatch.setattr(figures, "RESULTS", results)
+    monkeypatch.setattr(figures, "BENCH_PAGE", tmp_path / "no-bench-page.md")
     assert figures.main(["package", str(archive)]) == 0
     # Measuring (what make package and make test do) leaves the source and the pages alone.
     assert json.loads(measured.read_text())["package"]["zipMB"] == 2.0
@@ -105,6 +119,24 @@ def test_measuring_writes_only_under_build_and_publishing_writes_the_source_and_
     assert figures.main(["publish"]) == 0
     assert json.loads(source.read_text())["package"]["zipMB"] == 2.0
     assert page.read_text().startswith("<!-- figure:package-size -->2.0 MB<!--")
+    # The bench's figure is the same measurement, its reference kept, dated as measured.
+    [zipped] = json.loads(results.read_text())["figures"]
+    measured_on = json.loads(source.read_text())["package"]["measuredOn"]
+    assert (zipped["value"], zipped["reference"]) == (2.0, 0.02)
+    assert zipped["measured_on"] == measured_on
+
+
+def test_the_package_size_has_one_source_the_results_and_the_manual_say_the_same():
+    """bench/results.json's `package_zip_mb` and the manual's package size are one measurement:
+    they said 13.44 MB and 13.7 MB, taken two weeks apart by two commands."""
+    from bench.report import RESULTS_PATH
+
+    package = figures.load_source()["package"]
+    document = json.loads(RESULTS_PATH.read_text(encoding="utf-8"))
+    [zipped] = [f for f in document["figures"] if f["name"] == "package_zip_mb"]
+    assert zipped["value"] == package["zipMB"]
+    assert zipped.get("measured_on", document["taken_on"]) == package["measuredOn"]
+    assert figures.RESULTS == RESULTS_PATH
 
 
 def test_publishing_nothing_measured_says_so(tmp_path, monkeypatch, capsys):
