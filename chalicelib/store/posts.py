@@ -111,17 +111,14 @@ class PostRepository:
         )
         return remember_last(POSITION, records.mapped(PostRecord.as_post))
 
-    def insert(
-        self, *, announcements: Sequence[object] = (), **values: Unpack[NewPost]
-    ) -> Post | None:
-        """Store a new post, with the outbox items of `announcements` in the same transaction, and
-        answer it; None when one with this id exists already (then nothing is written)."""
+    def insert(self, *, announcements: Sequence[object] = (), **values: Unpack[NewPost]) -> bool:
+        """Store a new post, with the outbox items of `announcements` in the same transaction;
+        False when one with this id exists already (then nothing is written), as a comment's."""
         record = PostRecord(**values)
         record.refresh_index_keys()
         condition = PostRecord.id.does_not_exist()
         if not announcements:
-            stored = conditionally(lambda: record.save(condition=condition))
-            return record.as_post() if stored else None
+            return conditionally(lambda: record.save(condition=condition))
         items = outbox.records(announcements, utc_now())
 
         def fill(write: TransactWrite) -> None:
@@ -132,9 +129,9 @@ class PostRepository:
             transact(PostRecord._get_connection().connection, fill)
         except TransactWriteError as error:
             if (cancellation_codes(error) or [""])[0] == "ConditionalCheckFailed":
-                return None
+                return False
             raise
-        return record.as_post()
+        return True
 
     def put(self, **values: Unpack[NewPost]) -> Post:
         record = PostRecord(**values)

@@ -81,9 +81,8 @@ def ids(records) -> list[int]:
 
 
 def test_a_post_is_found_by_id_and_slug_and_a_second_insert_of_its_id_is_refused(posts):
-    stored = add_post(posts, "p1", 0)
-    assert stored is not None and stored.id == "p1"
-    assert add_post(posts, "p1", 5, title="Again") is None
+    assert add_post(posts, "p1", 0) is True
+    assert add_post(posts, "p1", 5, title="Again") is False
     assert posts.get("p1").title == "Hello"
     assert posts.by_slug("g", "slug-p1").id == "p1"
     assert posts.by_slug("other", "slug-p1") is None

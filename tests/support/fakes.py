@@ -247,14 +247,12 @@ class FakePostRepository:
             ordered = [p for p in ordered if text in p.search_text]
         return [p.as_post() for p in ordered[:limit]]
 
-    def insert(
-        self, *, announcements: Sequence[object] = (), **values: Unpack[NewPost]
-    ) -> Post | None:
+    def insert(self, *, announcements: Sequence[object] = (), **values: Unpack[NewPost]) -> bool:
         if values["id"] in self._posts:
-            return None
-        post = self.put(**values)
+            return False
+        self.put(**values)
         self.outbox.add(announcements)
-        return post
+        return True
 
     def put(self, **values: Unpack[NewPost]) -> Post:
         record = PostRecord(**values)

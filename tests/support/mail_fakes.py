@@ -304,10 +304,11 @@ class FakeMailPosts:
     def slugs(self, group_id: str) -> list[str]:
         return [r.slug for r in self._group(group_id)]
 
-    def insert(self, *, announcements: Sequence[object] = (), **values: Any) -> FakeRow | None:
+    def insert(self, *, announcements: Sequence[object] = (), **values: Any) -> bool:
         if values["id"] in self.rows:
-            return None  # the conditional put: nothing is written
-        return self._keep(FakeRow(values, list(announcements)))
+            return False  # the conditional put: nothing is written
+        self._keep(FakeRow(values, list(announcements)))
+        return True
 
 
 # What the comment store fills in when a write leaves it out (store/comments.py).
