@@ -567,6 +567,25 @@ def read_through(kind: str, key: Hashable, read: Any) -> Any:
     return record
 
 
+Cached = TypeVar("Cached", bound=Model)
+
+
+def cached_get(model: type[Cached], key: Hashable) -> Cached | None:
+    """The item of a model the container remembers (its `CACHE_KIND`: users, groups) under its
+    hash `key`: from memory when it has it, else one GetItem; None when there is none."""
+
+    def read() -> Cached | None:
+        try:
+            return model.get(key)
+        except model.DoesNotExist:
+            return None
+
+    kind = _cache_kind(model)
+    assert kind is not None, f"{model.__name__} names no CACHE_KIND"
+    found: Cached | None = read_through(kind, key, read)
+    return found
+
+
 # --- many records by key: memory first, then one BatchGetItem ---------------------------------
 
 MAX_KEYS_PER_REQUEST = 100

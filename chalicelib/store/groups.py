@@ -11,13 +11,13 @@ from pynamodb.models import Model
 from chalicelib.domain.groups import Group
 from chalicelib.sanitize import search_key
 from chalicelib.store.base import (
+    cached_get,
     forget,
     frozen,
     global_index,
     nullable,
     query_page,
     read_many,
-    read_through,
     register,
     table_meta,
 )
@@ -84,15 +84,8 @@ class GroupRepository:
     ROOT_CACHE_SECONDS = 60.0
 
     def get(self, group_id: str) -> Group | None:
-        found = read_through(GroupRecord.CACHE_KIND, group_id, lambda: self._read(group_id))
+        found = cached_get(GroupRecord, group_id)
         return found.as_group() if found is not None else None
-
-    @staticmethod
-    def _read(group_id: str) -> GroupRecord | None:
-        try:
-            return GroupRecord.get(group_id)
-        except GroupRecord.DoesNotExist:
-            return None
 
     def get_many(self, group_ids: set[str]) -> dict[str, Group]:
         found = read_many({GroupRecord: {i for i in group_ids if i}})[GroupRecord]

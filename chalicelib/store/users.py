@@ -12,12 +12,12 @@ from chalicelib.domain.audit import AuditEntry
 from chalicelib.domain.users import User
 from chalicelib.store import outbox
 from chalicelib.store.base import (
+    cached_get,
     forget,
     frozen,
     global_index,
     nullable,
     read_many,
-    read_through,
     register,
     table_meta,
 )
@@ -67,7 +67,7 @@ class UserRepository:
     it reads the password hash afresh)."""
 
     def get(self, user_id: str) -> User | None:
-        found = read_through(UserRecord.CACHE_KIND, user_id, lambda: self._read(user_id))
+        found = cached_get(UserRecord, user_id)
         return found.as_user() if found is not None else None
 
     @staticmethod
