@@ -216,6 +216,18 @@ def comment_id_of(comment_id: int, post_id: str, host: str) -> str:
     return f"comment.{int(comment_id)}.post.{post_id}@{host}"
 
 
+def thread_ids(post_id: str, comment_id: int | None = None, replied_to: int = 0) -> tuple[str, ...]:
+    """Our ids of a mail about the post, or about a comment on it (`replied_to`: the comment it
+    answers, 0 for none): the post first, then the comment replied to, then the comment."""
+    host = site_host()
+    ids = [post_id_of(post_id, host)]
+    if comment_id is not None:
+        if replied_to:
+            ids.append(comment_id_of(replied_to, post_id, host))
+        ids.append(comment_id_of(comment_id, post_id, host))
+    return tuple(ids)
+
+
 @dataclass(frozen=True)
 class ThreadTarget:
     """What one of our ids names: a post, or a comment on it."""

@@ -50,12 +50,12 @@ from chalicelib.domain.ports.people import GroupReader, User, UserReader
 from chalicelib.domain.posts import Post
 from chalicelib.domain.subscriptions import Subscription
 from chalicelib.logs import correlation_id, get_logger
-from chalicelib.mail.threads import comment_id_of, post_id_of, site_host
+from chalicelib.mail.threads import thread_ids
 from chalicelib.services.group_email import KIND as GROUP_EMAIL
 from chalicelib.services.links import comment_url, group_ref, post_ref, post_url, user_ref
 from chalicelib.services.newsletter import KIND as NEWSLETTER
 from chalicelib.services.notifications import NOTIFICATION_NAMES
-from chalicelib.services.notify.emails import instant_email, subscription_label, unsubscribe_url
+from chalicelib.services.notify.emails import instant_email, unsubscribe_url
 
 log = get_logger("notify")
 
@@ -217,17 +217,11 @@ class Occurrence:
         )
 
     def thread(self) -> tuple[str, ...]:
-        """Our ids of the post, the comment replied to and the comment (emails.py)."""
-
-        host = site_host()
-        post_id = self.post.id
-        ids = [post_id_of(post_id, host)]
+        """Our ids of the post, the comment replied to and the comment (mail/threads.py)."""
         comment = self.comment
-        if comment is not None:
-            if comment.parent_comment_id:
-                ids.append(comment_id_of(comment.parent_comment_id, post_id, host))
-            ids.append(comment_id_of(comment.id, post_id, host))
-        return tuple(ids)
+        if comment is None:
+            return thread_ids(self.post.id)
+        return thread_ids(self.post.id, comment.id, comment.parent_comment_id)
 
     def refs(self) -> JsonObject:
         """What an alert shows, kept on it (so a page of alerts is one Query)."""
@@ -548,7 +542,9 @@ class NotifyService:
             return not_sent(user.id, occurrence.post.id, "address suppressed (bounce, complaint)")
         if not self.digests.claim_instant(user.id, occurrence.id, now):
             return not_sent(user.id, occurrence.post.id, "already sent (claimed before)")
-        subject, text, body_html = instant_email(occurrence.news(), self.why(recipient, occurrence))
+        subject, text, body_html = instant_email(
+            occurrence.news(), recipient.subscription, recipient.reason
+        )
         link = recipient.subscription and unsubscribe_url(user.id, recipient.subscription, now)
         try:
             thread = occurrence.thread()
@@ -622,18 +618,6 @@ class NotifyService:
             if comment is not None
             else post_url(group, post),
             occurred_on=told.created_on,
-        )
-
-    @staticmethod
-    def why(recipient: Recipient, occurrence: Occurrence) -> str:
-        """The subscription the email is sent for, named as its unsubscribe page names it."""
-        if not recipient.subscription:
-            return recipient.reason or "these notifications"
-        return subscription_label(
-            recipient.subscription,
-            group=occurrence.group.name,
-            post=occurrence.post.title,
-            author=occurrence.author_name,
         )
 
 

@@ -62,11 +62,16 @@ def reason_paragraph(why: str) -> str:
     )
 
 
-def instant_email(news: News, why: str) -> tuple[str, str, str]:
+def instant_email(news: News, subscription: str, reason: str = "") -> tuple[str, str, str]:
     """Subject, text and HTML of the instant email: who wrote what where, the post's or comment's
-    content, a link to it, and why it came (`why`: the subscription it is sent for, as
-    `subscription_label` names it, below)."""
+    content, a link to it, and why it came: the subscription it is sent for (its sort key, named
+    as `subscription_label` names it, below), else the `reason` it was matched for."""
     group_name, post_title = news.group_name, news.post_title
+    why = (
+        subscription_label(subscription, group=group_name, post=post_title, author=news.author_name)
+        if subscription
+        else reason or "these notifications"
+    )
     e = html.escape
     if news.kind == "newPost":
         intro = f"{news.author_name} posted in {group_name}:"
