@@ -65,7 +65,7 @@ from chalicelib.settings import get_settings
 if TYPE_CHECKING:
     from chalicelib.domain.ports.notify import Mailer
     from chalicelib.mail.authentication import SenderVerifier
-    from chalicelib.mail.outgoing import OutgoingMail, PacedMail, SendingRate
+    from chalicelib.mail.outgoing import OutgoingMail, SendingRate
     from chalicelib.mail.threads import ReplyKeys
     from chalicelib.services.event_bus import EventBusPublisher
     from chalicelib.services.mail_in import MailIngestor
@@ -279,9 +279,9 @@ def users() -> UserRepository:
 # --- who is told what happened --------------------------------------------------------------------
 
 
-def mailbox_failing_notice(mail: Mailer | None = None) -> Any:
+def mailbox_failing_notice(sender: str | None = None) -> Any:
     """Tells a mailbox's administrators that its polls keep failing (services/mailbox_alerts.py);
-    `mail`: how it sends (the outgoing mail unless its job paces it)."""
+    `sender`: the job that sends its mail (`paced_mail`)."""
     from chalicelib.services.mailbox_alerts import MailboxFailingNotice
 
     return MailboxFailingNotice(
@@ -289,7 +289,7 @@ def mailbox_failing_notice(mail: Mailer | None = None) -> Any:
         users(),
         groups(),
         digests(),
-        mail or outgoing_mail(),
+        paced_mail(sender),
         sending_identities(),
         utc_now,
     )
@@ -479,14 +479,14 @@ def notice_decider(
     )
 
 
-def rejection_notices(mail: Mailer | None = None) -> Any:
-    """Tells a rejected mail's sender why, once (services/mail_in/notices.py); `mail`: how it
-    sends (the outgoing mail unless its job paces it)."""
+def rejection_notices(sender: str | None = None) -> Any:
+    """Tells a rejected mail's sender why, once (services/mail_in/notices.py); `sender`: the job
+    that sends its mail (`paced_mail`)."""
     from chalicelib.services.mail_in.notices import RejectionNotices
     from chalicelib.store.mail import NoticeClaims
 
     return RejectionNotices(
-        NoticeClaims(), groups(), mail or outgoing_mail(), sending_identities(), utc_now
+        NoticeClaims(), groups(), paced_mail(sender), sending_identities(), utc_now
     )
 
 
@@ -532,16 +532,19 @@ def sending_rate(function: str, *, expired: Callable[[], bool] | None = None) ->
 
 
 def paced_mail(
-    function: str,
+    function: str | None,
     *,
     expired: Callable[[], bool] | None = None,
     pacer: SendingRate | None = None,
-) -> PacedMail:
-    """The outgoing mail sending at the job `function`'s place in the shared rate (`pacer`: that
-    place as a test gives it), handed to the service the job builds."""
+) -> Mailer:
+    """How a service the job `function` builds sends: the outgoing mail at that job's place in
+    the shared rate (`pacer`: that place as a test gives it; `expired`: the job's deadline); the
+    outgoing mail unpaced when no job is named (a test, the CLI)."""
     from chalicelib.mail.outgoing import PacedMail
 
-    return PacedMail(outgoing_mail(), pacer or sending_rate(function, expired=expired))
+    if function is None and pacer is None:
+        return outgoing_mail()
+    return PacedMail(outgoing_mail(), pacer or sending_rate(str(function), expired=expired))
 
 
 def sending_identities() -> SendingIdentities:
@@ -559,11 +562,13 @@ def notify_service(
     clock: Callable[[], datetime] = utc_now,
     inline_limit: int | None = None,
     chunk_size: int | None = None,
-    mail: Mailer | None = None,
+    sender: str | None = None,
+    pacer: SendingRate | None = None,
 ) -> NotifyService:
     """Imported when an event is told, not at cold start: most requests publish none. `reads`:
     what the batch being drained read once; the limits are the service's unless a test says;
-    `mail`: how it sends (the outgoing mail unless its job paces it)."""
+    `sender`: the job that sends its instant emails, `pacer` its place in the rate
+    (`paced_mail`)."""
     from chalicelib.services.notify.delivery import CHUNK_SIZE, INLINE_LIMIT, NotifyService
 
     return NotifyService(
@@ -574,7 +579,7 @@ def notify_service(
         comments=comments(),
         alerts=alerts(),
         digests=digests(),
-        mail=mail or outgoing_mail(),
+        mail=paced_mail(sender, pacer=pacer),
         identities=sending_identities(),
         fanout=QueueSender(get_settings().notify_queue, "notification chunk(s)"),
         # infra.build names each queue's dead-letter queue so.
@@ -588,9 +593,11 @@ def notify_service(
 
 
 def digest_service(
-    clock: Callable[[], datetime] = utc_now, mail: Mailer | None = None
+    clock: Callable[[], datetime] = utc_now,
+    sender: str | None = None,
+    expired: Callable[[], bool] | None = None,
 ) -> DigestService:
-    """`mail`: how it sends (the outgoing mail unless its job paces it)."""
+    """`sender`: the job that sends the digests, `expired` its deadline (`paced_mail`)."""
     return DigestService(
         digests=digests(),
         notifications=notifications(),
@@ -598,7 +605,7 @@ def digest_service(
         groups=groups(),
         posts=posts(),
         comments=comments(),
-        mail=mail or outgoing_mail(),
+        mail=paced_mail(sender, expired=expired),
         identities=sending_identities(),
         clock=clock,
     )

@@ -29,7 +29,7 @@ from chalicelib.services.notify.digests import BATCH_SIZE, DigestRun
 from chalicelib.settings import get_settings
 
 if TYPE_CHECKING:
-    from chalicelib.domain.ports.notify import Fanout, Mailer
+    from chalicelib.domain.ports.notify import Fanout
     from chalicelib.services.notify.digests import DigestRun, DigestService
 
 log = get_logger("jobs.digests")
@@ -56,15 +56,20 @@ def parse_batch(body: str) -> tuple[str, list[str]]:
     return day, [str(user) for user in users]
 
 
-def _service(now: datetime | None, mail: Mailer | None = None) -> DigestService:
-    """`now` fixes the clock (tests); `mail`: how it sends (the outgoing mail unless paced)."""
-    return deps.digest_service(clock=(lambda: now) if now is not None else utc_now, mail=mail)
+def _service(now: datetime | None, deadline: Deadline | None = None) -> DigestService:
+    """`now` fixes the clock (tests); `deadline`: this function's, its mail then paced (unpaced
+    without one)."""
+    return deps.digest_service(
+        clock=(lambda: now) if now is not None else utc_now,
+        sender=WORKER if deadline is not None else None,
+        expired=deadline.expired if deadline is not None else None,
+    )
 
 
 def sending_service(deadline: Deadline, now: datetime | None = None) -> DigestService:
     """The digests as this function sends them: its mail paced by the shared rate, waiting no
     longer than `deadline` behind instant mail; `now` fixes the clock (tests)."""
-    return _service(now, deps.paced_mail(WORKER, expired=deadline.expired))
+    return _service(now, deadline)
 
 
 def _queue() -> QueueSender:

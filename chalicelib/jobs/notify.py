@@ -86,7 +86,7 @@ def deliver_from_queue(
 
 def sending_service(pacer: SendingRate) -> NotifyService:
     """The notifications as this function sends them: its mail paced by `pacer`."""
-    return deps.notify_service(mail=deps.paced_mail(WORKER, pacer=pacer))
+    return deps.notify_service(sender=WORKER, pacer=pacer)
 
 
 def _requeue() -> QueueSender:

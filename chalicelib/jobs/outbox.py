@@ -121,14 +121,14 @@ class AppSubscribers:
         return deps.posts().get_many(post_ids)
 
     def notify(self, reads: BatchReads) -> Handler:
-        return deps.notify_service(reads=reads, mail=deps.paced_mail(DRAIN))
+        return deps.notify_service(reads=reads, sender=DRAIN)
 
     def mailbox_failing_notice(self) -> Handler:
-        notice: Handler = deps.mailbox_failing_notice(deps.paced_mail(DRAIN))
+        notice: Handler = deps.mailbox_failing_notice(DRAIN)
         return notice
 
     def rejection_notices(self) -> Handler:
-        notices: Handler = deps.rejection_notices(deps.paced_mail(DRAIN))
+        notices: Handler = deps.rejection_notices(DRAIN)
         return notices
 
     def event_bus(self) -> Handler:
