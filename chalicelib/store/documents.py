@@ -38,11 +38,18 @@ class DocumentRepository:
             return None
         return doc
 
-    def texts(self, scope: str, kind: str) -> dict[str, str]:
-        """The document's text fields ({} when it was never saved): what a reader that wants
-        its words takes, a field never saved or not text left out."""
-        doc = self.get(scope, kind) or {}
-        return {key: value for key, value in doc.items() if isinstance(value, str)}
+    def texts(self, scope: str, *kinds: str) -> list[dict[str, str]]:
+        """The text fields of the scope's documents of each kind, in that order, read in one
+        BatchGetItem ({} for one never saved): what a reader that wants their words takes, a
+        field never saved or not text left out."""
+        found = {
+            record.kind: record.doc
+            for record in DocumentRecord.batch_get([(scope, kind) for kind in dict.fromkeys(kinds)])
+        }
+        return [
+            {key: value for key, value in found.get(kind, {}).items() if isinstance(value, str)}
+            for kind in kinds
+        ]
 
     def put(
         self, scope: str, kind: str, doc: JsonObject, **write: Unpack[DocumentWrite]

@@ -300,7 +300,7 @@ class BatchReads:
 class DocumentTexts(Protocol):
     """The settings documents' words (store/documents.py `DocumentRepository.texts`)."""
 
-    def texts(self, scope: str, kind: str) -> Mapping[str, str]: ...
+    def texts(self, scope: str, *kinds: str) -> list[dict[str, str]]: ...
 
 
 class Mailboxes(Protocol):
@@ -324,8 +324,7 @@ class SendingIdentities:
             # The documents as GroupEmailService and NewsletterService keep them, read here
             # without their API records: unsaved, a group's mail goes under its name, from no
             # address of its own, with no disclaimer.
-            email = self.documents.texts(group.id, GROUP_EMAIL)
-            newsletter = self.documents.texts(group.id, NEWSLETTER)
+            email, newsletter = self.documents.texts(group.id, GROUP_EMAIL, NEWSLETTER)
             self._identities[group.id] = Identity(
                 email.get("name") or group.name,
                 email.get("email", ""),
