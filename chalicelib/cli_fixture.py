@@ -1,8 +1,9 @@
 """`cli load` and `cli export`: the fixture file in and out (CONTRACT §3, §4).
 
-`load` says what it changed: the stored community is read, as `export` writes it, before and
-after the load, for the sections the file holds, and each record of the file is counted as
-created, updated or unchanged. `export` writes nothing until every section has answered its
+`load` says what it changed: the stored community is read once, as `export` writes it, before
+the load, for the sections the file holds, and each record of the file is counted as created,
+updated or unchanged against what the load wrote (FixtureReport.written, in the same form: a
+field a reload keeps when the file leaves it out is the stored one). `export` writes nothing until every section has answered its
 first page (a missing region, key, endpoint or table is one line and no output), writes a file
 under a temporary name that takes the file's name only once whole (mode 600), and ends quietly
 when the reader of its standard output goes away.
@@ -45,31 +46,52 @@ def _digest(document: object) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
-def stored_digests(exporter: Any, wanted: set[str]) -> dict[str, dict[str, str]]:
-    """Section -> record id -> digest of the record as `export` writes it, for the sections
-    named in `wanted` (`home page` included)."""
-    found: dict[str, dict[str, str]] = {}
+def stored_documents(exporter: Any, ids: Mapping[str, set[str]]) -> dict[str, dict[str, Any]]:
+    """Section -> record id -> the stored record as `export` writes it, of the records `ids`
+    names (section -> the file's ids, `home page` included), each section read once."""
+    found: dict[str, dict[str, Any]] = {}
     for section, records in exporter.sections():
-        if section in wanted:
-            found[section] = {_record_key(r["id"]): _digest(r) for r in records}
-    if "home page" in wanted:
+        if section in ids:
+            keyed = ((_record_key(r["id"]), r) for r in records)
+            found[section] = {key: r for key, r in keyed if key in ids[section]}
+    if "home page" in ids:
         page = exporter.home_page()
-        found["home page"] = {} if page is None else {"home": _digest(page)}
+        found["home page"] = {} if page is None else {"home": page}
     return found
 
 
-def sections_of(data: object) -> set[str]:
-    """The sections a file holds records in (whatever the records are: checked later)."""
-    if not isinstance(data, dict):
-        return set()
-    held = {name for name, records in data.items() if isinstance(records, list) and records}
-    return held | ({"home page"} if data.get("homePage") is not None else set())
+def written_digests(
+    written: Mapping[str, list[Any]], before: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, str]]:
+    """Section -> record id -> digest of each record as the load wrote it, a field the store
+    keeps when the file leaves it out (services/fixture.py KEPT_WHEN_OMITTED) taken from the
+    stored record: what a second read of the store would find, without reading it."""
+    from chalicelib.services.fixture import KEPT_WHEN_OMITTED
+
+    found: dict[str, dict[str, str]] = {}
+    for section, documents in written.items():
+        digests = found.setdefault(section, {})
+        for document in documents:
+            key = _record_key(document["id"]) if "id" in document else "home"
+            stored = before.get(section, {}).get(key)
+            kept = KEPT_WHEN_OMITTED.get(section, ())
+            if stored is not None:
+                document = {
+                    k: stored.get(k) if k in kept and v is None else v for k, v in document.items()
+                }
+            digests[key] = _digest(document)
+    return found
 
 
 def file_ids(data: Mapping[str, Any]) -> dict[str, set[str]]:
-    """Section -> the ids of its records in the (validated) file."""
+    """Section -> the ids of its records in the file (read before it is checked: a record
+    without an id is left to the load to refuse)."""
     ids = {
-        section: {_record_key(record["id"]) for record in records}
+        section: {
+            _record_key(record["id"])
+            for record in records
+            if isinstance(record, dict) and "id" in record
+        }
         for section, records in data.items()
         if isinstance(records, list) and records
     }
@@ -138,20 +160,19 @@ def load(args: Any, refuse: Callable[[str], int]) -> int:
     from chalicelib import deps
 
     exporter = deps.fixture_exporter()
-    wanted = sections_of(data)
+    ids = file_ids(data) if isinstance(data, dict) else {}
     try:
         with progress.running(lambda: "load: reading what is stored"):
-            before = stored_digests(exporter, wanted)
+            before = stored_documents(exporter, ids)
         report = deps.fixture_service().load(data, progress=told)
-        with progress.running(lambda: "load: reading what changed"):
-            after = stored_digests(exporter, wanted)
     except FixtureInvalid as invalid:
         for problem in invalid.errors:
             print(str(problem), file=sys.stderr)
         return refuse(f"{len(invalid.errors)} error(s); nothing was written")
     finally:
         progress.done()
-    print(load_line(report.counts, changes(before, after, file_ids(data))))
+    stored = {s: {key: _digest(r) for key, r in found.items()} for s, found in before.items()}
+    print(load_line(report.counts, changes(stored, written_digests(report.written, before), ids)))
     return 0
 
 

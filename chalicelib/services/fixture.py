@@ -75,13 +75,29 @@ if TYPE_CHECKING:
     from chalicelib.store.fixture import FixtureExportStore, FixtureStore
 
 
+# The fields a reload keeps from the stored record when the file leaves them out (None in what
+# the load writes, `FixtureReport.written`): an event's and a connector's first-load time, a
+# connector's author (store/fixture.py), an unchanged player's last change (store/player.py).
+KEPT_WHEN_OMITTED: dict[str, tuple[str, ...]] = {
+    "events": ("createdOn",),
+    "connectors": ("authorId", "createdOn"),
+    "players": ("lastModified",),
+}
+
+
 @dataclass
 class FixtureReport:
     counts: dict[str, int] = field(default_factory=dict)
+    # Section -> each record the load wrote, as `export` writes it (KEPT_WHEN_OMITTED's fields
+    # None where the file leaves them out): `cli load` tells what changed from these and one read
+    # of what was stored before, not a second read of every section after.
+    written: dict[str, list[FixtureDocument | HomePageDocument]] = field(default_factory=dict)
 
 
 # How a value the store answers is written to the file.
 Convert = Callable[..., JsonValue]
+# Told each section as the load writes it: its name, its records as `export` writes them.
+Written = Callable[[str, Sequence["FixtureDocument | HomePageDocument"]], None]
 
 
 def _same(value: JsonValue) -> JsonValue:
@@ -148,12 +164,51 @@ def _loaded(section: str, item: FixtureModel) -> dict[str, object]:
     return {name: getattr(item, name) for name in SHARED[section][1]}
 
 
+def _reader(record: object) -> Callable[[str], object]:
+    """A field of `record`: a stored record's attribute, or a key of the values a load writes."""
+    if isinstance(record, dict):
+        return record.get
+    return lambda name: getattr(record, name)
+
+
 def _exported(section: str, record: object) -> JsonObject:
+    """`record` (a stored record, or the values a load writes) as `export` writes it."""
     model, fields = SHARED[section]
+    read = _reader(record)
     return {
-        model.model_fields[name].alias or name: convert(getattr(record, name))
+        model.model_fields[name].alias or name: convert(read(name))
         for name, convert in fields.items()
     }
+
+
+def _post_document(post: object) -> PostDocument:
+    document: PostDocument = _exported("posts", post)
+    if _reader(post)("source") == MAILED:
+        document["source"] = MAILED
+    return document
+
+
+def _connector_document(connector: object, enabled: bool) -> ConnectorDocument:
+    """A stored connector, or the values a load writes, as `export` writes it."""
+    read = _reader(connector)
+    document = {
+        "id": read("id"),
+        "kind": read("kind"),
+        "name": read("name"),
+        "description": read("description"),
+        "isEnabled": enabled,
+        "authorId": read("author_id"),
+        "createdOn": _date(cast(datetime | None, read("created_on"))),
+    }
+    return cast(ConnectorDocument, document)  # its keys: ConnectorDocument's, as written here
+
+
+def _player_document(player: object) -> PlayerDocument:
+    """A stored player, or the values a load writes, as `export` writes it."""
+    read = _reader(player)
+    lists = {key: list(cast(Sequence[JsonObject], read(key))) for key in ("quests", "cards", "log")}
+    document = {**_exported("players", player), **lists}
+    return cast(PlayerDocument, document)  # SHARED's note: the test holds it to its keys
 
 
 # `source` of a mailed post or comment, so that `load` keeps it (a fixture's is the default, left
@@ -183,44 +238,55 @@ class FixtureService:
         move_dates(fixture, moved)
         report = FixtureReport()
 
-        def written(section: str, count: int) -> None:
-            report.counts[section] = count
+        def written(section: str, documents: Sequence[FixtureDocument | HomePageDocument]) -> None:
+            report.counts[section] = len(documents)
+            report.written[section] = list(documents)
             if progress is not None:
-                progress(section, count)
+                progress(section, len(documents))
 
-        self.store.write_groups([self._group(g) for g in fixture.groups])
-        written("groups", len(fixture.groups))
+        self._write_people_and_posts(fixture, stored, written)
+        self._write_the_rest(fixture, written)
+        self._record(data, moved, report)
+        return report
+
+    def _write_people_and_posts(
+        self, fixture: Fixture, stored: StoredCommunity, written: Written
+    ) -> None:
+        """The groups, users, posts and comments, each section told to `written` as written."""
+        groups = [self._group(g) for g in fixture.groups]
+        self.store.write_groups(groups)
+        written("groups", [FixtureExporter._group(g) for g in groups])
 
         kept = self.store.credentials({u.id for u in fixture.users})
-        self.store.write_users([self._user(u, *kept.get(u.id, (None, 0))) for u in fixture.users])
-        written("users", len(fixture.users))
+        users = [self._user(u, *kept.get(u.id, (None, 0))) for u in fixture.users]
+        self.store.write_users(users)
+        written("users", [FixtureExporter._user(u) for u in users])
 
         posts = self._posts(fixture)
         reloaded = self.store.stored_post_ids([p["id"] for p in posts])
         self.store.write_posts(posts)
-        written("posts", len(posts))
+        written("posts", [_post_document(p) for p in posts])
 
         comments = self._load_comments(fixture, stored, posts, reloaded)
-        written("comments", len(comments))
+        written("comments", [FixtureExporter._comment(c) for c in comments])
 
+    def _write_the_rest(self, fixture: Fixture, written: Written) -> None:
+        """The events, connectors, players and home page, each told to `written` as written."""
         events = [self._event(e) for e in fixture.events]
         self.store.write_events(events)
         if events:
             self.store.raise_counter("events", max(e.id for e in events))
-        written("events", len(events))
+        written("events", [_exported("events", e) for e in events])
 
-        self.store.write_connectors(
-            [self._connector(c) for c in fixture.connectors],
-            {c.id: c.is_enabled for c in fixture.connectors},
-        )
-        written("connectors", len(fixture.connectors))
-        self.store.write_players([self._player(p) for p in fixture.players])
-        written("players", len(fixture.players))
+        connectors = [self._connector(c) for c in fixture.connectors]
+        enabled = {c.id: c.is_enabled for c in fixture.connectors}
+        self.store.write_connectors(connectors, enabled)
+        written("connectors", [_connector_document(c, enabled[c["id"]]) for c in connectors])
+        players = [self._player(p) for p in fixture.players]
+        self.store.write_players(players)
+        written("players", [_player_document(p) for p in players])
         if fixture.home_page is not None:
-            self._load_home_page(fixture.home_page)
-            written("home page", 1)
-        self._record(data, moved, report)
-        return report
+            written("home page", [self._load_home_page(fixture.home_page)])
 
     def _record(self, data: object, moved: int, report: FixtureReport) -> None:
         """One audit entry for the load, naming how many of each it upserted; the file is named
@@ -264,9 +330,10 @@ class FixtureService:
             self.store.raise_counter("comments", max(c.id for c in comments))
         return comments
 
-    def _load_home_page(self, home_page: FixtureHomePage) -> None:
+    def _load_home_page(self, home_page: FixtureHomePage) -> HomePageDocument:
         content = clean_html(home_page.content)
         self.store.write_document(SYSTEM_SCOPE, HOME, {"content": content})
+        return {"content": content}
 
     @staticmethod
     def _group(g: FixtureGroup) -> Group:
@@ -405,10 +472,7 @@ class FixtureExporter:
 
     @staticmethod
     def _post(p: Post) -> PostDocument:
-        document: PostDocument = _exported("posts", p)
-        if p.source == MAILED:
-            document["source"] = MAILED
-        return document
+        return _post_document(p)
 
     @staticmethod
     def _comment(c: Comment) -> CommentDocument:
@@ -427,18 +491,8 @@ class FixtureExporter:
 
     @staticmethod
     def _connector(c: Connector, enabled: bool) -> ConnectorDocument:
-        return {
-            "id": c.id,
-            "kind": c.kind,
-            "name": c.name,
-            "description": c.description,
-            "isEnabled": enabled,
-            "authorId": c.author_id,
-            "createdOn": _date(c.created_on),
-        }
+        return _connector_document(c, enabled)
 
     @staticmethod
     def _player(p: Player) -> PlayerDocument:
-        lists = {"quests": list(p.quests), "cards": list(p.cards), "log": list(p.log)}
-        document = {**_exported("players", p), **lists}
-        return cast(PlayerDocument, document)  # SHARED's note: the test holds it to its keys
+        return _player_document(p)
