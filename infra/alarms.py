@@ -530,27 +530,33 @@ def mail_alarms(p: str, names: dict[str, str]) -> list[Alarm]:
               "publishes them: read its log (/aws/lambda/<DrainOutbox function>, `filter "
               "message like /domain events/`), its EventPublishFailed alarm, and the account's "
               "PutEvents quota."),
-        alarm("DigestsFailedAlarm", f"{p}-digests-failed", agora("DigestsFailed", {"Stage": p}),
-              "A daily digest could not be sent to a user (the others were). deliver-digests' "
-              "log (send-digests' when run from the CLI) has one 'digest failed' line per user "
-              "with the error (often SES: a sandbox account, an unverified sender, the sending "
-              "quota). The user's items wait for the next run.", period=3600),
-        alarm("DigestRunStoppedEarlyAlarm", f"{p}-digest-run-stopped-early",
-              agora("DigestRunsStoppedEarly", {"Stage": p}),
-              "The daily digest run reached its time limit before every user was queued; the "
-              "rest are sent by the next run, a day late. If it repeats, raise send-digests' "
-              "timeout or memory in .chalice/config.json, or run `python -m chalicelib.cli "
-              "send-digests`.", period=3600),
-        alarm("DigestsLeftOverAlarm", f"{p}-digests-left-over",
-              agora("DigestsLeftOver", {"Stage": p}),
-              "Daily digests were not sent on their day: a batch was still on "
-              f"{names['digest_queue']} when its day ended, or `send-digests` stopped at its time "
-              "limit. Their items go in the next day's digest. More members with digests than "
-              "AGORA_MAIL_SEND_RATE sends in a day, or deliver-digests failing (see its errors "
-              "alarm): ask AWS for a higher SES sending rate and raise AGORA_MAIL_SEND_RATE.",
-              period=3600),
+        hourly(p, "digests-failed", "DigestsFailed",
+               "A daily digest could not be sent to a user (the others were). deliver-digests' "
+               "log (send-digests' when run from the CLI) has one 'digest failed' line per user "
+               "with the error (often SES: a sandbox account, an unverified sender, the sending "
+               "quota). The user's items wait for the next run."),
+        hourly(p, "digest-run-stopped-early", "DigestRunsStoppedEarly",
+               "The daily digest run reached its time limit before every user was queued; the "
+               "rest are sent by the next run, a day late. If it repeats, raise send-digests' "
+               "timeout or memory in .chalice/config.json, or run `python -m chalicelib.cli "
+               "send-digests`."),
+        hourly(p, "digests-left-over", "DigestsLeftOver",
+               "Daily digests were not sent on their day: a batch was still on "
+               f"{names['digest_queue']} when its day ended, or `send-digests` stopped at its "
+               "time limit. Their items go in the next day's digest. More members with digests "
+               "than AGORA_MAIL_SEND_RATE sends in a day, or deliver-digests failing (see its "
+               "errors alarm): ask AWS for a higher SES sending rate and raise "
+               "AGORA_MAIL_SEND_RATE."),
     ]
     # fmt: on
+
+
+def hourly(p: str, kebab: str, metric_name: str, about: str) -> Alarm:
+    """A ticket when one of our metrics (`metric_name`, by Stage) counts anything in an hour:
+    `agora-<stage>-<kebab>`, its logical id the kebab's words titled (`digests-failed`:
+    DigestsFailedAlarm)."""
+    logical = "".join(word.title() for word in kebab.split("-")) + "Alarm"
+    return alarm(logical, f"{p}-{kebab}", agora(metric_name, {"Stage": p}), about, period=3600)
 
 
 def ses_alarms(p: str, names: dict[str, str]) -> list[Alarm]:
