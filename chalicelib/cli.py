@@ -95,6 +95,7 @@ def refuse(line: str, code: int = EXIT_INVALID) -> int:
 
 
 def create_tables(_args: argparse.Namespace) -> int:
+    """create the tables (and indexes) that do not exist yet"""
     from chalicelib.store.tables import create_tables as create
 
     created = create()
@@ -103,6 +104,7 @@ def create_tables(_args: argparse.Namespace) -> int:
 
 
 def load(args: argparse.Namespace) -> int:
+    """validate a fixture file, then upsert everything in it"""
     from chalicelib import cli_fixture
 
     return cli_fixture.load(args, refuse)
@@ -120,12 +122,15 @@ def _then_drain_outbox() -> Callable[[], int]:
 
 
 def export(args: argparse.Namespace) -> int:
+    """write the whole community to a fixture file that `load` reads back (passwords as their
+    hashes; stored secrets left out)"""
     from chalicelib import cli_fixture
 
     return cli_fixture.export(args, refuse)
 
 
 def unlock(args: argparse.Namespace) -> int:
+    """end the sign-in throttle of an account (every source), for a locked-out member"""
     from chalicelib import deps
 
     email = args.email.strip()
@@ -144,6 +149,7 @@ def unlock(args: argparse.Namespace) -> int:
 
 
 def poll_mail(args: argparse.Namespace) -> int:
+    """run the mail job once"""
     from chalicelib.cli_mail import MailboxNames
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.mail_poll import poll_all_in_process
@@ -180,6 +186,7 @@ def _failed(failures: list[str]) -> int:
 
 
 def purge_comments(_args: argparse.Namespace) -> int:
+    """run the monthly comment purge once"""
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.comment_purge import purge_old_deleted_comments
 
@@ -207,6 +214,7 @@ def purge_comments(_args: argparse.Namespace) -> int:
 
 
 def send_digests(_args: argparse.Namespace) -> int:
+    """run the daily digest job once"""
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.digests import run_daily_digests
 
@@ -217,6 +225,7 @@ def send_digests(_args: argparse.Namespace) -> int:
 
 
 def migrate(_args: argparse.Namespace) -> int:
+    """bring every stored item to the shape this version writes"""
     from chalicelib.jobs.base import Deadline
     from chalicelib.jobs.migrate import run_migrations
 
@@ -241,6 +250,8 @@ def read_password(prompt: str = "Password: ") -> str:
 
 
 def create_admin(args: argparse.Namespace) -> int:
+    """create or promote a root group administrator (or of --group-id), named --alias; password
+    from a prompt, or stdin when it is not a terminal"""
     from chalicelib.errors import AgoraError
 
     try:
@@ -269,6 +280,8 @@ def create_admin(args: argparse.Namespace) -> int:
 
 
 def deliver(args: argparse.Namespace) -> int:
+    """against make run: put a mail (RFC 5322 file, - for stdin) into one of its local mailboxes
+    (a group id or slug, or `comments`)"""
     from chalicelib.cli_mail import MailCommandError
     from chalicelib.cli_mail import deliver as deliver_mail
 
@@ -280,6 +293,7 @@ def deliver(args: argparse.Namespace) -> int:
 
 
 def sent_mail(args: argparse.Namespace) -> int:
+    """against make run: the mail its embedded SES holds, newest first (--raw ID: one message)"""
     from chalicelib.cli_mail import MailCommandError, print_lines, sent_mail_lines
 
     if args.last < 1:
@@ -295,6 +309,8 @@ MISSING_QUEUE = {"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"}
 
 
 def redrive_outbox(_args: argparse.Namespace) -> int:
+    """drive the outbox drain's dead letters again (from the stream, after 24 hours from the
+    outbox table); each one whose records are all told is deleted"""
     from chalicelib.aws import error_code
     from chalicelib.jobs.outbox_redrive import dead_letter_queue, redrive
 
@@ -311,41 +327,27 @@ def redrive_outbox(_args: argparse.Namespace) -> int:
     return EXIT_AWS if done.left else 0
 
 
+def _command(
+    run: Callable[[argparse.Namespace], int],
+) -> tuple[Callable[[argparse.Namespace], int], str]:
+    """A command and its help: its function's docstring, one line."""
+    return run, " ".join((run.__doc__ or "").split())
+
+
+# Each command's help is its function's docstring.
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
-    "create-tables": (create_tables, "create the tables (and indexes) that do not exist yet"),
-    "load": (load, "validate a fixture file, then upsert everything in it"),
-    "export": (
-        export,
-        "write the whole community to a fixture file that `load` reads back (passwords as "
-        "their hashes; stored secrets left out)",
-    ),
-    "poll-mail": (poll_mail, "run the mail job once"),
-    "purge-comments": (purge_comments, "run the monthly comment purge once"),
-    "send-digests": (send_digests, "run the daily digest job once"),
-    "migrate": (migrate, "bring every stored item to the shape this version writes"),
-    "create-admin": (
-        create_admin,
-        "create or promote a root group administrator (or of --group-id), named --alias; "
-        "password from a prompt, or stdin when it is not a terminal",
-    ),
-    "unlock": (
-        unlock,
-        "end the sign-in throttle of an account (every source), for a locked-out member",
-    ),
-    "deliver": (
-        deliver,
-        "against make run: put a mail (RFC 5322 file, - for stdin) into one of its local "
-        "mailboxes (a group id or slug, or `comments`)",
-    ),
-    "redrive-outbox": (
-        redrive_outbox,
-        "drive the outbox drain's dead letters again (from the stream, after 24 hours from the "
-        "outbox table); each one whose records are all told is deleted",
-    ),
-    "sent-mail": (
-        sent_mail,
-        "against make run: the mail its embedded SES holds, newest first (--raw ID: one message)",
-    ),
+    "create-tables": _command(create_tables),
+    "load": _command(load),
+    "export": _command(export),
+    "poll-mail": _command(poll_mail),
+    "purge-comments": _command(purge_comments),
+    "send-digests": _command(send_digests),
+    "migrate": _command(migrate),
+    "create-admin": _command(create_admin),
+    "unlock": _command(unlock),
+    "deliver": _command(deliver),
+    "redrive-outbox": _command(redrive_outbox),
+    "sent-mail": _command(sent_mail),
 }
 
 

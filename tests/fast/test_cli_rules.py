@@ -14,6 +14,14 @@ from botocore.exceptions import (
 from chalicelib.cli import COMMANDS, EXIT_AWS, EXIT_INVALID, explain_aws_failure, parser, refuse
 
 
+def test_every_command_has_its_help_from_its_function():
+    """A command's help is its function's docstring (chalicelib/cli.py `_command`): one line
+    each, none empty."""
+    for name, (run, help_text) in COMMANDS.items():
+        assert help_text and "\n" not in help_text, name
+        assert help_text == " ".join((run.__doc__ or "").split()), name
+
+
 def test_the_commands_are_the_contract_s():
     assert set(COMMANDS) == {
         "create-tables",
