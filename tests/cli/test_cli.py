@@ -44,6 +44,13 @@ def empty_aws():
         yield
 
 
+def load_file(tmp_path, fixture: dict, name: str) -> int:
+    """`cli load` of `fixture`, written to the file `name` first: its exit status."""
+    path = tmp_path / name
+    path.write_text(json.dumps(fixture))
+    return main(["load", str(path)])
+
+
 def test_create_tables_creates_each_once(empty_aws, capsys):
     assert main(["create-tables"]) == 0
     first = capsys.readouterr().out
@@ -103,9 +110,7 @@ def test_a_reload_counts_what_it_created_updated_and_left_unchanged(empty_aws, c
     fixture = json.loads(demo.read_text())
     fixture["posts"][0]["title"] = "A new title"
     fixture["events"].append({**fixture["events"][0], "id": 9001, "title": "One more"})
-    changed = tmp_path / "changed.json"
-    changed.write_text(json.dumps(fixture))
-    assert main(["load", str(changed)]) == 0
+    assert load_file(tmp_path, fixture, "changed.json") == 0
     out = capsys.readouterr().out
     assert out.startswith("loaded 8 groups (all unchanged), 8 users (all unchanged), ")
     assert "9 posts (1 updated, 8 unchanged), 12 comments (all unchanged), " in out
@@ -136,9 +141,7 @@ def test_a_reload_reads_each_section_of_the_file_once_to_say_what_changed(
     fixture["players"][0]["experience"] += 10
     fixture["comments"][0]["content"] = "Changed by the reload."
     fixture["events"][0]["title"] = "A new title"
-    changed = tmp_path / "changed.json"
-    changed.write_text(json.dumps(fixture))
-    assert main(["load", str(changed)]) == 0
+    assert load_file(tmp_path, fixture, "changed.json") == 0
     out = capsys.readouterr().out
     assert "12 comments (1 updated, 11 unchanged)" in out
     assert "7 events (1 updated, 6 unchanged)" in out
@@ -154,10 +157,8 @@ def test_bad_fixture_writes_nothing_and_names_json_paths(empty_aws, capsys, tmp_
     broken["comments"][0]["postId"] = "not-a-guid"
     broken["users"][3]["memberships"][0]["role"] = "king"
     broken["groups"][0]["colour"] = "red"
-    path = tmp_path / "broken.json"
-    path.write_text(json.dumps(broken))
     before = table_contents()
-    assert main(["load", str(path)]) == 2
+    assert load_file(tmp_path, broken, "broken.json") == 2
     err = capsys.readouterr().err
     assert "groups[2].access" in err
     assert "comments[0].postId" in err
@@ -172,9 +173,7 @@ def test_dangling_references_are_reported_before_writing(empty_aws, capsys, tmp_
     fixture = json.loads(DEMO.read_text())
     fixture["posts"][1]["authorId"] = "0b6c1c4e-0000-4000-8000-000000000000"
     fixture["groups"][1]["parentId"] = None
-    path = tmp_path / "dangling.json"
-    path.write_text(json.dumps(fixture))
-    assert main(["load", str(path)]) == 2
+    assert load_file(tmp_path, fixture, "dangling.json") == 2
     err = capsys.readouterr().err
     assert "posts[1].authorId: no user has id" in err
     assert "exactly one group must have parentId null" in err
@@ -188,9 +187,7 @@ def test_schema_and_reference_errors_are_reported_in_one_round(empty_aws, capsys
     fixture["posts"][1]["authorId"] = "0b6c1c4e-0000-4000-8000-000000000000"  # reference
     fixture["events"][0]["groupId"] = "0b6c1c4e-0000-4000-8000-000000000001"  # reference
     fixture["users"][0]["alias"] = ""  # schema: posts by this user are not reported dangling
-    path = tmp_path / "both.json"
-    path.write_text(json.dumps(fixture))
-    assert main(["load", str(path)]) == 2
+    assert load_file(tmp_path, fixture, "both.json") == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert "groups[2].access" in lines[0] or any(
         line.startswith("groups[2].access") for line in lines
