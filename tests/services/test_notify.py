@@ -705,3 +705,36 @@ def test_each_recipient_not_emailed_is_logged_with_its_reason(fakes, capsys):
     fakes.service.deliver(NEW_POST, recipients[:2])
     gone = "the post or comment is gone or hidden"
     assert _delivery_lines(capsys) == {"bob": gone, "cy": gone}
+
+
+class CountingUsers:
+    """The fakes' users, each read written down: `get_many` with the ids asked, `get` with one."""
+
+    def __init__(self, users) -> None:
+        self.users = users
+        self.reads: list[tuple[str, object]] = []
+
+    def get(self, user_id: str):
+        self.reads.append(("get", user_id))
+        return self.users.get(user_id)
+
+    def get_many(self, user_ids: set[str]):
+        self.reads.append(("get_many", set(user_ids)))
+        return self.users.get_many(user_ids)
+
+
+@pytest.mark.fast
+def test_the_author_an_email_names_is_read_with_its_recipients(fakes):
+    """The people an event's emails are about are read once: the recipients and the author in
+    one request (a BatchGetItem), not the author again on their own (a GetItem per event)."""
+    from dataclasses import replace
+
+    from chalicelib.services.notify.delivery import Recipient
+
+    counting = CountingUsers(fakes.users)
+    service = replace(fakes.service, users=counting)
+    report = service.deliver(NEW_COMMENT, [Recipient("bob", email_alert_id=INSTANT)])
+    assert report.emailed == 1
+    assert counting.reads == [("get_many", {"bob", "ann"})]
+    assert service.occurrence(NEW_COMMENT, {}).author_name == "Ann"  # not read: asked alone
+    assert counting.reads[-1] == ("get", "ann")

@@ -440,13 +440,14 @@ class NotifyService:
         report = DeliveryReport(recipients=len(recipients))
         if not recipients:
             return report
-        occurrence = self.occurrence(event)
+        # The recipients and the author in one read: the author is named in every email.
+        users = self.users.get_many({r.user_id for r in recipients} | {event.author_id})
+        occurrence = self.occurrence(event, users)
         if occurrence is None:
             report.skipped = len(recipients)
             for recipient in recipients:
                 not_sent(recipient.user_id, event.post_id, "the post or comment is gone or hidden")
             return report
-        users = self.users.get_many({r.user_id for r in recipients})
         unbuildable: list[tuple[Recipient, str]] = []
         for recipient in recipients:
             user = users.get(recipient.user_id)
@@ -591,8 +592,12 @@ class NotifyService:
         caller = Caller.of(user, self.root_id())
         return caller.has(Need.ENTER, group)
 
-    def occurrence(self, event: Notified) -> Occurrence | None:
-        """The post or comment as stored now; None when it is gone or hidden since."""
+    def _user(self, user_id: str, read: Mapping[str, User]) -> User | None:
+        return read[user_id] if user_id in read else self.users.get(user_id)
+
+    def occurrence(self, event: Notified, users: Mapping[str, User]) -> Occurrence | None:
+        """The post or comment as stored now; None when it is gone or hidden since. `users`:
+        those read already, the event's author among them."""
 
         # The drain reads the posts of its batch at once (jobs/outbox.py): not one by one.
         post = (self.reads and self.reads.post(event.post_id)) or self.posts.get(event.post_id)
@@ -611,7 +616,7 @@ class NotifyService:
             kind="newComment" if comment is not None else "newPost",
             group=group,
             post=post,
-            author=None if anonymous else self.users.get(told.author_id),
+            author=None if anonymous else self._user(told.author_id, users),
             comment=comment,
             url=comment_url(group, post, int(comment.id))
             if comment is not None
