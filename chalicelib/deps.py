@@ -542,9 +542,11 @@ def paced_mail(
     outgoing mail unpaced when no job is named (a test, the CLI)."""
     from chalicelib.mail.outgoing import PacedMail
 
-    if function is None and pacer is None:
-        return outgoing_mail()
-    return PacedMail(outgoing_mail(), pacer or sending_rate(str(function), expired=expired))
+    if pacer is None:
+        if function is None:
+            return outgoing_mail()
+        pacer = sending_rate(function, expired=expired)
+    return PacedMail(outgoing_mail(), pacer)
 
 
 def sending_identities() -> SendingIdentities:
