@@ -19,7 +19,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from chalicelib import deps
-from chalicelib.aws import QueueSender, client
+from chalicelib.aws import client
 from chalicelib.jobs.base import Deadline
 from chalicelib.logs import get_logger, invocation
 from chalicelib.settings import get_settings
@@ -49,7 +49,8 @@ def deliver_from_queue(
     `service` given sends as it was built: `sending_service` builds it paced).
 
     The recipients go a few at a time; when the deadline comes before the chunk is done, the
-    rest go back on the queue as a new chunk, and this one is done.
+    rest go back on the queue as a new chunk (the service's own fan-out queue, unless `requeue`
+    says), and this one is done.
     """
 
     from chalicelib.services.notify.delivery import (
@@ -72,7 +73,7 @@ def deliver_from_queue(
             for start in range(0, len(recipients), step):
                 if start and deadline.expired():
                     rest = recipients[start:]
-                    (requeue or _requeue()).send([chunk_body(event, rest)])
+                    (requeue or service.fanout).send([chunk_body(event, rest)])
                     log.info("notification chunk split", extra={"requeued": len(rest)})
                     break
                 part = service.deliver(event, recipients[start : start + step])
@@ -87,10 +88,6 @@ def deliver_from_queue(
 def sending_service(pacer: SendingRate) -> NotifyService:
     """The notifications as this function sends them: its mail paced by `pacer`."""
     return deps.notify_service(sender=WORKER, pacer=pacer)
-
-
-def _requeue() -> QueueSender:
-    return QueueSender(get_settings().notify_queue, "notification chunk(s)")
 
 
 def drain_queue(*, max_messages: int = 1000, queue_name: str | None = None) -> int:
