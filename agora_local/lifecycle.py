@@ -12,7 +12,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agora_local.embedded_aws import StreamState, stream_state
-from chalicelib.store.outbox import records_told
+
+
+def records_told(arn: str) -> int:
+    """The records of stream `arn` this process's drain has told. The store is imported here, not
+    at the top: its table models read the settings, and make run checks those first, to name a bad
+    variable in one line rather than in a traceback."""
+    from chalicelib.store.outbox import records_told as told_by_the_drain
+
+    return told_by_the_drain(arn)
 
 
 class Scheduler(threading.Thread):
