@@ -36,8 +36,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from chalicelib.store.outbox import drain_position, resume_drain, resume_drain_at_end
-
 SNAPSHOT_NAME = "embedded-aws.pickle"
 TOKEN_SECRET_NAME = "token-secret"
 EXPORT_NAME = "community.json"
@@ -220,6 +218,8 @@ class LocalSnapshot:
             # Where the outbox drain got to: every record it names is in the stream pickled here
             # (no record is written while the lock is held), so a restart tells each record after
             # it once and none before it again.
+            from chalicelib.store.outbox import drain_position
+
             checkpoint = drain_position()
             _BackendPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(
                 (SNAPSHOT_FORMAT, _moto_version(), state, checkpoint)
@@ -246,6 +246,10 @@ class LocalSnapshot:
         if not self.path.exists():
             return False
         from moto.backends import get_backend
+
+        # The store here, not at the top: its table models read the settings, and make run
+        # imports this module before it has checked them (a bad variable is named in one line).
+        from chalicelib.store.outbox import resume_drain, resume_drain_at_end
 
         try:
             with self.path.open("rb") as file:

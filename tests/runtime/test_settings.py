@@ -119,3 +119,42 @@ def test_the_cli_and_make_run_name_a_bad_variable_in_one_line(tmp_path):
         ]
         assert "AGORA_BASE_URL: must be an absolute http(s) URL" in lines[1]
         assert "'community.example.org'" in lines[1]
+
+
+def test_make_runs_own_modules_read_no_setting_when_imported():
+    """make run imports its modules before it checks the settings (agora_local/run.py `serve`
+    imports agora_local.persistence first): a module of it that loads the store at its top (its
+    table models read the settings) would end make run in a traceback, not the one line above,
+    whenever the check comes later than the import."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.support import REPO_ROOT
+
+    modules = sorted(
+        f"agora_local.{path.stem}"
+        for path in (REPO_ROOT / "agora_local").glob("*.py")
+        if path.stem not in ("__init__", "__main__")
+    )
+    assert "agora_local.persistence" in modules and "agora_local.lifecycle" in modules
+    script = (
+        "import importlib, sys\n"
+        "for name in sys.argv[1:]:\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except Exception as error:\n"
+        "        print(name, type(error).__name__)\n"
+    )
+    env = {**os.environ, "AGORA_BASE_URL": "community.example.org"}
+    env.pop("AWS_ENDPOINT_URL", None)
+    result = subprocess.run(
+        [sys.executable, "-c", script, *modules],
+        cwd=REPO_ROOT,
+        env={**env, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
