@@ -13,7 +13,10 @@ Table `mail`, hash `mailbox` (e.g. `post#<groupId>`, `comment#system`), range `s
   entry is written, marked `sending_on` while the drain sends it (so a repeated event sends
   nothing twice) and `notice_message_id` once sent; it expires (`expires`, TTL) after a week.
   A notice the drain could not send (the address suppressed since, no group, SES refusing)
-  takes `notice_sent` off its entry again.
+  says `notice_sent` false on its entry; when the drain comes first (the outbox is written
+  before the entry), on an item of its own at the entry's key (keys, `notice_sent` false and a
+  TTL: no log index lists it, and no read takes it for an entry). The poll writes an entry told
+  a notice with a condition (`_put_told`) that keeps that false, so the order never matters.
 - `uidl#<account>#<uidl>`: this message on the server is handled (its entry id and final status),
   so a kept mail is skipped without downloading it again. `<account>` hashes server, port and
   user name: RFC 1939 makes a UIDL unique only within one maildrop, so a connector pointed at
@@ -133,6 +136,12 @@ class MailboxLeaseRecord(Model):
     expires_on = UtcAttribute()
 
 
+def _written(item: MailRecord) -> bool:
+    """An entry written by mail in, not the drain's note of a notice not sent (`not_sent`) that
+    waits for its entry: that note has no place in the log (`received_key`)."""
+    return item.received_key is not None
+
+
 def _entry(item: MailRecord) -> LogEntry:
     """An entry item as the rules hold it."""
     return frozen(
@@ -242,16 +251,40 @@ class NoticeClaims:
             )
         )
 
-    def not_sent(self, mailbox: str, entry_id: str) -> bool:
-        """The drain could not send the notice an entry was written with (`noticeSent` true):
-        the entry says false again (the attribute absent, as on an entry never told). False
-        when the entry is not written (yet): nothing else is written."""
+    def not_sent(self, mailbox: str, entry_id: str, now: datetime) -> bool:
+        """The drain could not send the notice an entry is written with (`noticeSent` true): the
+        entry says false (stored false, which `_put_told` keeps). True when the entry is written;
+        False when it is not yet (the poll writes its outbox first): the false is then noted on
+        an item at the entry's key, which the entry's conditional write finds and keeps, and
+        which expires with the claims when no entry ever comes (a poll that died for good)."""
         record = MailRecord(mailbox, ENTRY + entry_id)
-        return conditionally(
-            lambda: record.update(
-                actions=[MailRecord.notice_sent.remove()], condition=MailRecord.sk.exists()
+
+        def mark_entry() -> bool:
+            return conditionally(
+                lambda: record.update(
+                    actions=[MailRecord.notice_sent.set(False)],
+                    condition=MailRecord.received_key.exists(),
+                )
             )
-        )
+
+        if mark_entry():
+            return True
+        note = MailRecord(mailbox, ENTRY + entry_id, notice_sent=False, expires=now + NOTICE_KEPT)
+        if conditionally(lambda: note.save(condition=MailRecord.sk.does_not_exist())):
+            return False
+        # Taken: by the entry, written between the two, or by a note of an earlier delivery.
+        return mark_entry()
+
+
+def _put_told(item: MailRecord) -> None:
+    """Write an entry told a notice (`notice_sent` true) unless its key says the notice did not
+    go (`NoticeClaims.not_sent`: the drain told it before this write, or since an earlier one):
+    then it is written saying so. A put either way: it replaces the whole item, the note's TTL
+    with it."""
+    told = MailRecord.notice_sent.does_not_exist() | (MailRecord.notice_sent == True)  # noqa: E712
+    if not conditionally(lambda: item.save(condition=told)):
+        item.notice_sent = False
+        item.save()
 
 
 # Where a page ended: the `offset` of the next page names it (chalicelib.store.base).
@@ -270,9 +303,10 @@ class MailRepository:
 
     def entry(self, mailbox: str, entry_id: str) -> LogEntry | None:
         try:
-            return _entry(MailRecord.get(mailbox, ENTRY + entry_id, consistent_read=True))
+            item = MailRecord.get(mailbox, ENTRY + entry_id, consistent_read=True)
         except MailRecord.DoesNotExist:
             return None
+        return _entry(item) if _written(item) else None
 
     # --- the log's steps (domain/mailboxes.py): what happened to a mail ------------------------
 
@@ -291,9 +325,13 @@ class MailRepository:
             if isinstance(step, Finish | Quarantine | Skip) and step.uidl:
                 marker = self.marker(mailbox, account, step.uidl, entry)
                 items.setdefault((marker.mailbox, marker.sk), marker)
-        self._put_all(
-            [_item(left[item]) if isinstance(item, str) else item for item in items.values()]
-        )
+        written = [_item(left[item]) if isinstance(item, str) else item for item in items.values()]
+        # An entry told a notice goes first (entries before their markers), on its own: the
+        # drain may have noted already that its notice could not go.
+        for item in written:
+            if item.notice_sent:
+                _put_told(item)
+        self._put_all([item for item in written if not item.notice_sent])
         return left
 
     def keep_comment_id(self, entry: LogEntry, comment_id: int, post_id: str) -> LogEntry:
@@ -316,7 +354,8 @@ class MailRepository:
         if not entry_ids:
             return {}
         keys = [(mailbox, ENTRY + entry_id) for entry_id in dict.fromkeys(entry_ids)]
-        found = (_entry(item) for item in MailRecord.batch_get(keys, consistent_read=True))
+        items = MailRecord.batch_get(keys, consistent_read=True)
+        found = (_entry(item) for item in items if _written(item))
         return {entry.entry_id: entry for entry in found}
 
     def handled_uidls(self, mailbox: str, account: str, uidls: list[str]) -> dict[str, Marker]:

@@ -79,6 +79,42 @@ def test_a_notice_whose_address_is_suppressed_since_the_mail_is_not_sent_and_say
     assert entry["status"] == "rejected" and entry["noticeSent"] is False
 
 
+class OutboxDrainedAtOnce:
+    """The real outbox, drained the moment it is written (before the mail's entry is), the
+    sender's address suppressed in between: the drain cannot send the notice and finds no entry
+    to write `noticeSent` on yet."""
+
+    def __init__(self, address: str) -> None:
+        self.real, self.address = deps.outbox(), address
+
+    def save(self, announcements) -> None:
+        self.real.save(announcements)
+        deps.suppressions().suppress(self.address, "bounce", "550", "f2", utc_now())
+        drain()
+
+
+def test_a_notice_the_drain_cannot_send_before_the_entry_is_written_says_so(
+    world, client, mailbox, monkeypatch, capsys
+):
+    """The entry, written after the drain, says `noticeSent` false (it said true: issue 60's
+    review), and the operator's metric counts it."""
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "agora-test-PollMailbox")
+    mailbox.deliver(raw_mail("stranger@example.net", "Drained first"))
+    outbox = OutboxDrainedAtOnce("stranger@example.net")
+    capsys.readouterr()
+    result = deps.mail_ingestor(outbox=outbox).poll(mailbox.connector(world.garden), lambda: False)
+    assert result.rejected == 1
+    lines = emf(json_lines(capsys.readouterr().out), "RejectionNoticeNotSent")
+    assert {line["Reason"]: value(line, "RejectionNoticeNotSent") for line in lines} == {
+        "suppressed": 1
+    }
+    assert notices_to("stranger@example.net") == []
+    entry = log_of(client, world, world.garden)["Drained first"]
+    assert entry["status"] == "rejected" and entry["noticeSent"] is False
+    drain()  # nothing left to tell: the entry stays as it is
+    assert log_of(client, world, world.garden)["Drained first"]["noticeSent"] is False
+
+
 def test_a_notice_ses_refuses_is_not_sent_and_says_so(world, client, monkeypatch, capsys):
     from chalicelib.aws import client as aws_client
 

@@ -31,7 +31,7 @@ def test_a_new_post_is_told_at_once_and_in_the_days_digest(stage):
         TableName="agora-dev-mail",
         Key={"mailbox": {"S": "comment#system"}, "sk": {"S": f"entry#{NOTICE_ENTRY}"}},
     )["Item"]
-    assert entry["status"]["S"] == "rejected" and "notice_sent" not in entry
+    assert entry["status"]["S"] == "rejected" and entry["notice_sent"] == {"BOOL": False}
 
     queued = stage.invoke("SendDigests", triggers.schedule(stage, "SendDigests"))
     assert queued.error is None, queued.log[-3000:]

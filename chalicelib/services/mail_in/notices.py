@@ -24,7 +24,9 @@ and writes the event again). The drain (`RejectionNotices`) marks the claim as s
 sends, so an event told twice sends one email; a send that fails unmarks it and is retried.
 A notice that cannot go after all (its address suppressed since, no group, SES refusing) writes
 the entry's `noticeSent` back to false and counts `RejectionNoticeNotSent` by reason: the
-administrator reads the log, the operator the metric.
+administrator reads the log, the operator the metric. The drain may come before the entry is
+written (the outbox goes first): the false is noted at the entry's key, and the poll's write of
+the entry keeps it (store/mail.py `NoticeClaims.not_sent`), so the log is right in either order.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ class NoticeClaims(Protocol):
     def begin_sending(self, address: str, day: str, entry_id: str, now: datetime) -> bool: ...
     def release(self, address: str, day: str) -> None: ...
     def sent(self, address: str, day: str, message_id: str) -> None: ...
-    def not_sent(self, mailbox: str, entry_id: str) -> bool: ...
+    def not_sent(self, mailbox: str, entry_id: str, now: datetime) -> bool: ...
 
 
 def automatic(parsed: ParsedMail) -> bool:
@@ -276,12 +278,12 @@ class RejectionNotices:
         administrator reads in the mail log), and the operator's metric counts it by reason."""
         facts = {"mailbox": event.mailbox, "entry": event.log_entry_id, "why": why}
         metrics.emit("RejectionNoticeNotSent", 1, Reason=reason)
-        if self.claims.not_sent(event.mailbox, event.log_entry_id):
+        if self.claims.not_sent(event.mailbox, event.log_entry_id, self.clock()):
             log.warning("rejection notice not sent", extra=facts)
         else:
-            # Drained before the mail's entry was written (or its poll crashed before): the
-            # metric and this line are all that say so.
-            log.warning("rejection notice not sent; its log entry is not written", extra=facts)
+            # Drained before the mail's entry was written: the false is noted at its key, and
+            # the entry, when the poll writes it, says false all the same.
+            log.warning("rejection notice not sent; noted for its log entry to come", extra=facts)
         return False
 
     def _where(self, event: RejectionNoticeDue) -> tuple[Group | None, str]:
