@@ -10,9 +10,7 @@ import random
 import threading
 import time
 import types
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar, cast
 
@@ -33,6 +31,7 @@ from chalicelib import aws
 from chalicelib.aws import error_code, is_cancelled_by_race
 from chalicelib.errors import ValidationFailed
 from chalicelib.settings import get_settings
+from chalicelib.store.per_call import this_call_memory
 
 MODELS: list[type[Model]] = []
 
@@ -448,9 +447,9 @@ def search_text(*parts: str) -> str:
 # expires, so a privilege change takes effect everywhere within AGORA_CACHE_SECONDS. 0 turns the
 # memory off. Records that were looked up and not found are not remembered.
 #
-# Within one call (`one_call()`, opened by the HTTP layer around each request) a record is read at
-# most once whatever the setting: the caller's user, asked for by the privilege check and again by a
-# handler, costs one read even with AGORA_CACHE_SECONDS=0.
+# Within one call (store/per_call.py `one_call()`, opened by the HTTP layer around each request) a
+# record is read at most once whatever the setting: the caller's user, asked for by the privilege
+# check and again by a handler, costs one read even with AGORA_CACHE_SECONDS=0.
 #
 # `read_many` reads records by key across tables, remembered ones from memory first and the rest in
 # one BatchGetItem (up to 100 keys, several tables at once) instead of one GetItem per key; keys
@@ -464,20 +463,6 @@ MAX_ENTRIES = 5000
 
 _entries: dict[tuple[str, Hashable], tuple[float, Any]] = {}
 _lock = threading.Lock()
-# What the current call has read (None outside a call): kept until the call ends.
-_this_call: ContextVar[dict[tuple[str, Hashable], Any] | None] = ContextVar(
-    "agora_this_call", default=None
-)
-
-
-@contextmanager
-def one_call() -> Iterator[None]:
-    """Every record read inside is read at most once (one HTTP request, one job step)."""
-    token = _this_call.set({})
-    try:
-        yield
-    finally:
-        _this_call.reset(token)
 
 
 def cache_seconds() -> float:
@@ -486,7 +471,7 @@ def cache_seconds() -> float:
 
 def recall(kind: str, keys: Iterable[Hashable]) -> dict[Hashable, Any]:
     """The fresh records of `kind` among `keys` (the others must be read)."""
-    this_call = _this_call.get()
+    this_call = this_call_memory.get()
     keep = cache_seconds() > 0
     now = time.monotonic()
     found = {}
@@ -501,7 +486,7 @@ def recall(kind: str, keys: Iterable[Hashable]) -> dict[Hashable, Any]:
 
 
 def remember(kind: str, records: dict[Hashable, Any]) -> None:
-    this_call = _this_call.get()
+    this_call = this_call_memory.get()
     if this_call is not None:
         this_call.update({(kind, key): record for key, record in records.items()})
     seconds = cache_seconds()
@@ -532,7 +517,7 @@ def remember_last(kind: str, page: PageT) -> PageT:
 def forget(kind: str | None = None, keys: Iterable[Hashable] | None = None) -> None:
     """Forget records this container has just changed (all of `kind`, or everything)."""
     keys = None if keys is None else list(keys)
-    this_call = _this_call.get()
+    this_call = this_call_memory.get()
     if this_call is not None:
         for entry_key in list(this_call):
             if kind is None or (entry_key[0] == kind and (keys is None or entry_key[1] in keys)):

@@ -158,3 +158,27 @@ def test_make_runs_own_modules_read_no_setting_when_imported():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
+
+
+def test_a_request_that_reads_no_table_does_not_load_pynamodb():
+    """A cold container's first request that needs no table (the API's own description and its
+    reference page) does not pay for loading PynamoDB: the HTTP layer opens each request's call
+    memory from store/per_call.py, not from store/base.py, which loads it."""
+    import subprocess
+    import sys
+
+    from tests.support import REPO_ROOT
+
+    code = (
+        "import sys\n"
+        "from chalice.test import Client\n"
+        "from app import app\n"
+        "with Client(app, stage_name='dev') as client:\n"
+        "    answers = [client.http.get('/api/v1/en_US/openapi.json').status_code,\n"
+        "               client.http.get('/api/v1/en_US/docs').status_code]\n"
+        "print(answers, 'pynamodb' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert out.stdout.strip().splitlines()[-1] == "[200, 200] False", out.stderr[-2000:]

@@ -22,7 +22,7 @@ from chalicelib.auth import Need
 from chalicelib.domain.audit import Actor, acting_as
 from chalicelib.errors import AgoraError, ValidationFailed
 from chalicelib.logs import bound_request_id, invocation
-from chalicelib.store.base import one_call
+from chalicelib.store.per_call import one_call
 
 if TYPE_CHECKING:
     from chalice.app import Response
