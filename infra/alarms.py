@@ -113,13 +113,14 @@ MAIL_FAILED_SHARE = 0.2
 MAIL_FAILED_AT_LEAST = 3
 MAIL_OUTCOMES = ("posted", "commented", "ignored", "rejected", "failed")
 # Rejected mail whose proven sender was never told why (RejectionNoticeNotSent), by the reasons
-# that are the operator's: SES refusing the notice, no group to send it as, a DNS failure while
-# proving the sender. `suppressed` is not (the address bounced or complained: telling it is what
+# that are the operator's: SES refusing the notice, no group to send it as, its event told again
+# after its claim of the day expired (a redrive later than the claims are kept), a DNS failure
+# while proving the sender. `suppressed` is not (the address bounced or complained: telling it is what
 # must not happen). One in an hour is a stranger's address SES refuses or a resolver's hiccup,
 # which the mail log's `noticeSent` shows its administrators; UNTOLD_PER_HOUR in an hour is
 # something shared (the SES sandbox, a sender identity gone, the function's DNS): a ticket, as a
 # notice is a courtesy, not the mail itself (one a sender a day, so a few an hour is many).
-UNTOLD_REASONS = ("refused", "no-group", "unchecked")
+UNTOLD_REASONS = ("refused", "no-group", "expired", "unchecked")
 UNTOLD_PER_HOUR = 3
 # Notifications stopped for everyone: this many failed and none sent, three 5 minutes running.
 NOTIFICATIONS_ALL_FAILING = 5
@@ -474,7 +475,9 @@ def mail_alarms(p: str, names: dict[str, str]) -> list[Alarm]:
               "of why (CONTRACT §9) and were not told (metric RejectionNoticeNotSent, Reason "
               f"{', '.join(UNTOLD_REASONS)}; the dashboard shows each): `refused` is SES "
               "refusing the notice (the sandbox, an unverified or paused sender identity), "
-              "`no-group` a notice of a group deleted since, `unchecked` a DNS failure while "
+              "`no-group` a notice of a group deleted since, `expired` a notice told again "
+              "after its claim of the day expired (a redrive of the outbox later than the claims "
+              "are kept), `unchecked` a DNS failure while "
               "checking the sender's DKIM (the function's name resolution). Read drain-outbox's "
               "log (`rejection notice not sent`) and poll-mailbox's and receive-mail's "
               "(`rejection notice: sender not checked`), and SES's sending status.",

@@ -11,7 +11,8 @@ Table `mail`, hash `mailbox` (e.g. `post#<groupId>`, `comment#system`), range `s
 - hash `notice#<sender address>`, range `day#<YYYY-MM-DD>`: the one notice of that UTC day to a
   rejected mail's sender (CONTRACT §9), claimed by a conditional put for one entry before that
   entry is written, marked `sending_on` while the drain sends it (so a repeated event sends
-  nothing twice) and `notice_message_id` once sent; it expires (`expires`, TTL) after a week.
+  nothing twice) and `notice_message_id` once sent; it expires (`expires`, TTL) after
+  NOTICE_KEPT, once no redrive of the outbox can tell its event again.
   A notice the drain could not send (the address suppressed since, no group, SES refusing)
   says `notice_sent` false on its entry; when the drain comes first (the outbox is written
   before the entry), on an item of its own at the entry's key (keys, `notice_sent` false and a
@@ -183,7 +184,10 @@ def _place(entry: LogEntry) -> MailRecord:
 
 NOTICE = "notice#"
 NOTICE_DAY = "day#"
-NOTICE_KEPT = timedelta(days=7)
+# Longer than any event of the outbox can be told again: the drain's dead letters are kept 14
+# days (infra/build.py), and `redrive-outbox` tells their records again. A notice's event that
+# finds no claim (services/mail_in/notices.py) was then never sent, and says so.
+NOTICE_KEPT = timedelta(days=15)
 
 
 def _notice_key(address: str, day: str) -> tuple[str, str]:

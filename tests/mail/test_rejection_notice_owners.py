@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from email.utils import make_msgid
 
+import pytest
+
 from chalicelib import deps
 from chalicelib.clock import utc_now
 from chalicelib.mail.authentication import SenderVerifier
@@ -113,6 +115,73 @@ def test_a_notice_the_drain_cannot_send_before_the_entry_is_written_says_so(
     assert entry["status"] == "rejected" and entry["noticeSent"] is False
     drain()  # nothing left to tell: the entry stays as it is
     assert log_of(client, world, world.garden)["Drained first"]["noticeSent"] is False
+
+
+def forget_claims() -> None:
+    """The day's notice claims gone, as their TTL removes them (store/mail.py NOTICE_KEPT)."""
+    from chalicelib.aws import client as aws_client
+    from chalicelib.settings import get_settings
+
+    table, dynamodb = get_settings().table_name("mail"), aws_client("dynamodb")
+    for item in dynamodb.scan(TableName=table)["Items"]:
+        if item["mailbox"]["S"].startswith("notice#"):
+            dynamodb.delete_item(TableName=table, Key={k: item[k] for k in ("mailbox", "sk")})
+
+
+def test_a_notice_told_after_its_claim_expired_is_not_sent_and_says_so(
+    world, client, monkeypatch, capsys
+):
+    """A notice whose event is told after its claim is gone: not sent, and not silently (the
+    drain answered "sent already" and the entry kept saying it was)."""
+    push(raw_mail("stranger@example.net", "Claim gone"))
+    forget_claims()
+    assert drained_metrics(monkeypatch, capsys) == {"expired": 1}
+    assert notices_to("stranger@example.net") == []
+    assert log_of(client, world, world.garden)["Claim gone"]["noticeSent"] is False
+
+
+def test_a_notice_told_again_after_it_went_sends_nothing_more_and_stays_sent(
+    world, client, monkeypatch, capsys
+):
+    """A redrive tells events already told: the claim (kept longer than any redrive reaches)
+    says the notice went, and nothing is counted as not sent."""
+    from chalicelib.domain.announcements import RejectionNoticeDue
+    from chalicelib.store.mail import NoticeClaims
+
+    push(raw_mail("stranger@example.net", "Told twice"))
+    assert drained_metrics(monkeypatch, capsys) == {}
+    assert len(notices_to("stranger@example.net")) == 1
+    entry = log_of(client, world, world.garden)["Told twice"]
+    day = utc_now().date().isoformat()
+    event = RejectionNoticeDue(
+        mailbox=f"post#{world.garden}",
+        group_id=world.garden,
+        log_entry_id=NoticeClaims().holder("stranger@example.net", day) or "",
+        to="stranger@example.net",
+        subject="Told twice",
+        message_id=None,
+        reason="unknown sender",
+        day=day,
+    )
+    capsys.readouterr()
+    assert deps.rejection_notices().tell(event) is False
+    assert emf(json_lines(capsys.readouterr().out), "RejectionNoticeNotSent") == []
+    assert len(notices_to("stranger@example.net")) == 1
+    assert log_of(client, world, world.garden)["Told twice"] == entry
+
+
+@pytest.mark.fast
+def test_claims_outlive_every_redrive_of_the_outbox():
+    """The drain's dead letters are told again by redrive-outbox as long as they are kept: a
+    claim kept longer is there for every such event, so a missing one means never sent."""
+    from datetime import timedelta
+
+    from chalicelib.store.mail import NOTICE_KEPT
+    from tests.fast.test_alarm_table import built
+
+    for stage in ("dev", "prod"):
+        dead = built(stage)["Resources"]["OutboxDeadLetterQueue"]["Properties"]
+        assert NOTICE_KEPT > timedelta(seconds=dead["MessageRetentionPeriod"])
 
 
 def test_a_notice_ses_refuses_is_not_sent_and_says_so(world, client, monkeypatch, capsys):

@@ -21,7 +21,9 @@ Exactly once: the claim comes first, then the `RejectionNoticeDue` event goes to
 the mail's other rejection event, then the log entry is written with `noticeSent` true (the
 outbox is written before the entry: a crash between them retries the mail, which finds its claim
 and writes the event again). The drain (`RejectionNotices`) marks the claim as sending before it
-sends, so an event told twice sends one email; a send that fails unmarks it and is retried.
+sends, so an event told twice sends one email; a send that fails unmarks it and is retried. An
+event told once its claim is gone (expired: store/mail.py NOTICE_KEPT outlives every redrive, so
+only a clock or a store restored from long ago gets there) is not sent, and is `not_sent`.
 A notice that cannot go after all (its address suppressed since, no group, SES refusing) writes
 the entry's `noticeSent` back to false and counts `RejectionNoticeNotSent` by reason: the
 administrator reads the log, the operator the metric. The drain may come before the entry is
@@ -59,8 +61,8 @@ log = get_logger("mail")
 # The notices due with a mail's rejection (none, or one).
 Dues: TypeAlias = Sequence[RejectionNoticeDue]
 
-# The Reason of the metric RejectionNoticeNotSent: the drain's three, and the decider's DNS failure.
-NOT_SENT_REASONS = ("suppressed", "no-group", "refused", "unchecked")
+# The Reason of the metric RejectionNoticeNotSent: the drain's four, and the decider's DNS failure.
+NOT_SENT_REASONS = ("suppressed", "no-group", "refused", "expired", "unchecked")
 _HEADER_WINDOW = 65536
 
 
@@ -258,7 +260,12 @@ class RejectionNotices:
         if group is None:
             return self.not_sent(event, "no-group", "no group to send it as")
         if not self.claims.begin_sending(event.to, event.day, event.log_entry_id, self.clock()):
-            return False  # sent by an earlier delivery of this event
+            if self.claims.holder(event.to, event.day) == event.log_entry_id:
+                return False  # sent (or being sent) by an earlier delivery of this event
+            # No claim of this entry's: told again after the claim expired (a redrive later than
+            # store/mail.py NOTICE_KEPT). Whether an earlier delivery sent it is unknown: it is
+            # not sent now, and the log and the operator's metric say so.
+            return self.not_sent(event, "expired", "its claim of the day is gone (expired)")
         try:
             letter = rejection_letter(event, where, self.identities.of(group))
             message_id = self.mail.send(group, letter)
