@@ -205,7 +205,10 @@ class LambdaFunction:
         os.close(write)
         self.results = os.fdopen(read)
 
-    def invoke(self, event: dict[str, Any]) -> Invocation:
+    def invoke(self, event: dict[str, Any], remaining_ms: int | None = None) -> Invocation:
+        """`remaining_ms`: the time the run has as its context reports it (Lambda's
+        get_remaining_time_in_millis), when not the function's whole timeout: a run whose
+        earlier messages of its batch took the rest."""
         if self.process is None:
             self._start()
         assert self.process is not None and self.process.stdin is not None
@@ -213,7 +216,7 @@ class LambdaFunction:
         request = {
             "event": event,
             "request_id": str(uuid.uuid4()),
-            "timeout_ms": self.timeout * 1000,
+            "timeout_ms": min(remaining_ms or self.timeout * 1000, self.timeout * 1000),
         }
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()

@@ -148,10 +148,13 @@ class Stage:
             aws_secret_access_key=self.operator["SecretAccessKey"],
         )
 
-    def invoke(self, logical: str, event: dict[str, Any]) -> Invocation:
-        """The function's invocation, and every call it made checked against its role."""
+    def invoke(
+        self, logical: str, event: dict[str, Any], remaining_ms: int | None = None
+    ) -> Invocation:
+        """The function's invocation, and every call it made checked against its role
+        (`remaining_ms`: LambdaFunction.invoke's)."""
         function = self.functions[logical]
-        done = function.invoke(event)
+        done = function.invoke(event, remaining_ms)
         # Lambda writes the function's log with the function's role: its own calls, checked too.
         group, stream = function.env["AWS_LAMBDA_LOG_GROUP_NAME"], function.env["AWS_LAMBDA_LOG_STREAM_NAME"]  # fmt: skip
         writes = [
@@ -166,6 +169,11 @@ class Stage:
         refused = iam.refused(self.policies[logical], [*done.calls, *writes], self.names)
         assert not refused, f"{logical}'s role does not allow: {refused}\n{done.log[-2000:]}"
         return done
+
+    def as_operator(self, *arguments: str) -> Any:
+        """The operator's change of the stage's data: `python -m tests.rehearsal.world
+        ARGUMENTS`, with the API function's settings; what it prints last (JSON)."""
+        return as_operator(self.template, self.resolver, self.endpoint, self.operator, *arguments)
 
     def role_client(self, logical: str, service: str) -> Any:
         """A client with the function's role: what Lambda's event source mapping uses."""
@@ -466,6 +474,22 @@ def lambda_runtime(into: Path) -> None:
 
 def seed(template: dict, resolver: Resolver, endpoint: str, operator: dict, mailbox: Any) -> dict:
     """The operator's data (tests/rehearsal/world.py), written with the API function's settings."""
+    return as_operator(
+        template,
+        resolver,
+        endpoint,
+        operator,
+        str(mailbox.server.pop3_port),
+        mailbox.user,
+        mailbox.password,
+    )
+
+
+def as_operator(
+    template: dict, resolver: Resolver, endpoint: str, operator: dict, *arguments: str
+) -> Any:
+    """What `python -m tests.rehearsal.world ARGUMENTS` prints last (JSON), run by the operator
+    with the API function's settings."""
     variables = template["Resources"]["APIHandler"]["Properties"]["Environment"]["Variables"]
     env = {
         **{k: str(resolver.resolve(v)) for k, v in variables.items()},
@@ -479,13 +503,6 @@ def seed(template: dict, resolver: Resolver, endpoint: str, operator: dict, mail
         "AGORA_MAIL_ALLOW_PRIVATE_HOSTS": "1",
         **this_clock(),
     }
-    done = run_module(
-        "tests.rehearsal.world",
-        str(mailbox.server.pop3_port),
-        mailbox.user,
-        mailbox.password,
-        env=env,
-        timeout=120,
-    )
+    done = run_module("tests.rehearsal.world", *arguments, env=env, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])

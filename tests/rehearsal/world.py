@@ -10,6 +10,11 @@ key), a notification chunk for Mia about a fine post and one about the poison po
 by Gus waits in the outbox (its stream) for the drain, and so does a stranger's rejection notice
 whose address is suppressed since: the drain cannot send it and writes its entry's noticeSent
 back to false.
+
+    python -m tests.rehearsal.world slow-mailbox POP3_PORT
+
+connects the photography group to mail by POP3 on that port (a maildrop a test makes
+slow), and prints its mailbox key and group id.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ def main(argv: list[str]) -> int:
     from chalicelib.settings import get_settings
     from tests.support.notify import subscribe
 
+    if argv[1] == "slow-mailbox":
+        return slow_mailbox(int(argv[2]))
     port, user, password = int(argv[1]), argv[2], argv[3]
     post = next(p for p in DEMO["posts"] if p["groupId"] == GARDENING)
     poison = {**post, "id": POISON_POST, "slug": "broken", "title": "Broken\u2028title"}
@@ -96,6 +103,30 @@ def main(argv: list[str]) -> int:
             }
         )
     )
+    return 0
+
+
+def slow_mailbox(port: int) -> int:
+    """The photography group's email-to-post connector, on POP3 at `port` of
+    loopback, saved by an administrator as the API saves it (due in 5 minutes, not now)."""
+    from chalicelib import deps
+    from chalicelib.schemas.connectors import MailboxSettingsUpdate
+
+    group_id = next(g["id"] for g in DEMO["groups"] if g["slug"] == "photography")
+    update = MailboxSettingsUpdate.model_validate(
+        {
+            "serverName": "127.0.0.1",
+            "serverPort": port,
+            "serverUsername": "slow",
+            "serverPassword": "slow-password",
+            "isEnabled": True,
+            "isSSL": False,
+            "deleteProcessed": False,
+        }
+    )
+    group = deps.groups().get(group_id)
+    deps.mailbox_settings_service().update_email_to_post(group, update, USERS["ann"])
+    print(json.dumps({"mailbox": f"post#{group_id}", "group": group_id}))
     return 0
 
 
