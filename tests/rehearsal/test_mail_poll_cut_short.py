@@ -23,9 +23,10 @@ from tests.rehearsal.lambda_service import alarm_reads
 
 # The run's time left when the message is taken (a batch whose earlier messages took the rest),
 # and how long the maildrop keeps a connection silent before dropping it: past the run's deadline
-# (Deadline.from_lambda: the remaining time less a tenth), with room for a slow machine.
-RUN_MS = 4000
-SILENT_S = RUN_MS / 1000 + 4
+# (Deadline.from_lambda: the remaining time less a tenth), a second later. Each poll waits it out,
+# three in a row: 3 s leaves a cold process time to reach the maildrop before its deadline.
+RUN_MS = 3000
+SILENT_S = RUN_MS / 1000 + 1
 
 
 @contextmanager
