@@ -95,7 +95,13 @@ class PollRecorder(Protocol):
     `MailboxSettingsService.record_poll`: the back-off, the administrators' email)."""
 
     def record_poll(
-        self, mailbox: Mailbox, when: datetime, *, found_mail: bool, failure: PollFailure | None
+        self,
+        mailbox: Mailbox,
+        when: datetime,
+        *,
+        found_mail: bool,
+        failure: PollFailure | None,
+        left_by_stop: bool = False,
     ) -> PollState: ...
 
     def record_cut_short(self, mailbox: Mailbox, when: datetime) -> PollState | None: ...
@@ -210,7 +216,12 @@ def _poll_leased(
     line = result.line()
     emit_outcomes(result)
     found = (result.seen - result.skipped) > 0 or result.left > 0
-    parts.polls.record_poll(mailbox, clock(), found_mail=found, failure=None)
+    # Mail that make run's stop left on the server stays due: the next run's first poll reads it,
+    # as a poll the stop cut short with an error does (`_cut_short`), not an interval later.
+    left_by_stop = result.left > 0 and deadline.stopping and deadline.expired()
+    parts.polls.record_poll(
+        mailbox, clock(), found_mail=found, failure=None, left_by_stop=left_by_stop
+    )
     log.info("mailbox polled", extra={"mailbox": key, "summary": line})
     return MailboxPolled(line)
 

@@ -231,10 +231,17 @@ class MailboxSettingsService:
         return self.mailboxes.count_enabled(), self.mailboxes.count_failing()
 
     def record_poll(
-        self, mailbox: Mailbox, when: datetime, *, found_mail: bool, failure: PollFailure | None
+        self,
+        mailbox: Mailbox,
+        when: datetime,
+        *,
+        found_mail: bool,
+        failure: PollFailure | None,
+        left_by_stop: bool = False,
     ) -> PollState:
         """What a poll found, and so when the mailbox is polled next, in one write; the third
-        failure in a row writes the administrators' email (a domain event) with it."""
+        failure in a row writes the administrators' email (a domain event) with it. Mail that
+        Agora's own stop left on the server (`left_by_stop`) keeps the mailbox due."""
         before = mailbox.poll_state
         announcements: list[Announcement | AuditEntry] = []
         if failure is not None:
@@ -251,6 +258,8 @@ class MailboxSettingsService:
                     )
                 )
                 announcements += mailbox_audit.failure_emailed(mailbox, failure.message, when)
+        elif left_by_stop:
+            after = poll_schedule.after_stop_left_mail(when)
         elif found_mail:
             after = poll_schedule.after_mail(when)
         else:

@@ -1,8 +1,8 @@
 """When a mailbox is polled next (CONTRACT §9): pure decisions over a clock's `now`.
 
 Polls follow the mail. A poll that found mail, saved settings, or "poll now" make the mailbox due
-soon (5 minutes; now for "poll now"); each poll that finds nothing doubles the wait, up to
-AGORA_MAIL_POLL_MAX_MINUTES. A poll that the mailbox's own server or settings defeat waits 30
+soon (5 minutes; now for "poll now", and for mail that Agora's own stop left on the server); each
+poll that finds nothing doubles the wait, up to AGORA_MAIL_POLL_MAX_MINUTES. A poll that the mailbox's own server or settings defeat waits 30
 minutes, doubling with each failure in a row up to 6 hours; the third failure in a row tells the
 group's administrators, once per streak. A fault of the platform changes nothing here: the poll
 is retried as it was.
@@ -52,6 +52,13 @@ def after_poll_now(state: PollState, now: datetime) -> PollState:
 def after_mail(now: datetime) -> PollState:
     """A poll that found new mail: more may follow soon."""
     return PollState(now + POLL_AFTER_MAIL)
+
+
+def after_stop_left_mail(now: datetime) -> PollState:
+    """A poll that Agora's own stop (make run's) cut short with mail left on the server: due at
+    once, so that the next run's first poll reads the rest (the stop is nothing of the mailbox's,
+    nor a reason for its mail to wait an interval)."""
+    return PollState(now)
 
 
 def after_empty(state: PollState, now: datetime, max_wait: timedelta) -> PollState:

@@ -50,7 +50,13 @@ class FakeDirectory:
         self.last_errors[key] = (when, message)
 
     def record_poll(
-        self, mailbox: Mailbox, when: datetime, *, found_mail: bool, failure: Any
+        self,
+        mailbox: Mailbox,
+        when: datetime,
+        *,
+        found_mail: bool,
+        failure: Any,
+        left_by_stop: bool = False,
     ) -> PollState:
         """What the settings service decides, kept on the fake's mailboxes."""
         from chalicelib.services import poll_schedule
@@ -63,7 +69,9 @@ class FakeDirectory:
             self.last_processed[mailbox.key] = when
             self.last_errors.pop(mailbox.key, None)
             after = (
-                poll_schedule.after_mail(when)
+                poll_schedule.after_stop_left_mail(when)
+                if left_by_stop
+                else poll_schedule.after_mail(when)
                 if found_mail
                 else poll_schedule.after_empty(before, when, timedelta(minutes=15))
             )

@@ -65,6 +65,36 @@ def test_cli_poll_mail_imports_and_the_log_endpoint_shows_it(configured, api, ca
     assert settings["object"]["lastProcessed"] is not None
 
 
+def test_mail_that_agoras_own_stop_left_on_the_server_is_the_next_runs_first_poll(configured, api):
+    """make run's stop (Ctrl-C) mid-poll: what was read is posted, the rest stays on the server,
+    and the mailbox stays due, so the restarted make run's schedule (`poll-mail --due`) reads the
+    rest at once, not an interval later: nothing of Agora's own stop is the mailbox's."""
+    from chalicelib.clock import utc_now
+    from chalicelib.jobs.base import Deadline
+    from chalicelib.jobs.mail_poll import composed, poll_all_in_process, poll_mailbox
+
+    for n in range(3):
+        configured.mailbox.deliver(mail("ann@example.org", f"Before the stop {n}", "hello"))
+    asked: list[int] = []
+
+    def remaining_ms() -> int:  # the stop begins once the first mail has been read
+        asked.append(1)
+        return 0 if len(asked) > 1 else 10**12
+
+    stop = Deadline(remaining_ms, margin_ms=0, stopping=True)
+    polled = poll_mailbox(f"post#{configured.garden}", stop, composed())
+    assert polled.failure is None, polled.line
+    assert configured.mailbox.count() == 2  # one read (and deleted), two left on the server
+    path = f"/api/v1/en_US/connector/email-to-post/{configured.garden}"
+    shown = api.get(path, configured.admin)[1]["object"]
+    assert shown["lastError"] is None and shown["lastProcessed"] is not None
+    assert datetime.fromisoformat(shown["nextPollOn"]) <= utc_now()  # due: not in 5 minutes
+    # The next run's schedule polls what is due, and finds it due.
+    report = poll_all_in_process(Deadline.unbounded(), due=True)
+    assert not report.failures and len(report.lines) == 1, report.lines
+    assert configured.mailbox.count() == 0
+
+
 def test_log_endpoints_need_their_privileges(configured, api):
     member = configured.ann
     status, _ = api.get(f"/api/v1/en_US/connector/email-to-post/{configured.garden}/log", member)
