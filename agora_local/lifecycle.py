@@ -182,7 +182,13 @@ JOB_DRAIN_SECONDS = 30.0
 
 
 def orderly_stop(
-    snapshot: Any, saver: Any, intake: Intake, scheduler: Scheduler, server: Any, aws_server: Any
+    snapshot: Any,
+    saver: Any,
+    intake: Intake,
+    scheduler: Scheduler,
+    server: Any,
+    aws_server: Any,
+    mail: Any = None,
 ) -> None:
     """The one stop: no further signal interrupts it. Nothing new is acknowledged (requests not
     yet read are refused, no job starts), what is being answered and the running job finish,
@@ -203,6 +209,10 @@ def orderly_stop(
     if not finished:
         print("stopping: a scheduled job was still running", flush=True)
     save_on_stop(snapshot, saver)
+    if finished and mail is not None:
+        # No job reads the local mailboxes any more: Dovecot's second of ending (its log process
+        # lingers that long) is spent beside the servers' shutdown; run.py waits for it last.
+        mail.stop_soon()
     scheduler.stop()
     server.server.shutdown()
     server.server.server_close()

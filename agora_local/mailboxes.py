@@ -203,6 +203,12 @@ class LocalPop3:
             if path.is_file() and not path.is_symlink():
                 path.chmod(0o600)
 
+    def stop_soon(self) -> None:
+        """Tell Dovecot to end, without waiting: it takes a second, spent beside the rest of the
+        stop; `stop` then waits for it."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
@@ -387,6 +393,9 @@ def root_administrator_id(fixture: dict[str, Any]) -> str | None:
 
 class NoMailboxes:
     """What make run stops when it serves no local mailboxes."""
+
+    def stop_soon(self) -> None:
+        pass
 
     def stop(self) -> None:
         pass

@@ -537,7 +537,7 @@ def serve(arguments: argparse.Namespace, lock: FolderLock) -> int:
     serving.start()
     stop_request.wait()
     try:
-        orderly_stop(snapshot, saver, intake, scheduler, server, aws_server)
+        orderly_stop(snapshot, saver, intake, scheduler, server, aws_server, mail)
         # Saved: the next start finds a clean stop.
         lock.stopped()
     finally:
