@@ -2,10 +2,10 @@
 
 Polls follow the mail. A poll that found mail, saved settings, or "poll now" make the mailbox due
 soon (5 minutes; now for "poll now", and for mail that Agora's own stop left on the server); each
-poll that finds nothing doubles the wait, up to AGORA_MAIL_POLL_MAX_MINUTES. A poll that the mailbox's own server or settings defeat waits 30
-minutes, doubling with each failure in a row up to 6 hours; the third failure in a row tells the
-group's administrators, once per streak. A fault of the platform changes nothing here: the poll
-is retried as it was.
+poll that finds nothing doubles the wait, up to AGORA_MAIL_POLL_MAX_MINUTES. A poll that the
+mailbox's own server or settings defeat waits 30 minutes, doubling with each failure in a row up
+to 6 hours; the third failure in a row tells the group's administrators, once per streak. A fault
+of the platform changes nothing here: the poll is retried as it was.
 
 The state is three values stored on the mailbox (store/mailboxes.py): when it is due, how many
 polls in a row found nothing, how many failed in a row.
