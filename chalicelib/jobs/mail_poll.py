@@ -41,13 +41,12 @@ from chalicelib.services.mailboxes import mailbox_failure, poll_failure
 from chalicelib.services.poll_schedule import dispatch_horizon, is_due
 
 if TYPE_CHECKING:
-    from chalicelib.domain.mailboxes import Mailbox, PollState
+    from chalicelib.domain.mailboxes import Mailbox
     from chalicelib.services.mail_in import MailIngestor
     from chalicelib.services.mail_in.rules import PollResult
     from chalicelib.services.mailboxes import (
         MailboxDirectory,
         MailboxSettingsService,
-        PollFailure,
     )
 
 log = get_logger("mail_poll")
@@ -90,23 +89,6 @@ class Leases(Protocol):
     def release_lease(self, mailbox: str, owner: str) -> None: ...
 
 
-class PollRecorder(Protocol):
-    """Where a poll's outcome sets the mailbox's next poll (services/mailboxes.py
-    `MailboxSettingsService.record_poll`: the back-off, the administrators' email)."""
-
-    def record_poll(
-        self,
-        mailbox: Mailbox,
-        when: datetime,
-        *,
-        found_mail: bool,
-        failure: PollFailure | None,
-        left_by_stop: bool = False,
-    ) -> PollState: ...
-
-    def record_cut_short(self, mailbox: Mailbox, when: datetime) -> PollState | None: ...
-
-
 def _now() -> datetime:
     return utc_now()
 
@@ -122,7 +104,7 @@ class MailPoll:
     `dataclasses.replace`."""
 
     source: MailboxDirectory
-    polls: PollRecorder
+    polls: MailboxSettingsService
     leases: Leases
     ingestor: Callable[[], MailIngestor]
     clock: Callable[[], datetime] = _now
