@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pydantic
 import pytest
 
@@ -49,7 +51,6 @@ def test_a_malformed_value_is_refused():
 
 
 def test_importing_the_settings_does_not_import_asyncio():
-    import subprocess
     import sys
 
     code = "import sys, chalicelib.settings; print('asyncio' in sys.modules)"
@@ -93,24 +94,29 @@ def test_unknown_agora_variables_are_named_with_the_closest_setting():
     ]
 
 
-def test_the_cli_and_make_run_name_a_bad_variable_in_one_line(tmp_path):
+def with_a_bad_base_url(*arguments: str, **variables: str) -> subprocess.CompletedProcess[str]:
+    """`python *arguments` from the repository, AGORA_BASE_URL not a URL (and `variables`), no
+    embedded AWS to reach."""
     import os
-    import subprocess
     import sys
 
     from tests.support import REPO_ROOT
 
-    env = {**os.environ, "AGORA_BASE_URL": "community.example.org", "AGORA_PORTT": "1"}
+    env = {**os.environ, "AGORA_BASE_URL": "community.example.org", **variables}
     env.pop("AWS_ENDPOINT_URL", None)
+    return subprocess.run(
+        [sys.executable, *arguments],
+        cwd=REPO_ROOT,
+        env={**env, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_cli_and_make_run_name_a_bad_variable_in_one_line(tmp_path):
     for command in (["chalicelib.cli", "create-tables"], ["agora_local"]):
-        result = subprocess.run(
-            [sys.executable, "-m", *command],
-            cwd=REPO_ROOT,
-            env={**env, "PYTHONPATH": str(REPO_ROOT)},
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        result = with_a_bad_base_url("-m", *command, AGORA_PORTT="1")
         assert result.returncode == 2, result.stderr
         lines = result.stderr.strip().splitlines()
         assert lines == [
@@ -126,10 +132,6 @@ def test_make_runs_own_modules_read_no_setting_when_imported():
     imports agora_local.persistence first): a module of it that loads the store at its top (its
     table models read the settings) would end make run in a traceback, not the one line above,
     whenever the check comes later than the import."""
-    import os
-    import subprocess
-    import sys
-
     from tests.support import REPO_ROOT
 
     modules = sorted(
@@ -146,16 +148,7 @@ def test_make_runs_own_modules_read_no_setting_when_imported():
         "    except Exception as error:\n"
         "        print(name, type(error).__name__)\n"
     )
-    env = {**os.environ, "AGORA_BASE_URL": "community.example.org"}
-    env.pop("AWS_ENDPOINT_URL", None)
-    result = subprocess.run(
-        [sys.executable, "-c", script, *modules],
-        cwd=REPO_ROOT,
-        env={**env, "PYTHONPATH": str(REPO_ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = with_a_bad_base_url("-c", script, *modules)
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
 
@@ -164,7 +157,6 @@ def test_a_request_that_reads_no_table_does_not_load_pynamodb():
     """A cold container's first request that needs no table (the API's own description and its
     reference page) does not pay for loading PynamoDB: the HTTP layer opens each request's call
     memory from store/per_call.py, not from store/base.py, which loads it."""
-    import subprocess
     import sys
 
     from tests.support import REPO_ROOT
