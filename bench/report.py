@@ -151,15 +151,23 @@ SIMULATED_PREFIXES = ("mail_day_", "digest_")
 
 
 def write_results(document: dict[str, Any], path: Path = RESULTS_PATH) -> None:
-    """Write a whole `make bench` run; the simulated figures already there stay."""
+    """Write a whole `make bench` run; the simulated figures already there stay, each saying the
+    day it was measured when that is not the new run's (the old file's `taken_on` was theirs)."""
     names = {figure["name"] for figure in document["figures"]}
+    was = json.loads(path.read_text(encoding="utf-8"))["taken_on"] if path.exists() else None
     kept = [
-        figure
+        _dated(figure, figure.get("measured_on") or was, document["taken_on"])
         for figure in _read_figures(path)
         if figure["name"].startswith(SIMULATED_PREFIXES) and figure["name"] not in names
     ]
     document = {**document, "figures": document["figures"] + kept}
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+
+
+def _dated(figure: dict[str, Any], measured_on: str | None, taken_on: str) -> dict[str, Any]:
+    """A stored figure saying `measured_on` when that is not the file's `taken_on`."""
+    undated = {k: v for k, v in figure.items() if k != "measured_on"}
+    return undated if measured_on in (None, taken_on) else {**undated, "measured_on": measured_on}
 
 
 def merge_results(

@@ -216,3 +216,33 @@ def test_scale_table_holds_a_read_to_its_twin_and_flags_growth_scans_and_missing
     missing, within = table(twin, {"events_page": (1, 15, ["Query"])})
     assert not within
     assert "| `post_get` (root administrator) | n/a | 1 | n/a | 1 | n/a |" in missing
+
+
+def test_a_whole_bench_run_keeps_a_simulated_figure_under_the_day_it_was_measured(tmp_path):
+    """`make bench` keeps `make simulate`'s figures as they were, under its own new `taken_on`:
+    one measured on the old file's day (no `measured_on` of its own) must say that day, not
+    stand under the new run's."""
+    results = tmp_path / "results.json"
+    old = [Figure("load_p50_ms", 48, 44, "ms"), Figure("mail_day_delay_p95_s", 853.8, 1, "s")]
+    write_results(results_document(old, date(2026, 11, 22), "2 cores"), results)
+    merge_results(
+        [Figure("digest_x", 1, 2, "s")], date(2026, 11, 25), "x", results, tmp_path / "no.md"
+    )
+    write_results(
+        results_document([Figure("load_p50_ms", 47, 44, "ms")], date(2026, 12, 7), "2 cores"),
+        results,
+    )
+    by_name = {f["name"]: f for f in json.loads(results.read_text())["figures"]}
+    assert by_name["mail_day_delay_p95_s"]["measured_on"] == "2026-11-22"
+    assert by_name["digest_x"]["measured_on"] == "2026-11-25"
+    assert "measured_on" not in by_name["load_p50_ms"]
+    # Measured again on the new run's day: it says no other day.
+    merge_results(
+        [Figure("digest_x", 1, 2, "s")], date(2026, 12, 7), "x", results, tmp_path / "no.md"
+    )
+    write_results(
+        results_document([Figure("load_p50_ms", 46, 44, "ms")], date(2026, 12, 7), "2 cores"),
+        results,
+    )
+    by_name = {f["name"]: f for f in json.loads(results.read_text())["figures"]}
+    assert "measured_on" not in by_name["digest_x"]
