@@ -33,8 +33,9 @@ METRICS = {
     # dead-letter queue (services/notify/delivery.py `send_dead_letter`), never retried.
     "NotificationDeadLettered": "Count",
     # A rejected mail's sender not told why (services/mail_in/notices.py); dimension Reason:
-    # suppressed (since the mail), no-group (none to send as), refused (SES), unchecked (the
-    # sender's DKIM check failed on DNS). The mail log's `noticeSent` says false for the first three.
+    # suppressed (since the mail), no-group (none to send as), refused (SES), expired (told again
+    # after its claim was gone), unchecked (the sender's DKIM check failed on DNS). The mail log's
+    # `noticeSent` says false for the first four (services/mail_in/notices.py NOT_SENT_REASONS).
     "RejectionNoticeNotSent": "Count",
     "EventPublishFailed": "Count",  # domain events EventBridge refused after the tries: retried
     "CommentsPurged": "Count",
