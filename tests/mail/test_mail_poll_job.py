@@ -95,6 +95,36 @@ def test_mail_that_agoras_own_stop_left_on_the_server_is_the_next_runs_first_pol
     assert configured.mailbox.count() == 0
 
 
+def test_mail_a_lambda_runs_end_left_on_the_server_waits_the_contracts_five_minutes(
+    configured, api
+):
+    """The counterpart of the stop above: a run's own end (Lambda's time running out, not Agora's
+    stop) with mail left is a poll that found mail, due 5 minutes on (CONTRACT §9), so only
+    Agora's own stop makes a mailbox due at once."""
+    from chalicelib.clock import utc_now
+    from chalicelib.jobs.base import Deadline
+    from chalicelib.jobs.mail_poll import composed, poll_mailbox
+
+    for n in range(3):
+        configured.mailbox.deliver(mail("ann@example.org", f"Before the run's end {n}", "hello"))
+    asked: list[int] = []
+
+    def remaining_ms() -> int:  # the run ends once the first mail has been read
+        asked.append(1)
+        return 0 if len(asked) > 1 else 10**12
+
+    polled = poll_mailbox(
+        f"post#{configured.garden}", Deadline(remaining_ms, margin_ms=0), composed()
+    )
+    assert polled.failure is None, polled.line
+    assert configured.mailbox.count() == 2
+    path = f"/api/v1/en_US/connector/email-to-post/{configured.garden}"
+    shown = api.get(path, configured.admin)[1]["object"]
+    assert shown["lastError"] is None
+    due = datetime.fromisoformat(shown["nextPollOn"])
+    assert utc_now() + timedelta(minutes=4) < due <= utc_now() + timedelta(minutes=5)
+
+
 def test_log_endpoints_need_their_privileges(configured, api):
     member = configured.ann
     status, _ = api.get(f"/api/v1/en_US/connector/email-to-post/{configured.garden}/log", member)
