@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import pytest
@@ -65,6 +66,18 @@ def test_cli_poll_mail_imports_and_the_log_endpoint_shows_it(configured, api, ca
     assert settings["object"]["lastProcessed"] is not None
 
 
+def ends_after_first_read() -> Callable[[], int]:
+    """A deadline's remaining time that runs out once the first mail has been read: plenty at
+    the poll's start, none when the ingestor next asks."""
+    asked: list[int] = []
+
+    def remaining_ms() -> int:
+        asked.append(1)
+        return 0 if len(asked) > 1 else 10**12
+
+    return remaining_ms
+
+
 def test_mail_that_agoras_own_stop_left_on_the_server_is_the_next_runs_first_poll(configured, api):
     """make run's stop (Ctrl-C) mid-poll: what was read is posted, the rest stays on the server,
     and the mailbox stays due, so the restarted make run's schedule (`poll-mail --due`) reads the
@@ -75,13 +88,7 @@ def test_mail_that_agoras_own_stop_left_on_the_server_is_the_next_runs_first_pol
 
     for n in range(3):
         configured.mailbox.deliver(mail("ann@example.org", f"Before the stop {n}", "hello"))
-    asked: list[int] = []
-
-    def remaining_ms() -> int:  # the stop begins once the first mail has been read
-        asked.append(1)
-        return 0 if len(asked) > 1 else 10**12
-
-    stop = Deadline(remaining_ms, margin_ms=0, stopping=True)
+    stop = Deadline(ends_after_first_read(), margin_ms=0, stopping=True)
     polled = poll_mailbox(f"post#{configured.garden}", stop, composed())
     assert polled.failure is None, polled.line
     assert configured.mailbox.count() == 2  # one read (and deleted), two left on the server
@@ -107,15 +114,8 @@ def test_mail_a_lambda_runs_end_left_on_the_server_waits_the_contracts_five_minu
 
     for n in range(3):
         configured.mailbox.deliver(mail("ann@example.org", f"Before the run's end {n}", "hello"))
-    asked: list[int] = []
-
-    def remaining_ms() -> int:  # the run ends once the first mail has been read
-        asked.append(1)
-        return 0 if len(asked) > 1 else 10**12
-
-    polled = poll_mailbox(
-        f"post#{configured.garden}", Deadline(remaining_ms, margin_ms=0), composed()
-    )
+    run_end = Deadline(ends_after_first_read(), margin_ms=0)
+    polled = poll_mailbox(f"post#{configured.garden}", run_end, composed())
     assert polled.failure is None, polled.line
     assert configured.mailbox.count() == 2
     path = f"/api/v1/en_US/connector/email-to-post/{configured.garden}"
