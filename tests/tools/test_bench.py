@@ -225,24 +225,21 @@ def test_a_whole_bench_run_keeps_a_simulated_figure_under_the_day_it_was_measure
     results = tmp_path / "results.json"
     old = [Figure("load_p50_ms", 48, 44, "ms"), Figure("mail_day_delay_p95_s", 853.8, 1, "s")]
     write_results(results_document(old, date(2026, 11, 22), "2 cores"), results)
-    merge_results(
-        [Figure("digest_x", 1, 2, "s")], date(2026, 11, 25), "x", results, tmp_path / "no.md"
-    )
-    write_results(
-        results_document([Figure("load_p50_ms", 47, 44, "ms")], date(2026, 12, 7), "2 cores"),
-        results,
-    )
-    by_name = {f["name"]: f for f in json.loads(results.read_text())["figures"]}
+
+    def simulate_then_bench(simulated_on: date, load_p50_ms: float) -> dict:
+        """make simulate merges a figure on `simulated_on`, then a whole make bench on 2026-12-07
+        writes the file: its figures by name."""
+        merge_results(
+            [Figure("digest_x", 1, 2, "s")], simulated_on, "x", results, tmp_path / "no.md"
+        )
+        run = [Figure("load_p50_ms", load_p50_ms, 44, "ms")]
+        write_results(results_document(run, date(2026, 12, 7), "2 cores"), results)
+        return {f["name"]: f for f in json.loads(results.read_text())["figures"]}
+
+    by_name = simulate_then_bench(date(2026, 11, 25), 47)
     assert by_name["mail_day_delay_p95_s"]["measured_on"] == "2026-11-22"
     assert by_name["digest_x"]["measured_on"] == "2026-11-25"
     assert "measured_on" not in by_name["load_p50_ms"]
     # Measured again on the new run's day: it says no other day.
-    merge_results(
-        [Figure("digest_x", 1, 2, "s")], date(2026, 12, 7), "x", results, tmp_path / "no.md"
-    )
-    write_results(
-        results_document([Figure("load_p50_ms", 46, 44, "ms")], date(2026, 12, 7), "2 cores"),
-        results,
-    )
-    by_name = {f["name"]: f for f in json.loads(results.read_text())["figures"]}
+    by_name = simulate_then_bench(date(2026, 12, 7), 46)
     assert "measured_on" not in by_name["digest_x"]
