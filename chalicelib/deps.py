@@ -386,7 +386,8 @@ def post_service() -> PostService:
 class IngestorParts(TypedDict, total=False):
     """What a test or the benchmark may give `mail_ingestor` instead of the configured part:
     the planner's (`users`, `groups`, `posts`, `comments`, `counters`, `base_url`, `authserv_id`,
-    `verifier`; `mail` and `clock` go to both), or the ingestor's."""
+    `verifier`; `mail` and `clock` go to both), or the ingestor's. A given `planner` takes none
+    of the planner's only parts beside it (`_PLANNER_ONLY`)."""
 
     users: Any
     groups: Any
@@ -425,8 +426,22 @@ _PLANNER_PARTS = (
 )
 
 
+# The parts only the planner takes: a given planner already holds its own, so they cannot be
+# given with it (the notice decider's, `groups`, `authserv_id`, `verifier` and `inbound_domain`,
+# still can: the notices read them).
+_PLANNER_ONLY = ("users", "posts", "comments", "counters", "base_url", "unverified", "reply_keys")
+
+
 def mail_ingestor(**given: Unpack[IngestorParts]) -> MailIngestor:
-    """The mail-in of the configured mailboxes; `given` parts replace the configured ones."""
+    """The mail-in of the configured mailboxes; `given` parts replace the configured ones. A
+    given `planner` comes with its own collaborators: giving one of theirs too is a TypeError
+    (it would be ignored), so build the planner with them (`mail_ingestor(posts=…).planner`)."""
+    ignored = [name for name in _PLANNER_ONLY if name in given] if "planner" in given else []
+    if ignored:
+        raise TypeError(
+            f"mail_ingestor: {', '.join(ignored)} would be ignored beside planner=, which holds"
+            " its own; give them to the planner instead"
+        )
     from chalicelib.services.mail_in import MailIngestor  # the mail jobs only
     from chalicelib.services.mail_in.planner import MailPlanner
 

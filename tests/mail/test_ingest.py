@@ -420,6 +420,17 @@ def test_a_mail_that_kills_the_process_is_quarantined_and_the_rest_flows(world):
     assert poll(world.config(), planner=killer).skipped == 1
 
 
+def test_a_given_planner_takes_none_of_its_own_parts_beside_it():
+    """A planner holds its posts, comments and counters: given again beside it they would be
+    ignored, so mail_ingestor refuses them, naming them; the notices' parts still go with it."""
+    planner = ingestor().planner
+    for part in ("users", "posts", "comments", "counters", "base_url", "reply_keys"):
+        with pytest.raises(TypeError, match=f"{part} would be ignored beside planner="):
+            ingestor(planner=planner, **{part: getattr(planner, part)})
+    kept = ingestor(planner=planner, authserv_id="example.com", max_bytes=2000)
+    assert kept.planner is planner and kept.max_bytes == 2000
+
+
 def test_switching_to_another_account_imports_its_mail_despite_colliding_uidls(world, dovecot):
     from chalicelib.mail.pop3 import Pop3Mailbox
 
