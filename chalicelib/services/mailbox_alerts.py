@@ -44,7 +44,9 @@ class Claims(Protocol):
 
     def claim_instant(self, user_id: str, occurrence_id: str, now: datetime) -> bool: ...
     def release_instant(self, user_id: str, occurrence_id: str) -> None: ...
-    def record_instant(self, user_id: str, occurrence_id: str, message_id: str) -> None: ...
+    def record_instant(self, user_id: str, occurrence_id: str, message_id: str) -> bool:
+        """False when the claim is gone (expired, or released): nothing is recorded."""
+        ...
 
 
 class MailboxFailingNotice:
@@ -106,7 +108,9 @@ class MailboxFailingNotice:
             except Exception:
                 self.claims.release_instant(user.id, occurrence)
                 raise
-            self.claims.record_instant(user.id, occurrence, message_id)
+            if not self.claims.record_instant(user.id, occurrence, message_id):
+                # The claim is gone (expired): the mail went all the same; nothing to undo.
+                log.warning("mailbox failing told after its claim was gone", extra=_facts(event))
             sent += 1
         log.info("mailbox failing told", extra={**_facts(event), "emails": sent})
         return sent

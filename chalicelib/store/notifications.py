@@ -337,15 +337,17 @@ class DigestRepository:
             )
         )
 
-    def put_back(self, record: DigestRecord) -> None:
-        """The digest could not be sent: the item waits for the next one."""
-        record.update(
-            actions=[
+    def put_back(self, record: DigestRecord) -> bool:
+        """The digest could not be sent: the item waits for the next one. False when the item
+        is gone (expired since it was taken): it stays gone (see `_still_stored`)."""
+        return _still_stored(
+            record,
+            [
                 DigestRecord.sent_on.remove(),
                 DigestRecord.digest_day.remove(),
                 DigestRecord.pending_shard.set(pending_shard(record.user_id)),
                 DigestRecord.pending_key.set(moment_key(record.queued_on, record.occurrence_id)),
-            ]
+            ],
         )
 
     # --- one digest per user per day -----------------------------------------------------------
@@ -357,12 +359,12 @@ class DigestRepository:
     def release_day(self, user_id: str, day: str) -> None:
         DigestRecord(user_id, DAY + day).delete()
 
-    def finish_day(self, user_id: str, day: str, item_count: int, message_id: str) -> None:
-        DigestRecord(user_id, DAY + day).update(
-            actions=[
-                DigestRecord.item_count.set(item_count),
-                DigestRecord.message_id.set(message_id),
-            ]
+    def finish_day(self, user_id: str, day: str, item_count: int, message_id: str) -> bool:
+        """The day's digest went: its claim remembers the message. False when the claim is gone
+        (expired, or released): nothing is written (see `_still_stored`)."""
+        return _still_stored(
+            DigestRecord(user_id, DAY + day),
+            [DigestRecord.item_count.set(item_count), DigestRecord.message_id.set(message_id)],
         )
 
     def day(self, user_id: str, day: str) -> DigestRecord | None:
@@ -382,7 +384,18 @@ class DigestRepository:
     def release_instant(self, user_id: str, occurrence_id: str) -> None:
         DigestRecord(user_id, INSTANT + occurrence_id).delete()
 
-    def record_instant(self, user_id: str, occurrence_id: str, message_id: str) -> None:
-        DigestRecord(user_id, INSTANT + occurrence_id).update(
-            actions=[DigestRecord.message_id.set(message_id)]
+    def record_instant(self, user_id: str, occurrence_id: str, message_id: str) -> bool:
+        """The instant email went: its claim remembers the message. False when the claim is gone
+        (expired, or released since): nothing is written (see `_still_stored`)."""
+        return _still_stored(
+            DigestRecord(user_id, INSTANT + occurrence_id),
+            [DigestRecord.message_id.set(message_id)],
         )
+
+
+def _still_stored(record: DigestRecord, actions: list[Action]) -> bool:
+    """Update the item only while it is stored; False when it is gone. An unconditional update
+    of an item gone since (its TTL ran out, or a release deleted it) would make a bare item with
+    no `expires` that no TTL ever removes (as `NoticeClaims.release` in store/mail.py). The mail
+    it records went all the same: the caller logs it and goes on."""
+    return conditionally(lambda: record.update(actions=actions, condition=DigestRecord.sk.exists()))

@@ -77,3 +77,35 @@ def test_an_instant_email_is_claimed_once_per_user_and_occurrence(digests):
     digests.release_instant("ann", "post-1")
     assert digests.claim_instant("ann", "post-1", NOW)
     digests.record_instant("ann", "post-1", "message-2")
+
+
+def test_a_claim_gone_before_its_message_is_recorded_stays_gone(digests):
+    """A day's claim, an instant claim or a taken item deleted since (its TTL ran out, or it
+    was released) is not made again by writing its message or putting it back: such an item
+    would have no `expires` and stay forever. The write answers False and leaves no item."""
+    assert digests.claim_day("ann", DAY, NOW)
+    digests.release_day("ann", DAY)
+    finished = digests.finish_day("ann", DAY, 3, "message-1")
+    assert digests.day("ann", DAY) is None
+    assert finished is False
+    assert digests.claim_instant("ann", "post-1", NOW)
+    digests.release_instant("ann", "post-1")
+    recorded = digests.record_instant("ann", "post-1", "message-2")
+    assert digests.claim_instant("ann", "post-1", NOW)  # nothing stood in the claim's way
+    assert recorded is False
+    queue(digests, "ann", "post-2", 10)
+    [record] = digests.pending_items("ann", 10)
+    assert digests.take(record, DAY, NOW)
+    gone(digests, record)
+    put_back = digests.put_back(record)
+    assert digests.pending_items("ann", 10) == []
+    assert queue(digests, "ann", "post-2", 1)  # the item's key is free again
+    assert put_back is False
+
+
+def gone(digests, record) -> None:
+    """The item's TTL ran out: DynamoDB deleted it."""
+    if isinstance(digests, FakeDigestRepository):
+        digests._items.pop((record.user_id, record.sk))
+    else:
+        record.delete()

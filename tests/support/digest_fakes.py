@@ -94,14 +94,17 @@ class FakeDigestRepository:
             stored.sent_on, stored.digest_day, stored.pending_key = now, day, None
             return True
 
-    def put_back(self, record: Any) -> None:
+    def put_back(self, record: Any) -> bool:
         with self._lock:
-            stored = self._items[(record.user_id, record.sk)]
+            stored = self._items.get((record.user_id, record.sk))
+            if stored is None:
+                return False
             stored.sent_on = stored.digest_day = None
             assert stored.queued_on is not None
             stored.pending_key = moment_key(stored.queued_on, stored.occurrence_id)
             entry = (stored.pending_key, stored.user_id)
             self._pending[int(pending_shard(stored.user_id))].add(entry)
+            return True
 
     # --- one digest per user per day -------------------------------------------------------------
 
@@ -113,12 +116,13 @@ class FakeDigestRepository:
         with self._lock:
             self._items.pop((user_id, DAY + day), None)
 
-    def finish_day(self, user_id: str, day: str, item_count: int, message_id: str) -> None:
+    def finish_day(self, user_id: str, day: str, item_count: int, message_id: str) -> bool:
         with self._lock:
-            stored = self._items.setdefault(
-                (user_id, DAY + day), FakeDigestRecord(user_id, DAY + day)
-            )
+            stored = self._items.get((user_id, DAY + day))
+            if stored is None:
+                return False  # the claim is gone: nothing is written, as on DynamoDB
             stored.item_count, stored.message_id = item_count, message_id
+            return True
 
     def day(self, user_id: str, day: str) -> Any:
         with self._lock:
@@ -135,13 +139,13 @@ class FakeDigestRepository:
         with self._lock:
             self._items.pop((user_id, INSTANT + occurrence_id), None)
 
-    def record_instant(self, user_id: str, occurrence_id: str, message_id: str) -> None:
+    def record_instant(self, user_id: str, occurrence_id: str, message_id: str) -> bool:
         with self._lock:
-            stored = self._items.setdefault(
-                (user_id, INSTANT + occurrence_id),
-                FakeDigestRecord(user_id, INSTANT + occurrence_id),
-            )
+            stored = self._items.get((user_id, INSTANT + occurrence_id))
+            if stored is None:
+                return False  # the claim is gone: nothing is written, as on DynamoDB
             stored.message_id = message_id
+            return True
 
 
 class FakeSlotClock:

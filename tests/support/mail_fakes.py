@@ -440,8 +440,11 @@ class FakeDigests:
     def release_instant(self, user_id: str, occurrence_id: str) -> None:
         self.claimed.pop((user_id, occurrence_id), None)
 
-    def record_instant(self, user_id: str, occurrence_id: str, message_id: str) -> None:
+    def record_instant(self, user_id: str, occurrence_id: str, message_id: str) -> bool:
+        if (user_id, occurrence_id) not in self.claimed:
+            return False
         self.claimed[(user_id, occurrence_id)] = message_id
+        return True
 
 
 class FakeMailer:

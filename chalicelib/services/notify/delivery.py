@@ -564,11 +564,11 @@ class NotifyService:
         except Exception:
             self.digests.release_instant(user.id, occurrence.id)
             raise
-        self.digests.record_instant(user.id, occurrence.id, message_id)
-        log.info(
-            "notification sent",
-            extra={"user": user.id, "post": occurrence.post.id, "messageId": message_id},
-        )
+        facts = {"user": user.id, "post": occurrence.post.id, "messageId": message_id}
+        log.info("notification sent", extra=facts)
+        if not self.digests.record_instant(user.id, occurrence.id, message_id):
+            # The claim is gone (expired): the mail went all the same; nothing to undo.
+            log.warning("notification sent after its claim was gone: not recorded", extra=facts)
         return True
 
     # --- helpers ---------------------------------------------------------------------------------

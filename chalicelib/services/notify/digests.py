@@ -262,7 +262,11 @@ class DigestService:
                 self.digests.put_back(record)
             self.digests.release_day(user_id, day)
             raise
-        self.digests.finish_day(user_id, day, len(entries), message_id)
+        if not self.digests.finish_day(user_id, day, len(entries), message_id):
+            # The day's claim is gone (expired): the digest went all the same; nothing to undo.
+            log.warning(
+                "digest sent after its day's claim was gone", extra={"day": day, "user": user_id}
+            )
 
     def _visible_entries(self, user: User, taken: list[DigestRecord]) -> list[DigestEntry]:
         """The items whose post or comment still exists in a group the user may enter."""
