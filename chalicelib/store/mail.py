@@ -14,17 +14,24 @@ Table `mail`, hash `mailbox` (e.g. `post#<groupId>`, `comment#system`), range `s
   nothing twice) and `notice_message_id` once sent; it expires (`expires`, TTL) after
   NOTICE_KEPT, once no redrive of the outbox can tell its event again.
   A notice the drain could not send (the address suppressed since, no group, SES refusing)
-  says `notice_sent` false on its entry; when the drain comes first (the outbox is written
-  before the entry), on an item of its own at the entry's key (keys, `notice_sent` false and a
-  TTL: no log index lists it, and no read takes it for an entry). The poll writes an entry told
-  a notice with a condition (`_put_told`) that keeps that false, so the order never matters.
+  says `notice_sent` false on its entry.
+- `notice-refused#<entry id>`: the drain could not send that entry's notice (`NoticeClaims.
+  not_sent`); keys, `entry_id` and a TTL (NOTICE_KEPT): no log index lists it, no read takes it
+  for an entry, and no write of the entry replaces it. The poll writes an entry told a notice in
+  one transaction that checks it is absent (`_put_told`), else writes the entry saying false:
+  the drain may come before the entry is written (the outbox goes first), or between a crashed
+  poll's count of the mail and its retry's (which puts the entry whole), and the entry says
+  false all the same. The last release's drain noted the false at the entry's key instead
+  (keys, `notice_sent` false, a TTL: `_written` skips it); the told write's condition on the
+  entry still honours such a note.
 - `uidl#<account>#<uidl>`: this message on the server is handled (its entry id and final status),
   so a kept mail is skipped without downloading it again. `<account>` hashes server, port and
   user name: RFC 1939 makes a UIDL unique only within one maildrop, so a connector pointed at
   another account must not take that account's mail for handled.
 
 Markers and entries are read and written in batches (BatchGetItem, BatchWriteItem): a poll costs a
-few requests per chunk of mails, not per mail.
+few requests per chunk of mails, not per mail. An entry told a notice (at most one a sender a day)
+is written alone, in its transaction (`_put_told`).
 """
 
 from __future__ import annotations
@@ -35,9 +42,12 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Unpack
 
 from pynamodb.attributes import BooleanAttribute, NumberAttribute, TTLAttribute, UnicodeAttribute
+from pynamodb.exceptions import TransactWriteError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, LocalSecondaryIndex
 from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
 
+from chalicelib.aws import cancellation_codes, error_code
 from chalicelib.domain.mailboxes import (
     VIA_POP3,
     Finish,
@@ -61,6 +71,7 @@ from chalicelib.store.base import (
     register,
     remember,
     table_meta,
+    transact,
 )
 
 ENTRY = "entry#"
@@ -138,8 +149,8 @@ class MailboxLeaseRecord(Model):
 
 
 def _written(item: MailRecord) -> bool:
-    """An entry written by mail in, not the drain's note of a notice not sent (`not_sent`) that
-    waits for its entry: that note has no place in the log (`received_key`)."""
+    """An entry written by mail in, not the last release's drain's note of a notice not sent,
+    written at the key of an entry to come: that note has no place in the log (`received_key`)."""
     return item.received_key is not None
 
 
@@ -188,6 +199,10 @@ NOTICE_DAY = "day#"
 # days (infra/build.py), and `redrive-outbox` tells their records again. A notice's event that
 # finds no claim (services/mail_in/notices.py) was then never sent, and says so.
 NOTICE_KEPT = timedelta(days=15)
+
+
+# `<mailbox>`, `notice-refused#<entry id>`: the drain could not send the entry's notice.
+REFUSED = "notice-refused#"
 
 
 def _notice_key(address: str, day: str) -> tuple[str, str]:
@@ -256,37 +271,53 @@ class NoticeClaims:
         )
 
     def not_sent(self, mailbox: str, entry_id: str, now: datetime) -> bool:
-        """The drain could not send the notice an entry is written with (`noticeSent` true): the
-        entry says false (stored false, which `_put_told` keeps). True when the entry is written;
-        False when it is not yet (the poll writes its outbox first): the false is then noted on
-        an item at the entry's key, which the entry's conditional write finds and keeps, and
-        which expires with the claims when no entry ever comes (a poll that died for good)."""
-        record = MailRecord(mailbox, ENTRY + entry_id)
-
-        def mark_entry() -> bool:
-            return conditionally(
-                lambda: record.update(
-                    actions=[MailRecord.notice_sent.set(False)],
-                    condition=MailRecord.received_key.exists(),
-                )
+        """The drain could not send the notice an entry is written with (`noticeSent` true).
+        The refusal is kept on an item of its own (`REFUSED`), which no write of the entry
+        replaces and every told write checks (`_put_told`); then the entry, when written, says
+        false. True when the entry was written (and now says false); False when it is not yet
+        (the poll writes its outbox first): it will say false when it is. The refusal expires
+        with the claims, once no redrive of the outbox can tell its event again."""
+        refused = MailRecord(
+            mailbox, REFUSED + entry_id, entry_id=entry_id, expires=now + NOTICE_KEPT
+        )
+        refused.save()
+        return conditionally(
+            lambda: MailRecord(mailbox, ENTRY + entry_id).update(
+                actions=[MailRecord.notice_sent.set(False)],
+                condition=MailRecord.received_key.exists(),
             )
+        )
 
-        if mark_entry():
-            return True
-        note = MailRecord(mailbox, ENTRY + entry_id, notice_sent=False, expires=now + NOTICE_KEPT)
-        if conditionally(lambda: note.save(condition=MailRecord.sk.does_not_exist())):
-            return False
-        # Taken: by the entry, written between the two, or by a note of an earlier delivery.
-        return mark_entry()
+
+def lost_condition(error: TransactWriteError) -> bool:
+    """A transaction cancelled because a condition of its own did not hold (nothing else)."""
+    codes = [code for code in cancellation_codes(error) if code]
+    return (
+        error_code(error) == "TransactionCanceledException"
+        and bool(codes)
+        and all(code == "ConditionalCheckFailed" for code in codes)
+    )
 
 
 def _put_told(item: MailRecord) -> None:
-    """Write an entry told a notice (`notice_sent` true) unless its key says the notice did not
-    go (`NoticeClaims.not_sent`: the drain told it before this write, or since an earlier one):
-    then it is written saying so. A put either way: it replaces the whole item, the note's TTL
-    with it."""
+    """Write an entry told a notice (`notice_sent` true) unless the notice did not go: the drain
+    refused it (`NoticeClaims.not_sent`: before this write, or since an earlier one, whatever
+    the poll wrote in between), or the last release's drain noted so at the entry's key (an
+    item saying `notice_sent` false). Then it is written saying false. One transaction: the
+    refusal's absence checked, the entry put on its condition; a put either way (it replaces
+    the whole item, an old note's TTL with it)."""
     told = MailRecord.notice_sent.does_not_exist() | (MailRecord.notice_sent == True)  # noqa: E712
-    if not conditionally(lambda: item.save(condition=told)):
+    refused = REFUSED + str(item.entry_id)
+
+    def fill(write: TransactWrite) -> None:
+        write.condition_check(MailRecord, item.mailbox, refused, MailRecord.sk.does_not_exist())
+        write.save(item, condition=told)
+
+    try:
+        transact(MailRecord._get_connection().connection, fill)
+    except TransactWriteError as error:
+        if not lost_condition(error):
+            raise
         item.notice_sent = False
         item.save()
 
@@ -331,7 +362,7 @@ class MailRepository:
                 items.setdefault((marker.mailbox, marker.sk), marker)
         written = [_item(left[item]) if isinstance(item, str) else item for item in items.values()]
         # An entry told a notice goes first (entries before their markers), on its own: the
-        # drain may have noted already that its notice could not go.
+        # drain may have refused its notice already.
         for item in written:
             if item.notice_sent:
                 _put_told(item)

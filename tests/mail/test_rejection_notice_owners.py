@@ -196,6 +196,31 @@ def test_a_notice_ses_refuses_is_not_sent_and_says_so(world, client, monkeypatch
     assert log_of(client, world, world.garden)["Refused by SES"]["noticeSent"] is False
 
 
+def test_a_notice_ses_refuses_between_a_crashed_poll_and_its_retry_says_not_sent(
+    world, client, mailbox, monkeypatch, capsys
+):
+    """The poll counts the mail (processing), writes the notice's event to the outbox and dies;
+    the drain finds SES refusing; the retry counts the mail again and writes its outcome told a
+    notice. The log says the notice did not go (it said it did: the retry's count replaced the
+    drain's false, last session's review)."""
+    from chalicelib.aws import client as aws_client
+
+    mailbox.deliver(raw_mail("stranger@example.net", "Refused between"))
+    config = mailbox.connector(world.garden)
+    with pytest.raises(notices.Crash):
+        deps.mail_ingestor(outbox=notices.OutboxThenDie()).poll(config, lambda: False)
+    # Counted (listed as failed until its outcome is written), its event in the outbox.
+    assert log_of(client, world, world.garden)["Refused between"]["status"] == "failed"
+    aws_client("ses").delete_identity(Identity="community.example")  # no sender SES accepts
+    assert drained_metrics(monkeypatch, capsys) == {"refused": 1}
+    assert deps.mail_ingestor().poll(config, lambda: False).rejected == 1
+    entry = log_of(client, world, world.garden)["Refused between"]
+    assert entry["status"] == "rejected" and entry["noticeSent"] is False
+    drain()  # the retry's event, told again
+    assert notices_to("stranger@example.net") == []
+    assert log_of(client, world, world.garden)["Refused between"]["noticeSent"] is False
+
+
 def test_a_sender_the_dns_failure_left_unchecked_is_counted(world, client, monkeypatch, capsys):
     """Under verify the notice needs the sender's DKIM check; a DNS failure leaves the sender
     untold, and the operator sees it (not only the log)."""

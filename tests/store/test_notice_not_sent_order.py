@@ -20,9 +20,13 @@ ACCOUNT = "account-1"
 
 
 def stored(entry_id: str) -> dict | None:
+    return stored_at(ENTRY + entry_id)
+
+
+def stored_at(sk: str) -> dict | None:
     item = client("dynamodb").get_item(
         TableName=get_settings().table_name("mail"),
-        Key={"mailbox": {"S": MAILBOX}, "sk": {"S": ENTRY + entry_id}},
+        Key={"mailbox": {"S": MAILBOX}, "sk": {"S": sk}},
         ConsistentRead=True,
     )
     return item.get("Item")
@@ -110,11 +114,68 @@ def test_a_mail_counted_before_its_rejection_keeps_the_drains_false(aws, now):
     assert listed(log) == {"counted": False}
 
 
-def test_a_note_no_entry_ever_follows_expires_with_the_claims(aws, now):
-    from chalicelib.store.mail import NOTICE_KEPT
+def test_a_refusal_no_entry_ever_follows_expires_with_the_claims(aws, now):
+    from chalicelib.store.mail import NOTICE_KEPT, REFUSED
 
     NoticeClaims().not_sent(MAILBOX, "orphan", now)
-    note = stored("orphan")
-    assert note is not None and note["notice_sent"] == {"BOOL": False}
-    expires = datetime.fromtimestamp(int(note["expires"]["N"]), UTC)
+    assert stored("orphan") is None  # nothing at the entry's key: no entry to come is replaced
+    refusal = stored_at(REFUSED + "orphan")
+    assert refusal is not None and refusal["entry_id"] == {"S": "orphan"}
+    assert not {"received_key", "status_mailbox"} & set(refusal)  # in no index of the log
+    expires = datetime.fromtimestamp(int(refusal["expires"]["N"]), UTC)
     assert expires == now + NOTICE_KEPT
+
+
+def test_a_poll_that_died_after_its_outbox_and_counted_again_keeps_the_drains_false(aws, now):
+    """The poll counts the mail (processing), writes its outbox and dies; the drain cannot send
+    the notice (the entry says false); the retry counts the mail again, a batch put of the whole
+    entry that knows nothing of the drain's false, then writes its outcome told a notice: the
+    entry says false (it said true: last session's review)."""
+    log, claims = MailRepository(), NoticeClaims()
+    counted = Reserve(rejected(log, "retried", now, told=False).entry)
+    log.record(MAILBOX, ACCOUNT, [counted])
+    assert claims.not_sent(MAILBOX, "retried", now) is True
+    assert stored("retried")["notice_sent"] == {"BOOL": False}
+    log.record(MAILBOX, ACCOUNT, [counted])  # the retry's count: the stored false is replaced
+    log.record(MAILBOX, ACCOUNT, [rejected(log, "retried", now, told=True)])
+    assert listed(log) == {"retried": False}
+    assert stored("retried")["notice_sent"] == {"BOOL": False}
+    # Counted and settled in one call (a retry that reads the mail at once): false all the same.
+    log.record(MAILBOX, ACCOUNT, [counted, rejected(log, "retried", now, told=True)])
+    assert listed(log) == {"retried": False}
+
+
+def test_a_note_the_last_release_wrote_at_the_entrys_key_still_says_false(aws, now):
+    """The last release's drain noted the false on an item at the entry's key (keys,
+    `notice_sent` false, a TTL) when the entry was not written yet: the entry written over it
+    says false, and the note is no entry of the log until then."""
+    from chalicelib.store.mail import NOTICE_KEPT
+
+    client("dynamodb").put_item(
+        TableName=get_settings().table_name("mail"),
+        Item={
+            "mailbox": {"S": MAILBOX},
+            "sk": {"S": ENTRY + "old-note"},
+            "notice_sent": {"BOOL": False},
+            "expires": {"N": str(int((now + NOTICE_KEPT).timestamp()))},
+        },
+    )
+    log = MailRepository()
+    assert log.entry(MAILBOX, "old-note") is None and listed(log) == {}
+    log.record(MAILBOX, ACCOUNT, [rejected(log, "old-note", now, told=True)])
+    assert listed(log) == {"old-note": False}
+    assert "expires" not in stored("old-note")
+
+
+def test_a_refusal_noted_for_one_entry_leaves_the_others_told(aws, now):
+    log, claims = MailRepository(), NoticeClaims()
+    claims.not_sent(MAILBOX, "refused", now)
+    log.record(
+        MAILBOX,
+        ACCOUNT,
+        [
+            rejected(log, "refused", now, told=True),
+            rejected(log, "other", now + timedelta(seconds=1), told=True),
+        ],
+    )
+    assert listed(log) == {"refused": False, "other": True}

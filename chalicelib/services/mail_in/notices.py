@@ -27,8 +27,9 @@ only a clock or a store restored from long ago gets there) is not sent, and is `
 A notice that cannot go after all (its address suppressed since, no group, SES refusing) writes
 the entry's `noticeSent` back to false and counts `RejectionNoticeNotSent` by reason: the
 administrator reads the log, the operator the metric. The drain may come before the entry is
-written (the outbox goes first): the false is noted at the entry's key, and the poll's write of
-the entry keeps it (store/mail.py `NoticeClaims.not_sent`), so the log is right in either order.
+written (the outbox goes first), or between a crashed poll and its retry: the refusal is kept on an
+item of its own that the poll's told write of the entry checks (store/mail.py
+`NoticeClaims.not_sent`, `_put_told`), so the log is right in any order.
 """
 
 from __future__ import annotations
@@ -288,8 +289,8 @@ class RejectionNotices:
         if self.claims.not_sent(event.mailbox, event.log_entry_id, self.clock()):
             log.warning("rejection notice not sent", extra=facts)
         else:
-            # Drained before the mail's entry was written: the false is noted at its key, and
-            # the entry, when the poll writes it, says false all the same.
+            # Drained before the mail's entry was written: the refusal is kept, and the entry,
+            # when the poll writes it, says false all the same.
             log.warning("rejection notice not sent; noted for its log entry to come", extra=facts)
         return False
 
