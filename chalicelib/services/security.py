@@ -145,7 +145,11 @@ class SecurityService:
         AGORA_CACHE_SECONDS; the memberships come with the user."""
         if not token:
             raise Unauthorized()
-        user_id, version = token_claims(token)
+        return self.caller_for_claims(*token_claims(token))
+
+    def caller_for_claims(self, user_id: str, version: int) -> Caller:
+        """The caller of a token whose signature and expiry were checked (`token_claims`): the
+        API's gate checks the token before it builds this service and its tables."""
         user = self.users.get(user_id)
         if user is None:
             raise Unauthorized("The account of this token no longer exists.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import pydantic
@@ -151,6 +152,55 @@ def test_make_runs_own_modules_read_no_setting_when_imported():
     result = with_a_bad_base_url("-c", script, *modules)
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
+
+
+def test_a_request_refused_for_its_token_does_not_load_pynamodb():
+    """A request without a token, or with a malformed, wrongly signed or expired one, is answered
+    401 on the token alone: the gate checks it before it builds the user table's repository, so
+    PynamoDB is not loaded (only a good token reads the table). The answers are the API's 401s."""
+    code = (
+        "import sys, json, jwt\n"
+        "from datetime import UTC, datetime\n"
+        "from chalice.test import Client\n"
+        "from app import app\n"
+        "from chalicelib.auth import issue_token\n"
+        "other = jwt.encode({'sub': 'ann', 'exp': 4102444800}, 'another-secret-that-is-long-enough',"
+        " algorithm='HS256')\n"
+        "expired = issue_token('ann', datetime(2020, 1, 1, tzinfo=UTC))\n"
+        "with Client(app, stage_name='dev') as client:\n"
+        "    for token in (None, 'not-a-token', other, expired):\n"
+        "        headers = {'X-Auth': token} if token else {}\n"
+        "        got = client.http.get('/api/v1/en_US/group/list', headers=headers)\n"
+        "        print(got.status_code, json.dumps(json.loads(got.body), sort_keys=True))\n"
+        "print('pynamodb' in sys.modules)\n"
+    )
+    lines = python_in_repo(code).splitlines()
+    not_valid = "The token is not valid; sign in again."
+    messages = [
+        "Sign in first: the request has no valid token.",
+        not_valid,
+        not_valid,
+        "The token has expired; sign in again.",
+    ]
+    assert [line.split(" ", 1)[0] for line in lines[-5:-1]] == ["401"] * 4
+    bodies = [json.loads(line.split(" ", 1)[1]) for line in lines[-5:-1]]
+    assert all(body.pop("timestamp") for body in bodies)
+    envelope = {"success": False, "object": None, "errors": []}
+    assert bodies == [{**envelope, "message": message} for message in messages]
+    assert lines[-1] == "False", "PynamoDB was loaded"
+
+
+def python_in_repo(code: str) -> str:
+    """What `python -c code` prints, run in a new interpreter at the repository's root."""
+    import sys
+
+    from tests.support import REPO_ROOT
+
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
 
 
 def test_a_request_that_reads_no_table_does_not_load_pynamodb():

@@ -12,8 +12,8 @@ from typing import Any
 from chalicelib import deps
 from chalicelib.api.routing.call import Call, RouteSpec
 from chalicelib.api.routing.inputs import validate
-from chalicelib.auth import Caller, Need, token_from_headers
-from chalicelib.errors import NotFound
+from chalicelib.auth import Caller, Need, token_claims, token_from_headers
+from chalicelib.errors import NotFound, Unauthorized
 from chalicelib.schemas.common import parse_guid
 
 # Privileges that apply to a group, which the route must name (`group=`).
@@ -21,8 +21,15 @@ GROUP_NEEDS = (Need.ENTER, Need.MODERATOR, Need.GROUP_ADMIN)
 
 
 def authenticate(request: Any, path: str) -> Caller:
-    """The caller of a request's token (401 without a valid one)."""
-    return deps.security_service().caller_for_token(token_from_headers(request.headers, path))
+    """The caller of a request's token (401 without a valid one). A missing, malformed, expired
+    or wrongly signed token is refused on the token alone, before the security service (and
+    with it the user table, PynamoDB and the rest of the store) is built: a cold container
+    answers such a request without loading them."""
+    token = token_from_headers(request.headers, path)
+    if not token:
+        raise Unauthorized()
+    user_id, version = token_claims(token)
+    return deps.security_service().caller_for_claims(user_id, version)
 
 
 def admit(call: Call[Any, Any, Any], path_values: dict[str, str]) -> None:
