@@ -222,7 +222,9 @@ class NoticeClaims:
 
     def claim(self, address: str, day: str, mailbox: str, entry_id: str, now: datetime) -> bool:
         """Take the sender's notice of `day` for this entry (a conditional put: two workers
-        racing, one wins); True too when this entry holds it already (a retry of the mail)."""
+        racing, one wins); True too when this entry holds it already (a retry of the mail),
+        which leaves the claim as it is: a put would drop the drain's mark that the notice is
+        being sent or went (`sending_on`), and the retry's event would send it again."""
         hash_key, range_key = _notice_key(address, day)
         record = MailRecord(
             hash_key,
@@ -231,11 +233,7 @@ class NoticeClaims:
             received_on=now,
             expires=now + NOTICE_KEPT,
         )
-        if conditionally(
-            lambda: record.save(
-                condition=MailRecord.sk.does_not_exist() | (MailRecord.entry_id == entry_id)
-            )
-        ):
+        if conditionally(lambda: record.save(condition=MailRecord.sk.does_not_exist())):
             return True
         return self.holder(address, day) == entry_id
 

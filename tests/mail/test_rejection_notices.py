@@ -408,6 +408,22 @@ def test_a_crash_between_the_outbox_and_the_entry_still_sends_one_notice(world, 
     assert log_of(client, world, world.garden)["Crashed"]["noticeSent"] is True
 
 
+def test_a_notice_drained_between_a_crash_and_its_retry_is_not_sent_again(world, client, mailbox):
+    """The drain sends the notice before the crashed poll is retried; the retry finds its claim
+    and announces the notice again, and that event sends nothing more (the retry's claim put
+    the claim whole, its mark of the sending gone, and the sender got two notices)."""
+    mailbox.deliver(raw_mail("stranger@example.net", "Drained between"))
+    config = mailbox.connector(world.garden)
+    with pytest.raises(Crash):
+        deps.mail_ingestor(outbox=OutboxThenDie()).poll(config, lambda: False)
+    drain()
+    assert len(notices_to("stranger@example.net")) == 1
+    assert deps.mail_ingestor().poll(config, lambda: False).rejected == 1
+    drain()
+    assert len(notices_to("stranger@example.net")) == 1
+    assert log_of(client, world, world.garden)["Drained between"]["noticeSent"] is True
+
+
 @pytest.mark.parametrize("step", CRASH_STEPS)
 def test_a_crash_at_any_step_sends_one_notice_all_the_same(world, client, mailbox, step):
     mailbox.deliver(raw_mail("stranger@example.net", "Crash test"))

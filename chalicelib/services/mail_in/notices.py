@@ -19,8 +19,8 @@ Who is told (`NoticeDecider`, run by the mail-in for each rejected mail, polled 
 
 Exactly once: the claim comes first, then the `RejectionNoticeDue` event goes to the outbox with
 the mail's other rejection event, then the log entry is written with `noticeSent` true (the
-outbox is written before the entry: a crash between them retries the mail, which finds its claim
-and writes the event again). The drain (`RejectionNotices`) marks the claim as sending before it
+outbox is written before the entry: a crash between them retries the mail, which finds its claim,
+leaves it as it is, and writes the event again). The drain (`RejectionNotices`) marks the claim as sending before it
 sends, so an event told twice sends one email; a send that fails unmarks it and is retried. An
 event told once its claim is gone (expired: store/mail.py NOTICE_KEPT outlives every redrive, so
 only a clock or a store restored from long ago gets there) is not sent, and is `not_sent`.
