@@ -12,8 +12,9 @@ and the source agree.
 
 The package's size has one source, `make package`'s measurement: publishing it writes it into
 bench/results.json too (`package_zip_mb`, the bench's figure beside the bare app's zip, with the
-day it was measured), and `make bench` publishes the size of the zip its `make package` made
-(bench/cold_start.py), so the manual and the results never say two sizes.
+day it was measured), and a whole `make bench` run publishes the size of the zip its `make
+package` made (bench/run.py; a `--only` run writes nothing), so the manual and the results never
+say two sizes.
 """
 
 from __future__ import annotations

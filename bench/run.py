@@ -1,4 +1,5 @@
-"""`make bench`: run every figure family, print one table, write bench/results.json and docs/benchmarks.md.
+"""`make bench`: run every figure family, print one table, write bench/results.json and
+docs/benchmarks.md, and publish the package's size where the manual quotes it (bench/figures.py).
 
 `python -m bench.run --only mail purge` runs some families and only prints (nothing is written:
 results.json always holds one whole run).
@@ -13,7 +14,7 @@ import time
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 # The tests' environment (moto credentials, table prefix, token secret) before anything imports
 # `app`: the in-process figures run exactly what the tests run.
@@ -215,6 +216,21 @@ def run_family(name: str) -> list[Figure]:
     return [figures.get(n) or Figure(n, None, None, unit, "not measured") for n, unit in names]
 
 
+def publish_package(figures: list[Figure], taken_on: date) -> bool:
+    """A whole run's package size, published as `make figures` publishes `make package`'s
+    (bench/figures.py: the source, the manual's pages, the results' row), from the zip the run's
+    `make package` made; False when the run did not measure it (a failed packaging publishes
+    nothing). Only a whole run calls it: `--only` writes nothing."""
+    measured = next((f for f in figures if f.name == "package_zip_mb"), None)
+    if measured is None or measured.value is None:
+        return False
+    from bench import figures as published
+    from bench.cold_start import AGORA_ZIP, package_arch
+
+    published.publish_package(AGORA_ZIP, package_arch(), taken_on.isoformat())
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
     parser.add_argument("--only", nargs="+", choices=sorted(FAMILIES), help="run only these")
@@ -240,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         if update_page(figures, taken_on, machine)
         else ""
     )
+    if publish_package(figures, taken_on):
+        print("and the package's size in bench/figures.json and the manual")
     # The cost table is priced from these figures: it follows them (`make cost` alone redoes it).
     from bench.cost import current_block, write_page
 

@@ -6,7 +6,11 @@ Benchmarks measure; these tests never time anything, they only check what the be
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from datetime import date
+from pathlib import Path
 
 import pytest
 
@@ -243,3 +247,94 @@ def test_a_whole_bench_run_keeps_a_simulated_figure_under_the_day_it_was_measure
     # Measured again on the new run's day: it says no other day.
     by_name = simulate_then_bench(date(2026, 12, 7), 46)
     assert "measured_on" not in by_name["digest_x"]
+
+
+# `make package`, as the bench runs it, made a small real zip: the measuring part of the package
+# family without the minutes of the real build (chalice still packages the bare app).
+FAKE_MAKE = """import pathlib, sys, zipfile
+assert sys.argv[1:] == ["--no-print-directory", "package"], sys.argv
+out = pathlib.Path("build", "package")
+out.mkdir(parents=True, exist_ok=True)
+with zipfile.ZipFile(out / "deployment.zip", "w") as zipped:
+    zipped.writestr("app.py", "app = None\\n" * 100_000)
+"""
+
+
+def tracked_copy(into: Path) -> dict[str, bytes]:
+    """The repository's tracked files copied into `into`: each one's bytes by name."""
+    from tests.support import REPO_ROOT
+
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=REPO_ROOT, capture_output=True, check=True
+    ).stdout
+    names = [name for name in listed.decode().split("\0") if (REPO_ROOT / name).is_file()]
+    copied = {name: (REPO_ROOT / name).read_bytes() for name in names}
+    for name, text in copied.items():
+        (into / name).parent.mkdir(parents=True, exist_ok=True)
+        (into / name).write_bytes(text)
+    return copied
+
+
+def python_with_fake_make(copy: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """`python ARGUMENTS` in `copy`, where `make` is FAKE_MAKE."""
+    tools = copy.parent / "bin"
+    tools.mkdir(exist_ok=True)
+    (tools / "make").write_text(f"#!{sys.executable}\n{FAKE_MAKE}")
+    (tools / "make").chmod(0o755)
+    env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": ""}
+    return subprocess.run(
+        [sys.executable, *arguments], cwd=copy, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_a_bench_run_of_only_the_package_writes_no_file_the_repository_tracks(tmp_path):
+    """`python -m bench.run --only package` says "nothing written", and writes nothing: not the
+    package's size into bench/figures.json, bench/results.json or the manual, which only a whole
+    run publishes. Run in a copy of the repository's tracked files, whose bytes must be as they
+    were, with `make package` making a small real zip."""
+    copy = tmp_path / "repository"
+    before = tracked_copy(copy)
+    done = python_with_fake_make(copy, "-m", "bench.run", "--only", "package")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "(--only: nothing written)" in done.stdout
+    [row] = [line for line in done.stdout.splitlines() if line.startswith("package_zip_mb")]
+    assert "packaging failed" not in row and "not measured" not in row, done.stdout
+    assert [name for name, text in before.items() if (copy / name).read_bytes() != text] == []
+
+
+def test_a_whole_bench_run_publishes_the_size_of_the_zip_it_measured(tmp_path):
+    """What a whole run does with the package family's figure once its results are written
+    (bench/run.py `publish_package`): the size of the zip it measured goes into bench/figures.json,
+    bench/results.json and the manual; a run whose packaging failed publishes nothing."""
+    copy = tmp_path / "repository"
+    before = tracked_copy(copy)
+    code = (
+        "from datetime import date\n"
+        "from bench.cold_start import package_figures\n"
+        "from bench.report import Figure\n"
+        "from bench.run import publish_package\n"
+        "from pathlib import Path\n"
+        "source = Path('bench/figures.json').read_bytes()\n"
+        "failed = Figure('package_zip_mb', None, None, 'MB', 'packaging failed')\n"
+        "assert not publish_package([failed], date(2026, 12, 7))\n"
+        "assert Path('bench/figures.json').read_bytes() == source\n"
+        "[measured] = package_figures()\n"
+        "print(measured.value)\n"
+        "assert publish_package([measured], date(2026, 12, 7))\n"
+    )
+    done = python_with_fake_make(copy, "-c", code)
+    assert done.returncode == 0, done.stderr[-2000:]
+    # Only the published files changed.
+    changed = {name for name, text in before.items() if (copy / name).read_bytes() != text}
+    published = {"bench/figures.json", "bench/results.json", "docs/deploy.md", "docs/benchmarks.md"}
+    assert changed <= published, changed
+    size = float(done.stdout.split()[-1])
+    package = json.loads((copy / "bench" / "figures.json").read_text())["package"]
+    assert (package["zipMB"], package["measuredOn"]) == (size, "2026-12-07")
+    results = json.loads((copy / "bench" / "results.json").read_text())["figures"]
+    assert [f["value"] for f in results if f["name"] == "package_zip_mb"] == [size]
+    assert f"{size:.1f} MB" in (copy / "docs" / "deploy.md").read_text()
+    from bench.report import shown
+
+    page = (copy / "docs" / "benchmarks.md").read_text().splitlines()
+    assert [row for row in page if row.startswith(f"| `package_zip_mb` | {shown(size)} ")]
