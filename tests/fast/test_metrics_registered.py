@@ -7,6 +7,7 @@ read from the source and emitted here under Lambda's variables, with the dimensi
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import json
 from contextlib import redirect_stdout
@@ -16,7 +17,9 @@ import pytest
 from tests.support import REPO_ROOT
 
 
-def emitted() -> dict[str, set[str]]:
+# Read once a process: the tree's every module parsed, for the parametrisation and each case.
+@functools.cache
+def emitted() -> dict[str, frozenset[str]]:
     """Each metric name the code emits -> the dimensions some call gives it."""
     found: dict[str, set[str]] = {}
     sources = [REPO_ROOT / "app.py", *sorted((REPO_ROOT / "chalicelib").rglob("*.py"))]
@@ -35,7 +38,7 @@ def emitted() -> dict[str, set[str]]:
             # A name the source does not spell out could be any name: this test could not check it.
             assert isinstance(name, ast.Constant) and isinstance(name.value, str), where
             found.setdefault(name.value, set()).update(k.arg for k in node.keywords if k.arg)
-    return found
+    return {name: frozenset(dimensions) for name, dimensions in found.items()}
 
 
 def test_the_metric_calls_are_found():
