@@ -5,10 +5,13 @@
 with exactly the function's environment (tests/rehearsal/lambda_service.py builds it). Like
 Lambda's Python runtime it imports `_HANDLER` once (the cold start), then answers invocations one
 after the other in the same process (a warm container): each request is a JSON line on stdin
-(`event`, `request_id`, `timeout_ms`), each answer a JSON line on RESULT_FD (the handler's result
-or its error as Lambda reports it, and every AWS call the invocation made, for the policy check).
-The function's own output (its log lines, its EMF metrics) goes to stdout and stderr, as to
-CloudWatch Logs.
+(`event`, `request_id`, `timeout_ms`). On RESULT_FD, JSON lines: `{"ready": true}` once the
+handler is imported (the init phase is over: an invocation's time starts when it is read), then
+for each invocation `{"call": …}` as each AWS call is made (for the policy check, whether or not
+the invocation ends in time) and `{"answer": …}`: the handler's result or its error as Lambda
+reports it. An invocation past its `timeout_ms` gets no answer: lambda_service kills the
+process, as Lambda ends an execution environment at its timeout. The function's own output (its
+log lines, its EMF metrics) goes to stdout and stderr, as to CloudWatch Logs.
 
 `-I -S`: no site-packages, no PYTHONPATH, no user site; the code comes from TASK_ROOT, the
 extracted deployment.zip, alone, except COMPILED_DIR: the zip's compiled packages are built for
@@ -22,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 import traceback
 import uuid
@@ -30,7 +34,13 @@ TASK_ROOT, COMPILED, RESULT_FD = sys.argv[1], sys.argv[2], int(sys.argv[3])
 sys.path[:0] = [COMPILED, TASK_ROOT]
 os.chdir(TASK_ROOT)
 
-CALLS: list[dict] = []
+RESULTS = os.fdopen(RESULT_FD, "w", buffering=1)
+_WRITING = threading.Lock()  # a handler's threads make calls side by side: one line each
+
+
+def _send(message: dict) -> None:
+    with _WRITING:
+        RESULTS.write(json.dumps(message) + "\n")
 
 
 def _plain(value, depth=0):
@@ -67,7 +77,7 @@ def _record_calls() -> None:
 
             headers = BytesHeaderParser().parsebytes(bytes(api_params["RawMessage"]["Data"]))
             call["from_address"] = parseaddr(str(headers.get("From", "")))[1]
-        CALLS.append(call)
+        _send({"call": call})
         return send(client, operation_name, api_params)
 
     botocore.client.BaseClient._make_api_call = recorded
@@ -103,7 +113,6 @@ def _error(error: BaseException) -> dict:
 
 
 def main() -> None:
-    results = os.fdopen(RESULT_FD, "w", buffering=1)
     _record_calls()
     module_name, _, function_name = os.environ["_HANDLER"].rpartition(".")
     try:
@@ -112,9 +121,11 @@ def main() -> None:
         init_error = None
     except Exception as error:  # Runtime.ImportModuleError: every invocation fails with it
         init_error = _error(error)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    _send({"ready": True})
     for line in sys.stdin:
         request = json.loads(line)
-        CALLS.clear()
         os.environ["_X_AMZN_TRACE_ID"] = f"Root=1-{uuid.uuid4().hex[:8]}-{uuid.uuid4().hex[:24]}"
         answer: dict = {}
         if init_error is not None:
@@ -129,8 +140,7 @@ def main() -> None:
                 answer["error"] = _error(error)
         sys.stdout.flush()
         sys.stderr.flush()
-        answer["calls"] = list(CALLS)
-        results.write(json.dumps(answer) + "\n")
+        _send({"answer": answer})
 
 
 if __name__ == "__main__":

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 import sysconfig
+import time
 import uuid
 import zipfile
 from dataclasses import dataclass, field
@@ -166,8 +168,29 @@ class Invocation:
         return found
 
 
+# How long past an invocation's time its answer may take to come through the pipe: Lambda has
+# none, the rehearsal's pipe and a loaded machine a little.
+GRACE_S = 0.5
+# How long the rehearsal waits for a runtime's init (the handler's import). Lambda gives it 10 s
+# and retries it in the invocation; a cold import on a loaded test machine may take longer, so
+# only a runtime that died or hangs far past that fails here.
+INIT_S = 120
+
+
+def timed_out(request_id: str, timeout: int) -> dict[str, str]:
+    """Lambda's answer for an invocation that ran out of time (what the caller, the SQS mapping,
+    the async retries and the on-failure record see): the function's configured timeout, which
+    is the invocation's whole duration when it is cut off."""
+    return {
+        "errorType": "Sandbox.Timedout",
+        "errorMessage": f"RequestId: {request_id} Error: Task timed out after {timeout:.2f} seconds",
+    }
+
+
 class LambdaFunction:
-    """One function's warm container: started at its first invocation, kept for the tier."""
+    """One function's execution environment: started at its first invocation and kept warm
+    between invocations, until one runs out of time (then killed, as Lambda does; the next
+    invocation starts a new one, its init again)."""
 
     def __init__(
         self, logical: str, env: dict[str, str], timeout: int, task_root: Path, compiled: Path,
@@ -180,6 +203,7 @@ class LambdaFunction:
         self.compiled = compiled
         self.log_path = log_path
         self.process: subprocess.Popen | None = None
+        self.inits = 0  # how many execution environments were started (cold starts)
 
     def _start(self) -> None:
         read, write = os.pipe()
@@ -203,40 +227,70 @@ class LambdaFunction:
             text=True,
         )
         os.close(write)
-        self.results = os.fdopen(read)
+        self.results = read
+        self.pending = b""
+        self.inits += 1
+        start = self.log_path.stat().st_size
+        ready = self._next(time.monotonic() + INIT_S)
+        log = self.log_path.read_bytes()[start:].decode(errors="replace")
+        assert ready == {"ready": True}, (
+            f"{self.logical}: the runtime's init did not end\n{log[-3000:]}"
+        )
+
+    def _next(self, until: float) -> dict[str, Any] | None:
+        """The runtime's next message, or None when none came by `until` (time.monotonic())
+        or the runtime is gone (the pipe closed: {"died": True})."""
+        while b"\n" not in self.pending:
+            left = until - time.monotonic()
+            if left <= 0 or not select.select([self.results], [], [], left)[0]:
+                return None
+            piece = os.read(self.results, 65536)
+            if not piece:
+                return {"died": True}
+            self.pending += piece
+        line, self.pending = self.pending.split(b"\n", 1)
+        return json.loads(line)
 
     def invoke(self, event: dict[str, Any], remaining_ms: int | None = None) -> Invocation:
         """`remaining_ms`: the time the run has as its context reports it (Lambda's
         get_remaining_time_in_millis), when not the function's whole timeout: a run whose
-        earlier messages of its batch took the rest."""
+        earlier part took the rest. The invocation ends there, as Lambda ends it: an answer
+        not given by then (and GRACE_S for the pipe) is Lambda's timeout error, and the
+        process is killed."""
         if self.process is None:
             self._start()
         assert self.process is not None and self.process.stdin is not None
         start = self.log_path.stat().st_size
-        request = {
-            "event": event,
-            "request_id": str(uuid.uuid4()),
-            "timeout_ms": min(remaining_ms or self.timeout * 1000, self.timeout * 1000),
-        }
+        timeout_ms = min(remaining_ms or self.timeout * 1000, self.timeout * 1000)
+        request = {"event": event, "request_id": str(uuid.uuid4()), "timeout_ms": timeout_ms}
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
-        import select
-
-        # Lambda ends an invocation at the function's timeout ("Task timed out").
-        ready, _, _ = select.select([self.results], [], [], self.timeout + 30)
-        line = self.results.readline() if ready else ""
+        until = time.monotonic() + timeout_ms / 1000 + GRACE_S
+        calls: list[dict] = []
+        message = self._next(until)
+        while message is not None and "call" in message:
+            calls.append(message["call"])
+            message = self._next(until)
+        if message is None:
+            self.stop()
+            with self.log_path.open("a") as log:  # Lambda's own line, in the function's log
+                log.write(f"{datetime.now(UTC):%Y-%m-%dT%H:%M:%S.%fZ} {request['request_id']} "
+                          f"Task timed out after {self.timeout:.2f} seconds\n")  # fmt: skip
         log = self.log_path.read_bytes()[start:].decode(errors="replace")
-        assert line, f"{self.logical}: the runtime died\n{log[-3000:]}"
-        answer = json.loads(line)
-        return Invocation(answer.get("result"), answer.get("error"), answer["calls"], log)
+        if message is None:
+            return Invocation(None, timed_out(request["request_id"], self.timeout), calls, log)
+        assert "answer" in message, f"{self.logical}: the runtime died\n{log[-3000:]}"
+        answer = message["answer"]
+        return Invocation(answer.get("result"), answer.get("error"), calls, log)
 
     def stop(self) -> None:
-        """Lambda ends a container without asking it: everything it answered is already read."""
+        """Lambda ends an execution environment without asking it (after an invocation's
+        timeout, or at the end of the tier: everything it answered is already read)."""
         if self.process is not None:
             self.process.kill()
             self.process.wait()
             assert self.process.stdin is not None
             self.process.stdin.close()
-            self.results.close()
+            os.close(self.results)
             self.log.close()
             self.process = None

@@ -30,7 +30,7 @@ def test_a_permanent_bounce_suppresses_the_address_and_a_foreign_body_is_dropped
     assert handled.error is None, handled.log[-3000:]
     # The foreign body is logged and dropped: delivered again, it would fail again.
     assert handled.result == {"batchItemFailures": []}, handled.log[-3000:]
-    triggers.settle(sqs, triggers.queue_of(stage, "SesFeedback"), event, handled.result)
+    triggers.settle(sqs, triggers.queue_of(stage, "SesFeedback"), event, handled)
     suppressed = stage.aws("dynamodb").scan(TableName="agora-dev-email-suppressions")["Items"]
     assert "rita@agora.example" in json.dumps(suppressed)
 

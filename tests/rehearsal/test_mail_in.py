@@ -30,7 +30,7 @@ def test_a_reply_by_mail_is_polled_and_becomes_a_comment(stage):
     polled = stage.invoke("PollMailbox", event)
     assert polled.error is None, polled.log[-3000:]
     assert polled.result == {"batchItemFailures": []}, polled.log[-3000:]
-    triggers.settle(sqs, triggers.queue_of(stage, "PollMailbox"), event, polled.result)
+    triggers.settle(sqs, triggers.queue_of(stage, "PollMailbox"), event, polled)
     assert stage.mailbox.count() == 0, polled.log[-3000:]
     stored = json.dumps(stage.aws("dynamodb").scan(TableName="agora-dev-comments")["Items"])
     assert "Glad to be here" in stored
@@ -49,4 +49,4 @@ def test_a_message_the_poll_cannot_read_is_reported_and_delivered_again(stage):
     [record] = event["Records"]
     assert polled.result == {"batchItemFailures": [{"itemIdentifier": record["messageId"]}]}
     # Left on the queue for its retries, then its dead-letter queue: removed here.
-    triggers.settle(sqs, triggers.queue_of(stage, "PollMailbox"), event, {})
+    triggers.discard(sqs, triggers.queue_of(stage, "PollMailbox"), event)

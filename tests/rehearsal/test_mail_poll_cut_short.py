@@ -90,7 +90,7 @@ def test_a_poll_the_runs_end_cuts_short_is_counted_and_the_third_in_a_row_is_the
             assert polled.error is None, polled.log[-3000:]
             # Not the platform's failure: the message is done, never delivered again.
             assert polled.result == {"batchItemFailures": []}, polled.log[-3000:]
-            triggers.settle(sqs, triggers.queue_of(stage, "PollMailbox"), event, polled.result)
+            triggers.settle(sqs, triggers.queue_of(stage, "PollMailbox"), event, polled)
             assert time.monotonic() - started >= RUN_MS / 1000  # it did wait on the maildrop
 
             [document] = cut_short_lines(polled.log)

@@ -77,4 +77,4 @@ def test_a_digest_batch_that_cannot_be_read_is_delivered_again(stage):
     assert digests.error is None, digests.log[-3000:]
     [record] = batch["Records"]
     assert digests.result == {"batchItemFailures": [{"itemIdentifier": record["messageId"]}]}
-    triggers.settle(sqs, triggers.queue_of(stage, "DeliverDigests"), batch, {})
+    triggers.discard(sqs, triggers.queue_of(stage, "DeliverDigests"), batch)

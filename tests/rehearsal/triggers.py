@@ -5,7 +5,9 @@ stream with the function's own role, as the mapping does), CodeDeploy's lifecycl
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -104,12 +106,24 @@ def sqs_batch(stage: Stage, function: str, size: int = 10) -> tuple[dict[str, An
     return {"Records": [_sqs_record(arn, m) for m in messages]}, sqs
 
 
-def settle(sqs: Any, function_queue: str, event: dict[str, Any], answer: Any) -> None:
-    """What the mapping does with the answer: deletes each message not reported as failed."""
-    failed = {f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures", [])}
+def settle(sqs: Any, function_queue: str, event: dict[str, Any], done: Invocation) -> list[str]:
+    """What the mapping does with the invocation's outcome: deletes each message not reported
+    as failed; of an invocation that failed (an error, a timeout as any other), nothing (the
+    whole batch is received again once its visibility timeout passes). The ids left."""
+    if done.error is not None:
+        return [record["messageId"] for record in event["Records"]]
+    failed = {f["itemIdentifier"] for f in (done.result or {}).get("batchItemFailures", [])}
     for record in event["Records"]:
         if record["messageId"] not in failed:
             sqs.delete_message(QueueUrl=function_queue, ReceiptHandle=record["receiptHandle"])
+    return [record["messageId"] for record in event["Records"] if record["messageId"] in failed]
+
+
+def discard(sqs: Any, function_queue: str, event: dict[str, Any]) -> None:
+    """The batch removed from the queue by the test (a message left for its retries and its
+    dead-letter queue, which the test does not wait for)."""
+    for record in event["Records"]:
+        sqs.delete_message(QueueUrl=function_queue, ReceiptHandle=record["receiptHandle"])
 
 
 def handled_queue_batch(stage: Stage, function: str) -> Invocation:
@@ -119,7 +133,7 @@ def handled_queue_batch(stage: Stage, function: str) -> Invocation:
     handled = stage.invoke(function, event)
     assert handled.error is None, handled.log[-3000:]
     assert handled.result == {"batchItemFailures": []}, handled.log[-3000:]
-    settle(sqs, queue_of(stage, function), event, handled.result)
+    settle(sqs, queue_of(stage, function), event, handled)
     return handled
 
 
@@ -181,26 +195,42 @@ def api_call(
             "accountId": ACCOUNT,
             "identity": {"sourceIp": "203.0.113.7", "userAgent": "rehearsal"},
         },
-        "body": None if body is None else __import__("json").dumps(body),
+        "body": None if body is None else json.dumps(body),
         "isBase64Encoded": False,
     }
 
 
-def on_failure_destinations(stage: Stage) -> dict[str, str]:
-    """function -> the queue Lambda sends a failed invocation's record to: a schedule's
-    EventInvokeConfig, a stream mapping's DestinationConfig (both with the function's role)."""
+def _on_failure_configs(stage: Stage) -> dict[str, dict[str, Any]]:
+    """function -> the properties of what sends its failed invocations on: a schedule's
+    EventInvokeConfig, a stream mapping (its DestinationConfig.OnFailure set)."""
     found = {}
     for resource in stage.template["Resources"].values():
         properties = resource.get("Properties", {})
         destination = properties.get("DestinationConfig", {}).get("OnFailure", {})
         if resource["Type"] in ("AWS::Lambda::EventInvokeConfig", "AWS::Lambda::EventSourceMapping") and destination:  # fmt: skip
-            function = properties["FunctionName"]["Ref"].removesuffix("Aliaslive")
-            found[function] = stage.resolver.resolve(destination["Destination"])
+            found[properties["FunctionName"]["Ref"].removesuffix("Aliaslive")] = properties
     return found
 
 
-def failure_record(function: str, event: dict[str, Any]) -> dict[str, Any]:
-    """What Lambda sends an on-failure destination after the last retry of an invocation."""
+def on_failure_destinations(stage: Stage) -> dict[str, str]:
+    """function -> the queue Lambda sends a failed invocation's record to: a schedule's
+    EventInvokeConfig, a stream mapping's DestinationConfig (both with the function's role)."""
+    return {
+        function: stage.resolver.resolve(
+            properties["DestinationConfig"]["OnFailure"]["Destination"]
+        )
+        for function, properties in _on_failure_configs(stage).items()
+    }
+
+
+def failure_record(
+    function: str,
+    event: dict[str, Any],
+    error: dict[str, str] | None = None,
+    invoked: int = 3,
+) -> dict[str, Any]:
+    """What Lambda sends an on-failure destination after the last retry of an invocation
+    (`invoked` times in all), whose last answer was `error`."""
     arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:agora-dev-{function}:live"
     return {
         "version": "1.0",
@@ -209,7 +239,7 @@ def failure_record(function: str, event: dict[str, Any]) -> dict[str, Any]:
             "requestId": str(uuid.uuid4()),
             "functionArn": arn,
             "condition": "RetriesExhausted",
-            "approximateInvokeCount": 3,
+            "approximateInvokeCount": invoked,
         },
         "requestPayload": event,
         "responseContext": {
@@ -217,8 +247,31 @@ def failure_record(function: str, event: dict[str, Any]) -> dict[str, Any]:
             "executedVersion": "1",
             "functionError": "Unhandled",
         },
-        "responsePayload": {"errorType": "RuntimeError", "errorMessage": "the run failed"},
+        "responsePayload": error or {"errorType": "RuntimeError", "errorMessage": "the run failed"},
     }
+
+
+def invoked_async(
+    stage: Stage, function: str, event: dict[str, Any], run: Callable[[], Invocation] | None = None
+) -> list[Invocation]:
+    """Lambda's asynchronous invocation (EventBridge's schedule): `run` (the function's
+    invocation with `event`, unless given), again while it fails (an error, a timeout as any
+    other) up to the function's MaximumRetryAttempts, and after the last failure its record sent
+    to its on-failure destination with the function's role. Each invocation, in order."""
+    config = _on_failure_configs(stage).get(function, {})
+    run = run or (lambda: stage.invoke(function, event))
+    done = [run()]
+    while done[-1].error is not None and len(done) <= config.get("MaximumRetryAttempts", 2):
+        done.append(run())
+    if done[-1].error is not None and config:
+        destination = on_failure_destinations(stage)[function]
+        # Lambda knows the queue by its ARN: it sends, and asks nothing else of SQS.
+        url = stage.aws("sqs").get_queue_url(QueueName=destination.rsplit(":", 1)[1])["QueueUrl"]
+        record = failure_record(function, event, done[-1].error, len(done))
+        stage.role_client(function, "sqs").send_message(
+            QueueUrl=url, MessageBody=json.dumps(record)
+        )
+    return done
 
 
 def inbound_bucket(stage: Stage) -> str:
