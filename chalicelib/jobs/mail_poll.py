@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -36,7 +37,7 @@ from chalicelib.domain.audit import acting_as_job
 from chalicelib.domain.mailboxes import OUTCOMES, MailStatus
 from chalicelib.jobs.base import Deadline, require_token_secret
 from chalicelib.logs import correlation_id, get_logger, invocation
-from chalicelib.mail.pop3 import SessionExpired
+from chalicelib.mail.pop3 import SessionExpired, run_ending_at
 from chalicelib.services.mailboxes import mailbox_failure, poll_failure
 from chalicelib.services.poll_schedule import dispatch_horizon, is_due
 
@@ -159,10 +160,14 @@ def _poll_leased(
     key: str, mailbox: Mailbox, deadline: Deadline, poll_deadline: Deadline, parts: MailPoll
 ) -> MailboxPolled:
     source, clock = parts.source, parts.clock
+    # Its connections end before the run does (pop3.RunEnding, a poll cut short): halfway
+    # through the run's margin, past its deadline, so that the poll is still recorded in time.
+    run_ends_at = time.monotonic() + (deadline.remaining_ms() - deadline.margin_ms // 2) / 1000
     try:
-        result = parts.ingestor().poll(
-            mailbox, lambda: deadline.expired() or poll_deadline.expired()
-        )
+        with run_ending_at(run_ends_at):
+            result = parts.ingestor().poll(
+                mailbox, lambda: deadline.expired() or poll_deadline.expired()
+            )
     except Exception as error:
         if deadline.expired() and not isinstance(error, SessionExpired):
             # A session that ran out its own SESSION_SECONDS is the mailbox's timeout all the

@@ -11,7 +11,9 @@ import poplib
 import socket
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol, Self, TypeVar
 
@@ -38,6 +40,22 @@ DEFAULT_READ_TIMEOUT_SECONDS = 30.0
 # after 240 s (jobs/mail_poll.POLL_SECONDS) and poll-mailbox runs for at most 300 s: the session
 # ends between the two, leaving time to store what it read.
 SESSION_SECONDS = 270.0
+# When the run polling the mailbox ends (time.monotonic()), if it does: `run_ending_at`'s.
+_RUN_ENDS_AT: ContextVar[float | None] = ContextVar("pop3_run_ends_at", default=None)
+
+
+@contextmanager
+def run_ending_at(ends_at: float) -> Iterator[None]:
+    """Every POP3 connection opened inside ends by `ends_at` (time.monotonic()), its connect
+    phase included: the run polling it ends then (jobs/mail_poll.py: a Lambda run's remaining
+    time), and a session's own SESSION_SECONDS or a silent server's connect and read timeouts
+    would otherwise hold it until the platform kills the run. Ended so, a command raises
+    `RunEnding`."""
+    token = _RUN_ENDS_AT.set(ends_at)
+    try:
+        yield
+    finally:
+        _RUN_ENDS_AT.reset(token)
 
 
 # Read RETR in pieces of this size: a line may be longer (minified HTML has megabyte lines), but
@@ -85,6 +103,14 @@ class SessionExpired(SessionLost):
     reason = "timeout"
 
 
+class RunEnding(SessionLost):
+    """The run polling the mailbox was ending (`run_ending_at`): the connection was dropped, or
+    not made, before the platform ends the run. Not the mailbox's doing, nor its session's
+    timeout (SessionExpired): jobs/mail_poll.py counts the poll as cut short."""
+
+    reason = "timeout"
+
+
 class MessageTooLarge(MailboxError):
     """RETR sent more than the caller's limit (the server's LIST size was wrong); the rest of the
     message was read and dropped, so the session is still usable."""
@@ -124,11 +150,18 @@ class Pop3Mailbox:
         self._broken = False
         self._session_seconds = session_seconds
         self._watchdog = Watchdog(time.monotonic() + session_seconds)
+        self._run_ends_at = _RUN_ENDS_AT.get()
+        if self._run_ends_at is not None:
+            left = self._run_ends_at - time.monotonic()
+            if left <= 0:
+                raise self._expired_error("connecting")
+            self._watchdog.end_by(self._run_ends_at)  # from the greeting on
+            connect_timeout = min(connect_timeout, left)  # and the connection itself
         try:
             self._connection = self._connect(connect_timeout)
         except MailboxError as error:
             self._watchdog.stop()
-            if self._watchdog.expired:
+            if self._watchdog.expired or self._run_ended():
                 raise self._expired_error("connecting") from error
             raise
         self._is_open = True
@@ -195,8 +228,16 @@ class Pop3Mailbox:
         `SessionExpired`."""
         self._watchdog.end_by(deadline)
 
-    def _expired_error(self, action: str) -> SessionExpired:
+    def _run_ended(self) -> bool:
+        return self._run_ends_at is not None and time.monotonic() >= self._run_ends_at
+
+    def _expired_error(self, action: str) -> SessionLost:
         self._broken = True
+        if self._run_ends_at is not None and self._run_ends_at <= self._watchdog.ends_at:
+            return RunEnding(
+                f"{self._where}: the run polling the mailbox was ending ({action} was not "
+                "done); the rest of the mail waits for the next poll"
+            )
         return SessionExpired(
             f"{self._where}: the session went on longer than {self._session_seconds:g} seconds "
             f"({action} was not done); the rest of the mail waits for the next poll"

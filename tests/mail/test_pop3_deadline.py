@@ -15,7 +15,13 @@ import pytest
 from chalicelib import deps
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.mail_poll import LEASE, POLL_SECONDS, MailPoll, poll_mailbox
-from chalicelib.mail.pop3 import SESSION_SECONDS, MailSession, Pop3Mailbox, SessionExpired
+from chalicelib.mail.pop3 import (
+    DEFAULT_CONNECT_TIMEOUT_SECONDS,
+    SESSION_SECONDS,
+    MailSession,
+    Pop3Mailbox,
+    SessionExpired,
+)
 from chalicelib.services.mailboxes import EMAIL_TO_POST, Mailbox
 from tests.mail.test_ingest import FakeDirectory
 
@@ -24,6 +30,10 @@ KEY = "post#garden"
 # (with another error) instead of hanging the suite.
 TRICKLE_LIMIT_SECONDS = 8.0
 SESSION = 1.0  # the deadline the tests give a session
+# A Lambda run's time left when a poll starts, and its deadline's margin (Deadline.margin_ms):
+# the poll must be recorded between the deadline and the run's end, a second either way.
+RUN_SECONDS = 4.0
+RUN_MARGIN_MS = 2000
 
 
 class TricklingServer:
@@ -164,3 +174,77 @@ def test_a_session_past_its_deadline_does_not_reconnect():
 @pytest.mark.fast
 def test_the_session_deadline_falls_after_the_polls_and_within_its_lease():
     assert POLL_SECONDS < SESSION_SECONDS < LEASE.total_seconds()
+
+
+class SilentServer:
+    """A port on loopback that takes a connection and never says a word (no greeting), until
+    the test ends: what a poll meets when a server hangs."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> SilentServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self.listener.close()
+        self._thread.join(timeout=5)
+
+    def _serve(self) -> None:
+        try:
+            connection, _ = self.listener.accept()
+        except OSError:
+            return
+        with connection:
+            self._stop.wait(TRICKLE_LIMIT_SECONDS + DEFAULT_CONNECT_TIMEOUT_SECONDS)
+
+
+class RunContext:
+    """Lambda's context, as far as the poll reads it: the run's time left."""
+
+    def __init__(self, seconds: float) -> None:
+        self.ends = time.monotonic() + seconds
+
+    def get_remaining_time_in_millis(self) -> int:
+        return int((self.ends - time.monotonic()) * 1000)
+
+
+def test_a_poll_whose_run_ends_while_its_server_is_silent_is_cut_short_before_the_run_ends(aws):
+    """The run's end bounds the poll's connections from the connect on (pop3.run_ending_at): a
+    server that never greets held it for the connect timeout (10 s) whatever time the run had
+    left, and the platform killed the run first (the poll neither counted nor recorded). Now
+    the connection ends halfway through the run's margin, past its deadline: a poll cut short,
+    recorded while the run still has time."""
+    context = RunContext(RUN_SECONDS)
+    with SilentServer() as silent:
+        box = Mailbox(
+            scope="garden",
+            kind=EMAIL_TO_POST,
+            server_name="127.0.0.1",
+            server_port=silent.port,
+            server_username="garden",
+            has_password=True,
+            password="secret",
+            is_ssl=False,
+        )
+        directory = FakeDirectory({KEY: box})
+        # Mail in's own session, with its production timeouts (connect 10 s, session 270 s).
+        ingestor = deps.mail_ingestor(
+            open_mailbox=lambda _: Pop3Mailbox(
+                "127.0.0.1", silent.port, "garden", "secret", is_ssl=False
+            )
+        )
+        parts = MailPoll(directory, directory, deps.mail(), lambda: ingestor)
+        deadline = Deadline(context.get_remaining_time_in_millis, margin_ms=RUN_MARGIN_MS)
+        polled = poll_mailbox(KEY, deadline, parts)
+        left_ms = context.get_remaining_time_in_millis()
+
+    assert polled.failure is None and "the run was ending" in polled.line, polled.line
+    assert KEY not in directory.last_errors
+    assert directory.boxes[KEY].polls_cut_short == 1
+    assert 0 < left_ms <= RUN_MARGIN_MS, left_ms  # past the run's deadline, before its end
