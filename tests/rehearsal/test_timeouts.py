@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,10 +18,10 @@ import pytest
 from tests.rehearsal import triggers
 from tests.rehearsal.lambda_service import GRACE_S, Invocation, LambdaFunction
 from tests.rehearsal.stage import lambda_runtime
+from tests.support.running import this_clock
 
 SLEEPY = """
 import os
-import json
 import time
 
 STARTED = os.getpid()  # the init: once per execution environment
@@ -46,9 +47,10 @@ def sleepy(tmp_path: Path):
         "AWS_LAMBDA_FUNCTION_VERSION": "1",
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "128",
         "AWS_LAMBDA_LOG_GROUP_NAME": "/aws/lambda/agora-dev-Sleepy",
-        "AWS_LAMBDA_LOG_STREAM_NAME": "2026/01/01/[1]sleepy",
+        "AWS_LAMBDA_LOG_STREAM_NAME": f"{datetime.now(UTC):%Y/%m/%d}/[1]sleepy",
         "AWS_REGION": "us-east-1",
         "PATH": "/usr/bin:/bin",
+        **this_clock(),  # the test's clock, as every process of the rehearsal has
     }
     function = LambdaFunction("Sleepy", env, TIMEOUT_S, root, runtime, tmp_path / "Sleepy.log")
     try:
