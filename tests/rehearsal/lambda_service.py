@@ -204,6 +204,7 @@ class LambdaFunction:
         self.log_path = log_path
         self.process: subprocess.Popen | None = None
         self.inits = 0  # how many execution environments were started (cold starts)
+        self.init_calls: list[dict] = []
 
     def _start(self) -> None:
         read, write = os.pipe()
@@ -231,7 +232,12 @@ class LambdaFunction:
         self.pending = b""
         self.inits += 1
         start = self.log_path.stat().st_size
-        ready = self._next(time.monotonic() + INIT_S)
+        # The AWS calls its init makes (with its role too): checked with its first invocation's.
+        until, self.init_calls = time.monotonic() + INIT_S, []
+        ready = self._next(until)
+        while ready is not None and "call" in ready:
+            self.init_calls.append(ready["call"])
+            ready = self._next(until)
         log = self.log_path.read_bytes()[start:].decode(errors="replace")
         assert ready == {"ready": True}, (
             f"{self.logical}: the runtime's init did not end\n{log[-3000:]}"
@@ -266,7 +272,7 @@ class LambdaFunction:
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
         until = time.monotonic() + timeout_ms / 1000 + GRACE_S
-        calls: list[dict] = []
+        calls, self.init_calls = self.init_calls, []
         message = self._next(until)
         while message is not None and "call" in message:
             calls.append(message["call"])
