@@ -224,7 +224,7 @@ def test_arm64_package_ships_aarch64_wheels_and_arm64_functions(tmp_path):
         [sys.executable, "-m", "infra.package", "--arch", "arm64", "--stage", "dev"]
         + ["--merge-template", "infra/dev.yaml", str(out)],
         cwd=REPO_ROOT,
-        # pip fetches the aarch64 wheels from PyPI: on the real clock, its TLS check passes.
+        # uv fetches the aarch64 wheels from PyPI: on the real clock, its TLS check passes.
         env=on_the_real_clock(
             {**os.environ, "PYTHONPATH": str(REPO_ROOT), "AWS_DEFAULT_REGION": "us-east-1"}
         ),
@@ -278,3 +278,63 @@ def test_arm64_lock_pins_the_same_versions_as_the_x86_64_lock():
         assert arm.get(package, (None,))[0] == version, f"{package}: run `make lock`"
     for package, version in pins(REPO_ROOT / "requirements.txt").items():
         assert arm.get(package, (None,))[0] == version, f"{package}: run `make lock`"
+
+
+@pytest.mark.fast
+def test_the_installer_s_bookkeeping_stays_out_of_the_zip(tmp_path):
+    """uv leaves a `.lock` in the folder it installs into, infra.package its stamp: neither is
+    shipped, nor the scripts and bytecode of the installed packages; their modules are."""
+    import zipfile
+
+    from infra.package import add_to_zip
+
+    installed = tmp_path / "dependencies"
+    files = {
+        ".lock": "",
+        ".installed-from": "python3.12 x86_64 0",
+        "bin/dkimsign": "#!/usr/bin/python\n",
+        "feedgen/__pycache__/feed.cpython-311.pyc": "",
+        "feedgen/feed.py": "feed = 1\n",
+        "feedgen-1.0.0.dist-info/RECORD": "feedgen/feed.py,,\n",
+    }
+    for name, text in files.items():
+        (installed / name).parent.mkdir(parents=True, exist_ok=True)
+        (installed / name).write_text(text)
+    zipped = tmp_path / "deployment.zip"
+    with zipfile.ZipFile(zipped, "w") as archive:
+        archive.writestr("app.py", "app = 1\n")
+    add_to_zip(zipped, installed)
+    with zipfile.ZipFile(zipped) as archive:
+        assert sorted(archive.namelist()) == [
+            "app.py",
+            "feedgen-1.0.0.dist-info/RECORD",
+            "feedgen/feed.py",
+        ]
+
+
+@pytest.mark.fast
+def test_a_venv_without_uv_is_told_so_and_nothing_is_removed(tmp_path):
+    """The dependencies are installed by the venv's uv: a Python without one beside it stops
+    with the reason, and the folder installed before is left as it was."""
+    root = tmp_path / "repo"
+    (root / "infra").mkdir(parents=True)
+    (root / "infra" / "package.py").write_text((REPO_ROOT / "infra" / "package.py").read_text())
+    (root / "requirements.lock").write_text("six==1.17.0\n")
+    earlier = root / "build" / "lambda-dependencies" / "six.py"
+    earlier.parent.mkdir(parents=True)
+    earlier.write_text("# installed before\n")
+    python = tmp_path / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.symlink_to(sys.executable)
+    done = subprocess.run(
+        [str(python), "-c", "from infra.package import install_dependencies as i; i('python3.12')"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    missing = f"{python.with_name('uv')} is missing: `make` installs it in the venv"
+    assert done.stderr.strip() == missing
+    assert earlier.read_text() == "# installed before\n"
