@@ -5,6 +5,8 @@ Otherwise a group administrator could make the mail function connect to the inst
 service or to anything on the function's network (server-side request forgery). A name is
 checked by every address it resolves to, on save and again when connecting (DNS may change in
 between); the connection then goes to an address that was checked, never to a fresh look-up.
+A poll's look-up ends with its run (`connectable`'s `ends_at`), whatever the resolver's own
+timeouts: the run's platform would otherwise kill it mid-look-up.
 
 An IPv6 address that carries an IPv4 address is judged by the IPv4 address too: IPv4-mapped
 (`::ffff:a.b.c.d`), SIIT (`::ffff:0:a.b.c.d`, RFC 2765), IPv4-compatible (`::a.b.c.d`), NAT64
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
+import time
 from collections.abc import Callable
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -37,6 +41,11 @@ class HostRefused(ValueError):
 
 class HostUnresolved(HostRefused):
     """The name resolves to no address (now): a poll failure of reason `dns`, not `refused`."""
+
+
+class LookupUnfinished(Exception):
+    """The name's look-up was not done by the time `connectable` was given: nothing was
+    checked, nothing is to be connected to."""
 
 
 def system_resolver(host: str, port: int) -> list[str]:
@@ -146,9 +155,11 @@ class HostPolicy:
             if reason is not None:
                 raise HostRefused(self._reason(host, address, reason))
 
-    def connectable(self, host: str, port: int) -> str:
-        """On connect: the address to connect to, every address of the name being allowed."""
-        addresses = self._addresses(host, port)
+    def connectable(self, host: str, port: int, ends_at: float | None = None) -> str:
+        """On connect: the address to connect to, every address of the name being allowed. The
+        look-up is waited for until `ends_at` (time.monotonic()) if given, then
+        `LookupUnfinished`."""
+        addresses = self._addresses(host, port, ends_at)
         if not addresses:
             raise HostUnresolved(f"{host} does not resolve to any address")
         for address in addresses:
@@ -157,16 +168,44 @@ class HostPolicy:
                 raise HostRefused(self._reason(host, address, reason))
         return addresses[0]
 
-    def _addresses(self, host: str, port: int) -> list[str]:
+    def _addresses(self, host: str, port: int, ends_at: float | None = None) -> list[str]:
         bare = host.strip("[]")
         try:
             _address(bare)
             return [bare]
         except ValueError:
+            pass
+        if ends_at is None:
             return self.resolve(bare, port)
+        return _resolve_by(self.resolve, bare, port, ends_at)
 
     @staticmethod
     def _reason(host: str, address: str, reason: str) -> str:
         if host.strip("[]") == address:
             return reason
         return f"{host} resolves to {reason}"
+
+
+def _resolve_by(resolve: Resolver, host: str, port: int, ends_at: float) -> list[str]:
+    """`resolve(host, port)`, waited for until `ends_at` (time.monotonic()) only. Nothing cuts a
+    getaddrinfo short, and the resolver's own timeouts (glibc: 5 s an attempt, for each attempt
+    and server) may run well past it: the look-up runs in a daemon thread, whose late answer is
+    dropped (it was never checked, so never connected to)."""
+    answers: list[list[str]] = []
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def look_up() -> None:
+        try:
+            answers.append(resolve(host, port))
+        except BaseException as error:  # the caller's to see, as when resolving inline
+            errors.append(error)
+        finally:
+            done.set()
+
+    threading.Thread(target=look_up, name=f"look-up {host}", daemon=True).start()
+    if not done.wait(max(0.0, ends_at - time.monotonic())):
+        raise LookupUnfinished(f"looking up {host} was not done in time")
+    if errors:
+        raise errors[0]
+    return answers[0]

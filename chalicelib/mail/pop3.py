@@ -18,7 +18,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Protocol, Self, TypeVar
 
 from chalicelib.domain.mailboxes import Mailbox
-from chalicelib.mail.hosts import HostPolicy, HostRefused, HostUnresolved
+from chalicelib.mail.hosts import HostPolicy, HostRefused, HostUnresolved, LookupUnfinished
 from chalicelib.mail.pop3_socket import PinnedPOP3, PinnedPOP3SSL, Watchdog
 from chalicelib.settings import get_settings
 
@@ -46,11 +46,11 @@ _RUN_ENDS_AT: ContextVar[float | None] = ContextVar("pop3_run_ends_at", default=
 
 @contextmanager
 def run_ending_at(ends_at: float) -> Iterator[None]:
-    """Every POP3 connection opened inside ends by `ends_at` (time.monotonic()), its connect
-    phase included: the run polling it ends then (jobs/mail_poll.py: a Lambda run's remaining
-    time), and a session's own SESSION_SECONDS or a silent server's connect and read timeouts
-    would otherwise hold it until the platform kills the run. Ended so, a command raises
-    `RunEnding`."""
+    """Every POP3 connection opened inside ends by `ends_at` (time.monotonic()), its host's
+    look-up and its connect phase included: the run polling it ends then (jobs/mail_poll.py: a
+    Lambda run's remaining time), and a session's own SESSION_SECONDS, a silent server's connect
+    and read timeouts or a resolver's retries would otherwise hold it until the platform kills
+    the run. Ended so, a command raises `RunEnding`."""
     token = _RUN_ENDS_AT.set(ends_at)
     try:
         yield
@@ -156,7 +156,6 @@ class Pop3Mailbox:
             if left <= 0:
                 raise self._expired_error("connecting")
             self._watchdog.end_by(self._run_ends_at)  # from the greeting on
-            connect_timeout = min(connect_timeout, left)  # and the connection itself
         try:
             self._connection = self._connect(connect_timeout)
         except MailboxError as error:
@@ -183,15 +182,12 @@ class Pop3Mailbox:
             raise
 
     def _connect(self, connect_timeout: float) -> poplib.POP3:
-        address = self.host.strip("[]")
-        if self.hosts is not None:
-            try:
-                # Again at connect time: the name may resolve elsewhere than when it was saved.
-                address = self.hosts.connectable(self.host, self.port)
-            except HostUnresolved as unknown:
-                raise MailboxError(f"{self._where}: {unknown}", reason="dns") from None
-            except HostRefused as refused:
-                raise MailboxError(f"{self._where}: refused: {refused}", reason="refused") from None
+        address = self._address()
+        if self._run_ends_at is not None:  # the connection itself ends with the run too
+            left = self._run_ends_at - time.monotonic()  # what the look-up left of it
+            if left <= 0:
+                raise self._expired_error("connecting")
+            connect_timeout = min(connect_timeout, left)
         try:
             if self.is_ssl:
                 return PinnedPOP3SSL(
@@ -221,6 +217,21 @@ class Pop3Mailbox:
             # Its greeting was not POP3's `+OK` (an SSH or web server, say): its words are not
             # repeated, so the settings page cannot be used to read other services' banners.
             raise MailboxError(f"{self._where}: {NOT_POP3}", reason="connection") from None
+
+    def _address(self) -> str:
+        """The address to connect to: the host's own (trusted), or the one the policy checked,
+        again at connect time (the name may resolve elsewhere than when it was saved), its
+        look-up ending with the run (`RunEnding`)."""
+        if self.hosts is None:
+            return self.host.strip("[]")
+        try:
+            return self.hosts.connectable(self.host, self.port, ends_at=self._run_ends_at)
+        except LookupUnfinished:
+            raise self._expired_error("looking up the server") from None
+        except HostUnresolved as unknown:
+            raise MailboxError(f"{self._where}: {unknown}", reason="dns") from None
+        except HostRefused as refused:
+            raise MailboxError(f"{self._where}: refused: {refused}", reason="refused") from None
 
     def end_by(self, deadline: float) -> None:
         """End the session at `deadline` (time.monotonic()) when that is earlier than its own

@@ -9,18 +9,24 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from chalicelib import deps
 from chalicelib.jobs.base import Deadline
 from chalicelib.jobs.mail_poll import LEASE, POLL_SECONDS, MailPoll, poll_mailbox
+from chalicelib.mail.hosts import HostPolicy
 from chalicelib.mail.pop3 import (
     DEFAULT_CONNECT_TIMEOUT_SECONDS,
     SESSION_SECONDS,
+    MailboxError,
     MailSession,
     Pop3Mailbox,
+    RunEnding,
     SessionExpired,
+    open_pop3,
+    run_ending_at,
 )
 from chalicelib.services.mailboxes import EMAIL_TO_POST, Mailbox
 from tests.mail.test_ingest import FakeDirectory
@@ -248,3 +254,112 @@ def test_a_poll_whose_run_ends_while_its_server_is_silent_is_cut_short_before_th
     assert KEY not in directory.last_errors
     assert directory.boxes[KEY].polls_cut_short == 1
     assert 0 < left_ms <= RUN_MARGIN_MS, left_ms  # past the run's deadline, before its end
+
+
+HUNG_NAME = "pop.hung.example"
+# How long the hung look-up holds at most before failing (EAI_AGAIN, as glibc's resolver does when
+# its servers never answer), so that a poll not bounded by its run's end fails the test's time
+# bound instead of hanging the suite.
+HUNG_LOOKUP_SECONDS = 12.0
+# The generous bound within which a poll whose run ends during the look-up answers.
+ANSWER_SECONDS = 10.0
+
+
+class HungResolver:
+    """The standard library's socket.getaddrinfo, except for HUNG_NAME, whose look-up hangs (a
+    resolver whose servers never answer) until `release` or HUNG_LOOKUP_SECONDS."""
+
+    def __init__(self) -> None:
+        self.asked = threading.Event()
+        self.release = threading.Event()
+        self._real = socket.getaddrinfo
+
+    def __call__(self, host: object, *args: Any, **kwargs: Any) -> Any:
+        if host != HUNG_NAME:
+            return self._real(host, *args, **kwargs)
+        self.asked.set()
+        self.release.wait(HUNG_LOOKUP_SECONDS)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+
+@pytest.fixture
+def hung_dns(monkeypatch: pytest.MonkeyPatch) -> Iterator[HungResolver]:
+    resolver = HungResolver()
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    yield resolver
+    resolver.release.set()  # the look-up thread left behind ends; its answer is dropped
+
+
+def test_a_poll_whose_run_ends_while_its_servers_name_is_looked_up_is_cut_short_before_the_run_ends(
+    aws, hung_dns
+):
+    """The run's end bounds the host's look-up too (hosts.HostPolicy.connectable's ends_at): a
+    resolver that never answers held the poll for its own timeouts (glibc's 5 s an attempt, for
+    each attempt and server) whatever time the run had left, and the platform killed the run
+    mid-look-up (the poll neither counted nor recorded). Now the look-up is given up halfway
+    through the run's margin: a poll cut short, recorded while the run still has time."""
+    context = RunContext(RUN_SECONDS)
+    box = Mailbox(
+        scope="garden",
+        kind=EMAIL_TO_POST,
+        server_name=HUNG_NAME,
+        server_port=995,
+        server_username="garden",
+        has_password=True,
+        password="secret",
+        is_ssl=True,
+    )
+    directory = FakeDirectory({KEY: box})
+    # Mail in's own opener: the production host policy, the system resolver, its timeouts.
+    ingestor = deps.mail_ingestor(
+        open_mailbox=lambda mailbox: open_pop3(mailbox, HostPolicy(False))
+    )
+    parts = MailPoll(directory, directory, deps.mail(), lambda: ingestor)
+    deadline = Deadline(context.get_remaining_time_in_millis, margin_ms=RUN_MARGIN_MS)
+    started = time.monotonic()
+    polled = poll_mailbox(KEY, deadline, parts)
+    took = time.monotonic() - started
+    left_ms = context.get_remaining_time_in_millis()
+
+    assert hung_dns.asked.is_set()  # the name was looked up, and the look-up hung
+    assert took < ANSWER_SECONDS, took
+    assert polled.failure is None and "the run was ending" in polled.line, polled.line
+    assert KEY not in directory.last_errors
+    assert directory.boxes[KEY].polls_cut_short == 1
+    assert 0 < left_ms <= RUN_MARGIN_MS, left_ms  # past the run's deadline, before its end
+
+
+def test_a_hung_look_up_raises_run_ending_at_the_runs_end(hung_dns):
+    started = time.monotonic()
+
+    with run_ending_at(started + SESSION), pytest.raises(RunEnding) as raised:
+        Pop3Mailbox(HUNG_NAME, 995, "garden", "secret", is_ssl=True, hosts=HostPolicy(False))
+
+    assert SESSION <= time.monotonic() - started < ANSWER_SECONDS
+    assert str(raised.value) == (
+        f"pop3s://garden@{HUNG_NAME}:995: the run polling the mailbox was ending (looking up "
+        "the server was not done); the rest of the mail waits for the next poll"
+    )
+
+
+def test_a_look_up_bounded_by_the_runs_end_still_connects_to_the_address_it_checked(trickling):
+    """The bounded look-up's answer is checked as before (AGORA_MAIL_ALLOW_PRIVATE_HOSTS), and
+    that address is the one connected to: the name resolves to the loopback server only here."""
+    allowed = HostPolicy(True, lambda host, port: ["127.0.0.1"] if host == "pop.garden" else [])
+    refused = HostPolicy(False, allowed.resolve)
+
+    with run_ending_at(time.monotonic() + TRICKLE_LIMIT_SECONDS):
+        mailbox = Pop3Mailbox(
+            "pop.garden", trickling.port, "garden", "secret", is_ssl=False, hosts=allowed
+        )
+        with pytest.raises(MailboxError) as raised:
+            Pop3Mailbox(
+                "pop.garden", trickling.port, "garden", "secret", is_ssl=False, hosts=refused
+            )
+
+    assert mailbox.is_usable  # logged in on the trickling server, at 127.0.0.1
+    mailbox.close()
+    assert raised.value.reason == "refused"
+    assert "pop.garden resolves to 127.0.0.1 is a loopback or private-network address" in str(
+        raised.value
+    )
