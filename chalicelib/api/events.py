@@ -88,6 +88,15 @@ class CalendarMoveQuery(CalendarMoveFields):
         return cls.model_construct()
 
 
+# The dates a calendar move cannot do without (`CalendarMove`); its endDate sent null or empty
+# means an event with no end, and stays as sent.
+MOVE_NEEDS = frozenset({"startDate", "calendarStartDate", "calendarEndDate"})
+
+
+def _left_out(key: str, value: Any) -> bool:
+    return key in MOVE_NEEDS and (value is None or (isinstance(value, str) and not value.strip()))
+
+
 @route(events_api, "PUT", f"{PREFIX}/{{eventId}}/calendar", body_required=False, response=EventPage)
 def move_event(call: Call[EventPath, CalendarMoveQuery, CalendarMoveFields]) -> EventPage:
     """Move an event (new dates) and answer the calendar of the period.
@@ -98,8 +107,16 @@ def move_event(call: Call[EventPath, CalendarMoveQuery, CalendarMoveFields]) -> 
     service = deps.event_service()
     found = service.find(call.path.eventId, call.signed_in, Need.MODERATOR)
     query = dict(call.request.query_params or {})
-    sent: dict[str, Any] = {**query, **(call.raw_body or {})}
+    body = call.raw_body or {}
+    sent: dict[str, Any] = {**query, **body}
     call.submitted = sent
+    # A date the move needs, sent null or blank (which the fields of either place allow, the other
+    # place may hold it), is not sent there: the query's then counts, and with neither it is
+    # missing ("is required", not "must be an ISO 8601 date" for a null the document allows).
+    merged = {
+        **{key: value for key, value in query.items() if not _left_out(key, value)},
+        **{key: value for key, value in body.items() if not _left_out(key, value)},
+    }
     # One 400 names every field that is wrong or missing, wherever it was sent: the query
     # string's values, the body's own types, then what the merged fields lack.
     errors: list[FieldError] = []
@@ -107,7 +124,7 @@ def move_event(call: Call[EventPath, CalendarMoveQuery, CalendarMoveFields]) -> 
         lambda: validate(CalendarMoveFields, query, "query"),
         lambda: call.body,  # the body's own shape and JSON types, before merging
         # The query string's values are text: the body's own types were checked with its shape.
-        lambda: validate(CalendarMove, sent, json_types=False),
+        lambda: validate(CalendarMove, merged, json_types=False),
     ]
     for check in checks:
         try:

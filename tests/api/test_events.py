@@ -404,6 +404,38 @@ def test_calendar_update_names_every_wrong_or_missing_field_in_one_answer(
     assert stored["object"]["startDate"] == event["startDate"]  # nothing moved
 
 
+@pytest.mark.parametrize("left", [None, "", "  "])
+def test_calendar_update_with_a_needed_date_null_or_blank_says_it_is_required(api, club, left):
+    """The body's fields may be null (the query string may hold them), so a needed date sent null
+    or blank, and nowhere else, is missing: "is required", as when left out (Schemathesis sent
+    `"calendarStartDate": null`, which the document allows, and was told it "must be an ISO 8601
+    date"). The query string's value counts where the body's is null."""
+    event = create(api, club)
+    period = {
+        "calendarStartDate": "2026-04-01T00:00:00Z",
+        "calendarEndDate": "2026-05-01T00:00:00Z",
+    }
+    moved = {"startDate": "2026-04-10T09:00:00Z", "endDate": "2026-04-10T10:00:00Z"}
+    status, answer = api.put(
+        f"{EVENT}/{event['id']}/calendar",
+        club.moderator,
+        {**moved, **period, "calendarStartDate": left},
+    )
+    assert status == 400, answer
+    assert [(e["key"], e["message"]) for e in answer["errors"]] == [
+        ("calendarStartDate", "is required")
+    ]
+    _, stored = api.get(f"{EVENT}/{event['id']}", club.member)
+    assert stored["object"]["startDate"] == event["startDate"]  # nothing moved
+    status, answer = api.put(
+        f"{EVENT}/{event['id']}/calendar?{urlencode(period)}",
+        club.moderator,
+        {**moved, "calendarStartDate": left},
+    )
+    assert status == 200, answer
+    assert answer["object"]["events"][0]["startDate"] == "2026-04-10T09:00:00Z"
+
+
 def test_calendar_update_body_wins_over_the_query_string(api, club):
     event = create(api, club)
     query = urlencode(
