@@ -134,12 +134,33 @@ def _single_line(text: str) -> str:
     return shown
 
 
-SingleLine = Annotated[str, AfterValidator(_single_line)]
+# What the document says of a single-line text, as JSON Schema's `pattern` (read alike by ECMA 262
+# and Python's re): none of the line breaks `_LINE_BREAKS` refuses that reach it (the router
+# removes the others, control characters, from a body's strings), and, for a required one
+# (`document_trimming`), a visible character among them.
+_NOT_A_BREAK = r"[^\n\u2028\u2029]"
+ONE_LINE = rf"^{_NOT_A_BREAK}*$"
+
+
+class _DocumentedOneLine:
+    """Has the document state the single line `_single_line` checks: a client, and a fuzzer
+    reading the document, learn it from the schema instead of from a 400."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
+        schema: dict[str, Any] = handler(core_schema)
+        schema.setdefault("pattern", ONE_LINE)
+        return schema
+
+
+SingleLine = Annotated[str, AfterValidator(_single_line), _DocumentedOneLine]
 
 
 # At least one character that trimming and control-character removal leave (CONTRACT §6): what a
 # text with a minimum length must hold, as the document says it (ECMA-262 and Python read it alike).
 VISIBLE_CHARACTER = r"[^\s\x00-\x1f\x7f-\x9f]"
+# A required single line: no line break, and a visible character.
+ONE_VISIBLE_LINE = rf"^{_NOT_A_BREAK}*{VISIBLE_CHARACTER}{_NOT_A_BREAK}*$"
 
 
 def document_trimming(schema: dict[str, Any], model: Any = None) -> None:
@@ -151,10 +172,11 @@ def document_trimming(schema: dict[str, Any], model: Any = None) -> None:
             if (
                 variant.get("type") == "string"
                 and variant.get("minLength", 0) >= 1
-                and "pattern" not in variant
+                and variant.get("pattern") in (None, ONE_LINE)
                 and variant.get("format") in (None, "password")
             ):
-                variant["pattern"] = VISIBLE_CHARACTER
+                one_line = variant.get("pattern") == ONE_LINE
+                variant["pattern"] = ONE_VISIBLE_LINE if one_line else VISIBLE_CHARACTER
 
 
 def _max_length(annotation: Any, metadata: list[Any]) -> int | None:
