@@ -9,7 +9,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Self
 
 import pytest
 
@@ -42,26 +42,41 @@ RUN_SECONDS = 4.0
 RUN_MARGIN_MS = 2000
 
 
-class TricklingServer:
-    """POP3 on loopback: greets and takes USER and PASS at once (or trickles its greeting), then
-    answers any other command one byte every `interval` seconds, a line that never ends."""
+class LoopbackServer:
+    """A server on a loopback port, serving one connection (`_serve`) in a thread until the test
+    ends: `with` starts it, and its end stops it and waits `join_seconds` for its thread."""
 
-    def __init__(self, *, trickle_greeting: bool = False, interval: float = 0.2) -> None:
-        self.trickle_greeting = trickle_greeting
-        self.interval = interval
+    join_seconds = 5.0
+
+    def __init__(self) -> None:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
 
-    def __enter__(self) -> TricklingServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self._stop.set()
         self.listener.close()
-        self._thread.join(timeout=TRICKLE_LIMIT_SECONDS + 2)
+        self._thread.join(timeout=self.join_seconds)
+
+    def _serve(self) -> None:
+        raise NotImplementedError
+
+
+class TricklingServer(LoopbackServer):
+    """POP3 on loopback: greets and takes USER and PASS at once (or trickles its greeting), then
+    answers any other command one byte every `interval` seconds, a line that never ends."""
+
+    join_seconds = TRICKLE_LIMIT_SECONDS + 2
+
+    def __init__(self, *, trickle_greeting: bool = False, interval: float = 0.2) -> None:
+        self.trickle_greeting = trickle_greeting
+        self.interval = interval
+        super().__init__()
 
     def _serve(self) -> None:
         try:
@@ -182,24 +197,9 @@ def test_the_session_deadline_falls_after_the_polls_and_within_its_lease():
     assert POLL_SECONDS < SESSION_SECONDS < LEASE.total_seconds()
 
 
-class SilentServer:
+class SilentServer(LoopbackServer):
     """A port on loopback that takes a connection and never says a word (no greeting), until
     the test ends: what a poll meets when a server hangs."""
-
-    def __init__(self) -> None:
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-
-    def __enter__(self) -> SilentServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._stop.set()
-        self.listener.close()
-        self._thread.join(timeout=5)
 
     def _serve(self) -> None:
         try:
