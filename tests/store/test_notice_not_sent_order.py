@@ -82,16 +82,18 @@ def test_the_drain_failing_after_the_entry_is_written_leaves_notice_sent_false(a
     assert listed(log) == {"late": False}
 
 
+def record_rejected(log: MailRepository, now: datetime, *entries: tuple[str, bool]) -> None:
+    """Rejected mails (entry id, told a notice) a second apart, written in one call."""
+    steps = [
+        rejected(log, entry_id, now + timedelta(seconds=n), told=told)
+        for n, (entry_id, told) in enumerate(entries)
+    ]
+    log.record(MAILBOX, ACCOUNT, steps)
+
+
 def test_an_entry_whose_notice_went_says_so_and_others_are_untouched(aws, now):
     log = MailRepository()
-    log.record(
-        MAILBOX,
-        ACCOUNT,
-        [
-            rejected(log, "told", now, told=True),
-            rejected(log, "untold", now + timedelta(seconds=1), told=False),
-        ],
-    )
+    record_rejected(log, now, ("told", True), ("untold", False))
     assert listed(log) == {"told": True, "untold": False}
     assert "notice_sent" not in stored("untold")  # absent reads false, as before notices
 
@@ -170,12 +172,5 @@ def test_a_note_the_last_release_wrote_at_the_entrys_key_still_says_false(aws, n
 def test_a_refusal_noted_for_one_entry_leaves_the_others_told(aws, now):
     log, claims = MailRepository(), NoticeClaims()
     claims.not_sent(MAILBOX, "refused", now)
-    log.record(
-        MAILBOX,
-        ACCOUNT,
-        [
-            rejected(log, "refused", now, told=True),
-            rejected(log, "other", now + timedelta(seconds=1), told=True),
-        ],
-    )
+    record_rejected(log, now, ("refused", True), ("other", True))
     assert listed(log) == {"refused": False, "other": True}
