@@ -140,18 +140,23 @@ def test_a_greeting_sent_a_byte_at_a_time_ends_at_the_session_deadline():
             open_trickling(server.port)
 
 
-def test_a_poll_against_a_trickling_server_ends_with_a_plain_last_error(aws, trickling):
+def garden_mailbox(host: str, port: int, *, is_ssl: bool) -> tuple[Mailbox, FakeDirectory]:
+    """The garden's email-to-post connector on `host`, and a directory holding it alone."""
     box = Mailbox(
         scope="garden",
         kind=EMAIL_TO_POST,
-        server_name="127.0.0.1",
-        server_port=trickling.port,
+        server_name=host,
+        server_port=port,
         server_username="garden",
         has_password=True,
         password="secret",
-        is_ssl=False,
+        is_ssl=is_ssl,
     )
-    directory = FakeDirectory({KEY: box})
+    return box, FakeDirectory({KEY: box})
+
+
+def test_a_poll_against_a_trickling_server_ends_with_a_plain_last_error(aws, trickling):
+    box, directory = garden_mailbox("127.0.0.1", trickling.port, is_ssl=False)
     ingestor = deps.mail_ingestor(open_mailbox=lambda _: open_trickling(trickling.port))
 
     parts = MailPoll(directory, directory, deps.mail(), lambda: ingestor)
@@ -228,17 +233,7 @@ def test_a_poll_whose_run_ends_while_its_server_is_silent_is_cut_short_before_th
     recorded while the run still has time."""
     context = RunContext(RUN_SECONDS)
     with SilentServer() as silent:
-        box = Mailbox(
-            scope="garden",
-            kind=EMAIL_TO_POST,
-            server_name="127.0.0.1",
-            server_port=silent.port,
-            server_username="garden",
-            has_password=True,
-            password="secret",
-            is_ssl=False,
-        )
-        directory = FakeDirectory({KEY: box})
+        box, directory = garden_mailbox("127.0.0.1", silent.port, is_ssl=False)
         # Mail in's own session, with its production timeouts (connect 10 s, session 270 s).
         ingestor = deps.mail_ingestor(
             open_mailbox=lambda _: Pop3Mailbox(
@@ -299,17 +294,7 @@ def test_a_poll_whose_run_ends_while_its_servers_name_is_looked_up_is_cut_short_
     mid-look-up (the poll neither counted nor recorded). Now the look-up is given up halfway
     through the run's margin: a poll cut short, recorded while the run still has time."""
     context = RunContext(RUN_SECONDS)
-    box = Mailbox(
-        scope="garden",
-        kind=EMAIL_TO_POST,
-        server_name=HUNG_NAME,
-        server_port=995,
-        server_username="garden",
-        has_password=True,
-        password="secret",
-        is_ssl=True,
-    )
-    directory = FakeDirectory({KEY: box})
+    box, directory = garden_mailbox(HUNG_NAME, 995, is_ssl=True)
     # Mail in's own opener: the production host policy, the system resolver, its timeouts.
     ingestor = deps.mail_ingestor(
         open_mailbox=lambda mailbox: open_pop3(mailbox, HostPolicy(False))
