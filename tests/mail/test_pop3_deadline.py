@@ -64,6 +64,14 @@ class LoopbackServer:
         self._thread.join(timeout=self.join_seconds)
 
     def _serve(self) -> None:
+        try:
+            connection, _ = self.listener.accept()
+        except OSError:
+            return  # the test ended first
+        with connection:
+            self._handle(connection)
+
+    def _handle(self, connection: socket.socket) -> None:
         raise NotImplementedError
 
 
@@ -78,16 +86,11 @@ class TricklingServer(LoopbackServer):
         self.interval = interval
         super().__init__()
 
-    def _serve(self) -> None:
+    def _handle(self, connection: socket.socket) -> None:
         try:
-            connection, _ = self.listener.accept()
+            self._talk(connection)
         except OSError:
-            return
-        with connection:
-            try:
-                self._talk(connection)
-            except OSError:
-                pass  # the client dropped the connection
+            pass  # the client dropped the connection
 
     def _talk(self, connection: socket.socket) -> None:
         if self.trickle_greeting:
@@ -206,13 +209,8 @@ class SilentServer(LoopbackServer):
     """A port on loopback that takes a connection and never says a word (no greeting), until
     the test ends: what a poll meets when a server hangs."""
 
-    def _serve(self) -> None:
-        try:
-            connection, _ = self.listener.accept()
-        except OSError:
-            return
-        with connection:
-            self._stop.wait(TRICKLE_LIMIT_SECONDS + DEFAULT_CONNECT_TIMEOUT_SECONDS)
+    def _handle(self, connection: socket.socket) -> None:
+        self._stop.wait(TRICKLE_LIMIT_SECONDS + DEFAULT_CONNECT_TIMEOUT_SECONDS)
 
 
 class RunContext:
