@@ -42,11 +42,4 @@ def test_a_reply_by_mail_is_polled_and_becomes_a_comment(stage):
 
 
 def test_a_message_the_poll_cannot_read_is_reported_and_delivered_again(stage):
-    triggers.send(stage, "PollMailbox", ["not a poll message"])
-    event, sqs = triggers.sqs_batch(stage, "PollMailbox")
-    polled = stage.invoke("PollMailbox", event)
-    assert polled.error is None, polled.log[-3000:]
-    [record] = event["Records"]
-    assert polled.result == {"batchItemFailures": [{"itemIdentifier": record["messageId"]}]}
-    # Left on the queue for its retries, then its dead-letter queue: removed here.
-    triggers.discard(sqs, triggers.queue_of(stage, "PollMailbox"), event)
+    triggers.unreadable_message_reported(stage, "PollMailbox", "not a poll message")

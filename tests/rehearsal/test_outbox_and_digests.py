@@ -71,10 +71,4 @@ def test_a_stream_record_the_drain_cannot_read_fails_its_batch_there(stage):
 
 
 def test_a_digest_batch_that_cannot_be_read_is_delivered_again(stage):
-    triggers.send(stage, "DeliverDigests", ["not a digest batch"])
-    batch, sqs = triggers.sqs_batch(stage, "DeliverDigests")
-    digests = stage.invoke("DeliverDigests", batch)
-    assert digests.error is None, digests.log[-3000:]
-    [record] = batch["Records"]
-    assert digests.result == {"batchItemFailures": [{"itemIdentifier": record["messageId"]}]}
-    triggers.discard(sqs, triggers.queue_of(stage, "DeliverDigests"), batch)
+    triggers.unreadable_message_reported(stage, "DeliverDigests", "not a digest batch")

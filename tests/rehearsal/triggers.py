@@ -126,6 +126,19 @@ def discard(sqs: Any, function_queue: str, event: dict[str, Any]) -> None:
         sqs.delete_message(QueueUrl=function_queue, ReceiptHandle=record["receiptHandle"])
 
 
+def unreadable_message_reported(stage: Stage, function: str, body: str) -> None:
+    """A message the function cannot read, in a batch of its own: the function answers it as the
+    batch's one failed item (the SQS mapping leaves it on the queue, for its retries and then its
+    dead-letter queue), and the test removes it."""
+    send(stage, function, [body])
+    event, sqs = sqs_batch(stage, function)
+    done = stage.invoke(function, event)
+    assert done.error is None, done.log[-3000:]
+    [record] = event["Records"]
+    assert done.result == {"batchItemFailures": [{"itemIdentifier": record["messageId"]}]}
+    discard(sqs, queue_of(stage, function), event)
+
+
 def handled_queue_batch(stage: Stage, function: str) -> Invocation:
     """The function's queue batch handled as its SQS mapping hands it over, with no item failed
     (asserted), and what succeeded deleted from the queue as the mapping deletes it."""
