@@ -5,7 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 # Copies, not links: uv's cache (in the home folder) may be on another file system than the venv.
-UV_INSTALL := UV_LINK_MODE=copy $(BIN)/uv pip install --quiet --python $(BIN)/python
+# The machine's certificates, as pip trusts them (a proxy's own authority among them), not the
+# set uv carries.
+UV_INSTALL := UV_LINK_MODE=copy UV_NATIVE_TLS=1 $(BIN)/uv pip install --quiet --python $(BIN)/python
 # The suite runs on three processes, though CI has two cores: a worker often waits on a process
 # it started (make run, Chromium, Schemathesis, a function) and a third keeps the cores busy then
 # (pytest alone at c1222dd: 282 s on two, 259 s on three, 255 s on four). TEST_WORKERS=0 runs it

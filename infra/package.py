@@ -79,7 +79,9 @@ def install_dependencies(runtime: str, arch: str = "x86_64") -> Path:
     # Binary wheels for the platform; a pure-Python sdist (dkimpy, feedgen and quotequail publish
     # no wheel) is built here, and anything compiled is checked below. Copies, not links: uv's
     # cache (in the home folder) may be on another file system than build/.
-    subprocess.run(command, check=True, env={**os.environ, "UV_LINK_MODE": "copy"})
+    # The machine's certificates, as pip trusts them, not the set uv carries (Makefile UV_INSTALL).
+    uv_settings = {"UV_LINK_MODE": "copy", "UV_NATIVE_TLS": "1"}
+    subprocess.run(command, check=True, env={**os.environ, **uv_settings})
     tag = "cpython-" + version.replace(".", "") + f"-{MACHINES[arch]}-linux-gnu.so"
     wrong = [
         str(path.relative_to(dependencies))
