@@ -139,7 +139,10 @@ def _single_line(text: str) -> str:
 # removes the others, control characters, from a body's strings), and, for a required one
 # (`document_trimming`), a visible character among them.
 _NOT_A_BREAK = r"[^\n\u2028\u2029]"
-ONE_LINE = rf"^{_NOT_A_BREAK}*$"
+# The end of the text, as both read it: Python's `$` also matches before a last "\n" (so "a\n"
+# passed `^[^\n]*$` there, and Hypothesis generated it as valid), ECMA 262's does not.
+_END = r"(?![\s\S])"
+ONE_LINE = rf"^{_NOT_A_BREAK}*{_END}"
 
 
 class _DocumentedOneLine:
@@ -160,7 +163,7 @@ SingleLine = Annotated[str, AfterValidator(_single_line), _DocumentedOneLine]
 # text with a minimum length must hold, as the document says it (ECMA-262 and Python read it alike).
 VISIBLE_CHARACTER = r"[^\s\x00-\x1f\x7f-\x9f]"
 # A required single line: no line break, and a visible character.
-ONE_VISIBLE_LINE = rf"^{_NOT_A_BREAK}*{VISIBLE_CHARACTER}{_NOT_A_BREAK}*$"
+ONE_VISIBLE_LINE = rf"^{_NOT_A_BREAK}*{VISIBLE_CHARACTER}{_NOT_A_BREAK}*{_END}"
 
 
 def document_trimming(schema: dict[str, Any], model: Any = None) -> None:
