@@ -37,6 +37,28 @@ def without_controls(text: str) -> str:
     return _CONTROLS.sub("", text)
 
 
+class SentText(str):
+    """A body's string the router removed control characters from, with its length as sent: a
+    maxLength counts what the client sent, as the document's JSON Schema does (schemas/common.py
+    `ApiModel._length_as_sent`), not what is left to store."""
+
+    sent_length: int
+
+    def __new__(cls, text: str, sent_length: int) -> SentText:
+        made = super().__new__(cls, text)
+        made.sent_length = sent_length
+        return made
+
+    def __getnewargs__(self) -> tuple[str, int]:  # type: ignore[override]
+        # A copy or a pickle of a body keeps what was sent.
+        return str(self), self.sent_length
+
+
+def sent_length(text: str) -> int:
+    """The length `text` had as the client sent it (control characters included)."""
+    return text.sent_length if isinstance(text, SentText) else len(text)
+
+
 def xml_text(text: str) -> str:
     """`text` without the characters XML cannot carry (control characters, lone surrogates),
     for text that was stored before it was cleaned or came in by mail."""

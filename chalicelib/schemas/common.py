@@ -23,7 +23,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
-from chalicelib.sanitize import without_bidi
+from chalicelib.sanitize import sent_length, without_bidi
 
 # DynamoDB items hold at most 400 KB; a text field is capped well below it (CONTRACT §6).
 MAX_TEXT_BYTES = 300_000
@@ -287,7 +287,8 @@ class ApiModel(BaseModel):
             if not isinstance(value, str):
                 continue
             limit = _max_length(field.annotation, field.metadata)
-            if limit is not None and len(value) > limit:
+            # As sent: the router's removal of control characters does not make a text fit.
+            if limit is not None and sent_length(value) > limit:
                 raise PydanticCustomError(
                     "string_too_long",
                     "String should have at most {max_length} characters",

@@ -60,3 +60,22 @@ def test_newsletter_settings_need_group_administrator(api, people, who, expected
 def test_unknown_group_is_404(api, people):
     status, body = api.put(path(new_id()), people.root_admin, {"disclaimer": "x"})
     assert status == 404 and body["errors"][0]["key"] == "groupId"
+
+
+def test_a_disclaimer_is_as_long_as_it_was_sent_control_characters_included(api, people):
+    """maxLength counts the text as sent, as the document's JSON Schema does: 10,000 characters
+    and a control character are 10,001, refused, though the router would remove the control
+    character before storing it (Schemathesis sent such a disclaimer and it was stored)."""
+    too_long = "x" * 9_999 + "\x95\x01"
+    status, body = api.put(path(people.garden), people.garden_admin, {"disclaimer": too_long})
+    assert status == 400, body
+    assert [(e["key"], e["message"]) for e in body["errors"]] == [
+        ("disclaimer", "must be at most 10000 characters")
+    ]
+    _, stored = api.get(path(people.garden), people.garden_admin)
+    assert stored["object"]["disclaimer"] == ""
+    # At the bound, the control characters are removed and the rest stored.
+    status, body = api.put(
+        path(people.garden), people.garden_admin, {"disclaimer": "x" * 9_998 + "\x95\x01"}
+    )
+    assert status == 200 and body["object"]["disclaimer"] == "x" * 9_998

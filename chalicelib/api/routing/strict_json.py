@@ -2,7 +2,8 @@
 
 No NaN or Infinity (nor a number so large it becomes infinity), at most 64 levels of arrays and
 objects, no lone surrogate anywhere (keys included); C0 control characters other than tab and
-newline are removed from every string here, once for every route (they are never stored).
+newline are removed from every string here, once for every route (they are never stored); such a
+string keeps its length as sent, which a maxLength counts.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 from typing import Any
 
 from chalicelib.errors import BadRequest, ValidationFailed, has_surrogate, safe_text
-from chalicelib.sanitize import without_controls
+from chalicelib.sanitize import SentText, without_controls
 
 # Deepest nesting of arrays and objects a body may have (CONTRACT §6).
 MAX_BODY_DEPTH = 64
@@ -76,7 +77,7 @@ def _check_parsed(data: Any) -> None:
                     _refuse_surrogate((*loc, key), item)
                 cleaned = without_controls(item)
                 if cleaned is not item:
-                    value[key] = cleaned
+                    value[key] = SentText(cleaned, len(item))
             else:
                 stack.append((item, depth + 1, (*loc, key)))
 
