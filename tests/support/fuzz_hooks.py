@@ -92,6 +92,9 @@ CALENDAR_RANGE: Rule = (
     "startDate|endDate|timeStamp|calendarStartDate|calendarEndDate",
     r"is outside the dates Agora can store: .*",
 )
+# Whether the user may follow a private or premium group (of the body's group, or of its post) is
+# its membership, a stored record.
+MAY_ENTER: Rule = ("userRoleId", r"the user is not a member of the (private|premium) group .*")
 EVENT_LISTS = (
     "GET /api/v1/en_US/event/list/expired/{groupId}",
     "GET /api/v1/en_US/event/list/upcoming/{groupId}",
@@ -126,6 +129,8 @@ STATE_RULES: dict[str, tuple[Rule, ...]] = {
         USER_NAMED,
     ),
     "PUT /api/v1/en_US/feed/settings/{groupId}": (ONCE,),
+    "POST /api/v1/en_US/user/{userId}/notifications/group/{notificationId}": (MAY_ENTER,),
+    "POST /api/v1/en_US/user/{userId}/notifications/post/{notificationId}": (MAY_ENTER,),
     # The unsubscribe token is signed: a client cannot make one that the API accepts.
     "POST /api/v1/en_US/unsubscribe": (("token", r"the unsubscribe link is not valid"),),
 }
