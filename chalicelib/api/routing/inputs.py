@@ -8,7 +8,14 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from chalicelib.api.routing.strict_json import parse_json
 from chalicelib.envelope import validation_failed
-from chalicelib.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from chalicelib.errors import (
+    BadRequest,
+    FieldError,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    ValidationFailed,
+    as_text,
+)
 from chalicelib.schemas.common import JSON_TYPES
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -52,6 +59,36 @@ def _is_json_charset(parameter: str) -> bool:
     if not name.strip() and not value:
         return True  # an empty parameter, as in `application/json;`
     return name.strip().lower() == "charset" and value.strip().strip('"').lower() in JSON_CHARSETS
+
+
+def query_values(params: Any, model: Any = None) -> dict[str, str]:
+    """The query string, one value a name. A parameter of `model` sent more than once is a 400
+    with its key: the document gives each one value (a repeated one is an array there), and which
+    of the values counted would be a guess (Chalice's dict kept the last). Names the route does
+    not read are left alone, as their single values are."""
+    if not params:
+        return {}
+    getlist = getattr(params, "getlist", None)
+    sent = {name: getlist(name) if getlist else [params[name]] for name in params}
+    declared = _parameter_names(model)
+    repeated = [
+        FieldError(
+            key=name, value=as_text(values), message=f"is sent {len(values)} times: send it once"
+        )
+        for name, values in sent.items()
+        if len(values) > 1 and name in declared
+    ]
+    if repeated:
+        submitted = {
+            name: values[0] if len(values) == 1 else values for name, values in sent.items()
+        }
+        raise ValidationFailed(repeated, submitted)
+    return {name: values[-1] for name, values in sent.items()}
+
+
+def _parameter_names(model: Any) -> set[str]:
+    fields = getattr(model, "model_fields", None) or {}
+    return {name for name in fields} | {field.alias for field in fields.values() if field.alias}
 
 
 @overload

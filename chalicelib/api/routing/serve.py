@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from chalicelib import metrics
 from chalicelib.api.routing.call import Call, RouteSpec
 from chalicelib.api.routing.gate import admit
-from chalicelib.api.routing.inputs import validate
+from chalicelib.api.routing.inputs import query_values, validate
 from chalicelib.api.routing.responses import (
     error_response,
     log,
@@ -111,7 +111,11 @@ def _actor(call: Call[Any, Any, Any]) -> Actor:
 def read_inputs(call: Call[Any, Any, Any], spec: RouteSpec) -> None:
     """The query and, once the privilege is checked (or the route is public), the body."""
     if spec.query_model is not None:
-        call.query = validate(spec.query_model, dict(call.request.query_params or {}), "query")
+        # A page for people (text/html) reads the last of a repeated parameter: its refusals are
+        # pages, which the envelope of a 400 is not.
+        model = spec.query_model if spec.content_type == "application/json" else None
+        query = query_values(call.request.query_params, model)
+        call.query = validate(spec.query_model, query, "query")
     if spec.body_model is not None and spec.need is not Need.SIGNED_IN:
         # SIGNED_IN handlers check a privilege of their own first and read the body after.
         call.body  # noqa: B018 - validates on first use
