@@ -134,15 +134,29 @@ def _single_line(text: str) -> str:
     return shown
 
 
-# What the document says of a single-line text, as JSON Schema's `pattern` (read alike by ECMA 262
-# and Python's re): none of the line breaks `_LINE_BREAKS` refuses that reach it (the router
-# removes the others, control characters, from a body's strings), and, for a required one
-# (`document_trimming`), a visible character among them.
+# The document's patterns are read by ECMA-262 and Python's re alike: each spells out its classes
+# (the two engines' `\s` differ: U+FEFF is ECMA's, U+001C to U+001F and U+0085 Python's) and
+# says what the API does before it checks a text: the router removes control characters from a
+# body's strings (so they may be anywhere), then the model trims blanks (so blanks, line breaks
+# among them, may lead and trail).
+# Python's whitespace that the router leaves, which trimming removes.
+BLANKS = r"\t\n \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+# What the router removes (sanitize.without_controls).
+CONTROLS = r"\x00-\x08\x0b-\x1f\x7f-\x9f"
+# Direction controls, which a single line loses (sanitize.without_bidi).
+_BIDI = r"\u202a-\u202e\u2066-\u2069"
+_AROUND = f"[{BLANKS}{CONTROLS}]*"
+# What a single-line text may not hold once trimmed: the line breaks `_LINE_BREAKS` refuses that
+# the router leaves.
 _NOT_A_BREAK = r"[^\n\u2028\u2029]"
-# The end of the text, as both read it: Python's `$` also matches before a last "\n" (so "a\n"
-# passed `^[^\n]*$` there, and Hypothesis generated it as valid), ECMA 262's does not.
+# A character a single line shows: neither blank, nor removed by the router or `without_bidi`.
+_SHOWN = f"[^{BLANKS}{CONTROLS}{_BIDI}]"
+# The end of the text, as both read it: Python's `$` also matches before a last "\n", ECMA-262's
+# does not (trailing blanks are allowed here anyway, but a pattern must not lean on it).
 _END = r"(?![\s\S])"
-ONE_LINE = rf"^{_NOT_A_BREAK}*{_END}"
+# A single-line text: trimmed, no line break, and empty or showing a character (one of direction
+# controls alone is refused).
+ONE_LINE = f"^{_AROUND}({_NOT_A_BREAK}*{_SHOWN}{_NOT_A_BREAK}*)?{_AROUND}{_END}"
 
 
 class _DocumentedOneLine:
@@ -161,9 +175,9 @@ SingleLine = Annotated[str, AfterValidator(_single_line), _DocumentedOneLine]
 
 # At least one character that trimming and control-character removal leave (CONTRACT §6): what a
 # text with a minimum length must hold, as the document says it (ECMA-262 and Python read it alike).
-VISIBLE_CHARACTER = r"[^\s\x00-\x1f\x7f-\x9f]"
-# A required single line: no line break, and a visible character.
-ONE_VISIBLE_LINE = rf"^{_NOT_A_BREAK}*{VISIBLE_CHARACTER}{_NOT_A_BREAK}*{_END}"
+VISIBLE_CHARACTER = f"[^{BLANKS}{CONTROLS}]"
+# A required single line: trimmed, no line break, and a character it shows.
+ONE_VISIBLE_LINE = f"^{_AROUND}{_NOT_A_BREAK}*{_SHOWN}{_NOT_A_BREAK}*{_AROUND}{_END}"
 
 
 def document_trimming(schema: dict[str, Any], model: Any = None) -> None:

@@ -8,7 +8,16 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, WithJsonSchema, field_validator
 
-from chalicelib.schemas.common import ApiModel, GroupRef, JsonInt, Record, SingleLine, rule_error
+from chalicelib.schemas.common import (
+    BLANKS,
+    CONTROLS,
+    ApiModel,
+    GroupRef,
+    JsonInt,
+    Record,
+    SingleLine,
+    rule_error,
+)
 from chalicelib.schemas.group_email import OptionalEmailText
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -35,23 +44,20 @@ def _web_url(text: str) -> str:
 
 
 # Empty, or http(s):// and a host, with no blank anywhere: what `_web_url` takes, as the document
-# says it of the text as sent, read alike by ECMA-262 and Python's re. The router removes control
-# characters first (so they may be anywhere, and do not make a host) and the model trims blanks
-# (so they may lead and trail); `\s` is spelt out, as the two engines' differ (U+FEFF, U+001C).
-# A host holds no character that NFKC makes a delimiter (urlsplit refuses U+FF0F, "／").
-_BLANK = r"\t\n \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
-_CONTROL = r"\x00-\x08\x0b-\x1f\x7f-\x9f"
+# says it of the text as sent (schemas/common.py BLANKS): control characters may be anywhere and do
+# not make a host, blanks may lead and trail. A host holds no character that NFKC makes a delimiter
+# (urlsplit refuses U+FF0F, "／").
 _NFKC_DELIMITER = (
     r"\u2047-\u2049\u2100\u2101\u2105\u2106\u2a74\ufe13\ufe16\ufe55\ufe56\ufe5f\ufe6b"
     r"\uff03\uff0f\uff1a\uff1f\uff20"
 )
-_C = f"[{_CONTROL}]*"
+_C = f"[{CONTROLS}]*"
 _SCHEME = _C.join(("[hH]", "[tT]", "[tT]", "[pP]", f"([sS]{_C})?:", "/", "/"))
 _HOST = (
-    f"{_C}[^{_BLANK}{_CONTROL}/?#@\\[\\]:{_NFKC_DELIMITER}][^{_BLANK}/?#@\\[\\]{_NFKC_DELIMITER}]*"
+    f"{_C}[^{BLANKS}{CONTROLS}/?#@\\[\\]:{_NFKC_DELIMITER}][^{BLANKS}/?#@\\[\\]{_NFKC_DELIMITER}]*"
 )
-_AROUND = f"[{_BLANK}{_CONTROL}]*"
-WEB_URL_OR_EMPTY = f"^{_AROUND}({_SCHEME}{_HOST}([/?#][^{_BLANK}]*)?)?{_AROUND}$"
+_AROUND = f"[{BLANKS}{CONTROLS}]*"
+WEB_URL_OR_EMPTY = f"^{_AROUND}({_SCHEME}{_HOST}([/?#][^{BLANKS}]*)?)?{_AROUND}$"
 OptionalWebUrl = Annotated[
     str,
     Field(max_length=URL_MAX),
