@@ -195,3 +195,8 @@ def test_the_state_allowance_passes_only_its_own_errors():
     assert outcome(follow, [member]) == "passed"
     assert follow in config("token")  # the run lets it answer that 400
     assert outcome(follow, [{"key": "userRoleId", "message": "must be an integer"}]) == "failed"
+    # A CRM connector has no settings, a chat connector has some: the path's connector decides.
+    local = "PUT /api/v1/en_US/connector/local/{connectorId}/group/{groupId}"
+    crm = {"key": "settings", "message": "the CRM connector has no settings: send an empty object"}
+    assert outcome(local, [crm]) == "passed" and local in config("token")
+    assert outcome(local, [{"key": "settings.applicationId", "message": "x"}]) == "failed"

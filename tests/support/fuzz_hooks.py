@@ -95,6 +95,9 @@ CALENDAR_RANGE: Rule = (
 # Whether the user may follow a private or premium group (of the body's group, or of its post) is
 # its membership, a stored record.
 MAY_ENTER: Rule = ("userRoleId", r"the user is not a member of the (private|premium) group .*")
+# A local connector's settings take the shape of its kind, a stored record the path's id names:
+# the CRM connector has none, where the chat connector's object is valid.
+NO_SETTINGS: Rule = ("settings", r"the CRM connector has no settings: send an empty object")
 EVENT_LISTS = (
     "GET /api/v1/en_US/event/list/expired/{groupId}",
     "GET /api/v1/en_US/event/list/upcoming/{groupId}",
@@ -129,6 +132,7 @@ STATE_RULES: dict[str, tuple[Rule, ...]] = {
         USER_NAMED,
     ),
     "PUT /api/v1/en_US/feed/settings/{groupId}": (ONCE,),
+    "PUT /api/v1/en_US/connector/local/{connectorId}/group/{groupId}": (NO_SETTINGS,),
     "POST /api/v1/en_US/user/{userId}/notifications/group/{notificationId}": (MAY_ENTER,),
     "POST /api/v1/en_US/user/{userId}/notifications/post/{notificationId}": (MAY_ENTER,),
     # The unsubscribe token is signed: a client cannot make one that the API accepts.
