@@ -27,6 +27,7 @@ DEFAULT_TTL_MINUTES = 60
 
 
 def _web_url(text: str) -> str:
+    """Empty, or an absolute http(s) URL with a host and neither blanks nor credentials."""
     if not text:
         return text
     try:
@@ -37,6 +38,9 @@ def _web_url(text: str) -> str:
         parts is None
         or parts.scheme not in ("http", "https")
         or not parts.hostname
+        # No user or password before the host: an image link with `@` in its host is a
+        # credential leaked to every feed reader, or a host that reads as another.
+        or "@" in parts.netloc
         or re.search(r"\s", text)
     ):
         raise ValueError("must be an absolute http or https URL")

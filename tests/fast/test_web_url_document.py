@@ -59,6 +59,8 @@ PIECES = st.sampled_from(
 @example("http://a\x1c")  # Python's \s, not ECMA's: removed by the router, so accepted
 @example("http://a\ufeff")  # ECMA's \s, not Python's: a character of the host
 @example(" https://x.example/a b")
+@example("http://@http://")  # credentials before a host: refused by both
+@example("https://user:pw@x.example/")
 def test_the_documents_pattern_and_the_check_read_a_url_alike(sent):
     assert documented(sent) == accepted(sent)
 
