@@ -134,11 +134,9 @@ def _single_line(text: str) -> str:
     return shown
 
 
-# The document's patterns are read by ECMA-262 and Python's re alike: each spells out its classes
-# (the two engines' `\s` differ: U+FEFF is ECMA's, U+001C to U+001F and U+0085 Python's) and
-# says what the API does before it checks a text: the router removes control characters from a
-# body's strings (so they may be anywhere), then the model trims blanks (so blanks, line breaks
-# among them, may lead and trail).
+# The document's patterns read alike in ECMA-262 and Python's re (their `\s` differ: U+FEFF,
+# U+001C) and say what happens before a check: the router removes control characters (they may be
+# anywhere), the model trims blanks (they may lead and trail, line breaks among them).
 # Python's whitespace that the router leaves, which trimming removes.
 BLANKS = r"\t\n \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 # What the router removes (sanitize.without_controls).
@@ -146,13 +144,11 @@ CONTROLS = r"\x00-\x08\x0b-\x1f\x7f-\x9f"
 # Direction controls, which a single line loses (sanitize.without_bidi).
 _BIDI = r"\u202a-\u202e\u2066-\u2069"
 _AROUND = f"[{BLANKS}{CONTROLS}]*"
-# What a single-line text may not hold once trimmed: the line breaks `_LINE_BREAKS` refuses that
-# the router leaves.
+# The line breaks `_LINE_BREAKS` refuses that the router leaves.
 _NOT_A_BREAK = r"[^\n\u2028\u2029]"
 # A character a single line shows: neither blank, nor removed by the router or `without_bidi`.
 _SHOWN = f"[^{BLANKS}{CONTROLS}{_BIDI}]"
-# The end of the text, as both read it: Python's `$` also matches before a last "\n", ECMA-262's
-# does not (trailing blanks are allowed here anyway, but a pattern must not lean on it).
+# The end of the text, as both read it: Python's `$` also matches before a last "\n".
 _END = r"(?![\s\S])"
 # A single-line text: trimmed, no line break, and empty or showing a character (one of direction
 # controls alone is refused).
