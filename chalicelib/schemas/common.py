@@ -386,7 +386,12 @@ class PageQuery(ApiModel):
 
 
 class _IntOffset(ApiModel):
-    offset: Annotated[int | None, BeforeValidator(lambda v: None if v in ("", None) else v)] = None
+    # Absent or empty: from the start (CONTRACT §7), and the document says so.
+    offset: Annotated[
+        int | None,
+        BeforeValidator(lambda v: None if v in ("", None) else v),
+        WithJsonSchema({"anyOf": [{"type": "integer"}, {"type": "string", "enum": [""]}]}),
+    ] = None
 
 
 class IntPageQuery(PageQuery, _IntOffset):
