@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import WithJsonSchema as Documented
 
 from chalicelib.schemas.common import (
     ApiModel,
@@ -48,7 +49,11 @@ def _iso_text(value: Any) -> Any:
 
 
 IsoDate = Annotated[UtcDateTime, BeforeValidator(_iso_text)]
-OptionalDate = Annotated[IsoDate | None, BeforeValidator(_none_if_blank)]
+# A date, or blank (Python's whitespace alone, read alike by ECMA-262) for none, as the document says.
+_BLANK = r"^[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*(?![\s\S])"
+_DATE_OR_BLANK = [{"type": "string", "format": "date-time"}, {"type": "string", "pattern": _BLANK}]
+_NO_DATE = Documented({"anyOf": [*_DATE_OR_BLANK, {"type": "null"}]})
+OptionalDate = Annotated[IsoDate | None, BeforeValidator(_none_if_blank), _NO_DATE]
 OptionalBool = Annotated[bool | None, BeforeValidator(_none_if_blank)]
 OptionalText = Annotated[
     SingleLine, BeforeValidator(_empty_if_none), Field(max_length=MAX_SHORT_TEXT)

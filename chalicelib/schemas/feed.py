@@ -27,20 +27,15 @@ DEFAULT_TTL_MINUTES = 60
 
 
 def _web_url(text: str) -> str:
-    """Empty, or an absolute http(s) URL with a host and neither blanks nor credentials."""
     if not text:
         return text
     try:
         parts = urlsplit(text)
-    except ValueError:  # a bracket of IPv6 left open, a character NFKC makes a delimiter
-        parts = None
-    if (
-        parts is None
-        or parts.scheme not in ("http", "https")
-        or not parts.hostname
-        or "@" in parts.netloc  # credentials, sent to every reader; a host that reads as another
-        or re.search(r"\s", text)
-    ):
+        # `@`: credentials, sent to every reader, or a host that reads as another.
+        usable = parts.scheme in ("http", "https") and parts.hostname and "@" not in parts.netloc
+    except ValueError:  # an IPv6 bracket left open, a character NFKC makes a delimiter
+        usable = False
+    if not usable or re.search(r"\s", text):
         raise ValueError("must be an absolute http or https URL")
     return text
 
@@ -55,9 +50,8 @@ _NFKC_DELIMITER = (
 )
 _C = f"[{CONTROLS}]*"
 _SCHEME = _C.join(("[hH]", "[tT]", "[tT]", "[pP]", f"([sS]{_C})?:", "/", "/"))
-_HOST = (
-    f"{_C}[^{BLANKS}{CONTROLS}/?#@\\[\\]:{_NFKC_DELIMITER}][^{BLANKS}/?#@\\[\\]{_NFKC_DELIMITER}]*"
-)
+_NOT_HOST = f"{BLANKS}/?#@\\[\\]{_NFKC_DELIMITER}"
+_HOST = f"{_C}[^{_NOT_HOST}{CONTROLS}:][^{_NOT_HOST}]*"
 _AROUND = f"[{BLANKS}{CONTROLS}]*"
 WEB_URL_OR_EMPTY = f"^{_AROUND}({_SCHEME}{_HOST}([/?#][^{BLANKS}]*)?)?{_AROUND}$"
 OptionalWebUrl = Annotated[
