@@ -195,6 +195,10 @@ def test_the_state_allowance_passes_only_its_own_errors():
     assert outcome(follow, [member]) == "passed"
     assert follow in config("token")  # the run lets it answer that 400
     assert outcome(follow, [{"key": "userRoleId", "message": "must be an integer"}]) == "failed"
+    # An event with a blank end date lasts all day (allDay true), or is refused so.
+    end = {"key": "endDate", "message": "is required unless the event lasts all day (allDay true)"}
+    assert outcome("POST /api/v1/en_US/event", [end]) == "passed"
+    assert outcome("PUT /api/v1/en_US/event/{eventId}", [end]) == "passed"
     # A CRM connector has no settings, a chat connector has some: the path's connector decides.
     local = "PUT /api/v1/en_US/connector/local/{connectorId}/group/{groupId}"
     crm = {"key": "settings", "message": "the CRM connector has no settings: send an empty object"}
