@@ -204,3 +204,5 @@ def test_the_state_allowance_passes_only_its_own_errors():
     crm = {"key": "settings", "message": "the CRM connector has no settings: send an empty object"}
     assert outcome(local, [crm]) == "passed" and local in config("token")
     assert outcome(local, [{"key": "settings.applicationId", "message": "x"}]) == "failed"
+    root = "the root group has no parent group to inherit settings from"  # seed 13, 20 examples
+    assert outcome(local, [{"key": "inheritSettings", "message": root}]) == "passed"

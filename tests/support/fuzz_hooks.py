@@ -101,6 +101,11 @@ MAY_ENTER: Rule = ("userRoleId", r"the user is not a member of the (private|prem
 # A local connector's settings take the shape of its kind, a stored record the path's id names:
 # the CRM connector has none, where the chat connector's object is valid.
 NO_SETTINGS: Rule = ("settings", r"the CRM connector has no settings: send an empty object")
+# Whether the path's group is the root, which has no parent to inherit a connector's settings from.
+ROOT_INHERITS: Rule = (
+    "inheritSettings",
+    r"the root group has no parent group to inherit settings from",
+)
 EVENT_LISTS = (
     "GET /api/v1/en_US/event/list/expired/{groupId}",
     "GET /api/v1/en_US/event/list/upcoming/{groupId}",
@@ -135,7 +140,7 @@ STATE_RULES: dict[str, tuple[Rule, ...]] = {
         USER_NAMED,
     ),
     "PUT /api/v1/en_US/feed/settings/{groupId}": (ONCE,),
-    "PUT /api/v1/en_US/connector/local/{connectorId}/group/{groupId}": (NO_SETTINGS,),
+    "PUT /api/v1/en_US/connector/local/{connectorId}/group/{groupId}": (NO_SETTINGS, ROOT_INHERITS),
     "POST /api/v1/en_US/user/{userId}/notifications/group/{notificationId}": (MAY_ENTER,),
     "POST /api/v1/en_US/user/{userId}/notifications/post/{notificationId}": (MAY_ENTER,),
     # The unsubscribe token is signed: a client cannot make one that the API accepts.
