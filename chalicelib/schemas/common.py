@@ -385,8 +385,7 @@ class PageQuery(ApiModel):
         return text or None
 
 
-class _IntOffset(ApiModel):
-    # Absent or empty: from the start (CONTRACT §7), and the document says so.
+class _IntOffset(ApiModel):  # absent or empty: from the start (CONTRACT §7), as documented
     offset: Annotated[
         int | None,
         BeforeValidator(lambda v: None if v in ("", None) else v),

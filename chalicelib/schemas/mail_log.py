@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, Field, WithJsonSchema
 
 from chalicelib.schemas.common import GuidPageQuery, PostRef, Record, UtcDateTime
 
 MailStatus = Literal["posted", "commented", "ignored", "rejected", "failed"]
+_EMPTY_OR_STATUS = WithJsonSchema({"type": "string", "enum": ["", *get_args(MailStatus)]})
+_Status = Annotated[MailStatus | None, BeforeValidator(lambda v: v or None), _EMPTY_OR_STATUS]
 
 
 class MailLogQuery(GuidPageQuery):
     """`?status=` lists only the entries of that outcome (CONTRACT §9); empty or absent: all."""
 
-    status: Annotated[MailStatus | None, BeforeValidator(lambda v: v or None)] = Field(
+    status: _Status = Field(
         default=None,
         description="only the entries of this outcome: posted, commented, ignored, rejected, "
         "failed (an import to be retried, or given up)",
