@@ -14,22 +14,14 @@ from pydantic import ValidationError
 
 from chalicelib.sanitize import without_controls
 from chalicelib.schemas.feed import WEB_URL_OR_EMPTY, FeedSettingsUpdate
+from tests.support.feed import feed_settings
 
 pytestmark = pytest.mark.fast
 
 
 def accepted(sent: str) -> bool:
     """Whether PUT feed/settings takes `sent` as imageLinkUrl (the router, then the model)."""
-    body = {
-        "imageUrl": "",
-        "imageLinkUrl": without_controls(sent),
-        "imageAlt": "",
-        "ttl": 60,
-        "editorEmail": "",
-        "webmasterEmail": "",
-        "skipDays": [],
-        "skipHours": [],
-    }
+    body = feed_settings(imageLinkUrl=without_controls(sent))
     try:
         FeedSettingsUpdate.model_validate(body)
     except ValidationError as error:
