@@ -141,18 +141,15 @@ def _single_line(text: str) -> str:
 BLANKS = r"\t\n \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 # What the router removes (sanitize.without_controls).
 CONTROLS = r"\x00-\x08\x0b-\x1f\x7f-\x9f"
-# Direction controls, which a single line loses (sanitize.without_bidi).
-_BIDI = r"\u202a-\u202e\u2066-\u2069"
-_AROUND = f"[{BLANKS}{CONTROLS}]*"
-# The line breaks `_LINE_BREAKS` refuses that the router leaves.
-_NOT_A_BREAK = r"[^\n\u2028\u2029]"
+_BIDI = r"\u202a-\u202e\u2066-\u2069"  # direction controls, which a single line loses
+TRIMMED = f"[{BLANKS}{CONTROLS}]*"  # what the router and trimming remove around a text
+_NOT_A_BREAK = r"[^\n\u2028\u2029]"  # the line breaks `_LINE_BREAKS` refuses, the router leaves
 # A character a single line shows: neither blank, nor removed by the router or `without_bidi`.
 _SHOWN = f"[^{BLANKS}{CONTROLS}{_BIDI}]"
-# The end of the text, as both read it: Python's `$` also matches before a last "\n".
-_END = r"(?![\s\S])"
+TEXT_END = r"(?![\s\S])"  # the end, as both read it (Python's `$` also matches before a last \n)
 # A single-line text: trimmed, no line break, and empty or showing a character (one of direction
 # controls alone is refused).
-ONE_LINE = f"^{_AROUND}({_NOT_A_BREAK}*{_SHOWN}{_NOT_A_BREAK}*)?{_AROUND}{_END}"
+ONE_LINE = f"^{TRIMMED}({_NOT_A_BREAK}*{_SHOWN}{_NOT_A_BREAK}*)?{TRIMMED}{TEXT_END}"
 
 
 class _DocumentedOneLine:
@@ -173,7 +170,7 @@ SingleLine = Annotated[str, AfterValidator(_single_line), _DocumentedOneLine]
 # text with a minimum length must hold, as the document says it (ECMA-262 and Python read it alike).
 VISIBLE_CHARACTER = f"[^{BLANKS}{CONTROLS}]"
 # A required single line: trimmed, no line break, and a character it shows.
-ONE_VISIBLE_LINE = f"^{_AROUND}{_NOT_A_BREAK}*{_SHOWN}{_NOT_A_BREAK}*{_AROUND}{_END}"
+ONE_VISIBLE_LINE = f"^{TRIMMED}{_NOT_A_BREAK}*{_SHOWN}{_NOT_A_BREAK}*{TRIMMED}{TEXT_END}"
 
 
 def document_trimming(schema: dict[str, Any], model: Any = None) -> None:

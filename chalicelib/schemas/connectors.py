@@ -15,6 +15,8 @@ from pydantic import (
 )
 
 from chalicelib.schemas.common import (
+    TEXT_END,
+    TRIMMED,
     ApiModel,
     GroupRef,
     Guid,
@@ -35,7 +37,7 @@ _HOST_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
 # A host name (an IPv4 address is one too) as `_host_name` reads it, for the document (the API
 # also takes an IPv6 address).
 _LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-HOST_PATTERN = rf"^\s*({_LABEL}\.)*{_LABEL}\.?\s*$"
+HOST_PATTERN = rf"^{TRIMMED}({_LABEL}\.)*{_LABEL}\.?{TRIMMED}{TEXT_END}"
 
 
 def _host_name(text: str) -> str:

@@ -21,7 +21,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from chalicelib.schemas.common import ApiModel, document_trimming, rule_error
+from chalicelib.schemas.common import TEXT_END, TRIMMED, ApiModel, document_trimming, rule_error
 
 DESCRIPTION_MAX = 255  # spec Limits: profile field `data.description`
 TEXT_MAX = 255  # labels, messages, option values
@@ -107,8 +107,8 @@ TextBoxKind = Annotated[str, _one_of(TEXTBOX_KINDS), _as_enum(TEXTBOX_KINDS)]
 UrlBoxKind = Annotated[str, _one_of(("url",)), _as_enum(("url",))]
 DIRECTIONS = ("Horizontal", "Vertical")
 Direction = Annotated[str, _one_of(DIRECTIONS), _as_enum(DIRECTIONS)]
-# An address that is empty or starts http:// or https:// (in any case), as the document says it.
-HTTP_OR_EMPTY = r"^(?:$|[hH][tT][tT][pP][sS]?://)"
+# An address that is empty or starts http:// or https:// (any case); Python's `$` took "\n" too.
+HTTP_OR_EMPTY = rf"^(?:{TEXT_END}|[hH][tT][tT][pP][sS]?://)"
 # A list's default option: its key, its value or an option object; none: null, "" or false.
 OptionDefault = Annotated[Any, WithJsonSchema({"not": {"const": True}})]
 
@@ -152,7 +152,8 @@ class OptionIn(ApiModel):
 
 
 # A GUID as the service reads an option key (it takes braces and other cases too).
-GUID_PATTERN = r"^\s*[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\s*$"
+_HEX = "[0-9a-fA-F]"
+GUID_PATTERN = rf"^{TRIMMED}{_HEX}{{8}}-({_HEX}{{4}}-){{3}}{_HEX}{{12}}{TRIMMED}{TEXT_END}"
 
 
 class GuidOptionIn(OptionIn):
@@ -164,7 +165,7 @@ class GuidOptionIn(OptionIn):
             {
                 "anyOf": [
                     {"type": "string", "format": "uuid", "pattern": GUID_PATTERN},
-                    {"type": "string", "pattern": r"^\s*$"},
+                    {"type": "string", "pattern": f"^{TRIMMED}{TEXT_END}"},
                     {"type": "null"},
                 ]
             }
